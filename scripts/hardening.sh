@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# ASan+UBSan build of the test suites, then the libFuzzer target for a fixed time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OPGRAPH_NEED_CLANG=1 bash scripts/setup_deps.sh
+FUZZ_SECONDS=${OPGRAPH_FUZZ_SECONDS:-60}
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPGRAPH_SANITIZE=address,undefined \
+  -DOPGRAPH_BUILD_TOOLS=OFF >/dev/null
+cmake --build build-asan -j"$(nproc)"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+if [ -d fuzz ] && [ -f fuzz/CMakeLists.txt ]; then
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DOPGRAPH_FUZZ=ON -DOPGRAPH_BUILD_TESTS=OFF -DOPGRAPH_BUILD_TOOLS=OFF >/dev/null
+  cmake --build build-fuzz -j"$(nproc)" --target fuzz_graph_json
+  mkdir -p build-fuzz/corpus
+  cp fuzz/corpus/* examples/graphs/*.json build-fuzz/corpus/ 2>/dev/null || true
+  ./build-fuzz/fuzz/fuzz_graph_json -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 build-fuzz/corpus fuzz/corpus 2>&1 | grep -E "DONE|ERROR|SUMMARY|crash" | tail -n 5
+fi

@@ -1,0 +1,187 @@
+// ir/validate.cpp — OpGraph::validate(): the generic rules every op shares, then
+// each op's own infer() hook, in node order.
+//
+// Order of checks (the first failure is returned):
+//   1. uids (user collisions refused, auto holders renumbered)
+//   2. per tensor: dims positive, strides of the same rank, ragged offsets integral
+//   3. per node: attribute names, types and enum domains; required attributes;
+//      list/single ports; every input produced by an EARLIER node or a graph input
+//      that is not virtual and has dims; outputs produced once
+//   4. per node: the op's infer() (shape/dtype inference and semantic rules)
+//   5. fill unset data types from the graph context (virtual -> intermediate,
+//      others -> io; no context type -> the node's first floating input type)
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "ir/infer_context.h"
+#include "opgraph/op_graph.h"
+
+namespace opgraph {
+namespace {
+
+bool value_has_type(const AttrValue& v, AttrType t) {
+  switch (t) {
+    case AttrType::BOOL: return std::holds_alternative<bool>(v);
+    case AttrType::INT: return std::holds_alternative<std::int64_t>(v);
+    case AttrType::FLOAT: return std::holds_alternative<double>(v) || std::holds_alternative<std::int64_t>(v);
+    case AttrType::STRING: case AttrType::ENUM: return std::holds_alternative<std::string>(v);
+    case AttrType::INT_LIST: return std::holds_alternative<std::vector<std::int64_t>>(v);
+    case AttrType::FLOAT_LIST:
+      return std::holds_alternative<std::vector<double>>(v) || std::holds_alternative<std::vector<std::int64_t>>(v);
+  }
+  return false;
+}
+
+std::string node_where(const Node& n) { return "op '" + std::string(n.op()) + "' (node '" + n.name() + "')"; }
+
+Status check_attributes(const Node& n) {
+  const OpSpec& spec = n.spec();
+  for (const auto& [key, value] : n.attributes().values()) {
+    const AttrSpec* a = spec.find_attr(key);
+    if (!a) {
+      std::string known;
+      for (const auto& s : spec.attrs) known += (known.empty() ? "" : ", ") + std::string(s.name);
+      return {ErrorCode::GRAPH_NOT_SUPPORTED, node_where(n) + ": unknown attribute '" + key + "' (known: {" + known + "})"};
+    }
+    if (!value_has_type(value, a->type))
+      return {ErrorCode::GRAPH_NOT_SUPPORTED, node_where(n) + ", attribute '" + key + "': expects a " +
+                                                  std::string(to_string(a->type)) + ", got " +
+                                                  attr_value_to_string(value)};
+    if (a->type == AttrType::ENUM) {
+      const auto& s = std::get<std::string>(value);
+      bool ok = false;
+      std::string dom;
+      for (auto e : a->enum_values) { ok |= e == s; dom += (dom.empty() ? "" : ", ") + std::string(e); }
+      if (!ok)
+        return {ErrorCode::GRAPH_NOT_SUPPORTED,
+                node_where(n) + ", attribute '" + key + "': '" + s + "' is not one of {" + dom + "}"};
+    }
+  }
+  for (const auto& a : spec.attrs)
+    if (a.required && !n.attr_is_set(a.name))
+      return {ErrorCode::ATTRIBUTE_NOT_SET, node_where(n) + ": required attribute '" + std::string(a.name) + "' is not set"};
+  return Status::ok();
+}
+
+Status check_tensor(const Tensor& t) {
+  std::string who = "tensor '" + t.get_name() + "' (uid " + std::to_string(t.get_uid()) + ")";
+  std::int64_t numel = 1;
+  for (auto d : t.get_dim()) {
+    if (d < 0) return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": dims must be non-negative, got a negative extent"};
+    if (__builtin_mul_overflow(numel, d, &numel) || numel > (std::int64_t{1} << 48))
+      return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": element count exceeds 2^48"};
+  }
+  if (t.get_dim().size() > 12)
+    return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": rank " + std::to_string(t.get_dim().size()) + " exceeds 12"};
+  if (!t.get_stride().empty() && t.get_stride().size() != t.get_dim().size())
+    return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": stride rank " + std::to_string(t.get_stride().size()) +
+                                                " differs from dim rank " + std::to_string(t.get_dim().size())};
+  for (auto s : t.get_stride())
+    if (s < 0) return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": strides must be non-negative"};
+  if (t.get_alignment() <= 0 || (t.get_alignment() & (t.get_alignment() - 1)) != 0)
+    return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": alignment must be a positive power of two, got " +
+                                                std::to_string(t.get_alignment())};
+  if (const auto& r = t.get_ragged_offset()) {
+    if (r->get_data_type() != DataType::INT32 && r->get_data_type() != DataType::INT64)
+      return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": ragged offset tensor '" + r->get_name() +
+                                                  "' must be INT32 or INT64, got " +
+                                                  std::string(to_string(r->get_data_type()))};
+  }
+  return Status::ok();
+}
+
+DataType first_floating_input(const Node& n) {
+  for (const auto& port : n.inputs())
+    for (const auto& t : port)
+      if (t && is_floating(t->get_data_type()) && !t->get_is_pass_by_value()) return t->get_data_type();
+  return DataType::NOT_SET;
+}
+
+}  // namespace
+
+Status OpGraph::validate() {
+  validated_ = false;
+  OPGRAPH_CHECK(assign_uids());
+
+  // Graph inputs: fill data types and packed strides before any node reads them.
+  std::unordered_map<const Tensor*, const Node*> producer;
+  for (const auto& n : nodes_)
+    for (const auto& port : n->outputs())
+      for (const auto& o : port) {
+        auto [it, fresh] = producer.emplace(o.get(), n.get());
+        if (!fresh)
+          return {ErrorCode::GRAPH_NOT_SUPPORTED, "tensor '" + o->get_name() + "' is produced by two nodes, '" +
+                                                      it->second->name() + "' and '" + n->name() + "'"};
+      }
+  for (const auto& t : tensors_) {
+    if (producer.count(t.get())) continue;
+    if (t->get_data_type() == DataType::NOT_SET && !frozen_) {
+      if (ctx_.io_data_type == DataType::NOT_SET)
+        return {ErrorCode::ATTRIBUTE_NOT_SET, "tensor '" + t->get_name() + "' (uid " + std::to_string(t->get_uid()) +
+                                                  ") has no data type and the graph sets no io_data_type"};
+      Tensor::Internal::infer_data_type(*t, ctx_.io_data_type);
+    }
+    if (t->get_stride().empty() && !t->get_dim().empty() && !frozen_)
+      Tensor::Internal::infer_stride(*t, Tensor::packed_strides(t->get_dim()));
+    OPGRAPH_CHECK(check_tensor(*t));
+  }
+
+  std::set<const Tensor*> available;  // graph inputs and outputs of earlier nodes
+  for (const auto& t : tensors_)
+    if (!producer.count(t.get())) available.insert(t.get());
+
+  for (const auto& n : nodes_) {
+    OPGRAPH_CHECK(check_attributes(*n));
+    const OpSpec& spec = n->spec();
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+      const PortSpec& p = spec.inputs[i];
+      const auto& bound = n->inputs()[i];
+      if (bound.empty() && !p.optional)
+        return {ErrorCode::ATTRIBUTE_NOT_SET,
+                node_where(*n) + ", port " + std::string(p.name) + ": input is required but not bound"};
+      if (bound.size() > 1 && !p.list)
+        return {ErrorCode::GRAPH_NOT_SUPPORTED,
+                node_where(*n) + ", port " + std::string(p.name) + ": binds " + std::to_string(bound.size()) +
+                    " tensors but takes one"};
+      for (const auto& t : bound) {
+        std::string who = node_where(*n) + ", port " + std::string(p.name) + " (tensor '" + t->get_name() + "')";
+        if (!available.count(t.get()))
+          return {ErrorCode::GRAPH_NOT_SUPPORTED,
+                  who + ": is produced by a later node or by this node (the graph must be acyclic, nodes in order)"};
+        if (!producer.count(t.get())) {
+          if (t->get_is_virtual())
+            return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": a virtual tensor that no node produces"};
+          if (t->get_dim().empty())
+            return {ErrorCode::ATTRIBUTE_NOT_SET, who + ": a graph input needs dims"};
+        }
+      }
+    }
+    if (n->compute_data_type() == DataType::NOT_SET && !frozen_)
+      n->set_compute_data_type(ctx_.compute_data_type != DataType::NOT_SET ? ctx_.compute_data_type
+                                                                            : DataType::FLOAT);
+    InferContext ictx(ctx_, *n);
+    if (spec.infer && !frozen_) OPGRAPH_CHECK(spec.infer(ictx));
+    DataType fallback = first_floating_input(*n);
+    for (const auto& port : n->outputs())
+      for (const auto& o : port) {
+        if (!frozen_) {
+          if (o->get_data_type() == DataType::NOT_SET) {
+            DataType ctx_type = o->get_is_virtual() ? ctx_.intermediate_data_type : ctx_.io_data_type;
+            DataType fill = ctx_type != DataType::NOT_SET ? ctx_type : fallback;
+            if (fill == DataType::NOT_SET)
+              return {ErrorCode::ATTRIBUTE_NOT_SET, node_where(*n) + ": output '" + o->get_name() +
+                                                        "' has no data type and the graph sets none to fill it"};
+            Tensor::Internal::infer_data_type(*o, fill);
+          }
+          if (o->get_stride().empty()) Tensor::Internal::infer_stride(*o, Tensor::packed_strides(o->get_dim()));
+        }
+        OPGRAPH_CHECK(check_tensor(*o));
+        available.insert(o.get());
+      }
+  }
+  validated_ = true;
+  return Status::ok();
+}
+
+}  // namespace opgraph
