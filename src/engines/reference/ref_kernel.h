@@ -1,0 +1,106 @@
+// engines/reference/ref_kernel.h — the contract between the reference executor
+// and the per-op reference kernels.
+//
+// The reference engine is the oracle every other engine is judged against, so it
+// is plain and obviously correct: every kernel reads its inputs as dense
+// row-major float64 Arrays and writes dense row-major float64 Arrays. The
+// executor (executor.cpp) does everything else: it reads caller buffers through
+// their declared dims/strides/dtype, rounds every node output to its declared
+// dtype (round-to-nearest-even, see convert.h), and writes the graph outputs to
+// the caller's buffers only after every node succeeded (a failed call leaves the
+// caller's buffers untouched).
+//
+// Adding an op's reference: write `Status my_op(KernelContext&)` in the group's
+// file and list it in that file's `*_kernels()` table; kernels.cpp concatenates
+// the tables.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "opgraph/node.h"
+#include "opgraph/status.h"
+
+namespace opgraph::reference {
+
+using Dims = std::vector<std::int64_t>;
+
+// A dense row-major float64 array.
+struct Array {
+  Dims dims;
+  std::vector<double> v;
+
+  Array() = default;
+  explicit Array(Dims d, double fill = 0.0);
+  std::int64_t numel() const noexcept { return static_cast<std::int64_t>(v.size()); }
+  std::int64_t rank() const noexcept { return static_cast<std::int64_t>(dims.size()); }
+  double& operator[](std::int64_t i) { return v[static_cast<std::size_t>(i)]; }
+  double operator[](std::int64_t i) const { return v[static_cast<std::size_t>(i)]; }
+  // Row-major offset of a full index (size == rank).
+  std::int64_t offset(std::span<const std::int64_t> idx) const;
+  double& at(std::initializer_list<std::int64_t> idx) { return v[offset({idx.begin(), idx.size()})]; }
+  double at(std::initializer_list<std::int64_t> idx) const { return v[offset({idx.begin(), idx.size()})]; }
+  // Value at `idx` of an output of rank >= this array's, numpy broadcasting (right-aligned, 1 stretches).
+  double broadcast_at(std::span<const std::int64_t> out_idx) const;
+};
+
+// Calls f(idx) for every index of `dims` in row-major order.
+template <class F>
+void for_each_index(const Dims& dims, F&& f) {
+  std::vector<std::int64_t> idx(dims.size(), 0);
+  for (auto d : dims)
+    if (d == 0) return;
+  while (true) {
+    f(std::span<const std::int64_t>(idx));
+    std::size_t k = dims.size();
+    while (k > 0) {
+      --k;
+      if (++idx[k] < dims[k]) break;
+      idx[k] = 0;
+      if (k == 0) return;
+    }
+    if (dims.empty()) return;
+  }
+}
+
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+  virtual const Node& node() const = 0;
+  // Inputs: the bound tensor's values (pass-by-value scalars arrive as a [1]-shaped Array).
+  virtual bool has(std::string_view port) const = 0;
+  virtual const Array& in(std::string_view port) const = 0;                 // precondition: has(port)
+  virtual std::vector<const Array*> ins(std::string_view port) const = 0;   // a list port, in bind order
+  virtual const Tensor& in_tensor(std::string_view port) const = 0;         // the declaration
+  // Values of the ragged offset tensor attached to an input/output's declaration (nullptr if none).
+  virtual const Array* ragged_offset(std::string_view port) const = 0;
+  // Outputs: pre-sized to the declared dims and zero-filled. wants() is false for
+  // a conditional output the node does not produce; out() must not be called then.
+  virtual bool wants(std::string_view port) const = 0;
+  virtual Array& out(std::string_view port) = 0;
+  virtual const Tensor& out_tensor(std::string_view port) const = 0;
+  // An error naming this node and the rule (GRAPH_EXECUTION_FAILED unless given).
+  virtual Status fail(const std::string& rule, ErrorCode code = ErrorCode::GRAPH_EXECUTION_FAILED) const = 0;
+};
+
+using KernelFn = Status (*)(KernelContext&);
+struct KernelRecord {
+  std::string_view op;  // OpSpec::name
+  KernelFn fn;
+};
+
+// Group tables (one file each, under src/engines/reference/).
+std::span<const KernelRecord> pointwise_kernels();
+std::span<const KernelRecord> matmul_kernels();
+std::span<const KernelRecord> tensor_op_kernels();
+std::span<const KernelRecord> norm_kernels();
+std::span<const KernelRecord> conv_kernels();
+std::span<const KernelRecord> sdpa_kernels();
+std::span<const KernelRecord> linear_attention_kernels();
+
+// The kernel of an op (nullptr if it has none yet).
+KernelFn find_kernel(std::string_view op);
+
+}  // namespace opgraph::reference
