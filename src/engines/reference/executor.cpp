@@ -1,0 +1,200 @@
+// engines/reference/executor.cpp — runs a validated graph on host buffers (contract in executor.h).
+//
+// Steps: (1) refuse what cannot run before touching anything (unvalidated graph,
+// op without a kernel, missing buffer); (2) read every graph input (and every
+// ragged offset tensor) into a float64 Array through its dims/strides/dtype,
+// pass-by-value tensors from their ScalarValue; (3) call each node's kernel in
+// node order (validate() ordered producers first), rounding each output to its
+// declared dtype, virtual or not; (4) only then write the non-virtual outputs.
+#include "engines/reference/executor.h"
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engines/reference/convert.h"
+
+namespace opgraph::reference {
+namespace {
+
+using Values = std::unordered_map<const Tensor*, Array>;
+
+std::string tensor_where(const Tensor& t) {
+  return "tensor '" + t.get_name() + "' (uid " + std::to_string(t.get_uid()) + ")";
+}
+std::string node_where(const Node& n) { return "op '" + std::string(n.op()) + "' (node '" + n.name() + "')"; }
+
+std::vector<std::int64_t> strides_of(const Tensor& t) {
+  return t.get_stride().size() == t.get_dim().size() ? t.get_stride() : Tensor::packed_strides(t.get_dim());
+}
+
+std::int64_t strided_offset(std::span<const std::int64_t> idx, const std::vector<std::int64_t>& stride) {
+  std::int64_t off = 0;
+  for (std::size_t k = 0; k < idx.size(); ++k) off += idx[k] * stride[k];
+  return off;
+}
+
+Array read_tensor(const Tensor& t, const void* data) {
+  if (const auto& pbv = t.get_pass_by_value()) return Array(Dims{1}, round_to(pbv->data_type, pbv->as_double()));
+  Array a(t.get_dim());
+  const auto stride = strides_of(t);
+  std::int64_t i = 0;
+  for_each_index(a.dims, [&](std::span<const std::int64_t> idx) {
+    a[i++] = load_element(data, strided_offset(idx, stride), t.get_data_type());
+  });
+  return a;
+}
+
+void write_tensor(const Tensor& t, const Array& a, void* data) {
+  const auto stride = strides_of(t);
+  std::int64_t i = 0;
+  for_each_index(a.dims, [&](std::span<const std::int64_t> idx) {
+    store_element(data, strided_offset(idx, stride), t.get_data_type(), a[i++]);
+  });
+}
+
+class Context final : public KernelContext {
+ public:
+  Context(const Node& n, const Values& values) : node_(n), values_(values) {
+    outs_.resize(n.outputs().size());
+    for (std::size_t i = 0; i < n.outputs().size(); ++i)
+      if (!n.outputs()[i].empty() && n.outputs()[i].front()) outs_[i] = Array(n.outputs()[i].front()->get_dim());
+  }
+
+  const Node& node() const override { return node_; }
+  bool has(std::string_view port) const override { return node_.input(port) != nullptr; }
+  const Array& in(std::string_view port) const override { return value_of(bound_input(port)); }
+  std::vector<const Array*> ins(std::string_view port) const override {
+    std::vector<const Array*> r;
+    for (const auto& t : node_.inputs_of(port)) r.push_back(&value_of(*t));
+    return r;
+  }
+  const Tensor& in_tensor(std::string_view port) const override { return bound_input(port); }
+  const Array* ragged_offset(std::string_view port) const override {
+    TensorPtr t = node_.input(port);
+    if (!t) t = node_.output(port);
+    if (!t || !t->get_ragged_offset()) return nullptr;
+    return &value_of(*t->get_ragged_offset());
+  }
+  bool wants(std::string_view port) const override { return node_.output(port) != nullptr; }
+  Array& out(std::string_view port) override { return outs_[static_cast<std::size_t>(bound_output_index(port))]; }
+  const Tensor& out_tensor(std::string_view port) const override {
+    return *node_.outputs()[static_cast<std::size_t>(bound_output_index(port))].front();
+  }
+  Status fail(const std::string& rule, ErrorCode code) const override {
+    return {code, node_where(node_) + ": " + rule};
+  }
+
+  std::vector<Array>& outputs() { return outs_; }
+
+ private:
+  const Tensor& bound_input(std::string_view port) const {
+    TensorPtr t = node_.input(port);
+    if (!t) throw std::logic_error("kernel read input port " + std::string(port) + ", which is not bound");
+    return *t;
+  }
+  int bound_output_index(std::string_view port) const {
+    int i = node_.spec().output_index(port);
+    if (i < 0 || node_.outputs()[static_cast<std::size_t>(i)].empty())
+      throw std::logic_error("kernel used output port " + std::string(port) + ", which the node does not produce");
+    return i;
+  }
+  const Array& value_of(const Tensor& t) const {
+    auto it = values_.find(&t);
+    if (it == values_.end()) throw std::logic_error("no value for " + tensor_where(t));
+    return it->second;
+  }
+
+  const Node& node_;
+  const Values& values_;
+  std::vector<Array> outs_;
+};
+
+}  // namespace
+
+Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffers) {
+  return execute(g, buffers, ExecuteOptions{});
+}
+
+Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffers, const ExecuteOptions& opts) {
+  if (!g.is_validated())
+    return {ErrorCode::INVALID_VALUE, "reference::execute: graph '" + g.context().name + "' must be validated first"};
+
+  // (1) Kernels, graph inputs and outputs; refuse before running anything.
+  std::vector<KernelFn> kernels;
+  std::unordered_set<const Tensor*> produced;
+  for (const auto& n : g.nodes()) {
+    KernelFn fn = opts.find_kernel ? opts.find_kernel(n->op()) : find_kernel(n->op());
+    if (!fn)
+      return {ErrorCode::GRAPH_NOT_SUPPORTED,
+              node_where(*n) + ": the reference engine has no kernel for op '" + std::string(n->op()) + "'"};
+    kernels.push_back(fn);
+    for (const auto& port : n->outputs())
+      for (const auto& t : port)
+        if (t) produced.insert(t.get());
+  }
+  std::vector<const Tensor*> inputs;  // graph inputs and ragged offsets, each once
+  std::unordered_set<const Tensor*> seen;
+  auto add_input = [&](const Tensor* t) {
+    if (t && !produced.count(t) && seen.insert(t).second) inputs.push_back(t);
+  };
+  std::vector<const Tensor*> outputs;
+  for (const auto& n : g.nodes()) {
+    for (const auto& port : n->inputs())
+      for (const auto& t : port) {
+        add_input(t.get());
+        if (t) add_input(t->get_ragged_offset().get());
+      }
+    for (const auto& port : n->outputs())
+      for (const auto& t : port) {
+        if (!t) continue;
+        add_input(t->get_ragged_offset().get());
+        if (!t->get_is_virtual()) outputs.push_back(t.get());
+      }
+  }
+  auto buffer_of = [&](const Tensor& t) -> void* {
+    auto it = buffers.find(t.get_uid());
+    return it == buffers.end() ? nullptr : it->second.data;
+  };
+  for (const Tensor* t : inputs)
+    if (!t->get_is_pass_by_value() && !buffer_of(*t))
+      return {ErrorCode::INVALID_VARIANT_PACK, "reference::execute: no host buffer for graph input " + tensor_where(*t)};
+  for (const Tensor* t : outputs)
+    if (!buffer_of(*t))
+      return {ErrorCode::INVALID_VARIANT_PACK, "reference::execute: no host buffer for graph output " + tensor_where(*t)};
+
+  // (2) Read inputs.
+  Values values;
+  for (const Tensor* t : inputs) values.emplace(t, read_tensor(*t, buffer_of(*t)));
+
+  // (3) Run the nodes in order.
+  for (std::size_t k = 0; k < g.nodes().size(); ++k) {
+    const Node& n = *g.nodes()[k];
+    Context ctx(n, values);
+    Status s;
+    try {
+      s = kernels[k](ctx);
+    } catch (const std::exception& e) {
+      return {ErrorCode::INTERNAL_ERROR, node_where(n) + ": reference kernel threw: " + e.what()};
+    }
+    if (s.is_bad()) return s;
+    for (std::size_t i = 0; i < n.outputs().size(); ++i) {
+      if (n.outputs()[i].empty() || !n.outputs()[i].front()) continue;
+      const Tensor& t = *n.outputs()[i].front();
+      Array& a = ctx.outputs()[i];
+      if (a.dims != t.get_dim() || a.numel() != t.element_count())
+        return {ErrorCode::INTERNAL_ERROR,
+                node_where(n) + ": reference kernel resized output " + tensor_where(t) + " away from its declared dims"};
+      for (double& x : a.v) x = round_to(t.get_data_type(), x);
+      values[&t] = std::move(a);
+    }
+  }
+
+  // (4) Every node succeeded: write the outputs.
+  for (const Tensor* t : outputs) write_tensor(*t, values.at(t), buffer_of(*t));
+  return Status::ok();
+}
+
+}  // namespace opgraph::reference
