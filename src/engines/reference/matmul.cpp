@@ -6,14 +6,20 @@
 // N_override, columns n >= N_override[b] hold `padding`; with K_override, the sum
 // runs over k < K_override[b] only. An override outside [0, extent] is
 // GRAPH_EXECUTION_FAILED naming the port, batch entry and value.
-// moe_grouped_matmul: expert e owns token rows [FirstTokenOffset[e], FirstTokenOffset[e+1])
-// (the last ends at T); offsets must be non-decreasing in [0, T] or the kernel fails.
-//   NONE: Output row t = Token[t] @ W_e(t).
-//   GATHER: Output row i = Token[TokenIndex[i]] @ W_e(i); expert groups index Output rows.
-//   SCATTER: Output row TokenIndex[i] += TokenKs[i] * (Token[i] @ W_e(i)); groups index Token rows.
-// moe_grouped_matmul_bwd: DWeight[e] = sum over t in group e of Token[t]^T DOutput[t].
+// moe_grouped_matmul: expert e owns rows [FirstTokenOffset[e], FirstTokenOffset[e+1]) (the
+// last ends at the row count); offsets must be non-decreasing within [0, rows] or the
+// kernel fails; rows before the first group belong to no expert and stay 0.
+//   NONE: Output row t = Token[t] @ W_e(t); groups index Token (= Output) rows.
+//   GATHER: Output row i = Token[TokenIndex[i]] @ W_e(i); groups index Output rows.
+//   SCATTER: Output row TokenIndex[i] += TokenKs[i] * (Token[i] @ W_e(i)); groups index
+//     Token rows; rows no token lands on stay 0.
+//   TokenIndex (read flat) outside [0, Token rows) for GATHER or [0, Output rows) for
+//   SCATTER is GRAPH_EXECUTION_FAILED naming the entry.
+// moe_grouped_matmul_bwd: DWeight[e] = sum over t in group e of Token[t]^T DOutput[t]
+//   (the weight gradient of mode NONE).
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "engines/reference/ref_kernel.h"
 
@@ -74,8 +80,93 @@ Status matmul(KernelContext& c) {
   return status;
 }
 
+// Expert of each of `rows` rows from FirstTokenOffset (-1: a row before the first group).
+Status expert_groups(KernelContext& c, std::int64_t rows, std::vector<std::int64_t>* expert_of) {
+  const Array& off = c.in("FirstTokenOffset");
+  const std::int64_t experts = off.numel();
+  expert_of->assign(static_cast<std::size_t>(rows), -1);
+  for (std::int64_t e = 0; e < experts; ++e) {
+    const double start = off[e], end = e + 1 < experts ? off[e + 1] : static_cast<double>(rows);
+    if (!(start >= 0.0) || start > end || end > static_cast<double>(rows))
+      return c.fail("FirstTokenOffset must be non-decreasing starts within [0, " + std::to_string(rows) +
+                    "]; expert " + std::to_string(e) + " spans [" + std::to_string(start) + ", " +
+                    std::to_string(end) + ")");
+    for (auto r = static_cast<std::int64_t>(start); r < static_cast<std::int64_t>(end); ++r)
+      (*expert_of)[static_cast<std::size_t>(r)] = e;
+  }
+  return Status::ok();
+}
+
+// out[0..N) (+)= scale * (token row `t` @ Weight[e]).
+void row_times_expert(const Array& token, std::int64_t t, const Array& w, std::int64_t e, double scale, double* out) {
+  const std::int64_t k_dim = w.dims[1], n_dim = w.dims[2];
+  const double* x = token.v.data() + t * k_dim;
+  const double* we = w.v.data() + e * k_dim * n_dim;
+  for (std::int64_t n = 0; n < n_dim; ++n) {
+    double acc = 0.0;
+    for (std::int64_t k = 0; k < k_dim; ++k) acc += x[k] * we[k * n_dim + n];
+    out[n] += scale * acc;
+  }
+}
+
+Status moe_grouped_matmul(KernelContext& c) {
+  const Array& token = c.in("Token");
+  const Array& w = c.in("Weight");
+  Array& out = c.out("Output");
+  const std::string mode = c.node().get_string("mode", "NONE");
+  const std::int64_t t_rows = token.dims[1], n_dim = w.dims[2], out_rows = out.dims[1];
+  std::vector<std::int64_t> expert_of;
+  auto index_at = [&](std::int64_t i, std::int64_t bound, std::int64_t* r) -> Status {
+    double v = c.in("TokenIndex")[i];
+    if (!(v >= 0.0) || v >= static_cast<double>(bound))
+      return c.fail("TokenIndex[" + std::to_string(i) + "] is " + std::to_string(v) + ", outside [0, " +
+                    std::to_string(bound) + ")");
+    *r = static_cast<std::int64_t>(v);
+    return Status::ok();
+  };
+  if (mode == "NONE" || mode == "GATHER") {
+    OPGRAPH_CHECK(expert_groups(c, out_rows, &expert_of));
+    for (std::int64_t i = 0; i < out_rows; ++i) {
+      std::int64_t src = i;
+      if (mode == "GATHER") OPGRAPH_CHECK(index_at(i, t_rows, &src));
+      if (expert_of[static_cast<std::size_t>(i)] >= 0)
+        row_times_expert(token, src, w, expert_of[static_cast<std::size_t>(i)], 1.0, out.v.data() + i * n_dim);
+    }
+    return Status::ok();
+  }
+  // SCATTER: groups index Token rows; each adds its weighted product into its destination row.
+  OPGRAPH_CHECK(expert_groups(c, t_rows, &expert_of));
+  const Array& ks = c.in("TokenKs");
+  for (std::int64_t i = 0; i < t_rows; ++i) {
+    std::int64_t dst = 0;
+    OPGRAPH_CHECK(index_at(i, out_rows, &dst));
+    if (expert_of[static_cast<std::size_t>(i)] >= 0)
+      row_times_expert(token, i, w, expert_of[static_cast<std::size_t>(i)], ks[i], out.v.data() + dst * n_dim);
+  }
+  return Status::ok();
+}
+
+Status moe_grouped_matmul_bwd(KernelContext& c) {
+  const Array& dy = c.in("DOutput");
+  const Array& token = c.in("Token");
+  Array& dw = c.out("DWeight");
+  const std::int64_t t_rows = token.dims[1], k_dim = token.dims[2], n_dim = dy.dims[2];
+  std::vector<std::int64_t> expert_of;
+  OPGRAPH_CHECK(expert_groups(c, t_rows, &expert_of));
+  for (std::int64_t t = 0; t < t_rows; ++t) {
+    const std::int64_t e = expert_of[static_cast<std::size_t>(t)];
+    if (e < 0) continue;
+    double* g = dw.v.data() + e * k_dim * n_dim;
+    for (std::int64_t k = 0; k < k_dim; ++k)
+      for (std::int64_t n = 0; n < n_dim; ++n) g[k * n_dim + n] += token[t * k_dim + k] * dy[t * n_dim + n];
+  }
+  return Status::ok();
+}
+
 const KernelRecord kKernels[] = {
     {"matmul", matmul},
+    {"moe_grouped_matmul", moe_grouped_matmul},
+    {"moe_grouped_matmul_bwd", moe_grouped_matmul_bwd},
 };
 
 }  // namespace
