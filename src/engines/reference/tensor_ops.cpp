@@ -1,8 +1,149 @@
-// engines/reference/tensor_ops.cpp — reference kernels of the tensor_ops op group.
-#include "engines/reference/ref_kernel.h"
+// engines/reference/tensor_ops.cpp — reference kernels of the tensor-ops core records
+// (semantics atop src/ir/ops/tensor_ops.cpp): reduction, rng, reshape, transpose, slice,
+// concatenate; and the group's kernel table.
+//
+// reduction accumulates in float64 over X's axes whose Y extent is 1: ADD, MUL, MIN,
+//   MAX, AMAX (max |x|), AVG (sum / count), NORM1 (sum |x|), NORM2 (sqrt of sum x²),
+//   MUL_NO_ZEROS (product of the non-zero x; 1 when every x is zero). is_deterministic
+//   changes nothing here: the reference is always deterministic.
+// rng draws element i (row-major logical index of Y) from the Philox stream of
+//   (seed, offset) as documented in rng.h: UNIFORM min + (max - min) * uniform(i),
+//   NORMAL mean + sd * normal(i), BERNOULLI bernoulli(i, p). A negative Seed/Offset
+//   value is reinterpreted as its 64-bit two's complement.
+// reshape copies in row-major logical order (Y's strides are the executor's business);
+// transpose, slice and concatenate move elements as their records say.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engines/reference/rng.h"
+#include "engines/reference/tensor_ops_common.h"
 
 namespace opgraph::reference {
+namespace {
 
-std::span<const KernelRecord> tensor_op_kernels() { return {}; }
+Status reduction(KernelContext& c) {
+  const Array& x = c.in("X");
+  Array& y = c.out("Y");
+  const std::string mode = c.node().get_string("mode");
+  double init = 0.0;
+  if (mode == "MUL" || mode == "MUL_NO_ZEROS") init = 1.0;
+  else if (mode == "MIN") init = std::numeric_limits<double>::infinity();
+  else if (mode == "MAX") init = -std::numeric_limits<double>::infinity();
+  std::fill(y.v.begin(), y.v.end(), init);
+  std::vector<std::int64_t> yi(y.dims.size());
+  std::int64_t flat = 0;
+  for_each_index(x.dims, [&](std::span<const std::int64_t> idx) {
+    for (std::size_t k = 0; k < yi.size(); ++k) yi[k] = y.dims[k] == 1 ? 0 : idx[k];
+    double& acc = y[y.offset(yi)];
+    const double v = x[flat++];
+    if (mode == "ADD" || mode == "AVG") acc += v;
+    else if (mode == "MUL") acc *= v;
+    else if (mode == "MUL_NO_ZEROS") acc *= v != 0.0 ? v : 1.0;
+    else if (mode == "MIN") acc = std::fmin(acc, v);
+    else if (mode == "MAX") acc = std::fmax(acc, v);
+    else if (mode == "AMAX") acc = std::fmax(acc, std::fabs(v));
+    else if (mode == "NORM1") acc += std::fabs(v);
+    else if (mode == "NORM2") acc += v * v;
+  });
+  if (mode == "AVG") {
+    const double count = static_cast<double>(x.numel()) / static_cast<double>(std::max<std::int64_t>(y.numel(), 1));
+    for (auto& v : y.v) v /= count;
+  } else if (mode == "NORM2") {
+    for (auto& v : y.v) v = std::sqrt(v);
+  }
+  return Status::ok();
+}
+
+Status rng(KernelContext& c) {
+  const Node& n = c.node();
+  const auto seed = static_cast<std::uint64_t>(c.has("Seed") ? as_index(c.in("Seed")[0]) : n.get_int("seed"));
+  const auto offset = static_cast<std::uint64_t>(c.has("Offset") ? as_index(c.in("Offset")[0]) : 0);
+  const std::string dist = n.get_string("distribution");
+  Array& y = c.out("Y");
+  for (std::int64_t i = 0; i < y.numel(); ++i) {
+    const auto k = static_cast<std::uint64_t>(i);
+    if (dist == "UNIFORM") {
+      const double lo = n.get_float("uniform_dist_minimum", 0.0), hi = n.get_float("uniform_dist_maximum", 1.0);
+      y[i] = lo + (hi - lo) * rng_uniform(seed, offset, k);
+    } else if (dist == "NORMAL") {
+      y[i] = n.get_float("normal_dist_mean", 0.0) +
+             n.get_float("normal_dist_standard_deviation", 1.0) * rng_normal(seed, offset, k);
+    } else {
+      y[i] = rng_bernoulli(seed, offset, k, n.get_float("bernoulli_probability"));
+    }
+  }
+  return Status::ok();
+}
+
+Status reshape(KernelContext& c) {
+  c.out("Y").v = c.in("X").v;
+  return Status::ok();
+}
+
+Status transpose(KernelContext& c) {
+  const Array& x = c.in("X");
+  Array& y = c.out("Y");
+  const Dims perm = c.node().get_int_list("permutation");
+  std::vector<std::int64_t> xi(x.dims.size());
+  std::int64_t flat = 0;
+  for_each_index(y.dims, [&](std::span<const std::int64_t> idx) {
+    for (std::size_t k = 0; k < perm.size(); ++k) xi[static_cast<std::size_t>(perm[k])] = idx[k];
+    y[flat++] = x[x.offset(xi)];
+  });
+  return Status::ok();
+}
+
+Status slice(KernelContext& c) {
+  const Array& x = c.in("X");
+  Array& y = c.out("Y");
+  const Dims s = c.node().get_int_list("slices");
+  const Dims st = c.node().attr_is_set("strides") ? c.node().get_int_list("strides") : Dims(x.dims.size(), 1);
+  std::vector<std::int64_t> xi(x.dims.size());
+  std::int64_t flat = 0;
+  for_each_index(y.dims, [&](std::span<const std::int64_t> idx) {
+    for (std::size_t k = 0; k < xi.size(); ++k) xi[k] = s[2 * k] + idx[k] * st[k];
+    y[flat++] = x[x.offset(xi)];
+  });
+  return Status::ok();
+}
+
+Status concatenate(KernelContext& c) {
+  auto xs = c.ins("X");
+  Array& y = c.out("Y");
+  std::int64_t axis = c.node().get_int("axis");
+  if (axis < 0) axis += y.rank();
+  std::int64_t base = 0;
+  std::vector<std::int64_t> yi(y.dims.size());
+  for (const Array* x : xs) {
+    std::int64_t flat = 0;
+    for_each_index(x->dims, [&](std::span<const std::int64_t> idx) {
+      std::copy(idx.begin(), idx.end(), yi.begin());
+      yi[static_cast<std::size_t>(axis)] += base;
+      y[y.offset(yi)] = (*x)[flat++];
+    });
+    base += x->dims[static_cast<std::size_t>(axis)];
+  }
+  return Status::ok();
+}
+
+const KernelRecord kKernels[] = {
+    {"reduction", reduction}, {"rng", rng},     {"reshape", reshape},
+    {"transpose", transpose}, {"slice", slice}, {"concatenate", concatenate},
+};
+
+}  // namespace
+
+std::span<const KernelRecord> tensor_op_core_kernels() { return kKernels; }
+
+std::span<const KernelRecord> tensor_op_kernels() {
+  static const std::vector<KernelRecord> kAll = [] {
+    std::vector<KernelRecord> v;
+    for (auto part : {tensor_op_core_kernels(), tensor_op_window_kernels(), tensor_op_block_scale_kernels()})
+      v.insert(v.end(), part.begin(), part.end());
+    return v;
+  }();
+  return kAll;
+}
 
 }  // namespace opgraph::reference
