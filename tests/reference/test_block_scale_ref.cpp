@@ -115,3 +115,23 @@ TEST(BlockScaleRef, DequantizePerDimBlocksWithNegativeScale) {
   for (std::int64_t i = 0; i < 4; ++i)
     for (std::int64_t j = 0; j < 6; ++j) EXPECT_EQ(v.at("y").at({i, j}), -v.at("x").at({i, j}) * v.at("s").at({i / 2, j / 3}));
 }
+
+TEST(BlockScaleRef, TransposedOutputHoldsTheSameLogicalValues) {
+  Case c;
+  c.name = "mxfp8_transpose";
+  c.build = [](OpGraph& g) {
+    auto x = g.tensor({3, 64}, DataType::BFLOAT16, "x");
+    auto a = Attributes().set("block_size", std::int64_t{32});
+    auto [y, s] = g.block_scale_quantize(x, Attributes(a).set("transpose", true));
+    y->set_data_type(DataType::FP8_E5M2).set_output(true).set_name("yt");
+    s->set_output(true).set_name("st");
+    auto [y2, s2] = g.block_scale_quantize(x, a);
+    y2->set_data_type(DataType::FP8_E5M2).set_output(true).set_name("y");
+    s2->set_output(true).set_name("s");
+  };
+  c.range = {-100.0, 100.0};
+  Values v = check_case(c);
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v.at("yt").v, v.at("y").v);  // column-major storage, same logical tensor
+  EXPECT_EQ(v.at("st").v, v.at("s").v);
+}

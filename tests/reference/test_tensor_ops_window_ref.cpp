@@ -204,3 +204,23 @@ TEST(WindowRef, PagedCacheGathersPagesAndZeroesBeyondSeqLen) {
   ASSERT_EQ(r.status().code(), ErrorCode::GRAPH_EXECUTION_FAILED);
   EXPECT_NE(r.status().message().find("pageTable[1, 0, 1, 0] is 6"), std::string::npos) << r.status().message();
 }
+
+TEST(WindowRef, PagedCacheRefusesASeqLenBeyondItsPages) {
+  Case c;
+  c.name = "paged_bad_len";
+  c.build = [](OpGraph& g) {
+    auto cont = g.tensor({4, 1, 2, 2}, DataType::FLOAT, "cache");
+    auto len = g.tensor({1}, DataType::INT32, "len");
+    auto pt = g.tensor({1, 1, 2, 1}, DataType::INT32, "pt");
+    g.paged_cache_load(cont, len, pt)->set_output(true).set_name("k");
+  };
+  Array pt({1, 1, 2, 1});
+  pt.v = {3, 1};
+  c.fixed = {{"len", Array({1}, 5.0)}, {"pt", pt}};
+  OpGraph g;
+  ASSERT_TRUE(build(c, g).is_good());
+  auto r = run_reference(g, make_inputs(c, g));
+  ASSERT_EQ(r.status().code(), ErrorCode::GRAPH_EXECUTION_FAILED);
+  EXPECT_NE(r.status().message().find("seqLen of batch entry 0 is 5, outside [0, 4]"), std::string::npos)
+      << r.status().message();
+}
