@@ -1,8 +1,127 @@
-// engines/reference/linear_attention.cpp — reference kernels of the linear_attention op group.
+// engines/reference/linear_attention.cpp — reference kernels of the linear_attention op
+// group: each reads the node's attributes and bound inputs, runs the float64
+// recurrence of linear_attention_ref_core.cpp and writes the outputs the node has.
+// Runtime-only rules (cu_seqlens offsets, state_indices rows) fail with
+// INVALID_VALUE naming the node and the rule.
+#include <cmath>
+
+#include "engines/reference/linear_attention_ref.h"
 #include "engines/reference/ref_kernel.h"
 
 namespace opgraph::reference {
+namespace {
 
-std::span<const KernelRecord> linear_attention_kernels() { return {}; }
+using la_ref::Variant;
+
+la_ref::Config config_of(const Node& n, Variant v) {
+  la_ref::Config c;
+  c.variant = v;
+  if (n.attr_is_set("scale")) c.scale = n.get_float("scale");
+  c.use_qk_l2norm = n.get_bool("use_qk_l2norm");
+  c.safe_gate = n.get_bool("safe_gate");
+  c.lower_bound = n.get_float("lower_bound", -5.0);
+  c.use_beta_sigmoid = n.get_bool("use_beta_sigmoid");
+  c.allow_neg_eigval = n.get_bool("allow_neg_eigval");
+  c.linear_gate = n.get_string("gate_domain", "log") == "linear";
+  c.num_householder = v == Variant::GDP ? n.get_int("num_householder", 1) : 1;
+  return c;
+}
+
+la_ref::Inputs inputs_of(const KernelContext& ctx) {
+  auto opt = [&](std::string_view port) -> const Array* { return ctx.has(port) ? &ctx.in(port) : nullptr; };
+  la_ref::Inputs in;
+  in.q = opt("q");
+  in.k = opt("k");
+  in.v = opt("v");
+  in.g = opt("g");
+  in.beta = opt("beta");
+  in.b = opt("b");
+  in.w = opt("w");
+  in.a_log = opt("a_log");
+  in.dt_bias = opt("dt_bias");
+  in.initial_state = opt("initial_state");
+  in.state_indices = opt("state_indices");
+  for (double x : ctx.in("cu_seqlens").v) in.cu_seqlens.push_back(static_cast<std::int64_t>(std::llround(x)));
+  return in;
+}
+
+// Moves `a` into the output `port` when the node produces it.
+void put(KernelContext& ctx, std::string_view port, Array& a) {
+  if (ctx.wants(port)) ctx.out(port).v = std::move(a.v);
+}
+
+Status fail_with(KernelContext& ctx, const Status& s) { return ctx.fail(s.message(), s.code()); }
+
+template <Variant V>
+Status forward_kernel(KernelContext& ctx) {
+  auto r = la_ref::forward(config_of(ctx.node(), V), inputs_of(ctx));
+  if (!r) return fail_with(ctx, r.status());
+  put(ctx, "O", r->o);
+  put(ctx, "final_state", r->final_state);
+  return Status::ok();
+}
+
+template <Variant V>
+Status backward_kernel(KernelContext& ctx) {
+  const la_ref::Inputs in = inputs_of(ctx);
+  auto r = la_ref::backward(config_of(ctx.node(), V), in, ctx.in("dO"),
+                            ctx.has("d_final_state") ? &ctx.in("d_final_state") : nullptr);
+  if (!r) return fail_with(ctx, r.status());
+  put(ctx, "dQ", r->dq);
+  put(ctx, "dK", r->dk);
+  put(ctx, "dV", r->dv);
+  put(ctx, "dG", r->dg);
+  if (V == Variant::GDN2) {
+    put(ctx, "dB", r->db);
+    put(ctx, "dW", r->dw);
+  } else {
+    put(ctx, "dBeta", r->dbeta);
+  }
+  put(ctx, "d_initial_state", r->d_initial_state);
+  put(ctx, "d_a_log", r->d_a_log);
+  put(ctx, "d_dt_bias", r->d_dt_bias);
+  return Status::ok();
+}
+
+template <Variant V>
+Status summary_kernel(KernelContext& ctx) {
+  auto r = la_ref::summary(config_of(ctx.node(), V), inputs_of(ctx));
+  if (!r) return fail_with(ctx, r.status());
+  put(ctx, "H", r->h);
+  put(ctx, "M", r->m);
+  return Status::ok();
+}
+
+template <Variant V>
+Status summary_bwd_kernel(KernelContext& ctx) {
+  auto r = la_ref::summary_bwd(config_of(ctx.node(), V), inputs_of(ctx), ctx.in("dO"));
+  if (!r) return fail_with(ctx, r.status());
+  put(ctx, "G", r->g);
+  put(ctx, "transition", r->transition);
+  return Status::ok();
+}
+
+const KernelRecord kKernels[] = {
+    {"gdn", forward_kernel<Variant::GDN>},
+    {"gdn_bwd", backward_kernel<Variant::GDN>},
+    {"gdn_summary", summary_kernel<Variant::GDN>},
+    {"gdn_summary_bwd", summary_bwd_kernel<Variant::GDN>},
+    {"kda", forward_kernel<Variant::KDA>},
+    {"kda_bwd", backward_kernel<Variant::KDA>},
+    {"kda_summary", summary_kernel<Variant::KDA>},
+    {"kda_summary_bwd", summary_bwd_kernel<Variant::KDA>},
+    {"gdn2", forward_kernel<Variant::GDN2>},
+    {"gdn2_bwd", backward_kernel<Variant::GDN2>},
+    {"gdn2_summary", summary_kernel<Variant::GDN2>},
+    {"gdn2_summary_bwd", summary_bwd_kernel<Variant::GDN2>},
+    {"gdp", forward_kernel<Variant::GDP>},
+    {"gdp_bwd", backward_kernel<Variant::GDP>},
+    {"gdp_summary", summary_kernel<Variant::GDP>},
+    {"gdp_summary_bwd", summary_bwd_kernel<Variant::GDP>},
+};
+
+}  // namespace
+
+std::span<const KernelRecord> linear_attention_kernels() { return kKernels; }
 
 }  // namespace opgraph::reference
