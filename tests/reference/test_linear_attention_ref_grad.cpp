@@ -19,7 +19,8 @@ void check_grads(Problem p) {
     const Array* grad;
     const char* name;
   };
-  std::vector<Item> items = {{&p.q, &gr->dq, "dq"}, {&p.k, &gr->dk, "dk"}, {&p.v, &gr->dv, "dv"}, {&p.g, &gr->dg, "dg"}};
+  std::vector<Item> items = {
+      {&p.q, &gr->dq, "dq"}, {&p.k, &gr->dk, "dk"}, {&p.v, &gr->dv, "dv"}, {&p.g, &gr->dg, "dg"}};
   if (p.o.variant == Variant::GDN2) {
     items.push_back({&p.b, &gr->db, "db"});
     items.push_back({&p.w, &gr->dw, "dw"});

@@ -45,7 +45,8 @@ Array swap_last2(const Array& a) {
   Array r = la_ref::zeros({a.dims[0], a.dims[1], y, x});
   for (I64 o = 0; o < outer; ++o)
     for (I64 i = 0; i < x; ++i)
-      for (I64 j = 0; j < y; ++j) r.v[static_cast<std::size_t>((o * y + j) * x + i)] = a.v[static_cast<std::size_t>((o * x + i) * y + j)];
+      for (I64 j = 0; j < y; ++j)
+        r.v[static_cast<std::size_t>((o * y + j) * x + i)] = a.v[static_cast<std::size_t>((o * x + i) * y + j)];
   return r;
 }
 

@@ -14,7 +14,7 @@ namespace opgraph::reference::la_ref {
 
 using Vec = std::vector<double>;
 
-// A dense zero-filled array (kept local: no dependency on the executor's sources).
+// A dense zero-filled array.
 Array zeros(Dims dims);
 
 struct Shape {

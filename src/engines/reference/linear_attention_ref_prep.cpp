@@ -106,14 +106,7 @@ double raw_gate(const Config& c, const Inputs& in, const Shape& s, int64_t t, in
 
 }  // namespace
 
-Array zeros(Dims dims) {
-  Array a;
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  a.dims = std::move(dims);
-  a.v.assign(static_cast<std::size_t>(n), 0.0);
-  return a;
-}
+Array zeros(Dims dims) { return Array(std::move(dims)); }
 
 Result<Shape> shape_of(const Config& cfg, const Inputs& in, const Array* d_o) {
   Shape s;
