@@ -1,7 +1,8 @@
 // Invariants of the float64 linear-attention reference: the variants reduce to one
 // another where the maths says they must, the V-major state agrees with a K-major
 // textbook recurrence written here, empty sequences pass their state through,
-// state pools address rows, and runtime rules fail with INVALID_VALUE.
+// state pools address rows, a sequence is bitwise the same alone and in a batch,
+// and runtime rules fail with INVALID_VALUE.
 // Tolerance: float64 agreement, |a - b| <= 1e-12 + 1e-10 |b|.
 #include "reference/linear_attention_ref_fixture.h"
 
@@ -252,5 +253,46 @@ TEST(LinearAttentionRefInvariants, BadCuSeqlensRefused) {
     auto r = la_ref::forward(p.cfg, in);
     EXPECT_EQ(r.status().code(), ErrorCode::INVALID_VALUE);
     EXPECT_NE(r.status().message().find("cu_seqlens"), std::string::npos);
+  }
+}
+
+TEST(LinearAttentionRefInvariants, SequenceAloneEqualsSequenceInABatchBitwise) {
+  // What batch_invariant promises: a sequence's O, final state and gradients do not
+  // depend on its batch neighbours (the reference is batch-invariant by construction).
+  for (Variant var : {Variant::GDN, Variant::KDA, Variant::GDN2, Variant::GDP}) {
+    Opts o{.variant = var, .n = 2, .l2norm = true};
+    o.cu = {0, 5, 5, 12};
+    Problem batch = make_problem(o);
+    // Sequence 2 ([5, 12)) alone: rows 5..11 of every token array, state row 2.
+    Problem alone = batch;
+    alone.o.cu = {0, 7};
+    const I64 n = batch.cfg.num_householder;
+    auto tail = [](const Array& a, I64 first_row, I64 rows) {
+      Dims d = a.dims;
+      d[0] = rows;
+      Array r = la_ref::zeros(d);
+      const std::size_t per = r.v.size() / static_cast<std::size_t>(rows);
+      std::copy_n(a.v.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(first_row) * per), r.v.size(),
+                  r.v.begin());
+      return r;
+    };
+    alone.q = tail(batch.q, 5, 7);
+    alone.k = tail(batch.k, 5 * n, 7 * n);
+    alone.v = tail(batch.v, 5 * n, 7 * n);
+    alone.g = tail(batch.g, 5, 7);
+    alone.beta = tail(batch.beta, 5 * n, 7 * n);
+    alone.b = tail(batch.b, 5, 7);
+    alone.w = tail(batch.w, 5, 7);
+    alone.d_o = tail(batch.d_o, 5, 7);
+    alone.init = tail(batch.init, 2, 1);
+    alone.d_final = tail(batch.d_final, 2, 1);
+    auto fb = fwd(batch), fa = fwd(alone);
+    EXPECT_EQ(tail(fb.o, 5, 7).v, fa.o.v);
+    EXPECT_EQ(tail(fb.final_state, 2, 1).v, fa.final_state.v);
+    auto gb = grads(batch), ga = grads(alone);
+    EXPECT_EQ(tail(gb.dq, 5, 7).v, ga.dq.v);
+    EXPECT_EQ(tail(gb.dg, 5, 7).v, ga.dg.v);
+    EXPECT_EQ(tail(gb.dv, 5 * n, 7 * n).v, ga.dv.v);
+    EXPECT_EQ(tail(gb.d_initial_state, 2, 1).v, ga.d_initial_state.v);
   }
 }
