@@ -1,0 +1,116 @@
+// ir/ops/norm_rules.cpp — shape rules shared by the norm group (see norm_rules.h):
+// which axes each norm normalizes, the stats shape, scalar ports, layout-following strides.
+#include "ir/ops/norm_rules.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace opgraph::ops::norm {
+
+namespace {
+
+std::string_view kind_name(NormKind k) {
+  switch (k) {
+    case NormKind::LAYER: return "layernorm";
+    case NormKind::RMS: return "rmsnorm";
+    case NormKind::ADA_LAYER: return "adalayernorm";
+    case NormKind::INSTANCE: return "instancenorm";
+    case NormKind::BATCH: return "batchnorm";
+  }
+  return "norm";
+}
+
+}  // namespace
+
+Dims channel_dims(const Dims& x) {
+  Dims d(x.size(), 1);
+  if (d.size() > 1) d[1] = x[1];
+  return d;
+}
+
+Status scale_and_stats(InferContext& c, NormKind kind, Dims* stats) {
+  std::int64_t min_rank = kind == NormKind::INSTANCE ? 3 : 2;
+  OPGRAPH_CHECK(c.require_rank_between("X", min_rank, 8));
+  OPGRAPH_CHECK(c.require_floating("X"));
+  OPGRAPH_CHECK(c.require_floating("SCALE"));
+  const Dims& x = c.dims("X");
+  const Dims& s = c.dims("SCALE");
+  if (s.size() != x.size())
+    return c.fail("SCALE", "rank must equal X's rank " + std::to_string(x.size()) + ", got " +
+                               InferContext::dims_str(s) + " for X " + InferContext::dims_str(x));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (s[i] != 1 && s[i] != x[i])
+      return c.fail("SCALE", "axis " + std::to_string(i) + " extent must be 1 or X's " + std::to_string(x[i]) +
+                                 ", got " + InferContext::dims_str(s) + " for X " + InferContext::dims_str(x));
+  *stats = x;
+  switch (kind) {
+    case NormKind::LAYER:
+    case NormKind::RMS:
+    case NormKind::ADA_LAYER: {
+      bool per_sample = kind == NormKind::ADA_LAYER;
+      if (per_sample && s[0] != x[0])
+        return c.fail("SCALE", "adalayernorm takes a per-sample scale: axis 0 must be X's batch " +
+                                   std::to_string(x[0]) + ", got " + InferContext::dims_str(s));
+      if (!per_sample && s[0] != 1)
+        return c.fail("SCALE", std::string(kind_name(kind)) + " scale is shared by the batch: axis 0 must be 1, got " +
+                                   InferContext::dims_str(s));
+      bool any = false;
+      for (std::size_t i = 1; i < x.size(); ++i)
+        if (s[i] != 1) { (*stats)[i] = 1; any = true; }
+      if (!any)
+        return c.fail("SCALE", "must span at least one normalized axis (an axis >= 1 where its extent is not 1), got " +
+                                   InferContext::dims_str(s) + " for X " + InferContext::dims_str(x));
+      break;
+    }
+    case NormKind::INSTANCE:
+    case NormKind::BATCH:
+      if (s != channel_dims(x))
+        return c.fail("SCALE", std::string(kind_name(kind)) + " takes a per-channel scale " +
+                                   InferContext::dims_str(channel_dims(x)) + ", got " + InferContext::dims_str(s));
+      for (std::size_t i = 2; i < x.size(); ++i) (*stats)[i] = 1;
+      if (kind == NormKind::BATCH) (*stats)[0] = 1;
+      break;
+  }
+  return Status::ok();
+}
+
+Status check_scalar(InferContext& c, std::string_view port) {
+  if (!c.has(port)) return Status::ok();
+  OPGRAPH_CHECK(c.require_floating(port));
+  return c.require_numel(port, 1, "a scalar");
+}
+
+Status check_dims(InferContext& c, std::string_view port, const Dims& dims, std::string_view what) {
+  OPGRAPH_CHECK(c.require_floating(port));
+  if (c.dims(port) != dims)
+    return c.fail(port, std::string(what) + " must have dims " + InferContext::dims_str(dims) + ", got " +
+                            InferContext::dims_str(c.dims(port)));
+  return Status::ok();
+}
+
+Status set_output_like(InferContext& c, std::string_view port, const Dims& dims, std::string_view ref_port,
+                       DataType dtype) {
+  OPGRAPH_CHECK(c.set_output(port, dims, dtype));
+  TensorPtr t = c.out(port);
+  TensorPtr ref = c.in(ref_port);
+  if (!t || !ref || t->stride_set_by_user() || ref->get_stride().size() != dims.size()) return Status::ok();
+  // Axis order of the reference layout: outermost (largest stride) first, ties keep axis order.
+  const Dims& rs = ref->get_stride();
+  std::vector<std::size_t> order(dims.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rs[a] > rs[b]; });
+  Dims st(dims.size(), 1);
+  std::int64_t running = 1;
+  for (std::size_t k = dims.size(); k-- > 0;) {
+    st[order[k]] = running;
+    running *= std::max<std::int64_t>(dims[order[k]], 1);
+  }
+  Tensor::Internal::infer_stride(*t, st);
+  return Status::ok();
+}
+
+bool is_training(const Node& n) { return n.get_string("forward_phase") == "TRAINING"; }
+bool has_prev_running_stats(const Node& n) { return n.input("PREV_RUNNING_MEAN") != nullptr; }
+bool has_dbias(const Node& n) { return n.get_bool("has_dbias", true); }
+
+}  // namespace opgraph::ops::norm
