@@ -25,6 +25,7 @@ TEST(ConvIr, FpropInfers2dWithPaddingStrideDilation) {
   expect_round_trip(g);
   // H: (11 + 2 - 3) / 2 + 1 = 6; W: (9 + 2 - 5) / 1 + 1 = 7.
   EXPECT_EQ(y->get_dim(), D({2, 6, 6, 7}));
+  EXPECT_EQ(y->get_stride(), D({252, 1, 42, 6}));  // channels-last like X
 }
 
 TEST(ConvIr, FpropPaddingSets1dAnd3d) {

@@ -238,3 +238,18 @@ TEST(NormBatchRef, PeerStatsEqualOneBigBatch) {
                 {"dbias", f.out.at("dbias")}};
   EXPECT_EQ(compare("peer stats", f.g, expect, l, tol), "");
 }
+
+TEST(NormBatchRef, BnFinalizeRefusesAnEmptyCount) {
+  OpGraph g;
+  auto ch = [&](const char* n) { return in64(g, kCh, n); };
+  auto f = g.bn_finalize(ch("sum"), ch("sq_sum"), ch("scale"), ch("bias"), g.tensor_scalar(kEps, DataType::DOUBLE),
+                         g.tensor_scalar_int(0), Attributes().set_name("fin"));
+  out64(f[2], "mean");
+  ASSERT_TRUE(g.validate().is_good());
+  Values in;
+  for (const char* n : {"sum", "sq_sum", "scale", "bias"}) in[n] = random_array(kCh, 3);
+  auto r = run_reference(g, in);
+  ASSERT_EQ(r.status().code(), ErrorCode::GRAPH_EXECUTION_FAILED) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("fin"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("ACCUM_COUNT must be >= 1"), std::string::npos) << r.status().message();
+}

@@ -1,13 +1,15 @@
 // ir/ops/conv.cpp — the conv op group: conv_fprop, conv_dgrad, conv_wgrad records and
 // builders. Contract (layout, attributes, groups, output arithmetic): builders/conv.h.
 //
-// fprop infers Y. dgrad and wgrad cannot infer their output (the forward input extent
+// fprop infers Y; output strides (unless set by the user) follow the layout order of X
+// (Y, DW) or DY (DX), so a channels-last input gives channels-last outputs. dgrad and wgrad cannot infer their output (the forward input extent
 // is ambiguous under stride; the filter extent is not in DY): the user sets DX / DW
 // dims and validate() checks them against the forward arithmetic.
 #include <string>
 
 #include "ir/infer_context.h"
 #include "ir/ops/groups.h"
+#include "ir/ops/output_layout.h"
 #include "opgraph/builders/conv.h"
 
 namespace opgraph::ops {
@@ -94,7 +96,7 @@ Status infer_fprop(InferContext& c) {
   OPGRAPH_CHECK(forward_extents(c, "X", x, w, g, &sp));
   Dims y{x[0], w[0]};
   y.insert(y.end(), sp.begin(), sp.end());
-  return c.set_output("Y", y);
+  return set_output_like(c, "Y", y, "X");
 }
 
 // DY must be the forward output of (x, w) for the geometry.
@@ -119,7 +121,8 @@ Status infer_dgrad(InferContext& c) {
   const Dims& w = c.dims("W");
   ConvGeometry g;
   OPGRAPH_CHECK(check_conv(c, "DX", dx, "W", w, &g));
-  return check_dy(c, dx, w, g, "DX");
+  OPGRAPH_CHECK(check_dy(c, dx, w, g, "DX"));
+  return set_output_like(c, "DX", dx, "DY");
 }
 
 Status infer_wgrad(InferContext& c) {
@@ -130,7 +133,8 @@ Status infer_wgrad(InferContext& c) {
   const Dims& x = c.dims("X");
   ConvGeometry g;
   OPGRAPH_CHECK(check_conv(c, "X", x, "DW", dw, &g));
-  return check_dy(c, x, dw, g, "X");
+  OPGRAPH_CHECK(check_dy(c, x, dw, g, "X"));
+  return set_output_like(c, "DW", dw, "X");
 }
 
 std::vector<AttrSpec> conv_attrs() {

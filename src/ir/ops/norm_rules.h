@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "ir/infer_context.h"
+#include "ir/ops/output_layout.h"
 
 namespace opgraph::ops::norm {
 
@@ -27,11 +28,6 @@ Status check_dims(InferContext& c, std::string_view port, const Dims& dims, std:
 // A per-channel tensor of X: [1, C, 1, ...] of X's rank. Returns it in `dims`.
 Dims channel_dims(const Dims& x);
 
-// set_output, then (unless the user set strides) strides that follow `ref_port`'s
-// layout order (the axis order of its strides), so channels-last X gives channels-last
-// outputs and stats.
-Status set_output_like(InferContext& c, std::string_view port, const Dims& dims, std::string_view ref_port,
-                       DataType dtype = DataType::NOT_SET);
 
 // Conditional-output predicates.
 bool is_training(const Node& n);
