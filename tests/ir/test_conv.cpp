@@ -57,7 +57,7 @@ TEST(ConvIr, FpropRefusals) {
     auto x = g.tensor({1, 4, 8, 8}, DataType::FLOAT, "x");
     auto w = g.tensor({4, 4, 3, 3}, DataType::FLOAT, "w");
     g.conv_fprop(x, w, Attributes().set_name("cv").set("stride", std::vector<std::int64_t>{1, 0}));
-    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"op 'conv_fprop'", "node 'cv'", "attribute 'stride'", ">= 1"});
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"op 'conv_fprop'", "node 'cv'", "attribute 'stride'", "must be in [1, 16777216]"});
   }
   {
     OpGraph g;
@@ -66,6 +66,20 @@ TEST(ConvIr, FpropRefusals) {
     g.conv_fprop(x, w, Attributes().set_name("cv").set("padding", std::vector<std::int64_t>{1, 1, 1}));
     expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED,
                    {"op 'conv_fprop'", "node 'cv'", "attribute 'padding'", "one entry per spatial axis (2)"});
+  }
+  {
+    OpGraph g;
+    auto x = g.tensor({1, 0, 8, 8}, DataType::FLOAT, "x");
+    auto w = g.tensor({4, 4, 3, 3}, DataType::FLOAT, "w");
+    g.conv_fprop(x, w, Attributes().set_name("cv"));
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"op 'conv_fprop'", "node 'cv'", "port X", "tensor 'x'", ">= 1"});
+  }
+  {
+    OpGraph g;
+    auto x = g.tensor({1, 4, 8, 8}, DataType::FLOAT, "x");
+    auto w = g.tensor({4, 4, 0, 3}, DataType::FLOAT, "w");
+    g.conv_fprop(x, w, Attributes().set_name("cv"));
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"op 'conv_fprop'", "node 'cv'", "port W", "tensor 'w'", "filter"});
   }
   OpGraph g;
   auto x = g.tensor({1, 4, 4, 4}, DataType::FLOAT, "x");

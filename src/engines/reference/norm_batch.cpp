@@ -19,6 +19,7 @@
 //              EQ_SCALE_DY = SCALE * inv; EQ_SCALE_X = -SCALE * inv^2 * DSCALE / n;
 //              EQ_BIAS = SCALE * inv * (MEAN * inv * DSCALE - DBIAS) / n,
 //              so EQ_SCALE_DY * DY + EQ_SCALE_X * X + EQ_BIAS is batchnorm_backward's DX.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -100,7 +101,7 @@ Status batchnorm(KernelContext& c) {
   group_stats(x, ix, eps, false, &mean, &inv);
   const auto peers = c.ins("PEER_STATS");
   const std::size_t chs = mean.size();
-  const double n = static_cast<double>(ix.group_size) * static_cast<double>(1 + peers.size());
+  const double n = static_cast<double>(std::max<std::int64_t>(ix.group_size, 1)) * static_cast<double>(1 + peers.size());
   std::vector<double> var(chs);
   for (std::size_t k = 0; k < chs; ++k) var[k] = 1.0 / (inv[k] * inv[k]) - eps;
   if (!peers.empty()) {
@@ -180,7 +181,7 @@ Status dbn_weight(KernelContext& c) {
   Array& dscale = c.out("DSCALE");
   Array& dbias = c.out("DBIAS");
   norm_backward(c.in("DY"), x, scale, ix, mean.v, inv.v, false, {}, {}, 1.0, nullptr, &dscale, &dbias);
-  const double n = static_cast<double>(ix.group_size);
+  const double n = static_cast<double>(std::max<std::int64_t>(ix.group_size, 1));
   for (std::int64_t k = 0; k < scale.numel(); ++k) {
     const double s = scale[k], r = inv[k];
     c.out("EQ_SCALE_DY")[k] = s * r;

@@ -2,6 +2,7 @@
 // cores of the norm reference kernels (contract in norm_common.h).
 #include "engines/reference/norm_common.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace opgraph::reference::norm {
@@ -27,6 +28,7 @@ NormIndex make_index(const Dims& x, const Dims& stats, const Dims& scale) {
   std::int64_t n = 1, groups = 1;
   for (auto d : x) n *= d;
   for (auto d : stats) groups *= d;
+  ix.groups = groups;
   ix.group_size = groups ? n / groups : 0;
   ix.stat_of.reserve(static_cast<std::size_t>(n));
   ix.scale_of.reserve(static_cast<std::size_t>(n));
@@ -44,10 +46,10 @@ NormIndex make_index(const Dims& x, const Dims& stats, const Dims& scale) {
 
 void group_stats(const Array& x, const NormIndex& ix, double eps, bool rms, std::vector<double>* mean,
                  std::vector<double>* inv) {
-  const std::size_t groups = static_cast<std::size_t>(ix.group_size ? x.numel() / ix.group_size : 0);
+  const auto groups = static_cast<std::size_t>(ix.groups);
   mean->assign(groups, 0.0);
   inv->assign(groups, 0.0);
-  const double n = static_cast<double>(ix.group_size);
+  const double n = static_cast<double>(std::max<std::int64_t>(ix.group_size, 1));
   if (!rms) {
     for (std::int64_t i = 0; i < x.numel(); ++i) (*mean)[static_cast<std::size_t>(ix.stat_of[i])] += x[i];
     for (auto& m : *mean) m /= n;
@@ -84,7 +86,7 @@ void norm_backward(const Array& dy, const Array& x, const Array& scale, const No
     if (!extra_gx.empty()) sum_gx[g] += extra_gx[g];
   }
   if (!dx) return;
-  const double n = static_cast<double>(ix.group_size) * count_factor;
+  const double n = static_cast<double>(std::max<std::int64_t>(ix.group_size, 1)) * count_factor;
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     auto g = static_cast<std::size_t>(ix.stat_of[i]);
     double gi = dy[i] * scale[ix.scale_of[i]];

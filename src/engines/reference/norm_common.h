@@ -22,7 +22,8 @@ struct NormIndex {
   Dims stats;
   std::vector<std::int64_t> stat_of;   // per element of X
   std::vector<std::int64_t> scale_of;  // per element of X
-  std::int64_t group_size = 0;         // elements of X per stats entry
+  std::int64_t groups = 0;             // stats entries (product of stats dims)
+  std::int64_t group_size = 0;         // elements of X per stats entry (0 for an empty X)
 };
 NormIndex make_index(const Dims& x, const Dims& stats, const Dims& scale);
 

@@ -5,6 +5,7 @@
 // (Y, DW) or DY (DX), so a channels-last input gives channels-last outputs. dgrad and wgrad cannot infer their output (the forward input extent
 // is ambiguous under stride; the filter extent is not in DY): the user sets DX / DW
 // dims and validate() checks them against the forward arithmetic.
+#include <algorithm>
 #include <string>
 
 #include "ir/infer_context.h"
@@ -14,6 +15,15 @@
 
 namespace opgraph::ops {
 namespace {
+
+// Bound on padding / stride / dilation entries: keeps the extent arithmetic far from overflow.
+constexpr std::int64_t kMaxGeometry = std::int64_t{1} << 24;
+// Bound on an output's element count (validate() refuses larger tensors too).
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 48;
+
+std::string to_str(__int128 v) {
+  return v > kMaxElements ? std::string("> 2^48") : std::to_string(static_cast<std::int64_t>(v));
+}
 
 struct ConvGeometry {
   Dims pre, post, stride, dilation;  // one entry per spatial axis
@@ -31,8 +41,9 @@ Status read_list(InferContext& c, std::string_view name, std::size_t n, std::int
     return c.fail_attr(name, "needs one entry per spatial axis (" + std::to_string(n) + "), got " +
                                  InferContext::dims_str(*out));
   for (auto v : *out)
-    if (v < min)
-      return c.fail_attr(name, "entries must be >= " + std::to_string(min) + ", got " + InferContext::dims_str(*out));
+    if (v < min || v > kMaxGeometry)
+      return c.fail_attr(name, "entries must be in [" + std::to_string(min) + ", " + std::to_string(kMaxGeometry) +
+                                   "], got " + InferContext::dims_str(*out));
   return Status::ok();
 }
 
@@ -53,13 +64,18 @@ Status forward_extents(InferContext& c, std::string_view x_port, const Dims& x, 
   out->clear();
   for (std::size_t i = 2; i < x.size(); ++i) {
     std::size_t s = i - 2;
-    std::int64_t span = g.dilation[s] * (w[i] - 1) + 1;
-    std::int64_t padded = x[i] + g.pre[s] + g.post[s];
+    // 128-bit: extents of a validated tensor fit int64 (and one with a zero extent may hold
+    // huge others); geometry entries are <= 2^24, so nothing here can overflow.
+    const __int128 span = static_cast<__int128>(g.dilation[s]) * (w[i] - 1) + 1;
+    const __int128 padded = static_cast<__int128>(x[i]) + g.pre[s] + g.post[s];
     if (padded < span)
-      return c.fail(x_port, "spatial axis " + std::to_string(s) + ": padded extent " + std::to_string(padded) +
-                                " is smaller than the dilated filter extent " + std::to_string(span) + " (input " +
+      return c.fail(x_port, "spatial axis " + std::to_string(s) + ": padded extent " + to_str(padded) +
+                                " is smaller than the dilated filter extent " + to_str(span) + " (input " +
                                 InferContext::dims_str(x) + ", filter " + InferContext::dims_str(w) + ")");
-    out->push_back((padded - span) / g.stride[s] + 1);
+    const __int128 extent = (padded - span) / g.stride[s] + 1;
+    if (extent > kMaxElements)
+      return c.fail(x_port, "spatial axis " + std::to_string(s) + ": output extent exceeds 2^48");
+    out->push_back(static_cast<std::int64_t>(extent));
   }
   return Status::ok();
 }
@@ -74,6 +90,12 @@ Status check_conv(InferContext& c, std::string_view x_port, const Dims& x, std::
   if (w.size() != x.size())
     return c.fail(w_port, "filter rank must equal the activation rank " + std::to_string(x.size()) + ", got " +
                               InferContext::dims_str(w));
+  if (x[1] < 1 || w[0] < 1)
+    return c.fail(x[1] < 1 ? x_port : w_port, "channel extents must be >= 1 (activation " + InferContext::dims_str(x) +
+                                                  ", filter " + InferContext::dims_str(w) + ")");
+  for (std::size_t i = 2; i < w.size(); ++i)
+    if (w[i] < 1)
+      return c.fail(w_port, "filter spatial extents must be >= 1, got " + InferContext::dims_str(w));
   if (w[1] < 1 || x[1] % w[1] != 0)
     return c.fail(w_port, "activation channels C = " + std::to_string(x[1]) +
                               " must be a multiple of the filter's per-group channels " + std::to_string(w[1]) +
@@ -96,6 +118,10 @@ Status infer_fprop(InferContext& c) {
   OPGRAPH_CHECK(forward_extents(c, "X", x, w, g, &sp));
   Dims y{x[0], w[0]};
   y.insert(y.end(), sp.begin(), sp.end());
+  __int128 numel = 1;
+  for (auto d : y) numel = std::min<__int128>(numel * d, __int128{kMaxElements} + 1);
+  if (numel > kMaxElements)
+    return c.fail("Y", "the inferred output " + InferContext::dims_str(y) + " holds more than 2^48 elements");
   return set_output_like(c, "Y", y, "X");
 }
 

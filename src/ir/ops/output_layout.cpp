@@ -21,7 +21,8 @@ Status set_output_like(InferContext& c, std::string_view port, const Dims& dims,
   std::int64_t running = 1;
   for (std::size_t k = dims.size(); k-- > 0;) {
     st[order[k]] = running;
-    running *= std::max<std::int64_t>(dims[order[k]], 1);
+    // An oversized tensor keeps set_output's strides; validate() refuses it after inference.
+    if (__builtin_mul_overflow(running, std::max<std::int64_t>(dims[order[k]], 1), &running)) return Status::ok();
   }
   Tensor::Internal::infer_stride(*t, st);
   return Status::ok();
