@@ -1,0 +1,72 @@
+// python/src/common.h — what the bind_*.cpp files share: the graph class the
+// binding exposes, the status → exception bridge and the per-file entry points.
+//
+// The binding is thin: Python-facing names and kwargs live in opgraph/*.py; the
+// C++ side offers the generic node path (_add_node by op name), introspection,
+// the buffer normalisation of execute and the one error table.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#ifdef OPGRAPH_PY_HAS_PLANNING
+#include "opgraph/graph.h"
+#endif
+#include "opgraph/op_graph.h"
+#include "opgraph/status.h"
+
+namespace opgraph::py {
+
+namespace nb = nanobind;
+
+#ifdef OPGRAPH_PY_HAS_PLANNING
+using CoreGraph = Graph;
+#else
+using CoreGraph = OpGraph;
+#endif
+
+// The graph behind opgraph.pygraph. It only opens the generic node path that the
+// C++ builders use (NodeSink::add_node) so one binding serves every op record.
+class PyGraph : public CoreGraph {
+ public:
+  PyGraph() = default;
+  using CoreGraph::add_node;
+  // Replaces this graph's content with `other`'s (deserialize into an existing object).
+  void replace_with(CoreGraph&& other) { static_cast<CoreGraph&>(*this) = std::move(other); }
+};
+
+// A bad Status on its way to Python; the translator in bind_errors.cpp maps the
+// code through the one table (mapped_exception) and keeps the message unchanged.
+struct StatusError {
+  Status status;
+};
+
+// Throws StatusError for a bad status; returns for a good one.
+inline void throw_if(const Status& s) {
+  if (s.is_bad()) throw StatusError{s};
+}
+template <class T>
+T unwrap(Result<T>&& r) {
+  if (r.is_bad()) throw StatusError{r.status()};
+  return std::move(r).value();
+}
+
+// The Python exception type the table gives `code` (borrowed reference).
+PyObject* mapped_exception(ErrorCode code);
+
+// Registration, one per bind_*.cpp file, called in this order by module.cpp.
+void bind_errors(nb::module_& m);
+void bind_enums(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_specs(nb::module_& m);
+void bind_handle(nb::module_& m);
+void bind_buffers(nb::module_& m);
+nb::class_<PyGraph> bind_graph(nb::module_& m);
+// The planning half of the graph class (bind_plans.cpp): the at-index API, build, execute.
+void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls);
+
+}  // namespace opgraph::py

@@ -1,0 +1,118 @@
+"""The builder surface: cudnn.pygraph's 54 pointwise names and their keyword names, the
+structured ops generated from the C++ records, keyword resolution and its errors."""
+import inspect
+
+import numpy as np
+import pytest
+
+import opgraph
+
+# cudnn.pygraph's pointwise method names and keyword names (research/cudnn_frontend.md §1.3).
+UNARY = ["abs", "ceil", "cos", "elu", "erf", "exp", "floor", "gelu", "gelu_approx_tanh", "gen_index", "identity",
+         "leaky_relu", "log", "logical_not", "neg", "reciprocal", "relu", "rsqrt", "sigmoid", "sin", "softplus",
+         "sqrt", "swish", "tan", "tanh"]
+AB = ["add", "add_square", "div", "logical_and", "logical_or", "mul", "sub"]
+IN01 = ["max", "min", "mod", "pow"]
+CMP = ["cmp_eq", "cmp_ge", "cmp_gt", "cmp_le", "cmp_lt", "cmp_neq"]
+BWD = ["elu_backward", "gelu_approx_tanh_backward", "gelu_backward", "leaky_relu_backward", "relu_backward",
+       "sigmoid_backward", "softplus_backward", "swish_backward", "tanh_backward"]
+OTHER = {"bias": ("input", "bias"), "scale": ("input", "scale"), "binary_select": ("input0", "input1", "mask")}
+EXPECTED = {**{n: ("input",) for n in UNARY}, **{n: ("a", "b") for n in AB}, **{n: ("input0", "input1") for n in IN01},
+            **{n: ("input", "comparison") for n in CMP}, **{n: ("loss", "input") for n in BWD}, **OTHER}
+
+
+def test_fifty_four_pointwise_names():
+    assert len(EXPECTED) == 54
+    table = {row["builder"] for row in opgraph.pointwise_builders()}
+    assert table == set(EXPECTED)
+
+
+@pytest.mark.parametrize("method", sorted(EXPECTED))
+def test_pointwise_keywords_and_node(method):
+    names = EXPECTED[method]
+    params = [p for p in inspect.signature(getattr(opgraph.pygraph, method)).parameters if p != "self"]
+    assert tuple(params[: len(names)]) == names
+    g = opgraph.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    dtype = np.bool_ if method.startswith("logical") else np.float32
+    kwargs = {}
+    for n in names:
+        kwargs[n] = g.tensor(dim=[2, 3], data_type=np.bool_ if n == "mask" else dtype, name=n)
+    if method == "gen_index":
+        kwargs["axis"] = 1
+    if method.startswith("leaky_relu"):
+        kwargs["negative_slope"] = 0.25
+    out = getattr(g, method)(**kwargs, name="n0")
+    out.set_output(True)
+    g.validate()
+    node = g.nodes[-1]
+    assert node.name == "n0" and node.op == "pointwise"
+    for i, n in enumerate(names):
+        assert node.inputs[f"IN_{i}"] is kwargs[n]
+    assert out.dims == [2, 3]
+    if method.startswith("leaky_relu"):
+        assert node.attributes["relu_lower_clip_slope"] == 0.25
+
+
+def test_pointwise_scalar_keywords():
+    g = opgraph.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    x = g.tensor(dim=[4], data_type=np.float32)
+    g.relu(input=x, lower_clip=-1.0, upper_clip=6.0)
+    g.swish(input=x, swish_beta=1.5)
+    g.gen_index(input=x, axis=0)
+    relu, swish, gi = g.nodes
+    assert relu.attributes == {"mode": "RELU_FWD", "relu_lower_clip": -1.0, "relu_upper_clip": 6.0}
+    assert swish.attributes["swish_beta"] == 1.5
+    assert gi.attributes["axis"] == 0
+
+
+def test_unknown_keyword_and_missing_argument():
+    g = opgraph.pygraph()
+    x = g.tensor(dim=[4], data_type=np.float32)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        g.relu(input=x, bogus=1)
+    with pytest.raises(TypeError, match="missing required argument 'b'"):
+        g.add(a=x)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        g.matmul(A=x, B=x, bogus=2)
+
+
+def test_every_record_has_a_method():
+    for spec in opgraph.op_specs():
+        if spec["name"] != "pointwise":
+            assert callable(getattr(opgraph.pygraph, spec["name"])), spec["name"]
+
+
+def test_matmul_positional_and_kwargs_match():
+    g = opgraph.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    a = g.tensor(dim=[3, 4], data_type=np.float32)
+    b = g.tensor(dim=[4, 2], data_type=np.float32)
+    c1 = g.matmul(a, b)
+    c2 = g.matmul(A=a, B=b, padding=0.0)
+    g.validate()
+    assert c1.dims == c2.dims == [3, 2]
+    assert g.nodes[1].attributes == {"padding": 0.0}
+
+
+def test_structured_ops_with_enums_lists_and_slices():
+    g = opgraph.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    x = g.tensor(dim=[2, 6, 8], data_type=np.float32, name="x")
+    r = g.reduction(input=x, mode=opgraph.reduction_mode.MAX)
+    r.set_dim([2, 6, 1])
+    t = g.transpose(input=x, permutation=[2, 0, 1])
+    s = g.slice(x, [slice(None), slice(1, 5, 2), slice(0, 8)])
+    cat = g.concatenate(input=[x, x], axis=1)
+    g.validate()
+    assert r.dims == [2, 6, 1]
+    assert g.nodes[0].attributes["mode"] == "MAX"
+    assert t.dims == [8, 2, 6]
+    assert s.dims == [2, 2, 8]
+    assert g.nodes[2].attributes["slices"] == [0, 2, 1, 5, 0, 8]
+    assert g.nodes[2].attributes["strides"] == [1, 2, 1]
+    assert cat.dims == [2, 12, 8]
+
+
+def test_attribute_type_errors_name_the_attribute():
+    g = opgraph.pygraph()
+    x = g.tensor(dim=[2, 6], data_type=np.float32)
+    with pytest.raises(TypeError, match="permutation"):
+        g.transpose(input=x, permutation="not a list")
