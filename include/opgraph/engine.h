@@ -1,0 +1,134 @@
+// opgraph/engine.h — the engine interface every engine implements.
+//
+// An engine is one class in one folder (src/engines/<family>/), offered to the
+// planner by one manifest row. Engines do not pick their ids: the manifest hands
+// each factory an EngineIdentity. Engines do not propose their own plans: the
+// family's heuristics hook does, from facts.
+//
+// Contract (seed, "Backend contract" and "Accept means run"):
+//  * check_support accepts (OK) or declines with GRAPH_NOT_SUPPORTED and one
+//    sentence saying why. That is the ONLY way to decline: any other code is an
+//    engine bug and propagates out of planning/building unchanged.
+//  * Decide everything decidable from the declaration at check_support; after
+//    an accept, build_plan and execute succeed on buffers bound as declared.
+//  * build_plan is the expensive step (a JIT compile); the graph caches its
+//    result per plan, so it runs at most once per (graph, plan).
+//  * CompiledPlan::execute takes the handle, stream and workspace explicitly and
+//    may be called concurrently from several threads with different buffers.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opgraph/execution_context.h"
+#include "opgraph/facts.h"
+#include "opgraph/knobs.h"
+#include "opgraph/status.h"
+#include "opgraph/variant_pack.h"
+
+namespace opgraph {
+
+class OpGraph;
+
+// What the manifest hands a factory: the engine's id and stable name (the name
+// appears in plan names, filters, cache keys and logs).
+struct EngineIdentity {
+  std::int64_t id = -1;
+  std::string name;
+};
+
+// One tuning axis and the values an engine can build for it.
+struct KnobDomain {
+  KnobType type = KnobType::NOT_SET;
+  std::vector<std::int64_t> values;  // non-empty; the first is the default ("sole point") value
+};
+
+// The capability row: what an engine can serve, judged against facts.
+struct Capabilities {
+  // Architecture RANGE, major*10+minor, inclusive: an sm90 kernel serves the sm90
+  // line, including members that ship later. Ignored when !needs_device.
+  int sm_lo = 0;
+  int sm_hi = INT_MAX;
+  bool needs_device = true;  // false: a host engine (the reference)
+  std::vector<KnobDomain> knobs;
+
+  // The reason the target is outside this row (no device, sm out of range), or nullopt.
+  std::optional<std::string> arch_mismatch(const PlanTarget& target) const;
+};
+
+// A plan's identity is (engine_id, knobs); the rest is provenance.
+struct PlanConfig {
+  std::int64_t engine_id = -1;
+  Knobs knobs;                      // complete: one value per axis the engine declares
+  std::optional<HeurMode> mode;     // the heuristic mode that produced it (none: replay/delegate)
+  std::int64_t backend_index = -1;  // position in the backend's own plan list (backend entries only)
+
+  bool same_plan(const PlanConfig& o) const noexcept { return engine_id == o.engine_id && knobs == o.knobs; }
+};
+
+// What planning and building hand an engine: the target and the graph's facts.
+struct PlanContext {
+  const FactsCache* facts = nullptr;  // never null during planning/building
+  const PlanTarget& target() const { return facts->target(); }
+};
+
+class CompiledPlan {
+ public:
+  virtual ~CompiledPlan() = default;
+  // Scratch this plan needs, in BYTES (0 when none). Fixed once built.
+  virtual std::int64_t workspace_size() const = 0;
+  // Runs the plan on the caller's buffers. Refuses only caller errors (a missing
+  // or too-small buffer: INVALID_VARIANT_PACK; workspace too small: INVALID_VALUE),
+  // naming the operand. Thread-safe: keeps no per-call state in the plan.
+  virtual Status execute(const VariantPack& pack, const ExecutionContext& ctx) const = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineIdentity identity) : identity_(std::move(identity)) {}
+  virtual ~Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  std::int64_t id() const noexcept { return identity_.id; }
+  const std::string& name() const noexcept { return identity_.name; }
+
+  virtual const Capabilities& capabilities() const = 0;
+
+  // Why this engine cannot serve the planning target / the graph's facts, or
+  // nullopt. The default checks the architecture range; a family's engine
+  // overrides it to read its family's facts (ctx.facts->get_as<MyFacts>(my_analyzer)).
+  virtual std::optional<std::string> mismatch(const PlanContext& ctx) const {
+    return capabilities().arch_mismatch(ctx.target());
+  }
+  // OK, or GRAPH_NOT_SUPPORTED with the reason (the only decline). `graph` is frozen.
+  virtual Status check_support(const OpGraph& graph, const PlanContext& ctx) const = 0;
+  // Builds the plan `config` names (its knobs are complete and in this engine's
+  // domains). A decline is GRAPH_NOT_SUPPORTED; anything else is a bug.
+  virtual Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& graph, const PlanConfig& config,
+                                                           const PlanContext& ctx) const = 0;
+
+  // --- knobs at the public boundary ---
+  // Public knobs → this engine's knobs. The default requires exactly one value
+  // per declared axis, each inside its domain (INVALID_VALUE names the knob).
+  virtual Result<Knobs> knobs_from_public(const Knobs& knobs) const;
+  // This engine's knobs → public knobs (default: identity).
+  virtual Knobs knobs_to_public(const Knobs& knobs) const { return knobs; }
+  // The first value of every declared axis: the config for a family with no
+  // heuristics hook (the "sole point per axis" until someone measures).
+  Knobs default_knobs() const;
+  // The engine part of a plan's name ("reference", "cudnn_eng12"): `name()` by default.
+  virtual std::string label(const PlanConfig& config) const {
+    (void)config;
+    return name();
+  }
+
+ private:
+  EngineIdentity identity_;
+};
+
+}  // namespace opgraph

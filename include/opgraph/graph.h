@@ -1,0 +1,113 @@
+// opgraph/graph.h — the graph users plan and execute: OpGraph plus the plan API.
+//
+// Life of a Graph (cudnn-frontend's classic flow, one ranked list for all engines):
+//   build (builders) → create_execution_plans({A, FALLBACK})   validates, freezes,
+//        attaches facts, ranks: graph.plans, ONE list of (engine_id, knobs)
+//   → [filters] → [select_plan(i)] → build_plans() → execute(pack, workspace, handle)
+//
+// Rules:
+//  * one-shot planning: create_execution_plans / create_execution_plan may
+//    succeed once per graph; a second call is INVALID_VALUE. Switch plans with
+//    select_plan(); plan differently with a new graph.
+//  * the at-index API addresses exactly graph.plans, position for position;
+//    filters mark plans deselected, they never renumber the list.
+//  * build_plans(HEURISTICS_CHOICE) walks from the selected index (0 unless
+//    select_plan was called) and takes the first plan that builds; a decline
+//    (GRAPH_NOT_SUPPORTED from check_support or build_plan) advances; any other
+//    error propagates. select_plan(i) PINS: a pinned decline is an error, never a
+//    silent run of something else. ALL builds every plan that is not deselected.
+//  * a built plan is cached on the graph: building it again is free.
+//  * a planned graph must not move (its plans refer to it): the move
+//    constructor throws std::logic_error for one.
+// Plan indices are int64 (negative or past the count: INVALID_VALUE naming both).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opgraph/device_properties.h"
+#include "opgraph/engine.h"
+#include "opgraph/execution_context.h"
+#include "opgraph/facts.h"
+#include "opgraph/knobs.h"
+#include "opgraph/op_graph.h"
+#include "opgraph/variant_pack.h"
+
+namespace opgraph {
+
+struct GraphPlanState;  // src/api/plan_state.h
+
+class Graph : public OpGraph {
+ public:
+  Graph();
+  explicit Graph(OpGraph&& g);
+  Graph(Graph&& other);
+  Graph& operator=(Graph&& other);
+  ~Graph() override;
+
+  // Parses canonical graph JSON (OpGraph::deserialize) into a plannable graph.
+  static Result<Graph> deserialize(std::string_view json_text);
+
+  // --- planning target ---
+  // The device plans are made for; none (the default without a runtime) plans
+  // for the host: only engines that need no device are offered. Throws
+  // FrozenError once planned.
+  Graph& set_device_properties(DeviceProperties p);
+  const PlanTarget& plan_target() const;
+
+  // --- planning (one-shot) ---
+  Status create_execution_plans(const std::vector<HeurMode>& modes);
+  // Replays a recorded plan: the list becomes that one entry. `knobs` must name
+  // every axis of the engine, inside its domains (INVALID_VALUE otherwise); an id
+  // no slot holds is INVALID_VALUE; an opt-in engine not enabled, a backend id with
+  // no backend, or a capability mismatch is GRAPH_NOT_SUPPORTED.
+  Status create_execution_plan(std::int64_t engine_id, const Knobs& knobs);
+  bool is_planned() const noexcept;
+  // The graph's family ("" when it belongs to none). Valid once planned.
+  const std::string& family_name() const;
+  // The facts attached at planning (nullptr before).
+  const FactsCache* facts() const;
+  // Why planning left engines out ("engine: reason"), for diagnostics.
+  const std::vector<std::string>& planning_notes() const;
+
+  // --- the at-index API over graph.plans ---
+  std::int64_t get_execution_plan_count() const;
+  // "engine[KNOB=v, ...]", knobs sorted by name ("engine[]" with none).
+  Result<std::string> get_plan_name_at_index(std::int64_t index) const;
+  // The plan's identity with public knobs (an empty map when it has no axes).
+  Result<PlanConfig> get_engine_and_knobs_at_index(std::int64_t index) const;
+  Status build_plan_at_index(std::int64_t index);
+  // BYTES; the plan must be built (INVALID_VALUE otherwise).
+  Result<std::int64_t> get_workspace_size_plan_at_index(std::int64_t index) const;
+  Status execute_plan_at_index(const VariantPack& pack, Workspace workspace, std::int64_t index,
+                               const Handle* handle = nullptr) const;
+
+  // --- choosing and building ---
+  // OK at the first plan whose engine accepts; GRAPH_EXECUTION_PLAN_CREATION_FAILED
+  // with every reason when none does.
+  Status check_support();
+  Status build_plans(BuildPlanPolicy policy = BuildPlanPolicy::HEURISTICS_CHOICE);
+  Status select_plan(std::int64_t index);
+  // The plan execute() runs: the one build_plans chose (INVALID_VALUE before).
+  Result<std::int64_t> get_selected_plan_index() const;
+  Result<std::int64_t> get_workspace_size() const;
+  // Runs the selected plan. workspace.bytes below the plan's need is INVALID_VALUE.
+  Status execute(const VariantPack& pack, Workspace workspace = {}, const Handle* handle = nullptr) const;
+
+  // --- filters (after planning, before building) ---
+  // Plans needing more workspace are deselected (checked when built).
+  Status deselect_workspace_greater_than(std::int64_t bytes);
+  // Plans whose engine label contains any of `substrings` are deselected.
+  Status deselect_engines(const std::vector<std::string>& substrings);
+  // Why plan `index` is not usable ("" when it is, or it was never tried).
+  Result<std::string> get_plan_status_at_index(std::int64_t index) const;
+
+ private:
+  Status begin_planning();
+  std::unique_ptr<GraphPlanState> st_;
+};
+
+}  // namespace opgraph

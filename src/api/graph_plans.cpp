@@ -1,0 +1,211 @@
+// api/graph_plans.cpp — the at-index API, filters, building and executing.
+#include <algorithm>
+
+#include "api/plan_state.h"
+#include "opgraph/graph.h"
+
+namespace opgraph {
+namespace {
+
+bool is_decline(const Status& s) { return s.code() == ErrorCode::GRAPH_NOT_SUPPORTED; }
+
+// Builds plan i (cached). A decline, or a deselection, is returned as
+// GRAPH_NOT_SUPPORTED and recorded; anything else is a bug and propagates.
+Status build_one(GraphPlanState& st, const OpGraph& g, std::size_t i) {
+  PlanRecord& p = st.plans[i];
+  if (p.compiled) return Status::ok();
+  if (!p.deselected.empty()) return {ErrorCode::GRAPH_NOT_SUPPORTED, p.name + " is deselected: " + p.deselected};
+  PlanContext ctx = st.ctx();
+  Status s = p.engine->check_support(g, ctx);
+  if (s.is_good()) {
+    auto built = p.engine->build_plan(g, p.config, ctx);
+    if (built.is_good()) {
+      std::int64_t ws = built.value()->workspace_size();
+      if (st.workspace_limit >= 0 && ws > st.workspace_limit) {
+        p.deselected = "needs " + std::to_string(ws) + " workspace bytes, above the limit of " +
+                       std::to_string(st.workspace_limit);
+        return {ErrorCode::GRAPH_NOT_SUPPORTED, p.name + " is deselected: " + p.deselected};
+      }
+      p.compiled = std::move(built.value());
+      p.last = Status::ok();
+      return Status::ok();
+    }
+    s = built.status();
+  }
+  if (is_decline(s)) {
+    p.last = s;
+    return s;
+  }
+  return {s.code(), p.name + " failed (not a decline): " + s.message()};
+}
+
+}  // namespace
+
+std::int64_t Graph::get_execution_plan_count() const { return static_cast<std::int64_t>(st_->plans.size()); }
+
+Result<std::string> Graph::get_plan_name_at_index(std::int64_t index) const {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  return st_->plans[static_cast<std::size_t>(index)].name;
+}
+
+Result<PlanConfig> Graph::get_engine_and_knobs_at_index(std::int64_t index) const {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
+  PlanConfig c = p.config;
+  c.knobs = p.engine->knobs_to_public(p.config.knobs);
+  return c;
+}
+
+Result<std::string> Graph::get_plan_status_at_index(std::int64_t index) const {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
+  if (!p.deselected.empty()) return "deselected: " + p.deselected;
+  if (p.last.is_bad()) return "declined: " + p.last.message();
+  return std::string();
+}
+
+Status Graph::build_plan_at_index(std::int64_t index) {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  std::lock_guard<std::mutex> lock(st_->mu);
+  return build_one(*st_, *this, static_cast<std::size_t>(index));
+}
+
+Result<std::int64_t> Graph::get_workspace_size_plan_at_index(std::int64_t index) const {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
+  if (!p.compiled)
+    return Status(ErrorCode::INVALID_VALUE, "plan " + std::to_string(index) + " (" + p.name +
+                                                ") is not built: call build_plan_at_index first");
+  return p.compiled->workspace_size();
+}
+
+Status Graph::check_support() {
+  if (!st_->planned)
+    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  std::string why;
+  for (auto& p : st_->plans) {
+    if (!p.deselected.empty()) continue;
+    Status s = p.engine->check_support(*this, st_->ctx());
+    if (s.is_good()) return s;
+    if (!is_decline(s)) return {s.code(), p.name + " failed check_support (not a decline): " + s.message()};
+    p.last = s;
+    why += (why.empty() ? "" : "; ") + s.message();
+  }
+  return {ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED, "No execution plans support the graph" +
+                                                               (why.empty() ? std::string() : ": " + why)};
+}
+
+Status Graph::build_plans(BuildPlanPolicy policy) {
+  if (!st_->planned)
+    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  std::lock_guard<std::mutex> lock(st_->mu);
+  GraphPlanState& st = *st_;
+  const std::size_t n = st.plans.size();
+  if (st.pinned) {
+    auto i = static_cast<std::size_t>(st.selected);
+    Status s = build_one(st, *this, i);
+    if (is_decline(s))
+      return {ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED,
+              "pinned plan " + std::to_string(i) + " declined (select_plan pins; nothing else runs): " + s.message()};
+    OPGRAPH_CHECK(s);
+    st.candidate = st.selected;
+    if (policy == BuildPlanPolicy::HEURISTICS_CHOICE) return Status::ok();
+  }
+  std::string why;
+  for (std::size_t i = static_cast<std::size_t>(st.selected); i < n; ++i) {
+    if (!st.plans[i].deselected.empty() && !st.plans[i].compiled) {
+      why += (why.empty() ? "" : "; ") + st.plans[i].name + " deselected";
+      continue;
+    }
+    Status s = build_one(st, *this, i);
+    if (is_decline(s)) {
+      why += (why.empty() ? "" : "; ") + s.message();
+      continue;
+    }
+    OPGRAPH_CHECK(s);
+    if (!st.candidate) st.candidate = static_cast<std::int64_t>(i);
+    if (policy == BuildPlanPolicy::HEURISTICS_CHOICE) return Status::ok();
+  }
+  if (st.candidate) return Status::ok();
+  return {ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED,
+          "No execution plans support the graph" + (why.empty() ? std::string() : ": " + why)};
+}
+
+Status Graph::select_plan(std::int64_t index) {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  std::lock_guard<std::mutex> lock(st_->mu);
+  st_->selected = index;
+  st_->pinned = true;
+  st_->candidate.reset();
+  if (st_->plans[static_cast<std::size_t>(index)].compiled) st_->candidate = index;
+  return Status::ok();
+}
+
+Result<std::int64_t> Graph::get_selected_plan_index() const {
+  if (!st_->candidate)
+    return Status(ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no built plan: call build_plans first");
+  return *st_->candidate;
+}
+
+Result<std::int64_t> Graph::get_workspace_size() const {
+  auto i = get_selected_plan_index();
+  if (i.is_bad()) return i.status();
+  return get_workspace_size_plan_at_index(i.value());
+}
+
+Status Graph::execute_plan_at_index(const VariantPack& pack, Workspace workspace, std::int64_t index,
+                                    const Handle* handle) const {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
+  if (!p.compiled)
+    return {ErrorCode::INVALID_VALUE,
+            "plan " + std::to_string(index) + " (" + p.name + ") is not built: call build_plan_at_index first"};
+  std::int64_t need = p.compiled->workspace_size();
+  if (workspace.bytes < need)
+    return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(need) +
+                                          " bytes, got " + std::to_string(workspace.bytes)};
+  auto ctx = ExecutionContext::make(handle, workspace);
+  if (ctx.is_bad()) return ctx.status();
+  return p.compiled->execute(pack, ctx.value());
+}
+
+Status Graph::execute(const VariantPack& pack, Workspace workspace, const Handle* handle) const {
+  auto i = get_selected_plan_index();
+  if (i.is_bad()) return i.status();
+  return execute_plan_at_index(pack, workspace, i.value(), handle);
+}
+
+Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {
+  if (!st_->planned)
+    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  if (bytes < 0) return {ErrorCode::INVALID_VALUE, "workspace limit must be >= 0 bytes, got " + std::to_string(bytes)};
+  std::lock_guard<std::mutex> lock(st_->mu);
+  st_->workspace_limit = bytes;
+  for (auto& p : st_->plans) {
+    if (!p.compiled || p.compiled->workspace_size() <= bytes) continue;
+    p.deselected = "needs " + std::to_string(p.compiled->workspace_size()) + " workspace bytes, above the limit of " +
+                   std::to_string(bytes);
+    p.compiled.reset();
+  }
+  if (st_->candidate && !st_->plans[static_cast<std::size_t>(*st_->candidate)].compiled) st_->candidate.reset();
+  return Status::ok();
+}
+
+Status Graph::deselect_engines(const std::vector<std::string>& substrings) {
+  if (!st_->planned)
+    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  std::lock_guard<std::mutex> lock(st_->mu);
+  for (auto& p : st_->plans) {
+    std::string label = p.engine->label(p.config);
+    for (const auto& sub : substrings) {
+      if (sub.empty() || label.find(sub) == std::string::npos) continue;
+      p.deselected = "engine '" + label + "' matches the deny list entry '" + sub + "'";
+      p.compiled.reset();
+      break;
+    }
+  }
+  if (st_->candidate && !st_->plans[static_cast<std::size_t>(*st_->candidate)].compiled) st_->candidate.reset();
+  return Status::ok();
+}
+
+}  // namespace opgraph

@@ -1,0 +1,59 @@
+// engines/manifest.cpp — THE one table: every family, its anchors, id block,
+// hooks and engine slots. Nothing else makes an engine exist.
+//
+// Why the rows live here and not in src/plan/: a row names engine factories, and
+// engines sit above the plan layer (CMake links only downward). src/plan/manifest.*
+// holds the rules (classification, ids, opt-in, the test hook); this file is data.
+//
+// Blocks are fixed forever (ids 20000 + 100*block + slot): append new families
+// with new blocks, never renumber. Families without slots still classify graphs
+// (their engines arrive with later issues); such a graph is served by the backend
+// and the universal reference.
+#include "engines/manifest.h"
+
+#include "engines/reference_adapter/reference_engine.h"
+
+namespace opgraph::engines {
+namespace {
+
+plan::Family family(std::string name, int block, std::vector<std::string> anchors, std::string summary) {
+  plan::Family f;
+  f.name = std::move(name);
+  f.block = block;
+  f.anchors = std::move(anchors);
+  f.summary = std::move(summary);
+  return f;
+}
+
+plan::Manifest make_default() {
+  plan::Manifest m;
+  // Block 0: offered for every graph, outside classification.
+  m.universal = family("reference", 0, {}, "CPU oracle: every op with a reference kernel, host buffers");
+  m.universal.slots.push_back({"reference", make_reference_engine, false, "float64-accumulating CPU executor"});
+
+  m.families.push_back(family("gemm", 1, {"matmul", "moe_grouped_matmul", "moe_grouped_matmul_bwd"},
+                              "matmul with fused prologue/epilogue pointwise ops"));
+  m.families.push_back(family("norm", 2,
+                              {"layernorm", "layernorm_backward", "rmsnorm", "rmsnorm_backward", "adalayernorm",
+                               "adalayernorm_backward", "batchnorm", "batchnorm_inference", "batchnorm_backward",
+                               "instancenorm", "instancenorm_backward"},
+                              "normalisations, forward and backward"));
+  m.families.push_back(family("sdpa_fwd", 3, {"sdpa", "sdpa_fp8", "sdpa_mxfp8"}, "scaled dot-product attention, forward"));
+  m.families.push_back(family("sdpa_bwd", 4, {"sdpa_backward", "sdpa_fp8_backward", "sdpa_mxfp8_backward"},
+                              "scaled dot-product attention, backward"));
+  m.families.push_back(family("linear_attention", 5,
+                              {"gdn", "gdn_bwd", "kda", "kda_bwd", "gdn2", "gdn2_bwd", "gdp", "gdp_bwd"},
+                              "gated delta rule linear attention (GDN, KDA, GDN-2, GDP)"));
+  m.families.push_back(family("conv", 6, {"conv_fprop", "conv_dgrad", "conv_wgrad"}, "convolutions"));
+  // The cuDNN backend provider arrives with issue 7; until then none (offers nothing).
+  return m;
+}
+
+}  // namespace
+
+const plan::Manifest& default_manifest() {
+  static const plan::Manifest* m = new plan::Manifest(make_default());
+  return *m;
+}
+
+}  // namespace opgraph::engines

@@ -1,0 +1,44 @@
+// tools/cli_common.h — what every `opgraph` subcommand shares: argument
+// parsing, loading a graph file, one-line errors.
+//
+// Error contract: every failure prints ONE line to stderr, "opgraph <cmd>: <what>",
+// and the subcommand returns a non-zero exit code (1 bad input, 2 usage).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opgraph/graph.h"
+
+namespace opgraph::cli {
+
+// argv after the subcommand: positionals and --flag value / --flag=value pairs.
+struct Args {
+  std::vector<std::string> positional;
+  std::vector<std::pair<std::string, std::string>> flags;  // "--plan" -> "3"; a bare flag maps to ""
+  std::optional<std::string> get(const std::string& flag) const;
+  bool has(const std::string& flag) const { return get(flag).has_value(); }
+};
+// `value_flags` take a value; `bool_flags` do not. Unknown flags are an error line.
+std::optional<Args> parse_args(const std::string& cmd, int argc, char** argv, const std::vector<std::string>& value_flags,
+                               const std::vector<std::string>& bool_flags);
+
+// Prints "opgraph <cmd>: <message>" (newlines folded) to stderr; returns `code`.
+int fail(const std::string& cmd, const std::string& message, int code = 1);
+
+// Reads and deserializes a graph file. On failure prints the one line and returns null.
+std::unique_ptr<Graph> load_graph(const std::string& cmd, const std::string& path);
+
+// "A,FALLBACK" -> modes (default A,FALLBACK when absent). Prints the error line on failure.
+std::optional<std::vector<HeurMode>> parse_modes(const std::string& cmd, const std::optional<std::string>& text);
+// A non-negative integer, or nullopt (after printing the error line naming `flag`).
+std::optional<std::int64_t> parse_int(const std::string& cmd, const std::string& flag, const std::string& text);
+// Applies --device FILE.json when given (the planning target); prints the error line on failure.
+bool apply_device(const std::string& cmd, const Args& args, Graph& g);
+
+// "[1, 4, 8]"
+std::string dims_to_string(const std::vector<std::int64_t>& dims);
+
+}  // namespace opgraph::cli

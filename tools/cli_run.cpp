@@ -1,0 +1,144 @@
+// tools/cli_run.cpp — `opgraph run`: execute one plan on random inputs and compare
+// every output with the reference engine.
+//
+// The plan: --plan I (an index of the ranked list), or --engine ID --knobs K=V,...
+// (a replay), else what build_plans chooses. Inputs come from a fixed seed
+// (cli_inputs.h). The reference runs the same inputs through reference::execute
+// into separate output buffers. Tolerance per output dtype, |got - ref| <=
+// atol + rtol * |ref|: FLOAT/DOUBLE 1e-5, HALF 2e-3, BFLOAT16 1e-2, fp8 1.25e-1,
+// fp4 0.5, integer/boolean exact. Exit: 0 all within tolerance, 3 otherwise.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "cli_common.h"
+#include "cli_inputs.h"
+#include "engines/reference/convert.h"
+#include "engines/reference/executor.h"
+#include "engines/reference/ref_kernel.h"
+
+namespace opgraph::cli {
+namespace {
+
+double tolerance(DataType t) {
+  switch (t) {
+    case DataType::FLOAT:
+    case DataType::DOUBLE: return 1e-5;
+    case DataType::HALF: return 2e-3;
+    case DataType::BFLOAT16: return 1e-2;
+    case DataType::FP8_E4M3:
+    case DataType::FP8_E5M2:
+    case DataType::FP8_E8M0: return 1.25e-1;
+    case DataType::FP4_E2M1: return 0.5;
+    default: return 0.0;
+  }
+}
+
+struct Err {
+  double abs = 0, rel = 0;
+  bool ok = true;
+};
+
+Err compare(const Tensor& t, const void* got, const void* ref) {
+  Err e;
+  const double tol = tolerance(t.get_data_type());
+  reference::for_each_index(t.get_dim(), [&](std::span<const std::int64_t> idx) {
+    std::int64_t off = 0;
+    for (std::size_t a = 0; a < idx.size(); ++a) off += idx[a] * t.get_stride()[a];
+    double g = reference::load_element(got, off, t.get_data_type());
+    double r = reference::load_element(ref, off, t.get_data_type());
+    if (std::isnan(g) && std::isnan(r)) return;
+    double a = std::fabs(g - r);
+    if (std::isnan(a)) a = INFINITY;
+    e.abs = std::max(e.abs, a);
+    e.rel = std::max(e.rel, a / std::max(std::fabs(r), 1e-30));
+    if (a > tol + tol * std::fabs(r)) e.ok = false;
+  });
+  return e;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  const std::string cmd = "run";
+  auto args = parse_args(cmd, argc, argv, {"--plan", "--engine", "--knobs", "--iters", "--seed", "--modes", "--device"}, {});
+  if (!args) return 2;
+  if (args->positional.size() != 1) return fail(cmd, "expected one graph file: opgraph run GRAPH.json", 2);
+  if (args->has("--plan") && args->has("--engine")) return fail(cmd, "give --plan or --engine, not both", 2);
+  if (args->has("--knobs") && !args->has("--engine")) return fail(cmd, "--knobs needs --engine", 2);
+  auto modes = parse_modes(cmd, args->get("--modes"));
+  if (!modes) return 2;
+  std::int64_t iters = 1, seed = 0;
+  if (auto s = args->get("--iters")) {
+    auto v = parse_int(cmd, "--iters", *s);
+    if (!v || *v == 0) return v ? fail(cmd, "--iters must be at least 1", 2) : 2;
+    iters = *v;
+  }
+  if (auto s = args->get("--seed")) {
+    auto v = parse_int(cmd, "--seed", *s);
+    if (!v) return 2;
+    seed = *v;
+  }
+  const std::string& path = args->positional[0];
+  auto g = load_graph(cmd, path);
+  if (!g) return 1;
+  if (!apply_device(cmd, *args, *g)) return 1;
+
+  if (auto e = args->get("--engine")) {
+    auto id = parse_int(cmd, "--engine", *e);
+    if (!id) return 2;
+    auto knobs = knobs_from_string(args->get("--knobs").value_or(""));
+    if (knobs.is_bad()) return fail(cmd, "--knobs: " + knobs.status().message(), 2);
+    if (Status s = g->create_execution_plan(*id, knobs.value()); s.is_bad()) return fail(cmd, s.to_string());
+  } else if (Status s = g->create_execution_plans(*modes); s.is_bad()) {
+    return fail(cmd, "'" + path + "': " + s.to_string());
+  }
+  if (auto p = args->get("--plan")) {
+    auto i = parse_int(cmd, "--plan", *p);
+    if (!i) return 2;
+    if (Status s = g->select_plan(*i); s.is_bad()) return fail(cmd, "--plan: " + s.message(), 2);
+  }
+  if (Status s = g->build_plans(); s.is_bad()) return fail(cmd, s.to_string());
+  std::int64_t index = g->get_selected_plan_index().value();
+  std::string name = g->get_plan_name_at_index(index).value();
+
+  auto bufs = make_buffers(*g, static_cast<std::uint64_t>(seed));
+  auto ref = bufs;  // same inputs; outputs written separately by the reference
+  VariantPack pack;
+  std::map<std::int64_t, reference::HostBuffer> ref_pack;
+  for (std::size_t i = 0; i < bufs.size(); ++i) {
+    pack.set(bufs[i].tensor->get_uid(), bufs[i].bytes.data());
+    ref_pack[ref[i].tensor->get_uid()] = reference::HostBuffer{ref[i].bytes.data()};
+  }
+  std::vector<char> ws(static_cast<std::size_t>(g->get_workspace_size().value()) + 1);
+  Workspace workspace{ws.data(), g->get_workspace_size().value()};
+
+  double best_ms = INFINITY, total_ms = 0;
+  for (std::int64_t it = 0; it < iters; ++it) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (Status s = g->execute(pack, workspace); s.is_bad()) return fail(cmd, name + ": " + s.to_string());
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    best_ms = std::min(best_ms, ms);
+    total_ms += ms;
+  }
+  if (Status s = reference::execute(*g, ref_pack); s.is_bad()) return fail(cmd, "reference: " + s.to_string());
+
+  std::printf("graph '%s': plan %lld %s, %lld iter(s), seed %lld\n", g->context().name.c_str(),
+              static_cast<long long>(index), name.c_str(), static_cast<long long>(iters), static_cast<long long>(seed));
+  std::printf("time: mean %.3f ms, min %.3f ms per execute (host wall clock)\n", total_ms / iters, best_ms);
+  bool all_ok = true;
+  for (std::size_t i = 0; i < bufs.size(); ++i) {
+    if (bufs[i].is_input) continue;
+    const Tensor& t = *bufs[i].tensor;
+    Err e = compare(t, bufs[i].bytes.data(), ref[i].bytes.data());
+    all_ok = all_ok && e.ok;
+    std::printf("output '%s' %s %s: max_abs_err %.3g max_rel_err %.3g (tol %.3g) %s\n", t.get_name().c_str(),
+                dims_to_string(t.get_dim()).c_str(), std::string(to_string(t.get_data_type())).c_str(), e.abs, e.rel,
+                tolerance(t.get_data_type()), e.ok ? "OK" : "EXCEEDS");
+  }
+  if (!all_ok) return fail(cmd, "'" + path + "': an output exceeds its tolerance against the reference", 3);
+  return 0;
+}
+
+}  // namespace opgraph::cli
