@@ -1,0 +1,95 @@
+// examples/make_example_graphs.cpp — writes the serialized example graphs that
+// `opgraph plan` / `opgraph run` replay (examples/graphs/*.json).
+//
+// usage: make_example_graphs OUT_DIR
+// Each graph is small enough for the CPU reference to run in well under a
+// second, and shaped like the real workload it stands for (a transformer MLP
+// up-projection, a pre-attention RMSNorm, a causal GQA prefill, a varlen GDN
+// prefill). Regenerate after an IR change: the JSON is canonical.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "opgraph/op_graph.h"
+
+using namespace opgraph;
+
+namespace {
+
+// y = gelu(x @ w + bias): [1, 32, 64] @ [1, 64, 48] + [1, 1, 48], bf16 io, fp32 compute.
+void matmul_bias_gelu(OpGraph& g) {
+  g.set_name("matmul_bias_gelu").set_io_data_type(DataType::BFLOAT16).set_intermediate_data_type(DataType::FLOAT);
+  g.set_compute_data_type(DataType::FLOAT);
+  auto x = g.tensor({1, 32, 64}, DataType::BFLOAT16, "x");
+  auto w = g.tensor({1, 64, 48}, DataType::BFLOAT16, "w");
+  auto bias = g.tensor({1, 1, 48}, DataType::BFLOAT16, "bias");
+  auto y = g.gelu(g.add(g.matmul(x, w, Attributes().set_name("up")), bias, Attributes().set_name("bias_add")),
+                  Attributes().set_name("gelu"));
+  y->set_output(true).set_name("y").set_data_type(DataType::BFLOAT16);
+}
+
+// RMSNorm over the hidden axis of [8, 256, 1, 1] (cudnn's N, C, 1, 1 spelling), bf16 io.
+void rmsnorm(OpGraph& g) {
+  g.set_name("rmsnorm").set_io_data_type(DataType::BFLOAT16).set_intermediate_data_type(DataType::FLOAT);
+  g.set_compute_data_type(DataType::FLOAT);
+  auto x = g.tensor({8, 256, 1, 1}, DataType::BFLOAT16, "x");
+  auto scale = g.tensor({1, 256, 1, 1}, DataType::BFLOAT16, "scale");
+  auto eps = g.tensor_scalar(1e-5, DataType::FLOAT);
+  auto out = g.rmsnorm(x, scale, eps, Attributes().set_name("rmsnorm").set("forward_phase", "INFERENCE"));
+  out[0]->set_output(true).set_name("y");
+}
+
+// Gated DeltaNet prefill over 3 packed sequences (T = 40 tokens), 4 heads, K = V = 16.
+void gdn_prefill_varlen(OpGraph& g) {
+  g.set_name("gdn_prefill_varlen").set_io_data_type(DataType::BFLOAT16).set_compute_data_type(DataType::FLOAT);
+  const std::int64_t T = 40, H = 4, K = 16, V = 16, N = 3;
+  DeltaRuleInputs in;
+  in.q = g.tensor({T, H, K}, DataType::BFLOAT16, "q");
+  in.k = g.tensor({T, H, K}, DataType::BFLOAT16, "k");
+  in.v = g.tensor({T, H, V}, DataType::BFLOAT16, "v");
+  in.g = g.tensor({T, H}, DataType::FLOAT, "g");
+  in.beta = g.tensor({T, H}, DataType::BFLOAT16, "beta");
+  in.cu_seqlens = g.tensor({N + 1}, DataType::INT32, "cu_seqlens");
+  auto out = g.gdn(in, Attributes().set_name("gdn"));
+  out.o->set_output(true).set_name("o");
+}
+
+bool write(const std::string& dir, const std::string& name, const std::function<void(OpGraph&)>& make) {
+  OpGraph g;
+  make(g);
+  if (Status s = g.validate(); s.is_bad()) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), s.to_string().c_str());
+    return false;
+  }
+  auto json = g.serialize();
+  if (json.is_bad()) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), json.status().to_string().c_str());
+    return false;
+  }
+  std::ofstream f(dir + "/" + name + ".json");
+  f << json.value() << "\n";
+  if (!f) {
+    std::fprintf(stderr, "%s: cannot write %s/%s.json\n", name.c_str(), dir.c_str(), name.c_str());
+    return false;
+  }
+  std::printf("wrote %s/%s.json\n", dir.c_str(), name.c_str());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_example_graphs OUT_DIR\n");
+    return 2;
+  }
+  std::string dir = argv[1];
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  bool ok = write(dir, "matmul_bias_gelu", matmul_bias_gelu);
+  ok = write(dir, "rmsnorm", rmsnorm) && ok;
+  ok = write(dir, "gdn_prefill_varlen", gdn_prefill_varlen) && ok;
+  return ok ? 0 : 1;
+}
