@@ -68,6 +68,19 @@ TEST(Cli, UnknownOpIsOneLineAndNonZero) {
   expect_one_line_error(run_tool("plan " + write_temp("unknown_op.json", json)), "no_such_op");
 }
 
+TEST(Cli, InvalidGraphIsOneLineAndNonZero) {
+  OpGraph g;
+  g.set_name("bad_k");
+  auto a = g.tensor({1, 4, 8}, DataType::FLOAT, "A");
+  auto b = g.tensor({1, 8, 4}, DataType::FLOAT, "B");
+  g.matmul(a, b)->set_output(true).set_name("C");
+  std::string json = g.serialize().value();
+  auto at = json.find("[1,8,4]");
+  ASSERT_NE(at, std::string::npos) << json;
+  json.replace(at, 7, "[1,9,4]");  // K of B no longer matches A's
+  expect_one_line_error(run_tool("run " + write_temp("bad_k.json", json)), "not a valid graph");
+}
+
 TEST(Cli, BadPlanIndexAndUnknownCommand) {
   OpGraph g;
   testing_fakes::build_matmul(g);
