@@ -79,7 +79,7 @@ Result<std::vector<RankedPlan>> ours(const OpGraph& g, const RankInputs& in, Heu
     if (k.is_bad())
       return Status(ErrorCode::INTERNAL_ERROR,
                     "heuristics of family '" + in.family->name + "' proposed an incomplete plan: " + k.status().message());
-    out.push_back({PlanConfig{p.config.engine_id, p.config.knobs}, *it});
+    out.push_back({PlanConfig{p.config.engine_id, std::move(k.value())}, *it});
   }
   return out;
 }
