@@ -184,3 +184,47 @@ TEST(Facts, OneAnalysisPerGraphAttachedAfterFreezeSharedByRankingAndEngines) {
 
 }  // namespace
 }  // namespace opgraph
+
+namespace opgraph {
+namespace {
+
+using namespace testing_fakes;
+
+TEST(Manifest, FamilyValidatorRunsOnlyWhenTheFamilyOffersAnEngine) {
+  auto log = std::make_shared<FakeLog>();
+  int runs = 0;
+  auto make = [&](bool opt_in) {
+    plan::Manifest m;
+    m.universal = fake_family("universal", 0, {});
+    auto f = fake_family("gemm", 1, {"matmul"});
+    f.slots.push_back(fake_slot("g0", {}, log, opt_in));
+    f.validator = [&runs](const OpGraph& g) {
+      ++runs;
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "gemm rule: graph '" + g.context().name + "' has K = 8");
+    };
+    m.families.push_back(std::move(f));
+    return m;
+  };
+  unsetenv("OPGRAPH_ENABLE_ENGINES");
+  {
+    plan::testing::ScopedManifest scope(make(false));
+    Graph g;
+    build_matmul(g);
+    Status s = g.create_execution_plans({HeurMode::A});
+    EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+    EXPECT_NE(s.message().find("gemm rule"), std::string::npos);
+    EXPECT_EQ(runs, 1);
+  }
+  {
+    plan::testing::ScopedManifest scope(make(true));  // nothing offered: the validator is not asked
+    Graph g;
+    build_matmul(g);
+    Status s = g.create_execution_plans({HeurMode::A});
+    EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED);  // and no engine at all offers a plan
+    EXPECT_EQ(s.message().find("gemm rule"), std::string::npos);
+    EXPECT_EQ(runs, 1);
+  }
+}
+
+}  // namespace
+}  // namespace opgraph
