@@ -161,9 +161,9 @@ class _Structured:
                 kind = "port" if target in self.ports else "attr" if target in self.attrs else None
                 if kind:
                     keys[kw] = [(kind, target)]
-        first = spec["inputs"][0]["name"] if spec["inputs"] else None
-        if first in ("X", "x") and "input" not in keys:
-            keys["input"] = [("port", first)]
+        for x in ("X", "x"):  # cudnn calls the data input `input` (grad, input, ... in backward ops)
+            if x in self.ports and "input" not in keys:
+                keys["input"] = [("port", x)]
         self.keys = keys
         required = [_POSITIONAL_NAME.get(p["name"], p["name"].lower()) for p in spec["inputs"] if not p["optional"]]
         if "DY" in self.ports:

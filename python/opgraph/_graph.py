@@ -94,6 +94,18 @@ class pygraph(_C._GraphBase):
         if not self.is_validated:
             self.validate()
 
+    def build(self, heur_modes=None, policy=None):
+        """cudnn's build(): create_execution_plans(heur_modes or [A, FALLBACK]), check_support, build_plans."""
+        if heur_modes is None:
+            heur_modes = [_C.heur_mode.A, _C.heur_mode.FALLBACK]
+        self.create_execution_plans(heur_modes)
+        self.check_support()
+        if policy is None:
+            self.build_plans()
+        else:
+            self.build_plans(policy)
+        return self
+
     def serialize(self) -> bytes:
         """The canonical graph JSON, as bytes (deserialize() reads it back)."""
         return self._serialize().encode()

@@ -5,7 +5,7 @@
 // the C++ VariantPack: keys are opgraph.tensor or int uids; values are anything
 // normalize_buffer reads (buffers.h). A device buffer handed to a host plan (or a host
 // buffer to a device plan) is INVALID_VARIANT_PACK (ValueError) naming the uid, never a
-// fault. Workspace: None, an int address (trusted to be large enough), or a buffer
+// fault; so is a self-describing buffer whose element type is not the tensor's declared one. Workspace: None, an int address (trusted to be large enough), or a buffer
 // (its size in bytes is checked against the plan's need).
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
@@ -29,6 +29,14 @@ VariantPack to_variant_pack(const PyGraph& g, nb::dict d) {
     else if (PyLong_Check(k.ptr())) uid = nb::cast<std::int64_t>(k);
     else throw nb::type_error("variant pack keys must be opgraph.tensor objects or int uids");
     Buffer b = normalize_buffer(v, uid, /*fast=*/true);
+    if (b.dtype != DataType::NOT_SET) {  // a self-describing buffer: its element type must be the declared one
+      if (!t) t = g.tensor_by_uid(uid).get();
+      if (t && t->get_data_type() != b.dtype)
+        throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                                 "variant pack entry for tensor '" + t->get_name() + "' (uid " + std::to_string(uid) +
+                                     ") holds " + std::string(to_string(b.dtype)) + " elements, the tensor is declared " +
+                                     std::string(to_string(t->get_data_type())))};
+    }
     if (b.device != BufferDevice::UNKNOWN && (b.device == BufferDevice::CUDA) != device_plan)
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
                                "variant pack entry for uid " + std::to_string(uid) + " is " +

@@ -116,3 +116,65 @@ def test_attribute_type_errors_name_the_attribute():
     x = g.tensor(dim=[2, 6], data_type=np.float32)
     with pytest.raises(TypeError, match="permutation"):
         g.transpose(input=x, permutation="not a list")
+
+
+def norm_graph():
+    g = opgraph.pygraph(io_data_type=np.float32, intermediate_data_type=np.float32, compute_data_type=np.float32)
+    x = g.tensor(dim=[4, 16, 1, 1], data_type=np.float32, name="x")
+    scale = g.tensor(dim=[1, 16, 1, 1], data_type=np.float32, name="scale")
+    bias = g.tensor(dim=[1, 16, 1, 1], data_type=np.float32, name="bias")
+    return g, x, scale, bias
+
+
+def test_rmsnorm_phase_decides_conditional_output():
+    g, x, scale, _ = norm_graph()
+    y, inv_var = g.rmsnorm(opgraph.norm_forward_phase.INFERENCE, x, scale, epsilon=1e-5)
+    assert inv_var is None
+    eps = g.nodes[-1].inputs["EPSILON"]
+    assert eps.is_pass_by_value and abs(eps.get_pass_by_value() - 1e-5) < 1e-12
+    y2, inv_var2 = g.rmsnorm(norm_forward_phase=opgraph.norm_forward_phase.TRAINING, input=x, scale=scale,
+                             epsilon=g.tensor_scalar(1e-6))
+    g.validate()
+    assert y.dims == y2.dims == [4, 16, 1, 1]
+    assert inv_var2.dims == [4, 1, 1, 1]
+    assert g.nodes[-1].attributes["forward_phase"] == "TRAINING"
+
+
+def test_norm_backward_keywords_and_optional_dbias():
+    g, x, scale, _ = norm_graph()
+    dy = g.tensor(dim=[4, 16, 1, 1], data_type=np.float32, name="dy")
+    inv_var = g.tensor(dim=[4, 1, 1, 1], data_type=np.float32, name="inv_var")
+    dx, dscale, dbias = g.rmsnorm_backward(grad=dy, input=x, scale=scale, inv_variance=inv_var, has_dbias=False)
+    assert dbias is None
+    dx2, _, dbias2 = g.rmsnorm_backward(dy, x, scale, inv_var)
+    g.validate()
+    assert dbias2 is not None and dx.dims == dx2.dims == [4, 16, 1, 1] and dscale.dims == [1, 16, 1, 1]
+    node = g.nodes[0]
+    assert node.inputs["DY"] is dy and node.inputs["X"] is x and node.inputs["INV_VARIANCE"] is inv_var
+
+
+def test_layernorm_and_batchnorm_outputs():
+    g, x, scale, bias = norm_graph()
+    y, mean, inv_var = g.layernorm(norm_forward_phase=opgraph.norm_forward_phase.TRAINING, input=x,
+                                   scale=scale, bias=bias, epsilon=1e-5)
+    rm = g.tensor(dim=[1, 16, 1, 1], data_type=np.float32, name="rm")
+    rv = g.tensor(dim=[1, 16, 1, 1], data_type=np.float32, name="rv")
+    outs = g.batchnorm(input=x, scale=scale, bias=bias, in_running_mean=rm, in_running_var=rv,
+                       epsilon=1e-5, momentum=0.1)
+    outs_plain = g.batchnorm(input=x, scale=scale, bias=bias, epsilon=1e-5)
+    g.validate()
+    assert mean.dims == [4, 1, 1, 1] and inv_var.dims == [4, 1, 1, 1]
+    assert len(outs) == 5 and all(t is not None for t in outs)
+    assert outs[1].dims == [1, 16, 1, 1]
+    assert outs_plain[3] is None and outs_plain[4] is None  # no running stats in, none out
+
+
+def test_conv_fprop_cudnn_keywords():
+    g = opgraph.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    x = g.tensor(dim=[2, 3, 9, 9], data_type=np.float32)
+    w = g.tensor(dim=[4, 3, 3, 3], data_type=np.float32)
+    y = g.conv_fprop(image=x, weight=w, padding=[1, 1], stride=[2, 2], dilation=[1, 1])
+    g.validate()
+    assert y.dims == [2, 4, 5, 5]
+    node = g.nodes[0]
+    assert node.inputs["X"] is x and node.inputs["W"] is w and node.attributes["stride"] == [2, 2]

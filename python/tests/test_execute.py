@@ -1,0 +1,142 @@
+"""Plan and run graphs on host numpy arrays (the reference engine) against numpy references,
+and the planning surface around it (at-index API, one-shot planning, freeze, variant-pack errors).
+
+Tolerances: the reference accumulates in float64 and rounds to the float32 outputs, numpy
+computes in float64 here: |err| <= 1e-5 + 1e-5 * |ref| (a few float32 ulps).
+"""
+import math
+
+import numpy as np
+import pytest
+
+import opgraph
+
+pytestmark = pytest.mark.skipif(not opgraph.HAS_PLANNING, reason="built without the planning layer")
+
+F32 = np.float32
+
+
+def plan(g):
+    g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    g.build_plans()
+    return np.empty(max(g.get_workspace_size(), 1), np.uint8)
+
+
+def graph():
+    return opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+
+
+def assert_close(out, ref, tol=1e-5):
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
+
+
+def test_matmul(rng):
+    g = graph()
+    a_np = rng.standard_normal((2, 5, 7)).astype(F32)
+    b_np = rng.standard_normal((2, 7, 3)).astype(F32)
+    a, b = g.tensor_like(a_np, name="a"), g.tensor_like(b_np, name="b")
+    c = g.matmul(A=a, B=b)
+    c.set_output(True)
+    ws = plan(g)
+    out = np.full(c.dims, np.nan, F32)
+    g.execute({a: a_np, b: b_np, c: out}, ws)
+    assert_close(out, a_np.astype(np.float64) @ b_np.astype(np.float64))
+
+
+def test_matmul_bias_gelu_with_uid_keys(rng):
+    g = graph()
+    a_np = rng.standard_normal((1, 6, 8)).astype(F32)
+    w_np = rng.standard_normal((1, 8, 4)).astype(F32)
+    bias_np = rng.standard_normal((1, 1, 4)).astype(F32)
+    a, w, bias = (g.tensor_like(x) for x in (a_np, w_np, bias_np))
+    y = g.gelu(input=g.bias(input=g.matmul(A=a, B=w), bias=bias))
+    y.set_output(True)
+    ws = plan(g)
+    out = np.full(y.dims, np.nan, F32)
+    g.execute({a.uid: a_np, w.uid: w_np, bias.uid: bias_np, y.uid: out}, ws)
+    z = a_np.astype(np.float64) @ w_np + bias_np
+    erf = np.vectorize(math.erf)
+    assert_close(out, 0.5 * z * (1.0 + erf(z / math.sqrt(2.0))))
+
+
+def test_rmsnorm(rng):
+    g = graph()
+    x_np = rng.standard_normal((4, 16, 1, 1)).astype(F32)
+    s_np = rng.standard_normal((1, 16, 1, 1)).astype(F32)
+    x, s = g.tensor_like(x_np), g.tensor_like(s_np)
+    eps = 1e-5
+    y, inv_var = g.rmsnorm(norm_forward_phase=opgraph.norm_forward_phase.TRAINING, input=x, scale=s, epsilon=eps)
+    y.set_output(True)
+    inv_var.set_output(True)
+    ws = plan(g)
+    out = np.full(y.dims, np.nan, F32)
+    iv = np.full(inv_var.dims, np.nan, F32)
+    g.execute({x: x_np, s: s_np, y: out, inv_var: iv}, ws)
+    xd = x_np.astype(np.float64)
+    r = 1.0 / np.sqrt((xd * xd).mean(axis=1, keepdims=True) + eps)
+    assert_close(iv, r)
+    assert_close(out, xd * r * s_np)
+
+
+def test_pointwise_chain(rng):
+    # y = max(a * b - exp(-|c|), sigmoid(a) / (1 + c*c)); every input fresh and random.
+    g = graph()
+    arrs = [rng.standard_normal((3, 4, 5)).astype(F32) for _ in range(3)]
+    a, b, c = (g.tensor_like(x) for x in arrs)
+    one = g.tensor_scalar(1.0)
+    left = g.sub(a=g.mul(a=a, b=b), b=g.exp(input=g.neg(input=g.abs(input=c))))
+    right = g.div(a=g.sigmoid(input=a), b=g.add_square(a=one, b=c))
+    y = g.max(input0=left, input1=right)
+    y.set_output(True)
+    ws = plan(g)
+    out = np.full(y.dims, np.nan, F32)
+    g.execute({a: arrs[0], b: arrs[1], c: arrs[2], y: out}, ws)
+    ad, bd, cd = (x.astype(np.float64) for x in arrs)
+    ref = np.maximum(ad * bd - np.exp(-np.abs(cd)), (1.0 / (1.0 + np.exp(-ad))) / (1.0 + cd * cd))
+    assert_close(out, ref)
+
+
+def test_at_index_api_and_one_shot_planning(rng):
+    g = graph()
+    a_np = rng.standard_normal((4, 4)).astype(F32)
+    a = g.tensor_like(a_np)
+    y = g.relu(input=a)
+    y.set_output(True)
+    g.create_execution_plans([opgraph.heur_mode.A])
+    n = g.get_execution_plan_count()
+    assert n >= 1
+    names = [g.get_plan_name_at_index(i) for i in range(n)]
+    assert any("reference" in s for s in names)
+    ref_index = next(i for i, s in enumerate(names) if "reference" in s)
+    engine_id, knobs = g.get_engine_and_knobs_at_index(ref_index)
+    assert isinstance(engine_id, int) and isinstance(knobs, dict)
+    with pytest.raises(ValueError):
+        g.get_plan_name_at_index(n)
+    with pytest.raises(ValueError):
+        g.create_execution_plans([opgraph.heur_mode.A])  # one-shot
+    with pytest.raises(opgraph.FrozenGraphError):
+        g.relu(input=a)
+    g.select_plan(ref_index)
+    g.build_plans()
+    assert g.get_selected_plan_index() == ref_index
+    out = np.full(y.dims, np.nan, F32)
+    g.execute_plan_at_index({a: a_np, y: out}, None, ref_index)
+    assert_close(out, np.maximum(a_np, 0))
+
+
+def test_variant_pack_errors(rng):
+    g = graph()
+    a_np = rng.standard_normal((2, 3)).astype(F32)
+    a = g.tensor_like(a_np)
+    y = g.neg(input=a)
+    y.set_output(True)
+    ws = plan(g)
+    out = np.empty(y.dims, F32)
+    with pytest.raises(ValueError):  # missing output buffer
+        g.execute({a: a_np}, ws)
+    with pytest.raises(ValueError, match="FLOAT"):  # float64 array for a FLOAT tensor
+        g.execute({a: a_np.astype(np.float64), y: out}, ws)
+    with pytest.raises(TypeError):
+        g.execute({a: "not a buffer", y: out}, ws)
+    g.execute({a: a_np, y: out}, ws)
+    assert_close(out, -a_np)
