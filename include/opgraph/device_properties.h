@@ -1,9 +1,10 @@
 // opgraph/device_properties.h — the planning target, as a plain value.
 //
 // Planning and analyzers read the device from this struct, never from ambient
-// device state. It is built by hand, parsed from JSON (deviceless planning and
-// ahead-of-time cache warm-up: plan for sm_90 on a machine with no GPU), or — once
-// the runtime layer lands — read from a device by the runtime. Keep it small: a
+// device state. It is built by hand, for a target architecture with no device
+// (for_arch), parsed from JSON (deviceless planning and ahead-of-time cache
+// warm-up: plan for sm_90 on a machine with no GPU), or read from a device by
+// the runtime (opgraph::runtime::read_device_properties, src/runtime/device.h). Keep it small: a
 // field belongs here only if an analyzer or a kernel's specialisation reads it.
 #pragma once
 
@@ -26,6 +27,18 @@ struct DeviceProperties {
   // major*10 + minor: the number Capabilities' sm_lo/sm_hi ranges are written in.
   int sm_version() const noexcept { return major * 10 + minor; }
   bool operator==(const DeviceProperties&) const = default;
+
+  // The NVRTC target our kernels are compiled for: the architecture-specific
+  // "sm_90a" / "sm_100a" (wgmma, TMA multicast, setmaxnreg) for cc 9.0 and
+  // 10.x, else "sm_XY". (src/ir/device_properties_arch.cpp)
+  std::string arch() const;
+  // A device-less target: "sm_XY" or "sm_XYa" (XY may be three digits, e.g.
+  // sm_100a); the suffix is accepted and arch() decides it. sm_90 / sm_90a get
+  // the H200's figures (the GPU we run on): name "NVIDIA H200", 132 SMs,
+  // l2_bytes 62914560 (60 MiB), smem_per_block_optin 232448 (227 KiB). Other
+  // targets leave sm_count, l2_bytes, smem_per_block_optin 0 and name empty
+  // (each "unknown" in a compiled-cache identity). INVALID_VALUE otherwise.
+  static Result<DeviceProperties> for_arch(std::string_view arch);
 
   // {"major":9,"minor":0,"sm_count":132,"l2_bytes":...,"smem_per_block_optin":...,"name":"..."}
   std::string to_json() const;

@@ -1,0 +1,231 @@
+// runtime/compiled_cache.cpp — lookup, commit and reload of cache entries.
+// Maintenance (prune, list, clear) is in cache_maintenance.cpp.
+#include "runtime/compiled_cache.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "runtime/log.h"
+
+namespace opgraph::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_text(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+bool read_file(const fs::path& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return !in.bad();
+}
+
+// Writes `bytes` to a unique temp file beside `path`, then renames it over
+// `path`: readers see the old file or the whole new one, never a part.
+Status write_atomic(const fs::path& path, std::string_view bytes) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return {ErrorCode::IO_ERROR, "cannot create " + tmp.string() + ": " + std::strerror(errno)};
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return {ErrorCode::IO_ERROR, "cannot write " + tmp.string() + ": " + why};
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return {ErrorCode::IO_ERROR, "cannot commit " + path.string() + ": " + why};
+  }
+  return Status::ok();
+}
+
+bool env_flag(const char* name) {
+  std::string v = env_text(name);
+  return !v.empty() && v != "0";
+}
+
+}  // namespace
+
+CacheOptions CacheOptions::from_env() {
+  CacheOptions o;
+  if (auto dir = env_text("OPGRAPH_COMPILED_CACHE"); !dir.empty()) {
+    o.root = dir;
+  } else if (auto xdg = env_text("XDG_CACHE_HOME"); !xdg.empty()) {
+    o.root = fs::path(xdg) / "opgraph" / "compiled";
+  } else if (auto home = env_text("HOME"); !home.empty()) {
+    o.root = fs::path(home) / ".cache" / "opgraph" / "compiled";
+  }
+  o.disabled = env_flag("OPGRAPH_DISABLE_COMPILED_CACHE");
+  o.require_hit = env_flag("OPGRAPH_COMPILED_CACHE_REQUIRE_HIT");
+  if (auto cap = env_text("OPGRAPH_COMPILED_CACHE_MAX_BYTES"); !cap.empty()) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(cap.c_str(), &end, 10);
+    if (end && *end == '\0') o.max_bytes = v;
+    else log(1, "ignoring OPGRAPH_COMPILED_CACHE_MAX_BYTES='" + cap + "' (not a byte count)");
+  }
+  return o;
+}
+
+CompiledCache::CompiledCache(CacheOptions options, CacheEnvironment environment)
+    : options_(std::move(options)), env_(std::move(environment)), env_hash_(env_.hash()) {}
+
+fs::path CompiledCache::environment_dir() const {
+  return options_.root / ("v" + std::to_string(kCacheSchema)) / env_hash_;
+}
+
+std::string CompiledCache::entry_name(const KernelRequest& request, std::string_view arch) {
+  return request.family + "_" + request.kernel + "_" + std::string(arch) + "_" +
+         fnv1a64_hex(request.key(arch)).substr(0, 12);
+}
+
+CompiledCache::Lookup CompiledCache::load(const std::string& name, const std::string& key, CompiledKernel& out,
+                                          std::string& why) const {
+  const fs::path dir = environment_dir();
+  std::string record_text;
+  if (!read_file(dir / (name + ".json"), record_text)) return Lookup::MISSING;
+  auto record = nlohmann::json::parse(record_text, nullptr, /*allow_exceptions=*/false);
+  auto str = [&](const char* k) -> std::string {
+    auto it = record.find(k);
+    return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (record.is_discarded() || !record.is_object()) return why = "record is not a JSON object", Lookup::INVALID;
+  auto schema = record.find("schema");
+  if (schema == record.end() || !schema->is_number_integer() || schema->get<int>() != kCacheSchema)
+    return why = "record schema differs", Lookup::INVALID;
+  if (str("environment") != env_hash_) return why = "record names another environment", Lookup::INVALID;
+  if (str("key") != key) return why = "record carries another key", Lookup::INVALID;
+  auto bytes = record.find("cubin_bytes");
+  if (bytes == record.end() || !bytes->is_number_unsigned()) return why = "record lacks cubin_bytes", Lookup::INVALID;
+  // The binary is named by its digest, so the record names exactly one.
+  const std::string digest = str("cubin_fnv1a64");
+  if (digest.size() != 16 || str("cubin_file") != name + "." + digest + ".cubin")
+    return why = "record names no well-formed cubin file", Lookup::INVALID;
+  std::string cubin;
+  if (!read_file(dir / str("cubin_file"), cubin)) return why = "record without its cubin", Lookup::INVALID;
+  if (cubin.size() != bytes->get<std::uint64_t>()) return why = "cubin size differs (truncated?)", Lookup::INVALID;
+  if (fnv1a64_hex(cubin) != digest) return why = "cubin digest differs", Lookup::INVALID;
+  out.lowered_name = str("lowered_name");
+  out.arch = str("arch");
+  if (Status s = validate_cubin(cubin, out.lowered_name); s.is_bad()) return why = s.message(), Lookup::INVALID;
+  out.cubin = std::move(cubin);
+  out.log.clear();
+  return Lookup::HIT;
+}
+
+Status CompiledCache::store(const std::string& name, const std::string& key, const CompiledKernel& kernel) {
+  const fs::path dir = environment_dir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return {ErrorCode::IO_ERROR, "cannot create " + dir.string() + ": " + ec.message()};
+  if (!fs::exists(dir / "environment.json", ec)) {
+    OPGRAPH_CHECK(write_atomic(dir / "environment.json", env_.to_json() + "\n"));
+  }
+  nlohmann::ordered_json record;
+  record["schema"] = kCacheSchema;
+  record["environment"] = env_hash_;
+  record["key"] = key;
+  record["arch"] = kernel.arch;
+  record["lowered_name"] = kernel.lowered_name;
+  const std::string digest = fnv1a64_hex(kernel.cubin);
+  const std::string cubin_file = name + "." + digest + ".cubin";
+  record["cubin_file"] = cubin_file;
+  record["cubin_bytes"] = static_cast<std::uint64_t>(kernel.cubin.size());
+  record["cubin_fnv1a64"] = digest;
+  // The binary first, the record (the commit marker) after it. NVRTC output is
+  // not byte-identical across processes, so each binary is named by its digest:
+  // a concurrent writer's record always names a binary that writer completed.
+  OPGRAPH_CHECK(write_atomic(dir / cubin_file, kernel.cubin));
+  return write_atomic(dir / (name + ".json"), record.dump(2) + "\n");
+}
+
+void CompiledCache::touch_environment() {
+  if (touched_) return;
+  touched_ = true;
+  std::error_code ec;
+  fs::last_write_time(environment_dir(), fs::file_time_type::clock::now(), ec);
+}
+
+Result<CompiledKernel> CompiledCache::get(const KernelRequest& request, std::string_view arch, const Check& check) {
+  if (!enabled()) {
+    auto compiled = compile_kernel(request, arch);
+    if (compiled.is_bad()) return compiled.status();
+    OPGRAPH_CHECK(check(*compiled));
+    ++stats_.bypassed;
+    return compiled;
+  }
+  const std::string name = entry_name(request, arch);
+  const std::string key = request.key(arch);
+  CompiledKernel kernel;
+  std::string why;
+  Lookup found = load(name, key, kernel, why);
+  if (found == Lookup::HIT) {
+    Status ok = check(kernel);
+    if (ok.is_good()) {
+      ++stats_.hits;
+      touch_environment();
+      log(1, "compiled cache hit: " + name);
+      return kernel;
+    }
+    found = Lookup::INVALID;
+    why = ok.message();
+  }
+  if (found == Lookup::INVALID) {
+    ++stats_.invalid;
+    log(1, "compiled cache: doubtful entry " + name + " (" + why + "), treated as a miss");
+  }
+  ++stats_.misses;
+  if (options_.require_hit) {
+    return Status(ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED,
+                  "compiled cache miss for " + name + " in " + environment_dir().string() +
+                      " while OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1" + (why.empty() ? "" : " (" + why + ")"));
+  }
+  log(1, "compiled cache miss: " + name + ", compiling");
+  auto compiled = compile_kernel(request, arch);
+  if (compiled.is_bad()) return compiled.status();
+  if (Status w = store(name, key, *compiled); w.is_bad()) {
+    log(0, "compiled cache: cannot write " + name + " (" + w.message() + "); serving it from memory");
+    OPGRAPH_CHECK(check(*compiled));
+    return compiled;
+  }
+  touch_environment();
+  if (!pruned_once_) {
+    pruned_once_ = true;
+    if (auto p = prune(); p.is_bad()) log(1, "compiled cache prune: " + p.status().message());
+  }
+  // Reload through the hit path: a bad artifact fails here, at build time.
+  CompiledKernel reloaded;
+  if (load(name, key, reloaded, why) != Lookup::HIT) {
+    return Status(ErrorCode::IO_ERROR, "compiled cache: " + name + " does not reload after writing it: " + why);
+  }
+  Status ok = check(reloaded);
+  if (ok.is_bad()) {
+    return Status(ok.code(), "compiled cache: " + name + " written but refused on reload: " + ok.message());
+  }
+  reloaded.log = std::move(compiled->log);
+  return reloaded;
+}
+
+}  // namespace opgraph::runtime

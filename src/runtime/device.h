@@ -1,0 +1,72 @@
+// runtime/device.h — a CUDA device through the driver API: its properties, its
+// primary context, and the kernels loaded on it.
+//
+// Everything here loads libcuda (and libnvrtc on a cache miss); a missing
+// library or a machine with no GPU is GRAPH_NOT_SUPPORTED / INVALID_CUDA_DEVICE
+// naming the reason, so an engine that needs a device declines with it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "opgraph/device_properties.h"
+#include "runtime/compiled_cache.h"
+#include "runtime/loader.h"
+
+namespace opgraph::runtime {
+
+// Reads device `ordinal` (cuInit, cuDeviceGetAttribute, cuDeviceGetName).
+// Errors: GRAPH_NOT_SUPPORTED
+// (no libcuda), INVALID_CUDA_DEVICE (no such device), CUDA_API_FAILED.
+Result<DeviceProperties> read_device_properties(int ordinal);
+
+// A kernel loaded into the device's context. Owned by its KernelRuntime.
+struct LoadedKernel {
+  std::string name;  // the cache entry name
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+};
+
+// Launch geometry; shared memory in bytes.
+struct LaunchDims {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+
+// One device's kernels: compiles through the compiled cache (check =
+// cuModuleLoadData on the bytes read back) and memoises the CUfunction per
+// key for the process. Not thread-safe; one per device per thread, or guard it.
+class KernelRuntime {
+ public:
+  // Retains device `ordinal`'s primary context and makes it current on the
+  // calling thread. Errors as read_device_properties.
+  static Result<std::unique_ptr<KernelRuntime>> open(int ordinal, CacheOptions options);
+  ~KernelRuntime();
+  KernelRuntime(const KernelRuntime&) = delete;
+  KernelRuntime& operator=(const KernelRuntime&) = delete;
+
+  // The kernel for `request` on this device's arch; compiled, cached, loaded.
+  Result<const LoadedKernel*> get(const KernelRequest& request);
+  // cuLaunchKernelEx on `stream` (the handle's stream; nullptr is the legacy
+  // default stream). `args` is the kernel's parameter pointer array. Raises
+  // the dynamic shared memory limit first when shared_bytes > 48 KiB.
+  Status launch(const LoadedKernel& kernel, const LaunchDims& dims, CUstream stream, void** args) const;
+
+  const DeviceProperties& device() const noexcept { return device_; }
+  const CudaDriverApi& api() const noexcept { return *api_; }
+  CompiledCache& cache() noexcept { return cache_; }
+
+ private:
+  KernelRuntime(const CudaDriverApi* api, CUdevice dev, CUcontext ctx, DeviceProperties props, CompiledCache cache);
+
+  const CudaDriverApi* api_;
+  CUdevice dev_;
+  CUcontext ctx_;
+  DeviceProperties device_;
+  CompiledCache cache_;
+  std::map<std::string, std::unique_ptr<LoadedKernel>> loaded_;  // by full key
+};
+
+}  // namespace opgraph::runtime

@@ -1,0 +1,111 @@
+// runtime_probe — a fresh process for the runtime tests (test_runtime runs it
+// with fork + exec, so nothing the test process already mapped leaks in).
+//
+//   runtime_probe plan            build, validate, serialise a graph and make
+//                                 DeviceProperties (for_arch + JSON) — planning
+//                                 only; then print the mapped CUDA libraries.
+//   runtime_probe compile         compile one smoke kernel with NVRTC, then
+//                                 print the mapped CUDA libraries.
+//   runtime_probe driver          load libcuda through the loader; print
+//                                 "driver loaded from <path>" or the status.
+//   runtime_probe cache-worker ROOT TAG
+//                                 get every declared smoke specialisation plus
+//                                 one named by TAG through a CompiledCache at
+//                                 ROOT (compile-only); exit 0 iff all succeed.
+// Mapped libraries are printed one per line as "mapped <path>"; the last line
+// is "done".
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "engines/smoke/smoke_kernels.h"
+#include "opgraph/device_properties.h"
+#include "opgraph/op_graph.h"
+#include "runtime/compiled_cache.h"
+#include "runtime/loader.h"
+
+using namespace opgraph;
+
+namespace {
+
+void print_mapped_cuda_libraries() {
+  std::ifstream maps("/proc/self/maps");
+  std::set<std::string> seen;
+  std::string line;
+  while (std::getline(maps, line)) {
+    auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    auto base = path.substr(path.rfind('/') + 1);
+    if (base.rfind("libcuda.", 0) == 0 || base.rfind("libnvrtc", 0) == 0 || base.rfind("libcudnn", 0) == 0) {
+      if (seen.insert(path).second) std::printf("mapped %s\n", path.c_str());
+    }
+  }
+}
+
+int plan_only() {
+  OpGraph g;
+  g.set_name("probe").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
+  auto a = g.tensor({4, 32, 64}, DataType::HALF, "a");
+  auto b = g.tensor({4, 64, 16}, DataType::HALF, "b");
+  auto c = g.matmul(a, b, Attributes().set_name("mm"));
+  c->set_output(true).set_name("c");
+  if (Status s = g.validate(); s.is_bad()) return std::printf("validate: %s\n", s.to_string().c_str()), 1;
+  if (auto j = g.serialize(); j.is_bad()) return std::printf("serialize failed\n"), 1;
+  auto props = DeviceProperties::for_arch("sm_90a");
+  if (props.is_bad()) return 1;
+  auto back = DeviceProperties::from_json(props->to_json());
+  if (back.is_bad() || !(*back == *props)) return std::printf("device properties JSON round trip failed\n"), 1;
+  std::printf("planned for %s\n", back->arch().c_str());
+  return 0;
+}
+
+int compile_one() {
+  auto k = runtime::compile_kernel(smoke::affine_request({3.0, 1.0, smoke::SmokeType::F32}), "sm_90a");
+  if (k.is_bad()) return std::printf("compile: %s\n", k.status().to_string().c_str()), 1;
+  std::printf("compiled %zu bytes\n", k->cubin.size());
+  return 0;
+}
+
+int load_driver() {
+  auto api = runtime::cuda_driver();
+  if (api.is_bad()) std::printf("%s\n", api.status().to_string().c_str());
+  else std::printf("driver loaded from %s\n", (*api)->path.c_str());
+  return 0;
+}
+
+int cache_worker(const char* root, const char* tag) {
+  runtime::CacheOptions options;
+  options.root = root;
+  auto props = DeviceProperties::for_arch("sm_90a");
+  runtime::CompiledCache cache(options, runtime::CacheEnvironment::make(*props, 13000, 13000));
+  auto check = [](const runtime::CompiledKernel& k) { return runtime::validate_cubin(k.cubin, k.lowered_name); };
+  auto requests = smoke::declared_specialisations();
+  requests.resize(3);
+  requests.push_back(smoke::affine_request({static_cast<double>(std::atoi(tag)) + 0.5, 2.0, smoke::SmokeType::F32}));
+  for (const auto& r : requests) {
+    auto k = cache.get(r, "sm_90a", check);
+    if (k.is_bad()) return std::printf("get %s: %s\n", r.kernel.c_str(), k.status().to_string().c_str()), 1;
+  }
+  const auto& s = cache.stats();
+  std::printf("hits %llu misses %llu invalid %llu\n", static_cast<unsigned long long>(s.hits),
+              static_cast<unsigned long long>(s.misses), static_cast<unsigned long long>(s.invalid));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  std::string mode = argv[1];
+  int rc = 2;
+  if (mode == "plan") rc = plan_only();
+  else if (mode == "compile") rc = compile_one();
+  else if (mode == "driver") rc = load_driver();
+  else if (mode == "cache-worker" && argc == 4) return cache_worker(argv[2], argv[3]);
+  print_mapped_cuda_libraries();
+  std::printf("done\n");
+  return rc;
+}
