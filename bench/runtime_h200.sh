@@ -9,7 +9,7 @@
 #      (bench/runtime_cold_warm.cpp): 3 cold processes (each a fresh cache
 #      directory), then 5 warm ones on a warmed directory; plus one process
 #      under OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1 on a directory warmed
-#      device-less by `opgraph-cache warm --all --arch sm_90a`.
+#      device-less by `opgraph cache warm --all --arch sm_90a`.
 # Prints a short table last and writes it to $OUT/runtime_h200.txt; the full
 # log is $OUT/runtime_h200.log. Targets: warm per-kernel load < 5 ms, warm
 # process at least 10x faster than cold.
@@ -42,7 +42,7 @@ echo "== build"
 BUILD=$ROOT/build-h200
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_GPU_TESTS=ON -DOPGRAPH_BUILD_BENCH=ON \
   "${CMAKE_ARGS[@]}" >"$OUT/cmake.log"
-ninja -C "$BUILD" -j16 test_runtime test_runtime_gpu runtime_cold_warm opgraph-cache runtime_probe >"$OUT/build.log"
+ninja -C "$BUILD" -j16 test_runtime test_runtime_gpu runtime_cold_warm opgraph_tool runtime_probe >"$OUT/build.log"
 echo "built"
 
 echo "== tests"
@@ -73,10 +73,10 @@ done
 for i in 1 2 3 4 5; do timed warm "$WARM_DIR"; done
 AOT=$(mktemp -d /tmp/opgraph-aot-XXXX)
 aot_rc=0
-OPGRAPH_COMPILED_CACHE=$AOT "$BUILD/tools/opgraph-cache" warm --all --arch sm_90a >"$OUT/aot_warm.log" 2>&1 || aot_rc=$?
+OPGRAPH_COMPILED_CACHE=$AOT "$BUILD/tools/opgraph" cache warm --all --arch sm_90a >"$OUT/aot_warm.log" 2>&1 || aot_rc=$?
 timed aot_require_hit "$AOT" OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1 || aot_rc=$?
-OPGRAPH_COMPILED_CACHE=$WARM_DIR "$BUILD/tools/opgraph-cache" list >"$OUT/cache_list.txt" 2>&1 || true
-OPGRAPH_COMPILED_CACHE=$AOT "$BUILD/tools/opgraph-cache" list --arch sm_90a >>"$OUT/cache_list.txt" 2>&1 || true
+OPGRAPH_COMPILED_CACHE=$WARM_DIR "$BUILD/tools/opgraph" cache list >"$OUT/cache_list.txt" 2>&1 || true
+OPGRAPH_COMPILED_CACHE=$AOT "$BUILD/tools/opgraph" cache list --arch sm_90a >>"$OUT/cache_list.txt" 2>&1 || true
 
 python3 - "$RES" "$cpu_rc" "$gpu_rc" "$aot_rc" >"$OUT/runtime_h200.txt" <<'PY'
 import statistics, sys

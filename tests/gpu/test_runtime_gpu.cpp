@@ -27,12 +27,12 @@ TEST(RuntimeGpu, DevicePropertiesFromTheDriver) {
   auto p = read_device_properties(0);
   ASSERT_TRUE(p.is_good()) << p.status().message();
   std::printf("device 0: %s\n", p->to_json().c_str());
-  EXPECT_GT(p->cc_major, 0);
+  EXPECT_GT(p->major, 0);
   EXPECT_GT(p->sm_count, 0);
   EXPECT_GT(p->l2_bytes, 0);
   EXPECT_GT(p->smem_per_block_optin, 48 * 1024);
   EXPECT_FALSE(p->name.empty());
-  if (p->cc_major == 9 && p->cc_minor == 0) {
+  if (p->major == 9 && p->minor == 0) {
     EXPECT_EQ(p->arch(), "sm_90a");
     auto aot = DeviceProperties::for_arch("sm_90a");
     std::printf("for_arch(sm_90a) defaults %s the device (%s)\n", *aot == *p ? "match" : "DIFFER from",
