@@ -1,31 +1,48 @@
 // tools/cli_info.cpp — `opgraph info`: devices, libraries, families and engines.
 //
-// Libraries are only probed with dlopen (and closed again); the runtime layer's
-// loader replaces this probe when it lands. Devices are reported as none until
-// the runtime can read them.
-#include <dlfcn.h>
-
+// Libraries are found through the runtime's loader (the one search every engine
+// uses: src/runtime/loader.h); devices are read through the driver API. Both
+// load libcuda / libnvrtc / libcudnn: this command is the one that asks.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli_common.h"
 #include "engines/manifest.h"
+#include "runtime/device.h"
+#include "runtime/loader.h"
 
 namespace opgraph::cli {
 namespace {
 
-void probe(const char* what, std::vector<const char*> names) {
-  std::string tried;
-  for (const char* n : names) {
-    if (void* h = dlopen(n, RTLD_LAZY | RTLD_LOCAL)) {
-      dlclose(h);
-      std::printf("  %-8s found (%s)\n", what, n);
-      return;
-    }
-    tried += (tried.empty() ? "" : ", ") + std::string(n);
+// One line per library: where the loader found it and its version, or why not.
+template <class Api>
+void probe(const char* what, const Result<const Api*>& api, const std::string& version_of_found) {
+  if (api.is_good()) {
+    std::printf("  %-8s %s (version %s)\n", what, api.value()->path.c_str(), version_of_found.c_str());
+    return;
   }
-  std::printf("  %-8s not found (tried %s)\n", what, tried.c_str());
+  std::printf("  %-8s not available: %s\n", what, api.status().message().c_str());
+}
+
+void devices() {
+  std::printf("devices:\n");
+  auto api = runtime::cuda_driver();
+  int count = 0;
+  if (api.is_bad() || (*api)->init(0) != CUDA_SUCCESS || (*api)->device_get_count(&count) != CUDA_SUCCESS ||
+      count == 0) {
+    std::printf("  none (planning targets the host; pass --device DEV.json to plan for a GPU)\n");
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    auto p = runtime::read_device_properties(i);
+    if (p.is_bad()) {
+      std::printf("  %d: %s\n", i, p.status().message().c_str());
+      continue;
+    }
+    std::printf("  %d: %s, %s, %d SMs, L2 %lld bytes, smem opt-in %lld bytes\n", i, p->name.c_str(), p->arch().c_str(),
+                p->sm_count, static_cast<long long>(p->l2_bytes), static_cast<long long>(p->smem_per_block_optin));
+  }
 }
 
 void family_lines(const plan::Family& f, const PlanTarget& target, bool universal) {
@@ -54,11 +71,14 @@ void family_lines(const plan::Family& f, const PlanTarget& target, bool universa
 int cmd_info(int argc, char** argv) {
   auto args = parse_args("info", argc, argv, {}, {});
   if (!args) return 2;
-  std::printf("devices:\n  none (no device reader in this build: planning targets the host)\n");
+  devices();
   std::printf("libraries:\n");
-  probe("libcuda", {"libcuda.so.1", "libcuda.so"});
-  probe("libnvrtc", {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"});
-  probe("libcudnn", {"libcudnn.so.9", "libcudnn.so"});
+  auto cuda = runtime::cuda_driver();
+  probe("libcuda", cuda, cuda.is_good() ? std::to_string((*cuda)->driver_version) : "");
+  auto nvrtc = runtime::nvrtc();
+  probe("libnvrtc", nvrtc, nvrtc.is_good() ? std::to_string((*nvrtc)->version) : "");
+  auto cudnn = runtime::cudnn();
+  probe("libcudnn", cudnn, cudnn.is_good() ? std::to_string((*cudnn)->version) : "");
   const plan::Manifest& m = plan::active_manifest(engines::default_manifest());
   PlanTarget host;
   std::printf("families and engines (id, name, availability on this host):\n");
