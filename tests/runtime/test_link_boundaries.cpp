@@ -118,7 +118,8 @@ TEST(LinkBoundaries, ExecutablesHaveNoCudaDtNeeded) {
 
 TEST(LinkBoundaries, StaticLibrariesReferenceNoCudaSymbol) {
   for (const std::string& path : {std::string(OPGRAPH_IR_LIB), std::string(OPGRAPH_RUNTIME_LIB),
-                                 std::string(OPGRAPH_SMOKE_LIB)}) {
+                                 std::string(OPGRAPH_SMOKE_LIB), std::string(OPGRAPH_PLAN_LIB),
+                                 std::string(OPGRAPH_API_LIB)}) {
     int members = 0;
     auto undefined = archive_undefined_symbols(path, &members);
     EXPECT_GT(members, 0) << path;

@@ -103,7 +103,8 @@ TEST(Loader, StubDriverIsRejectedNotUsed) {
 TEST(Loader, PlanningOnlyProcessMapsNoCudaLibrary) {
   auto r = run_process({OPGRAPH_RUNTIME_PROBE, "plan"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("planned for sm_90a"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("planned for sm_90a: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(": 0 plan(s)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("mapped "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("done"), std::string::npos) << r.output;
 }

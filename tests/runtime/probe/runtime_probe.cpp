@@ -1,8 +1,9 @@
 // runtime_probe — a fresh process for the runtime tests (test_runtime runs it
 // with fork + exec, so nothing the test process already mapped leaks in).
 //
-//   runtime_probe plan            build, validate, serialise a graph and make
-//                                 DeviceProperties (for_arch + JSON) — planning
+//   runtime_probe plan            build, validate, serialise a graph, make
+//                                 DeviceProperties (for_arch + JSON) and plan
+//                                 for it (create_execution_plans) — planning
 //                                 only; then print the mapped CUDA libraries.
 //   runtime_probe compile         compile one smoke kernel with NVRTC, then
 //                                 print the mapped CUDA libraries.
@@ -22,7 +23,7 @@
 
 #include "engines/smoke/smoke_kernels.h"
 #include "opgraph/device_properties.h"
-#include "opgraph/op_graph.h"
+#include "opgraph/graph.h"
 #include "runtime/compiled_cache.h"
 #include "runtime/loader.h"
 
@@ -46,7 +47,7 @@ void print_mapped_cuda_libraries() {
 }
 
 int plan_only() {
-  OpGraph g;
+  Graph g;
   g.set_name("probe").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
   auto a = g.tensor({4, 32, 64}, DataType::HALF, "a");
   auto b = g.tensor({4, 64, 16}, DataType::HALF, "b");
@@ -54,11 +55,16 @@ int plan_only() {
   c->set_output(true).set_name("c");
   if (Status s = g.validate(); s.is_bad()) return std::printf("validate: %s\n", s.to_string().c_str()), 1;
   if (auto j = g.serialize(); j.is_bad()) return std::printf("serialize failed\n"), 1;
+  // A GPU target without a GPU: built for an arch, through JSON, as deviceless planning does.
   auto props = DeviceProperties::for_arch("sm_90a");
   if (props.is_bad()) return 1;
-  auto back = DeviceProperties::from_json(props->to_json());
-  if (back.is_bad() || !(*back == *props)) return std::printf("device properties JSON round trip failed\n"), 1;
-  std::printf("planned for %s\n", back->arch().c_str());
+  auto back = DeviceProperties::from_json(props.value().to_json());
+  if (back.is_bad() || !(back.value() == props.value())) return std::printf("device properties JSON round trip failed\n"), 1;
+  g.set_device_properties(back.value());
+  if (Status s = g.create_execution_plans({HeurMode::A, HeurMode::FALLBACK}); s.is_bad())
+    return std::printf("plan: %s\n", s.to_string().c_str()), 1;
+  std::printf("planned for %s: %lld plan(s)\n", back.value().arch().c_str(),
+              static_cast<long long>(g.get_execution_plan_count()));
   return 0;
 }
 
