@@ -181,6 +181,10 @@ class _Structured:
         name = kw.pop("name", "") or ""
         if self.op.startswith("sdpa"):
             _sdpa_dropout(kw)
+            if "is_inference" in kw and "generate_stats" in self.attrs:  # cudnn's older spelling
+                inference = kw.pop("is_inference")
+                if inference is not None:
+                    kw.setdefault("generate_stats", not inference)
         inputs, attrs = {}, {}
         for k, v in kw.items():
             targets = self.keys.get(k)

@@ -68,6 +68,8 @@ Buffer from_interface(nb::dict d, BufferDevice dev, const std::string& what) {
 // lives as long as the interpreter), else null.
 PyObject* g_torch_tensor_type = nullptr;
 
+}  // namespace
+
 bool is_torch_tensor(nb::handle v) {
   if (!g_torch_tensor_type) {
     PyObject* torch = PyImport_GetModule(nb::str("torch").ptr());  // only if already imported
@@ -85,9 +87,7 @@ bool is_torch_tensor(nb::handle v) {
   return PyObject_IsInstance(v.ptr(), g_torch_tensor_type) == 1;
 }
 
-}  // namespace
-
-std::string operand_name(std::int64_t uid) {
+static std::string operand_name(std::int64_t uid) {
   return uid < 0 ? std::string("buffer") : "variant pack entry for uid " + std::to_string(uid);
 }
 

@@ -3,9 +3,8 @@
 //
 // execute(variant_pack, workspace=None, handle=None) normalises the dict ONCE, here, into
 // the C++ VariantPack: keys are opgraph.tensor or int uids; values are anything
-// normalize_buffer reads (buffers.h). A device buffer handed to a host plan (or a host
-// buffer to a device plan) is INVALID_VARIANT_PACK (ValueError) naming the uid, never a
-// fault; so is a self-describing buffer whose element type is not the tensor's declared one. Workspace: None, an int address (trusted to be large enough), or a buffer
+// normalize_buffer reads (buffers.h). A device buffer handed to a graph planned for the
+// host is INVALID_VARIANT_PACK (ValueError) naming the uid, never a fault; so is a self-describing buffer whose element type is not the tensor's declared one. Workspace: None, an int address (trusted to be large enough), or a buffer
 // (its size in bytes is checked against the plan's need).
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
@@ -37,11 +36,14 @@ VariantPack to_variant_pack(const PyGraph& g, nb::dict d) {
                                      ") holds " + std::string(to_string(b.dtype)) + " elements, the tensor is declared " +
                                      std::string(to_string(t->get_data_type())))};
     }
-    if (b.device != BufferDevice::UNKNOWN && (b.device == BufferDevice::CUDA) != device_plan)
+    // Planned for the host, only host engines hold plans: device memory would be read as host memory.
+    // (A device target may still select the host reference; that case needs the buffer's device in
+    // OperandBuffer, which the runtime's variant pack adds.)
+    if (b.device == BufferDevice::CUDA && !device_plan)
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
-                               "variant pack entry for uid " + std::to_string(uid) + " is " +
-                                   (b.device == BufferDevice::CUDA ? "device" : "host") + " memory but the graph " +
-                                   (device_plan ? "was planned for a device" : "was planned for the host (no device)"))};
+                               "variant pack entry for uid " + std::to_string(uid) +
+                                   " is device memory but the graph was planned for the host (no device); "
+                                   "plan for the device (sm_version / device_property) to run device buffers")};
     pack.set(uid, OperandBuffer{b.data, std::move(b.dims), std::move(b.strides), b.dtype});
   }
   return pack;
@@ -49,6 +51,9 @@ VariantPack to_variant_pack(const PyGraph& g, nb::dict d) {
 
 Workspace to_workspace(nb::handle w) {
   if (w.is_none()) return {};
+  if (is_torch_tensor(w))  // the hot path: no DLPack round trip for the usual torch workspace
+    return {reinterpret_cast<void*>(nb::cast<std::uintptr_t>(w.attr("data_ptr")())),
+            nb::cast<std::int64_t>(w.attr("nbytes"))};
   Buffer b = normalize_buffer(w, -1, /*fast=*/false);
   if (b.nbytes < 0) b.nbytes = INT64_MAX;  // a bare address: the caller vouches for its size
   return {b.data, b.nbytes};

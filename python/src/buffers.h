@@ -32,5 +32,7 @@ struct Buffer {
 // fast: a torch tensor is read by data_ptr() and is_cuda alone (no dims/strides/dtype) —
 // the execute hot path. Raises TypeError (unsupported object) naming the operand.
 Buffer normalize_buffer(nb::handle v, std::int64_t uid, bool fast);
+// Whether `v` is a torch.Tensor (false when torch was never imported).
+bool is_torch_tensor(nb::handle v);
 
 }  // namespace opgraph::py

@@ -140,3 +140,95 @@ def test_variant_pack_errors(rng):
         g.execute({a: "not a buffer", y: out}, ws)
     g.execute({a: a_np, y: out}, ws)
     assert_close(out, -a_np)
+
+
+def relu_graph(**ctx):
+    g = opgraph.pygraph(io_data_type=F32, compute_data_type=F32, **ctx)
+    a = g.tensor(dim=[3, 5], data_type=F32, name="a")
+    y = g.relu(input=a)
+    y.set_output(True)
+    return g, a, y
+
+
+def test_replay_recorded_plan(rng):
+    g, a, y = relu_graph()
+    g.create_execution_plans([opgraph.heur_mode.A])
+    engine_id, knobs = g.get_engine_and_knobs_at_index(0)
+    g2, a2, y2 = relu_graph()
+    g2.create_execution_plan(engine_id, knobs)
+    assert g2.get_execution_plan_count() == 1
+    assert g2.get_plan_name_at_index(0) == g.get_plan_name_at_index(0)
+    g2.build_plans()
+    x = rng.standard_normal((3, 5)).astype(F32)
+    out = np.full((3, 5), np.nan, F32)
+    g2.execute({a2: x, y2: out})
+    assert_close(out, np.maximum(x, 0))
+    g3, *_ = relu_graph()
+    with pytest.raises(ValueError, match="TILE_M"):  # a knob the engine does not declare
+        g3.create_execution_plan(engine_id, {opgraph.knob_type.TILE_M: 64})
+
+
+def test_deselecting_every_engine_is_not_supported():
+    g, a, y = relu_graph()
+    g.create_execution_plans([opgraph.heur_mode.A])
+    g.deselect_engines(["reference"])
+    assert "deselected" in g.get_plan_status_at_index(0)
+    with pytest.raises(opgraph.GraphNotSupportedError, match="reference"):
+        g.build_plans()
+
+
+class FakeDeviceArray:
+    """Device memory as __cuda_array_interface__ describes it (never dereferenced)."""
+
+    def __init__(self, shape):
+        self.__cuda_array_interface__ = {"data": (0xD000, False), "shape": shape, "strides": None,
+                                         "typestr": "<f4", "version": 3}
+
+
+def test_device_buffer_refused_by_host_plan(rng):
+    g, a, y = relu_graph()
+    g.build()
+    out = np.empty((3, 5), F32)
+    with pytest.raises(ValueError, match="device memory"):
+        g.execute({a: FakeDeviceArray((3, 5)), y: out})
+
+
+def test_deviceless_planning_for_sm90_still_offers_the_host_reference(rng):
+    g, a, y = relu_graph(sm_version=90, sm_count=132)
+    g.build()
+    assert "reference" in g.get_plan_name_at_index(g.get_selected_plan_index())
+    x = rng.standard_normal((3, 5)).astype(F32)
+    out = np.full((3, 5), np.nan, F32)
+    g.execute({a: x, y: out}, None, opgraph.create_handle())
+    assert_close(out, np.maximum(x, 0))
+
+
+def numpy_sdpa(q, k, v, scale, causal):
+    s = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None], s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.einsum("bhqk,bhkd->bhqd", p, v)
+
+
+@pytest.mark.skipif("sdpa" not in {s["name"] for s in opgraph.op_specs()}, reason="no sdpa record in this build")
+@pytest.mark.parametrize("causal", [False, True])
+def test_small_sdpa_against_numpy_softmax(rng, causal):
+    b, h, s, d = 1, 2, 6, 4
+    q_np, k_np, v_np = (rng.standard_normal((b, h, s, d)).astype(F32) for _ in range(3))
+    g = graph()
+    q, k, v = (g.tensor_like(x) for x in (q_np, k_np, v_np))
+    o, stats = g.sdpa(q=q, k=k, v=v, attn_scale=d ** -0.5, use_causal_mask=causal, is_inference=True)
+    assert stats is None
+    o.set_output(True)
+    try:
+        ws = plan(g)
+    except opgraph.GraphNotSupportedError as e:
+        if "no reference kernel" in str(e):
+            pytest.skip("the reference engine has no sdpa kernel yet")
+        raise
+    out = np.full(o.dims, np.nan, F32)
+    g.execute({q: q_np, k: k_np, v: v_np, o: out}, ws)
+    assert_close(out, numpy_sdpa(q_np.astype(np.float64), k_np, v_np, d ** -0.5, causal))
