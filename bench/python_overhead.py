@@ -12,6 +12,8 @@ Variants (all on one pointwise ADD of `--n` fp16 elements):
   opgraph execute, tensor keys   g.execute({A: a, B: b, C: c}, ws)
   opgraph execute, uid keys      g.execute({1: a, ...}, ws)
   opgraph execute, int addresses g.execute({uid: a.data_ptr(), ...}, ws)  (no normalisation work)
+  binding only, tensor keys      g._normalize_only({A: a, B: b, C: c}, ws): the execute path without
+                                 the C++ execute — what the binding adds over a C++ caller (target <= 2 µs)
 
 Writes the table to stdout and to bench/results/python_overhead_<UTC date>.md (device,
 commit, command included). Usage: python3 bench/python_overhead.py [--n 4096] [--reps 200] [--burst 50]
@@ -77,6 +79,10 @@ def main():
         ("opgraph execute, tensor keys", per_call_us(lambda: g.execute(by_tensor, ws), args.reps, args.burst)),
         ("opgraph execute, uid keys", per_call_us(lambda: g.execute(by_uid, ws), args.reps, args.burst)),
         ("opgraph execute, int addresses", per_call_us(lambda: g.execute(by_addr, ws_addr), args.reps, args.burst)),
+        ("binding only (normalise, no run), tensor keys",
+         per_call_us(lambda: g._normalize_only(by_tensor, ws), args.reps, args.burst)),
+        ("binding only (normalise, no run), int addresses",
+         per_call_us(lambda: g._normalize_only(by_addr, ws_addr), args.reps, args.burst)),
     ]
 
     try:

@@ -137,6 +137,18 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
            "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}).")
+      .def("_normalize_only",
+           [](nb::handle self, nb::dict variant_pack, nb::handle workspace, nb::handle handle) {
+             PyGraph& g = nb::cast<PyGraph&>(self);
+             VariantPack pack = to_variant_pack(g, variant_pack);
+             Workspace ws = to_workspace(workspace);
+             const Handle* h = to_handle(handle, self);
+             nb::gil_scoped_release release;
+             (void)h;
+             return static_cast<std::int64_t>(pack.size()) + (ws.data ? 1 : 0);
+           },
+           nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
+           "execute() without the run: the binding's own per-call cost (bench/python_overhead.py).")
       .def("execute_plan_at_index",
            [](nb::handle self, nb::dict variant_pack, nb::handle workspace, std::int64_t index, nb::handle handle) {
              PyGraph& g = nb::cast<PyGraph&>(self);

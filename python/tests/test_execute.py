@@ -232,3 +232,14 @@ def test_small_sdpa_against_numpy_softmax(rng, causal):
     out = np.full(o.dims, np.nan, F32)
     g.execute({q: q_np, k: k_np, v: v_np, o: out}, ws)
     assert_close(out, numpy_sdpa(q_np.astype(np.float64), k_np, v_np, d ** -0.5, causal))
+
+
+def test_normalize_only_counts_entries_and_checks_like_execute(rng):
+    g, a, y = relu_graph()
+    g.build()
+    x = rng.standard_normal((3, 5)).astype(F32)
+    out = np.empty((3, 5), F32)
+    assert g._normalize_only({a: x, y: out}) == 2
+    assert g._normalize_only({a.uid: x.ctypes.data, y.uid: out}, np.empty(8, np.uint8)) == 3
+    with pytest.raises(ValueError, match="FLOAT"):
+        g._normalize_only({a: x.astype(np.float64)})
