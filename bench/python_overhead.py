@@ -57,8 +57,10 @@ def main():
     b = torch.randn(1, args.n, device="cuda", dtype=torch.float16)
     c = torch.empty_like(a)
 
+    major, minor = torch.cuda.get_device_capability()
     g = opgraph.pygraph(io_data_type=torch.float16, compute_data_type=torch.float32,
-                        handle=opgraph.create_handle())
+                        handle=opgraph.create_handle(), sm_version=major * 10 + minor,
+                        sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
     A, B = g.tensor_like(a, name="a"), g.tensor_like(b, name="b")
     C = g.add(a=A, b=B)
     C.set_output(True).set_data_type(torch.float16)

@@ -18,9 +18,15 @@ namespace opgraph::py {
 #ifdef OPGRAPH_PY_HAS_PLANNING
 namespace {
 
-VariantPack to_variant_pack(const PyGraph& g, nb::dict d) {
-  const bool device_plan = g.plan_target().has_device();
+struct Normalized {
   VariantPack pack;
+  bool device_buffers = false;  // some entry is device memory
+};
+
+Normalized to_variant_pack(const PyGraph& g, nb::dict d) {
+  const bool device_plan = g.plan_target().has_device();
+  Normalized n;
+  VariantPack& pack = n.pack;
   for (auto [k, v] : d) {
     std::int64_t uid;
     Tensor* t = nullptr;
@@ -44,10 +50,24 @@ VariantPack to_variant_pack(const PyGraph& g, nb::dict d) {
                                "variant pack entry for uid " + std::to_string(uid) +
                                    " is device memory but the graph was planned for the host (no device); "
                                    "plan for the device (sm_version / device_property) to run device buffers")};
+    n.device_buffers |= b.device == BufferDevice::CUDA;
     pack.set(uid, OperandBuffer{b.data, std::move(b.dims), std::move(b.strides), b.dtype});
   }
-  return pack;
+  return n;
 }
+
+// The handle one call runs with: the caller's stream; as device, the planning target's when the
+// buffers are device memory (so a host engine refuses them instead of reading device memory).
+class CallHandle final : public Handle {
+ public:
+  CallHandle(const Handle* inner, const DeviceProperties* device) : inner_(inner), device_(device) {}
+  Result<void*> stream() const override { return inner_ ? inner_->stream() : Result<void*>(nullptr); }
+  const DeviceProperties* device() const override { return device_ ? device_ : inner_ ? inner_->device() : nullptr; }
+
+ private:
+  const Handle* inner_;
+  const DeviceProperties* device_;
+};
 
 Workspace to_workspace(nb::handle w) {
   if (w.is_none()) return {};
@@ -63,6 +83,19 @@ const Handle* to_handle(nb::handle h, nb::handle graph) {
   if (h.is_none() && nb::hasattr(graph, "handle")) h = graph.attr("handle");
   if (h.is_none()) return nullptr;
   return nb::cast<PyHandle*>(h);
+}
+
+// execute / execute_plan_at_index (index < 0: the selected plan), normalising everything once.
+void run(nb::handle self, nb::dict variant_pack, nb::handle workspace, nb::handle handle, std::int64_t index) {
+  PyGraph& g = nb::cast<PyGraph&>(self);
+  Normalized n = to_variant_pack(g, variant_pack);
+  Workspace ws = to_workspace(workspace);
+  const Handle* inner = to_handle(handle, self);
+  const auto& target = g.plan_target();
+  CallHandle call(inner, n.device_buffers && target.has_device() ? &*target.device : nullptr);
+  const Handle* h = (inner || n.device_buffers) ? &call : nullptr;
+  nb::gil_scoped_release release;
+  throw_if(index < 0 ? g.execute(n.pack, ws, h) : g.execute_plan_at_index(n.pack, ws, index, h));
 }
 
 std::vector<HeurMode> to_modes(nb::handle modes) {
@@ -128,35 +161,27 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            nb::arg("engine_names"))
       .def("execute",
            [](nb::handle self, nb::dict variant_pack, nb::handle workspace, nb::handle handle) {
-             PyGraph& g = nb::cast<PyGraph&>(self);
-             VariantPack pack = to_variant_pack(g, variant_pack);
-             Workspace ws = to_workspace(workspace);
-             const Handle* h = to_handle(handle, self);
-             nb::gil_scoped_release release;
-             throw_if(g.execute(pack, ws, h));
+             run(self, variant_pack, workspace, handle, -1);
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
            "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}).")
       .def("_normalize_only",
            [](nb::handle self, nb::dict variant_pack, nb::handle workspace, nb::handle handle) {
              PyGraph& g = nb::cast<PyGraph&>(self);
-             VariantPack pack = to_variant_pack(g, variant_pack);
+             Normalized n = to_variant_pack(g, variant_pack);
              Workspace ws = to_workspace(workspace);
              const Handle* h = to_handle(handle, self);
              nb::gil_scoped_release release;
              (void)h;
-             return static_cast<std::int64_t>(pack.size()) + (ws.data ? 1 : 0);
+             return static_cast<std::int64_t>(n.pack.size()) + (ws.data ? 1 : 0);
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
            "execute() without the run: the binding's own per-call cost (bench/python_overhead.py).")
       .def("execute_plan_at_index",
            [](nb::handle self, nb::dict variant_pack, nb::handle workspace, std::int64_t index, nb::handle handle) {
-             PyGraph& g = nb::cast<PyGraph&>(self);
-             VariantPack pack = to_variant_pack(g, variant_pack);
-             Workspace ws = to_workspace(workspace);
-             const Handle* h = to_handle(handle, self);
-             nb::gil_scoped_release release;
-             throw_if(g.execute_plan_at_index(pack, ws, index, h));
+             if (index < 0)
+               throw StatusError{Status(ErrorCode::INVALID_VALUE, "plan index " + std::to_string(index) + " is negative")};
+             run(self, variant_pack, workspace, handle, index);
            },
            nb::arg("variant_pack"), nb::arg("workspace").none(), nb::arg("index"),
            nb::arg("handle").none() = nb::none());

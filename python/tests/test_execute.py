@@ -243,3 +243,12 @@ def test_normalize_only_counts_entries_and_checks_like_execute(rng):
     assert g._normalize_only({a.uid: x.ctypes.data, y.uid: out}, np.empty(8, np.uint8)) == 3
     with pytest.raises(ValueError, match="FLOAT"):
         g._normalize_only({a: x.astype(np.float64)})
+
+
+def test_device_buffers_are_refused_by_the_host_reference_on_a_device_target():
+    # Planned for sm_90, the host reference may be selected; device buffers then make the call
+    # drive the device, and the reference refuses instead of reading device memory.
+    g, a, y = relu_graph(sm_version=90, sm_count=132)
+    g.build()
+    with pytest.raises(ValueError, match="host buffers"):
+        g.execute({a: FakeDeviceArray((3, 5)), y: FakeDeviceArray((3, 5))})

@@ -13,7 +13,10 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
               pytest.mark.skipif(not opgraph.HAS_PLANNING, reason="needs the planning layer")]
 
-MODES = None
+def device_kwargs():
+    """Plan for the GPU torch runs on (deviceless planning otherwise targets the host)."""
+    major, minor = torch.cuda.get_device_capability()
+    return {"sm_version": major * 10 + minor, "sm_count": torch.cuda.get_device_properties(0).multi_processor_count}
 
 
 def plan_and_build(g):
@@ -37,7 +40,7 @@ def test_sdpa_vs_torch(causal):
     b, h, s, d = 2, 4, 256, 64
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     g = opgraph.pygraph(io_data_type=torch.bfloat16, intermediate_data_type=torch.float32,
-                        compute_data_type=torch.float32, handle=opgraph.create_handle())
+                        compute_data_type=torch.float32, handle=opgraph.create_handle(), **device_kwargs())
     Q, K, V = (g.tensor_like(t, name=n) for t, n in ((q, "q"), (k, "k"), (v, "v")))
     o, stats = g.sdpa(q=Q, k=K, v=V, attn_scale=d ** -0.5, use_causal_mask=causal, generate_stats=False)
     assert stats is None
@@ -58,7 +61,7 @@ def test_matmul_bias_gelu_vs_torch():
     w = torch.randn(1, kdim, n, device="cuda", dtype=torch.float16) * kdim ** -0.5
     bias = torch.randn(1, 1, n, device="cuda", dtype=torch.float16)
     g = opgraph.pygraph(io_data_type=torch.float16, intermediate_data_type=torch.float32,
-                        compute_data_type=torch.float32)
+                        compute_data_type=torch.float32, **device_kwargs())
     A, W, B = g.tensor_like(a), g.tensor_like(w), g.tensor_like(bias)
     y = g.gelu(input=g.bias(input=g.matmul(A=A, B=W), bias=B))
     y.set_output(True).set_data_type(torch.float16)
@@ -76,7 +79,7 @@ def test_rmsnorm_vs_torch():
     x = torch.randn(n, hidden, 1, 1, device="cuda", dtype=torch.bfloat16)
     scale = torch.randn(1, hidden, 1, 1, device="cuda", dtype=torch.bfloat16)
     g = opgraph.pygraph(io_data_type=torch.bfloat16, intermediate_data_type=torch.float32,
-                        compute_data_type=torch.float32)
+                        compute_data_type=torch.float32, **device_kwargs())
     X, S = g.tensor_like(x), g.tensor_like(scale)
     y, inv_var = g.rmsnorm(norm_forward_phase=opgraph.norm_forward_phase.INFERENCE, input=X, scale=S,
                            epsilon=1e-5)
