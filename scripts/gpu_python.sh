@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${OPGRAPH_PY_BUILD_DIR:-build-py}
 NB_DIR=$(python3 -c "import nanobind; print(nanobind.cmake_dir())")
-cmake -S python -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -Dnanobind_DIR="$NB_DIR" >/dev/null
+GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
+cmake -S python -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -Dnanobind_DIR="$NB_DIR" >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target _C
 export PYTHONPATH="$PWD/$BUILD${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p bench/results
