@@ -73,6 +73,9 @@ struct PlanConfig {
 // What planning and building hand an engine: the target and the graph's facts.
 struct PlanContext {
   const FactsCache* facts = nullptr;  // never null during planning/building
+  // The graph's operand order and declared storage geometry (exec/declared_layout.h),
+  // computed once at planning; build_plan reads it into the plan's operand table.
+  const DeclaredLayout* layout = nullptr;
   const PlanTarget& target() const { return facts->target(); }
 };
 
@@ -81,7 +84,9 @@ class CompiledPlan {
   virtual ~CompiledPlan() = default;
   // Scratch this plan needs, in BYTES (0 when none). Fixed once built.
   virtual std::int64_t workspace_size() const = 0;
-  // Runs the plan on the caller's buffers. Refuses only caller errors (a missing
+  // Runs the plan on the caller's buffers, NORMALISED: `pack` holds one
+  // OperandBuffer per position of the graph's DeclaredLayout (read them by
+  // position; resolve positions at build). Refuses only caller errors (a missing
   // or too-small buffer: INVALID_VARIANT_PACK; workspace too small: INVALID_VALUE),
   // naming the operand. Thread-safe: keeps no per-call state in the plan.
   virtual Status execute(const VariantPack& pack, const ExecutionContext& ctx) const = 0;

@@ -4,7 +4,7 @@
 // execute(variant_pack, workspace=None, handle=None) normalises the dict ONCE, here, into
 // the C++ VariantPack: keys are opgraph.tensor or int uids; values are anything
 // normalize_buffer reads (buffers.h). A device buffer handed to a graph planned for the
-// host is INVALID_VARIANT_PACK (ValueError) naming the uid, never a fault; so is a self-describing buffer whose element type is not the tensor's declared one. Workspace: None, an int address (trusted to be large enough), or a buffer
+// host is INVALID_VARIANT_PACK (ValueError) naming the uid, never a fault; element types follow the C++ variant pack's rules (an engine refuses a mismatch). Workspace: None, an int address (trusted to be large enough), or a buffer
 // (its size in bytes is checked against the plan's need).
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
@@ -34,24 +34,22 @@ Normalized to_variant_pack(const PyGraph& g, nb::dict d) {
     else if (PyLong_Check(k.ptr())) uid = nb::cast<std::int64_t>(k);
     else throw nb::type_error("variant pack keys must be opgraph.tensor objects or int uids");
     Buffer b = normalize_buffer(v, uid, /*fast=*/true);
-    if (b.dtype != DataType::NOT_SET) {  // a self-describing buffer: its element type must be the declared one
-      if (!t) t = g.tensor_by_uid(uid).get();
-      if (t && t->get_data_type() != b.dtype)
-        throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
-                                 "variant pack entry for tensor '" + t->get_name() + "' (uid " + std::to_string(uid) +
-                                     ") holds " + std::string(to_string(b.dtype)) + " elements, the tensor is declared " +
-                                     std::string(to_string(t->get_data_type())))};
-    }
+    (void)t;
+    // Element types are judged by the C++ pack's rules (equal slot width reads as
+    // the declared type: uint8 for packed fp4 / e4m3 scales), not here.
     // Planned for the host, only host engines hold plans: device memory would be read as host memory.
-    // (A device target may still select the host reference; that case needs the buffer's device in
-    // OperandBuffer, which the runtime's variant pack adds.)
     if (b.device == BufferDevice::CUDA && !device_plan)
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
                                "variant pack entry for uid " + std::to_string(uid) +
                                    " is device memory but the graph was planned for the host (no device); "
                                    "plan for the device (sm_version / device_property) to run device buffers")};
     n.device_buffers |= b.device == BufferDevice::CUDA;
-    pack.set(uid, OperandBuffer{b.data, std::move(b.dims), std::move(b.strides), b.dtype});
+    // The memory kind travels in the OperandBuffer: an engine's operand table refuses the wrong kind.
+    const MemoryKind mem = b.device == BufferDevice::CUDA   ? MemoryKind::DEVICE
+                           : b.device == BufferDevice::HOST ? MemoryKind::HOST
+                                                            : MemoryKind::UNKNOWN;
+    if (b.dims.empty() && b.nbytes < 0) pack.set(uid, b.data);  // a bare address lends the declaration
+    else pack.set(uid, OperandBuffer::make(b.data, b.dims, b.strides, b.dtype, mem));
   }
   return n;
 }

@@ -75,6 +75,9 @@ Status Graph::begin_planning() {
     if (offers) OPGRAPH_CHECK(fam->validator(*this));
   }
   freeze();
+  auto layout = DeclaredLayout::compute(*this);
+  if (layout.is_bad()) return layout.status();
+  st_->layout = std::make_unique<DeclaredLayout>(std::move(layout.value()));
   st_->planned = true;
   st_->facts = std::make_unique<FactsCache>(*this, st_->target);
   if (fam && fam->analyzer) (void)st_->facts->get(fam->analyzer);

@@ -160,13 +160,20 @@ Status Graph::execute_plan_at_index(const VariantPack& pack, Workspace workspace
   if (!p.compiled)
     return {ErrorCode::INVALID_VALUE,
             "plan " + std::to_string(index) + " (" + p.name + ") is not built: call build_plan_at_index first"};
+  // The caller's buffers, normalised ONCE, into this call's own pointer array.
+  VariantPack operands;
+  const VariantPack* use = &pack;
+  if (pack.layout() != st_->layout.get()) {
+    OPGRAPH_CHECK(VariantPack::normalize(pack, *st_->layout, operands));
+    use = &operands;
+  }
   std::int64_t need = p.compiled->workspace_size();
   if (workspace.bytes < need)
     return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(need) +
                                           " bytes, got " + std::to_string(workspace.bytes)};
   auto ctx = ExecutionContext::make(handle, workspace);
   if (ctx.is_bad()) return ctx.status();
-  return p.compiled->execute(pack, ctx.value());
+  return p.compiled->execute(*use, ctx.value());
 }
 
 Status Graph::execute(const VariantPack& pack, Workspace workspace, const Handle* handle) const {

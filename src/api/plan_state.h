@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/declared_layout.h"
 #include "opgraph/graph.h"
 #include "plan/manifest.h"
 
@@ -27,6 +28,7 @@ struct GraphPlanState {
   bool planned = false;
   std::string family;
   std::unique_ptr<FactsCache> facts;
+  std::unique_ptr<DeclaredLayout> layout;           // operand order + declared geometry, once per graph
   std::vector<std::unique_ptr<Engine>> engines;     // instances this graph owns
   std::shared_ptr<plan::BackendProvider> backend;   // kept alive for its engine
   std::vector<PlanRecord> plans;
@@ -37,7 +39,7 @@ struct GraphPlanState {
   std::int64_t workspace_limit = -1;                // -1: none
   mutable std::mutex mu;                            // guards building
 
-  PlanContext ctx() const { return PlanContext{facts.get()}; }
+  PlanContext ctx() const { return PlanContext{facts.get(), layout.get()}; }
 };
 
 // The manifest planning uses now (a test's override, else the shipped table).

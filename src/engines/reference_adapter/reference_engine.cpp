@@ -5,6 +5,7 @@
 
 #include "engines/reference/executor.h"
 #include "engines/reference/ref_kernel.h"
+#include "exec/operand_table.h"
 #include "opgraph/op_graph.h"
 
 namespace opgraph::engines {
@@ -12,29 +13,28 @@ namespace {
 
 class ReferencePlan final : public CompiledPlan {
  public:
-  explicit ReferencePlan(const OpGraph& g) : graph_(&g) {}
+  // The reference reads every operand through its declaration (declared extents,
+  // strides and dtype, host memory), so that is what its operand table asks for.
+  ReferencePlan(const OpGraph& g, const DeclaredLayout& layout)
+      : graph_(&g), table_(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 0}, "reference") {}
   std::int64_t workspace_size() const override { return 0; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (ctx.device)
       return {ErrorCode::INVALID_VALUE, "engine reference executes host buffers; this call's handle drives device '" +
                                             ctx.device->name + "' (staging device buffers needs the runtime layer)"};
+    if (!table_.accepts(pack)) return table_.explain(pack);
     std::map<std::int64_t, reference::HostBuffer> buffers;
-    for (const auto& [uid, b] : pack.buffers()) {
-      if (b.described()) {
-        TensorPtr t = graph_->tensor_by_uid(uid);
-        if (t && (b.dims != t->get_dim() || (!b.strides.empty() && b.strides != t->get_stride())))
-          return {ErrorCode::INVALID_VARIANT_PACK,
-                  "engine reference: buffer for tensor '" + t->get_name() + "' (uid " + std::to_string(uid) +
-                      ") describes other dims/strides than its declaration; the reference reads the declaration"};
-      }
-      buffers[uid] = reference::HostBuffer{b.data};
-    }
+    const DeclaredLayout& layout = *pack.layout();
+    for (const OperandRow& r : table_.rows())
+      buffers.emplace(layout.slot(static_cast<std::size_t>(r.position)).uid,
+                      reference::HostBuffer{pack.operand(static_cast<std::size_t>(r.position)).data});
     return reference::execute(*graph_, buffers);
   }
 
  private:
   const OpGraph* graph_;
+  OperandTable table_;
 };
 
 class ReferenceEngine final : public Engine {
@@ -53,7 +53,8 @@ class ReferenceEngine final : public Engine {
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig&,
                                                    const PlanContext& ctx) const override {
     OPGRAPH_CHECK(check_support(g, ctx));
-    return std::unique_ptr<CompiledPlan>(std::make_unique<ReferencePlan>(g));
+    if (!ctx.layout) return Status(ErrorCode::INTERNAL_ERROR, "engine reference: built without the graph's layout");
+    return std::unique_ptr<CompiledPlan>(std::make_unique<ReferencePlan>(g, *ctx.layout));
   }
 
  private:

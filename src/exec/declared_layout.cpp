@@ -1,0 +1,118 @@
+// exec/declared_layout.cpp — operand order and declared storage geometry, once per graph.
+#include "exec/declared_layout.h"
+
+#include <algorithm>
+
+#include "opgraph/node.h"
+
+namespace opgraph {
+
+void packed_strides(int rank, const std::int64_t* dims, std::int64_t* strides) {
+  std::int64_t s = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= std::max<std::int64_t>(dims[i], 1);
+  }
+}
+
+bool is_dense(int rank, const std::int64_t* dims, const std::int64_t* strides) {
+  // Sort the non-unit axes by stride; each stride must be the product of the
+  // extents below it.
+  std::array<int, kMaxRank> ax{};
+  int n = 0;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] == 0) return true;  // empty: trivially one run
+    if (dims[i] != 1) ax[n++] = i;
+  }
+  std::sort(ax.begin(), ax.begin() + n, [&](int a, int b) { return strides[a] < strides[b]; });
+  std::int64_t want = 1;
+  for (int k = 0; k < n; ++k) {
+    if (strides[ax[k]] != want) return false;
+    want *= dims[ax[k]];
+  }
+  return true;
+}
+
+std::int64_t span_elements(int rank, const std::int64_t* dims, const std::int64_t* strides) {
+  std::int64_t last = 0;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] == 0) return 0;
+    last += (dims[i] - 1) * (strides[i] < 0 ? -strides[i] : strides[i]);
+  }
+  return last + 1;
+}
+
+std::optional<std::string> to_storage_geometry(DataType t, int rank, std::int64_t* dims, std::int64_t* strides) {
+  if (t != DataType::FP4_E2M1) return std::nullopt;
+  int unit = -1;  // the innermost unit-stride axis with extent > 1, else any unit-stride axis
+  for (int i = rank - 1; i >= 0; --i)
+    if (strides[i] == 1 && (unit < 0 || (dims[unit] == 1 && dims[i] > 1))) unit = i;
+  if (unit < 0) return std::string("fp4 packs two elements per slot along the unit-stride axis; this geometry has none");
+  if (dims[unit] % 2 != 0)
+    return "fp4 packs two elements per slot along the unit-stride axis (axis " + std::to_string(unit) +
+           "); its extent " + std::to_string(dims[unit]) + " is odd and has no slot spelling";
+  for (int i = 0; i < rank; ++i) {
+    if (i == unit) continue;
+    if (strides[i] % 2 != 0 && dims[i] > 1)
+      return "fp4 stride " + std::to_string(strides[i]) + " of axis " + std::to_string(i) +
+             " is odd: it does not land on a slot boundary";
+    strides[i] = dims[i] > 1 ? strides[i] / 2 : std::max<std::int64_t>(strides[i] / 2, 1);
+  }
+  dims[unit] /= 2;
+  return std::nullopt;
+}
+
+Result<DeclaredLayout> DeclaredLayout::compute(const OpGraph& g) {
+  std::vector<const Tensor*> seen;
+  std::vector<std::pair<const Tensor*, bool>> ops;  // tensor, produced by a node
+  auto add = [&](const Tensor* t, bool out) {
+    if (!t || t->get_is_virtual() || t->get_is_pass_by_value()) return;
+    if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
+    seen.push_back(t);
+    ops.emplace_back(t, out);
+  };
+  for (const auto& n : g.nodes()) {
+    for (const auto& port : n->inputs())
+      for (const auto& t : port) {
+        add(t.get(), g.producer_of(t.get()) != nullptr);
+        if (t) add(t->get_ragged_offset().get(), false);
+      }
+    for (const auto& port : n->outputs())
+      for (const auto& t : port) {
+        add(t.get(), true);
+        if (t) add(t->get_ragged_offset().get(), false);
+      }
+  }
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first->get_uid() < b.first->get_uid(); });
+  DeclaredLayout L;
+  L.slots_.reserve(ops.size());
+  for (const auto& [t, out] : ops) {
+    DeclaredSlot s;
+    s.uid = t->get_uid();
+    s.tensor = t;
+    s.dtype = t->get_data_type();
+    s.is_output = out;
+    const auto& d = t->get_dim();
+    const auto& st = t->get_stride();
+    if (d.size() > static_cast<std::size_t>(kMaxRank))
+      return Status(ErrorCode::INVALID_VALUE, "tensor '" + t->get_name() + "' has " + std::to_string(d.size()) +
+                                                  " dims; an operand may have at most " + std::to_string(kMaxRank));
+    s.rank = static_cast<int>(d.size());
+    std::copy(d.begin(), d.end(), s.dims.begin());
+    if (st.size() == d.size()) std::copy(st.begin(), st.end(), s.strides.begin());
+    else packed_strides(s.rank, s.dims.data(), s.strides.data());
+    if (auto why = to_storage_geometry(s.dtype, s.rank, s.dims.data(), s.strides.data())) s.unspellable = *why;
+    s.slot_bits = slot_bits(s.dtype);
+    s.bytes = span_elements(s.rank, s.dims.data(), s.strides.data()) * s.slot_bits / 8;
+    L.slots_.push_back(std::move(s));
+  }
+  return L;
+}
+
+std::int64_t DeclaredLayout::index_of(std::int64_t uid) const noexcept {
+  auto it = std::lower_bound(slots_.begin(), slots_.end(), uid,
+                             [](const DeclaredSlot& s, std::int64_t u) { return s.uid < u; });
+  return it != slots_.end() && it->uid == uid ? it - slots_.begin() : -1;
+}
+
+}  // namespace opgraph

@@ -1,0 +1,67 @@
+// exec/declared_layout.h — the per-graph side of the variant pack: the operand
+// order and each operand's declared STORAGE geometry, computed once per graph.
+//
+// Operand order has one source: every non-virtual, non-pass-by-value tensor of
+// the graph (node ports and ragged offsets), ascending uid. Geometry is in storage
+// slots: fp4 packs two elements per slot along the unit-stride axis (that extent
+// halves, every other stride halves); a declaration with no slot spelling (an
+// odd unit-stride extent, no unit-stride axis) is recorded in `unspellable` and
+// refused when an execute binds it, naming the operand.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "opgraph/op_graph.h"
+#include "opgraph/variant_pack.h"
+
+namespace opgraph {
+
+// Width of one storage slot in bits: 8 for fp4 (two elements), else the element's.
+inline int slot_bits(DataType t) noexcept { return t == DataType::FP4_E2M1 ? 8 : bits_of(t); }
+
+// Element geometry → slot geometry for `t` (identity unless fp4). The reason
+// when fp4 geometry has no slot spelling.
+std::optional<std::string> to_storage_geometry(DataType t, int rank, std::int64_t* dims, std::int64_t* strides);
+
+// Packed row-major strides for `dims` (elements).
+void packed_strides(int rank, const std::int64_t* dims, std::int64_t* strides);
+// Whether the strides describe one gap-free run of prod(dims) elements (any axis order).
+bool is_dense(int rank, const std::int64_t* dims, const std::int64_t* strides);
+// Elements the geometry spans (1 + max offset; 0 when an extent is 0).
+std::int64_t span_elements(int rank, const std::int64_t* dims, const std::int64_t* strides);
+
+struct DeclaredSlot {
+  std::int64_t uid = -1;
+  const Tensor* tensor = nullptr;
+  DataType dtype = DataType::NOT_SET;
+  int rank = 0;
+  std::array<std::int64_t, kMaxRank> dims{};     // storage slots
+  std::array<std::int64_t, kMaxRank> strides{};  // storage slots
+  int slot_bits = 0;
+  std::int64_t bytes = 0;   // bytes the declaration spans
+  bool is_output = false;   // produced by a node
+  std::string unspellable;  // non-empty: why the declaration has no slot spelling
+};
+
+class DeclaredLayout {
+ public:
+  // Computed from a graph whose uids are assigned (validated). INVALID_VALUE
+  // names a tensor with more than kMaxRank dims.
+  static Result<DeclaredLayout> compute(const OpGraph& g);
+
+  std::span<const DeclaredSlot> slots() const noexcept { return slots_; }
+  const DeclaredSlot& slot(std::size_t position) const { return slots_[position]; }
+  std::size_t size() const noexcept { return slots_.size(); }
+  // Position of `uid` (binary search over ascending uids), or -1.
+  std::int64_t index_of(std::int64_t uid) const noexcept;
+
+ private:
+  std::vector<DeclaredSlot> slots_;
+};
+
+}  // namespace opgraph

@@ -1,0 +1,182 @@
+// exec/normalize.cpp — VariantPack::normalize: the caller's bindings → one
+// OperandBuffer per position, under the declaration-is-the-contract rules
+// (docs/architecture.md, "The variant pack"). This is the only code that looks at
+// the form a caller bound; everything after it reads OperandBuffers.
+#include <algorithm>
+
+#include "exec/declared_layout.h"
+#include "opgraph/variant_pack.h"
+
+namespace opgraph {
+namespace {
+
+Status refuse(const DeclaredSlot* s, std::int64_t uid, const std::string& rule) {
+  std::string who = s ? "operand '" + s->tensor->get_name() + "' (uid " + std::to_string(s->uid) + ")"
+                      : "uid " + std::to_string(uid);
+  return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: " + who + ": " + rule};
+}
+
+std::optional<DataType> from_dl(DLDataType t) {
+  if (t.lanes != 1) return std::nullopt;
+  switch (t.code) {
+    case kDLFloat:
+      if (t.bits == 32) return DataType::FLOAT;
+      if (t.bits == 64) return DataType::DOUBLE;
+      if (t.bits == 16) return DataType::HALF;
+      return std::nullopt;
+    case kDLBfloat: return t.bits == 16 ? std::optional(DataType::BFLOAT16) : std::nullopt;
+    case kDLInt:
+      if (t.bits == 8) return DataType::INT8;
+      if (t.bits == 32) return DataType::INT32;
+      if (t.bits == 64) return DataType::INT64;
+      return std::nullopt;
+    case kDLUInt: return t.bits == 8 ? std::optional(DataType::UINT8) : std::nullopt;
+    case kDLBool: return t.bits == 8 ? std::optional(DataType::BOOLEAN) : std::nullopt;
+    case kDLFloat8_e4m3fn: return t.bits == 8 ? std::optional(DataType::FP8_E4M3) : std::nullopt;
+    case kDLFloat8_e5m2: return t.bits == 8 ? std::optional(DataType::FP8_E5M2) : std::nullopt;
+    case kDLFloat8_e8m0fnu: return t.bits == 8 ? std::optional(DataType::FP8_E8M0) : std::nullopt;
+    case kDLFloat4_e2m1fn: return t.bits == 4 ? std::optional(DataType::FP4_E2M1) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+MemoryKind memory_of(DLDevice d) {
+  switch (d.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost: return MemoryKind::HOST;
+    case kDLCUDA:
+    case kDLCUDAManaged: return MemoryKind::DEVICE;
+    default: return MemoryKind::UNKNOWN;
+  }
+}
+
+// A DLTensor → OperandBuffer in the caller's own elements.
+Status from_dltensor(const DLTensor& t, bool read_only, const DeclaredSlot* s, std::int64_t uid, OperandBuffer& b) {
+  auto dt = from_dl(t.dtype);
+  if (!dt)
+    return refuse(s, uid, "DLPack dtype (code " + std::to_string(t.dtype.code) + ", bits " +
+                              std::to_string(t.dtype.bits) + ", lanes " + std::to_string(t.dtype.lanes) +
+                              ") has no opgraph data type");
+  if (t.ndim < 0 || t.ndim > kMaxRank)
+    return refuse(s, uid, "DLPack tensor has " + std::to_string(t.ndim) + " dims; at most " + std::to_string(kMaxRank));
+  b = OperandBuffer::make(static_cast<char*>(t.data) + t.byte_offset,
+                          std::span<const std::int64_t>(t.shape, static_cast<std::size_t>(t.ndim)),
+                          t.strides ? std::span<const std::int64_t>(t.strides, static_cast<std::size_t>(t.ndim))
+                                    : std::span<const std::int64_t>(),
+                          *dt, memory_of(t.device));
+  b.read_only = read_only;
+  return Status::ok();
+}
+
+}  // namespace
+
+struct PackNormalizer {
+  // One binding → its OperandBuffer in the caller's own description.
+  static Status read_form(const VariantPack::Entry& e, const DeclaredSlot* s, OperandBuffer& b) {
+    switch (e.form) {
+      case VariantPack::Form::ADDRESS:
+      case VariantPack::Form::OPERAND: b = e.buffer; return Status::ok();
+      case VariantPack::Form::DLTENSOR: return from_dltensor(*static_cast<const DLTensor*>(e.dl), false, s, e.uid, b);
+      case VariantPack::Form::DLMANAGED:
+        return from_dltensor(static_cast<const DLManagedTensor*>(e.dl)->dl_tensor, false, s, e.uid, b);
+      case VariantPack::Form::DLVERSIONED: {
+        const auto* m = static_cast<const DLManagedTensorVersioned*>(e.dl);
+        if (m->version.major != kDLPackMajorRead)
+          return refuse(s, e.uid, "DLManagedTensorVersioned of DLPack major version " +
+                                      std::to_string(m->version.major) + "; opgraph reads major version " +
+                                      std::to_string(kDLPackMajorRead));
+        if (m->flags & kDLFlagSubbytePadded)
+          return refuse(s, e.uid, "sub-byte elements padded to a byte each have no slot spelling");
+        return from_dltensor(m->dl_tensor, (m->flags & kDLFlagReadOnly) != 0, s, e.uid, b);
+      }
+    }
+    return refuse(s, e.uid, "unknown binding form");
+  }
+
+  // The rules: the declaration is the contract; the buffer supplies pointer, bytes, alignment.
+  static Status describe(const DeclaredSlot& s, OperandBuffer& b) {
+    b.bound = true;
+    if (!s.unspellable.empty()) return refuse(&s, s.uid, s.unspellable);
+    auto lend = [&] {
+      b.rank = s.rank;
+      b.dims = s.dims;
+      b.strides = s.strides;
+      b.dtype = s.dtype;
+      b.graph_described = true;
+    };
+    if (!b.described()) {  // a bare address lends the declaration
+      lend();
+      return Status::ok();
+    }
+    if (b.rank > kMaxRank)
+      return refuse(&s, s.uid, "buffer has " + std::to_string(b.rank) + " dims; at most " + std::to_string(kMaxRank));
+    const DataType own = b.dtype == DataType::NOT_SET ? s.dtype : b.dtype;
+    b.dtype = own;
+    if (auto why = to_storage_geometry(own, b.rank, b.dims.data(), b.strides.data()))
+      return refuse(&s, s.uid, "buffer: " + *why);
+    const int bits = slot_bits(own);
+    const bool declared_extents =
+        b.rank == s.rank && std::equal(s.dims.begin(), s.dims.begin() + s.rank, b.dims.begin());
+    if (declared_extents) {  // keeps its own strides; equal slot width reads as the declared dtype
+      if (bits == s.slot_bits) b.dtype = s.dtype;
+      return Status::ok();
+    }
+    std::int64_t n = 1;
+    for (int i = 0; i < b.rank; ++i) n *= b.dims[static_cast<std::size_t>(i)];
+    if (is_dense(b.rank, b.dims.data(), b.strides.data()) && n * bits / 8 >= s.bytes) lend();  // re-described
+    return Status::ok();  // otherwise (smaller, or strided of other extents): its own description
+  }
+
+  static Status override_slot(const DeclaredSlot& s, const VariantPack::Override& o, OperandBuffer& b) {
+    if (o.dims.size() != static_cast<std::size_t>(s.rank))
+      return refuse(&s, s.uid, "override shape has " + std::to_string(o.dims.size()) +
+                                   " dims; overrides speak the graph's axis order and the declaration has " +
+                                   std::to_string(s.rank));
+    if (!o.strides.empty() && o.strides.size() != o.dims.size())
+      return refuse(&s, s.uid, "override strides have " + std::to_string(o.strides.size()) + " entries for " +
+                                   std::to_string(o.dims.size()) + " dims");
+    std::copy(o.dims.begin(), o.dims.end(), b.dims.begin());
+    if (o.strides.empty()) packed_strides(s.rank, b.dims.data(), b.strides.data());
+    else std::copy(o.strides.begin(), o.strides.end(), b.strides.begin());
+    b.rank = s.rank;
+    if (auto why = to_storage_geometry(s.dtype, s.rank, b.dims.data(), b.strides.data()))
+      return refuse(&s, s.uid, "override: " + *why);
+    b.dtype = s.dtype;
+    b.graph_described = false;
+    b.overridden = true;
+    return Status::ok();
+  }
+};
+
+Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& layout, VariantPack& out) {
+  out.entries_.clear();
+  out.overrides_.clear();
+  out.layout_ = &layout;
+  out.slots_.assign(layout.size(), OperandBuffer{});
+  for (const Entry& e : caller.entries_) {
+    const std::int64_t pos = layout.index_of(e.uid);
+    if (pos < 0) {
+      std::string who = e.tensor ? "tensor '" + e.tensor->get_name() + "'" : "uid " + std::to_string(e.uid);
+      return {ErrorCode::INVALID_VARIANT_PACK,
+              "variant pack: " + who + " is not an operand of this graph (virtual, pass-by-value, or another graph's)"};
+    }
+    const DeclaredSlot& s = layout.slot(static_cast<std::size_t>(pos));
+    if (e.tensor && e.tensor != s.tensor)
+      return refuse(&s, s.uid, "bound by a tensor of another graph ('" + e.tensor->get_name() + "') with this uid");
+    OperandBuffer& b = out.slots_[static_cast<std::size_t>(pos)];
+    OPGRAPH_CHECK(PackNormalizer::read_form(e, &s, b));
+    OPGRAPH_CHECK(PackNormalizer::describe(s, b));
+  }
+  for (const Override& o : caller.overrides_) {
+    const std::int64_t pos = layout.index_of(o.uid);
+    if (pos < 0 || !out.slots_[static_cast<std::size_t>(pos)].bound)
+      return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: override for uid " + std::to_string(o.uid) +
+                                                   (pos < 0 ? ", which is not an operand of this graph"
+                                                            : ", which has no buffer bound")};
+    OPGRAPH_CHECK(PackNormalizer::override_slot(layout.slot(static_cast<std::size_t>(pos)), o,
+                                                out.slots_[static_cast<std::size_t>(pos)]));
+  }
+  return Status::ok();
+}
+
+}  // namespace opgraph

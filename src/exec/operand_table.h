@@ -1,0 +1,64 @@
+// exec/operand_table.h — an engine's execute fast path: build-time facts in one
+// flat table, one loop per call, and a checker that names what the loop refused.
+//
+// Split by when facts are decided (seed, "What a per-execute path costs"): the
+// operand positions, declared geometry, alignment needs, which slots are outputs
+// and what the engine needs of each slot are fixed when the plan is built, so
+// build_plan reads them ONCE into rows. Per call, accepts() loops over the rows
+// and compares with the normalised pack: no allocation, no lookup, no message.
+// It never fails silently: a call it refuses goes to explain(), which reads the
+// same rows and returns INVALID_VARIANT_PACK naming the operand and the rule (and
+// INTERNAL_ERROR if it cannot name one — the loop and the checker disagree).
+// An engine copies this pattern; nothing forces an engine to use this class.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "exec/declared_layout.h"
+#include "opgraph/variant_pack.h"
+
+namespace opgraph {
+
+// What an engine needs of every operand it reads; decided at build.
+struct OperandNeeds {
+  bool declared_extents = true;   // the slot's extents must be the declaration's
+  bool declared_strides = false;  // ... and its strides (an engine that reads the declaration's layout)
+  bool declared_dtype = true;     // the slot must read as the declared dtype
+  MemoryKind memory = MemoryKind::UNKNOWN;  // HOST / DEVICE: a buffer known to be elsewhere is refused
+  std::int64_t align_bytes = 0;   // 0: one slot's width
+};
+
+struct OperandRow {
+  std::int32_t position = 0;
+  std::int32_t rank = 0;
+  std::array<std::int64_t, kMaxRank> dims{};
+  std::array<std::int64_t, kMaxRank> strides{};
+  DataType dtype = DataType::NOT_SET;
+  std::uint64_t align_mask = 0;  // address & mask must be 0
+  bool is_output = false;
+  bool check_extents = false, check_strides = false, check_dtype = false;
+  MemoryKind memory = MemoryKind::UNKNOWN;
+};
+
+class OperandTable {
+ public:
+  OperandTable() = default;
+  // One row per operand of `layout` (every operand is required).
+  OperandTable(const DeclaredLayout& layout, const OperandNeeds& needs, std::string engine);
+
+  // The fast path: true when every row is satisfied.
+  bool accepts(const VariantPack& pack) const noexcept;
+  // The checker: why `pack` is refused, naming operand and rule.
+  Status explain(const VariantPack& pack) const;
+  Status check(const VariantPack& pack) const { return accepts(pack) ? Status::ok() : explain(pack); }
+  const std::vector<OperandRow>& rows() const noexcept { return rows_; }
+
+ private:
+  const DeclaredLayout* layout_ = nullptr;
+  std::vector<OperandRow> rows_;
+  std::string engine_;
+};
+
+}  // namespace opgraph

@@ -1,0 +1,64 @@
+// Per-call pointer arrays: threads executing ONE built plan with their own
+// buffers each get their own results. A shared pointer array would hand a thread
+// another's (individually valid) pointers: a wrong number, not a crash — so every
+// output of every call is checked. scripts/hardening.sh runs this under TSan.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "opgraph/graph.h"
+
+namespace opgraph {
+namespace {
+
+constexpr std::int64_t M = 3, K = 5, N = 4;
+
+TEST(ConcurrentExecute, ThreadsGetTheirOwnResults) {
+  Graph g;
+  g.set_name("mm").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  auto a = g.tensor({1, M, K}, DataType::FLOAT, "A");
+  auto b = g.tensor({1, K, N}, DataType::FLOAT, "B");
+  auto c = g.matmul(a, b);
+  c->set_output(true).set_name("C");
+  ASSERT_TRUE(g.create_execution_plans({HeurMode::FALLBACK}).is_good());
+  ASSERT_TRUE(g.build_plans().is_good());
+
+  constexpr int kThreads = 4, kCalls = 150;
+  std::atomic<int> bad{0}, ran{0};
+  auto worker = [&](int tid) {
+    std::mt19937 rng(1000 + tid);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> av(M * K), bv(K * N), cv(M * N);
+    for (int call = 0; call < kCalls; ++call) {
+      for (auto& x : av) x = d(rng);
+      for (auto& x : bv) x = d(rng);
+      std::fill(cv.begin(), cv.end(), 1e30f);
+      // Alternate caller forms so both the uid and the tensor paths run concurrently.
+      VariantPack p;
+      if (call % 2) p.set(a, av.data()).set(b, bv.data()).set(c, cv.data());
+      else p.set(a->get_uid(), OperandBuffer::make(av.data(), {M, K})).set(b->get_uid(), bv.data()).set(c->get_uid(), cv.data());
+      if (g.execute(p).is_bad()) {
+        ++bad;
+        continue;
+      }
+      ++ran;
+      for (std::int64_t i = 0; i < M; ++i)
+        for (std::int64_t j = 0; j < N; ++j) {
+          double want = 0;
+          for (std::int64_t k = 0; k < K; ++k) want += double(av[i * K + k]) * double(bv[k * N + j]);
+          if (std::fabs(cv[i * N + j] - want) > 1e-5 * (1 + std::fabs(want))) ++bad;
+        }
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) ts.emplace_back(worker, t);
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(ran.load(), kThreads * kCalls);
+}
+
+}  // namespace
+}  // namespace opgraph

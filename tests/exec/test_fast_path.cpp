@@ -1,0 +1,216 @@
+// The execute fast path (exec/operand_table.h) through the reference engine:
+// the set of calls it refuses equals the set of illegal calls (buffer variants ×
+// declarations, legality written from the rules in the caller's terms), every
+// accepted call computes the right answer, every refusal names the operand and
+// the rule; FlashInfer-shaped bindings are accepted and compute exactly what the
+// declared bindings compute.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "exec/operand_table.h"
+#include "opgraph/graph.h"
+
+namespace opgraph {
+namespace {
+
+using D = std::vector<std::int64_t>;
+
+struct Variant {
+  std::string name;
+  bool bare = false;
+  D dims, strides;                     // described variants (strides empty: packed)
+  DataType dtype = DataType::NOT_SET;
+  int misalign_bytes = 0;
+  int dl = 0;                          // 0: OperandBuffer; 1: DLTensor CPU; 2: DLTensor CUDA; 3: versioned read-only
+};
+
+int width(DataType t) { return t == DataType::NOT_SET ? 4 : bits_of(t) / 8; }
+
+D packed(const D& d) {
+  D s(d.size());
+  std::int64_t k = 1;
+  for (std::size_t i = d.size(); i-- > 0;) {
+    s[i] = k;
+    k *= d[i];
+  }
+  return s;
+}
+
+bool dense(const D& d, const D& s) {
+  std::vector<std::size_t> ax;
+  for (std::size_t i = 0; i < d.size(); ++i)
+    if (d[i] != 1) ax.push_back(i);
+  std::sort(ax.begin(), ax.end(), [&](auto a, auto b) { return s[a] < s[b]; });
+  std::int64_t want = 1;
+  for (auto a : ax) {
+    if (s[a] != want) return false;
+    want *= d[a];
+  }
+  return true;
+}
+
+// The rules, in the caller's terms, for an engine that runs the declaration
+// (declared extents, strides and dtype; host memory; slot-aligned; outputs writable).
+bool legal(const Variant& v, const D& decl_dims, const D& decl_strides, bool is_output) {
+  if (v.misalign_bytes != 0 || v.dl == 2) return false;
+  if (v.dl == 3 && is_output) return false;
+  if (v.bare) return true;
+  D s = v.strides.empty() ? packed(v.dims) : v.strides;
+  if (v.dims == decl_dims) return s == decl_strides && width(v.dtype) == 4;
+  std::int64_t n = 1;
+  for (auto d : v.dims) n *= d;
+  return dense(v.dims, s) && n * width(v.dtype) >= 6 * 4;
+}
+
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> v = {
+      {"bare", true},
+      {"[2,3]", false, {2, 3}},
+      {"[2,3] col-major", false, {2, 3}, {1, 2}},
+      {"[6]", false, {6}},
+      {"[1,2,3]", false, {1, 2, 3}},
+      {"[2,3,1]", false, {2, 3, 1}},
+      {"[3,2]", false, {3, 2}},
+      {"[8] larger", false, {8}},
+      {"[5] smaller", false, {5}},
+      {"[2,2] smaller", false, {2, 2}},
+      {"[2,3] padded rows", false, {2, 3}, {4, 1}},
+      {"[3,2] strided", false, {3, 2}, {4, 1}},
+      {"u8[24]", false, {24}, {}, DataType::UINT8},
+      {"u8[20] smaller", false, {20}, {}, DataType::UINT8},
+      {"i32[2,3]", false, {2, 3}, {}, DataType::INT32},
+      {"f16[2,3]", false, {2, 3}, {}, DataType::HALF},
+      {"f16[12]", false, {12}, {}, DataType::HALF},
+      {"bare misaligned", true, {}, {}, DataType::NOT_SET, 2},
+      {"[2,3] misaligned", false, {2, 3}, {}, DataType::NOT_SET, 1},
+      {"DLTensor cpu [2,3]", false, {2, 3}, {}, DataType::NOT_SET, 0, 1},
+      {"DLTensor cuda [2,3]", false, {2, 3}, {}, DataType::NOT_SET, 0, 2},
+      {"DLTensor read-only [2,3]", false, {2, 3}, {}, DataType::NOT_SET, 0, 3},
+  };
+  return v;
+}
+
+// Holds what a DLPack binding points at for the call.
+struct Bound {
+  std::vector<std::int64_t> shape, strides;
+  DLTensor t{};
+  DLManagedTensorVersioned vt{};
+};
+
+void bind(VariantPack& p, std::int64_t uid, const Variant& v, void* base, Bound& keep) {
+  void* data = static_cast<char*>(base) + v.misalign_bytes;
+  if (v.bare) {
+    p.set(uid, data);
+    return;
+  }
+  if (v.dl == 0) {
+    p.set(uid, OperandBuffer::make(data, v.dims, v.strides, v.dtype));
+    return;
+  }
+  keep.shape = v.dims;
+  keep.strides = v.strides.empty() ? packed(v.dims) : v.strides;
+  keep.t = DLTensor{data, {v.dl == 2 ? kDLCUDA : kDLCPU, 0}, static_cast<std::int32_t>(v.dims.size()),
+                    {kDLFloat, 32, 1}, keep.shape.data(), keep.strides.data(), 0};
+  if (v.dl == 3) {
+    keep.vt = DLManagedTensorVersioned{{1, 1}, nullptr, nullptr, kDLFlagReadOnly, keep.t};
+    p.set(uid, &keep.vt);
+  } else {
+    p.set(uid, &keep.t);
+  }
+}
+
+TEST(FastPath, RefusedCallsAreExactlyTheIllegalCalls) {
+  std::mt19937 rng(2024);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  int cases = 0, refused = 0;
+  for (const D& xs : {D{3, 1}, D{1, 2}}) {  // declarations: row-major and column-major X
+    Graph g;
+    g.set_name("relu").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+    auto x = g.tensor({2, 3}, DataType::FLOAT, "X", xs);
+    auto y = g.relu(x);
+    y->set_output(true).set_name("Y");
+    ASSERT_TRUE(g.create_execution_plans({HeurMode::FALLBACK}).is_good());
+    ASSERT_TRUE(g.build_plans().is_good());
+    const D ys = y->get_stride();
+    for (int which = 0; which < 2; ++which) {  // the variant binds X, or Y
+      for (const Variant& v : variants()) {
+        alignas(16) float xm[20], ym[20];
+        for (float& f : xm) f = u(rng);
+        for (float& f : ym) f = -99.f;
+        VariantPack p;
+        Bound kx, ky;
+        Variant bare{"bare", true};
+        bind(p, x->get_uid(), which == 0 ? v : bare, xm, kx);
+        bind(p, y->get_uid(), which == 1 ? v : bare, ym, ky);
+        const bool ok = legal(v, {2, 3}, which == 0 ? xs : ys, which == 1);
+        Status s = g.execute(p);
+        ++cases;
+        const std::string what = v.name + (which ? " as Y" : " as X") + " (X strides " + std::to_string(xs[0]) + "," +
+                                 std::to_string(xs[1]) + ")";
+        if (!ok) {
+          ++refused;
+          EXPECT_EQ(s.code(), ErrorCode::INVALID_VARIANT_PACK) << what << ": " << s.to_string();
+          EXPECT_NE(s.message().find(which ? "'Y'" : "'X'"), std::string::npos) << what << ": " << s.message();
+          continue;
+        }
+        ASSERT_TRUE(s.is_good()) << what << ": " << s.to_string();
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 3; ++j) {
+            float want = std::max(0.f, xm[i * xs[0] + j * xs[1]]);
+            EXPECT_EQ(ym[i * ys[0] + j * ys[1]], want) << what << " at " << i << "," << j;
+          }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 2 * static_cast<int>(variants().size()));
+  EXPECT_GT(refused, 10);             // the enumeration exercises refusals...
+  EXPECT_LT(refused, cases - 10);     // ...and acceptances
+}
+
+TEST(FastPath, TheCheckerNamesEachRule) {
+  OpGraph g;
+  auto x = g.tensor({2, 3}, DataType::FLOAT, "X");
+  g.relu(x)->set_output(true).set_name("Y");
+  ASSERT_TRUE(g.validate().is_good());
+  auto layout = DeclaredLayout::compute(g).value();
+  OperandTable table(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 16}, "probe");
+  alignas(16) float xm[8], ym[8];
+  auto explain = [&](const VariantPack& p) {
+    VariantPack n;
+    EXPECT_TRUE(VariantPack::normalize(p, layout, n).is_good());
+    EXPECT_FALSE(table.accepts(n));
+    return table.explain(n).message();
+  };
+  std::int64_t ux = x->get_uid(), uy = layout.slot(1).uid;
+  VariantPack missing;
+  missing.set(ux, xm);
+  EXPECT_NE(explain(missing).find("'Y' (uid " + std::to_string(uy) + "): no buffer bound"), std::string::npos);
+  VariantPack align;
+  align.set(ux, xm + 1).set(uy, ym);
+  EXPECT_NE(explain(align).find("aligned to 16 bytes"), std::string::npos);
+  VariantPack small;
+  small.set(ux, OperandBuffer::make(xm, {5})).set(uy, ym);
+  EXPECT_NE(explain(small).find("would read past the buffer"), std::string::npos);
+  VariantPack strided;
+  strided.set(ux, OperandBuffer::make(xm, {2, 3}, {1, 2})).set(uy, ym);
+  EXPECT_NE(explain(strided).find("strides [1, 2] are not the declared [3, 1]"), std::string::npos);
+  VariantPack half;
+  half.set(ux, OperandBuffer::make(xm, {2, 3}, {}, DataType::HALF)).set(uy, ym);
+  EXPECT_NE(explain(half).find("only equal slot widths"), std::string::npos);
+  VariantPack dev;
+  dev.set(ux, OperandBuffer::make(xm, {2, 3}, {}, DataType::NOT_SET, MemoryKind::DEVICE)).set(uy, ym);
+  EXPECT_NE(explain(dev).find("device memory"), std::string::npos);
+  VariantPack good;
+  good.set(ux, xm).set(uy, ym);
+  VariantPack n;
+  ASSERT_TRUE(VariantPack::normalize(good, layout, n).is_good());
+  EXPECT_TRUE(table.accepts(n));
+  // Called on a pack it accepts, the checker reports the disagreement, never OK.
+  EXPECT_EQ(table.explain(n).code(), ErrorCode::INTERNAL_ERROR);
+}
+
+}  // namespace
+}  // namespace opgraph
