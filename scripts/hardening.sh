@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
-# ASan+UBSan build of the test suites, then the libFuzzer target for a fixed time.
+# ASan+UBSan build of the test suites, a ThreadSanitizer run of the concurrent-execute
+# tests, then the libFuzzer target for a fixed time.
+# OPGRAPH_HARDENING=tsan runs the TSan job alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OPGRAPH_NEED_CLANG=1 bash scripts/setup_deps.sh
 FUZZ_SECONDS=${OPGRAPH_FUZZ_SECONDS:-60}
+ONLY=${OPGRAPH_HARDENING:-all}
+tsan_job() {
+  # Threads executing one built plan with their own buffers (tests/exec/test_concurrent_execute.cpp).
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_SANITIZE=thread \
+    -DOPGRAPH_BUILD_TOOLS=OFF >/dev/null
+  cmake --build build-tsan -j"$(nproc)" --target test_exec
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ./build-tsan/tests/test_exec --gtest_filter='Concurrent*'
+}
+if [ "$ONLY" = tsan ]; then tsan_job; exit 0; fi
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPGRAPH_SANITIZE=address,undefined \
   -DOPGRAPH_BUILD_TOOLS=OFF >/dev/null
 cmake --build build-asan -j"$(nproc)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+tsan_job
 if [ -d fuzz ] && [ -f fuzz/CMakeLists.txt ]; then
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DOPGRAPH_FUZZ=ON -DOPGRAPH_BUILD_TESTS=OFF -DOPGRAPH_BUILD_TOOLS=OFF >/dev/null
