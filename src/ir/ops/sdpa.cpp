@@ -1,9 +1,128 @@
-// ir/ops/sdpa.cpp — the sdpa op group: records and builders.
+// ir/ops/sdpa.cpp — the captured SDPA family's fp16/bf16 records (sdpa,
+// sdpa_backward), their builders, and the group table (which also lists the fp8
+// records of sdpa_fp8.cpp).
+//
+// sdpa: O = softmax(mask(attn_scale * Q K^T + Bias + ALiBi), sink) V with
+//   optional dropout on the probabilities; Stats = log-sum-exp of each row of
+//   masked scores (incl. the sink), Max = row max, Sum_exp = sum of exp(s - Max).
+//   GQA/MQA: query head h reads K head h / (h_q / h_k) and V head h / (h_q / h_v).
+// sdpa_backward: dQ, dK, dV (and dBias, DSINK_TOKEN on request) of sdpa from
+//   Q, K, V, O, dO and the forward's Stats; dK/dV of a shared K/V head sum the
+//   gradients of every query head that reads it.
+// The semantic rules live in sdpa_common.cpp (one list, named rules).
 #include "ir/infer_context.h"
 #include "ir/ops/groups.h"
+#include "ir/ops/sdpa_common.h"
+#include "opgraph/builders/sdpa.h"
 
 namespace opgraph::ops {
+namespace {
 
-std::span<const OpSpec> sdpa_specs() { return {}; }
+using namespace sdpa;
+
+Status infer_sdpa(InferContext& c) {
+  Geometry g;
+  OPGRAPH_CHECK(read_geometry(c, Variant::FWD, g));
+  OPGRAPH_CHECK(check_common(c, Variant::FWD, g));
+  return set_forward_outputs(c, g, DataType::NOT_SET);
+}
+
+Status infer_sdpa_backward(InferContext& c) {
+  Geometry g;
+  OPGRAPH_CHECK(read_geometry(c, Variant::BWD, g));
+  for (const char* p : {"O", "dO"})
+    if (c.dtype(p) != c.dtype("Q"))
+      return fail_rule(c, p, "same_io_dtype",
+                       "must have Q's data type " + std::string(to_string(c.dtype("Q"))) + ", got " +
+                           std::string(to_string(c.dtype(p))));
+  OPGRAPH_CHECK(check_common(c, Variant::BWD, g));
+  return set_backward_outputs(c, DataType::NOT_SET);
+}
+
+std::vector<PortSpec> forward_ports() {
+  return {{"Q"},           {"K"},           {"V"},          {"Attn_scale", true},   {"Bias", true},
+          {"SEQ_LEN_Q", true}, {"SEQ_LEN_KV", true}, {"Seed", true}, {"Offset", true}, {"Dropout_mask", true},
+          {"Dropout_scale", true}, {"Page_table_K", true}, {"Page_table_V", true}, {"Block_mask", true},
+          {"SINK_TOKEN", true}};
+}
+
+std::vector<PortSpec> backward_ports() {
+  return {{"Q"},   {"K"},    {"V"},          {"O"},          {"dO"},           {"Stats"},
+          {"Attn_scale", true}, {"Bias", true}, {"SEQ_LEN_Q", true}, {"SEQ_LEN_KV", true}, {"Seed", true},
+          {"Offset", true}, {"Dropout_mask", true}, {"Dropout_scale", true}, {"Dropout_scale_inv", true},
+          {"SINK_TOKEN", true}};
+}
+
+std::vector<OpSpec> make_specs() {
+  std::vector<OpSpec> v;
+  v.push_back({.name = "sdpa",
+               .mechanism = OpMechanism::CAPTURED,
+               .inputs = forward_ports(),
+               .outputs = {{"O"}, {"Stats", wants_stats}, {"Max", wants_max}, {"Sum_exp", wants_sum_exp},
+                           {"RNG_DUMP", wants_rng_dump}},
+               .attrs = forward_attrs(),
+               .infer = infer_sdpa,
+               .summary = "scaled dot-product attention forward (masks, bias, alibi, dropout, paged, THD, GQA)"});
+  v.push_back({.name = "sdpa_backward",
+               .mechanism = OpMechanism::CAPTURED,
+               .inputs = backward_ports(),
+               .outputs = {{"dQ"}, {"dK"}, {"dV"}, {"dBias", wants_dbias}, {"RNG_DUMP", wants_rng_dump},
+                           {"DSINK_TOKEN", wants_dsink}},
+               .attrs = backward_attrs(),
+               .infer = infer_sdpa_backward,
+               .summary = "gradients of sdpa: dQ, dK, dV (+ dBias, DSINK_TOKEN)"});
+  for (const OpSpec& s : fp8_specs()) v.push_back(s);
+  return v;
+}
+
+}  // namespace
+
+std::span<const OpSpec> sdpa_specs() {
+  static const std::vector<OpSpec> kSpecs = make_specs();
+  return kSpecs;
+}
 
 }  // namespace opgraph::ops
+
+namespace opgraph {
+
+using ops::sdpa::pick;
+
+SdpaOutputs SdpaBuilders::sdpa(TensorPtr q, TensorPtr k, TensorPtr v, const Attributes& attrs, const SdpaInputs& in) {
+  auto outs = add_node("sdpa",
+                       {{"Q", q}, {"K", k}, {"V", v}, {"Attn_scale", in.attn_scale}, {"Bias", in.bias},
+                        {"SEQ_LEN_Q", in.seq_len_q}, {"SEQ_LEN_KV", in.seq_len_kv}, {"Seed", in.seed},
+                        {"Offset", in.offset}, {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
+                        {"Page_table_K", in.page_table_k}, {"Page_table_V", in.page_table_v},
+                        {"Block_mask", in.block_mask}, {"SINK_TOKEN", in.sink_token}},
+                       attrs);
+  SdpaOutputs r;
+  r.O = pick("sdpa", outs, "O");
+  r.Stats = pick("sdpa", outs, "Stats");
+  r.Max = pick("sdpa", outs, "Max");
+  r.Sum_exp = pick("sdpa", outs, "Sum_exp");
+  r.RNG_DUMP = pick("sdpa", outs, "RNG_DUMP");
+  return r;
+}
+
+SdpaBackwardOutputs SdpaBuilders::sdpa_backward(TensorPtr q, TensorPtr k, TensorPtr v, TensorPtr o, TensorPtr dO,
+                                                TensorPtr stats, const Attributes& attrs,
+                                                const SdpaBackwardInputs& in) {
+  auto outs = add_node("sdpa_backward",
+                       {{"Q", q}, {"K", k}, {"V", v}, {"O", o}, {"dO", dO}, {"Stats", stats},
+                        {"Attn_scale", in.attn_scale}, {"Bias", in.bias}, {"SEQ_LEN_Q", in.seq_len_q},
+                        {"SEQ_LEN_KV", in.seq_len_kv}, {"Seed", in.seed}, {"Offset", in.offset},
+                        {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
+                        {"Dropout_scale_inv", in.dropout_scale_inv}, {"SINK_TOKEN", in.sink_token}},
+                       attrs);
+  SdpaBackwardOutputs r;
+  r.dQ = pick("sdpa_backward", outs, "dQ");
+  r.dK = pick("sdpa_backward", outs, "dK");
+  r.dV = pick("sdpa_backward", outs, "dV");
+  r.dBias = pick("sdpa_backward", outs, "dBias");
+  r.RNG_DUMP = pick("sdpa_backward", outs, "RNG_DUMP");
+  r.DSINK_TOKEN = pick("sdpa_backward", outs, "DSINK_TOKEN");
+  return r;
+}
+
+}  // namespace opgraph
