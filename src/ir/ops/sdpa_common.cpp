@@ -275,9 +275,9 @@ Status read_geometry(InferContext& c, Variant v, Geometry& g) {
     }
     const Dims st = {g.b, g.h_q, g.s_q, 1};
     OPGRAPH_CHECK(c.require("Stats"));
-    if (c.dims("Stats") != st || c.dtype("Stats") != DataType::FLOAT)
+    if (c.dims("Stats") != st || (c.dtype("Stats") != DataType::FLOAT && c.dtype("Stats") != DataType::DOUBLE))
       return fail_rule(c, "Stats", "stats_dims",
-                       "must be FLOAT [b, h_q, s_q, 1] = " + dims_str(st) + ", got " +
+                       "must be FLOAT (or DOUBLE) [b, h_q, s_q, 1] = " + dims_str(st) + ", got " +
                            std::string(to_string(c.dtype("Stats"))) + " " + dims_str(c.dims("Stats")));
   }
   return Status::ok();
