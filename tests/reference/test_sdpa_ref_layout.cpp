@@ -223,3 +223,97 @@ TEST(SdpaRefLayout, RaggedThdEqualsPadded) {
   EXPECT_EQ(checked, 8 * 2 * 3);
   expect_near_all(rr->at("stats"), rp->at("stats"), kTol, "stats");
 }
+
+namespace {
+
+// The padded [b, H, s_max, W] value of packed buffer `p` with per-batch element offsets `off`.
+Array unpack_padded(const Thd& t, const std::vector<double>& p, const Array& off, const double* lens) {
+  Array a(t.dims());
+  for_each_index(a.dims, [&](std::span<const std::int64_t> i) {
+    if (i[2] < lens[i[0]]) a[a.offset(i)] = p[static_cast<std::size_t>(off[i[0]] + (i[2] * t.H + i[1]) * t.W + i[3])];
+  });
+  return a;
+}
+
+}  // namespace
+
+TEST(SdpaRefLayout, RaggedThdBackwardEqualsPadded) {
+  const double sq[2] = {4, 2}, skv[2] = {3, 6};
+  const Thd tq{2, 2, 4, 4}, tk{2, 2, 6, 4}, tv{2, 2, 6, 3}, to{2, 2, 4, 3};
+  const Array q_off = ints({3, 1, 1, 1}, {0, 4 * 8, 6 * 8}), k_off = ints({3, 1, 1, 1}, {0, 3 * 8, 9 * 8});
+  const Array v_off = ints({3, 1, 1, 1}, {0, 3 * 6, 9 * 6}), o_off = ints({3, 1, 1, 1}, {0, 4 * 6, 6 * 6});
+  auto packed = [](const Thd& t, std::uint64_t seed) { return random_array({t.b * t.s_max * t.H * t.W}, seed).v; };
+  const auto pq = packed(tq, 1), pk = packed(tk, 2), pv = packed(tv, 3), po = packed(to, 4), pdo = packed(to, 5);
+  struct Port {
+    const char* name;
+    const Thd* t;
+    const std::vector<double>* p;
+    const Array* off;
+    const double* lens;
+  };
+  const Port ports[] = {{"q", &tq, &pq, &q_off, sq}, {"k", &tk, &pk, &k_off, skv}, {"v", &tv, &pv, &v_off, skv},
+                        {"o", &to, &po, &o_off, sq},  {"dO", &to, &pdo, &o_off, sq}};
+  auto build = [&](OpGraph& g, bool ragged) {
+    std::map<std::string, TensorPtr> t;
+    for (const Port& p : ports) {
+      t[p.name] = g.tensor(p.t->dims(), DataType::DOUBLE, p.name, ragged ? p.t->strides() : D{});
+      if (ragged) t[p.name]->set_ragged_offset(g.tensor({3, 1, 1, 1}, DataType::INT32, std::string(p.name) + "_off"));
+    }
+    SdpaBackwardInputs in;
+    in.seq_len_q = g.tensor({2, 1, 1, 1}, DataType::INT32, "sq");
+    in.seq_len_kv = g.tensor({2, 1, 1, 1}, DataType::INT32, "skv");
+    auto r = g.sdpa_backward(t["q"], t["k"], t["v"], t["o"], t["dO"], g.tensor({2, 2, 4, 1}, DataType::DOUBLE, "stats"),
+                             Attributes().set("use_padding_mask", true).set("use_causal_mask_bottom_right", true), in);
+    const std::pair<TensorPtr, const Port*> outs[] = {{r.dQ, &ports[0]}, {r.dK, &ports[1]}, {r.dV, &ports[2]}};
+    for (auto [x, p] : outs) {
+      x->set_output(true).set_name(std::string("d") + p->name).set_data_type(DataType::DOUBLE);
+      if (ragged) x->set_stride(p->t->strides()).set_ragged_offset(g.tensor({3, 1, 1, 1}, DataType::INT32,
+                                                                            std::string("d") + p->name + "_off"));
+    }
+    Status st = g.validate();
+    ASSERT_TRUE(st.is_good()) << st.to_string();
+  };
+  OpGraph gp, gr;
+  build(gp, false);
+  build(gr, true);
+  Array stats = random_array({2, 2, 4, 1}, 6, 0.5, 2.0);  // any finite Stats: both sides read the same
+  Values pin{{"sq", ints({2, 1, 1, 1}, {sq[0], sq[1]})}, {"skv", ints({2, 1, 1, 1}, {skv[0], skv[1]})},
+             {"stats", stats}};
+  Values rin = pin;
+  for (const Port& p : ports) {
+    pin[p.name] = unpack_padded(*p.t, *p.p, *p.off, p.lens);
+    rin[p.name] = p.t->logical(*p.p);
+    rin[std::string(p.name) + "_off"] = *p.off;
+  }
+  for (int i = 0; i < 3; ++i) rin[std::string("d") + ports[i].name + "_off"] = *ports[i].off;
+  auto rp = run_reference(gp, pin);
+  auto rr = run_reference(gr, rin);
+  ASSERT_TRUE(rp.is_good()) << rp.status().to_string();
+  ASSERT_TRUE(rr.is_good()) << rr.status().to_string();
+  for (int i = 0; i < 3; ++i) {
+    const Port& p = ports[i];
+    const std::string name = std::string("d") + p.name;
+    Array got = unpack_padded(*p.t, p.t->packed(rr->at(name)), *p.off, p.lens);
+    expect_near_all(got, rp->at(name), kTol, name.c_str());
+    EXPECT_GT(max_abs(got), 1e-3) << name;
+  }
+}
+
+TEST(SdpaRefLayout, RaggedOffsetOutsideTheDeclarationIsRefused) {
+  const Thd tq{1, 1, 2, 2};
+  OpGraph g;
+  auto q = g.tensor(tq.dims(), DataType::DOUBLE, "q", tq.strides());
+  q->set_ragged_offset(g.tensor({2, 1, 1, 1}, DataType::INT32, "q_off"));
+  SdpaInputs in;
+  in.seq_len_q = g.tensor({1, 1, 1, 1}, DataType::INT32, "sq");
+  in.seq_len_kv = g.tensor({1, 1, 1, 1}, DataType::INT32, "skv");
+  auto out = g.sdpa(q, g.tensor({1, 1, 2, 2}, DataType::DOUBLE, "k"), g.tensor({1, 1, 2, 2}, DataType::DOUBLE, "v"),
+                    Attributes().set("use_padding_mask", true), in);
+  out.O->set_output(true).set_name("o").set_data_type(DataType::DOUBLE);
+  ASSERT_TRUE(g.validate().is_good());
+  Values v{{"q", random_array(tq.dims(), 1)}, {"k", random_array({1, 1, 2, 2}, 2)}, {"v", random_array({1, 1, 2, 2}, 3)},
+           {"sq", ints({1, 1, 1, 1}, {2})}, {"skv", ints({1, 1, 1, 1}, {2})}, {"q_off", ints({2, 1, 1, 1}, {2, 4})}};
+  auto r = run_reference(g, v);
+  ASSERT_EQ(r.status().code(), ErrorCode::GRAPH_EXECUTION_FAILED);
+  EXPECT_NE(r.status().message().find("ragged_within_declaration"), std::string::npos) << r.status().message();
+}
