@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "opgraph/op_graph.h"
 
@@ -39,6 +40,28 @@ void rmsnorm(OpGraph& g) {
   auto eps = g.tensor_scalar(1e-5, DataType::FLOAT);
   auto out = g.rmsnorm(x, scale, eps, Attributes().set_name("rmsnorm").set("forward_phase", "INFERENCE"));
   out[0]->set_output(true).set_name("y");
+}
+
+// Causal GQA prefill: 8 query heads share 2 KV heads, b = 2, s = 32, d = 64, bf16,
+// BSHD memory layout (dims stay BHSD; strides carry the layout), with Stats.
+void sdpa_causal_gqa_prefill(OpGraph& g) {
+  g.set_name("sdpa_causal_gqa_prefill").set_io_data_type(DataType::BFLOAT16);
+  g.set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  const std::int64_t b = 2, hq = 8, hk = 2, s = 32, d = 64;
+  auto bshd = [](std::int64_t h, std::int64_t seq, std::int64_t dd) {
+    return std::vector<std::int64_t>{seq * h * dd, dd, h * dd, 1};
+  };
+  auto q = g.tensor({b, hq, s, d}, DataType::BFLOAT16, "q", bshd(hq, s, d));
+  auto k = g.tensor({b, hk, s, d}, DataType::BFLOAT16, "k", bshd(hk, s, d));
+  auto v = g.tensor({b, hk, s, d}, DataType::BFLOAT16, "v", bshd(hk, s, d));
+  auto out = g.sdpa(q, k, v,
+                    Attributes()
+                        .set_name("attention")
+                        .set("use_causal_mask", true)
+                        .set("generate_stats", true)
+                        .set("attn_scale", 0.125));
+  out.O->set_output(true).set_name("o").set_stride(bshd(hq, s, d));
+  out.Stats->set_output(true).set_name("stats").set_data_type(DataType::FLOAT);
 }
 
 // Gated DeltaNet prefill over 3 packed sequences (T = 40 tokens), 4 heads, K = V = 16.
@@ -90,6 +113,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir, ec);
   bool ok = write(dir, "matmul_bias_gelu", matmul_bias_gelu);
   ok = write(dir, "rmsnorm", rmsnorm) && ok;
+  ok = write(dir, "sdpa_causal_gqa_prefill", sdpa_causal_gqa_prefill) && ok;
   ok = write(dir, "gdn_prefill_varlen", gdn_prefill_varlen) && ok;
   return ok ? 0 : 1;
 }

@@ -21,6 +21,11 @@ TEST(ShippedManifest, IsWellFormedAndOffersTheReferenceAt20000) {
   EXPECT_FALSE(ref->slot->opt_in);
 }
 
+TEST(ShippedManifest, EveryAnchorIsARegisteredOp) {
+  for (const auto& f : engines::default_manifest().families)
+    for (const auto& a : f.anchors) EXPECT_NE(find_op_spec(a), nullptr) << "family " << f.name << " anchors '" << a << "'";
+}
+
 class DeviceHandle final : public Handle {
  public:
   Result<void*> stream() const override { return static_cast<void*>(nullptr); }
