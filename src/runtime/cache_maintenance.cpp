@@ -66,7 +66,7 @@ Result<std::uint64_t> CompiledCache::prune() {
     fs::file_time_type age;
   };
   std::vector<Candidate> candidates;
-  const std::string current_schema = "v" + std::to_string(kCacheSchema);
+  const std::string current_schema = CompiledCache::schema_dir_name();
   const fs::path current_env = environment_dir();
   for (const auto& schema_dir : subdirs(options_.root)) {
     const std::string name = schema_dir.filename().string();

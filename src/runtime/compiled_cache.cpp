@@ -92,9 +92,13 @@ CacheOptions CacheOptions::from_env() {
 CompiledCache::CompiledCache(CacheOptions options, CacheEnvironment environment)
     : options_(std::move(options)), env_(std::move(environment)), env_hash_(env_.hash()) {}
 
-fs::path CompiledCache::environment_dir() const {
-  return options_.root / ("v" + std::to_string(kCacheSchema)) / env_hash_;
+std::string CompiledCache::schema_dir_name() {
+  std::string name = std::to_string(kCacheSchema);
+  name.insert(name.begin(), 'v');
+  return name;
 }
+
+fs::path CompiledCache::environment_dir() const { return options_.root / schema_dir_name() / env_hash_; }
 
 std::string CompiledCache::entry_name(const KernelRequest& request, std::string_view arch) {
   return request.family + "_" + request.kernel + "_" + std::string(arch) + "_" +

@@ -107,6 +107,8 @@ class CompiledCache {
   bool enabled() const noexcept { return !options_.disabled && !options_.root.empty(); }
   // <root>/v<schema>/<hash>
   std::filesystem::path environment_dir() const;
+  // "v<kCacheSchema>"
+  static std::string schema_dir_name();
   // family_kernel_arch_<12 hex>
   static std::string entry_name(const KernelRequest& request, std::string_view arch);
 

@@ -193,7 +193,10 @@ Result<const CudaDriverApi*> cuda_driver() {
       bind(h, "cuStreamSynchronize", a.stream_synchronize, missing);
       if (!missing.empty()) return "missing symbols (driver too old?): " + missing;
       int v = 0;
-      if (a.driver_get_version(&v) != CUDA_SUCCESS) return "cuDriverGetVersion failed";
+      if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
+        return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +
+               (r == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's link stub, not a driver)" : "");
+      }
       if (v < kMinDriverVersion)
         return "driver version " + std::to_string(v) + " is below the minimum " + std::to_string(kMinDriverVersion);
       a.driver_version = v;
