@@ -19,8 +19,8 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/out}
 mkdir -p "$OUT"
 LOG=$OUT/runtime_h200.log
-exec > >(tee "$LOG") 2>&1
 
+main() {
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "nvidia-smi unavailable"
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) $(git status --porcelain 2>/dev/null | wc -l) uncommitted path(s)"
@@ -39,7 +39,7 @@ if [ -d .device-deps ]; then
 fi
 
 echo "== build"
-BUILD=$ROOT/build-h200
+BUILD=${OPGRAPH_BUILD_DIR:-$ROOT/build-h200}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_GPU_TESTS=ON -DOPGRAPH_BUILD_BENCH=ON \
   "${CMAKE_ARGS[@]}" >"$OUT/cmake.log"
 ninja -C "$BUILD" -j16 test_runtime test_runtime_gpu runtime_cold_warm opgraph_tool runtime_probe >"$OUT/build.log"
@@ -111,3 +111,6 @@ PY
 echo
 echo "== table (also $OUT/runtime_h200.txt)"
 cat "$OUT/runtime_h200.txt"
+}
+
+main 2>&1 | tee "$LOG"
