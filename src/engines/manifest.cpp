@@ -11,6 +11,7 @@
 // and the universal reference.
 #include "engines/manifest.h"
 
+#include "engines/gemm/gemm_engine.h"
 #include "engines/reference_adapter/reference_engine.h"
 
 namespace opgraph::engines {
@@ -33,6 +34,11 @@ plan::Manifest make_default() {
 
   m.families.push_back(family("gemm", 1, {"matmul", "moe_grouped_matmul", "moe_grouped_matmul_bwd"},
                               "matmul with fused prologue/epilogue pointwise ops"));
+  // Opt-in until the H200 numerics pass and bench/gemm_h200.sh shows where it leads.
+  m.families.back().analyzer = gemm::analyze_facts;
+  m.families.back().heuristics = gemm::heuristics;
+  m.families.back().slots.push_back({"gemm", gemm::make_gemm_engine, true,
+                                     "NVRTC matmul + fused pointwise epilogue (v1: mma.sync, cp.async ring)"});
   m.families.push_back(family("norm", 2,
                               {"layernorm", "layernorm_backward", "rmsnorm", "rmsnorm_backward", "adalayernorm",
                                "adalayernorm_backward", "batchnorm", "batchnorm_inference", "batchnorm_backward",

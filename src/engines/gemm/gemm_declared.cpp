@@ -1,0 +1,66 @@
+// engines/gemm/gemm_declared.cpp — the specialisations the tree declares for
+// the gemm family: every config the heuristics can propose, every layout and
+// alignment class, both input types, each output type and every epilogue kind.
+// The CI compiles them all with NVRTC for sm_90a (tests/gemm, tests/runtime).
+#include "engines/gemm/gemm_declared.h"
+
+namespace opgraph::gemm {
+
+GemmProblem sample_problem(DataType in, DataType out, bool a_kmajor, bool b_kmajor, int vec,
+                           std::vector<EpiKind> chain) {
+  GemmProblem p;
+  p.in = in;
+  p.out = out;
+  p.a_kmajor = a_kmajor;
+  p.b_kmajor = b_kmajor;
+  p.vec = vec;
+  p.m = 1000;
+  p.n = 1000;
+  p.k = 1000;
+  p.a = {1, in, 0, 0, a_kmajor ? p.k : 1, a_kmajor ? 1 : p.m};
+  p.b = {2, in, 0, 0, b_kmajor ? 1 : p.n, b_kmajor ? p.k : 1};
+  p.c = {3, out, 0, 0, p.n, 1};
+  for (EpiKind k : chain) {
+    EpiStep s{k, "n" + std::to_string(p.steps.size()), -1, 1.5};
+    if (k == EpiKind::ADD || k == EpiKind::MUL) {
+      EpiOperand o;
+      o.by_value = k == EpiKind::MUL;
+      o.value = 0.5;
+      o.view = {10 + static_cast<std::int64_t>(p.operands.size()), DataType::BFLOAT16, 0, 0, 0, 1};
+      s.operand = static_cast<int>(p.operands.size());
+      p.operands.push_back(o);
+    }
+    p.steps.push_back(s);
+  }
+  return p;
+}
+
+std::vector<runtime::KernelRequest> declared_specialisations() {
+  std::vector<runtime::KernelRequest> out;
+  const auto bf = DataType::BFLOAT16, hf = DataType::HALF, f32 = DataType::FLOAT;
+  // Every proposable config on the common class (row-major A, column-major B).
+  for (const auto& c : proposable_configs())
+    out.push_back(kernel_request(sample_problem(bf, bf, true, true, 8, {EpiKind::ADD, EpiKind::GELU}), c));
+  // Every layout x alignment class, with the portable config.
+  GemmConfig small;
+  small.tile_m = small.tile_n = 64;
+  small.stages = 2;
+  for (bool ak : {true, false})
+    for (bool bk : {true, false})
+      for (int vec : {8, 1}) out.push_back(kernel_request(sample_problem(bf, bf, ak, bk, vec, {EpiKind::RELU}), small));
+  // fp16 in, each output type, every epilogue kind; SWAP_AB and the other raster.
+  GemmConfig swap;
+  swap.swap_ab = true;
+  swap.raster = 1;
+  swap.stages = 4;
+  out.push_back(kernel_request(sample_problem(hf, f32, true, false, 8,
+                                              {EpiKind::MUL, EpiKind::ADD, EpiKind::SWISH, EpiKind::SIGMOID}),
+                               swap));
+  out.push_back(kernel_request(sample_problem(hf, hf, false, true, 8,
+                                              {EpiKind::GELU_TANH, EpiKind::TANH, EpiKind::IDENTITY, EpiKind::ADD}),
+                               GemmConfig{}));
+  out.push_back(kernel_request(sample_problem(bf, f32, true, true, 1, {}), GemmConfig{}));
+  return out;
+}
+
+}  // namespace opgraph::gemm

@@ -1,0 +1,131 @@
+// engines/gemm/gemm_engine.cpp — the gemm Engine, its CompiledPlan, and the
+// family hooks (analyzer, heuristics).
+#include "engines/gemm/gemm_engine.h"
+
+#include <mutex>
+
+#include "opgraph/op_graph.h"
+#include "runtime/device.h"
+
+namespace opgraph::gemm {
+namespace {
+
+// One KernelRuntime for device 0 per process, guarded (KernelRuntime is not thread-safe).
+struct SharedRuntime {
+  std::mutex mu;
+  std::unique_ptr<runtime::KernelRuntime> rt;
+};
+SharedRuntime& shared_runtime() {
+  static SharedRuntime* s = new SharedRuntime;
+  return *s;
+}
+
+class GemmPlan final : public CompiledPlan {
+ public:
+  GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, const runtime::LoadedKernel* k)
+      : kp_(std::move(kp)), cfg_(cfg), rt_(rt), kernel_(k) {}
+  std::int64_t workspace_size() const override { return 0; }
+
+  Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
+    if (!ctx.device)
+      return {ErrorCode::INVALID_VALUE, "engine gemm executes device buffers; this call has no device handle"};
+    Status missing = Status::ok();
+    auto ptr = [&](std::int64_t uid) -> std::uint64_t {
+      if (uid < 0) return 0;
+      const OperandBuffer* b = pack.find(uid);
+      if (!b || !b->data) {
+        if (missing.is_good())
+          missing = {ErrorCode::INVALID_VARIANT_PACK, "engine gemm: no buffer for tensor uid " + std::to_string(uid)};
+        return 0;
+      }
+      return reinterpret_cast<std::uint64_t>(b->data);
+    };
+    HostParams h = make_params(kp_, ptr);
+    OPGRAPH_CHECK(missing);
+    runtime::LaunchDims dims;
+    grid_of(kp_, cfg_, dims.grid, dims.block);
+    dims.shared_bytes = smem_bytes(kp_, GemmConfig{cfg_.version, cfg_.tile_m, cfg_.tile_n, cfg_.stages, 1, 1, false, 0});
+    void* args[] = {&h};
+    return rt_->launch(*kernel_, dims, static_cast<CUstream>(ctx.stream), args);
+  }
+
+ private:
+  GemmProblem kp_;  // the kernel view (SWAP_AB applied)
+  GemmConfig cfg_;
+  runtime::KernelRuntime* rt_;
+  const runtime::LoadedKernel* kernel_;
+};
+
+class GemmEngine final : public Engine {
+ public:
+  explicit GemmEngine(EngineIdentity id) : Engine(std::move(id)) {
+    caps_.sm_lo = 80;  // mma.sync m16n8k16 + cp.async: sm_80 and later (v2 will need sm_90a)
+    caps_.knobs = knob_domains();
+  }
+  const Capabilities& capabilities() const override { return caps_; }
+
+  Status check_support(const OpGraph& g, const PlanContext&) const override { return analyze_gemm(g).status(); }
+
+  Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
+                                                   const PlanContext&) const override {
+    auto p = analyze_gemm(g);
+    if (p.is_bad()) return p.status();
+    auto cfg = config_from_knobs(config.knobs);
+    if (cfg.is_bad()) return cfg.status();
+    SharedRuntime& s = shared_runtime();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.rt) {
+      auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
+      if (rt.is_bad()) return rt.status();
+      s.rt = std::move(*rt);
+    }
+    auto k = s.rt->get(kernel_request(*p, *cfg));
+    if (k.is_bad()) return k.status();
+    // smem_bytes takes the graph view and applies the swap itself; keep the
+    // swapped view for the launch and pass an unswapped config to it there.
+    GemmProblem kp = kernel_view(*p, *cfg);
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), *cfg, s.rt.get(), *k));
+  }
+
+  std::string label(const PlanConfig& config) const override {
+    auto c = config_from_knobs(config.knobs);
+    if (c.is_bad()) return name();
+    return name() + "_v" + std::to_string(c->version) + "_" + std::to_string(c->tile_m) + "x" +
+           std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "");
+  }
+
+ private:
+  Capabilities caps_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity) {
+  return std::make_unique<GemmEngine>(std::move(identity));
+}
+
+std::shared_ptr<const FactsRecord> analyze_facts(const OpGraph& graph, const PlanTarget&) {
+  auto f = std::make_shared<GemmFacts>();
+  f->problem = analyze_gemm(graph);
+  return f;
+}
+
+Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext& ctx,
+                                               const std::vector<const Engine*>& offered) {
+  std::vector<plan::Proposal> out;
+  const Engine* ours = nullptr;
+  for (const Engine* e : offered)
+    if (e->name() == "gemm") ours = e;
+  const auto& facts = ctx.facts->get_as<GemmFacts>(analyze_facts);
+  const bool fallback = mode == HeurMode::FALLBACK;
+  // BACKEND first in A/B: not yet measured faster than cuDNN (see gemm_engine.h).
+  if (!fallback) out.push_back(plan::Proposal::backend());
+  if (ours && facts.problem.is_good()) {
+    const int sms = ctx.target().has_device() ? ctx.target().device->sm_count : 132;
+    out.push_back(plan::Proposal::plan(ours->id(), knobs_of(pick_config(facts.problem.value(), sms, fallback))));
+  }
+  if (fallback) out.push_back(plan::Proposal::backend());
+  return out;
+}
+
+}  // namespace opgraph::gemm
