@@ -81,8 +81,8 @@ class GemmEngine final : public Engine {
     }
     auto k = s.rt->get(kernel_request(*p, *cfg));
     if (k.is_bad()) return k.status();
-    // smem_bytes takes the graph view and applies the swap itself; keep the
-    // swapped view for the launch and pass an unswapped config to it there.
+    // The plan keeps the kernel view (SWAP_AB applied); execute sizes shared
+    // memory from it with the swap off.
     GemmProblem kp = kernel_view(*p, *cfg);
     return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), *cfg, s.rt.get(), *k));
   }
@@ -102,6 +102,12 @@ class GemmEngine final : public Engine {
 
 std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity) {
   return std::make_unique<GemmEngine>(std::move(identity));
+}
+
+runtime::KernelRuntime* shared_runtime_if_open() {
+  SharedRuntime& s = shared_runtime();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.rt.get();
 }
 
 std::shared_ptr<const FactsRecord> analyze_facts(const OpGraph& graph, const PlanTarget&) {

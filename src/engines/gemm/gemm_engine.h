@@ -9,11 +9,16 @@
 #include <memory>
 
 #include "engines/gemm/gemm_kernel.h"
+#include "runtime/device.h"
 #include "plan/manifest.h"
 
 namespace opgraph::gemm {
 
 std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity);
+
+// The process's gemm KernelRuntime (device 0), or nullptr before the first
+// build_plan opened it. For tests and the benchmark (cache statistics).
+runtime::KernelRuntime* shared_runtime_if_open();
 
 // The family's analyzer: a GemmFacts record (the problem, or why none).
 struct GemmFacts : FactsRecord {

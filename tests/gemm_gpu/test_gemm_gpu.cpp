@@ -1,0 +1,185 @@
+// The gemm engine on a GPU (built with -DOPGRAPH_GPU_TESTS=ON; run by
+// bench/gemm_h200.sh on the H200, never on CI). Random shapes with tails
+// (M, N, K not multiples of any tile), every layout, both input types, every
+// output type and epilogue kind, batch with broadcast, FlashInfer-shaped
+// bindings; each against the reference engine (float64) on fresh random
+// inputs with the output poisoned first. Tolerance: |got - ref| <= rtol*|ref|
+// + atol, rtol = 1/64 (bf16 out), 1/512 (fp16 out), 1e-4 (fp32 out), atol =
+// 1e-5 * K + 1e-3 (fp32 accumulation order).
+#include <gtest/gtest.h>
+
+#include "engines/gemm/gemm_engine.h"
+#include "engines/reference/executor.h"
+#include "gemm_gpu/gemm_gpu_util.h"
+
+using namespace opgraph;
+using namespace opgraph::gemm_testing;
+
+namespace {
+
+struct Gpu {
+  const runtime::CudaDriverApi* api = nullptr;
+  DeviceProperties props;
+  CUstream stream = nullptr;
+};
+
+Gpu& gpu() {
+  static Gpu* g = [] {
+    auto* x = new Gpu;
+    auto p = runtime::read_device_properties(0);
+    if (p.is_good()) x->props = *p;
+    auto api = runtime::cuda_driver();
+    if (api.is_good()) x->api = *api;
+    return x;
+  }();
+  return *g;
+}
+
+// Runs `c` under `knobs` (empty: the heuristic's pick); returns the number of
+// bad elements (0 = pass) and prints the worst.
+std::size_t run_case(const GemmCase& c, Knobs knobs, std::mt19937& rng) {
+  OpGraph g = build_case(c);
+  EXPECT_TRUE(g.validate().is_good()) << g.validate().message();
+  auto engine = gemm::make_gemm_engine(EngineIdentity{20100, "gemm"});
+  FactsCache facts(g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  Status sup = engine->check_support(g, ctx);
+  EXPECT_TRUE(sup.is_good()) << describe(c) << ": " << sup.message();
+  if (sup.is_bad()) return 1;
+  if (knobs.empty()) {
+    auto props = gemm::heuristics(HeurMode::A, ctx, {engine.get()});
+    EXPECT_TRUE(props.is_good());
+    for (const auto& pr : *props)
+      if (!pr.backend_marker) knobs = pr.config.knobs;
+  }
+  auto plan = engine->build_plan(g, PlanConfig{engine->id(), knobs, {}, -1}, ctx);
+  EXPECT_TRUE(plan.is_good()) << plan.status().message();
+  if (plan.is_bad()) return 1;
+  Operands o;
+  Status made = make_operands(*gpu().api, g, rng, o);
+  EXPECT_TRUE(made.is_good()) << made.message();
+  VariantPack pack;
+  std::map<std::int64_t, reference::HostBuffer> host;
+  for (auto& [uid, d] : o.dev) pack.set(uid, reinterpret_cast<void*>(d->ptr()));
+  for (auto& [uid, h] : o.host) host[uid] = reference::HostBuffer{h.data()};
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &gpu().props;
+  Status ran = (*plan)->execute(pack, ec);
+  EXPECT_TRUE(ran.is_good()) << ran.message();
+  EXPECT_EQ(gpu().api->stream_synchronize(gpu().stream), CUDA_SUCCESS);
+  Status ref = reference::execute(g, host);
+  EXPECT_TRUE(ref.is_good()) << ref.message();
+  const auto& want = o.host[o.out_uid];
+  std::vector<unsigned char> got(want.size());
+  EXPECT_EQ(gpu().api->memcpy_dtoh(got.data(), o.dev[o.out_uid]->ptr(), got.size()), CUDA_SUCCESS);
+  const double rtol = c.out == DataType::BFLOAT16 ? 1.0 / 64 : c.out == DataType::HALF ? 1.0 / 512 : 1e-4;
+  const double atol = 1e-5 * static_cast<double>(c.k) + 1e-3;
+  const std::size_t count = static_cast<std::size_t>(c.batch * c.m * c.n);
+  std::size_t bad = 0, worst = 0;
+  double worst_err = -1;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double r = read_elem(want, c.out, i), x = read_elem(got, c.out, i);
+    const double err = std::fabs(x - r);
+    if (!(err <= rtol * std::fabs(r) + atol)) ++bad;
+    if (!(err <= worst_err)) worst_err = err, worst = i;
+  }
+  if (bad)
+    ADD_FAILURE() << describe(c) << " knobs {" << knobs_to_string(knobs) << "}: " << bad << "/" << count
+                  << " bad; worst at " << worst << ": got " << read_elem(got, c.out, worst) << " want "
+                  << read_elem(want, c.out, worst);
+  return bad;
+}
+
+Knobs random_knobs(std::mt19937& rng) {
+  Knobs k;
+  for (const auto& d : gemm::knob_domains())
+    k[d.type] = d.values[std::uniform_int_distribution<std::size_t>(0, d.values.size() - 1)(rng)];
+  return k;
+}
+
+class GemmGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu().api || gpu().props.sm_count == 0) GTEST_FAIL() << "no GPU: these tests run on the H200 only";
+    if (!gpu().stream) {
+      ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_F(GemmGpu, EveryLayoutAndTypeWithTailsHeuristicAndRandomKnobs) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> ext(1, 333);
+  for (bool ac : {false, true})
+    for (bool bc : {false, true})
+      for (DataType in : {DataType::BFLOAT16, DataType::HALF})
+        for (DataType out : {DataType::BFLOAT16, DataType::HALF, DataType::FLOAT}) {
+          GemmCase c{1, ext(rng), ext(rng), ext(rng), ac, bc, in, out, {"bias", "relu"}};
+          EXPECT_EQ(run_case(c, {}, rng), 0u);
+          EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+        }
+}
+
+TEST_F(GemmGpu, AlignedClassTailsInsideTiles) {
+  std::mt19937 rng(std::random_device{}());
+  // Multiples of 8 but not of 32/64/128: the 16-byte class with partial tiles.
+  for (auto [m, n, k] : {std::tuple{136, 200, 40}, {8, 1032, 264}, {520, 72, 8}, {257 * 8, 24, 1000}}) {
+    for (bool ac : {false, true})
+      for (bool bc : {false, true}) {
+        GemmCase c{1, m, n, k, ac, bc, DataType::BFLOAT16, DataType::BFLOAT16, {}};
+        EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+      }
+  }
+}
+
+TEST_F(GemmGpu, EveryEpilogueKind) {
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<std::vector<std::string>> chains = {
+      {"bias"}, {"scale"}, {"residual"}, {"relu"}, {"gelu"}, {"gelu_tanh"}, {"swish"}, {"sigmoid"}, {"tanh"},
+      {"bias", "gelu", "scale", "residual"}, {"scale", "bias", "swish", "sigmoid", "tanh"}};
+  for (const auto& ch : chains) {
+    GemmCase c{1, 97, 130, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, ch};
+    EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+  }
+}
+
+TEST_F(GemmGpu, BatchWithBroadcastWeight) {
+  std::mt19937 rng(std::random_device{}());
+  GemmCase c{3, 70, 90, 48, false, true, DataType::HALF, DataType::HALF, {"bias", "residual"}, true};
+  EXPECT_EQ(run_case(c, {}, rng), 0u);
+  c.b_broadcast = false;
+  c.a_col = true;
+  EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+}
+
+TEST_F(GemmGpu, FlashInferShapedBindings) {
+  // FlashInfer's mm_bf16 binds a (m, k) row-major activation and a weight
+  // stored (n, k) as [1, m, k] and [1, k, n] (the weight column-major).
+  std::mt19937 rng(std::random_device{}());
+  for (std::int64_t m : {1, 16, 129})
+    for (DataType out : {DataType::BFLOAT16, DataType::FLOAT}) {
+      GemmCase c{1, m, 4096, 512, false, true, DataType::BFLOAT16, out, {}};
+      EXPECT_EQ(run_case(c, {}, rng), 0u);
+    }
+}
+
+TEST_F(GemmGpu, OnePlanCompilePerLayoutClass) {
+  std::mt19937 rng(std::random_device{}());
+  const Knobs k = gemm::knobs_of(gemm::GemmConfig{1, 64, 128, 3, 1, 1, false, 1});
+  GemmCase c1{1, 77, 300, 96, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(c1, k, rng), 0u);
+  auto* rt = gemm::shared_runtime_if_open();
+  ASSERT_NE(rt, nullptr);
+  const auto before = rt->cache().stats();
+  GemmCase c2 = c1;
+  c2.m = 513;
+  c2.n = 40;
+  c2.k = 1000;
+  EXPECT_EQ(run_case(c2, k, rng), 0u);
+  const auto after = rt->cache().stats();
+  EXPECT_EQ(after.misses, before.misses) << "a second shape of the same class compiled again";
+  EXPECT_EQ(after.bypassed, before.bypassed);
+}
