@@ -72,8 +72,9 @@ TEST(GemmSupport, AcceptsEveryLayoutDtypeAndEpilogue) {
           auto g = graph_of(s, {"bias", "scale", "residual", "relu", "gelu", "gelu_tanh", "swish", "sigmoid", "tanh"});
           auto p = analyze_gemm(g);
           ASSERT_TRUE(p.is_good()) << p.status().message();
-          EXPECT_EQ(p->a_kmajor, !ac);
-          EXPECT_EQ(p->b_kmajor, bc);
+          // A column-major A with M = 1 (B with K = 1) is also row-major: the unit stride decides.
+          if (!(ac && s.m == 1)) { EXPECT_EQ(p->a_kmajor, !ac); }
+          if (!(bc && s.k == 1)) { EXPECT_EQ(p->b_kmajor, bc); }
           EXPECT_EQ(p->m, s.m);
           EXPECT_EQ(p->n, s.n);
           EXPECT_EQ(p->k, s.k);
@@ -82,10 +83,10 @@ TEST(GemmSupport, AcceptsEveryLayoutDtypeAndEpilogue) {
           ASSERT_EQ(p->steps.size(), 9u);
           ASSERT_EQ(p->operands.size(), 3u);
           EXPECT_EQ(p->operands[0].view.sr, 0) << "bias broadcasts along M";
-          EXPECT_EQ(p->operands[0].view.sc, 1);
+          EXPECT_EQ(p->operands[0].view.sc, s.n == 1 ? 0 : 1) << "an extent-1 axis broadcasts (stride 0)";
           EXPECT_TRUE(p->operands[1].by_value);
           EXPECT_EQ(p->operands[1].value, 0.5);
-          EXPECT_EQ(p->operands[2].view.sr, s.n);
+          EXPECT_EQ(p->operands[2].view.sr, s.m == 1 ? 0 : s.n);
           // One batch: the 16-byte class needs the contiguous extents (= the row strides) % 8.
           const bool aligned = (ac ? s.m : s.k) % 8 == 0 && (bc ? s.k : s.n) % 8 == 0;
           EXPECT_EQ(p->vec, aligned ? 8 : 1) << s.m << "x" << s.n << "x" << s.k;
@@ -257,4 +258,58 @@ TEST(GemmNvrtc, OneKernelPerLayoutClass) {
   EXPECT_EQ(cache.stats().misses, 1u);
   EXPECT_EQ(cache.stats().hits, 1u);
   std::filesystem::remove_all(o.root);
+}
+
+TEST(GemmHeuristics, BackendFirstUntilMeasuredAndFallbackPortable) {
+  auto g = graph_of({4096, 4096, 4096}, {"bias", "gelu"});
+  auto engine = make_gemm_engine(EngineIdentity{20100, "gemm"});
+  FactsCache facts(g, PlanTarget{});
+  PlanContext ctx{&facts};
+  ASSERT_TRUE(engine->check_support(g, ctx).is_good());
+  auto a = heuristics(HeurMode::A, ctx, {engine.get()});
+  ASSERT_TRUE(a.is_good());
+  ASSERT_EQ(a->size(), 2u);
+  EXPECT_TRUE((*a)[0].backend_marker) << "cuDNN stays first until bench/results shows ours ahead";
+  EXPECT_FALSE((*a)[1].backend_marker);
+  EXPECT_EQ((*a)[1].config.engine_id, 20100);
+  auto picked = config_from_knobs((*a)[1].config.knobs);
+  ASSERT_TRUE(picked.is_good());
+  EXPECT_EQ(picked->tile_m, 128);
+  EXPECT_EQ(picked->tile_n, 128);
+  auto fb = heuristics(HeurMode::FALLBACK, ctx, {engine.get()});
+  ASSERT_TRUE(fb.is_good());
+  ASSERT_EQ(fb->size(), 2u);
+  EXPECT_FALSE((*fb)[0].backend_marker);
+  EXPECT_EQ(config_from_knobs((*fb)[0].config.knobs)->tile_m, 64);
+  EXPECT_TRUE((*fb)[1].backend_marker);
+  // Not offered (opt-in off): only the backend.
+  auto none = heuristics(HeurMode::A, ctx, {});
+  ASSERT_TRUE(none.is_good());
+  ASSERT_EQ(none->size(), 1u);
+  EXPECT_TRUE((*none)[0].backend_marker);
+  // A graph the family declines: only the backend.
+  auto bad = graph_of({64, 64, 64}, {"sqrt"});
+  FactsCache bad_facts(bad, PlanTarget{});
+  PlanContext bad_ctx{&bad_facts};
+  EXPECT_EQ(engine->check_support(bad, bad_ctx).code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  auto only = heuristics(HeurMode::A, bad_ctx, {engine.get()});
+  ASSERT_TRUE(only.is_good());
+  EXPECT_EQ(only->size(), 1u);
+}
+
+TEST(GemmHeuristics, SmallGridsTakeNarrowerTiles) {
+  GemmProblem p = sample_problem(DataType::BFLOAT16, DataType::BFLOAT16, true, true, 8, {});
+  p.m = 16;
+  p.n = 4096;
+  auto c = pick_config(p, 132, false);
+  EXPECT_EQ(c.tile_m, 64);
+  p.m = 1024;
+  p.n = 1024;  // 64 tiles of 128x128 < 132 SMs
+  c = pick_config(p, 132, false);
+  EXPECT_EQ(c.tile_m * c.tile_n, 64 * 128);
+  p.m = p.n = 8192;
+  c = pick_config(p, 132, false);
+  EXPECT_EQ(c.tile_m * c.tile_n, 128 * 128);
+  p.vec = 1;
+  EXPECT_EQ(pick_config(p, 132, false).stages, 2);
 }

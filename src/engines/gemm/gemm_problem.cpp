@@ -178,11 +178,14 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
   const auto& as = A->get_stride();
   const auto& bs = B->get_stride();
   const std::size_t ra = as.size(), rb = bs.size();
-  if (as[ra - 1] == 1 || A->get_dim()[ra - 1] == 1) p.a_kmajor = true;
-  else if (as[ra - 2] == 1 || p.m == 1) p.a_kmajor = false;
+  // A unit stride decides; an extent-1 axis (any stride) is contiguous too.
+  if (as[ra - 1] == 1) p.a_kmajor = true;
+  else if (as[ra - 2] == 1) p.a_kmajor = false;
+  else if (p.k == 1 || p.m == 1) p.a_kmajor = p.k == 1;
   else return decline("G5", tname(*A) + " has neither its K nor its M axis contiguous");
-  if (bs[rb - 1] == 1 || p.n == 1) p.b_kmajor = false;
-  else if (bs[rb - 2] == 1 || p.k == 1) p.b_kmajor = true;
+  if (bs[rb - 1] == 1) p.b_kmajor = false;
+  else if (bs[rb - 2] == 1) p.b_kmajor = true;
+  else if (p.k == 1 || p.n == 1) p.b_kmajor = p.k == 1;
   else return decline("G5", tname(*B) + " has neither its N nor its K axis contiguous");
   if (C.get_stride()[R - 1] != 1 && p.n != 1)
     return decline("G5", tname(C) + " must have its N axis contiguous (stride 1)");
