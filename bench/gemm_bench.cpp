@@ -65,6 +65,13 @@ int main(int argc, char** argv) {
   }
   b.props = *props;
   b.api = *api;
+  // Retains device 0's primary context and makes it current (allocations and the stream need it).
+  auto context = runtime::KernelRuntime::open(0, runtime::CacheOptions{});
+  if (context.is_bad()) {
+    std::fprintf(stderr, "%s\n", context.status().message().c_str());
+    return 1;
+  }
+  if (b.api->stream_create(&b.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return 1;
   std::vector<GemmCase> cases;
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::vector<std::string> chain = {}) {
     cases.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, std::move(chain)});
@@ -87,7 +94,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", s.message().c_str());
       return 1;
     }
-    if (!b.stream) b.api->stream_create(&b.stream, CU_STREAM_NON_BLOCKING);
     VariantPack pack;
     for (auto& [uid, d] : o.dev) pack.set(uid, reinterpret_cast<void*>(d->ptr()));
     auto prop = gemm::heuristics(HeurMode::A, ctx, {engine.get()});

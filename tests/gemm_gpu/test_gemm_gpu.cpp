@@ -18,6 +18,7 @@ using namespace opgraph::gemm_testing;
 namespace {
 
 struct Gpu {
+  std::unique_ptr<runtime::KernelRuntime> context;  // retains device 0's primary context, current on this thread
   const runtime::CudaDriverApi* api = nullptr;
   DeviceProperties props;
   CUstream stream = nullptr;
@@ -26,6 +27,8 @@ struct Gpu {
 Gpu& gpu() {
   static Gpu* g = [] {
     auto* x = new Gpu;
+    auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions{});
+    if (rt.is_good()) x->context = std::move(*rt);
     auto p = runtime::read_device_properties(0);
     if (p.is_good()) x->props = *p;
     auto api = runtime::cuda_driver();
@@ -101,7 +104,7 @@ Knobs random_knobs(std::mt19937& rng) {
 class GemmGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!gpu().api || gpu().props.sm_count == 0) GTEST_FAIL() << "no GPU: these tests run on the H200 only";
+    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0) GTEST_FAIL() << "no GPU: these tests run on the H200 only";
     if (!gpu().stream) {
       ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     }
