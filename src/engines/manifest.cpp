@@ -11,6 +11,7 @@
 // and the universal reference.
 #include "engines/manifest.h"
 
+#include "engines/cudnn/cudnn_engine.h"
 #include "engines/gemm/gemm_engine.h"
 #include "engines/reference_adapter/reference_engine.h"
 
@@ -51,7 +52,8 @@ plan::Manifest make_default() {
                               {"gdn", "gdn_bwd", "kda", "kda_bwd", "gdn2", "gdn2_bwd", "gdp", "gdp_bwd"},
                               "gated delta rule linear attention (GDN, KDA, GDN-2, GDP)"));
   m.families.push_back(family("conv", 6, {"conv_fprop", "conv_dgrad", "conv_wgrad"}, "convolutions"));
-  // The cuDNN backend provider arrives with issue 7; until then none (offers nothing).
+  // The cuDNN backend: its plans per mode, discovered per graph (empty without a device or libcudnn).
+  m.backend = make_cudnn_provider();
   return m;
 }
 

@@ -262,6 +262,7 @@ Result<const CudnnApi*> cudnn() {
       std::string missing;
       bind(h, "cudnnGetVersion", a.get_version, missing);
       bind(h, "cudnnGetErrorString", a.get_error_string, missing);
+      bind(h, "cudnnGetLastErrorString", a.get_last_error_string, missing);
       bind(h, "cudnnCreate", a.create, missing);
       bind(h, "cudnnDestroy", a.destroy, missing);
       bind(h, "cudnnSetStream", a.set_stream, missing);

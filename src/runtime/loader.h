@@ -45,6 +45,7 @@ using Handle = ::cudnnContext*;
 using Descriptor = void*;  // cudnnBackendDescriptor_t
 using GetVersion = std::size_t (*)();
 using GetErrorString = const char* (*)(Status);
+using GetLastErrorString = void (*)(char* message, std::size_t max_size);  // cudnnGetLastErrorString
 using Create = Status (*)(Handle*);
 using Destroy = Status (*)(Handle);
 using SetStream = Status (*)(Handle, CUstream);
@@ -124,6 +125,7 @@ struct CudnnApi {
   std::size_t version = 0;  // cudnnGetVersion, e.g. 91400
   cudnn_abi::GetVersion get_version = nullptr;
   cudnn_abi::GetErrorString get_error_string = nullptr;
+  cudnn_abi::GetLastErrorString get_last_error_string = nullptr;
   cudnn_abi::Create create = nullptr;
   cudnn_abi::Destroy destroy = nullptr;
   cudnn_abi::SetStream set_stream = nullptr;

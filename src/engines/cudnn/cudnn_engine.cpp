@@ -1,0 +1,160 @@
+// engines/cudnn/cudnn_engine.cpp — CudnnEngine (check_support / build_plan),
+// CudnnPlan (workspace, execute through a per-call variant pack) and the provider.
+#include "engines/cudnn/cudnn_engine.h"
+
+#include <mutex>
+
+#include "engines/cudnn/backend.h"
+#include "engines/cudnn/heuristics.h"
+#include "opgraph/op_graph.h"
+#include "plan/engine_ids.h"
+
+namespace opgraph::engines {
+namespace {
+
+using namespace cudnn;
+
+class CudnnPlan final : public CompiledPlan {
+ public:
+  CudnnPlan(const CudnnApi& api, LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws)
+      : api_(&api), lowering_(std::move(lp)), graph_(std::move(m)), plan_(std::move(plan)), workspace_(ws) {}
+  std::int64_t workspace_size() const override { return workspace_; }
+
+  Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
+    if (ctx.workspace.bytes < workspace_)
+      return {ErrorCode::INVALID_VALUE, "engine cudnn: workspace too small: needs " + std::to_string(workspace_) +
+                                            " bytes, got " + std::to_string(ctx.workspace.bytes)};
+    // The pointer array is per call: concurrent executes never share it.
+    std::vector<std::int64_t> uids;
+    std::vector<void*> ptrs;
+    uids.reserve(lowering_.caller_uids.size() + lowering_.by_value_uids.size());
+    ptrs.reserve(uids.capacity());
+    for (std::int64_t uid : lowering_.caller_uids) {
+      const OperandBuffer* b = pack.find(uid);
+      if (!b || !b->data) {
+        const TensorRecord* t = lowering_.tensor(uid);
+        return {ErrorCode::INVALID_VARIANT_PACK,
+                "engine cudnn: no buffer for tensor uid " + std::to_string(uid) +
+                    (t ? " (" + lowering_.records[static_cast<std::size_t>(t->record)].label + ")" : std::string())};
+      }
+      uids.push_back(uid);
+      ptrs.push_back(b->data);
+    }
+    for (std::int64_t uid : lowering_.by_value_uids) {
+      uids.push_back(uid);
+      ptrs.push_back(const_cast<unsigned char*>(lowering_.tensor(uid)->scalar_bytes.data()));  // read only
+    }
+    auto h = thread_handle(*api_);
+    if (h.is_bad()) return h.status();
+    OPGRAPH_CHECK(check(*api_, static_cast<cudnnStatus_t>(api_->set_stream(h.value(), static_cast<CUstream>(ctx.stream))),
+                        Step::EXECUTE, "cudnnSetStream"));
+    auto vp = Descriptor::create(*api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
+    if (vp.is_bad()) return vp.status();
+    void* ws = ctx.workspace.data;
+    auto n = static_cast<std::int64_t>(uids.size());
+    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids.data(), Step::EXECUTE, "variant pack"));
+    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs.data(), Step::EXECUTE, "variant pack"));
+    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws, Step::EXECUTE, "variant pack"));
+    OPGRAPH_CHECK(vp->finalize(Step::EXECUTE, "variant pack"));
+    return check(*api_, static_cast<cudnnStatus_t>(api_->backend_execute(h.value(), plan_.get(), vp->get())),
+                 Step::EXECUTE, "cudnnBackendExecute");
+  }
+
+ private:
+  const CudnnApi* api_;
+  LoweringPlan lowering_;
+  Materialised graph_;  // kept alive: the execution plan references it
+  Descriptor plan_;
+  std::int64_t workspace_;
+};
+
+class CudnnEngine final : public Engine {
+ public:
+  CudnnEngine() : Engine(EngineIdentity{plan::kBackendHeuristicEngineId, "cudnn"}) {}
+  const Capabilities& capabilities() const override { return caps_; }
+
+  std::optional<std::string> mismatch(const PlanContext& ctx) const override {
+    if (!ctx.target().has_device()) return "the cuDNN backend needs a device";
+    // A target read off a device loaded libcuda through the runtime loader; one
+    // named by arch (DeviceProperties::for_arch) did not, and is never queried.
+    if (!runtime::library_loaded(runtime::Library::CUDA_DRIVER))
+      return "planning for an arch without a device (libcuda not loaded): the cuDNN backend is not queried";
+    return std::nullopt;
+  }
+
+  Status check_support(const OpGraph& g, const PlanContext& ctx) const override {
+    if (auto why = mismatch(ctx)) return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + *why};
+    auto lp = lower(g);
+    if (lp.is_bad()) return lp.status();
+    auto api = runtime::cudnn();
+    if (api.is_bad()) return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + api.status().message()};
+    return Status::ok();
+  }
+
+  Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
+                                                   const PlanContext& ctx) const override {
+    OPGRAPH_CHECK(check_support(g, ctx));
+    if (plan::decode_engine_id(config.engine_id).band != plan::IdBand::BACKEND)
+      return Status{ErrorCode::GRAPH_NOT_SUPPORTED,
+                    "engine cudnn: engine id " + std::to_string(config.engine_id) +
+                        " is not a backend engine index (the delegating entry is not offered)"};
+    auto api = runtime::cudnn();
+    auto lp = lower(g);
+    auto h = thread_handle(*api.value());
+    if (h.is_bad()) return h.status();
+    auto m = materialise(*api.value(), lp.value(), h.value());
+    if (m.is_bad()) return m.status();
+    auto plan = build_execution_plan(*api.value(), h.value(), m->operation_graph(lp.value()), config);
+    if (plan.is_bad()) return plan.status();
+    auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
+    if (ws.is_bad()) return ws.status();
+    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), std::move(lp.value()),
+                                                                     std::move(m.value()), std::move(plan.value()),
+                                                                     ws.value()));
+  }
+
+  // Any backend-band knobs (each engine config has its own set); frontend knobs are refused.
+  Result<Knobs> knobs_from_public(const Knobs& knobs) const override {
+    for (const auto& [k, v] : knobs) {
+      auto b = to_backend(k);
+      if (b.is_bad())
+        return Status{ErrorCode::INVALID_VALUE, "engine cudnn: knob " + to_string(k) + " has no cuDNN counterpart"};
+    }
+    return knobs;
+  }
+
+  std::string label(const PlanConfig& config) const override {
+    return "cudnn_eng" + std::to_string(config.engine_id);
+  }
+
+ private:
+  Capabilities caps_;
+};
+
+class CudnnProvider final : public plan::BackendProvider {
+ public:
+  const Engine& engine() const override { return engine_; }
+
+  Result<std::vector<PlanConfig>> entries(const OpGraph& g, HeurMode mode, const PlanContext& ctx) override {
+    if (mode == HeurMode::OPENSOURCE) return std::vector<PlanConfig>{};
+    OPGRAPH_CHECK(engine_.check_support(g, ctx));
+    auto api = runtime::cudnn();
+    auto lp = lower(g);
+    auto h = thread_handle(*api.value());
+    if (h.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, h.status().message()};
+    auto m = materialise(*api.value(), lp.value(), h.value());
+    if (m.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, m.status().message()};
+    auto r = query_heuristics(*api.value(), m->operation_graph(lp.value()), mode);
+    if (r.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, r.status().message()};
+    return r;
+  }
+
+ private:
+  CudnnEngine engine_;
+};
+
+}  // namespace
+
+std::shared_ptr<plan::BackendProvider> make_cudnn_provider() { return std::make_shared<CudnnProvider>(); }
+
+}  // namespace opgraph::engines

@@ -1,0 +1,27 @@
+// engines/cudnn/cudnn_engine.h — the cuDNN backend as an engine and a BackendProvider.
+//
+// The provider answers the planner's per-mode question (plan/backend_provider.h):
+// lower the graph (lowering.h), materialise it, run ONE engine-heuristics query
+// for the mode, and return each engine config as a PlanConfig tagged with the
+// mode and its index in cuDNN's list; engine_id is cuDNN's engine global index
+// ([0, 10000)), knobs are the config's knob choices in KnobType's backend band.
+// Building re-creates exactly that config from (engine_id, knobs), so a recorded
+// plan replays. No libcudnn, no device, a graph that does not lower, or a
+// backend that refuses → an empty block (GRAPH_NOT_SUPPORTED), never an error.
+//
+// The backend is only asked when the target has a device AND this process has
+// loaded libcuda through the runtime loader (the device was read, e.g.
+// runtime::read_device_properties): planning for an arch
+// (DeviceProperties::for_arch) never loads libcudnn.
+#pragma once
+
+#include <memory>
+
+#include "plan/backend_provider.h"
+
+namespace opgraph::engines {
+
+// The provider (and the engine it owns, named "cudnn").
+std::shared_ptr<plan::BackendProvider> make_cudnn_provider();
+
+}  // namespace opgraph::engines

@@ -1,0 +1,152 @@
+// engines/cudnn/heuristics.cpp — see heuristics.h.
+#include "engines/cudnn/heuristics.h"
+
+namespace opgraph::engines::cudnn {
+namespace {
+
+struct ThreadHandle {
+  const CudnnApi* api = nullptr;
+  cudnnHandle_t h = nullptr;
+  ~ThreadHandle() {
+    if (h) api->destroy(h);
+  }
+};
+
+cudnnBackendHeurMode_t heur_mode(HeurMode m) {
+  switch (m) {
+    case HeurMode::B: return CUDNN_HEUR_MODE_B;
+    case HeurMode::FALLBACK: return CUDNN_HEUR_MODE_FALLBACK;
+    default: return CUDNN_HEUR_MODE_A;
+  }
+}
+
+constexpr std::int64_t kMaxKnobs = CUDNN_KNOB_TYPE_COUNTS;
+
+}  // namespace
+
+Result<cudnnHandle_t> thread_handle(const CudnnApi& api) {
+  thread_local ThreadHandle th;
+  if (th.h) return th.h;
+  cudnnHandle_t h = nullptr;
+  OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.create(&h)), Step::HEURISTICS, "cudnnCreate"));
+  th.api = &api;
+  th.h = h;
+  return h;
+}
+
+Result<std::vector<PlanConfig>> query_heuristics(const CudnnApi& api, const Descriptor& op_graph, HeurMode mode) {
+  const std::string what = "engine heuristics (mode " + std::string(to_string(mode)) + ")";
+  auto heur = Descriptor::create(api, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what);
+  if (heur.is_bad()) return heur.status();
+  cudnnBackendDescriptor_t g = op_graph.get();
+  std::int32_t m = heur_mode(mode);
+  OPGRAPH_CHECK(heur->set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g, Step::HEURISTICS, what));
+  OPGRAPH_CHECK(heur->set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &m, Step::HEURISTICS, what));
+  OPGRAPH_CHECK(heur->finalize(Step::HEURISTICS, what));
+  std::int64_t count = 0;
+  OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                               heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr)),
+                      Step::HEURISTICS, what + ": result count"));
+  std::vector<Descriptor> cfgs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (std::int64_t i = 0; i < count; ++i) {
+    auto c = Descriptor::create(api, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, what);
+    if (c.is_bad()) return c.status();
+    raw.push_back(c->get());
+    cfgs.push_back(std::move(c.value()));
+  }
+  std::int64_t got = 0;
+  if (count > 0)
+    OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                                 heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data())),
+                        Step::HEURISTICS, what + ": results"));
+  std::vector<PlanConfig> out;
+  for (std::int64_t i = 0; i < got; ++i) {
+    auto eng = Descriptor::create(api, CUDNN_BACKEND_ENGINE_DESCRIPTOR, what);
+    if (eng.is_bad()) return eng.status();
+    cudnnBackendDescriptor_t e = eng->get();
+    std::int64_t n = 0;
+    OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                                 raw[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e)),
+                        Step::HEURISTICS, what + ": engine of config " + std::to_string(i)));
+    auto idx = eng->get_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, Step::HEURISTICS, what);
+    if (idx.is_bad()) return idx.status();
+    std::vector<Descriptor> knobs;
+    std::vector<cudnnBackendDescriptor_t> kraw;
+    for (std::int64_t k = 0; k < kMaxKnobs; ++k) {
+      auto d = Descriptor::create(api, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, what);
+      if (d.is_bad()) return d.status();
+      kraw.push_back(d->get());
+      knobs.push_back(std::move(d.value()));
+    }
+    std::int64_t nk = 0;
+    OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                                 raw[i], CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxKnobs, &nk,
+                                 kraw.data())),
+                        Step::HEURISTICS, what + ": knob choices"));
+    PlanConfig pc;
+    pc.engine_id = idx.value();
+    pc.mode = mode;
+    pc.backend_index = i;
+    bool representable = pc.engine_id >= 0 && pc.engine_id < 10000;
+    for (std::int64_t k = 0; k < nk && representable; ++k) {
+      std::int32_t type = 0;
+      std::int64_t c = 0, value = 0;
+      OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                                   kraw[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &c, &type)),
+                          Step::HEURISTICS, what + ": knob type"));
+      OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                                   kraw[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &c, &value)),
+                          Step::HEURISTICS, what + ": knob value"));
+      auto kt = knob_type_from_backend(type);
+      if (!kt) representable = false;
+      else pc.knobs[*kt] = value;
+    }
+    if (representable) out.push_back(std::move(pc));
+  }
+  return out;
+}
+
+Result<Descriptor> build_execution_plan(const CudnnApi& api, cudnnHandle_t handle, const Descriptor& op_graph,
+                                        const PlanConfig& config) {
+  const std::string what = "engine " + std::to_string(config.engine_id);
+  auto eng = Descriptor::create(api, CUDNN_BACKEND_ENGINE_DESCRIPTOR, what);
+  if (eng.is_bad()) return eng.status();
+  cudnnBackendDescriptor_t g = op_graph.get();
+  std::int64_t index = config.engine_id;
+  OPGRAPH_CHECK(eng->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g, Step::BUILD, what));
+  OPGRAPH_CHECK(eng->set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &index, Step::BUILD, what));
+  OPGRAPH_CHECK(eng->finalize(Step::BUILD, what));
+  std::vector<Descriptor> knobs;
+  std::vector<cudnnBackendDescriptor_t> kraw;
+  for (const auto& [k, v] : config.knobs) {
+    auto bt = to_backend(k);
+    if (bt.is_bad()) return bt.status();
+    auto d = Descriptor::create(api, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, what);
+    if (d.is_bad()) return d.status();
+    auto type = static_cast<std::int32_t>(bt.value());
+    std::int64_t value = v;
+    OPGRAPH_CHECK(d->set(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type, Step::BUILD, what));
+    OPGRAPH_CHECK(d->set(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value, Step::BUILD, what));
+    OPGRAPH_CHECK(d->finalize(Step::BUILD, what + ": knob " + to_string(k)));
+    kraw.push_back(d->get());
+    knobs.push_back(std::move(d.value()));
+  }
+  auto cfg = Descriptor::create(api, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, what);
+  if (cfg.is_bad()) return cfg.status();
+  cudnnBackendDescriptor_t e = eng->get();
+  OPGRAPH_CHECK(cfg->set(CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &e, Step::BUILD, what));
+  if (!kraw.empty())
+    OPGRAPH_CHECK(cfg->set(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                           static_cast<std::int64_t>(kraw.size()), kraw.data(), Step::BUILD, what));
+  OPGRAPH_CHECK(cfg->finalize(Step::BUILD, what + ": engine config"));
+  auto plan = Descriptor::create(api, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what);
+  if (plan.is_bad()) return plan.status();
+  cudnnBackendDescriptor_t c = cfg->get();
+  OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, Step::BUILD, what));
+  OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, Step::BUILD, what));
+  OPGRAPH_CHECK(plan->finalize(Step::BUILD, what + ": execution plan"));
+  return plan;
+}
+
+}  // namespace opgraph::engines::cudnn

@@ -1,0 +1,391 @@
+// engines/cudnn/lowering.cpp — lower(): tensors, matmul, pointwise (all 50
+// modes with their parameters), reduction, and the operation graph. The norms
+// live in lowering_norm.cpp. No cuDNN call happens here (see lowering.h).
+#include "engines/cudnn/lowering.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "engines/cudnn/lowering_internal.h"
+
+namespace opgraph::engines::cudnn {
+namespace {
+
+using detail::Lowerer;
+
+struct PwRow {
+  std::string_view name;
+  cudnnPointwiseMode_t mode;
+};
+// Our PointwiseMode names (cudnn-frontend's) → cuDNN's enum.
+const PwRow kPointwise[] = {
+    {"ADD", CUDNN_POINTWISE_ADD},
+    {"MUL", CUDNN_POINTWISE_MUL},
+    {"SQRT", CUDNN_POINTWISE_SQRT},
+    {"MAX", CUDNN_POINTWISE_MAX},
+    {"MIN", CUDNN_POINTWISE_MIN},
+    {"RELU_FWD", CUDNN_POINTWISE_RELU_FWD},
+    {"TANH_FWD", CUDNN_POINTWISE_TANH_FWD},
+    {"SIGMOID_FWD", CUDNN_POINTWISE_SIGMOID_FWD},
+    {"ELU_FWD", CUDNN_POINTWISE_ELU_FWD},
+    {"GELU_FWD", CUDNN_POINTWISE_GELU_FWD},
+    {"SOFTPLUS_FWD", CUDNN_POINTWISE_SOFTPLUS_FWD},
+    {"SWISH_FWD", CUDNN_POINTWISE_SWISH_FWD},
+    {"RELU_BWD", CUDNN_POINTWISE_RELU_BWD},
+    {"TANH_BWD", CUDNN_POINTWISE_TANH_BWD},
+    {"SIGMOID_BWD", CUDNN_POINTWISE_SIGMOID_BWD},
+    {"ELU_BWD", CUDNN_POINTWISE_ELU_BWD},
+    {"GELU_BWD", CUDNN_POINTWISE_GELU_BWD},
+    {"SOFTPLUS_BWD", CUDNN_POINTWISE_SOFTPLUS_BWD},
+    {"SWISH_BWD", CUDNN_POINTWISE_SWISH_BWD},
+    {"ERF", CUDNN_POINTWISE_ERF},
+    {"IDENTITY", CUDNN_POINTWISE_IDENTITY},
+    {"GELU_APPROX_TANH_BWD", CUDNN_POINTWISE_GELU_APPROX_TANH_BWD},
+    {"GELU_APPROX_TANH_FWD", CUDNN_POINTWISE_GELU_APPROX_TANH_FWD},
+    {"GEN_INDEX", CUDNN_POINTWISE_GEN_INDEX},
+    {"BINARY_SELECT", CUDNN_POINTWISE_BINARY_SELECT},
+    {"EXP", CUDNN_POINTWISE_EXP},
+    {"LOG", CUDNN_POINTWISE_LOG},
+    {"NEG", CUDNN_POINTWISE_NEG},
+    {"MOD", CUDNN_POINTWISE_MOD},
+    {"POW", CUDNN_POINTWISE_POW},
+    {"ABS", CUDNN_POINTWISE_ABS},
+    {"CEIL", CUDNN_POINTWISE_CEIL},
+    {"COS", CUDNN_POINTWISE_COS},
+    {"FLOOR", CUDNN_POINTWISE_FLOOR},
+    {"RSQRT", CUDNN_POINTWISE_RSQRT},
+    {"SIN", CUDNN_POINTWISE_SIN},
+    {"LOGICAL_NOT", CUDNN_POINTWISE_LOGICAL_NOT},
+    {"TAN", CUDNN_POINTWISE_TAN},
+    {"SUB", CUDNN_POINTWISE_SUB},
+    {"ADD_SQUARE", CUDNN_POINTWISE_ADD_SQUARE},
+    {"DIV", CUDNN_POINTWISE_DIV},
+    {"CMP_EQ", CUDNN_POINTWISE_CMP_EQ},
+    {"CMP_NEQ", CUDNN_POINTWISE_CMP_NEQ},
+    {"CMP_GT", CUDNN_POINTWISE_CMP_GT},
+    {"CMP_GE", CUDNN_POINTWISE_CMP_GE},
+    {"CMP_LT", CUDNN_POINTWISE_CMP_LT},
+    {"CMP_LE", CUDNN_POINTWISE_CMP_LE},
+    {"LOGICAL_AND", CUDNN_POINTWISE_LOGICAL_AND},
+    {"LOGICAL_OR", CUDNN_POINTWISE_LOGICAL_OR},
+    {"RECIPROCAL", CUDNN_POINTWISE_RECIPROCAL},
+};
+
+constexpr std::string_view kReductionNames[] = {"ADD", "MUL", "MIN", "MAX", "AMAX", "AVG", "NORM1", "NORM2", "MUL_NO_ZEROS"};
+constexpr cudnnReduceTensorOp_t kReductionOps[] = {
+    CUDNN_REDUCE_TENSOR_ADD, CUDNN_REDUCE_TENSOR_MUL,   CUDNN_REDUCE_TENSOR_MIN,   CUDNN_REDUCE_TENSOR_MAX,
+    CUDNN_REDUCE_TENSOR_AMAX, CUDNN_REDUCE_TENSOR_AVG, CUDNN_REDUCE_TENSOR_NORM1, CUDNN_REDUCE_TENSOR_NORM2,
+    CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS};
+
+bool is_backward_mode(std::string_view m) { return m.size() > 4 && m.substr(m.size() - 4) == "_BWD"; }
+
+// The scalar's bytes in `t`'s data type; false when the type cannot hold a by-value scalar here.
+bool scalar_bytes(const ScalarValue& v, DataType t, std::array<unsigned char, 8>& out) {
+  out.fill(0);
+  switch (t) {
+    case DataType::FLOAT: { float f = static_cast<float>(v.as_double()); std::memcpy(out.data(), &f, 4); return true; }
+    case DataType::DOUBLE: { double d = v.as_double(); std::memcpy(out.data(), &d, 8); return true; }
+    case DataType::INT32: { auto i = static_cast<std::int32_t>(v.i); std::memcpy(out.data(), &i, 4); return true; }
+    case DataType::INT64: { std::int64_t i = v.i; std::memcpy(out.data(), &i, 8); return true; }
+    case DataType::BOOLEAN: out[0] = v.i != 0 || v.f != 0.0; return true;
+    case DataType::BFLOAT16: {  // round to nearest even
+      std::uint32_t u = std::bit_cast<std::uint32_t>(static_cast<float>(v.as_double()));
+      u += 0x7FFFu + ((u >> 16) & 1u);
+      auto h = static_cast<std::uint16_t>(u >> 16);
+      std::memcpy(out.data(), &h, 2);
+      return true;
+    }
+    default: return false;
+  }
+}
+
+Status lower_matmul(Lowerer& l, const Node& n) {
+  int desc = l.add(CUDNN_BACKEND_MATMUL_DESCRIPTOR, Lowerer::node_label(n) + " matmul descriptor", "matmul");
+  l.set_int(desc, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  if (n.attr_is_set("padding"))
+    l.set_real(desc, CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, n.get_float("padding"));
+  int op = l.add(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, Lowerer::node_label(n), "matmul");
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, n, "A"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, n, "B"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, n, "C"));
+  l.set_refs(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, {desc});
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, n, "M_override"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, n, "N_override"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, n, "K_override"));
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+Status lower_pointwise(Lowerer& l, const Node& n) {
+  std::string mode = n.get_string("mode");
+  auto row = std::find_if(std::begin(kPointwise), std::end(kPointwise), [&](const PwRow& r) { return r.name == mode; });
+  if (row == std::end(kPointwise)) return Lowerer::decline(n, "pointwise mode '" + mode + "' has no cuDNN mode");
+  std::int64_t prec = l.compute_type(n);
+  // Parameters travel as FLOAT unless the math precision is DOUBLE (cuDNN's rule).
+  auto real_type = prec == CUDNN_DATA_DOUBLE ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  int desc = l.add(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, Lowerer::node_label(n) + " pointwise descriptor", "pointwise");
+  l.set_int(desc, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, row->mode);
+  l.set_int(desc, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
+  const std::pair<std::string_view, cudnnBackendAttributeName_t> params[] = {
+      {"relu_lower_clip", CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP},
+      {"relu_upper_clip", CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP},
+      {"relu_lower_clip_slope", CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE},
+      {"swish_beta", CUDNN_ATTR_POINTWISE_SWISH_BETA},
+      {"elu_alpha", CUDNN_ATTR_POINTWISE_ELU_ALPHA},
+      {"softplus_beta", CUDNN_ATTR_POINTWISE_SOFTPLUS_BETA}};
+  for (const auto& [key, attr] : params)
+    if (n.attr_is_set(key)) l.set_real(desc, attr, real_type, n.get_float(key));
+  if (n.attr_is_set("axis")) {
+    // The IR's axis counts in the tensor's own rank; the plan pads leading axes.
+    auto out = n.output("OUT_0");
+    std::int64_t axis = n.get_int("axis") + (l.plan().rank - (out ? out->rank() : l.plan().rank));
+    l.set_int(desc, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
+  }
+  int op = l.add(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, Lowerer::node_label(n), "pointwise");
+  l.set_refs(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, {desc});
+  if (is_backward_mode(mode)) {  // (dy, x) -> dx
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, n, "IN_0"));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, "IN_1"));
+    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, n, "OUT_0"));
+  } else {
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, "IN_0"));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, n, "IN_1"));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, n, "IN_2"));
+    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, n, "OUT_0"));
+  }
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+Status lower_reduction(Lowerer& l, const Node& n) {
+  std::string mode = n.get_string("mode");
+  auto it = std::find(std::begin(kReductionNames), std::end(kReductionNames), mode);
+  if (it == std::end(kReductionNames)) return Lowerer::decline(n, "reduction mode '" + mode + "' has no cuDNN operator");
+  int desc = l.add(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, Lowerer::node_label(n) + " reduction descriptor", "reduction");
+  l.set_int(desc, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE,
+            kReductionOps[it - std::begin(kReductionNames)]);
+  l.set_int(desc, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  if (n.get_bool("is_deterministic"))
+    l.set_int(desc, CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, 1);
+  int op = l.add(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, Lowerer::node_label(n), "reduction");
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, n, "X"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, n, "Y"));
+  l.set_refs(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, {desc});
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+}  // namespace
+
+namespace detail {
+
+int Lowerer::add(cudnnBackendDescriptorType_t type, std::string label, std::string op) {
+  DescriptorRecord r;
+  r.type = type;
+  r.label = std::move(label);
+  r.op = std::move(op);
+  plan_.records.push_back(std::move(r));
+  return static_cast<int>(plan_.records.size()) - 1;
+}
+
+void Lowerer::set_ints(int i, cudnnBackendAttributeName_t n, cudnnBackendAttributeType_t ty, std::vector<std::int64_t> v) {
+  AttrRecord a;
+  a.name = n;
+  a.type = ty;
+  a.ints = std::move(v);
+  rec(i).attrs.push_back(std::move(a));
+}
+
+void Lowerer::set_real(int i, cudnnBackendAttributeName_t n, cudnnBackendAttributeType_t ty, double v) {
+  AttrRecord a;
+  a.name = n;
+  a.type = ty;
+  a.reals = {v};
+  rec(i).attrs.push_back(std::move(a));
+}
+
+void Lowerer::set_refs(int i, cudnnBackendAttributeName_t n, std::vector<int> refs) {
+  AttrRecord a;
+  a.name = n;
+  a.type = CUDNN_TYPE_BACKEND_DESCRIPTOR;
+  a.refs = std::move(refs);
+  rec(i).attrs.push_back(std::move(a));
+}
+
+Status Lowerer::bind_in(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port) {
+  TensorPtr t = node.input(port);
+  if (!t) return Status::ok();
+  auto r = tensor(t);
+  if (r.is_bad()) return r.status();
+  set_refs(i, n, {r.value()});
+  return Status::ok();
+}
+
+Status Lowerer::bind_out(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port) {
+  TensorPtr t = node.output(port);
+  if (!t) return Status::ok();
+  auto r = tensor(t);
+  if (r.is_bad()) return r.status();
+  set_refs(i, n, {r.value()});
+  return Status::ok();
+}
+
+std::int64_t Lowerer::compute_type(const Node& node) const {
+  DataType t = node.compute_data_type();
+  if (t == DataType::NOT_SET) t = g_.context().compute_data_type;
+  if (t == DataType::NOT_SET) t = DataType::FLOAT;
+  return to_cudnn_data_type(t);
+}
+
+Status Lowerer::decline(const Node& node, const std::string& why) {
+  return {ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: " + node_label(node) + ": " + why};
+}
+
+std::string Lowerer::node_label(const Node& node) {
+  return "op '" + std::string(node.op()) + "' (node '" + node.name() + "')";
+}
+
+Result<int> Lowerer::tensor(const TensorPtr& t) {
+  if (auto it = tensor_records_.find(t.get()); it != tensor_records_.end()) return it->second;
+  if (!t->has_uid())
+    return Status{ErrorCode::INTERNAL_ERROR, "cudnn lowering: tensor '" + t->get_name() + "' has no uid (graph not planned?)"};
+  TensorRecord tr;
+  tr.uid = t->get_uid();
+  tr.is_virtual = t->get_is_virtual();
+  tr.by_value = t->get_is_pass_by_value();
+  tr.dims_from_user = t->dim_set_by_user();
+  tr.strides_from_user = t->stride_set_by_user();
+  const auto& d = t->get_dim();
+  auto s = t->get_stride().size() == d.size() ? t->get_stride() : Tensor::packed_strides(d);
+  std::size_t pad = static_cast<std::size_t>(plan_.rank) > d.size() ? plan_.rank - d.size() : 0;
+  std::int64_t outer = d.empty() ? 1 : d[0] * s[0];
+  tr.dims.assign(pad, 1);
+  tr.strides.assign(pad, std::max<std::int64_t>(outer, 1));
+  tr.dims.insert(tr.dims.end(), d.begin(), d.end());
+  tr.strides.insert(tr.strides.end(), s.begin(), s.end());
+  DataType dt = t->get_data_type();
+  if (dt == DataType::NOT_SET)
+    dt = tr.is_virtual ? g_.context().intermediate_data_type : g_.context().io_data_type;
+  if (dt == DataType::NOT_SET) dt = DataType::FLOAT;
+  if (tr.by_value && !scalar_bytes(*t->get_pass_by_value(), dt, tr.scalar_bytes))
+    return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: by-value tensor '" + t->get_name() + "' of type " +
+                                                      std::string(to_string(dt)) + " has no host scalar encoding here"};
+  int ragged = -1;
+  if (const auto& ro = t->get_ragged_offset()) {
+    auto r = tensor(ro);
+    if (r.is_bad()) return r.status();
+    ragged = r.value();
+  }
+  int i = add(CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor '" + t->get_name() + "' (uid " + std::to_string(tr.uid) + ")");
+  set_int(i, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, to_cudnn_data_type(dt));
+  set_ints(i, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, tr.dims);
+  set_ints(i, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, tr.strides);
+  set_int(i, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, tr.uid);
+  set_int(i, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, t->get_alignment());
+  set_int(i, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, tr.is_virtual);
+  if (tr.by_value) set_int(i, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1);
+  if (t->get_reordering_type() != TensorReordering::NONE) {
+    static constexpr cudnnBackendTensorReordering_t kReorder[] = {CUDNN_TENSOR_REORDERING_NONE, CUDNN_TENSOR_REORDERING_INT8x32,
+                                                                  CUDNN_TENSOR_REORDERING_F16x16,
+                                                                  CUDNN_TENSOR_REORDERING_F8_128x4};
+    set_int(i, CUDNN_ATTR_TENSOR_REORDERING_MODE, CUDNN_TYPE_TENSOR_REORDERING_MODE,
+            kReorder[static_cast<int>(t->get_reordering_type())]);
+  }
+  if (ragged >= 0) set_refs(i, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, {ragged});
+  tr.record = i;
+  plan_.tensors.push_back(std::move(tr));
+  tensor_records_[t.get()] = i;
+  return i;
+}
+
+}  // namespace detail
+
+const AttrRecord* DescriptorRecord::find(cudnnBackendAttributeName_t name) const {
+  for (const auto& a : attrs)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const TensorRecord* LoweringPlan::tensor(std::int64_t uid) const {
+  for (const auto& t : tensors)
+    if (t.uid == uid) return &t;
+  return nullptr;
+}
+
+int to_cudnn_data_type(DataType t) noexcept {
+  switch (t) {
+    case DataType::FLOAT: return CUDNN_DATA_FLOAT;
+    case DataType::DOUBLE: return CUDNN_DATA_DOUBLE;
+    case DataType::HALF: return CUDNN_DATA_HALF;
+    case DataType::BFLOAT16: return CUDNN_DATA_BFLOAT16;
+    case DataType::INT8: return CUDNN_DATA_INT8;
+    case DataType::UINT8: return CUDNN_DATA_UINT8;
+    case DataType::INT32: return CUDNN_DATA_INT32;
+    case DataType::INT64: return CUDNN_DATA_INT64;
+    case DataType::BOOLEAN: return CUDNN_DATA_BOOLEAN;
+    case DataType::FP8_E4M3: return CUDNN_DATA_FP8_E4M3;
+    case DataType::FP8_E5M2: return CUDNN_DATA_FP8_E5M2;
+    case DataType::FP8_E8M0: return CUDNN_DATA_FP8_E8M0;
+    case DataType::FP4_E2M1: return CUDNN_DATA_FP4_E2M1;
+    case DataType::NOT_SET: break;
+  }
+  return -1;
+}
+
+const std::vector<std::string>& lowered_ops() {
+  static const std::vector<std::string> ops = {"matmul", "pointwise", "reduction", "layernorm", "rmsnorm",
+                                               "batchnorm", "batchnorm_inference", "instancenorm", "adalayernorm",
+                                               "layernorm_backward", "rmsnorm_backward", "batchnorm_backward",
+                                               "instancenorm_backward", "adalayernorm_backward"};
+  return ops;
+}
+
+Result<LoweringPlan> lower(const OpGraph& g) {
+  LoweringPlan plan;
+  if (g.nodes().empty()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: the graph has no node"};
+  // Refuse first (cheap and names the op), then size the common rank.
+  bool has_matmul = false;
+  for (const auto& n : g.nodes()) {
+    std::string_view op = n->op();
+    if (!n->spec().backend_lowerable)
+      return Lowerer::decline(*n, "engine-only op: cuDNN has no operation for it");
+    if (std::find(lowered_ops().begin(), lowered_ops().end(), op) == lowered_ops().end())
+      return Lowerer::decline(*n, "not lowered to the cuDNN backend yet");
+    has_matmul |= op == "matmul";
+  }
+  int rank = has_matmul ? 3 : 1;
+  for (const auto& t : g.tensors()) rank = std::max<int>(rank, static_cast<int>(t->rank()));
+  plan.rank = rank;
+  Lowerer l(g, plan);
+  for (const auto& n : g.nodes()) {
+    std::string_view op = n->op();
+    // The node's tensors first: every reference points at an earlier record.
+    for (const auto* side : {&n->inputs(), &n->outputs()})
+      for (const auto& port : *side)
+        for (const auto& t : port)
+          if (t) {
+            auto r = l.tensor(t);
+            if (r.is_bad()) return r.status();
+          }
+    Status s;
+    if (op == "matmul") s = lower_matmul(l, *n);
+    else if (op == "pointwise") s = lower_pointwise(l, *n);
+    else if (op == "reduction") s = lower_reduction(l, *n);
+    else if (detail::is_norm_forward(op)) s = detail::lower_norm_forward(l, *n);
+    else if (detail::is_norm_backward(op)) s = detail::lower_norm_backward(l, *n);
+    OPGRAPH_CHECK(s);
+  }
+  int og = l.add(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph '" + g.context().name + "'");
+  l.set_refs(og, CUDNN_ATTR_OPERATIONGRAPH_OPS, plan.operations);
+  plan.operation_graph = og;
+  for (const auto& t : plan.tensors) {
+    if (t.by_value) plan.by_value_uids.push_back(t.uid);
+    else if (!t.is_virtual) plan.caller_uids.push_back(t.uid);
+  }
+  std::sort(plan.caller_uids.begin(), plan.caller_uids.end());
+  std::sort(plan.by_value_uids.begin(), plan.by_value_uids.end());
+  return plan;
+}
+
+}  // namespace opgraph::engines::cudnn
