@@ -192,6 +192,12 @@ Result<const CudaDriverApi*> cuda_driver() {
       bind(h, "cuStreamDestroy_v2", a.stream_destroy, missing);
       bind(h, "cuStreamSynchronize", a.stream_synchronize, missing);
       if (!missing.empty()) return "missing symbols (driver too old?): " + missing;
+      std::string optional;  // events (timing only): null when the driver lacks them
+      bind(h, "cuEventCreate", a.event_create, optional);
+      bind(h, "cuEventRecord", a.event_record, optional);
+      bind(h, "cuEventSynchronize", a.event_synchronize, optional);
+      bind(h, "cuEventElapsedTime_v2", a.event_elapsed_time, optional);
+      bind(h, "cuEventDestroy_v2", a.event_destroy, optional);
       int v = 0;
       if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
         return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +

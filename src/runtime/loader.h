@@ -102,6 +102,12 @@ struct CudaDriverApi {
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamDestroy) stream_destroy = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+  // Optional (nullptr when the driver lacks them; used for timing only).
+  decltype(&::cuEventCreate) event_create = nullptr;
+  decltype(&::cuEventRecord) event_record = nullptr;
+  decltype(&::cuEventSynchronize) event_synchronize = nullptr;
+  decltype(&::cuEventElapsedTime) event_elapsed_time = nullptr;  // cuEventElapsedTime_v2
+  decltype(&::cuEventDestroy) event_destroy = nullptr;
 };
 
 struct NvrtcApi {
