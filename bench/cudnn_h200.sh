@@ -44,10 +44,10 @@ if [ -d .device-deps ]; then
 fi
 
 echo "== build"
-BUILD=$ROOT/build-h200
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_GPU_TESTS=ON "${CMAKE_ARGS[@]}" >"$OUT/cmake.log" 2>&1 \
+BUILD=${OPGRAPH_BUILD_DIR:-$ROOT/build-h200}  # shared with the other *_h200.sh scripts (same cache options)
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_GPU_TESTS=ON -DOPGRAPH_BUILD_BENCH=ON "${CMAKE_ARGS[@]}" >"$OUT/cmake.log" 2>&1 \
   || { tail -20 "$OUT/cmake.log"; exit 1; }
-ninja -C "$BUILD" -j16 test_cudnn test_cudnn_gpu >"$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
+ninja -C "$BUILD" -j"${OPGRAPH_JOBS:-16}" test_cudnn test_cudnn_gpu >"$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
 echo "built"
 
 echo "== test_cudnn (CI suite, libcudnn present)"
@@ -75,7 +75,7 @@ fi
   echo "cuDNN engine family on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
   grep -h "LIBCUDNN" "$OUT/test_cudnn_gpu.log" | head -1
   echo "test_cudnn rc=$cpu_rc ($(grep -E '^\[  PASSED' "$OUT/test_cudnn.log" | head -1))"
-  echo "test_cudnn_gpu rc=$gpu_rc: $(grep -c ' ran on ' "$OUT/test_cudnn_gpu.log") op cases ran on cudnn plans; $(grep -c 'elements off' "$OUT/test_cudnn_gpu.log") output mismatches"
+  echo "test_cudnn_gpu rc=$gpu_rc: $(grep -c ' ran on ' "$OUT/test_cudnn_gpu.log") op cases ran on cudnn plans; $(grep -c 'elements off' "$OUT/test_cudnn_gpu.log") output mismatches; $(grep -c 'Failure' "$OUT/test_cudnn_gpu.log") failed assertions"
   printf "%-12s %-7s %-16s %-10s %s\n" what n plan median_ms TFLOP/s
   grep -h RESULT "$OUT/bench.log" | sed -E 's/.*matmul_bf16 n=([0-9]+) plan=([^ ]+) median_ms=([0-9.]+) tflops=([0-9.]+)/opgraph      \1    \2 \3 \4/'
   echo "$torch_lines" | grep RESULT | sed -E 's/.*torch_bf16 n=([0-9]+) cudnn=([0-9]+) median_ms=([0-9.]+) tflops=([0-9.]+)/torch        \1    cudnn \2 (torch) \3 \4/'
