@@ -242,6 +242,24 @@ std::vector<Case> cases() {
                   auto b = g.tensor({1, 32, 1, 1}, DataType::FLOAT, "bias");
                   return Io{{x, mean, iv, s, b}, {out(g.batchnorm_inference(x, mean, iv, s, b), "Y")}};
                 }, 1e-4, 1e-4});
+  cs.push_back({"conv_fprop_nhwc", [](Graph& g) {
+                  g.set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+                  auto x = g.tensor({2, 16, 10, 10}, DataType::FLOAT, "X", {1600, 1, 160, 16});
+                  auto w = g.tensor({32, 16, 3, 3}, DataType::FLOAT, "W", {144, 1, 48, 16});
+                  auto y = g.conv_fprop(x, w, Attributes().set("padding", std::vector<std::int64_t>{1, 1}));
+                  return Io{{x, w}, {out(y, "Y")}};
+                }, 3e-2, 2e-2});  // TF32 allowed
+  cs.push_back({"conv_dgrad_wgrad", [](Graph& g) {
+                  g.set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+                  auto dy = g.tensor({2, 8, 6, 6}, DataType::FLOAT, "dY");
+                  auto w = g.tensor({8, 4, 3, 3}, DataType::FLOAT, "W");
+                  auto x = g.tensor({2, 4, 8, 8}, DataType::FLOAT, "X");
+                  auto dx = out(g.conv_dgrad(dy, w), "dX");
+                  dx->set_dim({2, 4, 8, 8});
+                  auto dw = out(g.conv_wgrad(dy, x), "dW");
+                  dw->set_dim({8, 4, 3, 3});
+                  return Io{{dy, w, x}, {dx, dw}};
+                }, 3e-2, 2e-2});
   return cs;
 }
 

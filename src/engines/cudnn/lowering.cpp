@@ -337,7 +337,8 @@ const std::vector<std::string>& lowered_ops() {
   static const std::vector<std::string> ops = {"matmul", "pointwise", "reduction", "layernorm", "rmsnorm",
                                                "batchnorm", "batchnorm_inference", "instancenorm", "adalayernorm",
                                                "layernorm_backward", "rmsnorm_backward", "batchnorm_backward",
-                                               "instancenorm_backward", "adalayernorm_backward"};
+                                               "instancenorm_backward", "adalayernorm_backward",
+                                               "conv_fprop", "conv_dgrad", "conv_wgrad"};
   return ops;
 }
 
@@ -374,6 +375,7 @@ Result<LoweringPlan> lower(const OpGraph& g) {
     else if (op == "reduction") s = lower_reduction(l, *n);
     else if (detail::is_norm_forward(op)) s = detail::lower_norm_forward(l, *n);
     else if (detail::is_norm_backward(op)) s = detail::lower_norm_backward(l, *n);
+    else if (detail::is_conv(op)) s = detail::lower_conv(l, *n);
     OPGRAPH_CHECK(s);
   }
   int og = l.add(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph '" + g.context().name + "'");

@@ -1,6 +1,6 @@
 // engines/cudnn/lowering_internal.h — the lowering's working state, shared by the
 // per-op-group lowering files (lowering.cpp: tensors, matmul, pointwise,
-// reduction; lowering_norm.cpp: the norms). Not part of the engine's interface.
+// reduction; lowering_norm.cpp: the norms; lowering_conv.cpp: convolutions). Not part of the engine's interface.
 #pragma once
 
 #include <map>
@@ -55,5 +55,7 @@ Status lower_norm_forward(Lowerer& l, const Node& node);
 Status lower_norm_backward(Lowerer& l, const Node& node);
 bool is_norm_forward(std::string_view op);
 bool is_norm_backward(std::string_view op);
+Status lower_conv(Lowerer& l, const Node& node);  // lowering_conv.cpp
+bool is_conv(std::string_view op);
 
 }  // namespace opgraph::engines::cudnn::detail

@@ -1,0 +1,80 @@
+// engines/cudnn/lowering_conv.cpp — conv_fprop / conv_dgrad / conv_wgrad as
+// OPERATION_CONVOLUTION_{FORWARD, BACKWARD_DATA, BACKWARD_FILTER} with one
+// CONVOLUTION descriptor each. Geometry attributes default as the IR's do:
+// paddings 0 ("padding" sets pre and post), strides and dilations 1, one
+// value per spatial axis (rank - 2). alpha = 1, beta = 0.
+#include "engines/cudnn/lowering_internal.h"
+
+namespace opgraph::engines::cudnn::detail {
+namespace {
+
+std::vector<std::int64_t> list_or(const Node& n, std::string_view key, std::size_t count, std::int64_t dflt) {
+  if (n.attr_is_set(key)) return n.get_int_list(key);
+  return std::vector<std::int64_t>(count, dflt);
+}
+
+struct ConvRow {
+  std::string_view op;
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t alpha, beta, desc;
+  std::string_view in0, in1, out;
+  cudnnBackendAttributeName_t a0, a1, ao;
+};
+const ConvRow kConv[] = {
+    {"conv_fprop", CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, "X", "W", "Y",
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y},
+    {"conv_dgrad", CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, "DY", "W", "DX", CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX},
+    {"conv_wgrad", CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, "DY", "X", "DW",
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW},
+};
+
+}  // namespace
+
+bool is_conv(std::string_view op) {
+  for (const auto& r : kConv)
+    if (r.op == op) return true;
+  return false;
+}
+
+Status lower_conv(Lowerer& l, const Node& n) {
+  const ConvRow* row = nullptr;
+  for (const auto& r : kConv)
+    if (r.op == n.op()) row = &r;
+  auto out = n.output(row->out);
+  std::size_t spatial = out && out->rank() > 2 ? static_cast<std::size_t>(out->rank() - 2) : 0;
+  if (spatial == 0) return Lowerer::decline(n, "a convolution needs at least one spatial axis");
+  std::vector<std::int64_t> pre = list_or(n, n.attr_is_set("pre_padding") ? "pre_padding" : "padding", spatial, 0);
+  std::vector<std::int64_t> post = list_or(n, n.attr_is_set("post_padding") ? "post_padding" : "padding", spatial, 0);
+  std::int64_t prec = l.compute_type(n);
+  int desc = l.add(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, Lowerer::node_label(n) + " convolution descriptor",
+                   std::string(n.op()));
+  l.set_int(desc, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, prec);
+  l.set_int(desc, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE,
+            n.get_string("convolution_mode", "CROSS_CORRELATION") == "CONVOLUTION" ? CUDNN_CONVOLUTION
+                                                                                   : CUDNN_CROSS_CORRELATION);
+  l.set_int(desc, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, static_cast<std::int64_t>(spatial));
+  l.set_ints(desc, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pre);
+  l.set_ints(desc, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, post);
+  l.set_ints(desc, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, list_or(n, "stride", spatial, 1));
+  l.set_ints(desc, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, list_or(n, "dilation", spatial, 1));
+  int op = l.add(row->type, Lowerer::node_label(n), std::string(n.op()));
+  OPGRAPH_CHECK(l.bind_in(op, row->a0, n, row->in0));
+  OPGRAPH_CHECK(l.bind_in(op, row->a1, n, row->in1));
+  OPGRAPH_CHECK(l.bind_out(op, row->ao, n, row->out));
+  l.set_refs(op, row->desc, {desc});
+  auto real_type = prec == CUDNN_DATA_DOUBLE ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  l.set_real(op, row->alpha, real_type, 1.0);
+  l.set_real(op, row->beta, real_type, 0.0);
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+}  // namespace opgraph::engines::cudnn::detail
