@@ -4,9 +4,9 @@
 # OPGRAPH_HARDENING=tsan runs the TSan job alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OPGRAPH_NEED_CLANG=1 bash scripts/setup_deps.sh
 FUZZ_SECONDS=${OPGRAPH_FUZZ_SECONDS:-60}
 ONLY=${OPGRAPH_HARDENING:-all}
+if [ "$ONLY" = tsan ]; then bash scripts/setup_deps.sh; else OPGRAPH_NEED_CLANG=1 bash scripts/setup_deps.sh; fi
 tsan_job() {
   # Threads executing one built plan with their own buffers (tests/exec/test_concurrent_execute.cpp).
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_SANITIZE=thread \

@@ -98,7 +98,7 @@ class VariantPack {
   VariantPack& set(std::int64_t uid, const DLManagedTensor* t);
   VariantPack& set(std::int64_t uid, const DLManagedTensorVersioned* t);
   template <class B>
-  VariantPack& set(const TensorPtr& t, const B& b) {
+  VariantPack& set(const TensorPtr& t, B b) {  // by value: arrays decay to pointers
     const std::int64_t uid = t ? t->get_uid() : -1;
     set(uid, b);
     entry_for(uid).tensor = t.get();
