@@ -6,13 +6,12 @@
 # command to $OUT/host_overhead.txt.
 #   here:    bash bench/host_overhead.sh            (OUT defaults to build-bench/out)
 #   device:  bash bench/device_deps.sh here first, then on the device, carrying
-#            .device-deps:  OPGRAPH_JOBS=16 bash bench/host_overhead.sh
+#            .device-deps:  OUT=$OUT bash bench/host_overhead.sh   (-j16 where a GPU is)
 # Targets: CPU execute < 300 ns per call; GPU execute within 1.3x of the raw launch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/build-bench/out}
-JOBS=${OPGRAPH_JOBS:-2}
 mkdir -p "$OUT"
 CMAKE_ARGS=()
 if [ -d .device-deps ]; then  # the device image cannot install packages (bench/device_deps.sh)
@@ -23,6 +22,7 @@ else
 fi
 GPU=0
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && GPU=1
+JOBS=${OPGRAPH_JOBS:-$([ "$GPU" = 1 ] && echo 16 || echo 2)}  # the dev machine is shared: -j2 there
 TARGETS=(host_overhead)
 [ "$GPU" = 1 ] && TARGETS+=(host_overhead_gpu)
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_BUILD_BENCH=ON \
