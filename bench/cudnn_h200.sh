@@ -30,13 +30,7 @@ ls /usr/lib/x86_64-linux-gnu/libcudnn.so* /usr/local/cuda/lib64/libcudnn.so* 2>/
 echo "== dependencies"
 CMAKE_ARGS=()
 if [ -d .device-deps ]; then
-  PREFIX=$ROOT/.device-deps/prefix
-  if [ ! -f "$PREFIX/lib/cmake/GTest/GTestConfig.cmake" ]; then
-    cmake -S .device-deps/googletest -B /tmp/opgraph-gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_INSTALL_LIBDIR=lib -DBUILD_GMOCK=OFF >/dev/null
-    ninja -C /tmp/opgraph-gtest-build -j16 install >/dev/null
-  fi
-  CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$PREFIX")
+  source "$ROOT/bench/device_env.sh"
   # cudnn_graph.h (enums only) if the image has no cuDNN headers: device_deps.sh copies them.
   if [ -f "$PREFIX/include/cudnn_graph.h" ] && ! ls /usr/include/cudnn_graph*.h /usr/local/cuda/include/cudnn_graph*.h >/dev/null 2>&1; then
     export CUDNN_INCLUDE_DIR=$PREFIX/include

@@ -21,13 +21,7 @@ echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
 CMAKE_ARGS=()
 if [ -d .device-deps ]; then
-  PREFIX=$ROOT/.device-deps/prefix
-  if [ ! -f "$PREFIX/lib/cmake/GTest/GTestConfig.cmake" ]; then
-    cmake -S .device-deps/googletest -B /tmp/opgraph-gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_INSTALL_LIBDIR=lib -DBUILD_GMOCK=OFF >/dev/null
-    ninja -C /tmp/opgraph-gtest-build -j16 install >/dev/null
-  fi
-  CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$PREFIX")
+  source "$ROOT/bench/device_env.sh"
 fi
 
 echo "== build"
