@@ -158,56 +158,17 @@ std::vector<std::string> library_candidates(Library lib) {
 
 bool library_loaded(Library lib) noexcept { return g_loaded[static_cast<int>(lib)].load(); }
 
-Result<const CudaDriverApi*> cuda_driver() {
-  static CudaDriverApi api;
+// Opens `lib` once per process and fills its table with `bind_all(handle, table)`,
+// which returns "" or why the library is unusable; every later call returns the
+// same table or the same failure.
+template <class Api, class BindAll>
+Result<const Api*> load_once(Library lib, BindAll bind_all) {
+  static Api api;
   static Status failure;
   static std::once_flag once;
-  std::call_once(once, [] {
-    CudaDriverApi a;
-    auto opened = open_library(Library::CUDA_DRIVER, [&](void* h) -> std::string {
-      std::string missing;
-      bind(h, "cuInit", a.init, missing);
-      bind(h, "cuDriverGetVersion", a.driver_get_version, missing);
-      bind(h, "cuGetErrorName", a.get_error_name, missing);
-      bind(h, "cuGetErrorString", a.get_error_string, missing);
-      bind(h, "cuDeviceGetCount", a.device_get_count, missing);
-      bind(h, "cuDeviceGet", a.device_get, missing);
-      bind(h, "cuDeviceGetName", a.device_get_name, missing);
-      bind(h, "cuDeviceGetAttribute", a.device_get_attribute, missing);
-      bind(h, "cuDevicePrimaryCtxRetain", a.primary_ctx_retain, missing);
-      bind(h, "cuDevicePrimaryCtxRelease_v2", a.primary_ctx_release, missing);
-      bind(h, "cuCtxSetCurrent", a.ctx_set_current, missing);
-      bind(h, "cuCtxSynchronize", a.ctx_synchronize, missing);
-      bind(h, "cuModuleLoadData", a.module_load_data, missing);
-      bind(h, "cuModuleUnload", a.module_unload, missing);
-      bind(h, "cuModuleGetFunction", a.module_get_function, missing);
-      bind(h, "cuFuncSetAttribute", a.func_set_attribute, missing);
-      bind(h, "cuLaunchKernelEx", a.launch_kernel_ex, missing);
-      bind(h, "cuMemAlloc_v2", a.mem_alloc, missing);
-      bind(h, "cuMemFree_v2", a.mem_free, missing);
-      bind(h, "cuMemcpyHtoD_v2", a.memcpy_htod, missing);
-      bind(h, "cuMemcpyDtoH_v2", a.memcpy_dtoh, missing);
-      bind(h, "cuMemsetD32_v2", a.memset_d32, missing);
-      bind(h, "cuStreamCreate", a.stream_create, missing);
-      bind(h, "cuStreamDestroy_v2", a.stream_destroy, missing);
-      bind(h, "cuStreamSynchronize", a.stream_synchronize, missing);
-      if (!missing.empty()) return "missing symbols (driver too old?): " + missing;
-      std::string optional;  // events (timing only): null when the driver lacks them
-      bind(h, "cuEventCreate", a.event_create, optional);
-      bind(h, "cuEventRecord", a.event_record, optional);
-      bind(h, "cuEventSynchronize", a.event_synchronize, optional);
-      bind(h, "cuEventElapsedTime_v2", a.event_elapsed_time, optional);
-      bind(h, "cuEventDestroy_v2", a.event_destroy, optional);
-      int v = 0;
-      if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
-        return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +
-               (r == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's link stub, not a driver)" : "");
-      }
-      if (v < kMinDriverVersion)
-        return "driver version " + std::to_string(v) + " is below the minimum " + std::to_string(kMinDriverVersion);
-      a.driver_version = v;
-      return {};
-    });
+  std::call_once(once, [&] {
+    Api a;
+    auto opened = open_library(lib, [&](void* h) -> std::string { return bind_all(h, a); });
     if (opened.is_bad()) {
       failure = opened.status();
       return;
@@ -217,83 +178,102 @@ Result<const CudaDriverApi*> cuda_driver() {
   });
   if (failure.is_bad()) return failure;
   return &api;
+}
+
+Result<const CudaDriverApi*> cuda_driver() {
+  return load_once<CudaDriverApi>(Library::CUDA_DRIVER, [](void* h, CudaDriverApi& a) -> std::string {
+    std::string missing;
+    bind(h, "cuInit", a.init, missing);
+    bind(h, "cuDriverGetVersion", a.driver_get_version, missing);
+    bind(h, "cuGetErrorName", a.get_error_name, missing);
+    bind(h, "cuGetErrorString", a.get_error_string, missing);
+    bind(h, "cuDeviceGetCount", a.device_get_count, missing);
+    bind(h, "cuDeviceGet", a.device_get, missing);
+    bind(h, "cuDeviceGetName", a.device_get_name, missing);
+    bind(h, "cuDeviceGetAttribute", a.device_get_attribute, missing);
+    bind(h, "cuDevicePrimaryCtxRetain", a.primary_ctx_retain, missing);
+    bind(h, "cuDevicePrimaryCtxRelease_v2", a.primary_ctx_release, missing);
+    bind(h, "cuCtxSetCurrent", a.ctx_set_current, missing);
+    bind(h, "cuCtxSynchronize", a.ctx_synchronize, missing);
+    bind(h, "cuModuleLoadData", a.module_load_data, missing);
+    bind(h, "cuModuleUnload", a.module_unload, missing);
+    bind(h, "cuModuleGetFunction", a.module_get_function, missing);
+    bind(h, "cuFuncSetAttribute", a.func_set_attribute, missing);
+    bind(h, "cuLaunchKernelEx", a.launch_kernel_ex, missing);
+    bind(h, "cuMemAlloc_v2", a.mem_alloc, missing);
+    bind(h, "cuMemFree_v2", a.mem_free, missing);
+    bind(h, "cuMemcpyHtoD_v2", a.memcpy_htod, missing);
+    bind(h, "cuMemcpyDtoH_v2", a.memcpy_dtoh, missing);
+    bind(h, "cuMemsetD32_v2", a.memset_d32, missing);
+    bind(h, "cuStreamCreate", a.stream_create, missing);
+    bind(h, "cuStreamDestroy_v2", a.stream_destroy, missing);
+    bind(h, "cuStreamSynchronize", a.stream_synchronize, missing);
+    if (!missing.empty()) return "missing symbols (driver too old?): " + missing;
+    std::string optional;  // events (timing only): null when the driver lacks them
+    bind(h, "cuEventCreate", a.event_create, optional);
+    bind(h, "cuEventRecord", a.event_record, optional);
+    bind(h, "cuEventSynchronize", a.event_synchronize, optional);
+    bind(h, "cuEventElapsedTime_v2", a.event_elapsed_time, optional);
+    bind(h, "cuEventDestroy_v2", a.event_destroy, optional);
+    int v = 0;
+    if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
+      return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +
+             (r == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's link stub, not a driver)" : "");
+    }
+    if (v < kMinDriverVersion)
+      return "driver version " + std::to_string(v) + " is below the minimum " + std::to_string(kMinDriverVersion);
+    a.driver_version = v;
+    return {};
+  });
 }
 
 Result<const NvrtcApi*> nvrtc() {
-  static NvrtcApi api;
-  static Status failure;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    NvrtcApi a;
-    auto opened = open_library(Library::NVRTC, [&](void* h) -> std::string {
-      std::string missing;
-      bind(h, "nvrtcVersion", a.get_version, missing);
-      bind(h, "nvrtcGetErrorString", a.get_error_string, missing);
-      bind(h, "nvrtcCreateProgram", a.create_program, missing);
-      bind(h, "nvrtcDestroyProgram", a.destroy_program, missing);
-      bind(h, "nvrtcCompileProgram", a.compile_program, missing);
-      bind(h, "nvrtcGetProgramLogSize", a.get_program_log_size, missing);
-      bind(h, "nvrtcGetProgramLog", a.get_program_log, missing);
-      bind(h, "nvrtcGetCUBINSize", a.get_cubin_size, missing);
-      bind(h, "nvrtcGetCUBIN", a.get_cubin, missing);
-      bind(h, "nvrtcAddNameExpression", a.add_name_expression, missing);
-      bind(h, "nvrtcGetLoweredName", a.get_lowered_name, missing);
-      if (!missing.empty()) return "missing symbols (NVRTC too old?): " + missing;
-      int major = 0, minor = 0;
-      if (a.get_version(&major, &minor) != NVRTC_SUCCESS) return "nvrtcVersion failed";
-      int v = major * 1000 + minor * 10;
-      if (v < kMinNvrtcVersion)
-        return "NVRTC " + std::to_string(major) + "." + std::to_string(minor) + " is below the minimum 12.0";
-      a.version = v;
-      return {};
-    });
-    if (opened.is_bad()) {
-      failure = opened.status();
-      return;
-    }
-    a.path = opened->path;
-    api = std::move(a);
+  return load_once<NvrtcApi>(Library::NVRTC, [](void* h, NvrtcApi& a) -> std::string {
+    std::string missing;
+    bind(h, "nvrtcVersion", a.get_version, missing);
+    bind(h, "nvrtcGetErrorString", a.get_error_string, missing);
+    bind(h, "nvrtcCreateProgram", a.create_program, missing);
+    bind(h, "nvrtcDestroyProgram", a.destroy_program, missing);
+    bind(h, "nvrtcCompileProgram", a.compile_program, missing);
+    bind(h, "nvrtcGetProgramLogSize", a.get_program_log_size, missing);
+    bind(h, "nvrtcGetProgramLog", a.get_program_log, missing);
+    bind(h, "nvrtcGetCUBINSize", a.get_cubin_size, missing);
+    bind(h, "nvrtcGetCUBIN", a.get_cubin, missing);
+    bind(h, "nvrtcAddNameExpression", a.add_name_expression, missing);
+    bind(h, "nvrtcGetLoweredName", a.get_lowered_name, missing);
+    if (!missing.empty()) return "missing symbols (NVRTC too old?): " + missing;
+    int major = 0, minor = 0;
+    if (a.get_version(&major, &minor) != NVRTC_SUCCESS) return "nvrtcVersion failed";
+    int v = major * 1000 + minor * 10;
+    if (v < kMinNvrtcVersion)
+      return "NVRTC " + std::to_string(major) + "." + std::to_string(minor) + " is below the minimum 12.0";
+    a.version = v;
+    return {};
   });
-  if (failure.is_bad()) return failure;
-  return &api;
 }
 
 Result<const CudnnApi*> cudnn() {
-  static CudnnApi api;
-  static Status failure;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    CudnnApi a;
-    auto opened = open_library(Library::CUDNN, [&](void* h) -> std::string {
-      std::string missing;
-      bind(h, "cudnnGetVersion", a.get_version, missing);
-      bind(h, "cudnnGetErrorString", a.get_error_string, missing);
-      bind(h, "cudnnGetLastErrorString", a.get_last_error_string, missing);
-      bind(h, "cudnnCreate", a.create, missing);
-      bind(h, "cudnnDestroy", a.destroy, missing);
-      bind(h, "cudnnSetStream", a.set_stream, missing);
-      bind(h, "cudnnBackendCreateDescriptor", a.backend_create_descriptor, missing);
-      bind(h, "cudnnBackendDestroyDescriptor", a.backend_destroy_descriptor, missing);
-      bind(h, "cudnnBackendFinalize", a.backend_finalize, missing);
-      bind(h, "cudnnBackendSetAttribute", a.backend_set_attribute, missing);
-      bind(h, "cudnnBackendGetAttribute", a.backend_get_attribute, missing);
-      bind(h, "cudnnBackendExecute", a.backend_execute, missing);
-      if (!missing.empty()) return "missing symbols (cuDNN too old?): " + missing;
-      std::size_t v = a.get_version();
-      if (v < static_cast<std::size_t>(kMinCudnnVersion))
-        return "cuDNN version " + std::to_string(v) + " is below the minimum " + std::to_string(kMinCudnnVersion);
-      a.version = v;
-      return {};
-    });
-    if (opened.is_bad()) {
-      failure = opened.status();
-      return;
-    }
-    a.path = opened->path;
-    api = std::move(a);
+  return load_once<CudnnApi>(Library::CUDNN, [](void* h, CudnnApi& a) -> std::string {
+    std::string missing;
+    bind(h, "cudnnGetVersion", a.get_version, missing);
+    bind(h, "cudnnGetErrorString", a.get_error_string, missing);
+    bind(h, "cudnnGetLastErrorString", a.get_last_error_string, missing);
+    bind(h, "cudnnCreate", a.create, missing);
+    bind(h, "cudnnDestroy", a.destroy, missing);
+    bind(h, "cudnnSetStream", a.set_stream, missing);
+    bind(h, "cudnnBackendCreateDescriptor", a.backend_create_descriptor, missing);
+    bind(h, "cudnnBackendDestroyDescriptor", a.backend_destroy_descriptor, missing);
+    bind(h, "cudnnBackendFinalize", a.backend_finalize, missing);
+    bind(h, "cudnnBackendSetAttribute", a.backend_set_attribute, missing);
+    bind(h, "cudnnBackendGetAttribute", a.backend_get_attribute, missing);
+    bind(h, "cudnnBackendExecute", a.backend_execute, missing);
+    if (!missing.empty()) return "missing symbols (cuDNN too old?): " + missing;
+    std::size_t v = a.get_version();
+    if (v < static_cast<std::size_t>(kMinCudnnVersion))
+      return "cuDNN version " + std::to_string(v) + " is below the minimum " + std::to_string(kMinCudnnVersion);
+    a.version = v;
+    return {};
   });
-  if (failure.is_bad()) return failure;
-  return &api;
 }
 
 std::string cuda_error_text(const CudaDriverApi& api, CUresult result) {
