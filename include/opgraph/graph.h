@@ -101,6 +101,8 @@ class Graph : public OpGraph {
   // Plans needing more workspace are deselected (checked when built).
   Status deselect_workspace_greater_than(std::int64_t bytes);
   // Plans whose engine label contains any of `substrings` are deselected.
+  // Both filters may run while other threads execute: a call either runs the
+  // plan it started with fully, or is refused ("no built plan"); never a crash.
   Status deselect_engines(const std::vector<std::string>& substrings);
   // Why plan `index` is not usable ("" when it is, or it was never tried).
   Result<std::string> get_plan_status_at_index(std::int64_t index) const;

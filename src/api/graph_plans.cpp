@@ -26,7 +26,7 @@ Status build_one(GraphPlanState& st, const OpGraph& g, std::size_t i) {
                        std::to_string(st.workspace_limit);
         return {ErrorCode::GRAPH_NOT_SUPPORTED, p.name + " is deselected: " + p.deselected};
       }
-      p.compiled = std::move(built.value());
+      st.publish(p, std::move(built.value()));
       p.last = Status::ok();
       return Status::ok();
     }
@@ -37,6 +37,12 @@ Status build_one(GraphPlanState& st, const OpGraph& g, std::size_t i) {
     return s;
   }
   return {s.code(), p.name + " failed (not a decline): " + s.message()};
+}
+
+// Under mu, after a filter: execute() stops running a withdrawn plan.
+void drop_withdrawn_candidate(GraphPlanState& st) {
+  std::int64_t c = st.candidate.load(std::memory_order_relaxed);
+  if (c >= 0 && !st.plans[static_cast<std::size_t>(c)].compiled) st.candidate.store(-1, std::memory_order_release);
 }
 
 }  // namespace
@@ -73,10 +79,11 @@ Status Graph::build_plan_at_index(std::int64_t index) {
 Result<std::int64_t> Graph::get_workspace_size_plan_at_index(std::int64_t index) const {
   OPGRAPH_CHECK(check_index(*st_, *this, index));
   const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
-  if (!p.compiled)
+  const CompiledPlan* c = p.live.get();
+  if (!c)
     return Status(ErrorCode::INVALID_VALUE, "plan " + std::to_string(index) + " (" + p.name +
                                                 ") is not built: call build_plan_at_index first");
-  return p.compiled->workspace_size();
+  return c->workspace_size();
 }
 
 Status Graph::check_support() {
@@ -108,7 +115,7 @@ Status Graph::build_plans(BuildPlanPolicy policy) {
       return {ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED,
               "pinned plan " + std::to_string(i) + " declined (select_plan pins; nothing else runs): " + s.message()};
     OPGRAPH_CHECK(s);
-    st.candidate = st.selected;
+    st.candidate.store(st.selected, std::memory_order_release);
     if (policy == BuildPlanPolicy::HEURISTICS_CHOICE) return Status::ok();
   }
   std::string why;
@@ -123,10 +130,10 @@ Status Graph::build_plans(BuildPlanPolicy policy) {
       continue;
     }
     OPGRAPH_CHECK(s);
-    if (!st.candidate) st.candidate = static_cast<std::int64_t>(i);
+    if (!st.has_candidate()) st.candidate.store(static_cast<std::int64_t>(i), std::memory_order_release);
     if (policy == BuildPlanPolicy::HEURISTICS_CHOICE) return Status::ok();
   }
-  if (st.candidate) return Status::ok();
+  if (st.has_candidate()) return Status::ok();
   return {ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED,
           "No execution plans support the graph" + (why.empty() ? std::string() : ": " + why)};
 }
@@ -136,15 +143,15 @@ Status Graph::select_plan(std::int64_t index) {
   std::lock_guard<std::mutex> lock(st_->mu);
   st_->selected = index;
   st_->pinned = true;
-  st_->candidate.reset();
-  if (st_->plans[static_cast<std::size_t>(index)].compiled) st_->candidate = index;
+  st_->candidate.store(st_->plans[static_cast<std::size_t>(index)].compiled ? index : -1, std::memory_order_release);
   return Status::ok();
 }
 
 Result<std::int64_t> Graph::get_selected_plan_index() const {
-  if (!st_->candidate)
+  std::int64_t c = st_->candidate.load(std::memory_order_acquire);
+  if (c < 0)
     return Status(ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no built plan: call build_plans first");
-  return *st_->candidate;
+  return c;
 }
 
 Result<std::int64_t> Graph::get_workspace_size() const {
@@ -157,7 +164,8 @@ Status Graph::execute_plan_at_index(const VariantPack& pack, Workspace workspace
                                     const Handle* handle) const {
   OPGRAPH_CHECK(check_index(*st_, *this, index));
   const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
-  if (!p.compiled)
+  const CompiledPlan* plan = p.live.get();  // no lock: see LivePlan
+  if (!plan)
     return {ErrorCode::INVALID_VALUE,
             "plan " + std::to_string(index) + " (" + p.name + ") is not built: call build_plan_at_index first"};
   // The caller's buffers, normalised ONCE, into this call's own pointer array.
@@ -167,13 +175,13 @@ Status Graph::execute_plan_at_index(const VariantPack& pack, Workspace workspace
     OPGRAPH_CHECK(VariantPack::normalize(pack, *st_->layout, operands));
     use = &operands;
   }
-  std::int64_t need = p.compiled->workspace_size();
+  std::int64_t need = plan->workspace_size();
   if (workspace.bytes < need)
     return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(need) +
                                           " bytes, got " + std::to_string(workspace.bytes)};
   auto ctx = ExecutionContext::make(handle, workspace);
   if (ctx.is_bad()) return ctx.status();
-  return p.compiled->execute(*use, ctx.value());
+  return plan->execute(*use, ctx.value());
 }
 
 Status Graph::execute(const VariantPack& pack, Workspace workspace, const Handle* handle) const {
@@ -192,9 +200,9 @@ Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {
     if (!p.compiled || p.compiled->workspace_size() <= bytes) continue;
     p.deselected = "needs " + std::to_string(p.compiled->workspace_size()) + " workspace bytes, above the limit of " +
                    std::to_string(bytes);
-    p.compiled.reset();
+    st_->withdraw(p);
   }
-  if (st_->candidate && !st_->plans[static_cast<std::size_t>(*st_->candidate)].compiled) st_->candidate.reset();
+  drop_withdrawn_candidate(*st_);
   return Status::ok();
 }
 
@@ -207,11 +215,11 @@ Status Graph::deselect_engines(const std::vector<std::string>& substrings) {
     for (const auto& sub : substrings) {
       if (sub.empty() || label.find(sub) == std::string::npos) continue;
       p.deselected = "engine '" + label + "' matches the deny list entry '" + sub + "'";
-      p.compiled.reset();
+      st_->withdraw(p);
       break;
     }
   }
-  if (st_->candidate && !st_->plans[static_cast<std::size_t>(*st_->candidate)].compiled) st_->candidate.reset();
+  drop_withdrawn_candidate(*st_);
   return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 // api/plan_state.h — what planning hangs on a Graph: facts, engines, graph.plans.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,12 +14,28 @@
 
 namespace opgraph {
 
+// The built plan execute() may run, published once building finishes. Execute
+// reads it without the lock (one acquire load); building and the deselect_*
+// filters write it under GraphPlanState::mu. A deselected plan's object is
+// retired, not destroyed, so a call already running on it finishes safely.
+struct LivePlan {
+  std::atomic<const CompiledPlan*> ptr{nullptr};
+  LivePlan() = default;
+  LivePlan(LivePlan&& o) noexcept : ptr(o.ptr.load(std::memory_order_relaxed)) {}
+  LivePlan& operator=(LivePlan&& o) noexcept {
+    ptr.store(o.ptr.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return *this;
+  }
+  const CompiledPlan* get() const noexcept { return ptr.load(std::memory_order_acquire); }
+};
+
 // One entry of graph.plans.
 struct PlanRecord {
   PlanConfig config;
   const Engine* engine = nullptr;
   std::string name;                        // "engine[KNOB=v, ...]"
-  std::unique_ptr<CompiledPlan> compiled;  // the build cache
+  std::unique_ptr<CompiledPlan> compiled;  // the build cache (owner; under mu)
+  LivePlan live;                           // == compiled.get() once published
   Status last;                             // the last decline/failure of check_support or build
   std::string deselected;                  // non-empty: the filter that removed it
 };
@@ -35,9 +52,21 @@ struct GraphPlanState {
   std::vector<std::string> notes;
   std::int64_t selected = 0;
   bool pinned = false;
-  std::optional<std::int64_t> candidate;            // the built plan execute() runs
+  std::atomic<std::int64_t> candidate{-1};          // the built plan execute() runs; -1: none
   std::int64_t workspace_limit = -1;                // -1: none
-  mutable std::mutex mu;                            // guards building
+  std::vector<std::unique_ptr<CompiledPlan>> retired;  // deselected plans, kept alive (see LivePlan)
+  mutable std::mutex mu;  // guards building, filters and selection; execute() takes no lock
+
+  // Under mu: publish a freshly built plan / withdraw one (kept alive in `retired`).
+  void publish(PlanRecord& p, std::unique_ptr<CompiledPlan> built) {
+    p.compiled = std::move(built);
+    p.live.ptr.store(p.compiled.get(), std::memory_order_release);
+  }
+  void withdraw(PlanRecord& p) {
+    p.live.ptr.store(nullptr, std::memory_order_release);
+    if (p.compiled) retired.push_back(std::move(p.compiled));
+  }
+  bool has_candidate() const { return candidate.load(std::memory_order_acquire) >= 0; }
 
   PlanContext ctx() const { return PlanContext{facts.get(), layout.get()}; }
 };

@@ -1,7 +1,10 @@
 // Per-call pointer arrays: threads executing ONE built plan with their own
 // buffers each get their own results. A shared pointer array would hand a thread
 // another's (individually valid) pointers: a wrong number, not a crash — so every
-// output of every call is checked. scripts/hardening.sh runs this under TSan.
+// output of every call is checked. A filter (deselect_engines) applied while
+// threads execute withdraws the plan without a race: each call either ran the
+// plan fully (checked result) or was refused with "no built plan".
+// scripts/hardening.sh runs this under TSan.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -58,6 +61,54 @@ TEST(ConcurrentExecute, ThreadsGetTheirOwnResults) {
   for (auto& t : ts) t.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(ran.load(), kThreads * kCalls);
+}
+
+TEST(ConcurrentExecute, DeselectWhileExecutingIsSafe) {
+  Graph g;
+  g.set_name("mm").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  auto a = g.tensor({1, M, K}, DataType::FLOAT, "A");
+  auto b = g.tensor({1, K, N}, DataType::FLOAT, "B");
+  auto c = g.matmul(a, b);
+  c->set_output(true).set_name("C");
+  ASSERT_TRUE(g.create_execution_plans({HeurMode::FALLBACK}).is_good());
+  ASSERT_TRUE(g.build_plans().is_good());
+  std::atomic<int> ran{0}, refused{0}, wrong{0};
+  std::atomic<bool> stop{false};
+  auto worker = [&](int tid) {
+    std::mt19937 rng(77 + tid);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> av(M * K), bv(K * N), cv(M * N);
+    while (!stop.load()) {
+      for (auto& x : av) x = d(rng);
+      for (auto& x : bv) x = d(rng);
+      std::fill(cv.begin(), cv.end(), 1e30f);
+      Status s = g.execute(VariantPack().set(a, av.data()).set(b, bv.data()).set(c, cv.data()));
+      if (s.is_bad()) {
+        if (s.message().find("no built plan") == std::string::npos) ++wrong;
+        ++refused;
+        continue;
+      }
+      ++ran;
+      for (std::int64_t i = 0; i < M; ++i)
+        for (std::int64_t j = 0; j < N; ++j) {
+          double want = 0;
+          for (std::int64_t k = 0; k < K; ++k) want += double(av[i * K + k]) * double(bv[k * N + j]);
+          if (std::fabs(cv[i * N + j] - want) > 1e-5 * (1 + std::fabs(want))) ++wrong;
+        }
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 3; ++t) ts.emplace_back(worker, t);
+  while (ran.load() < 50) std::this_thread::yield();
+  ASSERT_TRUE(g.deselect_engines({"reference"}).is_good());
+  while (refused.load() < 30) std::this_thread::yield();
+  stop = true;
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GE(ran.load(), 50);
+  Status after = g.execute(VariantPack());
+  EXPECT_TRUE(after.is_bad());
+  EXPECT_NE(after.message().find("no built plan"), std::string::npos) << after.message();
 }
 
 }  // namespace
