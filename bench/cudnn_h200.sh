@@ -52,7 +52,7 @@ grep -E "libcudnn|^\[  (PASSED|FAILED) " "$OUT/test_cudnn.log" | head -20
 echo "== test_cudnn_gpu (cudnn plans vs reference)"
 gpu_rc=0
 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='CudnnGpu.*' >"$OUT/test_cudnn_gpu.log" 2>&1 || gpu_rc=$?
-grep -E "LIBCUDNN| ran on |Failure|off \(|FAILED|PASSED" "$OUT/test_cudnn_gpu.log" | head -80
+grep -E "LIBCUDNN|Failure|off \(|build error|FAILED|PASSED" "$OUT/test_cudnn_gpu.log" | head -60
 
 echo "== bf16 matmul timing"
 bench_rc=0
@@ -69,7 +69,8 @@ fi
   echo "cuDNN engine family on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
   grep -h "LIBCUDNN" "$OUT/test_cudnn_gpu.log" | head -1
   echo "test_cudnn rc=$cpu_rc ($(grep -E '^\[  PASSED' "$OUT/test_cudnn.log" | head -1))"
-  echo "test_cudnn_gpu rc=$gpu_rc: $(grep -c ' ran on ' "$OUT/test_cudnn_gpu.log") op cases ran on cudnn plans; $(grep -c 'elements off' "$OUT/test_cudnn_gpu.log") output mismatches; $(grep -c 'Failure' "$OUT/test_cudnn_gpu.log") failed assertions"
+  echo "test_cudnn_gpu rc=$gpu_rc: $(grep -c '^CASE .* ran on ' "$OUT/test_cudnn_gpu.log") cases ran on cudnn plans, $(grep -c '^CASE .* declined: ' "$OUT/test_cudnn_gpu.log") declined; $(grep -c 'elements off' "$OUT/test_cudnn_gpu.log") output mismatches; $(grep -c 'Failure' "$OUT/test_cudnn_gpu.log") failed assertions"
+  grep -h "^CASE" "$OUT/test_cudnn_gpu.log"
   printf "%-12s %-7s %-16s %-10s %s\n" what n plan median_ms TFLOP/s
   grep -h RESULT "$OUT/bench.log" | sed -E 's/.*matmul_bf16 n=([0-9]+) plan=([^ ]+) median_ms=([0-9.]+) tflops=([0-9.]+)/opgraph      \1    \2 \3 \4/'
   echo "$torch_lines" | grep RESULT | sed -E 's/.*torch_bf16 n=([0-9]+) cudnn=([0-9]+) median_ms=([0-9.]+) tflops=([0-9.]+)/torch        \1    cudnn \2 (torch) \3 \4/'

@@ -29,7 +29,8 @@ struct BackendBlock {
   std::vector<RankedPlan> entries;
 };
 
-Result<BackendBlock> backend_block(const OpGraph& g, BackendProvider* backend, HeurMode mode, const PlanContext& ctx) {
+Result<BackendBlock> backend_block(const OpGraph& g, BackendProvider* backend, HeurMode mode, const PlanContext& ctx,
+                                   std::vector<std::string>* notes) {
   BackendBlock b;
   if (!backend) return b;
   const Engine* eng = &backend->engine();
@@ -40,7 +41,10 @@ Result<BackendBlock> backend_block(const OpGraph& g, BackendProvider* backend, H
   if (mode == HeurMode::OPENSOURCE) return b;
   auto r = backend->entries(g, mode, ctx);
   if (r.is_bad()) {
-    if (r.status().code() == ErrorCode::GRAPH_NOT_SUPPORTED) return b;  // the backend declines this graph
+    if (r.status().code() == ErrorCode::GRAPH_NOT_SUPPORTED) {  // the backend declines this graph
+      if (notes) notes->push_back(eng->name() + ": " + r.status().message());
+      return b;
+    }
     return r.status();
   }
   for (auto& c : r.value()) {
@@ -98,7 +102,7 @@ Result<std::vector<RankedPlan>> rank(const OpGraph& g, const RankInputs& in, con
     std::size_t marker_at = 0;
     auto mine = ours(g, in, mode, ctx, has_marker, marker_at);
     if (mine.is_bad()) return mine.status();
-    auto bb = backend_block(g, in.backend, mode, ctx);
+    auto bb = backend_block(g, in.backend, mode, ctx, in.notes);
     if (bb.is_bad()) return bb.status();
     std::vector<RankedPlan> block;
     auto append = [&block](const std::vector<RankedPlan>& v) { block.insert(block.end(), v.begin(), v.end()); };

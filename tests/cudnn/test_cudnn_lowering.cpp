@@ -163,7 +163,7 @@ TEST(CudnnLowering, PointwiseModeValuesAreCudnns) {
     ASSERT_TRUE(g.validate().is_good()) << name;
     auto p = lower(g);
     ASSERT_TRUE(p.is_good());
-    EXPECT_EQ(p->rank, 2);  // no matmul: the graph's own rank
+    EXPECT_EQ(p->rank, 3);  // 2-D graphs go down at kMinRank (3)
     const auto* pw = of_type(*p, CUDNN_BACKEND_POINTWISE_DESCRIPTOR).at(0);
     EXPECT_EQ(int_of(*pw, CUDNN_ATTR_POINTWISE_MODE), mode) << name;
   }

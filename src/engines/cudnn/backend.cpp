@@ -94,8 +94,20 @@ Status set_record_attr(const Descriptor& d, const AttrRecord& a, const Materiali
     }
     case CUDNN_TYPE_BACKEND_DESCRIPTOR: {
       std::vector<cudnnBackendDescriptor_t> refs;
-      for (int r : a.refs) refs.push_back(m.records[static_cast<std::size_t>(r)].get());
+      for (int r : a.refs) {
+        // The plan's references point backwards: the record is created, set and finalized already.
+        if (r < 0 || static_cast<std::size_t>(r) + 1 >= m.records.size())
+          return {ErrorCode::INTERNAL_ERROR, "cudnn lowering: " + what + ": attribute " +
+                                                 std::to_string(static_cast<int>(a.name)) + " references record " +
+                                                 std::to_string(r) + ", not an earlier one"};
+        refs.push_back(m.records[static_cast<std::size_t>(r)].get());
+      }
       return d.set(a.name, a.type, count, refs.data(), Step::FINALIZE, what);
+    }
+    case CUDNN_TYPE_FRACTION: {  // ints hold (numerator, denominator) pairs
+      std::vector<cudnnFraction_t> f;
+      for (std::size_t i = 0; i + 1 < a.ints.size(); i += 2) f.push_back({a.ints[i], a.ints[i + 1]});
+      return d.set(a.name, a.type, static_cast<std::int64_t>(f.size()), f.data(), Step::FINALIZE, what);
     }
     default: {  // INT32 and every enum-typed attribute: a C int each
       std::vector<std::int32_t> v(a.ints.begin(), a.ints.end());

@@ -88,6 +88,10 @@ class CudnnEngine final : public Engine {
     if (lp.is_bad()) return lp.status();
     auto api = runtime::cudnn();
     if (api.is_bad()) return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + api.status().message()};
+    auto have = static_cast<std::int64_t>(api.value()->version);
+    if (have < lp->min_cudnn_version)
+      return {ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: " + lp->min_version_reason + "; the loaded libcudnn (" +
+                                                  api.value()->path + ") is " + cudnn_version_string(have)};
     return Status::ok();
   }
 
@@ -146,6 +150,11 @@ class CudnnProvider final : public plan::BackendProvider {
     if (m.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, m.status().message()};
     auto r = query_heuristics(*api.value(), m->operation_graph(lp.value()), mode);
     if (r.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, r.status().message()};
+    // No config is a decline too, so that the planner's notes say which graph cuDNN has no engine for.
+    if (r->empty())
+      return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn heuristics (mode " + std::string(to_string(mode)) +
+                                                        "): no engine config for this operation graph (" +
+                                                        std::to_string(lp->operations.size()) + " operation(s))"};
     return r;
   }
 

@@ -1,6 +1,8 @@
 // engines/cudnn/lowering.cpp — lower(): tensors, matmul, pointwise (all 50
-// modes with their parameters), reduction, and the operation graph. The norms
-// live in lowering_norm.cpp. No cuDNN call happens here (see lowering.h).
+// modes with their parameters), reduction, and the operation graph; the
+// Lowerer helpers the other lowering files share. The norms live in
+// lowering_norm.cpp / lowering_bn.cpp, convolutions in lowering_conv.cpp, the
+// tensor ops in lowering_tensor_ops.cpp. No cuDNN call happens here (see lowering.h).
 #include "engines/cudnn/lowering.h"
 
 #include <algorithm>
@@ -98,6 +100,28 @@ bool scalar_bytes(const ScalarValue& v, DataType t, std::array<unsigned char, 8>
     }
     default: return false;
   }
+}
+
+// True when every stride of an axis longer than 1 is the row-major packed one.
+bool row_major_packed(const Tensor& t) {
+  const auto& d = t.get_dim();
+  const auto s = t.get_stride().size() == d.size() ? t.get_stride() : Tensor::packed_strides(d);
+  std::int64_t expect = 1;
+  for (std::size_t k = d.size(); k-- > 0;) {
+    if (d[k] == 1) continue;
+    if (s[k] != expect) return false;
+    expect *= d[k];
+  }
+  return true;
+}
+
+// Only pointwise operations without an axis, and every tensor row-major packed (see lowering.h).
+bool nchw_pointwise_graph(const OpGraph& g) {
+  for (const auto& n : g.nodes())
+    if (n->op() != "pointwise" || n->attr_is_set("axis")) return false;
+  for (const auto& t : g.tensors())
+    if (!row_major_packed(*t)) return false;
+  return true;
 }
 
 Status lower_matmul(Lowerer& l, const Node& n) {
@@ -231,6 +255,54 @@ Status Lowerer::bind_out(int i, cudnnBackendAttributeName_t n, const Node& node,
   return Status::ok();
 }
 
+Result<int> Lowerer::virtual_like(const TensorPtr& like, const std::string& name) {
+  auto lr = tensor(like);
+  if (lr.is_bad()) return lr.status();
+  if (next_uid_ < 0) {
+    next_uid_ = 0;
+    for (const auto& t : g_.tensors())
+      if (t->has_uid()) next_uid_ = std::max(next_uid_, t->get_uid());
+    ++next_uid_;
+  }
+  // Copies: add() below may move the records.
+  const std::vector<std::int64_t> dims = rec(lr.value()).find(CUDNN_ATTR_TENSOR_DIMENSIONS)->ints;
+  const std::vector<std::int64_t> strides = rec(lr.value()).find(CUDNN_ATTR_TENSOR_STRIDES)->ints;
+  DataType dt = g_.context().intermediate_data_type;
+  if (dt == DataType::NOT_SET) dt = DataType::FLOAT;
+  std::int64_t uid = next_uid_++;
+  int i = add(CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor '" + name + "' (uid " + std::to_string(uid) + ", lowering's own)");
+  set_int(i, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, to_cudnn_data_type(dt));
+  set_ints(i, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims);
+  set_ints(i, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides);
+  set_int(i, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, uid);
+  set_int(i, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 16);
+  set_int(i, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1);
+  return i;
+}
+
+void Lowerer::pointwise(const Node& node, cudnnPointwiseMode_t mode, int x, int b, int y, const std::string& what) {
+  int desc = add(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, node_label(node) + " " + what + " descriptor", std::string(node.op()));
+  set_int(desc, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode);
+  set_int(desc, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, compute_type(node));
+  int op = add(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, node_label(node) + " " + what, std::string(node.op()));
+  set_refs(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, {desc});
+  set_refs(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, {x});
+  if (b >= 0) set_refs(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, {b});
+  set_refs(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, {y});
+  plan_.operations.push_back(op);
+}
+
+void Lowerer::require_version(const Node& node, std::int64_t v) {
+  if (v <= plan_.min_cudnn_version) return;
+  plan_.min_cudnn_version = v;
+  plan_.min_version_reason = node_label(node) + " needs cuDNN >= " + cudnn_version_string(v);
+}
+
+std::int64_t Lowerer::plan_axis(std::int64_t axis, std::int64_t tensor_rank) const {
+  if (axis < 0) axis += tensor_rank;
+  return axis + (plan_.rank - tensor_rank);
+}
+
 std::int64_t Lowerer::compute_type(const Node& node) const {
   DataType t = node.compute_data_type();
   if (t == DataType::NOT_SET) t = g_.context().compute_data_type;
@@ -264,6 +336,15 @@ Result<int> Lowerer::tensor(const TensorPtr& t) {
   tr.strides.assign(pad, std::max<std::int64_t>(outer, 1));
   tr.dims.insert(tr.dims.end(), d.begin(), d.end());
   tr.strides.insert(tr.strides.end(), s.begin(), s.end());
+  if (!plan_.axis_permutation.empty()) {
+    std::vector<std::int64_t> pd, ps;
+    for (int a : plan_.axis_permutation) {
+      pd.push_back(tr.dims[static_cast<std::size_t>(a)]);
+      ps.push_back(tr.strides[static_cast<std::size_t>(a)]);
+    }
+    tr.dims = std::move(pd);
+    tr.strides = std::move(ps);
+  }
   DataType dt = t->get_data_type();
   if (dt == DataType::NOT_SET)
     dt = tr.is_virtual ? g_.context().intermediate_data_type : g_.context().io_data_type;
@@ -333,12 +414,20 @@ int to_cudnn_data_type(DataType t) noexcept {
   return -1;
 }
 
+std::string cudnn_version_string(std::int64_t v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
 const std::vector<std::string>& lowered_ops() {
   static const std::vector<std::string> ops = {"matmul", "pointwise", "reduction", "layernorm", "rmsnorm",
                                                "batchnorm", "batchnorm_inference", "instancenorm", "adalayernorm",
                                                "layernorm_backward", "rmsnorm_backward", "batchnorm_backward",
                                                "instancenorm_backward", "adalayernorm_backward",
-                                               "conv_fprop", "conv_dgrad", "conv_wgrad"};
+                                               "conv_fprop", "conv_dgrad", "conv_wgrad",
+                                               "genstats", "bn_finalize", "dbn_weight",
+                                               "reshape", "concatenate", "rng", "resample",
+                                               "block_scale_quantize", "block_scale_dequantize",
+                                               "paged_cache_load", "moe_grouped_matmul"};
   return ops;
 }
 
@@ -346,18 +435,27 @@ Result<LoweringPlan> lower(const OpGraph& g) {
   LoweringPlan plan;
   if (g.nodes().empty()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: the graph has no node"};
   // Refuse first (cheap and names the op), then size the common rank.
-  bool has_matmul = false;
+  const Node* first_conv = nullptr;
   for (const auto& n : g.nodes()) {
     std::string_view op = n->op();
     if (!n->spec().backend_lowerable)
       return Lowerer::decline(*n, "engine-only op: cuDNN has no operation for it");
     if (std::find(lowered_ops().begin(), lowered_ops().end(), op) == lowered_ops().end())
       return Lowerer::decline(*n, "not lowered to the cuDNN backend yet");
-    has_matmul |= op == "matmul";
+    if (detail::is_conv(op)) {
+      if (first_conv)
+        return Lowerer::decline(*n, "cuDNN's engines take one convolution per operation graph (" +
+                                        Lowerer::node_label(*first_conv) + " is the first): build one graph each");
+      first_conv = n.get();
+    }
   }
-  int rank = has_matmul ? 3 : 1;
+  int rank = kMinRank;
   for (const auto& t : g.tensors()) rank = std::max<int>(rank, static_cast<int>(t->rank()));
   plan.rank = rank;
+  if (rank >= 4 && nchw_pointwise_graph(g)) {
+    plan.axis_permutation = {0, rank - 1};
+    for (int a = 1; a < rank - 1; ++a) plan.axis_permutation.push_back(a);
+  }
   Lowerer l(g, plan);
   for (const auto& n : g.nodes()) {
     std::string_view op = n->op();
@@ -376,6 +474,8 @@ Result<LoweringPlan> lower(const OpGraph& g) {
     else if (detail::is_norm_forward(op)) s = detail::lower_norm_forward(l, *n);
     else if (detail::is_norm_backward(op)) s = detail::lower_norm_backward(l, *n);
     else if (detail::is_conv(op)) s = detail::lower_conv(l, *n);
+    else if (detail::is_bn_op(op)) s = detail::lower_bn_op(l, *n);
+    else if (detail::is_tensor_op(op)) s = detail::lower_tensor_op(l, *n);
     OPGRAPH_CHECK(s);
   }
   int og = l.add(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph '" + g.context().name + "'");

@@ -9,8 +9,22 @@
 // Rules the plan follows:
 //  * uids come from the IR (every tensor's uid, pushed explicitly; never assigned here);
 //  * every tensor is padded with leading unit axes to the graph's common rank
-//    (at least 3 when the graph has a matmul): cuDNN aligns operands axis by
-//    axis, numpy broadcasting aligns from the right, so leading 1s keep meaning;
+//    (at least 3, kMinRank): cuDNN aligns operands axis by axis, numpy
+//    broadcasting aligns from the right, so leading 1s keep meaning. cuDNN 9.14
+//    ran 2-D unary / backward pointwise graphs on the H200 and wrote every
+//    element wrong (2026-11-30), while 3-D ones were right: no graph goes down
+//    below rank 3;
+//  * a pure-pointwise graph of rank >= 4 whose tensors are all row-major packed
+//    (NCHW-like) goes down with every tensor's axes permuted by
+//    [0, r-1, 1, ..., r-2]: cuDNN 9.14's pointwise engines take 4-D tensors
+//    only NHWC-ordered ("isNSpatialC_ordered_fullyPacked", H200 log) and
+//    listed no engine for NCHW ones; element-wise ops commute with one common
+//    permutation of every operand's axes, broadcasting included;
+//  * composite lowerings (batchnorm_inference = 4 pointwise operations) add
+//    virtual tensors of their own; they take uids above the graph's largest
+//    and never reach the variant pack;
+//  * an op whose backend operation needs a newer cuDNN records the version in
+//    min_cudnn_version; the engine declines on an older libcudnn naming it;
 //  * dims and strides are the IR's; `strides_from_user` records whether the user
 //    set them (Tensor::stride_set_by_user) or IR inference did (row-major or
 //    the op's layout rule) — either way they are what the caller's buffers follow;
@@ -58,7 +72,7 @@ struct DescriptorRecord {
 struct TensorRecord {
   std::int64_t uid = 0;
   int record = -1;                    // index of its TENSOR descriptor record
-  std::vector<std::int64_t> dims;     // padded to the plan's rank (elements)
+  std::vector<std::int64_t> dims;     // padded to the plan's rank, then permuted (elements)
   std::vector<std::int64_t> strides;  // elements
   bool is_virtual = false;
   bool by_value = false;
@@ -75,6 +89,11 @@ struct LoweringPlan {
   int operation_graph = -1;               // the OPERATIONGRAPH record (OPS set; HANDLE added when materialised)
   std::vector<TensorRecord> tensors;      // one per IR tensor, graph order
   int rank = 0;                           // the common rank every tensor is padded to
+  std::vector<int> axis_permutation;      // applied to every tensor's padded axes; empty = identity
+  // The oldest cuDNN that has every operation of the plan (CUDNN_VERSION form,
+  // 90700 = 9.7.0) and the op that needs it ("" when the loader's minimum does).
+  std::int64_t min_cudnn_version = 0;
+  std::string min_version_reason;
   // Non-virtual tensors the caller binds (ascending uid), and by-value ones the plan binds itself.
   std::vector<std::int64_t> caller_uids;
   std::vector<std::int64_t> by_value_uids;
@@ -83,6 +102,12 @@ struct LoweringPlan {
 
 // The op names lower() handles (the others decline).
 const std::vector<std::string>& lowered_ops();
+
+// The lowest common rank of a plan (see the rules above).
+inline constexpr int kMinRank = 3;
+
+// "9.15.0" for 91500.
+std::string cudnn_version_string(std::int64_t v);
 
 // Lowers `graph` (validated; uids assigned). GRAPH_NOT_SUPPORTED names the op
 // and node it cannot lower; nothing else is returned for a valid graph.

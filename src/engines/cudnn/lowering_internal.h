@@ -1,6 +1,9 @@
 // engines/cudnn/lowering_internal.h — the lowering's working state, shared by the
 // per-op-group lowering files (lowering.cpp: tensors, matmul, pointwise,
-// reduction; lowering_norm.cpp: the norms; lowering_conv.cpp: convolutions). Not part of the engine's interface.
+// reduction; lowering_norm.cpp: the norms; lowering_bn.cpp: genstats,
+// bn_finalize, dbn_weight, batchnorm_inference; lowering_conv.cpp:
+// convolutions; lowering_tensor_ops.cpp: reshape, concatenate, rng, resample,
+// block scale, paged cache load, MoE). Not part of the engine's interface.
 #pragma once
 
 #include <map>
@@ -35,6 +38,19 @@ class Lowerer {
   Status bind_in(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port);
   Status bind_out(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port);
 
+  // A virtual tensor of the lowering's own (composite lowerings): `like`'s
+  // padded dims and strides, the graph's intermediate type (else FLOAT), a uid
+  // above every IR uid. Not listed in LoweringPlan::tensors.
+  Result<int> virtual_like(const TensorPtr& like, const std::string& name);
+  // One pointwise operation (descriptor + operation, math precision of `node`)
+  // on tensor records x [, b] -> y; appended to the plan's operations.
+  void pointwise(const Node& node, cudnnPointwiseMode_t mode, int x, int b, int y, const std::string& what);
+  // Records that `node` needs cuDNN >= v (CUDNN_VERSION form).
+  void require_version(const Node& node, std::int64_t v);
+  // An axis of a tensor of rank `tensor_rank` (negative counts from the end)
+  // in the plan's padded rank.
+  std::int64_t plan_axis(std::int64_t axis, std::int64_t tensor_rank) const;
+
   // The compute type of `node` (node, else graph context, else FLOAT) as cuDNN's.
   std::int64_t compute_type(const Node& node) const;
   // GRAPH_NOT_SUPPORTED "cudnn lowering: op 'x' (node 'n'): <why>".
@@ -48,6 +64,7 @@ class Lowerer {
   const OpGraph& g_;
   LoweringPlan& plan_;
   std::map<const Tensor*, int> tensor_records_;
+  std::int64_t next_uid_ = -1;  // composite virtuals; -1 until first use
 };
 
 // Per-group lowerings: append the op's records and its operation index to the plan.
@@ -57,5 +74,9 @@ bool is_norm_forward(std::string_view op);
 bool is_norm_backward(std::string_view op);
 Status lower_conv(Lowerer& l, const Node& node);  // lowering_conv.cpp
 bool is_conv(std::string_view op);
+Status lower_bn_op(Lowerer& l, const Node& node);  // lowering_bn.cpp
+bool is_bn_op(std::string_view op);
+Status lower_tensor_op(Lowerer& l, const Node& node);  // lowering_tensor_ops.cpp
+bool is_tensor_op(std::string_view op);
 
 }  // namespace opgraph::engines::cudnn::detail

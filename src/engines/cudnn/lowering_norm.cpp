@@ -1,6 +1,7 @@
 // engines/cudnn/lowering_norm.cpp — the norms cuDNN's NORM_FORWARD / NORM_BACKWARD
-// operations cover: layernorm, rmsnorm, batchnorm (training and inference),
-// instancenorm, adalayernorm, forward and backward. Port → attribute tables
+// operations cover: layernorm, rmsnorm, batchnorm (training), instancenorm,
+// adalayernorm, forward and backward (batchnorm_inference is a pointwise
+// composite: lowering_bn.cpp). Port → attribute tables
 // are data; the mode and phase come from the op name and its forward_phase.
 #include <algorithm>
 
@@ -14,7 +15,7 @@ struct NormRow {
   cudnnBackendNormMode_t mode;
 };
 const NormRow kForward[] = {{"layernorm", CUDNN_LAYER_NORM},       {"rmsnorm", CUDNN_RMS_NORM},
-                            {"batchnorm", CUDNN_BATCH_NORM},       {"batchnorm_inference", CUDNN_BATCH_NORM},
+                            {"batchnorm", CUDNN_BATCH_NORM},
                             {"instancenorm", CUDNN_INSTANCE_NORM}, {"adalayernorm", CUDNN_ADA_LAYER_NORM}};
 const NormRow kBackward[] = {{"layernorm_backward", CUDNN_LAYER_NORM},
                              {"rmsnorm_backward", CUDNN_RMS_NORM},
@@ -39,9 +40,6 @@ const PortAttr kForwardOut[] = {{"Y", CUDNN_ATTR_OPERATION_NORM_FWD_YDESC},
                                 {"INV_VARIANCE", CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC},
                                 {"NEXT_RUNNING_MEAN", CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC},
                                 {"NEXT_RUNNING_VAR", CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC}};
-// batchnorm_inference reads MEAN / INV_VARIANCE as inputs.
-const PortAttr kInferenceStatsIn[] = {{"MEAN", CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC},
-                                      {"INV_VARIANCE", CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC}};
 const PortAttr kBackwardIn[] = {{"DY", CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC},
                                 {"X", CUDNN_ATTR_OPERATION_NORM_BWD_XDESC},
                                 {"SCALE", CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC},
@@ -82,20 +80,14 @@ bool is_norm_backward(std::string_view op) {
 
 Status lower_norm_forward(Lowerer& l, const Node& n) {
   auto row = std::find_if(std::begin(kForward), std::end(kForward), [&](const NormRow& r) { return r.op == n.op(); });
-  bool inference = n.op() == "batchnorm_inference" ||
-                   (n.op() != "batchnorm" && n.get_string("forward_phase", "TRAINING") == "INFERENCE");
+  bool inference = n.op() != "batchnorm" && n.get_string("forward_phase", "TRAINING") == "INFERENCE";
   int op = l.add(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, Lowerer::node_label(n), std::string(n.op()));
   l.set_int(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, row->mode);
   l.set_int(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE,
             inference ? CUDNN_NORM_FWD_INFERENCE : CUDNN_NORM_FWD_TRAINING);
   for (const auto& [port, attr] : kForwardIn)
     if (has_port(n, port)) OPGRAPH_CHECK(l.bind_in(op, attr, n, port));
-  if (n.op() == "batchnorm_inference") {
-    for (const auto& [port, attr] : kInferenceStatsIn) OPGRAPH_CHECK(l.bind_in(op, attr, n, port));
-    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, n, "Y"));
-  } else {
-    for (const auto& [port, attr] : kForwardOut) OPGRAPH_CHECK(l.bind_out(op, attr, n, port));
-  }
+  for (const auto& [port, attr] : kForwardOut) OPGRAPH_CHECK(l.bind_out(op, attr, n, port));
   OPGRAPH_CHECK(bind_peer_stats(l, op, n, CUDNN_ATTR_OPERATION_NORM_FWD_PEER_STAT_DESCS));
   l.plan().operations.push_back(op);
   return Status::ok();

@@ -1,0 +1,111 @@
+// engines/cudnn/lowering_bn.cpp — the batchnorm building blocks cuDNN has
+// operations for: genstats (OPERATION_GEN_STATS), bn_finalize
+// (OPERATION_BN_FINALIZE_STATISTICS, training mode), dbn_weight
+// (OPERATION_BN_BWD_WEIGHTS); and batchnorm_inference as the pointwise
+// composite cudnn-frontend uses: Y = ((X - MEAN) * INV_VARIANCE) * SCALE + BIAS,
+// four POINTWISE operations through three virtual tensors of X's layout.
+// Port -> attribute tables are data; an unbound optional port sets nothing.
+#include <algorithm>
+
+#include "engines/cudnn/lowering_internal.h"
+
+namespace opgraph::engines::cudnn::detail {
+namespace {
+
+struct PortAttr {
+  std::string_view port;
+  cudnnBackendAttributeName_t attr;
+  bool output = false;
+};
+
+const PortAttr kGenstats[] = {{"X", CUDNN_ATTR_OPERATION_GENSTATS_XDESC},
+                              {"SUM", CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, true},
+                              {"SQ_SUM", CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, true}};
+
+const PortAttr kFinalize[] = {
+    {"SUM", CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC},
+    {"SQ_SUM", CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SQ_SUM_DESC},
+    {"SCALE", CUDNN_ATTR_OPERATION_BN_FINALIZE_SCALE_DESC},
+    {"BIAS", CUDNN_ATTR_OPERATION_BN_FINALIZE_BIAS_DESC},
+    {"EPSILON", CUDNN_ATTR_OPERATION_BN_FINALIZE_EPSILON_DESC},
+    {"ACCUM_COUNT", CUDNN_ATTR_OPERATION_BN_FINALIZE_ACCUM_COUNT_DESC},
+    {"PREV_RUNNING_MEAN", CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_MEAN_DESC},
+    {"PREV_RUNNING_VAR", CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_VAR_DESC},
+    {"MOMENTUM", CUDNN_ATTR_OPERATION_BN_FINALIZE_EXP_AVERATE_FACTOR_DESC},
+    {"EQ_SCALE", CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_SCALE_DESC, true},
+    {"EQ_BIAS", CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_BIAS_DESC, true},
+    {"MEAN", CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_MEAN_DESC, true},
+    {"INV_VARIANCE", CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_INV_STD_DESC, true},
+    {"NEXT_RUNNING_MEAN", CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_MEAN_DESC, true},
+    {"NEXT_RUNNING_VAR", CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_VAR_DESC, true}};
+
+const PortAttr kDbnWeight[] = {{"DY", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC},
+                               {"X", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC},
+                               {"SCALE", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC},
+                               {"MEAN", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC},
+                               {"INV_VARIANCE", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC},
+                               {"DSCALE", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC, true},
+                               {"DBIAS", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC, true},
+                               {"EQ_BIAS", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS, true},
+                               {"EQ_SCALE_DY", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC, true},
+                               {"EQ_SCALE_X", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC, true}};
+
+template <std::size_t N>
+Status bind_all(Lowerer& l, int op, const Node& n, const PortAttr (&table)[N]) {
+  for (const auto& [port, attr, output] : table)
+    OPGRAPH_CHECK(output ? l.bind_out(op, attr, n, port) : l.bind_in(op, attr, n, port));
+  return Status::ok();
+}
+
+Status lower_inference_composite(Lowerer& l, const Node& n) {
+  TensorPtr x = n.input("X");
+  auto rec_of = [&](std::string_view port) { return l.tensor(n.input(port)); };
+  auto rx = l.tensor(x), rm = rec_of("MEAN"), rv = rec_of("INV_VARIANCE"), rs = rec_of("SCALE"), rb = rec_of("BIAS");
+  auto ry = l.tensor(n.output("Y"));
+  for (const auto* r : {&rx, &rm, &rv, &rs, &rb, &ry})
+    if (r->is_bad()) return r->status();
+  const std::string base = n.name();
+  auto centred = l.virtual_like(x, base + ".centred");
+  auto normed = l.virtual_like(x, base + ".normed");
+  auto scaled = l.virtual_like(x, base + ".scaled");
+  for (const auto* r : {&centred, &normed, &scaled})
+    if (r->is_bad()) return r->status();
+  l.pointwise(n, CUDNN_POINTWISE_SUB, rx.value(), rm.value(), centred.value(), "X - MEAN");
+  l.pointwise(n, CUDNN_POINTWISE_MUL, centred.value(), rv.value(), normed.value(), "* INV_VARIANCE");
+  l.pointwise(n, CUDNN_POINTWISE_MUL, normed.value(), rs.value(), scaled.value(), "* SCALE");
+  l.pointwise(n, CUDNN_POINTWISE_ADD, scaled.value(), rb.value(), ry.value(), "+ BIAS");
+  return Status::ok();
+}
+
+constexpr std::string_view kOps[] = {"genstats", "bn_finalize", "dbn_weight", "batchnorm_inference"};
+
+}  // namespace
+
+bool is_bn_op(std::string_view op) { return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps); }
+
+Status lower_bn_op(Lowerer& l, const Node& n) {
+  const std::string op_name(n.op());
+  if (op_name == "batchnorm_inference") return lower_inference_composite(l, n);
+  std::int64_t prec = l.compute_type(n);
+  int op = -1;
+  if (op_name == "genstats") {
+    op = l.add(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR, Lowerer::node_label(n), op_name);
+    l.set_int(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, CUDNN_GENSTATS_SUM_SQSUM);
+    l.set_int(op, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
+    OPGRAPH_CHECK(bind_all(l, op, n, kGenstats));
+  } else if (op_name == "bn_finalize") {
+    op = l.add(CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR, Lowerer::node_label(n), op_name);
+    l.set_int(op, CUDNN_ATTR_OPERATION_BN_FINALIZE_STATS_MODE, CUDNN_TYPE_BN_FINALIZE_STATS_MODE,
+              CUDNN_BN_FINALIZE_STATISTICS_TRAINING);
+    l.set_int(op, CUDNN_ATTR_OPERATION_BN_FINALIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
+    OPGRAPH_CHECK(bind_all(l, op, n, kFinalize));
+  } else {  // dbn_weight
+    op = l.add(CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR, Lowerer::node_label(n), op_name);
+    l.set_int(op, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
+    OPGRAPH_CHECK(bind_all(l, op, n, kDbnWeight));
+  }
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+}  // namespace opgraph::engines::cudnn::detail

@@ -1,0 +1,228 @@
+// engines/cudnn/lowering_tensor_ops.cpp — the tensor ops that have a cuDNN
+// backend operation: reshape (OPERATION_RESHAPE, both modes), concatenate
+// (OPERATION_CONCAT, >= 9.7), rng (OPERATION_RNG + RNG), resample
+// (OPERATION_RESAMPLE_FWD + RESAMPLE), block_scale_quantize / _dequantize
+// (>= 9.7; NEG_SCALE >= 9.14), paged_cache_load (>= 9.5) and
+// moe_grouped_matmul (>= 9.15). Axes are moved into the plan's padded rank;
+// geometry lists default as the IR's do. What cuDNN's attributes cannot say
+// (a quantize axis other than the innermost, a transposed quantize) declines
+// naming the op, node and the reason.
+#include <algorithm>
+
+#include "engines/cudnn/lowering_internal.h"
+
+namespace opgraph::engines::cudnn::detail {
+namespace {
+
+constexpr std::string_view kOps[] = {"reshape",
+                                     "concatenate",
+                                     "rng",
+                                     "resample",
+                                     "block_scale_quantize",
+                                     "block_scale_dequantize",
+                                     "paged_cache_load",
+                                     "moe_grouped_matmul"};
+
+// The operation record; every descriptor it references was added before it
+// (the plan's references point backwards).
+int add_op(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  int op = l.add(type, Lowerer::node_label(n), std::string(n.op()));
+  l.plan().operations.push_back(op);
+  return op;
+}
+
+template <typename T>
+std::int64_t index_of(std::initializer_list<T> names, const T& v) {
+  auto it = std::find(names.begin(), names.end(), v);
+  return it == names.end() ? -1 : it - names.begin();
+}
+
+Status lower_reshape(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  int op = add_op(l, n, type);
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, n, "X"));
+  return l.bind_out(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, n, "Y");
+}
+
+Status lower_concatenate(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  l.require_version(n, 90700);
+  int op = add_op(l, n, type);
+  std::vector<int> ins;
+  for (const auto& t : n.inputs_of("X")) {
+    auto r = l.tensor(t);
+    if (r.is_bad()) return r.status();
+    ins.push_back(r.value());
+  }
+  auto out = n.output("Y");
+  l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_AXIS, CUDNN_TYPE_INT64, l.plan_axis(n.get_int("axis"), out->rank()));
+  l.set_refs(op, CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS, std::move(ins));
+  if (n.attr_is_set("in_place_index"))
+    l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX, CUDNN_TYPE_INT64, n.get_int("in_place_index"));
+  return l.bind_out(op, CUDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC, n, "Y");
+}
+
+Status lower_rng(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  const std::string dist = n.get_string("distribution");
+  int desc = l.add(CUDNN_BACKEND_RNG_DESCRIPTOR, Lowerer::node_label(n) + " rng descriptor", "rng");
+  static constexpr cudnnRngDistribution_t kDist[] = {CUDNN_RNG_DISTRIBUTION_BERNOULLI, CUDNN_RNG_DISTRIBUTION_UNIFORM,
+                                                     CUDNN_RNG_DISTRIBUTION_NORMAL};
+  std::int64_t d = index_of<std::string>({"BERNOULLI", "UNIFORM", "NORMAL"}, dist);
+  if (d < 0) return Lowerer::decline(n, "distribution '" + dist + "' has no cuDNN counterpart");
+  l.set_int(desc, CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, kDist[d]);
+  // The distribution's own parameters (set, else the IR's defaults: attr() falls back to the spec).
+  struct Param {
+    std::int64_t dist;
+    std::string_view key;
+    cudnnBackendAttributeName_t attr;
+  };
+  const Param params[] = {{0, "bernoulli_probability", CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY},
+                          {1, "uniform_dist_minimum", CUDNN_ATTR_RNG_UNIFORM_DIST_MINIMUM},
+                          {1, "uniform_dist_maximum", CUDNN_ATTR_RNG_UNIFORM_DIST_MAXIMUM},
+                          {2, "normal_dist_mean", CUDNN_ATTR_RNG_NORMAL_DIST_MEAN},
+                          {2, "normal_dist_standard_deviation", CUDNN_ATTR_RNG_NORMAL_DIST_STANDARD_DEVIATION}};
+  for (const auto& p : params) {
+    if (p.dist != d) continue;
+    if (!n.attr(p.key)) return Lowerer::decline(n, dist + " needs attribute '" + std::string(p.key) + "'");
+    l.set_real(desc, p.attr, CUDNN_TYPE_DOUBLE, n.get_float(p.key));
+  }
+  int op = add_op(l, n, type);
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RNG_YDESC, n, "Y"));
+  l.set_refs(op, CUDNN_ATTR_OPERATION_RNG_DESC, {desc});
+  if (n.input("Seed")) OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_SEED, n, "Seed"));
+  else if (n.attr_is_set("seed")) l.set_int(op, CUDNN_ATTR_OPERATION_RNG_SEED, CUDNN_TYPE_INT64, n.get_int("seed"));
+  return l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, n, "Offset");
+}
+
+Status lower_resample(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  auto x = n.input("X");
+  std::size_t spatial = x->rank() > 2 ? static_cast<std::size_t>(x->rank() - 2) : 0;
+  if (spatial == 0) return Lowerer::decline(n, "resample needs at least one spatial axis");
+  const std::string mode = n.get_string("resampling_mode");
+  static constexpr cudnnResampleMode_t kModes[] = {CUDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
+                                                   CUDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING, CUDNN_RESAMPLE_BILINEAR,
+                                                   CUDNN_RESAMPLE_NEAREST, CUDNN_RESAMPLE_MAXPOOL};
+  std::int64_t m = index_of<std::string>(
+      {"AVGPOOL_EXCLUDE_PADDING", "AVGPOOL_INCLUDE_PADDING", "BILINEAR", "NEAREST", "MAXPOOL"}, mode);
+  // The IR's default padding mode (reference engine): NEG_INF for max pooling, ZERO otherwise.
+  const std::string pad = n.get_string("padding_mode", mode == "MAXPOOL" ? "NEG_INF_PAD" : "ZERO_PAD");
+  static constexpr cudnnPaddingMode_t kPads[] = {CUDNN_EDGE_VAL_PAD, CUDNN_NEG_INF_PAD, CUDNN_ZERO_PAD};
+  std::int64_t p = index_of<std::string>({"EDGE_VAL_PAD", "NEG_INF_PAD", "ZERO_PAD"}, pad);
+  if (m < 0 || p < 0) return Lowerer::decline(n, "resampling mode '" + mode + "' / padding '" + pad + "' unknown to cuDNN");
+  auto list = [&](std::string_view key, std::int64_t dflt) {
+    return n.attr_is_set(key) ? n.get_int_list(key) : std::vector<std::int64_t>(spatial, dflt);
+  };
+  int desc = l.add(CUDNN_BACKEND_RESAMPLE_DESCRIPTOR, Lowerer::node_label(n) + " resample descriptor", "resample");
+  l.set_int(desc, CUDNN_ATTR_RESAMPLE_MODE, CUDNN_TYPE_RESAMPLE_MODE, kModes[m]);
+  l.set_int(desc, CUDNN_ATTR_RESAMPLE_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  l.set_int(desc, CUDNN_ATTR_RESAMPLE_SPATIAL_DIMS, CUDNN_TYPE_INT64, static_cast<std::int64_t>(spatial));
+  l.set_int(desc, CUDNN_ATTR_RESAMPLE_PADDING_MODE, CUDNN_TYPE_PADDING_MODE, kPads[p]);
+  l.set_int(desc, CUDNN_ATTR_RESAMPLE_NAN_PROPAGATION, CUDNN_TYPE_NAN_PROPOGATION, CUDNN_PROPAGATE_NAN);
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, CUDNN_TYPE_INT64, list("window", 1));
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_STRIDES, CUDNN_TYPE_INT64, list("stride", 1));
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, CUDNN_TYPE_INT64, list("pre_padding", 0));
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_POST_PADDINGS, CUDNN_TYPE_INT64, list("post_padding", 0));
+  int op = add_op(l, n, type);
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, n, "X"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, n, "Y"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC, n, "Index"));
+  l.set_refs(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_DESC, {desc});
+  return Status::ok();
+}
+
+Status lower_quantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  l.require_version(n, 90700);
+  auto x = n.input("X");
+  std::int64_t axis = n.get_int("axis", -1);
+  if (axis < 0) axis += x->rank();
+  if (axis != x->rank() - 1)
+    return Lowerer::decline(n, "cuDNN's BLOCK_SCALE_QUANTIZE blocks the innermost axis; axis " +
+                                   std::to_string(n.get_int("axis", -1)) + " is not it");
+  if (n.get_bool("transpose", false))
+    return Lowerer::decline(n, "cuDNN's BLOCK_SCALE_QUANTIZE has no transpose attribute");
+  // cuDNN 9.19 (device-less finalize): a 3-D X needs its scale F8_128x4-reordered, and the
+  // reordering is refused for any other rank.
+  bool swizzled = n.output("scale")->get_reordering_type() == TensorReordering::F8_128x4;
+  if ((l.plan().rank == 3) != swizzled)
+    return Lowerer::decline(n, std::string("cuDNN's BLOCK_SCALE_QUANTIZE takes an F8_128x4-reordered scale exactly "
+                                           "when X is 3-D; here X lowers to rank ") +
+                                   std::to_string(l.plan().rank) + " and the scale is " +
+                                   (swizzled ? "" : "not ") + "reordered");
+  int op = add_op(l, n, type);
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_XDESC, n, "X"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_YDESC, n, "Y"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_SCALE_DESC, n, "scale"));
+  l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32, n.get_int("block_size"));
+  return Status::ok();
+}
+
+Status lower_dequantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  l.require_version(n, 90700);
+  int op = add_op(l, n, type);
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_XDESC, n, "X"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC, n, "scale"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_YDESC, n, "Y"));
+  l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  l.set_ints(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32, n.get_int_list("block_size"));
+  if (n.get_bool("is_negative_scale", false)) {
+    l.require_version(n, 91400);
+    l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_NEG_SCALE, CUDNN_TYPE_BOOLEAN, 1);
+  }
+  return Status::ok();
+}
+
+Status lower_paged_cache_load(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  l.require_version(n, 90500);
+  int op = add_op(l, n, type);
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, n, "container"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, n, "seqLen"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, n, "pageTable"));
+  return l.bind_out(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, n, "yOut");
+}
+
+Status lower_moe(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  l.require_version(n, 91500);
+  static constexpr cudnnMoeGroupedMatmulMode_t kModes[] = {
+      CUDNN_MOE_GROUPED_MATMUL_MODE_NONE, CUDNN_MOE_GROUPED_MATMUL_MODE_GATHER, CUDNN_MOE_GROUPED_MATMUL_MODE_SCATTER};
+  std::int64_t m = index_of<std::string>({"NONE", "GATHER", "SCATTER"}, n.get_string("mode", "NONE"));
+  if (m < 0) return Lowerer::decline(n, "mode '" + n.get_string("mode", "NONE") + "' unknown to cuDNN");
+  int op = add_op(l, n, type);
+  l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MODE, CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE, kModes[m]);
+  l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_DESC, n, "Token"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_WEIGHT_DESC, n, "Weight"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_FIRST_TOKEN_OFFSET_DESC, n, "FirstTokenOffset"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_INDEX_DESC, n, "TokenIndex"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_KS_DESC, n, "TokenKs"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_OUTPUT_DESC, n, "Output"));
+  if (m != 0) l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOP_K, CUDNN_TYPE_INT32, n.get_int("top_k", 1));
+  return Status::ok();
+}
+
+struct Row {
+  std::string_view op;
+  cudnnBackendDescriptorType_t type;
+  Status (*lower)(Lowerer&, const Node&, cudnnBackendDescriptorType_t);
+};
+const Row kRows[] = {
+    {"reshape", CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, lower_reshape},
+    {"concatenate", CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR, lower_concatenate},
+    {"rng", CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR, lower_rng},
+    {"resample", CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR, lower_resample},
+    {"block_scale_quantize", CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR, lower_quantize},
+    {"block_scale_dequantize", CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR, lower_dequantize},
+    {"paged_cache_load", CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR, lower_paged_cache_load},
+    {"moe_grouped_matmul", CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR, lower_moe},
+};
+
+}  // namespace
+
+bool is_tensor_op(std::string_view op) { return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps); }
+
+Status lower_tensor_op(Lowerer& l, const Node& n) {
+  const Row* row = nullptr;
+  for (const auto& r : kRows)
+    if (r.op == n.op()) row = &r;
+  return row->lower(l, n, row->type);
+}
+
+}  // namespace opgraph::engines::cudnn::detail

@@ -1,0 +1,177 @@
+// tests/cudnn_gpu/test_cudnn_gpu_ops.cpp — the widened lowering on the H200:
+// batchnorm (training, backward, inference as the pointwise composite),
+// genstats, bn_finalize, dbn_weight, reshape, concatenate, resample, rng,
+// block-scale quantize / dequantize, paged cache load and MoE grouped matmul.
+// Each case either runs on its first cudnn plan and matches the reference, or
+// must decline with the named reason (gpu_harness.h). Per-channel tensors take
+// the NHWC strides cudnn-frontend's samples give them ({C, 1, C, C}).
+#include <cmath>
+#include <cstdio>
+
+#include "cudnn_gpu/gpu_harness.h"
+
+using namespace opgraph;
+
+namespace cudnn_gpu {
+namespace {
+
+using D = std::vector<std::int64_t>;
+constexpr std::int64_t kN = 4, kC = 32, kH = 8, kW = 8;
+
+TensorPtr nhwc(Graph& g, const char* name, DataType t = DataType::FLOAT) {
+  return g.tensor({kN, kC, kH, kW}, t, name, {kC * kH * kW, 1, kC * kW, kC});
+}
+TensorPtr per_channel(Graph& g, const char* name) {
+  return g.tensor({1, kC, 1, 1}, DataType::FLOAT, name, {kC, 1, kC, kC});
+}
+TensorPtr out_like_channel(TensorPtr t, const char* name) {
+  out(t, name)->set_stride({kC, 1, kC, kC});
+  return t;
+}
+
+void float_graph(Graph& g) { g.set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT); }
+
+}  // namespace
+
+std::vector<Case> op_cases() {
+  std::vector<Case> cs;
+  cs.push_back({"batchnorm_inference_nhwc", [](Graph& g) {
+                  float_graph(g);
+                  auto x = nhwc(g, "X");
+                  auto mean = per_channel(g, "mean"), iv = per_channel(g, "inv_var");
+                  auto s = per_channel(g, "scale"), b = per_channel(g, "bias");
+                  auto y = out(g.batchnorm_inference(x, mean, iv, s, b), "Y");
+                  y->set_stride({kC * kH * kW, 1, kC * kW, kC});
+                  return Io{{x, mean, iv, s, b}, {y}};
+                }, 1e-4, 1e-4});
+  // Training batchnorm, its backward, genstats and dbn_weight: FLOAT and HALF data
+  // (cudnn-frontend's samples run these with HALF X and FLOAT per-channel tensors).
+  for (DataType io : {DataType::FLOAT, DataType::HALF}) {
+    const std::string sfx = io == DataType::HALF ? "_half" : "";
+    const double tol = io == DataType::HALF ? 1e-2 : 1e-3;
+    cs.push_back({"batchnorm_train_nhwc" + sfx, [io](Graph& g) {
+                    float_graph(g);
+                    auto x = nhwc(g, "X", io);
+                    auto s = per_channel(g, "scale"), b = per_channel(g, "bias");
+                    auto pm = per_channel(g, "prev_mean"), pv = per_channel(g, "prev_var");
+                    auto eps = g.tensor_scalar(1e-5, DataType::FLOAT), mom = g.tensor_scalar(0.1, DataType::FLOAT);
+                    auto r = g.batchnorm(x, s, b, eps, {}, pm, pv, mom);
+                    out(r[0], "Y", io)->set_stride({kC * kH * kW, 1, kC * kW, kC});
+                    return Io{{x, s, b, pm, pv},
+                              {r[0], out_like_channel(r[1], "mean"), out_like_channel(r[2], "inv_var"),
+                               out_like_channel(r[3], "next_mean"), out_like_channel(r[4], "next_var")}};
+                  }, tol, tol});
+    cs.push_back({"batchnorm_backward_nhwc" + sfx, [io](Graph& g) {
+                    float_graph(g);
+                    auto dy = nhwc(g, "dY", io), x = nhwc(g, "X", io);
+                    auto s = per_channel(g, "scale"), mean = per_channel(g, "mean"), iv = per_channel(g, "inv_var");
+                    auto r = g.batchnorm_backward(dy, x, s, mean, iv);
+                    out(r[0], "dX", io)->set_stride({kC * kH * kW, 1, kC * kW, kC});
+                    return Io{{dy, x, s, mean, iv}, {r[0], out_like_channel(r[1], "dscale"), out_like_channel(r[2], "dbias")}};
+                  }, tol, tol});
+    cs.push_back({"genstats_nhwc" + sfx, [io](Graph& g) {
+                    float_graph(g);
+                    auto x = nhwc(g, "X", io);
+                    auto [sum, sq] = g.genstats(x);
+                    return Io{{x}, {out_like_channel(sum, "sum"), out_like_channel(sq, "sq_sum")}};
+                  }, 1e-3, 1e-4});
+    cs.push_back({"dbn_weight_nhwc" + sfx, [io](Graph& g) {
+                    float_graph(g);
+                    auto dy = nhwc(g, "dY", io), x = nhwc(g, "X", io);
+                    auto mean = per_channel(g, "mean"), iv = per_channel(g, "inv_var"), s = per_channel(g, "scale");
+                    auto r = g.dbn_weight(dy, x, mean, iv, s);
+                    const char* names[] = {"dscale", "dbias", "eq_bias", "eq_scale_dy", "eq_scale_x"};
+                    std::vector<TensorPtr> outs;
+                    for (int i = 0; i < 5; ++i) outs.push_back(out_like_channel(r[static_cast<std::size_t>(i)], names[i]));
+                    return Io{{dy, x, mean, iv, s}, outs};
+                  }, 1e-3, 1e-3});
+  }
+  Case fin{"bn_finalize", [](Graph& g) {
+             float_graph(g);
+             auto sum = per_channel(g, "sum"), sq = per_channel(g, "sq_sum");
+             auto s = per_channel(g, "scale"), b = per_channel(g, "bias");
+             auto pm = per_channel(g, "prev_mean"), pv = per_channel(g, "prev_var");
+             auto eps = g.tensor_scalar(1e-3, DataType::FLOAT), mom = g.tensor_scalar(0.1, DataType::FLOAT);
+             auto cnt = g.tensor_scalar_int(64, DataType::INT64);
+             auto r = g.bn_finalize(sum, sq, s, b, eps, cnt, {}, pm, pv, mom);
+             const char* names[] = {"eq_scale", "eq_bias", "mean", "inv_var", "next_mean", "next_var"};
+             std::vector<TensorPtr> outs;
+             for (int i = 0; i < 6; ++i) outs.push_back(out_like_channel(r[static_cast<std::size_t>(i)], names[i]));
+             return Io{{sum, sq, s, b, pm, pv}, outs};
+           }, 1e-4, 1e-3};
+  fin.ranges = {{"sum", {-16.0, 16.0}}, {"sq_sum", {80.0, 160.0}}};  // a positive variance for 64 samples
+  cs.push_back(fin);
+  cs.push_back({"reshape_view", [](Graph& g) {
+                  float_graph(g);
+                  auto x = g.tensor({4, 6, 8}, DataType::FLOAT, "x");
+                  return Io{{x}, {out(g.reshape(x, Attributes().set("dim", D{4, 48})), "y")}};
+                }});
+  cs.push_back({"concatenate_axis1", [](Graph& g) {
+                  float_graph(g);
+                  auto a = g.tensor({2, 3, 16}, DataType::FLOAT, "a"), b = g.tensor({2, 5, 16}, DataType::FLOAT, "b");
+                  return Io{{a, b}, {out(g.concatenate({a, b}, Attributes().set("axis", std::int64_t{1})), "y")}};
+                }});
+  for (const char* mode : {"MAXPOOL", "AVGPOOL_INCLUDE_PADDING"})
+    cs.push_back({std::string("resample_") + mode + "_nhwc", [mode](Graph& g) {
+                    float_graph(g);
+                    auto x = nhwc(g, "X");
+                    auto r = g.resample(x, Attributes().set("resampling_mode", mode).set("window", D{2, 2})
+                                               .set("stride", D{2, 2}));
+                    r[0]->set_stride({kC * 16, 1, kC * 4, kC});
+                    return Io{{x}, {out(r[0], "Y")}};
+                  }, 1e-5, 1e-5});
+  Case rng{"rng_uniform", [](Graph& g) {
+             auto seed = g.tensor({1, 1, 1, 1}, DataType::INT64, "seed");
+             auto off = g.tensor({1, 1, 1, 1}, DataType::INT64, "offset");
+             auto y = g.rng(seed, off, Attributes().set("distribution", "UNIFORM").set("dim", D{4, 8, 16, 16}));
+             return Io{{seed, off}, {out(y, "Y")}};
+           }};
+  rng.ranges = {{"seed", {1.0, 1e9}}, {"offset", {0.0, 1e6}}};
+  rng.check = [](const std::vector<float>& v) -> std::string {  // U[0, 1): range and first two moments
+    double s = 0, s2 = 0;
+    for (float x : v) {
+      if (!(x >= 0.f && x <= 1.f)) return "value " + std::to_string(x) + " outside [0, 1]";
+      s += x;
+      s2 += double(x) * x;
+    }
+    double m = s / double(v.size()), var = s2 / double(v.size()) - m * m;
+    if (std::fabs(m - 0.5) > 0.02 || std::fabs(var - 1.0 / 12) > 0.01)
+      return "mean " + std::to_string(m) + " variance " + std::to_string(var) + " (want 0.5, 0.0833)";
+    return "";
+  };
+  cs.push_back(rng);
+  cs.push_back({"block_scale_dequantize_mxfp8", [](Graph& g) {
+                  float_graph(g);
+                  auto x = g.tensor({1, 2, 64, 128}, DataType::FP8_E4M3, "x");
+                  auto s = g.tensor({1, 2, 64, 4}, DataType::FP8_E8M0, "s");
+                  auto y = g.block_scale_dequantize(x, s, Attributes().set("block_size", D{32}));
+                  return Io{{x, s}, {out(y, "y")}};
+                }, 0.0, 0.0});
+  cs.push_back({"block_scale_quantize_mxfp8", [](Graph& g) {
+                  float_graph(g);
+                  auto x = g.tensor({1, 2, 64, 128}, DataType::FLOAT, "x");
+                  auto [y, s] = g.block_scale_quantize(x, Attributes().set("block_size", std::int64_t{32}));
+                  return Io{{x}, {out(y, "y", DataType::FP8_E4M3), out(s, "s", DataType::FP8_E8M0)}};
+                }});
+  Case paged{"paged_cache_load", [](Graph& g) {
+               auto cont = g.tensor({6, 2, 4, 8}, DataType::FLOAT, "cache");
+               auto len = g.tensor({2, 1, 1, 1}, DataType::INT32, "len");
+               auto pt = g.tensor({2, 1, 3, 1}, DataType::INT32, "pt");
+               return Io{{cont, len, pt}, {out(g.paged_cache_load(cont, len, pt), "k")}};
+             }, 0.0, 0.0};
+  paged.ranges = {{"len", {1.0, 13.0}}, {"pt", {0.0, 6.0}}};
+  cs.push_back(paged);
+  Case moe{"moe_grouped_matmul", [](Graph& g) {
+             float_graph(g);
+             auto tok = g.tensor({1, 64, 32}, DataType::FLOAT, "token");
+             auto w = g.tensor({4, 32, 16}, DataType::FLOAT, "weight");
+             auto off = g.tensor({4, 1, 1}, DataType::INT32, "off");
+             return Io{{tok, w, off}, {out(g.moe_grouped_matmul(tok, w, off), "out")}};
+           }};
+  moe.expect = Expect::DECLINES;
+  moe.decline_note = "needs cuDNN >= 9.15.0";
+  cs.push_back(moe);
+  return cs;
+}
+
+}  // namespace cudnn_gpu
