@@ -129,6 +129,8 @@ TEST(CudnnLoweringOps, BatchnormInferenceIsAFourOpPointwiseComposite) {
     }
   }
   EXPECT_EQ(own.size(), 3u);
+  // Errors about the whole graph name the node once, not its four operations.
+  EXPECT_EQ(p.operations_summary(), "op 'batchnorm_inference' (node '" + g.nodes().at(0)->name() + "')");
   // The caller binds the six IR tensors only.
   EXPECT_EQ(p.caller_uids.size(), 6u);
   for (std::int64_t u : own) EXPECT_EQ(std::count(p.caller_uids.begin(), p.caller_uids.end(), u), 0);

@@ -12,8 +12,7 @@
 //            `decline_note` (cuDNN's status / reason, or the lowering's);
 // Inputs: uniform random values stored in each tensor's data type. Tolerances:
 // floating outputs |got - want| <= atol + rtol * |want| (compared as the values
-// their bits encode); integer outputs exactly. A case's `check` replaces the comparison of FLOAT
-// output 0 (rng: cuDNN's generator is not the reference's; moments are checked).
+// their bits encode); integer outputs exactly.
 #pragma once
 
 #include <cstdint>
@@ -61,8 +60,6 @@ struct Case {
   // Value range per input name (uniform; integers take [lo, hi)). Default floating [-1, 1]
   // ([0.5, 1.5] for names containing "var"; FP8_E8M0 scales [2^-7, 2^7]), integers [0, 4).
   std::map<std::string, std::pair<double, double>> ranges;
-  // Replaces the comparison of output 0 (FLOAT): "" when right, else why.
-  std::function<std::string(const std::vector<float>&)> check;
 };
 
 // What happened, one line for the table ("ran on cudnn_eng1[...]", "declined: ...").

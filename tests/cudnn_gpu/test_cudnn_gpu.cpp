@@ -69,6 +69,23 @@ std::vector<Case> core_cases() {
                       return Io{{x}, {out(g.pointwise(x, nullptr, nullptr, Attributes().set("mode", mode)), "y")}};
                     }});
     }
+  // Row-major 4-D / 5-D pointwise graphs go down channels-last (lowering.h); a broadcast bias too.
+  // A broadcast per-channel bias on a row-major 4-D tensor (add + relu): cuDNN 9.14 lists no
+  // engine for it, permuted or not (H200, 2026-11-30).
+  Case bias4{"pointwise_ADD_4d_nchw_bias", [](Graph& g) {
+               g.set_compute_data_type(DataType::FLOAT);
+               auto x = g.tensor({2, 16, 9, 9}, DataType::FLOAT, "x");
+               auto b = g.tensor({16, 1, 1}, DataType::FLOAT, "bias");
+               return Io{{x, b}, {out(g.relu(g.add(x, b)), "y")}};
+             }};
+  bias4.expect = Expect::DECLINES;
+  bias4.decline_note = "no engine config";
+  cs.push_back(bias4);
+  cs.push_back({"pointwise_TANH_FWD_5d", [](Graph& g) {
+                  g.set_compute_data_type(DataType::FLOAT);
+                  auto x = g.tensor({2, 3, 4, 5, 7}, DataType::FLOAT, "x");
+                  return Io{{x}, {out(g.pointwise(x, nullptr, nullptr, Attributes().set("mode", "TANH_FWD")), "y")}};
+                }});
   for (const char* mode : {"RELU_BWD", "GELU_BWD", "SIGMOID_BWD"})
     for (const auto& dims : std::vector<std::vector<std::int64_t>>{{8, 129}, {3, 7, 65}})
       cs.push_back({std::string("pointwise_") + mode + "_" + std::to_string(dims.size()) + "d", [mode, dims](Graph& g) {
@@ -77,22 +94,43 @@ std::vector<Case> core_cases() {
                       auto x = g.tensor(dims, DataType::FLOAT, "x");
                       return Io{{dy, x}, {out(g.pointwise(dy, x, nullptr, Attributes().set("mode", mode)), "dx")}};
                     }});
-  // Standalone reductions: the per-channel NHWC pattern (bias gradient) and a row reduction.
+  // Standalone reductions. cuDNN 9.14 (H200, 2026-11-30) runs ADD / MAX / AMAX of a 4-D NHWC
+  // tensor to its channels; it lists no engine for a MUL reduction ("Unsupported reduction op"),
+  // for a reduction over the innermost axis, nor for a 3-D one keeping the innermost axis
+  // ("!is_NHWC"): those decline.
   for (const char* mode : {"ADD", "MAX", "AMAX", "MUL"}) {
-    cs.push_back({std::string("reduction_") + mode + "_nhwc_per_channel", [mode](Graph& g) {
-                    g.set_compute_data_type(DataType::FLOAT);
-                    auto x = g.tensor({4, 16, 6, 6}, DataType::FLOAT, "x", {576, 1, 96, 16});
-                    auto y = g.reduction(x, Attributes().set("mode", mode));
-                    out(y, "y")->set_dim({1, 16, 1, 1}).set_stride({16, 1, 16, 16});
-                    return Io{{x}, {y}};
-                  }, 1e-4, 1e-4});
-    cs.push_back({std::string("reduction_") + mode + "_rows", [mode](Graph& g) {
-                    g.set_compute_data_type(DataType::FLOAT);
-                    auto x = g.tensor({2, 64, 32}, DataType::FLOAT, "x");
-                    auto y = g.reduction(x, Attributes().set("mode", mode));
-                    out(y, "y")->set_dim({2, 64, 1});
-                    return Io{{x}, {y}};
-                  }, 1e-4, 1e-4});
+    const bool runs = std::string(mode) != "MUL";
+    Case nhwc{std::string("reduction_") + mode + "_nhwc_per_channel", [mode](Graph& g) {
+                g.set_compute_data_type(DataType::FLOAT);
+                auto x = g.tensor({4, 16, 6, 6}, DataType::FLOAT, "x", {576, 1, 96, 16});
+                auto y = g.reduction(x, Attributes().set("mode", mode));
+                out(y, "y")->set_dim({1, 16, 1, 1}).set_stride({16, 1, 16, 16});
+                return Io{{x}, {y}};
+              }, 1e-4, 1e-4};
+    Case rows{std::string("reduction_") + mode + "_rows", [mode](Graph& g) {
+                g.set_compute_data_type(DataType::FLOAT);
+                auto x = g.tensor({2, 64, 32}, DataType::FLOAT, "x");
+                auto y = g.reduction(x, Attributes().set("mode", mode));
+                out(y, "y")->set_dim({2, 64, 1});
+                return Io{{x}, {y}};
+              }, 1e-4, 1e-4};
+    Case inner{std::string("reduction_") + mode + "_keep_inner_3d", [mode](Graph& g) {
+                 g.set_compute_data_type(DataType::FLOAT);
+                 auto x = g.tensor({16, 64, 8}, DataType::FLOAT, "x");
+                 auto y = g.reduction(x, Attributes().set("mode", mode));
+                 out(y, "y")->set_dim({1, 1, 8});
+                 return Io{{x}, {y}};
+               }, 1e-3, 1e-4};
+    rows.expect = Expect::DECLINES;
+    rows.decline_note = "no engine config";
+    for (Case* c : {&nhwc, &inner})
+      if (!runs || c == &inner) {
+        c->expect = Expect::DECLINES;
+        c->decline_note = "no engine config";
+      }
+    cs.push_back(nhwc);
+    cs.push_back(rows);
+    cs.push_back(inner);
   }
   auto norm_inputs = [](Graph& g, std::int64_t n, std::int64_t c) {
     g.set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
@@ -238,6 +276,7 @@ TEST(CudnnGpu, BuildErrorNamesStatusStepAndEngine) {
   EXPECT_NE(m.find("CUDNN_STATUS_"), std::string::npos) << m;
   EXPECT_NE(m.find("cudnn build"), std::string::npos) << m;
   EXPECT_NE(m.find("engine 9999"), std::string::npos) << m;
+  EXPECT_NE(m.find("op 'pointwise'"), std::string::npos) << m;  // the graph's operations
 }
 
 TEST(CudnnGpuBench, MatmulBf16) {

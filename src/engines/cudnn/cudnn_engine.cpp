@@ -57,7 +57,7 @@ class CudnnPlan final : public CompiledPlan {
     OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws, Step::EXECUTE, "variant pack"));
     OPGRAPH_CHECK(vp->finalize(Step::EXECUTE, "variant pack"));
     return check(*api_, static_cast<cudnnStatus_t>(api_->backend_execute(h.value(), plan_.get(), vp->get())),
-                 Step::EXECUTE, "cudnnBackendExecute");
+                 Step::EXECUTE, "cudnnBackendExecute of " + lowering_.operations_summary());
   }
 
  private:
@@ -109,7 +109,7 @@ class CudnnEngine final : public Engine {
     auto m = materialise(*api.value(), lp.value(), h.value());
     if (m.is_bad()) return m.status();
     auto plan = build_execution_plan(*api.value(), h.value(), m->operation_graph(lp.value()), config);
-    if (plan.is_bad()) return plan.status();
+    if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
     return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), std::move(lp.value()),
@@ -149,12 +149,13 @@ class CudnnProvider final : public plan::BackendProvider {
     auto m = materialise(*api.value(), lp.value(), h.value());
     if (m.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, m.status().message()};
     auto r = query_heuristics(*api.value(), m->operation_graph(lp.value()), mode);
-    if (r.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, r.status().message()};
+    if (r.is_bad())
+      return Status{ErrorCode::GRAPH_NOT_SUPPORTED, r.status().message() + " [" + lp->operations_summary() + "]"};
     // No config is a decline too, so that the planner's notes say which graph cuDNN has no engine for.
     if (r->empty())
       return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn heuristics (mode " + std::string(to_string(mode)) +
                                                         "): no engine config for this operation graph (" +
-                                                        std::to_string(lp->operations.size()) + " operation(s))"};
+                                                        lp->operations_summary() + ")"};
     return r;
   }
 

@@ -414,6 +414,20 @@ int to_cudnn_data_type(DataType t) noexcept {
   return -1;
 }
 
+std::string LoweringPlan::operations_summary() const {
+  std::string out;
+  std::size_t shown = 0;
+  for (int op : operations) {
+    const std::string& label = records[static_cast<std::size_t>(op)].label;
+    const std::string node = label.substr(0, label.find(')') + 1);  // "op 'x' (node 'n')"
+    if (out.find(node) != std::string::npos) continue;             // a composite's operations share it
+    if (shown == 3) return out + ", +more";
+    out += (out.empty() ? "" : ", ") + node;
+    ++shown;
+  }
+  return out;
+}
+
 std::string cudnn_version_string(std::int64_t v) {
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }

@@ -98,6 +98,9 @@ struct LoweringPlan {
   std::vector<std::int64_t> caller_uids;
   std::vector<std::int64_t> by_value_uids;
   const TensorRecord* tensor(std::int64_t uid) const;
+  // "op 'a' (node 'n0'), op 'b' (node 'n1')" (the first three operations, then "+N more"),
+  // for errors that concern the whole operation graph.
+  std::string operations_summary() const;
 };
 
 // The op names lower() handles (the others decline).
