@@ -74,8 +74,8 @@ Outcome run_case(const Case& c);
 // Marks t an output named `name` of data type t (FLOAT by default).
 TensorPtr out(TensorPtr t, const char* name, opgraph::DataType type = opgraph::DataType::FLOAT);
 
-// The case lists (test_cudnn_gpu.cpp: matmul, pointwise, reduction, norms, conv;
-// test_cudnn_gpu_ops.cpp: batchnorm blocks and tensor ops).
+// The case lists (cases_core.cpp: matmul, pointwise, reduction, norms, conv;
+// cases_ops.cpp: batchnorm blocks and tensor ops).
 std::vector<Case> core_cases();
 std::vector<Case> op_cases();
 

@@ -1,6 +1,6 @@
 // engines/cudnn/lowering_internal.h — the lowering's working state, shared by the
-// per-op-group lowering files (lowering.cpp: tensors, matmul, pointwise,
-// reduction; lowering_norm.cpp: the norms; lowering_bn.cpp: genstats,
+// per-op-group lowering files (lowering_lowerer.cpp: the helpers below;
+// lowering.cpp: matmul, pointwise, reduction; lowering_norm.cpp: the norms; lowering_bn.cpp: genstats,
 // bn_finalize, dbn_weight, batchnorm_inference; lowering_conv.cpp:
 // convolutions; lowering_tensor_ops.cpp: reshape, concatenate, rng, resample,
 // block scale, paged cache load, MoE). Not part of the engine's interface.

@@ -1,10 +1,11 @@
-// tests/cudnn_gpu/test_cudnn_gpu_ops.cpp — the widened lowering on the H200:
+// tests/cudnn_gpu/cases_ops.cpp — the GPU cases of the widened lowering (H200):
 // batchnorm (training, backward, inference as the pointwise composite),
 // genstats, bn_finalize, dbn_weight, reshape, concatenate, resample, rng,
 // block-scale quantize / dequantize, paged cache load and MoE grouped matmul.
 // Each case either runs on its first cudnn plan and matches the reference, or
 // must decline with the named reason (gpu_harness.h). Per-channel tensors take
-// the NHWC strides cudnn-frontend's samples give them ({C, 1, C, C}).
+// the NHWC strides cudnn-frontend's samples give them ({C, 1, C, C}). Also
+// linked into test_cudnn (CI): every case validates and lowers as expected.
 #include <cstdio>
 
 #include "cudnn_gpu/gpu_harness.h"

@@ -1,0 +1,66 @@
+// tests/cudnn/test_cudnn_gpu_cases.cpp — the GPU suite's cases without a GPU
+// (tests/cudnn_gpu/cases_*.cpp are linked in): every case's graph validates and
+// the reference engine plans it; a case expected to RUN lowers, needs no newer
+// cuDNN than the H200's 9.14 and (when libcudnn loads) finalizes device-less;
+// a case expected to DECLINE either declines in the lowering with its named
+// reason or lowers (cuDNN itself declines it on the device).
+#include <cstdio>
+
+#include "cudnn/cudnn_test_util.h"
+#include "cudnn_gpu/gpu_harness.h"
+#include "engines/cudnn/backend.h"
+#include "runtime/loader.h"
+
+namespace opgraph {
+namespace {
+
+namespace cu = engines::cudnn;
+using cudnn_gpu::Case;
+using cudnn_gpu::Expect;
+
+constexpr std::int64_t kH200Cudnn = 91400;  // the version the expectations were measured with
+
+void check_case(const Case& c, const runtime::CudnnApi* api) {
+  SCOPED_TRACE(c.name);
+  Graph g;
+  c.build(g);
+  Status v = g.validate();
+  ASSERT_TRUE(v.is_good()) << v.to_string();
+  auto p = cu::lower(g);
+  if (c.expect == Expect::DECLINES && p.is_bad()) {
+    EXPECT_EQ(p.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+    EXPECT_NE(p.status().message().find(c.decline_note), std::string::npos) << p.status().message();
+  } else {
+    ASSERT_TRUE(p.is_good()) << p.status().to_string();
+    if (c.expect == Expect::RUNS) {
+      EXPECT_LE(p->min_cudnn_version, kH200Cudnn) << p->min_version_reason;
+    }
+    if (c.expect == Expect::DECLINES && c.decline_note.find("needs cuDNN") != std::string::npos) {
+      EXPECT_GT(p->min_cudnn_version, kH200Cudnn);
+    }
+    if (api && p->min_cudnn_version <= static_cast<std::int64_t>(api->version)) {
+      auto m = cu::materialise(*api, p.value(), nullptr);
+      EXPECT_TRUE(m.is_good()) << m.status().to_string();
+    }
+  }
+  // Without a device the reference serves every case.
+  Graph h;
+  c.build(h);
+  ASSERT_TRUE(h.create_execution_plans({HeurMode::FALLBACK}).is_good());
+  EXPECT_EQ(h.get_plan_name_at_index(0).value(), "reference[]");
+}
+
+TEST(CudnnGpuCases, EveryCaseValidatesAndLowersAsExpected) {
+  auto api = runtime::cudnn();
+  const runtime::CudnnApi* a = api.is_good() ? api.value() : nullptr;
+  std::size_t n = 0;
+  for (const auto& list : {cudnn_gpu::core_cases(), cudnn_gpu::op_cases()})
+    for (const Case& c : list) {
+      check_case(c, a);
+      ++n;
+    }
+  EXPECT_GE(n, 70u);
+}
+
+}  // namespace
+}  // namespace opgraph
