@@ -1,27 +1,79 @@
 #!/usr/bin/env bash
-# The Python binding on the GPU machine (no network there): build the extension with CMake
-# directly (nanobind from the installed package; scikit-build-core not needed), run the whole
-# pytest suite (GPU tests included) and the execute-overhead benchmark. Logs go to
-# bench/results/ (and to $OUT when set, so the device tool brings them back).
-set -euo pipefail
+# The Python binding on the GPU machine (no network there), in ONE call (bench/device_all.sh):
+#   1. build the extension with CMake directly (Release, symbols kept; nanobind from the
+#      installed package; scikit-build-core not needed), and a second link of the same objects
+#      WITHOUT the symbol-isolation flags (python/CMakeLists.txt: --exclude-libs,ALL, -Bsymbolic):
+#      the pre-fix module, for the crash experiment;
+#   2. the crash probe (python/tests/validate_probe.py) on both links, with and without torch
+#      imported after opgraph; a crashing probe is re-run under cuda-gdb for a native backtrace;
+#   3. the whole pytest suite with OPGRAPH_REQUIRE_GPU=1: the GPU tests must RUN (a skipped
+#      GPU test fails this script: a skip never counts as a pass here);
+#   4. bench/python_overhead.py (Python execute vs the C++ execute of the same plan vs torch).
+# Writes $OUT/gpu_python.txt (the summary device_all.sh prints) and the logs; exit 1 on any failure.
+set -uo pipefail
 cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out/gpu_python}
+mkdir -p "$OUT"
 BUILD=${OPGRAPH_PY_BUILD_DIR:-build-py}
+OLD=$PWD/$BUILD-oldlink
+SUM=$OUT/gpu_python.txt
+: >"$SUM"
+say() { echo "$*" | tee -a "$SUM"; }
+rc=0
+
 NB_DIR=$(python3 -c "import nanobind; print(nanobind.cmake_dir())")
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
-cmake -S python -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -Dnanobind_DIR="$NB_DIR" >/dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target _C
+t0=$(date +%s)
+cmake -S python -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_PY_NOSTRIP=ON -Dnanobind_DIR="$NB_DIR" \
+  >"$OUT/cmake.log" 2>&1 || { say "cmake failed"; tail -20 "$OUT/cmake.log"; exit 1; }
+cmake --build "$BUILD" -j"${OPGRAPH_JOBS:-$(nproc)}" --target _C >"$OUT/build.log" 2>&1 ||
+  { say "build failed"; grep -m5 -A5 "error" "$OUT/build.log"; exit 1; }
+mkdir -p "$OLD/opgraph" && cp "$BUILD"/opgraph/*.py "$OLD/opgraph/"
+link=$(cd "$BUILD" && ninja -t commands _C | tail -1)
+old_link=${link//-Wl,--exclude-libs,ALL/}
+old_link=${old_link//-Wl,-Bsymbolic/}
+old_link=${old_link// -o opgraph\// -o $OLD\/opgraph\/}
+(cd "$BUILD" && eval "$old_link") >>"$OUT/build.log" 2>&1 || say "pre-fix relink failed"
+say "# Python binding on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%FT%TZ)"
+say "python $(python3 -c 'import sys;print(sys.version.split()[0])'), $(c++ --version | head -1), build $(( $(date +%s) - t0 )) s"
+say "exported dynamic symbols: fixed $(nm -D --defined-only "$BUILD"/opgraph/_C*.so | wc -l), pre-fix $(nm -D --defined-only "$OLD"/opgraph/_C*.so 2>/dev/null | wc -l)"
+
+# 2. The crash experiment.
+say "crash probe (rc; 0 = clean, 139 = SIGSEGV):"
+for variant in fixed prefix; do
+  dir=$PWD/$BUILD; [ "$variant" = prefix ] && dir=$OLD
+  for mode in torch no-torch; do
+    arg=(); [ "$mode" = no-torch ] && arg=(--no-torch)
+    log=$OUT/probe_${variant}_${mode}.log
+    PYTHONPATH=$dir timeout 120 python3 -X faulthandler python/tests/validate_probe.py "${arg[@]}" >"$log" 2>&1
+    prc=$?
+    say "  $variant link, $mode: rc=$prc $(grep -m1 -o 'Segmentation fault\|probe ok' "$log")"
+    if [ "$prc" != 0 ] && command -v cuda-gdb >/dev/null; then
+      PYTHONPATH=$dir timeout 120 cuda-gdb -batch -ex run -ex bt --args python3 python/tests/validate_probe.py \
+        "${arg[@]}" >"$OUT/gdb_${variant}_${mode}.log" 2>&1
+      grep -m12 "^#" "$OUT/gdb_${variant}_${mode}.log" | cut -c1-200 | sed 's/^/    /' | tee -a "$SUM"
+    fi
+    [ "$variant" = fixed ] && [ "$prc" != 0 ] && rc=1
+  done
+done
+
+# 3. pytest, GPU tests required.
 export PYTHONPATH="$PWD/$BUILD${PYTHONPATH:+:$PYTHONPATH}"
-mkdir -p bench/results
-stamp=$(date -u +%Y%m%d)
-log=bench/results/python_gpu_tests_${stamp}.log
-set +e
-{
-  echo "# pytest python/tests on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u)"
-  echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  python3 -m pytest -v -rs python/tests 2>&1
-} | tee "$log"
-rc=${PIPESTATUS[0]}
-python3 bench/python_overhead.py || rc=1
-set -e
-if [ -n "${OUT:-}" ]; then cp "$log" bench/results/python_overhead_"${stamp}".md "$OUT"/ 2>/dev/null || true; fi
+OPGRAPH_REQUIRE_GPU=1 timeout 300 python3 -X faulthandler -m pytest -v -rsP python/tests >"$OUT/pytest.log" 2>&1
+prc=$?
+say "pytest: rc=$prc; $(tail -1 "$OUT/pytest.log")"
+grep -E "test_gpu.py::.*(PASSED|FAILED|SKIPPED|ERROR)" "$OUT/pytest.log" | sed -e 's/^python\/tests\///' -e 's/ *\[.*%\]$//' \
+  | sed 's/^/  /' | tee -a "$SUM"
+grep -E "^(FAILED|ERROR) " "$OUT/pytest.log" | cut -c1-220 | sed 's/^/  /' | tee -a "$SUM"
+ran=$(grep -cE "test_gpu.py::.*PASSED" "$OUT/pytest.log")
+skipped=$(grep -cE "test_gpu.py::.*SKIPPED" "$OUT/pytest.log")
+grep -E "^plan:" "$OUT/pytest.log" | cut -c1-160 | sed "s/^/  /" | tee -a "$SUM"
+[ "$prc" = 0 ] || rc=1
+if [ "$ran" = 0 ] || [ "$skipped" != 0 ]; then say "GPU tests: $ran passed, $skipped skipped: a GPU test did not run"; rc=1; fi
+
+# 4. The overhead bench.
+timeout 180 python3 bench/python_overhead.py >"$OUT/python_overhead.log" 2>&1 || rc=1
+grep -E "^## |^\| (torch|C\+\+|Python|binding)" "$OUT/python_overhead.log" | tee -a "$SUM"
+grep -E "Error|error" "$OUT/python_overhead.log" | head -5 | tee -a "$SUM"
+say "gpu_python rc=$rc"
 exit "$rc"

@@ -31,8 +31,13 @@ class pygraph(_C._GraphBase):
         self.device_property = device_property
         self.is_dynamic_shape_enabled = bool(is_dynamic_shape_enabled)
         self.is_override_shape_enabled = bool(is_override_shape_enabled)
+        # The planning target: an explicit architecture (deviceless planning) first, else the
+        # device the handle drives (cudnn.pygraph: the handle's device), else the device of the
+        # first CUDA buffer given to tensor_like; none of these: the host.
         if (device_property is not None or sm_version is not None) and hasattr(self, "_set_device_properties"):
             self._set_device_properties(_device_properties_json(device_property, sm_version, sm_count))
+        elif handle is not None and hasattr(self, "_target_handle_device"):
+            self._target_handle_device(handle)
 
     # ------------------------------------------------------------- tensors --
     def tensor(self, dim=None, stride=None, data_type=None, is_virtual=False, is_pass_by_value=False,
@@ -61,10 +66,13 @@ class pygraph(_C._GraphBase):
 
     def tensor_like(self, obj, name=""):
         """A tensor with the dims, strides and dtype of `obj`: an opgraph.tensor (uid cleared), a
-        torch tensor, a numpy array, a __dlpack__ producer or a __cuda_array_interface__ object."""
+        torch tensor, a numpy array, a __dlpack__ producer or a __cuda_array_interface__ object.
+        The first CUDA buffer of a graph with no planning target makes it plan for that buffer's device."""
         if isinstance(obj, _C.tensor):
             return self._tensor_like(obj, name or "")
         d = _C._describe_buffer(obj)
+        if d["device"] == "cuda" and hasattr(self, "_target_device") and not self._has_device_target:
+            self._target_device(d["device_id"] if d["device_id"] >= 0 else _current_cuda_device())
         dt = d["data_type"]
         if dt == _C.data_type.NOT_SET and hasattr(obj, "dtype"):
             dt = to_data_type(obj.dtype)  # fp8 / fp4 torch dtypes DLPack has no code for
@@ -127,6 +135,17 @@ class pygraph(_C._GraphBase):
             return self._serialize()
         except Exception as e:  # a graph JSON cannot describe (e.g. duplicate user uids)
             return f"<opgraph.pygraph (unserializable: {e})>"
+
+
+def _current_cuda_device():
+    """torch's current CUDA device when torch is imported, else 0."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    try:
+        return torch.cuda.current_device() if torch is not None else 0
+    except Exception:  # torch without CUDA
+        return 0
 
 
 def _device_properties_json(device_property, sm_version, sm_count):

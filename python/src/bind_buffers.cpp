@@ -97,10 +97,18 @@ Buffer normalize_buffer(nb::handle v, std::int64_t uid, bool fast) {
     b.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(v));
     return b;
   }
-  if (fast && is_torch_tensor(v)) {
+  if (fast && is_torch_tensor(v)) {  // two C-level calls, interned names, no DLPack capsule
+    static PyObject* s_data_ptr = PyUnicode_InternFromString("data_ptr");
+    static PyObject* s_is_cuda = PyUnicode_InternFromString("is_cuda");
     Buffer b;
-    b.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(v.attr("data_ptr")()));
-    b.device = nb::cast<bool>(v.attr("is_cuda")) ? BufferDevice::CUDA : BufferDevice::HOST;
+    PyObject* ptr = PyObject_CallMethodNoArgs(v.ptr(), s_data_ptr);
+    if (!ptr) throw nb::python_error();
+    b.data = PyLong_AsVoidPtr(ptr);
+    Py_DECREF(ptr);
+    PyObject* cuda = PyObject_GetAttr(v.ptr(), s_is_cuda);
+    if (!cuda) throw nb::python_error();
+    b.device = cuda == Py_True ? BufferDevice::CUDA : BufferDevice::HOST;
+    Py_DECREF(cuda);
     return b;
   }
   if (nb::hasattr(v, "__cuda_array_interface__"))
@@ -118,6 +126,7 @@ Buffer normalize_buffer(nb::handle v, std::int64_t uid, bool fast) {
     if (b.dims.empty()) b.dims.push_back(1), b.strides.push_back(1);
     b.device = a.device_type() == nb::device::cpu::value ? BufferDevice::HOST
                : a.device_type() == nb::device::cuda::value ? BufferDevice::CUDA : BufferDevice::UNKNOWN;
+    b.device_id = static_cast<int>(a.device_id());
     b.nbytes = static_cast<std::int64_t>(a.nbytes());
     return b;
   }
@@ -141,9 +150,11 @@ void bind_buffers(nb::module_& m) {
         d["data_type"] = nb::cast(b.dtype);
         d["device"] = b.device == BufferDevice::HOST ? "cpu" : b.device == BufferDevice::CUDA ? "cuda" : "unknown";
         d["nbytes"] = b.nbytes;
+        d["device_id"] = b.device_id;
         return d;
       },
-      nb::arg("obj"), "What execute() reads from a buffer: address, dims/strides (elements), dtype, device, bytes.");
+      nb::arg("obj"), "What execute() reads from a buffer: address, dims/strides (elements), dtype, device (and its ordinal, "
+      "-1 when the buffer does not say), bytes.");
 }
 
 }  // namespace opgraph::py

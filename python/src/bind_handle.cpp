@@ -1,11 +1,36 @@
 // python/src/bind_handle.cpp — create_handle / destroy_handle / set_stream / get_stream.
 //
+// create_handle(device=None) binds the handle to a CUDA device as cudnn.pygraph's does:
+// `device` is an int ordinal or a torch.device; None is torch's current device when
+// torch is imported and CUDA is available there, else device 0. When the device
+// cannot be read (no libcuda, no GPU) the handle is host-only, not an error, so
+// host code keeps working on machines without a GPU.
 // set_stream accepts an integer stream address, or any object with a
 // `cuda_stream` attribute (torch.cuda.Stream) or a `__cuda_stream__` protocol
 // method (returns (version, address)).
+#include <map>
+#include <mutex>
+
+#include <nanobind/stl/string.h>
+
 #include "handle.h"
+#ifdef OPGRAPH_PY_HAS_PLANNING
+#include "runtime/device.h"
+#endif
 
 namespace opgraph::py {
+
+#ifdef OPGRAPH_PY_HAS_PLANNING
+const Result<DeviceProperties>& device_properties_of(int ordinal) {
+  static std::mutex mu;
+  static std::map<int, Result<DeviceProperties>> cache;  // lives as long as the process
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(ordinal);
+  if (it == cache.end()) it = cache.emplace(ordinal, runtime::read_device_properties(ordinal)).first;
+  return it->second;
+}
+#endif
+
 namespace {
 
 std::uintptr_t stream_address(nb::handle s) {
@@ -19,16 +44,81 @@ std::uintptr_t stream_address(nb::handle s) {
   throw nb::type_error("set_stream: stream must be an int address, a torch.cuda.Stream or a __cuda_stream__ object");
 }
 
+// torch's current CUDA device when torch is imported and has CUDA, else -1.
+int torch_current_device() {
+  PyObject* torch = PyImport_GetModule(nb::str("torch").ptr());
+  if (!torch) {
+    PyErr_Clear();
+    return -1;
+  }
+  nb::object t = nb::steal(torch);
+  try {
+    nb::object cuda = t.attr("cuda");
+    if (!nb::cast<bool>(cuda.attr("is_available")())) return -1;
+    return nb::cast<int>(cuda.attr("current_device")());
+  } catch (const nb::python_error&) {
+    return -1;
+  }
+}
+
+int ordinal_of(nb::handle device) {
+  if (device.is_none()) {
+    int d = torch_current_device();
+    return d < 0 ? 0 : d;
+  }
+  if (nb::isinstance<nb::int_>(device)) return nb::cast<int>(device);
+  if (nb::hasattr(device, "index")) {  // torch.device("cuda:1"); torch.device("cuda") is the current one
+    nb::object idx = device.attr("index");
+    if (idx.is_none()) return ordinal_of(nb::none());
+    return nb::cast<int>(idx);
+  }
+  throw nb::type_error("create_handle: device must be None, an int ordinal or a torch.device");
+}
+
+PyHandle* make_handle(nb::handle device) {
+  auto* h = new PyHandle();
+  const int ordinal = ordinal_of(device);
+#ifdef OPGRAPH_PY_HAS_PLANNING
+  const auto& props = device_properties_of(ordinal);
+  if (props.is_good()) {
+    h->device_props = props.value();
+    h->ordinal = ordinal;
+  } else {
+    h->device_error = props.status().message();
+  }
+#else
+  h->device_error = "built without the planning layer";
+#endif
+  if (h->ordinal < 0 && !device.is_none()) {  // an explicit device that cannot be read is an error
+    std::string why = h->device_error;
+    delete h;
+    throw StatusError{Status(ErrorCode::INVALID_CUDA_DEVICE,
+                             "create_handle: device " + std::to_string(ordinal) + " cannot be used: " + why)};
+  }
+  return h;
+}
+
 }  // namespace
 
 void bind_handle(nb::module_& m) {
   nb::class_<PyHandle>(m, "handle")
       .def_prop_ro("stream", [](const PyHandle& h) { return h.stream_value; })
+      .def_prop_ro("device", [](const PyHandle& h) -> nb::object {
+        if (h.ordinal < 0) return nb::none();
+        return nb::int_(h.ordinal);
+      }, "The CUDA device ordinal the handle drives; None for a host-only handle.")
+#ifdef OPGRAPH_PY_HAS_PLANNING
+      .def_prop_ro("device_name", [](const PyHandle& h) { return h.device_props ? h.device_props->name : std::string(); })
+#endif
+      .def_prop_ro("device_error", [](const PyHandle& h) { return h.device_error; },
+                   "Why the handle is host-only (\"\" when it drives a device).")
       .def("__repr__", [](const PyHandle& h) {
-        return "<opgraph.handle stream=" + std::to_string(h.stream_value) + (h.destroyed ? " destroyed>" : ">");
+        return "<opgraph.handle device=" + (h.ordinal < 0 ? std::string("host") : std::to_string(h.ordinal)) +
+               " stream=" + std::to_string(h.stream_value) + (h.destroyed ? " destroyed>" : ">");
       });
-  m.def("create_handle", [] { return new PyHandle(); }, nb::rv_policy::take_ownership,
-        "A handle carrying a stream (the default stream until set_stream). Host-only until the GPU runtime lands.");
+  m.def("create_handle", &make_handle, nb::arg("device").none() = nb::none(), nb::rv_policy::take_ownership,
+        "A handle on the current CUDA device (torch's current device, or `device`) carrying a stream (the "
+        "default stream until set_stream); host-only, without error, when no device can be read and none was named.");
   m.def("destroy_handle", [](PyHandle& h) { h.destroyed = true; }, nb::arg("handle"));
   m.def("set_stream",
         [](PyHandle& h, nb::handle stream) { h.stream_value = stream_address(stream); },

@@ -18,49 +18,72 @@ namespace opgraph::py {
 #ifdef OPGRAPH_PY_HAS_PLANNING
 namespace {
 
+// One call's buffers, normalised once: the C++ caller pack and what kinds of memory it holds.
 struct Normalized {
   VariantPack pack;
-  bool device_buffers = false;  // some entry is device memory
+  bool any_device = false;          // some entry is device memory
+  bool any_host = false;            // some entry is host memory
+  std::int64_t first_device = -1;   // uid of the first device entry (named in errors)
+  const PyGraph* graph = nullptr;   // the graph it was normalised for
 };
 
-Normalized to_variant_pack(const PyGraph& g, nb::dict d) {
+// "uid 3 (tensor 'q')" for errors.
+std::string operand_label(const PyGraph& g, std::int64_t uid) {
+  std::string s = "uid " + std::to_string(uid);
+  if (TensorPtr t = g.tensor_by_uid(uid); t && !t->get_name().empty()) s += " (tensor '" + t->get_name() + "')";
+  return s;
+}
+
+Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
+  if (!PyDict_Check(d.ptr())) throw nb::type_error("variant_pack must be a dict {tensor or uid: buffer} or a prepared pack");
   const bool device_plan = g.plan_target().has_device();
   Normalized n;
+  n.graph = &g;
   VariantPack& pack = n.pack;
-  for (auto [k, v] : d) {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(d.ptr(), &pos, &key, &value)) {  // borrowed references; no Python-level loop
     std::int64_t uid;
     Tensor* t = nullptr;
-    if (nb::try_cast<Tensor*>(k, t) && t) uid = t->get_uid();
-    else if (PyLong_Check(k.ptr())) uid = nb::cast<std::int64_t>(k);
+    if (PyLong_CheckExact(key)) uid = PyLong_AsLongLong(key);
+    else if (nb::try_cast<Tensor*>(nb::handle(key), t) && t) uid = t->get_uid();
+    else if (PyLong_Check(key)) uid = nb::cast<std::int64_t>(nb::handle(key));
     else throw nb::type_error("variant pack keys must be opgraph.tensor objects or int uids");
-    Buffer b = normalize_buffer(v, uid, /*fast=*/true);
-    (void)t;
-    // Element types are judged by the C++ pack's rules (equal slot width reads as
-    // the declared type: uint8 for packed fp4 / e4m3 scales), not here.
+    Buffer b = normalize_buffer(nb::handle(value), uid, /*fast=*/true);
     // Planned for the host, only host engines hold plans: device memory would be read as host memory.
     if (b.device == BufferDevice::CUDA && !device_plan)
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
-                               "variant pack entry for uid " + std::to_string(uid) +
+                               "variant pack entry for " + operand_label(g, uid) +
                                    " is device memory but the graph was planned for the host (no device); "
-                                   "plan for the device (sm_version / device_property) to run device buffers")};
-    n.device_buffers |= b.device == BufferDevice::CUDA;
+                                   "build the graph with handle=opgraph.create_handle() on the device (or from CUDA "
+                                   "tensors with tensor_like) to run device buffers")};
+    if (b.device == BufferDevice::CUDA && n.first_device < 0) n.first_device = uid;
+    n.any_device |= b.device == BufferDevice::CUDA;
+    n.any_host |= b.device == BufferDevice::HOST;
     // The memory kind travels in the OperandBuffer: an engine's operand table refuses the wrong kind.
+    // Element types are judged by the C++ pack's rules, not here.
     const MemoryKind mem = b.device == BufferDevice::CUDA   ? MemoryKind::DEVICE
                            : b.device == BufferDevice::HOST ? MemoryKind::HOST
                                                             : MemoryKind::UNKNOWN;
-    if (b.dims.empty() && b.nbytes < 0) pack.set(uid, b.data);  // a bare address lends the declaration
-    else pack.set(uid, OperandBuffer::make(b.data, b.dims, b.strides, b.dtype, mem));
+    if (b.dims.empty() && b.nbytes < 0) {  // a bare address (or a torch tensor read by data_ptr): the declaration
+      OperandBuffer a = OperandBuffer::address(b.data);
+      a.memory = mem;
+      pack.set(uid, a);
+    } else {
+      pack.set(uid, OperandBuffer::make(b.data, b.dims, b.strides, b.dtype, mem));
+    }
   }
   return n;
 }
 
-// The handle one call runs with: the caller's stream; as device, the planning target's when the
-// buffers are device memory (so a host engine refuses them instead of reading device memory).
+// The handle one call runs with: the caller's stream, and exactly the device this call
+// drives (null for a host call, even when the caller's handle has a device), so an engine
+// refuses memory of the wrong kind instead of reading it.
 class CallHandle final : public Handle {
  public:
   CallHandle(const Handle* inner, const DeviceProperties* device) : inner_(inner), device_(device) {}
   Result<void*> stream() const override { return inner_ ? inner_->stream() : Result<void*>(nullptr); }
-  const DeviceProperties* device() const override { return device_ ? device_ : inner_ ? inner_->device() : nullptr; }
+  const DeviceProperties* device() const override { return device_; }
 
  private:
   const Handle* inner_;
@@ -69,31 +92,111 @@ class CallHandle final : public Handle {
 
 Workspace to_workspace(nb::handle w) {
   if (w.is_none()) return {};
-  if (is_torch_tensor(w))  // the hot path: no DLPack round trip for the usual torch workspace
-    return {reinterpret_cast<void*>(nb::cast<std::uintptr_t>(w.attr("data_ptr")())),
-            nb::cast<std::int64_t>(w.attr("nbytes"))};
+  if (PyLong_CheckExact(w.ptr())) return {PyLong_AsVoidPtr(w.ptr()), INT64_MAX};  // the caller vouches for its size
+  if (is_torch_tensor(w)) {  // the hot path: no DLPack round trip for the usual torch workspace
+    static PyObject* s_nbytes = PyUnicode_InternFromString("nbytes");
+    Buffer b = normalize_buffer(w, -1, /*fast=*/true);
+    nb::object nbytes = nb::steal(PyObject_GetAttr(w.ptr(), s_nbytes));
+    if (!nbytes.is_valid()) throw nb::python_error();
+    return {b.data, nb::cast<std::int64_t>(nbytes)};
+  }
   Buffer b = normalize_buffer(w, -1, /*fast=*/false);
   if (b.nbytes < 0) b.nbytes = INT64_MAX;  // a bare address: the caller vouches for its size
   return {b.data, b.nbytes};
 }
 
 const Handle* to_handle(nb::handle h, nb::handle graph) {
-  if (h.is_none() && nb::hasattr(graph, "handle")) h = graph.attr("handle");
-  if (h.is_none()) return nullptr;
+  if (h.is_none()) {
+    static PyObject* s_handle = PyUnicode_InternFromString("handle");
+    PyObject* a = PyObject_GetAttr(graph.ptr(), s_handle);
+    if (!a) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    nb::object owned = nb::steal(a);  // the graph keeps its handle alive
+    if (owned.is_none()) return nullptr;
+    return nb::cast<PyHandle*>(owned);
+  }
   return nb::cast<PyHandle*>(h);
 }
 
-// execute / execute_plan_at_index (index < 0: the selected plan), normalising everything once.
-void run(nb::handle self, nb::dict variant_pack, nb::handle workspace, nb::handle handle, std::int64_t index) {
-  PyGraph& g = nb::cast<PyGraph&>(self);
-  Normalized n = to_variant_pack(g, variant_pack);
-  Workspace ws = to_workspace(workspace);
+// The index of the host reference's plan (-1: none), found once per graph.
+std::int64_t host_plan_index(PyGraph& g) {
+  if (g.host_plan != PyGraph::kHostPlanUnknown) return g.host_plan;
+  g.host_plan = -1;
+  for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
+    auto name = g.get_plan_name_at_index(i);
+    if (name.is_good() && name.value().rfind("reference[", 0) == 0) {
+      g.host_plan = i;
+      break;
+    }
+  }
+  return g.host_plan;
+}
+
+// What one call runs: the plan index, the handle, the workspace. Decided with the GIL held.
+struct Call {
+  std::int64_t index = -1;
+  Workspace ws;
+  const Handle* inner = nullptr;         // the caller's handle (its stream)
+  const DeviceProperties* device = nullptr;  // the device this call drives, null: host
+  bool needs_handle() const noexcept { return inner || device; }
+};
+
+Call prepare_call(PyGraph& g, nb::handle self, const Normalized& n, nb::handle workspace, nb::handle handle,
+                  std::int64_t index) {
+  if (n.graph != &g) throw nb::value_error("this prepared variant pack was made for another graph");
+  Call c;
+  c.ws = to_workspace(workspace);
   const Handle* inner = to_handle(handle, self);
   const auto& target = g.plan_target();
-  CallHandle call(inner, n.device_buffers && target.has_device() ? &*target.device : nullptr);
-  const Handle* h = (inner || n.device_buffers) ? &call : nullptr;
-  nb::gil_scoped_release release;
-  throw_if(index < 0 ? g.execute(n.pack, ws, h) : g.execute_plan_at_index(n.pack, ws, index, h));
+  // The device this call drives: the planning target's for device buffers, none for host
+  // buffers (even with a device handle), the handle's for bare addresses.
+  const DeviceProperties* dev = nullptr;
+  if (n.any_device) dev = &*target.device;  // to_variant_pack refused device buffers without one
+  else if (!n.any_host && inner) dev = inner->device();
+  c.index = index;
+  if (c.index < 0) c.index = unwrap(g.get_selected_plan_index());
+  if (target.has_device() && (n.any_device || n.any_host)) {
+    const std::int64_t host = host_plan_index(g);
+    if (n.any_device && c.index == host)
+      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                               "variant pack entry for " + operand_label(g, n.first_device) +
+                                   " is device memory but the plan to run, " +
+                                   unwrap(g.get_plan_name_at_index(c.index)) +
+                                   ", executes host buffers (device buffers are never staged); select a GPU plan")};
+    // Host arrays on a graph planned for a device run on the host reference (when it holds a plan).
+    if (!n.any_device && index < 0 && host >= 0 && c.index != host) {
+      throw_if(g.build_plan_at_index(host));
+      c.index = host;
+    }
+  }
+  c.inner = inner;
+  c.device = dev;
+  return c;
+}
+
+// A variant pack normalised ahead of time (pygraph.prepare_variant_pack): execute skips the
+// dict walk. The buffers must stay alive and in place while it is used.
+struct PreparedPack {
+  Normalized n;
+};
+
+// execute / execute_plan_at_index (index < 0: the selected plan), normalising everything once.
+void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, std::int64_t index) {
+  PyGraph& g = nb::cast<PyGraph&>(self);
+  PreparedPack* prepared = nullptr;
+  Normalized local;
+  if (!nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) local = to_variant_pack(g, variant_pack);
+  const Normalized& n = prepared ? prepared->n : local;
+  Call c = prepare_call(g, self, n, workspace, handle, index);
+  CallHandle h(c.inner, c.device);
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = g.execute_plan_at_index(n.pack, c.ws, c.index, c.needs_handle() ? &h : nullptr);
+  }
+  throw_if(s);
 }
 
 std::vector<HeurMode> to_modes(nb::handle modes) {
@@ -120,9 +223,24 @@ nb::dict knobs_to_python(const Knobs& k) {
 }  // namespace
 
 void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
-  (void)m;
+  nb::class_<PreparedPack>(m, "prepared_variant_pack")
+      .def("__len__", [](const PreparedPack& p) { return p.n.pack.size(); });
   cls.def("_set_device_properties",
           [](PyGraph& g, const std::string& json) { g.set_device_properties(unwrap(DeviceProperties::from_json(json))); })
+      .def("_target_handle_device",
+           [](PyGraph& g, const PyHandle& h) {
+             if (h.device_props) g.set_device_properties(*h.device_props);
+           },
+           nb::arg("handle"), "Plans for the device the handle drives (nothing for a host-only handle).")
+      .def("_target_device",
+           [](PyGraph& g, int ordinal) {
+             const auto& props = device_properties_of(ordinal);
+             if (props.is_bad()) return false;
+             g.set_device_properties(props.value());
+             return true;
+           },
+           nb::arg("ordinal"), "Plans for CUDA device `ordinal` read through the runtime; False when it cannot be read.")
+      .def_prop_ro("_has_device_target", [](const PyGraph& g) { return g.plan_target().has_device(); })
       .def("create_execution_plans", [](PyGraph& g, nb::handle modes) { throw_if(g.create_execution_plans(to_modes(modes))); },
            nb::arg("heur_modes"), "Validates, freezes and ranks every engine into ONE plan list (one-shot).")
       .def("create_execution_plan",
@@ -158,25 +276,46 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
       .def("deselect_engines", [](PyGraph& g, const std::vector<std::string>& s) { throw_if(g.deselect_engines(s)); },
            nb::arg("engine_names"))
       .def("execute",
-           [](nb::handle self, nb::dict variant_pack, nb::handle workspace, nb::handle handle) {
+           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {
              run(self, variant_pack, workspace, handle, -1);
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
-           "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}).")
+           "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}, or a prepared pack).")
+      .def("prepare_variant_pack",
+           [](nb::handle self, nb::handle variant_pack) {
+             return new PreparedPack{to_variant_pack(nb::cast<PyGraph&>(self), variant_pack)};
+           },
+           nb::arg("variant_pack"), nb::rv_policy::take_ownership,
+           "The dict normalised once, for repeated execute() calls on the same buffers (they must stay alive).")
       .def("_normalize_only",
-           [](nb::handle self, nb::dict variant_pack, nb::handle workspace, nb::handle handle) {
+           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {
              PyGraph& g = nb::cast<PyGraph&>(self);
              Normalized n = to_variant_pack(g, variant_pack);
-             Workspace ws = to_workspace(workspace);
-             const Handle* h = to_handle(handle, self);
+             Call c = prepare_call(g, self, n, workspace, handle, -1);
              nb::gil_scoped_release release;
-             (void)h;
-             return static_cast<std::int64_t>(n.pack.size()) + (ws.data ? 1 : 0);
+             return static_cast<std::int64_t>(n.pack.size()) + (c.ws.data ? 1 : 0);
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
            "execute() without the run: the binding's own per-call cost (bench/python_overhead.py).")
+      .def("_execute_repeat",
+           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, std::int64_t count) {
+             PyGraph& g = nb::cast<PyGraph&>(self);
+             Normalized n = to_variant_pack(g, variant_pack);
+             Call c = prepare_call(g, self, n, workspace, nb::none(), -1);
+             CallHandle h(c.inner, c.device);
+             const Handle* hp = c.needs_handle() ? &h : nullptr;
+             Status s;
+             {
+               nb::gil_scoped_release release;
+               for (std::int64_t i = 0; i < count && s.is_good(); ++i) s = g.execute_plan_at_index(n.pack, c.ws, c.index, hp);
+             }
+             throw_if(s);
+           },
+           nb::arg("variant_pack"), nb::arg("workspace").none(), nb::arg("count"),
+           "The C++ execute of the same plan and pack, `count` times back to back with the GIL released "
+           "(bench/python_overhead.py's C++ row).")
       .def("execute_plan_at_index",
-           [](nb::handle self, nb::dict variant_pack, nb::handle workspace, std::int64_t index, nb::handle handle) {
+           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, std::int64_t index, nb::handle handle) {
              if (index < 0)
                throw StatusError{Status(ErrorCode::INVALID_VALUE, "plan index " + std::to_string(index) + " is negative")};
              run(self, variant_pack, workspace, handle, index);

@@ -26,6 +26,7 @@ struct Buffer {
   DataType dtype = DataType::NOT_SET; // NOT_SET: unknown / not representable
   BufferDevice device = BufferDevice::UNKNOWN;
   std::int64_t nbytes = -1;
+  int device_id = -1;                 // the device ordinal when the buffer says (DLPack), else -1
 };
 
 // `uid` names the operand in errors (the variant pack's key; -1: not a variant pack entry).

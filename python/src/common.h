@@ -36,7 +36,14 @@ class PyGraph : public CoreGraph {
   PyGraph() = default;
   using CoreGraph::add_node;
   // Replaces this graph's content with `other`'s (deserialize into an existing object).
-  void replace_with(CoreGraph&& other) { static_cast<CoreGraph&>(*this) = std::move(other); }
+  void replace_with(CoreGraph&& other) {
+    static_cast<CoreGraph&>(*this) = std::move(other);
+    host_plan = kHostPlanUnknown;
+  }
+  // Index of the host reference's plan in the plan list, found on the first execute
+  // (kHostPlanUnknown before, -1 when there is none). bind_plans.cpp.
+  static constexpr std::int64_t kHostPlanUnknown = -2;
+  std::int64_t host_plan = kHostPlanUnknown;
 };
 
 // A bad Status on its way to Python; the translator in bind_errors.cpp maps the

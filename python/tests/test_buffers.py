@@ -17,7 +17,7 @@ def test_numpy_views(rng):
     d = describe(a)
     assert d["data"] == a.__array_interface__["data"][0]
     assert d["dims"] == [4, 6] and d["strides"] == [6, 1] and d["device"] == "cpu" and d["nbytes"] == 96
-    assert d["data_type"] == opgraph.data_type.FLOAT
+    assert d["data_type"] == opgraph.data_type.FLOAT and d["device_id"] == 0  # DLPack's CPU device 0
     v = a.T[1:, ::2]
     dv = describe(v)
     assert dv["dims"] == list(v.shape) and dv["strides"] == [s // 4 for s in v.strides]
@@ -48,6 +48,7 @@ def test_cuda_array_interface():
     d = describe(CudaArray((3, 5)))
     assert d["data"] == 0xDEAD000 and d["dims"] == [3, 5] and d["strides"] == [5, 1]
     assert d["device"] == "cuda" and d["data_type"] == opgraph.data_type.HALF and d["nbytes"] == 30
+    assert d["device_id"] == -1  # the interface does not say which device
     d = describe(CudaArray((3, 5), strides=(2, 6)))
     assert d["strides"] == [1, 3]
 
@@ -73,6 +74,11 @@ def test_unsupported_object_names_itself():
 
 def test_handles_and_streams():
     h = opgraph.create_handle()
+    # On the current CUDA device when one can be read; host-only (saying why) otherwise.
+    assert (h.device is None) == (h.device_error != "")
+    assert ("device=host" in repr(h)) == (h.device is None)
+    with pytest.raises(RuntimeError, match="device 4096"):
+        opgraph.create_handle(device=4096)
     assert opgraph.get_stream(h) == 0
     opgraph.set_stream(handle=h, stream=1234)
     assert opgraph.get_stream(h) == 1234

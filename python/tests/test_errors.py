@@ -1,4 +1,8 @@
 """The ONE error table (C++ ErrorCode -> Python exception) and errors raised by real calls."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -43,6 +47,15 @@ def test_invalid_graph_is_not_supported_and_names_the_port():
     with pytest.raises(opgraph.GraphNotSupportedError) as e:
         g.validate()
     assert "mm" in str(e.value) and "B" in str(e.value) and "K" in str(e.value)
+
+
+def test_invalid_graph_error_in_a_fresh_process_with_torch_imported_after_opgraph():
+    # Regression for the H200 SIGSEGV (validate_probe.py says why): opgraph, then torch when it is
+    # installed, then the first C++ error paths of the process. Must exit cleanly with the message.
+    probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "validate_probe.py")
+    r = subprocess.run([sys.executable, "-X", "faulthandler", probe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
+    assert "inner extent K must match" in r.stdout and "probe ok" in r.stdout, r.stdout
 
 
 def test_missing_attribute_is_value_error():

@@ -189,7 +189,7 @@ def test_device_buffer_refused_by_host_plan(rng):
     g, a, y = relu_graph()
     g.build()
     out = np.empty((3, 5), F32)
-    with pytest.raises(ValueError, match="device memory"):
+    with pytest.raises(ValueError, match=r"uid \d+ \(tensor 'a'\) is device memory .*planned for the host"):
         g.execute({a: FakeDeviceArray((3, 5)), y: out})
 
 
@@ -253,5 +253,41 @@ def test_device_buffers_are_refused_by_the_host_reference_on_a_device_target():
     # drive the device, and the reference refuses instead of reading device memory.
     g, a, y = relu_graph(sm_version=90, sm_count=132)
     g.build()
-    with pytest.raises(ValueError, match="host buffers"):
+    with pytest.raises(ValueError, match=r"uid \d+ \(tensor 'a'\) is device memory .*reference.*host buffers"):
         g.execute({a: FakeDeviceArray((3, 5)), y: FakeDeviceArray((3, 5))})
+
+
+def test_prepared_pack_and_the_cpp_repeat_run_like_execute(rng):
+    g, a, y = relu_graph()
+    ws = plan(g)
+    x = rng.standard_normal((3, 5)).astype(F32)
+    out = np.full((3, 5), np.nan, F32)
+    pack = g.prepare_variant_pack({a: x, y: out})
+    assert len(pack) == 2
+    g.execute(pack, ws)
+    assert_close(out, np.maximum(x, 0))
+    x[:] = rng.standard_normal((3, 5)).astype(F32)  # same buffers, new contents: the pack reads them
+    g.execute(pack, ws)
+    assert_close(out, np.maximum(x, 0))
+    out[:] = np.nan
+    g._execute_repeat({a.uid: x, y.uid: out}, ws, 3)
+    assert_close(out, np.maximum(x, 0))
+    other, _, _ = relu_graph()
+    other.build()
+    with pytest.raises(ValueError, match="another graph"):
+        other.execute(pack)
+    with pytest.raises(TypeError, match="dict"):
+        g.execute([(a, x)], ws)
+
+
+def test_host_only_handle_and_host_arrays_keep_the_host_target(rng):
+    h = opgraph.create_handle()
+    g, a, y = relu_graph(handle=h)
+    # A handle on a device makes the graph plan for it; a host-only one (no GPU here) does not.
+    assert g._has_device_target == (h.device is not None)
+    g.build()
+    x = rng.standard_normal((3, 5)).astype(F32)
+    out = np.full((3, 5), np.nan, F32)
+    g.execute({a: x, y: out})  # host arrays run on the reference either way
+    assert_close(out, np.maximum(x, 0))
+    assert g.get_plan_name_at_index(g.get_selected_plan_index()).startswith("reference") or h.device is not None
