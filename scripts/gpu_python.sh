@@ -5,7 +5,9 @@
 #      WITHOUT the symbol-isolation flags (python/CMakeLists.txt: --exclude-libs,ALL, -Bsymbolic):
 #      the pre-fix module, for the crash experiment;
 #   2. the crash probe (python/tests/validate_probe.py) on both links, with and without torch
-#      imported after opgraph; a crashing probe is re-run under cuda-gdb for a native backtrace;
+#      imported after opgraph (the pre-fix link is expected to crash where the toolchain puts a
+#      copy of libstdc++ in the module, as /opt/gcc's g++ 13 does on the H200 machine); a crash
+#      of the fixed link is re-run under cuda-gdb for a native backtrace;
 #   3. the whole pytest suite with OPGRAPH_REQUIRE_GPU=1: the GPU tests must RUN (a skipped
 #      GPU test fails this script: a skip never counts as a pass here);
 #   4. bench/python_overhead.py (Python execute vs the C++ execute of the same plan vs torch).
@@ -48,7 +50,9 @@ for variant in fixed prefix; do
     PYTHONPATH=$dir timeout 120 python3 -X faulthandler python/tests/validate_probe.py "${arg[@]}" >"$log" 2>&1
     prc=$?
     say "  $variant link, $mode: rc=$prc $(grep -m1 -o 'Segmentation fault\|probe ok' "$log")"
-    if [ "$prc" != 0 ] && command -v cuda-gdb >/dev/null; then
+    # A native backtrace (cuda-gdb also debugs host-only programs; there is no gdb there) for a
+    # crash of the fixed link, or of both links with OPGRAPH_PROBE_GDB=1.
+    if [ "$prc" != 0 ] && { [ "$variant" = fixed ] || [ "${OPGRAPH_PROBE_GDB:-0}" = 1 ]; } && command -v cuda-gdb >/dev/null; then
       PYTHONPATH=$dir timeout 120 cuda-gdb -batch -ex run -ex bt --args python3 python/tests/validate_probe.py \
         "${arg[@]}" >"$OUT/gdb_${variant}_${mode}.log" 2>&1
       grep -m12 "^#" "$OUT/gdb_${variant}_${mode}.log" | cut -c1-200 | sed 's/^/    /' | tee -a "$SUM"
