@@ -113,8 +113,8 @@ def test_rmsnorm_vs_torch():
 
 def test_cuda_tensors_make_the_graph_plan_for_their_device_and_prepared_packs_run():
     torch.manual_seed(3)
-    a = torch.randn(8, 512, device="cuda", dtype=torch.float16)
-    b = torch.randn(8, 512, device="cuda", dtype=torch.float16)
+    a = torch.randn(1, 8, 512, device="cuda", dtype=torch.float16)
+    b = torch.randn(1, 8, 512, device="cuda", dtype=torch.float16)
     g = opgraph.pygraph(io_data_type=torch.float16, compute_data_type=torch.float32)  # no handle: the
     # CUDA tensors given to tensor_like decide the target
     A, B = g.tensor_like(a, name="a"), g.tensor_like(b, name="b")
