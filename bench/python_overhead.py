@@ -122,11 +122,13 @@ def main():
     ap.add_argument("--target-us", type=float, default=2.0)
     args = ap.parse_args()
 
-    try:
-        commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True,
-                                         stderr=subprocess.DEVNULL).strip()
-    except Exception:
-        commit = os.environ.get("OPGRAPH_COMMIT", "unknown")
+    commit = os.environ.get("OPGRAPH_COMMIT")  # the device's checkout may be another tree's .git
+    if not commit:
+        try:
+            commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True,
+                                             stderr=subprocess.DEVNULL).strip()
+        except Exception:
+            commit = "unknown"
     now = datetime.datetime.now(datetime.timezone.utc)
     lines = [
         f"# Python execute host overhead — {now:%Y-%m-%d %H:%M} UTC",

@@ -71,7 +71,7 @@ OPGRAPH_REQUIRE_GPU=1 timeout 200 python3 -X faulthandler -m pytest -v -rs --ign
 prc=$?
 say "pytest GPU tests: rc=$grc; $(tail -1 "$OUT/pytest_gpu.log")"
 say "pytest other tests: rc=$prc; $(tail -1 "$OUT/pytest.log")"
-grep -E "test_gpu.py::.*(PASSED|FAILED|SKIPPED|ERROR)" "$OUT/pytest_gpu.log" | sed -e 's/^python\/tests\///' -e 's/ *\[.*%\]$//' \
+grep -E "test_gpu.py::.*(PASSED|FAILED|SKIPPED|ERROR)" "$OUT/pytest_gpu.log" | sed -E -e 's|^python/tests/||' -e 's/ *\[ *[0-9]+%\]$//' \
   | sed 's/^/  /' | tee -a "$SUM"
 grep -E "^plan:" "$OUT/pytest_gpu.log" | cut -c1-200 | sed "s/^/  /" | tee -a "$SUM"
 grep -hE "^E  |^(FAILED|ERROR) " "$OUT/pytest_gpu.log" "$OUT/pytest.log" | cut -c1-200 | head -16 | sed 's/^/  /' | tee -a "$SUM"

@@ -1,5 +1,6 @@
 """The ONE error table (C++ ErrorCode -> Python exception) and errors raised by real calls."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -56,6 +57,20 @@ def test_invalid_graph_error_in_a_fresh_process_with_torch_imported_after_opgrap
     r = subprocess.run([sys.executable, "-X", "faulthandler", probe], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
     assert "inner extent K must match" in r.stdout and "probe ok" in r.stdout, r.stdout
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
+def test_module_keeps_its_static_libraries_symbols_private():
+    # The crash's fix: the static C++ libraries (and a libstdc++ copy a toolchain may link in) are
+    # not exported, so nothing in the process interposes them and the module binds its own calls.
+    out = subprocess.run(["nm", "-D", "--defined-only", "-C", opgraph._C.__file__], capture_output=True,
+                         text=True, check=True).stdout
+    symbols = [line.split(maxsplit=2)[2] for line in out.splitlines() if len(line.split(maxsplit=2)) == 3]
+    leaked = [s for s in symbols  # functions and data of the core libraries or of a libstdc++ copy
+              if s.startswith(("opgraph::", "nlohmann::", "std::locale", "std::ios_base", "std::codecvt"))
+              or "std::basic_ostream<char, std::char_traits<char> >::_M_insert" in s]
+    assert not leaked, leaked[:10]
+    assert len(out.splitlines()) < 400, len(out.splitlines())
 
 
 def test_missing_attribute_is_value_error():
