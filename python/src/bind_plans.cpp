@@ -2,10 +2,17 @@
 // the at-index API, filters, build_plans, execute.
 //
 // execute(variant_pack, workspace=None, handle=None) normalises the dict ONCE, here, into
-// the C++ VariantPack: keys are opgraph.tensor or int uids; values are anything
-// normalize_buffer reads (buffers.h). A device buffer handed to a graph planned for the
-// host is INVALID_VARIANT_PACK (ValueError) naming the uid, never a fault; element types follow the C++ variant pack's rules (an engine refuses a mismatch). Workspace: None, an int address (trusted to be large enough), or a buffer
-// (its size in bytes is checked against the plan's need).
+// the C++ VariantPack (one C-level dict walk): keys are opgraph.tensor or int uids; values
+// are anything normalize_buffer reads (buffers.h); prepare_variant_pack does it ahead of time.
+// Element types follow the C++ variant pack's rules (an engine refuses a mismatch).
+// Which memory a call drives, and where it runs:
+//   * device buffers on a graph planned for the host: INVALID_VARIANT_PACK (ValueError) naming
+//     the uid and tensor, never a fault; on the host reference's plan: the same (no staging);
+//   * host buffers on a graph planned for a device run on the host reference's plan (built on
+//     first use), with no device in the call's handle;
+//   * bare addresses: the caller's handle decides (its device, or the host without one).
+// Workspace: None, an int address (trusted to be large enough), or a buffer (its size in
+// bytes is checked against the plan's need).
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
