@@ -16,8 +16,12 @@ using namespace cudnn;
 
 class CudnnPlan final : public CompiledPlan {
  public:
+  // `ws`: the engine's own workspace bytes; the lowering's scratch tensors follow
+  // them (256-aligned) in the caller's workspace.
   CudnnPlan(const CudnnApi& api, LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws)
-      : api_(&api), lowering_(std::move(lp)), graph_(std::move(m)), plan_(std::move(plan)), workspace_(ws) {}
+      : api_(&api), lowering_(std::move(lp)), graph_(std::move(m)), plan_(std::move(plan)),
+        scratch_at_((ws + 255) / 256 * 256),
+        workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes) {}
   std::int64_t workspace_size() const override { return workspace_; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -44,6 +48,10 @@ class CudnnPlan final : public CompiledPlan {
       uids.push_back(uid);
       ptrs.push_back(const_cast<unsigned char*>(lowering_.tensor(uid)->scalar_bytes.data()));  // read only
     }
+    for (const ScratchTensor& s : lowering_.scratch) {
+      uids.push_back(s.uid);
+      ptrs.push_back(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
+    }
     auto h = thread_handle(*api_);
     if (h.is_bad()) return h.status();
     OPGRAPH_CHECK(check(*api_, static_cast<cudnnStatus_t>(api_->set_stream(h.value(), static_cast<CUstream>(ctx.stream))),
@@ -65,6 +73,7 @@ class CudnnPlan final : public CompiledPlan {
   LoweringPlan lowering_;
   Materialised graph_;  // kept alive: the execution plan references it
   Descriptor plan_;
+  std::int64_t scratch_at_;  // bytes: where the lowering's scratch tensors start
   std::int64_t workspace_;
 };
 
@@ -84,15 +93,22 @@ class CudnnEngine final : public Engine {
 
   Status check_support(const OpGraph& g, const PlanContext& ctx) const override {
     if (auto why = mismatch(ctx)) return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + *why};
-    auto lp = lower(g);
-    if (lp.is_bad()) return lp.status();
     auto api = runtime::cudnn();
     if (api.is_bad()) return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + api.status().message()};
+    auto lp = lower(g, options(*api.value()));
+    if (lp.is_bad()) return lp.status();
     auto have = static_cast<std::int64_t>(api.value()->version);
     if (have < lp->min_cudnn_version)
       return {ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: " + lp->min_version_reason + "; the loaded libcudnn (" +
                                                   api.value()->path + ") is " + cudnn_version_string(have)};
     return Status::ok();
+  }
+
+  // What the lowering may know about the loaded library (its version gates native operations).
+  static LoweringOptions options(const CudnnApi& api) {
+    LoweringOptions o;
+    o.cudnn_version = static_cast<std::int64_t>(api.version);
+    return o;
   }
 
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
@@ -103,7 +119,7 @@ class CudnnEngine final : public Engine {
                     "engine cudnn: engine id " + std::to_string(config.engine_id) +
                         " is not a backend engine index (the delegating entry is not offered)"};
     auto api = runtime::cudnn();
-    auto lp = lower(g);
+    auto lp = lower(g, options(*api.value()));
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
     auto m = materialise(*api.value(), lp.value(), h.value());
@@ -143,7 +159,7 @@ class CudnnProvider final : public plan::BackendProvider {
     if (mode == HeurMode::OPENSOURCE) return std::vector<PlanConfig>{};
     OPGRAPH_CHECK(engine_.check_support(g, ctx));
     auto api = runtime::cudnn();
-    auto lp = lower(g);
+    auto lp = lower(g, CudnnEngine::options(*api.value()));
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, h.status().message()};
     auto m = materialise(*api.value(), lp.value(), h.value());

@@ -2,7 +2,7 @@
 // their parameters), reduction, the channels-last decision and the operation
 // graph. The Lowerer's helpers live in lowering_lowerer.cpp; the norms in
 // lowering_norm.cpp / lowering_bn.cpp, convolutions in lowering_conv.cpp, the
-// tensor ops in lowering_tensor_ops.cpp. No cuDNN call happens here (see lowering.h).
+// tensor ops in lowering_tensor_ops.cpp, attention in lowering_sdpa*.cpp. No cuDNN call happens here (see lowering.h).
 #include "engines/cudnn/lowering.h"
 
 #include <algorithm>
@@ -240,11 +240,13 @@ const std::vector<std::string>& lowered_ops() {
                                                "genstats", "bn_finalize", "dbn_weight",
                                                "reshape", "concatenate", "rng", "resample",
                                                "block_scale_quantize", "block_scale_dequantize",
-                                               "paged_cache_load", "moe_grouped_matmul"};
+                                               "paged_cache_load", "moe_grouped_matmul",
+                                               "sdpa", "sdpa_backward", "sdpa_fp8", "sdpa_fp8_backward",
+                                               "sdpa_mxfp8", "sdpa_mxfp8_backward"};
   return ops;
 }
 
-Result<LoweringPlan> lower(const OpGraph& g) {
+Result<LoweringPlan> lower(const OpGraph& g, const LoweringOptions& options) {
   LoweringPlan plan;
   if (g.nodes().empty()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: the graph has no node"};
   // Refuse first (cheap and names the op), then size the common rank.
@@ -269,7 +271,7 @@ Result<LoweringPlan> lower(const OpGraph& g) {
     plan.axis_permutation = {0, rank - 1};
     for (int a = 1; a < rank - 1; ++a) plan.axis_permutation.push_back(a);
   }
-  Lowerer l(g, plan);
+  Lowerer l(g, plan, options);
   for (const auto& n : g.nodes()) {
     std::string_view op = n->op();
     // The node's tensors first: every reference points at an earlier record.
@@ -289,14 +291,17 @@ Result<LoweringPlan> lower(const OpGraph& g) {
     else if (detail::is_conv(op)) s = detail::lower_conv(l, *n);
     else if (detail::is_bn_op(op)) s = detail::lower_bn_op(l, *n);
     else if (detail::is_tensor_op(op)) s = detail::lower_tensor_op(l, *n);
+    else if (detail::is_sdpa(op)) s = detail::lower_sdpa(l, *n);
     OPGRAPH_CHECK(s);
   }
   int og = l.add(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph '" + g.context().name + "'");
   l.set_refs(og, CUDNN_ATTR_OPERATIONGRAPH_OPS, plan.operations);
   plan.operation_graph = og;
   for (const auto& t : plan.tensors) {
+    bool scratch = std::any_of(plan.scratch.begin(), plan.scratch.end(),
+                               [&](const ScratchTensor& s) { return s.uid == t.uid; });
     if (t.by_value) plan.by_value_uids.push_back(t.uid);
-    else if (!t.is_virtual) plan.caller_uids.push_back(t.uid);
+    else if (!t.is_virtual && !scratch) plan.caller_uids.push_back(t.uid);
   }
   std::sort(plan.caller_uids.begin(), plan.caller_uids.end());
   std::sort(plan.by_value_uids.begin(), plan.by_value_uids.end());

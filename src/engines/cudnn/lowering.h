@@ -83,6 +83,22 @@ struct TensorRecord {
   std::array<unsigned char, 8> scalar_bytes{};
 };
 
+// A non-virtual tensor the lowering itself introduced (e.g. the SDPA backward's
+// row sums and fp32 dQ accumulator): the plan places it in the execute
+// workspace, after the engine's own bytes, at `offset` (bytes, 256-aligned).
+struct ScratchTensor {
+  std::int64_t uid = 0;
+  std::int64_t bytes = 0;
+  std::int64_t offset = 0;
+};
+
+// What the lowering may read about the library that will run the plan.
+struct LoweringOptions {
+  // cudnnGetVersion() of the loaded libcudnn (e.g. 91400); 0 = unknown, which
+  // turns every version-gated native operation off (composites only).
+  std::int64_t cudnn_version = 0;
+};
+
 struct LoweringPlan {
   std::vector<DescriptorRecord> records;  // creation order; refs point backwards
   std::vector<int> operations;            // the operation records, in graph order
@@ -97,6 +113,9 @@ struct LoweringPlan {
   // Non-virtual tensors the caller binds (ascending uid), and by-value ones the plan binds itself.
   std::vector<std::int64_t> caller_uids;
   std::vector<std::int64_t> by_value_uids;
+  // Non-virtual tensors the lowering introduced, placed in the workspace (not the caller's).
+  std::vector<ScratchTensor> scratch;
+  std::int64_t scratch_bytes = 0;  // total, a multiple of 256
   const TensorRecord* tensor(std::int64_t uid) const;
   // "op 'a' (node 'n0'), op 'b' (node 'n1')" (the first three operations, then "+N more"),
   // for errors that concern the whole operation graph.
@@ -112,9 +131,11 @@ inline constexpr int kMinRank = 3;
 // "9.15.0" for 91500.
 std::string cudnn_version_string(std::int64_t v);
 
-// Lowers `graph` (validated; uids assigned). GRAPH_NOT_SUPPORTED names the op
-// and node it cannot lower; nothing else is returned for a valid graph.
-Result<LoweringPlan> lower(const OpGraph& graph);
+// Lowers `graph` (validated; uids assigned) for the library `options` describes.
+// GRAPH_NOT_SUPPORTED names the op and node it cannot lower (and, for SDPA, the
+// attribute and rule); nothing else is returned for a valid graph. Tensors the
+// lowering introduces (composites) get uids above every uid of the graph.
+Result<LoweringPlan> lower(const OpGraph& graph, const LoweringOptions& options = {});
 
 // cuDNN's data type for ours (FP8_E8M0 and FP4_E2M1 included); nullopt-like -1 for NOT_SET.
 int to_cudnn_data_type(DataType t) noexcept;

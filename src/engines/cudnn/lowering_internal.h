@@ -3,10 +3,11 @@
 // lowering.cpp: matmul, pointwise, reduction; lowering_norm.cpp: the norms; lowering_bn.cpp: genstats,
 // bn_finalize, dbn_weight, batchnorm_inference; lowering_conv.cpp:
 // convolutions; lowering_tensor_ops.cpp: reshape, concatenate, rng, resample,
-// block scale, paged cache load, MoE). Not part of the engine's interface.
+// block scale, paged cache load, MoE); lowering_sdpa*.cpp: attention. Not part of the engine's interface.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "engines/cudnn/lowering.h"
@@ -17,7 +18,8 @@ namespace opgraph::engines::cudnn::detail {
 
 class Lowerer {
  public:
-  Lowerer(const OpGraph& g, LoweringPlan& plan) : g_(g), plan_(plan) {}
+  Lowerer(const OpGraph& g, LoweringPlan& plan, const LoweringOptions& options = {})
+      : g_(g), plan_(plan), options_(options) {}
 
   // Appends a record; returns its index.
   int add(cudnnBackendDescriptorType_t type, std::string label, std::string op = {});
@@ -59,10 +61,29 @@ class Lowerer {
 
   const OpGraph& graph() const { return g_; }
   LoweringPlan& plan() { return plan_; }
+  const LoweringOptions& options() const { return options_; }
+
+  // A tensor the lowering introduces (no IR tensor behind it), with a fresh uid
+  // above every uid of the graph (lowering_sdpa.cpp). `scratch` (non-virtual)
+  // places it in the workspace; `scalar` makes it a by-value scalar of `dt`.
+  struct NewTensor {
+    std::vector<std::int64_t> dims, strides;  // the plan's rank
+    DataType dt = DataType::FLOAT;
+    bool is_virtual = true;
+    std::optional<ScalarValue> scalar;
+    std::string name;
+    int ragged_record = -1;  // the TENSOR record of its ragged offsets, if any
+  };
+  Result<int> new_tensor(const NewTensor& t);
+  // Rewrites the dims/strides of the TENSOR record `record` (e.g. K seen as K^T).
+  void retarget(int record, std::vector<std::int64_t> dims, std::vector<std::int64_t> strides);
+  // The uid of a TENSOR record.
+  std::int64_t uid_of(int record) const;
 
  private:
   const OpGraph& g_;
   LoweringPlan& plan_;
+  LoweringOptions options_;
   std::map<const Tensor*, int> tensor_records_;
   std::int64_t next_uid_ = -1;  // composite virtuals; -1 until first use
 };
@@ -78,5 +99,9 @@ Status lower_bn_op(Lowerer& l, const Node& node);  // lowering_bn.cpp
 bool is_bn_op(std::string_view op);
 Status lower_tensor_op(Lowerer& l, const Node& node);  // lowering_tensor_ops.cpp
 bool is_tensor_op(std::string_view op);
+Status lower_sdpa(Lowerer& l, const Node& node);  // lowering_sdpa*.cpp: the six SDPA ops
+bool is_sdpa(std::string_view op);
+// The by-value scalar encoding of lowering.cpp (false: no host encoding for `t`).
+bool scalar_bytes(const ScalarValue& v, DataType t, std::array<unsigned char, 8>& out);
 
 }  // namespace opgraph::engines::cudnn::detail

@@ -10,7 +10,7 @@
 #include "engines/cudnn/lowering_internal.h"
 
 namespace opgraph::engines::cudnn {
-namespace {
+namespace detail {  // shared with the SDPA lowering (lowering_internal.h)
 // The scalar's bytes in `t`'s data type; false when the type cannot hold a by-value scalar here.
 bool scalar_bytes(const ScalarValue& v, DataType t, std::array<unsigned char, 8>& out) {
   out.fill(0);
@@ -30,10 +30,6 @@ bool scalar_bytes(const ScalarValue& v, DataType t, std::array<unsigned char, 8>
     default: return false;
   }
 }
-
-}  // namespace
-
-namespace detail {
 
 int Lowerer::add(cudnnBackendDescriptorType_t type, std::string label, std::string op) {
   DescriptorRecord r;

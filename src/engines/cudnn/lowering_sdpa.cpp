@@ -1,0 +1,207 @@
+// engines/cudnn/lowering_sdpa.cpp — the SDPA ops lowered to cuDNN backend
+// descriptors (as data, like the rest of the lowering):
+//  * sdpa through the native OPERATION_SDPA_FWD when the loaded cuDNN and the
+//    graph allow it (>= 9.13.1; seq lens / paged K/V >= 9.15; Block_mask >= 9.14;
+//    no bias, band masks, dropout, sink, Max/Sum_exp), otherwise as the composite
+//    cudnn-frontend expands it (bmm1 -> scale -> bias -> padding mask -> diagonal
+//    band masks -> softmax with stats -> bmm2), which cuDNN's fused attention
+//    engines recognise;
+//  * sdpa_backward as its composite (lowering_sdpa_bwd.cpp);
+//  * everything else declines naming the op, node, port or attribute and a rule.
+// Also the Lowerer helpers for tensors the lowering introduces (fresh uids).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engines/cudnn/lowering_sdpa_internal.h"
+#include "ir/ops/sdpa_common.h"
+
+namespace opgraph::engines::cudnn::detail {
+
+Result<int> Lowerer::new_tensor(const NewTensor& t) {
+  if (next_uid_ < 0) {  // shared with virtual_like: above every uid of the graph and the plan
+    std::int64_t top = 0;
+    for (const auto& gt : g_.tensors()) {
+      if (gt->has_uid()) top = std::max(top, gt->get_uid());
+      if (const auto& r = gt->get_ragged_offset(); r && r->has_uid()) top = std::max(top, r->get_uid());
+    }
+    for (const auto& tr : plan_.tensors) top = std::max(top, tr.uid);
+    next_uid_ = top + 1;
+  }
+  TensorRecord tr;
+  tr.uid = next_uid_++;
+  tr.is_virtual = t.is_virtual && !t.scalar;
+  tr.by_value = t.scalar.has_value();
+  tr.dims = t.dims;
+  tr.strides = t.strides.size() == t.dims.size() ? t.strides : Tensor::packed_strides(t.dims);
+  if (tr.by_value && !scalar_bytes(*t.scalar, t.dt, tr.scalar_bytes))
+    return Status{ErrorCode::INTERNAL_ERROR, "cudnn lowering: no scalar encoding for " + t.name};
+  int i = add(CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor '" + t.name + "' (uid " + std::to_string(tr.uid) + ", lowering)");
+  set_int(i, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, to_cudnn_data_type(t.dt));
+  set_ints(i, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, tr.dims);
+  set_ints(i, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, tr.strides);
+  set_int(i, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, tr.uid);
+  set_int(i, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 16);
+  set_int(i, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, tr.is_virtual);
+  if (tr.by_value) set_int(i, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1);
+  if (t.ragged_record >= 0) set_refs(i, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, {t.ragged_record});
+  if (!tr.is_virtual && !tr.by_value) {
+    std::int64_t span = 1;
+    for (std::size_t k = 0; k < tr.dims.size(); ++k) span += (tr.dims[k] - 1) * tr.strides[k];
+    ScratchTensor s{tr.uid, span * static_cast<std::int64_t>(bits_of(t.dt) / 8), plan_.scratch_bytes};
+    plan_.scratch_bytes += (s.bytes + 255) / 256 * 256;
+    plan_.scratch.push_back(s);
+  }
+  tr.record = i;
+  plan_.tensors.push_back(std::move(tr));
+  return i;
+}
+
+void Lowerer::retarget(int record, std::vector<std::int64_t> dims, std::vector<std::int64_t> strides) {
+  for (auto& a : rec(record).attrs) {
+    if (a.name == CUDNN_ATTR_TENSOR_DIMENSIONS) a.ints = dims;
+    if (a.name == CUDNN_ATTR_TENSOR_STRIDES) a.ints = strides;
+  }
+  for (auto& t : plan_.tensors)
+    if (t.record == record) {
+      t.dims = std::move(dims);
+      t.strides = std::move(strides);
+    }
+}
+
+std::int64_t Lowerer::uid_of(int record) const {
+  for (const auto& t : plan_.tensors)
+    if (t.record == record) return t.uid;
+  return -1;
+}
+
+namespace sdpa {
+namespace {
+
+bool is_fp8_op(std::string_view op) { return op != "sdpa" && op != "sdpa_backward"; }
+
+Status decline_rule(const Node& n, const std::string& what, std::string_view rule, const std::string& why) {
+  return Lowerer::decline(n, what + ": rule " + std::string(rule) + ": " + why);
+}
+
+// The declines every variant shares; the first that applies is returned.
+Status check_lowerable(const Node& n, const Geom& g, bool backward) {
+  if (is_fp8_op(n.op()))
+    return decline_rule(n, "op '" + std::string(n.op()) + "'", "sdpa_fp8_not_lowered",
+                        "the fp8 / MXFP8 attention variants (per-tensor and block scales, amax outputs) are not "
+                        "lowered to the cuDNN backend");
+  if (g.io != DataType::HALF && g.io != DataType::BFLOAT16)
+    return decline_rule(n, "port 'Q'", "sdpa_io_half",
+                        "cuDNN fused attention takes HALF or BFLOAT16 Q/K/V, got " + std::string(to_string(g.io)));
+  if (n.attr_is_set("dropout_probability") && n.get_float("dropout_probability") > 0.0)
+    return decline_rule(n, "attribute 'dropout_probability'", "dropout_not_lowered",
+                        "dropout (Philox RNG masks) is not lowered to the cuDNN backend");
+  if (n.input("Dropout_mask"))
+    return decline_rule(n, "port 'Dropout_mask'", "dropout_not_lowered", "a user dropout mask is not lowered");
+  if (n.get_bool("use_alibi_mask"))
+    return decline_rule(n, "attribute 'use_alibi_mask'", "alibi_not_lowered",
+                        "ALiBi slopes need a host-initialised workspace tensor, which the plan does not provide");
+  if (n.input("SINK_TOKEN"))
+    return decline_rule(n, "port 'SINK_TOKEN'", "sink_not_lowered", "attention sinks are not lowered");
+  if (backward) {
+    if (n.get_bool("dbias"))
+      return decline_rule(n, "attribute 'dbias'", "dbias_not_lowered",
+                          "dBias needs the dP-workspace composite, which is not lowered");
+    if (n.get_bool("use_deterministic_algorithm"))
+      return decline_rule(n, "attribute 'use_deterministic_algorithm'", "deterministic_not_lowered",
+                          "the deterministic backward pins engines and knobs; not lowered");
+  } else {
+    for (const char* a : {"score_max", "score_sum_exp"})
+      if (n.get_bool(a))
+        return decline_rule(n, "attribute '" + std::string(a) + "'", "softmax_max_sum_exp_not_lowered",
+                            "the Max / Sum_exp softmax outputs are not lowered");
+    if (n.get_bool("unfuse_fma"))
+      return decline_rule(n, "attribute 'unfuse_fma'", "unfuse_fma_needs_9_21",
+                          "UNFUSE_FMA is an attribute of the native SDPA operation from cuDNN 9.21");
+  }
+  return Status::ok();
+}
+
+// Why the native OPERATION_SDPA_FWD cannot take this node ("" = it can).
+std::string native_refusal(const Node& n, const Geom& g, std::int64_t v) {
+  if (v < 91301) return "the native SDPA operation needs cuDNN >= 9.13.1 (loaded: " + std::to_string(v) + ")";
+  if (n.get_string("implementation", "AUTO") == "COMPOSITE") return "implementation is COMPOSITE";
+  ops::sdpa::Band band = ops::sdpa::band_of(n);
+  if (band.left || band.right) return "causal / sliding-window masks need the native subgraph of cuDNN >= 9.21";
+  if (n.input("Bias")) return "a Bias needs the native subgraph of cuDNN >= 9.21";
+  if ((g.padding || g.paged) && v < 91500) return "seq lens / paged K/V in the native operation need cuDNN >= 9.15";
+  if (n.input("Block_mask") && v < 91400) return "a block mask needs cuDNN >= 9.14";
+  for (const char* p : {"Q", "K", "V"})
+    if (n.input(p)->get_ragged_offset()) return "ragged (THD) tensors go through the composite";
+  if (auto o = n.output("O"); o && o->get_ragged_offset()) return "ragged (THD) tensors go through the composite";
+  return "";
+}
+
+Status lower_forward_native(Builder& bld) {
+  Lowerer& l = bld.lowerer();
+  const Node& n = bld.node();
+  // A scale attribute travels as a by-value scalar (created first: references point backwards).
+  const int scale = !n.input("Attn_scale") && n.attr_is_set("attn_scale") ? bld.scalar_f(n.get_float("attn_scale")) : -1;
+  OPGRAPH_CHECK(bld.status());
+  int op = l.add(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, Lowerer::node_label(n) + " (native SDPA)", "sdpa");
+  const std::pair<std::string_view, cudnnBackendAttributeName_t> ins[] = {
+      {"Q", CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC},
+      {"K", CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC},
+      {"V", CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC},
+      {"Attn_scale", CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC},
+      {"Block_mask", CUDNN_ATTR_OPERATION_SDPA_FWD_BLOCK_MASK_DESC},
+      {"Page_table_K", CUDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_KDESC},
+      {"Page_table_V", CUDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_VDESC},
+      {"SEQ_LEN_Q", CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC},
+      {"SEQ_LEN_KV", CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC}};
+  for (const auto& [port, attr] : ins) OPGRAPH_CHECK(l.bind_in(op, attr, n, port));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, n, "O"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, n, "Stats"));
+  if (scale >= 0) l.set_refs(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, {scale});
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+}  // namespace
+
+Geom geom_of(const Node& n) {
+  Geom g;
+  const auto &q = n.input("Q")->get_dim(), &k = n.input("K")->get_dim(), &v = n.input("V")->get_dim();
+  g.b = q[0]; g.h_q = q[1]; g.s_q = q[2]; g.d_qk = q[3];
+  g.h_k = k[1]; g.h_v = v[1]; g.d_v = v[3];
+  g.paged = n.input("Page_table_K") != nullptr;
+  g.s_kv = g.paged ? n.get_int("paged_attention_max_seq_len_kv") : k[2];
+  g.padding = n.get_bool("use_padding_mask");
+  g.io = n.input("Q")->get_data_type();
+  return g;
+}
+
+Dims packed(const Dims& d) { return Tensor::packed_strides(d); }
+
+Status lower_sdpa_node(Lowerer& l, const Node& n) {
+  if (is_fp8_op(n.op())) return check_lowerable(n, Geom{}, false);
+  const Geom g = geom_of(n);
+  const bool backward = n.op() == "sdpa_backward";
+  OPGRAPH_CHECK(check_lowerable(n, g, backward));
+  Builder bld(l, n);
+  if (backward) return lower_backward_composite(bld, g);
+  std::string why = native_refusal(n, g, l.options().cudnn_version);
+  if (why.empty()) return lower_forward_native(bld);
+  if (n.get_string("implementation", "AUTO") == "UNIFIED")
+    return decline_rule(n, "attribute 'implementation'", "unified_not_available", "UNIFIED was asked for, but " + why);
+  if (n.input("Block_mask"))
+    return decline_rule(n, "port 'Block_mask'", "block_mask_native_only",
+                        "a block mask exists only in the native SDPA operation, and " + why);
+  return lower_forward_composite(bld, g);
+}
+
+}  // namespace sdpa
+
+bool is_sdpa(std::string_view op) {
+  return op == "sdpa" || op == "sdpa_backward" || op == "sdpa_fp8" || op == "sdpa_fp8_backward" ||
+         op == "sdpa_mxfp8" || op == "sdpa_mxfp8_backward";
+}
+
+Status lower_sdpa(Lowerer& l, const Node& n) { return sdpa::lower_sdpa_node(l, n); }
+
+}  // namespace opgraph::engines::cudnn::detail
