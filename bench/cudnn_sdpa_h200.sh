@@ -49,6 +49,13 @@ gpu_rc=0
 timeout 150 "$BIN/test_cudnn_gpu" --gtest_filter='Cases/SdpaGpu.*' >"$OUT/sdpa_gpu.log" 2>&1 || gpu_rc=$?
 grep -E " ran on |Failure|elements off|no cudnn plan|^\[  (PASSED|FAILED|  OK) " "$OUT/sdpa_gpu.log" | head -80
 
+if [ -n "$TORCH_CUDNN" ]; then
+  echo "== SDPA GPU cases (torch's libcudnn)"
+  OPGRAPH_LIBCUDNN=$TORCH_CUDNN LD_LIBRARY_PATH="$(dirname "$TORCH_CUDNN"):${LD_LIBRARY_PATH:-}" \
+    timeout 150 "$BIN/test_cudnn_gpu" --gtest_filter='Cases/SdpaGpu.*' >"$OUT/sdpa_gpu_torchlib.log" 2>&1 || gpu_rc=$?
+  grep -E "Failure|elements off|no cudnn plan|^\[  (PASSED|FAILED) " "$OUT/sdpa_gpu_torchlib.log" | head -20
+fi
+
 echo "== bf16 SDPA timing"
 bench_rc=0
 timeout 60 "$BIN/test_cudnn_gpu" --gtest_filter='CudnnGpuSdpaBench.*' >"$OUT/bench_system.log" 2>&1 || bench_rc=$?
@@ -62,8 +69,9 @@ grep -hE "RESULT|Failure" "$OUT"/bench_*.log; echo "$torch_lines"
 {
   echo "SDPA on the cuDNN engine family, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
   echo "test_cudnn rc=$cpu_rc ($(grep -E '^\[  PASSED|^\[  FAILED' "$OUT/test_cudnn.log" | head -1))"
-  echo "SDPA GPU cases rc=$gpu_rc: $(grep -c ' ran on ' "$OUT/sdpa_gpu.log") ran on cudnn plans; $(grep -c '^\[       OK' "$OUT/sdpa_gpu.log") passed; $(grep -c '^\[  FAILED  \] Cases' "$OUT/sdpa_gpu.log") failed"
+  echo "SDPA GPU cases rc=$gpu_rc: $(grep -c ' ran on ' "$OUT/sdpa_gpu.log") ran on cudnn plans; $(grep -c '^\[       OK' "$OUT/sdpa_gpu.log") passed; $(grep -cE '^\[  FAILED  \] Cases.*\([0-9]+ ms\)$' "$OUT/sdpa_gpu.log") failed"
   grep -h " ran on " "$OUT/sdpa_gpu.log"
+  [ -f "$OUT/sdpa_gpu_torchlib.log" ] && echo "with torch's libcudnn: $(grep -c ' ran on ' "$OUT/sdpa_gpu_torchlib.log") ran on cudnn plans; $(grep -c '^\[       OK' "$OUT/sdpa_gpu_torchlib.log") passed; $(grep -cE '^\[  FAILED  \] Cases.*\([0-9]+ ms\)$' "$OUT/sdpa_gpu_torchlib.log") failed" && grep -h " ran on " "$OUT/sdpa_gpu_torchlib.log" | grep -E "fwd_plain |fwd_padding "
   printf "%-8s %-7s %-8s %-10s %-8s %s\n" who causal cudnn median_ms TFLOP/s plan
   for f in "$OUT"/bench_*.log; do
     grep -h RESULT "$f" | sed -E 's/.*causal=([01]) cudnn=([0-9]+) plan=([^ ]+) median_ms=([0-9.]+) tflops=([0-9.]+)/opgraph  \1       \2    \4     \5    \3/'

@@ -206,6 +206,7 @@ inline Built build_forward(Graph& g, const Spec& s, const Data& dt) {
   Attributes a = attrs_of(s);
   a.set("generate_stats", true).set("implementation", s.impl);
   auto o = g.sdpa(x.q, x.k, x.v, a, x.in);
+  if (s.ragged) o.O->set_stride(x.q->get_stride());  // THD-packed like Q (offsets count BSHD tokens)
   Built b;
   b.inputs = x.inputs;
   b.outputs = {out(o.O, "O", DataType::BFLOAT16, s.ragged ? x.rq : nullptr), out(o.Stats, "Stats", DataType::FLOAT)};
@@ -231,6 +232,11 @@ inline Built build_backward(Graph& g, const Spec& s, const Data& dt, const std::
   in.seq_len_q = x.in.seq_len_q;
   in.seq_len_kv = x.in.seq_len_kv;
   auto r = g.sdpa_backward(x.q, x.k, x.v, o, dO, stats, attrs_of(s), in);
+  if (s.ragged) {  // gradients THD-packed like their inputs (offsets count BSHD tokens)
+    r.dQ->set_stride(x.q->get_stride());
+    r.dK->set_stride(x.k->get_stride());
+    r.dV->set_stride(x.v->get_stride());
+  }
   Built b;
   b.inputs = x.inputs;
   b.inputs.push_back({o, o_bytes});

@@ -165,6 +165,11 @@ std::vector<Spec> specs() {
     g.h_q = 8;
     g.h_k = 2;
     v.push_back(g);
+    if (!bwd) {  // native with seq lens from 9.15, composite before
+      Spec pn = spec(p + "padding", bwd);
+      pn.padding = true;
+      v.push_back(pn);
+    }
     Spec pad = spec(p + "padding_causal", bwd);
     pad.causal = pad.padding = true;
     v.push_back(pad);
