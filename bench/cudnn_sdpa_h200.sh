@@ -23,7 +23,7 @@ exec > >(tee "$OUT/cudnn_sdpa_h200.log") 2>&1
 
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || echo "nvidia-smi unavailable"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || cat COMMIT 2>/dev/null || echo unknown)"
+echo "commit: $(cat COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 BIN=${OPGRAPH_SDPA_BIN:-}
 if [ -z "$BIN" ]; then
   CMAKE_ARGS=()
