@@ -229,7 +229,8 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
   const int seq_q = bld.in("SEQ_LEN_Q"), seq_kv = bld.in("SEQ_LEN_KV");
   OPGRAPH_CHECK(bld.status());
   int kt = k;
-  if (g.paged) {  // K^T [b, h_k, d, s_kv] gathered through the page table
+  if (g.paged) {  // K^T [b, h_k, d, s_kv] gathered through the page table (PAGED_CACHE_LOAD: cuDNN >= 9.5)
+    l.require_version(n, 90500);
     kt = bld.virt({g.b, g.h_k, g.d_qk, g.s_kv}, n.input("K")->get_data_type(),
                   {g.d_qk * g.s_kv * g.h_k, g.d_qk * g.s_kv, 1, g.d_qk});
     bld.paged_load(k, seq_kv, bld.in("Page_table_K"), kt);
