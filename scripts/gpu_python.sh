@@ -25,6 +25,9 @@ rc=0
 
 NB_DIR=$(python3 -c "import nanobind; print(nanobind.cmake_dir())")
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
+# The carried .device-deps (bench/device_deps.sh) holds this tree's cuDNN headers:
+# the device image's own are older than the lowering is written against.
+[ -d .device-deps/prefix ] && GEN+=("-DCMAKE_PREFIX_PATH=$PWD/.device-deps/prefix")
 t0=$(date +%s)
 cmake -S python -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_PY_NOSTRIP=ON -Dnanobind_DIR="$NB_DIR" \
   >"$OUT/cmake.log" 2>&1 || { say "cmake failed"; tail -20 "$OUT/cmake.log"; exit 1; }
