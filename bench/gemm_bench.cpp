@@ -1,127 +1,232 @@
-// gemm_bench — TFLOP/s of the gemm engine's kernels on the H200, one line per
-// (shape, kernel config):
+// gemm_bench — TFLOP/s of the gemm engine's kernels and of the cudnn family's
+// best plan on the same graph, same buffers, same process (bench/gemm_h200.sh):
 //
-//   gemm_bench [--quick]
+//   gemm_bench [--quick] [--device-json PATH]
 //
-// Shapes: 4096^3, 8192^3, and M in {16, 128, 1024, 4096} x (N, K) in
-// {(4096, 4096), (14336, 4096)}; A row-major [1, M, K], B column-major
-// [1, K, N] (a Linear weight stored (N, K)), bf16 in and out; plus
-// matmul+bias+gelu at M = 4096, (4096, 4096). For each shape: the heuristic's
-// config ("pick") and the best of every proposable config ("best"). Timing:
-// 3 warm-up launches, then back-to-back launches on one stream for >= 200 ms,
-// wall time / launches (host launch cost included: it matters at M = 16).
-// Prints: RESULT shape=MxNxK chain=.. version=1 pick_tflops=.. best_tflops=.. best=<label>
-#include <chrono>
+// --device-json writes device 0's DeviceProperties JSON to PATH (for
+// `opgraph plan --device PATH` in the same run).
+// Shapes (issue 9): 4096^3, 8192^3, M in {16, 128, 1024, 4096, 16384} x (N, K)
+// in {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672)};
+// A row-major [1, M, K], B column-major [1, K, N] (a Linear weight stored
+// (N, K)), bf16 in and out; plus matmul+bias+gelu at 4096^3 and 16x4096x4096.
+// Ours: the heuristic's pick ("pick") and the best of a few variants of it
+// (raster, tile width, split count: "best"). cuDNN: every cudnn_eng plan of the
+// graph's plan list (at most 4 that build), best kept. Inputs: random bf16 in
+// [-1, 1]. Timing: CUDA events around back-to-back launches on the legacy
+// stream (>= ~20 ms per sample), median of 5 samples, after 3 warm-ups. Ours and
+// cuDNN's outputs are compared on the first 1M elements (max |diff| / max |ref|).
+// Prints: RESULT shape=MxNxK chain=.. pick=<label> pick_tflops=.. best=<label>
+//         best_tflops=.. cudnn=<plan> cudnn_tflops=.. agree=<rel diff>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "engines/gemm/gemm_engine.h"
 #include "gemm_gpu/gemm_gpu_util.h"
+#include "opgraph/graph.h"
 
 using namespace opgraph;
 using namespace opgraph::gemm_testing;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Bench {
-  const runtime::CudaDriverApi* api;
-  DeviceProperties props;
-  CUstream stream;
-};
+const runtime::CudaDriverApi* g_api = nullptr;
 
-// Seconds per launch of `plan` (NaN on failure).
-double time_plan(Bench& b, const CompiledPlan& plan, const VariantPack& pack) {
-  ExecutionContext ec;
-  ec.stream = b.stream;
-  ec.device = &b.props;
+// Seconds per call of `run` (NaN on failure): median of 5 event-timed samples.
+template <class Run>
+double time_calls(Run run) {
   for (int i = 0; i < 3; ++i)
-    if (plan.execute(pack, ec).is_bad()) return NAN;
-  b.api->stream_synchronize(b.stream);
-  long n = 0;
-  const auto t0 = Clock::now();
-  double el = 0;
-  while (el < 0.2) {
-    for (int i = 0; i < 10; ++i)
-      if (plan.execute(pack, ec).is_bad()) return NAN;
-    n += 10;
-    b.api->stream_synchronize(b.stream);
-    el = std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  return el / static_cast<double>(n);
+    if (!run()) return NAN;
+  CUevent e0, e1;
+  g_api->event_create(&e0, 0);
+  g_api->event_create(&e1, 0);
+  auto sample = [&](int n) -> double {
+    g_api->event_record(e0, nullptr);
+    for (int i = 0; i < n; ++i)
+      if (!run()) return NAN;
+    g_api->event_record(e1, nullptr);
+    g_api->event_synchronize(e1);
+    float ms = 0;
+    g_api->event_elapsed_time(&ms, e0, e1);
+    return ms * 1e-3 / n;
+  };
+  const double first = sample(1);
+  const int n = static_cast<int>(std::clamp(0.02 / std::max(first, 1e-7), 1.0, 2000.0));
+  std::vector<double> s;
+  for (int i = 0; i < 5; ++i) s.push_back(sample(n));
+  g_api->event_destroy(e0);
+  g_api->event_destroy(e1);
+  std::sort(s.begin(), s.end());
+  return s[2];
 }
+
+struct Buf {
+  CUdeviceptr p = 0;
+  std::size_t bytes = 0;
+  ~Buf() {
+    if (p) g_api->mem_free(p);
+  }
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  Bench b{};
+  bool quick = false;
+  const char* device_json = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strcmp(argv[i], "--device-json") == 0 && i + 1 < argc) device_json = argv[++i];
+  }
   auto props = runtime::read_device_properties(0);
   auto api = runtime::cuda_driver();
   if (props.is_bad() || api.is_bad()) {
     std::fprintf(stderr, "no GPU: %s\n", props.status().message().c_str());
     return 1;
   }
-  b.props = *props;
-  b.api = *api;
-  // Retains device 0's primary context and makes it current (allocations and the stream need it).
+  g_api = *api;
+  if (device_json) std::ofstream(device_json) << props->to_json();
+  if (!g_api->event_create) return std::fprintf(stderr, "driver lacks events\n"), 1;
+  // Retains device 0's primary context and makes it current (allocations need it).
   auto context = runtime::KernelRuntime::open(0, runtime::CacheOptions{});
-  if (context.is_bad()) {
-    std::fprintf(stderr, "%s\n", context.status().message().c_str());
-    return 1;
-  }
-  if (b.api->stream_create(&b.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return 1;
+  if (context.is_bad()) return std::fprintf(stderr, "%s\n", context.status().message().c_str()), 1;
+
   std::vector<GemmCase> cases;
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::vector<std::string> chain = {}) {
     cases.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, std::move(chain)});
   };
   add(4096, 4096, 4096);
   add(8192, 8192, 8192);
-  for (std::int64_t m : {16, 128, 1024, 4096})
-    for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {14336, 4096}}) add(m, n, k);
+  for (std::int64_t m : {16, 128, 1024, 4096, 16384})
+    for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}, {28672, 8192},
+                        {8192, 28672}})
+      if (!quick || m != 16384) add(m, n, k);
   add(4096, 4096, 4096, {"bias", "gelu"});
+  add(16, 4096, 4096, {"bias", "gelu"});
+
+  // One pool of random bf16 values in [-1, 1]; every input is a slice of it.
   std::mt19937 rng(1234);
+  std::vector<unsigned char> pool;
+  fill_random(pool, DataType::BFLOAT16, std::size_t{1} << 25, rng);
+  auto fill = [&](Buf& b) {
+    for (std::size_t off = 0; off < b.bytes; off += pool.size())
+      g_api->memcpy_htod(b.p + off, pool.data(), std::min(pool.size(), b.bytes - off));
+  };
+
   auto engine = gemm::make_gemm_engine(EngineIdentity{20100, "gemm"});
   bool ok = true;
   for (const auto& c : cases) {
-    OpGraph g = build_case(c);
-    if (g.validate().is_bad()) return 1;
-    FactsCache facts(g, PlanTarget{b.props});
-    PlanContext ctx{&facts};
-    Operands o;
-    if (Status s = make_operands(*b.api, g, rng, o); s.is_bad()) {
-      std::fprintf(stderr, "%s\n", s.message().c_str());
-      return 1;
+    OpGraph og = build_case(c);
+    if (og.validate().is_bad()) return 1;
+    std::map<std::int64_t, std::unique_ptr<Buf>> bufs;
+    std::int64_t out_uid = -1;
+    for (const auto& t : og.tensors()) {
+      if (t->get_is_virtual() || t->get_is_pass_by_value()) continue;
+      auto b = std::make_unique<Buf>();
+      b->bytes = span_of(*t) * elem_bytes(t->get_data_type());
+      if (g_api->mem_alloc(&b->p, b->bytes) != CUDA_SUCCESS) return std::fprintf(stderr, "cuMemAlloc failed\n"), 1;
+      if (og.producer_of(t.get())) out_uid = t->get_uid();
+      else fill(*b);
+      bufs[t->get_uid()] = std::move(b);
     }
     VariantPack pack;
-    for (auto& [uid, d] : o.dev) pack.set(uid, reinterpret_cast<void*>(d->ptr()));
+    for (auto& [uid, b] : bufs) pack.set(uid, reinterpret_cast<void*>(b->p));
+    const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k);
+    std::string chain = c.chain.empty() ? "none" : "";
+    for (const auto& e : c.chain) chain += (chain.empty() ? "" : "+") + e;
+
+    // Ours: the pick, then variants of it.
+    FactsCache facts(og, PlanTarget{*props});
+    PlanContext ctx{&facts};
     auto prop = gemm::heuristics(HeurMode::A, ctx, {engine.get()});
     Knobs pick;
     for (const auto& p : *prop)
       if (!p.backend_marker) pick = p.config.knobs;
     std::vector<Knobs> configs{pick};
-    if (!quick)
-      for (const auto& cfg : gemm::proposable_configs()) configs.push_back(gemm::knobs_of(cfg));
+    auto pc = gemm::config_from_knobs(pick);
+    auto problem = gemm::analyze_gemm(og);
+    if (!quick && pc.is_good() && problem.is_good()) {
+      auto variant = [&](auto edit) {
+        gemm::GemmConfig v = *pc;
+        edit(v);
+        if (gemm::config_from_knobs(gemm::knobs_of(v)).is_good() && gemm::config_takes(*problem, v) && !(v == *pc))
+          configs.push_back(gemm::knobs_of(v));
+      };
+      variant([](gemm::GemmConfig& v) { v.raster ^= 1; });
+      if (pc->version == 2 && (pc->tile_n == 128 || pc->tile_n == 256))
+        variant([](gemm::GemmConfig& v) { v.tile_n = v.tile_n == 128 ? 256 : 128, v.stages = v.tile_n == 256 ? 4 : 6; });
+      if (pc->version == 2)
+        for (int s : {1, 2, 4})
+          if (s != pc->split_k) variant([&](gemm::GemmConfig& v) { v.split_k = s; });
+    }
+    ExecutionContext ec;
+    ec.device = &*props;
     double pick_s = NAN, best_s = INFINITY;
-    std::string best;
+    std::string pick_label, best;
     for (std::size_t i = 0; i < configs.size(); ++i) {
-      auto plan = engine->build_plan(g, PlanConfig{engine->id(), configs[i], {}, -1}, ctx);
+      const std::string label = engine->label(PlanConfig{engine->id(), configs[i], {}, -1});
+      auto plan = engine->build_plan(og, PlanConfig{engine->id(), configs[i], {}, -1}, ctx);
       if (plan.is_bad()) {
-        std::fprintf(stderr, "build failed: %s\n", plan.status().message().c_str());
+        std::fprintf(stderr, "build failed (%s): %s\n", label.c_str(), plan.status().message().c_str());
         ok = false;
         continue;
       }
-      const double s = time_plan(b, **plan, pack);
-      if (i == 0) pick_s = s;
-      if (s < best_s) best_s = s, best = engine->label(PlanConfig{engine->id(), configs[i], {}, -1});
+      const double s = time_calls([&] { return (*plan)->execute(pack, ec).is_good(); });
+      if (i == 0) pick_s = s, pick_label = label;
+      if (s < best_s) best_s = s, best = label;
     }
-    const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k);
-    std::string chain = c.chain.empty() ? "none" : "";
-    for (const auto& e : c.chain) chain += (chain.empty() ? "" : "+") + e;
-    std::printf("RESULT shape=%ldx%ldx%ld chain=%s version=1 pick_tflops=%.1f best_tflops=%.1f best=%s pick_us=%.1f\n",
-                static_cast<long>(c.m), static_cast<long>(c.n), static_cast<long>(c.k), chain.c_str(),
-                flops / pick_s * 1e-12, flops / best_s * 1e-12, best.c_str(), pick_s * 1e6);
+    // Keep our pick's output for the cross-check.
+    std::vector<std::uint16_t> ours(std::min<std::size_t>(bufs[out_uid]->bytes / 2, std::size_t{1} << 20));
+    {
+      auto plan = engine->build_plan(og, PlanConfig{engine->id(), pick, {}, -1}, ctx);
+      if (plan.is_good() && (*plan)->execute(pack, ec).is_good()) {
+        g_api->ctx_synchronize();
+        g_api->memcpy_dtoh(ours.data(), bufs[out_uid]->p, ours.size() * 2);
+      }
+    }
+
+    // cuDNN: the best of the graph's cudnn plans (at most 4 that build).
+    double cudnn_s = INFINITY;
+    std::string cudnn_name = "-";
+    double agree = NAN;
+    {
+      Graph g{build_case(c)};
+      g.set_device_properties(*props);
+      if (g.create_execution_plans({HeurMode::A}).is_good()) {
+        int built = 0;
+        for (std::int64_t i = 0; i < g.get_execution_plan_count() && built < 4; ++i) {
+          const std::string name = g.get_plan_name_at_index(i).value();
+          if (name.rfind("cudnn_eng", 0) != 0 || g.build_plan_at_index(i).is_bad()) continue;
+          ++built;
+          const std::int64_t ws = g.get_workspace_size_plan_at_index(i).value();
+          Buf w;
+          w.bytes = static_cast<std::size_t>(std::max<std::int64_t>(ws, 1));
+          if (g_api->mem_alloc(&w.p, w.bytes) != CUDA_SUCCESS) continue;
+          // The graph re-numbers nothing: build_case gives the same uids.
+          const double s = time_calls([&] { return g.execute_plan_at_index(pack, {reinterpret_cast<void*>(w.p), ws}, i).is_good(); });
+          if (s < cudnn_s) cudnn_s = s, cudnn_name = name;
+          if (built == 1 && g.execute_plan_at_index(pack, {reinterpret_cast<void*>(w.p), ws}, i).is_good()) {
+            g_api->ctx_synchronize();
+            std::vector<std::uint16_t> theirs(ours.size());
+            g_api->memcpy_dtoh(theirs.data(), bufs[out_uid]->p, theirs.size() * 2);
+            double md = 0, mr = 0;
+            for (std::size_t j = 0; j < ours.size(); ++j) {
+              const double a = from_bf16(ours[j]), b = from_bf16(theirs[j]);
+              md = std::max(md, std::fabs(a - b));
+              mr = std::max(mr, std::fabs(b));
+            }
+            agree = mr > 0 ? md / mr : NAN;
+          }
+        }
+      }
+    }
+    std::printf("RESULT shape=%ldx%ldx%ld chain=%s pick=%s pick_tflops=%.1f best=%s best_tflops=%.1f cudnn=%s "
+                "cudnn_tflops=%.1f agree=%.2e pick_us=%.1f\n",
+                static_cast<long>(c.m), static_cast<long>(c.n), static_cast<long>(c.k), chain.c_str(), pick_label.c_str(),
+                flops / pick_s * 1e-12, best.c_str(), flops / best_s * 1e-12, cudnn_name.c_str(),
+                std::isfinite(cudnn_s) ? flops / cudnn_s * 1e-12 : NAN, agree, pick_s * 1e6);
     std::fflush(stdout);
   }
   return ok ? 0 : 1;

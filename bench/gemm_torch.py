@@ -1,6 +1,6 @@
 """bench/gemm_torch.py — the cuBLAS anchor for bench/gemm_h200.sh: torch.matmul
 (bf16, A [M, K] row-major @ W [N, K]^T, the layout gemm_bench uses) and torch
-eager matmul + bias + gelu, timed with CUDA events (median of 20 x 20 launches).
+eager matmul + bias + gelu (two shapes), timed with CUDA events (median of 10 x 10 launches).
 Prints: TORCH shape=MxNxK chain=.. tflops=.."""
 import torch
 
@@ -9,27 +9,29 @@ def bench(fn, flops):
         fn()
     torch.cuda.synchronize()
     times = []
-    for _ in range(20):
+    for _ in range(10):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        for _ in range(20):
+        for _ in range(10):
             fn()
         e.record()
         torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) / 20 / 1e3)
+        times.append(s.elapsed_time(e) / 10 / 1e3)
     times.sort()
     return flops / times[len(times) // 2] / 1e12
 
 shapes = [(4096, 4096, 4096), (8192, 8192, 8192)]
-shapes += [(m, n, k) for m in (16, 128, 1024, 4096) for (n, k) in ((4096, 4096), (14336, 4096))]
+shapes += [(m, n, k) for m in (16, 128, 1024, 4096, 16384)
+           for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672))]
 torch.manual_seed(0)
 for (m, n, k) in shapes:
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     print("TORCH shape=%dx%dx%d chain=none tflops=%.1f" % (m, n, k, bench(lambda: torch.matmul(a, w.t()), 2.0 * m * n * k)), flush=True)
-m, n, k = 4096, 4096, 4096
-a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
-f = lambda: torch.nn.functional.gelu(torch.matmul(a, w.t()) + bias)
-print("TORCH shape=%dx%dx%d chain=bias+gelu tflops=%.1f" % (m, n, k, bench(f, 2.0 * m * n * k)), flush=True)
+    del a, w
+for (m, n, k) in ((4096, 4096, 4096), (16, 4096, 4096)):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    f = lambda: torch.nn.functional.gelu(torch.matmul(a, w.t()) + bias)
+    print("TORCH shape=%dx%dx%d chain=bias+gelu tflops=%.1f" % (m, n, k, bench(f, 2.0 * m * n * k)), flush=True)

@@ -215,6 +215,7 @@ Result<const CudaDriverApi*> cuda_driver() {
     bind(h, "cuEventSynchronize", a.event_synchronize, optional);
     bind(h, "cuEventElapsedTime_v2", a.event_elapsed_time, optional);
     bind(h, "cuEventDestroy_v2", a.event_destroy, optional);
+    bind(h, "cuTensorMapEncodeTiled", a.tensor_map_encode_tiled, optional);
     int v = 0;
     if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
       return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +

@@ -108,6 +108,9 @@ struct CudaDriverApi {
   decltype(&::cuEventSynchronize) event_synchronize = nullptr;
   decltype(&::cuEventElapsedTime) event_elapsed_time = nullptr;  // cuEventElapsedTime_v2
   decltype(&::cuEventDestroy) event_destroy = nullptr;
+  // Optional: TMA descriptors (CUDA 12.0+ drivers); nullptr when absent, and
+  // kernels that need a tensor map decline at plan build.
+  decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
 };
 
 struct NvrtcApi {

@@ -94,11 +94,34 @@ std::size_t run_case(const GemmCase& c, Knobs knobs, std::mt19937& rng) {
   return bad;
 }
 
-Knobs random_knobs(std::mt19937& rng) {
-  Knobs k;
-  for (const auto& d : gemm::knob_domains())
-    k[d.type] = d.values[std::uniform_int_distribution<std::size_t>(0, d.values.size() - 1)(rng)];
-  return k;
+// A random config the engine takes for case `c`: any proposable config (v2
+// only on sm_90) with a random swap, raster and (v2) split count.
+Knobs random_knobs(const GemmCase& c, std::mt19937& rng) {
+  OpGraph g = build_case(c);
+  auto p = gemm::analyze_gemm(g);
+  EXPECT_TRUE(p.is_good()) << describe(c);
+  std::vector<gemm::GemmConfig> ok;
+  for (auto cfg : gemm::proposable_configs()) {
+    if (cfg.version == 2 && gpu().props.major != 9) continue;
+    cfg.swap_ab = rng() % 2 == 0;
+    cfg.raster = static_cast<int>(rng() % 2);
+    if (cfg.version == 2) cfg.split_k = static_cast<int>(1 + rng() % 4);
+    if (p.is_good() && gemm::config_takes(*p, cfg)) ok.push_back(cfg);
+  }
+  if (ok.empty()) return gemm::knobs_of(gemm::GemmConfig{});
+  return gemm::knobs_of(ok[rng() % ok.size()]);
+}
+
+// Case `c` under v2 with TILE_N `tn` (stages as proposed), `split`, `swap`.
+Knobs v2_knobs(int tn, int split, bool swap, int raster = 0) {
+  gemm::GemmConfig cfg;
+  cfg.version = 2;
+  cfg.tile_n = tn;
+  cfg.stages = tn == 256 ? 4 : tn == 128 ? 6 : 8;
+  cfg.split_k = split;
+  cfg.swap_ab = swap;
+  cfg.raster = raster;
+  return gemm::knobs_of(cfg);
 }
 
 class GemmGpu : public ::testing::Test {
@@ -122,7 +145,7 @@ TEST_F(GemmGpu, EveryLayoutAndTypeWithTailsHeuristicAndRandomKnobs) {
         for (DataType out : {DataType::BFLOAT16, DataType::HALF, DataType::FLOAT}) {
           GemmCase c{1, ext(rng), ext(rng), ext(rng), ac, bc, in, out, {"bias", "relu"}};
           EXPECT_EQ(run_case(c, {}, rng), 0u);
-          EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+          EXPECT_EQ(run_case(c, random_knobs(c, rng), rng), 0u);
         }
 }
 
@@ -133,7 +156,7 @@ TEST_F(GemmGpu, AlignedClassTailsInsideTiles) {
     for (bool ac : {false, true})
       for (bool bc : {false, true}) {
         GemmCase c{1, m, n, k, ac, bc, DataType::BFLOAT16, DataType::BFLOAT16, {}};
-        EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+        EXPECT_EQ(run_case(c, random_knobs(c, rng), rng), 0u);
       }
   }
 }
@@ -145,7 +168,7 @@ TEST_F(GemmGpu, EveryEpilogueKind) {
       {"bias", "gelu", "scale", "residual"}, {"scale", "bias", "swish", "sigmoid", "tanh"}};
   for (const auto& ch : chains) {
     GemmCase c{1, 97, 130, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, ch};
-    EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+    EXPECT_EQ(run_case(c, random_knobs(c, rng), rng), 0u);
   }
 }
 
@@ -155,7 +178,7 @@ TEST_F(GemmGpu, BatchWithBroadcastWeight) {
   EXPECT_EQ(run_case(c, {}, rng), 0u);
   c.b_broadcast = false;
   c.a_col = true;
-  EXPECT_EQ(run_case(c, random_knobs(rng), rng), 0u);
+  EXPECT_EQ(run_case(c, random_knobs(c, rng), rng), 0u);
 }
 
 TEST_F(GemmGpu, FlashInferShapedBindings) {
@@ -185,4 +208,42 @@ TEST_F(GemmGpu, OnePlanCompilePerLayoutClass) {
   const auto after = rt->cache().stats();
   EXPECT_EQ(after.misses, before.misses) << "a second shape of the same class compiled again";
   EXPECT_EQ(after.bypassed, before.bypassed);
+}
+
+// gemm_v2 (TMA + wgmma) on every layout class and TILE_N, with tails in M, N
+// and K (16-byte class: contiguous extents multiples of 8), split K, swap AB,
+// both rasters, both input types and every output type.
+TEST_F(GemmGpu, V2EveryLayoutTileSplitAndSwap) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 48);
+  for (bool ac : {false, true})
+    for (bool bc : {false, true})
+      for (int tn : {256, 128, 64, 32, 16}) {
+        if (!bc && tn < 64) continue;  // an N-major B needs TILE_N >= 64
+        GemmCase c{1, 8 * e8(rng) + 128, 8 * e8(rng) + 64, 8 * e8(rng) + 64, ac, bc, DataType::BFLOAT16,
+                   DataType::BFLOAT16, {"bias", "gelu"}};
+        const int split = static_cast<int>(1 + rng() % 3);
+        EXPECT_EQ(run_case(c, v2_knobs(tn, split, false, static_cast<int>(rng() % 2)), rng), 0u) << "TILE_N " << tn;
+      }
+  for (DataType out : {DataType::BFLOAT16, DataType::HALF, DataType::FLOAT}) {
+    GemmCase c{1, 8 * e8(rng), 8 * e8(rng) + 256, 8 * e8(rng), false, true, DataType::HALF, out, {"scale", "residual"}};
+    EXPECT_EQ(run_case(c, v2_knobs(128, 1, false), rng), 0u);
+    EXPECT_EQ(run_case(c, v2_knobs(128, 4, true), rng), 0u);
+  }
+  // Small M through swap AB and split K (the decode shapes), and the heuristic's pick.
+  for (std::int64_t m : {1, 16, 24, 128}) {
+    GemmCase c{1, m, 4096, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
+    EXPECT_EQ(run_case(c, v2_knobs(m <= 16 ? 16 : m <= 32 ? 32 : 128, 4, m < 128), rng), 0u) << "M " << m;
+    EXPECT_EQ(run_case(c, {}, rng), 0u) << "M " << m << " (pick)";
+  }
+  // Batch with a broadcast weight, K-major and M-major A.
+  GemmCase b{3, 200, 136, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, v2_knobs(128, 2, false), rng), 0u);
+  b.a_col = true;
+  b.b_broadcast = false;
+  EXPECT_EQ(run_case(b, v2_knobs(64, 1, false), rng), 0u);
+  // A second shape of one class reuses the compiled kernel and the plan.
+  GemmCase big{1, 1000, 1032, 264, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {}};
+  EXPECT_EQ(run_case(big, {}, rng), 0u);
 }

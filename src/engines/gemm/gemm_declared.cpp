@@ -60,6 +60,16 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
                                               {EpiKind::GELU_TANH, EpiKind::TANH, EpiKind::IDENTITY, EpiKind::ADD}),
                                GemmConfig{}));
   out.push_back(kernel_request(sample_problem(bf, f32, true, true, 1, {}), GemmConfig{}));
+  // v2 (sm_90a): every layout class, fp16 in with each output type, the other raster.
+  GemmConfig v2;
+  v2.version = 2;
+  v2.tile_n = 128;
+  v2.stages = 4;
+  for (bool ak : {true, false})
+    for (bool bk : {true, false}) out.push_back(kernel_request(sample_problem(bf, bf, ak, bk, 8, {EpiKind::RELU}), v2));
+  v2.raster = 1;
+  for (DataType o : {bf, hf, f32})
+    out.push_back(kernel_request(sample_problem(hf, o, true, true, 8, {EpiKind::MUL, EpiKind::ADD, EpiKind::SWISH}), v2));
   return out;
 }
 

@@ -2,6 +2,8 @@
 // family hooks (analyzer, heuristics).
 #include "engines/gemm/gemm_engine.h"
 
+#include "engines/gemm/gemm_tma.h"
+
 #include <mutex>
 
 #include "opgraph/op_graph.h"
@@ -43,9 +45,27 @@ class GemmPlan final : public CompiledPlan {
     HostParams h = make_params(kp_, ptr);
     OPGRAPH_CHECK(missing);
     runtime::LaunchDims dims;
-    grid_of(kp_, cfg_, dims.grid, dims.block);
-    dims.shared_bytes = smem_bytes(kp_, GemmConfig{cfg_.version, cfg_.tile_m, cfg_.tile_n, cfg_.stages, 1, 1, false, 0});
-    void* args[] = {&h};
+    GemmConfig unswapped = cfg_;
+    unswapped.swap_ab = false;  // kp_ is already the kernel view
+    grid_of(kp_, unswapped, dims.grid, dims.block, rt_->device().sm_count);
+    dims.shared_bytes = smem_bytes(kp_, unswapped);
+    if (cfg_.version != 2) {
+      void* args[] = {&h};
+      return rt_->launch(*kernel_, dims, static_cast<CUstream>(ctx.stream), args);
+    }
+    const runtime::CudaDriverApi& api = rt_->api();
+    CUtensorMap ta, tb;
+    V2HostArgs e;
+    OPGRAPH_CHECK(tma_.maps(api, kp_, unswapped, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
+    e.splits = v2_splits(kp_, unswapped);
+    if (e.splits > 1) {
+      std::int64_t counter_offset = 0;
+      auto base = scratch_.get(api, v2_partial_bytes(kp_, unswapped), v2_counter_bytes(kp_, unswapped), &counter_offset);
+      if (base.is_bad()) return base.status();
+      e.workspace = *base;
+      e.counters = *base + static_cast<std::uint64_t>(counter_offset);
+    }
+    void* args[] = {&h, &e, &ta, &tb};
     return rt_->launch(*kernel_, dims, static_cast<CUstream>(ctx.stream), args);
   }
 
@@ -54,12 +74,14 @@ class GemmPlan final : public CompiledPlan {
   GemmConfig cfg_;
   runtime::KernelRuntime* rt_;
   const runtime::LoadedKernel* kernel_;
+  mutable TmaCache tma_;          // v2: maps by (pointer, extents, strides)
+  mutable SplitScratch scratch_;  // v2 with SPLIT_K_SLC > 1
 };
 
 class GemmEngine final : public Engine {
  public:
   explicit GemmEngine(EngineIdentity id) : Engine(std::move(id)) {
-    caps_.sm_lo = 80;  // mma.sync m16n8k16 + cp.async: sm_80 and later (v2 will need sm_90a)
+    caps_.sm_lo = 80;  // v1 (mma.sync + cp.async): sm_80+; v2 (wgmma): sm_90 only, decided per config
     caps_.knobs = knob_domains();
   }
   const Capabilities& capabilities() const override { return caps_; }
@@ -72,6 +94,10 @@ class GemmEngine final : public Engine {
     if (p.is_bad()) return p.status();
     auto cfg = config_from_knobs(config.knobs);
     if (cfg.is_bad()) return cfg.status();
+    if (!config_takes(*p, *cfg))
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                    "engine gemm: PIPELINE_ARCH=2 takes the 16-byte class only, with TILE_N >= 64 for an N-major B "
+                    "(kernel view); this graph or config is outside it");
     SharedRuntime& s = shared_runtime();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.rt) {
@@ -79,6 +105,9 @@ class GemmEngine final : public Engine {
       if (rt.is_bad()) return rt.status();
       s.rt = std::move(*rt);
     }
+    if (cfg->version == 2 && s.rt->device().major != 9)
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "engine gemm: PIPELINE_ARCH=2 (wgmma, sm_90a) needs an sm_90 device; this one is " +
+                                                        s.rt->device().arch());
     auto k = s.rt->get(kernel_request(*p, *cfg));
     if (k.is_bad()) return k.status();
     // The plan keeps the kernel view (SWAP_AB applied); execute sizes shared
@@ -91,7 +120,8 @@ class GemmEngine final : public Engine {
     auto c = config_from_knobs(config.knobs);
     if (c.is_bad()) return name();
     return name() + "_v" + std::to_string(c->version) + "_" + std::to_string(c->tile_m) + "x" +
-           std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "");
+           std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") +
+           (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "");
   }
 
  private:
@@ -128,7 +158,9 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext&
   if (!fallback) out.push_back(plan::Proposal::backend());
   if (ours && facts.problem.is_good()) {
     const int sms = ctx.target().has_device() ? ctx.target().device->sm_count : 132;
-    out.push_back(plan::Proposal::plan(ours->id(), knobs_of(pick_config(facts.problem.value(), sms, fallback))));
+    const bool hopper = ctx.target().has_device() && ctx.target().device->major == 9;
+    out.push_back(
+        plan::Proposal::plan(ours->id(), knobs_of(pick_config(facts.problem.value(), sms, fallback, hopper))));
   }
   if (fallback) out.push_back(plan::Proposal::backend());
   return out;

@@ -24,10 +24,37 @@ View swapped(const View& v) { return View{v.uid, v.dtype, v.s0, v.s1, v.sc, v.sr
 }  // namespace
 
 std::vector<KnobDomain> knob_domains() {
-  return {{KnobType::PIPELINE_ARCH, {1}}, {KnobType::TILE_M, {128, 64}},    {KnobType::TILE_N, {128, 64}},
-          {KnobType::STAGES, {3, 2, 4}},  {KnobType::CLUSTER_M, {1}},       {KnobType::CLUSTER_N, {1}},
-          {KnobType::SWAP_AB, {0, 1}},    {KnobType::RASTER_ORDER, {0, 1}}};
+  return {{KnobType::PIPELINE_ARCH, {1, 2}},    {KnobType::TILE_M, {128, 64}},
+          {KnobType::TILE_N, {128, 64, 256, 32, 16}}, {KnobType::STAGES, {3, 2, 4, 5, 6, 8}},
+          {KnobType::CLUSTER_M, {1}},           {KnobType::CLUSTER_N, {1}},
+          {KnobType::SWAP_AB, {0, 1}},          {KnobType::RASTER_ORDER, {0, 1}},
+          {KnobType::SPLIT_K_SLC, {1, 2, 3, 4, 5, 6, 7, 8}}};
 }
+
+namespace {
+
+// v2 dynamic shared memory (bytes), mirroring gemm_v2.cu's gemm_v2_smem_bytes.
+unsigned v2_smem(int tile_n, int stages) {
+  return static_cast<unsigned>(stages * (128 * 64 * 2 + tile_n * 64 * 2) + 1024 + 256);
+}
+constexpr unsigned kMaxSmem = 232448 - 64;  // 227 KiB less the kernel's static flags
+
+Status bad_combo(const GemmConfig& c, const std::string& why) {
+  return {ErrorCode::INVALID_VALUE, "engine gemm: PIPELINE_ARCH=" + std::to_string(c.version) + " with TILE_M=" +
+                                        std::to_string(c.tile_m) + " TILE_N=" + std::to_string(c.tile_n) +
+                                        " STAGES=" + std::to_string(c.stages) + " SPLIT_K_SLC=" +
+                                        std::to_string(c.split_k) + ": " + why};
+}
+
+// Fraction of the last wave's SMs kept busy by `units` work units.
+double wave_efficiency(std::int64_t units, int sms) {
+  const std::int64_t waves = (units + sms - 1) / sms;
+  return waves == 0 ? 0.0 : static_cast<double>(units) / static_cast<double>(waves * sms);
+}
+
+int v2_stages_for(int tile_n) { return tile_n == 256 ? 4 : tile_n == 128 ? 6 : 8; }
+
+}  // namespace
 
 Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
   for (const auto& d : knob_domains()) {
@@ -46,29 +73,76 @@ Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
   c.cluster_n = static_cast<int>(knobs.at(KnobType::CLUSTER_N));
   c.swap_ab = knobs.at(KnobType::SWAP_AB) != 0;
   c.raster = static_cast<int>(knobs.at(KnobType::RASTER_ORDER));
+  c.split_k = static_cast<int>(knobs.at(KnobType::SPLIT_K_SLC));
+  if (c.version == 1) {
+    if (c.tile_n != 64 && c.tile_n != 128) return bad_combo(c, "v1 tiles are 64 or 128 wide");
+    if (c.stages > 4) return bad_combo(c, "v1 rings are 2..4 deep");
+    if (c.split_k != 1) return bad_combo(c, "v1 does not split K");
+  } else {
+    if (c.tile_m != 128) return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64)");
+    if (v2_smem(c.tile_n, c.stages) > kMaxSmem) return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
+  }
   return c;
 }
 
 Knobs knobs_of(const GemmConfig& c) {
   return {{KnobType::PIPELINE_ARCH, c.version}, {KnobType::TILE_M, c.tile_m},     {KnobType::TILE_N, c.tile_n},
           {KnobType::STAGES, c.stages},         {KnobType::CLUSTER_M, c.cluster_m}, {KnobType::CLUSTER_N, c.cluster_n},
-          {KnobType::SWAP_AB, c.swap_ab ? 1 : 0}, {KnobType::RASTER_ORDER, c.raster}};
+          {KnobType::SWAP_AB, c.swap_ab ? 1 : 0}, {KnobType::RASTER_ORDER, c.raster},
+          {KnobType::SPLIT_K_SLC, c.split_k}};
 }
 
-GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback) {
+bool config_takes(const GemmProblem& p, const GemmConfig& c) {
+  if (c.version != 2) return true;
+  const GemmProblem k = kernel_view(p, c);
+  constexpr std::int64_t kIntMax = 0x7fffffff;
+  if (k.vec != 8 || c.tile_m != 128) return false;
+  if (!k.b_kmajor && c.tile_n < 64) return false;
+  for (std::int64_t e : {k.m, k.n, k.k, k.batch0, k.batch1})
+    if (e > kIntMax - 256) return false;
+  return true;
+}
+
+GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool hopper) {
   GemmConfig c;
   if (fallback) {
     c.tile_m = c.tile_n = 64;
     c.stages = 2;
     return c;
   }
-  // Unmeasured first rules (bench/gemm_h200.sh will replace them): small
-  // extents take 64-wide tiles; too few 128x128 tiles to fill the SMs take
-  // 64 along the longer axis; the element-wise class gains nothing from depth.
+  const int sms = std::max(sm_count, 1);
+  if (hopper) {
+    // v2. Small M with a wide N: swap, so the graph's N fills wgmma's 64-row M.
+    GemmConfig v;
+    v.version = 2;
+    v.swap_ab = p.m <= 64 && p.n >= 256;
+    const GemmProblem k = kernel_view(p, v);
+    const std::int64_t batch = k.batch0 * k.batch1, tiles_m = (k.m + 127) / 128;
+    auto tiles = [&](int tn) { return tiles_m * ((k.n + tn - 1) / tn) * batch; };
+    if (k.n <= 16) v.tile_n = 16;
+    else if (k.n <= 32) v.tile_n = 32;
+    else if (k.n <= 64) v.tile_n = 64;
+    else if (k.n <= 128 || tiles(256) < sms) v.tile_n = 128;
+    else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
+    if (!k.b_kmajor) v.tile_n = std::max(v.tile_n, 64);
+    v.stages = v2_stages_for(v.tile_n);
+    // Too few tiles to fill the SMs: split K (each split keeps >= 4 K blocks).
+    const std::int64_t t = tiles(v.tile_n), kblocks = (k.k + 63) / 64;
+    if (t < 2 * sms) {
+      double best = wave_efficiency(t, sms);
+      for (int sp = 2; sp <= 8 && kblocks / sp >= 4; ++sp) {
+        const double e = wave_efficiency(t * sp, sms);
+        if (e > best + 0.02) v.split_k = sp, best = e;
+      }
+    }
+    if (config_takes(p, v)) return v;
+  }
+  // v1 (unmeasured first rules): small extents take 64-wide tiles; too few
+  // 128x128 tiles to fill the SMs take 64 along the longer axis.
   c.tile_m = p.m <= 64 ? 64 : 128;
   c.tile_n = p.n <= 64 ? 64 : 128;
   const std::int64_t tiles = ((p.m + 127) / 128) * ((p.n + 127) / 128) * p.batch0 * p.batch1;
-  if (tiles < std::max(sm_count, 1) && c.tile_m == 128 && c.tile_n == 128) {
+  if (tiles < sms && c.tile_m == 128 && c.tile_n == 128) {
     if (p.m >= p.n) c.tile_m = 64;
     else c.tile_n = 64;
   }
@@ -87,6 +161,13 @@ std::vector<GemmConfig> proposable_configs() {
         c.stages = st;
         out.push_back(c);
       }
+  for (int tn : {256, 128, 64, 32, 16}) {
+    GemmConfig c;
+    c.version = 2;
+    c.tile_n = tn;
+    c.stages = v2_stages_for(tn);
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -143,6 +224,17 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
              std::to_string(c.raster) + chain;
   r.source = "gemm/kernels/gemm_v" + std::to_string(c.version) + ".cu";
   r.entry = "gemm_v" + std::to_string(c.version);
+  if (c.version == 2) {
+    r.defines = {{"OPGRAPH_GEMM_IN", std::to_string(code_of(p.in))},
+                 {"OPGRAPH_GEMM_OUT", std::to_string(code_of(p.out))},
+                 {"OPGRAPH_GEMM_A_KMAJOR", k.a_kmajor ? "1" : "0"},
+                 {"OPGRAPH_GEMM_B_KMAJOR", k.b_kmajor ? "1" : "0"},
+                 {"OPGRAPH_GEMM_TILE_N", std::to_string(c.tile_n)},
+                 {"OPGRAPH_GEMM_STAGES", std::to_string(c.stages)},
+                 {"OPGRAPH_GEMM_RASTER", std::to_string(c.raster)},
+                 {"OPGRAPH_GEMM_EPILOGUE_BODY", epilogue_body(k)}};
+    return r;
+  }
   r.defines = {{"OPGRAPH_GEMM_IN", std::to_string(code_of(p.in))},
                {"OPGRAPH_GEMM_OUT", std::to_string(code_of(p.out))},
                {"OPGRAPH_GEMM_A_KMAJOR", k.a_kmajor ? "1" : "0"},
@@ -157,6 +249,7 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
 }
 
 unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
+  if (c.version == 2) return v2_smem(c.tile_n, c.stages);
   const GemmProblem k = kernel_view(p, c);
   constexpr int bk = 32, pad = 8;
   const int a = k.a_kmajor ? c.tile_m * (bk + pad) : bk * (c.tile_m + pad);
@@ -164,7 +257,35 @@ unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   return static_cast<unsigned>(c.stages * (a + b) * 2);
 }
 
-void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3]) {
+namespace {
+std::int64_t v2_tiles(const GemmProblem& kp, const GemmConfig& c) {
+  return ((kp.m + 127) / 128) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1;
+}
+}  // namespace
+
+std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c) {
+  const std::int64_t kblocks = (kp.k + 63) / 64;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(c.split_k, kblocks));
+}
+
+std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c) {
+  const std::int64_t s = v2_splits(kp, c);
+  return s > 1 ? v2_tiles(kp, c) * s * 128 * c.tile_n * 4 : 0;
+}
+
+std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c) {
+  return v2_splits(kp, c) > 1 ? v2_tiles(kp, c) * 2 * 4 : 0;
+}
+
+void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count) {
+  if (c.version == 2) {
+    const std::int64_t units = v2_tiles(kp, c) * v2_splits(kp, c);
+    grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(units, 1, std::max(sm_count, 1)));
+    grid[1] = grid[2] = 1;
+    block[0] = 384;
+    block[1] = block[2] = 1;
+    return;
+  }
   const std::int64_t tiles = ((kp.m + c.tile_m - 1) / c.tile_m) * ((kp.n + c.tile_n - 1) / c.tile_n);
   grid[0] = static_cast<unsigned>(std::max<std::int64_t>(tiles, 1));
   grid[1] = static_cast<unsigned>(kp.batch0 * kp.batch1);

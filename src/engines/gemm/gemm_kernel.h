@@ -3,12 +3,15 @@
 // prelude (#defines, including the generated epilogue), the launch arguments.
 //
 // Knobs (the KnobType vocabulary; backend types where the meaning matches):
-//   PIPELINE_ARCH  kernel version: 1 = gemm_v1 (mma.sync + cp.async ring)
-//   TILE_M, TILE_N CTA tile (elements): 128 or 64
-//   STAGES         shared-memory ring depth: 3, 2 or 4
-//   CLUSTER_M/_N   thread-block cluster: 1 (v1 launches no clusters)
+//   PIPELINE_ARCH  kernel version: 1 = gemm_v1 (mma.sync + cp.async ring, sm_80+),
+//                  2 = gemm_v2 (TMA + wgmma, warp-specialised, persistent; sm_90a)
+//   TILE_M, TILE_N CTA tile (elements): v1 128/64 x 128/64; v2 128 x 256/128/64/32/16
+//   STAGES         shared-memory ring depth: v1 2..4; v2 2..8 (within 227 KiB)
+//   CLUSTER_M/_N   thread-block cluster: 1 (no clusters launched yet)
 //   SWAP_AB        0/1: compute C^T = B^T A^T (the kernel's M is the graph's N)
-//   RASTER_ORDER   0: consecutive CTAs walk M; 1: walk N
+//   RASTER_ORDER   0: consecutive tiles walk M (v2: in bands of 8); 1: walk N
+//   SPLIT_K_SLC    v2: K splits per tile, 1..8 (fp32 partials in a plan-owned
+//                  scratch, the last split sums in split order); v1: 1
 // All are performance-only: every config computes the same function.
 #pragma once
 
@@ -28,19 +31,30 @@ struct GemmConfig {
   int cluster_m = 1, cluster_n = 1;
   bool swap_ab = false;
   int raster = 0;
+  int split_k = 1;
   bool operator==(const GemmConfig&) const = default;
 };
 
 // The declared knob domains (first value = default).
 std::vector<KnobDomain> knob_domains();
-// Knobs <-> config. INVALID_VALUE names a missing or out-of-domain knob.
+// Knobs <-> config. INVALID_VALUE names a missing or out-of-domain knob, or a
+// combination no kernel version takes (v1: tile 64/128, stages <= 4, split 1;
+// v2: TILE_M 128, shared memory within 227 KiB).
 Result<GemmConfig> config_from_knobs(const Knobs& knobs);
 Knobs knobs_of(const GemmConfig& c);
 
+// Whether config `c` (v2) can run problem `p` (graph view): the 16-byte class
+// (TMA needs 16-byte aligned bases and strides), an M/N-major kernel operand
+// only with a 64-element-wide tile along that axis, extents within int32.
+// v1 configs take every analysed problem. Decided from facts only.
+bool config_takes(const GemmProblem& p, const GemmConfig& c);
+
 // The heuristic's pick from facts only (extents, batch, SM count; 132 when the
-// target has no device). FALLBACK asks for the smallest, most portable tile.
-GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback);
-// Every config pick_config can return (the CI compile set).
+// target has no device; hopper: the target is sm_90, where v2 runs).
+// FALLBACK asks for the smallest, most portable tile (v1).
+GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool hopper = false);
+// Every config pick_config can return (the CI compile set), split_k = 1 (split
+// is a run-time argument, not part of the specialisation).
 std::vector<GemmConfig> proposable_configs();
 
 // The problem as the kernel sees it under `c` (A/B and M/N exchanged for SWAP_AB).
@@ -88,7 +102,19 @@ HostParams make_params(const GemmProblem& kp, PtrOf ptr) {
   return h;
 }
 
-// Grid (x: tiles, y: batch) for the kernel view.
-void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3]);
+// v2's extra argument (mirror of opgraph_gemm::V2Args, gemm_v2.cu).
+struct V2HostArgs {
+  std::uint64_t workspace = 0, counters = 0;
+  std::int64_t splits = 1, flags = 0;
+};
+// v2 split-K scratch for the kernel view (bytes): partials, then counters.
+std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c);
+std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c);
+// The split count v2 runs with: the knob clamped to the K blocks (>= 1).
+std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c);
+
+// Launch geometry for the kernel view. v1: grid (tiles, batch), 128 threads.
+// v2: persistent, grid min(units, sm_count), 384 threads.
+void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count = 132);
 
 }  // namespace opgraph::gemm

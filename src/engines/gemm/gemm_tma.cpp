@@ -1,0 +1,105 @@
+// engines/gemm/gemm_tma.cpp — tensor-map encoding and caching, split-K scratch
+// (see gemm_tma.h for the map layout).
+#include "engines/gemm/gemm_tma.h"
+
+#include <algorithm>
+
+namespace opgraph::gemm {
+namespace {
+
+std::int64_t round16(std::int64_t b) { return (std::max<std::int64_t>(b, 16) + 15) / 16 * 16; }
+
+// Key: ptr, dtype code, inner extent, outer extent, outer stride, b1 extent,
+// b1 stride, b0 extent, b0 stride, box outer, unused.
+TmaKey key_of(std::uint64_t ptr, DataType dt, std::int64_t inner, std::int64_t outer, std::int64_t outer_stride,
+              std::int64_t b1, std::int64_t s1, std::int64_t b0, std::int64_t s0, int box_outer, std::int64_t* flag1,
+              std::int64_t* flag0) {
+  const bool has1 = b1 > 1 && s1 != 0, has0 = b0 > 1 && s0 != 0;
+  *flag1 = has1 ? 1 : 0;
+  *flag0 = has0 ? 1 : 0;
+  return {static_cast<std::int64_t>(ptr), dt == DataType::HALF ? 1 : 0, inner, outer, outer_stride,
+          has1 ? b1 : 1, has1 ? s1 : 0, has0 ? b0 : 1, has0 ? s0 : 0, box_outer, 0};
+}
+
+}  // namespace
+
+Status TmaCache::one(const runtime::CudaDriverApi& api, const TmaKey& k, CUtensorMap* out) {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
+    if (it->first == k) {
+      *out = it->second;
+      return Status::ok();
+    }
+  if (!api.tensor_map_encode_tiled)
+    return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine gemm v2: the driver has no cuTensorMapEncodeTiled"};
+  // Bytes; an axis of extent 1 gets the packed stride of the axes inside it.
+  cuuint64_t dims[4] = {static_cast<cuuint64_t>(k[2]), static_cast<cuuint64_t>(k[3]), static_cast<cuuint64_t>(k[5]),
+                        static_cast<cuuint64_t>(k[7])};
+  std::int64_t s[3] = {k[4] * 2, k[6] * 2, k[8] * 2};
+  std::int64_t span = k[2] * 2;
+  const std::int64_t ext[3] = {k[3], k[5], k[7]};
+  for (int i = 0; i < 3; ++i) {
+    if (ext[i] == 1 || s[i] <= 0) s[i] = round16(span);
+    span = std::max(span, s[i] * ext[i]);
+  }
+  cuuint64_t strides[3] = {static_cast<cuuint64_t>(s[0]), static_cast<cuuint64_t>(s[1]), static_cast<cuuint64_t>(s[2])};
+  cuuint32_t box[4] = {64, static_cast<cuuint32_t>(k[9]), 1, 1};
+  cuuint32_t estr[4] = {1, 1, 1, 1};
+  CUtensorMap m;
+  CUresult r = api.tensor_map_encode_tiled(
+      &m, k[1] ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
+      reinterpret_cast<void*>(static_cast<std::uintptr_t>(k[0])), dims, strides, box, estr,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return runtime::cuda_check(api, r,
+                               "engine gemm v2: cuTensorMapEncodeTiled (extents " + std::to_string(k[2]) + " x " +
+                                   std::to_string(k[3]) + ", stride " + std::to_string(k[4]) + " elements)");
+  if (entries_.size() >= 16) entries_.erase(entries_.begin());
+  entries_.emplace_back(k, m);
+  *out = m;
+  return Status::ok();
+}
+
+Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c,
+                      std::uint64_t a_ptr, std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags) {
+  std::int64_t fa1, fa0, fb1, fb0;
+  // A: r = m, c = k. B: r = k, c = n.
+  const TmaKey ka = kp.a_kmajor ? key_of(a_ptr, kp.in, kp.k, kp.m, kp.a.sr, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
+                                         128, &fa1, &fa0)
+                                : key_of(a_ptr, kp.in, kp.m, kp.k, kp.a.sc, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
+                                         64, &fa1, &fa0);
+  const TmaKey kb = kp.b_kmajor ? key_of(b_ptr, kp.in, kp.k, kp.n, kp.b.sc, kp.batch1, kp.b.s1, kp.batch0, kp.b.s0,
+                                         c.tile_n, &fb1, &fb0)
+                                : key_of(b_ptr, kp.in, kp.n, kp.k, kp.b.sr, kp.batch1, kp.b.s1, kp.batch0, kp.b.s0,
+                                         64, &fb1, &fb0);
+  *flags = fa1 | (fa0 << 1) | (fb1 << 2) | (fb0 << 3);
+  std::lock_guard<std::mutex> lock(mu_);
+  OPGRAPH_CHECK(one(api, ka, a));
+  return one(api, kb, b);
+}
+
+SplitScratch::~SplitScratch() {
+  if (ptr_ && api_) api_->mem_free(ptr_);
+}
+
+Result<std::uint64_t> SplitScratch::get(const runtime::CudaDriverApi& api, std::int64_t partial_bytes,
+                                        std::int64_t counter_bytes, std::int64_t* counter_offset) {
+  if (partial_bytes == 0 && counter_bytes == 0) return std::uint64_t{0};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (partial_bytes > partial_cap_ || counter_bytes > counter_cap_) {
+    if (ptr_) api.mem_free(ptr_);
+    ptr_ = 0;
+    partial_cap_ = (std::max(partial_bytes, partial_cap_) + 255) / 256 * 256;
+    counter_cap_ = (std::max(counter_bytes, counter_cap_) + 255) / 256 * 256;
+    OPGRAPH_CHECK(runtime::cuda_check(api, api.mem_alloc(&ptr_, static_cast<std::size_t>(partial_cap_ + counter_cap_)),
+                                      "engine gemm v2: cuMemAlloc of the split-K scratch"));
+    api_ = &api;
+    OPGRAPH_CHECK(runtime::cuda_check(
+        api, api.memset_d32(ptr_ + static_cast<CUdeviceptr>(partial_cap_), 0, static_cast<std::size_t>(counter_cap_ / 4)),
+        "engine gemm v2: cuMemsetD32 of the split-K counters"));
+  }
+  *counter_offset = partial_cap_;
+  return static_cast<std::uint64_t>(ptr_);
+}
+
+}  // namespace opgraph::gemm

@@ -1,0 +1,59 @@
+// engines/gemm/gemm_tma.h — gemm_v2's host side: the TMA tensor maps for the
+// kernel view's A and B (encoded per call from the pack's pointers and the
+// problem's extents/strides, cached by those values so repeated calls do not
+// re-encode), and the plan-owned split-K scratch.
+//
+// Maps are 4-D, innermost first: (contiguous axis, the other matrix axis,
+// batch1, batch0), 16-bit elements, 128-byte swizzle, zero fill out of range.
+// Box: 64 contiguous elements x `box_outer` (K-major A: 128 rows; K-major B:
+// TILE_N rows; an M/N-major operand: 64 K rows per 64-element chunk). A batch
+// axis of extent 1 or stride 0 (broadcast) becomes extent 1 in the map and its
+// flag bit stays clear, so the kernel addresses it at 0.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "engines/gemm/gemm_kernel.h"
+#include "runtime/loader.h"
+
+namespace opgraph::gemm {
+
+// The values that decide one map (ELEMENTS except the pointer).
+using TmaKey = std::array<std::int64_t, 11>;
+
+class TmaCache {
+ public:
+  // The maps for kernel view `kp` under v2 config `c`, with A at `a_ptr` and
+  // B at `b_ptr`; `flags` gets V2Args::flags. GRAPH_NOT_SUPPORTED when the
+  // driver lacks cuTensorMapEncodeTiled; CUDA_API_FAILED naming the operand
+  // when the driver refuses the map.
+  Status maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c, std::uint64_t a_ptr,
+              std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags);
+
+ private:
+  Status one(const runtime::CudaDriverApi& api, const TmaKey& key, CUtensorMap* out);
+  std::mutex mu_;
+  std::vector<std::pair<TmaKey, CUtensorMap>> entries_;  // most recent last, at most 16
+};
+
+// Device scratch owned by a v2 plan: split-K partials then counters (zeroed
+// once when allocated; the kernel leaves them zero). Grows on demand.
+class SplitScratch {
+ public:
+  ~SplitScratch();
+  // Device address with at least partial_bytes + counter_bytes (counters at
+  // partials + partial_bytes, 256-byte aligned), or 0 when both are 0.
+  Result<std::uint64_t> get(const runtime::CudaDriverApi& api, std::int64_t partial_bytes, std::int64_t counter_bytes,
+                            std::int64_t* counter_offset);
+
+ private:
+  std::mutex mu_;
+  const runtime::CudaDriverApi* api_ = nullptr;
+  CUdeviceptr ptr_ = 0;
+  std::int64_t partial_cap_ = 0, counter_cap_ = 0;
+};
+
+}  // namespace opgraph::gemm

@@ -1,0 +1,363 @@
+// gemm/kernels/gemm_v2.cu — version 2 of the gemm family, the Hopper kernel
+// (sm_90a): TMA loads into a STAGES-deep ring of 128B-swizzled shared tiles on
+// mbarriers, wgmma from warp-specialised warpgroups, a persistent grid, and the
+// graph's pointwise epilogue applied in registers.
+//
+//   C[b, m, n] = epilogue(sum_k A[b, m, k] * B[b, k, n])   fp32 accumulation
+//
+// CTA = 3 warpgroups (384 threads). Warpgroup 0 is the producer: one thread
+// issues cp.async.bulk.tensor for A (128 x 64) and B (TILE_N x 64) per K block
+// into stage s, completing on full[s]; it waits on empty[s] before reusing a
+// stage. Warpgroups 1 and 2 are consumers: each owns 64 rows of the 128-row
+// tile and runs wgmma.m64n<TILE_N>k16 (4 per K block), releasing a stage (one
+// arrival per consumer warp on empty[s]) once the wgmma group that read it has
+// retired (wait_group 1 keeps one group in flight). Registers are rebalanced
+// with setmaxnreg (producer 40, consumers 232).
+//
+// Work units: (batch, tile, K split) in one list; CTA i takes units i,
+// i + gridDim.x, ... (grid = min(units, SMs)). Tiles are rastered in bands of
+// 8 tiles along M (RASTER 0) or N (RASTER 1) so co-resident CTAs share panels
+// in L2. With splits > 1 each unit covers a K range and writes fp32 partials
+// (fragment order) to the workspace; the unit that counts last on the tile's
+// counter sums every split in split order (deterministic), applies the
+// epilogue, stores, and resets the counter to 0 for the next launch.
+//
+// Layouts: A K-major (box 64 K x 128 M) or M-major (two 64 M x 64 K boxes); B
+// K-major (box 64 K x TILE_N) or N-major (TILE_N / 64 boxes of 64 N x 64 K,
+// so TILE_N >= 64). wgmma's transpose bits select the major-ness; descriptors
+// use the 128B-swizzle canonical layouts (K-major: rows of 128 B, 8-row groups
+// 1024 B apart; MN-major: 64-element rows per K, 8-K groups 1024 B apart,
+// 64-element MN blocks 8192 B apart). Out-of-range rows/columns/K are
+// zero-filled by TMA; stores are guarded, so any M, N, K works. Extents,
+// batch, strides and the split count are run-time arguments.
+//
+// Specialisation (prelude #defines, engines/gemm/gemm_kernel.cpp):
+//   OPGRAPH_GEMM_IN (0 bf16, 1 fp16), OPGRAPH_GEMM_OUT (0 bf16, 1 fp16, 2 fp32),
+//   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256),
+//   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY.
+// Arguments: GemmParams p (gemm_common.cuh), V2Args e, tensor maps ta, tb
+// (4-D: contiguous axis, other matrix axis, batch1, batch0; encoded by
+// engines/gemm/gemm_tma.cpp). Dynamic shared memory: gemm_v2_smem_bytes.
+#include "gemm/kernels/gemm_common.cuh"
+#include "gemm/kernels/gemm_wgmma.cuh"
+
+#if !defined(OPGRAPH_GEMM_IN) || !defined(OPGRAPH_GEMM_OUT) || !defined(OPGRAPH_GEMM_A_KMAJOR) || \
+    !defined(OPGRAPH_GEMM_B_KMAJOR) || !defined(OPGRAPH_GEMM_TILE_N) || !defined(OPGRAPH_GEMM_STAGES) || \
+    !defined(OPGRAPH_GEMM_RASTER) || !defined(OPGRAPH_GEMM_EPILOGUE_BODY)
+#error "gemm_v2.cu: the specialisation prelude (engines/gemm/gemm_kernel.cpp) sets every OPGRAPH_GEMM_* define"
+#endif
+
+namespace opgraph_gemm {
+
+// Run-time arguments beyond GemmParams (host mirror: V2HostArgs in gemm_kernel.h).
+struct V2Args {
+  u64 workspace;  // fp32 partials, [tile][split][consumer][TILE_N/2 * 128] (splits > 1)
+  u64 counters;   // u32 per (tile, consumer); 0 at launch, left 0
+  i64 splits;     // K splits per tile (>= 1, <= K blocks)
+  i64 flags;      // bit 0/1: A's map has batch axis b1/b0; bit 2/3: B's
+};
+
+// An opaque CUtensorMap (128 bytes, 64-byte aligned).
+struct __align__(64) TmaMap {
+  u64 opaque[16];
+};
+
+}  // namespace opgraph_gemm
+
+namespace {
+
+using namespace opgraph_gemm;
+
+constexpr int kBM = 128;
+constexpr int kBN = OPGRAPH_GEMM_TILE_N;
+constexpr int kBK = 64;  // one 128-byte swizzle row of 16-bit elements
+constexpr int kStages = OPGRAPH_GEMM_STAGES;
+constexpr bool kAK = OPGRAPH_GEMM_A_KMAJOR != 0;
+constexpr bool kBKm = OPGRAPH_GEMM_B_KMAJOR != 0;
+constexpr int kABytes = kBM * kBK * 2;
+constexpr int kBBytes = kBN * kBK * 2;
+constexpr int kFrag = kBN / 2;  // accumulators per consumer thread
+constexpr int kGroup = 8;       // raster band width (tiles)
+
+static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 256, "TILE_N is 16..256, a power of two");
+static_assert(kBKm || kBN >= 64, "an N-major B needs TILE_N >= 64 (64-element swizzle rows)");
+static_assert(kStages >= 2 && kStages <= 8, "STAGES is 2..8");
+static_assert(kStages * (kABytes + kBBytes) + 1024 + 256 <= 232448, "shared memory over 227 KiB");
+
+__device__ __forceinline__ u32 smem_u32(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void bar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits for the phase of `parity` to complete. A wait that never ends (a
+// protocol bug) traps after ~2^26 polls (seconds) instead of hanging the GPU.
+__device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
+  u32 done = 0, polls = 0;
+  do {
+    if (++polls == (1u << 26)) __trap();
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// 4-D tile load (coordinates innermost first) completing on `bar`.
+__device__ __forceinline__ void tma_load(u32 dst, const TmaMap* map, int c0, int c1, int c2, int c3, u32 bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Pins the accumulators' order against the asynchronous wgmma.
+__device__ __forceinline__ void fence_acc(float* acc) {
+#pragma unroll
+  for (int i = 0; i < kFrag; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+
+// Shared-memory matrix descriptor, 128B swizzle; byte offsets.
+__device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
+  return static_cast<u64>((addr & 0x3FFFFu) >> 4) | (static_cast<u64>(lbo >> 4) << 16) |
+         (static_cast<u64>(sbo >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+
+struct Unit {
+  i64 b0, b1, m0, n0, tile, split, kb0, kb1;
+};
+
+__device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64 u) {
+  const i64 tiles_m = (p.m + kBM - 1) / kBM, tiles_n = (p.n + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
+  Unit w;
+  w.split = u % e.splits;
+  w.tile = u / e.splits;
+  const i64 bt = w.tile / tiles, t = w.tile % tiles;
+  w.b0 = bt / p.batch1;
+  w.b1 = bt % p.batch1;
+#if OPGRAPH_GEMM_RASTER == 0
+  const i64 band = t / (kGroup * tiles_n), first = band * kGroup;
+  const i64 width = tiles_m - first < kGroup ? tiles_m - first : kGroup;
+  const i64 in = t % (kGroup * tiles_n);
+  const i64 tm = first + in % width, tn = in / width;
+#else
+  const i64 band = t / (kGroup * tiles_m), first = band * kGroup;
+  const i64 width = tiles_n - first < kGroup ? tiles_n - first : kGroup;
+  const i64 in = t % (kGroup * tiles_m);
+  const i64 tn = first + in % width, tm = in / width;
+#endif
+  w.m0 = tm * kBM;
+  w.n0 = tn * kBN;
+  const i64 kblocks = (p.k + kBK - 1) / kBK;
+  w.kb0 = w.split * kblocks / e.splits;
+  w.kb1 = (w.split + 1) * kblocks / e.splits;
+  return w;
+}
+
+__device__ __forceinline__ void store_pair(const GemmParams& p, i64 off, float x0, float x1) {
+#if OPGRAPH_GEMM_OUT == 2
+  *reinterpret_cast<float2*>(reinterpret_cast<float*>(p.c.ptr) + off) = make_float2(x0, x1);
+#elif OPGRAPH_GEMM_OUT == 0
+  *reinterpret_cast<u32*>(reinterpret_cast<unsigned short*>(p.c.ptr) + off) =
+      static_cast<u32>(f32_to_bf16(x0)) | (static_cast<u32>(f32_to_bf16(x1)) << 16);
+#else
+  *reinterpret_cast<u32*>(reinterpret_cast<unsigned short*>(p.c.ptr) + off) =
+      static_cast<u32>(f32_to_f16(x0)) | (static_cast<u32>(f32_to_f16(x1)) << 16);
+#endif
+}
+
+}  // namespace
+
+constexpr int gemm_v2_smem_bytes = kStages * (kABytes + kBBytes) + 1024 + 256;
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+    gemm_v2(const __grid_constant__ GemmParams p, const __grid_constant__ V2Args e, const __grid_constant__ TmaMap ta,
+            const __grid_constant__ TmaMap tb) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ int last_flag[2];
+  // 1024-byte aligned base for the swizzled tiles.
+  const u32 raw = smem_u32(smem_raw);
+  const u32 base = (raw + 1023u) & ~1023u;
+  const u32 sa = base;                          // kStages x kABytes
+  const u32 sb = base + kStages * kABytes;      // kStages x kBBytes
+  const u32 bars = sb + kStages * kBBytes;      // full[kStages], empty[kStages] (8 bytes each)
+  auto full = [&](int s) { return bars + 8u * static_cast<u32>(s); };
+  auto empty = [&](int s) { return bars + 8u * static_cast<u32>(kStages + s); };
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      bar_init(full(s), 1);
+      bar_init(empty(s), 8);  // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const i64 tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN) * p.batch0 * p.batch1;
+  const i64 units = tiles * e.splits;
+  const int wg = static_cast<int>(threadIdx.x / 128);
+
+  if (wg == 0) {
+    // Producer warpgroup.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (threadIdx.x == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&ta)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tb)) : "memory");
+      int s = 0;
+      u32 ph = 0;
+      for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
+        const Unit w = decode(p, e, u);
+        const int ca1 = (e.flags & 1) ? static_cast<int>(w.b1) : 0, ca0 = (e.flags & 2) ? static_cast<int>(w.b0) : 0;
+        const int cb1 = (e.flags & 4) ? static_cast<int>(w.b1) : 0, cb0 = (e.flags & 8) ? static_cast<int>(w.b0) : 0;
+        const int m0 = static_cast<int>(w.m0), n0 = static_cast<int>(w.n0);
+        for (i64 kb = w.kb0; kb < w.kb1; ++kb) {
+          bar_wait(empty(s), ph ^ 1u);
+          bar_expect_tx(full(s), kABytes + kBBytes);
+          const int k0 = static_cast<int>(kb * kBK);
+          const u32 da = sa + static_cast<u32>(s) * kABytes, db = sb + static_cast<u32>(s) * kBBytes;
+          if constexpr (kAK) {
+            tma_load(da, &ta, k0, m0, ca1, ca0, full(s));
+          } else {
+#pragma unroll
+            for (int c = 0; c < kBM / 64; ++c) tma_load(da + c * 8192u, &ta, m0 + 64 * c, k0, ca1, ca0, full(s));
+          }
+          if constexpr (kBKm) {
+            tma_load(db, &tb, k0, n0, cb1, cb0, full(s));
+          } else {
+#pragma unroll
+            for (int c = 0; c < kBN / 64; ++c) tma_load(db + c * 8192u, &tb, n0 + 64 * c, k0, cb1, cb0, full(s));
+          }
+          if (++s == kStages) s = 0, ph ^= 1u;
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumer warpgroups 1 and 2: rows (wg - 1) * 64 .. + 64 of the tile.
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  const int cw = wg - 1;
+  const int t = static_cast<int>(threadIdx.x % 128);
+  const int lane = t % 32, warp = t / 32;
+  float acc[kFrag];
+#pragma unroll
+  for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+
+  const bool pair_ok = p.c.sc == 1 && (p.c.sr % 2) == 0 && (p.c.s0 % 2) == 0 && (p.c.s1 % 2) == 0 &&
+                       (p.c.ptr % (OPGRAPH_GEMM_OUT == 2 ? 8 : 4)) == 0;
+  int s = 0;
+  u32 ph = 0;
+  for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
+    const Unit w = decode(p, e, u);
+    const i64 nk = w.kb1 - w.kb0;
+    int prev = 0;
+    for (i64 i = 0; i < nk; ++i) {
+      bar_wait(full(s), ph);
+      const u32 a_s = sa + static_cast<u32>(s) * kABytes, b_s = sb + static_cast<u32>(s) * kBBytes;
+      wgmma_fence();
+      fence_acc(acc);
+#pragma unroll
+      for (int kk = 0; kk < kBK / 16; ++kk) {
+        const u64 da = kAK ? desc(a_s + cw * 64 * 128 + kk * 32, 16, 1024) : desc(a_s + cw * 8192 + kk * 2048, 8192, 1024);
+        const u64 db = kBKm ? desc(b_s + kk * 32, 16, 1024) : desc(b_s + kk * 2048, 8192, 1024);
+        Wgmma<kBN, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc, da, db, (i > 0 || kk > 0) ? 1 : 0);
+      }
+      wgmma_commit();
+      fence_acc(acc);
+      if (i > 0) {
+        wgmma_wait<1>();
+        if (lane == 0) bar_arrive(empty(prev));
+      }
+      prev = s;
+      if (++s == kStages) s = 0, ph ^= 1u;
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+    if (nk > 0 && lane == 0) bar_arrive(empty(prev));
+    if (nk == 0) {
+#pragma unroll
+      for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+    }
+
+    if (e.splits > 1) {
+      // Partials in fragment order: thread t's float4 j at [j][t].
+      float* ws = reinterpret_cast<float*>(e.workspace);
+      const i64 per = static_cast<i64>(kFrag) * 128;
+      auto slot = [&](i64 sp) { return ((w.tile * e.splits + sp) * 2 + cw) * per; };
+      float4* mine = reinterpret_cast<float4*>(ws + slot(w.split));
+#pragma unroll
+      for (int j = 0; j < kFrag / 4; ++j)
+        mine[j * 128 + t] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+      __threadfence();
+      named_sync(1 + cw);
+      if (t == 0) {
+        unsigned int* cnt = reinterpret_cast<unsigned int*>(e.counters) + w.tile * 2 + cw;
+        const unsigned int old = atomicAdd(cnt, 1u);
+        const bool last = old == static_cast<unsigned int>(e.splits - 1);
+        if (last) *cnt = 0u;
+        last_flag[cw] = last ? 1 : 0;
+      }
+      named_sync(1 + cw);
+      if (!last_flag[cw]) continue;
+      __threadfence();
+#pragma unroll
+      for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+      for (i64 sp = 0; sp < e.splits; ++sp) {
+        const float4* part = reinterpret_cast<const float4*>(ws + slot(sp));
+#pragma unroll
+        for (int j = 0; j < kFrag / 4; ++j) {
+          const float4 v = __ldcg(part + j * 128 + t);
+          acc[4 * j] += v.x;
+          acc[4 * j + 1] += v.y;
+          acc[4 * j + 2] += v.z;
+          acc[4 * j + 3] += v.w;
+        }
+      }
+    }
+
+    // Epilogue: the graph's pointwise chain in registers; guarded stores.
+    const i64 b0 = w.b0, b1 = w.b1;
+    const i64 cbase = b0 * p.c.s0 + b1 * p.c.s1;
+#pragma unroll
+    for (int jb = 0; jb < kBN / 8; ++jb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const i64 m = w.m0 + cw * 64 + warp * 16 + lane / 4 + 8 * h;
+        const i64 n_first = w.n0 + jb * 8 + 2 * (lane % 4);
+        if (m >= p.m) continue;
+        float y[2];
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const i64 n = n_first + q;
+          float x = acc[jb * 4 + 2 * h + q];
+          if (n < p.n) {
+            OPGRAPH_GEMM_EPILOGUE_BODY
+          }
+          y[q] = x;
+        }
+        const i64 off = cbase + m * p.c.sr + n_first * p.c.sc;
+        if (pair_ok && n_first + 1 < p.n) {
+          store_pair(p, off, y[0], y[1]);
+        } else {
+          if (n_first < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off, y[0]);
+          if (n_first + 1 < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + p.c.sc, y[1]);
+        }
+      }
+  }
+}

@@ -1,0 +1,159 @@
+// gemm_v2 (PIPELINE_ARCH=2, TMA + wgmma) without a GPU: which configs the
+// knob domains accept, which problems v2 takes (facts only), the heuristic's
+// picks on an sm_90 target (swap AB and split K for small M, wide tiles for
+// large), the specialisation key (layout class, not shape; split is run-time),
+// launch geometry and split-K scratch sizes.
+#include <gtest/gtest.h>
+
+#include "engines/gemm/gemm_engine.h"
+#include "opgraph/op_graph.h"
+
+using namespace opgraph;
+using namespace opgraph::gemm;
+
+namespace {
+
+OpGraph v2_graph(std::int64_t m, std::int64_t n, std::int64_t k, bool a_col = false, bool b_col = true,
+                 std::int64_t align = 16) {
+  OpGraph g;
+  g.set_name("gemm_v2").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+  auto a = g.tensor({1, m, k}, DataType::BFLOAT16, "A");
+  if (a_col) a->set_stride({m * k, 1, m});
+  auto b = g.tensor({1, k, n}, DataType::BFLOAT16, "B");
+  if (b_col) b->set_stride({k * n, 1, k});
+  a->set_alignment(align);
+  b->set_alignment(align);
+  auto c = g.matmul(a, b);
+  auto y = g.gelu(g.bias(c, g.tensor({1, 1, n}, DataType::BFLOAT16, "bias")));
+  y->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
+  EXPECT_TRUE(g.validate().is_good()) << g.validate().message();
+  return g;
+}
+
+GemmConfig v2(int tn, int stages, int split = 1, bool swap = false) {
+  GemmConfig c;
+  c.version = 2;
+  c.tile_n = tn;
+  c.stages = stages;
+  c.split_k = split;
+  c.swap_ab = swap;
+  return c;
+}
+
+}  // namespace
+
+TEST(GemmV2Knobs, DomainsAcceptV2AndRejectImpossibleCombinations) {
+  EXPECT_TRUE(config_from_knobs(knobs_of(v2(256, 4))).is_good());
+  EXPECT_TRUE(config_from_knobs(knobs_of(v2(16, 8, 8, true))).is_good());
+  // 256-wide with 6 stages needs 6 * 48 KiB of shared memory: over 227 KiB.
+  auto big = config_from_knobs(knobs_of(v2(256, 6)));
+  ASSERT_TRUE(big.is_bad());
+  EXPECT_NE(big.status().message().find("227 KiB"), std::string::npos) << big.status().message();
+  GemmConfig bad = v2(128, 4);
+  bad.tile_m = 64;
+  EXPECT_TRUE(config_from_knobs(knobs_of(bad)).is_bad());
+  GemmConfig v1;
+  v1.split_k = 2;
+  EXPECT_TRUE(config_from_knobs(knobs_of(v1)).is_bad());
+  v1.split_k = 1;
+  v1.tile_n = 256;
+  EXPECT_TRUE(config_from_knobs(knobs_of(v1)).is_bad());
+  // Round trip of every proposable config (v1 and v2), and the labels say the version.
+  for (const auto& c : proposable_configs()) {
+    auto back = config_from_knobs(knobs_of(c));
+    ASSERT_TRUE(back.is_good()) << back.status().message();
+    EXPECT_EQ(*back, c);
+  }
+  auto e = make_gemm_engine(EngineIdentity{20100, "gemm"});
+  EXPECT_EQ(e->label(PlanConfig{20100, knobs_of(v2(16, 8, 4, true)), {}, -1}), "gemm_v2_128x16s8_swap_k4");
+}
+
+TEST(GemmV2Support, TakesTheSixteenByteClassOnly) {
+  auto p = analyze_gemm(v2_graph(200, 136, 72));
+  ASSERT_TRUE(p.is_good());
+  EXPECT_TRUE(config_takes(*p, v2(128, 6)));
+  EXPECT_TRUE(config_takes(*p, v2(16, 8)));  // B K-major: any TILE_N
+  // 8-byte alignment: the element-wise class; v1 only.
+  auto q = analyze_gemm(v2_graph(200, 136, 72, false, true, 8));
+  ASSERT_TRUE(q.is_good());
+  EXPECT_EQ(q->vec, 1);
+  EXPECT_FALSE(config_takes(*q, v2(128, 6)));
+  EXPECT_TRUE(config_takes(*q, GemmConfig{}));
+  // An N-major B (row-major) needs TILE_N >= 64; so does a swapped M-major A.
+  auto r = analyze_gemm(v2_graph(200, 136, 72, true, false));
+  ASSERT_TRUE(r.is_good());
+  EXPECT_FALSE(config_takes(*r, v2(32, 8)));
+  EXPECT_TRUE(config_takes(*r, v2(64, 8)));
+  EXPECT_FALSE(config_takes(*r, v2(16, 8, 1, true)));
+  // K not a multiple of 8 with K-major A: no TMA (strides must be 16-byte multiples).
+  auto s = analyze_gemm(v2_graph(64, 64, 36));
+  ASSERT_TRUE(s.is_good());
+  EXPECT_FALSE(config_takes(*s, v2(64, 8)));
+}
+
+TEST(GemmV2Heuristics, HopperPicksFromFacts) {
+  // Large: v2, 256-wide tiles, no split.
+  auto big = analyze_gemm(v2_graph(4096, 4096, 4096));
+  ASSERT_TRUE(big.is_good());
+  GemmConfig c = pick_config(*big, 132, false, true);
+  EXPECT_EQ(c.version, 2);
+  EXPECT_EQ(c.tile_n, 256);
+  EXPECT_EQ(c.split_k, 1);
+  EXPECT_FALSE(c.swap_ab);
+  // Decode-sized M: swap AB, a 16-wide tile over the graph's M, split K to fill 132 SMs.
+  auto dec = analyze_gemm(v2_graph(16, 4096, 4096));
+  ASSERT_TRUE(dec.is_good());
+  c = pick_config(*dec, 132, false, true);
+  EXPECT_EQ(c.version, 2);
+  EXPECT_TRUE(c.swap_ab);
+  EXPECT_EQ(c.tile_n, 16);
+  EXPECT_GT(c.split_k, 1);
+  const GemmProblem k = kernel_view(*dec, c);
+  const std::int64_t units = (k.m + 127) / 128 * ((k.n + c.tile_n - 1) / c.tile_n) * c.split_k;
+  EXPECT_GE(units, 100) << "split " << c.split_k;
+  EXPECT_LE(units, 132);
+  // M = 128: no swap, 128-wide tiles, split.
+  auto m128 = analyze_gemm(v2_graph(128, 4096, 4096));
+  ASSERT_TRUE(m128.is_good());
+  c = pick_config(*m128, 132, false, true);
+  EXPECT_FALSE(c.swap_ab);
+  EXPECT_EQ(c.tile_n, 128);
+  EXPECT_GT(c.split_k, 1);
+  // Not Hopper, or the element-wise class: v1. FALLBACK: v1's portable tile.
+  EXPECT_EQ(pick_config(*big, 132, false, false).version, 1);
+  auto q = analyze_gemm(v2_graph(200, 136, 72, false, true, 8));
+  EXPECT_EQ(pick_config(*q, 132, false, true).version, 1);
+  EXPECT_EQ(pick_config(*big, 132, true, true).version, 1);
+  // Every pick is accepted by its own domain and takes its problem.
+  for (auto [m, n, kk] : {std::tuple{16, 14336, 4096}, {1024, 28672, 8192}, {1, 4096, 4096}, {300, 4104, 8}}) {
+    auto p = analyze_gemm(v2_graph(m, n, kk));
+    ASSERT_TRUE(p.is_good());
+    const GemmConfig pc = pick_config(*p, 132, false, true);
+    EXPECT_TRUE(config_from_knobs(knobs_of(pc)).is_good());
+    EXPECT_TRUE(config_takes(*p, pc));
+  }
+}
+
+TEST(GemmV2Codegen, OneKernelPerLayoutClassSplitIsRunTime) {
+  auto p1 = analyze_gemm(v2_graph(200, 136, 72));
+  auto p2 = analyze_gemm(v2_graph(4096, 1024, 8192));
+  auto p3 = analyze_gemm(v2_graph(200, 136, 72, true, false));
+  ASSERT_TRUE(p1.is_good() && p2.is_good() && p3.is_good());
+  EXPECT_EQ(kernel_request(*p1, v2(128, 6)).key("sm_90a"), kernel_request(*p2, v2(128, 6, 4)).key("sm_90a"));
+  EXPECT_NE(kernel_request(*p1, v2(128, 6)).key("sm_90a"), kernel_request(*p3, v2(128, 6)).key("sm_90a"));
+  EXPECT_EQ(kernel_request(*p1, v2(128, 6)).entry, "gemm_v2");
+  // Launch: persistent grid of min(units, SMs) CTAs of 384 threads.
+  unsigned grid[3], block[3];
+  grid_of(*p2, v2(128, 6), grid, block, 132);
+  EXPECT_EQ(grid[0], 132u);
+  EXPECT_EQ(block[0], 384u);
+  grid_of(*p1, v2(128, 6), grid, block, 132);
+  EXPECT_EQ(grid[0], 4u);  // 2 x 2 tiles
+  // Split scratch: partials per (tile, split) of 128 x TILE_N fp32; counters per (tile, consumer).
+  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6)), 0);
+  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6, 2)), 4 * 2 * 128 * 128 * 4);
+  EXPECT_EQ(v2_counter_bytes(*p1, v2(128, 6, 2)), 4 * 2 * 4);
+  // The split never exceeds the K blocks (72 -> 2 blocks of 64).
+  EXPECT_EQ(v2_splits(*p1, v2(128, 6, 8)), 2);
+  EXPECT_LE(smem_bytes(*p1, v2(256, 4)), 232448u);
+}
