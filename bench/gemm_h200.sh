@@ -8,8 +8,9 @@
 #   3. gemm_bench (our pick and its best variant, the cudnn family's best plan,
 #      same buffers) and bench/gemm_torch.py (torch.matmul = cuBLAS, torch eager
 #      matmul + bias + gelu) in the same run; a PNG plot (ours, cuBLAS, cuDNN);
-#   4. `opgraph plan` on examples/graphs/matmul_bias_gelu.json with the gemm
-#      family enabled (where the plan list puts each engine on this device).
+#   4. examples/graphs/matmul_bias_gelu.json on this device: what cuDNN answers,
+#      `opgraph plan` (where the list puts each engine) and `opgraph run` (the
+#      pick, executed on the GPU, checked against the reference).
 # Prints a table last and writes it to $OUT/gemm_h200.txt; logs under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,10 +48,12 @@ PY=/opt/torch/.venv/bin/python3
 [ -x "$PY" ] || PY=python3
 timeout 120 "$PY" bench/gemm_torch.py | tee -a "$OUT/gemm_results.txt" || echo "torch anchor failed"
 
-echo "== plan list on this device (gemm enabled)"
-OPGRAPH_ENABLE_ENGINES=gemm timeout 60 "$BUILD/tools/opgraph" plan --device "$OUT/h200_device.json" examples/graphs/matmul_bias_gelu.json \
-  >"$OUT/plan_list.txt" 2>&1 || echo "opgraph plan rc=$?"
-head -12 "$OUT/plan_list.txt"
+echo "== the example on this device: plan list, cuDNN's answer, opgraph run (gemm on by default)"
+EX=examples/graphs/matmul_bias_gelu.json
+"$BUILD/bench/gemm_bench" --explain-backend "$EX" >"$OUT/plan_list.txt" 2>&1
+timeout 60 "$BUILD/tools/opgraph" plan --device "$OUT/h200_device.json" "$EX" >>"$OUT/plan_list.txt" 2>&1 || echo "opgraph plan rc=$?"
+timeout 60 "$BUILD/tools/opgraph" run --device "$OUT/h200_device.json" --iters 20 "$EX" >>"$OUT/plan_list.txt" 2>&1 || echo "opgraph run rc=$?" | tee -a "$OUT/plan_list.txt"
+cat "$OUT/plan_list.txt"
 
 echo "== test_gemm (CI suite)"
 timeout 90 "$BUILD/tests/test_gemm" >"$OUT/test_gemm.log" 2>&1 || ci_rc=$?

@@ -56,6 +56,22 @@ for key in keys:
 for name, label, target in (("big", "M >= 1024", 1.0), ("small", "M <= 128", 0.9)):
     print("geomean ours/cuBLAS %s: pick %.2f, best variant %.2f (target %.2f)" % (label, geo(ratios[name]),
           geo(ratios[name + "_best"]), target))
+# The BACKEND marker's classes (engines/gemm/gemm_kernel.cpp shape_class).
+def shape_class(shape):
+    m, n, k = (int(x) for x in shape.split("x"))
+    if m <= 64:
+        return "decode (M <= 64)"
+    if m <= 256:
+        return "small (64 < M <= 256)"
+    return "large, K < 8192" if k < 8192 else "large, K >= 8192"
+per = {}
+for key, pk, cb, cd in rows:
+    if pk and cd:
+        per.setdefault(shape_class(key[0]), []).append(pk / cd)
+for name in ("decode (M <= 64)", "small (64 < M <= 256)", "large, K < 8192", "large, K >= 8192"):
+    if name in per:
+        v = per[name]
+        print("class %-22s ours/cuDNN geomean %.2f (min %.2f, max %.2f, %d shapes)" % (name, geo(v), min(v), max(v), len(v)))
 for key in keys:
     if key[1] != "none" and key in ours and key in torch:
         pk, te = fnum(ours[key].get("pick_tflops")), fnum(torch[key].get("tflops"))

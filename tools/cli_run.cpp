@@ -7,6 +7,8 @@
 // into separate output buffers. Tolerance per output dtype, |got - ref| <=
 // atol + rtol * |ref|: FLOAT/DOUBLE 1e-5, HALF 2e-3, BFLOAT16 1e-2, fp8 1.25e-1,
 // fp4 0.5, integer/boolean exact. Exit: 0 all within tolerance, 3 otherwise.
+// With --device DEV.json a device plan (any but the reference) runs on device 0
+// (cli_run_device.h).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +16,7 @@
 
 #include "cli_common.h"
 #include "cli_inputs.h"
+#include "cli_run_device.h"
 #include "engines/reference/convert.h"
 #include "engines/reference/executor.h"
 #include "engines/reference/ref_kernel.h"
@@ -115,7 +118,13 @@ int cmd_run(int argc, char** argv) {
   Workspace workspace{ws.data(), g->get_workspace_size().value()};
 
   double best_ms = INFINITY, total_ms = 0;
-  for (std::int64_t it = 0; it < iters; ++it) {
+  // A device target runs device plans on device 0; the reference runs on the host.
+  const bool on_device = g->plan_target().has_device() && name.rfind("reference", 0) != 0;
+  if (on_device) {
+    if (Status s = run_on_device(*g, bufs, iters, &best_ms, &total_ms); s.is_bad())
+      return fail(cmd, name + " on the device: " + s.to_string());
+  }
+  for (std::int64_t it = 0; it < iters && !on_device; ++it) {
     auto t0 = std::chrono::steady_clock::now();
     if (Status s = g->execute(pack, workspace); s.is_bad()) return fail(cmd, name + ": " + s.to_string());
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -35,11 +35,13 @@ plan::Manifest make_default() {
 
   m.families.push_back(family("gemm", 1, {"matmul", "moe_grouped_matmul", "moe_grouped_matmul_bwd"},
                               "matmul with fused prologue/epilogue pointwise ops"));
-  // Opt-in until the H200 numerics pass and bench/gemm_h200.sh shows where it leads.
+  // On by default: the H200 numerics pass and gemm_v2 leads cuBLAS on part of the
+  // issue-9 shape set (bench/results/2026-11-30-gemm-v2-h200.txt); where it ranks
+  // against cuDNN is the heuristics' BACKEND marker, per shape class.
   m.families.back().analyzer = gemm::analyze_facts;
   m.families.back().heuristics = gemm::heuristics;
-  m.families.back().slots.push_back({"gemm", gemm::make_gemm_engine, true,
-                                     "NVRTC matmul + fused pointwise epilogue (v1: mma.sync, cp.async ring)"});
+  m.families.back().slots.push_back({"gemm", gemm::make_gemm_engine, false,
+                                     "NVRTC matmul + fused pointwise epilogue (v2: TMA + wgmma, sm_90a; v1: mma.sync)"});
   m.families.push_back(family("norm", 2,
                               {"layernorm", "layernorm_backward", "rmsnorm", "rmsnorm_backward", "adalayernorm",
                                "adalayernorm_backward", "batchnorm", "batchnorm_inference", "batchnorm_backward",

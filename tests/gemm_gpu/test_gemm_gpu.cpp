@@ -98,6 +98,7 @@ std::size_t run_case(const GemmCase& c, Knobs knobs, std::mt19937& rng) {
 // only on sm_90) with a random swap, raster and (v2) split count.
 Knobs random_knobs(const GemmCase& c, std::mt19937& rng) {
   OpGraph g = build_case(c);
+  EXPECT_TRUE(g.validate().is_good());  // analyze_gemm reads inferred strides
   auto p = gemm::analyze_gemm(g);
   EXPECT_TRUE(p.is_good()) << describe(c);
   std::vector<gemm::GemmConfig> ok;

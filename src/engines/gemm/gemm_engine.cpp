@@ -5,6 +5,7 @@
 #include "engines/gemm/gemm_tma.h"
 
 #include <mutex>
+#include <optional>
 
 #include "opgraph/op_graph.h"
 #include "runtime/device.h"
@@ -154,15 +155,21 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext&
     if (e->name() == "gemm") ours = e;
   const auto& facts = ctx.facts->get_as<GemmFacts>(analyze_facts);
   const bool fallback = mode == HeurMode::FALLBACK;
-  // BACKEND first in A/B: not yet measured faster than cuDNN (see gemm_engine.h).
-  if (!fallback) out.push_back(plan::Proposal::backend());
+  const int sms = ctx.target().has_device() ? ctx.target().device->sm_count : 132;
+  const bool hopper = ctx.target().has_device() && ctx.target().device->major == 9;
+  std::optional<plan::Proposal> mine;
+  bool first = false;
   if (ours && facts.problem.is_good()) {
-    const int sms = ctx.target().has_device() ? ctx.target().device->sm_count : 132;
-    const bool hopper = ctx.target().has_device() && ctx.target().device->major == 9;
-    out.push_back(
-        plan::Proposal::plan(ours->id(), knobs_of(pick_config(facts.problem.value(), sms, fallback, hopper))));
+    const GemmConfig c = pick_config(facts.problem.value(), sms, fallback, hopper);
+    mine = plan::Proposal::plan(ours->id(), knobs_of(c));
+    // A/B: ours before the BACKEND marker only for a v2 pick in a shape class
+    // measured ahead of cuDNN (ours_first, gemm_kernel.cpp). FALLBACK: ours
+    // (the portable v1 tile) first, then the backend.
+    first = fallback || (c.version == 2 && ours_first(shape_class(facts.problem.value())));
   }
-  if (fallback) out.push_back(plan::Proposal::backend());
+  if (mine && first) out.push_back(*mine);
+  out.push_back(plan::Proposal::backend());
+  if (mine && !first) out.push_back(*mine);
   return out;
 }
 

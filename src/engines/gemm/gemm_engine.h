@@ -2,8 +2,8 @@
 //
 // Engine "gemm": one matmul with a fused pointwise epilogue chain (rules in
 // gemm_problem.h), compiled from kernels/gemm_v<PIPELINE_ARCH>.cu through the
-// runtime's compiled cache, executed on device buffers. Opt-in (off by default)
-// until the H200 numerics and bench/gemm_h200.sh results say otherwise.
+// runtime's compiled cache, executed on device buffers. On by default since
+// the H200 numerics passed (bench/results/2026-11-30-gemm-v2-h200.txt).
 #pragma once
 
 #include <memory>
@@ -27,10 +27,10 @@ struct GemmFacts : FactsRecord {
 std::shared_ptr<const FactsRecord> analyze_facts(const OpGraph& graph, const PlanTarget& target);
 
 // The family's heuristics: from facts only, one concrete config of engine
-// "gemm" per mode, with the BACKEND marker FIRST in A and B: our kernel has not
-// been measured faster than cuDNN's yet (bench/gemm_h200.sh decides; move the
-// marker per shape class when bench/results shows ours ahead). FALLBACK: ours
-// with the portable 64x64 config, then the backend.
+// "gemm" per mode. A and B: the BACKEND marker first unless the pick is v2 and
+// its shape class (shape_class, gemm_kernel.h) measured ahead of cuDNN on the
+// H200 (ours_first, citing bench/results). FALLBACK: ours with the portable
+// 64x64 v1 config, then the backend.
 Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext& ctx,
                                                const std::vector<const Engine*>& offered);
 

@@ -122,19 +122,20 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     if (k.n <= 16) v.tile_n = 16;
     else if (k.n <= 32) v.tile_n = 32;
     else if (k.n <= 64) v.tile_n = 64;
-    else if (k.n <= 128 || tiles(256) < sms) v.tile_n = 128;
+    else if (k.n <= 128) v.tile_n = 128;
     else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
+    // Two or more tensor operands in the chain: at most 128 wide (a 256-wide
+    // tile's operand loads and 128 accumulators spill).
+    int tensor_operands = 0;
+    for (const auto& o : p.operands) tensor_operands += o.by_value ? 0 : 1;
+    if (tensor_operands >= 2) v.tile_n = std::min(v.tile_n, 128);
     if (!k.b_kmajor) v.tile_n = std::max(v.tile_n, 64);
     v.stages = v2_stages_for(v.tile_n);
-    // Too few tiles to fill the SMs: split K (each split keeps >= 4 K blocks).
+    // Fewer tiles than SMs: split K so the units fill one wave (measured on
+    // the H200, bench/results/2026-11-30-gemm-v2-h200.txt: a split past one
+    // wave, e.g. 7 x 112 tiles, costs up to 3x), each split >= 4 K blocks.
     const std::int64_t t = tiles(v.tile_n), kblocks = (k.k + 63) / 64;
-    if (t < 2 * sms) {
-      double best = wave_efficiency(t, sms);
-      for (int sp = 2; sp <= 8 && kblocks / sp >= 4; ++sp) {
-        const double e = wave_efficiency(t * sp, sms);
-        if (e > best + 0.02) v.split_k = sp, best = e;
-      }
-    }
+    if (t < sms) v.split_k = static_cast<int>(std::clamp<std::int64_t>(std::min(sms / t, kblocks / 4), 1, 8));
     if (config_takes(p, v)) return v;
   }
   // v1 (unmeasured first rules): small extents take 64-wide tiles; too few
@@ -148,6 +149,36 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
   }
   c.stages = p.vec == 8 ? 3 : 2;
   return c;
+}
+
+ShapeClass shape_class(const GemmProblem& p) {
+  if (p.m <= 64) return ShapeClass::DECODE;
+  if (p.m <= 256) return ShapeClass::SMALL;
+  return p.k < 8192 ? ShapeClass::LARGE_SHORT_K : ShapeClass::LARGE_LONG_K;
+}
+
+const char* to_string(ShapeClass c) {
+  switch (c) {
+    case ShapeClass::DECODE: return "decode (M <= 64)";
+    case ShapeClass::SMALL: return "small (64 < M <= 256)";
+    case ShapeClass::LARGE_SHORT_K: return "large, K < 8192";
+    case ShapeClass::LARGE_LONG_K: return "large, K >= 8192";
+  }
+  return "?";
+}
+
+// Measured on the H200 (bench/results/2026-11-30-gemm-v2-h200.txt, gemm_v2's
+// pick against the cudnn family's best plan, same run, bf16, Linear layout):
+// ours ranks first only in a class where it leads by more than the run-to-run
+// spread (about 5%).
+bool ours_first(ShapeClass c) {
+  switch (c) {
+    case ShapeClass::DECODE: return false;
+    case ShapeClass::SMALL: return false;
+    case ShapeClass::LARGE_SHORT_K: return false;
+    case ShapeClass::LARGE_LONG_K: return false;
+  }
+  return false;
 }
 
 std::vector<GemmConfig> proposable_configs() {

@@ -53,6 +53,13 @@ bool config_takes(const GemmProblem& p, const GemmConfig& c);
 // target has no device; hopper: the target is sm_90, where v2 runs).
 // FALLBACK asks for the smallest, most portable tile (v1).
 GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool hopper = false);
+// The BACKEND marker's shape classes (graph view, facts only) and whether ours
+// ranks before cuDNN in each, from the measured table in gemm_kernel.cpp.
+enum class ShapeClass : std::uint8_t { DECODE, SMALL, LARGE_SHORT_K, LARGE_LONG_K };
+ShapeClass shape_class(const GemmProblem& p);
+const char* to_string(ShapeClass c);
+bool ours_first(ShapeClass c);
+
 // Every config pick_config can return (the CI compile set), split_k = 1 (split
 // is a run-time argument, not part of the specialisation).
 std::vector<GemmConfig> proposable_configs();

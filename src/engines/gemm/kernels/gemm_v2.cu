@@ -169,16 +169,50 @@ __device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64
   return w;
 }
 
+// Two adjacent outputs (off, off + 1), one 4- or 8-byte store; 16-bit outputs
+// round to nearest even in one cvt (x0 in the low half).
 __device__ __forceinline__ void store_pair(const GemmParams& p, i64 off, float x0, float x1) {
 #if OPGRAPH_GEMM_OUT == 2
   *reinterpret_cast<float2*>(reinterpret_cast<float*>(p.c.ptr) + off) = make_float2(x0, x1);
-#elif OPGRAPH_GEMM_OUT == 0
-  *reinterpret_cast<u32*>(reinterpret_cast<unsigned short*>(p.c.ptr) + off) =
-      static_cast<u32>(f32_to_bf16(x0)) | (static_cast<u32>(f32_to_bf16(x1)) << 16);
 #else
-  *reinterpret_cast<u32*>(reinterpret_cast<unsigned short*>(p.c.ptr) + off) =
-      static_cast<u32>(f32_to_f16(x0)) | (static_cast<u32>(f32_to_f16(x1)) << 16);
+  u32 v;
+#if OPGRAPH_GEMM_OUT == 0
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(x1), "f"(x0));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(x1), "f"(x0));
 #endif
+  *reinterpret_cast<u32*>(reinterpret_cast<unsigned short*>(p.c.ptr) + off) = v;
+#endif
+}
+
+// The graph's pointwise chain on this thread's accumulators in place. Element
+// (jb, h, q) of the fragment is output (row0 + 8h, col0 + 8jb + q). GUARD: skip
+// elements outside M x N (edge tiles); interior tiles run straight-line code.
+// No stores happen here, so each chunk's operand loads issue together; the
+// compiler barrier between chunks of 4 column blocks bounds how many are live
+// (registers: all of a 256-wide tile's loads at once would spill).
+template <bool GUARD>
+__device__ __forceinline__ void apply_chain(float* acc, const GemmParams& p, i64 b0, i64 b1, i64 row0, i64 col0) {
+  constexpr int kChunk = kBN / 8 < 4 ? kBN / 8 : 4;
+#pragma unroll
+  for (int c = 0; c < kBN / 8; c += kChunk) {
+#pragma unroll
+    for (int jb = c; jb < c + kChunk; ++jb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const i64 m = row0 + 8 * h, n = col0 + 8 * jb + q;
+          float x = acc[jb * 4 + 2 * h + q];
+          if (!GUARD || (m < p.m && n < p.n)) {
+            OPGRAPH_GEMM_EPILOGUE_BODY
+          }
+          acc[jb * 4 + 2 * h + q] = x;
+        }
+    asm volatile("" ::: "memory");
+  }
+  (void)b0;
+  (void)b1;
 }
 
 }  // namespace
@@ -331,32 +365,25 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       }
     }
 
-    // Epilogue: the graph's pointwise chain in registers; guarded stores.
-    const i64 b0 = w.b0, b1 = w.b1;
-    const i64 cbase = b0 * p.c.s0 + b1 * p.c.s1;
+    // Epilogue: the graph's pointwise chain in registers (interior tiles
+    // unguarded, so the operand loads batch), then the stores.
+    const i64 row0 = w.m0 + cw * 64 + warp * 16 + lane / 4, col0 = w.n0 + 2 * (lane % 4);
+    if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) apply_chain<false>(acc, p, w.b0, w.b1, row0, col0);
+    else apply_chain<true>(acc, p, w.b0, w.b1, row0, col0);
+    const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
 #pragma unroll
     for (int jb = 0; jb < kBN / 8; ++jb)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const i64 m = w.m0 + cw * 64 + warp * 16 + lane / 4 + 8 * h;
-        const i64 n_first = w.n0 + jb * 8 + 2 * (lane % 4);
+        const i64 m = row0 + 8 * h, n = col0 + jb * 8;
         if (m >= p.m) continue;
-        float y[2];
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const i64 n = n_first + q;
-          float x = acc[jb * 4 + 2 * h + q];
-          if (n < p.n) {
-            OPGRAPH_GEMM_EPILOGUE_BODY
-          }
-          y[q] = x;
-        }
-        const i64 off = cbase + m * p.c.sr + n_first * p.c.sc;
-        if (pair_ok && n_first + 1 < p.n) {
-          store_pair(p, off, y[0], y[1]);
+        const float y0 = acc[jb * 4 + 2 * h], y1 = acc[jb * 4 + 2 * h + 1];
+        const i64 off = cbase + m * p.c.sr + n * p.c.sc;
+        if (pair_ok && n + 1 < p.n) {
+          store_pair(p, off, y0, y1);
         } else {
-          if (n_first < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off, y[0]);
-          if (n_first + 1 < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + p.c.sc, y[1]);
+          if (n < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off, y0);
+          if (n + 1 < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + p.c.sc, y1);
         }
       }
   }

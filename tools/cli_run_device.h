@@ -1,0 +1,21 @@
+// tools/cli_run_device.h — `opgraph run` on a GPU: when the planning target has a
+// device (--device DEV.json), the plan executes on device 0 with device copies
+// of the host buffers (inputs copied in, outputs copied back for the comparison
+// with the reference), a device workspace, and a handle carrying the device.
+#pragma once
+
+#include <vector>
+
+#include "cli_inputs.h"
+#include "opgraph/graph.h"
+
+namespace opgraph::cli {
+
+// Runs the selected plan `iters` times on device 0; host wall time per execute
+// including a device synchronise (milliseconds) into best_ms / total_ms; outputs
+// copied back into `bufs`. GRAPH_NOT_SUPPORTED without a usable device;
+// CUDA_API_FAILED naming the driver call that failed.
+Status run_on_device(const Graph& g, std::vector<HostTensor>& bufs, std::int64_t iters, double* best_ms,
+                     double* total_ms);
+
+}  // namespace opgraph::cli
