@@ -1,8 +1,10 @@
 // gemm_bench — TFLOP/s of the gemm engine's kernels and of the cudnn family's
 // best plan on the same graph, same buffers, same process (bench/gemm_h200.sh):
 //
-//   gemm_bench [--quick] [--device-json PATH] [--explain-backend GRAPH.json]
+//   gemm_bench [--quick | --confirm] [--device-json PATH] [--explain-backend GRAPH.json]
 //
+// --quick: no M = 16384 rows and no variants; --confirm: only 4096^3 plain and
+// fused and 16x4096x4096 fused, picks only (a short re-check).
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
@@ -77,11 +79,12 @@ struct Buf {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, confirm = false;
   const char* device_json = nullptr;
   const char* explain = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strcmp(argv[i], "--confirm") == 0) confirm = quick = true;
     else if (std::strcmp(argv[i], "--device-json") == 0 && i + 1 < argc) device_json = argv[++i];
     else if (std::strcmp(argv[i], "--explain-backend") == 0 && i + 1 < argc) explain = argv[++i];
   }
@@ -115,11 +118,12 @@ int main(int argc, char** argv) {
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::vector<std::string> chain = {}) {
     cases.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, std::move(chain)});
   };
-  add(8192, 8192, 8192);  // 4096^3 is in the M sweep
+  if (!confirm) add(8192, 8192, 8192);  // 4096^3 is in the M sweep
+  if (confirm) add(4096, 4096, 4096);
   for (std::int64_t m : {16, 128, 1024, 4096, 16384})
     for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}, {28672, 8192},
                         {8192, 28672}})
-      if (!quick || m != 16384) add(m, n, k);
+      if (!confirm && (!quick || m != 16384)) add(m, n, k);
   add(4096, 4096, 4096, {"bias", "gelu"});
   add(16, 4096, 4096, {"bias", "gelu"});
 

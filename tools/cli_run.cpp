@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "cli_inputs.h"
 #include "cli_run_device.h"
+#include "runtime/device.h"
 #include "engines/reference/convert.h"
 #include "engines/reference/executor.h"
 #include "engines/reference/ref_kernel.h"
@@ -87,6 +88,9 @@ int cmd_run(int argc, char** argv) {
   auto g = load_graph(cmd, path);
   if (!g) return 1;
   if (!apply_device(cmd, *args, *g)) return 1;
+  // A device target executes on device 0: load the driver now, so the planning
+  // that follows may query the cuDNN backend (it is not queried without libcuda).
+  if (g->plan_target().has_device()) (void)runtime::read_device_properties(0);
 
   if (auto e = args->get("--engine")) {
     auto id = parse_int(cmd, "--engine", *e);

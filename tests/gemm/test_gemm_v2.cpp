@@ -13,8 +13,9 @@ using namespace opgraph::gemm;
 
 namespace {
 
+// A [1, m, k] @ B [1, k, n] (+ bias, gelu when `fused`), bf16 out.
 OpGraph v2_graph(std::int64_t m, std::int64_t n, std::int64_t k, bool a_col = false, bool b_col = true,
-                 std::int64_t align = 16) {
+                 std::int64_t align = 16, bool fused = true) {
   OpGraph g;
   g.set_name("gemm_v2").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
   auto a = g.tensor({1, m, k}, DataType::BFLOAT16, "A");
@@ -24,7 +25,7 @@ OpGraph v2_graph(std::int64_t m, std::int64_t n, std::int64_t k, bool a_col = fa
   a->set_alignment(align);
   b->set_alignment(align);
   auto c = g.matmul(a, b);
-  auto y = g.gelu(g.bias(c, g.tensor({1, 1, n}, DataType::BFLOAT16, "bias")));
+  auto y = fused ? g.gelu(g.bias(c, g.tensor({1, 1, n}, DataType::BFLOAT16, "bias"))) : c;
   y->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
   EXPECT_TRUE(g.validate().is_good()) << g.validate().message();
   return g;
@@ -92,14 +93,22 @@ TEST(GemmV2Support, TakesTheSixteenByteClassOnly) {
 }
 
 TEST(GemmV2Heuristics, HopperPicksFromFacts) {
-  // Large: v2, 256-wide tiles, no split.
-  auto big = analyze_gemm(v2_graph(4096, 4096, 4096));
+  // Large: v2, 256-wide tiles, no split; 128-wide when the chain loads a tensor (bias).
+  auto big = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false));
   ASSERT_TRUE(big.is_good());
   GemmConfig c = pick_config(*big, 132, false, true);
   EXPECT_EQ(c.version, 2);
   EXPECT_EQ(c.tile_n, 256);
+  EXPECT_EQ(c.stages, 4);
   EXPECT_EQ(c.split_k, 1);
   EXPECT_FALSE(c.swap_ab);
+  auto fused = analyze_gemm(v2_graph(4096, 4096, 4096));
+  ASSERT_TRUE(fused.is_good());
+  EXPECT_EQ(pick_config(*fused, 132, false, true).tile_n, 128);
+  // 1024 x 14336: 448 tiles of 128x256 fill 85% of the last wave, 896 of 128x128 97%.
+  auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
+  ASSERT_TRUE(wide.is_good());
+  EXPECT_EQ(pick_config(*wide, 132, false, true).tile_n, 128);
   // Decode-sized M: swap AB, a 16-wide tile over the graph's M, split K to fill 132 SMs.
   auto dec = analyze_gemm(v2_graph(16, 4096, 4096));
   ASSERT_TRUE(dec.is_good());
@@ -156,4 +165,20 @@ TEST(GemmV2Codegen, OneKernelPerLayoutClassSplitIsRunTime) {
   // The split never exceeds the K blocks (72 -> 2 blocks of 64).
   EXPECT_EQ(v2_splits(*p1, v2(128, 6, 8)), 2);
   EXPECT_LE(smem_bytes(*p1, v2(256, 4)), 232448u);
+}
+
+TEST(GemmV2Heuristics, BackendMarkerPerMeasuredShapeClass) {
+  auto cls = [](std::int64_t m, std::int64_t k) {
+    auto p = analyze_gemm(v2_graph(m, 4096, k));
+    EXPECT_TRUE(p.is_good());
+    return shape_class(*p);
+  };
+  EXPECT_EQ(cls(16, 4096), ShapeClass::DECODE);
+  EXPECT_EQ(cls(128, 4096), ShapeClass::SMALL);
+  EXPECT_EQ(cls(4096, 4096), ShapeClass::LARGE_SHORT_K);
+  EXPECT_EQ(cls(1024, 14336), ShapeClass::LARGE_LONG_K);
+  // Measured on the H200: cuDNN's best plan leads (or ties within the spread)
+  // in every class, so the marker stays first in all of them.
+  for (ShapeClass c : {ShapeClass::DECODE, ShapeClass::SMALL, ShapeClass::LARGE_SHORT_K, ShapeClass::LARGE_LONG_K})
+    EXPECT_FALSE(ours_first(c)) << to_string(c);
 }
