@@ -46,20 +46,24 @@ timeout 60 "$BUILD/tools/opgraph" plan --device "$OUT/h200_device.json" "$EX" >>
 timeout 60 "$BUILD/tools/opgraph" run --device "$OUT/h200_device.json" --iters 20 "$EX" >>"$OUT/plan_list.txt" 2>&1 || echo "opgraph run rc=$?" | tee -a "$OUT/plan_list.txt"
 cat "$OUT/plan_list.txt"
 
-echo "== tests"
+MODE=${GEMM_H200_MODE:-full}
 ci_rc=0; gpu_rc=0
+gpu_tests() {
+echo "== tests"
 timeout 120 "$BUILD/tests/test_gemm_gpu" >"$OUT/test_gemm_gpu.log" 2>&1 || gpu_rc=$?
 grep -E "^\[  (FAILED|PASSED)|Failure|bad; worst|CUDA_ERROR" "$OUT/test_gemm_gpu.log" | head -30 || true
+}
+[ "$MODE" = confirm ] || gpu_tests
 
 echo "== bench"
 : >"$OUT/gemm_results.txt"
-MODE=${GEMM_H200_MODE:-full}
 [ "$MODE" = confirm ] && GEMM_BENCH_ARGS="--confirm"
 timeout 200 "$BUILD/bench/gemm_bench" --device-json "$OUT/h200_device.json" ${GEMM_BENCH_ARGS:-} | tee -a "$OUT/gemm_results.txt" || echo "gemm_bench rc=$?"
 PY=/opt/torch/.venv/bin/python3
 [ -x "$PY" ] || PY=python3
 [ "$MODE" = confirm ] || timeout 120 "$PY" bench/gemm_torch.py | tee -a "$OUT/gemm_results.txt" || echo "torch anchor failed"
 
+[ "$MODE" = confirm ] && gpu_tests
 echo "== test_gemm (CI suite)"
 [ "$MODE" = confirm ] || timeout 90 "$BUILD/tests/test_gemm" >"$OUT/test_gemm.log" 2>&1 || ci_rc=$?
 tail -2 "$OUT/test_gemm.log"
