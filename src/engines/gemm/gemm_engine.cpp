@@ -107,8 +107,9 @@ class GemmEngine final : public Engine {
       s.rt = std::move(*rt);
     }
     if (cfg->version == 2 && s.rt->device().major != 9)
-      return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "engine gemm: PIPELINE_ARCH=2 (wgmma, sm_90a) needs an sm_90 device; this one is " +
-                                                        s.rt->device().arch());
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                    "engine gemm: PIPELINE_ARCH=2 (wgmma, sm_90a) needs an sm_90 device; this one is " +
+                        s.rt->device().arch());
     auto k = s.rt->get(kernel_request(*p, *cfg));
     if (k.is_bad()) return k.status();
     // The plan keeps the kernel view (SWAP_AB applied); execute sizes shared
