@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli_common.h"
+#include "runtime/device.h"
 
 namespace opgraph::cli {
 
@@ -17,6 +18,10 @@ int cmd_plan(int argc, char** argv) {
   auto g = load_graph(cmd, args->positional[0]);
   if (!g) return 1;
   if (!apply_device(cmd, *args, *g)) return 1;
+  // As `opgraph run` does: with a device target on a machine that has a GPU, load
+  // the driver first, so the list shows the cuDNN plans `run` would rank (the
+  // backend is not queried without libcuda). Without a GPU this is a no-op.
+  if (g->plan_target().has_device()) (void)runtime::read_device_properties(0);
   Status s = g->create_execution_plans(*modes);
   if (s.is_bad()) return fail(cmd, "'" + args->positional[0] + "': " + s.to_string());
   const auto& t = g->plan_target();
