@@ -1,5 +1,5 @@
 // tests/cudnn/sdpa_lowering_util.h — shared by the SDPA lowering tests: random
-// shapes, a forward graph fixture, and readers of a plan's operations.
+// shapes, forward and backward graph fixtures, and readers of a plan's operations.
 #pragma once
 
 #include <random>
@@ -83,7 +83,36 @@ struct Fwd {
   Result<LoweringPlan> lower(std::int64_t ver) {
     out = g.sdpa(q, k, v, a, in);
     out.O->set_output(true).set_data_type(q->get_data_type());
-    if (out.Stats) out.Stats->set_output(true);
+    for (auto x : {out.Stats, out.Max, out.Sum_exp})
+      if (x) x->set_output(true);
+    Status st = g.validate();
+    if (st.is_bad()) return st;
+    return cu::lower(g, version(ver));
+  }
+};
+
+// A backward graph fixture (bf16 Q/K/V/O/dO, FLOAT Stats, attn_scale 0.25).
+struct Bwd {
+  Shape s;
+  Graph g;
+  TensorPtr q, k, v, o, dO, stats;
+  Attributes a;
+  SdpaBackwardInputs in;
+  SdpaBackwardOutputs out;
+  explicit Bwd(Shape sh) : s(sh) {
+    const DataType bf = DataType::BFLOAT16;
+    q = g.tensor({s.b, s.h_q, s.s_q, s.d}, bf, "Q");
+    k = g.tensor({s.b, s.h_k, s.s_kv, s.d}, bf, "K");
+    v = g.tensor({s.b, s.h_k, s.s_kv, s.d}, bf, "V");
+    o = g.tensor({s.b, s.h_q, s.s_q, s.d}, bf, "O");
+    dO = g.tensor({s.b, s.h_q, s.s_q, s.d}, bf, "dO");
+    stats = g.tensor({s.b, s.h_q, s.s_q, 1}, DataType::FLOAT, "Stats");
+    a.set("attn_scale", 0.25);
+  }
+  Result<LoweringPlan> lower(std::int64_t ver = 91400) {
+    out = g.sdpa_backward(q, k, v, o, dO, stats, a, in);
+    for (auto t : {out.dQ, out.dK, out.dV, out.dBias})
+      if (t) t->set_output(true).set_data_type(DataType::BFLOAT16);
     Status st = g.validate();
     if (st.is_bad()) return st;
     return cu::lower(g, version(ver));

@@ -1,8 +1,8 @@
 // tests/cudnn_gpu/sdpa_gpu_util.h — the SDPA GPU cases' data and graphs: bf16
 // helpers, one draw of fresh random inputs per case (lengths, Q/K/V/dO, page
 // tables), the declarations (BHSD; THD-packed BSHD with ragged offsets in
-// elements; paged caches), forward/backward graphs built identically for the
-// device and the reference, and the reference run.
+// elements; paged caches; Bias, ALiBi, Max / Sum_exp, dBias), forward/backward
+// graphs built identically for the device and the reference, and the reference run.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -65,6 +66,10 @@ struct Spec {
   bool causal = false, bottom_right = false, padding = false, ragged = false, paged = false;
   std::int64_t window = 0;            // sliding_window_length (0 = none)
   std::string impl = "AUTO";
+  bool alibi = false;                 // use_alibi_mask
+  bool max_sum_exp = false;           // forward: the Max and Sum_exp outputs too
+  std::vector<std::int64_t> bias;     // Bias dims (empty = none); bf16 random
+  bool dbias = false;                 // backward: the dBias output too
 };
 
 // One buffer of the case: the tensor of each graph (device d, host h) and its bytes.
@@ -76,7 +81,7 @@ struct Buf {
 // The per-case data every graph of the case shares (drawn once).
 struct Data {
   std::vector<std::int32_t> sq, skv;      // valid lengths per batch entry
-  std::vector<std::uint16_t> q, k, v, dO;  // bf16
+  std::vector<std::uint16_t> q, k, v, dO, bias;  // bf16
   std::vector<std::int32_t> pt;            // page table (paged)
   std::int64_t blocks = 0, block = 32;
 };
@@ -111,6 +116,7 @@ inline Data draw(const Spec& s, std::mt19937& rng) {
   if (s.bottom_right)  // bottom-right needs s_q <= s_kv per entry
     for (std::int64_t n = 0; n < s.b; ++n) dt.sq[n] = std::min(dt.sq[n], dt.skv[n]);
   dt.q = fill(s.b * s.h_q * s.s_q * s.d);
+  if (!s.bias.empty()) dt.bias = fill(std::accumulate(s.bias.begin(), s.bias.end(), std::int64_t{1}, std::multiplies<>()));
   dt.dO = fill(s.b * s.h_q * s.s_q * s.d);
   if (s.paged) {
     const std::int64_t pages = (s.s_kv + dt.block - 1) / dt.block;
@@ -168,6 +174,10 @@ inline Qkv declare(Graph& g, const Spec& s, const Data& dt) {
   x.inputs.push_back({x.q, raw(dt.q)});
   x.inputs.push_back({x.k, raw(dt.k)});
   x.inputs.push_back({x.v, raw(dt.v)});
+  if (!s.bias.empty()) {
+    x.in.bias = g.tensor(s.bias, bf, "Bias");
+    x.inputs.push_back({x.in.bias, raw(dt.bias)});
+  }
   if (s.padding) {
     x.in.seq_len_q = g.tensor({s.b, 1, 1, 1}, DataType::INT32, "seq_len_q");
     x.in.seq_len_kv = g.tensor({s.b, 1, 1, 1}, DataType::INT32, "seq_len_kv");
@@ -184,6 +194,7 @@ inline Attributes attrs_of(const Spec& s) {
   if (s.window) a.set("sliding_window_length", s.window);
   if (s.padding) a.set("use_padding_mask", true);
   if (s.paged) a.set("paged_attention_max_seq_len_kv", s.s_kv);
+  if (s.alibi) a.set("use_alibi_mask", true);
   return a;
 }
 
@@ -205,6 +216,7 @@ inline Built build_forward(Graph& g, const Spec& s, const Data& dt) {
   Qkv x = declare(g, s, dt);
   Attributes a = attrs_of(s);
   a.set("generate_stats", true).set("implementation", s.impl);
+  if (s.max_sum_exp && !s.backward) a.set("score_max", true).set("score_sum_exp", true);
   auto o = g.sdpa(x.q, x.k, x.v, a, x.in);
   if (s.ragged) o.O->set_stride(x.q->get_stride());  // THD-packed like Q (offsets count BSHD tokens)
   Built b;
@@ -212,6 +224,12 @@ inline Built build_forward(Graph& g, const Spec& s, const Data& dt) {
   b.outputs = {out(o.O, "O", DataType::BFLOAT16, s.ragged ? x.rq : nullptr), out(o.Stats, "Stats", DataType::FLOAT)};
   b.lens = {dt.sq, dt.sq};
   b.ragged = {s.ragged ? offsets(dt.sq, s.h_q * s.d) : std::vector<std::int32_t>{}, {}};
+  if (o.Max && o.Sum_exp) {
+    b.outputs.push_back(out(o.Max, "Max", DataType::FLOAT));
+    b.outputs.push_back(out(o.Sum_exp, "Sum_exp", DataType::FLOAT));
+    b.lens.insert(b.lens.end(), {dt.sq, dt.sq});
+    b.ragged.resize(4);
+  }
   return b;
 }
 
@@ -231,7 +249,10 @@ inline Built build_backward(Graph& g, const Spec& s, const Data& dt, const std::
   SdpaBackwardInputs in;
   in.seq_len_q = x.in.seq_len_q;
   in.seq_len_kv = x.in.seq_len_kv;
-  auto r = g.sdpa_backward(x.q, x.k, x.v, o, dO, stats, attrs_of(s), in);
+  in.bias = x.in.bias;
+  Attributes a = attrs_of(s);
+  if (s.dbias) a.set("dbias", true);
+  auto r = g.sdpa_backward(x.q, x.k, x.v, o, dO, stats, a, in);
   if (s.ragged) {  // gradients THD-packed like their inputs (offsets count BSHD tokens)
     r.dQ->set_stride(x.q->get_stride());
     r.dK->set_stride(x.k->get_stride());
@@ -247,6 +268,11 @@ inline Built build_backward(Graph& g, const Spec& s, const Data& dt, const std::
   b.lens = {dt.sq, dt.skv, dt.skv};
   if (s.ragged) b.ragged = {offsets(dt.sq, s.h_q * s.d), offsets(dt.skv, s.h_k * s.d), offsets(dt.skv, s.h_k * s.d)};
   else b.ragged.resize(3);
+  if (r.dBias) {  // dims of Bias; its rows are all valid (no padding in these cases)
+    b.outputs.push_back(out(r.dBias, "dBias", bf));
+    b.lens.push_back(std::vector<std::int32_t>(static_cast<std::size_t>(s.bias[0]), static_cast<std::int32_t>(s.bias[2])));
+    b.ragged.emplace_back();
+  }
   return b;
 }
 

@@ -3,7 +3,8 @@
 // bench/cudnn_sdpa_h200.sh, never on CI).
 //
 // Each case (causal, sliding window, bottom-right, GQA, padding masks, THD
-// ragged, paged K/V; bf16 Q/K/V/O, FLOAT Stats) is planned for the real device,
+// ragged, paged K/V, ALiBi, Max / Sum_exp, Bias + dBias; bf16 Q/K/V/O/dBias,
+// FLOAT Stats/Max/Sum_exp) is planned for the real device,
 // run on the first backend plan that builds ("cudnn_eng<N>", asserted) on
 // device buffers whose outputs are poisoned (0xFF bytes = NaN) first, and
 // compared with the CPU reference engine run on the same fresh random inputs
@@ -11,7 +12,7 @@
 // ragged output's other elements are not the op's). The backward's O and Stats
 // come from a reference forward of the same inputs. Tolerances by output dtype:
 // |got - want| <= atol + rtol * |want|: bf16 O 2e-2/2e-2, bf16 gradients
-// 4e-2/4e-2, FLOAT Stats 5e-3/5e-3.
+// 4e-2/4e-2 (dBias too), FLOAT Stats / Max / Sum_exp 5e-3/5e-3.
 // CudnnGpuSdpaBench.Bf16 times b=4 h=16 s=4096 d=128 bf16 forward (causal and
 // not; CUDA events, median of 20) and prints "RESULT sdpa ..." lines.
 #include "cudnn_gpu/sdpa_gpu_util.h"
@@ -180,6 +181,26 @@ std::vector<Spec> specs() {
       Spec pg = spec(p + "paged_causal", bwd);
       pg.causal = pg.padding = pg.paged = true;
       v.push_back(pg);
+    }
+    Spec al = spec(p + "alibi", bwd);  // slope_h * (col - row) added to the scores
+    al.alibi = true;
+    v.push_back(al);
+    Spec alc = spec(p + "alibi_causal", bwd);
+    alc.alibi = alc.causal = true;
+    v.push_back(alc);
+    if (!bwd) {  // Max / Sum_exp outputs of the composite softmax
+      Spec ms = spec(p + "max_sum_exp_causal", bwd);
+      ms.max_sum_exp = ms.causal = true;
+      v.push_back(ms);
+    } else {  // dBias: dS summed over the batch axis Bias broadcasts
+      Spec db = spec(p + "bias_dbias", bwd);
+      db.bias = {1, db.h_q, db.s_q, db.s_kv};
+      db.dbias = true;
+      v.push_back(db);
+      Spec dbc = spec(p + "bias_dbias_causal", bwd);
+      dbc.bias = {1, dbc.h_q, dbc.s_q, dbc.s_kv};
+      dbc.dbias = dbc.causal = true;
+      v.push_back(dbc);
     }
   }
   return v;

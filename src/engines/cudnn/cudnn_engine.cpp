@@ -52,6 +52,7 @@ class CudnnPlan final : public CompiledPlan {
       uids.push_back(s.uid);
       ptrs.push_back(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
     }
+    OPGRAPH_CHECK(init_scratch(ctx));
     auto h = thread_handle(*api_);
     if (h.is_bad()) return h.status();
     OPGRAPH_CHECK(check(*api_, static_cast<cudnnStatus_t>(api_->set_stream(h.value(), static_cast<CUstream>(ctx.stream))),
@@ -69,6 +70,32 @@ class CudnnPlan final : public CompiledPlan {
   }
 
  private:
+  // Copies the host bytes of the scratch tensors that carry some (ALiBi slopes)
+  // into the workspace, on `ctx.stream` (async when the driver has
+  // cuMemcpyHtoDAsync, else a synchronous copy after a stream sync).
+  Status init_scratch(const ExecutionContext& ctx) const {
+    for (const ScratchTensor& s : lowering_.scratch) {
+      if (s.init.empty()) continue;
+      auto drv = runtime::cuda_driver();
+      if (drv.is_bad()) return drv.status();
+      const auto* d = drv.value();
+      auto dst = reinterpret_cast<CUdeviceptr>(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
+      auto stream = static_cast<CUstream>(ctx.stream);
+      CUresult r = CUDA_SUCCESS;
+      if (d->memcpy_htod_async) {
+        r = d->memcpy_htod_async(dst, s.init.data(), s.init.size(), stream);
+      } else {
+        if (d->stream_synchronize) r = d->stream_synchronize(stream);
+        if (r == CUDA_SUCCESS) r = d->memcpy_htod(dst, s.init.data(), s.init.size());
+      }
+      if (r != CUDA_SUCCESS)
+        return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: copying the initial bytes of workspace tensor uid " +
+                                                 std::to_string(s.uid) + " failed (CUresult " +
+                                                 std::to_string(static_cast<int>(r)) + ")"};
+    }
+    return Status::ok();
+  }
+
   const CudnnApi* api_;
   LoweringPlan lowering_;
   Materialised graph_;  // kept alive: the execution plan references it

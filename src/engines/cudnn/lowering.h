@@ -86,10 +86,13 @@ struct TensorRecord {
 // A non-virtual tensor the lowering itself introduced (e.g. the SDPA backward's
 // row sums and fp32 dQ accumulator): the plan places it in the execute
 // workspace, after the engine's own bytes, at `offset` (bytes, 256-aligned).
+// `init`: host bytes the plan copies into it before every execute (e.g. the
+// ALiBi slopes); empty = no initialisation.
 struct ScratchTensor {
   std::int64_t uid = 0;
   std::int64_t bytes = 0;
   std::int64_t offset = 0;
+  std::vector<unsigned char> init;
 };
 
 // What the lowering may read about the library that will run the plan.

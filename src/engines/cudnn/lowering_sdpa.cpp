@@ -2,11 +2,11 @@
 // descriptors (as data, like the rest of the lowering):
 //  * sdpa through the native OPERATION_SDPA_FWD when the loaded cuDNN and the
 //    graph allow it (>= 9.13.1; seq lens / paged K/V >= 9.15; Block_mask >= 9.14;
-//    no bias, band masks, dropout, sink, Max/Sum_exp), otherwise as the composite
-//    cudnn-frontend expands it (bmm1 -> scale -> bias -> padding mask -> diagonal
-//    band masks -> softmax with stats -> bmm2), which cuDNN's fused attention
-//    engines recognise;
-//  * sdpa_backward as its composite (lowering_sdpa_bwd.cpp);
+//    no bias, ALiBi, band masks, dropout, sink, Max/Sum_exp), otherwise as the
+//    composite cudnn-frontend expands it (bmm1 -> scale -> bias -> ALiBi ->
+//    padding mask -> diagonal band masks -> softmax with Stats / Max / Sum_exp
+//    -> bmm2), which cuDNN's fused attention engines recognise;
+//  * sdpa_backward as its composite (lowering_sdpa_bwd.cpp; ALiBi, dBias);
 //  * everything else declines naming the op, node, port or attribute and a rule.
 // Also the Lowerer helpers for tensors the lowering introduces (fresh uids).
 #include <algorithm>
@@ -98,23 +98,13 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
                         "dropout (Philox RNG masks) is not lowered to the cuDNN backend");
   if (n.input("Dropout_mask"))
     return decline_rule(n, "port 'Dropout_mask'", "dropout_not_lowered", "a user dropout mask is not lowered");
-  if (n.get_bool("use_alibi_mask"))
-    return decline_rule(n, "attribute 'use_alibi_mask'", "alibi_not_lowered",
-                        "ALiBi slopes need a host-initialised workspace tensor, which the plan does not provide");
   if (n.input("SINK_TOKEN"))
     return decline_rule(n, "port 'SINK_TOKEN'", "sink_not_lowered", "attention sinks are not lowered");
   if (backward) {
-    if (n.get_bool("dbias"))
-      return decline_rule(n, "attribute 'dbias'", "dbias_not_lowered",
-                          "dBias needs the dP-workspace composite, which is not lowered");
     if (n.get_bool("use_deterministic_algorithm"))
       return decline_rule(n, "attribute 'use_deterministic_algorithm'", "deterministic_not_lowered",
                           "the deterministic backward pins engines and knobs; not lowered");
   } else {
-    for (const char* a : {"score_max", "score_sum_exp"})
-      if (n.get_bool(a))
-        return decline_rule(n, "attribute '" + std::string(a) + "'", "softmax_max_sum_exp_not_lowered",
-                            "the Max / Sum_exp softmax outputs are not lowered");
     if (n.get_bool("unfuse_fma"))
       return decline_rule(n, "attribute 'unfuse_fma'", "unfuse_fma_needs_9_21",
                           "UNFUSE_FMA is an attribute of the native SDPA operation from cuDNN 9.21");
@@ -129,6 +119,9 @@ std::string native_refusal(const Node& n, const Geom& g, std::int64_t v) {
   ops::sdpa::Band band = ops::sdpa::band_of(n);
   if (band.left || band.right) return "causal / sliding-window masks need the native subgraph of cuDNN >= 9.21";
   if (n.input("Bias")) return "a Bias needs the native subgraph of cuDNN >= 9.21";
+  if (n.get_bool("use_alibi_mask")) return "ALiBi needs the native subgraph of cuDNN >= 9.21";
+  if (n.get_bool("score_max") || n.get_bool("score_sum_exp"))
+    return "the Max / Sum_exp outputs of the native operation need cuDNN >= 9.21";
   if ((g.padding || g.paged) && v < 91500) return "seq lens / paged K/V in the native operation need cuDNN >= 9.15";
   if (n.input("Block_mask") && v < 91400) return "a block mask needs cuDNN >= 9.14";
   for (const char* p : {"Q", "K", "V"})

@@ -3,11 +3,12 @@
 // without the dP workspace, research doc section 2.5):
 //   K, V read as K^T, V^T (dims/strides swapped on their own records);
 //   softmax_sum = rowsum(dO * O) * 1            -> FLOAT [b, h_q, s_q, 1] in the workspace
-//   S = Q K^T * scale + Bias - Stats, padding / band masks, P = exp(S)
+//   S = Q K^T * scale + Bias + ALiBi - Stats, padding / band masks, P = exp(S)
 //   dV = reshape(P)^T dO        (GQA: full-head dV, then ADD over the head group)
-//   dS = (dO V^T - softmax_sum) * P * scale
+//   dS = (dO V^T - softmax_sum) * P [-> reduce ADD -> dBias] * scale
 //   dK = reshape(dS)^T Q        (GQA: full-head dK, then ADD)
 //   dQ = dS reshape(K^T)        -> FLOAT dQ accumulator in the workspace -> IDENTITY -> dQ
+//                                  (with dBias: the matmul writes dQ directly)
 // The two workspace tensors are ScratchTensors of the plan (the engine binds
 // them after its own workspace bytes; no initialisation is needed from 9.6).
 #include "engines/cudnn/lowering_sdpa_internal.h"
@@ -64,6 +65,7 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   bld.matmul(q, k, s, seq_q, seq_kv);
   if (scale >= 0) s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, scale);
   if (n.input("Bias")) s = bld.pointwise_new(CUDNN_POINTWISE_ADD, s, bld.in("Bias"));
+  s = bld.alibi(s, g);
   s = bld.pointwise_new(CUDNN_POINTWISE_SUB, s, stats);
   if (g.padding) {
     s = bld.padding_mask(s, seq_q, seq_kv);
@@ -86,6 +88,9 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   bld.matmul(dO, v, dp, seq_q, seq_kv);
   int ds = bld.pointwise_new(CUDNN_POINTWISE_SUB, dp, softmax_sum);
   ds = bld.pointwise_new(CUDNN_POINTWISE_MUL, ds, p);
+  const bool dbias = n.output("dBias") != nullptr;
+  if (dbias && (g.padding || g.s_q % 64 || g.s_kv % 64)) bld.lowerer().require_version(n, 90500);  // FE's dBias gate
+  if (dbias) bld.reduction(CUDNN_REDUCE_TENSOR_ADD, ds, bld.out("dBias"));  // over Bias's broadcast axes
   if (scale >= 0) ds = bld.pointwise_new(CUDNN_POINTWISE_MUL, ds, scale);
   // dK = dS^T Q.
   const int dst = transposed(bld, ds, g.io);
@@ -96,9 +101,14 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
     bld.matmul(dst, q, dk_full, seq_kv, -1, seq_q);
     bld.reduction(CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
   }
-  // dQ = dS K through an fp32 accumulator.
+  // dQ = dS K through an fp32 accumulator (with dBias: straight into dQ, the
+  // dP-workspace composite cudnn-frontend forces for dBias).
   int k_again = bld.virt(k_dims, n.input("K")->get_data_type(), k_strides, k_ragged);
   bld.reshape(k, k_again);
+  if (dbias) {
+    bld.matmul(ds, k_again, dq, seq_q, -1, seq_kv);
+    return bld.status();
+  }
   int dq_acc = bld.scratch({g.b, g.h_q, g.s_q, g.d_qk}, DataType::FLOAT);
   bld.matmul(ds, k_again, dq_acc, seq_q, -1, seq_kv);
   bld.pointwise(CUDNN_POINTWISE_IDENTITY, dq_acc, -1, -1, dq);

@@ -48,6 +48,8 @@ class Builder {
   // A new virtual tensor (strides default to packed) / a non-virtual workspace one.
   int virt(const Dims& dims, DataType dt = DataType::FLOAT, Dims strides = {}, int ragged_record = -1);
   int scratch(const Dims& dims, DataType dt);
+  // A FLOAT workspace tensor the plan fills with `values` before each execute.
+  int scratch_init(const Dims& dims, const std::vector<float>& values);
   // By-value scalars [1, 1, 1, 1].
   int scalar_f(double v);
   int scalar_i32(std::int64_t v);
@@ -73,6 +75,10 @@ class Builder {
   // lens), and the diagonal band (right bound: causal; left bound: sliding window).
   int padding_mask(int s, int seq_q, int seq_kv);
   int band_mask(int s, const Geom& g, int seq_q, int seq_kv);
+  // ALiBi (use_alibi_mask; returns s unchanged without it): s + slope_h * (col - row),
+  // slope_h = 2^(-8 (h + 1) / h_q) (ops::sdpa::alibi_slope) in a [1, h_q, 1, 1]
+  // FLOAT workspace tensor the plan initialises; col - row as INT32 (GEN_INDEX, SUB).
+  int alibi(int s, const Geom& g);
 
  private:
   int scalar(ScalarValue v, DataType dt);

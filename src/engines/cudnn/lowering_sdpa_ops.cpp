@@ -5,10 +5,12 @@
 // pattern-match (so the order, the data types and the extra ops matter):
 //   K as K^T [b, h_k, d, s_kv] (strides swapped; or a paged cache load),
 //   S = Q K^T (M/N overrides = SEQ_LEN_Q / SEQ_LEN_KV, padding value 0),
-//   S *= attn_scale, S += Bias, padding mask (GEN_INDEX, CMP_LT, LOGICAL_AND,
+//   S *= attn_scale, S += Bias, S += ALiBi (slopes in an initialised workspace
+//   tensor), padding mask (GEN_INDEX, CMP_LT, LOGICAL_AND,
 //   BINARY_SELECT with -inf), diagonal band masks (right bound: CMP_GE, left
-//   bound: CMP_GT), softmax (MAX, SUB, EXP, ADD, LOG + ADD -> Stats, DIV -> P in
-//   the io type), O = P V (M/K overrides).
+//   bound: CMP_GT), softmax (MAX [-> Max], SUB, EXP, ADD [-> Sum_exp], LOG + ADD
+//   -> Stats, DIV -> P in the io type), O = P V (M/K overrides).
+#include <cstring>
 #include <limits>
 
 #include "engines/cudnn/lowering_sdpa_internal.h"
@@ -65,6 +67,15 @@ int Builder::scratch(const Dims& dims, DataType dt) {
   t.is_virtual = false;
   t.name = n_.name() + "::workspace";
   return take(l_.new_tensor(t));
+}
+
+int Builder::scratch_init(const Dims& dims, const std::vector<float>& values) {
+  const int r = scratch(dims, DataType::FLOAT);
+  if (r < 0) return r;
+  auto& init = l_.plan().scratch.back().init;  // scratch() appended it
+  init.resize(values.size() * sizeof(float));
+  std::memcpy(init.data(), values.data(), init.size());
+  return r;
 }
 
 int Builder::scalar(ScalarValue v, DataType dt) {
@@ -222,6 +233,19 @@ int Builder::band_mask(int s, const Geom& g, int seq_q, int seq_kv) {
   return s;
 }
 
+int Builder::alibi(int s, const Geom& g) {
+  if (!n_.get_bool("use_alibi_mask") || status_.is_bad()) return s;
+  const DataType I = DataType::INT32;
+  std::vector<float> slopes;
+  for (std::int64_t h = 0; h < g.h_q; ++h) slopes.push_back(static_cast<float>(ops::sdpa::alibi_slope(h, g.h_q)));
+  const int slope = scratch_init({1, g.h_q, 1, 1}, slopes);
+  int row = pointwise_new(CUDNN_POINTWISE_GEN_INDEX, s, -1, -1, I, I, 2);
+  int col = pointwise_new(CUDNN_POINTWISE_GEN_INDEX, s, -1, -1, I, I, 3);
+  int diff = pointwise_new(CUDNN_POINTWISE_SUB, col, row, -1, I, I);
+  int bias = pointwise_new(CUDNN_POINTWISE_MUL, diff, slope);
+  return pointwise_new(CUDNN_POINTWISE_ADD, s, bias);
+}
+
 Status lower_forward_composite(Builder& bld, const Geom& g) {
   Lowerer& l = bld.lowerer();
   const Node& n = bld.node();
@@ -248,14 +272,16 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
   else if (n.attr_is_set("attn_scale"))
     s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, bld.scalar_f(n.get_float("attn_scale")));
   if (n.input("Bias")) s = bld.pointwise_new(CUDNN_POINTWISE_ADD, s, bld.in("Bias"));
+  s = bld.alibi(s, g);
   if (g.padding) s = bld.padding_mask(s, seq_q, seq_kv);
   s = bld.band_mask(s, g, seq_q, seq_kv);
-  // Softmax with stats: Stats = max + log(sum exp(s - max)), P = exp(s - max) / sum.
+  // Softmax with stats: Stats = max + log(sum exp(s - max)), P = exp(s - max) / sum;
+  // the max and the sum are the Max / Sum_exp outputs when the node asks for them.
   const Dims row = {g.b, g.h_q, g.s_q, 1}, row_st = {g.h_q * g.s_q, g.s_q, 1, 1};
-  int mx = bld.virt(row, DataType::FLOAT, row_st);
+  int mx = n.output("Max") ? bld.out("Max") : bld.virt(row, DataType::FLOAT, row_st);
   bld.reduction(CUDNN_REDUCE_TENSOR_MAX, s, mx);
   int ex = bld.pointwise_new(CUDNN_POINTWISE_EXP, bld.pointwise_new(CUDNN_POINTWISE_SUB, s, mx));
-  int sum = bld.virt(row, DataType::FLOAT, row_st);
+  int sum = n.output("Sum_exp") ? bld.out("Sum_exp") : bld.virt(row, DataType::FLOAT, row_st);
   bld.reduction(CUDNN_REDUCE_TENSOR_ADD, ex, sum);
   int lg = bld.pointwise_new(CUDNN_POINTWISE_LOG, sum);
   int stats = n.output("Stats") ? bld.out("Stats") : bld.virt(row, DataType::FLOAT, row_st);

@@ -1,0 +1,180 @@
+// tests/cudnn/test_cudnn_lowering_sdpa_extras.cpp — the SDPA attributes lowered
+// after the first cut: ALiBi (forward and backward: GEN_INDEX row/col, SUB, MUL
+// by a [1, h_q, 1, 1] FLOAT workspace tensor the plan initialises with the
+// reference's slopes, ADD onto the scores), the Max / Sum_exp outputs of the
+// forward composite (the softmax's MAX and ADD reductions write them), and the
+// backward's dBias (an ADD reduction of dS, before the attn_scale, into dBias's
+// dims; dQ then written by its matmul directly). Shapes are fresh random draws.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "cudnn/sdpa_lowering_util.h"
+#include "engines/cudnn/backend.h"
+#include "runtime/loader.h"
+
+namespace opgraph {
+namespace {
+
+using namespace sdpa_lowering_test;
+
+// The reduction whose Y is `uid` (nullptr: none).
+const DescriptorRecord* reduction_into(const LoweringPlan& p, std::int64_t uid) {
+  for (const auto* op : ops(p))
+    if (op->type == CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR &&
+        uid_at(p, *op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC) == uid)
+      return op;
+  return nullptr;
+}
+
+std::int64_t reduction_mode(const LoweringPlan& p, const DescriptorRecord& op) {
+  return int_of(ref(p, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC), CUDNN_ATTR_REDUCTION_OPERATOR);
+}
+
+// The ALiBi slopes workspace tensor: [1, h_q, 1, 1] FLOAT, initialised with
+// 2^(-8 (h + 1) / h_q) per head (computed here from the formula, not the lowering).
+void expect_alibi_slopes(const LoweringPlan& p, std::int64_t h_q) {
+  const cu::ScratchTensor* sl = nullptr;
+  for (const auto& sc : p.scratch)
+    if (!sc.init.empty()) sl = &sc;
+  ASSERT_NE(sl, nullptr) << "no initialised workspace tensor";
+  EXPECT_EQ(p.tensor(sl->uid)->dims, (D{1, h_q, 1, 1}));
+  EXPECT_FALSE(p.tensor(sl->uid)->is_virtual);
+  EXPECT_EQ(std::count(p.caller_uids.begin(), p.caller_uids.end(), sl->uid), 0);
+  ASSERT_EQ(sl->init.size(), static_cast<std::size_t>(h_q) * 4);
+  EXPECT_EQ(sl->bytes, h_q * 4);
+  for (std::int64_t h = 0; h < h_q; ++h) {
+    float f;
+    std::memcpy(&f, sl->init.data() + h * 4, 4);
+    EXPECT_FLOAT_EQ(f, static_cast<float>(std::pow(2.0, -8.0 * static_cast<double>(h + 1) / static_cast<double>(h_q))));
+  }
+  // It is the B operand of the MUL whose X is SUB(GEN_INDEX axis 3, GEN_INDEX axis 2).
+  bool found = false;
+  for (const auto* op : ops(p)) {
+    if (op->type != CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR || mode_of(p, *op) != CUDNN_POINTWISE_MUL) continue;
+    if (uid_at(p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC) != sl->uid) continue;
+    found = true;
+    const auto& diff = ref(p, *op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC);
+    EXPECT_EQ(int_of(diff, CUDNN_ATTR_TENSOR_DATA_TYPE), CUDNN_DATA_INT32);
+  }
+  EXPECT_TRUE(found) << "the slopes feed no MUL";
+}
+
+TEST(CudnnLoweringSdpaExtras, AlibiForwardIsTheCompositeWithInitialisedSlopes) {
+  const Shape s = random_shape(std::random_device{}());
+  for (std::int64_t ver : {91400, 91900}) {  // the native operation takes no ALiBi before 9.21
+    Fwd f(s);
+    f.a.set("use_alibi_mask", true).set("use_causal_mask", false);
+    auto p = f.lower(ver);
+    ASSERT_TRUE(p.is_good()) << p.status().to_string();
+    EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR), 0u);
+    EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR), 2u);
+    ASSERT_EQ(p->scratch.size(), 1u);
+    expect_alibi_slopes(*p, s.h_q);
+    // GEN_INDEX, GEN_INDEX, SUB, MUL, ADD follow the scale MUL, before the softmax's SUB.
+    const auto m = modes(*p);
+    const std::vector<std::int64_t> want = {CUDNN_POINTWISE_MUL, CUDNN_POINTWISE_GEN_INDEX, CUDNN_POINTWISE_GEN_INDEX,
+                                            CUDNN_POINTWISE_SUB, CUDNN_POINTWISE_MUL, CUDNN_POINTWISE_ADD,
+                                            CUDNN_POINTWISE_SUB};
+    ASSERT_GE(m.size(), want.size());
+    EXPECT_EQ(std::vector<std::int64_t>(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(want.size())), want);
+  }
+}
+
+TEST(CudnnLoweringSdpaExtras, MaxAndSumExpAreTheSoftmaxReductions) {
+  const Shape s = random_shape(std::random_device{}());
+  Fwd f(s);
+  f.a.set("score_max", true).set("score_sum_exp", true);
+  auto p = f.lower(91900);  // the native operation has no Max / Sum_exp before 9.21
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR), 0u);
+  ASSERT_TRUE(f.out.Max && f.out.Sum_exp);
+  const auto* mx = reduction_into(*p, f.out.Max->get_uid());
+  const auto* sum = reduction_into(*p, f.out.Sum_exp->get_uid());
+  ASSERT_NE(mx, nullptr);
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(reduction_mode(*p, *mx), CUDNN_REDUCE_TENSOR_MAX);
+  EXPECT_EQ(reduction_mode(*p, *sum), CUDNN_REDUCE_TENSOR_ADD);
+  // Max reduces the [b, h_q, s_q, s_kv] scores; Sum_exp their EXP.
+  EXPECT_EQ(ref(*p, *mx, CUDNN_ATTR_OPERATION_REDUCTION_XDESC).find(CUDNN_ATTR_TENSOR_DIMENSIONS)->ints,
+            (D{s.b, s.h_q, s.s_q, s.s_kv}));
+  for (auto t : {f.out.Max, f.out.Sum_exp}) {
+    EXPECT_EQ(p->tensor(t->get_uid())->dims, (D{s.b, s.h_q, s.s_q, 1}));
+    EXPECT_EQ(std::count(p->caller_uids.begin(), p->caller_uids.end(), t->get_uid()), 1);
+  }
+  EXPECT_EQ(p->caller_uids.size(), 7u);  // Q K V O Stats Max Sum_exp
+}
+
+TEST(CudnnLoweringSdpaExtras, AlibiBackwardAddsTheSameTerm) {
+  const Shape s = random_shape(std::random_device{}(), /*gqa=*/true);
+  Bwd b(s);
+  b.a.set("use_alibi_mask", true).set("use_causal_mask", true);
+  auto p = b.lower();
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  ASSERT_EQ(p->scratch.size(), 3u);  // softmax_sum, slopes, dQ accumulator
+  expect_alibi_slopes(*p, s.h_q);
+}
+
+TEST(CudnnLoweringSdpaExtras, DbiasReducesDsOverTheBiasBroadcastAxes) {
+  const Shape s = random_shape(std::random_device{}());
+  const D shapes[] = {{1, s.h_q, s.s_q, s.s_kv}, {s.b, 1, s.s_q, s.s_kv}, {s.b, s.h_q, s.s_q, s.s_kv}};
+  for (const D& bias_dims : shapes) {
+    Bwd b(s);
+    b.in.bias = b.g.tensor(bias_dims, DataType::BFLOAT16, "bias");
+    b.a.set("dbias", true);
+    auto p = b.lower(91400);
+    ASSERT_TRUE(p.is_good()) << p.status().to_string();
+    ASSERT_TRUE(b.out.dBias);
+    const auto* red = reduction_into(*p, b.out.dBias->get_uid());
+    ASSERT_NE(red, nullptr);
+    EXPECT_EQ(reduction_mode(*p, *red), CUDNN_REDUCE_TENSOR_ADD);
+    EXPECT_EQ(p->tensor(b.out.dBias->get_uid())->dims, bias_dims);
+    // dS is MUL(SUB(dP, softmax_sum), P), before the attn_scale MUL.
+    const auto& ds = ref(*p, *red, CUDNN_ATTR_OPERATION_REDUCTION_XDESC);
+    EXPECT_EQ(ds.find(CUDNN_ATTR_TENSOR_DIMENSIONS)->ints, (D{s.b, s.h_q, s.s_q, s.s_kv}));
+    const std::int64_t ds_uid = int_of(ds, CUDNN_ATTR_TENSOR_UNIQUE_ID);
+    const DescriptorRecord* producer = nullptr;
+    for (const auto* op : ops(*p))
+      if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR &&
+          uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC) == ds_uid)
+        producer = op;
+    ASSERT_NE(producer, nullptr);
+    EXPECT_EQ(mode_of(*p, *producer), CUDNN_POINTWISE_MUL);
+    // The dP-workspace shape: dQ straight from its matmul, only softmax_sum in the workspace.
+    ASSERT_EQ(p->scratch.size(), 1u);
+    EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR), 5u);
+    bool dq_from_matmul = false;
+    for (const auto* op : ops(*p))
+      if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR &&
+          uid_at(*p, *op, CUDNN_ATTR_OPERATION_MATMUL_CDESC) == b.out.dQ->get_uid())
+        dq_from_matmul = true;
+    EXPECT_TRUE(dq_from_matmul);
+    EXPECT_EQ(p->caller_uids.size(), 11u);  // Q K V O dO Stats Bias dQ dK dV dBias
+  }
+}
+
+TEST(CudnnLoweringSdpaExtras, AlibiMaxSumExpAndDbiasFinalizeDevicelessWhenLibcudnnLoads) {
+  auto api = runtime::cudnn();
+  if (api.is_bad()) {
+    std::printf("libcudnn cannot be loaded here: %s\n", api.status().to_string().c_str());
+    GTEST_SKIP() << "libcudnn not loadable";
+  }
+  const std::int64_t ver = static_cast<std::int64_t>(api.value()->version);
+  Shape s{2, 4, 4, 64, 64, 64};
+  Fwd f(s);
+  f.a.set("use_alibi_mask", true).set("use_causal_mask", true).set("score_max", true).set("score_sum_exp", true);
+  auto pf = f.lower(ver);
+  ASSERT_TRUE(pf.is_good()) << pf.status().to_string();
+  auto mf = cu::materialise(*api.value(), pf.value(), nullptr);
+  ASSERT_TRUE(mf.is_good()) << mf.status().to_string();
+  Bwd b(s);
+  b.in.bias = b.g.tensor({1, s.h_q, s.s_q, s.s_kv}, DataType::BFLOAT16, "bias");
+  b.a.set("dbias", true).set("use_alibi_mask", true).set("use_causal_mask", true);
+  auto pb = b.lower(ver);
+  ASSERT_TRUE(pb.is_good()) << pb.status().to_string();
+  auto mb = cu::materialise(*api.value(), pb.value(), nullptr);
+  ASSERT_TRUE(mb.is_good()) << mb.status().to_string();
+}
+
+}  // namespace
+}  // namespace opgraph
