@@ -19,13 +19,35 @@ namespace {
 
 constexpr std::int64_t M = 3, K = 5, N = 4;
 
-TEST(ConcurrentExecute, ThreadsGetTheirOwnResults) {
+// C = A·B on the reference plan, built.
+struct Mm {
   Graph g;
-  g.set_name("mm").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
-  auto a = g.tensor({1, M, K}, DataType::FLOAT, "A");
-  auto b = g.tensor({1, K, N}, DataType::FLOAT, "B");
-  auto c = g.matmul(a, b);
-  c->set_output(true).set_name("C");
+  TensorPtr a, b, c;
+  Mm() {
+    g.set_name("mm").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+    a = g.tensor({1, M, K}, DataType::FLOAT, "A");
+    b = g.tensor({1, K, N}, DataType::FLOAT, "B");
+    c = g.matmul(a, b);
+    c->set_output(true).set_name("C");
+  }
+};
+
+// Elements of c that differ from a·b computed in double.
+int wrong_elements(const std::vector<float>& av, const std::vector<float>& bv, const std::vector<float>& cv) {
+  int wrong = 0;
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      double want = 0;
+      for (std::int64_t k = 0; k < K; ++k) want += double(av[i * K + k]) * double(bv[k * N + j]);
+      if (std::fabs(cv[i * N + j] - want) > 1e-5 * (1 + std::fabs(want))) ++wrong;
+    }
+  return wrong;
+}
+
+TEST(ConcurrentExecute, ThreadsGetTheirOwnResults) {
+  Mm mm;
+  Graph& g = mm.g;
+  auto &a = mm.a, &b = mm.b, &c = mm.c;
   ASSERT_TRUE(g.create_execution_plans({HeurMode::FALLBACK}).is_good());
   ASSERT_TRUE(g.build_plans().is_good());
 
@@ -48,12 +70,7 @@ TEST(ConcurrentExecute, ThreadsGetTheirOwnResults) {
         continue;
       }
       ++ran;
-      for (std::int64_t i = 0; i < M; ++i)
-        for (std::int64_t j = 0; j < N; ++j) {
-          double want = 0;
-          for (std::int64_t k = 0; k < K; ++k) want += double(av[i * K + k]) * double(bv[k * N + j]);
-          if (std::fabs(cv[i * N + j] - want) > 1e-5 * (1 + std::fabs(want))) ++bad;
-        }
+      bad += wrong_elements(av, bv, cv);
     }
   };
   std::vector<std::thread> ts;
@@ -64,12 +81,9 @@ TEST(ConcurrentExecute, ThreadsGetTheirOwnResults) {
 }
 
 TEST(ConcurrentExecute, DeselectWhileExecutingIsSafe) {
-  Graph g;
-  g.set_name("mm").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
-  auto a = g.tensor({1, M, K}, DataType::FLOAT, "A");
-  auto b = g.tensor({1, K, N}, DataType::FLOAT, "B");
-  auto c = g.matmul(a, b);
-  c->set_output(true).set_name("C");
+  Mm mm;
+  Graph& g = mm.g;
+  auto &a = mm.a, &b = mm.b, &c = mm.c;
   ASSERT_TRUE(g.create_execution_plans({HeurMode::FALLBACK}).is_good());
   ASSERT_TRUE(g.build_plans().is_good());
   std::atomic<int> ran{0}, refused{0}, wrong{0};
@@ -89,12 +103,7 @@ TEST(ConcurrentExecute, DeselectWhileExecutingIsSafe) {
         continue;
       }
       ++ran;
-      for (std::int64_t i = 0; i < M; ++i)
-        for (std::int64_t j = 0; j < N; ++j) {
-          double want = 0;
-          for (std::int64_t k = 0; k < K; ++k) want += double(av[i * K + k]) * double(bv[k * N + j]);
-          if (std::fabs(cv[i * N + j] - want) > 1e-5 * (1 + std::fabs(want))) ++wrong;
-        }
+      wrong += wrong_elements(av, bv, cv);
     }
   };
   std::vector<std::thread> ts;
