@@ -6,10 +6,10 @@
 #      window, bottom-right, GQA, padding, THD ragged, paged, ALiBi, Max/Sum_exp,
 #      Bias + dBias) on its first cudnn
 #      plan (dispatch asserted: "cudnn_eng<N>") vs the reference engine;
-#   3. bf16 SDPA forward b=4 h=16 s=4096 d=128, causal and not, through
+#   3. bf16 SDPA forward AND backward b=4 h=16 s=4096 d=128, causal and not, through
 #      opgraph's cudnn plan with the system libcudnn AND with torch's libcudnn
 #      (OPGRAPH_LIBCUDNN=<torch wheel's nvidia/cudnn/lib/libcudnn.so.9>), then
-#      torch's own cuDNN SDPA (bench/cudnn_sdpa_vs_torch.py) in the same call.
+#      torch's own cuDNN SDPA fwd / autograd bwd (bench/cudnn_sdpa_vs_torch.py) in the same call.
 # Binaries: $OPGRAPH_SDPA_BIN (a folder holding test_cudnn and test_cudnn_gpu,
 # e.g. carried prebuilt) or a Release build here (-j16, .device-deps as in
 # cudnn_h200.sh). Prints a short table last ($OUT/cudnn_sdpa_h200.txt); logs in $OUT.
@@ -59,12 +59,12 @@ fi
 
 echo "== bf16 SDPA timing"
 bench_rc=0
-timeout 60 "$BIN/test_cudnn_gpu" --gtest_filter='CudnnGpuSdpaBench.*' >"$OUT/bench_system.log" 2>&1 || bench_rc=$?
+timeout 90 "$BIN/test_cudnn_gpu" --gtest_filter='CudnnGpuSdpaBench.*' >"$OUT/bench_system.log" 2>&1 || bench_rc=$?
 if [ -n "$TORCH_CUDNN" ]; then
   OPGRAPH_LIBCUDNN=$TORCH_CUDNN LD_LIBRARY_PATH="$(dirname "$TORCH_CUDNN"):${LD_LIBRARY_PATH:-}" \
-    timeout 60 "$BIN/test_cudnn_gpu" --gtest_filter='CudnnGpuSdpaBench.*' >"$OUT/bench_torchlib.log" 2>&1 || bench_rc=$?
+    timeout 90 "$BIN/test_cudnn_gpu" --gtest_filter='CudnnGpuSdpaBench.*' >"$OUT/bench_torchlib.log" 2>&1 || bench_rc=$?
 fi
-torch_lines=$(timeout 90 $PY bench/cudnn_sdpa_vs_torch.py 2>&1 | tee "$OUT/torch.log" | grep -E "RESULT|TORCH_LIBCUDNN" || true)
+torch_lines=$(timeout 120 $PY bench/cudnn_sdpa_vs_torch.py 2>&1 | tee "$OUT/torch.log" | grep -E "RESULT|TORCH_LIBCUDNN" || true)
 grep -hE "RESULT|Failure" "$OUT"/bench_*.log; echo "$torch_lines"
 
 {
@@ -73,11 +73,11 @@ grep -hE "RESULT|Failure" "$OUT"/bench_*.log; echo "$torch_lines"
   echo "SDPA GPU cases rc=$gpu_rc: $(grep -c ' ran on ' "$OUT/sdpa_gpu.log") ran on cudnn plans; $(grep -c '^\[       OK' "$OUT/sdpa_gpu.log") passed; $(grep -cE '^\[  FAILED  \] Cases.*\([0-9]+ ms\)$' "$OUT/sdpa_gpu.log") failed"
   grep -h " ran on " "$OUT/sdpa_gpu.log"
   [ -f "$OUT/sdpa_gpu_torchlib.log" ] && echo "with torch's libcudnn: $(grep -c ' ran on ' "$OUT/sdpa_gpu_torchlib.log") ran on cudnn plans; $(grep -c '^\[       OK' "$OUT/sdpa_gpu_torchlib.log") passed; $(grep -cE '^\[  FAILED  \] Cases.*\([0-9]+ ms\)$' "$OUT/sdpa_gpu_torchlib.log") failed" && grep -h " ran on " "$OUT/sdpa_gpu_torchlib.log" | grep -E "fwd_plain |fwd_padding "
-  printf "%-8s %-7s %-8s %-10s %-8s %s\n" who causal cudnn median_ms TFLOP/s plan
+  printf "%-8s %-4s %-7s %-8s %-10s %-8s %s\n" who pass causal cudnn median_ms TFLOP/s plan
   for f in "$OUT"/bench_*.log; do
-    grep -h RESULT "$f" | sed -E 's/.*causal=([01]) cudnn=([0-9]+) plan=([^ ]+) median_ms=([0-9.]+) tflops=([0-9.]+)/opgraph  \1       \2    \4     \5    \3/'
+    grep -h RESULT "$f" | sed -E 's/.*RESULT sdpa(_bwd)? causal=([01]) cudnn=([0-9]+) plan=([^ ]+) median_ms=([0-9.]+) tflops=([0-9.]+)/opgraph  fwd\1 \2       \3    \5     \6    \4/; s/fwd_bwd/bwd /; s/fwd /fwd  /'
   done
-  echo "$torch_lines" | grep RESULT | sed -E 's/.*causal=([01]) cudnn=([0-9]+) median_ms=([0-9.]+) tflops=([0-9.]+)/torch    \1       \2    \3     \4    (torch cuDNN SDPA)/'
+  echo "$torch_lines" | grep RESULT | sed -E 's/.*RESULT torch_sdpa(_bwd)? causal=([01]) cudnn=([0-9]+) median_ms=([0-9.]+) tflops=([0-9.]+)/torch    fwd\1 \2       \3    \4     \5    (torch cuDNN SDPA)/; s/fwd_bwd/bwd /; s/fwd /fwd  /'
 } >"$OUT/cudnn_sdpa_h200.txt"
 echo "== summary"
 cat "$OUT/cudnn_sdpa_h200.txt"

@@ -13,8 +13,9 @@
 // come from a reference forward of the same inputs. Tolerances by output dtype:
 // |got - want| <= atol + rtol * |want|: bf16 O 2e-2/2e-2, bf16 gradients
 // 4e-2/4e-2 (dBias too), FLOAT Stats / Max / Sum_exp 5e-3/5e-3.
-// CudnnGpuSdpaBench.Bf16 times b=4 h=16 s=4096 d=128 bf16 forward (causal and
-// not; CUDA events, median of 20) and prints "RESULT sdpa ..." lines.
+// CudnnGpuSdpaBench.Bf16 times b=4 h=16 s=4096 d=128 bf16 forward and backward
+// (causal and not; CUDA events, median of 20) and prints "RESULT sdpa ..." and
+// "RESULT sdpa_bwd ..." lines.
 #include "cudnn_gpu/sdpa_gpu_util.h"
 
 #include <cstdio>
@@ -209,62 +210,99 @@ std::vector<Spec> specs() {
 INSTANTIATE_TEST_SUITE_P(Cases, SdpaGpu, ::testing::ValuesIn(specs()),
                          [](const ::testing::TestParamInfo<Spec>& i) { return i.param.name; });
 
+// The first cudnn plan of `g` that builds (-1: none).
+std::int64_t first_cudnn_plan(Graph& g) {
+  for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i)
+    if (g.get_plan_name_at_index(i).value().rfind("cudnn_eng", 0) == 0 && g.build_plan_at_index(i).is_good()) return i;
+  return -1;
+}
+
+// Median ms of 20 executes of plan `bi` after 5 warm-ups (CUDA events on the null stream).
+double median_ms(Graph& g, const VariantPack& p, std::int64_t bi, const Workspace& ws) {
+  const auto* d = drv();
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(g.execute_plan_at_index(p, ws, bi, nullptr).is_good());
+  EXPECT_EQ(d->ctx_synchronize(), CUDA_SUCCESS);
+  std::vector<double> ms;
+  for (int it = 0; it < 20; ++it) {
+    CUevent e0, e1;
+    d->event_create(&e0, 0);
+    d->event_create(&e1, 0);
+    d->event_record(e0, nullptr);
+    Status st = g.execute_plan_at_index(p, ws, bi, nullptr);
+    EXPECT_TRUE(st.is_good()) << st.to_string();
+    d->event_record(e1, nullptr);
+    d->event_synchronize(e1);
+    float t = 0;
+    d->event_elapsed_time(&t, e0, e1);
+    ms.push_back(t);
+    d->event_destroy(e0);
+    d->event_destroy(e1);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// bf16 b=4 h=16 s=4096 d=128, causal and not: the forward (O) and the backward
+// (dQ, dK, dV from Q, K, V, O, dO, Stats). Operand values are fixed bf16 / fp32
+// patterns (they do not change the work done). FLOPs: forward 4 b h s^2 d,
+// backward 2.5x that (five matmuls against two), halved when causal.
 TEST(CudnnGpuSdpaBench, Bf16) {
   const auto* d = drv();
   ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->event_create && d->event_record && d->event_synchronize && d->event_elapsed_time);
   auto props = runtime::read_device_properties(0);
   ASSERT_TRUE(props.is_good());
   auto api = runtime::cudnn();
   ASSERT_TRUE(api.is_good()) << api.status().to_string();
   const std::int64_t b = 4, h = 16, s = 4096, hd = 128;
-  for (bool causal : {false, true}) {
-    Graph g;
-    auto q = g.tensor({b, h, s, hd}, DataType::BFLOAT16, "Q");
-    auto k = g.tensor({b, h, s, hd}, DataType::BFLOAT16, "K");
-    auto v = g.tensor({b, h, s, hd}, DataType::BFLOAT16, "V");
-    Attributes a;
-    a.set("attn_scale", 1.0 / std::sqrt(static_cast<double>(hd))).set("use_causal_mask", causal);
-    auto o = g.sdpa(q, k, v, a).O;
-    o->set_output(true).set_name("O").set_data_type(DataType::BFLOAT16);
-    g.set_device_properties(props.value());
-    ASSERT_TRUE(g.create_execution_plans({HeurMode::A}).is_good());
-    std::int64_t bi = -1;
-    for (std::int64_t i = 0; i < g.get_execution_plan_count() && bi < 0; ++i)
-      if (g.get_plan_name_at_index(i).value().rfind("cudnn_eng", 0) == 0 && g.build_plan_at_index(i).is_good()) bi = i;
-    ASSERT_GE(bi, 0) << "no cudnn plan built";
-    const std::size_t bytes = static_cast<std::size_t>(b * h * s * hd * 2);
-    DevMem mq(bytes), mk(bytes), mv(bytes), mo(bytes);
-    d->memset_d32(mq.p, 0x3C003E00u, bytes / 4);  // bf16 pairs (values do not change the work done)
-    d->memset_d32(mk.p, 0xBC003D00u, bytes / 4);
-    d->memset_d32(mv.p, 0x3F803F00u, bytes / 4);
-    std::int64_t ws = g.get_workspace_size_plan_at_index(bi).value();
-    DevMem mw(static_cast<std::size_t>(ws));
-    VariantPack p;
-    p.set(q->get_uid(), mq.ptr()).set(k->get_uid(), mk.ptr()).set(v->get_uid(), mv.ptr()).set(o->get_uid(), mo.ptr());
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(g.execute_plan_at_index(p, {mw.ptr(), ws}, bi, nullptr).is_good());
-    ASSERT_EQ(d->ctx_synchronize(), CUDA_SUCCESS);
-    ASSERT_TRUE(d->event_create && d->event_record && d->event_synchronize && d->event_elapsed_time);
-    std::vector<double> ms;
-    for (int it = 0; it < 20; ++it) {
-      CUevent e0, e1;
-      d->event_create(&e0, 0);
-      d->event_create(&e1, 0);
-      d->event_record(e0, nullptr);
-      ASSERT_TRUE(g.execute_plan_at_index(p, {mw.ptr(), ws}, bi, nullptr).is_good());
-      d->event_record(e1, nullptr);
-      d->event_synchronize(e1);
-      float t = 0;
-      d->event_elapsed_time(&t, e0, e1);
-      ms.push_back(t);
-      d->event_destroy(e0);
-      d->event_destroy(e1);
+  const DataType bf = DataType::BFLOAT16;
+  const std::size_t bytes = static_cast<std::size_t>(b * h * s * hd * 2), stat_bytes = static_cast<std::size_t>(b * h * s * 4);
+  DevMem mq(bytes), mk(bytes), mv(bytes), mo(bytes), mdo(bytes), mst(stat_bytes), mdq(bytes), mdk(bytes), mdv(bytes);
+  d->memset_d32(mq.p, 0x3C003E00u, bytes / 4);  // bf16 pairs
+  d->memset_d32(mk.p, 0xBC003D00u, bytes / 4);
+  d->memset_d32(mv.p, 0x3F803F00u, bytes / 4);
+  d->memset_d32(mo.p, 0x3E803E00u, bytes / 4);
+  d->memset_d32(mdo.p, 0x3C803D00u, bytes / 4);
+  d->memset_d32(mst.p, 0x41000000u, stat_bytes / 4);  // Stats = 8.0f
+  for (bool backward : {false, true})
+    for (bool causal : {false, true}) {
+      Graph g;
+      auto q = g.tensor({b, h, s, hd}, bf, "Q");
+      auto k = g.tensor({b, h, s, hd}, bf, "K");
+      auto v = g.tensor({b, h, s, hd}, bf, "V");
+      Attributes a;
+      a.set("attn_scale", 1.0 / std::sqrt(static_cast<double>(hd))).set("use_causal_mask", causal);
+      VariantPack p;
+      p.set(q->get_uid(), mq.ptr()).set(k->get_uid(), mk.ptr()).set(v->get_uid(), mv.ptr());
+      if (!backward) {
+        auto o = g.sdpa(q, k, v, a).O;
+        o->set_output(true).set_name("O").set_data_type(bf);
+        p.set(o->get_uid(), mo.ptr());
+      } else {
+        auto o = g.tensor({b, h, s, hd}, bf, "O");
+        auto dO = g.tensor({b, h, s, hd}, bf, "dO");
+        auto st = g.tensor({b, h, s, 1}, DataType::FLOAT, "Stats");
+        auto r = g.sdpa_backward(q, k, v, o, dO, st, a);
+        DevMem* outs[] = {&mdq, &mdk, &mdv};
+        TensorPtr grads[] = {r.dQ, r.dK, r.dV};
+        for (int i = 0; i < 3; ++i) {
+          grads[i]->set_output(true).set_data_type(bf);
+          p.set(grads[i]->get_uid(), outs[i]->ptr());
+        }
+        p.set(o->get_uid(), mo.ptr()).set(dO->get_uid(), mdo.ptr()).set(st->get_uid(), mst.ptr());
+      }
+      g.set_device_properties(props.value());
+      ASSERT_TRUE(g.create_execution_plans({HeurMode::A}).is_good());
+      const std::int64_t bi = first_cudnn_plan(g);
+      ASSERT_GE(bi, 0) << "no cudnn plan built (" << (backward ? "backward" : "forward") << ")";
+      std::int64_t ws = g.get_workspace_size_plan_at_index(bi).value();
+      DevMem mw(static_cast<std::size_t>(ws));
+      const double med = median_ms(g, p, bi, {mw.ptr(), ws});
+      const double flops = 4.0 * b * h * static_cast<double>(s) * s * hd / (causal ? 2.0 : 1.0) * (backward ? 2.5 : 1.0);
+      std::printf("RESULT %s causal=%d cudnn=%zu plan=%s median_ms=%.4f tflops=%.1f\n", backward ? "sdpa_bwd" : "sdpa",
+                  causal ? 1 : 0, api.value()->version, g.get_plan_name_at_index(bi).value().c_str(), med,
+                  flops / (med * 1e-3) / 1e12);
     }
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
-    const double flops = 4.0 * b * h * static_cast<double>(s) * s * hd / (causal ? 2.0 : 1.0);
-    std::printf("RESULT sdpa causal=%d cudnn=%zu plan=%s median_ms=%.4f tflops=%.1f\n", causal ? 1 : 0,
-                api.value()->version, g.get_plan_name_at_index(bi).value().c_str(), med, flops / (med * 1e-3) / 1e12);
-  }
 }
 
 }  // namespace
