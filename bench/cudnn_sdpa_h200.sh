@@ -4,7 +4,7 @@
 #   1. test_cudnn (the CI suite; libcudnn loads there, so device-less finalize runs);
 #   2. test_cudnn_gpu Cases/SdpaGpu.*: every SDPA case (fwd/bwd, causal, sliding
 #      window, bottom-right, GQA, padding, THD ragged, paged, ALiBi, Max/Sum_exp,
-#      Bias + dBias) on its first cudnn
+#      Bias + dBias, SINK_TOKEN) on its first cudnn
 #      plan (dispatch asserted: "cudnn_eng<N>") vs the reference engine;
 #   3. bf16 SDPA forward AND backward b=4 h=16 s=4096 d=128, causal and not, through
 #      opgraph's cudnn plan with the system libcudnn AND with torch's libcudnn

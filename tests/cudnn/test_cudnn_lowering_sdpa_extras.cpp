@@ -4,7 +4,10 @@
 // reference's slopes, ADD onto the scores), the Max / Sum_exp outputs of the
 // forward composite (the softmax's MAX and ADD reductions write them), and the
 // backward's dBias (an ADD reduction of dS, before the attn_scale, into dBias's
-// dims; dQ then written by its matmul directly). Shapes are fresh random draws.
+// dims; dQ then written by its matmul directly), and SINK_TOKEN (the forward's
+// max and sum take the sink; the backward without dsink_token is unchanged).
+// Shapes are fresh random draws.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -153,6 +156,50 @@ TEST(CudnnLoweringSdpaExtras, DbiasReducesDsOverTheBiasBroadcastAxes) {
   }
 }
 
+TEST(CudnnLoweringSdpaExtras, SinkJoinsTheMaxAndTheSum) {
+  const Shape s = random_shape(std::random_device{}());
+  for (bool max_sum : {false, true}) {
+    Fwd f(s);
+    f.in.sink_token = f.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
+    f.a.set("use_causal_mask", true).set("score_max", max_sum).set("score_sum_exp", max_sum);
+    auto p = f.lower(91900);  // the native operation takes a sink from 9.21
+    ASSERT_TRUE(p.is_good()) << p.status().to_string();
+    EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR), 0u);
+    EXPECT_EQ(p->min_cudnn_version, 91300);
+    const std::int64_t sink = f.in.sink_token->get_uid();
+    // The sink is B of a pointwise MAX (the row max) and of a SUB (max - sink), then NEG, EXP, ADD.
+    std::vector<std::int64_t> with_sink;
+    for (const auto* op : ops(*p))
+      if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR &&
+          uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC) == sink)
+        with_sink.push_back(mode_of(*p, *op));
+    EXPECT_EQ(with_sink, (std::vector<std::int64_t>{CUDNN_POINTWISE_MAX, CUDNN_POINTWISE_SUB}));
+    const auto m = modes(*p);
+    const std::vector<std::int64_t> tail = {CUDNN_POINTWISE_SUB, CUDNN_POINTWISE_NEG, CUDNN_POINTWISE_EXP,
+                                            CUDNN_POINTWISE_ADD};
+    EXPECT_NE(std::search(m.begin(), m.end(), tail.begin(), tail.end()), m.end());
+    if (max_sum) {  // Max is the pointwise MAX's Y, Sum_exp the ADD's Y (not the reductions')
+      EXPECT_EQ(reduction_into(*p, f.out.Max->get_uid()), nullptr);
+      EXPECT_EQ(reduction_into(*p, f.out.Sum_exp->get_uid()), nullptr);
+      std::vector<std::int64_t> into;
+      for (const auto* op : ops(*p))
+        if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR) {
+          const std::int64_t y = uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC);
+          if (y == f.out.Max->get_uid() || y == f.out.Sum_exp->get_uid()) into.push_back(mode_of(*p, *op));
+        }
+      EXPECT_EQ(into, (std::vector<std::int64_t>{CUDNN_POINTWISE_MAX, CUDNN_POINTWISE_ADD}));
+    }
+  }
+  // Backward without dsink_token: the sink acts only through Stats; the plan is the sink-less one.
+  Bwd with(s), without(s);
+  with.in.sink_token = with.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
+  auto pw = with.lower(), po = without.lower();
+  ASSERT_TRUE(pw.is_good()) << pw.status().to_string();
+  ASSERT_TRUE(po.is_good());
+  EXPECT_EQ(modes(*pw), modes(*po));
+  EXPECT_EQ(pw->operations.size(), po->operations.size());
+}
+
 TEST(CudnnLoweringSdpaExtras, AlibiMaxSumExpAndDbiasFinalizeDevicelessWhenLibcudnnLoads) {
   auto api = runtime::cudnn();
   if (api.is_bad()) {
@@ -167,6 +214,13 @@ TEST(CudnnLoweringSdpaExtras, AlibiMaxSumExpAndDbiasFinalizeDevicelessWhenLibcud
   ASSERT_TRUE(pf.is_good()) << pf.status().to_string();
   auto mf = cu::materialise(*api.value(), pf.value(), nullptr);
   ASSERT_TRUE(mf.is_good()) << mf.status().to_string();
+  Fwd fs(s);
+  fs.in.sink_token = fs.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
+  fs.a.set("use_causal_mask", true).set("score_max", true).set("score_sum_exp", true);
+  auto ps = fs.lower(ver);
+  ASSERT_TRUE(ps.is_good()) << ps.status().to_string();
+  auto ms = cu::materialise(*api.value(), ps.value(), nullptr);
+  ASSERT_TRUE(ms.is_good()) << ms.status().to_string();
   Bwd b(s);
   b.in.bias = b.g.tensor({1, s.h_q, s.s_q, s.s_kv}, DataType::BFLOAT16, "bias");
   b.a.set("dbias", true).set("use_alibi_mask", true).set("use_causal_mask", true);

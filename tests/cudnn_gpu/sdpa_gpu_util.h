@@ -1,7 +1,7 @@
 // tests/cudnn_gpu/sdpa_gpu_util.h — the SDPA GPU cases' data and graphs: bf16
 // helpers, one draw of fresh random inputs per case (lengths, Q/K/V/dO, page
 // tables), the declarations (BHSD; THD-packed BSHD with ragged offsets in
-// elements; paged caches; Bias, ALiBi, Max / Sum_exp, dBias), forward/backward
+// elements; paged caches; Bias, ALiBi, Max / Sum_exp, dBias, SINK_TOKEN), forward/backward
 // graphs built identically for the device and the reference, and the reference run.
 #pragma once
 
@@ -70,6 +70,7 @@ struct Spec {
   bool max_sum_exp = false;           // forward: the Max and Sum_exp outputs too
   std::vector<std::int64_t> bias;     // Bias dims (empty = none); bf16 random
   bool dbias = false;                 // backward: the dBias output too
+  bool sink = false;                  // SINK_TOKEN [1, h_q, 1, 1] FLOAT, random in [0.5, 2.5]
 };
 
 // One buffer of the case: the tensor of each graph (device d, host h) and its bytes.
@@ -83,6 +84,7 @@ struct Data {
   std::vector<std::int32_t> sq, skv;      // valid lengths per batch entry
   std::vector<std::uint16_t> q, k, v, dO, bias;  // bf16
   std::vector<std::int32_t> pt;            // page table (paged)
+  std::vector<float> sink;                 // SINK_TOKEN values
   std::int64_t blocks = 0, block = 32;
 };
 
@@ -116,6 +118,7 @@ inline Data draw(const Spec& s, std::mt19937& rng) {
   if (s.bottom_right)  // bottom-right needs s_q <= s_kv per entry
     for (std::int64_t n = 0; n < s.b; ++n) dt.sq[n] = std::min(dt.sq[n], dt.skv[n]);
   dt.q = fill(s.b * s.h_q * s.s_q * s.d);
+  for (std::int64_t h = 0; s.sink && h < s.h_q; ++h) dt.sink.push_back(1.5f + u(rng));
   if (!s.bias.empty()) dt.bias = fill(std::accumulate(s.bias.begin(), s.bias.end(), std::int64_t{1}, std::multiplies<>()));
   dt.dO = fill(s.b * s.h_q * s.s_q * s.d);
   if (s.paged) {
@@ -174,6 +177,10 @@ inline Qkv declare(Graph& g, const Spec& s, const Data& dt) {
   x.inputs.push_back({x.q, raw(dt.q)});
   x.inputs.push_back({x.k, raw(dt.k)});
   x.inputs.push_back({x.v, raw(dt.v)});
+  if (s.sink) {
+    x.in.sink_token = g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "SINK_TOKEN");
+    x.inputs.push_back({x.in.sink_token, raw(dt.sink)});
+  }
   if (!s.bias.empty()) {
     x.in.bias = g.tensor(s.bias, bf, "Bias");
     x.inputs.push_back({x.in.bias, raw(dt.bias)});
@@ -250,6 +257,7 @@ inline Built build_backward(Graph& g, const Spec& s, const Data& dt, const std::
   in.seq_len_q = x.in.seq_len_q;
   in.seq_len_kv = x.in.seq_len_kv;
   in.bias = x.in.bias;
+  in.sink_token = x.in.sink_token;
   Attributes a = attrs_of(s);
   if (s.dbias) a.set("dbias", true);
   auto r = g.sdpa_backward(x.q, x.k, x.v, o, dO, stats, a, in);

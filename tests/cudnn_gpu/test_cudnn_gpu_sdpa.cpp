@@ -3,7 +3,7 @@
 // bench/cudnn_sdpa_h200.sh, never on CI).
 //
 // Each case (causal, sliding window, bottom-right, GQA, padding masks, THD
-// ragged, paged K/V, ALiBi, Max / Sum_exp, Bias + dBias; bf16 Q/K/V/O/dBias,
+// ragged, paged K/V, ALiBi, Max / Sum_exp, Bias + dBias, SINK_TOKEN; bf16 Q/K/V/O/dBias,
 // FLOAT Stats/Max/Sum_exp) is planned for the real device,
 // run on the first backend plan that builds ("cudnn_eng<N>", asserted) on
 // device buffers whose outputs are poisoned (0xFF bytes = NaN) first, and
@@ -189,6 +189,9 @@ std::vector<Spec> specs() {
     Spec alc = spec(p + "alibi_causal", bwd);
     alc.alibi = alc.causal = true;
     v.push_back(alc);
+    Spec sk = spec(p + "sink_causal", bwd);  // the sink joins the softmax's max and sum (Stats)
+    sk.sink = sk.causal = true;
+    v.push_back(sk);
     if (!bwd) {  // Max / Sum_exp outputs of the composite softmax
       Spec ms = spec(p + "max_sum_exp_causal", bwd);
       ms.max_sum_exp = ms.causal = true;

@@ -6,7 +6,8 @@
 //    composite cudnn-frontend expands it (bmm1 -> scale -> bias -> ALiBi ->
 //    padding mask -> diagonal band masks -> softmax with Stats / Max / Sum_exp
 //    -> bmm2), which cuDNN's fused attention engines recognise;
-//  * sdpa_backward as its composite (lowering_sdpa_bwd.cpp; ALiBi, dBias);
+//  * sdpa_backward as its composite (lowering_sdpa_bwd.cpp; ALiBi, dBias; a
+//    SINK_TOKEN enters only through Stats, so without dsink_token nothing changes);
 //  * everything else declines naming the op, node, port or attribute and a rule.
 // Also the Lowerer helpers for tensors the lowering introduces (fresh uids).
 #include <algorithm>
@@ -98,8 +99,9 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
                         "dropout (Philox RNG masks) is not lowered to the cuDNN backend");
   if (n.input("Dropout_mask"))
     return decline_rule(n, "port 'Dropout_mask'", "dropout_not_lowered", "a user dropout mask is not lowered");
-  if (n.input("SINK_TOKEN"))
-    return decline_rule(n, "port 'SINK_TOKEN'", "sink_not_lowered", "attention sinks are not lowered");
+  if (n.input("SINK_TOKEN") && n.get_bool("dsink_token"))
+    return decline_rule(n, "attribute 'dsink_token'", "dsink_not_lowered",
+                        "the DSINK_TOKEN gradient (a second reduction over batch and rows) is not lowered");
   if (backward) {
     if (n.get_bool("use_deterministic_algorithm"))
       return decline_rule(n, "attribute 'use_deterministic_algorithm'", "deterministic_not_lowered",
@@ -120,6 +122,7 @@ std::string native_refusal(const Node& n, const Geom& g, std::int64_t v) {
   if (band.left || band.right) return "causal / sliding-window masks need the native subgraph of cuDNN >= 9.21";
   if (n.input("Bias")) return "a Bias needs the native subgraph of cuDNN >= 9.21";
   if (n.get_bool("use_alibi_mask")) return "ALiBi needs the native subgraph of cuDNN >= 9.21";
+  if (n.input("SINK_TOKEN")) return "a SINK_TOKEN in the native operation needs cuDNN >= 9.21";
   if (n.get_bool("score_max") || n.get_bool("score_sum_exp"))
     return "the Max / Sum_exp outputs of the native operation need cuDNN >= 9.21";
   if ((g.padding || g.paged) && v < 91500) return "seq lens / paged K/V in the native operation need cuDNN >= 9.15";

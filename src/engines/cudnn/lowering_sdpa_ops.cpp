@@ -8,8 +8,9 @@
 //   S *= attn_scale, S += Bias, S += ALiBi (slopes in an initialised workspace
 //   tensor), padding mask (GEN_INDEX, CMP_LT, LOGICAL_AND,
 //   BINARY_SELECT with -inf), diagonal band masks (right bound: CMP_GE, left
-//   bound: CMP_GT), softmax (MAX [-> Max], SUB, EXP, ADD [-> Sum_exp], LOG + ADD
-//   -> Stats, DIV -> P in the io type), O = P V (M/K overrides).
+//   bound: CMP_GT), softmax (MAX [, pointwise MAX with the sink] [-> Max], SUB,
+//   EXP, ADD [+ exp(sink - max)] [-> Sum_exp], LOG + ADD -> Stats, DIV -> P in
+//   the io type), O = P V (M/K overrides).
 #include <cstring>
 #include <limits>
 
@@ -277,12 +278,23 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
   s = bld.band_mask(s, g, seq_q, seq_kv);
   // Softmax with stats: Stats = max + log(sum exp(s - max)), P = exp(s - max) / sum;
   // the max and the sum are the Max / Sum_exp outputs when the node asks for them.
+  // A SINK_TOKEN [1, h_q, 1, 1] joins the max (pointwise MAX) and the sum (+ exp(sink - max)).
   const Dims row = {g.b, g.h_q, g.s_q, 1}, row_st = {g.h_q * g.s_q, g.s_q, 1, 1};
-  int mx = n.output("Max") ? bld.out("Max") : bld.virt(row, DataType::FLOAT, row_st);
+  const int sink = n.input("SINK_TOKEN") ? bld.in("SINK_TOKEN") : -1;
+  if (sink >= 0) l.require_version(n, 91300);  // cudnn-frontend's sink gate
+  auto row_out = [&](const char* port) { return n.output(port) ? bld.out(port) : bld.virt(row, DataType::FLOAT, row_st); };
+  int mx = sink >= 0 ? bld.virt(row, DataType::FLOAT, row_st) : row_out("Max");
   bld.reduction(CUDNN_REDUCE_TENSOR_MAX, s, mx);
+  if (sink >= 0) mx = bld.pointwise(CUDNN_POINTWISE_MAX, mx, sink, -1, row_out("Max"));
   int ex = bld.pointwise_new(CUDNN_POINTWISE_EXP, bld.pointwise_new(CUDNN_POINTWISE_SUB, s, mx));
-  int sum = n.output("Sum_exp") ? bld.out("Sum_exp") : bld.virt(row, DataType::FLOAT, row_st);
+  int sum = sink >= 0 ? bld.virt(row, DataType::FLOAT, row_st) : row_out("Sum_exp");
   bld.reduction(CUDNN_REDUCE_TENSOR_ADD, ex, sum);
+  if (sink >= 0) {
+    // exp(sink - max) as EXP(NEG(max - sink)): the full-shaped operand stays X.
+    int sink_exp = bld.pointwise_new(CUDNN_POINTWISE_SUB, mx, sink);
+    sink_exp = bld.pointwise_new(CUDNN_POINTWISE_EXP, bld.pointwise_new(CUDNN_POINTWISE_NEG, sink_exp));
+    sum = bld.pointwise(CUDNN_POINTWISE_ADD, sum, sink_exp, -1, row_out("Sum_exp"));
+  }
   int lg = bld.pointwise_new(CUDNN_POINTWISE_LOG, sum);
   int stats = n.output("Stats") ? bld.out("Stats") : bld.virt(row, DataType::FLOAT, row_st);
   bld.pointwise(CUDNN_POINTWISE_ADD, mx, lg, -1, stats);
