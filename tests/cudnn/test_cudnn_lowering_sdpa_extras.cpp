@@ -87,7 +87,7 @@ TEST(CudnnLoweringSdpaExtras, AlibiForwardIsTheCompositeWithInitialisedSlopes) {
 TEST(CudnnLoweringSdpaExtras, MaxAndSumExpAreTheSoftmaxReductions) {
   const Shape s = random_shape(std::random_device{}());
   Fwd f(s);
-  f.a.set("score_max", true).set("score_sum_exp", true);
+  f.a.set("score_max", true).set("score_sum_exp", true).set("generate_stats", false);
   auto p = f.lower(91900);  // the native operation has no Max / Sum_exp before 9.21
   ASSERT_TRUE(p.is_good()) << p.status().to_string();
   EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR), 0u);
@@ -105,7 +105,20 @@ TEST(CudnnLoweringSdpaExtras, MaxAndSumExpAreTheSoftmaxReductions) {
     EXPECT_EQ(p->tensor(t->get_uid())->dims, (D{s.b, s.h_q, s.s_q, 1}));
     EXPECT_EQ(std::count(p->caller_uids.begin(), p->caller_uids.end(), t->get_uid()), 1);
   }
-  EXPECT_EQ(p->caller_uids.size(), 7u);  // Q K V O Stats Max Sum_exp
+  EXPECT_EQ(p->caller_uids.size(), 6u);  // Q K V O Max Sum_exp
+  // cudnn-frontend's composite softmax: Stats alone, or Max and Sum_exp together.
+  Fwd both(s);
+  both.a.set("score_max", true).set("score_sum_exp", true);
+  auto pb = both.lower(91900);
+  ASSERT_TRUE(pb.is_bad());
+  EXPECT_EQ(pb.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(pb.status().message().find("rule stats_or_max_sum_exp"), std::string::npos) << pb.status().message();
+  Fwd one(s);
+  one.a.set("score_sum_exp", true).set("generate_stats", false);
+  auto po = one.lower(91900);
+  ASSERT_TRUE(po.is_bad());
+  EXPECT_NE(po.status().message().find("attribute 'score_sum_exp': rule max_sum_exp_together"), std::string::npos)
+      << po.status().message();
 }
 
 TEST(CudnnLoweringSdpaExtras, AlibiBackwardAddsTheSameTerm) {
@@ -162,21 +175,22 @@ TEST(CudnnLoweringSdpaExtras, SinkJoinsTheMaxAndTheSum) {
     Fwd f(s);
     f.in.sink_token = f.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
     f.a.set("use_causal_mask", true).set("score_max", max_sum).set("score_sum_exp", max_sum);
+    if (max_sum) f.a.set("generate_stats", false);
     auto p = f.lower(91900);  // the native operation takes a sink from 9.21
     ASSERT_TRUE(p.is_good()) << p.status().to_string();
     EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR), 0u);
     EXPECT_EQ(p->min_cudnn_version, 91300);
     const std::int64_t sink = f.in.sink_token->get_uid();
-    // The sink is B of a pointwise MAX (the row max) and of a SUB (max - sink), then NEG, EXP, ADD.
+    // The sink is B of the pointwise MAX (with the row max) and X of SUB(sink, max), then EXP, ADD.
     std::vector<std::int64_t> with_sink;
     for (const auto* op : ops(*p))
       if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR &&
-          uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC) == sink)
+          (uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC) == sink ||
+           uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC) == sink))
         with_sink.push_back(mode_of(*p, *op));
     EXPECT_EQ(with_sink, (std::vector<std::int64_t>{CUDNN_POINTWISE_MAX, CUDNN_POINTWISE_SUB}));
     const auto m = modes(*p);
-    const std::vector<std::int64_t> tail = {CUDNN_POINTWISE_SUB, CUDNN_POINTWISE_NEG, CUDNN_POINTWISE_EXP,
-                                            CUDNN_POINTWISE_ADD};
+    const std::vector<std::int64_t> tail = {CUDNN_POINTWISE_SUB, CUDNN_POINTWISE_EXP, CUDNN_POINTWISE_ADD};
     EXPECT_NE(std::search(m.begin(), m.end(), tail.begin(), tail.end()), m.end());
     if (max_sum) {  // Max is the pointwise MAX's Y, Sum_exp the ADD's Y (not the reductions')
       EXPECT_EQ(reduction_into(*p, f.out.Max->get_uid()), nullptr);
@@ -209,14 +223,14 @@ TEST(CudnnLoweringSdpaExtras, AlibiMaxSumExpAndDbiasFinalizeDevicelessWhenLibcud
   const std::int64_t ver = static_cast<std::int64_t>(api.value()->version);
   Shape s{2, 4, 4, 64, 64, 64};
   Fwd f(s);
-  f.a.set("use_alibi_mask", true).set("use_causal_mask", true).set("score_max", true).set("score_sum_exp", true);
+  f.a.set("use_alibi_mask", true).set("use_causal_mask", true);
   auto pf = f.lower(ver);
   ASSERT_TRUE(pf.is_good()) << pf.status().to_string();
   auto mf = cu::materialise(*api.value(), pf.value(), nullptr);
   ASSERT_TRUE(mf.is_good()) << mf.status().to_string();
   Fwd fs(s);
   fs.in.sink_token = fs.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
-  fs.a.set("use_causal_mask", true).set("score_max", true).set("score_sum_exp", true);
+  fs.a.set("use_causal_mask", true).set("score_max", true).set("score_sum_exp", true).set("generate_stats", false);
   auto ps = fs.lower(ver);
   ASSERT_TRUE(ps.is_good()) << ps.status().to_string();
   auto ms = cu::materialise(*api.value(), ps.value(), nullptr);

@@ -223,20 +223,21 @@ inline Built build_forward(Graph& g, const Spec& s, const Data& dt) {
   Qkv x = declare(g, s, dt);
   Attributes a = attrs_of(s);
   a.set("generate_stats", true).set("implementation", s.impl);
-  if (s.max_sum_exp && !s.backward) a.set("score_max", true).set("score_sum_exp", true);
+  if (s.max_sum_exp && !s.backward)  // the composite softmax gives Max + Sum_exp instead of Stats
+    a.set("score_max", true).set("score_sum_exp", true).set("generate_stats", false);
   auto o = g.sdpa(x.q, x.k, x.v, a, x.in);
   if (s.ragged) o.O->set_stride(x.q->get_stride());  // THD-packed like Q (offsets count BSHD tokens)
   Built b;
   b.inputs = x.inputs;
-  b.outputs = {out(o.O, "O", DataType::BFLOAT16, s.ragged ? x.rq : nullptr), out(o.Stats, "Stats", DataType::FLOAT)};
-  b.lens = {dt.sq, dt.sq};
-  b.ragged = {s.ragged ? offsets(dt.sq, s.h_q * s.d) : std::vector<std::int32_t>{}, {}};
+  b.outputs = {out(o.O, "O", DataType::BFLOAT16, s.ragged ? x.rq : nullptr)};
+  if (o.Stats) b.outputs.push_back(out(o.Stats, "Stats", DataType::FLOAT));
   if (o.Max && o.Sum_exp) {
     b.outputs.push_back(out(o.Max, "Max", DataType::FLOAT));
     b.outputs.push_back(out(o.Sum_exp, "Sum_exp", DataType::FLOAT));
-    b.lens.insert(b.lens.end(), {dt.sq, dt.sq});
-    b.ragged.resize(4);
   }
+  b.lens.assign(b.outputs.size(), dt.sq);
+  b.ragged.assign(b.outputs.size(), {});
+  if (s.ragged) b.ragged[0] = offsets(dt.sq, s.h_q * s.d);
   return b;
 }
 

@@ -9,7 +9,7 @@
 //   tensor), padding mask (GEN_INDEX, CMP_LT, LOGICAL_AND,
 //   BINARY_SELECT with -inf), diagonal band masks (right bound: CMP_GE, left
 //   bound: CMP_GT), softmax (MAX [, pointwise MAX with the sink] [-> Max], SUB,
-//   EXP, ADD [+ exp(sink - max)] [-> Sum_exp], LOG + ADD -> Stats, DIV -> P in
+//   EXP, ADD [+ EXP(sink - max)] [-> Sum_exp], LOG + ADD -> Stats, DIV -> P in
 //   the io type), O = P V (M/K overrides).
 #include <cstring>
 #include <limits>
@@ -290,9 +290,10 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
   int sum = sink >= 0 ? bld.virt(row, DataType::FLOAT, row_st) : row_out("Sum_exp");
   bld.reduction(CUDNN_REDUCE_TENSOR_ADD, ex, sum);
   if (sink >= 0) {
-    // exp(sink - max) as EXP(NEG(max - sink)): the full-shaped operand stays X.
-    int sink_exp = bld.pointwise_new(CUDNN_POINTWISE_SUB, mx, sink);
-    sink_exp = bld.pointwise_new(CUDNN_POINTWISE_EXP, bld.pointwise_new(CUDNN_POINTWISE_NEG, sink_exp));
+    // exp(sink - max): SUB with the [1, h_q, 1, 1] sink as X broadcast to the row tensor, as the frontend does.
+    int sink_exp = bld.virt(row, DataType::FLOAT, row_st);
+    bld.pointwise(CUDNN_POINTWISE_SUB, sink, mx, -1, sink_exp);
+    sink_exp = bld.pointwise_new(CUDNN_POINTWISE_EXP, sink_exp);
     sum = bld.pointwise(CUDNN_POINTWISE_ADD, sum, sink_exp, -1, row_out("Sum_exp"));
   }
   int lg = bld.pointwise_new(CUDNN_POINTWISE_LOG, sum);
