@@ -113,6 +113,7 @@ struct Bwd {
     out = g.sdpa_backward(q, k, v, o, dO, stats, a, in);
     for (auto t : {out.dQ, out.dK, out.dV, out.dBias})
       if (t) t->set_output(true).set_data_type(DataType::BFLOAT16);
+    if (out.DSINK_TOKEN) out.DSINK_TOKEN->set_output(true);
     Status st = g.validate();
     if (st.is_bad()) return st;
     return cu::lower(g, version(ver));

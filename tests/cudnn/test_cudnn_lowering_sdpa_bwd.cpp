@@ -107,12 +107,6 @@ TEST(CudnnLoweringSdpaBwd, DeclinesNameOpAttributeAndRule) {
     expect_decline(f.lower(91400), {"op 'sdpa'", "dropout_probability", "rule dropout_not_lowered"});
   }
   {
-    Bwd b(s);
-    b.in.sink_token = b.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
-    b.a.set("dsink_token", true);
-    expect_decline(b.lower(), {"op 'sdpa_backward'", "dsink_token", "rule dsink_not_lowered"});
-  }
-  {
     Fwd f(s, DataType::FLOAT);
     expect_decline(f.lower(91400), {"port 'Q'", "rule sdpa_io_half", "FLOAT"});
   }

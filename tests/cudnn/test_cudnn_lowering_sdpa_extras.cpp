@@ -5,7 +5,8 @@
 // forward composite (the softmax's MAX and ADD reductions write them), and the
 // backward's dBias (an ADD reduction of dS, before the attn_scale, into dBias's
 // dims; dQ then written by its matmul directly), and SINK_TOKEN (the forward's
-// max and sum take the sink; the backward without dsink_token is unchanged).
+// max and sum take the sink; the backward without dsink_token is unchanged, with
+// it a DSINK_TOKEN reduction is added).
 // Shapes are fresh random draws.
 #include <algorithm>
 #include <cmath>
@@ -212,6 +213,24 @@ TEST(CudnnLoweringSdpaExtras, SinkJoinsTheMaxAndTheSum) {
   ASSERT_TRUE(po.is_good());
   EXPECT_EQ(modes(*pw), modes(*po));
   EXPECT_EQ(pw->operations.size(), po->operations.size());
+  // dsink_token: DSINK_TOKEN [1, h_q, 1, 1] = ADD reduction of NEG(EXP(SUB(sink, Stats)) * rowsum(dO O)).
+  Bwd ds(s);
+  ds.in.sink_token = ds.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
+  ds.a.set("dsink_token", true);
+  auto pd = ds.lower();
+  ASSERT_TRUE(pd.is_good()) << pd.status().to_string();
+  ASSERT_TRUE(ds.out.DSINK_TOKEN);
+  const auto* red = reduction_into(*pd, ds.out.DSINK_TOKEN->get_uid());
+  ASSERT_NE(red, nullptr);
+  EXPECT_EQ(reduction_mode(*pd, *red), CUDNN_REDUCE_TENSOR_ADD);
+  EXPECT_EQ(pd->tensor(ds.out.DSINK_TOKEN->get_uid())->dims, (D{1, s.h_q, 1, 1}));
+  EXPECT_EQ(ref(*pd, *red, CUDNN_ATTR_OPERATION_REDUCTION_XDESC).find(CUDNN_ATTR_TENSOR_DIMENSIONS)->ints,
+            (D{s.b, s.h_q, s.s_q, 1}));
+  const auto extra = modes(*pd);
+  const std::vector<std::int64_t> chain = {CUDNN_POINTWISE_SUB, CUDNN_POINTWISE_EXP, CUDNN_POINTWISE_MUL,
+                                           CUDNN_POINTWISE_NEG};
+  EXPECT_NE(std::search(extra.begin(), extra.end(), chain.begin(), chain.end()), extra.end());
+  EXPECT_EQ(pd->operations.size(), po->operations.size() + 5);  // SUB, EXP, MUL, NEG, reduction
 }
 
 TEST(CudnnLoweringSdpaExtras, AlibiMaxSumExpAndDbiasFinalizeDevicelessWhenLibcudnnLoads) {

@@ -71,6 +71,7 @@ struct Spec {
   std::vector<std::int64_t> bias;     // Bias dims (empty = none); bf16 random
   bool dbias = false;                 // backward: the dBias output too
   bool sink = false;                  // SINK_TOKEN [1, h_q, 1, 1] FLOAT, random in [0.5, 2.5]
+  bool dsink = false;                 // backward: the DSINK_TOKEN output too
 };
 
 // One buffer of the case: the tensor of each graph (device d, host h) and its bytes.
@@ -261,6 +262,7 @@ inline Built build_backward(Graph& g, const Spec& s, const Data& dt, const std::
   in.sink_token = x.in.sink_token;
   Attributes a = attrs_of(s);
   if (s.dbias) a.set("dbias", true);
+  if (s.dsink) a.set("dsink_token", true);
   auto r = g.sdpa_backward(x.q, x.k, x.v, o, dO, stats, a, in);
   if (s.ragged) {  // gradients THD-packed like their inputs (offsets count BSHD tokens)
     r.dQ->set_stride(x.q->get_stride());
@@ -280,6 +282,11 @@ inline Built build_backward(Graph& g, const Spec& s, const Data& dt, const std::
   if (r.dBias) {  // dims of Bias; its rows are all valid (no padding in these cases)
     b.outputs.push_back(out(r.dBias, "dBias", bf));
     b.lens.push_back(std::vector<std::int32_t>(static_cast<std::size_t>(s.bias[0]), static_cast<std::int32_t>(s.bias[2])));
+    b.ragged.emplace_back();
+  }
+  if (r.DSINK_TOKEN) {  // [1, h_q, 1, 1]
+    b.outputs.push_back(out(r.DSINK_TOKEN, "DSINK_TOKEN", DataType::FLOAT));
+    b.lens.push_back({1});
     b.ragged.emplace_back();
   }
   return b;

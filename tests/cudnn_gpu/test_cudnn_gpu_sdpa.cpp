@@ -12,7 +12,7 @@
 // ragged output's other elements are not the op's). The backward's O and Stats
 // come from a reference forward of the same inputs. Tolerances by output dtype:
 // |got - want| <= atol + rtol * |want|: bf16 O 2e-2/2e-2, bf16 gradients
-// 4e-2/4e-2 (dBias too), FLOAT Stats / Max / Sum_exp 5e-3/5e-3.
+// 4e-2/4e-2 (dBias too), FLOAT Stats / Max / Sum_exp / DSINK_TOKEN 5e-3/5e-3.
 // CudnnGpuSdpaBench.Bf16 times b=4 h=16 s=4096 d=128 bf16 forward and backward
 // (causal and not; CUDA events, median of 20) and prints "RESULT sdpa ..." and
 // "RESULT sdpa_bwd ..." lines.
@@ -192,6 +192,11 @@ std::vector<Spec> specs() {
     Spec sk = spec(p + "sink_causal", bwd);  // the sink joins the softmax's max and sum (Stats)
     sk.sink = sk.causal = true;
     v.push_back(sk);
+    if (bwd) {  // + the DSINK_TOKEN gradient
+      Spec dsk = spec(p + "sink_dsink_causal", bwd);
+      dsk.sink = dsk.dsink = dsk.causal = true;
+      v.push_back(dsk);
+    }
     if (!bwd) {  // Max / Sum_exp outputs of the composite softmax
       Spec ms = spec(p + "max_sum_exp_causal", bwd);
       ms.max_sum_exp = ms.causal = true;

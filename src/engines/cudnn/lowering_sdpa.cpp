@@ -7,7 +7,7 @@
 //    padding mask -> diagonal band masks -> softmax with Stats / Max / Sum_exp
 //    -> bmm2), which cuDNN's fused attention engines recognise;
 //  * sdpa_backward as its composite (lowering_sdpa_bwd.cpp; ALiBi, dBias; a
-//    SINK_TOKEN enters only through Stats, so without dsink_token nothing changes);
+//    SINK_TOKEN enters only through Stats, plus the DSINK_TOKEN reduction);
 //  * everything else declines naming the op, node, port or attribute and a rule.
 // Also the Lowerer helpers for tensors the lowering introduces (fresh uids).
 #include <algorithm>
@@ -99,9 +99,6 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
                         "dropout (Philox RNG masks) is not lowered to the cuDNN backend");
   if (n.input("Dropout_mask"))
     return decline_rule(n, "port 'Dropout_mask'", "dropout_not_lowered", "a user dropout mask is not lowered");
-  if (n.input("SINK_TOKEN") && n.get_bool("dsink_token"))
-    return decline_rule(n, "attribute 'dsink_token'", "dsink_not_lowered",
-                        "the DSINK_TOKEN gradient (a second reduction over batch and rows) is not lowered");
   if (backward) {
     if (n.get_bool("use_deterministic_algorithm"))
       return decline_rule(n, "attribute 'use_deterministic_algorithm'", "deterministic_not_lowered",

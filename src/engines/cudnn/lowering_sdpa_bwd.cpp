@@ -3,6 +3,7 @@
 // without the dP workspace, research doc section 2.5):
 //   K, V read as K^T, V^T (dims/strides swapped on their own records);
 //   softmax_sum = rowsum(dO * O) * 1            -> FLOAT [b, h_q, s_q, 1] in the workspace
+//   [DSINK_TOKEN = reduce ADD of NEG(EXP(SINK - Stats) * rowsum(dO * O)) -> [1, h_q, 1, 1]]
 //   S = Q K^T * scale + Bias + ALiBi - Stats, padding / band masks, P = exp(S)
 //   dV = reshape(P)^T dO        (GQA: full-head dV, then ADD over the head group)
 //   dS = (dO V^T - softmax_sum) * P [-> reduce ADD -> dBias] * scale
@@ -58,6 +59,12 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   bld.pointwise(CUDNN_POINTWISE_MUL, dO, o, -1, prod);
   int rsum = bld.virt(row, DataType::FLOAT, row_st);
   bld.reduction(CUDNN_REDUCE_TENSOR_ADD, prod, rsum);
+  if (n.output("DSINK_TOKEN")) {  // DSINK_TOKEN = -sum over (b, s_q) of exp(SINK - Stats) * rowsum(dO * O)
+    int d = bld.virt(row, DataType::FLOAT, row_st);
+    bld.pointwise(CUDNN_POINTWISE_SUB, bld.in("SINK_TOKEN"), stats, -1, d);  // the sink broadcast as X (frontend)
+    d = bld.pointwise_new(CUDNN_POINTWISE_MUL, bld.pointwise_new(CUDNN_POINTWISE_EXP, d), rsum);
+    bld.reduction(CUDNN_REDUCE_TENSOR_ADD, bld.pointwise_new(CUDNN_POINTWISE_NEG, d), bld.out("DSINK_TOKEN"));
+  }
   int softmax_sum = bld.scratch(row, DataType::FLOAT);
   bld.pointwise(CUDNN_POINTWISE_MUL, rsum, one, -1, softmax_sum);
   // P = exp(Q K^T * scale + Bias - Stats), masked.
