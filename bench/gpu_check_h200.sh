@@ -54,8 +54,8 @@ step example_run 60 "$BIN/opgraph" run --device "$OUT/h200_device.json" --iters 
 tail -6 "$OUT/example_run.log" | tee -a "$SUM"
 
 mkdir -p "$OUT/sdpa"
-OUT=$OUT/sdpa OPGRAPH_SDPA_BIN=$BIN step sdpa 300 bash bench/cudnn_sdpa_h200.sh
-tail -n 14 "$OUT/sdpa/cudnn_sdpa_h200.txt" 2>/dev/null | tee -a "$SUM"
+OUT=$OUT/sdpa OPGRAPH_SDPA_BIN=$BIN step sdpa 420 bash bench/cudnn_sdpa_h200.sh
+tail -n 24 "$OUT/sdpa/cudnn_sdpa_h200.txt" 2>/dev/null | tee -a "$SUM"
 
 mkdir -p "$OUT/py"
 OUT=$OUT/py OPGRAPH_JOBS=16 step gpu_python 360 bash scripts/gpu_python.sh
