@@ -50,7 +50,8 @@ gpu_rc=0
 timeout 150 "$BIN/test_cudnn_gpu" --gtest_filter='Cases/SdpaGpu.*' >"$OUT/sdpa_gpu.log" 2>&1 || gpu_rc=$?
 grep -E " ran on |Failure|elements off|no cudnn plan|^\[  (PASSED|FAILED|  OK) " "$OUT/sdpa_gpu.log" | head -80
 
-if [ -n "$TORCH_CUDNN" ]; then
+# OPGRAPH_SDPA_TORCHLIB_CASES=0 skips the second pass of the cases (timing still uses both libraries).
+if [ -n "$TORCH_CUDNN" ] && [ "${OPGRAPH_SDPA_TORCHLIB_CASES:-1}" != 0 ]; then
   echo "== SDPA GPU cases (torch's libcudnn)"
   OPGRAPH_LIBCUDNN=$TORCH_CUDNN LD_LIBRARY_PATH="$(dirname "$TORCH_CUDNN"):${LD_LIBRARY_PATH:-}" \
     timeout 150 "$BIN/test_cudnn_gpu" --gtest_filter='Cases/SdpaGpu.*' >"$OUT/sdpa_gpu_torchlib.log" 2>&1 || gpu_rc=$?
