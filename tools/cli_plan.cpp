@@ -1,6 +1,7 @@
 // tools/cli_plan.cpp — `opgraph plan GRAPH.json`: the ranked plan list.
 //
 // Every plan is built (to learn its workspace); a plan that declines shows why.
+// The last column lists the plan's numerical and behaviour notes ("-": none).
 #include <cstdio>
 
 #include "cli_common.h"
@@ -29,7 +30,7 @@ int cmd_plan(int argc, char** argv) {
               g->family_name().empty() ? "none" : g->family_name().c_str(),
               t.has_device() ? ("sm" + std::to_string(t.device->sm_version())).c_str() : "host (no GPU)");
   for (const auto& n : g->planning_notes()) std::printf("  # not offered: %s\n", n.c_str());
-  std::printf("%-5s %-9s %-10s %-12s %s\n", "index", "engine_id", "mode", "workspace", "plan");
+  std::printf("%-5s %-9s %-10s %-12s %-40s %s\n", "index", "engine_id", "mode", "workspace", "plan", "notes");
   for (std::int64_t i = 0; i < g->get_execution_plan_count(); ++i) {
     auto c = g->get_engine_and_knobs_at_index(i).value();
     std::string ws;
@@ -39,9 +40,10 @@ int cmd_plan(int argc, char** argv) {
       ws = "declined";
     else
       return fail(cmd, g->get_plan_name_at_index(i).value() + ": " + b.to_string());
-    std::printf("%-5lld %-9lld %-10s %-12s %s\n", static_cast<long long>(i), static_cast<long long>(c.engine_id),
+    std::string notes = notes_to_string(c.notes);
+    std::printf("%-5lld %-9lld %-10s %-12s %-40s %s\n", static_cast<long long>(i), static_cast<long long>(c.engine_id),
                 c.mode ? std::string(to_string(*c.mode)).c_str() : "-", ws.c_str(),
-                g->get_plan_name_at_index(i).value().c_str());
+                g->get_plan_name_at_index(i).value().c_str(), notes.empty() ? "-" : notes.c_str());
     if (ws == "declined") std::printf("      # %s\n", g->get_plan_status_at_index(i).value().c_str());
   }
   return 0;

@@ -22,11 +22,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opgraph/execution_context.h"
 #include "opgraph/facts.h"
 #include "opgraph/knobs.h"
+#include "opgraph/plan_notes.h"
 #include "opgraph/status.h"
 #include "opgraph/variant_pack.h"
 
@@ -55,6 +57,7 @@ struct Capabilities {
   int sm_hi = INT_MAX;
   bool needs_device = true;  // false: a host engine (the reference)
   std::vector<KnobDomain> knobs;
+  PlanNotes notes;  // true of every plan this engine builds (merged into each plan's notes)
 
   // The reason the target is outside this row (no device, sm out of range), or nullopt.
   std::optional<std::string> arch_mismatch(const PlanTarget& target) const;
@@ -66,6 +69,7 @@ struct PlanConfig {
   Knobs knobs;                      // complete: one value per axis the engine declares
   std::optional<HeurMode> mode;     // the heuristic mode that produced it (none: replay/delegate)
   std::int64_t backend_index = -1;  // position in the backend's own plan list (backend entries only)
+  PlanNotes notes;                  // numerical / behaviour notes (backend: read per config; ours: Capabilities)
 
   bool same_plan(const PlanConfig& o) const noexcept { return engine_id == o.engine_id && knobs == o.knobs; }
 };
@@ -90,6 +94,11 @@ class CompiledPlan {
   // or too-small buffer: INVALID_VARIANT_PACK; workspace too small: INVALID_VALUE),
   // naming the operand. Thread-safe: keeps no per-call state in the plan.
   virtual Status execute(const VariantPack& pack, const ExecutionContext& ctx) const = 0;
+  // The backend's own serialised form of this built plan (cuDNN: the execution
+  // plan's JSON), "" when the engine has none. A refusal (the backend cannot
+  // serialise this plan) is a bad status; Graph::serialize_plan records it and
+  // keeps the portable (engine_id, knobs) form.
+  virtual Result<std::string> serialize_backend() const { return std::string(); }
 };
 
 class Engine {
@@ -116,6 +125,12 @@ class Engine {
   // domains). A decline is GRAPH_NOT_SUPPORTED; anything else is a bug.
   virtual Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& graph, const PlanConfig& config,
                                                            const PlanContext& ctx) const = 0;
+  // Loads a plan from what this engine's CompiledPlan::serialize_backend wrote for
+  // `config` on this graph, skipping heuristics and the build. Any bad status is
+  // a refusal: the graph rebuilds from (engine_id, knobs) and notes why. Default:
+  // GRAPH_NOT_SUPPORTED (the engine has no serialised form).
+  virtual Result<std::unique_ptr<CompiledPlan>> load_serialized(const OpGraph& graph, const PlanConfig& config,
+                                                                std::string_view blob, const PlanContext& ctx) const;
 
   // --- knobs at the public boundary ---
   // Public knobs → this engine's knobs. The default requires exactly one value

@@ -77,8 +77,11 @@ class Graph : public OpGraph {
   std::int64_t get_execution_plan_count() const;
   // "engine[KNOB=v, ...]", knobs sorted by name ("engine[]" with none).
   Result<std::string> get_plan_name_at_index(std::int64_t index) const;
-  // The plan's identity with public knobs (an empty map when it has no axes).
+  // The plan's identity with public knobs (an empty map when it has no axes),
+  // plus its provenance (mode, backend_index, notes).
   Result<PlanConfig> get_engine_and_knobs_at_index(std::int64_t index) const;
+  // The plan's numerical and behaviour notes (opgraph/plan_notes.h).
+  Result<PlanNotes> get_plan_notes_at_index(std::int64_t index) const;
   Status build_plan_at_index(std::int64_t index);
   // BYTES; the plan must be built (INVALID_VALUE otherwise).
   Result<std::int64_t> get_workspace_size_plan_at_index(std::int64_t index) const;
@@ -97,6 +100,23 @@ class Graph : public OpGraph {
   // Runs the selected plan. workspace.bytes below the plan's need is INVALID_VALUE.
   Status execute(const VariantPack& pack, Workspace workspace = {}, const Handle* handle = nullptr) const;
 
+  // --- plan records (src/api/graph_records.cpp) ---
+  // A built plan as a JSON record: the graph's key, (engine_id, public knobs by
+  // name), its notes, and — when the engine has one (cuDNN's execution plan
+  // JSON) — the backend's serialised plan. The portable form is (engine_id,
+  // knobs); the backend blob only saves heuristics and the build. The plan must
+  // be built (INVALID_VALUE otherwise). A backend that refuses to serialise
+  // leaves the blob out and records why ("backend_refused").
+  Result<std::string> serialize_plan_at_index(std::int64_t index);
+  Result<std::string> serialize_plan();  // the selected plan
+  // Plans THIS graph from a record (one-shot, like create_execution_plan): the
+  // record's graph key must equal this graph's (INVALID_VALUE naming both), a
+  // malformed record is UNSUPPORTED_GRAPH_FORMAT naming the field; then replays
+  // (engine_id, knobs) with the record's notes. With a backend blob the engine
+  // loads it now (the plan is built on return); if the engine refuses it, a
+  // planning note says why and build_plans rebuilds from (engine_id, knobs).
+  Status deserialize_plan(std::string_view record);
+
   // --- filters (after planning, before building) ---
   // Plans needing more workspace are deselected (checked when built).
   Status deselect_workspace_greater_than(std::int64_t bytes);
@@ -104,6 +124,13 @@ class Graph : public OpGraph {
   // Both filters may run while other threads execute: a call either runs the
   // plan it started with fully, or is refused ("no built plan"); never a crash.
   Status deselect_engines(const std::vector<std::string>& substrings);
+  // Note filters (cudnn-frontend's): deselect_* removes every plan having ANY of
+  // `notes`; select_* keeps only plans having ALL of them (an empty list keeps
+  // all). Same concurrency contract as deselect_engines.
+  Status deselect_numeric_notes(const std::vector<NumericalNote>& notes);
+  Status deselect_behavior_notes(const std::vector<BehaviorNote>& notes);
+  Status select_numeric_notes(const std::vector<NumericalNote>& notes);
+  Status select_behavior_notes(const std::vector<BehaviorNote>& notes);
   // Why plan `index` is not usable ("" when it is, or it was never tried).
   Result<std::string> get_plan_status_at_index(std::int64_t index) const;
 

@@ -138,6 +138,7 @@ Status Graph::create_execution_plans(const std::vector<HeurMode>& modes) {
   for (auto& r : ranked.value()) {
     PlanRecord rec;
     rec.name = plan_name(*r.engine, r.config);
+    r.config.notes.merge(r.engine->capabilities().notes);
     rec.config = std::move(r.config);
     rec.engine = r.engine;
     st_->plans.push_back(std::move(rec));
@@ -179,6 +180,7 @@ Status Graph::create_execution_plan(std::int64_t engine_id, const Knobs& knobs) 
   if (k.is_bad()) return k.status();
   PlanRecord rec;
   rec.config = PlanConfig{engine_id, std::move(k.value())};
+  rec.config.notes = engine->capabilities().notes;
   rec.engine = engine;
   rec.name = plan_name(*engine, rec.config);
   st_->plans.push_back(std::move(rec));

@@ -39,12 +39,6 @@ Status build_one(GraphPlanState& st, const OpGraph& g, std::size_t i) {
   return {s.code(), p.name + " failed (not a decline): " + s.message()};
 }
 
-// Under mu, after a filter: execute() stops running a withdrawn plan.
-void drop_withdrawn_candidate(GraphPlanState& st) {
-  std::int64_t c = st.candidate.load(std::memory_order_relaxed);
-  if (c >= 0 && !st.plans[static_cast<std::size_t>(c)].compiled) st.candidate.store(-1, std::memory_order_release);
-}
-
 }  // namespace
 
 std::int64_t Graph::get_execution_plan_count() const { return static_cast<std::int64_t>(st_->plans.size()); }
@@ -202,7 +196,7 @@ Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {
                    std::to_string(bytes);
     st_->withdraw(p);
   }
-  drop_withdrawn_candidate(*st_);
+  st_->drop_withdrawn_candidate();
   return Status::ok();
 }
 
@@ -219,7 +213,7 @@ Status Graph::deselect_engines(const std::vector<std::string>& substrings) {
       break;
     }
   }
-  drop_withdrawn_candidate(*st_);
+  st_->drop_withdrawn_candidate();
   return Status::ok();
 }
 

@@ -67,6 +67,11 @@ struct GraphPlanState {
     if (p.compiled) retired.push_back(std::move(p.compiled));
   }
   bool has_candidate() const { return candidate.load(std::memory_order_acquire) >= 0; }
+  // Under mu, after a filter: execute() stops running a withdrawn plan.
+  void drop_withdrawn_candidate() {
+    std::int64_t c = candidate.load(std::memory_order_relaxed);
+    if (c >= 0 && !plans[static_cast<std::size_t>(c)].compiled) candidate.store(-1, std::memory_order_release);
+  }
 
   PlanContext ctx() const { return PlanContext{facts.get(), layout.get()}; }
 };

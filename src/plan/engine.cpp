@@ -56,4 +56,13 @@ std::int64_t FactsCache::analyses() const {
   return runs_;
 }
 
+Result<std::unique_ptr<CompiledPlan>> Engine::load_serialized(const OpGraph& graph, const PlanConfig& config,
+                                                              std::string_view blob, const PlanContext& ctx) const {
+  (void)graph;
+  (void)config;
+  (void)blob;
+  (void)ctx;
+  return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine " + name() + " has no serialised plan form"};
+}
+
 }  // namespace opgraph

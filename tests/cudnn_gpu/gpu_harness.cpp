@@ -130,6 +130,11 @@ Outcome run_case(const Case& c) {
   if (bi < 0) return {c.name, "FAIL no plan: " + (first_refusal.empty() ? note : first_refusal)};
   if (refused) std::printf("%s: %lld backend plan(s) refused to build first: %s\n", c.name.c_str(),
                            static_cast<long long>(refused), first_refusal.c_str());
+  return run_and_compare(c, gd, iod, bi);
+}
+
+Outcome run_and_compare(const Case& c, Graph& gd, const Io& iod, std::int64_t bi) {
+  Outcome o{c.name, "?"};
   Graph gh;
   Io ioh = c.build(gh);
   EXPECT_TRUE(gh.create_execution_plans({HeurMode::FALLBACK}).is_good());

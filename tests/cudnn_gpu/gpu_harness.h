@@ -70,6 +70,10 @@ struct Outcome {
 
 // Runs one case with gtest assertions; returns the outcome line.
 Outcome run_case(const Case& c);
+// The second half of run_case: plan `bi` of `gd` (planned for the device, built;
+// `iod` from c.build(gd)) runs on fresh random device inputs and every output is
+// compared with the reference run on the same inputs.
+Outcome run_and_compare(const Case& c, Graph& gd, const Io& iod, std::int64_t bi);
 
 // Marks t an output named `name` of data type t (FLOAT by default).
 TensorPtr out(TensorPtr t, const char* name, opgraph::DataType type = opgraph::DataType::FLOAT);

@@ -31,18 +31,27 @@ struct FakeSpec {
   int sm_hi = INT_MAX;
   bool any_knobs = false;         // accept any knobs (a backend's engine)
   Analyzer reads = nullptr;        // an analyzer its check_support and mismatch read
+  PlanNotes notes;                 // Capabilities::notes
+  // Serialised form: 0 none (the default hook), 1 "fake-plan:<id>" loaded back
+  // when the id matches, 2 serialize_backend refuses.
+  int blob = 0;
 };
 
 struct FakeLog {
   std::vector<std::int64_t> checked;               // engine ids, per check_support call
   std::vector<std::pair<std::int64_t, Knobs>> built;
   std::vector<std::pair<std::int64_t, Knobs>> executed;
+  std::vector<std::int64_t> loaded;                // engine ids, per accepted load_serialized
 };
 
 class FakePlan final : public CompiledPlan {
  public:
-  FakePlan(std::int64_t id, Knobs k, std::int64_t ws, std::shared_ptr<FakeLog> log)
-      : id_(id), knobs_(std::move(k)), ws_(ws), log_(std::move(log)) {}
+  FakePlan(std::int64_t id, Knobs k, std::int64_t ws, std::shared_ptr<FakeLog> log, int blob = 0)
+      : id_(id), knobs_(std::move(k)), ws_(ws), log_(std::move(log)), blob_(blob) {}
+  Result<std::string> serialize_backend() const override {
+    if (blob_ == 2) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "fake: this plan has no serialised form"};
+    return blob_ == 1 ? "fake-plan:" + std::to_string(id_) : std::string();
+  }
   std::int64_t workspace_size() const override { return ws_; }
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (ctx.workspace.bytes < ws_) return {ErrorCode::INVALID_VALUE, "fake: workspace too small"};
@@ -56,6 +65,7 @@ class FakePlan final : public CompiledPlan {
   Knobs knobs_;
   std::int64_t ws_;
   std::shared_ptr<FakeLog> log_;
+  int blob_;
 };
 
 class FakeEngine final : public Engine {
@@ -66,6 +76,7 @@ class FakeEngine final : public Engine {
     caps_.needs_device = spec_.needs_device;
     caps_.sm_lo = spec_.sm_lo;
     caps_.sm_hi = spec_.sm_hi;
+    caps_.notes = spec_.notes;
   }
   const Capabilities& capabilities() const override { return caps_; }
   std::optional<std::string> mismatch(const PlanContext& ctx) const override {
@@ -81,7 +92,17 @@ class FakeEngine final : public Engine {
                                                    const PlanContext&) const override {
     if (spec_.build.is_bad()) return spec_.build;
     log_->built.emplace_back(c.engine_id, c.knobs);
-    return std::unique_ptr<CompiledPlan>(std::make_unique<FakePlan>(c.engine_id, c.knobs, spec_.workspace, log_));
+    return std::unique_ptr<CompiledPlan>(
+        std::make_unique<FakePlan>(c.engine_id, c.knobs, spec_.workspace, log_, spec_.blob));
+  }
+  Result<std::unique_ptr<CompiledPlan>> load_serialized(const OpGraph& g, const PlanConfig& c, std::string_view blob,
+                                                        const PlanContext& ctx) const override {
+    if (spec_.blob != 1) return Engine::load_serialized(g, c, blob, ctx);
+    if (blob != "fake-plan:" + std::to_string(c.engine_id))
+      return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "fake: '" + std::string(blob) + "' is not a plan of this engine"};
+    log_->loaded.push_back(c.engine_id);
+    return std::unique_ptr<CompiledPlan>(
+        std::make_unique<FakePlan>(c.engine_id, c.knobs, spec_.workspace, log_, spec_.blob));
   }
   Result<Knobs> knobs_from_public(const Knobs& k) const override {
     return spec_.any_knobs ? Result<Knobs>(k) : Engine::knobs_from_public(k);
@@ -115,9 +136,10 @@ inline plan::Family fake_family(std::string name, int block, std::vector<std::st
 // A backend whose entries per mode are set by the test.
 class FakeBackend final : public plan::BackendProvider {
  public:
-  explicit FakeBackend(std::shared_ptr<FakeLog> log) {
+  explicit FakeBackend(std::shared_ptr<FakeLog> log, int blob = 0) {
     FakeSpec s;
     s.any_knobs = true;
+    s.blob = blob;
     engine_ = std::make_unique<FakeEngine>(EngineIdentity{0, "cudnn"}, s, std::move(log));
   }
   const Engine& engine() const override { return *engine_; }

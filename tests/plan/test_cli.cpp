@@ -98,6 +98,7 @@ TEST(Cli, PlanListsTheReferenceForAGraph) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("reference[]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("20000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" notes\n"), std::string::npos) << r.out;  // the notes column (the reference: "-")
 }
 
 TEST(Cli, RunComparesWithTheReference) {

@@ -69,6 +69,8 @@ class CudnnPlan final : public CompiledPlan {
                  Step::EXECUTE, "cudnnBackendExecute of " + lowering_.operations_summary());
   }
 
+  Result<std::string> serialize_backend() const override { return execution_plan_json(*api_, plan_); }
+
  private:
   // Copies the host bytes of the scratch tensors that carry some (ALiBi slopes)
   // into the workspace, on `ctx.stream` (async when the driver has
@@ -158,6 +160,24 @@ class CudnnEngine final : public Engine {
     return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), std::move(lp.value()),
                                                                      std::move(m.value()), std::move(plan.value()),
                                                                      ws.value()));
+  }
+
+  // cuDNN's execution-plan JSON for this graph: no heuristics, no engine config.
+  // The lowering still runs (it names the variant pack's uids and by-value scalars).
+  Result<std::unique_ptr<CompiledPlan>> load_serialized(const OpGraph& g, const PlanConfig& config, std::string_view blob,
+                                                        const PlanContext& ctx) const override {
+    (void)config;
+    OPGRAPH_CHECK(check_support(g, ctx));
+    auto api = runtime::cudnn();
+    auto lp = lower(g);
+    auto h = thread_handle(*api.value());
+    if (h.is_bad()) return h.status();
+    auto plan = execution_plan_from_json(*api.value(), h.value(), blob);
+    if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
+    auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
+    if (ws.is_bad()) return ws.status();
+    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), std::move(lp.value()), Materialised{},
+                                                                     std::move(plan.value()), ws.value()));
   }
 
   // Any backend-band knobs (each engine config has its own set); frontend knobs are refused.

@@ -1,6 +1,8 @@
 // engines/cudnn/heuristics.cpp — see heuristics.h.
 #include "engines/cudnn/heuristics.h"
 
+#include <algorithm>
+
 namespace opgraph::engines::cudnn {
 namespace {
 
@@ -23,6 +25,20 @@ cudnnBackendHeurMode_t heur_mode(HeurMode m) {
 constexpr std::int64_t kMaxKnobs = CUDNN_KNOB_TYPE_COUNTS;
 
 }  // namespace
+
+PlanNotes read_notes(const CudnnApi& api, cudnnBackendDescriptor_t engine) {
+  PlanNotes notes;
+  std::int32_t v[32] = {};
+  std::int64_t n = 0;
+  if (api.backend_get_attribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 32, &n, v) == 0)
+    for (std::int64_t i = 0; i < n && i < 32; ++i)
+      if (auto note = numerical_note_from_backend(v[i])) notes.add(*note);
+  n = 0;
+  if (api.backend_get_attribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, 32, &n, v) == 0)
+    for (std::int64_t i = 0; i < n && i < 32; ++i)
+      if (auto note = behavior_note_from_backend(v[i])) notes.add(*note);
+  return notes;
+}
 
 Result<cudnnHandle_t> thread_handle(const CudnnApi& api) {
   thread_local ThreadHandle th;
@@ -88,6 +104,7 @@ Result<std::vector<PlanConfig>> query_heuristics(const CudnnApi& api, const Desc
     pc.engine_id = idx.value();
     pc.mode = mode;
     pc.backend_index = i;
+    pc.notes = read_notes(api, e);
     bool representable = pc.engine_id >= 0 && pc.engine_id < 10000;
     for (std::int64_t k = 0; k < nk && representable; ++k) {
       std::int32_t type = 0;
@@ -146,6 +163,36 @@ Result<Descriptor> build_execution_plan(const CudnnApi& api, cudnnHandle_t handl
   OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, Step::BUILD, what));
   OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, Step::BUILD, what));
   OPGRAPH_CHECK(plan->finalize(Step::BUILD, what + ": execution plan"));
+  return plan;
+}
+
+Result<std::string> execution_plan_json(const CudnnApi& api, const Descriptor& plan) {
+  std::int64_t n = 0;
+  OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                               plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0, &n, nullptr)),
+                      Step::BUILD, "execution plan JSON: size"));
+  std::string text(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)), '\0');
+  std::int64_t got = 0;
+  if (n > 0)
+    OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.backend_get_attribute(
+                                 plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, n, &got,
+                                 text.data())),
+                        Step::BUILD, "execution plan JSON"));
+  text.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(got, 0, n)));
+  return text;
+}
+
+Result<Descriptor> execution_plan_from_json(const CudnnApi& api, cudnnHandle_t handle, std::string_view json) {
+  const std::string what = "execution plan from JSON";
+  auto plan = Descriptor::create(api, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what);
+  if (plan.is_bad()) return plan.status();
+  OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, Step::BUILD, what));
+  // Exactly the bytes execution_plan_json returned (cudnn-frontend hands them back the same way);
+  // std::string keeps a terminator after them.
+  std::string text(json);
+  OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+                          static_cast<std::int64_t>(text.size()), text.c_str(), Step::BUILD, what));
+  OPGRAPH_CHECK(plan->finalize(Step::BUILD, what));
   return plan;
 }
 

@@ -14,13 +14,28 @@ namespace opgraph::engines::cudnn {
 // destroyed at thread exit). A failure (no device, no context) is the status.
 Result<cudnnHandle_t> thread_handle(const CudnnApi& api);
 
+// The numerical and behaviour notes of a finalized ENGINE descriptor. A note
+// cuDNN will not report (an older library) or this build does not name is left
+// out: notes never fail a query.
+PlanNotes read_notes(const CudnnApi& api, cudnnBackendDescriptor_t engine);
+
 // One ENGINEHEUR query for `mode` (A, B or FALLBACK) on a finalized operation
 // graph: every returned config as PlanConfig{global index, knob choices, mode,
-// position}. Configs whose knobs have no KnobType are skipped.
+// position, notes}. Configs whose knobs have no KnobType are skipped.
 Result<std::vector<PlanConfig>> query_heuristics(const CudnnApi& api, const Descriptor& op_graph, HeurMode mode);
 
 // ENGINE(global index) + KNOB_CHOICEs + ENGINECFG → finalized EXECUTION_PLAN.
 Result<Descriptor> build_execution_plan(const CudnnApi& api, cudnnHandle_t handle, const Descriptor& op_graph,
                                         const PlanConfig& config);
+
+// The finalized execution plan's JSON (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION),
+// exactly the bytes cuDNN reports. cuDNN refuses plans it cannot serialise
+// (the status says why).
+Result<std::string> execution_plan_json(const CudnnApi& api, const Descriptor& plan);
+
+// An EXECUTION_PLAN descriptor deserialised from execution_plan_json output:
+// HANDLE + JSON_REPRESENTATION, finalized. cuDNN refuses JSON from another
+// version or device (the status says why).
+Result<Descriptor> execution_plan_from_json(const CudnnApi& api, cudnnHandle_t handle, std::string_view json);
 
 }  // namespace opgraph::engines::cudnn
