@@ -84,7 +84,7 @@ class GemmEngine final : public Engine {
   explicit GemmEngine(EngineIdentity id) : Engine(std::move(id)) {
     caps_.sm_lo = 80;  // v1 (mma.sync + cp.async): sm_80+; v2 (wgmma): sm_90 only, decided per config
     caps_.knobs = knob_domains();
-    caps_.notes = PlanNotes{{NumericalNote::TENSOR_CORE}, {BehaviorNote::RUNTIME_COMPILATION}};  // mma.sync; NVRTC at build
+    caps_.notes = PlanNotes{{NumericalNote::TENSOR_CORE}, {BehaviorNote::RUNTIME_COMPILATION}};  // mma.sync / wgmma; NVRTC
   }
   const Capabilities& capabilities() const override { return caps_; }
 
