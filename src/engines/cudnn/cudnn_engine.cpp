@@ -169,7 +169,7 @@ class CudnnEngine final : public Engine {
     (void)config;
     OPGRAPH_CHECK(check_support(g, ctx));
     auto api = runtime::cudnn();
-    auto lp = lower(g);
+    auto lp = lower(g, options(*api.value()));
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
     auto plan = execution_plan_from_json(*api.value(), h.value(), blob);
