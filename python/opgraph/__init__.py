@@ -45,7 +45,7 @@ Graph = pygraph
 Tensor = tensor
 HAS_PLANNING = _C.HAS_PLANNING
 if HAS_PLANNING:
-    from ._C import build_plan_policy, heur_mode, knob_type  # noqa: F401
+    from ._C import behavior_note, build_plan_policy, heur_mode, knob_type, numerical_note  # noqa: F401
 
 
 def _set_data_type(self, data_type):

@@ -1,13 +1,14 @@
 // python/src/bind_enums.cpp — the C++ enums as Python enums, with cudnn.pygraph's names.
 //
-// data_type, tensor_reordering and scalar_type always; heur_mode, knob_type and
-// build_plan_policy with the planning layer. Enum-valued op attributes
+// data_type, tensor_reordering and scalar_type always; heur_mode, knob_type,
+// build_plan_policy, numerical_note and behavior_note with the planning layer. Enum-valued op attributes
 // (norm_forward_phase, reduction_mode, ...) are strings in the C++ IR and are
 // defined in opgraph/_enums.py. Conversion from torch/numpy dtypes: opgraph/_dtypes.py.
 #include "common.h"
 
 #ifdef OPGRAPH_PY_HAS_PLANNING
 #include "opgraph/knobs.h"
+#include "opgraph/plan_notes.h"
 #endif
 
 namespace opgraph::py {
@@ -53,6 +54,16 @@ void bind_enums(nb::module_& m) {
   auto knob = nb::enum_<KnobType>(m, "knob_type");
   for (const auto& [name, k] : all_knob_types()) knob.value(name.c_str(), k);
   knob.value("NOT_SET", KnobType::NOT_SET);
+  auto numerical = nb::enum_<NumericalNote>(m, "numerical_note");
+  for (int i = 0; i < kNumericalNoteCount; ++i) {
+    auto n = static_cast<NumericalNote>(i);
+    numerical.value(std::string(to_string(n)).c_str(), n);
+  }
+  auto behavior = nb::enum_<BehaviorNote>(m, "behavior_note");
+  for (int i = 0; i < kBehaviorNoteCount; ++i) {
+    auto n = static_cast<BehaviorNote>(i);
+    behavior.value(std::string(to_string(n)).c_str(), n);
+  }
 #endif
 }
 

@@ -1,5 +1,5 @@
 // python/src/bind_plans.cpp — the planning half of the graph class: create_execution_plans,
-// the at-index API, filters, build_plans, execute.
+// the at-index API, filters (engines, workspace, notes), build_plans, execute, plan records.
 //
 // execute(variant_pack, workspace=None, handle=None) normalises the dict ONCE, here, into
 // the C++ VariantPack (one C-level dict walk): keys are opgraph.tensor or int uids; values
@@ -14,6 +14,7 @@
 // Workspace: None, an int address (trusted to be large enough), or a buffer (its size in
 // bytes is checked against the plan's need).
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -282,6 +283,33 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            nb::arg("workspace"))
       .def("deselect_engines", [](PyGraph& g, const std::vector<std::string>& s) { throw_if(g.deselect_engines(s)); },
            nb::arg("engine_names"))
+      .def("deselect_numeric_notes",
+           [](PyGraph& g, const std::vector<NumericalNote>& n) { throw_if(g.deselect_numeric_notes(n)); },
+           nb::arg("notes"), "Deselects every plan having any of `notes` (numerical_note).")
+      .def("deselect_behavior_notes",
+           [](PyGraph& g, const std::vector<BehaviorNote>& n) { throw_if(g.deselect_behavior_notes(n)); },
+           nb::arg("notes"), "Deselects every plan having any of `notes` (behavior_note).")
+      .def("select_numeric_notes",
+           [](PyGraph& g, const std::vector<NumericalNote>& n) { throw_if(g.select_numeric_notes(n)); },
+           nb::arg("notes"), "Keeps only plans having all of `notes` (numerical_note).")
+      .def("select_behavior_notes",
+           [](PyGraph& g, const std::vector<BehaviorNote>& n) { throw_if(g.select_behavior_notes(n)); },
+           nb::arg("notes"), "Keeps only plans having all of `notes` (behavior_note).")
+      .def("get_numerical_notes_for_plan_at_index",
+           [](const PyGraph& g, std::int64_t i) { return unwrap(g.get_plan_notes_at_index(i)).numerical; },
+           nb::arg("index"))
+      .def("get_behavior_notes_for_plan_at_index",
+           [](const PyGraph& g, std::int64_t i) { return unwrap(g.get_plan_notes_at_index(i)).behavior; },
+           nb::arg("index"))
+      .def("serialize_plan",
+           [](PyGraph& g, std::optional<std::int64_t> i) {
+             return unwrap(i ? g.serialize_plan_at_index(*i) : g.serialize_plan());
+           },
+           nb::arg("index").none() = nb::none(),
+           "The built plan `index` (default: the selected one) as a JSON record: graph key, engine_id, knobs, "
+           "notes and the backend's own serialised plan where it has one.")
+      .def("deserialize_plan", [](PyGraph& g, const std::string& record) { throw_if(g.deserialize_plan(record)); },
+           nb::arg("record"), "Plans this graph from a serialize_plan record (one-shot).")
       .def("execute",
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {
              run(self, variant_pack, workspace, handle, -1);
