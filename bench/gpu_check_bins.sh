@@ -11,7 +11,7 @@ bash bench/device_deps.sh >/dev/null
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >>"$(git rev-parse --git-path info/exclude)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_GPU_TESTS=ON -DOPGRAPH_BUILD_BENCH=ON \
   -DCMAKE_PREFIX_PATH="$PWD/.device-deps/prefix" >/dev/null
-ninja -C "$BUILD" -j"$(nproc)" test_cudnn test_cudnn_gpu test_gemm_gpu gemm_bench opgraph
+ninja -C "$BUILD" -j"$(nproc)" test_cudnn test_cudnn_gpu test_gemm_gpu gemm_bench opgraph_tool
 rm -rf .dev/bin && mkdir -p .dev/bin
 for b in tests/test_cudnn tests/test_cudnn_gpu tests/test_gemm_gpu bench/gemm_bench tools/opgraph; do
   strip -o ".dev/bin/$(basename "$b")" "$BUILD/$b"
