@@ -1,7 +1,7 @@
 // Per-call pointer arrays: threads executing ONE built plan with their own
 // buffers each get their own results. A shared pointer array would hand a thread
 // another's (individually valid) pointers: a wrong number, not a crash — so every
-// output of every call is checked. A filter (deselect_engines) applied while
+// output of every call is checked. A filter (deselect_engines, a note filter) applied while
 // threads execute withdraws the plan without a race: each call either ran the
 // plan fully (checked result) or was refused with "no built plan".
 // scripts/hardening.sh runs this under TSan.
@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -80,7 +81,8 @@ TEST(ConcurrentExecute, ThreadsGetTheirOwnResults) {
   EXPECT_EQ(ran.load(), kThreads * kCalls);
 }
 
-TEST(ConcurrentExecute, DeselectWhileExecutingIsSafe) {
+// Threads execute the built reference plan while `filter` withdraws it.
+void filter_while_executing(const std::function<Status(Graph&)>& filter) {
   Mm mm;
   Graph& g = mm.g;
   auto &a = mm.a, &b = mm.b, &c = mm.c;
@@ -109,7 +111,7 @@ TEST(ConcurrentExecute, DeselectWhileExecutingIsSafe) {
   std::vector<std::thread> ts;
   for (int t = 0; t < 3; ++t) ts.emplace_back(worker, t);
   while (ran.load() < 50) std::this_thread::yield();
-  ASSERT_TRUE(g.deselect_engines({"reference"}).is_good());
+  ASSERT_TRUE(filter(g).is_good());
   while (refused.load() < 30) std::this_thread::yield();
   stop = true;
   for (auto& t : ts) t.join();
@@ -118,6 +120,16 @@ TEST(ConcurrentExecute, DeselectWhileExecutingIsSafe) {
   Status after = g.execute(VariantPack());
   EXPECT_TRUE(after.is_bad());
   EXPECT_NE(after.message().find("no built plan"), std::string::npos) << after.message();
+}
+
+TEST(ConcurrentExecute, DeselectWhileExecutingIsSafe) {
+  filter_while_executing([](Graph& g) { return g.deselect_engines({"reference"}); });
+}
+
+// The note filters withdraw the same way (the reference declares no notes, so
+// keeping only TENSOR_CORE plans removes it).
+TEST(ConcurrentExecute, NoteFilterWhileExecutingIsSafe) {
+  filter_while_executing([](Graph& g) { return g.select_numeric_notes({NumericalNote::TENSOR_CORE}); });
 }
 
 }  // namespace
