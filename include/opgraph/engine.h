@@ -125,6 +125,15 @@ class Engine {
   // domains). A decline is GRAPH_NOT_SUPPORTED; anything else is a bug.
   virtual Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& graph, const PlanConfig& config,
                                                            const PlanContext& ctx) const = 0;
+  // The notes of plan `config` when it is named rather than proposed
+  // (create_execution_plan / a plan record). Default: capabilities().notes. The
+  // cuDNN engine asks the backend for that engine's notes (none when it cannot).
+  virtual PlanNotes plan_notes(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx) const {
+    (void)graph;
+    (void)config;
+    (void)ctx;
+    return capabilities().notes;
+  }
   // Loads a plan from what this engine's CompiledPlan::serialize_backend wrote for
   // `config` on this graph, skipping heuristics and the build. Any bad status is
   // a refusal: the graph rebuilds from (engine_id, knobs) and notes why. Default:

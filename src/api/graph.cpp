@@ -180,7 +180,7 @@ Status Graph::create_execution_plan(std::int64_t engine_id, const Knobs& knobs) 
   if (k.is_bad()) return k.status();
   PlanRecord rec;
   rec.config = PlanConfig{engine_id, std::move(k.value())};
-  rec.config.notes = engine->capabilities().notes;
+  rec.config.notes = engine->plan_notes(*this, rec.config, st_->ctx());
   rec.engine = engine;
   rec.name = plan_name(*engine, rec.config);
   st_->plans.push_back(std::move(rec));

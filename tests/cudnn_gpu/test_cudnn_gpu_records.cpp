@@ -10,7 +10,8 @@
 //    (harness tolerances). Where the record carries cuDNN's execution-plan JSON,
 //    cuDNN must take it back in this process (no refusal note, the plan is built
 //    on return); a plan with RUNTIME_COMPILATION must carry the JSON (cuDNN
-//    serialises runtime-fusion engines).
+//    serialises runtime-fusion engines). The same (engine_id, knobs) named through
+//    create_execution_plan carries the same notes (read off the engine).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -103,6 +104,14 @@ void replay(const Case& c) {
     EXPECT_TRUE(fresh.planning_notes().empty()) << "cuDNN refused its own plan JSON";
     EXPECT_TRUE(fresh.get_workspace_size_plan_at_index(0).is_good()) << "the loaded plan is built on return";
   }
+  // The same plan named by (engine_id, knobs): cuDNN reports the same engine's notes.
+  Graph named;
+  c.build(named);
+  named.set_device_properties(props.value());
+  PlanConfig cfg = g.get_engine_and_knobs_at_index(bi).value();
+  ASSERT_TRUE(named.create_execution_plan(cfg.engine_id, cfg.knobs).is_good());
+  EXPECT_EQ(named.get_plan_notes_at_index(0).value(), notes) << notes_to_string(named.get_plan_notes_at_index(0).value());
+
   ASSERT_TRUE(fresh.build_plans().is_good());
   Outcome o = run_and_compare(c, fresh, io, 0);
   std::printf("RECORD %s replayed: %s\n", c.name.c_str(), o.what.c_str());

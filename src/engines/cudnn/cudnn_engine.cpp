@@ -162,6 +162,22 @@ class CudnnEngine final : public Engine {
                                                                      ws.value()));
   }
 
+  // A named backend id's notes, from an ENGINE descriptor finalized on this
+  // graph; none when the graph does not lower here or cuDNN refuses the id
+  // (building will say why).
+  PlanNotes plan_notes(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx) const override {
+    if (plan::decode_engine_id(config.engine_id).band != plan::IdBand::BACKEND) return {};
+    if (check_support(g, ctx).is_bad()) return {};
+    auto api = runtime::cudnn();
+    auto lp = lower(g, options(*api.value()));
+    auto h = thread_handle(*api.value());
+    if (h.is_bad()) return {};
+    auto m = materialise(*api.value(), lp.value(), h.value());
+    if (m.is_bad()) return {};
+    auto n = engine_notes(*api.value(), m->operation_graph(lp.value()), config.engine_id);
+    return n.is_good() ? n.value() : PlanNotes{};
+  }
+
   // cuDNN's execution-plan JSON for this graph: no heuristics, no engine config.
   // The lowering still runs (it names the variant pack's uids and by-value scalars).
   Result<std::unique_ptr<CompiledPlan>> load_serialized(const OpGraph& g, const PlanConfig& config, std::string_view blob,

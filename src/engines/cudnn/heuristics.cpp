@@ -40,6 +40,17 @@ PlanNotes read_notes(const CudnnApi& api, cudnnBackendDescriptor_t engine) {
   return notes;
 }
 
+Result<PlanNotes> engine_notes(const CudnnApi& api, const Descriptor& op_graph, std::int64_t engine_id) {
+  const std::string what = "notes of engine " + std::to_string(engine_id);
+  auto eng = Descriptor::create(api, CUDNN_BACKEND_ENGINE_DESCRIPTOR, what);
+  if (eng.is_bad()) return eng.status();
+  cudnnBackendDescriptor_t g = op_graph.get();
+  OPGRAPH_CHECK(eng->set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g, Step::HEURISTICS, what));
+  OPGRAPH_CHECK(eng->set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &engine_id, Step::HEURISTICS, what));
+  OPGRAPH_CHECK(eng->finalize(Step::HEURISTICS, what));
+  return read_notes(api, eng->get());
+}
+
 Result<cudnnHandle_t> thread_handle(const CudnnApi& api) {
   thread_local ThreadHandle th;
   if (th.h) return th.h;

@@ -19,6 +19,11 @@ Result<cudnnHandle_t> thread_handle(const CudnnApi& api);
 // out: notes never fail a query.
 PlanNotes read_notes(const CudnnApi& api, cudnnBackendDescriptor_t engine);
 
+// The notes of engine `engine_id` on a finalized operation graph (an ENGINE
+// descriptor finalized for the graph and read by read_notes): what a replayed
+// (engine_id, knobs) carries. cuDNN refusing the engine is the status.
+Result<PlanNotes> engine_notes(const CudnnApi& api, const Descriptor& op_graph, std::int64_t engine_id);
+
 // One ENGINEHEUR query for `mode` (A, B or FALLBACK) on a finalized operation
 // graph: every returned config as PlanConfig{global index, knob choices, mode,
 // position, notes}. Configs whose knobs have no KnobType are skipped.
