@@ -28,14 +28,18 @@ constexpr std::int64_t kMaxKnobs = CUDNN_KNOB_TYPE_COUNTS;
 
 PlanNotes read_notes(const CudnnApi& api, cudnnBackendDescriptor_t engine) {
   PlanNotes notes;
+  static_assert(CUDNN_NUMERICAL_NOTE_TYPE_COUNT <= 32 && CUDNN_BEHAVIOR_NOTE_TYPE_COUNT <= 32);
   std::int32_t v[32] = {};
   std::int64_t n = 0;
-  if (api.backend_get_attribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 32, &n, v) == 0)
-    for (std::int64_t i = 0; i < n && i < 32; ++i)
+  // Requested counts as cudnn-frontend asks them: the header's TYPE_COUNT.
+  if (api.backend_get_attribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, v) == 0)
+    for (std::int64_t i = 0; i < n && i < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; ++i)
       if (auto note = numerical_note_from_backend(v[i])) notes.add(*note);
   n = 0;
-  if (api.backend_get_attribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, 32, &n, v) == 0)
-    for (std::int64_t i = 0; i < n && i < 32; ++i)
+  if (api.backend_get_attribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n, v) == 0)
+    for (std::int64_t i = 0; i < n && i < CUDNN_BEHAVIOR_NOTE_TYPE_COUNT; ++i)
       if (auto note = behavior_note_from_backend(v[i])) notes.add(*note);
   return notes;
 }
