@@ -263,5 +263,44 @@ TEST(CudnnLoweringSdpaExtras, AlibiMaxSumExpAndDbiasFinalizeDevicelessWhenLibcud
   ASSERT_TRUE(mb.is_good()) << mb.status().to_string();
 }
 
+// The engine's options (include_failed_variants off): the three variants whose
+// plans failed on the H200 decline naming the port/attribute and the rule.
+TEST(CudnnLoweringSdpaExtras, VariantsThatFailedOnTheH200Decline) {
+  Shape s{2, 4, 4, 64, 64, 64};
+  auto engine_options = [](std::int64_t v) {
+    cu::LoweringOptions o;
+    o.cudnn_version = v;
+    return o;
+  };
+  auto expect_decline = [](const Result<cu::LoweringPlan>& r, const std::string& what) {
+    ASSERT_TRUE(r.is_bad());
+    EXPECT_EQ(r.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+    EXPECT_NE(r.status().message().find(what + ": rule failed_on_h200"), std::string::npos) << r.status().message();
+  };
+  Fwd f(s);
+  f.a.set("use_causal_mask", true).set("score_max", true).set("score_sum_exp", true).set("generate_stats", false);
+  f.out = f.g.sdpa(f.q, f.k, f.v, f.a, f.in);
+  f.out.O->set_output(true).set_data_type(f.q->get_data_type());
+  for (auto x : {f.out.Max, f.out.Sum_exp}) x->set_output(true);
+  ASSERT_TRUE(f.g.validate().is_good());
+  expect_decline(cu::lower(f.g, engine_options(91900)), "attribute 'score_max'");
+  for (bool dsink : {false, true}) {
+    Bwd b(s);
+    b.in.sink_token = b.g.tensor({1, s.h_q, 1, 1}, DataType::FLOAT, "sink");
+    if (dsink) b.a.set("dsink_token", true);
+    b.out = b.g.sdpa_backward(b.q, b.k, b.v, b.o, b.dO, b.stats, b.a, b.in);
+    for (auto t : {b.out.dQ, b.out.dK, b.out.dV}) t->set_output(true).set_data_type(DataType::BFLOAT16);
+    if (b.out.DSINK_TOKEN) b.out.DSINK_TOKEN->set_output(true);
+    ASSERT_TRUE(b.g.validate().is_good());
+    expect_decline(cu::lower(b.g, engine_options(91900)), dsink ? "output 'DSINK_TOKEN'" : "port 'SINK_TOKEN'");
+  }
+  // The same graphs without the failing piece still lower with the engine's options.
+  Bwd plain(s);
+  plain.out = plain.g.sdpa_backward(plain.q, plain.k, plain.v, plain.o, plain.dO, plain.stats, plain.a, plain.in);
+  for (auto t : {plain.out.dQ, plain.out.dK, plain.out.dV}) t->set_output(true).set_data_type(DataType::BFLOAT16);
+  ASSERT_TRUE(plain.g.validate().is_good());
+  EXPECT_TRUE(cu::lower(plain.g, engine_options(91900)).is_good());
+}
+
 }  // namespace
 }  // namespace opgraph

@@ -100,6 +100,13 @@ struct LoweringOptions {
   // cudnnGetVersion() of the loaded libcudnn (e.g. 91400); 0 = unknown, which
   // turns every version-gated native operation off (composites only).
   std::int64_t cudnn_version = 0;
+  // Also lower the SDPA variants whose cuDNN plans FAILED their H200 check
+  // (bench/results/2026-11-30-cudnn-sdpa-h200.txt, run 3): the forward's
+  // Max / Sum_exp outputs came back unwritten, a backward given SINK_TOKEN was
+  // refused at execute (BAD_PARAM_NULL_POINTER), and cuDNN lists no engine for
+  // the DSINK_TOKEN backward. Off (the engine's setting): those decline with
+  // rule `failed_on_h200`. On: only the record tests, which check the structure.
+  bool include_failed_variants = false;
 };
 
 struct LoweringPlan {
