@@ -14,6 +14,7 @@
 #include <numeric>
 #include <random>
 
+#include "cudnn_gpu/gpu_harness.h"
 #include "opgraph/builders/sdpa.h"
 #include "opgraph/graph.h"
 #include "runtime/loader.h"
@@ -22,29 +23,9 @@ namespace sdpa_gpu {
 
 using namespace opgraph;
 
-inline const runtime::CudaDriverApi* drv() {
-  static const runtime::CudaDriverApi* api = [] {
-    auto a = runtime::cuda_driver();
-    if (a.is_bad()) return static_cast<const runtime::CudaDriverApi*>(nullptr);
-    const auto* d = a.value();
-    CUdevice dev = 0;
-    CUcontext ctx = nullptr;
-    if (d->init(0) != CUDA_SUCCESS || d->device_get(&dev, 0) != CUDA_SUCCESS ||
-        d->primary_ctx_retain(&ctx, dev) != CUDA_SUCCESS || d->ctx_set_current(ctx) != CUDA_SUCCESS)
-      return static_cast<const runtime::CudaDriverApi*>(nullptr);
-    return d;
-  }();
-  return api;
-}
-
-struct DevMem {
-  CUdeviceptr p = 0;
-  explicit DevMem(std::size_t bytes) { drv()->mem_alloc(&p, std::max<std::size_t>(bytes, 4)); }
-  ~DevMem() { drv()->mem_free(p); }
-  DevMem(const DevMem&) = delete;
-  DevMem& operator=(const DevMem&) = delete;
-  void* ptr() const { return reinterpret_cast<void*>(p); }
-};
+// The harness's driver (device 0's primary context current) and allocation.
+inline const runtime::CudaDriverApi* drv() { return cudnn_gpu::driver(); }
+using cudnn_gpu::DevMem;
 
 inline std::uint16_t to_bf16(float f) {
   std::uint32_t u;
