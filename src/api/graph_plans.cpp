@@ -154,6 +154,29 @@ Result<std::int64_t> Graph::get_workspace_size() const {
   return get_workspace_size_plan_at_index(i.value());
 }
 
+namespace {
+
+// Runs `plan` (the record's published pointer, read ONCE by the caller) on the
+// caller's buffers, normalised once into this call's own pointer array.
+Status run_plan(const GraphPlanState& st, const PlanRecord& p, const CompiledPlan& plan, const VariantPack& pack,
+                Workspace workspace, const Handle* handle) {
+  VariantPack operands;
+  const VariantPack* use = &pack;
+  if (pack.layout() != st.layout.get()) {
+    OPGRAPH_CHECK(VariantPack::normalize(pack, *st.layout, operands));
+    use = &operands;
+  }
+  std::int64_t need = plan.workspace_size();
+  if (workspace.bytes < need)
+    return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(need) +
+                                          " bytes, got " + std::to_string(workspace.bytes)};
+  auto ctx = ExecutionContext::make(handle, workspace);
+  if (ctx.is_bad()) return ctx.status();
+  return plan.execute(*use, ctx.value());
+}
+
+}  // namespace
+
 Status Graph::execute_plan_at_index(const VariantPack& pack, Workspace workspace, std::int64_t index,
                                     const Handle* handle) const {
   OPGRAPH_CHECK(check_index(*st_, *this, index));
@@ -162,26 +185,19 @@ Status Graph::execute_plan_at_index(const VariantPack& pack, Workspace workspace
   if (!plan)
     return {ErrorCode::INVALID_VALUE,
             "plan " + std::to_string(index) + " (" + p.name + ") is not built: call build_plan_at_index first"};
-  // The caller's buffers, normalised ONCE, into this call's own pointer array.
-  VariantPack operands;
-  const VariantPack* use = &pack;
-  if (pack.layout() != st_->layout.get()) {
-    OPGRAPH_CHECK(VariantPack::normalize(pack, *st_->layout, operands));
-    use = &operands;
-  }
-  std::int64_t need = plan->workspace_size();
-  if (workspace.bytes < need)
-    return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(need) +
-                                          " bytes, got " + std::to_string(workspace.bytes)};
-  auto ctx = ExecutionContext::make(handle, workspace);
-  if (ctx.is_bad()) return ctx.status();
-  return plan->execute(*use, ctx.value());
+  return run_plan(*st_, p, *plan, pack, workspace, handle);
 }
 
 Status Graph::execute(const VariantPack& pack, Workspace workspace, const Handle* handle) const {
   auto i = get_selected_plan_index();
   if (i.is_bad()) return i.status();
-  return execute_plan_at_index(pack, workspace, i.value(), handle);
+  const PlanRecord& p = st_->plans[static_cast<std::size_t>(i.value())];
+  // A filter may withdraw the selected plan between the two loads: that is the
+  // same outcome as finding no selected plan, and reads the same.
+  const CompiledPlan* plan = p.live.get();
+  if (!plan)
+    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no built plan: call build_plans first"};
+  return run_plan(*st_, p, *plan, pack, workspace, handle);
 }
 
 Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {
