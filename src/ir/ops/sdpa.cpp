@@ -86,43 +86,24 @@ std::span<const OpSpec> sdpa_specs() {
 
 namespace opgraph {
 
-using ops::sdpa::pick;
+using ops::sdpa::append;
+using ops::sdpa::backward_optional;
+using ops::sdpa::backward_outputs;
+using ops::sdpa::forward_optional;
+using ops::sdpa::forward_outputs;
 
 SdpaOutputs SdpaBuilders::sdpa(TensorPtr q, TensorPtr k, TensorPtr v, const Attributes& attrs, const SdpaInputs& in) {
-  auto outs = add_node("sdpa",
-                       {{"Q", q}, {"K", k}, {"V", v}, {"Attn_scale", in.attn_scale}, {"Bias", in.bias},
-                        {"SEQ_LEN_Q", in.seq_len_q}, {"SEQ_LEN_KV", in.seq_len_kv}, {"Seed", in.seed},
-                        {"Offset", in.offset}, {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
-                        {"Page_table_K", in.page_table_k}, {"Page_table_V", in.page_table_v},
-                        {"Block_mask", in.block_mask}, {"SINK_TOKEN", in.sink_token}},
-                       attrs);
-  SdpaOutputs r;
-  r.O = pick("sdpa", outs, "O");
-  r.Stats = pick("sdpa", outs, "Stats");
-  r.Max = pick("sdpa", outs, "Max");
-  r.Sum_exp = pick("sdpa", outs, "Sum_exp");
-  r.RNG_DUMP = pick("sdpa", outs, "RNG_DUMP");
-  return r;
+  std::vector<PortArg> a = {{"Q", q}, {"K", k}, {"V", v}};
+  append(a, forward_optional(in, /*with_block_mask=*/true));
+  return forward_outputs("sdpa", add_node("sdpa", std::move(a), attrs));
 }
 
 SdpaBackwardOutputs SdpaBuilders::sdpa_backward(TensorPtr q, TensorPtr k, TensorPtr v, TensorPtr o, TensorPtr dO,
                                                 TensorPtr stats, const Attributes& attrs,
                                                 const SdpaBackwardInputs& in) {
-  auto outs = add_node("sdpa_backward",
-                       {{"Q", q}, {"K", k}, {"V", v}, {"O", o}, {"dO", dO}, {"Stats", stats},
-                        {"Attn_scale", in.attn_scale}, {"Bias", in.bias}, {"SEQ_LEN_Q", in.seq_len_q},
-                        {"SEQ_LEN_KV", in.seq_len_kv}, {"Seed", in.seed}, {"Offset", in.offset},
-                        {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
-                        {"Dropout_scale_inv", in.dropout_scale_inv}, {"SINK_TOKEN", in.sink_token}},
-                       attrs);
-  SdpaBackwardOutputs r;
-  r.dQ = pick("sdpa_backward", outs, "dQ");
-  r.dK = pick("sdpa_backward", outs, "dK");
-  r.dV = pick("sdpa_backward", outs, "dV");
-  r.dBias = pick("sdpa_backward", outs, "dBias");
-  r.RNG_DUMP = pick("sdpa_backward", outs, "RNG_DUMP");
-  r.DSINK_TOKEN = pick("sdpa_backward", outs, "DSINK_TOKEN");
-  return r;
+  std::vector<PortArg> a = {{"Q", q}, {"K", k}, {"V", v}, {"O", o}, {"dO", dO}, {"Stats", stats}};
+  append(a, backward_optional(in));
+  return backward_outputs("sdpa_backward", add_node("sdpa_backward", std::move(a), attrs));
 }
 
 }  // namespace opgraph

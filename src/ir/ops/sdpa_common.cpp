@@ -429,4 +429,49 @@ bool wants_rng_dump(const Node& n) { return n.get_bool("rng_dump"); }
 bool wants_dbias(const Node& n) { return n.input("Bias") != nullptr && n.get_bool("dbias"); }
 bool wants_dsink(const Node& n) { return n.input("SINK_TOKEN") != nullptr && n.get_bool("dsink_token"); }
 
+std::vector<PortArg> forward_optional(const SdpaInputs& in, bool with_block_mask) {
+  std::vector<PortArg> r = {{"Attn_scale", in.attn_scale},     {"Bias", in.bias},
+                            {"SEQ_LEN_Q", in.seq_len_q},       {"SEQ_LEN_KV", in.seq_len_kv},
+                            {"Seed", in.seed},                 {"Offset", in.offset},
+                            {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
+                            {"Page_table_K", in.page_table_k}, {"Page_table_V", in.page_table_v}};
+  if (with_block_mask) r.emplace_back("Block_mask", in.block_mask);
+  r.emplace_back("SINK_TOKEN", in.sink_token);
+  return r;
+}
+std::vector<PortArg> backward_optional(const SdpaBackwardInputs& in) {
+  return {{"Attn_scale", in.attn_scale},     {"Bias", in.bias},           {"SEQ_LEN_Q", in.seq_len_q},
+          {"SEQ_LEN_KV", in.seq_len_kv},     {"Seed", in.seed},           {"Offset", in.offset},
+          {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
+          {"Dropout_scale_inv", in.dropout_scale_inv}, {"SINK_TOKEN", in.sink_token}};
+}
+void append(std::vector<PortArg>& a, std::vector<PortArg> b) {
+  for (auto& x : b) a.push_back(std::move(x));
+}
+SdpaOutputs forward_outputs(std::string_view op, const std::vector<TensorPtr>& outs) {
+  SdpaOutputs r;
+  r.O = pick(op, outs, "O");
+  r.Stats = pick(op, outs, "Stats");
+  r.Max = pick(op, outs, "Max");
+  r.Sum_exp = pick(op, outs, "Sum_exp");
+  r.RNG_DUMP = pick(op, outs, "RNG_DUMP");
+  r.Amax_S = pick(op, outs, "Amax_S");
+  r.Amax_O = pick(op, outs, "Amax_O");
+  return r;
+}
+SdpaBackwardOutputs backward_outputs(std::string_view op, const std::vector<TensorPtr>& outs) {
+  SdpaBackwardOutputs r;
+  r.dQ = pick(op, outs, "dQ");
+  r.dK = pick(op, outs, "dK");
+  r.dV = pick(op, outs, "dV");
+  r.dBias = pick(op, outs, "dBias");
+  r.RNG_DUMP = pick(op, outs, "RNG_DUMP");
+  r.DSINK_TOKEN = pick(op, outs, "DSINK_TOKEN");
+  r.Amax_dQ = pick(op, outs, "Amax_dQ");
+  r.Amax_dK = pick(op, outs, "Amax_dK");
+  r.Amax_dV = pick(op, outs, "Amax_dV");
+  r.Amax_dP = pick(op, outs, "Amax_dP");
+  return r;
+}
+
 }  // namespace opgraph::ops::sdpa

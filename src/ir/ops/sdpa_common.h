@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/infer_context.h"
+#include "opgraph/builders/sdpa.h"
 #include "opgraph/op_spec.h"
 
 namespace opgraph::ops::sdpa {
@@ -101,6 +102,15 @@ Status set_forward_outputs(InferContext& c, const Geometry& g, DataType o_dtype)
 Status set_backward_outputs(InferContext& c, DataType grad_dtype);
 // The output of `outs` (as add_node returned them, in spec order) named `port`.
 TensorPtr pick(std::string_view op, const std::vector<TensorPtr>& outs, std::string_view port);
+
+// Builder pieces shared by sdpa.cpp and sdpa_fp8.cpp: the optional inputs every
+// forward / backward variant binds, in binding order (Block_mask only sdpa has),
+// and the outputs of `outs` by port (a port the op lacks reads as nullptr).
+std::vector<PortArg> forward_optional(const SdpaInputs& in, bool with_block_mask = false);
+std::vector<PortArg> backward_optional(const SdpaBackwardInputs& in);
+void append(std::vector<PortArg>& a, std::vector<PortArg> b);
+SdpaOutputs forward_outputs(std::string_view op, const std::vector<TensorPtr>& outs);
+SdpaBackwardOutputs backward_outputs(std::string_view op, const std::vector<TensorPtr>& outs);
 
 // The four fp8 records (sdpa_fp8.cpp), appended to the group table by sdpa.cpp.
 std::vector<OpSpec> fp8_specs();

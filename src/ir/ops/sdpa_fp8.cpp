@@ -217,50 +217,11 @@ std::vector<OpSpec> fp8_specs() {
 
 namespace opgraph {
 
-using ops::sdpa::pick;
-
-namespace {
-
-std::vector<PortArg> forward_optional(const SdpaInputs& in) {
-  return {{"Attn_scale", in.attn_scale},     {"Bias", in.bias},         {"SEQ_LEN_Q", in.seq_len_q},
-          {"SEQ_LEN_KV", in.seq_len_kv},     {"Seed", in.seed},         {"Offset", in.offset},
-          {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
-          {"Page_table_K", in.page_table_k}, {"Page_table_V", in.page_table_v}, {"SINK_TOKEN", in.sink_token}};
-}
-std::vector<PortArg> backward_optional(const SdpaBackwardInputs& in) {
-  return {{"Attn_scale", in.attn_scale},     {"Bias", in.bias},           {"SEQ_LEN_Q", in.seq_len_q},
-          {"SEQ_LEN_KV", in.seq_len_kv},     {"Seed", in.seed},           {"Offset", in.offset},
-          {"Dropout_mask", in.dropout_mask}, {"Dropout_scale", in.dropout_scale},
-          {"Dropout_scale_inv", in.dropout_scale_inv}, {"SINK_TOKEN", in.sink_token}};
-}
-void append(std::vector<PortArg>& a, std::vector<PortArg> b) {
-  for (auto& x : b) a.push_back(std::move(x));
-}
-SdpaOutputs forward_outputs(std::string_view op, const std::vector<TensorPtr>& outs) {
-  SdpaOutputs r;
-  r.O = pick(op, outs, "O");
-  r.Stats = pick(op, outs, "Stats");
-  r.Max = pick(op, outs, "Max");
-  r.Sum_exp = pick(op, outs, "Sum_exp");
-  r.RNG_DUMP = pick(op, outs, "RNG_DUMP");
-  r.Amax_S = pick(op, outs, "Amax_S");
-  r.Amax_O = pick(op, outs, "Amax_O");
-  return r;
-}
-SdpaBackwardOutputs backward_outputs(std::string_view op, const std::vector<TensorPtr>& outs) {
-  SdpaBackwardOutputs r;
-  r.dQ = pick(op, outs, "dQ");
-  r.dK = pick(op, outs, "dK");
-  r.dV = pick(op, outs, "dV");
-  r.DSINK_TOKEN = pick(op, outs, "DSINK_TOKEN");
-  r.Amax_dQ = pick(op, outs, "Amax_dQ");
-  r.Amax_dK = pick(op, outs, "Amax_dK");
-  r.Amax_dV = pick(op, outs, "Amax_dV");
-  r.Amax_dP = pick(op, outs, "Amax_dP");
-  return r;
-}
-
-}  // namespace
+using ops::sdpa::append;
+using ops::sdpa::backward_optional;
+using ops::sdpa::backward_outputs;
+using ops::sdpa::forward_optional;
+using ops::sdpa::forward_outputs;
 
 SdpaOutputs SdpaBuilders::sdpa_fp8(TensorPtr q, TensorPtr k, TensorPtr v, const SdpaFp8Scales& s,
                                    const Attributes& attrs, const SdpaInputs& in) {
