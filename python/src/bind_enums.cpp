@@ -13,41 +13,32 @@
 
 namespace opgraph::py {
 
+namespace {
+// One member under its C++ to_string name: each name is spelled once, in the core.
+template <class E>
+void add_named(nb::enum_<E>& e, E v) {
+  e.value(std::string(to_string(v)).c_str(), v);
+}
+}  // namespace
+
 void bind_enums(nb::module_& m) {
-  nb::enum_<DataType>(m, "data_type")
-      .value("NOT_SET", DataType::NOT_SET)
-      .value("FLOAT", DataType::FLOAT)
-      .value("DOUBLE", DataType::DOUBLE)
-      .value("HALF", DataType::HALF)
-      .value("BFLOAT16", DataType::BFLOAT16)
-      .value("INT8", DataType::INT8)
-      .value("UINT8", DataType::UINT8)
-      .value("INT32", DataType::INT32)
-      .value("INT64", DataType::INT64)
-      .value("BOOLEAN", DataType::BOOLEAN)
-      .value("FP8_E4M3", DataType::FP8_E4M3)
-      .value("FP8_E5M2", DataType::FP8_E5M2)
-      .value("FP8_E8M0", DataType::FP8_E8M0)
-      .value("FP4_E2M1", DataType::FP4_E2M1);
+  auto data_type = nb::enum_<DataType>(m, "data_type");
+  add_named(data_type, DataType::NOT_SET);
+  for (DataType t : kAllDataTypes) add_named(data_type, t);
   m.def("bits_of", [](DataType t) { return bits_of(t); }, nb::arg("data_type"),
         "Bits per element (4 for FP4_E2M1, 0 for NOT_SET).");
 
-  nb::enum_<TensorReordering>(m, "tensor_reordering")
-      .value("NONE", TensorReordering::NONE)
-      .value("INT8x32", TensorReordering::INT8x32)
-      .value("F16x16", TensorReordering::F16x16)
-      .value("F8_128x4", TensorReordering::F8_128x4);
+  auto reordering = nb::enum_<TensorReordering>(m, "tensor_reordering");
+  for (auto r : {TensorReordering::NONE, TensorReordering::INT8x32, TensorReordering::F16x16, TensorReordering::F8_128x4})
+    add_named(reordering, r);
 
   nb::enum_<ScalarKind>(m, "scalar_type")
       .value("RUNTIME_PARAM", ScalarKind::RUNTIME_PARAM)
       .value("COMPILE_TIME_CONST", ScalarKind::COMPILE_TIME_CONST);
 
 #ifdef OPGRAPH_PY_HAS_PLANNING
-  nb::enum_<HeurMode>(m, "heur_mode")
-      .value("A", HeurMode::A)
-      .value("B", HeurMode::B)
-      .value("FALLBACK", HeurMode::FALLBACK)
-      .value("OPENSOURCE", HeurMode::OPENSOURCE);
+  auto heur = nb::enum_<HeurMode>(m, "heur_mode");
+  for (auto h : {HeurMode::A, HeurMode::B, HeurMode::FALLBACK, HeurMode::OPENSOURCE}) add_named(heur, h);
   nb::enum_<BuildPlanPolicy>(m, "build_plan_policy")
       .value("HEURISTICS_CHOICE", BuildPlanPolicy::HEURISTICS_CHOICE)
       .value("ALL", BuildPlanPolicy::ALL);
@@ -55,15 +46,9 @@ void bind_enums(nb::module_& m) {
   for (const auto& [name, k] : all_knob_types()) knob.value(name.c_str(), k);
   knob.value("NOT_SET", KnobType::NOT_SET);
   auto numerical = nb::enum_<NumericalNote>(m, "numerical_note");
-  for (int i = 0; i < kNumericalNoteCount; ++i) {
-    auto n = static_cast<NumericalNote>(i);
-    numerical.value(std::string(to_string(n)).c_str(), n);
-  }
+  for (int i = 0; i < kNumericalNoteCount; ++i) add_named(numerical, static_cast<NumericalNote>(i));
   auto behavior = nb::enum_<BehaviorNote>(m, "behavior_note");
-  for (int i = 0; i < kBehaviorNoteCount; ++i) {
-    auto n = static_cast<BehaviorNote>(i);
-    behavior.value(std::string(to_string(n)).c_str(), n);
-  }
+  for (int i = 0; i < kBehaviorNoteCount; ++i) add_named(behavior, static_cast<BehaviorNote>(i));
 #endif
 }
 
