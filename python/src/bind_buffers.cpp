@@ -71,8 +71,9 @@ PyObject* g_torch_tensor_type = nullptr;
 }  // namespace
 
 bool is_torch_tensor(nb::handle v) {
-  if (!g_torch_tensor_type) {
-    PyObject* torch = PyImport_GetModule(nb::str("torch").ptr());  // only if already imported
+  if (!g_torch_tensor_type) {  // until torch is imported: one sys.modules lookup per call, no string built
+    static PyObject* s_torch = PyUnicode_InternFromString("torch");
+    PyObject* torch = PyImport_GetModule(s_torch);  // only if already imported
     if (!torch) {
       PyErr_Clear();
       return false;
