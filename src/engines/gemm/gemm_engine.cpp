@@ -25,8 +25,19 @@ SharedRuntime& shared_runtime() {
 
 class GemmPlan final : public CompiledPlan {
  public:
+  // Launch geometry, split count and scratch sizes depend on the plan only:
+  // computed here once, with the swap off (kp is already the kernel view).
   GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, const runtime::LoadedKernel* k)
-      : kp_(std::move(kp)), cfg_(cfg), rt_(rt), kernel_(k) {}
+      : kp_(std::move(kp)), cfg_(cfg), rt_(rt), kernel_(k) {
+    cfg_.swap_ab = false;
+    grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count);
+    dims_.shared_bytes = smem_bytes(kp_, cfg_);
+    if (cfg_.version == 2) {
+      splits_ = v2_splits(kp_, cfg_);
+      partial_bytes_ = v2_partial_bytes(kp_, cfg_);
+      counter_bytes_ = v2_counter_bytes(kp_, cfg_);
+    }
+  }
   std::int64_t workspace_size() const override { return 0; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -45,34 +56,31 @@ class GemmPlan final : public CompiledPlan {
     };
     HostParams h = make_params(kp_, ptr);
     OPGRAPH_CHECK(missing);
-    runtime::LaunchDims dims;
-    GemmConfig unswapped = cfg_;
-    unswapped.swap_ab = false;  // kp_ is already the kernel view
-    grid_of(kp_, unswapped, dims.grid, dims.block, rt_->device().sm_count);
-    dims.shared_bytes = smem_bytes(kp_, unswapped);
     if (cfg_.version != 2) {
       void* args[] = {&h};
-      return rt_->launch(*kernel_, dims, static_cast<CUstream>(ctx.stream), args);
+      return rt_->launch(*kernel_, dims_, static_cast<CUstream>(ctx.stream), args);
     }
     const runtime::CudaDriverApi& api = rt_->api();
     CUtensorMap ta, tb;
     V2HostArgs e;
-    OPGRAPH_CHECK(tma_.maps(api, kp_, unswapped, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
-    e.splits = v2_splits(kp_, unswapped);
+    OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
+    e.splits = splits_;
     if (e.splits > 1) {
       std::int64_t counter_offset = 0;
-      auto base = scratch_.get(api, v2_partial_bytes(kp_, unswapped), v2_counter_bytes(kp_, unswapped), &counter_offset);
+      auto base = scratch_.get(api, partial_bytes_, counter_bytes_, &counter_offset);
       if (base.is_bad()) return base.status();
       e.workspace = *base;
       e.counters = *base + static_cast<std::uint64_t>(counter_offset);
     }
     void* args[] = {&h, &e, &ta, &tb};
-    return rt_->launch(*kernel_, dims, static_cast<CUstream>(ctx.stream), args);
+    return rt_->launch(*kernel_, dims_, static_cast<CUstream>(ctx.stream), args);
   }
 
  private:
   GemmProblem kp_;  // the kernel view (SWAP_AB applied)
-  GemmConfig cfg_;
+  GemmConfig cfg_;  // swap_ab cleared: kp_ is already swapped
+  runtime::LaunchDims dims_;
+  std::int64_t splits_ = 1, partial_bytes_ = 0, counter_bytes_ = 0;  // v2 split-K
   runtime::KernelRuntime* rt_;
   const runtime::LoadedKernel* kernel_;
   mutable TmaCache tma_;          // v2: maps by (pointer, extents, strides)
