@@ -109,11 +109,11 @@ Result<const LoadedKernel*> KernelRuntime::get(const KernelRequest& request) {
 
 Status KernelRuntime::launch(const LoadedKernel& kernel, const LaunchDims& dims, CUstream stream, void** args) const {
   constexpr unsigned kDefaultSharedLimit = 48u * 1024;
+  // Messages are built only on failure: this runs on every execute.
   if (dims.shared_bytes > kDefaultSharedLimit) {
-    OPGRAPH_CHECK(cuda_check(*api_,
-                             api_->func_set_attribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                      static_cast<int>(dims.shared_bytes)),
-                             "cuFuncSetAttribute(max dynamic shared) for " + kernel.name));
+    const CUresult r = api_->func_set_attribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                static_cast<int>(dims.shared_bytes));
+    if (r != CUDA_SUCCESS) return cuda_check(*api_, r, "cuFuncSetAttribute(max dynamic shared) for " + kernel.name);
   }
   CUlaunchConfig config{};
   config.gridDimX = dims.grid[0];
@@ -126,8 +126,9 @@ Status KernelRuntime::launch(const LoadedKernel& kernel, const LaunchDims& dims,
   config.hStream = stream;
   config.attrs = nullptr;
   config.numAttrs = 0;
-  return cuda_check(*api_, api_->launch_kernel_ex(&config, kernel.function, args, nullptr),
-                    "cuLaunchKernelEx " + kernel.name);
+  const CUresult r = api_->launch_kernel_ex(&config, kernel.function, args, nullptr);
+  if (r != CUDA_SUCCESS) return cuda_check(*api_, r, "cuLaunchKernelEx " + kernel.name);
+  return Status::ok();
 }
 
 }  // namespace opgraph::runtime
