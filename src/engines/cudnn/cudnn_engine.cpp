@@ -21,7 +21,19 @@ class CudnnPlan final : public CompiledPlan {
   CudnnPlan(const CudnnApi& api, LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws)
       : api_(&api), lowering_(std::move(lp)), graph_(std::move(m)), plan_(std::move(plan)),
         scratch_at_((ws + 255) / 256 * 256),
-        workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes) {}
+        workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes) {
+    // The uid order (caller, by-value, scratch) and the by-value pointers are
+    // fixed by the lowering: built once here, not per execute.
+    uids_.reserve(lowering_.caller_uids.size() + lowering_.by_value_uids.size() + lowering_.scratch.size());
+    uids_.insert(uids_.end(), lowering_.caller_uids.begin(), lowering_.caller_uids.end());
+    uids_.insert(uids_.end(), lowering_.by_value_uids.begin(), lowering_.by_value_uids.end());
+    for (std::int64_t uid : lowering_.by_value_uids)
+      by_value_ptrs_.push_back(const_cast<unsigned char*>(lowering_.tensor(uid)->scalar_bytes.data()));  // read only
+    for (const ScratchTensor& s : lowering_.scratch) {
+      uids_.push_back(s.uid);
+      if (!s.init.empty()) has_scratch_init_ = true;
+    }
+  }
   std::int64_t workspace_size() const override { return workspace_; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -29,10 +41,8 @@ class CudnnPlan final : public CompiledPlan {
       return {ErrorCode::INVALID_VALUE, "engine cudnn: workspace too small: needs " + std::to_string(workspace_) +
                                             " bytes, got " + std::to_string(ctx.workspace.bytes)};
     // The pointer array is per call: concurrent executes never share it.
-    std::vector<std::int64_t> uids;
     std::vector<void*> ptrs;
-    uids.reserve(lowering_.caller_uids.size() + lowering_.by_value_uids.size());
-    ptrs.reserve(uids.capacity());
+    ptrs.reserve(uids_.size());
     for (std::int64_t uid : lowering_.caller_uids) {
       const OperandBuffer* b = pack.find(uid);
       if (!b || !b->data) {
@@ -41,18 +51,12 @@ class CudnnPlan final : public CompiledPlan {
                 "engine cudnn: no buffer for tensor uid " + std::to_string(uid) +
                     (t ? " (" + lowering_.records[static_cast<std::size_t>(t->record)].label + ")" : std::string())};
       }
-      uids.push_back(uid);
       ptrs.push_back(b->data);
     }
-    for (std::int64_t uid : lowering_.by_value_uids) {
-      uids.push_back(uid);
-      ptrs.push_back(const_cast<unsigned char*>(lowering_.tensor(uid)->scalar_bytes.data()));  // read only
-    }
-    for (const ScratchTensor& s : lowering_.scratch) {
-      uids.push_back(s.uid);
+    ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
+    for (const ScratchTensor& s : lowering_.scratch)
       ptrs.push_back(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
-    }
-    OPGRAPH_CHECK(init_scratch(ctx));
+    if (has_scratch_init_) OPGRAPH_CHECK(init_scratch(ctx));
     auto h = thread_handle(*api_);
     if (h.is_bad()) return h.status();
     OPGRAPH_CHECK(check(*api_, static_cast<cudnnStatus_t>(api_->set_stream(h.value(), static_cast<CUstream>(ctx.stream))),
@@ -60,8 +64,8 @@ class CudnnPlan final : public CompiledPlan {
     auto vp = Descriptor::create(*api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
     if (vp.is_bad()) return vp.status();
     void* ws = ctx.workspace.data;
-    auto n = static_cast<std::int64_t>(uids.size());
-    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids.data(), Step::EXECUTE, "variant pack"));
+    auto n = static_cast<std::int64_t>(uids_.size());
+    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids_.data(), Step::EXECUTE, "variant pack"));
     OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs.data(), Step::EXECUTE, "variant pack"));
     OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws, Step::EXECUTE, "variant pack"));
     OPGRAPH_CHECK(vp->finalize(Step::EXECUTE, "variant pack"));
@@ -76,11 +80,11 @@ class CudnnPlan final : public CompiledPlan {
   // into the workspace, on `ctx.stream` (async when the driver has
   // cuMemcpyHtoDAsync, else a synchronous copy after a stream sync).
   Status init_scratch(const ExecutionContext& ctx) const {
+    auto drv = runtime::cuda_driver();
+    if (drv.is_bad()) return drv.status();
+    const auto* d = drv.value();
     for (const ScratchTensor& s : lowering_.scratch) {
       if (s.init.empty()) continue;
-      auto drv = runtime::cuda_driver();
-      if (drv.is_bad()) return drv.status();
-      const auto* d = drv.value();
       auto dst = reinterpret_cast<CUdeviceptr>(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
       auto stream = static_cast<CUstream>(ctx.stream);
       CUresult r = CUDA_SUCCESS;
@@ -104,6 +108,9 @@ class CudnnPlan final : public CompiledPlan {
   Descriptor plan_;
   std::int64_t scratch_at_;  // bytes: where the lowering's scratch tensors start
   std::int64_t workspace_;
+  std::vector<std::int64_t> uids_;   // the variant pack's uids: caller, by-value, scratch
+  std::vector<void*> by_value_ptrs_;  // into lowering_'s TensorRecords (read only)
+  bool has_scratch_init_ = false;     // some scratch tensor carries initial bytes
 };
 
 class CudnnEngine final : public Engine {
