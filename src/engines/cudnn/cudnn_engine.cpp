@@ -128,16 +128,23 @@ class CudnnEngine final : public Engine {
   }
 
   Status check_support(const OpGraph& g, const PlanContext& ctx) const override {
-    if (auto why = mismatch(ctx)) return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + *why};
+    return lower_supported(g, ctx).status();
+  }
+
+  // check_support's work, handing back the lowering it checked: the callers
+  // below use it rather than lowering the graph a second time.
+  Result<LoweringPlan> lower_supported(const OpGraph& g, const PlanContext& ctx) const {
+    if (auto why = mismatch(ctx)) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + *why};
     auto api = runtime::cudnn();
-    if (api.is_bad()) return {ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + api.status().message()};
+    if (api.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + api.status().message()};
     auto lp = lower(g, options(*api.value()));
     if (lp.is_bad()) return lp.status();
     auto have = static_cast<std::int64_t>(api.value()->version);
     if (have < lp->min_cudnn_version)
-      return {ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: " + lp->min_version_reason + "; the loaded libcudnn (" +
-                                                  api.value()->path + ") is " + cudnn_version_string(have)};
-    return Status::ok();
+      return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: " + lp->min_version_reason +
+                                                        "; the loaded libcudnn (" + api.value()->path + ") is " +
+                                                        cudnn_version_string(have)};
+    return lp;
   }
 
   // What the lowering may know about the loaded library (its version gates native operations).
@@ -149,13 +156,13 @@ class CudnnEngine final : public Engine {
 
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
                                                    const PlanContext& ctx) const override {
-    OPGRAPH_CHECK(check_support(g, ctx));
+    auto lp = lower_supported(g, ctx);
+    if (lp.is_bad()) return lp.status();
     if (plan::decode_engine_id(config.engine_id).band != plan::IdBand::BACKEND)
       return Status{ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine cudnn: engine id " + std::to_string(config.engine_id) +
                         " is not a backend engine index (the delegating entry is not offered)"};
     auto api = runtime::cudnn();
-    auto lp = lower(g, options(*api.value()));
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
     auto m = materialise(*api.value(), lp.value(), h.value());
@@ -174,9 +181,9 @@ class CudnnEngine final : public Engine {
   // (building will say why).
   PlanNotes plan_notes(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx) const override {
     if (plan::decode_engine_id(config.engine_id).band != plan::IdBand::BACKEND) return {};
-    if (check_support(g, ctx).is_bad()) return {};
+    auto lp = lower_supported(g, ctx);
+    if (lp.is_bad()) return {};
     auto api = runtime::cudnn();
-    auto lp = lower(g, options(*api.value()));
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return {};
     auto m = materialise(*api.value(), lp.value(), h.value());
@@ -190,9 +197,9 @@ class CudnnEngine final : public Engine {
   Result<std::unique_ptr<CompiledPlan>> load_serialized(const OpGraph& g, const PlanConfig& config, std::string_view blob,
                                                         const PlanContext& ctx) const override {
     (void)config;
-    OPGRAPH_CHECK(check_support(g, ctx));
+    auto lp = lower_supported(g, ctx);
+    if (lp.is_bad()) return lp.status();
     auto api = runtime::cudnn();
-    auto lp = lower(g, options(*api.value()));
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
     auto plan = execution_plan_from_json(*api.value(), h.value(), blob);
@@ -227,9 +234,9 @@ class CudnnProvider final : public plan::BackendProvider {
 
   Result<std::vector<PlanConfig>> entries(const OpGraph& g, HeurMode mode, const PlanContext& ctx) override {
     if (mode == HeurMode::OPENSOURCE) return std::vector<PlanConfig>{};
-    OPGRAPH_CHECK(engine_.check_support(g, ctx));
+    auto lp = engine_.lower_supported(g, ctx);
+    if (lp.is_bad()) return lp.status();
     auto api = runtime::cudnn();
-    auto lp = lower(g, CudnnEngine::options(*api.value()));
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, h.status().message()};
     auto m = materialise(*api.value(), lp.value(), h.value());
