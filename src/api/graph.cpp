@@ -13,9 +13,14 @@ namespace opgraph {
 
 const plan::Manifest& current_manifest() { return plan::active_manifest(engines::default_manifest()); }
 
-Status check_index(const GraphPlanState& st, const OpGraph& g, std::int64_t index) {
+Status check_planned(const GraphPlanState& st, const OpGraph& g) {
   if (!st.planned)
     return {ErrorCode::INVALID_VALUE, "graph '" + g.context().name + "' has no plans: call create_execution_plans first"};
+  return Status::ok();
+}
+
+Status check_index(const GraphPlanState& st, const OpGraph& g, std::int64_t index) {
+  OPGRAPH_CHECK(check_planned(st, g));
   if (index < 0 || index >= static_cast<std::int64_t>(st.plans.size()))
     return {ErrorCode::INVALID_VALUE, "plan index " + std::to_string(index) + " is out of range: graph '" +
                                           g.context().name + "' has " + std::to_string(st.plans.size()) + " plan(s)"};

@@ -14,8 +14,7 @@ namespace {
 
 // Under st.mu: deselects every plan for which `why` returns a reason.
 Status filter(GraphPlanState& st, const OpGraph& g, const std::function<std::string(const PlanNotes&)>& why) {
-  if (!st.planned)
-    return {ErrorCode::INVALID_VALUE, "graph '" + g.context().name + "' has no plans: call create_execution_plans first"};
+  OPGRAPH_CHECK(check_planned(st, g));
   std::lock_guard<std::mutex> lock(st.mu);
   for (auto& p : st.plans) {
     if (!p.deselected.empty()) continue;

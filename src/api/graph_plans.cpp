@@ -81,8 +81,7 @@ Result<std::int64_t> Graph::get_workspace_size_plan_at_index(std::int64_t index)
 }
 
 Status Graph::check_support() {
-  if (!st_->planned)
-    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  OPGRAPH_CHECK(check_planned(*st_, *this));
   std::string why;
   for (auto& p : st_->plans) {
     if (!p.deselected.empty()) continue;
@@ -97,8 +96,7 @@ Status Graph::check_support() {
 }
 
 Status Graph::build_plans(BuildPlanPolicy policy) {
-  if (!st_->planned)
-    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  OPGRAPH_CHECK(check_planned(*st_, *this));
   std::lock_guard<std::mutex> lock(st_->mu);
   GraphPlanState& st = *st_;
   const std::size_t n = st.plans.size();
@@ -201,8 +199,7 @@ Status Graph::execute(const VariantPack& pack, Workspace workspace, const Handle
 }
 
 Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {
-  if (!st_->planned)
-    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  OPGRAPH_CHECK(check_planned(*st_, *this));
   if (bytes < 0) return {ErrorCode::INVALID_VALUE, "workspace limit must be >= 0 bytes, got " + std::to_string(bytes)};
   std::lock_guard<std::mutex> lock(st_->mu);
   st_->workspace_limit = bytes;
@@ -217,8 +214,7 @@ Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {
 }
 
 Status Graph::deselect_engines(const std::vector<std::string>& substrings) {
-  if (!st_->planned)
-    return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no plans: call create_execution_plans first"};
+  OPGRAPH_CHECK(check_planned(*st_, *this));
   std::lock_guard<std::mutex> lock(st_->mu);
   for (auto& p : st_->plans) {
     std::string label = p.engine->label(p.config);

@@ -78,6 +78,8 @@ struct GraphPlanState {
 
 // The manifest planning uses now (a test's override, else the shipped table).
 const plan::Manifest& current_manifest();
+// "graph 'g' has no plans: call create_execution_plans first" until planning is done.
+Status check_planned(const GraphPlanState& st, const OpGraph& g);
 // "plan index 7 is out of range: graph 'g' has 3 plan(s)" / planning not done.
 Status check_index(const GraphPlanState& st, const OpGraph& g, std::int64_t index);
 
