@@ -54,16 +54,11 @@ Result<BackendBlock> backend_block(const OpGraph& g, BackendProvider* backend, H
   return b;
 }
 
-Result<std::vector<RankedPlan>> ours(const OpGraph& g, const RankInputs& in, HeurMode mode, const PlanContext& ctx,
+// The family heuristics' proposals for `mode` (the caller handles a family without heuristics).
+Result<std::vector<RankedPlan>> ours(const RankInputs& in, HeurMode mode, const PlanContext& ctx,
                                      bool& has_marker, std::size_t& marker_at) {
   has_marker = false;
   std::vector<RankedPlan> out;
-  if (!in.family || !in.family->heuristics) {
-    auto acc = accepting(g, in.offered, ctx, in.notes);
-    if (acc.is_bad()) return acc.status();
-    out = std::move(acc.value());
-    return out;
-  }
   auto props = in.family->heuristics(mode, ctx, in.offered);
   if (props.is_bad())
     return Status(props.status().code(),
@@ -95,13 +90,27 @@ Result<std::vector<RankedPlan>> rank(const OpGraph& g, const RankInputs& in, con
   if (modes.empty()) return Status(ErrorCode::INVALID_VALUE, "create_execution_plans needs at least one heuristic mode");
   auto uni = accepting(g, in.universal, ctx, in.notes);
   if (uni.is_bad()) return uni.status();
+  // Without family heuristics our block is the same in every mode: ask each engine once.
+  const bool plain = !in.family || !in.family->heuristics;
+  std::vector<RankedPlan> plain_block;
+  if (plain) {
+    auto acc = accepting(g, in.offered, ctx, in.notes);
+    if (acc.is_bad()) return acc.status();
+    plain_block = std::move(acc.value());
+  }
 
   std::vector<RankedPlan> all;
   for (HeurMode mode : modes) {
     bool has_marker = false;
     std::size_t marker_at = 0;
-    auto mine = ours(g, in, mode, ctx, has_marker, marker_at);
-    if (mine.is_bad()) return mine.status();
+    std::vector<RankedPlan> mine;
+    if (plain) {
+      mine = plain_block;
+    } else {
+      auto r = ours(in, mode, ctx, has_marker, marker_at);
+      if (r.is_bad()) return r.status();
+      mine = std::move(r.value());
+    }
     auto bb = backend_block(g, in.backend, mode, ctx, in.notes);
     if (bb.is_bad()) return bb.status();
     std::vector<RankedPlan> block;
@@ -109,15 +118,15 @@ Result<std::vector<RankedPlan>> rank(const OpGraph& g, const RankInputs& in, con
     bool universal_first = mode == HeurMode::FALLBACK && !ctx.target().has_device();
     if (universal_first) append(uni.value());
     if (mode == HeurMode::OPENSOURCE) {
-      append(mine.value());
+      append(mine);
       if (!universal_first) append(uni.value());
       append(bb.value().delegate);
     } else {
-      std::size_t at = has_marker ? marker_at : mine.value().size();
-      block.insert(block.end(), mine.value().begin(), mine.value().begin() + static_cast<std::ptrdiff_t>(at));
+      std::size_t at = has_marker ? marker_at : mine.size();
+      block.insert(block.end(), mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(at));
       append(bb.value().delegate);
       append(bb.value().entries);
-      block.insert(block.end(), mine.value().begin() + static_cast<std::ptrdiff_t>(at), mine.value().end());
+      block.insert(block.end(), mine.begin() + static_cast<std::ptrdiff_t>(at), mine.end());
       if (!universal_first) append(uni.value());
     }
     for (auto& p : block) {
