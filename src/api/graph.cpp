@@ -19,6 +19,11 @@ Status check_planned(const GraphPlanState& st, const OpGraph& g) {
   return Status::ok();
 }
 
+Status not_built(const PlanRecord& p, std::int64_t index) {
+  return {ErrorCode::INVALID_VALUE,
+          "plan " + std::to_string(index) + " (" + p.name + ") is not built: call build_plan_at_index first"};
+}
+
 Status check_index(const GraphPlanState& st, const OpGraph& g, std::int64_t index) {
   OPGRAPH_CHECK(check_planned(st, g));
   if (index < 0 || index >= static_cast<std::int64_t>(st.plans.size()))

@@ -74,9 +74,7 @@ Result<std::int64_t> Graph::get_workspace_size_plan_at_index(std::int64_t index)
   OPGRAPH_CHECK(check_index(*st_, *this, index));
   const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
   const CompiledPlan* c = p.live.get();
-  if (!c)
-    return Status(ErrorCode::INVALID_VALUE, "plan " + std::to_string(index) + " (" + p.name +
-                                                ") is not built: call build_plan_at_index first");
+  if (!c) return not_built(p, index);
   return c->workspace_size();
 }
 
@@ -180,9 +178,7 @@ Status Graph::execute_plan_at_index(const VariantPack& pack, Workspace workspace
   OPGRAPH_CHECK(check_index(*st_, *this, index));
   const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
   const CompiledPlan* plan = p.live.get();  // no lock: see LivePlan
-  if (!plan)
-    return {ErrorCode::INVALID_VALUE,
-            "plan " + std::to_string(index) + " (" + p.name + ") is not built: call build_plan_at_index first"};
+  if (!plan) return not_built(p, index);
   return run_plan(*st_, p, *plan, pack, workspace, handle);
 }
 

@@ -99,9 +99,7 @@ Result<std::string> Graph::serialize_plan_at_index(std::int64_t index) {
   OPGRAPH_CHECK(check_index(*st_, *this, index));
   const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
   const CompiledPlan* built = p.live.get();
-  if (!built)
-    return Status(ErrorCode::INVALID_VALUE, "plan " + std::to_string(index) + " (" + p.name +
-                                                ") is not built: call build_plan_at_index first");
+  if (!built) return not_built(p, index);
   auto k = key();
   if (k.is_bad()) return k.status();
   json j;

@@ -80,6 +80,8 @@ struct GraphPlanState {
 const plan::Manifest& current_manifest();
 // "graph 'g' has no plans: call create_execution_plans first" until planning is done.
 Status check_planned(const GraphPlanState& st, const OpGraph& g);
+// "plan 3 (name) is not built: call build_plan_at_index first".
+Status not_built(const PlanRecord& p, std::int64_t index);
 // "plan index 7 is out of range: graph 'g' has 3 plan(s)" / planning not done.
 Status check_index(const GraphPlanState& st, const OpGraph& g, std::int64_t index);
 
