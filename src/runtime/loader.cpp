@@ -194,6 +194,7 @@ Result<const CudaDriverApi*> cuda_driver() {
     bind(h, "cuDevicePrimaryCtxRetain", a.primary_ctx_retain, missing);
     bind(h, "cuDevicePrimaryCtxRelease_v2", a.primary_ctx_release, missing);
     bind(h, "cuCtxSetCurrent", a.ctx_set_current, missing);
+    bind(h, "cuCtxGetCurrent", a.ctx_get_current, missing);
     bind(h, "cuCtxSynchronize", a.ctx_synchronize, missing);
     bind(h, "cuModuleLoadData", a.module_load_data, missing);
     bind(h, "cuModuleUnload", a.module_unload, missing);

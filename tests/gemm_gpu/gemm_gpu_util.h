@@ -1,12 +1,14 @@
 // gemm_gpu_util.h — host-side helpers for the gemm GPU tests and benchmark:
-// bf16/fp16 encodings, graphs of one matmul plus an epilogue chain, and a
-// device-memory mirror of a graph's operands (through the runtime's driver table).
+// bf16/fp16 encodings, graphs of one matmul plus an epilogue chain, a
+// device-memory mirror of a graph's operands (through the runtime's driver
+// table), the suites' device handle and their output comparison.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -153,6 +155,48 @@ inline Status make_operands(const runtime::CudaDriverApi& api, const OpGraph& g,
     o.dev[t->get_uid()] = std::move(d);
   }
   return runtime::cuda_check(api, api.ctx_synchronize(), "cuCtxSynchronize");
+}
+
+// Device 0 for the GPU suites, opened once on the first caller's thread (the
+// gtest main thread): its primary context is current there.
+struct Gpu {
+  std::unique_ptr<runtime::KernelRuntime> context;  // retains device 0's primary context
+  const runtime::CudaDriverApi* api = nullptr;
+  DeviceProperties props;
+  CUstream stream = nullptr;  // a non-blocking stream, created by the suite's fixture
+};
+inline Gpu& gpu() {
+  static Gpu* g = [] {
+    auto* x = new Gpu;
+    auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions{});
+    if (rt.is_good()) x->context = std::move(*rt);
+    auto p = runtime::read_device_properties(0);
+    if (p.is_good()) x->props = *p;
+    auto api = runtime::cuda_driver();
+    if (api.is_good()) x->api = *api;
+    return x;
+  }();
+  return *g;
+}
+
+// Output elements of case `c` outside |got - want| <= rtol*|want| + atol (NaN
+// fails): rtol = 1/64 (bf16 out), 1/512 (fp16 out), 1e-4 (fp32 out), atol =
+// 1e-5 * K + 1e-3 (fp32 accumulation order). `worst`: the largest error's index.
+inline std::size_t count_bad(const GemmCase& c, const std::vector<unsigned char>& want,
+                             const std::vector<unsigned char>& got, std::size_t* worst = nullptr) {
+  const double rtol = c.out == DataType::BFLOAT16 ? 1.0 / 64 : c.out == DataType::HALF ? 1.0 / 512 : 1e-4;
+  const double atol = 1e-5 * static_cast<double>(c.k) + 1e-3;
+  const std::size_t count = static_cast<std::size_t>(c.batch * c.m * c.n);
+  std::size_t bad = 0, w = 0;
+  double worst_err = -1;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double r = read_elem(want, c.out, i), x = read_elem(got, c.out, i);
+    const double err = std::fabs(x - r);
+    if (!(err <= rtol * std::fabs(r) + atol)) ++bad;
+    if (!(err <= worst_err)) worst_err = err, w = i;
+  }
+  if (worst) *worst = w;
+  return bad;
 }
 
 }  // namespace opgraph::gemm_testing

@@ -17,27 +17,6 @@ using namespace opgraph::gemm_testing;
 
 namespace {
 
-struct Gpu {
-  std::unique_ptr<runtime::KernelRuntime> context;  // retains device 0's primary context, current on this thread
-  const runtime::CudaDriverApi* api = nullptr;
-  DeviceProperties props;
-  CUstream stream = nullptr;
-};
-
-Gpu& gpu() {
-  static Gpu* g = [] {
-    auto* x = new Gpu;
-    auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions{});
-    if (rt.is_good()) x->context = std::move(*rt);
-    auto p = runtime::read_device_properties(0);
-    if (p.is_good()) x->props = *p;
-    auto api = runtime::cuda_driver();
-    if (api.is_good()) x->api = *api;
-    return x;
-  }();
-  return *g;
-}
-
 // Runs `c` under `knobs` (empty: the heuristic's pick); returns the number of
 // bad elements (0 = pass) and prints the worst.
 std::size_t run_case(const GemmCase& c, Knobs knobs, std::mt19937& rng) {
@@ -76,17 +55,9 @@ std::size_t run_case(const GemmCase& c, Knobs knobs, std::mt19937& rng) {
   const auto& want = o.host[o.out_uid];
   std::vector<unsigned char> got(want.size());
   EXPECT_EQ(gpu().api->memcpy_dtoh(got.data(), o.dev[o.out_uid]->ptr(), got.size()), CUDA_SUCCESS);
-  const double rtol = c.out == DataType::BFLOAT16 ? 1.0 / 64 : c.out == DataType::HALF ? 1.0 / 512 : 1e-4;
-  const double atol = 1e-5 * static_cast<double>(c.k) + 1e-3;
   const std::size_t count = static_cast<std::size_t>(c.batch * c.m * c.n);
-  std::size_t bad = 0, worst = 0;
-  double worst_err = -1;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double r = read_elem(want, c.out, i), x = read_elem(got, c.out, i);
-    const double err = std::fabs(x - r);
-    if (!(err <= rtol * std::fabs(r) + atol)) ++bad;
-    if (!(err <= worst_err)) worst_err = err, worst = i;
-  }
+  std::size_t worst = 0;
+  const std::size_t bad = count_bad(c, want, got, &worst);
   if (bad)
     ADD_FAILURE() << describe(c) << " knobs {" << knobs_to_string(knobs) << "}: " << bad << "/" << count
                   << " bad; worst at " << worst << ": got " << read_elem(got, c.out, worst) << " want "

@@ -2,6 +2,7 @@
 // family hooks (analyzer, heuristics).
 #include "engines/gemm/gemm_engine.h"
 
+#include "engines/gemm/gemm_exec.h"
 #include "engines/gemm/gemm_tma.h"
 
 #include <mutex>
@@ -13,23 +14,34 @@
 namespace opgraph::gemm {
 namespace {
 
-// One KernelRuntime for device 0 per process, guarded (KernelRuntime is not thread-safe).
+// One KernelRuntime for device 0 per process, guarded (KernelRuntime is not
+// thread-safe), and its context (device 0's primary context, which the runtime
+// retains for its lifetime), read on the thread that opened it.
 struct SharedRuntime {
   std::mutex mu;
   std::unique_ptr<runtime::KernelRuntime> rt;
+  CUcontext ctx = nullptr;
 };
 SharedRuntime& shared_runtime() {
   static SharedRuntime* s = new SharedRuntime;
   return *s;
 }
 
+GemmConfig unswapped(GemmConfig c) {
+  c.swap_ab = false;
+  return c;
+}
+
 class GemmPlan final : public CompiledPlan {
  public:
   // Launch geometry, split count and scratch sizes depend on the plan only:
   // computed here once, with the swap off (kp is already the kernel view).
-  GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, const runtime::LoadedKernel* k)
-      : kp_(std::move(kp)), cfg_(cfg), rt_(rt), kernel_(k) {
-    cfg_.swap_ab = false;
+  GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, CUcontext ctx, const runtime::LoadedKernel* k)
+      : kp_(std::move(kp)),
+        cfg_(unswapped(cfg)),
+        rt_(rt),
+        ctx_(ctx),
+        kernel_(k) {
     grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count);
     dims_.shared_bytes = smem_bytes(kp_, cfg_);
     if (cfg_.version == 2) {
@@ -38,6 +50,8 @@ class GemmPlan final : public CompiledPlan {
       counter_bytes_ = v2_counter_bytes(kp_, cfg_);
     }
   }
+  // The scratch is freed in the runtime's context, whichever thread drops the plan.
+  ~GemmPlan() override { ContextScope bound(rt_->api(), ctx_); }
   std::int64_t workspace_size() const override { return 0; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -56,6 +70,10 @@ class GemmPlan final : public CompiledPlan {
     };
     HostParams h = make_params(kp_, ptr);
     OPGRAPH_CHECK(missing);
+    // The runtime was opened on the planning thread; this call may come from
+    // any thread. Its context is current for the launch (and the scratch).
+    const ContextScope bound(rt_->api(), ctx_);
+    OPGRAPH_CHECK(bound.status());
     if (cfg_.version != 2) {
       void* args[] = {&h};
       return rt_->launch(*kernel_, dims_, static_cast<CUstream>(ctx.stream), args);
@@ -82,6 +100,7 @@ class GemmPlan final : public CompiledPlan {
   runtime::LaunchDims dims_;
   std::int64_t splits_ = 1, partial_bytes_ = 0, counter_bytes_ = 0;  // v2 split-K
   runtime::KernelRuntime* rt_;
+  CUcontext ctx_;  // rt_'s context
   const runtime::LoadedKernel* kernel_;
   mutable TmaCache tma_;          // v2: maps by (pointer, extents, strides)
   mutable SplitScratch scratch_;  // v2 with SPLIT_K_SLC > 1
@@ -113,7 +132,11 @@ class GemmEngine final : public Engine {
     if (!s.rt) {
       auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
       if (rt.is_bad()) return rt.status();
+      // open() made the runtime's context current on this thread.
+      CUcontext ctx = nullptr;
+      OPGRAPH_CHECK(runtime::cuda_check((*rt)->api(), (*rt)->api().ctx_get_current(&ctx), "engine gemm: cuCtxGetCurrent"));
       s.rt = std::move(*rt);
+      s.ctx = ctx;
     }
     if (cfg->version == 2 && s.rt->device().major != 9)
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
@@ -124,7 +147,7 @@ class GemmEngine final : public Engine {
     // The plan keeps the kernel view (SWAP_AB applied); execute sizes shared
     // memory from it with the swap off.
     GemmProblem kp = kernel_view(*p, *cfg);
-    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), *cfg, s.rt.get(), *k));
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), *cfg, s.rt.get(), s.ctx, *k));
   }
 
   std::string label(const PlanConfig& config) const override {
