@@ -1,7 +1,9 @@
 // The gemm engine's execute off the planning thread and concurrently (part of
 // test_gemm_gpu; run on the H200 only). Plans are built on the gtest main
 // thread (where the runtime's context is current); executes run on fresh
-// std::threads, which have no CUDA context current. Every output is checked against the reference engine (float64)
+// std::threads, which have no CUDA context current, and on two streams at
+// once for one split-K plan (each stream must get its own partials and tile
+// counters). Every output is checked against the reference engine (float64)
 // on fresh random inputs, the output poisoned first; tolerances as
 // gemm_gpu_util.h's count_bad.
 #include <gtest/gtest.h>
@@ -113,4 +115,58 @@ TEST_F(GemmGpuThreads, ExecuteFromAThreadWithoutAContext) {
     ASSERT_EQ(gpu().api->stream_synchronize(gpu().stream), CUDA_SUCCESS);
     EXPECT_EQ(check(c, g, o), 0u) << knobs_to_string(knobs);
   }
+}
+
+// One split-K plan executed over and over on two streams at once, from two
+// threads, on different inputs: the kernels overlap, and each must use its
+// own stream's partials and counters. Then once more on each stream from this
+// thread (the slots are reused, counters back at zero).
+TEST_F(GemmGpuThreads, SplitKPlanOnTwoStreamsAtOnce) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "split K is v2 (sm_90)";
+  std::mt19937 rng(std::random_device{}());
+  auto engine = gemm::make_gemm_engine(EngineIdentity{20100, "gemm"});
+  // 2 x 2 tiles of 128 x 128, 4 splits of K: 16 units, far below one wave, so
+  // both streams' kernels are resident together.
+  GemmCase c{1, 256, 256, 8 * (256 + static_cast<std::int64_t>(rng() % 64)), false, true, DataType::BFLOAT16,
+             DataType::FLOAT, {"bias"}};
+  OpGraph g = build_case(c);
+  ASSERT_TRUE(g.validate().is_good());
+  auto plan = build(*engine, g, v2_split_knobs(4));
+  ASSERT_NE(plan, nullptr);
+  Operands o[2];
+  CUstream s[2] = {nullptr, nullptr};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(make_operands(*gpu().api, g, rng, o[i]).is_good());
+    ASSERT_EQ(gpu().api->stream_create(&s[i], CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  }
+  const VariantPack packs[2] = {pack_of(o[0]), pack_of(o[1])};
+  ExecutionContext ec[2];
+  for (int i = 0; i < 2; ++i) {
+    ec[i].stream = s[i];
+    ec[i].device = &gpu().props;
+  }
+  constexpr int kRounds = 200;
+  Status ran[2] = {Status::ok(), Status::ok()};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 2; ++i)
+    workers.emplace_back([&, i] {
+      for (int r = 0; r < kRounds && ran[i].is_good(); ++r) ran[i] = plan->execute(packs[i], ec[i]);
+    });
+  for (auto& w : workers) w.join();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(ran[i].is_good()) << ran[i].message();
+    ASSERT_EQ(gpu().api->stream_synchronize(s[i]), CUDA_SUCCESS);
+    EXPECT_EQ(check(c, g, o[i]), 0u) << "stream " << i << " after " << kRounds << " overlapping executes";
+  }
+  // Again from this thread, outputs poisoned: the counters the kernels left are zero.
+  for (int i = 0; i < 2; ++i) {
+    const auto& out = o[i].dev[o[i].out_uid];
+    ASSERT_EQ(gpu().api->memset_d32(out->ptr(), 0xFFFFFFFFu, o[i].host[o[i].out_uid].size() / 4), CUDA_SUCCESS);
+    ASSERT_EQ(gpu().api->ctx_synchronize(), CUDA_SUCCESS);
+    ASSERT_TRUE(plan->execute(packs[i], ec[i]).is_good());
+    ASSERT_EQ(gpu().api->stream_synchronize(s[i]), CUDA_SUCCESS);
+    EXPECT_EQ(check(c, g, o[i]), 0u) << "stream " << i << ", sequential";
+  }
+  plan.reset();
+  for (CUstream st : s) gpu().api->stream_destroy(st);
 }

@@ -41,17 +41,16 @@ class GemmPlan final : public CompiledPlan {
         cfg_(unswapped(cfg)),
         rt_(rt),
         ctx_(ctx),
-        kernel_(k) {
+        kernel_(k),
+        scratch_(cfg_.version == 2 ? v2_partial_bytes(kp_, cfg_) : 0,
+                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_) : 0) {
     grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count);
     dims_.shared_bytes = smem_bytes(kp_, cfg_);
-    if (cfg_.version == 2) {
-      splits_ = v2_splits(kp_, cfg_);
-      partial_bytes_ = v2_partial_bytes(kp_, cfg_);
-      counter_bytes_ = v2_counter_bytes(kp_, cfg_);
-    }
+    if (cfg_.version == 2) splits_ = v2_splits(kp_, cfg_);
   }
-  // The scratch is freed in the runtime's context, whichever thread drops the plan.
+  // The scratch slots are freed in the runtime's context, whichever thread drops the plan.
   ~GemmPlan() override { ContextScope bound(rt_->api(), ctx_); }
+  // Split-K scratch is plan-owned, one slot per stream (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -84,11 +83,10 @@ class GemmPlan final : public CompiledPlan {
     OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
     e.splits = splits_;
     if (e.splits > 1) {
-      std::int64_t counter_offset = 0;
-      auto base = scratch_.get(api, partial_bytes_, counter_bytes_, &counter_offset);
-      if (base.is_bad()) return base.status();
-      e.workspace = *base;
-      e.counters = *base + static_cast<std::uint64_t>(counter_offset);
+      auto slot = scratch_.get(api, static_cast<CUstream>(ctx.stream));
+      if (slot.is_bad()) return slot.status();
+      e.workspace = slot->partials;
+      e.counters = slot->counters;
     }
     void* args[] = {&h, &e, &ta, &tb};
     return rt_->launch(*kernel_, dims_, static_cast<CUstream>(ctx.stream), args);
@@ -98,12 +96,12 @@ class GemmPlan final : public CompiledPlan {
   GemmProblem kp_;  // the kernel view (SWAP_AB applied)
   GemmConfig cfg_;  // swap_ab cleared: kp_ is already swapped
   runtime::LaunchDims dims_;
-  std::int64_t splits_ = 1, partial_bytes_ = 0, counter_bytes_ = 0;  // v2 split-K
+  std::int64_t splits_ = 1;  // v2 split-K
   runtime::KernelRuntime* rt_;
   CUcontext ctx_;  // rt_'s context
   const runtime::LoadedKernel* kernel_;
-  mutable TmaCache tma_;          // v2: maps by (pointer, extents, strides)
-  mutable SplitScratch scratch_;  // v2 with SPLIT_K_SLC > 1
+  mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
+  mutable StreamScratch scratch_;  // v2 with splits_ > 1: one slot per stream
 };
 
 class GemmEngine final : public Engine {
