@@ -30,6 +30,7 @@
 
 #include "engines/cudnn/cudnn_engine.h"
 #include "engines/gemm/gemm_engine.h"
+#include "exec/device_buffer.h"
 #include "gemm_gpu/gemm_gpu_util.h"
 #include "opgraph/graph.h"
 
@@ -67,14 +68,6 @@ double time_calls(Run run) {
   std::sort(s.begin(), s.end());
   return s[2];
 }
-
-struct Buf {
-  CUdeviceptr p = 0;
-  std::size_t bytes = 0;
-  ~Buf() {
-    if (p) g_api->mem_free(p);
-  }
-};
 
 }  // namespace
 
@@ -131,9 +124,9 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1234);
   std::vector<unsigned char> pool;
   fill_random(pool, DataType::BFLOAT16, std::size_t{1} << 25, rng);
-  auto fill = [&](Buf& b) {
-    for (std::size_t off = 0; off < b.bytes; off += pool.size())
-      g_api->memcpy_htod(b.p + off, pool.data(), std::min(pool.size(), b.bytes - off));
+  auto fill = [&](const DeviceBuffer& b) {
+    for (std::size_t off = 0; off < b.bytes(); off += pool.size())
+      g_api->memcpy_htod(b.ptr() + off, pool.data(), std::min(pool.size(), b.bytes() - off));
   };
 
   auto engine = gemm::make_gemm_engine(EngineIdentity{20100, "gemm"});
@@ -141,19 +134,18 @@ int main(int argc, char** argv) {
   for (const auto& c : cases) {
     OpGraph og = build_case(c);
     if (og.validate().is_bad()) return 1;
-    std::map<std::int64_t, std::unique_ptr<Buf>> bufs;
+    std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> bufs;
     std::int64_t out_uid = -1;
     for (const auto& t : og.tensors()) {
       if (t->get_is_virtual() || t->get_is_pass_by_value()) continue;
-      auto b = std::make_unique<Buf>();
-      b->bytes = span_of(*t) * elem_bytes(t->get_data_type());
-      if (g_api->mem_alloc(&b->p, b->bytes) != CUDA_SUCCESS) return std::fprintf(stderr, "cuMemAlloc failed\n"), 1;
+      auto b = std::make_unique<DeviceBuffer>(*g_api, span_of(*t) * elem_bytes(t->get_data_type()));
+      if (b->status().is_bad()) return std::fprintf(stderr, "cuMemAlloc failed\n"), 1;
       if (og.producer_of(t.get())) out_uid = t->get_uid();
       else fill(*b);
       bufs[t->get_uid()] = std::move(b);
     }
     VariantPack pack;
-    for (auto& [uid, b] : bufs) pack.set(uid, reinterpret_cast<void*>(b->p));
+    for (auto& [uid, b] : bufs) pack.set(uid, b->data());
     const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k);
     std::string chain = c.chain.empty() ? "none" : "";
     for (const auto& e : c.chain) chain += (chain.empty() ? "" : "+") + e;
@@ -199,12 +191,12 @@ int main(int argc, char** argv) {
       if (s < best_s) best_s = s, best = label;
     }
     // Keep our pick's output for the cross-check.
-    std::vector<std::uint16_t> ours(std::min<std::size_t>(bufs[out_uid]->bytes / 2, std::size_t{1} << 20));
+    std::vector<std::uint16_t> ours(std::min<std::size_t>(bufs[out_uid]->bytes() / 2, std::size_t{1} << 20));
     {
       auto plan = engine->build_plan(og, PlanConfig{engine->id(), pick, {}, -1}, ctx);
       if (plan.is_good() && (*plan)->execute(pack, ec).is_good()) {
         g_api->ctx_synchronize();
-        g_api->memcpy_dtoh(ours.data(), bufs[out_uid]->p, ours.size() * 2);
+        g_api->memcpy_dtoh(ours.data(), bufs[out_uid]->ptr(), ours.size() * 2);
       }
     }
 
@@ -222,16 +214,15 @@ int main(int argc, char** argv) {
           if (name.rfind("cudnn_eng", 0) != 0 || g.build_plan_at_index(i).is_bad()) continue;
           ++built;
           const std::int64_t ws = g.get_workspace_size_plan_at_index(i).value();
-          Buf w;
-          w.bytes = static_cast<std::size_t>(std::max<std::int64_t>(ws, 1));
-          if (g_api->mem_alloc(&w.p, w.bytes) != CUDA_SUCCESS) continue;
+          const DeviceBuffer w(*g_api, static_cast<std::size_t>(std::max<std::int64_t>(ws, 1)));
+          if (w.status().is_bad()) continue;
           // The graph re-numbers nothing: build_case gives the same uids.
-          const double s = time_calls([&] { return g.execute_plan_at_index(pack, {reinterpret_cast<void*>(w.p), ws}, i).is_good(); });
+          const double s = time_calls([&] { return g.execute_plan_at_index(pack, {w.data(), ws}, i).is_good(); });
           if (s < cudnn_s) cudnn_s = s, cudnn_name = name;
-          if (built == 1 && g.execute_plan_at_index(pack, {reinterpret_cast<void*>(w.p), ws}, i).is_good()) {
+          if (built == 1 && g.execute_plan_at_index(pack, {w.data(), ws}, i).is_good()) {
             g_api->ctx_synchronize();
             std::vector<std::uint16_t> theirs(ours.size());
-            g_api->memcpy_dtoh(theirs.data(), bufs[out_uid]->p, theirs.size() * 2);
+            g_api->memcpy_dtoh(theirs.data(), bufs[out_uid]->ptr(), theirs.size() * 2);
             double md = 0, mr = 0;
             for (std::size_t j = 0; j < ours.size(); ++j) {
               const double a = from_bf16(ours[j]), b = from_bf16(theirs[j]);

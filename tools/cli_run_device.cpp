@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "exec/device_buffer.h"
 #include "runtime/device.h"
 
 namespace opgraph::cli {
@@ -21,14 +22,6 @@ class DeviceHandle final : public Handle {
   const DeviceProperties* d_;
 };
 
-struct DeviceBuffer {
-  const runtime::CudaDriverApi* api = nullptr;
-  CUdeviceptr p = 0;
-  ~DeviceBuffer() {
-    if (p) api->mem_free(p);
-  }
-};
-
 }  // namespace
 
 Status run_on_device(const Graph& g, std::vector<HostTensor>& bufs, std::int64_t iters, double* best_ms,
@@ -37,37 +30,33 @@ Status run_on_device(const Graph& g, std::vector<HostTensor>& bufs, std::int64_t
   auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
   if (rt.is_bad()) return rt.status();
   const runtime::CudaDriverApi& api = (*rt)->api();
-  std::vector<DeviceBuffer> dev(bufs.size());
+  std::vector<DeviceBuffer> dev;
+  dev.reserve(bufs.size());
   VariantPack pack;
-  for (std::size_t i = 0; i < bufs.size(); ++i) {
-    dev[i].api = &api;
-    const std::size_t n = std::max<std::size_t>(bufs[i].bytes.size(), 1);
-    OPGRAPH_CHECK(runtime::cuda_check(api, api.mem_alloc(&dev[i].p, n), "cuMemAlloc"));
-    if (!bufs[i].bytes.empty())
-      OPGRAPH_CHECK(runtime::cuda_check(api, api.memcpy_htod(dev[i].p, bufs[i].bytes.data(), bufs[i].bytes.size()),
-                                        "cuMemcpyHtoD"));
-    pack.set(bufs[i].tensor->get_uid(), reinterpret_cast<void*>(dev[i].p));
+  for (const HostTensor& b : bufs) {
+    // At least one byte: every tensor gets a distinct, non-null pointer.
+    const DeviceBuffer& d = dev.emplace_back(api, std::max<std::size_t>(b.bytes.size(), 1));
+    OPGRAPH_CHECK(d.status());
+    OPGRAPH_CHECK(d.upload(b.bytes.data(), b.bytes.size()));
+    pack.set(b.tensor->get_uid(), d.data());
   }
   auto ws_bytes = g.get_workspace_size();
   if (ws_bytes.is_bad()) return ws_bytes.status();
-  DeviceBuffer ws{&api, 0};
-  if (*ws_bytes > 0)
-    OPGRAPH_CHECK(runtime::cuda_check(api, api.mem_alloc(&ws.p, static_cast<std::size_t>(*ws_bytes)), "cuMemAlloc"));
+  const DeviceBuffer ws(api, static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 0)));
+  OPGRAPH_CHECK(ws.status());
   const DeviceHandle handle(&(*rt)->device());
   *best_ms = INFINITY;
   *total_ms = 0;
   for (std::int64_t it = 0; it < iters; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
-    OPGRAPH_CHECK(g.execute(pack, Workspace{reinterpret_cast<void*>(ws.p), *ws_bytes}, &handle));
+    OPGRAPH_CHECK(g.execute(pack, Workspace{ws.data(), *ws_bytes}, &handle));
     OPGRAPH_CHECK(runtime::cuda_check(api, api.ctx_synchronize(), "cuCtxSynchronize after execute"));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     *best_ms = std::min(*best_ms, ms);
     *total_ms += ms;
   }
   for (std::size_t i = 0; i < bufs.size(); ++i)
-    if (!bufs[i].is_input && !bufs[i].bytes.empty())
-      OPGRAPH_CHECK(runtime::cuda_check(api, api.memcpy_dtoh(bufs[i].bytes.data(), dev[i].p, bufs[i].bytes.size()),
-                                        "cuMemcpyDtoH"));
+    if (!bufs[i].is_input) OPGRAPH_CHECK(dev[i].download(bufs[i].bytes.data(), bufs[i].bytes.size()));
   return Status::ok();
 }
 

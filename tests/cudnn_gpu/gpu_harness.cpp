@@ -32,8 +32,8 @@ const runtime::CudaDriverApi* driver() {
   return api;
 }
 
-DevMem::DevMem(std::size_t bytes) { driver()->mem_alloc(&p, std::max<std::size_t>((bytes + 3) / 4 * 4, 16)); }
-DevMem::~DevMem() { driver()->mem_free(p); }
+DevMem::DevMem(std::size_t bytes)
+    : DeviceBuffer(driver() ? DeviceBuffer(*driver(), std::max<std::size_t>((bytes + 3) / 4 * 4, 16)) : DeviceBuffer()) {}
 
 TensorPtr out(TensorPtr t, const char* name, DataType type) {
   t->set_output(true).set_name(name).set_data_type(type);
@@ -148,8 +148,8 @@ Outcome run_and_compare(const Case& c, Graph& gd, const Io& iod, std::int64_t bi
   for (std::size_t i = 0; i < iod.inputs.size(); ++i) {
     host_in.push_back(fill(c, *iod.inputs[i], rng));
     dev.push_back(std::make_unique<DevMem>(host_in.back().size()));
-    driver()->memcpy_htod(dev.back()->p, host_in.back().data(), host_in.back().size());
-    pd.set(iod.inputs[i]->get_uid(), dev.back()->ptr());
+    driver()->memcpy_htod(dev.back()->ptr(), host_in.back().data(), host_in.back().size());
+    pd.set(iod.inputs[i]->get_uid(), dev.back()->data());
     ph.set(ioh.inputs[i]->get_uid(), host_in.back().data());
   }
   std::vector<std::vector<unsigned char>> want(iod.outputs.size()), got(iod.outputs.size());
@@ -159,15 +159,15 @@ Outcome run_and_compare(const Case& c, Graph& gd, const Io& iod, std::int64_t bi
     want[i].assign(n, 0xFF);
     got[i].assign(n, 0);
     dev.push_back(std::make_unique<DevMem>(n));
-    driver()->memset_d32(dev.back()->p, 0xFFFFFFFFu, (n + 3) / 4);  // poison (NaN for FLOAT)
-    out_ptrs.push_back(dev.back()->p);
-    pd.set(iod.outputs[i]->get_uid(), dev.back()->ptr());
+    driver()->memset_d32(dev.back()->ptr(), 0xFFFFFFFFu, (n + 3) / 4);  // poison (NaN for FLOAT)
+    out_ptrs.push_back(dev.back()->ptr());
+    pd.set(iod.outputs[i]->get_uid(), dev.back()->data());
     ph.set(ioh.outputs[i]->get_uid(), want[i].data());
   }
   auto ws = gd.get_workspace_size_plan_at_index(bi);
   EXPECT_TRUE(ws.is_good());
   DevMem wsm(static_cast<std::size_t>(ws.value()));
-  Status es = gd.execute_plan_at_index(pd, Workspace{wsm.ptr(), ws.value()}, bi, nullptr);
+  Status es = gd.execute_plan_at_index(pd, Workspace{wsm.data(), ws.value()}, bi, nullptr);
   EXPECT_TRUE(es.is_good()) << es.to_string();
   if (es.is_bad()) return {c.name, "FAIL execute: " + es.to_string()};
   EXPECT_EQ(driver()->ctx_synchronize(), CUDA_SUCCESS);

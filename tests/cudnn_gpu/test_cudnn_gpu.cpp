@@ -89,17 +89,17 @@ TEST(CudnnGpuBench, MatmulBf16) {
     ASSERT_TRUE(g.build_plan_at_index(bi).is_good());
     std::size_t bytes = static_cast<std::size_t>(n * n * 2);
     DevMem ma(bytes), mb(bytes), mc(bytes);
-    d->memset_d32(ma.p, 0x3F803F80u, bytes / 4);  // bf16 1.0 pairs
-    d->memset_d32(mb.p, 0x3F003F00u, bytes / 4);  // bf16 0.5 pairs
+    d->memset_d32(ma.ptr(), 0x3F803F80u, bytes / 4);  // bf16 1.0 pairs
+    d->memset_d32(mb.ptr(), 0x3F003F00u, bytes / 4);  // bf16 0.5 pairs
     std::int64_t ws = g.get_workspace_size_plan_at_index(bi).value();
     DevMem mw(static_cast<std::size_t>(ws));
     VariantPack p;
-    p.set(a->get_uid(), ma.ptr()).set(b->get_uid(), mb.ptr()).set(c->get_uid(), mc.ptr());
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(g.execute_plan_at_index(p, {mw.ptr(), ws}, bi, nullptr).is_good());
+    p.set(a->get_uid(), ma.data()).set(b->get_uid(), mb.data()).set(c->get_uid(), mc.data());
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(g.execute_plan_at_index(p, {mw.data(), ws}, bi, nullptr).is_good());
     ASSERT_EQ(d->ctx_synchronize(), CUDA_SUCCESS);
     // Every element of C is n * 0.5 (exact in bf16 for powers of two): the run computed the product.
     std::vector<std::uint16_t> hc(16);
-    d->memcpy_dtoh(hc.data(), mc.p, 32);
+    d->memcpy_dtoh(hc.data(), mc.ptr(), 32);
     float c0;
     std::uint32_t u = std::uint32_t{hc[0]} << 16;
     std::memcpy(&c0, &u, 4);
@@ -112,7 +112,7 @@ TEST(CudnnGpuBench, MatmulBf16) {
       d->event_create(&e0, 0);
       d->event_create(&e1, 0);
       d->event_record(e0, nullptr);
-      ASSERT_TRUE(g.execute_plan_at_index(p, {mw.ptr(), ws}, bi, nullptr).is_good());
+      ASSERT_TRUE(g.execute_plan_at_index(p, {mw.data(), ws}, bi, nullptr).is_good());
       d->event_record(e1, nullptr);
       d->event_synchronize(e1);
       float t = 0;

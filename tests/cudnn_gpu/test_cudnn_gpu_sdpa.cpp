@@ -100,21 +100,21 @@ TEST_P(SdpaGpu, MatchesTheReferenceOnACudnnPlan) {
   std::vector<std::unique_ptr<DevMem>> mem;
   for (const auto& [t, bytes] : bd.inputs) {
     mem.push_back(std::make_unique<DevMem>(bytes.size()));
-    drv()->memcpy_htod(mem.back()->p, bytes.data(), bytes.size());
-    pd.set(t->get_uid(), mem.back()->ptr());
+    drv()->memcpy_htod(mem.back()->ptr(), bytes.data(), bytes.size());
+    pd.set(t->get_uid(), mem.back()->data());
   }
   std::vector<CUdeviceptr> outs;
   for (const auto& t : bd.outputs) {
     std::size_t n = bytes_of(*t);
     mem.push_back(std::make_unique<DevMem>(n + 4));
-    drv()->memset_d32(mem.back()->p, 0xFFFFFFFFu, (n + 3) / 4);  // poison
-    outs.push_back(mem.back()->p);
-    pd.set(t->get_uid(), mem.back()->ptr());
+    drv()->memset_d32(mem.back()->ptr(), 0xFFFFFFFFu, (n + 3) / 4);  // poison
+    outs.push_back(mem.back()->ptr());
+    pd.set(t->get_uid(), mem.back()->data());
   }
   auto ws = gd.get_workspace_size_plan_at_index(bi);
   ASSERT_TRUE(ws.is_good());
   DevMem wsm(static_cast<std::size_t>(ws.value()));
-  Status es = gd.execute_plan_at_index(pd, Workspace{wsm.ptr(), ws.value()}, bi, nullptr);
+  Status es = gd.execute_plan_at_index(pd, Workspace{wsm.data(), ws.value()}, bi, nullptr);
   ASSERT_TRUE(es.is_good()) << es.to_string();
   ASSERT_EQ(drv()->ctx_synchronize(), CUDA_SUCCESS);
   std::string errs;
@@ -261,12 +261,12 @@ TEST(CudnnGpuSdpaBench, Bf16) {
   const DataType bf = DataType::BFLOAT16;
   const std::size_t bytes = static_cast<std::size_t>(b * h * s * hd * 2), stat_bytes = static_cast<std::size_t>(b * h * s * 4);
   DevMem mq(bytes), mk(bytes), mv(bytes), mo(bytes), mdo(bytes), mst(stat_bytes), mdq(bytes), mdk(bytes), mdv(bytes);
-  d->memset_d32(mq.p, 0x3C003E00u, bytes / 4);  // bf16 pairs
-  d->memset_d32(mk.p, 0xBC003D00u, bytes / 4);
-  d->memset_d32(mv.p, 0x3F803F00u, bytes / 4);
-  d->memset_d32(mo.p, 0x3E803E00u, bytes / 4);
-  d->memset_d32(mdo.p, 0x3C803D00u, bytes / 4);
-  d->memset_d32(mst.p, 0x41000000u, stat_bytes / 4);  // Stats = 8.0f
+  d->memset_d32(mq.ptr(), 0x3C003E00u, bytes / 4);  // bf16 pairs
+  d->memset_d32(mk.ptr(), 0xBC003D00u, bytes / 4);
+  d->memset_d32(mv.ptr(), 0x3F803F00u, bytes / 4);
+  d->memset_d32(mo.ptr(), 0x3E803E00u, bytes / 4);
+  d->memset_d32(mdo.ptr(), 0x3C803D00u, bytes / 4);
+  d->memset_d32(mst.ptr(), 0x41000000u, stat_bytes / 4);  // Stats = 8.0f
   for (bool backward : {false, true})
     for (bool causal : {false, true}) {
       Graph g;
@@ -276,11 +276,11 @@ TEST(CudnnGpuSdpaBench, Bf16) {
       Attributes a;
       a.set("attn_scale", 1.0 / std::sqrt(static_cast<double>(hd))).set("use_causal_mask", causal);
       // (tensor, buffer): bound after planning, which assigns the uids.
-      std::vector<std::pair<TensorPtr, void*>> binds = {{q, mq.ptr()}, {k, mk.ptr()}, {v, mv.ptr()}};
+      std::vector<std::pair<TensorPtr, void*>> binds = {{q, mq.data()}, {k, mk.data()}, {v, mv.data()}};
       if (!backward) {
         auto o = g.sdpa(q, k, v, a).O;
         o->set_output(true).set_name("O").set_data_type(bf);
-        binds.emplace_back(o, mo.ptr());
+        binds.emplace_back(o, mo.data());
       } else {
         auto o = g.tensor({b, h, s, hd}, bf, "O");
         auto dO = g.tensor({b, h, s, hd}, bf, "dO");
@@ -290,9 +290,9 @@ TEST(CudnnGpuSdpaBench, Bf16) {
         TensorPtr grads[] = {r.dQ, r.dK, r.dV};
         for (int i = 0; i < 3; ++i) {
           grads[i]->set_output(true).set_data_type(bf);
-          binds.emplace_back(grads[i], outs[i]->ptr());
+          binds.emplace_back(grads[i], outs[i]->data());
         }
-        binds.insert(binds.end(), {{o, mo.ptr()}, {dO, mdo.ptr()}, {st, mst.ptr()}});
+        binds.insert(binds.end(), {{o, mo.data()}, {dO, mdo.data()}, {st, mst.data()}});
       }
       g.set_device_properties(props.value());
       ASSERT_TRUE(g.create_execution_plans({HeurMode::A}).is_good());
@@ -302,7 +302,7 @@ TEST(CudnnGpuSdpaBench, Bf16) {
       ASSERT_GE(bi, 0) << "no cudnn plan built (" << (backward ? "backward" : "forward") << ")";
       std::int64_t ws = g.get_workspace_size_plan_at_index(bi).value();
       DevMem mw(static_cast<std::size_t>(ws));
-      const double med = median_ms(g, p, bi, {mw.ptr(), ws});
+      const double med = median_ms(g, p, bi, {mw.data(), ws});
       ASSERT_FALSE(::testing::Test::HasFailure()) << "an execute failed: no timing is reported";
       const double flops = 4.0 * b * h * static_cast<double>(s) * s * hd / (causal ? 2.0 : 1.0) * (backward ? 2.5 : 1.0);
       std::printf("RESULT %s causal=%d cudnn=%zu plan=%s median_ms=%.4f tflops=%.1f\n", backward ? "sdpa_bwd" : "sdpa",

@@ -129,7 +129,7 @@ inline OpGraph build_case(const GemmCase& c) {
 // Host and device copies of every non-virtual, non-by-value tensor of a graph.
 struct Operands {
   std::map<std::int64_t, std::vector<unsigned char>> host;
-  std::map<std::int64_t, std::unique_ptr<gpu_testing::DeviceBuffer>> dev;
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
   std::int64_t out_uid = -1;
 };
 
@@ -148,7 +148,7 @@ inline Status make_operands(const runtime::CudaDriverApi& api, const OpGraph& g,
       fill_random(h, t->get_data_type(), n, rng);
       h.resize(bytes, 0);
     }
-    auto d = std::make_unique<gpu_testing::DeviceBuffer>(api, bytes);
+    auto d = std::make_unique<DeviceBuffer>(api, bytes);
     OPGRAPH_CHECK(d->status());
     if (output) OPGRAPH_CHECK(runtime::cuda_check(api, api.memset_d32(d->ptr(), 0xFFFFFFFFu, bytes / 4), "poison"));
     else OPGRAPH_CHECK(runtime::cuda_check(api, api.memcpy_htod(d->ptr(), h.data(), bytes), "cuMemcpyHtoD"));

@@ -1,5 +1,6 @@
-// gpu_buffer.h — device buffers and a smoke-kernel run for the GPU tests and
-// the cold/warm benchmark, through the runtime's driver table only.
+// gpu_buffer.h — a smoke-kernel run for the GPU tests and the cold/warm
+// benchmark, through the runtime's driver table only (device buffers:
+// exec/device_buffer.h, shared with the CLI and the GEMM benchmark).
 #pragma once
 
 #include <cmath>
@@ -9,30 +10,10 @@
 #include <vector>
 
 #include "engines/smoke/smoke_kernels.h"
+#include "exec/device_buffer.h"
 #include "runtime/device.h"
 
 namespace opgraph::gpu_testing {
-
-// Owns `bytes` of device memory.
-class DeviceBuffer {
- public:
-  DeviceBuffer(const runtime::CudaDriverApi& api, std::size_t bytes) : api_(&api), bytes_(bytes) {
-    status_ = runtime::cuda_check(api, api.mem_alloc(&ptr_, bytes), "cuMemAlloc");
-  }
-  ~DeviceBuffer() {
-    if (ptr_) api_->mem_free(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  CUdeviceptr ptr() const { return ptr_; }
-  const Status& status() const { return status_; }
-
- private:
-  const runtime::CudaDriverApi* api_;
-  std::size_t bytes_;
-  CUdeviceptr ptr_ = 0;
-  Status status_;
-};
 
 // Runs one smoke specialisation on n fresh random elements in [-8, 8):
 // output poisoned first (all bits set: NaN in f32 and f64), launched on
