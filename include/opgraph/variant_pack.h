@@ -11,8 +11,9 @@
 //    graph's DeclaredLayout). Nothing below branches on what the caller passed.
 //    index_of(uid or tensor) gives a position (resolve once, at build); operand(i)
 //    / operands() give the per-call buffers.
-// The normalised pack lives on Graph::execute's stack: every call has its own
-// pointer array, so concurrent executes of one plan never see each other's.
+// The normalised pack is the executing thread's (reused across its calls, so the
+// steady state allocates nothing): concurrent executes of one plan never see each
+// other's pointer arrays.
 // Buffers are non-owning; the caller keeps them (and DLPack structs) alive for the
 // call, and opgraph never calls a managed tensor's deleter.
 #pragma once

@@ -152,13 +152,43 @@ Result<std::int64_t> Graph::get_workspace_size() const {
 
 namespace {
 
+// The pointer array a call normalises into: one per thread, reused, so its slot
+// vector keeps its capacity and a steady-state execute allocates nothing. Each
+// thread has its own, so concurrent executes never share one. A nested execute on
+// the same thread (a plan whose execute runs another graph) finds it in use and
+// normalises into a pack of its own instead.
+struct ScratchPack {
+  VariantPack pack;
+  bool busy = false;
+};
+
+class ScratchLease {
+ public:
+  explicit ScratchLease(ScratchPack& s) : s_(s.busy ? nullptr : &s) {
+    if (s_) s_->busy = true;
+  }
+  ~ScratchLease() {
+    if (s_) s_->busy = false;
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  // The thread's scratch pack, or `own` when an outer call on this thread holds it.
+  VariantPack& pack(VariantPack& own) { return s_ ? s_->pack : own; }
+
+ private:
+  ScratchPack* s_;
+};
+
 // Runs `plan` (the record's published pointer, read ONCE by the caller) on the
 // caller's buffers, normalised once into this call's own pointer array.
 Status run_plan(const GraphPlanState& st, const PlanRecord& p, const CompiledPlan& plan, const VariantPack& pack,
                 Workspace workspace, const Handle* handle) {
-  VariantPack operands;
+  thread_local ScratchPack scratch;
+  ScratchLease lease(scratch);
+  VariantPack nested;  // used only by a nested call (empty: no allocation)
   const VariantPack* use = &pack;
   if (pack.layout() != st.layout.get()) {
+    VariantPack& operands = lease.pack(nested);
     OPGRAPH_CHECK(VariantPack::normalize(pack, *st.layout, operands));
     use = &operands;
   }

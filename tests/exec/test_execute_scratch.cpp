@@ -1,0 +1,154 @@
+// The pointer array Graph::execute normalises a caller's pack into is the
+// thread's, reused: a steady-state execute allocates nothing (counted through a
+// replaced global operator new), and a plan whose execute runs another graph on
+// the same thread still reads its own operands afterwards (the nested call
+// normalises into a pack of its own). Concurrency: test_concurrent_execute.cpp.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdlib>
+#include <new>
+#include <random>
+
+#include "exec_support.h"
+
+namespace {
+thread_local long g_news = 0;  // operator new calls on this thread
+}  // namespace
+
+void* operator new(std::size_t n) {
+  ++g_news;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace opgraph {
+namespace {
+
+// What the plans record (the operands' data pointers, in fixed storage: no
+// allocation) and the graph a plan runs first when set (taken, so the inner
+// graph's own plan does not run it again).
+struct Hooks {
+  std::array<void*, 4> data{};
+  std::size_t count = 0;
+  const Graph* inner = nullptr;
+  const VariantPack* inner_pack = nullptr;
+};
+
+class RecordPlan final : public CompiledPlan {
+ public:
+  explicit RecordPlan(Hooks* h) : h_(h) {}
+  std::int64_t workspace_size() const override { return 0; }
+  Status execute(const VariantPack& pack, const ExecutionContext&) const override {
+    if (const Graph* g = h_->inner) {
+      h_->inner = nullptr;
+      OPGRAPH_CHECK(g->execute(*h_->inner_pack));
+    }
+    h_->count = pack.operand_count();
+    for (std::size_t i = 0; i < pack.operand_count() && i < h_->data.size(); ++i) h_->data[i] = pack.operand(i).data;
+    return Status::ok();
+  }
+
+ private:
+  Hooks* h_;
+};
+
+class RecordEngine final : public Engine {
+ public:
+  RecordEngine(EngineIdentity id, Hooks* h) : Engine(std::move(id)), h_(h) { caps_.needs_device = false; }
+  const Capabilities& capabilities() const override { return caps_; }
+  Status check_support(const OpGraph&, const PlanContext&) const override { return Status::ok(); }
+  Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph&, const PlanConfig&, const PlanContext&) const override {
+    return std::unique_ptr<CompiledPlan>(std::make_unique<RecordPlan>(h_));
+  }
+
+ private:
+  Capabilities caps_;
+  Hooks* h_;
+};
+
+// Every graph planned under it gets a RecordPlan on `h`.
+plan::Manifest record_manifest(Hooks* h) {
+  plan::Manifest m;
+  m.universal.name = "universal";
+  m.universal.block = 0;
+  plan::EngineSlot s;
+  s.name = "record";
+  s.factory = [h](EngineIdentity id) { return std::make_unique<RecordEngine>(std::move(id), h); };
+  m.universal.slots.push_back(std::move(s));
+  return m;
+}
+
+struct AddGraph {
+  Graph g;
+  TensorPtr x, y, z;
+  explicit AddGraph(std::int64_t n) {
+    g.set_name("add").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+    x = g.tensor({1, n}, DataType::FLOAT, "X");
+    y = g.tensor({1, n}, DataType::FLOAT, "Y");
+    z = g.add(x, y);
+    z->set_output(true).set_name("Z");
+  }
+  Status build() {
+    OPGRAPH_CHECK(g.create_execution_plans({HeurMode::A}));
+    return g.build_plans();
+  }
+};
+
+TEST(ExecuteScratch, SteadyStateExecuteAllocatesNothing) {
+  Hooks h;
+  plan::testing::ScopedManifest scope(record_manifest(&h));
+  AddGraph a(8);
+  ASSERT_TRUE(a.build().is_good());
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> pick(0, 63);
+  std::array<float, 64> buf{};
+  VariantPack p;
+  p.set(a.x, buf.data()).set(a.y, buf.data() + 8).set(a.z, buf.data() + 16);
+  ASSERT_TRUE(a.g.execute(p).is_good());  // the first call on this thread sizes the scratch
+  for (int call = 0; call < 20; ++call) {
+    float* xs = buf.data() + pick(rng);  // fresh pointers per call: the pack is re-normalised
+    float* ys = buf.data() + pick(rng);
+    float* zs = buf.data() + pick(rng);
+    p.set(a.x, xs).set(a.y, ys).set(a.z, zs);  // replaces existing entries: no allocation
+    const long before = g_news;
+    Status st = a.g.execute(p);
+    const long news = g_news - before;
+    ASSERT_TRUE(st.is_good()) << st.to_string();
+    EXPECT_EQ(news, 0) << "call " << call;
+    ASSERT_EQ(h.count, 3u);
+    EXPECT_EQ(h.data[0], xs);
+    EXPECT_EQ(h.data[1], ys);
+    EXPECT_EQ(h.data[2], zs);
+  }
+}
+
+TEST(ExecuteScratch, NestedExecuteOnOneThreadKeepsTheOuterOperands) {
+  Hooks h;
+  plan::testing::ScopedManifest scope(record_manifest(&h));
+  AddGraph outer(4), in(6);
+  ASSERT_TRUE(outer.build().is_good());
+  ASSERT_TRUE(in.build().is_good());
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> pick(0, 31);
+  std::array<float, 32> ob{}, ib{};
+  for (int call = 0; call < 5; ++call) {
+    float* o[3] = {ob.data() + pick(rng), ob.data() + pick(rng), ob.data() + pick(rng)};
+    VariantPack ip;
+    ip.set(in.x, ib.data() + pick(rng)).set(in.y, ib.data() + pick(rng)).set(in.z, ib.data() + pick(rng));
+    VariantPack op;
+    op.set(outer.x, o[0]).set(outer.y, o[1]).set(outer.z, o[2]);
+    h.inner = &in.g;
+    h.inner_pack = &ip;
+    Status st = outer.g.execute(op);  // the outer plan runs `in` first, then records its own
+    EXPECT_EQ(h.inner, nullptr);      // the inner graph ran
+    ASSERT_TRUE(st.is_good()) << st.to_string();
+    ASSERT_EQ(h.count, 3u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(h.data[static_cast<std::size_t>(i)], o[i]) << "operand " << i;
+  }
+}
+
+}  // namespace
+}  // namespace opgraph
