@@ -1,7 +1,7 @@
 // engines/reference/executor.cpp — runs a validated graph on host buffers (contract in executor.h).
 //
-// Steps: (1) refuse what cannot run before touching anything (unvalidated graph,
-// op without a kernel, missing buffer); (2) read every graph input (and every
+// Steps: (1) refuse what cannot run before touching anything (prepare(): an
+// unvalidated graph, an op without a kernel; run(): a missing buffer); (2) read every graph input (and every
 // ragged offset tensor) into a float64 Array through its dims/strides/dtype,
 // pass-by-value tensors from their ScalarValue; (3) call each node's kernel in
 // node order (validate() ordered producers first), rounding each output to its
@@ -118,29 +118,27 @@ Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffe
   return execute(g, buffers, ExecuteOptions{});
 }
 
-Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffers, const ExecuteOptions& opts) {
+Result<Prepared> prepare(const OpGraph& g, const ExecuteOptions& opts) {
   if (!g.is_validated())
-    return {ErrorCode::INVALID_VALUE, "reference::execute: graph '" + g.context().name + "' must be validated first"};
+    return Status(ErrorCode::INVALID_VALUE, "reference::execute: graph '" + g.context().name + "' must be validated first");
 
   // (1) Kernels, graph inputs and outputs; refuse before running anything.
-  std::vector<KernelFn> kernels;
+  Prepared p;
   std::unordered_set<const Tensor*> produced;
   for (const auto& n : g.nodes()) {
     KernelFn fn = opts.find_kernel ? opts.find_kernel(n->op()) : find_kernel(n->op());
     if (!fn)
-      return {ErrorCode::GRAPH_NOT_SUPPORTED,
-              node_where(*n) + ": the reference engine has no kernel for op '" + std::string(n->op()) + "'"};
-    kernels.push_back(fn);
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                    node_where(*n) + ": the reference engine has no kernel for op '" + std::string(n->op()) + "'");
+    p.kernels.push_back(fn);
     for (const auto& port : n->outputs())
       for (const auto& t : port)
         if (t) produced.insert(t.get());
   }
-  std::vector<const Tensor*> inputs;  // graph inputs and ragged offsets, each once
   std::unordered_set<const Tensor*> seen;
   auto add_input = [&](const Tensor* t) {
-    if (t && !produced.count(t) && seen.insert(t).second) inputs.push_back(t);
+    if (t && !produced.count(t) && seen.insert(t).second) p.inputs.push_back(t);
   };
-  std::vector<const Tensor*> outputs;
   for (const auto& n : g.nodes()) {
     for (const auto& port : n->inputs())
       for (const auto& t : port) {
@@ -151,23 +149,45 @@ Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffe
       for (const auto& t : port) {
         if (!t) continue;
         add_input(t->get_ragged_offset().get());
-        if (!t->get_is_virtual()) outputs.push_back(t.get());
+        if (!t->get_is_virtual()) p.outputs.push_back(t.get());
       }
   }
-  auto buffer_of = [&](const Tensor& t) -> void* {
-    auto it = buffers.find(t.get_uid());
-    return it == buffers.end() ? nullptr : it->second.data;
+  return p;
+}
+
+Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffers, const ExecuteOptions& opts) {
+  auto p = prepare(g, opts);
+  if (p.is_bad()) return p.status();
+  auto data_of = [&](const std::vector<const Tensor*>& ts) {
+    std::vector<void*> d;
+    for (const Tensor* t : ts) {
+      auto it = buffers.find(t->get_uid());
+      d.push_back(it == buffers.end() ? nullptr : it->second.data);
+    }
+    return d;
   };
-  for (const Tensor* t : inputs)
-    if (!t->get_is_pass_by_value() && !buffer_of(*t))
-      return {ErrorCode::INVALID_VARIANT_PACK, "reference::execute: no host buffer for graph input " + tensor_where(*t)};
-  for (const Tensor* t : outputs)
-    if (!buffer_of(*t))
-      return {ErrorCode::INVALID_VARIANT_PACK, "reference::execute: no host buffer for graph output " + tensor_where(*t)};
+  return run(g, p.value(), data_of(p.value().inputs), data_of(p.value().outputs));
+}
+
+Status run(const OpGraph& g, const Prepared& p, std::span<void* const> input_data,
+           std::span<void* const> output_data) {
+  const auto& inputs = p.inputs;
+  const auto& outputs = p.outputs;
+  const auto& kernels = p.kernels;
+  if (input_data.size() != inputs.size() || output_data.size() != outputs.size() || kernels.size() != g.nodes().size())
+    return {ErrorCode::INTERNAL_ERROR, "reference::run: buffers or kernels do not match the prepared graph"};
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i]->get_is_pass_by_value() && !input_data[i])
+      return {ErrorCode::INVALID_VARIANT_PACK,
+              "reference::execute: no host buffer for graph input " + tensor_where(*inputs[i])};
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    if (!output_data[i])
+      return {ErrorCode::INVALID_VARIANT_PACK,
+              "reference::execute: no host buffer for graph output " + tensor_where(*outputs[i])};
 
   // (2) Read inputs.
   Values values;
-  for (const Tensor* t : inputs) values.emplace(t, read_tensor(*t, buffer_of(*t)));
+  for (std::size_t i = 0; i < inputs.size(); ++i) values.emplace(inputs[i], read_tensor(*inputs[i], input_data[i]));
 
   // (3) Run the nodes in order.
   for (std::size_t k = 0; k < g.nodes().size(); ++k) {
@@ -193,7 +213,7 @@ Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffe
   }
 
   // (4) Every node succeeded: write the outputs.
-  for (const Tensor* t : outputs) write_tensor(*t, values.at(t), buffer_of(*t));
+  for (std::size_t i = 0; i < outputs.size(); ++i) write_tensor(*outputs[i], values.at(outputs[i]), output_data[i]);
   return Status::ok();
 }
 

@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "opgraph/op_graph.h"
 #include "opgraph/status.h"
@@ -37,5 +39,23 @@ struct ExecuteOptions {
   std::function<KernelFn(std::string_view op)> find_kernel;
 };
 Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffers, const ExecuteOptions& opts);
+
+// The same, split by when facts are decided, for an engine that executes one
+// graph many times: prepare() does what depends on the graph alone (validated?
+// a kernel per op? which tensors are read and written) once; run() does the
+// rest per call, given one host pointer per prepared tensor.
+struct Prepared {
+  std::vector<KernelFn> kernels;         // per node, in node order
+  std::vector<const Tensor*> inputs;     // graph inputs and ragged offsets, each once
+  std::vector<const Tensor*> outputs;    // non-virtual outputs
+};
+// INVALID_VALUE (not validated) / GRAPH_NOT_SUPPORTED (an op without a kernel),
+// as execute() returns them. `g` must outlive the result.
+Result<Prepared> prepare(const OpGraph& g, const ExecuteOptions& opts = {});
+// `input_data[i]` is p.inputs[i]'s buffer (ignored for a pass-by-value input),
+// `output_data[i]` p.outputs[i]'s; a null one is INVALID_VARIANT_PACK naming the
+// tensor, before any kernel runs. Otherwise as execute().
+Status run(const OpGraph& g, const Prepared& p, std::span<void* const> input_data,
+           std::span<void* const> output_data);
 
 }  // namespace opgraph::reference

@@ -1,7 +1,8 @@
 // engines/reference_adapter/reference_engine.cpp — Engine over reference::execute.
 #include "engines/reference_adapter/reference_engine.h"
 
-#include <map>
+#include <span>
+#include <vector>
 
 #include "engines/reference/executor.h"
 #include "engines/reference/ref_kernel.h"
@@ -15,26 +16,45 @@ class ReferencePlan final : public CompiledPlan {
  public:
   // The reference reads every operand through its declaration (declared extents,
   // strides and dtype, host memory), so that is what its operand table asks for.
-  ReferencePlan(const OpGraph& g, const DeclaredLayout& layout)
-      : graph_(&g), table_(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 0}, "reference") {}
+  // What depends on the graph alone (kernels, the tensors read and written, and
+  // each one's position in the normalised pack) is decided here, once.
+  ReferencePlan(const OpGraph& g, const DeclaredLayout& layout, reference::Prepared prepared)
+      : graph_(&g),
+        table_(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 0}, "reference"),
+        prepared_(std::move(prepared)),
+        in_pos_(positions(layout, prepared_.inputs)),
+        out_pos_(positions(layout, prepared_.outputs)) {}
   std::int64_t workspace_size() const override { return 0; }
 
+  // Per call: one pointer per prepared tensor, read from its position.
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (ctx.device)
       return {ErrorCode::INVALID_VALUE, "engine reference executes host buffers; this call's handle drives device '" +
                                             ctx.device->name + "' (staging device buffers needs the runtime layer)"};
     if (!table_.accepts(pack)) return table_.explain(pack);
-    std::map<std::int64_t, reference::HostBuffer> buffers;
-    const DeclaredLayout& layout = *pack.layout();
-    for (const OperandRow& r : table_.rows())
-      buffers.emplace(layout.slot(static_cast<std::size_t>(r.position)).uid,
-                      reference::HostBuffer{pack.operand(static_cast<std::size_t>(r.position)).data});
-    return reference::execute(*graph_, buffers);
+    std::vector<void*> data(in_pos_.size() + out_pos_.size(), nullptr);
+    for (std::size_t i = 0; i < in_pos_.size(); ++i)
+      if (in_pos_[i] >= 0) data[i] = pack.operand(static_cast<std::size_t>(in_pos_[i])).data;
+    for (std::size_t i = 0; i < out_pos_.size(); ++i)
+      if (out_pos_[i] >= 0) data[in_pos_.size() + i] = pack.operand(static_cast<std::size_t>(out_pos_[i])).data;
+    std::span<void* const> all(data);
+    return reference::run(*graph_, prepared_, all.first(in_pos_.size()), all.subspan(in_pos_.size()));
   }
 
  private:
+  // Each tensor's position in the layout; -1 where it has none (pass-by-value: not read
+  // through a buffer; anything else reads as a missing buffer, as reference::execute says).
+  static std::vector<std::int64_t> positions(const DeclaredLayout& layout, const std::vector<const Tensor*>& ts) {
+    std::vector<std::int64_t> pos;
+    pos.reserve(ts.size());
+    for (const Tensor* t : ts) pos.push_back(layout.index_of(t->get_uid()));
+    return pos;
+  }
+
   const OpGraph* graph_;
   OperandTable table_;
+  reference::Prepared prepared_;
+  std::vector<std::int64_t> in_pos_, out_pos_;
 };
 
 class ReferenceEngine final : public Engine {
@@ -54,7 +74,9 @@ class ReferenceEngine final : public Engine {
                                                    const PlanContext& ctx) const override {
     OPGRAPH_CHECK(check_support(g, ctx));
     if (!ctx.layout) return Status(ErrorCode::INTERNAL_ERROR, "engine reference: built without the graph's layout");
-    return std::unique_ptr<CompiledPlan>(std::make_unique<ReferencePlan>(g, *ctx.layout));
+    auto prepared = reference::prepare(g);
+    if (prepared.is_bad()) return prepared.status();
+    return std::unique_ptr<CompiledPlan>(std::make_unique<ReferencePlan>(g, *ctx.layout, std::move(prepared.value())));
   }
 
  private:
