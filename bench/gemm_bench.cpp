@@ -13,7 +13,8 @@
 // A row-major [1, M, K], B column-major [1, K, N] (a Linear weight stored
 // (N, K)), bf16 in and out; plus matmul+bias+gelu at 4096^3 and 16x4096x4096.
 // Ours: the heuristic's pick ("pick") and the best of a few variants of it
-// (raster, tile width, split count: "best"). cuDNN: every cudnn_eng plan of the
+// (raster, tile width, split count, CLUSTER_M: "best"); VARIANT lines give each
+// variant's TFLOP/s. cuDNN: every cudnn_eng plan of the
 // graph's plan list (at most 4 that build), best kept. Inputs: random bf16 in
 // [-1, 1]. Timing: CUDA events around back-to-back launches on the legacy
 // stream (>= ~20 ms per sample), median of 5 samples, after 3 warm-ups. Ours and
@@ -173,6 +174,14 @@ int main(int argc, char** argv) {
       if (pc->version == 2)
         for (int s : {1, 2, 4})
           if (s != pc->split_k) variant([&](gemm::GemmConfig& v) { v.split_k = s; });
+      // CTA pairs sharing B (CLUSTER_M 2 <-> 1), at the pick's width and the other one.
+      if (pc->version == 2 && pc->tile_n >= 128) {
+        variant([](gemm::GemmConfig& v) { v.cluster_m = 3 - v.cluster_m; });
+        variant([](gemm::GemmConfig& v) {
+          v.cluster_m = 3 - v.cluster_m;
+          v.tile_n = v.tile_n == 128 ? 256 : 128, v.stages = v.tile_n == 256 ? 4 : 6;
+        });
+      }
     }
     ExecutionContext ec;
     ec.device = &*props;
@@ -187,6 +196,9 @@ int main(int argc, char** argv) {
         continue;
       }
       const double s = time_calls([&] { return (*plan)->execute(pack, ec).is_good(); });
+      if (!quick)
+        std::printf("VARIANT shape=%ldx%ldx%ld chain=%s config=%s tflops=%.1f\n", static_cast<long>(c.m),
+                    static_cast<long>(c.n), static_cast<long>(c.k), chain.c_str(), label.c_str(), flops / s * 1e-12);
       if (i == 0) pick_s = s, pick_label = label;
       if (s < best_s) best_s = s, best = label;
     }

@@ -107,14 +107,9 @@ Result<const LoadedKernel*> KernelRuntime::get(const KernelRequest& request) {
   return out;
 }
 
-Status KernelRuntime::launch(const LoadedKernel& kernel, const LaunchDims& dims, CUstream stream, void** args) const {
-  constexpr unsigned kDefaultSharedLimit = 48u * 1024;
-  // Messages are built only on failure: this runs on every execute.
-  if (dims.shared_bytes > kDefaultSharedLimit) {
-    const CUresult r = api_->func_set_attribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                static_cast<int>(dims.shared_bytes));
-    if (r != CUDA_SUCCESS) return cuda_check(*api_, r, "cuFuncSetAttribute(max dynamic shared) for " + kernel.name);
-  }
+namespace {
+
+CUlaunchConfig config_of(const LaunchDims& dims, CUstream stream, CUlaunchAttribute* cluster_attr) {
   CUlaunchConfig config{};
   config.gridDimX = dims.grid[0];
   config.gridDimY = dims.grid[1];
@@ -126,9 +121,50 @@ Status KernelRuntime::launch(const LoadedKernel& kernel, const LaunchDims& dims,
   config.hStream = stream;
   config.attrs = nullptr;
   config.numAttrs = 0;
+  if (dims.cluster[0] * dims.cluster[1] * dims.cluster[2] > 1) {
+    cluster_attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster_attr->value.clusterDim.x = dims.cluster[0];
+    cluster_attr->value.clusterDim.y = dims.cluster[1];
+    cluster_attr->value.clusterDim.z = dims.cluster[2];
+    config.attrs = cluster_attr;
+    config.numAttrs = 1;
+  }
+  return config;
+}
+
+// Raises `kernel`'s dynamic shared memory limit to `bytes` once (a second
+// thread racing here sets the same value again, which is harmless).
+Status ensure_shared_limit(const CudaDriverApi& api, const LoadedKernel& kernel, unsigned bytes) {
+  if (bytes <= kernel.shared_limit.load(std::memory_order_relaxed)) return Status::ok();
+  const CUresult r =
+      api.func_set_attribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes));
+  if (r != CUDA_SUCCESS) return cuda_check(api, r, "cuFuncSetAttribute(max dynamic shared) for " + kernel.name);
+  kernel.shared_limit.store(bytes, std::memory_order_relaxed);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status KernelRuntime::launch(const LoadedKernel& kernel, const LaunchDims& dims, CUstream stream, void** args) const {
+  // Messages are built only on failure: this runs on every execute.
+  OPGRAPH_CHECK(ensure_shared_limit(*api_, kernel, dims.shared_bytes));
+  CUlaunchAttribute cluster;
+  const CUlaunchConfig config = config_of(dims, stream, &cluster);
   const CUresult r = api_->launch_kernel_ex(&config, kernel.function, args, nullptr);
   if (r != CUDA_SUCCESS) return cuda_check(*api_, r, "cuLaunchKernelEx " + kernel.name);
   return Status::ok();
+}
+
+Result<int> KernelRuntime::max_active_clusters(const LoadedKernel& kernel, const LaunchDims& dims) const {
+  if (!api_->occupancy_max_active_clusters)
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "the CUDA driver has no cuOccupancyMaxActiveClusters");
+  OPGRAPH_CHECK(ensure_shared_limit(*api_, kernel, dims.shared_bytes));
+  CUlaunchAttribute cluster;
+  const CUlaunchConfig config = config_of(dims, nullptr, &cluster);
+  int n = 0;
+  const CUresult r = api_->occupancy_max_active_clusters(&n, kernel.function, &config);
+  if (r != CUDA_SUCCESS) return cuda_check(*api_, r, "cuOccupancyMaxActiveClusters for " + kernel.name);
+  return n;
 }
 
 }  // namespace opgraph::runtime

@@ -6,6 +6,7 @@
 // naming the reason, so an engine that needs a device declines with it.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,13 +27,18 @@ struct LoadedKernel {
   std::string name;  // the cache entry name
   CUmodule module = nullptr;
   CUfunction function = nullptr;
+  // The dynamic shared memory limit raised on `function` so far (bytes; the
+  // default 48 KiB until a launch needs more). Written under launch's check.
+  mutable std::atomic<unsigned> shared_limit{48u * 1024};
 };
 
-// Launch geometry; shared memory in bytes.
+// Launch geometry; shared memory in bytes; cluster = thread-block cluster
+// shape (1 x 1 x 1: no cluster attribute is set).
 struct LaunchDims {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
+  unsigned cluster[3] = {1, 1, 1};
 };
 
 // One device's kernels: compiles through the compiled cache (check =
@@ -51,8 +57,15 @@ class KernelRuntime {
   Result<const LoadedKernel*> get(const KernelRequest& request);
   // cuLaunchKernelEx on `stream` (the handle's stream; nullptr is the legacy
   // default stream). `args` is the kernel's parameter pointer array. Raises
-  // the dynamic shared memory limit first when shared_bytes > 48 KiB.
+  // the kernel's dynamic shared memory limit the first time shared_bytes is
+  // above it (once per kernel, not per launch); sets the cluster attribute
+  // when dims.cluster is not 1 x 1 x 1.
   Status launch(const LoadedKernel& kernel, const LaunchDims& dims, CUstream stream, void** args) const;
+  // How many clusters of dims.cluster with dims' block and shared memory can
+  // be resident at once (cuOccupancyMaxActiveClusters); a persistent clustered
+  // grid larger than this would run in two waves. GRAPH_NOT_SUPPORTED when
+  // the driver lacks the call.
+  Result<int> max_active_clusters(const LoadedKernel& kernel, const LaunchDims& dims) const;
 
   const DeviceProperties& device() const noexcept { return device_; }
   const CudaDriverApi& api() const noexcept { return *api_; }

@@ -217,6 +217,7 @@ Result<const CudaDriverApi*> cuda_driver() {
     bind(h, "cuEventElapsedTime_v2", a.event_elapsed_time, optional);
     bind(h, "cuEventDestroy_v2", a.event_destroy, optional);
     bind(h, "cuTensorMapEncodeTiled", a.tensor_map_encode_tiled, optional);
+    bind(h, "cuOccupancyMaxActiveClusters", a.occupancy_max_active_clusters, optional);
     bind(h, "cuMemcpyHtoDAsync_v2", a.memcpy_htod_async, optional);
     int v = 0;
     if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {

@@ -112,6 +112,7 @@ struct CudaDriverApi {
   // Optional: TMA descriptors (CUDA 12.0+ drivers); nullptr when absent, and
   // kernels that need a tensor map decline at plan build.
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
+  decltype(&::cuOccupancyMaxActiveClusters) occupancy_max_active_clusters = nullptr;  // cluster launches
   // Optional: the cudnn engine's workspace initialisation (a sync copy without it).
   decltype(&::cuMemcpyHtoDAsync) memcpy_htod_async = nullptr;
 };

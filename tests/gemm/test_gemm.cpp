@@ -174,7 +174,8 @@ TEST(GemmCodegen, EpilogueHoldsTheChainInOrder) {
   ASSERT_TRUE(p.is_good()) << p.status().message();
   const std::string body = epilogue_body(*p);
   std::size_t at = 0;
-  for (const char* piece : {"x = x + opgraph_gemm::epi_load<0>(p.epi[0]", "opgraph_gemm::gelu(x)",
+  // The bias row (broadcast along M) loads by column only; the residual by (m, n).
+  for (const char* piece : {"x = x + opgraph_gemm::epi_load_row<0>(p.epi[0], b0, b1, n)", "opgraph_gemm::gelu(x)",
                             "x = x * static_cast<float>(p.scalar[1])", "opgraph_gemm::epi_load<2>(p.epi[2]",
                             "opgraph_gemm::swish(x, 1.0f)", "opgraph_gemm::sigmoid(x)", "tanhf(x)", "opgraph_gemm::relu(x)"}) {
     const std::size_t next = body.find(piece, at);
@@ -182,6 +183,11 @@ TEST(GemmCodegen, EpilogueHoldsTheChainInOrder) {
     at = next;
   }
   EXPECT_EQ(body.find('\n'), std::string::npos) << "a #define value is one line";
+  // Under SWAP_AB the bias becomes a column (broadcast along the kernel's N).
+  GemmConfig swap;
+  swap.swap_ab = true;
+  EXPECT_NE(epilogue_body(kernel_view(*p, swap)).find("opgraph_gemm::epi_load_col<0>(p.epi[0], b0, b1, m)"),
+            std::string::npos);
   auto r = kernel_request(*p, GemmConfig{});
   bool found = false;
   for (const auto& d : r.defines) found = found || (d.name == "OPGRAPH_GEMM_EPILOGUE_BODY" && d.value == body);

@@ -182,3 +182,50 @@ TEST(GemmV2Heuristics, BackendMarkerPerMeasuredShapeClass) {
   for (ShapeClass c : {ShapeClass::DECODE, ShapeClass::SMALL, ShapeClass::LARGE_SHORT_K, ShapeClass::LARGE_LONG_K})
     EXPECT_FALSE(ours_first(c)) << to_string(c);
 }
+
+// CLUSTER_M = 2: CTA pairs along M sharing B (v2 only): what the domains take,
+// which problems (an N-major B needs whole 64-wide boxes per CTA: TILE_N >=
+// 128), its own specialisation, an even persistent grid within the resident
+// clusters, and scratch slots for the phantom tile past M.
+TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
+  GemmConfig c2 = v2(128, 6);
+  c2.cluster_m = 2;
+  EXPECT_TRUE(config_from_knobs(knobs_of(c2)).is_good());
+  GemmConfig v1;
+  v1.cluster_m = 2;
+  auto bad = config_from_knobs(knobs_of(v1));
+  ASSERT_TRUE(bad.is_bad());
+  EXPECT_NE(bad.status().message().find("clusters"), std::string::npos) << bad.status().message();
+  auto e = make_gemm_engine(EngineIdentity{20100, "gemm"});
+  EXPECT_EQ(e->label(PlanConfig{20100, knobs_of(c2), {}, -1}), "gemm_v2_128x128s6_c2");
+
+  auto r = analyze_gemm(v2_graph(200, 136, 72, false, false));  // N-major B
+  ASSERT_TRUE(r.is_good());
+  EXPECT_TRUE(config_takes(*r, c2));
+  GemmConfig narrow = v2(64, 8);
+  narrow.cluster_m = 2;
+  EXPECT_FALSE(config_takes(*r, narrow));
+  auto p = analyze_gemm(v2_graph(300, 136, 72));  // K-major B: 3 row tiles, 2 column tiles
+  ASSERT_TRUE(p.is_good());
+  EXPECT_TRUE(config_takes(*p, narrow));
+
+  const auto req1 = kernel_request(*p, v2(128, 6)), req2 = kernel_request(*p, c2);
+  EXPECT_NE(req1.key("sm_90a"), req2.key("sm_90a"));
+  bool defined = false;
+  for (const auto& d : req2.defines) defined = defined || (d.name == "OPGRAPH_GEMM_CLUSTER_M" && d.value == "2");
+  EXPECT_TRUE(defined);
+
+  unsigned grid[3], block[3];
+  grid_of(*p, c2, grid, block, 132);
+  EXPECT_EQ(grid[0], 8u);  // 2 row-tile pairs x 2 column tiles = 4 units, a CTA pair each
+  auto big = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false));
+  ASSERT_TRUE(big.is_good());
+  grid_of(*big, c2, grid, block, 132);
+  EXPECT_EQ(grid[0], 132u);  // 66 resident pairs by default
+  grid_of(*big, c2, grid, block, 132, 60);
+  EXPECT_EQ(grid[0], 120u);  // the device answered 60 resident clusters
+  // Split scratch: 3 row tiles + 1 phantom = 4 slots per column tile.
+  c2.split_k = 2;
+  EXPECT_EQ(v2_counter_bytes(*p, c2), 4 * 2 * 2 * 4);
+  EXPECT_EQ(v2_partial_bytes(*p, c2), 4 * 2 * 2 * 128 * 128 * 4);
+}

@@ -84,9 +84,11 @@ Knobs random_knobs(const GemmCase& c, std::mt19937& rng) {
   return gemm::knobs_of(ok[rng() % ok.size()]);
 }
 
-// Case `c` under v2 with TILE_N `tn` (stages as proposed), `split`, `swap`.
-Knobs v2_knobs(int tn, int split, bool swap, int raster = 0) {
+// Case `c` under v2 with TILE_N `tn` (stages as proposed), `split`, `swap`,
+// `cluster` CTAs along M.
+Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1) {
   gemm::GemmConfig cfg;
+  cfg.cluster_m = cluster;
   cfg.version = 2;
   cfg.tile_n = tn;
   cfg.stages = tn == 256 ? 4 : tn == 128 ? 6 : 8;
@@ -218,4 +220,35 @@ TEST_F(GemmGpu, V2EveryLayoutTileSplitAndSwap) {
   // A second shape of one class reuses the compiled kernel and the plan.
   GemmCase big{1, 1000, 1032, 264, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {}};
   EXPECT_EQ(run_case(big, {}, rng), 0u);
+}
+
+// CLUSTER_M = 2 (CTA pairs sharing B through TMA multicast): every layout
+// class at TILE_N 256 and 128, an odd number of 128-row tiles (the pair's
+// second tile past M), tails in N and K, split K, swap AB, a batch with a
+// broadcast weight, and a problem larger than one wave of pairs.
+TEST_F(GemmGpu, V2ClusterPairsEveryLayoutTailsSplitBatch) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  for (bool ac : {false, true})
+    for (bool bc : {false, true})
+      for (int tn : {256, 128}) {
+        // 3 or 5 row tiles: the last pair has a phantom second tile.
+        const std::int64_t m = 128 * (rng() % 2 ? 2 : 4) + 8 * e8(rng) % 120 + 8;
+        GemmCase c{1, m, 8 * e8(rng) + 136, 8 * e8(rng) + 64, ac, bc, DataType::BFLOAT16, DataType::BFLOAT16,
+                   {"bias", "gelu"}};
+        const int split = static_cast<int>(1 + rng() % 3);
+        EXPECT_EQ(run_case(c, v2_knobs(tn, split, false, static_cast<int>(rng() % 2), 2), rng), 0u)
+            << "TILE_N " << tn << " split " << split;
+      }
+  GemmCase h{1, 8 * e8(rng) + 300, 8 * e8(rng) + 256, 8 * e8(rng), false, true, DataType::HALF, DataType::FLOAT,
+             {"scale", "residual"}};
+  EXPECT_EQ(run_case(h, v2_knobs(128, 1, false, 0, 2), rng), 0u);
+  EXPECT_EQ(run_case(h, v2_knobs(256, 2, true, 1, 2), rng), 0u);
+  GemmCase b{3, 264, 200, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, v2_knobs(128, 2, false, 0, 2), rng), 0u);
+  // More tile pairs than resident clusters: every CTA pair takes several units.
+  GemmCase big{1, 4096 + 8, 2048 + 24, 512 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
+  EXPECT_EQ(run_case(big, v2_knobs(256, 1, false, 0, 2), rng), 0u);
+  EXPECT_EQ(run_case(big, v2_knobs(128, 1, false, 1, 2), rng), 0u);
 }

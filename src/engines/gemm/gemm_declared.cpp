@@ -67,6 +67,9 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
   v2.stages = 4;
   for (bool ak : {true, false})
     for (bool bk : {true, false}) out.push_back(kernel_request(sample_problem(bf, bf, ak, bk, 8, {EpiKind::RELU}), v2));
+  GemmConfig pair = v2;  // CLUSTER_M = 2 with an N-major B (its 64-wide boxes split between the CTAs)
+  pair.cluster_m = 2;
+  out.push_back(kernel_request(sample_problem(bf, bf, true, false, 8, {EpiKind::ADD}), pair));
   v2.raster = 1;
   for (DataType o : {bf, hf, f32})
     out.push_back(kernel_request(sample_problem(hf, o, true, true, 8, {EpiKind::MUL, EpiKind::ADD, EpiKind::SWISH}), v2));

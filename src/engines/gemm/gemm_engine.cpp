@@ -44,8 +44,16 @@ class GemmPlan final : public CompiledPlan {
         kernel_(k),
         scratch_(cfg_.version == 2 ? v2_partial_bytes(kp_, cfg_) : 0,
                  cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_) : 0) {
-    grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count);
     dims_.shared_bytes = smem_bytes(kp_, cfg_);
+    dims_.cluster[0] = static_cast<unsigned>(cfg_.cluster_m);
+    // A clustered persistent grid is sized by how many clusters fit at once
+    // (GPCs need not split evenly into pairs); 0 (unknown) means sm_count / 2.
+    int resident = 0;
+    if (cfg_.cluster_m > 1) {
+      grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count);
+      if (auto n = rt_->max_active_clusters(*kernel_, dims_); n.is_good()) resident = *n;
+    }
+    grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count, resident);
     if (cfg_.version == 2) splits_ = v2_splits(kp_, cfg_);
   }
   // The scratch slots are freed in the runtime's context, whichever thread drops the plan.
@@ -152,7 +160,7 @@ class GemmEngine final : public Engine {
     auto c = config_from_knobs(config.knobs);
     if (c.is_bad()) return name();
     return name() + "_v" + std::to_string(c->version) + "_" + std::to_string(c->tile_m) + "x" +
-           std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") +
+           std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") + (c->cluster_m > 1 ? "_c" + std::to_string(c->cluster_m) : "") +
            (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "");
   }
 

@@ -26,7 +26,7 @@ View swapped(const View& v) { return View{v.uid, v.dtype, v.s0, v.s1, v.sc, v.sr
 std::vector<KnobDomain> knob_domains() {
   return {{KnobType::PIPELINE_ARCH, {1, 2}},    {KnobType::TILE_M, {128, 64}},
           {KnobType::TILE_N, {128, 64, 256, 32, 16}}, {KnobType::STAGES, {3, 2, 4, 5, 6, 8}},
-          {KnobType::CLUSTER_M, {1}},           {KnobType::CLUSTER_N, {1}},
+          {KnobType::CLUSTER_M, {1, 2}},        {KnobType::CLUSTER_N, {1}},
           {KnobType::SWAP_AB, {0, 1}},          {KnobType::RASTER_ORDER, {0, 1}},
           {KnobType::SPLIT_K_SLC, {1, 2, 3, 4, 5, 6, 7, 8}}};
 }
@@ -42,8 +42,9 @@ constexpr unsigned kMaxSmem = 232448 - 64;  // 227 KiB less the kernel's static 
 Status bad_combo(const GemmConfig& c, const std::string& why) {
   return {ErrorCode::INVALID_VALUE, "engine gemm: PIPELINE_ARCH=" + std::to_string(c.version) + " with TILE_M=" +
                                         std::to_string(c.tile_m) + " TILE_N=" + std::to_string(c.tile_n) +
-                                        " STAGES=" + std::to_string(c.stages) + " SPLIT_K_SLC=" +
-                                        std::to_string(c.split_k) + ": " + why};
+                                        " STAGES=" + std::to_string(c.stages) + " CLUSTER_M=" +
+                                        std::to_string(c.cluster_m) + " SPLIT_K_SLC=" + std::to_string(c.split_k) +
+                                        ": " + why};
 }
 
 // Fraction of the last wave's SMs kept busy by `units` work units.
@@ -78,6 +79,7 @@ Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
     if (c.tile_n != 64 && c.tile_n != 128) return bad_combo(c, "v1 tiles are 64 or 128 wide");
     if (c.stages > 4) return bad_combo(c, "v1 rings are 2..4 deep");
     if (c.split_k != 1) return bad_combo(c, "v1 does not split K");
+    if (c.cluster_m != 1) return bad_combo(c, "v1 launches no clusters");
   } else {
     if (c.tile_m != 128) return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64)");
     if (v2_smem(c.tile_n, c.stages) > kMaxSmem) return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
@@ -97,7 +99,7 @@ bool config_takes(const GemmProblem& p, const GemmConfig& c) {
   const GemmProblem k = kernel_view(p, c);
   constexpr std::int64_t kIntMax = 0x7fffffff;
   if (k.vec != 8 || c.tile_m != 128) return false;
-  if (!k.b_kmajor && c.tile_n < 64) return false;
+  if (!k.b_kmajor && c.tile_n < 64 * c.cluster_m) return false;  // whole 64-wide boxes per CTA
   for (std::int64_t e : {k.m, k.n, k.k, k.batch0, k.batch1})
     if (e > kIntMax - 256) return false;
   return true;
@@ -198,6 +200,10 @@ std::vector<GemmConfig> proposable_configs() {
     c.tile_n = tn;
     c.stages = v2_stages_for(tn);
     out.push_back(c);
+    if (tn >= 128) {
+      c.cluster_m = 2;
+      out.push_back(c);
+    }
   }
   return out;
 }
@@ -223,9 +229,13 @@ std::string epilogue_body(const GemmProblem& p) {
     if (st.operand >= 0) {
       const auto& o = p.operands[static_cast<std::size_t>(st.operand)];
       const std::string i = std::to_string(st.operand);
-      operand = o.by_value ? "static_cast<float>(p.scalar[" + i + "])"
-                           : "opgraph_gemm::epi_load<" + std::to_string(code_of(o.view.dtype)) + ">(p.epi[" + i +
-                                 "], b0, b1, m, n)";
+      // A broadcast axis (stride 0) is part of the layout class: its load
+      // form drops that coordinate.
+      const std::string t = std::to_string(code_of(o.view.dtype));
+      if (o.by_value) operand = "static_cast<float>(p.scalar[" + i + "])";
+      else if (o.view.sr == 0) operand = "opgraph_gemm::epi_load_row<" + t + ">(p.epi[" + i + "], b0, b1, n)";
+      else if (o.view.sc == 0) operand = "opgraph_gemm::epi_load_col<" + t + ">(p.epi[" + i + "], b0, b1, m)";
+      else operand = "opgraph_gemm::epi_load<" + t + ">(p.epi[" + i + "], b0, b1, m, n)";
     }
     s += " /* " + std::string(to_string(st.kind)) + " '" + st.node + "' */ ";
     switch (st.kind) {
@@ -252,7 +262,7 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
   r.kernel = "v" + std::to_string(c.version) + "_" + short_name(p.in) + "_" + short_name(p.out) + "_" +
              (k.a_kmajor ? "t" : "n") + (k.b_kmajor ? "t" : "n") + "_vec" + std::to_string(k.vec) + "_" +
              std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "s" + std::to_string(c.stages) + "r" +
-             std::to_string(c.raster) + chain;
+             std::to_string(c.raster) + (c.cluster_m > 1 ? "c" + std::to_string(c.cluster_m) : "") + chain;
   r.source = "gemm/kernels/gemm_v" + std::to_string(c.version) + ".cu";
   r.entry = "gemm_v" + std::to_string(c.version);
   if (c.version == 2) {
@@ -263,6 +273,7 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
                  {"OPGRAPH_GEMM_TILE_N", std::to_string(c.tile_n)},
                  {"OPGRAPH_GEMM_STAGES", std::to_string(c.stages)},
                  {"OPGRAPH_GEMM_RASTER", std::to_string(c.raster)},
+                 {"OPGRAPH_GEMM_CLUSTER_M", std::to_string(c.cluster_m)},
                  {"OPGRAPH_GEMM_EPILOGUE_BODY", epilogue_body(k)}};
     return r;
   }
@@ -289,8 +300,15 @@ unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
 }
 
 namespace {
+// Tile slots of the split-K scratch: 128-row tiles, with one phantom tile per
+// column when a cluster pair's second tile lies past M (gemm_v2.cu decode).
 std::int64_t v2_tiles(const GemmProblem& kp, const GemmConfig& c) {
-  return ((kp.m + 127) / 128) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1;
+  return ((kp.m + 127) / 128 + c.cluster_m - 1) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1;
+}
+// Work units of one cluster (CLUSTER_M = 1: of one CTA): tile pairs x splits.
+std::int64_t v2_units(const GemmProblem& kp, const GemmConfig& c) {
+  const std::int64_t rows = 128 * c.cluster_m;
+  return ((kp.m + rows - 1) / rows) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1 * v2_splits(kp, c);
 }
 }  // namespace
 
@@ -308,10 +326,11 @@ std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c) {
   return v2_splits(kp, c) > 1 ? v2_tiles(kp, c) * 2 * 4 : 0;
 }
 
-void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count) {
+void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count,
+             int max_clusters) {
   if (c.version == 2) {
-    const std::int64_t units = v2_tiles(kp, c) * v2_splits(kp, c);
-    grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(units, 1, std::max(sm_count, 1)));
+    const int resident = max_clusters > 0 ? max_clusters : std::max(sm_count, 1) / c.cluster_m;
+    grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(v2_units(kp, c), 1, std::max(resident, 1)) * c.cluster_m);
     grid[1] = grid[2] = 1;
     block[0] = 384;
     block[1] = block[2] = 1;

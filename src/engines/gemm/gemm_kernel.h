@@ -7,7 +7,8 @@
 //                  2 = gemm_v2 (TMA + wgmma, warp-specialised, persistent; sm_90a)
 //   TILE_M, TILE_N CTA tile (elements): v1 128/64 x 128/64; v2 128 x 256/128/64/32/16
 //   STAGES         shared-memory ring depth: v1 2..4; v2 2..8 (within 227 KiB)
-//   CLUSTER_M/_N   thread-block cluster: 1 (no clusters launched yet)
+//   CLUSTER_M/_N   thread-block cluster: CLUSTER_M = 2 (v2) launches CTA pairs
+//                  along M that share B's tile through TMA multicast; _N: 1
 //   SWAP_AB        0/1: compute C^T = B^T A^T (the kernel's M is the graph's N)
 //   RASTER_ORDER   0: consecutive tiles walk M (v2: in bands of 8); 1: walk N
 //   SPLIT_K_SLC    v2: K splits per tile, 1..8 (fp32 partials in a plan-owned
@@ -121,7 +122,10 @@ std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c);
 std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c);
 
 // Launch geometry for the kernel view. v1: grid (tiles, batch), 128 threads.
-// v2: persistent, grid min(units, sm_count), 384 threads.
-void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count = 132);
+// v2: persistent, 384 threads, CLUSTER_M x min(units, resident clusters)
+// CTAs, where resident = max_clusters when > 0 (the device's answer for this
+// kernel) else sm_count / CLUSTER_M.
+void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count = 132,
+             int max_clusters = 0);
 
 }  // namespace opgraph::gemm

@@ -69,7 +69,7 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
                                 : key_of(a_ptr, kp.in, kp.m, kp.k, kp.a.sc, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
                                          64, &fa1, &fa0);
   const TmaKey kb = kp.b_kmajor ? key_of(b_ptr, kp.in, kp.k, kp.n, kp.b.sc, kp.batch1, kp.b.s1, kp.batch0, kp.b.s0,
-                                         c.tile_n, &fb1, &fb0)
+                                         c.tile_n / c.cluster_m, &fb1, &fb0)
                                 : key_of(b_ptr, kp.in, kp.n, kp.k, kp.b.sr, kp.batch1, kp.b.s1, kp.batch0, kp.b.s0,
                                          64, &fb1, &fb0);
   *flags = fa1 | (fa0 << 1) | (fb1 << 2) | (fb0 << 3);

@@ -6,8 +6,8 @@
 // Maps are 4-D, innermost first: (contiguous axis, the other matrix axis,
 // batch1, batch0), 16-bit elements, 128-byte swizzle, zero fill out of range.
 // Box: 64 contiguous elements x `box_outer` (K-major A: 128 rows; K-major B:
-// TILE_N rows; an M/N-major operand: 64 K rows per 64-element chunk). A batch
-// axis of extent 1 or stride 0 (broadcast) becomes extent 1 in the map and its
+// TILE_N / CLUSTER_M rows, one CTA's multicast share; an M/N-major operand:
+// 64 K rows per 64-element chunk). A batch axis of extent 1 or stride 0 (broadcast) becomes extent 1 in the map and its
 // flag bit stays clear, so the kernel addresses it at 0.
 #pragma once
 

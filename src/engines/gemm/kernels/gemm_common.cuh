@@ -84,6 +84,18 @@ __device__ __forceinline__ float epi_load(const GemmOperand& o, i64 b0, i64 b1, 
   return load_elem<T>(o.ptr, b0 * o.s0 + b1 * o.s1 + m * o.sr + n * o.sc);
 }
 
+// The same for an operand broadcast along M (sr = 0: a bias row) or along N
+// (sc = 0: a per-row scale); the generated chain names the form the graph
+// declares, so the compiler sees one load per column (row) of the fragment.
+template <int T>
+__device__ __forceinline__ float epi_load_row(const GemmOperand& o, i64 b0, i64 b1, i64 n) {
+  return load_elem<T>(o.ptr, b0 * o.s0 + b1 * o.s1 + n * o.sc);
+}
+template <int T>
+__device__ __forceinline__ float epi_load_col(const GemmOperand& o, i64 b0, i64 b1, i64 m) {
+  return load_elem<T>(o.ptr, b0 * o.s0 + b1 * o.s1 + m * o.sr);
+}
+
 // The pointwise functions the epilogue chain may name (fp32, the reference's formulas).
 __device__ __forceinline__ float relu(float x) { return x > 0.f ? x : 0.f; }
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)); }

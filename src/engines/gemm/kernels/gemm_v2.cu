@@ -34,7 +34,18 @@
 // Specialisation (prelude #defines, engines/gemm/gemm_kernel.cpp):
 //   OPGRAPH_GEMM_IN (0 bf16, 1 fp16), OPGRAPH_GEMM_OUT (0 bf16, 1 fp16, 2 fp32),
 //   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256),
-//   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY.
+//   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY,
+//   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined).
+//
+// CLUSTER_M = 2: the grid runs in clusters of two CTAs stacked along M; the
+// pair works on tiles (2 pm, tn) and (2 pm + 1, tn) together, so they share
+// B's tile. Each CTA loads its own A and one half of B (TILE_N / 2 rows of a
+// K-major B; every other 64-wide box of an N-major B) and multicasts that half
+// to both CTAs, which halves B's L2 traffic. A stage is refilled only when the
+// consumers of BOTH CTAs released it (empty[s] counts 16 arrivals, 8 of them
+// remote). A pair whose second tile lies past M still loads (TMA zero-fills)
+// and skips its stores. Cluster barriers order the barrier set-up before any
+// remote access and keep each CTA alive until its peer is done with it.
 // Arguments: GemmParams p (gemm_common.cuh), V2Args e, tensor maps ta, tb
 // (4-D: contiguous axis, other matrix axis, batch1, batch0; encoded by
 // engines/gemm/gemm_tma.cpp). Dynamic shared memory: gemm_v2_smem_bytes.
@@ -45,6 +56,9 @@
     !defined(OPGRAPH_GEMM_B_KMAJOR) || !defined(OPGRAPH_GEMM_TILE_N) || !defined(OPGRAPH_GEMM_STAGES) || \
     !defined(OPGRAPH_GEMM_RASTER) || !defined(OPGRAPH_GEMM_EPILOGUE_BODY)
 #error "gemm_v2.cu: the specialisation prelude (engines/gemm/gemm_kernel.cpp) sets every OPGRAPH_GEMM_* define"
+#endif
+#ifndef OPGRAPH_GEMM_CLUSTER_M
+#define OPGRAPH_GEMM_CLUSTER_M 1
 #endif
 
 namespace opgraph_gemm {
@@ -78,10 +92,14 @@ constexpr int kABytes = kBM * kBK * 2;
 constexpr int kBBytes = kBN * kBK * 2;
 constexpr int kFrag = kBN / 2;  // accumulators per consumer thread
 constexpr int kGroup = 8;       // raster band width (tiles)
+constexpr int kCluster = OPGRAPH_GEMM_CLUSTER_M;
+constexpr int kPairM = kBM * kCluster;  // rows of one cluster's tile pair
 
 static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 256, "TILE_N is 16..256, a power of two");
 static_assert(kBKm || kBN >= 64, "an N-major B needs TILE_N >= 64 (64-element swizzle rows)");
 static_assert(kStages >= 2 && kStages <= 8, "STAGES is 2..8");
+static_assert(kCluster == 1 || kCluster == 2, "CLUSTER_M is 1 or 2");
+static_assert(kCluster == 1 || kBKm || kBN >= 128, "a clustered N-major B splits its 64-wide boxes between the CTAs");
 static_assert(kStages * (kABytes + kBBytes) + 1024 + 256 <= 232448, "shared memory over 227 KiB");
 
 __device__ __forceinline__ u32 smem_u32(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
@@ -109,12 +127,55 @@ __device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
   } while (!done);
 }
 
+// Cluster-scope forms (CLUSTER_M = 2): the peer CTA's address of a shared
+// variable, an arrival there, a wait that acquires at cluster scope, and the
+// whole-cluster barrier (every thread of both CTAs).
+__device__ __forceinline__ u32 cta_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ u32 peer_addr(u32 local, u32 rank) {
+  u32 r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(local), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void bar_arrive_remote(u32 cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+}
+__device__ __forceinline__ void bar_wait_cluster(u32 bar, u32 parity) {
+  u32 done = 0, polls = 0;
+  do {
+    if (++polls == (1u << 26)) __trap();
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
+        "p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 // 4-D tile load (coordinates innermost first) completing on `bar`.
 __device__ __forceinline__ void tma_load(u32 dst, const TmaMap* map, int c0, int c1, int c2, int c3, u32 bar) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
       "[%6];\n" ::"r"(dst),
       "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+
+// The same load multicast to the CTAs of `mask`: each receives the box at
+// `dst` in its own shared memory and a complete_tx on its own `bar` offset.
+__device__ __forceinline__ void tma_load_mc(u32 dst, const TmaMap* map, int c0, int c1, int c2, int c3, u32 bar,
+                                            unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "h"(mask)
       : "memory");
 }
 
@@ -142,12 +203,14 @@ struct Unit {
   i64 b0, b1, m0, n0, tile, split, kb0, kb1;
 };
 
-__device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64 u) {
-  const i64 tiles_m = (p.m + kBM - 1) / kBM, tiles_n = (p.n + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
+// Unit u of this cluster (CLUSTER_M = 1: of this CTA); `rank` picks the
+// CTA's tile of the pair. Tiles are counted in pairs of kPairM rows.
+__device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64 u, int rank) {
+  const i64 tiles_m = (p.m + kPairM - 1) / kPairM, tiles_n = (p.n + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
   Unit w;
   w.split = u % e.splits;
-  w.tile = u / e.splits;
-  const i64 bt = w.tile / tiles, t = w.tile % tiles;
+  const i64 pair = u / e.splits;
+  const i64 bt = pair / tiles, t = pair % tiles;
   w.b0 = bt / p.batch1;
   w.b1 = bt % p.batch1;
 #if OPGRAPH_GEMM_RASTER == 0
@@ -161,8 +224,13 @@ __device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64
   const i64 in = t % (kGroup * tiles_m);
   const i64 tn = first + in % width, tm = in / width;
 #endif
-  w.m0 = tm * kBM;
+  // The CTA's own tile: row block kCluster * tm + rank of the kBM-row tiling
+  // (its counter slot for split K).
+  const i64 tiles_m1 = (p.m + kBM - 1) / kBM;
+  w.m0 = tm * kPairM + rank * kBM;
   w.n0 = tn * kBN;
+  const i64 tm1 = tm * kCluster + rank;
+  w.tile = (bt * tiles_n + tn) * (tiles_m1 + kCluster - 1) + tm1;
   const i64 kblocks = (p.k + kBK - 1) / kBK;
   w.kb0 = w.split * kblocks / e.splits;
   w.kb1 = (w.split + 1) * kblocks / e.splits;
@@ -232,18 +300,22 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   const u32 bars = sb + kStages * kBBytes;      // full[kStages], empty[kStages] (8 bytes each)
   auto full = [&](int s) { return bars + 8u * static_cast<u32>(s); };
   auto empty = [&](int s) { return bars + 8u * static_cast<u32>(kStages + s); };
+  const int rank = kCluster == 1 ? 0 : static_cast<int>(cta_rank());
+  // This CTA's work list: cluster c takes units c, c + clusters, ...
+  const i64 first_unit = blockIdx.x / kCluster, stride = gridDim.x / kCluster;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       bar_init(full(s), 1);
-      bar_init(empty(s), 8);  // one arrival per consumer warp
+      bar_init(empty(s), 8 * kCluster);  // one arrival per consumer warp of every CTA reading the stage's data
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
-  __syncthreads();
+  if constexpr (kCluster == 1) __syncthreads();
+  else cluster_sync();
 
-  const i64 tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN) * p.batch0 * p.batch1;
+  const i64 tiles = ((p.m + kPairM - 1) / kPairM) * ((p.n + kBN - 1) / kBN) * p.batch0 * p.batch1;
   const i64 units = tiles * e.splits;
   const int wg = static_cast<int>(threadIdx.x / 128);
 
@@ -255,13 +327,14 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tb)) : "memory");
       int s = 0;
       u32 ph = 0;
-      for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
-        const Unit w = decode(p, e, u);
+      for (i64 u = first_unit; u < units; u += stride) {
+        const Unit w = decode(p, e, u, rank);
         const int ca1 = (e.flags & 1) ? static_cast<int>(w.b1) : 0, ca0 = (e.flags & 2) ? static_cast<int>(w.b0) : 0;
         const int cb1 = (e.flags & 4) ? static_cast<int>(w.b1) : 0, cb0 = (e.flags & 8) ? static_cast<int>(w.b0) : 0;
         const int m0 = static_cast<int>(w.m0), n0 = static_cast<int>(w.n0);
         for (i64 kb = w.kb0; kb < w.kb1; ++kb) {
-          bar_wait(empty(s), ph ^ 1u);
+          if constexpr (kCluster == 1) bar_wait(empty(s), ph ^ 1u);
+          else bar_wait_cluster(empty(s), ph ^ 1u);
           bar_expect_tx(full(s), kABytes + kBBytes);
           const int k0 = static_cast<int>(kb * kBK);
           const u32 da = sa + static_cast<u32>(s) * kABytes, db = sb + static_cast<u32>(s) * kBBytes;
@@ -271,120 +344,146 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 #pragma unroll
             for (int c = 0; c < kBM / 64; ++c) tma_load(da + c * 8192u, &ta, m0 + 64 * c, k0, ca1, ca0, full(s));
           }
-          if constexpr (kBKm) {
-            tma_load(db, &tb, k0, n0, cb1, cb0, full(s));
-          } else {
+          if constexpr (kCluster == 1) {
+            if constexpr (kBKm) {
+              tma_load(db, &tb, k0, n0, cb1, cb0, full(s));
+            } else {
 #pragma unroll
-            for (int c = 0; c < kBN / 64; ++c) tma_load(db + c * 8192u, &tb, n0 + 64 * c, k0, cb1, cb0, full(s));
+              for (int c = 0; c < kBN / 64; ++c) tma_load(db + c * 8192u, &tb, n0 + 64 * c, k0, cb1, cb0, full(s));
+            }
+          } else {
+            // This CTA's half of B, to both CTAs of the pair.
+            if constexpr (kBKm) {
+              tma_load_mc(db + static_cast<u32>(rank) * (kBBytes / 2), &tb, k0, n0 + rank * (kBN / 2), cb1, cb0,
+                          full(s), 0x3);
+            } else {
+#pragma unroll
+              for (int c = 0; c < kBN / 64; c += 2)
+                tma_load_mc(db + (c + rank) * 8192u, &tb, n0 + 64 * (c + rank), k0, cb1, cb0, full(s), 0x3);
+            }
           }
           if (++s == kStages) s = 0, ph ^= 1u;
         }
       }
     }
-    return;
-  }
-
-  // Consumer warpgroups 1 and 2: rows (wg - 1) * 64 .. + 64 of the tile.
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-  const int cw = wg - 1;
-  const int t = static_cast<int>(threadIdx.x % 128);
-  const int lane = t % 32, warp = t / 32;
-  float acc[kFrag];
+  } else {
+    // Consumer warpgroups 1 and 2: rows (wg - 1) * 64 .. + 64 of the tile.
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int cw = wg - 1;
+    const int t = static_cast<int>(threadIdx.x % 128);
+    const int lane = t % 32, warp = t / 32;
+    // Where a consumer warp releases a stage: its own CTA's empty[s], and the
+    // peer's when the peer's producer multicast into this CTA.
+    auto release = [&](int s) {
+      if constexpr (kCluster == 1) {
+        bar_arrive(empty(s));
+      } else {
 #pragma unroll
-  for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+        for (int r = 0; r < kCluster; ++r) bar_arrive_remote(peer_addr(empty(s), static_cast<u32>(r)));
+      }
+    };
+    float acc[kFrag];
+#pragma unroll
+    for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
 
-  const bool pair_ok = p.c.sc == 1 && (p.c.sr % 2) == 0 && (p.c.s0 % 2) == 0 && (p.c.s1 % 2) == 0 &&
-                       (p.c.ptr % (OPGRAPH_GEMM_OUT == 2 ? 8 : 4)) == 0;
-  int s = 0;
-  u32 ph = 0;
-  for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
-    const Unit w = decode(p, e, u);
-    const i64 nk = w.kb1 - w.kb0;
-    int prev = 0;
-    for (i64 i = 0; i < nk; ++i) {
-      bar_wait(full(s), ph);
-      const u32 a_s = sa + static_cast<u32>(s) * kABytes, b_s = sb + static_cast<u32>(s) * kBBytes;
-      wgmma_fence();
+    const bool pair_ok = p.c.sc == 1 && (p.c.sr % 2) == 0 && (p.c.s0 % 2) == 0 && (p.c.s1 % 2) == 0 &&
+                         (p.c.ptr % (OPGRAPH_GEMM_OUT == 2 ? 8 : 4)) == 0;
+    int s = 0;
+    u32 ph = 0;
+    for (i64 u = first_unit; u < units; u += stride) {
+      const Unit w = decode(p, e, u, rank);
+      const i64 nk = w.kb1 - w.kb0;
+      int prev = 0;
+      for (i64 i = 0; i < nk; ++i) {
+        bar_wait(full(s), ph);
+        const u32 a_s = sa + static_cast<u32>(s) * kABytes, b_s = sb + static_cast<u32>(s) * kBBytes;
+        wgmma_fence();
+        fence_acc(acc);
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+          const u64 da =
+              kAK ? desc(a_s + cw * 64 * 128 + kk * 32, 16, 1024) : desc(a_s + cw * 8192 + kk * 2048, 8192, 1024);
+          const u64 db = kBKm ? desc(b_s + kk * 32, 16, 1024) : desc(b_s + kk * 2048, 8192, 1024);
+          Wgmma<kBN, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc, da, db, (i > 0 || kk > 0) ? 1 : 0);
+        }
+        wgmma_commit();
+        fence_acc(acc);
+        if (i > 0) {
+          wgmma_wait<1>();
+          if (lane == 0) release(prev);
+        }
+        prev = s;
+        if (++s == kStages) s = 0, ph ^= 1u;
+      }
+      wgmma_wait<0>();
       fence_acc(acc);
+      if (nk > 0 && lane == 0) release(prev);
+      if (nk == 0) {
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk) {
-        const u64 da = kAK ? desc(a_s + cw * 64 * 128 + kk * 32, 16, 1024) : desc(a_s + cw * 8192 + kk * 2048, 8192, 1024);
-        const u64 db = kBKm ? desc(b_s + kk * 32, 16, 1024) : desc(b_s + kk * 2048, 8192, 1024);
-        Wgmma<kBN, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc, da, db, (i > 0 || kk > 0) ? 1 : 0);
+        for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
       }
-      wgmma_commit();
-      fence_acc(acc);
-      if (i > 0) {
-        wgmma_wait<1>();
-        if (lane == 0) bar_arrive(empty(prev));
-      }
-      prev = s;
-      if (++s == kStages) s = 0, ph ^= 1u;
-    }
-    wgmma_wait<0>();
-    fence_acc(acc);
-    if (nk > 0 && lane == 0) bar_arrive(empty(prev));
-    if (nk == 0) {
-#pragma unroll
-      for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
-    }
 
-    if (e.splits > 1) {
-      // Partials in fragment order: thread t's float4 j at [j][t].
-      float* ws = reinterpret_cast<float*>(e.workspace);
-      const i64 per = static_cast<i64>(kFrag) * 128;
-      auto slot = [&](i64 sp) { return ((w.tile * e.splits + sp) * 2 + cw) * per; };
-      float4* mine = reinterpret_cast<float4*>(ws + slot(w.split));
+      if (e.splits > 1) {
+        // Partials in fragment order: thread t's float4 j at [j][t].
+        float* ws = reinterpret_cast<float*>(e.workspace);
+        const i64 per = static_cast<i64>(kFrag) * 128;
+        auto slot = [&](i64 sp) { return ((w.tile * e.splits + sp) * 2 + cw) * per; };
+        float4* mine = reinterpret_cast<float4*>(ws + slot(w.split));
 #pragma unroll
-      for (int j = 0; j < kFrag / 4; ++j)
-        mine[j * 128 + t] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-      __threadfence();
-      named_sync(1 + cw);
-      if (t == 0) {
-        unsigned int* cnt = reinterpret_cast<unsigned int*>(e.counters) + w.tile * 2 + cw;
-        const unsigned int old = atomicAdd(cnt, 1u);
-        const bool last = old == static_cast<unsigned int>(e.splits - 1);
-        if (last) *cnt = 0u;
-        last_flag[cw] = last ? 1 : 0;
-      }
-      named_sync(1 + cw);
-      if (!last_flag[cw]) continue;
-      __threadfence();
+        for (int j = 0; j < kFrag / 4; ++j)
+          mine[j * 128 + t] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+        __threadfence();
+        named_sync(1 + cw);
+        if (t == 0) {
+          unsigned int* cnt = reinterpret_cast<unsigned int*>(e.counters) + w.tile * 2 + cw;
+          const unsigned int old = atomicAdd(cnt, 1u);
+          const bool last = old == static_cast<unsigned int>(e.splits - 1);
+          if (last) *cnt = 0u;
+          last_flag[cw] = last ? 1 : 0;
+        }
+        named_sync(1 + cw);
+        if (!last_flag[cw]) continue;
+        __threadfence();
 #pragma unroll
-      for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
-      for (i64 sp = 0; sp < e.splits; ++sp) {
-        const float4* part = reinterpret_cast<const float4*>(ws + slot(sp));
+        for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+        for (i64 sp = 0; sp < e.splits; ++sp) {
+          const float4* part = reinterpret_cast<const float4*>(ws + slot(sp));
 #pragma unroll
-        for (int j = 0; j < kFrag / 4; ++j) {
-          const float4 v = __ldcg(part + j * 128 + t);
-          acc[4 * j] += v.x;
-          acc[4 * j + 1] += v.y;
-          acc[4 * j + 2] += v.z;
-          acc[4 * j + 3] += v.w;
+          for (int j = 0; j < kFrag / 4; ++j) {
+            const float4 v = __ldcg(part + j * 128 + t);
+            acc[4 * j] += v.x;
+            acc[4 * j + 1] += v.y;
+            acc[4 * j + 2] += v.z;
+            acc[4 * j + 3] += v.w;
+          }
         }
       }
-    }
 
-    // Epilogue: the graph's pointwise chain in registers (interior tiles
-    // unguarded, so the operand loads batch), then the stores.
-    const i64 row0 = w.m0 + cw * 64 + warp * 16 + lane / 4, col0 = w.n0 + 2 * (lane % 4);
-    if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) apply_chain<false>(acc, p, w.b0, w.b1, row0, col0);
-    else apply_chain<true>(acc, p, w.b0, w.b1, row0, col0);
-    const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
+      // Epilogue: the graph's pointwise chain in registers (interior tiles
+      // unguarded, so the operand loads batch), then the stores.
+      if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
+      const i64 row0 = w.m0 + cw * 64 + warp * 16 + lane / 4, col0 = w.n0 + 2 * (lane % 4);
+      if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) apply_chain<false>(acc, p, w.b0, w.b1, row0, col0);
+      else apply_chain<true>(acc, p, w.b0, w.b1, row0, col0);
+      const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
 #pragma unroll
-    for (int jb = 0; jb < kBN / 8; ++jb)
+      for (int jb = 0; jb < kBN / 8; ++jb)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const i64 m = row0 + 8 * h, n = col0 + jb * 8;
-        if (m >= p.m) continue;
-        const float y0 = acc[jb * 4 + 2 * h], y1 = acc[jb * 4 + 2 * h + 1];
-        const i64 off = cbase + m * p.c.sr + n * p.c.sc;
-        if (pair_ok && n + 1 < p.n) {
-          store_pair(p, off, y0, y1);
-        } else {
-          if (n < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off, y0);
-          if (n + 1 < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + p.c.sc, y1);
+        for (int h = 0; h < 2; ++h) {
+          const i64 m = row0 + 8 * h, n = col0 + jb * 8;
+          if (m >= p.m) continue;
+          const float y0 = acc[jb * 4 + 2 * h], y1 = acc[jb * 4 + 2 * h + 1];
+          const i64 off = cbase + m * p.c.sr + n * p.c.sc;
+          if (pair_ok && n + 1 < p.n) {
+            store_pair(p, off, y0, y1);
+          } else {
+            if (n < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off, y0);
+            if (n + 1 < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + p.c.sc, y1);
+          }
         }
-      }
+    }
   }
+  // Neither CTA of a pair leaves while the other may still arrive on its
+  // barriers or multicast into its shared memory.
+  if constexpr (kCluster == 2) cluster_sync();
 }
