@@ -31,6 +31,7 @@
 
 #include "engines/cudnn/cudnn_engine.h"
 #include "engines/gemm/gemm_engine.h"
+#include "runtime/device.h"
 #include "exec/device_buffer.h"
 #include "gemm_gpu/gemm_gpu_util.h"
 #include "opgraph/graph.h"
@@ -181,6 +182,26 @@ int main(int argc, char** argv) {
           v.cluster_m = 3 - v.cluster_m;
           v.tile_n = v.tile_n == 128 ? 256 : 128, v.stages = v.tile_n == 256 ? 4 : 6;
         });
+      }
+    }
+    // Once: how many CTA pairs the device keeps resident for the clustered
+    // variant of the first wide pick (the clustered grid's size).
+    static bool probed = false;
+    runtime::KernelRuntime* rt = gemm::shared_runtime_if_open();  // open once a plan was built
+    if (!quick && !probed && rt && pc.is_good() && pc->version == 2 && pc->tile_n >= 128 && problem.is_good()) {
+      probed = true;
+      gemm::GemmConfig v = *pc;
+      v.cluster_m = 2;
+      auto k = rt->get(gemm::kernel_request(*problem, v));
+      if (k.is_good()) {
+        runtime::LaunchDims d;
+        const gemm::GemmProblem kp = gemm::kernel_view(*problem, v);
+        d.shared_bytes = gemm::smem_bytes(kp, v);
+        d.cluster[0] = 2;
+        gemm::grid_of(kp, v, d.grid, d.block, props->sm_count);
+        auto n = rt->max_active_clusters(**k, d);
+        std::printf("CLUSTERS tile_n=%d smem=%u resident_pairs=%s default_grid=%u\n", v.tile_n, d.shared_bytes,
+                    n.is_good() ? std::to_string(*n).c_str() : n.status().message().c_str(), d.grid[0]);
       }
     }
     ExecutionContext ec;

@@ -1,5 +1,5 @@
-// engines/gemm/gemm_tma.cpp — tensor-map encoding and caching, split-K scratch
-// (see gemm_tma.h for the map layout).
+// engines/gemm/gemm_tma.cpp — tensor-map encoding and caching (see gemm_tma.h
+// for the map layout).
 #include "engines/gemm/gemm_tma.h"
 
 #include <algorithm>
@@ -76,30 +76,6 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
   std::lock_guard<std::mutex> lock(mu_);
   OPGRAPH_CHECK(one(api, ka, a));
   return one(api, kb, b);
-}
-
-SplitScratch::~SplitScratch() {
-  if (ptr_ && api_) api_->mem_free(ptr_);
-}
-
-Result<std::uint64_t> SplitScratch::get(const runtime::CudaDriverApi& api, std::int64_t partial_bytes,
-                                        std::int64_t counter_bytes, std::int64_t* counter_offset) {
-  if (partial_bytes == 0 && counter_bytes == 0) return std::uint64_t{0};
-  std::lock_guard<std::mutex> lock(mu_);
-  if (partial_bytes > partial_cap_ || counter_bytes > counter_cap_) {
-    if (ptr_) api.mem_free(ptr_);
-    ptr_ = 0;
-    partial_cap_ = (std::max(partial_bytes, partial_cap_) + 255) / 256 * 256;
-    counter_cap_ = (std::max(counter_bytes, counter_cap_) + 255) / 256 * 256;
-    OPGRAPH_CHECK(runtime::cuda_check(api, api.mem_alloc(&ptr_, static_cast<std::size_t>(partial_cap_ + counter_cap_)),
-                                      "engine gemm v2: cuMemAlloc of the split-K scratch"));
-    api_ = &api;
-    OPGRAPH_CHECK(runtime::cuda_check(
-        api, api.memset_d32(ptr_ + static_cast<CUdeviceptr>(partial_cap_), 0, static_cast<std::size_t>(counter_cap_ / 4)),
-        "engine gemm v2: cuMemsetD32 of the split-K counters"));
-  }
-  *counter_offset = partial_cap_;
-  return static_cast<std::uint64_t>(ptr_);
 }
 
 }  // namespace opgraph::gemm

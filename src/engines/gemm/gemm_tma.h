@@ -1,14 +1,15 @@
 // engines/gemm/gemm_tma.h — gemm_v2's host side: the TMA tensor maps for the
 // kernel view's A and B (encoded per call from the pack's pointers and the
 // problem's extents/strides, cached by those values so repeated calls do not
-// re-encode), and the plan-owned split-K scratch.
+// re-encode). (The split-K scratch is gemm_exec.h's StreamScratch.)
 //
 // Maps are 4-D, innermost first: (contiguous axis, the other matrix axis,
 // batch1, batch0), 16-bit elements, 128-byte swizzle, zero fill out of range.
 // Box: 64 contiguous elements x `box_outer` (K-major A: 128 rows; K-major B:
 // TILE_N / CLUSTER_M rows, one CTA's multicast share; an M/N-major operand:
-// 64 K rows per 64-element chunk). A batch axis of extent 1 or stride 0 (broadcast) becomes extent 1 in the map and its
-// flag bit stays clear, so the kernel addresses it at 0.
+// 64 K rows per 64-element chunk). A batch axis of extent 1 or stride 0
+// (broadcast) becomes extent 1 in the map and its flag bit stays clear, so the
+// kernel addresses it at 0.
 #pragma once
 
 #include <array>
@@ -37,23 +38,6 @@ class TmaCache {
   Status one(const runtime::CudaDriverApi& api, const TmaKey& key, CUtensorMap* out);
   std::mutex mu_;
   std::vector<std::pair<TmaKey, CUtensorMap>> entries_;  // most recent last, at most 16
-};
-
-// Device scratch owned by a v2 plan: split-K partials then counters (zeroed
-// once when allocated; the kernel leaves them zero). Grows on demand.
-class SplitScratch {
- public:
-  ~SplitScratch();
-  // Device address with at least partial_bytes + counter_bytes (counters at
-  // partials + partial_bytes, 256-byte aligned), or 0 when both are 0.
-  Result<std::uint64_t> get(const runtime::CudaDriverApi& api, std::int64_t partial_bytes, std::int64_t counter_bytes,
-                            std::int64_t* counter_offset);
-
- private:
-  std::mutex mu_;
-  const runtime::CudaDriverApi* api_ = nullptr;
-  CUdeviceptr ptr_ = 0;
-  std::int64_t partial_cap_ = 0, counter_cap_ = 0;
 };
 
 }  // namespace opgraph::gemm
