@@ -1,5 +1,6 @@
 // engines/cudnn/cudnn_engine.cpp — CudnnEngine (check_support / build_plan),
-// CudnnPlan (workspace, execute through a per-call variant pack) and the provider.
+// CudnnPlan (workspace, execute through a variant pack reused while the call's
+// pointers and workspace repeat) and the provider.
 #include "engines/cudnn/cudnn_engine.h"
 
 #include <mutex>
@@ -57,20 +58,27 @@ class CudnnPlan final : public CompiledPlan {
     for (const ScratchTensor& s : lowering_.scratch)
       ptrs.push_back(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
     if (has_scratch_init_) OPGRAPH_CHECK(init_scratch(ctx));
-    auto h = thread_handle(*api_);
+    auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream));
     if (h.is_bad()) return h.status();
-    OPGRAPH_CHECK(check(*api_, static_cast<cudnnStatus_t>(api_->set_stream(h.value(), static_cast<CUstream>(ctx.stream))),
-                        Step::EXECUTE, "cudnnSetStream"));
-    auto vp = Descriptor::create(*api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
-    if (vp.is_bad()) return vp.status();
     void* ws = ctx.workspace.data;
-    auto n = static_cast<std::int64_t>(uids_.size());
-    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids_.data(), Step::EXECUTE, "variant pack"));
-    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs.data(), Step::EXECUTE, "variant pack"));
-    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws, Step::EXECUTE, "variant pack"));
-    OPGRAPH_CHECK(vp->finalize(Step::EXECUTE, "variant pack"));
-    return check(*api_, static_cast<cudnnStatus_t>(api_->backend_execute(h.value(), plan_.get(), vp->get())),
-                 Step::EXECUTE, "cudnnBackendExecute of " + lowering_.operations_summary());
+    // The last call's finalized variant pack serves this one when its pointers and
+    // workspace are this call's. One call at a time uses it: a call that finds
+    // another holding it finalizes a pack of its own (never waits).
+    std::unique_lock<std::mutex> lock(cache_.mu, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      auto vp = variant_pack(ptrs, ws);
+      if (vp.is_bad()) return vp.status();
+      return run(h.value(), vp.value());
+    }
+    if (!cache_.vp || cache_.ws != ws || cache_.ptrs != ptrs) {
+      cache_.vp = Descriptor();  // invalid until the new one is finalized
+      auto vp = variant_pack(ptrs, ws);
+      if (vp.is_bad()) return vp.status();
+      cache_.vp = std::move(vp.value());
+      cache_.ptrs.assign(ptrs.begin(), ptrs.end());
+      cache_.ws = ws;
+    }
+    return run(h.value(), cache_.vp);
   }
 
   Result<std::string> serialize_backend() const override { return execution_plan_json(*api_, plan_); }
@@ -102,6 +110,31 @@ class CudnnPlan final : public CompiledPlan {
     return Status::ok();
   }
 
+  // A finalized VARIANT_PACK over `ptrs` (parallel to uids_) and workspace `ws`.
+  Result<Descriptor> variant_pack(const std::vector<void*>& ptrs, void* ws) const {
+    auto vp = Descriptor::create(*api_, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
+    if (vp.is_bad()) return vp.status();
+    auto n = static_cast<std::int64_t>(uids_.size());
+    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids_.data(), Step::EXECUTE, "variant pack"));
+    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs.data(), Step::EXECUTE, "variant pack"));
+    OPGRAPH_CHECK(vp->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws, Step::EXECUTE, "variant pack"));
+    OPGRAPH_CHECK(vp->finalize(Step::EXECUTE, "variant pack"));
+    return vp;
+  }
+
+  Status run(cudnnHandle_t h, const Descriptor& vp) const {
+    return check(*api_, static_cast<cudnnStatus_t>(api_->backend_execute(h, plan_.get(), vp.get())), Step::EXECUTE,
+                 "cudnnBackendExecute of " + lowering_.operations_summary());
+  }
+
+  // The last finalized variant pack and what it was made of (guarded by mu).
+  struct VariantPackCache {
+    std::mutex mu;
+    Descriptor vp;
+    std::vector<void*> ptrs;
+    void* ws = nullptr;
+  };
+
   const CudnnApi* api_;
   LoweringPlan lowering_;
   Materialised graph_;  // kept alive: the execution plan references it
@@ -111,6 +144,7 @@ class CudnnPlan final : public CompiledPlan {
   std::vector<std::int64_t> uids_;   // the variant pack's uids: caller, by-value, scratch
   std::vector<void*> by_value_ptrs_;  // into lowering_'s TensorRecords (read only)
   bool has_scratch_init_ = false;     // some scratch tensor carries initial bytes
+  mutable VariantPackCache cache_;
 };
 
 class CudnnEngine final : public Engine {

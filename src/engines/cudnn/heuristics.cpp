@@ -9,6 +9,8 @@ namespace {
 struct ThreadHandle {
   const CudnnApi* api = nullptr;
   cudnnHandle_t h = nullptr;
+  bool stream_set = false;    // `stream` was set on h by set_thread_stream
+  CUstream stream = nullptr;
   ~ThreadHandle() {
     if (h) api->destroy(h);
   }
@@ -55,13 +57,34 @@ Result<PlanNotes> engine_notes(const CudnnApi& api, const Descriptor& op_graph, 
   return read_notes(api, eng->get());
 }
 
-Result<cudnnHandle_t> thread_handle(const CudnnApi& api) {
+namespace {
+ThreadHandle& this_thread() {
   thread_local ThreadHandle th;
+  return th;
+}
+}  // namespace
+
+Result<cudnnHandle_t> thread_handle(const CudnnApi& api) {
+  ThreadHandle& th = this_thread();
   if (th.h) return th.h;
   cudnnHandle_t h = nullptr;
   OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.create(&h)), Step::HEURISTICS, "cudnnCreate"));
   th.api = &api;
   th.h = h;
+  th.stream_set = false;
+  return h;
+}
+
+Result<cudnnHandle_t> thread_handle_on(const CudnnApi& api, CUstream stream) {
+  auto h = thread_handle(api);
+  if (h.is_bad()) return h.status();
+  ThreadHandle& th = this_thread();
+  if (th.stream_set && th.stream == stream) return h;
+  th.stream_set = false;  // until cuDNN takes the new one
+  OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.set_stream(h.value(), stream)), Step::EXECUTE,
+                      "cudnnSetStream"));
+  th.stream = stream;
+  th.stream_set = true;
   return h;
 }
 

@@ -13,6 +13,10 @@ namespace opgraph::engines::cudnn {
 // This thread's cuDNN handle (created on first use on the current device,
 // destroyed at thread exit). A failure (no device, no context) is the status.
 Result<cudnnHandle_t> thread_handle(const CudnnApi& api);
+// The same handle with `stream` set on it. cudnnSetStream is called only when
+// `stream` differs from the last one set through here: the handle is this
+// thread's alone and nothing else in opgraph sets its stream.
+Result<cudnnHandle_t> thread_handle_on(const CudnnApi& api, CUstream stream);
 
 // The numerical and behaviour notes of a finalized ENGINE descriptor. A note
 // cuDNN will not report (an older library) or this build does not name is left
