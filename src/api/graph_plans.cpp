@@ -188,6 +188,8 @@ Status run_plan(const GraphPlanState& st, const PlanRecord& p, const CompiledPla
   VariantPack nested;  // used only by a nested call (empty: no allocation)
   const VariantPack* use = &pack;
   if (pack.layout() != st.layout.get()) {
+    if (pack.normalized())
+      return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: prepared for another graph (prepare_variant_pack)"};
     VariantPack& operands = lease.pack(nested);
     OPGRAPH_CHECK(VariantPack::normalize(pack, *st.layout, operands));
     use = &operands;
@@ -222,6 +224,11 @@ Status Graph::execute(const VariantPack& pack, Workspace workspace, const Handle
   if (!plan)
     return {ErrorCode::INVALID_VALUE, "graph '" + context().name + "' has no built plan: call build_plans first"};
   return run_plan(*st_, p, *plan, pack, workspace, handle);
+}
+
+Status Graph::prepare_variant_pack(const VariantPack& caller, VariantPack& out) const {
+  OPGRAPH_CHECK(check_planned(*st_, *this));
+  return VariantPack::normalize(caller, *st_->layout, out);
 }
 
 Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {

@@ -2,7 +2,9 @@
 // thread's, reused: a steady-state execute allocates nothing (counted through a
 // replaced global operator new), and a plan whose execute runs another graph on
 // the same thread still reads its own operands afterwards (the nested call
-// normalises into a pack of its own). Concurrency: test_concurrent_execute.cpp.
+// normalises into a pack of its own). A pack prepared once
+// (Graph::prepare_variant_pack) reaches the plan as it is, with the same operands
+// a per-call normalisation gives. Concurrency: test_concurrent_execute.cpp.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -35,6 +37,7 @@ struct Hooks {
   std::size_t count = 0;
   const Graph* inner = nullptr;
   const VariantPack* inner_pack = nullptr;
+  const VariantPack* last_pack = nullptr;  // the pack the last execute was handed
 };
 
 class RecordPlan final : public CompiledPlan {
@@ -46,6 +49,7 @@ class RecordPlan final : public CompiledPlan {
       h_->inner = nullptr;
       OPGRAPH_CHECK(g->execute(*h_->inner_pack));
     }
+    h_->last_pack = &pack;
     h_->count = pack.operand_count();
     for (std::size_t i = 0; i < pack.operand_count() && i < h_->data.size(); ++i) h_->data[i] = pack.operand(i).data;
     return Status::ok();
@@ -148,6 +152,46 @@ TEST(ExecuteScratch, NestedExecuteOnOneThreadKeepsTheOuterOperands) {
     ASSERT_EQ(h.count, 3u);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(h.data[static_cast<std::size_t>(i)], o[i]) << "operand " << i;
   }
+}
+
+TEST(ExecuteScratch, PreparedPackSkipsNormalisationAndReadsTheSame) {
+  Hooks h;
+  plan::testing::ScopedManifest scope(record_manifest(&h));
+  AddGraph a(8), other(8);
+  VariantPack caller, prepared;
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> pick(0, 63);
+  std::array<float, 64> buf{};
+  float* p[3] = {buf.data() + pick(rng), buf.data() + pick(rng), buf.data() + pick(rng)};
+  Status unplanned = a.g.prepare_variant_pack(VariantPack{}, prepared);
+  EXPECT_EQ(unplanned.code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(unplanned.message().find("create_execution_plans"), std::string::npos) << unplanned.message();
+  ASSERT_TRUE(a.build().is_good());  // uids are given at planning: bind after
+  ASSERT_TRUE(other.build().is_good());
+  caller.set(a.x, p[0]).set(a.y, p[1]).set(a.z, p[2]);
+
+  Status prep = a.g.prepare_variant_pack(caller, prepared);
+  ASSERT_TRUE(prep.is_good()) << prep.to_string();
+  EXPECT_TRUE(prepared.normalized());
+  for (int call = 0; call < 3; ++call) {
+    h.last_pack = nullptr;
+    ASSERT_TRUE(a.g.execute(prepared).is_good());
+    EXPECT_EQ(h.last_pack, &prepared);  // handed on as it is: no per-call normalisation
+    ASSERT_EQ(h.count, 3u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(h.data[static_cast<std::size_t>(i)], p[i]) << "operand " << i;
+  }
+  ASSERT_TRUE(a.g.execute(caller).is_good());  // the caller's pack: normalised per call, same operands
+  EXPECT_NE(h.last_pack, &caller);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(h.data[static_cast<std::size_t>(i)], p[i]) << "operand " << i;
+
+  Status foreign = other.g.execute(prepared);
+  EXPECT_EQ(foreign.code(), ErrorCode::INVALID_VARIANT_PACK);
+  EXPECT_NE(foreign.message().find("another graph"), std::string::npos) << foreign.message();
+
+  VariantPack stray, out;
+  stray.set(other.x, p[0]);  // a tensor of another graph (its uid may exist here too)
+  stray.set(987654, p[1]);   // a uid no operand has
+  EXPECT_EQ(a.g.prepare_variant_pack(stray, out).code(), ErrorCode::INVALID_VARIANT_PACK);
 }
 
 }  // namespace
