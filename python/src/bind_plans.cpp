@@ -249,10 +249,15 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            },
            nb::arg("ordinal"), "Plans for CUDA device `ordinal` read through the runtime; False when it cannot be read.")
       .def_prop_ro("_has_device_target", [](const PyGraph& g) { return g.plan_target().has_device(); })
-      .def("create_execution_plans", [](PyGraph& g, nb::handle modes) { throw_if(g.create_execution_plans(to_modes(modes))); },
+      .def("create_execution_plans",
+           [](PyGraph& g, nb::handle modes) {
+             g.host_plan = PyGraph::kHostPlanUnknown;  // the plan list is (re)made: find the host plan again
+             throw_if(g.create_execution_plans(to_modes(modes)));
+           },
            nb::arg("heur_modes"), "Validates, freezes and ranks every engine into ONE plan list (one-shot).")
       .def("create_execution_plan",
            [](PyGraph& g, std::int64_t engine_id, const std::map<KnobType, std::int64_t>& knobs) {
+             g.host_plan = PyGraph::kHostPlanUnknown;
              throw_if(g.create_execution_plan(engine_id, knobs));
            },
            nb::arg("engine_id"), nb::arg("knobs") = std::map<KnobType, std::int64_t>{})
@@ -308,7 +313,11 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            nb::arg("index").none() = nb::none(),
            "The built plan `index` (default: the selected one) as a JSON record: graph key, engine_id, knobs, "
            "notes and the backend's own serialised plan where it has one.")
-      .def("deserialize_plan", [](PyGraph& g, const std::string& record) { throw_if(g.deserialize_plan(record)); },
+      .def("deserialize_plan",
+           [](PyGraph& g, const std::string& record) {
+             g.host_plan = PyGraph::kHostPlanUnknown;
+             throw_if(g.deserialize_plan(record));
+           },
            nb::arg("record"), "Plans this graph from a serialize_plan record (one-shot).")
       .def("execute",
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {

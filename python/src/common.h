@@ -41,7 +41,9 @@ class PyGraph : public CoreGraph {
     host_plan = kHostPlanUnknown;
   }
   // Index of the host reference's plan in the plan list, found on the first execute
-  // (kHostPlanUnknown before, -1 when there is none). bind_plans.cpp.
+  // (kHostPlanUnknown before, -1 when there is none); forgotten by every call that
+  // makes the plan list (create_execution_plans / create_execution_plan /
+  // deserialize_plan), so an execute before planning does not pin -1. bind_plans.cpp.
   static constexpr std::int64_t kHostPlanUnknown = -2;
   std::int64_t host_plan = kHostPlanUnknown;
 };

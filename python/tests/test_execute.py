@@ -268,6 +268,39 @@ def test_device_buffers_are_refused_by_the_host_reference_on_a_device_target():
         g.execute({a: FakeDeviceArray((3, 5)), y: FakeDeviceArray((3, 5))})
 
 
+def sm90_reference_record():
+    g, _, _ = relu_graph(sm_version=90, sm_count=132)
+    g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    i = reference_index(g)
+    g.build_plan_at_index(i)
+    return g.get_engine_and_knobs_at_index(i), g.serialize_plan(i)
+
+
+@pytest.mark.parametrize("planning", ["create_execution_plans", "create_execution_plan", "deserialize_plan"])
+def test_an_execute_before_planning_does_not_pin_the_host_plan(rng, planning):
+    # An execute on an unplanned graph (refused) looks for the host reference's plan in an
+    # empty list; planning afterwards must find it again, or device buffers reach the
+    # reference unrefused by the binding.
+    (engine_id, knobs), record = sm90_reference_record()
+    g, a, y = relu_graph(sm_version=90, sm_count=132)
+    x = rng.standard_normal((3, 5)).astype(F32)
+    with pytest.raises(ValueError, match="no plans"):
+        g.execute_plan_at_index({a: x, y: np.empty((3, 5), F32)}, None, 0)
+    if planning == "create_execution_plans":
+        g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    elif planning == "create_execution_plan":
+        g.create_execution_plan(engine_id, knobs)
+    else:
+        g.deserialize_plan(record)
+    g.build_plans()
+    assert g.get_plan_name_at_index(g.get_selected_plan_index()).startswith("reference")
+    with pytest.raises(ValueError, match=r"uid \d+ \(tensor 'a'\) is device memory .*reference.*host buffers"):
+        g.execute({a: FakeDeviceArray((3, 5)), y: FakeDeviceArray((3, 5))})
+    out = np.full((3, 5), np.nan, F32)
+    g.execute({a: x, y: out})
+    assert_close(out, np.maximum(x, 0))
+
+
 def test_prepared_pack_and_the_cpp_repeat_run_like_execute(rng):
     g, a, y = relu_graph()
     ws = plan(g)
