@@ -9,6 +9,8 @@
 //                    + the engine's fast-path loop, through a no-op engine injected
 //                    with the manifest's test hook (plan::testing::ScopedManifest)
 //   fill + execute   the same, the caller filling a fresh VariantPack every call
+//   prepared         Graph::execute on a pack normalised once (Graph::prepare_variant_pack):
+//                    dispatch + the engine's loop, no per-call normalisation
 // Target: execute < 0.3 us per call for 3 operands.
 // The GPU rows (a one-kernel plan vs a raw cuLaunchKernelEx of the same kernel)
 // are bench/host_overhead_gpu.cpp.
@@ -99,10 +101,14 @@ int main() {
   VariantPack filled;
   filled.set(x, xb).set(y, yb).set(z, zb);
   if (Status st = g.execute(filled); st.is_bad()) return std::fprintf(stderr, "%s\n", st.to_string().c_str()), 1;
+  VariantPack prepared;
+  if (Status st = g.prepare_variant_pack(filled, prepared); st.is_bad())
+    return std::fprintf(stderr, "%s\n", st.to_string().c_str()), 1;
   int failures = 0;
   constexpr int kReps = 25;
   std::printf("host overhead per call, ns (min over %d reps of a burst / burst size), 3 operands\n", kReps);
-  std::printf("%-6s %12s %12s %16s %14s\n", "burst", "empty_call", "execute", "fill+execute", "execute-empty");
+  std::printf("%-6s %12s %12s %16s %14s %10s\n", "burst", "empty_call", "execute", "fill+execute", "execute-empty",
+              "prepared");
   for (int burst : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
     double e = min_per_call_ns(burst, kReps, [&] { empty_call(xb, yb, zb); });
     double ex = min_per_call_ns(burst, kReps, [&] { failures += g.execute(filled).is_bad(); });
@@ -111,7 +117,8 @@ int main() {
       p.set(x, xb).set(y, yb).set(z, zb);
       failures += g.execute(p).is_bad();
     });
-    std::printf("%-6d %12.1f %12.1f %16.1f %14.1f\n", burst, e, ex, fx, ex - e);
+    double px = min_per_call_ns(burst, kReps, [&] { failures += g.execute(prepared).is_bad(); });
+    std::printf("%-6d %12.1f %12.1f %16.1f %14.1f %10.1f\n", burst, e, ex, fx, ex - e, px);
   }
   std::printf("target: execute < 300 ns per call (normalise + dispatch, 3 operands)\n");
   return failures ? (std::fprintf(stderr, "%d executes failed\n", failures), 1) : 0;
