@@ -185,9 +185,19 @@ Call prepare_call(PyGraph& g, nb::handle self, const Normalized& n, nb::handle w
 }
 
 // A variant pack normalised ahead of time (pygraph.prepare_variant_pack): execute skips the
-// dict walk. The buffers must stay alive and in place while it is used.
+// dict walk and, once the graph is planned, the core's normalisation too (`ready`, made by
+// Graph::prepare_variant_pack). The buffers must stay alive and in place while it is used.
+// (A planned graph cannot be replaced by deserialize, so `ready` stays the graph's.)
 struct PreparedPack {
   Normalized n;
+  VariantPack ready;  // n.pack against the graph's operands; empty: execute normalises n.pack
+
+  PreparedPack(PyGraph& g, Normalized normalized) : n(std::move(normalized)) {
+    if (g.is_planned() && g.prepare_variant_pack(n.pack, ready).is_bad())
+      ready = VariantPack();  // execute normalises n.pack again and raises why
+  }
+  // The pack execute hands the core.
+  const VariantPack& pack() const { return ready.normalized() ? ready : n.pack; }
 };
 
 // execute / execute_plan_at_index (index < 0: the selected plan), normalising everything once.
@@ -199,10 +209,11 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
   const Normalized& n = prepared ? prepared->n : local;
   Call c = prepare_call(g, self, n, workspace, handle, index);
   CallHandle h(c.inner, c.device);
+  const VariantPack& pack = prepared ? prepared->pack() : n.pack;
   Status s;
   {
     nb::gil_scoped_release release;
-    s = g.execute_plan_at_index(n.pack, c.ws, c.index, c.needs_handle() ? &h : nullptr);
+    s = g.execute_plan_at_index(pack, c.ws, c.index, c.needs_handle() ? &h : nullptr);
   }
   throw_if(s);
 }
@@ -327,7 +338,8 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}, or a prepared pack).")
       .def("prepare_variant_pack",
            [](nb::handle self, nb::handle variant_pack) {
-             return new PreparedPack{to_variant_pack(nb::cast<PyGraph&>(self), variant_pack)};
+             PyGraph& g = nb::cast<PyGraph&>(self);
+             return new PreparedPack(g, to_variant_pack(g, variant_pack));
            },
            nb::arg("variant_pack"), nb::rv_policy::take_ownership,
            "The dict normalised once, for repeated execute() calls on the same buffers (they must stay alive).")
