@@ -1,10 +1,12 @@
 // gemm_bench — TFLOP/s of the gemm engine's kernels and of the cudnn family's
 // best plan on the same graph, same buffers, same process (bench/gemm_h200.sh):
 //
-//   gemm_bench [--quick | --confirm] [--device-json PATH] [--explain-backend GRAPH.json]
+//   gemm_bench [--quick | --confirm | --study] [--device-json PATH] [--explain-backend GRAPH.json]
 //
 // --quick: no M = 16384 rows and no variants; --confirm: only 4096^3 plain and
-// fused and 16x4096x4096 fused, picks only (a short re-check).
+// fused and 16x4096x4096 fused, picks only (a short re-check); --study: 4096^3
+// with each epilogue (none, relu, bias, gelu, bias+gelu), 1024x14336x4096 and
+// 8192^3, each at v2 128x256 / 128x128 with CLUSTER_M 1 and 2 (VARIANT lines only).
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
@@ -74,12 +76,13 @@ double time_calls(Run run) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, confirm = false;
+  bool quick = false, confirm = false, study = false;
   const char* device_json = nullptr;
   const char* explain = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--confirm") == 0) confirm = quick = true;
+    else if (std::strcmp(argv[i], "--study") == 0) study = true;
     else if (std::strcmp(argv[i], "--device-json") == 0 && i + 1 < argc) device_json = argv[++i];
     else if (std::strcmp(argv[i], "--explain-backend") == 0 && i + 1 < argc) explain = argv[++i];
   }
@@ -113,14 +116,22 @@ int main(int argc, char** argv) {
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::vector<std::string> chain = {}) {
     cases.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, std::move(chain)});
   };
-  if (!confirm) add(8192, 8192, 8192);  // 4096^3 is in the M sweep
+  if (study) {
+    for (std::vector<std::string> ch : std::vector<std::vector<std::string>>{{}, {"relu"}, {"bias"}, {"gelu"}, {"bias", "gelu"}})
+      add(4096, 4096, 4096, ch);
+    add(1024, 14336, 4096);
+    add(8192, 8192, 8192);
+  }
+  if (!confirm && !study) add(8192, 8192, 8192);  // 4096^3 is in the M sweep
   if (confirm) add(4096, 4096, 4096);
   for (std::int64_t m : {16, 128, 1024, 4096, 16384})
     for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336}, {28672, 8192},
                         {8192, 28672}})
-      if (!confirm && (!quick || m != 16384)) add(m, n, k);
-  add(4096, 4096, 4096, {"bias", "gelu"});
-  add(16, 4096, 4096, {"bias", "gelu"});
+      if (!confirm && !study && (!quick || m != 16384)) add(m, n, k);
+  if (!study) {
+    add(4096, 4096, 4096, {"bias", "gelu"});
+    add(16, 4096, 4096, {"bias", "gelu"});
+  }
 
   // One pool of random bf16 values in [-1, 1]; every input is a slice of it.
   std::mt19937 rng(1234);
@@ -162,7 +173,18 @@ int main(int argc, char** argv) {
     std::vector<Knobs> configs{pick};
     auto pc = gemm::config_from_knobs(pick);
     auto problem = gemm::analyze_gemm(og);
-    if (!quick && pc.is_good() && problem.is_good()) {
+    if (study) {
+      configs.clear();
+      for (int cl : {1, 2})
+        for (int tn : {256, 128}) {
+          gemm::GemmConfig v;
+          v.version = 2;
+          v.tile_n = tn;
+          v.stages = tn == 256 ? 4 : 6;
+          v.cluster_m = cl;
+          configs.push_back(gemm::knobs_of(v));
+        }
+    } else if (!quick && pc.is_good() && problem.is_good()) {
       auto variant = [&](auto edit) {
         gemm::GemmConfig v = *pc;
         edit(v);
@@ -223,6 +245,7 @@ int main(int argc, char** argv) {
       if (i == 0) pick_s = s, pick_label = label;
       if (s < best_s) best_s = s, best = label;
     }
+    if (study) continue;
     // Keep our pick's output for the cross-check.
     std::vector<std::uint16_t> ours(std::min<std::size_t>(bufs[out_uid]->bytes() / 2, std::size_t{1} << 20));
     {
