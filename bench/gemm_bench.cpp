@@ -5,8 +5,8 @@
 //
 // --quick: no M = 16384 rows and no variants; --confirm: only 4096^3 plain and
 // fused and 16x4096x4096 fused, picks only (a short re-check); --study: 4096^3
-// with each epilogue (none, relu, bias, gelu, bias+gelu), 1024x14336x4096 and
-// 8192^3, each at v2 128x256 / 128x128 with CLUSTER_M 1 and 2 (VARIANT lines only).
+// with each epilogue (none, relu, bias, gelu, bias+gelu), 1024x14336x4096,
+// 1024x4096x4096, 4096x14336x4096 and 8192^3, each at v2 128x256 / 128x128 with CLUSTER_M 1 and 2 (VARIANT lines only).
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
@@ -120,6 +120,8 @@ int main(int argc, char** argv) {
     for (std::vector<std::string> ch : std::vector<std::vector<std::string>>{{}, {"relu"}, {"bias"}, {"gelu"}, {"bias", "gelu"}})
       add(4096, 4096, 4096, ch);
     add(1024, 14336, 4096);
+    add(1024, 4096, 4096);
+    add(4096, 14336, 4096);
     add(8192, 8192, 8192);
   }
   if (!confirm && !study) add(8192, 8192, 8192);  // 4096^3 is in the M sweep

@@ -127,9 +127,12 @@ __device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
   } while (!done);
 }
 
-// Cluster-scope forms (CLUSTER_M = 2): the peer CTA's address of a shared
-// variable, an arrival there, a wait that acquires at cluster scope, and the
-// whole-cluster barrier (every thread of both CTAs).
+// Cluster forms (CLUSTER_M = 2): this CTA's rank, the peer CTA's address of
+// a shared variable, and an arrival there. The arrival keeps the default
+// release.cta semantics: a stage is released after wgmma.wait_group saw its
+// reads complete, so no wider fence is needed (a .release.cluster arrive, or an
+// .acquire.cluster wait, costs a GPU-wide MEMBAR per call: measured 1.6-2.4x
+// slower, bench/results/2026-11-30-gemm-v2-cluster-h200.txt).
 __device__ __forceinline__ u32 cta_rank() {
   u32 r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -141,20 +144,9 @@ __device__ __forceinline__ u32 peer_addr(u32 local, u32 rank) {
   return r;
 }
 __device__ __forceinline__ void bar_arrive_remote(u32 cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
 }
-__device__ __forceinline__ void bar_wait_cluster(u32 bar, u32 parity) {
-  u32 done = 0, polls = 0;
-  do {
-    if (++polls == (1u << 26)) __trap();
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
-        "p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
+// Every thread of both CTAs.
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
@@ -333,8 +325,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         const int cb1 = (e.flags & 4) ? static_cast<int>(w.b1) : 0, cb0 = (e.flags & 8) ? static_cast<int>(w.b0) : 0;
         const int m0 = static_cast<int>(w.m0), n0 = static_cast<int>(w.n0);
         for (i64 kb = w.kb0; kb < w.kb1; ++kb) {
-          if constexpr (kCluster == 1) bar_wait(empty(s), ph ^ 1u);
-          else bar_wait_cluster(empty(s), ph ^ 1u);
+          bar_wait(empty(s), ph ^ 1u);
           bar_expect_tx(full(s), kABytes + kBBytes);
           const int k0 = static_cast<int>(kb * kBK);
           const u32 da = sa + static_cast<u32>(s) * kABytes, db = sb + static_cast<u32>(s) * kBBytes;
@@ -378,8 +369,8 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       if constexpr (kCluster == 1) {
         bar_arrive(empty(s));
       } else {
-#pragma unroll
-        for (int r = 0; r < kCluster; ++r) bar_arrive_remote(peer_addr(empty(s), static_cast<u32>(r)));
+        bar_arrive(empty(s));
+        bar_arrive_remote(peer_addr(empty(s), static_cast<u32>(rank ^ 1)));
       }
     };
     float acc[kFrag];
