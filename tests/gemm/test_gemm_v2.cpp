@@ -105,10 +105,17 @@ TEST(GemmV2Heuristics, HopperPicksFromFacts) {
   auto fused = analyze_gemm(v2_graph(4096, 4096, 4096));
   ASSERT_TRUE(fused.is_good());
   EXPECT_EQ(pick_config(*fused, 132, false, true).tile_n, 128);
-  // 1024 x 14336: 448 tiles of 128x256 fill 85% of the last wave, 896 of 128x128 97%.
-  auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
+  // 14336 x 1024 x 4096: 112 x 4 = 448 tiles of 128x256 (3 waves + 52, split 2:
+  // 3.5 wave times, 97%) or 896 of 128x128 (6.8 waves, 97%): the wide tile.
+  auto wide = analyze_gemm(v2_graph(14336, 1024, 4096, false, true, 16, false));
   ASSERT_TRUE(wide.is_good());
-  EXPECT_EQ(pick_config(*wide, 132, false, true).tile_n, 128);
+  EXPECT_EQ(pick_config(*wide, 132, false, true).tile_n, 256);
+  // 3200 x 2048: 200 tiles of 128x256 (132 + a tail of 68, not split: 2 wave
+  // times for 1.52 waves, 76%) or 400 of 128x128 (3 waves + 4 tiles split 4
+  // ways: 3.25 for 3.03, 93%): the narrow tile.
+  auto tail = analyze_gemm(v2_graph(128 * 25, 2048, 4096, false, true, 16, false));
+  ASSERT_TRUE(tail.is_good());
+  EXPECT_EQ(pick_config(*tail, 132, false, true).tile_n, 128);
   // Decode-sized M: swap AB, a 16-wide tile over the graph's M, split K to fill 132 SMs.
   auto dec = analyze_gemm(v2_graph(16, 4096, 4096));
   ASSERT_TRUE(dec.is_good());
@@ -159,9 +166,9 @@ TEST(GemmV2Codegen, OneKernelPerLayoutClassSplitIsRunTime) {
   grid_of(*p1, v2(128, 6), grid, block, 132);
   EXPECT_EQ(grid[0], 4u);  // 2 x 2 tiles
   // Split scratch: partials per (tile, split) of 128 x TILE_N fp32; counters per (tile, consumer).
-  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6)), 0);
-  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6, 2)), 4 * 2 * 128 * 128 * 4);
-  EXPECT_EQ(v2_counter_bytes(*p1, v2(128, 6, 2)), 4 * 2 * 4);
+  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6), v2_schedule(*p1, v2(128, 6))), 0);
+  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6, 2), v2_schedule(*p1, v2(128, 6, 2))), 4 * 2 * 128 * 128 * 4);
+  EXPECT_EQ(v2_counter_bytes(*p1, v2(128, 6, 2), v2_schedule(*p1, v2(128, 6, 2))), 4 * 2 * 4);
   // The split never exceeds the K blocks (72 -> 2 blocks of 64).
   EXPECT_EQ(v2_splits(*p1, v2(128, 6, 8)), 2);
   EXPECT_LE(smem_bytes(*p1, v2(256, 4)), 232448u);
@@ -226,6 +233,63 @@ TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
   EXPECT_EQ(grid[0], 120u);  // the device answered 60 resident clusters
   // Split scratch: 3 row tiles + 1 phantom = 4 slots per column tile.
   c2.split_k = 2;
-  EXPECT_EQ(v2_counter_bytes(*p, c2), 4 * 2 * 2 * 4);
-  EXPECT_EQ(v2_partial_bytes(*p, c2), 4 * 2 * 2 * 128 * 128 * 4);
+  EXPECT_EQ(v2_counter_bytes(*p, c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 4);
+  EXPECT_EQ(v2_partial_bytes(*p, c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 128 * 128 * 4);
+}
+
+// STREAM_K = 1: only the last partial wave's tiles split along K, as many
+// ways as fill the idle SMs (<= 4, each split >= 4 K blocks); the units are
+// whole tiles first, then the split tail; the pick takes it past one wave and
+// sizes the tile by the wave time it gives.
+TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
+  GemmConfig sk = v2(256, 4);
+  sk.stream_k = 1;
+  EXPECT_TRUE(config_from_knobs(knobs_of(sk)).is_good());
+  GemmConfig both = sk;
+  both.split_k = 2;
+  auto bad = config_from_knobs(knobs_of(both));
+  ASSERT_TRUE(bad.is_bad());
+  EXPECT_NE(bad.status().message().find("SPLIT_K_SLC=1"), std::string::npos) << bad.status().message();
+  GemmConfig v1;
+  v1.stream_k = 1;
+  EXPECT_TRUE(config_from_knobs(knobs_of(v1)).is_bad());
+  auto e = make_gemm_engine(EngineIdentity{20100, "gemm"});
+  EXPECT_EQ(e->label(PlanConfig{20100, knobs_of(sk), {}, -1}), "gemm_v2_128x256s4_sk");
+
+  // 1024 x 14336 x 4096 at 128x256: 448 tiles = 3 waves of 132 + 52; the 52
+  // split 2 ways (132 / 52) -> 396 + 104 units.
+  auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
+  ASSERT_TRUE(wide.is_good());
+  V2Schedule s = v2_schedule(*wide, sk, 132);
+  EXPECT_EQ(s.tiles, 448);
+  EXPECT_EQ(s.splits, 2);
+  EXPECT_EQ(s.split_from, 396);
+  EXPECT_EQ(s.units, 396 + 104);
+  unsigned grid[3], block[3];
+  grid_of(*wide, sk, grid, block, 132);
+  EXPECT_EQ(grid[0], 132u);
+  EXPECT_EQ(v2_partial_bytes(*wide, sk, s), 448 * 2 * 128 * 256 * 4);
+  auto sched = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    auto p = analyze_gemm(v2_graph(m, n, k, false, true, 16, false));
+    EXPECT_TRUE(p.is_good());
+    return v2_schedule(*p, sk, 132);
+  };
+  // Whole waves (4096 x 8448 at 128x256: 32 x 33 = 1056 = 8 x 132): nothing to split.
+  s = sched(4096, 8448, 4096);
+  EXPECT_EQ(s.splits, 1);
+  EXPECT_EQ(s.units, s.tiles);
+  // A tail of 100 tiles: 132 / 100 = 1 way: unsplit. Short K: at most K/4 blocks ways.
+  EXPECT_EQ(sched(128 * 29, 256 * 8, 4096).splits, 1);
+  EXPECT_EQ(sched(1024, 14336, 512).splits, 2);
+  EXPECT_EQ(sched(1024, 14336, 256).splits, 1);
+  // Without STREAM_K the same problem is not split.
+  EXPECT_EQ(v2_schedule(*wide, v2(256, 4), 132).splits, 1);
+
+  // The pick: past one wave it sets STREAM_K, and 1024 x 14336 now keeps the
+  // 256-wide tile (3.5 wave times for 3.39 waves of work).
+  const GemmConfig pc = pick_config(*wide, 132, false, true);
+  EXPECT_EQ(pc.stream_k, 1);
+  EXPECT_EQ(pc.tile_n, 256);
+  auto dec = analyze_gemm(v2_graph(16, 4096, 4096));
+  EXPECT_EQ(pick_config(*dec, 132, false, true).stream_k, 0);  // one wave: split K instead
 }

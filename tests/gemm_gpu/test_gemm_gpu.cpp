@@ -78,6 +78,7 @@ Knobs random_knobs(const GemmCase& c, std::mt19937& rng) {
     cfg.swap_ab = rng() % 2 == 0;
     cfg.raster = static_cast<int>(rng() % 2);
     if (cfg.version == 2) cfg.split_k = static_cast<int>(1 + rng() % 4);
+    if (cfg.version == 2 && cfg.split_k == 1) cfg.stream_k = static_cast<int>(rng() % 2);
     if (p.is_good() && gemm::config_takes(*p, cfg)) ok.push_back(cfg);
   }
   if (ok.empty()) return gemm::knobs_of(gemm::GemmConfig{});
@@ -86,9 +87,10 @@ Knobs random_knobs(const GemmCase& c, std::mt19937& rng) {
 
 // Case `c` under v2 with TILE_N `tn` (stages as proposed), `split`, `swap`,
 // `cluster` CTAs along M.
-Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1) {
+Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1, int stream_k = 0) {
   gemm::GemmConfig cfg;
   cfg.cluster_m = cluster;
+  cfg.stream_k = stream_k;
   cfg.version = 2;
   cfg.tile_n = tn;
   cfg.stages = tn == 256 ? 4 : tn == 128 ? 6 : 8;
@@ -251,4 +253,26 @@ TEST_F(GemmGpu, V2ClusterPairsEveryLayoutTailsSplitBatch) {
   GemmCase big{1, 4096 + 8, 2048 + 24, 512 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
   EXPECT_EQ(run_case(big, v2_knobs(256, 1, false, 0, 2), rng), 0u);
   EXPECT_EQ(run_case(big, v2_knobs(128, 1, false, 1, 2), rng), 0u);
+}
+
+// STREAM_K = 1: more tiles than one wave, the last partial wave's tiles split
+// along K (2 or 4 ways) while the others run whole; tails in M, N and K, both
+// widths, a CTA pair cluster, a batch with a broadcast weight, fp32 output.
+TEST_F(GemmGpu, V2StreamKTailSplitMatchesTheReference) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  struct Shape {
+    std::int64_t batch, m, n, k;
+    int tn, cluster;
+  };
+  // 1100 x 2000 @128: 9 x 16 = 144 tiles (132 + 12, split 2); 1100 x 4096 @256:
+  // 9 x 16 (split 2 by K = 600 -> 9 blocks); pairs: 5 x 32 = 160 (66 + ..., split);
+  // batch 3 x 3 x 16 = 144.
+  for (const Shape& sh : {Shape{1, 1100, 2000, 600, 128, 1}, Shape{1, 1100, 4096, 600, 256, 1},
+                          Shape{1, 1100, 4000, 1000, 128, 2}, Shape{3, 300, 2000, 520, 128, 1}}) {
+    GemmCase c{sh.batch, sh.m, sh.n, sh.k, false, true, DataType::BFLOAT16, sh.batch > 1 ? DataType::FLOAT : DataType::BFLOAT16,
+               {"bias", "gelu"}, sh.batch > 1};
+    EXPECT_EQ(run_case(c, v2_knobs(sh.tn, 1, false, static_cast<int>(rng() % 2), sh.cluster, 1), rng), 0u)
+        << sh.m << "x" << sh.n << "x" << sh.k << " TILE_N " << sh.tn << " CLUSTER_M " << sh.cluster;
+  }
 }

@@ -40,26 +40,13 @@ class GemmPlan final : public CompiledPlan {
   GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, CUcontext ctx, const runtime::LoadedKernel* k)
       : kp_(std::move(kp)),
         cfg_(unswapped(cfg)),
+        dims_(launch_dims(kp_, cfg_, *rt, *k)),
+        sched_(v2_schedule(kp_, cfg_, rt->device().sm_count, resident_)),
         rt_(rt),
         ctx_(ctx),
         kernel_(k),
-        scratch_(cfg_.version == 2 ? v2_partial_bytes(kp_, cfg_) : 0,
-                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_) : 0) {
-    dims_.shared_bytes = smem_bytes(kp_, cfg_);
-    dims_.cluster[0] = static_cast<unsigned>(cfg_.cluster_m);
-    // A clustered persistent grid is sized by how many clusters fit at once
-    // (GPCs need not split evenly into pairs); 0 (unknown) means sm_count / 2.
-    // OPGRAPH_GEMM_RESIDENT_CLUSTERS (a positive integer) replaces the
-    // driver's answer: a measurement override for bench/gemm_bench --study.
-    int resident = 0;
-    if (cfg_.cluster_m > 1) {
-      grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count);
-      if (auto n = rt_->max_active_clusters(*kernel_, dims_); n.is_good()) resident = *n;
-      if (const char* v = std::getenv("OPGRAPH_GEMM_RESIDENT_CLUSTERS"); v && std::atoi(v) > 0) resident = std::atoi(v);
-    }
-    grid_of(kp_, cfg_, dims_.grid, dims_.block, rt_->device().sm_count, resident);
-    if (cfg_.version == 2) splits_ = v2_splits(kp_, cfg_);
-  }
+        scratch_(cfg_.version == 2 ? v2_partial_bytes(kp_, cfg_, sched_) : 0,
+                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_, sched_) : 0) {}
   // The scratch slots are freed in the runtime's context, whichever thread drops the plan.
   ~GemmPlan() override { ContextScope bound(rt_->api(), ctx_); }
   // Split-K scratch is plan-owned, one slot per stream (StreamScratch, gemm_exec.h).
@@ -93,7 +80,8 @@ class GemmPlan final : public CompiledPlan {
     CUtensorMap ta, tb;
     V2HostArgs e;
     OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
-    e.splits = splits_;
+    e.splits = sched_.splits;
+    e.split_from = sched_.split_from;
     if (e.splits > 1) {
       auto slot = scratch_.get(api, static_cast<CUstream>(ctx.stream));
       if (slot.is_bad()) return slot.status();
@@ -107,13 +95,33 @@ class GemmPlan final : public CompiledPlan {
  private:
   GemmProblem kp_;  // the kernel view (SWAP_AB applied)
   GemmConfig cfg_;  // swap_ab cleared: kp_ is already swapped
+  // Shared memory, cluster shape and grid. A clustered persistent grid is
+  // sized by how many clusters fit at once (the driver's answer, kept in
+  // resident_; 0 = unknown: sm_count / 2). OPGRAPH_GEMM_RESIDENT_CLUSTERS (a
+  // positive integer) replaces that answer: a measurement override for
+  // bench/gemm_bench --study.
+  runtime::LaunchDims launch_dims(const GemmProblem& kp, const GemmConfig& c, const runtime::KernelRuntime& rt,
+                                  const runtime::LoadedKernel& k) {
+    runtime::LaunchDims d;
+    d.shared_bytes = smem_bytes(kp, c);
+    d.cluster[0] = static_cast<unsigned>(c.cluster_m);
+    if (c.cluster_m > 1) {
+      grid_of(kp, c, d.grid, d.block, rt.device().sm_count);
+      if (auto n = rt.max_active_clusters(k, d); n.is_good()) resident_ = *n;
+      if (const char* v = std::getenv("OPGRAPH_GEMM_RESIDENT_CLUSTERS"); v && std::atoi(v) > 0) resident_ = std::atoi(v);
+    }
+    grid_of(kp, c, d.grid, d.block, rt.device().sm_count, resident_);
+    return d;
+  }
+
+  int resident_ = 0;  // set by launch_dims (declared before dims_)
   runtime::LaunchDims dims_;
-  std::int64_t splits_ = 1;  // v2 split-K
+  V2Schedule sched_;  // v2: split-K / STREAM_K tail, the units the grid walks
   runtime::KernelRuntime* rt_;
   CUcontext ctx_;  // rt_'s context
   const runtime::LoadedKernel* kernel_;
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
-  mutable StreamScratch scratch_;  // v2 with splits_ > 1: one slot per stream
+  mutable StreamScratch scratch_;  // v2 with sched_.splits > 1: one slot per stream
 };
 
 class GemmEngine final : public Engine {
@@ -165,7 +173,7 @@ class GemmEngine final : public Engine {
     if (c.is_bad()) return name();
     return name() + "_v" + std::to_string(c->version) + "_" + std::to_string(c->tile_m) + "x" +
            std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") + (c->cluster_m > 1 ? "_c" + std::to_string(c->cluster_m) : "") +
-           (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "");
+           (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "") + (c->stream_k ? "_sk" : "");
   }
 
  private:

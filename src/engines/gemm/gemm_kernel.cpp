@@ -28,7 +28,7 @@ std::vector<KnobDomain> knob_domains() {
           {KnobType::TILE_N, {128, 64, 256, 32, 16}}, {KnobType::STAGES, {3, 2, 4, 5, 6, 8}},
           {KnobType::CLUSTER_M, {1, 2}},        {KnobType::CLUSTER_N, {1}},
           {KnobType::SWAP_AB, {0, 1}},          {KnobType::RASTER_ORDER, {0, 1}},
-          {KnobType::SPLIT_K_SLC, {1, 2, 3, 4, 5, 6, 7, 8}}};
+          {KnobType::SPLIT_K_SLC, {1, 2, 3, 4, 5, 6, 7, 8}}, {KnobType::STREAM_K, {0, 1}}};
 }
 
 namespace {
@@ -53,6 +53,15 @@ double wave_efficiency(std::int64_t units, int sms) {
   return waves == 0 ? 0.0 : static_cast<double>(units) / static_cast<double>(waves * sms);
 }
 
+// The same with STREAM_K's tail: the last wave's r tiles split `ways` ways
+// take 1 / ways of a wave when their units fit in one wave (v2_schedule).
+double wave_time_efficiency(std::int64_t tiles, int sms, std::int64_t k) {
+  const std::int64_t r = tiles % sms, full = tiles / sms;
+  if (tiles <= sms || r == 0) return wave_efficiency(tiles, sms);
+  const std::int64_t ways = std::max<std::int64_t>(1, std::min<std::int64_t>({sms / r, 4, (k + 63) / 64 / 4}));
+  return static_cast<double>(tiles) / sms / (static_cast<double>(full) + 1.0 / static_cast<double>(ways));
+}
+
 int v2_stages_for(int tile_n) { return tile_n == 256 ? 4 : tile_n == 128 ? 6 : 8; }
 
 }  // namespace
@@ -75,14 +84,17 @@ Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
   c.swap_ab = knobs.at(KnobType::SWAP_AB) != 0;
   c.raster = static_cast<int>(knobs.at(KnobType::RASTER_ORDER));
   c.split_k = static_cast<int>(knobs.at(KnobType::SPLIT_K_SLC));
+  c.stream_k = static_cast<int>(knobs.at(KnobType::STREAM_K));
   if (c.version == 1) {
     if (c.tile_n != 64 && c.tile_n != 128) return bad_combo(c, "v1 tiles are 64 or 128 wide");
     if (c.stages > 4) return bad_combo(c, "v1 rings are 2..4 deep");
     if (c.split_k != 1) return bad_combo(c, "v1 does not split K");
     if (c.cluster_m != 1) return bad_combo(c, "v1 launches no clusters");
+    if (c.stream_k != 0) return bad_combo(c, "v1 has no persistent schedule (STREAM_K=0)");
   } else {
     if (c.tile_m != 128) return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64)");
     if (v2_smem(c.tile_n, c.stages) > kMaxSmem) return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
+    if (c.stream_k != 0 && c.split_k != 1) return bad_combo(c, "STREAM_K=1 splits the last wave only: SPLIT_K_SLC=1");
   }
   return c;
 }
@@ -91,7 +103,7 @@ Knobs knobs_of(const GemmConfig& c) {
   return {{KnobType::PIPELINE_ARCH, c.version}, {KnobType::TILE_M, c.tile_m},     {KnobType::TILE_N, c.tile_n},
           {KnobType::STAGES, c.stages},         {KnobType::CLUSTER_M, c.cluster_m}, {KnobType::CLUSTER_N, c.cluster_n},
           {KnobType::SWAP_AB, c.swap_ab ? 1 : 0}, {KnobType::RASTER_ORDER, c.raster},
-          {KnobType::SPLIT_K_SLC, c.split_k}};
+          {KnobType::SPLIT_K_SLC, c.split_k}, {KnobType::STREAM_K, c.stream_k}};
 }
 
 bool config_takes(const GemmProblem& p, const GemmConfig& c) {
@@ -125,7 +137,7 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     else if (k.n <= 32) v.tile_n = 32;
     else if (k.n <= 64) v.tile_n = 64;
     else if (k.n <= 128) v.tile_n = 128;
-    else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
+    else v.tile_n = wave_time_efficiency(tiles(256), sms, k.k) + 0.1 >= wave_time_efficiency(tiles(128), sms, k.k) ? 256 : 128;
     // A chain that loads tensor operands: at most 128 wide (measured: 4096^3
     // + bias + gelu 384 TFLOP/s at 128x256, 549 at 128x128; a 256-wide tile's
     // operand loads and 128 accumulators spill).
@@ -138,6 +150,8 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     // wave, e.g. 7 x 112 tiles, costs up to 3x), each split >= 4 K blocks.
     const std::int64_t t = tiles(v.tile_n), kblocks = (k.k + 63) / 64;
     if (t < sms) v.split_k = static_cast<int>(std::clamp<std::int64_t>(std::min(sms / t, kblocks / 4), 1, 8));
+    // More than one wave: split only the last partial wave's tiles (STREAM_K).
+    if (t > sms) v.stream_k = 1;
     if (config_takes(p, v)) return v;
   }
   // v1 (unmeasured first rules): small extents take 64-wide tiles; too few
@@ -305,11 +319,6 @@ namespace {
 std::int64_t v2_tiles(const GemmProblem& kp, const GemmConfig& c) {
   return ((kp.m + 127) / 128 + c.cluster_m - 1) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1;
 }
-// Work units of one cluster (CLUSTER_M = 1: of one CTA): tile pairs x splits.
-std::int64_t v2_units(const GemmProblem& kp, const GemmConfig& c) {
-  const std::int64_t rows = 128 * c.cluster_m;
-  return ((kp.m + rows - 1) / rows) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1 * v2_splits(kp, c);
-}
 }  // namespace
 
 std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c) {
@@ -317,20 +326,39 @@ std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(c.split_k, kblocks));
 }
 
-std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c) {
-  const std::int64_t s = v2_splits(kp, c);
-  return s > 1 ? v2_tiles(kp, c) * s * 128 * c.tile_n * 4 : 0;
+V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count, int max_clusters) {
+  V2Schedule s;
+  const std::int64_t rows = 128 * c.cluster_m, kblocks = (kp.k + 63) / 64;
+  s.tiles = ((kp.m + rows - 1) / rows) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1;
+  s.resident = std::max(max_clusters > 0 ? max_clusters : std::max(sm_count, 1) / c.cluster_m, 1);
+  s.splits = v2_splits(kp, c);
+  s.split_from = s.splits > 1 ? 0 : s.tiles;
+  if (c.stream_k && s.splits == 1) {
+    // The last partial wave: r tiles on `resident` clusters; split each as
+    // many ways as the idle clusters allow (each split >= 4 K blocks, <= 4).
+    const std::int64_t r = s.tiles % s.resident;
+    if (s.tiles > s.resident && r > 0) {
+      const std::int64_t ways = std::min<std::int64_t>({s.resident / r, 4, kblocks / 4});
+      if (ways >= 2) s.splits = ways, s.split_from = s.tiles - r;
+    }
+  }
+  s.units = s.split_from + (s.tiles - s.split_from) * s.splits;
+  return s;
 }
 
-std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c) {
-  return v2_splits(kp, c) > 1 ? v2_tiles(kp, c) * 2 * 4 : 0;
+std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s) {
+  return s.splits > 1 ? v2_tiles(kp, c) * s.splits * 128 * c.tile_n * 4 : 0;
+}
+
+std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s) {
+  return s.splits > 1 ? v2_tiles(kp, c) * 2 * 4 : 0;
 }
 
 void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count,
              int max_clusters) {
   if (c.version == 2) {
-    const int resident = max_clusters > 0 ? max_clusters : std::max(sm_count, 1) / c.cluster_m;
-    grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(v2_units(kp, c), 1, std::max(resident, 1)) * c.cluster_m);
+    const V2Schedule s = v2_schedule(kp, c, sm_count, max_clusters);
+    grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(s.units, 1, s.resident) * c.cluster_m);
     grid[1] = grid[2] = 1;
     block[0] = 384;
     block[1] = block[2] = 1;

@@ -13,6 +13,9 @@
 //   RASTER_ORDER   0: consecutive tiles walk M (v2: in bands of 8); 1: walk N
 //   SPLIT_K_SLC    v2: K splits per tile, 1..8 (fp32 partials in a plan-owned
 //                  scratch, the last split sums in split order); v1: 1
+//   STREAM_K       v2: 1 = only the last partial wave's tiles are split along
+//                  K, as many ways as fill the idle SMs (<= 4, each >= 4 K
+//                  blocks), a stream-K-like tail; needs SPLIT_K_SLC = 1
 // All are performance-only: every config computes the same function.
 #pragma once
 
@@ -33,6 +36,7 @@ struct GemmConfig {
   bool swap_ab = false;
   int raster = 0;
   int split_k = 1;
+  int stream_k = 0;
   bool operator==(const GemmConfig&) const = default;
 };
 
@@ -113,18 +117,31 @@ HostParams make_params(const GemmProblem& kp, PtrOf ptr) {
 // v2's extra argument (mirror of opgraph_gemm::V2Args, gemm_v2.cu).
 struct V2HostArgs {
   std::uint64_t workspace = 0, counters = 0;
-  std::int64_t splits = 1, flags = 0;
+  std::int64_t splits = 1, flags = 0, split_from = 0;
 };
-// v2 split-K scratch for the kernel view (bytes): partials, then counters.
-std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c);
-std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c);
-// The split count v2 runs with: the knob clamped to the K blocks (>= 1).
+// The split count of SPLIT_K_SLC: the knob clamped to the K blocks (>= 1).
 std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c);
 
+// v2's persistent schedule for the kernel view: `tiles` work tiles (tile
+// pairs under CLUSTER_M = 2), of which [0, split_from) run whole and the rest
+// split `splits` ways along K; `units` = split_from + (tiles - split_from) *
+// splits; `resident` clusters (CTAs when CLUSTER_M = 1) run at once:
+// max_clusters when > 0 (the device's answer for the kernel), else
+// sm_count / CLUSTER_M. SPLIT_K_SLC > 1 splits every tile; STREAM_K = 1 splits
+// the last partial wave's tiles so its units fill the resident clusters.
+struct V2Schedule {
+  std::int64_t tiles = 0, splits = 1, split_from = 0, units = 0;
+  int resident = 1;
+};
+V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count = 132, int max_clusters = 0);
+// Split-K scratch for schedule `s` (bytes): partials, then counters; 0 when
+// nothing is split.
+std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s);
+std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s);
+
 // Launch geometry for the kernel view. v1: grid (tiles, batch), 128 threads.
-// v2: persistent, 384 threads, CLUSTER_M x min(units, resident clusters)
-// CTAs, where resident = max_clusters when > 0 (the device's answer for this
-// kernel) else sm_count / CLUSTER_M.
+// v2: persistent, 384 threads, CLUSTER_M x min(units, resident) CTAs of
+// v2_schedule(kp, c, sm_count, max_clusters).
 void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count = 132,
              int max_clusters = 0);
 

@@ -17,7 +17,10 @@
 // Work units: (batch, tile, K split) in one list; CTA i takes units i,
 // i + gridDim.x, ... (grid = min(units, SMs)). Tiles are rastered in bands of
 // 8 tiles along M (RASTER 0) or N (RASTER 1) so co-resident CTAs share panels
-// in L2. With splits > 1 each unit covers a K range and writes fp32 partials
+// in L2. Tiles from split_from on are split along K (all of them: uniform split
+// K; the last partial wave only: a stream-K-like tail, so its tiles' halves or
+// quarters fill the SMs the whole tiles would leave idle). A split unit covers a
+// K range and writes fp32 partials
 // (fragment order) to the workspace; the unit that counts last on the tile's
 // counter sums every split in split order (deterministic), applies the
 // epilogue, stores, and resets the counter to 0 for the next launch.
@@ -67,8 +70,9 @@ namespace opgraph_gemm {
 struct V2Args {
   u64 workspace;  // fp32 partials, [tile][split][consumer][TILE_N/2 * 128] (splits > 1)
   u64 counters;   // u32 per (tile, consumer); 0 at launch, left 0
-  i64 splits;     // K splits per tile (>= 1, <= K blocks)
+  i64 splits;     // K splits of a split tile (>= 1, <= K blocks)
   i64 flags;      // bit 0/1: A's map has batch axis b1/b0; bit 2/3: B's
+  i64 split_from; // tiles (pairs) [0, split_from) run whole; the rest split `splits` ways
 };
 
 // An opaque CUtensorMap (128 bytes, 64-byte aligned).
@@ -192,7 +196,7 @@ __device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
 __device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
 struct Unit {
-  i64 b0, b1, m0, n0, tile, split, kb0, kb1;
+  i64 b0, b1, m0, n0, tile, split, nsplit, kb0, kb1;
 };
 
 // Unit u of this cluster (CLUSTER_M = 1: of this CTA); `rank` picks the
@@ -200,8 +204,15 @@ struct Unit {
 __device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64 u, int rank) {
   const i64 tiles_m = (p.m + kPairM - 1) / kPairM, tiles_n = (p.n + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
   Unit w;
-  w.split = u % e.splits;
-  const i64 pair = u / e.splits;
+  // Units [0, split_from) are whole tiles; each later tile is `splits` units
+  // (split K everywhere: split_from = 0; the last wave only: stream-K-like).
+  i64 pair;
+  if (u < e.split_from) {
+    pair = u, w.split = 0, w.nsplit = 1;
+  } else {
+    const i64 v = u - e.split_from;
+    pair = e.split_from + v / e.splits, w.split = v % e.splits, w.nsplit = e.splits;
+  }
   const i64 bt = pair / tiles, t = pair % tiles;
   w.b0 = bt / p.batch1;
   w.b1 = bt % p.batch1;
@@ -224,8 +235,8 @@ __device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64
   const i64 tm1 = tm * kCluster + rank;
   w.tile = (bt * tiles_n + tn) * (tiles_m1 + kCluster - 1) + tm1;
   const i64 kblocks = (p.k + kBK - 1) / kBK;
-  w.kb0 = w.split * kblocks / e.splits;
-  w.kb1 = (w.split + 1) * kblocks / e.splits;
+  w.kb0 = w.split * kblocks / w.nsplit;
+  w.kb1 = (w.split + 1) * kblocks / w.nsplit;
   return w;
 }
 
@@ -308,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   else cluster_sync();
 
   const i64 tiles = ((p.m + kPairM - 1) / kPairM) * ((p.n + kBN - 1) / kBN) * p.batch0 * p.batch1;
-  const i64 units = tiles * e.splits;
+  const i64 units = e.split_from + (tiles - e.split_from) * e.splits;
   const int wg = static_cast<int>(threadIdx.x / 128);
 
   if (wg == 0) {
@@ -414,7 +425,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
       }
 
-      if (e.splits > 1) {
+      if (w.nsplit > 1) {
         // Partials in fragment order: thread t's float4 j at [j][t].
         float* ws = reinterpret_cast<float*>(e.workspace);
         const i64 per = static_cast<i64>(kFrag) * 128;
@@ -428,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         if (t == 0) {
           unsigned int* cnt = reinterpret_cast<unsigned int*>(e.counters) + w.tile * 2 + cw;
           const unsigned int old = atomicAdd(cnt, 1u);
-          const bool last = old == static_cast<unsigned int>(e.splits - 1);
+          const bool last = old == static_cast<unsigned int>(w.nsplit - 1);
           if (last) *cnt = 0u;
           last_flag[cw] = last ? 1 : 0;
         }
@@ -437,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         __threadfence();
 #pragma unroll
         for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
-        for (i64 sp = 0; sp < e.splits; ++sp) {
+        for (i64 sp = 0; sp < w.nsplit; ++sp) {
           const float4* part = reinterpret_cast<const float4*>(ws + slot(sp));
 #pragma unroll
           for (int j = 0; j < kFrag / 4; ++j) {
