@@ -20,8 +20,10 @@
 // variant's TFLOP/s. cuDNN: every cudnn_eng plan of the
 // graph's plan list (at most 4 that build), best kept. Inputs: random bf16 in
 // [-1, 1]. Timing: CUDA events around back-to-back launches on the legacy
-// stream (>= ~20 ms per sample), median of 5 samples, after 3 warm-ups. Ours and
-// cuDNN's outputs are compared on the first 1M elements (max |diff| / max |ref|).
+// stream (>= ~20 ms per sample), after 3 warm-ups; 5 rounds in which every
+// plan of the shape (ours and cuDNN's) takes one sample; the median of each.
+// Ours and cuDNN's outputs are compared on the first 1M elements (max |diff| /
+// max |ref|).
 // Prints: RESULT shape=MxNxK chain=.. pick=<label> pick_tflops=.. best=<label>
 //         best_tflops=.. cudnn=<plan> cudnn_tflops=.. agree=<rel diff>
 #include <algorithm>
@@ -29,6 +31,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -46,15 +49,16 @@ namespace {
 
 const runtime::CudaDriverApi* g_api = nullptr;
 
-// Seconds per call of `run` (NaN on failure): median of 5 event-timed samples.
-template <class Run>
-double time_calls(Run run) {
-  for (int i = 0; i < 3; ++i)
-    if (!run()) return NAN;
+// Seconds per call of each runner (NaN when one fails): 3 warm-up calls
+// each, then 5 rounds in which every runner takes one CUDA-event sample of
+// >= ~20 ms of back-to-back calls; a runner's median sample. Interleaving the
+// rounds spreads the GPU's clock drift over every config alike.
+std::vector<double> time_interleaved(const std::vector<std::function<bool()>>& runs) {
+  std::vector<double> out(runs.size(), NAN);
   CUevent e0, e1;
   g_api->event_create(&e0, 0);
   g_api->event_create(&e1, 0);
-  auto sample = [&](int n) -> double {
+  auto sample = [&](const std::function<bool()>& run, int n) -> double {
     g_api->event_record(e0, nullptr);
     for (int i = 0; i < n; ++i)
       if (!run()) return NAN;
@@ -64,14 +68,26 @@ double time_calls(Run run) {
     g_api->event_elapsed_time(&ms, e0, e1);
     return ms * 1e-3 / n;
   };
-  const double first = sample(1);
-  const int n = static_cast<int>(std::clamp(0.02 / std::max(first, 1e-7), 1.0, 2000.0));
-  std::vector<double> s;
-  for (int i = 0; i < 5; ++i) s.push_back(sample(n));
+  std::vector<int> calls(runs.size(), 0);
+  std::vector<std::vector<double>> samples(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; ++i) ok = runs[r]();
+    const double first = ok ? sample(runs[r], 1) : NAN;
+    if (std::isfinite(first)) calls[r] = static_cast<int>(std::clamp(0.02 / std::max(first, 1e-7), 1.0, 2000.0));
+  }
+  for (int round = 0; round < 5; ++round)
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      if (calls[r] > 0) samples[r].push_back(sample(runs[r], calls[r]));
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    auto& v = samples[r];
+    if (v.size() != 5 || std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); })) continue;
+    std::sort(v.begin(), v.end());
+    out[r] = v[2];
+  }
   g_api->event_destroy(e0);
   g_api->event_destroy(e1);
-  std::sort(s.begin(), s.end());
-  return s[2];
+  return out;
 }
 
 }  // namespace
@@ -234,66 +250,78 @@ int main(int argc, char** argv) {
     }
     ExecutionContext ec;
     ec.device = &*props;
-    double pick_s = NAN, best_s = INFINITY;
-    std::string pick_label, best;
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      const std::string label = engine->label(PlanConfig{engine->id(), configs[i], {}, -1});
-      auto plan = engine->build_plan(og, PlanConfig{engine->id(), configs[i], {}, -1}, ctx);
+    // Ours: every config's plan; cuDNN: the graph's cudnn plans (at most 4
+    // that build). All are timed together, interleaved.
+    std::vector<std::unique_ptr<CompiledPlan>> plans;
+    std::vector<std::string> labels;
+    for (const Knobs& kn : configs) {
+      const std::string label = engine->label(PlanConfig{engine->id(), kn, {}, -1});
+      auto plan = engine->build_plan(og, PlanConfig{engine->id(), kn, {}, -1}, ctx);
       if (plan.is_bad()) {
         std::fprintf(stderr, "build failed (%s): %s\n", label.c_str(), plan.status().message().c_str());
         ok = false;
         continue;
       }
-      const double s = time_calls([&] { return (*plan)->execute(pack, ec).is_good(); });
+      plans.push_back(std::move(*plan));
+      labels.push_back(label);
+    }
+    Graph g{build_case(c)};
+    g.set_device_properties(*props);
+    std::vector<std::int64_t> cudnn_index;
+    std::vector<DeviceBuffer> cudnn_ws;
+    if (!study && g.create_execution_plans({HeurMode::A}).is_good())
+      for (std::int64_t i = 0; i < g.get_execution_plan_count() && cudnn_index.size() < 4; ++i) {
+        if (g.get_plan_name_at_index(i).value().rfind("cudnn_eng", 0) != 0 || g.build_plan_at_index(i).is_bad()) continue;
+        const std::int64_t ws = g.get_workspace_size_plan_at_index(i).value();
+        DeviceBuffer w(*g_api, static_cast<std::size_t>(std::max<std::int64_t>(ws, 1)));
+        if (w.status().is_bad()) continue;
+        cudnn_index.push_back(i);
+        cudnn_ws.push_back(std::move(w));
+      }
+    // The graph re-numbers nothing: build_case gives the same uids.
+    auto run_cudnn = [&](std::size_t j) {
+      const std::int64_t ws = g.get_workspace_size_plan_at_index(cudnn_index[j]).value();
+      return g.execute_plan_at_index(pack, {cudnn_ws[j].data(), ws}, cudnn_index[j]).is_good();
+    };
+    std::vector<std::function<bool()>> runners;
+    for (auto& plan : plans) runners.push_back([&, p = plan.get()] { return p->execute(pack, ec).is_good(); });
+    for (std::size_t j = 0; j < cudnn_index.size(); ++j) runners.push_back([&, j] { return run_cudnn(j); });
+    const std::vector<double> secs = time_interleaved(runners);
+
+    double pick_s = NAN, best_s = INFINITY;
+    std::string pick_label, best;
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const double s = secs[i];
       if (!quick)
         std::printf("VARIANT shape=%ldx%ldx%ld chain=%s config=%s tflops=%.1f\n", static_cast<long>(c.m),
-                    static_cast<long>(c.n), static_cast<long>(c.k), chain.c_str(), label.c_str(), flops / s * 1e-12);
-      if (i == 0) pick_s = s, pick_label = label;
-      if (s < best_s) best_s = s, best = label;
+                    static_cast<long>(c.n), static_cast<long>(c.k), chain.c_str(), labels[i].c_str(), flops / s * 1e-12);
+      if (i == 0) pick_s = s, pick_label = labels[i];
+      if (s < best_s) best_s = s, best = labels[i];
     }
     if (study) continue;
-    // Keep our pick's output for the cross-check.
-    std::vector<std::uint16_t> ours(std::min<std::size_t>(bufs[out_uid]->bytes() / 2, std::size_t{1} << 20));
-    {
-      auto plan = engine->build_plan(og, PlanConfig{engine->id(), pick, {}, -1}, ctx);
-      if (plan.is_good() && (*plan)->execute(pack, ec).is_good()) {
-        g_api->ctx_synchronize();
-        g_api->memcpy_dtoh(ours.data(), bufs[out_uid]->ptr(), ours.size() * 2);
-      }
-    }
-
-    // cuDNN: the best of the graph's cudnn plans (at most 4 that build).
     double cudnn_s = INFINITY;
     std::string cudnn_name = "-";
+    for (std::size_t j = 0; j < cudnn_index.size(); ++j)
+      if (secs[plans.size() + j] < cudnn_s)
+        cudnn_s = secs[plans.size() + j], cudnn_name = g.get_plan_name_at_index(cudnn_index[j]).value();
+
+    // Our pick's output against cuDNN's first plan (first 1M elements).
     double agree = NAN;
-    {
-      Graph g{build_case(c)};
-      g.set_device_properties(*props);
-      if (g.create_execution_plans({HeurMode::A}).is_good()) {
-        int built = 0;
-        for (std::int64_t i = 0; i < g.get_execution_plan_count() && built < 4; ++i) {
-          const std::string name = g.get_plan_name_at_index(i).value();
-          if (name.rfind("cudnn_eng", 0) != 0 || g.build_plan_at_index(i).is_bad()) continue;
-          ++built;
-          const std::int64_t ws = g.get_workspace_size_plan_at_index(i).value();
-          const DeviceBuffer w(*g_api, static_cast<std::size_t>(std::max<std::int64_t>(ws, 1)));
-          if (w.status().is_bad()) continue;
-          // The graph re-numbers nothing: build_case gives the same uids.
-          const double s = time_calls([&] { return g.execute_plan_at_index(pack, {w.data(), ws}, i).is_good(); });
-          if (s < cudnn_s) cudnn_s = s, cudnn_name = name;
-          if (built == 1 && g.execute_plan_at_index(pack, {w.data(), ws}, i).is_good()) {
-            g_api->ctx_synchronize();
-            std::vector<std::uint16_t> theirs(ours.size());
-            g_api->memcpy_dtoh(theirs.data(), bufs[out_uid]->ptr(), theirs.size() * 2);
-            double md = 0, mr = 0;
-            for (std::size_t j = 0; j < ours.size(); ++j) {
-              const double a = from_bf16(ours[j]), b = from_bf16(theirs[j]);
-              md = std::max(md, std::fabs(a - b));
-              mr = std::max(mr, std::fabs(b));
-            }
-            agree = mr > 0 ? md / mr : NAN;
-          }
+    if (!plans.empty() && !cudnn_index.empty() && plans[0]->execute(pack, ec).is_good()) {
+      std::vector<std::uint16_t> ours(std::min<std::size_t>(bufs[out_uid]->bytes() / 2, std::size_t{1} << 20));
+      g_api->ctx_synchronize();
+      g_api->memcpy_dtoh(ours.data(), bufs[out_uid]->ptr(), ours.size() * 2);
+      if (run_cudnn(0)) {
+        g_api->ctx_synchronize();
+        std::vector<std::uint16_t> theirs(ours.size());
+        g_api->memcpy_dtoh(theirs.data(), bufs[out_uid]->ptr(), theirs.size() * 2);
+        double md = 0, mr = 0;
+        for (std::size_t j = 0; j < ours.size(); ++j) {
+          const double a = from_bf16(ours[j]), b = from_bf16(theirs[j]);
+          md = std::max(md, std::fabs(a - b));
+          mr = std::max(mr, std::fabs(b));
         }
+        agree = mr > 0 ? md / mr : NAN;
       }
     }
     std::printf("RESULT shape=%ldx%ldx%ld chain=%s pick=%s pick_tflops=%.1f best=%s best_tflops=%.1f cudnn=%s "

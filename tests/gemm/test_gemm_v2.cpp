@@ -105,17 +105,10 @@ TEST(GemmV2Heuristics, HopperPicksFromFacts) {
   auto fused = analyze_gemm(v2_graph(4096, 4096, 4096));
   ASSERT_TRUE(fused.is_good());
   EXPECT_EQ(pick_config(*fused, 132, false, true).tile_n, 128);
-  // 14336 x 1024 x 4096: 112 x 4 = 448 tiles of 128x256 (3 waves + 52, split 2:
-  // 3.5 wave times, 97%) or 896 of 128x128 (6.8 waves, 97%): the wide tile.
-  auto wide = analyze_gemm(v2_graph(14336, 1024, 4096, false, true, 16, false));
+  // 1024 x 14336: 448 tiles of 128x256 fill 85% of the last wave, 896 of 128x128 97%.
+  auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
   ASSERT_TRUE(wide.is_good());
-  EXPECT_EQ(pick_config(*wide, 132, false, true).tile_n, 256);
-  // 3200 x 2048: 200 tiles of 128x256 (132 + a tail of 68, not split: 2 wave
-  // times for 1.52 waves, 76%) or 400 of 128x128 (3 waves + 4 tiles split 4
-  // ways: 3.25 for 3.03, 93%): the narrow tile.
-  auto tail = analyze_gemm(v2_graph(128 * 25, 2048, 4096, false, true, 16, false));
-  ASSERT_TRUE(tail.is_good());
-  EXPECT_EQ(pick_config(*tail, 132, false, true).tile_n, 128);
+  EXPECT_EQ(pick_config(*wide, 132, false, true).tile_n, 128);
   // Decode-sized M: swap AB, a 16-wide tile over the graph's M, split K to fill 132 SMs.
   auto dec = analyze_gemm(v2_graph(16, 4096, 4096));
   ASSERT_TRUE(dec.is_good());
@@ -239,8 +232,7 @@ TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
 
 // STREAM_K = 1: only the last partial wave's tiles split along K, as many
 // ways as fill the idle SMs (<= 4, each split >= 4 K blocks); the units are
-// whole tiles first, then the split tail; the pick takes it past one wave and
-// sizes the tile by the wave time it gives.
+// whole tiles first, then the split tail; the pick leaves it off.
 TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
   GemmConfig sk = v2(256, 4);
   sk.stream_k = 1;
@@ -285,11 +277,6 @@ TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
   // Without STREAM_K the same problem is not split.
   EXPECT_EQ(v2_schedule(*wide, v2(256, 4), 132).splits, 1);
 
-  // The pick: past one wave it sets STREAM_K, and 1024 x 14336 now keeps the
-  // 256-wide tile (3.5 wave times for 3.39 waves of work).
-  const GemmConfig pc = pick_config(*wide, 132, false, true);
-  EXPECT_EQ(pc.stream_k, 1);
-  EXPECT_EQ(pc.tile_n, 256);
-  auto dec = analyze_gemm(v2_graph(16, 4096, 4096));
-  EXPECT_EQ(pick_config(*dec, 132, false, true).stream_k, 0);  // one wave: split K instead
+  // The pick leaves it off (measured within the spread, mostly below).
+  EXPECT_EQ(pick_config(*wide, 132, false, true).stream_k, 0);
 }

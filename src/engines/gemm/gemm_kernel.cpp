@@ -53,15 +53,6 @@ double wave_efficiency(std::int64_t units, int sms) {
   return waves == 0 ? 0.0 : static_cast<double>(units) / static_cast<double>(waves * sms);
 }
 
-// The same with STREAM_K's tail: the last wave's r tiles split `ways` ways
-// take 1 / ways of a wave when their units fit in one wave (v2_schedule).
-double wave_time_efficiency(std::int64_t tiles, int sms, std::int64_t k) {
-  const std::int64_t r = tiles % sms, full = tiles / sms;
-  if (tiles <= sms || r == 0) return wave_efficiency(tiles, sms);
-  const std::int64_t ways = std::max<std::int64_t>(1, std::min<std::int64_t>({sms / r, 4, (k + 63) / 64 / 4}));
-  return static_cast<double>(tiles) / sms / (static_cast<double>(full) + 1.0 / static_cast<double>(ways));
-}
-
 int v2_stages_for(int tile_n) { return tile_n == 256 ? 4 : tile_n == 128 ? 6 : 8; }
 
 }  // namespace
@@ -137,7 +128,7 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     else if (k.n <= 32) v.tile_n = 32;
     else if (k.n <= 64) v.tile_n = 64;
     else if (k.n <= 128) v.tile_n = 128;
-    else v.tile_n = wave_time_efficiency(tiles(256), sms, k.k) + 0.1 >= wave_time_efficiency(tiles(128), sms, k.k) ? 256 : 128;
+    else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
     // A chain that loads tensor operands: at most 128 wide (measured: 4096^3
     // + bias + gelu 384 TFLOP/s at 128x256, 549 at 128x128; a 256-wide tile's
     // operand loads and 128 accumulators spill).
@@ -150,8 +141,9 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     // wave, e.g. 7 x 112 tiles, costs up to 3x), each split >= 4 K blocks.
     const std::int64_t t = tiles(v.tile_n), kblocks = (k.k + 63) / 64;
     if (t < sms) v.split_k = static_cast<int>(std::clamp<std::int64_t>(std::min(sms / t, kblocks / 4), 1, 8));
-    // More than one wave: split only the last partial wave's tiles (STREAM_K).
-    if (t > sms) v.stream_k = 1;
+    // STREAM_K stays 0: on the H200 the tail split measured within the
+    // run-to-run spread of the whole-tile schedule, mostly below it
+    // (bench/results/2026-11-30-gemm-v2-cluster-h200.txt, run S3-4).
     if (config_takes(p, v)) return v;
   }
   // v1 (unmeasured first rules): small extents take 64-wide tiles; too few
