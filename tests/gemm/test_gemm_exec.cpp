@@ -3,7 +3,8 @@
 // StreamScratch — one slot per stream (distinct, non-overlapping, allocated
 // once, counters zeroed once and waited for; CU_STREAM_PER_THREAD keyed by
 // thread; legacy aliases shared; failures keep nothing; concurrent first use
-// from many threads allocates exactly once per stream; every slot freed once);
+// from many threads allocates exactly once per stream; every slot freed once,
+// with its context current, from any thread);
 // ContextScope — the runtime's context current inside the scope from a thread
 // with none or another one current, the previous one restored after, no set
 // call when it is already current. The engine on the GPU: tests/gemm_gpu.
@@ -28,6 +29,7 @@ struct FakeDriver {
   std::uint64_t next = 0x100000;
   std::map<CUdeviceptr, std::size_t> live;  // allocations not yet freed
   std::vector<CUdeviceptr> freed;
+  std::vector<CUcontext> freed_in;  // the context current at each free
   std::vector<std::string> calls;  // "alloc", "memset", "sync", in order
   struct Memset {
     CUdeviceptr ptr;
@@ -56,6 +58,7 @@ runtime::CudaDriverApi fake_api() {
   a.mem_free = [](CUdeviceptr p) -> CUresult {
     std::lock_guard<std::mutex> lock(g_fake->mu);
     g_fake->freed.push_back(p);
+    g_fake->freed_in.push_back(t_current);
     return g_fake->live.erase(p) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   };
   a.memset_d32 = [](CUdeviceptr p, unsigned v, std::size_t n) -> CUresult {
@@ -95,6 +98,9 @@ class GemmExec : public ::testing::Test {
 
 CUstream stream_handle(std::uintptr_t v) { return reinterpret_cast<CUstream>(v); }
 
+// The (fake) context the scratch's slots belong to.
+CUcontext scratch_ctx() { return reinterpret_cast<CUcontext>(0xE0); }
+
 std::int64_t round256(std::int64_t b) { return (b + 255) / 256 * 256; }
 
 }  // namespace
@@ -102,7 +108,7 @@ std::int64_t round256(std::int64_t b) { return (b + 255) / 256 * 256; }
 TEST_F(GemmExec, ScratchOneSlotPerStreamAllocatedAndZeroedOnce) {
   std::uniform_int_distribution<std::int64_t> bytes(1, 1 << 22);
   const std::int64_t partial = bytes(rng_) * 4, counters = bytes(rng_) / 1024 * 4 + 8;
-  StreamScratch s(partial, counters);
+  StreamScratch s(partial, counters, scratch_ctx());
   const std::vector<CUstream> streams = {stream_handle(0x7000), stream_handle(0x7100), stream_handle(0x7200)};
   std::vector<StreamScratch::Slot> first;
   for (CUstream st : streams) {
@@ -145,7 +151,7 @@ TEST_F(GemmExec, ScratchOneSlotPerStreamAllocatedAndZeroedOnce) {
 }
 
 TEST_F(GemmExec, ScratchPerThreadStreamIsKeyedByThreadAndLegacyAliasesShare) {
-  StreamScratch s(4096, 64);
+  StreamScratch s(4096, 64, scratch_ctx());
   auto legacy0 = s.get(api_, nullptr);
   auto legacy1 = s.get(api_, CU_STREAM_LEGACY);
   ASSERT_TRUE(legacy0.is_good() && legacy1.is_good());
@@ -169,7 +175,7 @@ TEST_F(GemmExec, ScratchPerThreadStreamIsKeyedByThreadAndLegacyAliasesShare) {
 }
 
 TEST_F(GemmExec, ScratchConcurrentFirstUseAllocatesOncePerStream) {
-  StreamScratch s(1 << 16, 256);
+  StreamScratch s(1 << 16, 256, scratch_ctx());
   constexpr int kThreads = 8, kCalls = 300;
   std::vector<std::thread> ts;
   std::vector<std::vector<std::uint64_t>> seen(kThreads);
@@ -199,7 +205,7 @@ TEST_F(GemmExec, ScratchConcurrentFirstUseAllocatesOncePerStream) {
 }
 
 TEST_F(GemmExec, ScratchFailuresKeepNothingAndTheNextCallRetries) {
-  StreamScratch s(1024, 32);
+  StreamScratch s(1024, 32, scratch_ctx());
   const CUstream st = stream_handle(0x5000);
   fake_.fail_alloc = 1;
   auto r = s.get(api_, st);
@@ -223,7 +229,7 @@ TEST_F(GemmExec, ScratchFailuresKeepNothingAndTheNextCallRetries) {
 TEST_F(GemmExec, ScratchFreesEverySlotOnceWhenThePlanDies) {
   std::vector<CUdeviceptr> bases;
   {
-    StreamScratch s(2048, 16);
+    StreamScratch s(2048, 16, scratch_ctx());
     for (std::uintptr_t h : {0x10u, 0x20u, 0x30u}) {
       auto r = s.get(api_, stream_handle(h));
       ASSERT_TRUE(r.is_good());
@@ -235,6 +241,25 @@ TEST_F(GemmExec, ScratchFreesEverySlotOnceWhenThePlanDies) {
   std::sort(bases.begin(), bases.end());
   std::sort(fake_.freed.begin(), fake_.freed.end());
   EXPECT_EQ(fake_.freed, bases);
+}
+
+TEST_F(GemmExec, ScratchFreesInItsContextOnAThreadWithoutOne) {
+  auto* s = new StreamScratch(2048, 16, scratch_ctx());
+  t_current = scratch_ctx();
+  for (std::uintptr_t h : {0x10u, 0x20u}) ASSERT_TRUE(s->get(api_, stream_handle(h)).is_good());
+  t_current = nullptr;
+  // Dropped on a fresh thread (nothing current): every free runs with the
+  // scratch's context current, and the thread is left as it was.
+  CUcontext after = scratch_ctx();
+  std::thread t([&] {
+    delete s;
+    after = t_current;
+  });
+  t.join();
+  EXPECT_TRUE(fake_.live.empty());
+  ASSERT_EQ(fake_.freed_in.size(), 2u);
+  for (CUcontext c : fake_.freed_in) EXPECT_EQ(c, scratch_ctx()) << "a slot was freed outside its context";
+  EXPECT_EQ(after, nullptr);
 }
 
 TEST_F(GemmExec, ContextScopeBindsTheRuntimeContextOnAnyThreadAndRestores) {

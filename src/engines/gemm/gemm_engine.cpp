@@ -46,9 +46,7 @@ class GemmPlan final : public CompiledPlan {
         ctx_(ctx),
         kernel_(k),
         scratch_(cfg_.version == 2 ? v2_partial_bytes(kp_, cfg_, sched_) : 0,
-                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_, sched_) : 0) {}
-  // The scratch slots are freed in the runtime's context, whichever thread drops the plan.
-  ~GemmPlan() override { ContextScope bound(rt_->api(), ctx_); }
+                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_, sched_) : 0, ctx) {}
   // Split-K scratch is plan-owned, one slot per stream (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
 
@@ -121,7 +119,7 @@ class GemmPlan final : public CompiledPlan {
   CUcontext ctx_;  // rt_'s context
   const runtime::LoadedKernel* kernel_;
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
-  mutable StreamScratch scratch_;  // v2 with sched_.splits > 1: one slot per stream
+  mutable StreamScratch scratch_;  // v2 with sched_.splits > 1: one slot per stream, freed in ctx_
 };
 
 class GemmEngine final : public Engine {

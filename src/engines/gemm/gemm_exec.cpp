@@ -20,6 +20,8 @@ ContextScope::~ContextScope() {
 }
 
 StreamScratch::~StreamScratch() {
+  if (slots_.empty()) return;
+  const ContextScope bound(*api_, ctx_);
   for (const Entry& e : slots_) api_->mem_free(e.base);
 }
 

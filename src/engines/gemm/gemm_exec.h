@@ -63,10 +63,12 @@ class ContextScope {
 // stream capture (the counters' memset runs on the legacy stream).
 class StreamScratch {
  public:
-  StreamScratch(std::int64_t partial_bytes, std::int64_t counter_bytes)
-      : partial_bytes_(partial_bytes), counter_bytes_(counter_bytes) {}
-  // Frees every slot through the table that allocated it; the runtime's
-  // context must be current (GemmPlan's destructor makes it so).
+  // `ctx`: the context the slots are allocated in (the runtime's; get() runs
+  // with it current).
+  StreamScratch(std::int64_t partial_bytes, std::int64_t counter_bytes, CUcontext ctx)
+      : partial_bytes_(partial_bytes), counter_bytes_(counter_bytes), ctx_(ctx) {}
+  // Frees every slot through the table that allocated it, with `ctx` made
+  // current for the frees (ContextScope), whichever thread drops the plan.
   ~StreamScratch();
   StreamScratch(const StreamScratch&) = delete;
   StreamScratch& operator=(const StreamScratch&) = delete;
@@ -93,6 +95,7 @@ class StreamScratch {
     CUdeviceptr base = 0;
   };
   std::int64_t partial_bytes_, counter_bytes_;
+  CUcontext ctx_;
   mutable std::mutex mu_;
   const runtime::CudaDriverApi* api_ = nullptr;  // the table that allocated the slots
   std::vector<Entry> slots_;
