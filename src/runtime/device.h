@@ -69,6 +69,8 @@ class KernelRuntime {
 
   const DeviceProperties& device() const noexcept { return device_; }
   const CudaDriverApi& api() const noexcept { return *api_; }
+  // The retained primary context (current on the thread that opened the runtime).
+  CUcontext context() const noexcept { return ctx_; }
   CompiledCache& cache() noexcept { return cache_; }
 
  private:

@@ -16,12 +16,10 @@ namespace opgraph::gemm {
 namespace {
 
 // One KernelRuntime for device 0 per process, guarded (KernelRuntime is not
-// thread-safe), and its context (device 0's primary context, which the runtime
-// retains for its lifetime), read on the thread that opened it.
+// thread-safe).
 struct SharedRuntime {
   std::mutex mu;
   std::unique_ptr<runtime::KernelRuntime> rt;
-  CUcontext ctx = nullptr;
 };
 SharedRuntime& shared_runtime() {
   static SharedRuntime* s = new SharedRuntime;
@@ -37,16 +35,15 @@ class GemmPlan final : public CompiledPlan {
  public:
   // Launch geometry, split count and scratch sizes depend on the plan only:
   // computed here once, with the swap off (kp is already the kernel view).
-  GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, CUcontext ctx, const runtime::LoadedKernel* k)
+  GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, const runtime::LoadedKernel* k)
       : kp_(std::move(kp)),
         cfg_(unswapped(cfg)),
         dims_(launch_dims(kp_, cfg_, *rt, *k)),
         sched_(v2_schedule(kp_, cfg_, rt->device().sm_count, resident_)),
         rt_(rt),
-        ctx_(ctx),
         kernel_(k),
         scratch_(cfg_.version == 2 ? v2_partial_bytes(kp_, cfg_, sched_) : 0,
-                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_, sched_) : 0, ctx) {}
+                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_, sched_) : 0, rt->context()) {}
   // Split-K scratch is plan-owned, one slot per stream (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
 
@@ -68,7 +65,7 @@ class GemmPlan final : public CompiledPlan {
     OPGRAPH_CHECK(missing);
     // The runtime was opened on the planning thread; this call may come from
     // any thread. Its context is current for the launch (and the scratch).
-    const ContextScope bound(rt_->api(), ctx_);
+    const ContextScope bound(rt_->api(), rt_->context());
     OPGRAPH_CHECK(bound.status());
     if (cfg_.version != 2) {
       void* args[] = {&h};
@@ -116,10 +113,9 @@ class GemmPlan final : public CompiledPlan {
   runtime::LaunchDims dims_;
   V2Schedule sched_;  // v2: split-K / STREAM_K tail, the units the grid walks
   runtime::KernelRuntime* rt_;
-  CUcontext ctx_;  // rt_'s context
   const runtime::LoadedKernel* kernel_;
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
-  mutable StreamScratch scratch_;  // v2 with sched_.splits > 1: one slot per stream, freed in ctx_
+  mutable StreamScratch scratch_;  // v2 with sched_.splits > 1: one slot per stream, freed in rt_'s context
 };
 
 class GemmEngine final : public Engine {
@@ -148,11 +144,7 @@ class GemmEngine final : public Engine {
     if (!s.rt) {
       auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
       if (rt.is_bad()) return rt.status();
-      // open() made the runtime's context current on this thread.
-      CUcontext ctx = nullptr;
-      OPGRAPH_CHECK(runtime::cuda_check((*rt)->api(), (*rt)->api().ctx_get_current(&ctx), "engine gemm: cuCtxGetCurrent"));
       s.rt = std::move(*rt);
-      s.ctx = ctx;
     }
     if (cfg->version == 2 && s.rt->device().major != 9)
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
@@ -163,7 +155,7 @@ class GemmEngine final : public Engine {
     // The plan keeps the kernel view (SWAP_AB applied); execute sizes shared
     // memory from it with the swap off.
     GemmProblem kp = kernel_view(*p, *cfg);
-    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), *cfg, s.rt.get(), s.ctx, *k));
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), *cfg, s.rt.get(), *k));
   }
 
   std::string label(const PlanConfig& config) const override {
