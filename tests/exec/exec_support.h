@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "opgraph/engine.h"
@@ -53,15 +54,21 @@ class CaptureEngine final : public Engine {
   std::shared_ptr<Captured> c_;
 };
 
-inline plan::Manifest capture_manifest(std::shared_ptr<Captured> c) {
+// A manifest whose only engine is the universal family's slot `name`, made by `factory`.
+inline plan::Manifest one_engine_manifest(std::string name, plan::EngineFactory factory) {
   plan::Manifest m;
   m.universal.name = "universal";
   m.universal.block = 0;
   plan::EngineSlot s;
-  s.name = "capture";
-  s.factory = [c](EngineIdentity id) { return std::make_unique<CaptureEngine>(std::move(id), c); };
+  s.name = std::move(name);
+  s.factory = std::move(factory);
   m.universal.slots.push_back(std::move(s));
   return m;
+}
+
+inline plan::Manifest capture_manifest(std::shared_ptr<Captured> c) {
+  return one_engine_manifest("capture",
+                             [c](EngineIdentity id) { return std::make_unique<CaptureEngine>(std::move(id), c); });
 }
 
 }  // namespace opgraph::exec_test

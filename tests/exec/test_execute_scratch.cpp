@@ -75,14 +75,8 @@ class RecordEngine final : public Engine {
 
 // Every graph planned under it gets a RecordPlan on `h`.
 plan::Manifest record_manifest(Hooks* h) {
-  plan::Manifest m;
-  m.universal.name = "universal";
-  m.universal.block = 0;
-  plan::EngineSlot s;
-  s.name = "record";
-  s.factory = [h](EngineIdentity id) { return std::make_unique<RecordEngine>(std::move(id), h); };
-  m.universal.slots.push_back(std::move(s));
-  return m;
+  return exec_test::one_engine_manifest(
+      "record", [h](EngineIdentity id) { return std::make_unique<RecordEngine>(std::move(id), h); });
 }
 
 struct AddGraph {
