@@ -228,7 +228,13 @@ Status Graph::execute(const VariantPack& pack, Workspace workspace, const Handle
 
 Status Graph::prepare_variant_pack(const VariantPack& caller, VariantPack& out) const {
   OPGRAPH_CHECK(check_planned(*st_, *this));
-  return VariantPack::normalize(caller, *st_->layout, out);
+  // Into a pack of its own: `caller` may be `out` (normalize clears its output first),
+  // and a refused pack, half filled, must not reach `out` (execute hands a prepared pack
+  // on unchecked).
+  VariantPack made;
+  Status s = VariantPack::normalize(caller, *st_->layout, made);
+  out = s.is_good() ? std::move(made) : VariantPack();
+  return s;
 }
 
 Status Graph::deselect_workspace_greater_than(std::int64_t bytes) {

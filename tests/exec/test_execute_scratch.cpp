@@ -188,5 +188,29 @@ TEST(ExecuteScratch, PreparedPackSkipsNormalisationAndReadsTheSame) {
   EXPECT_EQ(a.g.prepare_variant_pack(stray, out).code(), ErrorCode::INVALID_VARIANT_PACK);
 }
 
+TEST(ExecuteScratch, PreparedPackInPlaceAndARefusalLeavesNoPreparedPack) {
+  Hooks h;
+  plan::testing::ScopedManifest scope(record_manifest(&h));
+  AddGraph a(8);
+  ASSERT_TRUE(a.build().is_good());
+  std::array<float, 24> buf{};
+  VariantPack p;
+  p.set(a.x, buf.data()).set(a.y, buf.data() + 8).set(a.z, buf.data() + 16);
+  Status in_place = a.g.prepare_variant_pack(p, p);  // the caller's pack becomes the prepared one
+  ASSERT_TRUE(in_place.is_good()) << in_place.to_string();
+  ASSERT_TRUE(p.normalized());
+  h.last_pack = nullptr;
+  ASSERT_TRUE(a.g.execute(p).is_good());
+  EXPECT_EQ(h.last_pack, &p);
+  ASSERT_EQ(h.count, 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(h.data[static_cast<std::size_t>(i)], buf.data() + 8 * i) << "operand " << i;
+
+  VariantPack bad, out;
+  bad.set(a.x, buf.data()).set(a.y, buf.data() + 8).set(a.z, buf.data() + 16);
+  bad.override_shape(a.x->get_uid(), {1, 2, 3});  // the declaration has two dims: refused after x is filled
+  EXPECT_EQ(a.g.prepare_variant_pack(bad, out).code(), ErrorCode::INVALID_VARIANT_PACK);
+  EXPECT_FALSE(out.normalized());  // execute(out) normalises it (and refuses), never runs it as prepared
+}
+
 }  // namespace
 }  // namespace opgraph
