@@ -22,8 +22,7 @@ class ReferencePlan final : public CompiledPlan {
       : graph_(&g),
         table_(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 0}, "reference"),
         prepared_(std::move(prepared)),
-        in_pos_(positions(layout, prepared_.inputs)),
-        out_pos_(positions(layout, prepared_.outputs)) {}
+        pos_(positions(layout, prepared_)) {}
   std::int64_t workspace_size() const override { return 0; }
 
   // Per call: one pointer per prepared tensor, read from its position.
@@ -32,29 +31,30 @@ class ReferencePlan final : public CompiledPlan {
       return {ErrorCode::INVALID_VALUE, "engine reference executes host buffers; this call's handle drives device '" +
                                             ctx.device->name + "' (staging device buffers needs the runtime layer)"};
     if (!table_.accepts(pack)) return table_.explain(pack);
-    std::vector<void*> data(in_pos_.size() + out_pos_.size(), nullptr);
-    for (std::size_t i = 0; i < in_pos_.size(); ++i)
-      if (in_pos_[i] >= 0) data[i] = pack.operand(static_cast<std::size_t>(in_pos_[i])).data;
-    for (std::size_t i = 0; i < out_pos_.size(); ++i)
-      if (out_pos_[i] >= 0) data[in_pos_.size() + i] = pack.operand(static_cast<std::size_t>(out_pos_[i])).data;
-    std::span<void* const> all(data);
-    return reference::run(*graph_, prepared_, all.first(in_pos_.size()), all.subspan(in_pos_.size()));
+    std::vector<void*> data(pos_.size(), nullptr);
+    for (std::size_t i = 0; i < pos_.size(); ++i)
+      if (pos_[i] >= 0) data[i] = pack.operand(static_cast<std::size_t>(pos_[i])).data;
+    const std::span<void* const> all(data);
+    const std::size_t inputs = prepared_.inputs.size();
+    return reference::run(*graph_, prepared_, all.first(inputs), all.subspan(inputs));
   }
 
  private:
-  // Each tensor's position in the layout; -1 where it has none (pass-by-value: not read
-  // through a buffer; anything else reads as a missing buffer, as reference::execute says).
-  static std::vector<std::int64_t> positions(const DeclaredLayout& layout, const std::vector<const Tensor*>& ts) {
+  // Each prepared tensor's position in the layout, inputs then outputs; -1 where it has
+  // none (pass-by-value: not read through a buffer; anything else reads as a missing
+  // buffer, as reference::execute says).
+  static std::vector<std::int64_t> positions(const DeclaredLayout& layout, const reference::Prepared& p) {
     std::vector<std::int64_t> pos;
-    pos.reserve(ts.size());
-    for (const Tensor* t : ts) pos.push_back(layout.index_of(t->get_uid()));
+    pos.reserve(p.inputs.size() + p.outputs.size());
+    for (const auto* ts : {&p.inputs, &p.outputs})
+      for (const Tensor* t : *ts) pos.push_back(layout.index_of(t->get_uid()));
     return pos;
   }
 
   const OpGraph* graph_;
   OperandTable table_;
   reference::Prepared prepared_;
-  std::vector<std::int64_t> in_pos_, out_pos_;
+  std::vector<std::int64_t> pos_;  // per prepared tensor: inputs, then outputs
 };
 
 class ReferenceEngine final : public Engine {
