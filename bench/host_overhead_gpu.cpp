@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engines/smoke/smoke_kernels.h"
+#include "exec/device_buffer.h"
 #include "exec/operand_table.h"
 #include "opgraph/graph.h"
 #include "plan/manifest.h"
@@ -132,9 +133,10 @@ int main() {
   if (Status s = g.create_execution_plans({HeurMode::A}); s.is_bad()) return fail(s);
   if (Status s = g.build_plans(); s.is_bad()) return fail(s);
 
-  CUdeviceptr xd = 0, yd = 0;
-  if (Status s = runtime::cuda_check(api, api.mem_alloc(&xd, kN * 4), "cuMemAlloc"); s.is_bad()) return fail(s);
-  if (Status s = runtime::cuda_check(api, api.mem_alloc(&yd, kN * 4), "cuMemAlloc"); s.is_bad()) return fail(s);
+  const DeviceBuffer xbuf(api, static_cast<std::size_t>(kN) * 4), ybuf(api, static_cast<std::size_t>(kN) * 4);
+  if (xbuf.status().is_bad()) return fail(xbuf.status());
+  if (ybuf.status().is_bad()) return fail(ybuf.status());
+  CUdeviceptr xd = xbuf.ptr(), yd = ybuf.ptr();  // by address: the raw launch's arguments
   std::vector<float> xh(kN), yh(kN);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-4.f, 4.f);
@@ -193,7 +195,5 @@ int main() {
   std::printf("target: opgraph_execute within 1.3x of raw_launch; result check: %lld bad of %lld\n",
               static_cast<long long>(bad), static_cast<long long>(kN));
   (void)api.stream_destroy(stream);
-  (void)api.mem_free(xd);
-  (void)api.mem_free(yd);
   return failures || bad ? (std::fprintf(stderr, "%d failed calls\n", failures), 1) : 0;
 }
