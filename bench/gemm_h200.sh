@@ -15,6 +15,7 @@
 #
 # OPGRAPH_GEMM_BIN=DIR: use the binaries bench/gpu_check_bins.sh built on the
 # dev machine (no device build; test_gemm is then the dev machine's run).
+# OPGRAPH_GEMM_GPU_RC=N: test_gemm_gpu already ran in this call (bench/gpu_check_h200.sh) with exit N.
 # GEMM_H200_MODE=confirm: a short re-check (build, the example, test_gemm_gpu,
 # gemm_bench --confirm; no torch, no test_gemm).
 set -uo pipefail
@@ -61,7 +62,10 @@ MODE=${GEMM_H200_MODE:-full}
 ci_rc=0; gpu_rc=0
 gpu_tests() {
 echo "== tests"
-timeout 120 "$TEST_GEMM_GPU" >"$OUT/test_gemm_gpu.log" 2>&1 || gpu_rc=$?
+if [ -n "${OPGRAPH_GEMM_GPU_RC:-}" ]; then  # run by bench/gpu_check_h200.sh in the same call
+  gpu_rc=$OPGRAPH_GEMM_GPU_RC; echo "test_gemm_gpu ran in the GPU check: rc=$gpu_rc"; return
+fi
+timeout 300 "$TEST_GEMM_GPU" >"$OUT/test_gemm_gpu.log" 2>&1 || gpu_rc=$?
 grep -E "^\[  (FAILED|PASSED)|Failure|bad; worst|CUDA_ERROR" "$OUT/test_gemm_gpu.log" | head -30 || true
 }
 [ "$MODE" = confirm ] || gpu_tests

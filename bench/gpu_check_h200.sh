@@ -52,7 +52,7 @@ mkdir -p "$OUT/sdpa"
 OUT=$OUT/sdpa OPGRAPH_SDPA_BIN=$BIN OPGRAPH_SDPA_TORCHLIB_CASES=${OPGRAPH_SDPA_TORCHLIB_CASES:-0} step sdpa 420 bash bench/cudnn_sdpa_h200.sh
 tail -n 24 "$OUT/sdpa/cudnn_sdpa_h200.txt" 2>/dev/null | tee -a "$SUM"
 
-step gemm_gpu 240 "$BIN/test_gemm_gpu"
+step gemm_gpu 400 "$BIN/test_gemm_gpu"
 grep -hE "^\[  FAILED  \]" "$OUT/gemm_gpu.log" | head -10 | tee -a "$SUM"
 
 EX=examples/graphs/matmul_bias_gelu.json
