@@ -10,7 +10,7 @@
 
 #include "engines/gemm/gemm_engine.h"
 #include "engines/reference/executor.h"
-#include "gemm_gpu/gemm_gpu_util.h"
+#include "gemm_gpu/gemm_gpu_fixture.h"
 
 using namespace opgraph;
 using namespace opgraph::gemm_testing;
@@ -85,30 +85,7 @@ Knobs random_knobs(const GemmCase& c, std::mt19937& rng) {
   return gemm::knobs_of(ok[rng() % ok.size()]);
 }
 
-// Case `c` under v2 with TILE_N `tn` (stages as proposed), `split`, `swap`,
-// `cluster` CTAs along M.
-Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1, int stream_k = 0) {
-  gemm::GemmConfig cfg;
-  cfg.cluster_m = cluster;
-  cfg.stream_k = stream_k;
-  cfg.version = 2;
-  cfg.tile_n = tn;
-  cfg.stages = tn == 256 ? 4 : tn == 128 ? 6 : 8;
-  cfg.split_k = split;
-  cfg.swap_ab = swap;
-  cfg.raster = raster;
-  return gemm::knobs_of(cfg);
-}
-
-class GemmGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0) GTEST_FAIL() << "no GPU: these tests run on the H200 only";
-    if (!gpu().stream) {
-      ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-    }
-  }
-};
+class GemmGpu : public GemmGpuFixture {};
 
 }  // namespace
 

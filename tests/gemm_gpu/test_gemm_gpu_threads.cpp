@@ -12,7 +12,7 @@
 
 #include "engines/gemm/gemm_engine.h"
 #include "engines/reference/executor.h"
-#include "gemm_gpu/gemm_gpu_util.h"
+#include "gemm_gpu/gemm_gpu_fixture.h"
 
 using namespace opgraph;
 using namespace opgraph::gemm_testing;
@@ -59,24 +59,7 @@ std::size_t check(const GemmCase& c, const OpGraph& g, Operands& o) {
   return bad;
 }
 
-Knobs v2_split_knobs(int split) {
-  gemm::GemmConfig cfg;
-  cfg.version = 2;
-  cfg.tile_n = 128;
-  cfg.stages = 6;
-  cfg.split_k = split;
-  return gemm::knobs_of(cfg);
-}
-
-class GemmGpuThreads : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0) GTEST_FAIL() << "no GPU: these tests run on the H200 only";
-    if (!gpu().stream) {
-      ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-    }
-  }
-};
+class GemmGpuThreads : public GemmGpuFixture {};
 
 }  // namespace
 
@@ -87,7 +70,7 @@ TEST_F(GemmGpuThreads, ExecuteFromAThreadWithoutAContext) {
   std::mt19937 rng(std::random_device{}());
   auto engine = gemm::make_gemm_engine(EngineIdentity{20100, "gemm"});
   std::vector<Knobs> configs = {gemm::knobs_of(gemm::GemmConfig{}), Knobs{}};
-  if (gpu().props.major == 9) configs.push_back(v2_split_knobs(3));
+  if (gpu().props.major == 9) configs.push_back(v2_knobs(128, 3, false));
   for (const Knobs& knobs : configs) {
     GemmCase c{1, 8 * (1 + static_cast<std::int64_t>(rng() % 40)), 264, 8 * (64 + static_cast<std::int64_t>(rng() % 64)),
                false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "relu"}};
@@ -131,7 +114,7 @@ TEST_F(GemmGpuThreads, SplitKPlanOnTwoStreamsAtOnce) {
              DataType::FLOAT, {"bias"}};
   OpGraph g = build_case(c);
   ASSERT_TRUE(g.validate().is_good());
-  auto plan = build(*engine, g, v2_split_knobs(4));
+  auto plan = build(*engine, g, v2_knobs(128, 4, false));
   ASSERT_NE(plan, nullptr);
   Operands o[2];
   CUstream s[2] = {nullptr, nullptr};
