@@ -102,8 +102,11 @@ class Graph : public OpGraph {
   // Normalises `caller` into `out` once, for repeated executes: execute(out, ...)
   // then skips normalisation. The graph must be planned (INVALID_VALUE otherwise);
   // a binding with no spelling is INVALID_VARIANT_PACK, as execute says it. `out`
-  // is this graph's (another graph refuses it) and reads the buffers in place: they
-  // and the graph outlive its use.
+  // is this graph's and reads the buffers in place: they and the graph outlive its
+  // use. It is recognised by the graph's layout generation (exec/declared_layout.h):
+  // any other graph refuses it with INVALID_VARIANT_PACK, even one built later at
+  // the same address. Planning is one-shot, so a graph's layout (and generation)
+  // never changes once planned: `out` stays valid for the graph's whole life.
   Status prepare_variant_pack(const VariantPack& caller, VariantPack& out) const;
 
   // --- plan records (src/api/graph_records.cpp) ---

@@ -112,6 +112,10 @@ class VariantPack {
   // --- reading (a normalised pack; the caller's pack answers "not normalised") ---
   bool normalized() const noexcept { return layout_ != nullptr; }
   const DeclaredLayout* layout() const noexcept { return layout_; }
+  // The generation of the layout it was normalised against (0: not normalised).
+  // Execute recognises a prepared pack by this id, not by layout()'s address, which
+  // a later graph's layout may reuse (exec/declared_layout.h).
+  std::uint64_t layout_generation() const noexcept { return layout_generation_; }
   // The operand's position, or -1 when it is not an operand of the graph.
   std::int64_t index_of(std::int64_t uid) const;
   std::int64_t index_of(const Tensor& t) const;
@@ -150,6 +154,7 @@ class VariantPack {
   std::vector<Entry> entries_;
   std::vector<Override> overrides_;
   const DeclaredLayout* layout_ = nullptr;
+  std::uint64_t layout_generation_ = 0;
   std::vector<OperandBuffer> slots_;
 };
 

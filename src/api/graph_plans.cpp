@@ -187,9 +187,14 @@ Status run_plan(const GraphPlanState& st, const PlanRecord& p, const CompiledPla
   ScratchLease lease(scratch);
   VariantPack nested;  // used only by a nested call (empty: no allocation)
   const VariantPack* use = &pack;
-  if (pack.layout() != st.layout.get()) {
+  // A prepared pack is recognised by its layout's generation, never by the layout's
+  // address (a destroyed graph's layout address may be reused by a later graph's).
+  if (!st.layout->prepared(pack)) {
     if (pack.normalized())
-      return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: prepared for another graph (prepare_variant_pack)"};
+      return {ErrorCode::INVALID_VARIANT_PACK,
+              "variant pack: prepared (prepare_variant_pack) for another graph, one since destroyed or replaced; "
+              "its layout generation " + std::to_string(pack.layout_generation()) + " is not this graph's " +
+                  std::to_string(st.layout->generation()) + " (prepare it again on this graph)"};
     VariantPack& operands = lease.pack(nested);
     OPGRAPH_CHECK(VariantPack::normalize(pack, *st.layout, operands));
     use = &operands;

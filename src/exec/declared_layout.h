@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -48,8 +49,38 @@ struct DeclaredSlot {
   std::string unspellable;  // non-empty: why the declaration has no slot spelling
 };
 
+// Identity: each layout object carries a GENERATION, a process-unique id (never 0)
+// drawn when it is constructed, computed or copied. A pack normalised against it
+// records the generation, and execute recognises a prepared pack by it (one integer
+// compare), never by the layout's address: a graph destroyed and a later graph's
+// layout landing at the same address, or a layout assigned over, are different
+// generations, so a stale prepared pack is refused instead of running its slots as
+// the new graph's operands. A move hands the generation over (the moved-from object
+// draws a fresh one), so two live layouts never share one.
 class DeclaredLayout {
  public:
+  DeclaredLayout() = default;
+  DeclaredLayout(const DeclaredLayout& o) : slots_(o.slots_) {}
+  DeclaredLayout(DeclaredLayout&& o) noexcept : slots_(std::move(o.slots_)), generation_(o.generation_) {
+    o.generation_ = next_generation();
+  }
+  DeclaredLayout& operator=(const DeclaredLayout& o) {
+    if (this != &o) {
+      slots_ = o.slots_;
+      generation_ = next_generation();
+    }
+    return *this;
+  }
+  DeclaredLayout& operator=(DeclaredLayout&& o) noexcept {
+    if (this != &o) {
+      slots_ = std::move(o.slots_);
+      generation_ = o.generation_;
+      o.generation_ = next_generation();
+    }
+    return *this;
+  }
+  ~DeclaredLayout() = default;
+
   // Computed from a graph whose uids are assigned (validated). INVALID_VALUE
   // names a tensor with more than kMaxRank dims.
   static Result<DeclaredLayout> compute(const OpGraph& g);
@@ -60,8 +91,20 @@ class DeclaredLayout {
   // Position of `uid` (binary search over ascending uids), or -1.
   std::int64_t index_of(std::int64_t uid) const noexcept;
 
+  // This layout's generation (see above); never 0.
+  std::uint64_t generation() const noexcept { return generation_; }
+  // Whether `pack` was normalised against this layout (this generation): the
+  // one check execute makes before handing a prepared pack on unchecked.
+  bool prepared(const VariantPack& pack) const noexcept { return pack.layout_generation() == generation_; }
+
  private:
+  static std::uint64_t next_generation() noexcept {
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
   std::vector<DeclaredSlot> slots_;
+  std::uint64_t generation_ = next_generation();
 };
 
 }  // namespace opgraph

@@ -152,6 +152,7 @@ Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& l
   out.entries_.clear();
   out.overrides_.clear();
   out.layout_ = &layout;
+  out.layout_generation_ = layout.generation();
   out.slots_.assign(layout.size(), OperandBuffer{});
   for (const Entry& e : caller.entries_) {
     const std::int64_t pos = layout.index_of(e.uid);

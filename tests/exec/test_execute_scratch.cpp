@@ -4,7 +4,9 @@
 // the same thread still reads its own operands afterwards (the nested call
 // normalises into a pack of its own). A pack prepared once
 // (Graph::prepare_variant_pack) reaches the plan as it is, with the same operands
-// a per-call normalisation gives. Concurrency: test_concurrent_execute.cpp.
+// a per-call normalisation gives, and a stale one (its graph destroyed) is refused
+// even when a later graph's layout reuses its address. Concurrency:
+// test_concurrent_execute.cpp.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -186,6 +188,51 @@ TEST(ExecuteScratch, PreparedPackSkipsNormalisationAndReadsTheSame) {
   stray.set(other.x, p[0]);  // a tensor of another graph (its uid may exist here too)
   stray.set(987654, p[1]);   // a uid no operand has
   EXPECT_EQ(a.g.prepare_variant_pack(stray, out).code(), ErrorCode::INVALID_VARIANT_PACK);
+}
+
+// A pack prepared on a graph since destroyed is refused by every later graph, even
+// one whose layout the allocator puts at the destroyed layout's address (an address
+// check took it and ran its slots as the new graph's operands). Planning is
+// one-shot: a second planning call on a planned graph is refused, its layout is
+// never rebuilt, and its own prepared pack keeps working.
+TEST(ExecuteScratch, StalePreparedPackIsRefusedEvenAtAReusedLayoutAddress) {
+  Hooks h;
+  plan::testing::ScopedManifest scope(record_manifest(&h));
+  std::mt19937 rng(57);
+  std::uniform_int_distribution<int> pick(0, 39);
+  std::array<float, 48> buf{};
+  VariantPack stale;
+  {
+    AddGraph a(8);
+    ASSERT_TRUE(a.build().is_good());
+    VariantPack p;
+    p.set(a.x, buf.data() + pick(rng)).set(a.y, buf.data() + pick(rng)).set(a.z, buf.data() + pick(rng));
+    ASSERT_TRUE(a.g.prepare_variant_pack(p, stale).is_good());
+  }  // `a` is gone: stale.layout() dangles (compared, never read)
+  const void* old_layout = stale.layout();
+  bool reused = false;
+  for (int attempt = 0; attempt < 8 && !reused; ++attempt) {
+    AddGraph b(8);
+    ASSERT_TRUE(b.build().is_good());
+    float* q[3] = {buf.data() + pick(rng), buf.data() + pick(rng), buf.data() + pick(rng)};
+    VariantPack caller, mine;
+    caller.set(b.x, q[0]).set(b.y, q[1]).set(b.z, q[2]);
+    ASSERT_TRUE(b.g.prepare_variant_pack(caller, mine).is_good());
+    reused = mine.layout() == old_layout;
+    EXPECT_NE(mine.layout_generation(), stale.layout_generation());
+    h.count = 0;
+    Status s = b.g.execute(stale);
+    EXPECT_EQ(s.code(), ErrorCode::INVALID_VARIANT_PACK) << s.to_string();
+    EXPECT_NE(s.message().find("another graph, one since destroyed or replaced"), std::string::npos) << s.message();
+    EXPECT_EQ(h.count, 0u);  // no plan ran
+    EXPECT_EQ(b.g.create_execution_plans({HeurMode::A}).code(), ErrorCode::INVALID_VALUE);  // one-shot
+    ASSERT_TRUE(b.g.execute(mine).is_good());
+    ASSERT_EQ(h.count, 3u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(h.data[static_cast<std::size_t>(i)], q[i]) << "operand " << i;
+  }
+  // With malloc behind operator new (above), the first later graph takes the freed
+  // layout's block: the refusal was checked at the very address the stale pack names.
+  EXPECT_TRUE(reused) << "no later graph's layout reused the destroyed layout's address";
 }
 
 TEST(ExecuteScratch, PreparedPackInPlaceAndARefusalLeavesNoPreparedPack) {

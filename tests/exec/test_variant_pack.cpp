@@ -3,7 +3,8 @@
 // re-described; declared extents keep their strides; smaller buffers keep their
 // description; bare addresses lend the declaration; dtype rules; overrides; fp4
 // storage geometry; one operand order; the layout computed once per graph; every
-// caller form (uid map, tensor map, OperandBuffer, DLPack x3) normalised alike.
+// caller form (uid map, tensor map, OperandBuffer, DLPack x3) normalised alike; a
+// normalised pack tied to its layout by generation, not address.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -262,6 +263,41 @@ TEST(VariantPack, EveryCallerFormNormalisesAlike) {
   VariantPack px;
   px.set(other.a, buf.data());
   expect_refused(m.norm(px).status(), "'A'", "another graph");
+}
+
+// A normalised pack is tied to its layout by GENERATION, not address: a layout
+// assigned over in place (same address, another graph's operands) is a new
+// generation, and no two live layouts share one (computes and copies draw fresh
+// ones; a move hands its over and the moved-from object draws a fresh one).
+TEST(VariantPack, LayoutGenerationNotAddressIdentifiesThePreparedLayout) {
+  MatmulGraph m;
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> val(-1.f, 1.f);
+  std::vector<float> buf(32);
+  for (auto& v : buf) v = val(rng);
+  VariantPack p, n;
+  p.set(m.a->get_uid(), buf.data());
+  ASSERT_TRUE(VariantPack::normalize(p, m.layout, n).is_good());
+  EXPECT_NE(n.layout_generation(), 0u);
+  EXPECT_EQ(n.layout_generation(), m.layout.generation());
+  EXPECT_TRUE(m.layout.prepared(n));
+  EXPECT_FALSE(m.layout.prepared(p));  // the caller's pack: generation 0, never a layout's
+  EXPECT_EQ(p.layout_generation(), 0u);
+  const std::uint64_t before = m.layout.generation();
+  Fp4Graph f;
+  m.layout = DeclaredLayout::compute(f.g).value();  // another graph's operands, same object
+  EXPECT_EQ(n.layout(), &m.layout);  // the address alone would take the stale pack
+  EXPECT_NE(m.layout.generation(), before);
+  EXPECT_FALSE(m.layout.prepared(n));  // the generation refuses it
+  DeclaredLayout copy = m.layout;
+  EXPECT_NE(copy.generation(), m.layout.generation());
+  const std::uint64_t gen = copy.generation();
+  DeclaredLayout moved = std::move(copy);
+  EXPECT_EQ(moved.generation(), gen);
+  EXPECT_NE(copy.generation(), gen);  // NOLINT(bugprone-use-after-move): the moved-from draws a fresh one
+  EXPECT_EQ(moved.size(), m.layout.size());
+  const std::uint64_t g1 = DeclaredLayout::compute(m.g).value().generation();
+  EXPECT_NE(DeclaredLayout::compute(m.g).value().generation(), g1);  // one graph computed twice: two generations
 }
 
 TEST(VariantPack, GraphExecuteNormalisesOnceAgainstOneLayoutPerGraph) {
