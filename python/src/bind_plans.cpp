@@ -187,14 +187,17 @@ Call prepare_call(PyGraph& g, nb::handle self, const Normalized& n, nb::handle w
 // A variant pack normalised ahead of time (pygraph.prepare_variant_pack): execute skips the
 // dict walk and, once the graph is planned, the core's normalisation too (`ready`, made by
 // Graph::prepare_variant_pack). The buffers must stay alive and in place while it is used.
+// The pack keeps its graph alive (keep_alive on prepare_variant_pack), so `n.graph` never
+// dangles and no later graph can take its address while the pack lives.
 // (A planned graph cannot be replaced by deserialize, so `ready` stays the graph's.)
 struct PreparedPack {
   Normalized n;
   VariantPack ready;  // n.pack against the graph's operands; empty: execute normalises n.pack
 
   PreparedPack(PyGraph& g, Normalized normalized) : n(std::move(normalized)) {
-    if (g.is_planned() && g.prepare_variant_pack(n.pack, ready).is_bad())
-      ready = VariantPack();  // execute normalises n.pack again and raises why
+    // A refusal leaves `ready` empty (Graph::prepare_variant_pack's contract): execute
+    // then normalises n.pack again and raises why.
+    if (g.is_planned()) (void)g.prepare_variant_pack(n.pack, ready);
   }
   // The pack execute hands the core.
   const VariantPack& pack() const { return ready.normalized() ? ready : n.pack; }
@@ -341,8 +344,9 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
              PyGraph& g = nb::cast<PyGraph&>(self);
              return new PreparedPack(g, to_variant_pack(g, variant_pack));
            },
-           nb::arg("variant_pack"), nb::rv_policy::take_ownership,
-           "The dict normalised once, for repeated execute() calls on the same buffers (they must stay alive).")
+           nb::arg("variant_pack"), nb::rv_policy::take_ownership, nb::keep_alive<0, 1>(),
+           "The dict normalised once, for repeated execute() calls on the same buffers (they must stay alive). "
+           "The pack keeps this graph alive.")
       .def("_normalize_only",
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {
              PyGraph& g = nb::cast<PyGraph&>(self);

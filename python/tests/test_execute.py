@@ -4,7 +4,9 @@ and the planning surface around it (at-index API, one-shot planning, freeze, var
 Tolerances: the reference accumulates in float64 and rounds to the float32 outputs, numpy
 computes in float64 here: |err| <= 1e-5 + 1e-5 * |ref| (a few float32 ulps).
 """
+import gc
 import math
+import weakref
 
 import numpy as np
 import pytest
@@ -324,6 +326,47 @@ def test_prepared_pack_and_the_cpp_repeat_run_like_execute(rng):
         other.execute(pack)
     with pytest.raises(TypeError, match="dict"):
         g.execute([(a, x)], ws)
+
+
+def test_prepared_pack_keeps_its_graph_alive(rng):
+    # The pack checks its graph by address: it must hold the graph, or a dropped graph's
+    # address could be taken by a later one while the pack still names it.
+    g, a, y = relu_graph()
+    ws = plan(g)
+    x = rng.standard_normal((3, 5)).astype(F32)
+    out = np.full((3, 5), np.nan, F32)
+    pack = g.prepare_variant_pack({a: x, y: out})
+    ref = weakref.ref(g)
+    del g, a, y
+    gc.collect()
+    kept = ref()
+    assert kept is not None, "the prepared pack let its graph go"
+    x[:] = rng.standard_normal((3, 5)).astype(F32)
+    kept.execute(pack, ws)
+    assert_close(out, np.maximum(x, 0))
+    fresh, _, _ = relu_graph()  # a later graph never takes the pack: it is not the pack's graph
+    plan(fresh)
+    with pytest.raises(ValueError, match="another graph"):
+        fresh.execute(pack, ws)
+    del kept, pack
+    gc.collect()
+    assert ref() is None, "the graph outlived its last pack (a leak)"
+
+
+def test_prepared_pack_the_core_refuses_raises_at_execute_and_runs_nothing(rng):
+    # The binding takes a 13-d array; the core's normalisation refuses it (at most 12 dims)
+    # and leaves no prepared pack, so execute normalises again and raises the same reason.
+    g, a, y = relu_graph()
+    ws = plan(g)
+    x = rng.standard_normal((1,) * 11 + (3, 5)).astype(F32)
+    out = np.full((3, 5), np.nan, F32)
+    pack = g.prepare_variant_pack({a: x, y: out})
+    with pytest.raises(ValueError, match="13 dims; at most 12") as prepared:
+        g.execute(pack, ws)
+    with pytest.raises(ValueError) as per_call:
+        g.execute({a: x, y: out}, ws)
+    assert str(prepared.value) == str(per_call.value)
+    assert np.isnan(out).all()
 
 
 def test_host_only_handle_and_host_arrays_keep_the_host_target(rng):
