@@ -232,7 +232,13 @@ TEST(ExecuteScratch, StalePreparedPackIsRefusedEvenAtAReusedLayoutAddress) {
   }
   // With malloc behind operator new (above), the first later graph takes the freed
   // layout's block: the refusal was checked at the very address the stale pack names.
+  // AddressSanitizer quarantines freed blocks, so there no address is reused and the
+  // loop checks the refusal at fresh addresses only.
+#if !defined(__SANITIZE_ADDRESS__)
   EXPECT_TRUE(reused) << "no later graph's layout reused the destroyed layout's address";
+#else
+  (void)reused;
+#endif
 }
 
 TEST(ExecuteScratch, PreparedPackInPlaceAndARefusalLeavesNoPreparedPack) {
