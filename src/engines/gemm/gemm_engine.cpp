@@ -162,7 +162,8 @@ class GemmEngine final : public Engine {
     auto c = config_from_knobs(config.knobs);
     if (c.is_bad()) return name();
     return name() + "_v" + std::to_string(c->version) + "_" + std::to_string(c->tile_m) + "x" +
-           std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") + (c->cluster_m > 1 ? "_c" + std::to_string(c->cluster_m) : "") +
+           std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") +
+           (c->cluster_m > 1 ? "_c" + std::to_string(c->cluster_m) : "") +
            (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "") + (c->stream_k ? "_sk" : "");
   }
 
