@@ -1,4 +1,4 @@
-// engines/gemm/gemm_exec.cpp — ContextScope and StreamScratch (contracts in gemm_exec.h).
+// engines/gemm/gemm_exec.cpp — StreamScratch (contract in gemm_exec.h; ContextScope is runtime/context_scope.cpp).
 #include "engines/gemm/gemm_exec.h"
 
 namespace opgraph::gemm {
@@ -7,17 +7,6 @@ namespace {
 std::int64_t round256(std::int64_t b) { return (b + 255) / 256 * 256; }
 
 }  // namespace
-
-ContextScope::ContextScope(const runtime::CudaDriverApi& api, CUcontext ctx) : api_(&api) {
-  status_ = runtime::cuda_check(api, api.ctx_get_current(&previous_), "engine gemm: cuCtxGetCurrent");
-  if (status_.is_bad() || previous_ == ctx) return;
-  status_ = runtime::cuda_check(api, api.ctx_set_current(ctx), "engine gemm: cuCtxSetCurrent (the runtime's context)");
-  switched_ = status_.is_good();
-}
-
-ContextScope::~ContextScope() {
-  if (switched_) api_->ctx_set_current(previous_);
-}
 
 StreamScratch::~StreamScratch() {
   if (slots_.empty()) return;

@@ -1,6 +1,7 @@
 // engines/gemm/gemm_exec.h — what GemmPlan::execute needs besides the kernel:
 // the runtime's CUDA context made current on the calling thread for one call
-// (ContextScope), and the v2 split-K scratch, one slot per stream (StreamScratch).
+// (ContextScope, from runtime/context_scope.h), and the v2 split-K scratch,
+// one slot per stream (StreamScratch).
 //
 // Both take the driver table by reference, so CI tests drive them with a table
 // of fake entry points (no GPU there); the engine passes the loader's table.
@@ -11,31 +12,14 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/context_scope.h"
 #include "runtime/loader.h"
 
 namespace opgraph::gemm {
 
-// Makes `ctx` current on the calling thread for the scope's lifetime and puts
-// back whatever was current before (nothing, or another context), so execute
-// works from any thread (a Python thread, a serving pool) and leaves the
-// caller's thread state as it found it. When `ctx` is already current (the
-// steady state) it costs one cuCtxGetCurrent and sets nothing.
-class ContextScope {
- public:
-  ContextScope(const runtime::CudaDriverApi& api, CUcontext ctx);
-  ~ContextScope();
-  ContextScope(const ContextScope&) = delete;
-  ContextScope& operator=(const ContextScope&) = delete;
-  // CUDA_API_FAILED naming cuCtxGetCurrent / cuCtxSetCurrent when the driver
-  // refused; the scope then changed nothing.
-  const Status& status() const noexcept { return status_; }
-
- private:
-  const runtime::CudaDriverApi* api_;
-  CUcontext previous_ = nullptr;
-  bool switched_ = false;
-  Status status_;
-};
+// The plan's context made current for one call: runtime/context_scope.h (it
+// moved there so the cudnn engine binds its plans' context the same way).
+using runtime::ContextScope;
 
 // The split-K scratch of one v2 plan: fp32 partials (partial_bytes) then u32
 // tile counters (counter_bytes), one slot per stream, so two executes of one
