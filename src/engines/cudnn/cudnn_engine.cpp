@@ -68,7 +68,7 @@ class CudnnPlan final : public CompiledPlan {
     if (!lock.owns_lock()) {
       auto vp = variant_pack(ptrs, ws);
       if (vp.is_bad()) return vp.status();
-      return run(h.value(), vp.value());
+      return run(h->handle, vp.value());
     }
     if (!cache_.vp || cache_.ws != ws || cache_.ptrs != ptrs) {
       cache_.vp = Descriptor();  // invalid until the new one is finalized
@@ -78,7 +78,7 @@ class CudnnPlan final : public CompiledPlan {
       cache_.ptrs.assign(ptrs.begin(), ptrs.end());
       cache_.ws = ws;
     }
-    return run(h.value(), cache_.vp);
+    return run(h->handle, cache_.vp);
   }
 
   Result<std::string> serialize_backend() const override { return execution_plan_json(*api_, plan_); }
@@ -199,9 +199,9 @@ class CudnnEngine final : public Engine {
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
-    auto m = materialise(*api.value(), lp.value(), h.value());
+    auto m = materialise(*api.value(), lp.value(), h->handle);
     if (m.is_bad()) return m.status();
-    auto plan = build_execution_plan(*api.value(), h.value(), m->operation_graph(lp.value()), config);
+    auto plan = build_execution_plan(*api.value(), h->handle, m->operation_graph(lp.value()), config);
     if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
@@ -220,7 +220,7 @@ class CudnnEngine final : public Engine {
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return {};
-    auto m = materialise(*api.value(), lp.value(), h.value());
+    auto m = materialise(*api.value(), lp.value(), h->handle);
     if (m.is_bad()) return {};
     auto n = engine_notes(*api.value(), m->operation_graph(lp.value()), config.engine_id);
     return n.is_good() ? n.value() : PlanNotes{};
@@ -236,7 +236,7 @@ class CudnnEngine final : public Engine {
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
-    auto plan = execution_plan_from_json(*api.value(), h.value(), blob);
+    auto plan = execution_plan_from_json(*api.value(), h->handle, blob);
     if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
@@ -273,7 +273,7 @@ class CudnnProvider final : public plan::BackendProvider {
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, h.status().message()};
-    auto m = materialise(*api.value(), lp.value(), h.value());
+    auto m = materialise(*api.value(), lp.value(), h->handle);
     if (m.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, m.status().message()};
     auto r = query_heuristics(*api.value(), m->operation_graph(lp.value()), mode);
     if (r.is_bad())

@@ -6,16 +6,6 @@
 namespace opgraph::engines::cudnn {
 namespace {
 
-struct ThreadHandle {
-  const CudnnApi* api = nullptr;
-  cudnnHandle_t h = nullptr;
-  bool stream_set = false;    // `stream` was set on h by set_thread_stream
-  CUstream stream = nullptr;
-  ~ThreadHandle() {
-    if (h) api->destroy(h);
-  }
-};
-
 cudnnBackendHeurMode_t heur_mode(HeurMode m) {
   switch (m) {
     case HeurMode::B: return CUDNN_HEUR_MODE_B;
@@ -55,37 +45,6 @@ Result<PlanNotes> engine_notes(const CudnnApi& api, const Descriptor& op_graph, 
   OPGRAPH_CHECK(eng->set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &engine_id, Step::HEURISTICS, what));
   OPGRAPH_CHECK(eng->finalize(Step::HEURISTICS, what));
   return read_notes(api, eng->get());
-}
-
-namespace {
-ThreadHandle& this_thread() {
-  thread_local ThreadHandle th;
-  return th;
-}
-}  // namespace
-
-Result<cudnnHandle_t> thread_handle(const CudnnApi& api) {
-  ThreadHandle& th = this_thread();
-  if (th.h) return th.h;
-  cudnnHandle_t h = nullptr;
-  OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.create(&h)), Step::HEURISTICS, "cudnnCreate"));
-  th.api = &api;
-  th.h = h;
-  th.stream_set = false;
-  return h;
-}
-
-Result<cudnnHandle_t> thread_handle_on(const CudnnApi& api, CUstream stream) {
-  auto h = thread_handle(api);
-  if (h.is_bad()) return h.status();
-  ThreadHandle& th = this_thread();
-  if (th.stream_set && th.stream == stream) return h;
-  th.stream_set = false;  // until cuDNN takes the new one
-  OPGRAPH_CHECK(check(api, static_cast<cudnnStatus_t>(api.set_stream(h.value(), stream)), Step::EXECUTE,
-                      "cudnnSetStream"));
-  th.stream = stream;
-  th.stream_set = true;
-  return h;
 }
 
 Result<std::vector<PlanConfig>> query_heuristics(const CudnnApi& api, const Descriptor& op_graph, HeurMode mode) {

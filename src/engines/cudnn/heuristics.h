@@ -1,22 +1,15 @@
 // engines/cudnn/heuristics.h — cuDNN's engine heuristics and engine configs as
 // PlanConfigs, and back: the query per mode, the execution plan for one
-// (engine_id, knobs), and the per-thread cuDNN handle.
+// (engine_id, knobs). The handles they run on: handles.h.
 #pragma once
 
 #include <vector>
 
 #include "engines/cudnn/backend.h"
+#include "engines/cudnn/handles.h"
 #include "opgraph/engine.h"
 
 namespace opgraph::engines::cudnn {
-
-// This thread's cuDNN handle (created on first use on the current device,
-// destroyed at thread exit). A failure (no device, no context) is the status.
-Result<cudnnHandle_t> thread_handle(const CudnnApi& api);
-// The same handle with `stream` set on it. cudnnSetStream is called only when
-// `stream` differs from the last one set through here: the handle is this
-// thread's alone and nothing else in opgraph sets its stream.
-Result<cudnnHandle_t> thread_handle_on(const CudnnApi& api, CUstream stream);
 
 // The numerical and behaviour notes of a finalized ENGINE descriptor. A note
 // cuDNN will not report (an older library) or this build does not name is left
