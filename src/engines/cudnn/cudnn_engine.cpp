@@ -1,12 +1,15 @@
 // engines/cudnn/cudnn_engine.cpp — CudnnEngine (check_support / build_plan),
-// CudnnPlan (workspace, execute through a variant pack reused while the call's
-// pointers and workspace repeat) and the provider.
+// CudnnPlan (workspace; execute with the plan's CUDA context bound on the
+// calling thread, through a variant pack reused while the call's pointers and
+// workspace repeat) and the provider. Threading contract: docs/cudnn.md.
 #include "engines/cudnn/cudnn_engine.h"
 
 #include <mutex>
+#include <optional>
 
 #include "engines/cudnn/backend.h"
 #include "engines/cudnn/heuristics.h"
+#include "runtime/context_scope.h"
 #include "opgraph/op_graph.h"
 #include "plan/engine_ids.h"
 
@@ -18,10 +21,12 @@ using namespace cudnn;
 class CudnnPlan final : public CompiledPlan {
  public:
   // `ws`: the engine's own workspace bytes; the lowering's scratch tensors follow
-  // them (256-aligned) in the caller's workspace.
-  CudnnPlan(const CudnnApi& api, LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws)
-      : api_(&api), lowering_(std::move(lp)), graph_(std::move(m)), plan_(std::move(plan)),
-        scratch_at_((ws + 255) / 256 * 256),
+  // them (256-aligned) in the caller's workspace. `built_on`: the handle the
+  // plan was built with, whose context every execute binds.
+  CudnnPlan(const CudnnApi& api, const runtime::CudaDriverApi& driver, BoundHandle built_on, LoweringPlan lp,
+            Materialised m, Descriptor plan, std::int64_t ws)
+      : api_(&api), driver_(&driver), context_(built_on.context), lowering_(std::move(lp)), graph_(std::move(m)),
+        plan_(std::move(plan)), scratch_at_((ws + 255) / 256 * 256),
         workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes) {
     // The uid order (caller, by-value, scratch) and the by-value pointers are
     // fixed by the lowering: built once here, not per execute.
@@ -37,12 +42,57 @@ class CudnnPlan final : public CompiledPlan {
   }
   std::int64_t workspace_size() const override { return workspace_; }
 
+  // Runs with the plan's context current on the calling thread (any thread:
+  // none current, or another device's) and the caller's put back after; on
+  // this thread's handle for that context, with ctx.stream set on it.
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (ctx.workspace.bytes < workspace_)
       return {ErrorCode::INVALID_VALUE, "engine cudnn: workspace too small: needs " + std::to_string(workspace_) +
                                             " bytes, got " + std::to_string(ctx.workspace.bytes)};
-    // The pointer array is per call: concurrent executes never share it.
-    std::vector<void*> ptrs;
+    std::optional<runtime::ContextScope> bound;
+    if (context_) {
+      bound.emplace(*driver_, context_);
+      if (bound->status().is_bad())
+        return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
+    }
+    void* ws = ctx.workspace.data;
+    // The last call's finalized variant pack serves this one when its pointers and
+    // workspace are this call's (compared in place: a hit allocates nothing). One
+    // call at a time uses it: a call that finds another holding it finalizes a
+    // pack of its own in a pointer array of its own (never waits).
+    std::unique_lock<std::mutex> lock(cache_.mu, std::try_to_lock);
+    if (lock.owns_lock() && cache_.vp && cache_.ws == ws && cached_pointers_are(pack)) return launch(ctx, cache_.vp);
+    std::vector<void*> own;
+    std::vector<void*>& ptrs = lock.owns_lock() ? cache_.ptrs : own;
+    if (lock.owns_lock()) cache_.vp = Descriptor();  // invalid until the new one is finalized
+    OPGRAPH_CHECK(gather(pack, ws, ptrs));
+    auto vp = variant_pack(ptrs, ws);
+    if (vp.is_bad()) return vp.status();
+    if (!lock.owns_lock()) return launch(ctx, vp.value());
+    cache_.vp = std::move(vp.value());
+    cache_.ws = ws;
+    return launch(ctx, cache_.vp);
+  }
+
+  Result<std::string> serialize_backend() const override { return execution_plan_json(*api_, plan_); }
+
+ private:
+  // Whether the caller's buffers are the cached pack's (its first
+  // caller_uids.size() pointers; the by-value and scratch ones follow from the
+  // lowering and the workspace). A missing buffer is a miss: gather() names it.
+  bool cached_pointers_are(const VariantPack& pack) const {
+    for (std::size_t i = 0; i < lowering_.caller_uids.size(); ++i) {
+      const OperandBuffer* b = pack.find(lowering_.caller_uids[i]);
+      if (!b || b->data != cache_.ptrs[i]) return false;
+    }
+    return true;
+  }
+
+  // `ptrs` (cleared first) := the pack's pointers parallel to uids_: the
+  // caller's buffers, the by-value scalars, the scratch tensors in `ws`.
+  // INVALID_VARIANT_PACK naming the tensor when a caller buffer is missing.
+  Status gather(const VariantPack& pack, void* ws, std::vector<void*>& ptrs) const {
+    ptrs.clear();
     ptrs.reserve(uids_.size());
     for (std::int64_t uid : lowering_.caller_uids) {
       const OperandBuffer* b = pack.find(uid);
@@ -55,42 +105,24 @@ class CudnnPlan final : public CompiledPlan {
       ptrs.push_back(b->data);
     }
     ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
-    for (const ScratchTensor& s : lowering_.scratch)
-      ptrs.push_back(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
+    for (const ScratchTensor& s : lowering_.scratch) ptrs.push_back(static_cast<char*>(ws) + scratch_at_ + s.offset);
+    return Status::ok();
+  }
+
+  // The scratch tensors' initial bytes, then cudnnBackendExecute of `vp` on this
+  // thread's handle for the (bound) context with ctx.stream set.
+  Status launch(const ExecutionContext& ctx, const Descriptor& vp) const {
     if (has_scratch_init_) OPGRAPH_CHECK(init_scratch(ctx));
     auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream));
     if (h.is_bad()) return h.status();
-    void* ws = ctx.workspace.data;
-    // The last call's finalized variant pack serves this one when its pointers and
-    // workspace are this call's. One call at a time uses it: a call that finds
-    // another holding it finalizes a pack of its own (never waits).
-    std::unique_lock<std::mutex> lock(cache_.mu, std::try_to_lock);
-    if (!lock.owns_lock()) {
-      auto vp = variant_pack(ptrs, ws);
-      if (vp.is_bad()) return vp.status();
-      return run(h->handle, vp.value());
-    }
-    if (!cache_.vp || cache_.ws != ws || cache_.ptrs != ptrs) {
-      cache_.vp = Descriptor();  // invalid until the new one is finalized
-      auto vp = variant_pack(ptrs, ws);
-      if (vp.is_bad()) return vp.status();
-      cache_.vp = std::move(vp.value());
-      cache_.ptrs.assign(ptrs.begin(), ptrs.end());
-      cache_.ws = ws;
-    }
-    return run(h->handle, cache_.vp);
+    return run(h->handle, vp);
   }
 
-  Result<std::string> serialize_backend() const override { return execution_plan_json(*api_, plan_); }
-
- private:
   // Copies the host bytes of the scratch tensors that carry some (ALiBi slopes)
   // into the workspace, on `ctx.stream` (async when the driver has
   // cuMemcpyHtoDAsync, else a synchronous copy after a stream sync).
   Status init_scratch(const ExecutionContext& ctx) const {
-    auto drv = runtime::cuda_driver();
-    if (drv.is_bad()) return drv.status();
-    const auto* d = drv.value();
+    const runtime::CudaDriverApi* d = driver_;
     for (const ScratchTensor& s : lowering_.scratch) {
       if (s.init.empty()) continue;
       auto dst = reinterpret_cast<CUdeviceptr>(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
@@ -127,15 +159,18 @@ class CudnnPlan final : public CompiledPlan {
                  "cudnnBackendExecute of " + lowering_.operations_summary());
   }
 
-  // The last finalized variant pack and what it was made of (guarded by mu).
+  // The last finalized variant pack and what it was made of (guarded by mu;
+  // ptrs keeps its capacity across misses).
   struct VariantPackCache {
     std::mutex mu;
     Descriptor vp;
-    std::vector<void*> ptrs;
+    std::vector<void*> ptrs;  // parallel to uids_
     void* ws = nullptr;
   };
 
   const CudnnApi* api_;
+  const runtime::CudaDriverApi* driver_;
+  CUcontext context_;  // the building handle's: bound by every execute (none: nothing bound)
   LoweringPlan lowering_;
   Materialised graph_;  // kept alive: the execution plan references it
   Descriptor plan_;
@@ -181,6 +216,9 @@ class CudnnEngine final : public Engine {
     return lp;
   }
 
+  // The loader's driver table: loaded once thread_handle succeeded (it needs it).
+  static const runtime::CudaDriverApi& driver() { return *runtime::cuda_driver().value(); }
+
   // What the lowering may know about the loaded library (its version gates native operations).
   static LoweringOptions options(const CudnnApi& api) {
     LoweringOptions o;
@@ -205,9 +243,9 @@ class CudnnEngine final : public Engine {
     if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
-    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), std::move(lp.value()),
-                                                                     std::move(m.value()), std::move(plan.value()),
-                                                                     ws.value()));
+    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(),
+                                                                     std::move(lp.value()), std::move(m.value()),
+                                                                     std::move(plan.value()), ws.value()));
   }
 
   // A named backend id's notes, from an ENGINE descriptor finalized on this
@@ -240,7 +278,8 @@ class CudnnEngine final : public Engine {
     if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
-    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), std::move(lp.value()), Materialised{},
+    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(),
+                                                                     std::move(lp.value()), Materialised{},
                                                                      std::move(plan.value()), ws.value()));
   }
 
