@@ -23,6 +23,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "cudnn_gpu/gpu_harness.h"
@@ -56,23 +57,34 @@ CUcontext current() {
 
 // A second context on device 0 (cuCtxCreate_v2 through the loaded libcuda; the
 // loader's table has no cuCtxCreate), created once and kept for the process so
-// that no context address is ever reused by another. nullptr when refused.
-CUcontext second_context() {
+// that no context address is ever reused by another. nullptr when refused;
+// `why` then says what failed (the device's compute mode may forbid a second
+// context: the test reports it, it does not skip).
+CUcontext second_context(std::string* why = nullptr) {
+  static std::string failure;
   static CUcontext ctx = []() -> CUcontext {
     const auto* d = driver();
-    if (!d) return nullptr;
+    if (!d) return failure = "no driver", nullptr;
     void* lib = dlopen(d->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (!lib) return nullptr;
+    if (!lib) return failure = "dlopen(" + d->path + ", RTLD_NOLOAD) failed", nullptr;
     using CtxCreate = CUresult (*)(CUcontext*, unsigned int, CUdevice);
     auto create = reinterpret_cast<CtxCreate>(dlsym(lib, "cuCtxCreate_v2"));
     CUdevice dev = 0;
-    if (!create || d->device_get(&dev, 0) != CUDA_SUCCESS) return nullptr;
+    if (!create) return failure = "libcuda exports no cuCtxCreate_v2", nullptr;
+    if (d->device_get(&dev, 0) != CUDA_SUCCESS) return failure = "cuDeviceGet(0) failed", nullptr;
     const CUcontext before = current();
     CUcontext c = nullptr;
     const CUresult r = create(&c, 0, dev);  // makes c current
     d->ctx_set_current(before);
-    return r == CUDA_SUCCESS ? c : nullptr;
+    if (r != CUDA_SUCCESS) {
+      int mode = -1;
+      d->device_get_attribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev);
+      failure = "cuCtxCreate_v2: " + runtime::cuda_error_text(*d, r) + "; device compute mode " + std::to_string(mode);
+      return nullptr;
+    }
+    return c;
   }();
+  if (why) *why = failure;
   return ctx;
 }
 
@@ -257,8 +269,9 @@ TEST_F(CudnnGpuThreads, CallersContextIsUnchanged) {
   ASSERT_EQ(driver()->ctx_synchronize(), CUDA_SUCCESS);
   EXPECT_EQ(bad_elements(*o), 0u) << "on the planning thread";
 
-  const CUcontext other = second_context();
-  ASSERT_NE(other, nullptr) << "cuCtxCreate_v2 refused a second context on device 0";
+  std::string why;
+  const CUcontext other = second_context(&why);
+  ASSERT_NE(other, nullptr) << "no second context on device 0: " << why;
   ASSERT_NE(other, primary_);
   poison(*o);
   CUcontext after = nullptr;
@@ -279,8 +292,9 @@ TEST_F(CudnnGpuThreads, CallersContextIsUnchanged) {
 // device (each with its buffers there); one worker thread executes them
 // alternately, 20 times each, on each context's default stream.
 TEST_F(CudnnGpuThreads, OneThreadTwoContexts) {
-  const CUcontext other = second_context();
-  ASSERT_NE(other, nullptr) << "cuCtxCreate_v2 refused a second context on device 0";
+  std::string why;
+  const CUcontext other = second_context(&why);
+  ASSERT_NE(other, nullptr) << "no second context on device 0: " << why;
   auto pa = plan(rng_);
   ASSERT_NE(pa, nullptr);
   auto oa = operands(*pa, rng_);
