@@ -219,6 +219,8 @@ Result<const CudaDriverApi*> cuda_driver() {
     bind(h, "cuTensorMapEncodeTiled", a.tensor_map_encode_tiled, optional);
     bind(h, "cuOccupancyMaxActiveClusters", a.occupancy_max_active_clusters, optional);
     bind(h, "cuMemcpyHtoDAsync_v2", a.memcpy_htod_async, optional);
+    bind(h, "cuEventQuery", a.event_query, optional);
+    bind(h, "cuStreamWaitEvent", a.stream_wait_event, optional);
     int v = 0;
     if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
       return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +
