@@ -37,6 +37,7 @@
 
 #include "engines/cudnn/cudnn_engine.h"
 #include "engines/gemm/gemm_engine.h"
+#include "engines/gemm/gemm_exec.h"
 #include "runtime/device.h"
 #include "exec/device_buffer.h"
 #include "gemm_gpu/gemm_gpu_util.h"
@@ -238,14 +239,17 @@ int main(int argc, char** argv) {
       v.cluster_m = 2;
       auto k = rt->get(gemm::kernel_request(*problem, v));
       if (k.is_good()) {
-        runtime::LaunchDims d;
+        // The engine's own sizing (gemm_exec.h launch_plan): the driver's
+        // answer (or OPGRAPH_GEMM_RESIDENT_CLUSTERS), and the grid without it.
         const gemm::GemmProblem kp = gemm::kernel_view(*problem, v);
-        d.shared_bytes = gemm::smem_bytes(kp, v);
-        d.cluster[0] = 2;
-        gemm::grid_of(kp, v, d.grid, d.block, props->sm_count);
-        auto n = rt->max_active_clusters(**k, d);
-        std::printf("CLUSTERS tile_n=%d smem=%u resident_pairs=%s default_grid=%u\n", v.tile_n, d.shared_bytes,
-                    n.is_good() ? std::to_string(*n).c_str() : n.status().message().c_str(), d.grid[0]);
+        gemm::GemmConfig kc = v;
+        kc.swap_ab = false;
+        auto lp = gemm::launch_plan(kp, kc, *rt, **k);
+        const gemm::LaunchPlan fallback = gemm::launch_plan_for(kp, kc, rt->device().sm_count, 0);
+        std::printf("CLUSTERS tile_n=%d smem=%u resident_pairs=%s grid=%s default_grid=%u\n", v.tile_n,
+                    fallback.dims.shared_bytes,
+                    lp.is_good() ? std::to_string(lp->resident).c_str() : lp.status().message().c_str(),
+                    lp.is_good() ? std::to_string(lp->dims.grid[0]).c_str() : "-", fallback.dims.grid[0]);
       }
     }
     ExecutionContext ec;

@@ -1,10 +1,11 @@
 // GemmPlan::execute's helpers without a GPU (gemm_exec.h), driven through a
 // driver table of fake entry points that record every call:
-// StreamScratch — one slot per stream (distinct, non-overlapping, allocated
-// once, counters zeroed once and waited for; CU_STREAM_PER_THREAD keyed by
-// thread; legacy aliases shared; failures keep nothing; concurrent first use
-// from many threads allocates exactly once per stream; every slot freed once,
-// with its context current, from any thread);
+// StreamScratch, up to its slot bound — one slot per stream (distinct,
+// non-overlapping, allocated once, counters zeroed once and waited for;
+// CU_STREAM_PER_THREAD keyed by thread; legacy aliases shared; failures keep
+// nothing; concurrent first use from many threads allocates exactly once per
+// stream; every slot and its event freed once, with its context current, from
+// any thread); past the bound: test_gemm_host.cpp;
 // ContextScope — the runtime's context current inside the scope from a thread
 // with none or another one current, the previous one restored after, no set
 // call when it is already current. The engine on the GPU: tests/gemm_gpu.
@@ -17,75 +18,13 @@
 #include <thread>
 
 #include "engines/gemm/gemm_exec.h"
+#include "gemm_fake_driver.h"
 
 using namespace opgraph;
 using namespace opgraph::gemm;
+using namespace opgraph::gemm_fake;
 
 namespace {
-
-// What the fake driver saw. Guarded: the concurrency test calls from many threads.
-struct FakeDriver {
-  std::mutex mu;
-  std::uint64_t next = 0x100000;
-  std::map<CUdeviceptr, std::size_t> live;  // allocations not yet freed
-  std::vector<CUdeviceptr> freed;
-  std::vector<CUcontext> freed_in;  // the context current at each free
-  std::vector<std::string> calls;  // "alloc", "memset", "sync", in order
-  struct Memset {
-    CUdeviceptr ptr;
-    unsigned value;
-    std::size_t count;
-  };
-  std::vector<Memset> memsets;
-  int fail_alloc = 0, fail_memset = 0;  // fail the next N calls
-  int set_calls = 0;
-  bool fail_set = false;
-};
-FakeDriver* g_fake = nullptr;
-thread_local CUcontext t_current = nullptr;
-
-runtime::CudaDriverApi fake_api() {
-  runtime::CudaDriverApi a;
-  a.mem_alloc = [](CUdeviceptr* p, std::size_t bytes) -> CUresult {
-    std::lock_guard<std::mutex> lock(g_fake->mu);
-    g_fake->calls.push_back("alloc");
-    if (g_fake->fail_alloc > 0) return --g_fake->fail_alloc, CUDA_ERROR_OUT_OF_MEMORY;
-    *p = g_fake->next;
-    g_fake->next += (bytes + 4095) / 4096 * 4096 + 4096;
-    g_fake->live[*p] = bytes;
-    return CUDA_SUCCESS;
-  };
-  a.mem_free = [](CUdeviceptr p) -> CUresult {
-    std::lock_guard<std::mutex> lock(g_fake->mu);
-    g_fake->freed.push_back(p);
-    g_fake->freed_in.push_back(t_current);
-    return g_fake->live.erase(p) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-  };
-  a.memset_d32 = [](CUdeviceptr p, unsigned v, std::size_t n) -> CUresult {
-    std::lock_guard<std::mutex> lock(g_fake->mu);
-    g_fake->calls.push_back("memset");
-    if (g_fake->fail_memset > 0) return --g_fake->fail_memset, CUDA_ERROR_ILLEGAL_ADDRESS;
-    g_fake->memsets.push_back({p, v, n});
-    return CUDA_SUCCESS;
-  };
-  a.stream_synchronize = [](CUstream s) -> CUresult {
-    std::lock_guard<std::mutex> lock(g_fake->mu);
-    g_fake->calls.push_back(s == nullptr ? "sync" : "sync-other");
-    return CUDA_SUCCESS;
-  };
-  a.ctx_get_current = [](CUcontext* c) -> CUresult {
-    *c = t_current;
-    return CUDA_SUCCESS;
-  };
-  a.ctx_set_current = [](CUcontext c) -> CUresult {
-    std::lock_guard<std::mutex> lock(g_fake->mu);
-    ++g_fake->set_calls;
-    if (g_fake->fail_set) return CUDA_ERROR_INVALID_CONTEXT;
-    t_current = c;
-    return CUDA_SUCCESS;
-  };
-  return a;
-}
 
 class GemmExec : public ::testing::Test {
  protected:
@@ -103,6 +42,13 @@ CUcontext scratch_ctx() { return reinterpret_cast<CUcontext>(0xE0); }
 
 std::int64_t round256(std::int64_t b) { return (b + 255) / 256 * 256; }
 
+// One execute's use of the scratch: the slot leased, the launch enqueued, released.
+Result<StreamScratch::Slot> use(StreamScratch& s, const runtime::CudaDriverApi& api, CUstream st) {
+  auto slot = s.acquire(api, st);
+  if (slot.is_good()) OPGRAPH_CHECK(s.release(api, *slot, st, true));
+  return slot;
+}
+
 }  // namespace
 
 TEST_F(GemmExec, ScratchOneSlotPerStreamAllocatedAndZeroedOnce) {
@@ -112,14 +58,14 @@ TEST_F(GemmExec, ScratchOneSlotPerStreamAllocatedAndZeroedOnce) {
   const std::vector<CUstream> streams = {stream_handle(0x7000), stream_handle(0x7100), stream_handle(0x7200)};
   std::vector<StreamScratch::Slot> first;
   for (CUstream st : streams) {
-    auto slot = s.get(api_, st);
+    auto slot = use(s, api_, st);
     ASSERT_TRUE(slot.is_good()) << slot.status().message();
     first.push_back(*slot);
   }
   // Again, in another order: the same slot per stream, no new allocation or memset.
   for (int round = 0; round < 3; ++round)
     for (std::size_t i = streams.size(); i-- > 0;) {
-      auto slot = s.get(api_, streams[i]);
+      auto slot = use(s, api_, streams[i]);
       ASSERT_TRUE(slot.is_good());
       EXPECT_EQ(slot->partials, first[i].partials);
       EXPECT_EQ(slot->counters, first[i].counters);
@@ -152,18 +98,18 @@ TEST_F(GemmExec, ScratchOneSlotPerStreamAllocatedAndZeroedOnce) {
 
 TEST_F(GemmExec, ScratchPerThreadStreamIsKeyedByThreadAndLegacyAliasesShare) {
   StreamScratch s(4096, 64, scratch_ctx());
-  auto legacy0 = s.get(api_, nullptr);
-  auto legacy1 = s.get(api_, CU_STREAM_LEGACY);
+  auto legacy0 = use(s, api_, nullptr);
+  auto legacy1 = use(s, api_, CU_STREAM_LEGACY);
   ASSERT_TRUE(legacy0.is_good() && legacy1.is_good());
   EXPECT_EQ(legacy0->partials, legacy1->partials) << "nullptr and CU_STREAM_LEGACY are the same stream";
-  auto mine = s.get(api_, CU_STREAM_PER_THREAD);
-  auto mine_again = s.get(api_, CU_STREAM_PER_THREAD);
+  auto mine = use(s, api_, CU_STREAM_PER_THREAD);
+  auto mine_again = use(s, api_, CU_STREAM_PER_THREAD);
   ASSERT_TRUE(mine.is_good() && mine_again.is_good());
   EXPECT_EQ(mine->partials, mine_again->partials);
   EXPECT_NE(mine->partials, legacy0->partials);
   StreamScratch::Slot other{};
   std::thread t([&] {
-    auto r = s.get(api_, CU_STREAM_PER_THREAD);
+    auto r = use(s, api_, CU_STREAM_PER_THREAD);
     ASSERT_TRUE(r.is_good());
     other = *r;
   });
@@ -187,7 +133,7 @@ TEST_F(GemmExec, ScratchConcurrentFirstUseAllocatesOncePerStream) {
       // Threads t and t + 4 share stream t % 4.
       const CUstream st = stream_handle(0x9000 + 0x40 * static_cast<std::uintptr_t>(t % 4));
       for (int i = 0; i < kCalls; ++i) {
-        auto r = s.get(api_, st);
+        auto r = use(s, api_, st);
         seen[t].push_back(r.is_good() ? r->partials : 0);
       }
     });
@@ -208,18 +154,18 @@ TEST_F(GemmExec, ScratchFailuresKeepNothingAndTheNextCallRetries) {
   StreamScratch s(1024, 32, scratch_ctx());
   const CUstream st = stream_handle(0x5000);
   fake_.fail_alloc = 1;
-  auto r = s.get(api_, st);
+  auto r = use(s, api_, st);
   ASSERT_TRUE(r.is_bad());
   EXPECT_EQ(r.status().code(), ErrorCode::CUDA_API_FAILED);
   EXPECT_NE(r.status().message().find("cuMemAlloc"), std::string::npos) << r.status().message();
   EXPECT_EQ(s.slot_count(), 0u);
   fake_.fail_memset = 1;
-  r = s.get(api_, st);
+  r = use(s, api_, st);
   ASSERT_TRUE(r.is_bad());
   EXPECT_NE(r.status().message().find("cuMemsetD32"), std::string::npos) << r.status().message();
   EXPECT_EQ(s.slot_count(), 0u);
   EXPECT_TRUE(fake_.live.empty()) << "the allocation whose counters were not zeroed leaked";
-  r = s.get(api_, st);
+  r = use(s, api_, st);
   ASSERT_TRUE(r.is_good()) << r.status().message();
   EXPECT_EQ(s.slot_count(), 1u);
   ASSERT_EQ(fake_.memsets.size(), 1u);
@@ -231,13 +177,15 @@ TEST_F(GemmExec, ScratchFreesEverySlotOnceWhenThePlanDies) {
   {
     StreamScratch s(2048, 16, scratch_ctx());
     for (std::uintptr_t h : {0x10u, 0x20u, 0x30u}) {
-      auto r = s.get(api_, stream_handle(h));
+      auto r = use(s, api_, stream_handle(h));
       ASSERT_TRUE(r.is_good());
       bases.push_back(r->partials);
     }
     EXPECT_TRUE(fake_.freed.empty());
   }
   EXPECT_TRUE(fake_.live.empty());
+  EXPECT_TRUE(fake_.events.empty()) << "a slot's completion event was not destroyed";
+  EXPECT_EQ(fake_.events_destroyed, 3);
   std::sort(bases.begin(), bases.end());
   std::sort(fake_.freed.begin(), fake_.freed.end());
   EXPECT_EQ(fake_.freed, bases);
@@ -246,7 +194,7 @@ TEST_F(GemmExec, ScratchFreesEverySlotOnceWhenThePlanDies) {
 TEST_F(GemmExec, ScratchFreesInItsContextOnAThreadWithoutOne) {
   auto* s = new StreamScratch(2048, 16, scratch_ctx());
   t_current = scratch_ctx();
-  for (std::uintptr_t h : {0x10u, 0x20u}) ASSERT_TRUE(s->get(api_, stream_handle(h)).is_good());
+  for (std::uintptr_t h : {0x10u, 0x20u}) ASSERT_TRUE(use(*s, api_, stream_handle(h)).is_good());
   t_current = nullptr;
   // Dropped on a fresh thread (nothing current): every free runs with the
   // scratch's context current, and the thread is left as it was.

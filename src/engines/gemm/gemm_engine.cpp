@@ -5,7 +5,6 @@
 #include "engines/gemm/gemm_exec.h"
 #include "engines/gemm/gemm_tma.h"
 
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 
@@ -26,25 +25,20 @@ SharedRuntime& shared_runtime() {
   return *s;
 }
 
-GemmConfig unswapped(GemmConfig c) {
-  c.swap_ab = false;
-  return c;
-}
-
 class GemmPlan final : public CompiledPlan {
  public:
-  // Launch geometry, split count and scratch sizes depend on the plan only:
-  // computed here once, with the swap off (kp is already the kernel view).
-  GemmPlan(GemmProblem kp, GemmConfig cfg, runtime::KernelRuntime* rt, const runtime::LoadedKernel* k)
+  // `kc`: the config with the swap off (kp is already the kernel view);
+  // `launch`: its geometry, schedule and scratch sizes (launch_plan, computed
+  // once at build).
+  GemmPlan(GemmProblem kp, const GemmConfig& kc, const LaunchPlan& launch, runtime::KernelRuntime* rt,
+           const runtime::LoadedKernel* k)
       : kp_(std::move(kp)),
-        cfg_(unswapped(cfg)),
-        dims_(launch_dims(kp_, cfg_, *rt, *k)),
-        sched_(v2_schedule(kp_, cfg_, rt->device().sm_count, resident_)),
+        cfg_(kc),
+        launch_(launch),
         rt_(rt),
         kernel_(k),
-        scratch_(cfg_.version == 2 ? v2_partial_bytes(kp_, cfg_, sched_) : 0,
-                 cfg_.version == 2 ? v2_counter_bytes(kp_, cfg_, sched_) : 0, rt->context()) {}
-  // Split-K scratch is plan-owned, one slot per stream (StreamScratch, gemm_exec.h).
+        scratch_(launch.partial_bytes, launch.counter_bytes, rt->context()) {}
+  // Split-K scratch is plan-owned, a bounded set of slots (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -67,55 +61,39 @@ class GemmPlan final : public CompiledPlan {
     // any thread. Its context is current for the launch (and the scratch).
     const ContextScope bound(rt_->api(), rt_->context());
     OPGRAPH_CHECK(bound.status());
+    const CUstream stream = static_cast<CUstream>(ctx.stream);
     if (cfg_.version != 2) {
       void* args[] = {&h};
-      return rt_->launch(*kernel_, dims_, static_cast<CUstream>(ctx.stream), args);
+      return rt_->launch(*kernel_, launch_.dims, stream, args);
     }
     const runtime::CudaDriverApi& api = rt_->api();
     CUtensorMap ta, tb;
     V2HostArgs e;
     OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
-    e.splits = sched_.splits;
-    e.split_from = sched_.split_from;
-    if (e.splits > 1) {
-      auto slot = scratch_.get(api, static_cast<CUstream>(ctx.stream));
-      if (slot.is_bad()) return slot.status();
-      e.workspace = slot->partials;
-      e.counters = slot->counters;
-    }
+    e.splits = launch_.sched.splits;
+    e.split_from = launch_.sched.split_from;
     void* args[] = {&h, &e, &ta, &tb};
-    return rt_->launch(*kernel_, dims_, static_cast<CUstream>(ctx.stream), args);
+    if (e.splits == 1) return rt_->launch(*kernel_, launch_.dims, stream, args);
+    auto slot = scratch_.acquire(api, stream);
+    if (slot.is_bad()) return slot.status();
+    e.workspace = slot->partials;
+    e.counters = slot->counters;
+    const Status launched = rt_->launch(*kernel_, launch_.dims, stream, args);
+    const Status released = scratch_.release(api, *slot, stream, launched.is_good());
+    OPGRAPH_CHECK(launched);
+    return released;
   }
+
+  std::size_t scratch_slots() const { return scratch_.slot_count(); }
 
  private:
-  GemmProblem kp_;  // the kernel view (SWAP_AB applied)
-  GemmConfig cfg_;  // swap_ab cleared: kp_ is already swapped
-  // Shared memory, cluster shape and grid. A clustered persistent grid is
-  // sized by how many clusters fit at once (the driver's answer, kept in
-  // resident_; 0 = unknown: sm_count / 2). OPGRAPH_GEMM_RESIDENT_CLUSTERS (a
-  // positive integer) replaces that answer: a measurement override for
-  // bench/gemm_bench --study.
-  runtime::LaunchDims launch_dims(const GemmProblem& kp, const GemmConfig& c, const runtime::KernelRuntime& rt,
-                                  const runtime::LoadedKernel& k) {
-    runtime::LaunchDims d;
-    d.shared_bytes = smem_bytes(kp, c);
-    d.cluster[0] = static_cast<unsigned>(c.cluster_m);
-    if (c.cluster_m > 1) {
-      grid_of(kp, c, d.grid, d.block, rt.device().sm_count);
-      if (auto n = rt.max_active_clusters(k, d); n.is_good()) resident_ = *n;
-      if (const char* v = std::getenv("OPGRAPH_GEMM_RESIDENT_CLUSTERS"); v && std::atoi(v) > 0) resident_ = std::atoi(v);
-    }
-    grid_of(kp, c, d.grid, d.block, rt.device().sm_count, resident_);
-    return d;
-  }
-
-  int resident_ = 0;  // set by launch_dims (declared before dims_)
-  runtime::LaunchDims dims_;
-  V2Schedule sched_;  // v2: split-K / STREAM_K tail, the units the grid walks
+  GemmProblem kp_;     // the kernel view (SWAP_AB applied)
+  GemmConfig cfg_;     // swap_ab cleared: kp_ is already swapped
+  LaunchPlan launch_;  // grid, shared memory, cluster; v2: the schedule the grid walks
   runtime::KernelRuntime* rt_;
   const runtime::LoadedKernel* kernel_;
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
-  mutable StreamScratch scratch_;  // v2 with sched_.splits > 1: one slot per stream, freed in rt_'s context
+  mutable StreamScratch scratch_;  // v2 with splits > 1: slots leased per launch, freed in rt_'s context
 };
 
 class GemmEngine final : public Engine {
@@ -141,7 +119,11 @@ class GemmEngine final : public Engine {
                     "(kernel view); this graph or config is outside it");
     SharedRuntime& s = shared_runtime();
     std::lock_guard<std::mutex> lock(s.mu);
+    // Planning may run on any thread. KernelRuntime::open makes its context
+    // current and leaves it: the caller's (or none) is put back at return.
+    std::optional<ContextRestore> callers;
     if (!s.rt) {
+      if (auto api = runtime::cuda_driver(); api.is_good()) callers.emplace(**api);
       auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
       if (rt.is_bad()) return rt.status();
       s.rt = std::move(*rt);
@@ -150,12 +132,21 @@ class GemmEngine final : public Engine {
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine gemm: PIPELINE_ARCH=2 (wgmma, sm_90a) needs an sm_90 device; this one is " +
                         s.rt->device().arch());
+    // The whole planning step (module load, occupancy query) with the
+    // runtime's context bound; get() sets it current itself on a load, which
+    // the scope undoes at return.
+    const ContextScope bound(s.rt->api(), s.rt->context());
+    OPGRAPH_CHECK(bound.status());
     auto k = s.rt->get(kernel_request(*p, *cfg));
     if (k.is_bad()) return k.status();
-    // The plan keeps the kernel view (SWAP_AB applied); execute sizes shared
-    // memory from it with the swap off.
+    // The plan keeps the kernel view (SWAP_AB applied) and the config with
+    // the swap off; the launch is sized once, from them.
     GemmProblem kp = kernel_view(*p, *cfg);
-    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), *cfg, s.rt.get(), *k));
+    GemmConfig kc = *cfg;
+    kc.swap_ab = false;
+    auto launch = launch_plan(kp, kc, *s.rt, **k);
+    if (launch.is_bad()) return launch.status();
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), kc, *launch, s.rt.get(), *k));
   }
 
   std::string label(const PlanConfig& config) const override {
@@ -175,6 +166,12 @@ class GemmEngine final : public Engine {
 
 std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity) {
   return std::make_unique<GemmEngine>(std::move(identity));
+}
+
+std::optional<std::size_t> split_k_slots(const CompiledPlan& plan) {
+  const auto* p = dynamic_cast<const GemmPlan*>(&plan);
+  if (!p) return std::nullopt;
+  return p->scratch_slots();
 }
 
 runtime::KernelRuntime* shared_runtime_if_open() {

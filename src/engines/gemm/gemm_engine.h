@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "engines/gemm/gemm_kernel.h"
 #include "runtime/device.h"
@@ -19,6 +20,11 @@ std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity);
 // The process's gemm KernelRuntime (device 0), or nullptr before the first
 // build_plan opened it. For tests and the benchmark (cache statistics).
 runtime::KernelRuntime* shared_runtime_if_open();
+
+// The number of split-K scratch slots `plan` holds now (StreamScratch,
+// gemm_exec.h: at most StreamScratch::kMaxSlots unless slots were pinned), or
+// nullopt when `plan` is not this engine's. For tests.
+std::optional<std::size_t> split_k_slots(const CompiledPlan& plan);
 
 // The family's analyzer: a GemmFacts record (the problem, or why none).
 struct GemmFacts : FactsRecord {

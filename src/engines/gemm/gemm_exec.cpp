@@ -1,5 +1,9 @@
-// engines/gemm/gemm_exec.cpp — StreamScratch (contract in gemm_exec.h; ContextScope is runtime/context_scope.cpp).
+// engines/gemm/gemm_exec.cpp — ContextRestore, launch_plan and StreamScratch
+// (contracts in gemm_exec.h; ContextScope is runtime/context_scope.cpp).
 #include "engines/gemm/gemm_exec.h"
+
+#include <algorithm>
+#include <cstdlib>
 
 namespace opgraph::gemm {
 namespace {
@@ -8,13 +12,81 @@ std::int64_t round256(std::int64_t b) { return (b + 255) / 256 * 256; }
 
 }  // namespace
 
+ContextRestore::ContextRestore(const runtime::CudaDriverApi& api) : api_(&api) {
+  const CUresult r = api.ctx_get_current(&previous_);
+  if (r == CUDA_ERROR_NOT_INITIALIZED) previous_ = nullptr;  // before cuInit nothing can be current
+  known_ = r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_INITIALIZED;
+}
+
+ContextRestore::~ContextRestore() {
+  if (!known_) return;
+  CUcontext now = nullptr;
+  if (api_->ctx_get_current(&now) != CUDA_SUCCESS || now == previous_) return;
+  api_->ctx_set_current(previous_);
+}
+
+LaunchPlan launch_plan_for(const GemmProblem& kp, const GemmConfig& config, int sm_count, int resident) {
+  GemmConfig c = config;
+  c.swap_ab = false;  // kp is the kernel view already
+  LaunchPlan p;
+  p.resident = resident;
+  p.dims.shared_bytes = smem_bytes(kp, c);
+  p.dims.cluster[0] = static_cast<unsigned>(c.cluster_m);
+  if (c.version != 2) {
+    grid_of(kp, c, p.dims.grid, p.dims.block, sm_count, resident);
+    return p;
+  }
+  p.sched = v2_schedule(kp, c, sm_count, resident);
+  // Persistent: one cluster per resident slot, fewer when there are fewer
+  // units (grid_of's v2 rule, from this schedule instead of a second one).
+  p.dims.grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(p.sched.units, 1, p.sched.resident) * c.cluster_m);
+  p.dims.block[0] = 384;
+  p.partial_bytes = v2_partial_bytes(kp, c, p.sched);
+  p.counter_bytes = v2_counter_bytes(kp, c, p.sched);
+  return p;
+}
+
+Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, int sm_count,
+                               const MaxActiveClusters& max_active_clusters) {
+  int resident = 0;
+  if (c.cluster_m > 1) {
+    // The query sees the launch's block, shared memory and cluster shape
+    // (and the default grid, a whole number of clusters).
+    const LaunchPlan probe = launch_plan_for(kp, c, sm_count, 0);
+    Result<int> n = max_active_clusters(probe.dims);
+    if (n.is_good()) {
+      resident = std::max(*n, 0);
+    } else if (n.status().code() != ErrorCode::GRAPH_NOT_SUPPORTED) {
+      // Only "the driver cannot answer" (GRAPH_NOT_SUPPORTED) falls back to
+      // sm_count / CLUSTER_M; a refused query (no context, a configuration
+      // the device cannot launch) would fail the launch too: say so now.
+      return Status(n.status().code(),
+                    "engine gemm: sizing the clustered grid (CLUSTER_M=" + std::to_string(c.cluster_m) +
+                        ", shared " + std::to_string(probe.dims.shared_bytes) + " bytes): " + n.status().message());
+    }
+    if (const char* v = std::getenv("OPGRAPH_GEMM_RESIDENT_CLUSTERS"); v && std::atoi(v) > 0) resident = std::atoi(v);
+  }
+  return launch_plan_for(kp, c, sm_count, resident);
+}
+
+Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const runtime::KernelRuntime& rt,
+                               const runtime::LoadedKernel& kernel) {
+  const ContextScope bound(rt.api(), rt.context());
+  OPGRAPH_CHECK(bound.status());
+  return launch_plan(kp, c, rt.device().sm_count,
+                     [&](const runtime::LaunchDims& d) { return rt.max_active_clusters(kernel, d); });
+}
+
 StreamScratch::~StreamScratch() {
   if (slots_.empty()) return;
   const ContextScope bound(*api_, ctx_);
-  for (const Entry& e : slots_) api_->mem_free(e.base);
+  for (const Entry& e : slots_) {
+    api_->mem_free(e.base);
+    if (e.done) api_->event_destroy(e.done);
+  }
 }
 
-Result<StreamScratch::Slot> StreamScratch::get(const runtime::CudaDriverApi& api, CUstream stream) {
+StreamScratch::Key StreamScratch::key_of(CUstream stream) {
   Key key;
   if (stream == CU_STREAM_PER_THREAD) {
     key.stream = stream;
@@ -22,30 +94,108 @@ Result<StreamScratch::Slot> StreamScratch::get(const runtime::CudaDriverApi& api
   } else if (stream != CU_STREAM_LEGACY) {
     key.stream = stream;
   }
+  return key;
+}
+
+StreamScratch::Slot StreamScratch::slot_of(std::size_t i) const {
+  const CUdeviceptr base = slots_[i].base;
+  return Slot{base, base + static_cast<std::uint64_t>(round256(partial_bytes_)), i};
+}
+
+// Under mu_: a new slot for `key`, counters zeroed and waited for, its event created.
+Result<StreamScratch::Entry> StreamScratch::allocate(const runtime::CudaDriverApi& api, const Key& key) {
+  Entry e;
+  e.key = key;
   const std::int64_t counter_offset = round256(partial_bytes_);
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const Entry& e : slots_)
-    if (e.key == key) return Slot{e.base, e.base + static_cast<std::uint64_t>(counter_offset)};
-  // First execute on this stream: allocate, zero the counters, wait for the zeroing.
-  CUdeviceptr base = 0;
   const std::int64_t total = counter_offset + round256(counter_bytes_);
-  OPGRAPH_CHECK(runtime::cuda_check(api, api.mem_alloc(&base, static_cast<std::size_t>(total)),
-                                    "engine gemm v2: cuMemAlloc of a stream's split-K scratch (" +
-                                        std::to_string(total) + " bytes)"));
-  const CUdeviceptr counters = base + static_cast<CUdeviceptr>(counter_offset);
-  Status zeroed = runtime::cuda_check(
+  OPGRAPH_CHECK(runtime::cuda_check(api, api.mem_alloc(&e.base, static_cast<std::size_t>(total)),
+                                    "engine gemm v2: cuMemAlloc of a split-K scratch slot (" + std::to_string(total) +
+                                        " bytes)"));
+  const CUdeviceptr counters = e.base + static_cast<CUdeviceptr>(counter_offset);
+  Status made = runtime::cuda_check(
       api, api.memset_d32(counters, 0, static_cast<std::size_t>(round256(counter_bytes_) / 4)),
       "engine gemm v2: cuMemsetD32 of the split-K counters");
-  if (zeroed.is_good())
-    zeroed = runtime::cuda_check(api, api.stream_synchronize(nullptr),
-                                 "engine gemm v2: cuStreamSynchronize after zeroing the split-K counters");
-  if (zeroed.is_bad()) {
-    api.mem_free(base);
-    return zeroed;
+  if (made.is_good())
+    made = runtime::cuda_check(api, api.stream_synchronize(nullptr),
+                               "engine gemm v2: cuStreamSynchronize after zeroing the split-K counters");
+  const bool events = api.event_create && api.event_record && api.event_query && api.stream_wait_event &&
+                      api.event_destroy;
+  if (made.is_good() && events)
+    made = runtime::cuda_check(api, api.event_create(&e.done, CU_EVENT_DISABLE_TIMING),
+                               "engine gemm v2: cuEventCreate for a split-K scratch slot");
+  if (made.is_bad()) {
+    api.mem_free(e.base);
+    return made;
   }
-  api_ = &api;
-  slots_.push_back(Entry{key, base});
-  return Slot{base, counters};
+  e.pinned = !events;  // without the event API a slot can never be shown idle
+  return e;
+}
+
+Result<StreamScratch::Slot> StreamScratch::acquire(const runtime::CudaDriverApi& api, CUstream stream) {
+  const Key key = key_of(stream);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    const std::uint64_t now = ++tick_;
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i].key == key) {
+        ++slots_[i].leases;
+        slots_[i].last_use = now;
+        return slot_of(i);
+      }
+    const bool all_pinned = std::all_of(slots_.begin(), slots_.end(), [](const Entry& e) { return e.pinned; });
+    if (slots_.size() < max_slots_ || all_pinned) {
+      auto e = allocate(api, key);
+      if (e.is_bad()) return e.status();
+      e->leases = 1;
+      e->last_use = now;
+      api_ = &api;
+      slots_.push_back(*e);
+      return slot_of(slots_.size() - 1);
+    }
+    // Full: the least recently used slot nobody is enqueueing on, preferring
+    // one whose last launch finished.
+    std::size_t idle = slots_.size(), busy = slots_.size();
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const Entry& e = slots_[i];
+      if (e.leases > 0 || e.pinned) continue;
+      // NOT_READY, or any other answer: not shown idle (the wait below is safe either way).
+      const bool finished = !e.recorded || api.event_query(e.done) == CUDA_SUCCESS;
+      std::size_t& best = finished ? idle : busy;
+      if (best == slots_.size() || e.last_use < slots_[best].last_use) best = i;
+    }
+    std::size_t take = idle;
+    if (take == slots_.size() && busy != slots_.size()) {
+      take = busy;
+      OPGRAPH_CHECK(runtime::cuda_check(api, api.stream_wait_event(stream, slots_[take].done, 0),
+                                        "engine gemm v2: cuStreamWaitEvent for a split-K scratch slot's last launch"));
+    }
+    if (take != slots_.size()) {
+      Entry& e = slots_[take];
+      e.key = key;
+      e.leases = 1;
+      e.last_use = now;
+      return slot_of(take);
+    }
+    // Every unpinned slot is leased (its launch is being enqueued): wait for a release.
+    released_.wait(lock);
+  }
+}
+
+Status StreamScratch::release(const runtime::CudaDriverApi& api, const Slot& slot, CUstream stream, bool launched) {
+  Status recorded = Status::ok();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& e = slots_[slot.index];
+    if (launched && !e.pinned) {
+      recorded = runtime::cuda_check(api, api.event_record(e.done, stream),
+                                     "engine gemm v2: cuEventRecord after a split-K launch");
+      if (recorded.is_good()) e.recorded = true;
+      else e.pinned = true;  // cannot show when this launch ends: keep the slot on its stream
+    }
+    --e.leases;
+  }
+  released_.notify_all();
+  return recorded;
 }
 
 std::size_t StreamScratch::slot_count() const {

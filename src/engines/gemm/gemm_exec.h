@@ -1,18 +1,25 @@
-// engines/gemm/gemm_exec.h — what GemmPlan::execute needs besides the kernel:
-// the runtime's CUDA context made current on the calling thread for one call
-// (ContextScope, from runtime/context_scope.h), and the v2 split-K scratch,
-// one slot per stream (StreamScratch).
+// engines/gemm/gemm_exec.h — the gemm engine's host side besides the kernel:
+// the runtime's CUDA context made current on the calling thread for one
+// planning step or one execute (ContextScope, from runtime/context_scope.h;
+// ContextRestore), the launch geometry a plan computes once (LaunchPlan,
+// launch_plan), and the v2 split-K scratch, a bounded set of slots handed to
+// streams (StreamScratch).
 //
-// Both take the driver table by reference, so CI tests drive them with a table
-// of fake entry points (no GPU there); the engine passes the loader's table.
+// All take the driver table (or the occupancy query) as an argument, so CI
+// tests drive them with fake entry points (no GPU there); the engine passes
+// the loader's table and its KernelRuntime.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "engines/gemm/gemm_kernel.h"
 #include "runtime/context_scope.h"
+#include "runtime/device.h"
 #include "runtime/loader.h"
 
 namespace opgraph::gemm {
@@ -21,51 +28,141 @@ namespace opgraph::gemm {
 // moved there so the cudnn engine binds its plans' context the same way).
 using runtime::ContextScope;
 
+// Puts back, at scope exit, the context that was current on the calling
+// thread at construction (or none), whatever ran in between: around
+// KernelRuntime::open, which makes its context current and leaves it. Before
+// cuInit (CUDA_ERROR_NOT_INITIALIZED) nothing is current, and nothing is put
+// back. Best effort: a refused cuCtxSetCurrent at exit is not reported.
+class ContextRestore {
+ public:
+  explicit ContextRestore(const runtime::CudaDriverApi& api);
+  ~ContextRestore();
+  ContextRestore(const ContextRestore&) = delete;
+  ContextRestore& operator=(const ContextRestore&) = delete;
+
+ private:
+  const runtime::CudaDriverApi* api_;
+  CUcontext previous_ = nullptr;
+  bool known_ = false;  // previous_ was read (false before cuInit or on a refused read)
+};
+
+// What a plan launches, computed once when it is built, in this order: the
+// resident clusters (the driver's answer), then the schedule, then from both
+// the grid and the split-K scratch sizes.
+struct LaunchPlan {
+  // Clusters (CTAs at CLUSTER_M = 1) resident at once, as the driver answered
+  // for this kernel (or OPGRAPH_GEMM_RESIDENT_CLUSTERS); 0 = not asked or not
+  // answerable (CLUSTER_M = 1, v1, or a driver without the query): the
+  // schedule then assumes sm_count / CLUSTER_M.
+  int resident = 0;
+  V2Schedule sched;  // v2 only (v1: default)
+  runtime::LaunchDims dims;
+  std::int64_t partial_bytes = 0, counter_bytes = 0;  // v2 split-K scratch (bytes), 0 when nothing is split
+};
+
+// The launch of kernel view `kp` under `c` (swap already applied, c.swap_ab
+// ignored) for `resident` clusters (0 = unknown). Pure.
+LaunchPlan launch_plan_for(const GemmProblem& kp, const GemmConfig& c, int sm_count, int resident);
+
+// The driver's answer for a clustered launch: how many clusters of the dims'
+// cluster shape, block and shared memory fit at once (KernelRuntime::
+// max_active_clusters in the engine, a fake in CI).
+using MaxActiveClusters = std::function<Result<int>(const runtime::LaunchDims& probe)>;
+
+// launch_plan_for with the driver asked when CLUSTER_M > 1 (the probe: the
+// default grid, sm_count / CLUSTER_M clusters), then OPGRAPH_GEMM_RESIDENT_
+// CLUSTERS (a positive integer; a measurement override for bench/gemm_bench
+// --study) replacing the answer. A GRAPH_NOT_SUPPORTED answer (the runtime's
+// "the driver has no cuOccupancyMaxActiveClusters") falls back to
+// sm_count / CLUSTER_M; every other failure (CUDA_API_FAILED: no context
+// current, an invalid configuration, ...) is returned, naming the query.
+Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, int sm_count,
+                               const MaxActiveClusters& max_active_clusters);
+// The same for `kernel` on `rt`, with rt's context bound (ContextScope) for
+// the query: callable from any thread. What GemmPlan and the benchmark use.
+Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const runtime::KernelRuntime& rt,
+                               const runtime::LoadedKernel& kernel);
+
 // The split-K scratch of one v2 plan: fp32 partials (partial_bytes) then u32
-// tile counters (counter_bytes), one slot per stream, so two executes of one
-// plan on different streams never share partials or counters (the same stream
-// orders its executes, so they may share). A slot is allocated on the
-// stream's first execute, under the mutex, and its counters are zeroed then
-// (cuMemsetD32, then a wait on the legacy stream so a non-blocking stream
-// cannot overtake the memset); the kernel leaves them zero at exit. A launch
-// the driver refuses never ran, so it leaves them zero too; a kernel that
-// faults kills the context. After the first execute per stream, get() is a
-// mutex and a scan of the slots: no allocation, no driver call.
+// tile counters (counter_bytes) per slot, at most `max_slots` slots (default
+// kMaxSlots). A slot belongs to one stream at a time, so two executes of one
+// plan on different streams never share partials or counters at once (the
+// same stream orders its executes, so they share its slot).
+//
+// acquire() gives the stream its slot, or else (in this order):
+//  - a new slot while fewer than max_slots exist: allocated, counters zeroed
+//    (cuMemsetD32, then a wait on the legacy stream so a non-blocking stream
+//    cannot overtake the memset), a completion event created;
+//  - the least recently used slot whose last launch finished (cuEventQuery on
+//    the event release() recorded after it): handed over as it is;
+//  - the least recently used slot still in flight: handed over with the new
+//    stream made to wait for its last launch (cuStreamWaitEvent), a device-side
+//    wait; the host does not block. (Only with more than max_slots streams
+//    executing one plan at once.)
+// A slot between acquire() and release() (leased: its launch is being
+// enqueued) is never handed over; when every slot is leased, acquire() waits
+// on the host for a release (a few microseconds: a launch). Slots are reused,
+// never freed before the plan dies, so no launch in flight can lose its
+// memory. Counters stay zero between launches: the kernel leaves them zero at
+// exit, a launch the driver refuses never ran, and a kernel that faults kills
+// the context.
+//
+// A slot whose event could not be recorded (or a driver without the event
+// API) is pinned: it stays with its stream (same-stream order keeps it safe)
+// and is never handed over; only when every slot is pinned does acquire()
+// allocate past max_slots (the old one-slot-per-stream behaviour).
+//
+// Steady state (the stream has its slot): acquire() is a mutex and a scan,
+// release() a mutex and one cuEventRecord.
 //
 // Why not the caller's workspace (workspace_size() > 0 plus a
 // cuMemsetD32Async of the counters on every execute)? That is one more
-// driver call and one more device operation per execute, a few microseconds
-// against split-K's targets (decode shapes, kernels of ~10 us); a slot per
-// stream costs that once.
+// device operation per execute against split-K's targets (decode shapes,
+// kernels of ~10 us); a slot costs its memset once.
 //
 // Keys: the stream handle. CU_STREAM_PER_THREAD names a different stream on
 // every thread, so its key adds the thread id; CU_STREAM_LEGACY and nullptr
-// are the same (legacy) stream and share a slot. A slot lives until the plan
-// dies. Caveats: a CUDA graph captured from execute keeps the slot of the
-// stream it was captured on (replaying it concurrently with executes on that
-// stream shares scratch), and the first execute on a stream must not be under
-// stream capture (the counters' memset runs on the legacy stream).
+// are the same (legacy) stream and share a slot. Caveats: a CUDA graph
+// captured from execute keeps the address of the slot it was captured with,
+// which can be handed to another stream once its last real launch finished
+// (do not replay such a graph while other streams execute the plan), and the
+// first execute on a stream must not be under stream capture (the counters'
+// memset runs on the legacy stream).
 class StreamScratch {
  public:
-  // `ctx`: the context the slots are allocated in (the runtime's; get() runs
-  // with it current).
-  StreamScratch(std::int64_t partial_bytes, std::int64_t counter_bytes, CUcontext ctx)
-      : partial_bytes_(partial_bytes), counter_bytes_(counter_bytes), ctx_(ctx) {}
-  // Frees every slot through the table that allocated it, with `ctx` made
-  // current for the frees (ContextScope), whichever thread drops the plan.
+  // N: a serving stack rarely runs one plan on more than a few streams at
+  // once; each slot is up to tiles * splits * 128 * TILE_N * 4 bytes.
+  static constexpr std::size_t kMaxSlots = 4;
+
+  // `ctx`: the context the slots are allocated in (the runtime's; acquire()
+  // and release() run with it current).
+  StreamScratch(std::int64_t partial_bytes, std::int64_t counter_bytes, CUcontext ctx,
+                std::size_t max_slots = kMaxSlots)
+      : partial_bytes_(partial_bytes), counter_bytes_(counter_bytes), ctx_(ctx), max_slots_(max_slots ? max_slots : 1) {}
+  // Frees every slot and destroys its event through the table that allocated
+  // it, with `ctx` made current (ContextScope), whichever thread drops the
+  // plan. The plan's launches must have finished (as for any device memory).
   ~StreamScratch();
   StreamScratch(const StreamScratch&) = delete;
   StreamScratch& operator=(const StreamScratch&) = delete;
 
-  // Device addresses of one slot: partials, counters (256-byte aligned).
+  // One slot, leased to one launch: device addresses of the partials and the
+  // counters (256-byte aligned); `index` is release()'s handle.
   struct Slot {
     std::uint64_t partials = 0, counters = 0;
+    std::size_t index = 0;
   };
-  // The slot of `stream` for the calling thread, allocated and zeroed on first
-  // use. CUDA_API_FAILED naming the call when cuMemAlloc / cuMemsetD32 /
-  // cuStreamSynchronize fails (nothing is kept; the next call tries again).
-  Result<Slot> get(const runtime::CudaDriverApi& api, CUstream stream);
-  // Slots allocated so far (tests).
+  // The slot of `stream` for the calling thread, leased until release().
+  // CUDA_API_FAILED naming the call when cuMemAlloc / cuMemsetD32 /
+  // cuStreamSynchronize / cuEventCreate / cuStreamWaitEvent fails (nothing is
+  // kept or handed over; the next call tries again).
+  Result<Slot> acquire(const runtime::CudaDriverApi& api, CUstream stream);
+  // Ends the lease of `slot`: records its event on `stream` when `launched`
+  // (the kernel was enqueued). CUDA_API_FAILED naming cuEventRecord when that
+  // fails (the slot is then pinned to its stream); the lease ends either way.
+  Status release(const runtime::CudaDriverApi& api, const Slot& slot, CUstream stream, bool launched);
+
+  // Slots allocated so far (tests; at most max_slots unless every slot is pinned).
   std::size_t slot_count() const;
 
  private:
@@ -77,12 +174,24 @@ class StreamScratch {
   struct Entry {
     Key key;
     CUdeviceptr base = 0;
+    CUevent done = nullptr;  // recorded by release() after each launch
+    bool recorded = false;   // `done` holds a record
+    bool pinned = false;     // no usable record: never handed to another stream
+    int leases = 0;          // acquired, not yet released
+    std::uint64_t last_use = 0;
   };
+  static Key key_of(CUstream stream);
+  Slot slot_of(std::size_t i) const;
+  Result<Entry> allocate(const runtime::CudaDriverApi& api, const Key& key);
+
   std::int64_t partial_bytes_, counter_bytes_;
   CUcontext ctx_;
+  std::size_t max_slots_;
   mutable std::mutex mu_;
+  std::condition_variable released_;
   const runtime::CudaDriverApi* api_ = nullptr;  // the table that allocated the slots
-  std::vector<Entry> slots_;
+  std::vector<Entry> slots_;                    // never shrinks: indices are stable
+  std::uint64_t tick_ = 0;
 };
 
 }  // namespace opgraph::gemm
