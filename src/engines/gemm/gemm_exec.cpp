@@ -136,12 +136,19 @@ Result<StreamScratch::Slot> StreamScratch::acquire(const runtime::CudaDriverApi&
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     const std::uint64_t now = ++tick_;
-    for (std::size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].key == key) {
-        ++slots_[i].leases;
-        slots_[i].last_use = now;
-        return slot_of(i);
-      }
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      Entry& e = slots_[i];
+      if (!(e.key == key)) continue;
+      // Ordered after the slot's last launch: a no-op when this very stream
+      // recorded it, the guard when a new stream (or thread) reuses a
+      // destroyed one's handle (or id) while that one's launch may still run.
+      if (e.recorded && !e.pinned)
+        OPGRAPH_CHECK(runtime::cuda_check(api, api.stream_wait_event(stream, e.done, 0),
+                                          "engine gemm v2: cuStreamWaitEvent for a split-K scratch slot's last launch"));
+      ++e.leases;
+      e.last_use = now;
+      return slot_of(i);
+    }
     const bool all_pinned = std::all_of(slots_.begin(), slots_.end(), [](const Entry& e) { return e.pinned; });
     if (slots_.size() < max_slots_ || all_pinned) {
       auto e = allocate(api, key);

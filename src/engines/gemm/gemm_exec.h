@@ -89,7 +89,10 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const
 // plan on different streams never share partials or counters at once (the
 // same stream orders its executes, so they share its slot).
 //
-// acquire() gives the stream its slot, or else (in this order):
+// acquire() gives the stream its slot (ordered after the slot's last launch
+// by cuStreamWaitEvent: a no-op on the stream that recorded it, the guard
+// when a new stream reuses a destroyed stream's handle, or a new thread a
+// dead one's id, while the old launch may still run), or else (in this order):
 //  - a new slot while fewer than max_slots exist: allocated, counters zeroed
 //    (cuMemsetD32, then a wait on the legacy stream so a non-blocking stream
 //    cannot overtake the memset), a completion event created;
@@ -108,12 +111,13 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const
 // the context.
 //
 // A slot whose event could not be recorded (or a driver without the event
-// API) is pinned: it stays with its stream (same-stream order keeps it safe)
-// and is never handed over; only when every slot is pinned does acquire()
+// API) is pinned: it stays with its stream (same-stream order keeps it safe;
+// a reused handle is not guarded then) and is never handed over; only when every slot is pinned does acquire()
 // allocate past max_slots (the old one-slot-per-stream behaviour).
 //
-// Steady state (the stream has its slot): acquire() is a mutex and a scan,
-// release() a mutex and one cuEventRecord.
+// Steady state (the stream has its slot): acquire() is a mutex, a scan and
+// one cuStreamWaitEvent, release() a mutex and one cuEventRecord (two driver
+// calls, no device work of note, per split-K execute).
 //
 // Why not the caller's workspace (workspace_size() > 0 plus a
 // cuMemsetD32Async of the counters on every execute)? That is one more
