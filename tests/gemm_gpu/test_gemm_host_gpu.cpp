@@ -241,7 +241,9 @@ TEST_F(GemmGpuHost, FreshStreamsKeepTheSplitKScratchBounded) {
       EXPECT_EQ(bad_elements(c, want, o), 0u) << "request " << i << " on a fresh stream";
       EXPECT_LE(gemm::split_k_slots(**plan).value_or(999), kN) << "request " << i;
     }
-    EXPECT_EQ(gemm::split_k_slots(**plan).value_or(0), kN);
+    // (A driver that hands a destroyed stream's handle to the next one keeps
+    // fewer: that stream's slot is found again.)
+    EXPECT_GE(gemm::split_k_slots(**plan).value_or(0), 1u);
   }
   constexpr std::size_t kStreams = kN + 2;
   constexpr int kRounds = 20;
@@ -259,7 +261,7 @@ TEST_F(GemmGpuHost, FreshStreamsKeepTheSplitKScratchBounded) {
       Status ran = (*plan)->execute(packs[i], ec);
       ASSERT_TRUE(ran.is_good()) << "round " << r << " stream " << i << ": " << ran.message();
     }
-  EXPECT_LE(gemm::split_k_slots(**plan).value_or(999), kN);
+  EXPECT_EQ(gemm::split_k_slots(**plan).value_or(999), kN) << kStreams << " live streams share exactly N slots";
   for (std::size_t i = 0; i < kStreams; ++i) {
     ASSERT_EQ(gpu().api->stream_synchronize(s[i]), CUDA_SUCCESS);
     EXPECT_EQ(bad_elements(c, reference_out(g, o[i]), o[i]), 0u) << "stream " << i << " of " << kStreams << " in flight";
