@@ -33,12 +33,13 @@ struct FakeDriver {
   // Events: pending from a record until the test finishes its stream.
   struct Event {
     bool pending = false;
+    bool captured = false;  // last recorded under stream capture: queries answer CUDA_ERROR_CAPTURED_EVENT
     CUstream stream = nullptr;  // of the last record
     int records = 0;
   };
   std::uintptr_t next_event = 0xE000;
   std::map<CUevent, Event> events;  // live events
-  int events_destroyed = 0;
+  int events_destroyed = 0, queries = 0;
   struct Wait {
     CUstream stream;
     CUevent event;
@@ -118,6 +119,7 @@ inline runtime::CudaDriverApi fake_api(bool events = true) {
     auto it = g_fake->events.find(e);
     if (it == g_fake->events.end()) return CUDA_ERROR_INVALID_HANDLE;
     it->second.pending = true;
+    it->second.captured = false;
     it->second.stream = s;
     ++it->second.records;
     return CUDA_SUCCESS;
@@ -125,7 +127,9 @@ inline runtime::CudaDriverApi fake_api(bool events = true) {
   a.event_query = [](CUevent e) -> CUresult {
     std::lock_guard<std::mutex> lock(g_fake->mu);
     auto it = g_fake->events.find(e);
+    ++g_fake->queries;
     if (it == g_fake->events.end()) return CUDA_ERROR_INVALID_HANDLE;
+    if (it->second.captured) return CUDA_ERROR_CAPTURED_EVENT;
     return it->second.pending ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
   };
   a.event_destroy = [](CUevent e) -> CUresult {

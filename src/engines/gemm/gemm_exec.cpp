@@ -131,6 +131,16 @@ Result<StreamScratch::Entry> StreamScratch::allocate(const runtime::CudaDriverAp
   return e;
 }
 
+// Under mu_: what the slot's event says about its last launch.
+StreamScratch::Last StreamScratch::last_launch(const runtime::CudaDriverApi& api, const Entry& e) {
+  if (e.pinned) return Last::UNKNOWN;
+  if (!e.recorded) return Last::FINISHED;  // never launched (or only refused launches)
+  const CUresult r = api.event_query(e.done);
+  if (r == CUDA_SUCCESS) return Last::FINISHED;
+  if (r == CUDA_ERROR_NOT_READY) return Last::RUNNING;
+  return Last::UNKNOWN;  // e.g. CUDA_ERROR_CAPTURED_EVENT: last recorded under stream capture
+}
+
 Result<StreamScratch::Slot> StreamScratch::acquire(const runtime::CudaDriverApi& api, CUstream stream) {
   const Key key = key_of(stream);
   std::unique_lock<std::mutex> lock(mu_);
@@ -139,52 +149,57 @@ Result<StreamScratch::Slot> StreamScratch::acquire(const runtime::CudaDriverApi&
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       Entry& e = slots_[i];
       if (!(e.key == key)) continue;
-      // Ordered after the slot's last launch: a no-op when this very stream
-      // recorded it, the guard when a new stream (or thread) reuses a
-      // destroyed one's handle (or id) while that one's launch may still run.
-      if (e.recorded && !e.pinned)
-        OPGRAPH_CHECK(runtime::cuda_check(api, api.stream_wait_event(stream, e.done, 0),
-                                          "engine gemm v2: cuStreamWaitEvent for a split-K scratch slot's last launch"));
+      // No driver call: the stream orders its own launches (and this path
+      // may run under stream capture, where a query or a wait on an event
+      // recorded outside it is refused).
       ++e.leases;
       e.last_use = now;
       return slot_of(i);
     }
-    const bool all_pinned = std::all_of(slots_.begin(), slots_.end(), [](const Entry& e) { return e.pinned; });
-    if (slots_.size() < max_slots_ || all_pinned) {
-      auto e = allocate(api, key);
-      if (e.is_bad()) return e.status();
-      e->leases = 1;
-      e->last_use = now;
-      api_ = &api;
-      slots_.push_back(*e);
-      return slot_of(slots_.size() - 1);
-    }
-    // Full: the least recently used slot nobody is enqueueing on, preferring
-    // one whose last launch finished.
+    // Below the bound: a new slot.
+    bool leased = false;
     std::size_t idle = slots_.size(), busy = slots_.size();
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      const Entry& e = slots_[i];
-      if (e.leases > 0 || e.pinned) continue;
-      // NOT_READY, or any other answer: not shown idle (the wait below is safe either way).
-      const bool finished = !e.recorded || api.event_query(e.done) == CUDA_SUCCESS;
-      std::size_t& best = finished ? idle : busy;
-      if (best == slots_.size() || e.last_use < slots_[best].last_use) best = i;
+    if (slots_.size() >= max_slots_) {
+      // Full: the least recently used slot nobody is enqueueing on, one whose
+      // last launch finished first, else one still running (waited for).
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        const Entry& e = slots_[i];
+        if (e.leases > 0) {
+          leased = true;
+          continue;
+        }
+        const Last last = last_launch(api, e);
+        if (last == Last::UNKNOWN) continue;  // pinned, or its launches cannot be tracked
+        std::size_t& best = last == Last::FINISHED ? idle : busy;
+        if (best == slots_.size() || e.last_use < slots_[best].last_use) best = i;
+      }
+      std::size_t take = idle;
+      if (take == slots_.size() && busy != slots_.size()) {
+        take = busy;
+        OPGRAPH_CHECK(runtime::cuda_check(api, api.stream_wait_event(stream, slots_[take].done, 0),
+                                          "engine gemm v2: cuStreamWaitEvent for a split-K scratch slot's last launch"));
+      }
+      if (take != slots_.size()) {
+        Entry& e = slots_[take];
+        e.key = key;
+        e.leases = 1;
+        e.last_use = now;
+        return slot_of(take);
+      }
+      if (leased) {
+        // A slot's launch is being enqueued (microseconds): wait for its release.
+        released_.wait(lock);
+        continue;
+      }
+      // Every slot is pinned or untrackable: one more, past the bound.
     }
-    std::size_t take = idle;
-    if (take == slots_.size() && busy != slots_.size()) {
-      take = busy;
-      OPGRAPH_CHECK(runtime::cuda_check(api, api.stream_wait_event(stream, slots_[take].done, 0),
-                                        "engine gemm v2: cuStreamWaitEvent for a split-K scratch slot's last launch"));
-    }
-    if (take != slots_.size()) {
-      Entry& e = slots_[take];
-      e.key = key;
-      e.leases = 1;
-      e.last_use = now;
-      return slot_of(take);
-    }
-    // Every unpinned slot is leased (its launch is being enqueued): wait for a release.
-    released_.wait(lock);
+    auto e = allocate(api, key);
+    if (e.is_bad()) return e.status();
+    e->leases = 1;
+    e->last_use = now;
+    api_ = &api;
+    slots_.push_back(*e);
+    return slot_of(slots_.size() - 1);
   }
 }
 

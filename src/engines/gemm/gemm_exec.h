@@ -89,10 +89,8 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const
 // plan on different streams never share partials or counters at once (the
 // same stream orders its executes, so they share its slot).
 //
-// acquire() gives the stream its slot (ordered after the slot's last launch
-// by cuStreamWaitEvent: a no-op on the stream that recorded it, the guard
-// when a new stream reuses a destroyed stream's handle, or a new thread a
-// dead one's id, while the old launch may still run), or else (in this order):
+// acquire() gives the stream its slot (no driver call: same-stream order),
+// or else (in this order):
 //  - a new slot while fewer than max_slots exist: allocated, counters zeroed
 //    (cuMemsetD32, then a wait on the legacy stream so a non-blocking stream
 //    cannot overtake the memset), a completion event created;
@@ -111,13 +109,15 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const
 // the context.
 //
 // A slot whose event could not be recorded (or a driver without the event
-// API) is pinned: it stays with its stream (same-stream order keeps it safe;
-// a reused handle is not guarded then) and is never handed over; only when every slot is pinned does acquire()
-// allocate past max_slots (the old one-slot-per-stream behaviour).
+// API) is pinned: it stays with its stream (same-stream order keeps it safe)
+// and is never handed over; nor is a slot while cuEventQuery cannot answer
+// for it (untrackable: its last record was under stream capture, and a graph
+// may replay it). Only when every slot is pinned or untrackable does
+// acquire() allocate past max_slots (the old one-slot-per-stream behaviour).
 //
-// Steady state (the stream has its slot): acquire() is a mutex, a scan and
-// one cuStreamWaitEvent, release() a mutex and one cuEventRecord (two driver
-// calls, no device work of note, per split-K execute).
+// Steady state (the stream has its slot): acquire() is a mutex and a scan,
+// release() a mutex and one cuEventRecord (the one driver call added per
+// split-K execute; legal under stream capture, where it records a node).
 //
 // Why not the caller's workspace (workspace_size() > 0 plus a
 // cuMemsetD32Async of the counters on every execute)? That is one more
@@ -126,12 +126,17 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const
 //
 // Keys: the stream handle. CU_STREAM_PER_THREAD names a different stream on
 // every thread, so its key adds the thread id; CU_STREAM_LEGACY and nullptr
-// are the same (legacy) stream and share a slot. Caveats: a CUDA graph
-// captured from execute keeps the address of the slot it was captured with,
-// which can be handed to another stream once its last real launch finished
-// (do not replay such a graph while other streams execute the plan), and the
-// first execute on a stream must not be under stream capture (the counters'
-// memset runs on the legacy stream).
+// are the same (legacy) stream and share a slot. Caveats: (1) a stream
+// destroyed while a split-K execute on it is in flight, whose handle the
+// driver then gives to a new stream (or a per-thread stream of a thread whose
+// id a new thread gets), shares its slot with that launch: synchronize a
+// stream before destroying it. (2) Stream capture: the first execute on a
+// stream, and one that takes over another stream's slot, must not be under
+// capture (the counters' memset runs on the legacy stream; a wait on an event
+// recorded outside the capture is refused); a captured execute leaves its
+// slot untrackable (above) until the stream's next eager execute re-records
+// it, after which the slot can be handed over again: do not replay such a
+// graph while more than max_slots streams execute the plan.
 class StreamScratch {
  public:
   // N: a serving stack rarely runs one plan on more than a few streams at
@@ -184,7 +189,9 @@ class StreamScratch {
     int leases = 0;          // acquired, not yet released
     std::uint64_t last_use = 0;
   };
+  enum class Last : std::uint8_t { FINISHED, RUNNING, UNKNOWN };
   static Key key_of(CUstream stream);
+  static Last last_launch(const runtime::CudaDriverApi& api, const Entry& e);
   Slot slot_of(std::size_t i) const;
   Result<Entry> allocate(const runtime::CudaDriverApi& api, const Key& key);
 
