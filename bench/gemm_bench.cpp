@@ -6,8 +6,9 @@
 // --quick: no M = 16384 rows and no variants; --confirm: only 4096^3 plain and
 // fused and 16x4096x4096 fused, picks only (a short re-check); --study: 4096^3
 // with each epilogue (none, relu, bias, gelu, bias+gelu), 1024x14336x4096,
-// 1024x4096x4096, 4096x14336x4096 and 8192^3, each at v2 128x256 / 128x128
-// with CLUSTER_M 1 and 2, STREAM_K 0 and 1 (VARIANT lines only).
+// 1024x4096x4096, 4096x14336x4096 and 8192^3, each at v2 cooperative
+// 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 7 stages, CTA
+// pairs) / 128x64 (VARIANT lines only).
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
@@ -16,7 +17,7 @@
 // A row-major [1, M, K], B column-major [1, K, N] (a Linear weight stored
 // (N, K)), bf16 in and out; plus matmul+bias+gelu at 4096^3 and 16x4096x4096.
 // Ours: the heuristic's pick ("pick") and the best of a few variants of it
-// (raster, tile width, split count, STREAM_K, CLUSTER_M: "best"); VARIANT lines give each
+// (raster, tile width, split count, STREAM_K, CLUSTER_M, WARP_SPEC_CFG: "best"); VARIANT lines give each
 // variant's TFLOP/s. cuDNN: every cudnn_eng plan of the
 // graph's plan list (at most 4 that build), best kept. Inputs: random bf16 in
 // [-1, 1]. Timing: CUDA events around back-to-back launches on the legacy
@@ -27,6 +28,7 @@
 // Prints: RESULT shape=MxNxK chain=.. pick=<label> pick_tflops=.. best=<label>
 //         best_tflops=.. cudnn=<plan> cudnn_tflops=.. agree=<rel diff>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -194,18 +196,20 @@ int main(int argc, char** argv) {
     auto pc = gemm::config_from_knobs(pick);
     auto problem = gemm::analyze_gemm(og);
     if (study) {
+      // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG}: cooperative 256 / 128,
+      // ping-pong 128 (6 and 7 stages, a CTA pair) and 64.
       configs.clear();
-      for (int cl : {1, 2})
-        for (int sk : {0, 1})
-          for (int tn : {256, 128}) {
-            gemm::GemmConfig v;
-            v.version = 2;
-            v.tile_n = tn;
-            v.stages = tn == 256 ? 4 : 6;
-            v.cluster_m = cl;
-            v.stream_k = sk;
-            configs.push_back(gemm::knobs_of(v));
-          }
+      for (auto [tn, st, cl, pp] : std::vector<std::array<int, 4>>{
+               {256, 4, 1, 0}, {128, 6, 1, 0}, {256, 4, 2, 0}, {128, 6, 1, 1}, {128, 7, 1, 1}, {128, 6, 2, 1},
+               {64, 8, 1, 1}}) {
+        gemm::GemmConfig v;
+        v.version = 2;
+        v.tile_n = tn;
+        v.stages = st;
+        v.cluster_m = cl;
+        v.pingpong = pp;
+        configs.push_back(gemm::knobs_of(v));
+      }
     } else if (!quick && pc.is_good() && problem.is_good()) {
       auto variant = [&](auto edit) {
         gemm::GemmConfig v = *pc;
@@ -220,6 +224,9 @@ int main(int argc, char** argv) {
         for (int s : {1, 2, 4})
           if (s != pc->split_k) variant([&](gemm::GemmConfig& v) { v.split_k = s; });
       if (pc->version == 2 && pc->split_k == 1) variant([](gemm::GemmConfig& v) { v.stream_k ^= 1; });
+      // The other consumer schedule (ping-pong <-> cooperative), at 128 wide.
+      if (pc->version == 2 && pc->tile_n >= 128)
+        variant([](gemm::GemmConfig& v) { v.pingpong ^= 1, v.tile_n = 128, v.stages = 6; });
       // CTA pairs sharing B (CLUSTER_M 2 <-> 1), at the pick's width and the other one.
       if (pc->version == 2 && pc->tile_n >= 128) {
         variant([](gemm::GemmConfig& v) { v.cluster_m = 3 - v.cluster_m; });

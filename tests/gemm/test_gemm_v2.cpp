@@ -224,7 +224,7 @@ TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
   EXPECT_EQ(grid[0], 132u);  // 66 resident pairs by default
   grid_of(*big, c2, grid, block, 132, 60);
   EXPECT_EQ(grid[0], 120u);  // the device answered 60 resident clusters
-  // Split scratch: 3 row tiles + 1 phantom = 4 slots per column tile.
+  // Split scratch: 2 row-tile pairs (one half past M) x 2 column tiles = 8 CTA tile slots.
   c2.split_k = 2;
   EXPECT_EQ(v2_counter_bytes(*p, c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 4);
   EXPECT_EQ(v2_partial_bytes(*p, c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 128 * 128 * 4);
@@ -260,7 +260,9 @@ TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
   unsigned grid[3], block[3];
   grid_of(*wide, sk, grid, block, 132);
   EXPECT_EQ(grid[0], 132u);
-  EXPECT_EQ(v2_partial_bytes(*wide, sk, s), 448 * 2 * 128 * 256 * 4);
+  // Scratch for the 52 split tiles only (not all 448).
+  EXPECT_EQ(v2_partial_bytes(*wide, sk, s), 52 * 2 * 128 * 256 * 4);
+  EXPECT_EQ(v2_counter_bytes(*wide, sk, s), 52 * 2 * 4);
   auto sched = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     auto p = analyze_gemm(v2_graph(m, n, k, false, true, 16, false));
     EXPECT_TRUE(p.is_good());
@@ -279,4 +281,51 @@ TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
 
   // The pick leaves it off (measured within the spread, mostly below).
   EXPECT_EQ(pick_config(*wide, 132, false, true).stream_k, 0);
+}
+
+// WARP_SPEC_CFG = 1 (ping-pong): v2 only, TILE_N <= 128 (a warpgroup holds a
+// whole tile), its own specialisation and label; the grid and scratch are the
+// cooperative kernel's (same units, same 128-row tiles).
+TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
+  GemmConfig pp = v2(128, 6);
+  pp.pingpong = 1;
+  EXPECT_TRUE(config_from_knobs(knobs_of(pp)).is_good());
+  EXPECT_EQ(config_from_knobs(knobs_of(pp))->pingpong, 1);
+  GemmConfig wide = v2(256, 4);
+  wide.pingpong = 1;
+  auto bad = config_from_knobs(knobs_of(wide));
+  ASSERT_TRUE(bad.is_bad());
+  EXPECT_NE(bad.status().message().find("TILE_N <= 128"), std::string::npos) << bad.status().message();
+  GemmConfig v1;
+  v1.pingpong = 1;
+  auto bad1 = config_from_knobs(knobs_of(v1));
+  ASSERT_TRUE(bad1.is_bad());
+  EXPECT_NE(bad1.status().message().find("WARP_SPEC_CFG=0"), std::string::npos) << bad1.status().message();
+  auto e = make_gemm_engine(EngineIdentity{20100, "gemm"});
+  EXPECT_EQ(e->label(PlanConfig{20100, knobs_of(pp), {}, -1}), "gemm_v2_128x128s6_pp");
+
+  auto p = analyze_gemm(v2_graph(300, 136, 72));
+  ASSERT_TRUE(p.is_good());
+  const auto coop = kernel_request(*p, v2(128, 6)), ping = kernel_request(*p, pp);
+  EXPECT_NE(coop.key("sm_90a"), ping.key("sm_90a"));
+  std::string value;
+  for (const auto& d : ping.defines)
+    if (d.name == "OPGRAPH_GEMM_PINGPONG") value = d.value;
+  EXPECT_EQ(value, "1");
+  unsigned g1[3], b1[3], g2[3], b2[3];
+  grid_of(*p, v2(128, 6), g1, b1, 132);
+  grid_of(*p, pp, g2, b2, 132);
+  EXPECT_EQ(g1[0], g2[0]);
+  EXPECT_EQ(b2[0], 384u);
+  pp.split_k = 2;
+  GemmConfig coop2 = v2(128, 6, 2);
+  EXPECT_EQ(v2_partial_bytes(*p, pp, v2_schedule(*p, pp)), v2_partial_bytes(*p, coop2, v2_schedule(*p, coop2)));
+  // Every proposable ping-pong config is a valid one (the CI compile set has some).
+  int n = 0;
+  for (const GemmConfig& c : proposable_configs())
+    if (c.pingpong) {
+      ++n;
+      EXPECT_TRUE(config_from_knobs(knobs_of(c)).is_good());
+    }
+  EXPECT_GE(n, 1);
 }

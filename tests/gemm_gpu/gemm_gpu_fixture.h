@@ -23,7 +23,8 @@ class GemmGpuFixture : public ::testing::Test {
 
 // v2 with TILE_N `tn` (stages as proposed), `split`, `swap`, `raster`,
 // `cluster` CTAs along M, `stream_k`.
-inline Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1, int stream_k = 0) {
+inline Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1, int stream_k = 0,
+                      int pingpong = 0) {
   gemm::GemmConfig cfg;
   cfg.version = 2;
   cfg.tile_n = tn;
@@ -33,6 +34,7 @@ inline Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster 
   cfg.raster = raster;
   cfg.cluster_m = cluster;
   cfg.stream_k = stream_k;
+  cfg.pingpong = pingpong;
   return gemm::knobs_of(cfg);
 }
 

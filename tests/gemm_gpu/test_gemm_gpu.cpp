@@ -253,3 +253,52 @@ TEST_F(GemmGpu, V2StreamKTailSplitMatchesTheReference) {
         << sh.m << "x" << sh.n << "x" << sh.k << " TILE_N " << sh.tn << " CLUSTER_M " << sh.cluster;
   }
 }
+
+// WARP_SPEC_CFG = 1 (ping-pong: the consumer warpgroups take whole tiles in
+// turn and share the ring): every layout class at TILE_N 128 and 64 with tails
+// in M, N and K; split K (splits of unequal K ranges, so the warpgroups step
+// over rings of different lengths); a stream-K tail (whole and split units
+// interleaved); a CTA pair cluster; a batch with a broadcast weight; K of one
+// block (fewer stages than the ring); a CTA with one unit (the second
+// warpgroup idle) and with odd and even unit counts; long K (the ring wraps
+// many times per tile).
+TEST_F(GemmGpu, V2PingPongEveryLayoutTailsSplitStreamKClusterBatch) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  for (bool ac : {false, true})
+    for (bool bc : {false, true})
+      for (int tn : {128, 64}) {
+        GemmCase c{1, 8 * e8(rng) + 200, 8 * e8(rng) + 136, 8 * e8(rng) + 64, ac, bc, DataType::BFLOAT16,
+                   DataType::BFLOAT16, {"bias", "gelu"}};
+        const int split = static_cast<int>(1 + rng() % 3);
+        EXPECT_EQ(run_case(c, v2_knobs(tn, split, false, static_cast<int>(rng() % 2), 1, 0, 1), rng), 0u)
+            << "TILE_N " << tn << " split " << split;
+      }
+  // fp16 in, fp32 out, swap AB, scale + residual.
+  GemmCase h{1, 8 * e8(rng) + 300, 8 * e8(rng) + 256, 8 * e8(rng), false, true, DataType::HALF, DataType::FLOAT,
+             {"scale", "residual"}};
+  EXPECT_EQ(run_case(h, v2_knobs(128, 1, true, 0, 1, 0, 1), rng), 0u);
+  // K of one block; split 3 over 7 blocks (3 / 2 / 2: unequal rings).
+  GemmCase k1{1, 1000, 1000, 40, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "relu"}};
+  EXPECT_EQ(run_case(k1, v2_knobs(128, 1, false, 0, 1, 0, 1), rng), 0u);
+  GemmCase k7{1, 1000, 1000, 7 * 64 - 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
+  EXPECT_EQ(run_case(k7, v2_knobs(128, 3, false, 1, 1, 0, 1), rng), 0u);
+  // One tile: one unit, the second warpgroup has nothing to do.
+  GemmCase one{1, 100, 120, 200, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(one, v2_knobs(128, 1, false, 0, 1, 0, 1), rng), 0u);
+  // Several units per CTA (TILE_N 64: 9 x 34 = 306 tiles on 132 CTAs, 2 or 3
+  // each), K of 17 blocks (the 8-deep ring wraps twice per tile).
+  GemmCase big{1, 1032, 2152, 1032 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(big, v2_knobs(64, 1, false, 0, 1, 0, 1), rng), 0u);
+  // A stream-K tail: 144 tiles = 132 whole + 12 split 2 ways.
+  GemmCase sk{1, 1100, 2000, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(sk, v2_knobs(128, 1, false, 1, 1, 1, 1), rng), 0u);
+  // CTA pairs (CLUSTER_M = 2) with a phantom tile, split 2; a batch.
+  GemmCase pr{1, 128 * 3 + 40, 8 * e8(rng) + 136, 8 * e8(rng) + 64, false, false, DataType::BFLOAT16,
+              DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(pr, v2_knobs(128, 2, false, 0, 2, 0, 1), rng), 0u);
+  EXPECT_EQ(run_case(big, v2_knobs(128, 1, false, 1, 2, 0, 1), rng), 0u);
+  GemmCase b{3, 264, 200, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, v2_knobs(64, 2, false, 0, 1, 0, 1), rng), 0u);
+}

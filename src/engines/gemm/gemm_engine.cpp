@@ -155,7 +155,8 @@ class GemmEngine final : public Engine {
     return name() + "_v" + std::to_string(c->version) + "_" + std::to_string(c->tile_m) + "x" +
            std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") +
            (c->cluster_m > 1 ? "_c" + std::to_string(c->cluster_m) : "") +
-           (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "") + (c->stream_k ? "_sk" : "");
+           (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "") + (c->stream_k ? "_sk" : "") +
+           (c->pingpong ? "_pp" : "");
   }
 
  private:

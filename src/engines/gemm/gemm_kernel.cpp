@@ -28,7 +28,8 @@ std::vector<KnobDomain> knob_domains() {
           {KnobType::TILE_N, {128, 64, 256, 32, 16}}, {KnobType::STAGES, {3, 2, 4, 5, 6, 8}},
           {KnobType::CLUSTER_M, {1, 2}},        {KnobType::CLUSTER_N, {1}},
           {KnobType::SWAP_AB, {0, 1}},          {KnobType::RASTER_ORDER, {0, 1}},
-          {KnobType::SPLIT_K_SLC, {1, 2, 3, 4, 5, 6, 7, 8}}, {KnobType::STREAM_K, {0, 1}}};
+          {KnobType::SPLIT_K_SLC, {1, 2, 3, 4, 5, 6, 7, 8}}, {KnobType::STREAM_K, {0, 1}},
+          {KnobType::WARP_SPEC_CFG, {0, 1}}};
 }
 
 namespace {
@@ -76,16 +77,20 @@ Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
   c.raster = static_cast<int>(knobs.at(KnobType::RASTER_ORDER));
   c.split_k = static_cast<int>(knobs.at(KnobType::SPLIT_K_SLC));
   c.stream_k = static_cast<int>(knobs.at(KnobType::STREAM_K));
+  c.pingpong = static_cast<int>(knobs.at(KnobType::WARP_SPEC_CFG));
   if (c.version == 1) {
     if (c.tile_n != 64 && c.tile_n != 128) return bad_combo(c, "v1 tiles are 64 or 128 wide");
     if (c.stages > 4) return bad_combo(c, "v1 rings are 2..4 deep");
     if (c.split_k != 1) return bad_combo(c, "v1 does not split K");
     if (c.cluster_m != 1) return bad_combo(c, "v1 launches no clusters");
     if (c.stream_k != 0) return bad_combo(c, "v1 has no persistent schedule (STREAM_K=0)");
+    if (c.pingpong != 0) return bad_combo(c, "v1 has no warp specialisation (WARP_SPEC_CFG=0)");
   } else {
     if (c.tile_m != 128) return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64)");
     if (v2_smem(c.tile_n, c.stages) > kMaxSmem) return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
     if (c.stream_k != 0 && c.split_k != 1) return bad_combo(c, "STREAM_K=1 splits the last wave only: SPLIT_K_SLC=1");
+    if (c.pingpong != 0 && c.tile_n > 128)
+      return bad_combo(c, "WARP_SPEC_CFG=1 (ping-pong) holds a whole tile per warpgroup: TILE_N <= 128");
   }
   return c;
 }
@@ -94,7 +99,8 @@ Knobs knobs_of(const GemmConfig& c) {
   return {{KnobType::PIPELINE_ARCH, c.version}, {KnobType::TILE_M, c.tile_m},     {KnobType::TILE_N, c.tile_n},
           {KnobType::STAGES, c.stages},         {KnobType::CLUSTER_M, c.cluster_m}, {KnobType::CLUSTER_N, c.cluster_n},
           {KnobType::SWAP_AB, c.swap_ab ? 1 : 0}, {KnobType::RASTER_ORDER, c.raster},
-          {KnobType::SPLIT_K_SLC, c.split_k}, {KnobType::STREAM_K, c.stream_k}};
+          {KnobType::SPLIT_K_SLC, c.split_k}, {KnobType::STREAM_K, c.stream_k},
+          {KnobType::WARP_SPEC_CFG, c.pingpong}};
 }
 
 bool config_takes(const GemmProblem& p, const GemmConfig& c) {
@@ -209,6 +215,11 @@ std::vector<GemmConfig> proposable_configs() {
     if (tn >= 128) {
       c.cluster_m = 2;
       out.push_back(c);
+      c.cluster_m = 1;
+    }
+    if (tn == 128 || tn == 64) {
+      c.pingpong = 1;
+      out.push_back(c);
     }
   }
   return out;
@@ -268,7 +279,8 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
   r.kernel = "v" + std::to_string(c.version) + "_" + short_name(p.in) + "_" + short_name(p.out) + "_" +
              (k.a_kmajor ? "t" : "n") + (k.b_kmajor ? "t" : "n") + "_vec" + std::to_string(k.vec) + "_" +
              std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "s" + std::to_string(c.stages) + "r" +
-             std::to_string(c.raster) + (c.cluster_m > 1 ? "c" + std::to_string(c.cluster_m) : "") + chain;
+             std::to_string(c.raster) + (c.cluster_m > 1 ? "c" + std::to_string(c.cluster_m) : "") +
+             (c.pingpong ? "pp" : "") + chain;
   r.source = "gemm/kernels/gemm_v" + std::to_string(c.version) + ".cu";
   r.entry = "gemm_v" + std::to_string(c.version);
   if (c.version == 2) {
@@ -280,6 +292,7 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
                  {"OPGRAPH_GEMM_STAGES", std::to_string(c.stages)},
                  {"OPGRAPH_GEMM_RASTER", std::to_string(c.raster)},
                  {"OPGRAPH_GEMM_CLUSTER_M", std::to_string(c.cluster_m)},
+                 {"OPGRAPH_GEMM_PINGPONG", std::to_string(c.pingpong)},
                  {"OPGRAPH_GEMM_EPILOGUE_BODY", epilogue_body(k)}};
     return r;
   }
@@ -306,10 +319,10 @@ unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
 }
 
 namespace {
-// Tile slots of the split-K scratch: 128-row tiles, with one phantom tile per
-// column when a cluster pair's second tile lies past M (gemm_v2.cu decode).
-std::int64_t v2_tiles(const GemmProblem& kp, const GemmConfig& c) {
-  return ((kp.m + 127) / 128 + c.cluster_m - 1) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1;
+// Tile slots of the split-K scratch: one per CTA tile of every split work
+// tile (pair), counted from split_from (gemm_v2.cu decode's slot).
+std::int64_t v2_split_slots(const GemmConfig& c, const V2Schedule& s) {
+  return (s.tiles - s.split_from) * c.cluster_m;
 }
 }  // namespace
 
@@ -339,11 +352,13 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count,
 }
 
 std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s) {
-  return s.splits > 1 ? v2_tiles(kp, c) * s.splits * 128 * c.tile_n * 4 : 0;
+  (void)kp;
+  return s.splits > 1 ? v2_split_slots(c, s) * s.splits * 128 * c.tile_n * 4 : 0;
 }
 
 std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s) {
-  return s.splits > 1 ? v2_tiles(kp, c) * 2 * 4 : 0;
+  (void)kp;
+  return s.splits > 1 ? v2_split_slots(c, s) * 2 * 4 : 0;
 }
 
 void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count,

@@ -16,6 +16,10 @@
 //   STREAM_K       v2: 1 = only the last partial wave's tiles are split along
 //                  K, as many ways as fill the idle SMs (<= 4, each >= 4 K
 //                  blocks), a stream-K-like tail; needs SPLIT_K_SLC = 1
+//   WARP_SPEC_CFG  v2 consumer schedule: 0 = cooperative (both consumer
+//                  warpgroups on each tile, 64 rows each); 1 = ping-pong (each
+//                  takes whole tiles in turn, one's epilogue under the other's
+//                  mainloop; TILE_N <= 128)
 // All are performance-only: every config computes the same function.
 #pragma once
 
@@ -37,6 +41,7 @@ struct GemmConfig {
   int raster = 0;
   int split_k = 1;
   int stream_k = 0;
+  int pingpong = 0;  // WARP_SPEC_CFG
   bool operator==(const GemmConfig&) const = default;
 };
 

@@ -14,6 +14,13 @@
 // retired (wait_group 1 keeps one group in flight). Registers are rebalanced
 // with setmaxnreg (producer 40, consumers 232).
 //
+// PINGPONG = 1 (TILE_N <= 128): the consumer warpgroups take whole tiles in
+// turn instead of halves of each (two m64 wgmmas per k16 step, 128 x TILE_N
+// accumulators per warpgroup). The producer fills the ring in unit order, so
+// one warpgroup's mainloop follows the other's on the tensor cores while the
+// other runs its epilogue (the pointwise chain and stores are hidden); a pair
+// of named barriers hands the mainloop over (see the consumer loop).
+//
 // Work units: (batch, tile, K split) in one list; CTA i takes units i,
 // i + gridDim.x, ... (grid = min(units, SMs)). Tiles are rastered in bands of
 // 8 tiles along M (RASTER 0) or N (RASTER 1) so co-resident CTAs share panels
@@ -21,7 +28,7 @@
 // K; the last partial wave only: a stream-K-like tail, so its tiles' halves or
 // quarters fill the SMs the whole tiles would leave idle). A split unit covers a
 // K range and writes fp32 partials
-// (fragment order) to the workspace; the unit that counts last on the tile's
+// (fragment order; one slot per split tile, counted from split_from) to the workspace; the unit that counts last on the tile's
 // counter sums every split in split order (deterministic), applies the
 // epilogue, stores, and resets the counter to 0 for the next launch.
 //
@@ -38,7 +45,8 @@
 //   OPGRAPH_GEMM_IN (0 bf16, 1 fp16), OPGRAPH_GEMM_OUT (0 bf16, 1 fp16, 2 fp32),
 //   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256),
 //   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY,
-//   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined).
+//   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined),
+//   OPGRAPH_GEMM_PINGPONG (0 cooperative, 1 ping-pong; 0 when not defined).
 //
 // CLUSTER_M = 2: the grid runs in clusters of two CTAs stacked along M; the
 // pair works on tiles (2 pm, tn) and (2 pm + 1, tn) together, so they share
@@ -63,13 +71,16 @@
 #ifndef OPGRAPH_GEMM_CLUSTER_M
 #define OPGRAPH_GEMM_CLUSTER_M 1
 #endif
+#ifndef OPGRAPH_GEMM_PINGPONG
+#define OPGRAPH_GEMM_PINGPONG 0
+#endif
 
 namespace opgraph_gemm {
 
 // Run-time arguments beyond GemmParams (host mirror: V2HostArgs in gemm_kernel.h).
 struct V2Args {
-  u64 workspace;  // fp32 partials, [tile][split][consumer][TILE_N/2 * 128] (splits > 1)
-  u64 counters;   // u32 per (tile, consumer); 0 at launch, left 0
+  u64 workspace;  // fp32 partials, [split tile][split][64-row block][TILE_N/2 * 128] (splits > 1)
+  u64 counters;   // u32 per (split tile, consumer); 0 at launch, left 0
   i64 splits;     // K splits of a split tile (>= 1, <= K blocks)
   i64 flags;      // bit 0/1: A's map has batch axis b1/b0; bit 2/3: B's
   i64 split_from; // tiles (pairs) [0, split_from) run whole; the rest split `splits` ways
@@ -94,16 +105,21 @@ constexpr bool kAK = OPGRAPH_GEMM_A_KMAJOR != 0;
 constexpr bool kBKm = OPGRAPH_GEMM_B_KMAJOR != 0;
 constexpr int kABytes = kBM * kBK * 2;
 constexpr int kBBytes = kBN * kBK * 2;
-constexpr int kFrag = kBN / 2;  // accumulators per consumer thread
+constexpr int kFrag = kBN / 2;  // accumulators per thread of one 64-row block
 constexpr int kGroup = 8;       // raster band width (tiles)
 constexpr int kCluster = OPGRAPH_GEMM_CLUSTER_M;
 constexpr int kPairM = kBM * kCluster;  // rows of one cluster's tile pair
+constexpr bool kPing = OPGRAPH_GEMM_PINGPONG != 0;
+constexpr int kMW = kPing ? 2 : 1;      // 64-row blocks one consumer warpgroup computes
+constexpr int kAcc = kMW * kFrag;       // accumulators per consumer thread
+constexpr int kReaders = kPing ? 4 : 8; // consumer warps that read one stage (per CTA)
 
 static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 256, "TILE_N is 16..256, a power of two");
 static_assert(kBKm || kBN >= 64, "an N-major B needs TILE_N >= 64 (64-element swizzle rows)");
 static_assert(kStages >= 2 && kStages <= 8, "STAGES is 2..8");
 static_assert(kCluster == 1 || kCluster == 2, "CLUSTER_M is 1 or 2");
 static_assert(kCluster == 1 || kBKm || kBN >= 128, "a clustered N-major B splits its 64-wide boxes between the CTAs");
+static_assert(!kPing || kBN <= 128, "a ping-pong warpgroup holds a whole 128 x TILE_N tile: TILE_N <= 128");
 static_assert(kStages * (kABytes + kBBytes) + 1024 + 256 <= 232448, "shared memory over 227 KiB");
 
 __device__ __forceinline__ u32 smem_u32(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
@@ -184,7 +200,7 @@ __device__ __forceinline__ void wgmma_wait() {
 // Pins the accumulators' order against the asynchronous wgmma.
 __device__ __forceinline__ void fence_acc(float* acc) {
 #pragma unroll
-  for (int i = 0; i < kFrag; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+  for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 }
 
 // Shared-memory matrix descriptor, 128B swizzle; byte offsets.
@@ -194,9 +210,18 @@ __device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
 }
 
 __device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+// Ping-pong order: barrier 3 + w lets warpgroup w start its next mainloop; the
+// other warpgroup arrives (128 threads) once it has issued its own, w syncs.
+constexpr int kOrderBar = 3;
+__device__ __forceinline__ void order_wait(int cw) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(kOrderBar + cw) : "memory");
+}
+__device__ __forceinline__ void order_pass(int cw) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(kOrderBar + (cw ^ 1)) : "memory");
+}
 
 struct Unit {
-  i64 b0, b1, m0, n0, tile, split, nsplit, kb0, kb1;
+  i64 b0, b1, m0, n0, slot, split, nsplit, kb0, kb1;
 };
 
 // Unit u of this cluster (CLUSTER_M = 1: of this CTA); `rank` picks the
@@ -227,13 +252,11 @@ __device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64
   const i64 in = t % (kGroup * tiles_m);
   const i64 tn = first + in % width, tm = in / width;
 #endif
-  // The CTA's own tile: row block kCluster * tm + rank of the kBM-row tiling
-  // (its counter slot for split K).
-  const i64 tiles_m1 = (p.m + kBM - 1) / kBM;
+  // The CTA's own tile: row block kCluster * tm + rank. A split tile's
+  // scratch slot counts the split tiles only (pairs from split_from on).
   w.m0 = tm * kPairM + rank * kBM;
   w.n0 = tn * kBN;
-  const i64 tm1 = tm * kCluster + rank;
-  w.tile = (bt * tiles_n + tn) * (tiles_m1 + kCluster - 1) + tm1;
+  w.slot = w.nsplit > 1 ? (pair - e.split_from) * kCluster + rank : 0;
   const i64 kblocks = (p.k + kBK - 1) / kBK;
   w.kb0 = w.split * kblocks / w.nsplit;
   w.kb1 = (w.split + 1) * kblocks / w.nsplit;
@@ -310,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       bar_init(full(s), 1);
-      bar_init(empty(s), 8 * kCluster);  // one arrival per consumer warp of every CTA reading the stage's data
+      bar_init(empty(s), kReaders * kCluster);  // one arrival per consumer warp of every CTA reading the stage
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -369,7 +392,14 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       }
     }
   } else {
-    // Consumer warpgroups 1 and 2: rows (wg - 1) * 64 .. + 64 of the tile.
+    // Consumer warpgroups 1 and 2. Cooperative: each takes 64 rows of every
+    // tile. PINGPONG: each takes whole tiles, alternately (units 0, 2, .. of
+    // this CTA's list to warpgroup 1, units 1, 3, .. to warpgroup 2); their
+    // mainloops take turns on the tensor cores, so one's epilogue runs under
+    // the other's mainloop. The ring is shared: a warpgroup steps over the
+    // other's stages, and starts its mainloop only once the other has issued
+    // its previous one (order_wait), so its first full[] wait is never a
+    // whole ring phase ahead of the stage's last fill.
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int cw = wg - 1;
     const int t = static_cast<int>(threadIdx.x % 128);
@@ -384,17 +414,30 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         bar_arrive_remote(peer_addr(empty(s), static_cast<u32>(rank ^ 1)));
       }
     };
-    float acc[kFrag];
+    // The 64-row block of the tile that accumulator block mi holds.
+    auto row_block = [&](int mi) { return kPing ? mi : cw; };
+    float acc[kAcc];
 #pragma unroll
-    for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
     const bool pair_ok = p.c.sc == 1 && (p.c.sr % 2) == 0 && (p.c.s0 % 2) == 0 && (p.c.s1 % 2) == 0 &&
                          (p.c.ptr % (OPGRAPH_GEMM_OUT == 2 ? 8 : 4)) == 0;
     int s = 0;
     u32 ph = 0;
-    for (i64 u = first_unit; u < units; u += stride) {
+    i64 idx = 0;  // position in this CTA's unit list
+    for (i64 u = first_unit; u < units; u += stride, ++idx) {
       const Unit w = decode(p, e, u, rank);
       const i64 nk = w.kb1 - w.kb0;
+      if constexpr (kPing) {
+        if (static_cast<int>(idx & 1) != cw) {
+          // The other warpgroup's unit: its stages pass by in ring order.
+          const i64 at = s + nk;
+          s = static_cast<int>(at % kStages);
+          ph ^= static_cast<u32>((at / kStages) & 1);
+          continue;
+        }
+        if (idx > 0) order_wait(cw);
+      }
       int prev = 0;
       for (i64 i = 0; i < nk; ++i) {
         bar_wait(full(s), ph);
@@ -403,10 +446,15 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         fence_acc(acc);
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
-          const u64 da =
-              kAK ? desc(a_s + cw * 64 * 128 + kk * 32, 16, 1024) : desc(a_s + cw * 8192 + kk * 2048, 8192, 1024);
           const u64 db = kBKm ? desc(b_s + kk * 32, 16, 1024) : desc(b_s + kk * 2048, 8192, 1024);
-          Wgmma<kBN, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc, da, db, (i > 0 || kk > 0) ? 1 : 0);
+#pragma unroll
+          for (int mi = 0; mi < kMW; ++mi) {
+            const int rb = row_block(mi);
+            const u64 da =
+                kAK ? desc(a_s + rb * 64 * 128 + kk * 32, 16, 1024) : desc(a_s + rb * 8192 + kk * 2048, 8192, 1024);
+            Wgmma<kBN, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc + mi * kFrag, da, db,
+                                                                      (i > 0 || kk > 0) ? 1 : 0);
+          }
         }
         wgmma_commit();
         fence_acc(acc);
@@ -417,27 +465,38 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         prev = s;
         if (++s == kStages) s = 0, ph ^= 1u;
       }
+      // Every full[] wait of this unit is behind: the other warpgroup may
+      // start its next unit's mainloop (when there is one).
+      if constexpr (kPing) {
+        if (u + stride < units) order_pass(cw);
+      }
       wgmma_wait<0>();
       fence_acc(acc);
       if (nk > 0 && lane == 0) release(prev);
       if (nk == 0) {
 #pragma unroll
-        for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+        for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
       }
 
       if (w.nsplit > 1) {
-        // Partials in fragment order: thread t's float4 j at [j][t].
+        // Partials in fragment order, one block per 64-row block: thread t's
+        // float4 j at [j][t]. One counter per (tile, consumer warpgroup)
+        // (cooperative) or per tile (ping-pong: counter 0 of the pair).
         float* ws = reinterpret_cast<float*>(e.workspace);
         const i64 per = static_cast<i64>(kFrag) * 128;
-        auto slot = [&](i64 sp) { return ((w.tile * e.splits + sp) * 2 + cw) * per; };
-        float4* mine = reinterpret_cast<float4*>(ws + slot(w.split));
+        auto slot = [&](i64 sp, int rb) { return ((w.slot * e.splits + sp) * 2 + rb) * per; };
 #pragma unroll
-        for (int j = 0; j < kFrag / 4; ++j)
-          mine[j * 128 + t] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+        for (int mi = 0; mi < kMW; ++mi) {
+          float4* mine = reinterpret_cast<float4*>(ws + slot(w.split, row_block(mi)));
+          const float* a = acc + mi * kFrag;
+#pragma unroll
+          for (int j = 0; j < kFrag / 4; ++j)
+            mine[j * 128 + t] = make_float4(a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]);
+        }
         __threadfence();
         named_sync(1 + cw);
         if (t == 0) {
-          unsigned int* cnt = reinterpret_cast<unsigned int*>(e.counters) + w.tile * 2 + cw;
+          unsigned int* cnt = reinterpret_cast<unsigned int*>(e.counters) + w.slot * 2 + (kPing ? 0 : cw);
           const unsigned int old = atomicAdd(cnt, 1u);
           const bool last = old == static_cast<unsigned int>(w.nsplit - 1);
           if (last) *cnt = 0u;
@@ -447,16 +506,20 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         if (!last_flag[cw]) continue;
         __threadfence();
 #pragma unroll
-        for (int i = 0; i < kFrag; ++i) acc[i] = 0.f;
+        for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
         for (i64 sp = 0; sp < w.nsplit; ++sp) {
-          const float4* part = reinterpret_cast<const float4*>(ws + slot(sp));
 #pragma unroll
-          for (int j = 0; j < kFrag / 4; ++j) {
-            const float4 v = __ldcg(part + j * 128 + t);
-            acc[4 * j] += v.x;
-            acc[4 * j + 1] += v.y;
-            acc[4 * j + 2] += v.z;
-            acc[4 * j + 3] += v.w;
+          for (int mi = 0; mi < kMW; ++mi) {
+            const float4* part = reinterpret_cast<const float4*>(ws + slot(sp, row_block(mi)));
+            float* a = acc + mi * kFrag;
+#pragma unroll
+            for (int j = 0; j < kFrag / 4; ++j) {
+              const float4 v = __ldcg(part + j * 128 + t);
+              a[4 * j] += v.x;
+              a[4 * j + 1] += v.y;
+              a[4 * j + 2] += v.z;
+              a[4 * j + 3] += v.w;
+            }
           }
         }
       }
@@ -464,25 +527,30 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       // Epilogue: the graph's pointwise chain in registers (interior tiles
       // unguarded, so the operand loads batch), then the stores.
       if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
-      const i64 row0 = w.m0 + cw * 64 + warp * 16 + lane / 4, col0 = w.n0 + 2 * (lane % 4);
-      if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) apply_chain<false>(acc, p, w.b0, w.b1, row0, col0);
-      else apply_chain<true>(acc, p, w.b0, w.b1, row0, col0);
+      const bool interior = w.m0 + kBM <= p.m && w.n0 + kBN <= p.n;
       const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
 #pragma unroll
-      for (int jb = 0; jb < kBN / 8; ++jb)
+      for (int mi = 0; mi < kMW; ++mi) {
+        float* a = acc + mi * kFrag;
+        const i64 row0 = w.m0 + row_block(mi) * 64 + warp * 16 + lane / 4, col0 = w.n0 + 2 * (lane % 4);
+        if (interior) apply_chain<false>(a, p, w.b0, w.b1, row0, col0);
+        else apply_chain<true>(a, p, w.b0, w.b1, row0, col0);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const i64 m = row0 + 8 * h, n = col0 + jb * 8;
-          if (m >= p.m) continue;
-          const float y0 = acc[jb * 4 + 2 * h], y1 = acc[jb * 4 + 2 * h + 1];
-          const i64 off = cbase + m * p.c.sr + n * p.c.sc;
-          if (pair_ok && n + 1 < p.n) {
-            store_pair(p, off, y0, y1);
-          } else {
-            if (n < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off, y0);
-            if (n + 1 < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + p.c.sc, y1);
+        for (int jb = 0; jb < kBN / 8; ++jb)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const i64 m = row0 + 8 * h, n = col0 + jb * 8;
+            if (m >= p.m) continue;
+            const float y0 = a[jb * 4 + 2 * h], y1 = a[jb * 4 + 2 * h + 1];
+            const i64 off = cbase + m * p.c.sr + n * p.c.sc;
+            if (pair_ok && n + 1 < p.n) {
+              store_pair(p, off, y0, y1);
+            } else {
+              if (n < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off, y0);
+              if (n + 1 < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + p.c.sc, y1);
+            }
           }
-        }
+      }
     }
   }
   // Neither CTA of a pair leaves while the other may still arrive on its
