@@ -9,6 +9,7 @@
 // 1024x4096x4096, 4096x14336x4096 and 8192^3, each at v2 cooperative
 // 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 7 stages, CTA
 // pairs) / 128x64 (VARIANT lines only).
+// (--study with OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label,..." times only those.)
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
@@ -165,6 +166,20 @@ int main(int argc, char** argv) {
   };
 
   auto engine = gemm::make_gemm_engine(EngineIdentity{20100, "gemm"});
+  // --study under OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label[,...]" times only
+  // those variants (one kernel to profile, e.g. under ncu).
+  std::vector<std::string> only;
+  if (const char* v = std::getenv("OPGRAPH_GEMM_STUDY_ONLY"); v && study)
+    for (std::string rest = v; !rest.empty();) {
+      const std::size_t comma = rest.find(',');
+      only.push_back(rest.substr(0, comma));
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    }
+  auto keep = [&](const GemmCase& c, const std::string& chain, const std::string& label) {
+    const std::string key = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + "/" + chain +
+                            "/" + label;
+    return only.empty() || std::find(only.begin(), only.end(), key) != only.end();
+  };
   bool ok = true;
   for (const auto& c : cases) {
     OpGraph og = build_case(c);
@@ -267,6 +282,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> labels;
     for (const Knobs& kn : configs) {
       const std::string label = engine->label(PlanConfig{engine->id(), kn, {}, -1});
+      if (!keep(c, chain, label)) continue;
       auto plan = engine->build_plan(og, PlanConfig{engine->id(), kn, {}, -1}, ctx);
       if (plan.is_bad()) {
         std::fprintf(stderr, "build failed (%s): %s\n", label.c_str(), plan.status().message().c_str());
