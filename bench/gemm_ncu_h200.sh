@@ -21,9 +21,16 @@ for key in "$@"; do
     --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
     --section SchedulerStats --section LaunchStats --section Occupancy -o "$OUT/prof_$i" -f \
     "$BIN/gemm_bench" --study >"$OUT/run_$i.txt" 2>&1
-  echo "== $key (rc=$?)"
+  rc=$?
+  echo "== $key (rc=$rc)"
   "$NCU" -i "$OUT/prof_$i.ncu-rep" --page details >"$OUT/ncu_$i.txt" 2>&1
-  "$NCU" -i "$OUT/prof_$i.ncu-rep" --page raw >"$OUT/raw_$i.txt" 2>&1
   grep VARIANT "$OUT/run_$i.txt"
-  grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|L1/TEX Cache Throughput|Executed Ipc Active|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall|Mem Pipes Busy|Shared Memory|L2 Hit|Registers Per|Local Memory|==ERR|==WARNING" "$OUT/ncu_$i.txt" | grep -v "^    ---" | head -45
+  # Stall reasons (cycles per issued instruction, all warps), largest first.
+  "$NCU" -i "$OUT/prof_$i.ncu-rep" --page raw 2>&1 | grep -E "warps_issue_stalled_[a-z_]+_per_issue_active.ratio|pipe_tensor.*pct_of_peak_sustained_active |lsu_mem_shared.*pct" |
+    awk '{print $NF, $1}' | sort -rn | head -14 | tr '\n' ';'
+  echo
+  rm -f "$OUT/prof_$i.ncu-rep"
+  grep -E "Elapsed Cycles|Compute \(SM\) Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Spilling Requests  |==ERR" "$OUT/ncu_$i.txt" |
+    awk '{print $(NF), $0}' | sed 's/  */ /g' | cut -c1-70 | tr '\n' ';'
+  echo
 done

@@ -35,8 +35,10 @@ std::vector<KnobDomain> knob_domains() {
 namespace {
 
 // v2 dynamic shared memory (bytes), mirroring gemm_v2.cu's gemm_v2_smem_bytes.
-unsigned v2_smem(int tile_n, int stages) {
-  return static_cast<unsigned>(stages * (128 * 64 * 2 + tile_n * 64 * 2) + 1024 + 256);
+// The ring, 1024 bytes of alignment slack, 256 of barriers, and the epilogue
+// staging: 24 floats per tile row of both consumer warpgroups.
+unsigned v2_smem(int tile_n, int stages, int pingpong) {
+  return static_cast<unsigned>(stages * (128 * 64 * 2 + tile_n * 64 * 2) + 1024 + 256 + 2 * 64 * (pingpong ? 2 : 1) * 24 * 4);
 }
 constexpr unsigned kMaxSmem = 232448 - 64;  // 227 KiB less the kernel's static flags
 
@@ -87,7 +89,7 @@ Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
     if (c.pingpong != 0) return bad_combo(c, "v1 has no warp specialisation (WARP_SPEC_CFG=0)");
   } else {
     if (c.tile_m != 128) return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64)");
-    if (v2_smem(c.tile_n, c.stages) > kMaxSmem) return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
+    if (v2_smem(c.tile_n, c.stages, c.pingpong) > kMaxSmem) return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
     if (c.stream_k != 0 && c.split_k != 1) return bad_combo(c, "STREAM_K=1 splits the last wave only: SPLIT_K_SLC=1");
     if (c.pingpong != 0 && c.tile_n > 128)
       return bad_combo(c, "WARP_SPEC_CFG=1 (ping-pong) holds a whole tile per warpgroup: TILE_N <= 128");
@@ -310,7 +312,7 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
 }
 
 unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
-  if (c.version == 2) return v2_smem(c.tile_n, c.stages);
+  if (c.version == 2) return v2_smem(c.tile_n, c.stages, c.pingpong);
   const GemmProblem k = kernel_view(p, c);
   constexpr int bk = 32, pad = 8;
   const int a = k.a_kmajor ? c.tile_m * (bk + pad) : bk * (c.tile_m + pad);
