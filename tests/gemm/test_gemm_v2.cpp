@@ -320,6 +320,27 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   pp.split_k = 2;
   GemmConfig coop2 = v2(128, 6, 2);
   EXPECT_EQ(v2_partial_bytes(*p, pp, v2_schedule(*p, pp)), v2_partial_bytes(*p, coop2, v2_schedule(*p, coop2)));
+  // The pick: 128 wide with at least two tiles per SM runs ping-pong; 256
+  // wide and split-K picks stay cooperative.
+  auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, bool fused) {
+    auto q = analyze_gemm(v2_graph(m, n, k, false, true, 16, fused));
+    EXPECT_TRUE(q.is_good());
+    return pick_config(*q, 132, false, true);
+  };
+  GemmConfig c = pick(1024, 14336, 4096, false);  // 896 tiles of 128 x 128
+  EXPECT_EQ(c.tile_n, 128);
+  EXPECT_EQ(c.pingpong, 1);
+  c = pick(4096, 4096, 4096, true);  // bias + gelu: a tensor operand, 128 wide
+  EXPECT_EQ(c.tile_n, 128);
+  EXPECT_EQ(c.pingpong, 1);
+  c = pick(4096, 4096, 4096, false);
+  EXPECT_EQ(c.tile_n, 256);
+  EXPECT_EQ(c.pingpong, 0);
+  c = pick(128, 4096, 4096, true);  // 32 tiles: split K, one unit per CTA
+  EXPECT_GT(c.split_k, 1);
+  EXPECT_EQ(c.pingpong, 0);
+  c = pick(1024, 1024, 4096, true);  // 64 tiles: fewer than two per SM
+  EXPECT_EQ(c.pingpong, 0);
   // Every proposable ping-pong config is a valid one (the CI compile set has some).
   int n = 0;
   for (const GemmConfig& c : proposable_configs())
