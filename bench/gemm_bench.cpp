@@ -21,9 +21,10 @@
 // (raster, tile width, split count, STREAM_K, CLUSTER_M, WARP_SPEC_CFG: "best"); VARIANT lines give each
 // variant's TFLOP/s. cuDNN: every cudnn_eng plan of the
 // graph's plan list (at most 4 that build), best kept. Inputs: random bf16 in
-// [-1, 1]. Timing: CUDA events around back-to-back launches on the legacy
-// stream (>= ~20 ms per sample), after 3 warm-ups; 5 rounds in which every
-// plan of the shape (ours and cuDNN's) takes one sample; the median of each.
+// [-1, 1]. Timing: CUDA events around 10 back-to-back launches on the legacy
+// stream (gemm_torch.py's sample), after 3 warm-ups; 10 rounds in which every
+// plan of the shape (ours and cuDNN's) takes one sample, in an order rotated
+// each round; the median of each.
 // Ours and cuDNN's outputs are compared on the first 1M elements (max |diff| /
 // max |ref|).
 // Prints: RESULT shape=MxNxK chain=.. pick=<label> pick_tflops=.. best=<label>
@@ -54,9 +55,12 @@ namespace {
 const runtime::CudaDriverApi* g_api = nullptr;
 
 // Seconds per call of each runner (NaN when one fails): 3 warm-up calls
-// each, then 5 rounds in which every runner takes one CUDA-event sample of
-// >= ~20 ms of back-to-back calls; a runner's median sample. Interleaving the
-// rounds spreads the GPU's clock drift over every config alike.
+// each, then 10 rounds in which every runner takes one CUDA-event sample of
+// 10 back-to-back calls (bench/gemm_torch.py's sampling, the cuBLAS anchor);
+// a runner's median sample. Each round starts one runner later, so no runner
+// always follows the same one: the H200's clock depends on the power drawn
+// just before, and a fixed order measured one kernel 20% apart from itself
+// (bench/results/2026-11-30-gemm-s4-h200.txt, run S4-3).
 std::vector<double> time_interleaved(const std::vector<std::function<bool()>>& runs) {
   std::vector<double> out(runs.size(), NAN);
   CUevent e0, e1;
@@ -78,16 +82,19 @@ std::vector<double> time_interleaved(const std::vector<std::function<bool()>>& r
     bool ok = true;
     for (int i = 0; i < 3 && ok; ++i) ok = runs[r]();
     const double first = ok ? sample(runs[r], 1) : NAN;
-    if (std::isfinite(first)) calls[r] = static_cast<int>(std::clamp(0.02 / std::max(first, 1e-7), 1.0, 2000.0));
+    if (std::isfinite(first)) calls[r] = 10;
   }
-  for (int round = 0; round < 5; ++round)
-    for (std::size_t r = 0; r < runs.size(); ++r)
+  constexpr int kRounds = 10;
+  for (int round = 0; round < kRounds; ++round)
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const std::size_t r = (i + static_cast<std::size_t>(round)) % runs.size();
       if (calls[r] > 0) samples[r].push_back(sample(runs[r], calls[r]));
+    }
   for (std::size_t r = 0; r < runs.size(); ++r) {
     auto& v = samples[r];
-    if (v.size() != 5 || std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); })) continue;
+    if (v.size() != kRounds || std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); })) continue;
     std::sort(v.begin(), v.end());
-    out[r] = v[2];
+    out[r] = v[kRounds / 2];
   }
   g_api->event_destroy(e0);
   g_api->event_destroy(e1);

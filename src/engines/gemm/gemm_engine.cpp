@@ -154,6 +154,7 @@ class GemmEngine final : public Engine {
     if (c.is_bad()) return name();
     return name() + "_v" + std::to_string(c->version) + "_" + std::to_string(c->tile_m) + "x" +
            std::to_string(c->tile_n) + "s" + std::to_string(c->stages) + (c->swap_ab ? "_swap" : "") +
+           (c->raster ? "_r1" : "") +
            (c->cluster_m > 1 ? "_c" + std::to_string(c->cluster_m) : "") +
            (c->split_k > 1 ? "_k" + std::to_string(c->split_k) : "") + (c->stream_k ? "_sk" : "") +
            (c->pingpong ? "_pp" : "");
