@@ -219,7 +219,7 @@ TEST(GemmKnobs, RoundTripLabelsAndHeuristicDomain) {
   PlanConfig pc{20100, knobs_of(GemmConfig{}), {}, -1};
   EXPECT_EQ(e->label(pc), "gemm_v1_128x128s3");
   pc.knobs = knobs_of(GemmConfig{1, 64, 128, 2, 1, 1, true, 1});
-  EXPECT_EQ(e->label(pc), "gemm_v1_64x128s2_swap");
+  EXPECT_EQ(e->label(pc), "gemm_v1_64x128s2_swap_r1");
   // Every pick is proposable.
   std::mt19937 rng(std::random_device{}());
   for (int i = 0; i < 200; ++i) {
