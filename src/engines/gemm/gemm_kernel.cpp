@@ -151,9 +151,9 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     if (t < sms) v.split_k = static_cast<int>(std::clamp<std::int64_t>(std::min(sms / t, kblocks / 4), 1, 8));
     // 128 wide with at least two tiles per SM: ping-pong, so one warpgroup's
     // epilogue runs under the other's mainloop (measured on the H200,
-    // bench/results/2026-11-30-gemm-s4-h200.txt: 4096^3 + bias + gelu 528
-    // TFLOP/s against 448 cooperative at 128 and 505 at 256; 1024x14336x4096
-    // 621 against 580 and 557).
+    // bench/results/2026-11-30-gemm-s4-h200.txt, run S4-6: 4096^3 + bias +
+    // gelu 601.8 TFLOP/s against 508.8 cooperative; 1024x14336x4096 638.4
+    // against 583.5; run S4-4: 256-wide cooperative + bias + gelu 504.5).
     if (v.tile_n == 128 && v.split_k == 1 && t >= 2 * static_cast<std::int64_t>(sms)) v.pingpong = 1;
     // STREAM_K stays 0: on the H200 the tail split measured within the
     // run-to-run spread of the whole-tile schedule, mostly below it
