@@ -10,11 +10,14 @@
 //   4. per node: the op's infer() (shape/dtype inference and semantic rules)
 //   5. fill unset data types from the graph context (virtual -> intermediate,
 //      others -> io; no context type -> the node's first floating input type)
+//   6. every F8_128x4 tensor has a 128x4 tile geometry (ir/scale_layout.h); after
+//      the nodes, so an op's own rule about its scale port is reported first
 #include <set>
 #include <string>
 #include <unordered_map>
 
 #include "ir/infer_context.h"
+#include "ir/scale_layout.h"
 #include "opgraph/op_graph.h"
 
 namespace opgraph {
@@ -179,6 +182,13 @@ Status OpGraph::validate() {
         OPGRAPH_CHECK(check_tensor(*o));
         available.insert(o.get());
       }
+  }
+  for (const auto& t : tensors_) {
+    if (t->get_reordering_type() != TensorReordering::F8_128x4) continue;
+    std::string why;
+    if (!swizzle_128x4_of(t->get_dim(), t->get_stride(), &why))
+      return {ErrorCode::GRAPH_NOT_SUPPORTED, "tensor '" + t->get_name() + "' (uid " + std::to_string(t->get_uid()) +
+                                                  "): rule f8_128x4_layout: " + why};
   }
   validated_ = true;
   return Status::ok();

@@ -177,9 +177,16 @@ SdpaFp8BackwardScales fp8_bwd_scales(OpGraph& g) {
   return s;
 }
 
+// Strides of an F8_128x4 MXFP8 scale: its block axis (the one padded to 4: axis 2 when
+// that extent is no multiple of 128) contiguous, the other of the last two right outside.
+D mx_strides(const D& d) {
+  if (d[2] % 128 == 0) return Tensor::packed_strides(d);
+  return {d[1] * d[2] * d[3], d[2] * d[3], 1, d[2]};
+}
+
 TensorPtr mx_scale(OpGraph& g, D dims, const char* name) {
   Tensor t;
-  t.set_dim(dims).set_stride(Tensor::packed_strides(dims)).set_data_type(DataType::FP8_E8M0).set_name(name);
+  t.set_dim(dims).set_stride(mx_strides(dims)).set_data_type(DataType::FP8_E8M0).set_name(name);
   t.set_reordering_type(TensorReordering::F8_128x4);
   return g.tensor(t);
 }
@@ -238,6 +245,25 @@ TEST(SdpaIr, Mxfp8ForwardBlockScaleShapes) {
   EXPECT_EQ(out.Amax_S, nullptr);
   ASSERT_NE(out.Amax_O, nullptr);
   expect_round_trip(g);
+}
+
+TEST(SdpaIr, Mxfp8DescaleBlockAxisMustBeContiguous) {
+  // V's scale is blocked along s_kv (axis 2); row-major strides make d (axis 3) the
+  // contiguous column axis and the 4-long axis 2 the row axis, which holds no 128-row tile.
+  OpGraph g;
+  g.set_io_data_type(DataType::BFLOAT16);
+  auto q = g.tensor({1, 2, 64, 64}, DataType::FP8_E4M3, "q");
+  auto k = g.tensor({1, 2, 96, 64}, DataType::FP8_E4M3, "k");
+  auto v = g.tensor({1, 2, 96, 64}, DataType::FP8_E4M3, "v");
+  Tensor sv;
+  sv.set_dim({1, 2, 4, 128}).set_stride(Tensor::packed_strides({1, 2, 4, 128})).set_data_type(DataType::FP8_E8M0);
+  sv.set_reordering_type(TensorReordering::F8_128x4).set_name("sv_rowmajor");
+  SdpaMxfp8Scales s{mx_scale(g, {1, 2, 128, 4}, "sq"), mx_scale(g, {1, 2, 128, 4}, "sk"), g.tensor(sv)};
+  g.sdpa_mxfp8(q, k, v, s, Attributes().set_name("att"));
+  Status st = g.validate();
+  ASSERT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << st.to_string();
+  for (const char* f : {"node 'att'", "port Descale_V", "tensor 'sv_rowmajor'", "f8_128x4_layout", "row axis 2 (extent 4)"})
+    EXPECT_NE(st.message().find(f), std::string::npos) << f << " missing in: " << st.message();
 }
 
 TEST(SdpaIr, Mxfp8BackwardTransposedCopies) {

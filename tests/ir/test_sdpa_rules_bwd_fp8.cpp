@@ -29,10 +29,17 @@ SdpaFp8BackwardScales fp8_bwd_scales(OpGraph& g) {
   return s;
 }
 
+// Strides of an F8_128x4 MXFP8 scale: its block axis (the one padded to 4: axis 2 when
+// that extent is no multiple of 128) contiguous, the other of the last two right outside.
+D mx_strides(const D& d) {
+  if (d[2] % 128 == 0) return Tensor::packed_strides(d);
+  return {d[1] * d[2] * d[3], d[2] * d[3], 1, d[2]};
+}
+
 TensorPtr mx_scale(OpGraph& g, D dims, const char* name, DataType t = DataType::FP8_E8M0,
                    TensorReordering r = TensorReordering::F8_128x4) {
   Tensor x;
-  x.set_dim(dims).set_stride(Tensor::packed_strides(dims)).set_data_type(t).set_name(name).set_reordering_type(r);
+  x.set_dim(dims).set_stride(mx_strides(dims)).set_data_type(t).set_name(name).set_reordering_type(r);
   return g.tensor(x);
 }
 

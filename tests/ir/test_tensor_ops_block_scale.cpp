@@ -34,6 +34,7 @@ TEST(BlockScale, Nvfp4SwizzledScalesAndTranspose) {
   s->set_reordering_type(TensorReordering::F8_128x4).set_output(true);
   expect_round_trip(g);
   EXPECT_EQ(s->get_dim(), (D{256, 4}));  // rows → multiple of 128, 48/16 = 3 → 4
+  EXPECT_EQ(s->get_stride(), (D{4, 1}));  // the blocked axis contiguous
   EXPECT_EQ(s->get_data_type(), DataType::FP8_E4M3);
   EXPECT_EQ(y->get_stride(), (D{1, 200}));  // column-major in the last two axes
   // Quantizing along rows (axis 0): the 128 padding goes to the other axis.
@@ -44,6 +45,63 @@ TEST(BlockScale, Nvfp4SwizzledScalesAndTranspose) {
   t->set_reordering_type(TensorReordering::F8_128x4);
   ASSERT_TRUE(h.validate().is_good());
   EXPECT_EQ(t->get_dim(), (D{4, 128}));
+  EXPECT_EQ(t->get_stride(), (D{1, 4}));  // blocked axis 0 contiguous: the 128x4 column axis
+  expect_round_trip(h);
+}
+
+TEST(BlockScale, Swizzled128x4LayoutRefusals) {
+  {  // dequantize: blocked axis 1 is not the contiguous one
+    OpGraph g;
+    auto x = g.tensor({128, 4096}, DataType::FP8_E4M3, "x");
+    Tensor st;
+    st.set_dim({128, 128}).set_stride({1, 128}).set_data_type(DataType::FP8_E8M0).set_name("s");
+    st.set_reordering_type(TensorReordering::F8_128x4);
+    g.block_scale_dequantize(x, g.tensor(st), Attributes().set_name("dq").set("block_size", D{32}));
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED,
+                   {"op 'block_scale_dequantize'", "node 'dq'", "port scale", "tensor 's'", "rule f8_128x4_layout",
+                    "blocked axis 1", "axis 0 is contiguous"});
+  }
+  {  // dequantize: strides that are no packed 2-D block
+    OpGraph g;
+    auto x = g.tensor({128, 128}, DataType::FP8_E4M3, "x");
+    Tensor st;
+    st.set_dim({128, 4}).set_stride({8, 1}).set_data_type(DataType::FP8_E8M0).set_name("s");
+    st.set_reordering_type(TensorReordering::F8_128x4);
+    g.block_scale_dequantize(x, g.tensor(st), Attributes().set_name("dq").set("block_size", D{32}));
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED,
+                   {"node 'dq'", "port scale", "tensor 's'", "rule f8_128x4_layout",
+                    "packed with the blocked (column) axis contiguous"});
+  }
+  {  // dequantize, blocks along axis 0: the row-major [4, 128] scale makes axis 1 the column axis
+    OpGraph g;
+    auto x = g.tensor({128, 128}, DataType::FP8_E4M3, "x");
+    auto s = g.tensor({4, 128}, DataType::FP8_E8M0, "s");
+    s->set_reordering_type(TensorReordering::F8_128x4);
+    g.block_scale_dequantize(x, s, Attributes().set_name("dq").set("block_size", D{32, 1}));
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED,
+                   {"node 'dq'", "port scale", "tensor 's'", "rule f8_128x4_layout", "row axis 0 (extent 4)",
+                    "multiple of 128"});
+  }
+  {  // quantize along axis 0 with user-set row-major scale strides
+    OpGraph g;
+    auto a = g.tensor({64, 100}, DataType::FLOAT, "a");
+    auto [b, t] = g.block_scale_quantize(a, Attributes().set_name("q").set("block_size", std::int64_t{32}).set("axis", std::int64_t{0}));
+    b->set_data_type(DataType::FP8_E5M2);
+    t->set_reordering_type(TensorReordering::F8_128x4).set_stride({128, 1}).set_name("t");
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"node 'q'", "port scale", "tensor 't'", "disagree"});
+  }
+  {  // any other consumer: the tensor must still hold whole 128 x 4 tiles
+    OpGraph g;
+    auto w = g.tensor({3, 5}, DataType::FLOAT, "w");
+    w->set_reordering_type(TensorReordering::F8_128x4);
+    g.add(w, g.tensor({3, 5}, DataType::FLOAT, "b"))->set_output(true);
+    expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"tensor 'w'", "rule f8_128x4_layout", "multiple of 128"});
+    OpGraph h;
+    auto v = h.tensor({512}, DataType::FLOAT, "v");
+    v->set_reordering_type(TensorReordering::F8_128x4);
+    h.add(v, h.tensor({512}, DataType::FLOAT, "c"))->set_output(true);
+    expect_refused(h, ErrorCode::GRAPH_NOT_SUPPORTED, {"tensor 'v'", "rule f8_128x4_layout", "rank >= 2"});
+  }
 }
 
 TEST(BlockScale, DequantizePerDimBlocks) {

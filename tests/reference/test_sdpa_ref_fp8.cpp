@@ -8,7 +8,10 @@
 //     and dS (E5M2, 2^-3): atol 0.15 max|grad|; Amax_dP equals max |dS| = max |dBias|
 //     of the float64 run with a full-shape Bias (1e-5 relative).
 //   * MXFP8 forward and backward: block scales dequantize exactly (powers of two),
-//     and P / dS are not re-quantized, so the match is to float32 output rounding.
+//     and P / dS are not re-quantized, so the match is to float32 output rounding;
+//     the scales sit in F8_128x4 tiles (block axis contiguous), which the expected
+//     values read through layout_128x4.h's independent formula.
+#include "layout_128x4.h"
 #include "sdpa_ref_fixture.h"
 
 using namespace sdpa_ref_test;
@@ -171,9 +174,13 @@ TEST(SdpaRefFp8, BackwardMatchesDequantizedFloat64) {
 
 namespace {
 
+// The block axis of an MXFP8 scale of `dims`: the one padded to 4 (2 when axis 2 is no multiple of 128).
+std::size_t mx_axis(const D& dims) { return dims[2] % 128 != 0 ? 2 : 3; }
+
+// An F8_128x4 E8M0 scale; its block axis contiguous, as the 128x4 layout wants.
 TensorPtr mx_scale(OpGraph& g, const D& dims, const char* name) {
   Tensor t;
-  t.set_dim(dims).set_stride(Tensor::packed_strides(dims)).set_data_type(DataType::FP8_E8M0).set_name(name);
+  t.set_dim(dims).set_stride(layout_128x4::strides(dims, mx_axis(dims))).set_data_type(DataType::FP8_E8M0).set_name(name);
   t.set_reordering_type(TensorReordering::F8_128x4);
   return g.tensor(t);
 }
@@ -185,8 +192,10 @@ Array pow2(const D& dims, std::uint64_t seed) {
   return a;
 }
 
-// data * scale of its block (blocks of 32 along `axis`), written out independently.
-Array dequant(const Array& data, const Array& scale, int axis) {
+// data * scale of its block (blocks of 32 along `axis`), written out independently;
+// `held` is the scale buffer as the harness wrote it, read through the 128x4 tiles.
+Array dequant(const Array& data, const Array& held, int axis) {
+  const Array scale = layout_128x4::logical(held, layout_128x4::strides(held.dims, mx_axis(held.dims)), mx_axis(held.dims));
   Array r = data;
   for (std::int64_t n = 0; n < data.dims[0]; ++n)
     for (std::int64_t h = 0; h < data.dims[1]; ++h)

@@ -3,18 +3,22 @@
 // Steps: (1) refuse what cannot run before touching anything (prepare(): an
 // unvalidated graph, an op without a kernel; run(): a missing buffer); (2) read every graph input (and every
 // ragged offset tensor) into a float64 Array through its dims/strides/dtype,
-// pass-by-value tensors from their ScalarValue; (3) call each node's kernel in
+// pass-by-value tensors from their ScalarValue (an F8_128x4 tensor's elements
+// through the 128x4 tile layout of ir/scale_layout.h, so kernels see the logical
+// scales; see executor.h); (3) call each node's kernel in
 // node order (validate() ordered producers first), rounding each output to its
 // declared dtype, virtual or not; (4) only then write the non-virtual outputs.
 #include "engines/reference/executor.h"
 
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "engines/reference/convert.h"
+#include "ir/scale_layout.h"
 
 namespace opgraph::reference {
 namespace {
@@ -30,28 +34,45 @@ std::vector<std::int64_t> strides_of(const Tensor& t) {
   return t.get_stride().size() == t.get_dim().size() ? t.get_stride() : Tensor::packed_strides(t.get_dim());
 }
 
-std::int64_t strided_offset(std::span<const std::int64_t> idx, const std::vector<std::int64_t>& stride) {
-  std::int64_t off = 0;
-  for (std::size_t k = 0; k < idx.size(); ++k) off += idx[k] * stride[k];
-  return off;
-}
+// Where each logical index of a tensor lives in its buffer (elements): through the
+// strides, or for an F8_128x4 tensor through the 128x4 tiles of its last two axes.
+class ElementOffsets {
+ public:
+  explicit ElementOffsets(const Tensor& t) : stride_(strides_of(t)) {
+    if (t.get_reordering_type() == TensorReordering::F8_128x4) {
+      std::string why;
+      swizzle_ = swizzle_128x4_of(t.get_dim(), stride_, &why);
+      if (!swizzle_) throw std::logic_error(tensor_where(t) + ": " + why);  // prepare() refused it already
+    }
+  }
+  std::int64_t operator()(std::span<const std::int64_t> idx) const {
+    if (swizzle_) return swizzle_128x4_element(*swizzle_, stride_, idx.data());
+    std::int64_t off = 0;
+    for (std::size_t k = 0; k < idx.size(); ++k) off += idx[k] * stride_[k];
+    return off;
+  }
+
+ private:
+  std::vector<std::int64_t> stride_;
+  std::optional<Swizzle128x4> swizzle_;
+};
 
 Array read_tensor(const Tensor& t, const void* data) {
   if (const auto& pbv = t.get_pass_by_value()) return Array(Dims{1}, round_to(pbv->data_type, pbv->as_double()));
   Array a(t.get_dim());
-  const auto stride = strides_of(t);
+  const ElementOffsets at(t);
   std::int64_t i = 0;
   for_each_index(a.dims, [&](std::span<const std::int64_t> idx) {
-    a[i++] = load_element(data, strided_offset(idx, stride), t.get_data_type());
+    a[i++] = load_element(data, at(idx), t.get_data_type());
   });
   return a;
 }
 
 void write_tensor(const Tensor& t, const Array& a, void* data) {
-  const auto stride = strides_of(t);
+  const ElementOffsets at(t);
   std::int64_t i = 0;
   for_each_index(a.dims, [&](std::span<const std::int64_t> idx) {
-    store_element(data, strided_offset(idx, stride), t.get_data_type(), a[i++]);
+    store_element(data, at(idx), t.get_data_type(), a[i++]);
   });
 }
 
@@ -134,6 +155,11 @@ Result<Prepared> prepare(const OpGraph& g, const ExecuteOptions& opts) {
     for (const auto& port : n->outputs())
       for (const auto& t : port)
         if (t) produced.insert(t.get());
+  }
+  for (const auto& t : g.tensors()) {
+    std::string why;
+    if (t->get_reordering_type() == TensorReordering::F8_128x4 && !swizzle_128x4_of(t->get_dim(), strides_of(*t), &why))
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "reference::execute: " + tensor_where(*t) + ": " + why);
   }
   std::unordered_set<const Tensor*> seen;
   auto add_input = [&](const Tensor* t) {

@@ -16,7 +16,10 @@ namespace opgraph::reference {
 
 // One caller buffer on the host, read and written through the tensor's declared
 // dims, strides (elements) and dtype. fp4 packs two elements per byte along the
-// unit-stride axis (low nibble first).
+// unit-stride axis (low nibble first). A tensor with F8_128x4 reordering keeps its
+// last two axes in the 128x4 tiles of ir/scale_layout.h (its batch axes through
+// their strides); kernels see its logical [.., rows, cols] values either way, and
+// every padded entry is read and written too.
 struct HostBuffer {
   void* data = nullptr;
 };

@@ -117,8 +117,8 @@ Status scatter(KernelContext& c, std::string_view port, const std::vector<std::i
 // Multiplies every element by s.
 Array scaled(Array a, double s);
 // MXFP8: data[b, h, r, c] times its block scale (the E8M0 value, already decoded
-// to 2^(e - 127) by the executor; blocks of 32 along `block_axis`, the scale
-// read through its logical dims: the F8_128x4 swizzle is not applied).
+// to 2^(e - 127) by the executor; blocks of 32 along `block_axis`; the executor
+// already undid the F8_128x4 tiling, so `scale` is indexed logically).
 Array dequant_mx(const Array& data, const Array& scale, int block_axis);
 
 // Kernels (sdpa.cpp: sdpa, sdpa_backward; sdpa_fp8.cpp: the four fp8 ops) and

@@ -12,8 +12,9 @@
 //   * Y = x / scale clamped to ±max_elem (only reachable when the E4M3 scale saturated);
 //     the executor rounds it to Y's type to nearest even.
 //   * scale entries that only pad the F8_128x4 layout hold the all-zero bit pattern
-//     (0 for E4M3, 2^-127 for E8M0). The executor reads and writes every tensor through
-//     its dims and strides; the 128x4 swizzle of the bytes is not applied here.
+//     (0 for E4M3, 2^-127 for E8M0). This kernel works on logical indices; the
+//     executor stores an F8_128x4 scale in the 128x4 tiles of ir/scale_layout.h (and
+//     reads a dequantize's F8_128x4 scale back from them), as cuDNN and cuBLASLt do.
 // Dequantize: Y[i] = X[i] * scale[i / block] (per axis), negated with is_negative_scale.
 #include <algorithm>
 #include <cmath>

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "ir/scale_layout.h"
+
 namespace opgraph::ops::sdpa {
 namespace {
 
@@ -200,7 +202,7 @@ Status check_mx_descale(const InferContext& c, std::string_view port, std::strin
                      "blocks of 32 along axis " + str(block_axis) + " of " + std::string(data_port) + " " +
                          dims_str(c.dims(data_port)) + " need dims " + dims_str(want) +
                          " (block axis padded to 4, the other to 128), got " + dims_str(t->get_dim()));
-  return Status::ok();
+  return check_swizzle_128x4(c, port, static_cast<std::size_t>(block_axis));  // the block axis contiguous
 }
 
 Status read_geometry(InferContext& c, Variant v, Geometry& g) {

@@ -88,7 +88,8 @@ Status check_scalar(const InferContext& c, std::string_view port);
 // An MXFP8 descale tensor for data `data_port` of dims [b, h, rows, cols] with
 // blocks of 32 along `block_axis` (2 or 3): FP8_E8M0, F8_128x4 reordering, dims
 // [b, h, R, C] with the block axis = round_up(ceil(n / 32), 4) and the other
-// axis = round_up(n, 128).
+// axis = round_up(n, 128), and the block axis contiguous (stride 1; the 128x4
+// layout of ir/scale_layout.h, rule f8_128x4_layout).
 Status check_mx_descale(const InferContext& c, std::string_view port, std::string_view data_port, int block_axis);
 // The dims check_mx_descale expects.
 std::vector<std::int64_t> mx_descale_dims(const std::vector<std::int64_t>& data, int block_axis);

@@ -13,18 +13,23 @@
 //   scale has X's dims with axis's extent divided by block_size; when the user marks
 //   scale F8_128x4 (reordering_type), axis must be one of the last two and scale's dims
 //   are padded for the 128x4 swizzle: the blocked axis to a multiple of 4, the other of
-//   the last two to a multiple of 128. Scale values: see the reference kernel's comment.
+//   the last two to a multiple of 128; its strides make the blocked axis contiguous
+//   ({.., cols, 1} for the last axis, {.., 1, cols} for the second to last; user-set
+//   strides must agree). The byte layout is ir/scale_layout.h's. Scale values: see
+//   the reference kernel's comment.
 // block_scale_dequantize (X, scale → Y). block_size (required): one entry (blocks along
 //   the last axis) or one per axis of X (1 = not blocked; 2-D blocks allowed); every
 //   blocked extent divides X's. is_negative_scale (default false): the scale applied is
 //   -scale (lets an unsigned E8M0/E4M3 scale carry a sign). X is FP8_E4M3, FP8_E5M2 or
 //   FP4_E2M1; scale is FP8_E8M0 (blocks of 32 along one axis), FP8_E4M3 (FP4_E2M1 data in
 //   blocks of 16 along one axis) or FLOAT/HALF/BFLOAT16 (any blocks). scale's dims are X's
-//   divided by the blocks, or the 128x4-padded dims above when it is F8_128x4. Y has X's
+//   divided by the blocks, or the 128x4-padded dims above when it is F8_128x4 (then its
+//   blocked axis must be its contiguous one, rule f8_128x4_layout). Y has X's
 //   dims; FLOAT unless typed or filled by the graph context. (cuDNN lowers dequantize only
 //   fused into a consumer, with Y virtual; that is a lowering rule, not an IR one.)
 #include "ir/ops/groups.h"
 #include "ir/ops/tensor_ops_common.h"
+#include "ir/scale_layout.h"
 
 namespace opgraph::ops {
 namespace {
@@ -101,8 +106,18 @@ Status infer_quantize(InferContext& c) {
   }
   Dims blocks(x.size(), 1), s;
   blocks[axis] = block;
-  OPGRAPH_CHECK(scale_dims(c, "scale", x, blocks, scale->get_reordering_type() == TensorReordering::F8_128x4, &s));
-  return c.set_output("scale", s, f->scale);
+  const bool swizzled = scale->get_reordering_type() == TensorReordering::F8_128x4;
+  OPGRAPH_CHECK(scale_dims(c, "scale", x, blocks, swizzled, &s));
+  OPGRAPH_CHECK(c.set_output("scale", s, f->scale));
+  if (!swizzled) return Status::ok();
+  if (axis == rank - 2) {  // the blocked axis contiguous: packed strides of the swapped last two axes
+    Dims swapped = s;
+    std::swap(swapped[rank - 1], swapped[rank - 2]);
+    Dims st = Tensor::packed_strides(swapped);
+    std::swap(st[rank - 1], st[rank - 2]);
+    OPGRAPH_CHECK(set_output_stride(c, "scale", st));
+  }
+  return check_swizzle_128x4(c, "scale", static_cast<std::size_t>(axis), true);
 }
 
 Status infer_dequantize(InferContext& c) {
@@ -133,12 +148,18 @@ Status infer_dequantize(InferContext& c) {
     return c.fail("scale", "FP8_E4M3 (NVFP4) scales cover FP4_E2M1 data in blocks of 16 along one axis; X is " +
                                tname(c.dtype("X")) + ", block_size " + InferContext::dims_str(bs));
   Dims want;
-  OPGRAPH_CHECK(scale_dims(c, "scale", x, blocks, c.in("scale")->get_reordering_type() == TensorReordering::F8_128x4,
-                           &want));
+  const bool swizzled = c.in("scale")->get_reordering_type() == TensorReordering::F8_128x4;
+  OPGRAPH_CHECK(scale_dims(c, "scale", x, blocks, swizzled, &want));
   if (c.dims("scale") != want)
     return c.fail("scale", "dims must be " + InferContext::dims_str(want) + " (X " + InferContext::dims_str(x) +
                                " in blocks " + InferContext::dims_str(blocks) + "), got " +
                                InferContext::dims_str(c.dims("scale")));
+  if (swizzled) {
+    std::size_t blocked = 0;
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+      if (blocks[i] > 1) blocked = i;
+    OPGRAPH_CHECK(check_swizzle_128x4(c, "scale", blocked));
+  }
   return c.set_output("Y", x, float_unless_context(c, "Y"));
 }
 
