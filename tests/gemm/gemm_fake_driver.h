@@ -5,8 +5,12 @@
 // is recorded under a mutex (the concurrency tests call from many threads).
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cstdint>
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -146,5 +150,20 @@ inline runtime::CudaDriverApi fake_api(bool events = true) {
   };
   return a;
 }
+
+// The host-side tests' fixture: this FakeDriver installed as g_fake for the
+// test's duration, its table, a random engine; fake stream and context values.
+class FakeDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override { g_fake = &fake_; }
+  void TearDown() override { g_fake = nullptr; }
+  FakeDriver fake_;
+  runtime::CudaDriverApi api_ = fake_api();
+  std::mt19937 rng_{std::random_device{}()};
+};
+
+inline CUstream stream_handle(std::uintptr_t v) { return reinterpret_cast<CUstream>(v); }
+// The (fake) context a plan's scratch slots belong to.
+inline CUcontext scratch_ctx() { return reinterpret_cast<CUcontext>(0xE0); }
 
 }  // namespace opgraph::gemm_fake

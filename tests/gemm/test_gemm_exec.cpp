@@ -26,19 +26,7 @@ using namespace opgraph::gemm_fake;
 
 namespace {
 
-class GemmExec : public ::testing::Test {
- protected:
-  void SetUp() override { g_fake = &fake_; }
-  void TearDown() override { g_fake = nullptr; }
-  FakeDriver fake_;
-  runtime::CudaDriverApi api_ = fake_api();
-  std::mt19937 rng_{std::random_device{}()};
-};
-
-CUstream stream_handle(std::uintptr_t v) { return reinterpret_cast<CUstream>(v); }
-
-// The (fake) context the scratch's slots belong to.
-CUcontext scratch_ctx() { return reinterpret_cast<CUcontext>(0xE0); }
+class GemmExec : public FakeDriverTest {};
 
 std::int64_t round256(std::int64_t b) { return (b + 255) / 256 * 256; }
 

@@ -33,17 +33,7 @@ using namespace opgraph::gemm_fake;
 
 namespace {
 
-class GemmHost : public ::testing::Test {
- protected:
-  void SetUp() override { g_fake = &fake_; }
-  void TearDown() override { g_fake = nullptr; }
-  FakeDriver fake_;
-  runtime::CudaDriverApi api_ = fake_api();
-  std::mt19937 rng_{std::random_device{}()};
-};
-
-CUstream stream_handle(std::uintptr_t v) { return reinterpret_cast<CUstream>(v); }
-CUcontext scratch_ctx() { return reinterpret_cast<CUcontext>(0xE0); }
+class GemmHost : public FakeDriverTest {};
 
 // One execute: lease, launch (enqueued), release.
 StreamScratch::Slot use(StreamScratch& s, const runtime::CudaDriverApi& api, CUstream st) {
