@@ -17,7 +17,6 @@
 // the CPU reference engine on the same fresh random inputs in [-1, 1];
 // tolerance |got - want| <= 2e-2 + 2e-2 |want| (TF32 allowed, as the
 // matmul_bias_relu case of cases_core.cpp); NaN never passes.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,6 +26,7 @@
 #include <thread>
 
 #include "cudnn_gpu/gpu_harness.h"
+#include "gpu/second_context.h"
 #include "runtime/context_scope.h"
 #include "runtime/device.h"
 
@@ -55,37 +55,14 @@ CUcontext current() {
   return c;
 }
 
-// A second context on device 0 (cuCtxCreate_v2 through the loaded libcuda; the
-// loader's table has no cuCtxCreate), created once and kept for the process so
-// that no context address is ever reused by another. nullptr when refused;
-// `why` then says what failed (the device's compute mode may forbid a second
-// context: the test reports it, it does not skip).
+// A second context on device 0 (gpu/second_context.h); nullptr when refused.
 CUcontext second_context(std::string* why = nullptr) {
-  static std::string failure;
-  static CUcontext ctx = []() -> CUcontext {
-    const auto* d = driver();
-    if (!d) return failure = "no driver", nullptr;
-    void* lib = dlopen(d->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (!lib) return failure = "dlopen(" + d->path + ", RTLD_NOLOAD) failed", nullptr;
-    using CtxCreate = CUresult (*)(CUcontext*, unsigned int, CUdevice);
-    auto create = reinterpret_cast<CtxCreate>(dlsym(lib, "cuCtxCreate_v2"));
-    CUdevice dev = 0;
-    if (!create) return failure = "libcuda exports no cuCtxCreate_v2", nullptr;
-    if (d->device_get(&dev, 0) != CUDA_SUCCESS) return failure = "cuDeviceGet(0) failed", nullptr;
-    const CUcontext before = current();
-    CUcontext c = nullptr;
-    const CUresult r = create(&c, 0, dev);  // makes c current
-    d->ctx_set_current(before);
-    if (r != CUDA_SUCCESS) {
-      int mode = -1;
-      d->device_get_attribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev);
-      failure = "cuCtxCreate_v2: " + runtime::cuda_error_text(*d, r) + "; device compute mode " + std::to_string(mode);
-      return nullptr;
-    }
-    return c;
-  }();
-  if (why) *why = failure;
-  return ctx;
+  const auto* d = driver();
+  if (!d) {
+    if (why) *why = "no driver";
+    return nullptr;
+  }
+  return gpu_testing::second_context(*d, why);
 }
 
 Io build_graph(Graph& g, std::int64_t m, std::int64_t k, std::int64_t n) {

@@ -7,7 +7,6 @@
 // flight at once than slots. Every output is checked against the reference
 // engine (float64) on fresh random inputs, the output poisoned first;
 // tolerances as gemm_gpu_util.h's count_bad.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -16,6 +15,7 @@
 #include "engines/gemm/gemm_exec.h"
 #include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_fixture.h"
+#include "gpu/second_context.h"
 
 using namespace opgraph;
 using namespace opgraph::gemm_testing;
@@ -125,46 +125,13 @@ TEST_F(GemmGpuHost, PlanOnAThreadWithoutAContextExecuteOnAnother) {
   }
 }
 
-namespace {
-
-// A second context on device 0 (cuCtxCreate_v2 through the loaded libcuda;
-// the loader's table has none), created once and kept for the process (no
-// context address is ever reused). nullptr when refused; `why` says why.
-CUcontext own_context(std::string* why) {
-  static std::string failure;
-  static CUcontext ctx = []() -> CUcontext {
-    const runtime::CudaDriverApi* d = gpu().api;
-    void* lib = dlopen(d->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (!lib) return failure = "dlopen(" + d->path + ", RTLD_NOLOAD) failed", nullptr;
-    using CtxCreate = CUresult (*)(CUcontext*, unsigned int, CUdevice);
-    auto create = reinterpret_cast<CtxCreate>(dlsym(lib, "cuCtxCreate_v2"));
-    if (!create) return failure = "libcuda exports no cuCtxCreate_v2", nullptr;
-    CUdevice dev = 0;
-    if (d->device_get(&dev, 0) != CUDA_SUCCESS) return failure = "cuDeviceGet(0) failed", nullptr;
-    CUcontext before = nullptr, c = nullptr;
-    d->ctx_get_current(&before);
-    const CUresult r = create(&c, 0, dev);  // makes c current
-    d->ctx_set_current(before);
-    if (r != CUDA_SUCCESS) {
-      int mode = -1;
-      d->device_get_attribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev);
-      failure = "cuCtxCreate_v2: " + runtime::cuda_error_text(*d, r) + "; device compute mode " + std::to_string(mode);
-      return nullptr;
-    }
-    return c;
-  }();
-  *why = failure;
-  return ctx;
-}
-
-}  // namespace
 
 // (b) A thread with a context of its own current (not the runtime's primary
 // context) plans, executes and drops the plan: its context is current again
 // after each call, and the results are correct.
 TEST_F(GemmGpuHost, TheCallersContextIsUnchangedByPlanningAndExecuting) {
   std::string why;
-  const CUcontext mine = own_context(&why);
+  const CUcontext mine = gpu_testing::second_context(*gpu().api, &why);
   ASSERT_NE(mine, nullptr) << why;
   ASSERT_NE(mine, gpu().context->context()) << "the test's context must differ from the runtime's";
   std::mt19937 rng(std::random_device{}());
