@@ -7,7 +7,7 @@
 // fused and 16x4096x4096 fused, picks only (a short re-check); --study: 4096^3
 // with each epilogue (none, relu, bias, gelu, bias+gelu), 1024x14336x4096,
 // 1024x4096x4096, 4096x14336x4096 and 8192^3, each at v2 cooperative
-// 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 7 stages, CTA
+// 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 5 stages, CTA
 // pairs) / 128x64 (VARIANT lines only).
 // (--study with OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label,..." times only those.)
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
@@ -218,11 +218,11 @@ int main(int argc, char** argv) {
     auto pc = gemm::config_from_knobs(pick);
     auto problem = gemm::analyze_gemm(og);
     if (study) {
-      // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG}: cooperative 256 / 128,
-      // ping-pong 128 (6 and 7 stages, a CTA pair) and 64.
+      // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG}: cooperative 256 / 128 and
+      // CTA pairs at 256, ping-pong 128 (6 and 5 stages, CTA pairs) and 64.
       configs.clear();
       for (auto [tn, st, cl, pp] : std::vector<std::array<int, 4>>{
-               {256, 4, 1, 0}, {128, 6, 1, 0}, {256, 4, 2, 0}, {128, 6, 1, 1}, {128, 7, 1, 1}, {128, 6, 2, 1},
+               {256, 4, 1, 0}, {128, 6, 1, 0}, {256, 4, 2, 0}, {128, 6, 1, 1}, {128, 5, 1, 1}, {128, 6, 2, 1},
                {64, 8, 1, 1}}) {
         gemm::GemmConfig v;
         v.version = 2;

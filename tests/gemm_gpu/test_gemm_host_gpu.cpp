@@ -87,6 +87,10 @@ class GemmGpuHost : public GemmGpuFixture {};
 
 // (a) Planned on a std::thread with no context current, executed from another
 // such thread: both threads are left with nothing current; results correct.
+// In a full test_gemm_gpu run the shared runtime is open by then, so this
+// covers planning's ContextScope; the first open's ContextRestore is covered
+// on CI (GemmHost.ContextRestorePutsBackTheCallersContext) and here when the
+// test runs alone (--gtest_filter='GemmGpuHost.PlanOn*').
 TEST_F(GemmGpuHost, PlanOnAThreadWithoutAContextExecuteOnAnother) {
   std::mt19937 rng(std::random_device{}());
   auto engine = gemm::make_gemm_engine(EngineIdentity{20100, "gemm"});

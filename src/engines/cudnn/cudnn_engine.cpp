@@ -154,9 +154,11 @@ class CudnnPlan final : public CompiledPlan {
     return vp;
   }
 
+  // The error's label is built only on failure: a successful call allocates nothing.
   Status run(cudnnHandle_t h, const Descriptor& vp) const {
-    return check(*api_, static_cast<cudnnStatus_t>(api_->backend_execute(h, plan_.get(), vp.get())), Step::EXECUTE,
-                 "cudnnBackendExecute of " + lowering_.operations_summary());
+    const auto r = static_cast<cudnnStatus_t>(api_->backend_execute(h, plan_.get(), vp.get()));
+    if (r == CUDNN_STATUS_SUCCESS) return Status::ok();
+    return check(*api_, r, Step::EXECUTE, "cudnnBackendExecute of " + lowering_.operations_summary());
   }
 
   // The last finalized variant pack and what it was made of (guarded by mu;
