@@ -1,7 +1,8 @@
 // gemm/kernels/gemm_v2.cu — version 2 of the gemm family, the Hopper kernel
 // (sm_90a): TMA loads into a STAGES-deep ring of 128B-swizzled shared tiles on
 // mbarriers, wgmma from warp-specialised warpgroups, a persistent grid, and the
-// graph's pointwise epilogue applied in registers.
+// graph's pointwise epilogue applied on the way out (accumulators staged through
+// shared memory 16 columns at a time, the chain in a rolled loop, 16-byte stores).
 //
 //   C[b, m, n] = epilogue(sum_k A[b, m, k] * B[b, k, n])   fp32 accumulation
 //
@@ -18,8 +19,9 @@
 // turn instead of halves of each (two m64 wgmmas per k16 step, 128 x TILE_N
 // accumulators per warpgroup). The producer fills the ring in unit order, so
 // one warpgroup's mainloop follows the other's on the tensor cores while the
-// other runs its epilogue (the pointwise chain and stores are hidden); a pair
-// of named barriers hands the mainloop over (see the consumer loop).
+// other runs its epilogue (mostly hidden: 4096^3 + bias + gelu costs ~6% against
+// the plain product); a pair of named barriers hands the mainloop over (see the
+// consumer loop).
 //
 // Work units: (batch, tile, K split) in one list; CTA i takes units i,
 // i + gridDim.x, ... (grid = min(units, SMs)). Tiles are rastered in bands of
