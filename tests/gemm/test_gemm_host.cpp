@@ -346,8 +346,8 @@ TEST(GemmLaunchPlan, ClusteredGridsAreSizedByTheDriversAnswer) {
   ASSERT_TRUE(split.is_good());
   EXPECT_EQ(split->sched.splits, 2);
   EXPECT_EQ(split->sched.units, 32 * 32 * 2);
-  EXPECT_EQ(split->partial_bytes, v2_partial_bytes(kp, clustered(2), split->sched));
-  EXPECT_EQ(split->counter_bytes, v2_counter_bytes(kp, clustered(2), split->sched));
+  EXPECT_EQ(split->partial_bytes, v2_partial_bytes(clustered(2), split->sched));
+  EXPECT_EQ(split->counter_bytes, v2_counter_bytes(clustered(2), split->sched));
   EXPECT_GE(split->partial_bytes, 64LL * 32 * 2 * 128 * 128 * 4);
   EXPECT_GE(split->counter_bytes, 64LL * 32 * 2 * 4);
   // CLUSTER_M = 1 and v1 never ask.

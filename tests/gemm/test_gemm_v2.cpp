@@ -159,9 +159,9 @@ TEST(GemmV2Codegen, OneKernelPerLayoutClassSplitIsRunTime) {
   grid_of(*p1, v2(128, 6), grid, block, 132);
   EXPECT_EQ(grid[0], 4u);  // 2 x 2 tiles
   // Split scratch: partials per (tile, split) of 128 x TILE_N fp32; counters per (tile, consumer).
-  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6), v2_schedule(*p1, v2(128, 6))), 0);
-  EXPECT_EQ(v2_partial_bytes(*p1, v2(128, 6, 2), v2_schedule(*p1, v2(128, 6, 2))), 4 * 2 * 128 * 128 * 4);
-  EXPECT_EQ(v2_counter_bytes(*p1, v2(128, 6, 2), v2_schedule(*p1, v2(128, 6, 2))), 4 * 2 * 4);
+  EXPECT_EQ(v2_partial_bytes(v2(128, 6), v2_schedule(*p1, v2(128, 6))), 0);
+  EXPECT_EQ(v2_partial_bytes(v2(128, 6, 2), v2_schedule(*p1, v2(128, 6, 2))), 4 * 2 * 128 * 128 * 4);
+  EXPECT_EQ(v2_counter_bytes(v2(128, 6, 2), v2_schedule(*p1, v2(128, 6, 2))), 4 * 2 * 4);
   // The split never exceeds the K blocks (72 -> 2 blocks of 64).
   EXPECT_EQ(v2_splits(*p1, v2(128, 6, 8)), 2);
   EXPECT_LE(smem_bytes(*p1, v2(256, 4)), 232448u);
@@ -226,8 +226,8 @@ TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
   EXPECT_EQ(grid[0], 120u);  // the device answered 60 resident clusters
   // Split scratch: 2 row-tile pairs (one half past M) x 2 column tiles = 8 CTA tile slots.
   c2.split_k = 2;
-  EXPECT_EQ(v2_counter_bytes(*p, c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 4);
-  EXPECT_EQ(v2_partial_bytes(*p, c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 128 * 128 * 4);
+  EXPECT_EQ(v2_counter_bytes(c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 4);
+  EXPECT_EQ(v2_partial_bytes(c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 128 * 128 * 4);
 }
 
 // STREAM_K = 1: only the last partial wave's tiles split along K, as many
@@ -261,8 +261,8 @@ TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
   grid_of(*wide, sk, grid, block, 132);
   EXPECT_EQ(grid[0], 132u);
   // Scratch for the 52 split tiles only (not all 448).
-  EXPECT_EQ(v2_partial_bytes(*wide, sk, s), 52 * 2 * 128 * 256 * 4);
-  EXPECT_EQ(v2_counter_bytes(*wide, sk, s), 52 * 2 * 4);
+  EXPECT_EQ(v2_partial_bytes(sk, s), 52 * 2 * 128 * 256 * 4);
+  EXPECT_EQ(v2_counter_bytes(sk, s), 52 * 2 * 4);
   auto sched = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     auto p = analyze_gemm(v2_graph(m, n, k, false, true, 16, false));
     EXPECT_TRUE(p.is_good());
@@ -319,7 +319,7 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   EXPECT_EQ(b2[0], 384u);
   pp.split_k = 2;
   GemmConfig coop2 = v2(128, 6, 2);
-  EXPECT_EQ(v2_partial_bytes(*p, pp, v2_schedule(*p, pp)), v2_partial_bytes(*p, coop2, v2_schedule(*p, coop2)));
+  EXPECT_EQ(v2_partial_bytes(pp, v2_schedule(*p, pp)), v2_partial_bytes(coop2, v2_schedule(*p, coop2)));
   // The pick: 128 wide with at least two tiles per SM runs ping-pong; 256
   // wide and split-K picks stay cooperative.
   auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, bool fused) {

@@ -37,12 +37,9 @@ LaunchPlan launch_plan_for(const GemmProblem& kp, const GemmConfig& config, int 
     return p;
   }
   p.sched = v2_schedule(kp, c, sm_count, resident);
-  // Persistent: one cluster per resident slot, fewer when there are fewer
-  // units (grid_of's v2 rule, from this schedule instead of a second one).
-  p.dims.grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(p.sched.units, 1, p.sched.resident) * c.cluster_m);
-  p.dims.block[0] = 384;
-  p.partial_bytes = v2_partial_bytes(kp, c, p.sched);
-  p.counter_bytes = v2_counter_bytes(kp, c, p.sched);
+  v2_grid(c, p.sched, p.dims.grid, p.dims.block);  // from this schedule, not a second one
+  p.partial_bytes = v2_partial_bytes(c, p.sched);
+  p.counter_bytes = v2_counter_bytes(c, p.sched);
   return p;
 }
 

@@ -359,26 +359,24 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count,
   return s;
 }
 
-std::int64_t v2_partial_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s) {
-  (void)kp;
+std::int64_t v2_partial_bytes(const GemmConfig& c, const V2Schedule& s) {
   return s.splits > 1 ? v2_split_slots(c, s) * s.splits * 128 * c.tile_n * 4 : 0;
 }
 
-std::int64_t v2_counter_bytes(const GemmProblem& kp, const GemmConfig& c, const V2Schedule& s) {
-  (void)kp;
+std::int64_t v2_counter_bytes(const GemmConfig& c, const V2Schedule& s) {
   return s.splits > 1 ? v2_split_slots(c, s) * 2 * 4 : 0;
+}
+
+void v2_grid(const GemmConfig& c, const V2Schedule& s, unsigned grid[3], unsigned block[3]) {
+  grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(s.units, 1, s.resident) * c.cluster_m);
+  grid[1] = grid[2] = 1;
+  block[0] = 384;
+  block[1] = block[2] = 1;
 }
 
 void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count,
              int max_clusters) {
-  if (c.version == 2) {
-    const V2Schedule s = v2_schedule(kp, c, sm_count, max_clusters);
-    grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>(s.units, 1, s.resident) * c.cluster_m);
-    grid[1] = grid[2] = 1;
-    block[0] = 384;
-    block[1] = block[2] = 1;
-    return;
-  }
+  if (c.version == 2) return v2_grid(c, v2_schedule(kp, c, sm_count, max_clusters), grid, block);
   const std::int64_t tiles = ((kp.m + c.tile_m - 1) / c.tile_m) * ((kp.n + c.tile_n - 1) / c.tile_n);
   grid[0] = static_cast<unsigned>(std::max<std::int64_t>(tiles, 1));
   grid[1] = static_cast<unsigned>(kp.batch0 * kp.batch1);
