@@ -203,6 +203,23 @@ TEST_F(CudnnHandles, ContextQueryFailureCreatesNothing) {
   EXPECT_TRUE(fake_.streams_set.empty());
 }
 
+// A caller that has just bound the context (execute's ContextScope) names it:
+// the lookup asks the driver nothing (a failing cuCtxGetCurrent is never hit)
+// and finds the same handle as a query would.
+TEST_F(CudnnHandles, AContextTheCallerBoundIsNotQueriedAgain) {
+  ContextHandles hs(api_, drv_);
+  t_current = a_;
+  auto queried = hs.current();
+  ASSERT_TRUE(queried.is_good());
+  fake_.ctx_get_fails = 1;
+  auto bound = hs.current_on(s1_, a_);
+  ASSERT_TRUE(bound.is_good()) << bound.status().to_string();
+  EXPECT_EQ(bound->handle, queried->handle);
+  EXPECT_EQ(bound->context, a_);
+  EXPECT_EQ(fake_.ctx_get_fails, 1) << "cuCtxGetCurrent was called";
+  EXPECT_EQ(fake_.created.size(), 1u);
+}
+
 TEST_F(CudnnHandles, DestructorDestroysEachHandleInItsContextAndRestoresTheCallers) {
   cudnnHandle_t ha = nullptr, hb = nullptr;
   const CUcontext caller = fake_.runtime_ctx;

@@ -113,7 +113,8 @@ class CudnnPlan final : public CompiledPlan {
   // thread's handle for the (bound) context with ctx.stream set.
   Status launch(const ExecutionContext& ctx, const Descriptor& vp) const {
     if (has_scratch_init_) OPGRAPH_CHECK(init_scratch(ctx));
-    auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream));
+    // execute() bound context_ (when known): the handle lookup need not ask again.
+    auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream), context_);
     if (h.is_bad()) return h.status();
     return run(h->handle, vp);
   }

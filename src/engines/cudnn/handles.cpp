@@ -18,9 +18,10 @@ ContextHandles::~ContextHandles() {
   }
 }
 
-Result<ContextHandles::Entry*> ContextHandles::entry() {
-  CUcontext ctx = nullptr;
-  OPGRAPH_CHECK(runtime::cuda_check(*driver_, driver_->ctx_get_current(&ctx), "cudnn handle: cuCtxGetCurrent"));
+Result<ContextHandles::Entry*> ContextHandles::entry(CUcontext bound) {
+  CUcontext ctx = bound;
+  if (!ctx)
+    OPGRAPH_CHECK(runtime::cuda_check(*driver_, driver_->ctx_get_current(&ctx), "cudnn handle: cuCtxGetCurrent"));
   for (Entry& e : entries_)
     if (e.context == ctx) return &e;
   cudnnHandle_t h = nullptr;
@@ -48,8 +49,8 @@ Result<BoundHandle> ContextHandles::current() {
   return BoundHandle{e.value()->handle, e.value()->context};
 }
 
-Result<BoundHandle> ContextHandles::current_on(CUstream stream) {
-  auto got = entry();
+Result<BoundHandle> ContextHandles::current_on(CUstream stream, CUcontext bound) {
+  auto got = entry(bound);
   if (got.is_bad()) return got.status();
   Entry& e = *got.value();
   if (!e.stream_set || e.stream != stream) {
@@ -82,10 +83,10 @@ Result<BoundHandle> thread_handle(const CudnnApi& api) {
   return h.value()->current();
 }
 
-Result<BoundHandle> thread_handle_on(const CudnnApi& api, CUstream stream) {
+Result<BoundHandle> thread_handle_on(const CudnnApi& api, CUstream stream, CUcontext bound) {
   auto h = this_thread(api);
   if (h.is_bad()) return h.status();
-  return h.value()->current_on(stream);
+  return h.value()->current_on(stream, bound);
 }
 
 }  // namespace opgraph::engines::cudnn

@@ -49,7 +49,9 @@ class ContextHandles {
   // differs from the last one set on THAT handle through here (nothing else in
   // opgraph sets a stream on these handles). A refused cudnnSetStream is
   // GRAPH_EXECUTION_FAILED and leaves the stream "unknown" (the next call sets it).
-  Result<BoundHandle> current_on(CUstream stream);
+  // `bound`: when not null, the context the caller has just made current on
+  // this thread (execute's ContextScope), so no cuCtxGetCurrent is needed.
+  Result<BoundHandle> current_on(CUstream stream, CUcontext bound = nullptr);
 
   // Handles held (tests).
   std::size_t size() const noexcept { return entries_.size(); }
@@ -61,7 +63,7 @@ class ContextHandles {
     bool stream_set = false;  // `stream` was set on the handle by current_on
     CUstream stream = nullptr;
   };
-  Result<Entry*> entry();
+  Result<Entry*> entry(CUcontext bound = nullptr);
 
   const CudnnApi* api_;
   const runtime::CudaDriverApi* driver_;
@@ -72,6 +74,6 @@ class ContextHandles {
 // (created on first use, destroyed at thread exit): current() / current_on().
 // GRAPH_NOT_SUPPORTED when libcuda is not loaded.
 Result<BoundHandle> thread_handle(const CudnnApi& api);
-Result<BoundHandle> thread_handle_on(const CudnnApi& api, CUstream stream);
+Result<BoundHandle> thread_handle_on(const CudnnApi& api, CUstream stream, CUcontext bound = nullptr);
 
 }  // namespace opgraph::engines::cudnn
