@@ -10,6 +10,8 @@
 // 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 5 stages, CTA
 // pairs) / 128x64 (VARIANT lines only).
 // (--study with OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label,..." times only those.)
+// OPGRAPH_GEMM_SHAPES="MxNxK/chain,..." (chain "none" or e.g. "bias+gelu") keeps only
+// those cases of the chosen mode (a short probe, e.g. under ncu).
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
@@ -188,6 +190,22 @@ int main(int argc, char** argv) {
     return only.empty() || std::find(only.begin(), only.end(), key) != only.end();
   };
   bool ok = true;
+  if (const char* v = std::getenv("OPGRAPH_GEMM_SHAPES")) {
+    std::vector<std::string> want;
+    for (std::string rest = v; !rest.empty();) {
+      const std::size_t comma = rest.find(',');
+      want.push_back(rest.substr(0, comma));
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    }
+    std::vector<GemmCase> kept;
+    for (const auto& c : cases) {
+      std::string chain = c.chain.empty() ? "none" : "";
+      for (const auto& e : c.chain) chain += (chain.empty() ? "" : "+") + e;
+      const std::string key = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + "/" + chain;
+      if (std::find(want.begin(), want.end(), key) != want.end()) kept.push_back(c);
+    }
+    cases = std::move(kept);
+  }
   for (const auto& c : cases) {
     OpGraph og = build_case(c);
     if (og.validate().is_bad()) return 1;
@@ -335,6 +353,12 @@ int main(int argc, char** argv) {
     if (study) continue;
     double cudnn_s = INFINITY;
     std::string cudnn_name = "-";
+    for (std::size_t j = 0; j < cudnn_index.size(); ++j) {
+      if (!quick)
+        std::printf("CUDNN shape=%ldx%ldx%ld chain=%s plan=%s tflops=%.1f\n", static_cast<long>(c.m),
+                    static_cast<long>(c.n), static_cast<long>(c.k), chain.c_str(),
+                    g.get_plan_name_at_index(cudnn_index[j]).value().c_str(), flops / secs[plans.size() + j] * 1e-12);
+    }
     for (std::size_t j = 0; j < cudnn_index.size(); ++j)
       if (secs[plans.size() + j] < cudnn_s)
         cudnn_s = secs[plans.size() + j], cudnn_name = g.get_plan_name_at_index(cudnn_index[j]).value();
