@@ -115,13 +115,15 @@ constexpr bool kPing = OPGRAPH_GEMM_PINGPONG != 0;
 constexpr int kMW = kPing ? 2 : 1;      // 64-row blocks one consumer warpgroup computes
 constexpr int kAcc = kMW * kFrag;       // accumulators per consumer thread
 constexpr int kReaders = kPing ? 4 : 8; // consumer warps that read one stage (per CTA)
-// Epilogue staging: a consumer warpgroup passes its accumulators through
-// shared memory 16 columns at a time (fp32, rows padded to 24 floats: the
-// fragment writes are bank-conflict free), so the chain and the stores run in
-// a rolled loop of compact code with 16-byte stores.
-constexpr int kRowsW = 64 * kMW;  // tile rows one consumer warpgroup holds
+// Epilogue staging: each consumer warp passes its own accumulator rows (16
+// of every 64-row block) through shared memory 16 columns at a time (fp32,
+// rows padded to 24 floats: the fragment writes are bank-conflict free, the
+// row reads at most 2-way), so the chain and the stores run in a rolled loop
+// of compact code with 16-byte stores, and only __syncwarp orders the
+// exchange (no warpgroup barrier in the epilogue).
+constexpr int kRowsWarp = 16 * kMW;  // staging rows of one consumer warp
 constexpr int kStgCols = 16, kStgLd = 24;
-constexpr int kStgBytes = 2 * kRowsW * kStgLd * 4;  // both consumer warpgroups
+constexpr int kStgBytes = 8 * kRowsWarp * kStgLd * 4;  // the 8 consumer warps
 
 static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 256, "TILE_N is 16..256, a power of two");
 static_assert(kBKm || kBN >= 64, "an N-major B needs TILE_N >= 64 (64-element swizzle rows)");
@@ -298,11 +300,12 @@ struct Flag {
   static constexpr bool value = B;
 };
 
-// Column chunk c (kStgCols wide) of a consumer warpgroup's accumulators into
-// its staging rows. A chain of compile-time cases: register indices must be
-// constants, and the caller's chunk loop stays rolled.
+// Column chunk c (kStgCols wide) of a consumer warp's accumulators into its
+// own staging rows (row mi * 16 + r holds the warp's row r of 64-row block
+// mi). A chain of compile-time cases: register indices must be constants,
+// and the caller's chunk loop stays rolled.
 template <int C>
-__device__ __forceinline__ void stage_chunk(int c, const float* acc, float* buf, int warp, int lane) {
+__device__ __forceinline__ void stage_chunk(int c, const float* acc, float* buf, int lane) {
   if (c == C) {
 #pragma unroll
     for (int mi = 0; mi < kMW; ++mi)
@@ -311,13 +314,13 @@ __device__ __forceinline__ void stage_chunk(int c, const float* acc, float* buf,
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int jb = C * (kStgCols / 8) + jj;
-          const int r = mi * 64 + warp * 16 + lane / 4 + 8 * h;
+          const int r = mi * 16 + lane / 4 + 8 * h;
           *reinterpret_cast<float2*>(buf + r * kStgLd + jj * 8 + 2 * (lane % 4)) =
               make_float2(acc[mi * kFrag + jb * 4 + 2 * h], acc[mi * kFrag + jb * 4 + 2 * h + 1]);
         }
     return;
   }
-  if constexpr (C + 1 < kBN / kStgCols) stage_chunk<C + 1>(c, acc, buf, warp, lane);
+  if constexpr (C + 1 < kBN / kStgCols) stage_chunk<C + 1>(c, acc, buf, lane);
 }
 
 }  // namespace
@@ -539,32 +542,35 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         }
       }
 
-      // Epilogue, 16 columns at a time: the fragments go to this warpgroup's
-      // staging rows (stage_chunk), then each thread applies the graph's
-      // pointwise chain to 8 adjacent outputs of each of its rows and stores
-      // them (16 bytes when aligned), in a rolled chunk loop. The loop's
-      // code is small, so it stays in the instruction cache beside the other
-      // warpgroup's mainloop (the unrolled chain did not: measured 'no
-      // instruction' stalls and 20-27% lost with gelu).
+      // Epilogue, 16 columns at a time: each warp passes its fragments to
+      // its own staging rows (stage_chunk), then each lane applies the
+      // graph's pointwise chain to 8 adjacent outputs of one row of each
+      // 64-row block and stores them (16 bytes when aligned), in a rolled
+      // chunk loop. The loop's code is small, so it stays in the instruction
+      // cache beside the other warpgroup's mainloop (the unrolled chain did
+      // not: measured 'no instruction' stalls and 20-27% lost with gelu), and
+      // the exchange is warp-local: __syncwarp only (the warpgroup barriers
+      // it had before cost 12% at 4096^3, study run S5-4).
       if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
       const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
-      const i64 rbase = w.m0 + (kPing ? 0 : cw * 64);  // first tile row of this warpgroup
+      // First tile row of this warp's 16-row slab in 64-row block 0.
+      const i64 rbase = w.m0 + (kPing ? 0 : cw * 64) + warp * 16;
       const bool interior = w.m0 + kBM <= p.m && w.n0 + kBN <= p.n;
-      float* const buf = stg + cw * (kRowsW * kStgLd);
+      float* const buf = stg + (cw * 4 + warp) * (kRowsWarp * kStgLd);
+      const int seg = lane / 16, rr = lane % 16;
 #pragma unroll 1
       for (int c = 0; c < kBN / kStgCols; ++c) {
-        named_sync(1 + cw);  // every thread is done reading the previous chunk
-        stage_chunk<0>(c, acc, buf, warp, lane);
-        named_sync(1 + cw);
-        // Thread t: 8 adjacent columns (segment t % 2) of rows t / 2 + 64 i,
-        // all chained before any store, so a broadcast operand's load is
-        // shared by the rows and the loads issue together.
-        const int seg = t % 2;
+        __syncwarp();  // every lane is done reading the previous chunk
+        stage_chunk<0>(c, acc, buf, lane);
+        __syncwarp();
+        // Lane: 8 adjacent columns (segment lane / 16) of row lane % 16 of
+        // each 64-row block, all chained before any store, so a broadcast
+        // operand's load is shared by the rows and the loads issue together.
         const i64 n0 = w.n0 + c * kStgCols + seg * 8;
         float y[kMW][8];
 #pragma unroll
         for (int i = 0; i < kMW; ++i) {
-          const int r = t / 2 + 64 * i;
+          const int r = i * 16 + rr;
           const float4 lo = *reinterpret_cast<const float4*>(buf + r * kStgLd + seg * 8);
           const float4 hi = *reinterpret_cast<const float4*>(buf + r * kStgLd + seg * 8 + 4);
           y[i][0] = lo.x, y[i][1] = lo.y, y[i][2] = lo.z, y[i][3] = lo.w;
@@ -578,7 +584,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
           for (int i = 0; i < kMW; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-              const i64 m = rbase + t / 2 + 64 * i, n = n0 + j;
+              const i64 m = rbase + 64 * i + rr, n = n0 + j;
               float x = y[i][j];
               if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
                 OPGRAPH_GEMM_EPILOGUE_BODY
@@ -592,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         else chain(Flag<true>{});
 #pragma unroll
         for (int i = 0; i < kMW; ++i) {
-          const i64 m = rbase + t / 2 + 64 * i;
+          const i64 m = rbase + 64 * i + rr;
           if (m >= p.m) continue;
           const i64 off = cbase + m * p.c.sr + n0 * p.c.sc;
           if (vec_ok && n0 + 8 <= p.n) {
