@@ -25,7 +25,7 @@
 // graph's plan list (at most 4 that build), best kept. Inputs: random bf16 in
 // [-1, 1]. Timing: CUDA events around 10 back-to-back launches on the legacy
 // stream (gemm_torch.py's sample), after 3 warm-ups; 10 rounds in which every
-// plan of the shape (ours and cuDNN's) takes one sample, in an order rotated
+// plan of the shape (ours and cuDNN's) takes one sample, in an order shuffled
 // each round; the median of each.
 // Ours and cuDNN's outputs are compared on the first 1M elements (max |diff| /
 // max |ref|).
@@ -38,6 +38,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -59,10 +60,13 @@ const runtime::CudaDriverApi* g_api = nullptr;
 // Seconds per call of each runner (NaN when one fails): 3 warm-up calls
 // each, then 10 rounds in which every runner takes one CUDA-event sample of
 // 10 back-to-back calls (bench/gemm_torch.py's sampling, the cuBLAS anchor);
-// a runner's median sample. Each round starts one runner later, so no runner
-// always follows the same one: the H200's clock depends on the power drawn
-// just before, and a fixed order measured one kernel 20% apart from itself
-// (bench/results/2026-11-30-gemm-s4-h200.txt, run S4-3).
+// a runner's median sample. Each round takes the runners in a fresh random
+// order (fixed seed), so no runner keeps the same predecessor: the H200's
+// clock depends on the power drawn just before. A fixed order measured one
+// kernel 20% apart from itself (bench/results/2026-11-30-gemm-s4-h200.txt, run
+// S4-3); a rotated order still put each runner after the same neighbour, and
+// the variant listed after split-K 4 (slow, low power) read 5-20% above the
+// identical schedule elsewhere in the list (2026-11-30-gemm-s5-h200.txt, run S5-9).
 std::vector<double> time_interleaved(const std::vector<std::function<bool()>>& runs) {
   std::vector<double> out(runs.size(), NAN);
   CUevent e0, e1;
@@ -87,11 +91,14 @@ std::vector<double> time_interleaved(const std::vector<std::function<bool()>>& r
     if (std::isfinite(first)) calls[r] = 10;
   }
   constexpr int kRounds = 10;
-  for (int round = 0; round < kRounds; ++round)
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const std::size_t r = (i + static_cast<std::size_t>(round)) % runs.size();
+  std::vector<std::size_t> order(runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937 shuffle_rng(20261130);
+  for (int round = 0; round < kRounds; ++round) {
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+    for (const std::size_t r : order)
       if (calls[r] > 0) samples[r].push_back(sample(runs[r], calls[r]));
-    }
+  }
   for (std::size_t r = 0; r < runs.size(); ++r) {
     auto& v = samples[r];
     if (v.size() != kRounds || std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); })) continue;
@@ -153,6 +160,7 @@ int main(int argc, char** argv) {
     add(1024, 4096, 4096);
     add(4096, 14336, 4096);
     add(8192, 8192, 8192);
+    add(4096, 4096, 16384);
   }
   if (!confirm && !study) add(8192, 8192, 8192);  // 4096^3 is in the M sweep
   if (confirm) add(4096, 4096, 4096);
@@ -239,9 +247,21 @@ int main(int argc, char** argv) {
       // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG}: cooperative 256 / 128 and
       // CTA pairs at 256, ping-pong 128 (6 and 5 stages, CTA pairs) and 64.
       configs.clear();
-      for (auto [tn, st, cl, pp] : std::vector<std::array<int, 4>>{
+      std::vector<std::array<int, 4>> list{
                {256, 4, 1, 0}, {128, 6, 1, 0}, {256, 4, 2, 0}, {128, 6, 1, 1}, {128, 5, 1, 1}, {128, 6, 2, 1},
-               {64, 8, 1, 1}}) {
+               {64, 8, 1, 1}};
+      // OPGRAPH_GEMM_STUDY_CONFIGS="TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG,..." replaces the list.
+      if (const char* xs = std::getenv("OPGRAPH_GEMM_STUDY_CONFIGS")) {
+        list.clear();
+        std::istringstream in(xs);
+        std::array<int, 4> a;
+        char sep;
+        while (in >> a[0] >> sep >> a[1] >> sep >> a[2] >> sep >> a[3]) {
+          list.push_back(a);
+          in >> sep;
+        }
+      }
+      for (auto [tn, st, cl, pp] : list) {
         gemm::GemmConfig v;
         v.version = 2;
         v.tile_n = tn;

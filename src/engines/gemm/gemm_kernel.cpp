@@ -137,11 +137,12 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     else if (k.n <= 64) v.tile_n = 64;
     else if (k.n <= 128) v.tile_n = 128;
     else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
-    // A chain that loads tensor operands: at most 128 wide (measured: 4096^3
-    // + bias + gelu 384 TFLOP/s at 128x256, 549 at 128x128; a 256-wide tile's
-    // operand loads and 128 accumulators spill).
-    for (const auto& o : p.operands)
-      if (!o.by_value) v.tile_n = std::min(v.tile_n, 128);
+    // An epilogue chain: at most 128 wide, so the ping-pong rule below hides
+    // the chain under the other warpgroup's mainloop (measured on the H200,
+    // bench/results/2026-11-30-gemm-s5-h200.txt, run S5-9: 4096^3 + bias +
+    // gelu 655.6 TFLOP/s ping-pong 128x128 against 633.6 cooperative
+    // 128x256; plain, the two schedules tie within 1%).
+    if (!p.steps.empty()) v.tile_n = std::min(v.tile_n, 128);
     if (!k.b_kmajor) v.tile_n = std::max(v.tile_n, 64);
     v.stages = v2_stages_for(v.tile_n);
     // Fewer tiles than SMs: split K so the units fill one wave (measured on

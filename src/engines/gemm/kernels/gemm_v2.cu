@@ -19,9 +19,10 @@
 // turn instead of halves of each (two m64 wgmmas per k16 step, 128 x TILE_N
 // accumulators per warpgroup). The producer fills the ring in unit order, so
 // one warpgroup's mainloop follows the other's on the tensor cores while the
-// other runs its epilogue (mostly hidden: 4096^3 + bias + gelu costs ~6% against
-// the plain product); a pair of named barriers hands the mainloop over (see the
-// consumer loop).
+// other runs its epilogue (mostly hidden: 4096^3 + bias + gelu costs 3-10%
+// against the plain product); a pair of named barriers hands the mainloop over
+// (see the consumer loop). One warpgroup alone keeps the tensor cores fed, so
+// its loop between wgmmas is kept short (descriptors by offset, below).
 //
 // Work units: (batch, tile, K split) in one list; CTA i takes units i,
 // i + gridDim.x, ... (grid = min(units, SMs)). Tiles are rastered in bands of
@@ -122,7 +123,12 @@ constexpr int kReaders = kPing ? 4 : 8; // consumer warps that read one stage (p
 // of compact code with 16-byte stores, and only __syncwarp orders the
 // exchange (no warpgroup barrier in the epilogue).
 constexpr int kRowsWarp = 16 * kMW;  // staging rows of one consumer warp
-constexpr int kStgCols = 16, kStgLd = 24;
+constexpr int kStgCols = 16, kStgLd = kStgCols + 8;
+constexpr int kSegs = kStgCols / 16;  // 8-column groups one lane handles per chunk
+// wgmma groups (one K block each) a consumer keeps in flight (2 measured no
+// faster than 1 in either schedule, bench/results/2026-11-30-gemm-s5-h200.txt, run S5-9).
+constexpr int kDepth = 1;
+static_assert(kDepth < kStages, "the ring holds the groups in flight and one stage to fill");
 constexpr int kStgBytes = 8 * kRowsWarp * kStgLd * 4;  // the 8 consumer warps
 
 static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 256, "TILE_N is 16..256, a power of two");
@@ -215,9 +221,18 @@ __device__ __forceinline__ void fence_acc(float* acc) {
 }
 
 // Shared-memory matrix descriptor, 128B swizzle; byte offsets.
-__device__ __forceinline__ u64 desc(u32 addr, u32 lbo, u32 sbo) {
+__host__ __device__ constexpr u64 desc(u32 addr, u32 lbo, u32 sbo) {
   return static_cast<u64>((addr & 0x3FFFFu) >> 4) | (static_cast<u64>(lbo >> 4) << 16) |
          (static_cast<u64>(sbo >> 4) << 32) | (1ull << 62);
+}
+
+// A descriptor from its low word; the high word (stride byte offset 1024,
+// 128B swizzle) is common to every tile gemm_v2 reads.
+__device__ __forceinline__ u64 desc_of(u32 lo) {
+  constexpr u32 kHi = static_cast<u32>(desc(0, 0, 1024) >> 32);
+  u64 d;
+  asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(kHi));
+  return d;
 }
 
 __device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
@@ -443,6 +458,15 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     int s = 0;
     u32 ph = 0;
     i64 idx = 0;  // position in this CTA's unit list
+    // Low words of stage 0's descriptors (address >> 4, leading byte offset
+    // >> 4 << 16); a stage, K step or row block adds its byte offset >> 4
+    // (shared addresses stay below 2^18: the 14-bit field never carries). The
+    // high word is the same for every descriptor (desc_of). A ping-pong
+    // warpgroup issues the tensor cores' whole stream alone, so the
+    // instructions between its wgmmas count: building each descriptor from
+    // the address (mask, shift, or) made ping-pong 8-12% slower (run S5-8).
+    const u32 a_lo0 = static_cast<u32>(desc(sa, kAK ? 16 : 8192, 1024));
+    const u32 b_lo0 = static_cast<u32>(desc(sb, kBKm ? 16 : 8192, 1024));
     for (i64 u = first_unit; u < units; u += stride, ++idx) {
       const Unit w = decode(p, e, u, rank);
       const i64 nk = w.kb1 - w.kb0;
@@ -456,31 +480,31 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         }
         if (idx > 0) order_wait(cw);
       }
-      int prev = 0;
-      for (i64 i = 0; i < nk; ++i) {
+      // kDepth wgmma groups stay in flight: a stage is released once the
+      // group kDepth back (the one that read it) has retired.
+      const int nki = static_cast<int>(nk);
+      for (int i = 0; i < nki; ++i) {
         bar_wait(full(s), ph);
-        const u32 a_s = sa + static_cast<u32>(s) * kABytes, b_s = sb + static_cast<u32>(s) * kBBytes;
+        const u32 a_lo = a_lo0 + static_cast<u32>(s) * (kABytes >> 4), b_lo = b_lo0 + static_cast<u32>(s) * (kBBytes >> 4);
         wgmma_fence();
         fence_acc(acc);
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
-          const u64 db = kBKm ? desc(b_s + kk * 32, 16, 1024) : desc(b_s + kk * 2048, 8192, 1024);
+          const u64 db = desc_of(b_lo + (kBKm ? kk * 2 : kk * 128));
 #pragma unroll
           for (int mi = 0; mi < kMW; ++mi) {
             const int rb = row_block(mi);
-            const u64 da =
-                kAK ? desc(a_s + rb * 64 * 128 + kk * 32, 16, 1024) : desc(a_s + rb * 8192 + kk * 2048, 8192, 1024);
+            const u64 da = desc_of(a_lo + static_cast<u32>(kAK ? rb * 512 + kk * 2 : rb * 512 + kk * 128));
             Wgmma<kBN, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc + mi * kFrag, da, db,
                                                                       (i > 0 || kk > 0) ? 1 : 0);
           }
         }
         wgmma_commit();
         fence_acc(acc);
-        if (i > 0) {
-          wgmma_wait<1>();
-          if (lane == 0) release(prev);
+        if (i >= kDepth) {
+          wgmma_wait<kDepth>();
+          if (lane == 0) release(s >= kDepth ? s - kDepth : s + kStages - kDepth);
         }
-        prev = s;
         if (++s == kStages) s = 0, ph ^= 1u;
       }
       // Every full[] wait of this unit is behind: the other warpgroup may
@@ -490,7 +514,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       }
       wgmma_wait<0>();
       fence_acc(acc);
-      if (nk > 0 && lane == 0) release(prev);
+      // The stages of the last min(nk, kDepth) groups (s is one past the last).
+      if (lane == 0)
+        for (int j = nki < kDepth ? nki : kDepth; j >= 1; --j) release(s >= j ? s - j : s + kStages - j);
       if (nk == 0) {
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
@@ -549,8 +575,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       // chunk loop. The loop's code is small, so it stays in the instruction
       // cache beside the other warpgroup's mainloop (the unrolled chain did
       // not: measured 'no instruction' stalls and 20-27% lost with gelu), and
-      // the exchange is warp-local: __syncwarp only (the warpgroup barriers
-      // it had before cost 12% at 4096^3, study run S5-4).
+      // the exchange is warp-local: __syncwarp only (against the warpgroup
+      // barriers it had before: +1-4%, 4096^3 + bias + gelu 558 vs 542
+      // TFLOP/s, bench/results/2026-11-30-gemm-s5-h200.txt, run S5-8).
       if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
       const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
       // First tile row of this warp's 16-row slab in 64-row block 0.
@@ -566,30 +593,30 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         // Lane: 8 adjacent columns (segment lane / 16) of row lane % 16 of
         // each 64-row block, all chained before any store, so a broadcast
         // operand's load is shared by the rows and the loads issue together.
-        const i64 n0 = w.n0 + c * kStgCols + seg * 8;
-        float y[kMW][8];
+        const i64 n0 = w.n0 + c * kStgCols + seg * 8;  // group g adds 16 g
+        float y[kMW * kSegs][8];
 #pragma unroll
-        for (int i = 0; i < kMW; ++i) {
-          const int r = i * 16 + rr;
-          const float4 lo = *reinterpret_cast<const float4*>(buf + r * kStgLd + seg * 8);
-          const float4 hi = *reinterpret_cast<const float4*>(buf + r * kStgLd + seg * 8 + 4);
-          y[i][0] = lo.x, y[i][1] = lo.y, y[i][2] = lo.z, y[i][3] = lo.w;
-          y[i][4] = hi.x, y[i][5] = hi.y, y[i][6] = hi.z, y[i][7] = hi.w;
+        for (int q = 0; q < kMW * kSegs; ++q) {
+          const int r = (q / kSegs) * 16 + rr, col = (q % kSegs) * 16 + seg * 8;
+          const float4 lo = *reinterpret_cast<const float4*>(buf + r * kStgLd + col);
+          const float4 hi = *reinterpret_cast<const float4*>(buf + r * kStgLd + col + 4);
+          y[q][0] = lo.x, y[q][1] = lo.y, y[q][2] = lo.z, y[q][3] = lo.w;
+          y[q][4] = hi.x, y[q][5] = hi.y, y[q][6] = hi.z, y[q][7] = hi.w;
         }
         // Interior tiles run the chain unguarded (one load of a broadcast
         // operand serves every row); edge tiles guard each element.
         auto chain = [&](auto guarded) {
           const i64 b0 = w.b0, b1 = w.b1;
 #pragma unroll
-          for (int i = 0; i < kMW; ++i)
+          for (int q = 0; q < kMW * kSegs; ++q)
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-              const i64 m = rbase + 64 * i + rr, n = n0 + j;
-              float x = y[i][j];
+              const i64 m = rbase + 64 * (q / kSegs) + rr, n = n0 + 16 * (q % kSegs) + j;
+              float x = y[q][j];
               if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
                 OPGRAPH_GEMM_EPILOGUE_BODY
               }
-              y[i][j] = x;
+              y[q][j] = x;
             }
           (void)b0;
           (void)b1;
@@ -597,16 +624,16 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         if (interior) chain(Flag<false>{});
         else chain(Flag<true>{});
 #pragma unroll
-        for (int i = 0; i < kMW; ++i) {
-          const i64 m = rbase + 64 * i + rr;
+        for (int q = 0; q < kMW * kSegs; ++q) {
+          const i64 m = rbase + 64 * (q / kSegs) + rr, ng = n0 + 16 * (q % kSegs);
           if (m >= p.m) continue;
-          const i64 off = cbase + m * p.c.sr + n0 * p.c.sc;
-          if (vec_ok && n0 + 8 <= p.n) {
-            store8(p, off, y[i]);
+          const i64 off = cbase + m * p.c.sr + ng * p.c.sc;
+          if (vec_ok && ng + 8 <= p.n) {
+            store8(p, off, y[q]);
           } else {
 #pragma unroll
             for (int j = 0; j < 8; ++j)
-              if (n0 + j < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + j * p.c.sc, y[i][j]);
+              if (ng + j < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + j * p.c.sc, y[q][j]);
           }
         }
       }
