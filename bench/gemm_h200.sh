@@ -17,7 +17,7 @@
 # dev machine (no device build; test_gemm is then the dev machine's run).
 # OPGRAPH_GEMM_GPU_RC=N: test_gemm_gpu already ran in this call (bench/gpu_check_h200.sh) with exit N.
 # GEMM_H200_MODE=confirm: a short re-check (build, the example, test_gemm_gpu,
-# gemm_bench --confirm; no torch, no test_gemm).
+# gemm_bench --confirm and torch's anchors of its shapes; no test_gemm).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -76,7 +76,9 @@ echo "== bench"
 timeout 200 "$GEMM_BENCH" --device-json "$OUT/h200_device.json" ${GEMM_BENCH_ARGS:-} | tee -a "$OUT/gemm_results.txt" || echo "gemm_bench rc=$?"
 PY=/opt/torch/.venv/bin/python3
 [ -x "$PY" ] || PY=python3
-[ "$MODE" = confirm ] || timeout 120 "$PY" bench/gemm_torch.py | tee -a "$OUT/gemm_results.txt" || echo "torch anchor failed"
+# confirm: the anchors of gemm_bench --confirm's shapes only.
+[ "$MODE" = confirm ] && export OPGRAPH_GEMM_SHAPES=4096x4096x4096/none,4096x4096x4096/bias+gelu,16x4096x4096/bias+gelu
+timeout 120 "$PY" bench/gemm_torch.py | tee -a "$OUT/gemm_results.txt" || echo "torch anchor failed"
 
 [ "$MODE" = confirm ] && gpu_tests
 echo "== test_gemm (CI suite)"

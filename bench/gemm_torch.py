@@ -1,8 +1,15 @@
 """bench/gemm_torch.py — the cuBLAS anchor for bench/gemm_h200.sh: torch.matmul
 (bf16, A [M, K] row-major @ W [N, K]^T, the layout gemm_bench uses) and torch
 eager matmul + bias + gelu (two shapes), timed with CUDA events (median of 10 x 10 launches).
+OPGRAPH_GEMM_SHAPES="MxNxK/chain,..." (chain "none" or "bias+gelu") keeps only those.
 Prints: TORCH shape=MxNxK chain=.. tflops=.."""
+import os
 import torch
+
+_want = [w for w in os.environ.get("OPGRAPH_GEMM_SHAPES", "").split(",") if w]
+
+def wanted(m, n, k, chain):
+    return not _want or "%dx%dx%d/%s" % (m, n, k, chain) in _want
 
 def bench(fn, flops):
     for _ in range(3):
@@ -25,11 +32,15 @@ shapes += [(m, n, k) for m in (16, 128, 1024, 4096, 16384)
            for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672))]
 torch.manual_seed(0)
 for (m, n, k) in shapes:
+    if not wanted(m, n, k, "none"):
+        continue
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     print("TORCH shape=%dx%dx%d chain=none tflops=%.1f" % (m, n, k, bench(lambda: torch.matmul(a, w.t()), 2.0 * m * n * k)), flush=True)
     del a, w
 for (m, n, k) in ((4096, 4096, 4096), (16, 4096, 4096)):
+    if not wanted(m, n, k, "bias+gelu"):
+        continue
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
