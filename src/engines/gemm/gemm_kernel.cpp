@@ -193,7 +193,8 @@ const char* to_string(ShapeClass c) {
 // Measured on the H200 (bench/results/2026-11-30-gemm-v2-h200.txt, gemm_v2's
 // pick against the cudnn family's best plan, same run, bf16, Linear layout):
 // ours ranks first only in a class where it leads by more than the run-to-run
-// spread (about 5%).
+// spread (about 5%). Re-measured in -gemm-s5-h200.txt run S5-9: class geomeans
+// 0.97 / 0.93 / 0.88 / 0.98, cuDNN still leads in every class.
 bool ours_first(ShapeClass c) {
   switch (c) {
     case ShapeClass::DECODE: return false;
