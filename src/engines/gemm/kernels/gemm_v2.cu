@@ -123,8 +123,7 @@ constexpr int kReaders = kPing ? 4 : 8; // consumer warps that read one stage (p
 // of compact code with 16-byte stores, and only __syncwarp orders the
 // exchange (no warpgroup barrier in the epilogue).
 constexpr int kRowsWarp = 16 * kMW;  // staging rows of one consumer warp
-constexpr int kStgCols = 16, kStgLd = kStgCols + 8;
-constexpr int kSegs = kStgCols / 16;  // 8-column groups one lane handles per chunk
+constexpr int kStgCols = 16, kStgLd = 24;
 // wgmma groups (one K block each) a consumer keeps in flight (2 measured no
 // faster than 1 in either schedule, bench/results/2026-11-30-gemm-s5-h200.txt, run S5-9).
 constexpr int kDepth = 1;
@@ -593,30 +592,30 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         // Lane: 8 adjacent columns (segment lane / 16) of row lane % 16 of
         // each 64-row block, all chained before any store, so a broadcast
         // operand's load is shared by the rows and the loads issue together.
-        const i64 n0 = w.n0 + c * kStgCols + seg * 8;  // group g adds 16 g
-        float y[kMW * kSegs][8];
+        const i64 n0 = w.n0 + c * kStgCols + seg * 8;
+        float y[kMW][8];
 #pragma unroll
-        for (int q = 0; q < kMW * kSegs; ++q) {
-          const int r = (q / kSegs) * 16 + rr, col = (q % kSegs) * 16 + seg * 8;
-          const float4 lo = *reinterpret_cast<const float4*>(buf + r * kStgLd + col);
-          const float4 hi = *reinterpret_cast<const float4*>(buf + r * kStgLd + col + 4);
-          y[q][0] = lo.x, y[q][1] = lo.y, y[q][2] = lo.z, y[q][3] = lo.w;
-          y[q][4] = hi.x, y[q][5] = hi.y, y[q][6] = hi.z, y[q][7] = hi.w;
+        for (int i = 0; i < kMW; ++i) {
+          const int r = i * 16 + rr;
+          const float4 lo = *reinterpret_cast<const float4*>(buf + r * kStgLd + seg * 8);
+          const float4 hi = *reinterpret_cast<const float4*>(buf + r * kStgLd + seg * 8 + 4);
+          y[i][0] = lo.x, y[i][1] = lo.y, y[i][2] = lo.z, y[i][3] = lo.w;
+          y[i][4] = hi.x, y[i][5] = hi.y, y[i][6] = hi.z, y[i][7] = hi.w;
         }
         // Interior tiles run the chain unguarded (one load of a broadcast
         // operand serves every row); edge tiles guard each element.
         auto chain = [&](auto guarded) {
           const i64 b0 = w.b0, b1 = w.b1;
 #pragma unroll
-          for (int q = 0; q < kMW * kSegs; ++q)
+          for (int i = 0; i < kMW; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-              const i64 m = rbase + 64 * (q / kSegs) + rr, n = n0 + 16 * (q % kSegs) + j;
-              float x = y[q][j];
+              const i64 m = rbase + 64 * i + rr, n = n0 + j;
+              float x = y[i][j];
               if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
                 OPGRAPH_GEMM_EPILOGUE_BODY
               }
-              y[q][j] = x;
+              y[i][j] = x;
             }
           (void)b0;
           (void)b1;
@@ -624,16 +623,16 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         if (interior) chain(Flag<false>{});
         else chain(Flag<true>{});
 #pragma unroll
-        for (int q = 0; q < kMW * kSegs; ++q) {
-          const i64 m = rbase + 64 * (q / kSegs) + rr, ng = n0 + 16 * (q % kSegs);
+        for (int i = 0; i < kMW; ++i) {
+          const i64 m = rbase + 64 * i + rr;
           if (m >= p.m) continue;
-          const i64 off = cbase + m * p.c.sr + ng * p.c.sc;
-          if (vec_ok && ng + 8 <= p.n) {
-            store8(p, off, y[q]);
+          const i64 off = cbase + m * p.c.sr + n0 * p.c.sc;
+          if (vec_ok && n0 + 8 <= p.n) {
+            store8(p, off, y[i]);
           } else {
 #pragma unroll
             for (int j = 0; j < 8; ++j)
-              if (ng + j < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + j * p.c.sc, y[q][j]);
+              if (n0 + j < p.n) store_elem<OPGRAPH_GEMM_OUT>(p.c.ptr, off + j * p.c.sc, y[i][j]);
           }
         }
       }
