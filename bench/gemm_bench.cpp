@@ -6,7 +6,7 @@
 // --quick: no M = 16384 rows and no variants; --confirm: only 4096^3 plain and
 // fused and 16x4096x4096 fused, picks only (a short re-check); --study: 4096^3
 // with each epilogue (none, relu, bias, gelu, bias+gelu), 1024x14336x4096,
-// 1024x4096x4096, 4096x14336x4096 and 8192^3, each at v2 cooperative
+// 1024x4096x4096, 4096x14336x4096, 8192^3 and 4096x4096x16384, each at v2 cooperative
 // 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 5 stages, CTA
 // pairs) / 128x64 (VARIANT lines only).
 // (--study with OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label,..." times only those.)
@@ -212,6 +212,10 @@ int main(int argc, char** argv) {
       const std::string key = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + "/" + chain;
       if (std::find(want.begin(), want.end(), key) != want.end()) kept.push_back(c);
     }
+    if (kept.size() != want.size())
+      return std::fprintf(stderr, "OPGRAPH_GEMM_SHAPES=%s: %zu of %zu keys name no case of this mode (MxNxK/chain)\n", v,
+                          want.size() - kept.size(), want.size()),
+             2;
     cases = std::move(kept);
   }
   for (const auto& c : cases) {
@@ -260,6 +264,9 @@ int main(int argc, char** argv) {
           list.push_back(a);
           in >> sep;
         }
+        if (list.empty())
+          return std::fprintf(stderr, "OPGRAPH_GEMM_STUDY_CONFIGS=%s: expected TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG,...\n", xs),
+                 2;
       }
       for (auto [tn, st, cl, pp] : list) {
         gemm::GemmConfig v;
