@@ -93,7 +93,7 @@ TEST(GemmV2Support, TakesTheSixteenByteClassOnly) {
 }
 
 TEST(GemmV2Heuristics, HopperPicksFromFacts) {
-  // Large: v2, 256-wide tiles, no split; 128-wide under an epilogue chain.
+  // Large: v2, 256-wide tiles, no split; 128-wide when the chain loads a tensor (bias).
   auto big = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false));
   ASSERT_TRUE(big.is_good());
   GemmConfig c = pick_config(*big, 132, false, true);
@@ -337,20 +337,27 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   EXPECT_EQ(c.tile_n, 256);
   EXPECT_EQ(c.pingpong, 0);
   {
-    // A chain of by-value steps only (gelu): also 128 wide ping-pong, so the
-    // chain runs under the other warpgroup's mainloop.
-    OpGraph g;
-    g.set_name("gelu_only").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
-    auto a = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "A");
-    auto b = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "B");
-    b->set_stride({4096 * 4096, 1, 4096});
-    g.gelu(g.matmul(a, b))->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
-    ASSERT_TRUE(g.validate().is_good());
-    auto q = analyze_gemm(g);
-    ASSERT_TRUE(q.is_good());
-    const GemmConfig gc = pick_config(*q, 132, false, true);
+    // A chain of by-value steps only (gelu): 128 wide ping-pong where the
+    // 128-wide tiles give two per SM (the chain runs under the other
+    // warpgroup's mainloop); fewer keep the 256-wide cooperative tile.
+    auto gelu_only = [](std::int64_t m) {
+      OpGraph g;
+      g.set_name("gelu_only").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+      auto a = g.tensor({1, m, 4096}, DataType::BFLOAT16, "A");
+      auto b = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "B");
+      b->set_stride({4096 * 4096, 1, 4096});
+      g.gelu(g.matmul(a, b))->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
+      EXPECT_TRUE(g.validate().is_good());
+      auto q = analyze_gemm(g);
+      EXPECT_TRUE(q.is_good());
+      return pick_config(*q, 132, false, true);
+    };
+    GemmConfig gc = gelu_only(4096);  // 1024 tiles of 128 x 128
     EXPECT_EQ(gc.tile_n, 128);
     EXPECT_EQ(gc.pingpong, 1);
+    gc = gelu_only(1024);  // 256 tiles of 128 x 128: fewer than two per SM
+    EXPECT_EQ(gc.tile_n, 256);
+    EXPECT_EQ(gc.pingpong, 0);
   }
   c = pick(128, 4096, 4096, true);  // 32 tiles: split K, one unit per CTA
   EXPECT_GT(c.split_k, 1);

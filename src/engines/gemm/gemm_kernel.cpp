@@ -137,12 +137,20 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     else if (k.n <= 64) v.tile_n = 64;
     else if (k.n <= 128) v.tile_n = 128;
     else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
-    // An epilogue chain: at most 128 wide, so the ping-pong rule below hides
-    // the chain under the other warpgroup's mainloop (measured on the H200,
+    // An epilogue chain: 128 wide where that gives ping-pong (at least two
+    // tiles per SM, rule below), which hides the chain under the other
+    // warpgroup's mainloop (measured on the H200,
     // bench/results/2026-11-30-gemm-s5-h200.txt, run S5-9: 4096^3 + bias +
     // gelu 655.6 TFLOP/s ping-pong 128x128 against 633.6 cooperative
-    // 128x256; plain, the two schedules tie within 1%).
-    if (!p.steps.empty()) v.tile_n = std::min(v.tile_n, 128);
+    // 128x256; plain, the two schedules tie within 1%). Fewer tiles keep 256
+    // (cooperative 128x128 is the slowest schedule: 1024x4096x4096 676.5
+    // against 709.0 at 128x256, same run).
+    if (!p.steps.empty() && v.tile_n == 256 && tiles(128) >= 2 * static_cast<std::int64_t>(sms)) v.tile_n = 128;
+    // A chain that loads tensor operands: at most 128 wide (measured before
+    // the staged epilogue: 4096^3 + bias + gelu 384 TFLOP/s at 128x256, 549
+    // at 128x128, the operand loads and 128 accumulators spilled).
+    for (const auto& o : p.operands)
+      if (!o.by_value) v.tile_n = std::min(v.tile_n, 128);
     if (!k.b_kmajor) v.tile_n = std::max(v.tile_n, 64);
     v.stages = v2_stages_for(v.tile_n);
     // Fewer tiles than SMs: split K so the units fill one wave (measured on
