@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "engines/gemm/gemm_engine.h"
-#include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_fixture.h"
 
 using namespace opgraph;
@@ -35,29 +34,9 @@ std::unique_ptr<CompiledPlan> build(const Engine& engine, const OpGraph& g, Knob
   return plan.is_good() ? std::move(*plan) : nullptr;
 }
 
-VariantPack pack_of(const Operands& o) {
-  VariantPack pack;
-  for (const auto& [uid, d] : o.dev) pack.set(uid, reinterpret_cast<void*>(d->ptr()));
-  return pack;
-}
-
 // The device output of `o` against the reference on o's host inputs (after
 // the streams are synchronized): bad elements.
-std::size_t check(const GemmCase& c, const OpGraph& g, Operands& o) {
-  std::map<std::int64_t, reference::HostBuffer> host;
-  for (auto& [uid, h] : o.host) host[uid] = reference::HostBuffer{h.data()};
-  Status ref = reference::execute(g, host);
-  EXPECT_TRUE(ref.is_good()) << ref.message();
-  const auto& want = o.host[o.out_uid];
-  std::vector<unsigned char> got(want.size());
-  EXPECT_EQ(gpu().api->memcpy_dtoh(got.data(), o.dev[o.out_uid]->ptr(), got.size()), CUDA_SUCCESS);
-  std::size_t worst = 0;
-  const std::size_t bad = count_bad(c, want, got, &worst);
-  if (bad)
-    ADD_FAILURE() << describe(c) << ": " << bad << " bad; worst at " << worst << ": got "
-                  << read_elem(got, c.out, worst) << " want " << read_elem(want, c.out, worst);
-  return bad;
-}
+std::size_t check(const GemmCase& c, const OpGraph& g, Operands& o) { return bad_elements(c, reference_out(g, o), o); }
 
 class GemmGpuThreads : public GemmGpuFixture {};
 
@@ -81,9 +60,7 @@ TEST_F(GemmGpuThreads, ExecuteFromAThreadWithoutAContext) {
     Operands o;
     ASSERT_TRUE(make_operands(*gpu().api, g, rng, o).is_good());
     const VariantPack pack = pack_of(o);
-    ExecutionContext ec;
-    ec.stream = gpu().stream;
-    ec.device = &gpu().props;
+    const ExecutionContext ec = device_ec();
     Status ran = Status::ok();
     CUcontext before = reinterpret_cast<CUcontext>(1), after = reinterpret_cast<CUcontext>(1);
     std::thread worker([&] {
@@ -143,9 +120,7 @@ TEST_F(GemmGpuThreads, SplitKPlanOnTwoStreamsAtOnce) {
   }
   // Again from this thread, outputs poisoned: the counters the kernels left are zero.
   for (int i = 0; i < 2; ++i) {
-    const auto& out = o[i].dev[o[i].out_uid];
-    ASSERT_EQ(gpu().api->memset_d32(out->ptr(), 0xFFFFFFFFu, o[i].host[o[i].out_uid].size() / 4), CUDA_SUCCESS);
-    ASSERT_EQ(gpu().api->ctx_synchronize(), CUDA_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(poison(o[i]));
     ASSERT_TRUE(plan->execute(packs[i], ec[i]).is_good());
     ASSERT_EQ(gpu().api->stream_synchronize(s[i]), CUDA_SUCCESS);
     EXPECT_EQ(check(c, g, o[i]), 0u) << "stream " << i << ", sequential";

@@ -13,7 +13,6 @@
 
 #include "engines/gemm/gemm_engine.h"
 #include "engines/gemm/gemm_exec.h"
-#include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_fixture.h"
 #include "gpu/second_context.h"
 
@@ -28,39 +27,6 @@ Result<std::unique_ptr<CompiledPlan>> build(const Engine& engine, const OpGraph&
   PlanContext ctx{&facts};
   OPGRAPH_CHECK(engine.check_support(g, ctx));
   return engine.build_plan(g, PlanConfig{engine.id(), knobs, {}, -1}, ctx);
-}
-
-VariantPack pack_of(const Operands& o) {
-  VariantPack pack;
-  for (const auto& [uid, d] : o.dev) pack.set(uid, reinterpret_cast<void*>(d->ptr()));
-  return pack;
-}
-
-// The reference's output for o's host inputs.
-std::vector<unsigned char> reference_out(const OpGraph& g, Operands& o) {
-  std::map<std::int64_t, reference::HostBuffer> host;
-  for (auto& [uid, h] : o.host) host[uid] = reference::HostBuffer{h.data()};
-  Status ref = reference::execute(g, host);
-  EXPECT_TRUE(ref.is_good()) << ref.message();
-  return o.host[o.out_uid];
-}
-
-// Bad elements of o's device output against `want` (the stream synchronized first).
-std::size_t bad_elements(const GemmCase& c, const std::vector<unsigned char>& want, const Operands& o) {
-  std::vector<unsigned char> got(want.size());
-  EXPECT_EQ(gpu().api->memcpy_dtoh(got.data(), o.dev.at(o.out_uid)->ptr(), got.size()), CUDA_SUCCESS);
-  std::size_t worst = 0;
-  const std::size_t bad = count_bad(c, want, got, &worst);
-  if (bad)
-    ADD_FAILURE() << describe(c) << ": " << bad << " bad; worst at " << worst << ": got "
-                  << read_elem(got, c.out, worst) << " want " << read_elem(want, c.out, worst);
-  return bad;
-}
-
-void poison(const Operands& o) {
-  const std::size_t bytes = o.host.at(o.out_uid).size();
-  ASSERT_EQ(gpu().api->memset_d32(o.dev.at(o.out_uid)->ptr(), 0xFFFFFFFFu, bytes / 4), CUDA_SUCCESS);
-  ASSERT_EQ(gpu().api->ctx_synchronize(), CUDA_SUCCESS);
 }
 
 // A bf16 [1, m, k] @ [1, k, n] (K-major B) + bias, relu case with random extents.
@@ -112,9 +78,7 @@ TEST_F(GemmGpuHost, PlanOnAThreadWithoutAContextExecuteOnAnother) {
     Operands o;
     ASSERT_TRUE(make_operands(*gpu().api, g, rng, o).is_good());
     const VariantPack pack = pack_of(o);
-    ExecutionContext ec;
-    ec.stream = gpu().stream;
-    ec.device = &gpu().props;
+    const ExecutionContext ec = device_ec();
     Status ran = Status::ok();
     after = reinterpret_cast<CUcontext>(1);
     std::thread worker([&] {
@@ -147,9 +111,7 @@ TEST_F(GemmGpuHost, TheCallersContextIsUnchangedByPlanningAndExecuting) {
     Operands o;
     ASSERT_TRUE(make_operands(*gpu().api, g, rng, o).is_good());
     const VariantPack pack = pack_of(o);
-    ExecutionContext ec;
-    ec.stream = gpu().stream;
-    ec.device = &gpu().props;
+    const ExecutionContext ec = device_ec();
     Status built = Status::ok(), ran = Status::ok();
     CUcontext after_plan = nullptr, after_execute = nullptr, after_drop = nullptr;
     std::thread caller([&] {

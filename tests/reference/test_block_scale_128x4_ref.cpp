@@ -76,6 +76,21 @@ void expect_scales_in_tiles(const Array& s, const Array& plain, const Dims& logi
   EXPECT_EQ(bad, 0);
 }
 
+// `x` quantized twice with `a` into `elem` data: y with its scale s in the
+// F8_128x4 tiles, y0 with its scale s0 in the plain layout; all four outputs.
+struct TwoLayouts {
+  TensorPtr y, s, y0, s0;
+};
+TwoLayouts quantize_in_both_layouts(OpGraph& g, const TensorPtr& x, const Attributes& a, DataType elem) {
+  auto [y, s] = g.block_scale_quantize(x, a);
+  y->set_data_type(elem).set_output(true).set_name("y");
+  s->set_reordering_type(TensorReordering::F8_128x4).set_output(true).set_name("s");
+  auto [y0, s0] = g.block_scale_quantize(x, a);
+  y0->set_data_type(elem).set_output(true).set_name("y0");
+  s0->set_output(true).set_name("s0");
+  return {y, s, y0, s0};
+}
+
 }  // namespace
 
 TEST(BlockScale128x4Ref, OracleMatchesHandDerivedPositions) {
@@ -99,12 +114,7 @@ TEST(BlockScale128x4Ref, QuantizeWritesEachRowwiseScaleIntoItsTile) {
   c.build = [](OpGraph& g) {
     auto x = g.tensor({2, 130, 192}, DataType::FLOAT, "x");
     auto a = Attributes().set("block_size", std::int64_t{32});
-    auto [y, s] = g.block_scale_quantize(x, a);
-    y->set_data_type(DataType::FP8_E4M3).set_output(true).set_name("y");
-    s->set_reordering_type(TensorReordering::F8_128x4).set_output(true).set_name("s");
-    auto [y0, s0] = g.block_scale_quantize(x, a);
-    y0->set_data_type(DataType::FP8_E4M3).set_output(true).set_name("y0");
-    s0->set_output(true).set_name("s0");
+    quantize_in_both_layouts(g, x, a, DataType::FP8_E4M3);
   };
   c.fixed["x"] = blocks_with_known_amax(xd, 2, 32, 7);
   Values v = check_case(c);
@@ -121,12 +131,7 @@ TEST(BlockScale128x4Ref, QuantizeWritesEachColumnwiseScaleIntoItsTile) {
   c.build = [](OpGraph& g) {
     auto x = g.tensor({64, 200}, DataType::FLOAT, "x");
     auto a = Attributes().set("block_size", std::int64_t{32}).set("axis", std::int64_t{0});
-    auto [y, s] = g.block_scale_quantize(x, a);
-    y->set_data_type(DataType::FP8_E4M3).set_output(true).set_name("y");
-    s->set_reordering_type(TensorReordering::F8_128x4).set_output(true).set_name("s");
-    auto [y0, s0] = g.block_scale_quantize(x, a);
-    y0->set_data_type(DataType::FP8_E4M3).set_output(true).set_name("y0");
-    s0->set_output(true).set_name("s0");
+    quantize_in_both_layouts(g, x, a, DataType::FP8_E4M3);
   };
   c.fixed["x"] = blocks_with_known_amax({64, 200}, 0, 32, 11);
   Values v = check_case(c);
@@ -179,14 +184,9 @@ TEST(BlockScale128x4Ref, RoundTripThroughSwizzledBuffersEqualsThePlainPath) {
       std::vector<std::int64_t> dq_blocks(f.x.size(), 1);
       dq_blocks[f.axis < 0 ? f.x.size() - 1 : static_cast<std::size_t>(f.axis)] = f.block;
       auto dq = Attributes().set("block_size", dq_blocks);
-      auto [y, s] = g.block_scale_quantize(x, a);
-      y->set_data_type(f.elem).set_output(true).set_name("y");
-      s->set_reordering_type(TensorReordering::F8_128x4).set_output(true).set_name("s");
-      g.block_scale_dequantize(y, s, dq)->set_output(true).set_name("r").set_data_type(DataType::DOUBLE);
-      auto [y0, s0] = g.block_scale_quantize(x, a);
-      y0->set_data_type(f.elem).set_output(true).set_name("y0");
-      s0->set_output(true).set_name("s0");
-      g.block_scale_dequantize(y0, s0, dq)->set_output(true).set_name("r0").set_data_type(DataType::DOUBLE);
+      const TwoLayouts q = quantize_in_both_layouts(g, x, a, f.elem);
+      g.block_scale_dequantize(q.y, q.s, dq)->set_output(true).set_name("r").set_data_type(DataType::DOUBLE);
+      g.block_scale_dequantize(q.y0, q.s0, dq)->set_output(true).set_name("r0").set_data_type(DataType::DOUBLE);
     };
     c.range = {-20.0, 20.0};
     Values v = check_case(c);
