@@ -57,6 +57,29 @@ namespace {
 
 const runtime::CudaDriverApi* g_api = nullptr;
 
+// The comma-separated items of an environment variable's value.
+std::vector<std::string> split_list(const char* v) {
+  std::vector<std::string> out;
+  for (std::string rest = v; !rest.empty();) {
+    const std::size_t comma = rest.find(',');
+    out.push_back(rest.substr(0, comma));
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  return out;
+}
+
+// A case's chain as the keys and output lines spell it: "none" or "bias+gelu".
+std::string chain_of(const GemmCase& c) {
+  std::string chain = c.chain.empty() ? "none" : "";
+  for (const auto& e : c.chain) chain += (chain.empty() ? "" : "+") + e;
+  return chain;
+}
+
+// A case's key in OPGRAPH_GEMM_SHAPES: "MxNxK/chain".
+std::string case_key(const GemmCase& c) {
+  return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + "/" + chain_of(c);
+}
+
 // Seconds per call of each runner (NaN when one fails): 3 warm-up calls
 // each, then 10 rounds in which every runner takes one CUDA-event sample of
 // 10 back-to-back calls (bench/gemm_torch.py's sampling, the cuBLAS anchor);
@@ -186,32 +209,16 @@ int main(int argc, char** argv) {
   // --study under OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label[,...]" times only
   // those variants (one kernel to profile, e.g. under ncu).
   std::vector<std::string> only;
-  if (const char* v = std::getenv("OPGRAPH_GEMM_STUDY_ONLY"); v && study)
-    for (std::string rest = v; !rest.empty();) {
-      const std::size_t comma = rest.find(',');
-      only.push_back(rest.substr(0, comma));
-      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    }
-  auto keep = [&](const GemmCase& c, const std::string& chain, const std::string& label) {
-    const std::string key = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + "/" + chain +
-                            "/" + label;
-    return only.empty() || std::find(only.begin(), only.end(), key) != only.end();
+  if (const char* v = std::getenv("OPGRAPH_GEMM_STUDY_ONLY"); v && study) only = split_list(v);
+  auto keep = [&](const GemmCase& c, const std::string& label) {
+    return only.empty() || std::find(only.begin(), only.end(), case_key(c) + "/" + label) != only.end();
   };
   bool ok = true;
   if (const char* v = std::getenv("OPGRAPH_GEMM_SHAPES")) {
-    std::vector<std::string> want;
-    for (std::string rest = v; !rest.empty();) {
-      const std::size_t comma = rest.find(',');
-      want.push_back(rest.substr(0, comma));
-      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    }
+    const std::vector<std::string> want = split_list(v);
     std::vector<GemmCase> kept;
-    for (const auto& c : cases) {
-      std::string chain = c.chain.empty() ? "none" : "";
-      for (const auto& e : c.chain) chain += (chain.empty() ? "" : "+") + e;
-      const std::string key = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + "/" + chain;
-      if (std::find(want.begin(), want.end(), key) != want.end()) kept.push_back(c);
-    }
+    for (const auto& c : cases)
+      if (std::find(want.begin(), want.end(), case_key(c)) != want.end()) kept.push_back(c);
     if (kept.size() != want.size())
       return std::fprintf(stderr, "OPGRAPH_GEMM_SHAPES=%s: %zu of %zu keys name no case of this mode (MxNxK/chain)\n", v,
                           want.size() - kept.size(), want.size()),
@@ -234,8 +241,7 @@ int main(int argc, char** argv) {
     VariantPack pack;
     for (auto& [uid, b] : bufs) pack.set(uid, b->data());
     const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k);
-    std::string chain = c.chain.empty() ? "none" : "";
-    for (const auto& e : c.chain) chain += (chain.empty() ? "" : "+") + e;
+    const std::string chain = chain_of(c);
 
     // Ours: the pick, then variants of it.
     FactsCache facts(og, PlanTarget{*props});
@@ -334,7 +340,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> labels;
     for (const Knobs& kn : configs) {
       const std::string label = engine->label(PlanConfig{engine->id(), kn, {}, -1});
-      if (!keep(c, chain, label)) continue;
+      if (!keep(c, label)) continue;
       auto plan = engine->build_plan(og, PlanConfig{engine->id(), kn, {}, -1}, ctx);
       if (plan.is_bad()) {
         std::fprintf(stderr, "build failed (%s): %s\n", label.c_str(), plan.status().message().c_str());

@@ -8,11 +8,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$1 SHAPE=$2
 shift 2
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-export OPGRAPH_COMPILED_CACHE=${OPGRAPH_COMPILED_CACHE:-$(mktemp -d /tmp/opgraph-ncu-XXXX)}
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-echo "commit $(cat "$BIN/COMMIT" | tr '\n' ' '); shape $SHAPE"
+source bench/gemm_ncu_env.sh
+echo "$COMMIT_LINE; shape $SHAPE"
 i=0
 for k in "$@"; do
   i=$((i + 1))

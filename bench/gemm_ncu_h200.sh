@@ -9,11 +9,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$1
 shift
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-export OPGRAPH_COMPILED_CACHE=${OPGRAPH_COMPILED_CACHE:-$(mktemp -d /tmp/opgraph-ncu-XXXX)}
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-echo "commit $(cat "$BIN/COMMIT" | tr '\n' ' '); ncu: $NCU"
+source bench/gemm_ncu_env.sh
+echo "$COMMIT_LINE; ncu: $NCU"
 i=0
 for key in "$@"; do
   i=$((i + 1))

@@ -11,11 +11,8 @@ BIN=${1:-.dev/bin}
 shift || true
 SHAPES=("$@")
 [ ${#SHAPES[@]} -gt 0 ] || SHAPES=(4096x4096x4096/none 4096x4096x4096/bias+gelu 4096x14336x4096/none 1024x14336x4096/none)
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-export OPGRAPH_COMPILED_CACHE=${OPGRAPH_COMPILED_CACHE:-$(mktemp -d /tmp/opgraph-probe-XXXX)}
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-echo "commit $(cat "$BIN/COMMIT" | tr '\n' ' '); $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader)"
+source bench/gemm_ncu_env.sh
+echo "$COMMIT_LINE; $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader)"
 i=0
 for s in "${SHAPES[@]}"; do
   i=$((i + 1))

@@ -36,9 +36,10 @@ namespace {
 
 // v2 dynamic shared memory (bytes), mirroring gemm_v2.cu's gemm_v2_smem_bytes.
 // The ring, 1024 bytes of alignment slack, 256 of barriers, and the epilogue
-// staging: 24 floats per tile row of both consumer warpgroups.
+// staging: 24 floats per row of each consumer warp's 16-row slab per 64-row
+// block it holds (8 warps x 16 x (pingpong ? 2 : 1) rows).
 unsigned v2_smem(int tile_n, int stages, int pingpong) {
-  return static_cast<unsigned>(stages * (128 * 64 * 2 + tile_n * 64 * 2) + 1024 + 256 + 2 * 64 * (pingpong ? 2 : 1) * 24 * 4);
+  return static_cast<unsigned>(stages * (128 * 64 * 2 + tile_n * 64 * 2) + 1024 + 256 + 8 * 16 * (pingpong ? 2 : 1) * 24 * 4);
 }
 constexpr unsigned kMaxSmem = 232448 - 64;  // 227 KiB less the kernel's static flags
 

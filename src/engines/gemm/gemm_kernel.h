@@ -144,12 +144,12 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count 
 std::int64_t v2_partial_bytes(const GemmConfig& c, const V2Schedule& s);
 std::int64_t v2_counter_bytes(const GemmConfig& c, const V2Schedule& s);
 
-// Launch geometry for the kernel view. v1: grid (tiles, batch), 128 threads.
-// v2: persistent, 384 threads, CLUSTER_M x min(units, resident) CTAs of
-// v2_schedule(kp, c, sm_count, max_clusters).
 // v2's persistent grid for schedule `s`: one cluster per resident slot, fewer
 // when there are fewer units; 384 threads (grid_of's v2 rule).
 void v2_grid(const GemmConfig& c, const V2Schedule& s, unsigned grid[3], unsigned block[3]);
+// Launch geometry for the kernel view. v1: grid (tiles, batch), 128 threads.
+// v2: persistent, 384 threads, CLUSTER_M x min(units, resident) CTAs of
+// v2_schedule(kp, c, sm_count, max_clusters).
 void grid_of(const GemmProblem& kp, const GemmConfig& c, unsigned grid[3], unsigned block[3], int sm_count = 132,
              int max_clusters = 0);
 
