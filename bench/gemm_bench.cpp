@@ -8,10 +8,12 @@
 // with each epilogue (none, relu, bias, gelu, bias+gelu), 1024x14336x4096,
 // 1024x4096x4096, 4096x14336x4096, 8192^3 and 4096x4096x16384, each at v2 cooperative
 // 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 5 stages, CTA
-// pairs) / 128x64 (VARIANT lines only).
+// pairs) / 128x64 / 64x256, cooperative 256x128 and 128x256 with 3 stages
+// (EPI_TMA: TMA stores of a 16-bit output) (VARIANT lines only).
 // (--study with OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label,..." times only those.)
 // OPGRAPH_GEMM_SHAPES="MxNxK/chain,..." (chain "none" or e.g. "bias+gelu") keeps only
-// those cases of the chosen mode (a short probe, e.g. under ncu).
+// those cases of the chosen mode (a short probe, e.g. under ncu); under --study
+// it names the cases (any shape).
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
@@ -217,8 +219,25 @@ int main(int argc, char** argv) {
   if (const char* v = std::getenv("OPGRAPH_GEMM_SHAPES")) {
     const std::vector<std::string> want = split_list(v);
     std::vector<GemmCase> kept;
-    for (const auto& c : cases)
-      if (std::find(want.begin(), want.end(), case_key(c)) != want.end()) kept.push_back(c);
+    if (study) {
+      // --study takes any shape: each key is parsed into a case.
+      for (const std::string& key : want) {
+        long long m = 0, n = 0, k = 0;
+        char chain[128] = {};
+        if (std::sscanf(key.c_str(), "%lldx%lldx%lld/%127s", &m, &n, &k, chain) != 4 || m < 1 || n < 1 || k < 1) break;
+        std::vector<std::string> steps;
+        if (std::string(chain) != "none")
+          for (std::string rest = chain; !rest.empty();) {
+            const std::size_t plus = rest.find('+');
+            steps.push_back(rest.substr(0, plus));
+            rest = plus == std::string::npos ? "" : rest.substr(plus + 1);
+          }
+        kept.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, steps});
+      }
+    } else {
+      for (const auto& c : cases)
+        if (std::find(want.begin(), want.end(), case_key(c)) != want.end()) kept.push_back(c);
+    }
     if (kept.size() != want.size())
       return std::fprintf(stderr, "OPGRAPH_GEMM_SHAPES=%s: %zu of %zu keys name no case of this mode (MxNxK/chain)\n", v,
                           want.size() - kept.size(), want.size()),
@@ -257,26 +276,34 @@ int main(int argc, char** argv) {
       // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG}: cooperative 256 / 128 and
       // CTA pairs at 256, ping-pong 128 (6 and 5 stages, CTA pairs) and 64.
       configs.clear();
-      std::vector<std::array<int, 4>> list{
-               {256, 4, 1, 0}, {128, 6, 1, 0}, {256, 4, 2, 0}, {128, 6, 1, 1}, {128, 5, 1, 1}, {128, 6, 2, 1},
-               {64, 8, 1, 1}};
-      // OPGRAPH_GEMM_STUDY_CONFIGS="TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG,..." replaces the list.
+      // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG, TILE_M}
+      std::vector<std::array<int, 5>> list{{256, 4, 1, 0, 128}, {128, 6, 1, 0, 128}, {256, 4, 2, 0, 128},
+                                           {128, 6, 1, 1, 128}, {128, 5, 1, 1, 128}, {128, 6, 2, 1, 128},
+                                           {64, 8, 1, 1, 128},   {256, 5, 1, 1, 64},   {128, 4, 1, 0, 256}, {256, 3, 1, 0, 128}};
+      // OPGRAPH_GEMM_STUDY_CONFIGS="TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG[:TILE_M],..." replaces the list.
       if (const char* xs = std::getenv("OPGRAPH_GEMM_STUDY_CONFIGS")) {
         list.clear();
-        std::istringstream in(xs);
-        std::array<int, 4> a;
-        char sep;
-        while (in >> a[0] >> sep >> a[1] >> sep >> a[2] >> sep >> a[3]) {
+        for (std::string rest = xs; !rest.empty();) {
+          const std::size_t comma = rest.find(',');
+          const std::string item = rest.substr(0, comma);
+          rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+          std::array<int, 5> a{0, 0, 0, 0, 128};
+          const int got = std::sscanf(item.c_str(), "%d:%d:%d:%d:%d", &a[0], &a[1], &a[2], &a[3], &a[4]);
+          if (got != 4 && got != 5) {
+            list.clear();
+            break;
+          }
           list.push_back(a);
-          in >> sep;
         }
         if (list.empty())
-          return std::fprintf(stderr, "OPGRAPH_GEMM_STUDY_CONFIGS=%s: expected TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG,...\n", xs),
+          return std::fprintf(stderr,
+                              "OPGRAPH_GEMM_STUDY_CONFIGS=%s: expected TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG[:TILE_M],...\n", xs),
                  2;
       }
-      for (auto [tn, st, cl, pp] : list) {
+      for (auto [tn, st, cl, pp, tm] : list) {
         gemm::GemmConfig v;
         v.version = 2;
+        v.tile_m = tm;
         v.tile_n = tn;
         v.stages = st;
         v.cluster_m = cl;
@@ -300,6 +327,15 @@ int main(int argc, char** argv) {
       // The other consumer schedule (ping-pong <-> cooperative), at 128 wide.
       if (pc->version == 2 && pc->tile_n >= 128)
         variant([](gemm::GemmConfig& v) { v.pingpong ^= 1, v.tile_n = 128, v.stages = 6; });
+      // Ping-pong over 64 x 256 tiles (one m64n256 wgmma per k16 step).
+      if (pc->version == 2 && pc->tile_n >= 128 && pc->split_k == 1)
+        variant([](gemm::GemmConfig& v) { v.tile_m = 64, v.tile_n = 256, v.stages = 5, v.pingpong = 1, v.cluster_m = 1; });
+      // Cooperative 128 x 256 with 3 stages: a 16-bit output leaves through TMA stores (EPI_TMA).
+      if (pc->version == 2 && pc->tile_n == 256 && pc->pingpong == 0 && pc->split_k == 1)
+        variant([](gemm::GemmConfig& v) { v.stages = 3; });
+      // Cooperative 256 x 128 (128 rows per warpgroup, cuBLASLt's tile at 4096^3).
+      if (pc->version == 2 && pc->tile_n >= 128 && pc->split_k == 1)
+        variant([](gemm::GemmConfig& v) { v.tile_m = 256, v.tile_n = 128, v.stages = 4, v.pingpong = 0, v.cluster_m = 1; });
       // CTA pairs sharing B (CLUSTER_M 2 <-> 1), at the pick's width and the other one.
       if (pc->version == 2 && pc->tile_n >= 128) {
         variant([](gemm::GemmConfig& v) { v.cluster_m = 3 - v.cluster_m; });

@@ -238,6 +238,11 @@ TEST(GemmNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = declared_specialisations();
   ASSERT_GE(all.size(), 17u);
+  // The TMA-store epilogue (EPI_TMA) is in the set on every layout class.
+  EXPECT_GE(std::count_if(all.begin(), all.end(), [](const runtime::KernelRequest& r) {
+              return r.kernel.size() > 3 && r.kernel.compare(r.kernel.size() - 3, 3, "_et") == 0;
+            }),
+            5);
   for (const auto& r : all) {
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();

@@ -93,13 +93,15 @@ TEST(GemmV2Support, TakesTheSixteenByteClassOnly) {
 }
 
 TEST(GemmV2Heuristics, HopperPicksFromFacts) {
-  // Large: v2, 256-wide tiles, no split; 128-wide when the chain loads a tensor (bias).
+  // Large: v2, 256-wide tiles, no split, 3 stages (EPI_TMA: the plain 16-bit
+  // output through TMA stores); 128-wide when the chain loads a tensor (bias).
   auto big = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false));
   ASSERT_TRUE(big.is_good());
   GemmConfig c = pick_config(*big, 132, false, true);
   EXPECT_EQ(c.version, 2);
   EXPECT_EQ(c.tile_n, 256);
-  EXPECT_EQ(c.stages, 4);
+  EXPECT_EQ(c.stages, 3);
+  EXPECT_TRUE(v2_epi_tma(*big, c));
   EXPECT_EQ(c.split_k, 1);
   EXPECT_FALSE(c.swap_ab);
   auto fused = analyze_gemm(v2_graph(4096, 4096, 4096));
@@ -295,7 +297,7 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   wide.pingpong = 1;
   auto bad = config_from_knobs(knobs_of(wide));
   ASSERT_TRUE(bad.is_bad());
-  EXPECT_NE(bad.status().message().find("TILE_N <= 128"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("TILE_M x TILE_N <= 128 x 128"), std::string::npos) << bad.status().message();
   GemmConfig v1;
   v1.pingpong = 1;
   auto bad1 = config_from_knobs(knobs_of(v1));
@@ -320,16 +322,113 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   pp.split_k = 2;
   GemmConfig coop2 = v2(128, 6, 2);
   EXPECT_EQ(v2_partial_bytes(pp, v2_schedule(*p, pp)), v2_partial_bytes(coop2, v2_schedule(*p, coop2)));
-  // The pick: 128 wide with at least two tiles per SM runs ping-pong; 256
-  // wide and split-K picks stay cooperative.
+  // Ping-pong over 64 x 256 tiles: a valid config with its own kernel (TILE_M
+  // = 64 in the key and the defines), A's box of 64 rows, twice the row tiles
+  // of 128 x 256, shared memory within 227 KiB; TILE_M = 64 needs ping-pong
+  // and no CTA pairs.
+  GemmConfig p64 = v2(256, 5);
+  p64.tile_m = 64;
+  p64.pingpong = 1;
+  ASSERT_TRUE(config_from_knobs(knobs_of(p64)).is_good()) << config_from_knobs(knobs_of(p64)).status().message();
+  EXPECT_EQ(e->label(PlanConfig{20100, knobs_of(p64), {}, -1}), "gemm_v2_64x256s5_pp");
+  EXPECT_TRUE(config_takes(*p, p64));
+  const auto k64 = kernel_request(*p, p64);
+  EXPECT_NE(k64.key("sm_90a"), kernel_request(*p, v2(256, 4)).key("sm_90a"));
+  std::string tm;
+  for (const auto& d : k64.defines)
+    if (d.name == "OPGRAPH_GEMM_TILE_M") tm = d.value;
+  EXPECT_EQ(tm, "64");
+  EXPECT_LE(smem_bytes(*p, p64), 232448u);
+  auto big = analyze_gemm(v2_graph(4096, 4096, 4096));
+  ASSERT_TRUE(big.is_good());
+  EXPECT_EQ(v2_schedule(*big, p64).tiles, 2 * v2_schedule(*big, v2(256, 4)).tiles);
+  GemmConfig c64 = p64;
+  c64.pingpong = 0;
+  auto bad64 = config_from_knobs(knobs_of(c64));
+  ASSERT_TRUE(bad64.is_bad());
+  EXPECT_NE(bad64.status().message().find("64 with WARP_SPEC_CFG=1"), std::string::npos) << bad64.status().message();
+  c64 = p64;
+  c64.cluster_m = 2;
+  ASSERT_TRUE(config_from_knobs(knobs_of(c64)).is_bad());
+  bool proposed = false;
+  for (const GemmConfig& c : proposable_configs()) proposed = proposed || (c == p64);
+  EXPECT_TRUE(proposed) << "the CI compile set has the 64 x 256 ping-pong kernel";
+  // Cooperative 256 x 128 (two warpgroups of 128 rows): valid, its own kernel
+  // (TILE_M = 256), half the row tiles of 128 x 128, split-K scratch for 256
+  // rows per split tile; not with ping-pong, a 256-wide tile or CTA pairs.
+  GemmConfig t256 = v2(128, 4);
+  t256.tile_m = 256;
+  ASSERT_TRUE(config_from_knobs(knobs_of(t256)).is_good()) << config_from_knobs(knobs_of(t256)).status().message();
+  EXPECT_EQ(e->label(PlanConfig{20100, knobs_of(t256), {}, -1}), "gemm_v2_256x128s4");
+  EXPECT_TRUE(config_takes(*p, t256));
+  EXPECT_LE(smem_bytes(*p, t256), 232448u);
+  EXPECT_EQ(2 * v2_schedule(*big, t256).tiles, v2_schedule(*big, v2(128, 6)).tiles);
+  GemmConfig t256s = t256;
+  t256s.split_k = 2;
+  GemmConfig c128s = v2(128, 6, 2);
+  EXPECT_EQ(v2_partial_bytes(t256s, v2_schedule(*big, t256s)), v2_partial_bytes(c128s, v2_schedule(*big, c128s)));
+  for (auto edit : {+[](GemmConfig& c) { c.pingpong = 1; }, +[](GemmConfig& c) { c.tile_n = 256; },
+                    +[](GemmConfig& c) { c.cluster_m = 2; }}) {
+    GemmConfig x = t256;
+    edit(x);
+    EXPECT_TRUE(config_from_knobs(knobs_of(x)).is_bad());
+  }
+  proposed = false;
+  for (const GemmConfig& c : proposable_configs()) proposed = proposed || (c == t256);
+  EXPECT_TRUE(proposed) << "the CI compile set has the 256 x 128 cooperative kernel";
+  // EPI_TMA: a 16-bit output (its chain applied in registers) through TMA
+  // stores where a 16-bit copy of the tile fits beside the ring (128 x 256
+  // with 3 stages, not 4); not with a 32-bit output, ping-pong or CTA pairs.
+  auto plain = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false));
+  ASSERT_TRUE(plain.is_good());
+  EXPECT_TRUE(v2_epi_tma(*plain, v2(256, 3)));
+  EXPECT_FALSE(v2_epi_tma(*plain, v2(256, 4)));
+  EXPECT_TRUE(v2_epi_tma(*plain, v2(128, 5)));
+  EXPECT_TRUE(v2_epi_tma(*big, v2(256, 3)));  // bias + gelu
+  GemmConfig pp3 = v2(128, 5);
+  pp3.pingpong = 1;
+  EXPECT_FALSE(v2_epi_tma(*plain, pp3));
+  const auto ket = kernel_request(*plain, v2(256, 3));
+  std::string et;
+  for (const auto& d : ket.defines)
+    if (d.name == "OPGRAPH_GEMM_EPI_TMA") et = d.value;
+  EXPECT_EQ(et, "1");
+  EXPECT_NE(ket.key("sm_90a"), kernel_request(*big, v2(256, 3)).key("sm_90a"));
+  // One stage (16 KiB of A, 32 KiB of B) less than 4 stages, plus the copy.
+  EXPECT_EQ(smem_bytes(*big, v2(256, 3)), smem_bytes(*big, v2(256, 4)) - (16384u + 32768u) + 128u * 256u * 2u);
+  EXPECT_LE(smem_bytes(*plain, v2(256, 3)), 232448u - 64u);
+  proposed = false;
+  for (const GemmConfig& c : proposable_configs()) proposed = proposed || (c == v2(256, 3));
+  EXPECT_TRUE(proposed) << "the CI compile set has a 3-stage 256-wide kernel (EPI_TMA)";
+  // The pick: a chain 128 wide with at least two tiles per SM runs
+  // ping-pong; a plain 16-bit output runs cooperative with EPI_TMA (one stage
+  // less); 256 wide and split-K picks stay cooperative.
   auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, bool fused) {
     auto q = analyze_gemm(v2_graph(m, n, k, false, true, 16, fused));
     EXPECT_TRUE(q.is_good());
     return pick_config(*q, 132, false, true);
   };
-  GemmConfig c = pick(1024, 14336, 4096, false);  // 896 tiles of 128 x 128
+  GemmConfig c = pick(1024, 14336, 4096, false);  // 896 tiles of 128 x 128, plain
   EXPECT_EQ(c.tile_n, 128);
-  EXPECT_EQ(c.pingpong, 1);
+  EXPECT_EQ(c.pingpong, 0);
+  EXPECT_EQ(c.stages, 5);
+  {
+    // The same through a 32-bit output (no EPI_TMA): ping-pong, 6 stages.
+    OpGraph g;
+    g.set_name("f32_out").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+    auto a = g.tensor({1, 1024, 4096}, DataType::BFLOAT16, "A");
+    auto b = g.tensor({1, 4096, 14336}, DataType::BFLOAT16, "B");
+    b->set_stride({4096 * 14336, 1, 4096});
+    g.matmul(a, b)->set_output(true).set_name("Y").set_data_type(DataType::FLOAT);
+    ASSERT_TRUE(g.validate().is_good());
+    auto q = analyze_gemm(g);
+    ASSERT_TRUE(q.is_good());
+    GemmConfig f = pick_config(*q, 132, false, true);
+    EXPECT_EQ(f.tile_n, 128);
+    EXPECT_EQ(f.pingpong, 1);
+    EXPECT_EQ(f.stages, 6);
+    EXPECT_FALSE(v2_epi_tma(*q, f));
+  }
   c = pick(4096, 4096, 4096, true);  // bias + gelu: a tensor operand, 128 wide
   EXPECT_EQ(c.tile_n, 128);
   EXPECT_EQ(c.pingpong, 1);

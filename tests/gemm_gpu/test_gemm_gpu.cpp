@@ -302,3 +302,153 @@ TEST_F(GemmGpu, V2PingPongEveryLayoutTailsSplitStreamKClusterBatch) {
   GemmCase b{3, 264, 200, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true};
   EXPECT_EQ(run_case(b, v2_knobs(64, 2, false, 0, 1, 0, 1), rng), 0u);
 }
+
+// Ping-pong over 64 x 256 tiles (TILE_M = 64: one m64n256 wgmma per k16
+// step, a 64-row A box): every layout class with tails in M, N and K, split K
+// of unequal ranges, a stream-K tail, swap AB, fp16 in / fp32 out, a batch
+// with a broadcast weight, and a problem of many units per CTA.
+TEST_F(GemmGpu, V2PingPong64x256EveryLayoutTailsSplitStreamKBatch) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  auto knobs = [](int split, bool swap, int raster, int stream_k) {
+    gemm::GemmConfig c;
+    c.version = 2;
+    c.tile_m = 64;
+    c.tile_n = 256;
+    c.stages = 5;
+    c.pingpong = 1;
+    c.split_k = split;
+    c.swap_ab = swap;
+    c.raster = raster;
+    c.stream_k = stream_k;
+    return gemm::knobs_of(c);
+  };
+  for (bool ac : {false, true})
+    for (bool bc : {false, true}) {
+      GemmCase c{1, 8 * e8(rng) + 136, 8 * e8(rng) + 264, 8 * e8(rng) + 64, ac, bc, DataType::BFLOAT16,
+                 DataType::BFLOAT16, {"bias", "gelu"}};
+      const int split = static_cast<int>(1 + rng() % 3);
+      EXPECT_EQ(run_case(c, knobs(split, false, static_cast<int>(rng() % 2), 0), rng), 0u) << "split " << split;
+    }
+  GemmCase h{1, 8 * e8(rng) + 300, 8 * e8(rng) + 256, 8 * e8(rng), false, true, DataType::HALF, DataType::FLOAT,
+             {"scale", "residual"}};
+  EXPECT_EQ(run_case(h, knobs(1, true, 0, 0), rng), 0u);
+  // K of 7 blocks split 3 ways (2 / 2 / 3); a stream-K tail (17 x 8 = 136
+  // tiles: 132 whole + 4 split); many units per CTA with long K.
+  GemmCase k7{1, 1000, 1000, 7 * 64 - 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
+  EXPECT_EQ(run_case(k7, knobs(3, false, 1, 0), rng), 0u);
+  GemmCase sk{1, 1060, 2000, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(sk, knobs(1, false, 0, 1), rng), 0u);
+  GemmCase big{1, 2056, 2072, 1032 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(big, knobs(1, false, 0, 0), rng), 0u);
+  GemmCase b{3, 264, 300, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, knobs(2, false, 0, 0), rng), 0u);
+}
+
+// Cooperative 256 x 128 (TILE_M = 256: each consumer warpgroup 128 rows, two
+// m64n128 wgmmas per k16 step; A boxes of 256 rows or four of 64): every
+// layout class with tails in M, N and K (a last row tile mostly past M), split
+// K with four 64-row partial blocks per split tile, a stream-K tail, swap AB,
+// fp16 in / fp32 out, a batch with a broadcast weight, many units per CTA.
+TEST_F(GemmGpu, V2Cooperative256x128EveryLayoutTailsSplitStreamKBatch) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  auto knobs = [](int split, bool swap, int raster, int stream_k) {
+    gemm::GemmConfig c;
+    c.version = 2;
+    c.tile_m = 256;
+    c.tile_n = 128;
+    c.stages = 4;
+    c.split_k = split;
+    c.swap_ab = swap;
+    c.raster = raster;
+    c.stream_k = stream_k;
+    return gemm::knobs_of(c);
+  };
+  for (bool ac : {false, true})
+    for (bool bc : {false, true}) {
+      GemmCase c{1, 8 * e8(rng) + 264, 8 * e8(rng) + 136, 8 * e8(rng) + 64, ac, bc, DataType::BFLOAT16,
+                 DataType::BFLOAT16, {"bias", "gelu"}};
+      const int split = static_cast<int>(1 + rng() % 3);
+      EXPECT_EQ(run_case(c, knobs(split, false, static_cast<int>(rng() % 2), 0), rng), 0u) << "split " << split;
+    }
+  GemmCase h{1, 8 * e8(rng) + 300, 8 * e8(rng) + 256, 8 * e8(rng), false, true, DataType::HALF, DataType::FLOAT,
+             {"scale", "residual"}};
+  EXPECT_EQ(run_case(h, knobs(1, true, 0, 0), rng), 0u);
+  GemmCase k7{1, 1000, 1000, 7 * 64 - 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
+  EXPECT_EQ(run_case(k7, knobs(3, false, 1, 0), rng), 0u);
+  // 9 x 16 = 144 tiles of 256 x 128: 132 whole + 12 split.
+  GemmCase sk{1, 2200, 2000, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(sk, knobs(1, false, 0, 1), rng), 0u);
+  GemmCase big{1, 4104, 2072, 1032 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(big, knobs(1, false, 0, 0), rng), 0u);
+  GemmCase b{3, 264, 200, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, knobs(2, false, 0, 0), rng), 0u);
+}
+
+// EPI_TMA (cooperative 128 x 256 with 3 stages and a 16-bit output: the
+// chain runs on the fragments in registers and the tile leaves through TMA
+// stores of a swizzled shared copy): every layout class with tails in M and N
+// (clipped by TMA; the chain's operands guarded), plain and chained (bias +
+// gelu, scale + residual, a broadcast bias + relu), split K, a stream-K tail,
+// a batch, fp16; an output whose row stride is not 16-byte aligned (odd N:
+// the map is refused and the staged epilogue runs) and swap AB (the kernel
+// view's output is not N-contiguous: a kernel without EPI_TMA).
+TEST_F(GemmGpu, V2TmaStoreEpilogueEveryLayoutTailsSplitBatchFallbacks) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  auto knobs = [](int split, bool swap, int raster, int stream_k) {
+    gemm::GemmConfig c;
+    c.version = 2;
+    c.tile_n = 256;
+    c.stages = 3;
+    c.split_k = split;
+    c.swap_ab = swap;
+    c.raster = raster;
+    c.stream_k = stream_k;
+    return gemm::knobs_of(c);
+  };
+  for (bool ac : {false, true})
+    for (bool bc : {false, true}) {
+      GemmCase c{1, 8 * e8(rng) + 136, 8 * e8(rng) + 264, 8 * e8(rng) + 64, ac, bc, DataType::BFLOAT16,
+                 DataType::BFLOAT16, {}};
+      if (ac == bc) c.chain = {"bias", "gelu"};
+      const int split = static_cast<int>(1 + rng() % 3);
+      EXPECT_EQ(run_case(c, knobs(split, false, static_cast<int>(rng() % 2), 0), rng), 0u) << "split " << split;
+    }
+  GemmCase h{1, 8 * e8(rng) + 300, 8 * e8(rng) + 256, 8 * e8(rng), false, true, DataType::HALF, DataType::HALF, {}};
+  EXPECT_EQ(run_case(h, knobs(1, false, 0, 0), rng), 0u);
+  GemmCase hr = h;
+  hr.chain = {"scale", "residual"};
+  EXPECT_EQ(run_case(hr, knobs(1, false, 1, 0), rng), 0u);
+  GemmCase odd{1, 300, 8 * e8(rng) + 257, 200, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(odd, knobs(1, false, 0, 0), rng), 0u) << "odd N: staged epilogue";
+  EXPECT_EQ(run_case(h, knobs(2, true, 0, 0), rng), 0u) << "swap AB";
+  // 9 x 16 = 144 tiles: 132 whole + 12 split; many units per CTA with long K.
+  GemmCase sk{1, 1100, 4096, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(sk, knobs(1, false, 0, 1), rng), 0u);
+  GemmCase big{1, 2056, 2072, 1032 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {}};
+  EXPECT_EQ(run_case(big, knobs(1, false, 1, 0), rng), 0u);
+  GemmCase b{3, 264, 520, 72, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, knobs(2, false, 0, 0), rng), 0u);
+  // 128 x 128 with 5 stages (the pick of a plain 128-wide output): two
+  // layout classes with tails, chained and plain, split K, many units per CTA.
+  auto k128 = [](int split) {
+    gemm::GemmConfig c;
+    c.version = 2;
+    c.tile_n = 128;
+    c.stages = 5;
+    c.split_k = split;
+    return gemm::knobs_of(c);
+  };
+  for (bool ac : {false, true}) {
+    GemmCase c{1, 8 * e8(rng) + 136, 8 * e8(rng) + 136, 8 * e8(rng) + 64, ac, !ac, DataType::BFLOAT16,
+               DataType::BFLOAT16, {}};
+    if (ac) c.chain = {"bias", "gelu"};
+    EXPECT_EQ(run_case(c, k128(ac ? 2 : 1), rng), 0u) << "128 x 128";
+  }
+  EXPECT_EQ(run_case(big, k128(1), rng), 0u) << "128 x 128";
+}

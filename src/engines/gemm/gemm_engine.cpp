@@ -37,6 +37,7 @@ class GemmPlan final : public CompiledPlan {
         launch_(launch),
         rt_(rt),
         kernel_(k),
+        epi_tma_(kc.version == 2 && v2_epi_tma(kp_, kc)),
         scratch_(launch.partial_bytes, launch.counter_bytes, rt->context()) {}
   // Split-K scratch is plan-owned, a bounded set of slots (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
@@ -72,7 +73,11 @@ class GemmPlan final : public CompiledPlan {
     OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
     e.splits = launch_.sched.splits;
     e.split_from = launch_.sched.split_from;
-    void* args[] = {&h, &e, &ta, &tb};
+    CUtensorMap tc;
+    if (epi_tma_) OPGRAPH_CHECK(tma_.output_map(api, kp_, h.c.ptr, &tc, &e.flags));
+    void* args4[] = {&h, &e, &ta, &tb};
+    void* args5[] = {&h, &e, &ta, &tb, &tc};
+    void** args = epi_tma_ ? args5 : args4;
     if (e.splits == 1) return rt_->launch(*kernel_, launch_.dims, stream, args);
     auto slot = scratch_.acquire(api, stream);
     if (slot.is_bad()) return slot.status();
@@ -92,6 +97,7 @@ class GemmPlan final : public CompiledPlan {
   LaunchPlan launch_;  // grid, shared memory, cluster; v2: the schedule the grid walks
   runtime::KernelRuntime* rt_;
   const runtime::LoadedKernel* kernel_;
+  bool epi_tma_ = false;           // v2 kernel with the TMA-store epilogue (v2_epi_tma): a 5th argument
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
   mutable StreamScratch scratch_;  // v2 with splits > 1: slots leased per launch, freed in rt_'s context
 };

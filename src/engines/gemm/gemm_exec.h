@@ -140,7 +140,7 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const
 class StreamScratch {
  public:
   // N: a serving stack rarely runs one plan on more than a few streams at
-  // once; each slot is up to tiles * splits * 128 * TILE_N * 4 bytes.
+  // once; each slot is up to tiles * splits * max(TILE_M, 128) * TILE_N * 4 bytes.
   static constexpr std::size_t kMaxSlots = 4;
 
   // `ctx`: the context the slots are allocated in (the runtime's; acquire()

@@ -24,7 +24,7 @@ View swapped(const View& v) { return View{v.uid, v.dtype, v.s0, v.s1, v.sc, v.sr
 }  // namespace
 
 std::vector<KnobDomain> knob_domains() {
-  return {{KnobType::PIPELINE_ARCH, {1, 2}},    {KnobType::TILE_M, {128, 64}},
+  return {{KnobType::PIPELINE_ARCH, {1, 2}},    {KnobType::TILE_M, {128, 64, 256}},
           {KnobType::TILE_N, {128, 64, 256, 32, 16}}, {KnobType::STAGES, {3, 2, 4, 5, 6, 8}},
           {KnobType::CLUSTER_M, {1, 2}},        {KnobType::CLUSTER_N, {1}},
           {KnobType::SWAP_AB, {0, 1}},          {KnobType::RASTER_ORDER, {0, 1}},
@@ -37,9 +37,10 @@ namespace {
 // v2 dynamic shared memory (bytes), mirroring gemm_v2.cu's gemm_v2_smem_bytes.
 // The ring, 1024 bytes of alignment slack, 256 of barriers, and the epilogue
 // staging: 24 floats per row of each consumer warp's 16-row slab per 64-row
-// block it holds (8 warps x 16 x (pingpong ? 2 : 1) rows).
-unsigned v2_smem(int tile_n, int stages, int pingpong) {
-  return static_cast<unsigned>(stages * (128 * 64 * 2 + tile_n * 64 * 2) + 1024 + 256 + 8 * 16 * (pingpong ? 2 : 1) * 24 * 4);
+// block it holds (8 warps x 16 x blocks rows).
+unsigned v2_smem(int tile_m, int tile_n, int stages, int pingpong) {
+  const int blocks = pingpong ? tile_m / 64 : tile_m / 128;  // 64-row blocks one consumer warpgroup holds
+  return static_cast<unsigned>(stages * (tile_m * 64 * 2 + tile_n * 64 * 2) + 1024 + 256 + 8 * 16 * blocks * 24 * 4);
 }
 constexpr unsigned kMaxSmem = 232448 - 64;  // 227 KiB less the kernel's static flags
 
@@ -89,11 +90,15 @@ Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
     if (c.stream_k != 0) return bad_combo(c, "v1 has no persistent schedule (STREAM_K=0)");
     if (c.pingpong != 0) return bad_combo(c, "v1 has no warp specialisation (WARP_SPEC_CFG=0)");
   } else {
-    if (c.tile_m != 128) return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64)");
-    if (v2_smem(c.tile_n, c.stages, c.pingpong) > kMaxSmem) return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
+    if (c.tile_m != 128 && !(c.tile_m == 64 && c.pingpong != 0) && !(c.tile_m == 256 && c.pingpong == 0 && c.tile_n <= 128))
+      return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64), 64 with WARP_SPEC_CFG=1 (ping-pong), "
+                          "or 256 cooperative (two warpgroups of 128) with TILE_N <= 128");
+    if (c.tile_m != 128 && c.cluster_m != 1) return bad_combo(c, "CLUSTER_M=2 pairs 128-row tiles");
+    if (v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) > kMaxSmem)
+      return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
     if (c.stream_k != 0 && c.split_k != 1) return bad_combo(c, "STREAM_K=1 splits the last wave only: SPLIT_K_SLC=1");
-    if (c.pingpong != 0 && c.tile_n > 128)
-      return bad_combo(c, "WARP_SPEC_CFG=1 (ping-pong) holds a whole tile per warpgroup: TILE_N <= 128");
+    if (c.pingpong != 0 && c.tile_m * c.tile_n > 128 * 128)
+      return bad_combo(c, "WARP_SPEC_CFG=1 (ping-pong) holds a whole tile per warpgroup: TILE_M x TILE_N <= 128 x 128");
   }
   return c;
 }
@@ -110,7 +115,7 @@ bool config_takes(const GemmProblem& p, const GemmConfig& c) {
   if (c.version != 2) return true;
   const GemmProblem k = kernel_view(p, c);
   constexpr std::int64_t kIntMax = 0x7fffffff;
-  if (k.vec != 8 || c.tile_m != 128) return false;
+  if (k.vec != 8 || (c.tile_m != 128 && c.tile_m != 64 && c.tile_m != 256)) return false;
   if (!k.b_kmajor && c.tile_n < 64 * c.cluster_m) return false;  // whole 64-wide boxes per CTA
   for (std::int64_t e : {k.m, k.n, k.k, k.batch0, k.batch1})
     if (e > kIntMax - 256) return false;
@@ -165,6 +170,22 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     // gelu 601.8 TFLOP/s against 508.8 cooperative; 1024x14336x4096 638.4
     // against 583.5; run S4-4: 256-wide cooperative + bias + gelu 504.5).
     if (v.tile_n == 128 && v.split_k == 1 && t >= 2 * static_cast<std::int64_t>(sms)) v.pingpong = 1;
+    // No chain and a 16-bit output the TMA can store (EPI_TMA): the
+    // cooperative schedule with one stage less, so the tile's 16-bit copy
+    // fits (128 x 256 with 3 stages, 128 x 128 with 5, also in place of
+    // ping-pong). Measured on the H200, bench/results/2026-11-30-gemm-s6-h200.txt,
+    // run S6-3 (TFLOP/s, same run): 4096^3 698.6 against 664.8 (128 x 256,
+    // 4 stages, staged stores), 4096x14336x4096 698.7 against 645.3,
+    // 1024x14336x4096 747.1 (128 x 128, 5 stages) against 720.0 ping-pong.
+    // A chain keeps the rules above: ping-pong hides it under the other
+    // warpgroup's mainloop (4096^3 + bias + gelu 635.1 ping-pong against
+    // 622.8 with EPI_TMA, 1024x14336x4096 639.7 against 550.6).
+    if (p.steps.empty() && v.split_k == 1 && (v.tile_n == 128 || v.tile_n == 256)) {
+      GemmConfig e = v;
+      e.pingpong = 0;
+      e.stages = v.tile_n == 256 ? 3 : 5;
+      if (v2_epi_tma(k, e)) v = e;
+    }
     // STREAM_K stays 0: on the H200 the tail split measured within the
     // run-to-run spread of the whole-tile schedule, mostly below it
     // (bench/results/2026-11-30-gemm-v2-cluster-h200.txt, run S3-4).
@@ -240,6 +261,26 @@ std::vector<GemmConfig> proposable_configs() {
       c.pingpong = 1;
       out.push_back(c);
     }
+    if (tn == 256 || tn == 128) {  // one stage less: room for EPI_TMA's 16-bit tile copy (a 16-bit output)
+      GemmConfig t = c;
+      t.stages = tn == 256 ? 3 : 5;
+      t.pingpong = 0;
+      out.push_back(t);
+    }
+    if (tn == 128) {  // cooperative 256 x 128: 128 rows per warpgroup (two m64n128 wgmmas per k16 step)
+      GemmConfig t = c;
+      t.tile_m = 256;
+      t.stages = 4;
+      t.pingpong = 0;
+      out.push_back(t);
+    }
+    if (tn == 256) {  // ping-pong 64 x 256: one m64n256 wgmma per k16 step
+      GemmConfig w = c;
+      w.tile_m = 64;
+      w.stages = 5;
+      w.pingpong = 1;
+      out.push_back(w);
+    }
   }
   return out;
 }
@@ -312,7 +353,10 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
                  {"OPGRAPH_GEMM_RASTER", std::to_string(c.raster)},
                  {"OPGRAPH_GEMM_CLUSTER_M", std::to_string(c.cluster_m)},
                  {"OPGRAPH_GEMM_PINGPONG", std::to_string(c.pingpong)},
+                 {"OPGRAPH_GEMM_TILE_M", std::to_string(c.tile_m)},
+                 {"OPGRAPH_GEMM_EPI_TMA", v2_epi_tma(k, c) ? "1" : "0"},
                  {"OPGRAPH_GEMM_EPILOGUE_BODY", epilogue_body(k)}};
+    if (v2_epi_tma(k, c)) r.kernel += "_et";
     return r;
   }
   r.defines = {{"OPGRAPH_GEMM_IN", std::to_string(code_of(p.in))},
@@ -328,8 +372,16 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
   return r;
 }
 
+bool v2_epi_tma(const GemmProblem& kp, const GemmConfig& c) {
+  return c.version == 2 && c.pingpong == 0 && c.tile_m == 128 && c.cluster_m == 1 && c.tile_n >= 64 &&
+         kp.out != DataType::FLOAT && kp.c.sc == 1 &&
+         v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) + static_cast<unsigned>(c.tile_m * c.tile_n * 2) <= kMaxSmem;
+}
+
 unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
-  if (c.version == 2) return v2_smem(c.tile_n, c.stages, c.pingpong);
+  if (c.version == 2)
+    return v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) +
+           (v2_epi_tma(kernel_view(p, c), c) ? static_cast<unsigned>(c.tile_m * c.tile_n * 2) : 0u);
   const GemmProblem k = kernel_view(p, c);
   constexpr int bk = 32, pad = 8;
   const int a = k.a_kmajor ? c.tile_m * (bk + pad) : bk * (c.tile_m + pad);
@@ -352,7 +404,7 @@ std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c) {
 
 V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count, int max_clusters) {
   V2Schedule s;
-  const std::int64_t rows = 128 * c.cluster_m, kblocks = (kp.k + 63) / 64;
+  const std::int64_t rows = static_cast<std::int64_t>(c.tile_m) * c.cluster_m, kblocks = (kp.k + 63) / 64;
   s.tiles = ((kp.m + rows - 1) / rows) * ((kp.n + c.tile_n - 1) / c.tile_n) * kp.batch0 * kp.batch1;
   s.resident = std::max(max_clusters > 0 ? max_clusters : std::max(sm_count, 1) / c.cluster_m, 1);
   s.splits = v2_splits(kp, c);
@@ -371,7 +423,7 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count,
 }
 
 std::int64_t v2_partial_bytes(const GemmConfig& c, const V2Schedule& s) {
-  return s.splits > 1 ? v2_split_slots(c, s) * s.splits * 128 * c.tile_n * 4 : 0;
+  return s.splits > 1 ? v2_split_slots(c, s) * s.splits * std::max(c.tile_m, 128) * c.tile_n * 4 : 0;
 }
 
 std::int64_t v2_counter_bytes(const GemmConfig& c, const V2Schedule& s) {

@@ -84,6 +84,11 @@ std::string epilogue_body(const GemmProblem& p);
 runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c);
 // Dynamic shared memory of the kernel (bytes), mirroring gemm_v1.cu.
 unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c);
+// v2 kernels whose 16-bit output (the chain applied in registers) leaves
+// through TMA stores (EPI_TMA): cooperative 128-row tiles, one CTA per
+// cluster, an N-contiguous 16-bit output, and room for a 16-bit copy of the
+// tile beside the ring (e.g. 128 x 256 with 3 stages). For the kernel view `kp`.
+bool v2_epi_tma(const GemmProblem& kp, const GemmConfig& c);
 
 // Host mirror of opgraph_gemm::GemmParams (gemm_common.cuh): same field order,
 // all 8-byte fields.

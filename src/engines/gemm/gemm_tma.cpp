@@ -65,7 +65,7 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
   std::int64_t fa1, fa0, fb1, fb0;
   // A: r = m, c = k. B: r = k, c = n.
   const TmaKey ka = kp.a_kmajor ? key_of(a_ptr, kp.in, kp.k, kp.m, kp.a.sr, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
-                                         128, &fa1, &fa0)
+                                         c.tile_m, &fa1, &fa0)
                                 : key_of(a_ptr, kp.in, kp.m, kp.k, kp.a.sc, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
                                          64, &fa1, &fa0);
   const TmaKey kb = kp.b_kmajor ? key_of(b_ptr, kp.in, kp.k, kp.n, kp.b.sc, kp.batch1, kp.b.s1, kp.batch0, kp.b.s0,
@@ -76,6 +76,21 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
   std::lock_guard<std::mutex> lock(mu_);
   OPGRAPH_CHECK(one(api, ka, a));
   return one(api, kb, b);
+}
+
+Status TmaCache::output_map(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr,
+                            CUtensorMap* out, std::int64_t* flags) {
+  *out = CUtensorMap{};
+  auto aligned = [](std::int64_t elems) { return (elems * 2) % 16 == 0; };
+  if (c_ptr % 16 != 0 || kp.c.sc != 1 || !aligned(kp.c.sr) || (kp.batch1 > 1 && !aligned(kp.c.s1)) ||
+      (kp.batch0 > 1 && !aligned(kp.c.s0)))
+    return Status::ok();
+  std::int64_t f1, f0;
+  const TmaKey kc = key_of(c_ptr, kp.out, kp.n, kp.m, kp.c.sr, kp.batch1, kp.c.s1, kp.batch0, kp.c.s0, 64, &f1, &f0);
+  std::lock_guard<std::mutex> lock(mu_);
+  OPGRAPH_CHECK(one(api, kc, out));
+  *flags |= 16;
+  return Status::ok();
 }
 
 }  // namespace opgraph::gemm

@@ -33,6 +33,12 @@ class TmaCache {
   // when the driver refuses the map.
   Status maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c, std::uint64_t a_ptr,
               std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags);
+  // EPI_TMA: the output's map (boxes of 64 x 64, 128B swizzle) at `c_ptr`
+  // when the base and every stride are 16-byte aligned: sets V2Args flag 16
+  // in `flags`. Otherwise leaves `flags` alone (the kernel's staged epilogue
+  // runs) and zero-fills `out`.
+  Status output_map(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr, CUtensorMap* out,
+                    std::int64_t* flags);
 
  private:
   Status one(const runtime::CudaDriverApi& api, const TmaKey& key, CUtensorMap* out);

@@ -15,9 +15,11 @@
 // retired (wait_group 1 keeps one group in flight). Registers are rebalanced
 // with setmaxnreg (producer 40, consumers 232).
 //
-// PINGPONG = 1 (TILE_N <= 128): the consumer warpgroups take whole tiles in
-// turn instead of halves of each (two m64 wgmmas per k16 step, 128 x TILE_N
-// accumulators per warpgroup). The producer fills the ring in unit order, so
+// PINGPONG = 1 (TILE_M x TILE_N <= 128 x 128): the consumer warpgroups take
+// whole tiles in turn instead of halves of each (TILE_M / 64 m64 wgmmas per
+// k16 step, TILE_M x TILE_N accumulators per warpgroup; TILE_M = 64 with
+// TILE_N = 256 issues one m64n256 wgmma per k16 step, half the instructions
+// of 128 x 128 for the same work). The producer fills the ring in unit order, so
 // one warpgroup's mainloop follows the other's on the tensor cores while the
 // other runs its epilogue (mostly hidden: 4096^3 + bias + gelu costs 3-10%
 // against the plain product); a pair of named barriers hands the mainloop over
@@ -49,7 +51,8 @@
 //   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256),
 //   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY,
 //   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined),
-//   OPGRAPH_GEMM_PINGPONG (0 cooperative, 1 ping-pong; 0 when not defined).
+//   OPGRAPH_GEMM_PINGPONG (0 cooperative, 1 ping-pong; 0 when not defined),
+//   OPGRAPH_GEMM_TILE_M (128; 64 with ping-pong; 256 cooperative with TILE_N <= 128; 128 when not defined).
 //
 // CLUSTER_M = 2: the grid runs in clusters of two CTAs stacked along M; the
 // pair works on tiles (2 pm, tn) and (2 pm + 1, tn) together, so they share
@@ -77,6 +80,12 @@
 #ifndef OPGRAPH_GEMM_PINGPONG
 #define OPGRAPH_GEMM_PINGPONG 0
 #endif
+#ifndef OPGRAPH_GEMM_TILE_M
+#define OPGRAPH_GEMM_TILE_M 128
+#endif
+#ifndef OPGRAPH_GEMM_EPI_TMA
+#define OPGRAPH_GEMM_EPI_TMA 0
+#endif
 
 namespace opgraph_gemm {
 
@@ -100,7 +109,7 @@ namespace {
 
 using namespace opgraph_gemm;
 
-constexpr int kBM = 128;
+constexpr int kBM = OPGRAPH_GEMM_TILE_M;  // 128; 64 with ping-pong; 256 cooperative (128 rows per warpgroup)
 constexpr int kBN = OPGRAPH_GEMM_TILE_N;
 constexpr int kBK = 64;  // one 128-byte swizzle row of 16-bit elements
 constexpr int kStages = OPGRAPH_GEMM_STAGES;
@@ -113,9 +122,11 @@ constexpr int kGroup = 8;       // raster band width (tiles)
 constexpr int kCluster = OPGRAPH_GEMM_CLUSTER_M;
 constexpr int kPairM = kBM * kCluster;  // rows of one cluster's tile pair
 constexpr bool kPing = OPGRAPH_GEMM_PINGPONG != 0;
-constexpr int kMW = kPing ? 2 : 1;      // 64-row blocks one consumer warpgroup computes
+constexpr int kMW = kPing ? kBM / 64 : kBM / 128;  // 64-row blocks one consumer warpgroup computes
 constexpr int kAcc = kMW * kFrag;       // accumulators per consumer thread
 constexpr int kReaders = kPing ? 4 : 8; // consumer warps that read one stage (per CTA)
+// 64-row blocks of one split tile's partials in the workspace (at least 2).
+constexpr int kSlotBlocks = kBM / 64 > 2 ? kBM / 64 : 2;
 // Epilogue staging: each consumer warp passes its own accumulator rows (16
 // of every 64-row block) through shared memory 16 columns at a time (fp32,
 // rows padded to 24 floats: the fragment writes are bank-conflict free, the
@@ -129,14 +140,29 @@ constexpr int kStgCols = 16, kStgLd = 24;
 constexpr int kDepth = 1;
 static_assert(kDepth < kStages, "the ring holds the groups in flight and one stage to fill");
 constexpr int kStgBytes = 8 * kRowsWarp * kStgLd * 4;  // the 8 consumer warps
+// EPI_TMA (cooperative, 128-row tiles, 16-bit output): the tile, its
+// pointwise chain applied in registers, leaves through TMA stores from a
+// 128B-swizzled 16-bit copy in shared
+// memory (boxes of 64 x 64), so the consumers go back to the mainloop after
+// writing it instead of storing to global memory themselves; the run-time
+// flag kFlagCTma says the output's map was encoded (16-byte aligned base and
+// strides), else the staged epilogue below runs.
+constexpr bool kEpiTma = OPGRAPH_GEMM_EPI_TMA != 0;
+constexpr int kCBytes = kEpiTma ? kBM * kBN * 2 : 0;
+constexpr i64 kFlagCTma = 16;
+static_assert(!kEpiTma || (!kPing && kBM == 128 && kCluster == 1 && OPGRAPH_GEMM_OUT != 2 && kBN >= 64),
+              "EPI_TMA: cooperative 128-row tiles >= 64 wide, no CTA pairs, 16-bit output");
 
 static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 256, "TILE_N is 16..256, a power of two");
 static_assert(kBKm || kBN >= 64, "an N-major B needs TILE_N >= 64 (64-element swizzle rows)");
 static_assert(kStages >= 2 && kStages <= 8, "STAGES is 2..8");
 static_assert(kCluster == 1 || kCluster == 2, "CLUSTER_M is 1 or 2");
 static_assert(kCluster == 1 || kBKm || kBN >= 128, "a clustered N-major B splits its 64-wide boxes between the CTAs");
-static_assert(!kPing || kBN <= 128, "a ping-pong warpgroup holds a whole 128 x TILE_N tile: TILE_N <= 128");
-static_assert(kStages * (kABytes + kBBytes) + 1024 + 256 + kStgBytes <= 232448, "shared memory over 227 KiB");
+static_assert(kBM == 128 || (kBM == 64 && kPing) || (kBM == 256 && !kPing && kBN <= 128),
+              "TILE_M is 128, 64 with ping-pong, or 256 cooperative with TILE_N <= 128");
+static_assert(!kPing || kBM * kBN <= 128 * 128, "a ping-pong warpgroup holds a whole TILE_M x TILE_N tile: <= 128 x 128");
+static_assert(kCluster == 1 || kBM == 128, "CTA pairs take 128-row tiles");
+static_assert(kStages * (kABytes + kBBytes) + kCBytes + 1024 + 256 + kStgBytes <= 232448, "shared memory over 227 KiB");
 
 __device__ __forceinline__ u32 smem_u32(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 
@@ -339,11 +365,16 @@ __device__ __forceinline__ void stage_chunk(int c, const float* acc, float* buf,
 
 }  // namespace
 
-constexpr int gemm_v2_smem_bytes = kStages * (kABytes + kBBytes) + 1024 + 256 + kStgBytes;
+constexpr int gemm_v2_smem_bytes = kStages * (kABytes + kBBytes) + kCBytes + 1024 + 256 + kStgBytes;
 
 extern "C" __global__ void __launch_bounds__(384, 1)
     gemm_v2(const __grid_constant__ GemmParams p, const __grid_constant__ V2Args e, const __grid_constant__ TmaMap ta,
-            const __grid_constant__ TmaMap tb) {
+            const __grid_constant__ TmaMap tb
+#if OPGRAPH_GEMM_EPI_TMA
+            ,
+            const __grid_constant__ TmaMap tc
+#endif
+    ) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int last_flag[2];
   // 1024-byte aligned base for the swizzled tiles.
@@ -351,7 +382,8 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   const u32 base = (raw + 1023u) & ~1023u;
   const u32 sa = base;                          // kStages x kABytes
   const u32 sb = base + kStages * kABytes;      // kStages x kBBytes
-  const u32 bars = sb + kStages * kBBytes;      // full[kStages], empty[kStages] (8 bytes each)
+  const u32 cst = sb + kStages * kBBytes;       // EPI_TMA: kCBytes, 1024-aligned (four 64 x 64 boxes per 64 rows)
+  const u32 bars = cst + kCBytes;               // full[kStages], empty[kStages] (8 bytes each)
   // Epilogue staging (kStgBytes) after the barriers' 256 bytes.
   float* const stg = reinterpret_cast<float*>(smem_raw + (bars + 256u - raw));
   auto full = [&](int s) { return bars + 8u * static_cast<u32>(s); };
@@ -445,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       }
     };
     // The 64-row block of the tile that accumulator block mi holds.
-    auto row_block = [&](int mi) { return kPing ? mi : cw; };
+    auto row_block = [&](int mi) { return kPing ? mi : cw * kMW + mi; };
     float acc[kAcc];
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
@@ -527,7 +559,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         // (cooperative) or per tile (ping-pong: counter 0 of the pair).
         float* ws = reinterpret_cast<float*>(e.workspace);
         const i64 per = static_cast<i64>(kFrag) * 128;
-        auto slot = [&](i64 sp, int rb) { return ((w.slot * e.splits + sp) * 2 + rb) * per; };
+        auto slot = [&](i64 sp, int rb) { return ((w.slot * e.splits + sp) * kSlotBlocks + rb) * per; };
 #pragma unroll
         for (int mi = 0; mi < kMW; ++mi) {
           float4* mine = reinterpret_cast<float4*>(ws + slot(w.split, row_block(mi)));
@@ -578,9 +610,74 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       // barriers it had before: +1-4%, 4096^3 + bias + gelu 558 vs 542
       // TFLOP/s, bench/results/2026-11-30-gemm-s5-h200.txt, run S5-8).
       if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
+#if OPGRAPH_GEMM_EPI_TMA
+      {
+        if (e.flags & kFlagCTma) {
+          // The previous tile's stores have read the copy (thread 0 of this
+          // warpgroup issued them), then every thread writes its fragments
+          // as 16-bit pairs into this warpgroup's 64 rows of each 64-column
+          // box (128B swizzle: 16-byte chunk c of row r sits at c ^ (r & 7)),
+          // and thread 0 stores the boxes. Out-of-range rows and columns are
+          // clipped by TMA.
+          if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+          named_sync(1 + cw);
+          // The graph's pointwise chain runs on each 8-column group's
+          // fragments in registers just before they are written (interior
+          // tiles unguarded, edge tiles per element: an operand is never read
+          // past M or N).
+          auto write = [&](auto guarded) {
+            const i64 b0 = w.b0, b1 = w.b1;
+#pragma unroll
+            for (int jb = 0; jb < kBN / 8; ++jb)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const u32 row = static_cast<u32>(cw * 64 + warp * 16 + lane / 4 + 8 * h);
+                float y[2];
+#pragma unroll
+                for (int q = 0; q < 2; ++q) {
+                  const i64 m = w.m0 + row, n = w.n0 + jb * 8 + (lane % 4) * 2 + q;
+                  float x = acc[jb * 4 + 2 * h + q];
+                  if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
+                    OPGRAPH_GEMM_EPILOGUE_BODY
+                  }
+                  y[q] = x;
+                }
+                const u32 addr = cst + static_cast<u32>(jb / 8) * (kBM * 128) + row * 128 +
+                                 ((static_cast<u32>(jb % 8) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
+                u32 v;
+#if OPGRAPH_GEMM_OUT == 0
+                asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
+#else
+                asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
+#endif
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+              }
+            (void)b0;
+            (void)b1;
+          };
+          if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) write(Flag<false>{});
+          else write(Flag<true>{});
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          named_sync(1 + cw);
+          if (t == 0) {
+            const int b1 = static_cast<int>(w.b1), b0 = static_cast<int>(w.b0);
+#pragma unroll
+            for (int box = 0; box < kBN / 64; ++box)
+              asm volatile(
+                  "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
+                      reinterpret_cast<u64>(&tc)),
+                  "r"(static_cast<int>(w.n0) + 64 * box), "r"(static_cast<int>(w.m0) + cw * 64), "r"(b1), "r"(b0),
+                  "r"(cst + static_cast<u32>(box) * (kBM * 128) + static_cast<u32>(cw) * 64 * 128)
+                  : "memory");
+            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+          }
+          continue;
+        }
+      }
+#endif
       const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
       // First tile row of this warp's 16-row slab in 64-row block 0.
-      const i64 rbase = w.m0 + (kPing ? 0 : cw * 64) + warp * 16;
+      const i64 rbase = w.m0 + (kPing ? 0 : cw * 64 * kMW) + warp * 16;
       const bool interior = w.m0 + kBM <= p.m && w.n0 + kBN <= p.n;
       float* const buf = stg + (cw * 4 + warp) * (kRowsWarp * kStgLd);
       const int seg = lane / 16, rr = lane % 16;
@@ -637,6 +734,10 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         }
       }
     }
+  }
+  // EPI_TMA: the last tile's stores complete before the CTA leaves.
+  if constexpr (kEpiTma) {
+    if (threadIdx.x % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   }
   // Neither CTA of a pair leaves while the other may still arrive on its
   // barriers or multicast into its shared memory.
