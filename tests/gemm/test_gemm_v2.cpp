@@ -106,7 +106,7 @@ TEST(GemmV2Heuristics, HopperPicksFromFacts) {
   EXPECT_FALSE(c.swap_ab);
   auto fused = analyze_gemm(v2_graph(4096, 4096, 4096));
   ASSERT_TRUE(fused.is_good());
-  EXPECT_EQ(pick_config(*fused, 132, false, true).tile_n, 128);
+  EXPECT_EQ(pick_config(*fused, 132, false, true).tile_n, 256);  // bias (broadcast) + gelu: EPI_TMA
   // 1024 x 14336: 448 tiles of 128x256 fill 85% of the last wave, 896 of 128x128 97%.
   auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
   ASSERT_TRUE(wide.is_good());
@@ -429,16 +429,38 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
     EXPECT_EQ(f.stages, 6);
     EXPECT_FALSE(v2_epi_tma(*q, f));
   }
-  c = pick(4096, 4096, 4096, true);  // bias + gelu: a tensor operand, 128 wide
+  // bias + gelu: a broadcast operand where the plain rule is 256 wide in
+  // whole waves: cooperative 128 x 256 with EPI_TMA (the chain in registers).
+  c = pick(4096, 4096, 4096, true);
+  EXPECT_EQ(c.tile_n, 256);
+  EXPECT_EQ(c.pingpong, 0);
+  EXPECT_EQ(c.stages, 3);
+  c = pick(1024, 14336, 4096, true);  // 128 wide by the plain rule: ping-pong
   EXPECT_EQ(c.tile_n, 128);
   EXPECT_EQ(c.pingpong, 1);
+  {
+    // A full-tensor operand (a residual): at most 128 wide, ping-pong.
+    OpGraph g;
+    g.set_name("residual").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+    auto a = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "A");
+    auto b = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "B");
+    b->set_stride({4096 * 4096, 1, 4096});
+    auto r = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "R");
+    g.add(g.matmul(a, b), r)->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
+    ASSERT_TRUE(g.validate().is_good());
+    auto q = analyze_gemm(g);
+    ASSERT_TRUE(q.is_good());
+    GemmConfig f = pick_config(*q, 132, false, true);
+    EXPECT_EQ(f.tile_n, 128);
+    EXPECT_EQ(f.pingpong, 1);
+  }
   c = pick(4096, 4096, 4096, false);
   EXPECT_EQ(c.tile_n, 256);
   EXPECT_EQ(c.pingpong, 0);
   {
-    // A chain of by-value steps only (gelu): 128 wide ping-pong where the
-    // 128-wide tiles give two per SM (the chain runs under the other
-    // warpgroup's mainloop); fewer keep the 256-wide cooperative tile.
+    // A chain of by-value steps only (gelu): 128 x 256 with EPI_TMA where
+    // the 256-wide tiles fill whole waves; fewer keep the 256-wide
+    // cooperative tile with 4 stages (split K's rule decides).
     auto gelu_only = [](std::int64_t m) {
       OpGraph g;
       g.set_name("gelu_only").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
@@ -451,9 +473,10 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
       EXPECT_TRUE(q.is_good());
       return pick_config(*q, 132, false, true);
     };
-    GemmConfig gc = gelu_only(4096);  // 1024 tiles of 128 x 128
-    EXPECT_EQ(gc.tile_n, 128);
-    EXPECT_EQ(gc.pingpong, 1);
+    GemmConfig gc = gelu_only(4096);  // 512 tiles of 128 x 256, whole waves: EPI_TMA
+    EXPECT_EQ(gc.tile_n, 256);
+    EXPECT_EQ(gc.pingpong, 0);
+    EXPECT_EQ(gc.stages, 3);
     gc = gelu_only(1024);  // 256 tiles of 128 x 128: fewer than two per SM
     EXPECT_EQ(gc.tile_n, 256);
     EXPECT_EQ(gc.pingpong, 0);

@@ -143,6 +143,7 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     else if (k.n <= 64) v.tile_n = 64;
     else if (k.n <= 128) v.tile_n = 128;
     else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
+    const int plain_tn = v.tile_n;
     // An epilogue chain: 128 wide where that gives ping-pong (at least two
     // tiles per SM, rule below), which hides the chain under the other
     // warpgroup's mainloop (measured on the H200,
@@ -170,20 +171,29 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     // gelu 601.8 TFLOP/s against 508.8 cooperative; 1024x14336x4096 638.4
     // against 583.5; run S4-4: 256-wide cooperative + bias + gelu 504.5).
     if (v.tile_n == 128 && v.split_k == 1 && t >= 2 * static_cast<std::int64_t>(sms)) v.pingpong = 1;
-    // No chain and a 16-bit output the TMA can store (EPI_TMA): the
-    // cooperative schedule with one stage less, so the tile's 16-bit copy
-    // fits (128 x 256 with 3 stages, 128 x 128 with 5, also in place of
-    // ping-pong). Measured on the H200, bench/results/2026-11-30-gemm-s6-h200.txt,
-    // run S6-3 (TFLOP/s, same run): 4096^3 698.6 against 664.8 (128 x 256,
-    // 4 stages, staged stores), 4096x14336x4096 698.7 against 645.3,
-    // 1024x14336x4096 747.1 (128 x 128, 5 stages) against 720.0 ping-pong.
-    // A chain keeps the rules above: ping-pong hides it under the other
-    // warpgroup's mainloop (4096^3 + bias + gelu 635.1 ping-pong against
-    // 622.8 with EPI_TMA, 1024x14336x4096 639.7 against 550.6).
-    if (p.steps.empty() && v.split_k == 1 && (v.tile_n == 128 || v.tile_n == 256)) {
+    // EPI_TMA (a 16-bit output the TMA can store; measured on the H200,
+    // bench/results/2026-11-30-gemm-s6-h200.txt, TFLOP/s in one run each):
+    // - no chain: the cooperative schedule with one stage less, so the
+    //   tile's 16-bit copy fits (128 x 256 with 3 stages, 128 x 128 with 5,
+    //   also in place of ping-pong). Run S6-3: 4096^3 698.6 against 664.8
+    //   staged (128 x 256, 4 stages), 4096x14336x4096 698.7 against 645.3,
+    //   1024x14336x4096 747.1 (128 x 128) against 720.0 ping-pong.
+    // - a chain whose operands are by value or broadcast along M or N (a
+    //   bias), where the plain rule is 256 wide in whole waves: 128 x 256
+    //   with 3 stages, the chain in registers. Run S6-6 against ping-pong
+    //   128 x 128: 4096^3 + bias + gelu 680.9 / 674.9 against 668.6 / 660.9,
+    //   8192^3 687.2 against 647.2, 4096x14336x4096 642.3 against 611.6.
+    //   Where the plain rule is 128 wide a chain keeps ping-pong
+    //   (1024x14336x4096 + bias + gelu 643.8 against 577.2), and a
+    //   full-tensor operand keeps the rules above.
+    bool light = true;  // every operand of the chain by value or broadcast along M or N
+    for (const auto& o : p.operands) light = light && (o.by_value || o.view.sr == 0 || o.view.sc == 0);
+    const bool chained = !p.steps.empty();
+    if (v.split_k == 1 && (chained ? plain_tn == 256 && light && tiles(256) >= sms : v.tile_n == 128 || v.tile_n == 256)) {
       GemmConfig e = v;
+      if (chained) e.tile_n = 256;
       e.pingpong = 0;
-      e.stages = v.tile_n == 256 ? 3 : 5;
+      e.stages = e.tile_n == 256 ? 3 : 5;
       if (v2_epi_tma(k, e)) v = e;
     }
     // STREAM_K stays 0: on the H200 the tail split measured within the
