@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "engines/gemm/gemm_engine.h"
+#include "engines/gemm/gemm_tma.h"
 #include "opgraph/op_graph.h"
 
 using namespace opgraph;
@@ -494,4 +495,75 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
       EXPECT_TRUE(config_from_knobs(knobs_of(c)).is_good());
     }
   EXPECT_GE(n, 1);
+}
+
+namespace {
+// What the stub of cuTensorMapEncodeTiled was last asked for.
+struct Encoded {
+  int calls = 0;
+  cuuint64_t dims[4] = {};
+  cuuint64_t strides[3] = {};
+  cuuint32_t box[2] = {};
+};
+Encoded g_encoded;
+CUresult CUDAAPI encode_stub(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t* dims,
+                             const cuuint64_t* strides, const cuuint32_t* box, const cuuint32_t*,
+                             CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                             CUtensorMapFloatOOBfill) {
+  ++g_encoded.calls;
+  for (int i = 0; i < 4; ++i) g_encoded.dims[i] = dims[i];
+  for (int i = 0; i < 3; ++i) g_encoded.strides[i] = strides[i];
+  g_encoded.box[0] = box[0];
+  g_encoded.box[1] = box[1];
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+// EPI_TMA's output map: encoded (flag 16) only for a 16-bit, N-contiguous
+// output whose base and other strides are non-zero 16-byte multiples; boxes
+// of 64 x 64; else the flag stays clear and the driver is not asked.
+TEST(GemmV2TmaStore, OutputMapOnlyWhereTmaCanStoreEveryTile) {
+  runtime::CudaDriverApi api;
+  api.tensor_map_encode_tiled = &encode_stub;
+  auto plain = analyze_gemm(v2_graph(300, 264, 128, false, true, 16, false));
+  ASSERT_TRUE(plain.is_good());
+  const std::uint64_t base = 0x10000;
+  auto flags_of = [&](const GemmProblem& p, std::uint64_t ptr) {
+    TmaCache cache;
+    CUtensorMap m;
+    std::int64_t flags = 1;
+    EXPECT_TRUE(cache.output_map(api, p, ptr, &m, &flags).is_good());
+    return flags;
+  };
+  g_encoded = {};
+  EXPECT_EQ(flags_of(*plain, base), 1 | 16);
+  EXPECT_EQ(g_encoded.calls, 1);
+  EXPECT_EQ(g_encoded.dims[0], 264u);  // N inside
+  EXPECT_EQ(g_encoded.dims[1], 300u);  // then M
+  EXPECT_EQ(g_encoded.strides[0], 264u * 2u);
+  EXPECT_EQ(g_encoded.box[0], 64u);
+  EXPECT_EQ(g_encoded.box[1], 64u);
+  g_encoded = {};
+  EXPECT_EQ(flags_of(*plain, base + 8), 1);  // base not 16-byte aligned
+  GemmProblem odd = *plain;
+  odd.c.sr = 263;  // a row stride of 526 bytes
+  EXPECT_EQ(flags_of(odd, base), 1);
+  GemmProblem f32 = *plain;
+  f32.out = DataType::FLOAT;
+  EXPECT_EQ(flags_of(f32, base), 1);
+  GemmProblem col = *plain;  // M-contiguous output (the kernel view of swap AB)
+  col.c.sc = 300;
+  col.c.sr = 1;
+  EXPECT_EQ(flags_of(col, base), 1);
+  GemmProblem folded = *plain;  // a batch axis of stride 0 would clip every batch past 0
+  folded.batch1 = 3;
+  folded.c.s1 = 0;
+  EXPECT_EQ(flags_of(folded, base), 1);
+  EXPECT_EQ(g_encoded.calls, 0);
+  GemmProblem batched = *plain;
+  batched.batch1 = 3;
+  batched.c.s1 = 300 * 264;
+  EXPECT_EQ(flags_of(batched, base), 1 | 16);
+  EXPECT_EQ(g_encoded.dims[2], 3u);
+  EXPECT_EQ(g_encoded.strides[1], 300u * 264u * 2u);
 }

@@ -81,9 +81,12 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
 Status TmaCache::output_map(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr,
                             CUtensorMap* out, std::int64_t* flags) {
   *out = CUtensorMap{};
-  auto aligned = [](std::int64_t elems) { return (elems * 2) % 16 == 0; };
-  if (c_ptr % 16 != 0 || kp.c.sc != 1 || !aligned(kp.c.sr) || (kp.batch1 > 1 && !aligned(kp.c.s1)) ||
-      (kp.batch0 > 1 && !aligned(kp.c.s0)))
+  // A batch axis the map would fold away (stride 0) would clip every store
+  // past batch 0: such an output stays on the staged epilogue, like a
+  // misaligned one or a 32-bit one.
+  auto aligned = [](std::int64_t elems) { return elems != 0 && (elems * 2) % 16 == 0; };
+  if (kp.out == DataType::FLOAT || c_ptr % 16 != 0 || kp.c.sc != 1 || !aligned(kp.c.sr) ||
+      (kp.batch1 > 1 && !aligned(kp.c.s1)) || (kp.batch0 > 1 && !aligned(kp.c.s0)))
     return Status::ok();
   std::int64_t f1, f0;
   const TmaKey kc = key_of(c_ptr, kp.out, kp.n, kp.m, kp.c.sr, kp.batch1, kp.c.s1, kp.batch0, kp.c.s0, 64, &f1, &f0);

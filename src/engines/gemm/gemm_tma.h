@@ -34,9 +34,10 @@ class TmaCache {
   Status maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c, std::uint64_t a_ptr,
               std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags);
   // EPI_TMA: the output's map (boxes of 64 x 64, 128B swizzle) at `c_ptr`
-  // when the base and every stride are 16-byte aligned: sets V2Args flag 16
-  // in `flags`. Otherwise leaves `flags` alone (the kernel's staged epilogue
-  // runs) and zero-fills `out`.
+  // when the output is 16-bit, N-contiguous, and its base and every other
+  // stride are non-zero 16-byte multiples: sets V2Args flag 16 in `flags`.
+  // Otherwise leaves `flags` alone (the kernel's staged epilogue runs) and
+  // zero-fills `out`.
   Status output_map(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr, CUtensorMap* out,
                     std::int64_t* flags);
 

@@ -52,7 +52,8 @@
 //   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY,
 //   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined),
 //   OPGRAPH_GEMM_PINGPONG (0 cooperative, 1 ping-pong; 0 when not defined),
-//   OPGRAPH_GEMM_TILE_M (128; 64 with ping-pong; 256 cooperative with TILE_N <= 128; 128 when not defined).
+//   OPGRAPH_GEMM_TILE_M (128; 64 with ping-pong; 256 cooperative with TILE_N <= 128; 128 when not defined),
+//   OPGRAPH_GEMM_EPI_TMA (1: the TMA-store epilogue below, a 5th kernel parameter; 0 when not defined).
 //
 // CLUSTER_M = 2: the grid runs in clusters of two CTAs stacked along M; the
 // pair works on tiles (2 pm, tn) and (2 pm + 1, tn) together, so they share
@@ -142,11 +143,11 @@ static_assert(kDepth < kStages, "the ring holds the groups in flight and one sta
 constexpr int kStgBytes = 8 * kRowsWarp * kStgLd * 4;  // the 8 consumer warps
 // EPI_TMA (cooperative, 128-row tiles, 16-bit output): the tile, its
 // pointwise chain applied in registers, leaves through TMA stores from a
-// 128B-swizzled 16-bit copy in shared
-// memory (boxes of 64 x 64), so the consumers go back to the mainloop after
-// writing it instead of storing to global memory themselves; the run-time
-// flag kFlagCTma says the output's map was encoded (16-byte aligned base and
-// strides), else the staged epilogue below runs.
+// 128B-swizzled 16-bit copy in shared memory (boxes of 64 x 64), so the
+// consumers go back to the mainloop after writing it instead of storing to
+// global memory themselves; the run-time flag kFlagCTma says the output's
+// map was encoded (16-byte aligned base and strides), else the staged
+// epilogue below runs.
 constexpr bool kEpiTma = OPGRAPH_GEMM_EPI_TMA != 0;
 constexpr int kCBytes = kEpiTma ? kBM * kBN * 2 : 0;
 constexpr i64 kFlagCTma = 16;
@@ -613,12 +614,12 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 #if OPGRAPH_GEMM_EPI_TMA
       {
         if (e.flags & kFlagCTma) {
-          // The previous tile's stores have read the copy (thread 0 of this
-          // warpgroup issued them), then every thread writes its fragments
-          // as 16-bit pairs into this warpgroup's 64 rows of each 64-column
-          // box (128B swizzle: 16-byte chunk c of row r sits at c ^ (r & 7)),
-          // and thread 0 stores the boxes. Out-of-range rows and columns are
-          // clipped by TMA.
+          // Once the previous tile's stores have read the copy (thread 0 of
+          // this warpgroup issued them), every thread writes its fragments as
+          // 16-bit pairs into this warpgroup's 64 rows of each 64-column box
+          // (128B swizzle: 16-byte chunk c of row r sits at c ^ (r & 7)), and
+          // thread 0 stores the boxes. TMA clips rows and columns past the
+          // output.
           if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
           named_sync(1 + cw);
           // The graph's pointwise chain runs on each 8-column group's
