@@ -59,13 +59,14 @@ namespace {
 
 const runtime::CudaDriverApi* g_api = nullptr;
 
-// The comma-separated items of an environment variable's value.
-std::vector<std::string> split_list(const char* v) {
+// The `sep`-separated items of a value (an environment variable's: commas;
+// a chain's: "bias+gelu").
+std::vector<std::string> split_list(const std::string& v, char sep = ',') {
   std::vector<std::string> out;
   for (std::string rest = v; !rest.empty();) {
-    const std::size_t comma = rest.find(',');
-    out.push_back(rest.substr(0, comma));
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const std::size_t at = rest.find(sep);
+    out.push_back(rest.substr(0, at));
+    rest = at == std::string::npos ? "" : rest.substr(at + 1);
   }
   return out;
 }
@@ -225,13 +226,8 @@ int main(int argc, char** argv) {
         long long m = 0, n = 0, k = 0;
         char chain[128] = {};
         if (std::sscanf(key.c_str(), "%lldx%lldx%lld/%127s", &m, &n, &k, chain) != 4 || m < 1 || n < 1 || k < 1) break;
-        std::vector<std::string> steps;
-        if (std::string(chain) != "none")
-          for (std::string rest = chain; !rest.empty();) {
-            const std::size_t plus = rest.find('+');
-            steps.push_back(rest.substr(0, plus));
-            rest = plus == std::string::npos ? "" : rest.substr(plus + 1);
-          }
+        const std::vector<std::string> steps =
+            std::string(chain) == "none" ? std::vector<std::string>{} : split_list(chain, '+');
         kept.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, steps});
       }
     } else {
@@ -283,10 +279,7 @@ int main(int argc, char** argv) {
       // OPGRAPH_GEMM_STUDY_CONFIGS="TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG[:TILE_M],..." replaces the list.
       if (const char* xs = std::getenv("OPGRAPH_GEMM_STUDY_CONFIGS")) {
         list.clear();
-        for (std::string rest = xs; !rest.empty();) {
-          const std::size_t comma = rest.find(',');
-          const std::string item = rest.substr(0, comma);
-          rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+        for (const std::string& item : split_list(xs)) {
           std::array<int, 5> a{0, 0, 0, 0, 128};
           const int got = std::sscanf(item.c_str(), "%d:%d:%d:%d:%d", &a[0], &a[1], &a[2], &a[3], &a[4]);
           if (got != 4 && got != 5) {
