@@ -413,23 +413,30 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   EXPECT_EQ(c.tile_n, 128);
   EXPECT_EQ(c.pingpong, 0);
   EXPECT_EQ(c.stages, 5);
-  {
-    // The same through a 32-bit output (no EPI_TMA): ping-pong, 6 stages.
+  // A [1, m, 4096] @ B [1, 4096, n] (column-major), `tail` applied to the
+  // product, output Y of `out`: the pick on 132 SMs, and whether it stores
+  // through TMA.
+  auto pick_tail = [](std::int64_t m, std::int64_t n, DataType out, auto tail, bool* tma) {
     OpGraph g;
-    g.set_name("f32_out").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
-    auto a = g.tensor({1, 1024, 4096}, DataType::BFLOAT16, "A");
-    auto b = g.tensor({1, 4096, 14336}, DataType::BFLOAT16, "B");
-    b->set_stride({4096 * 14336, 1, 4096});
-    g.matmul(a, b)->set_output(true).set_name("Y").set_data_type(DataType::FLOAT);
-    ASSERT_TRUE(g.validate().is_good());
+    g.set_name("tail").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+    auto a = g.tensor({1, m, 4096}, DataType::BFLOAT16, "A");
+    auto b = g.tensor({1, 4096, n}, DataType::BFLOAT16, "B");
+    b->set_stride({4096 * n, 1, 4096});
+    tail(g, g.matmul(a, b))->set_output(true).set_name("Y").set_data_type(out);
+    EXPECT_TRUE(g.validate().is_good());
     auto q = analyze_gemm(g);
-    ASSERT_TRUE(q.is_good());
-    GemmConfig f = pick_config(*q, 132, false, true);
-    EXPECT_EQ(f.tile_n, 128);
-    EXPECT_EQ(f.pingpong, 1);
-    EXPECT_EQ(f.stages, 6);
-    EXPECT_FALSE(v2_epi_tma(*q, f));
-  }
+    EXPECT_TRUE(q.is_good());
+    const GemmConfig f = pick_config(*q, 132, false, true);
+    *tma = v2_epi_tma(*q, f);
+    return f;
+  };
+  bool tma = true;
+  // The same through a 32-bit output (no EPI_TMA): ping-pong, 6 stages.
+  c = pick_tail(1024, 14336, DataType::FLOAT, [](OpGraph&, auto x) { return x; }, &tma);
+  EXPECT_EQ(c.tile_n, 128);
+  EXPECT_EQ(c.pingpong, 1);
+  EXPECT_EQ(c.stages, 6);
+  EXPECT_FALSE(tma);
   // bias + gelu: a broadcast operand where the plain rule is 256 wide in
   // whole waves: cooperative 128 x 256 with EPI_TMA (the chain in registers).
   c = pick(4096, 4096, 4096, true);
@@ -439,49 +446,29 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   c = pick(1024, 14336, 4096, true);  // 128 wide by the plain rule: ping-pong
   EXPECT_EQ(c.tile_n, 128);
   EXPECT_EQ(c.pingpong, 1);
-  {
-    // A full-tensor operand (a residual): at most 128 wide, ping-pong.
-    OpGraph g;
-    g.set_name("residual").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
-    auto a = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "A");
-    auto b = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "B");
-    b->set_stride({4096 * 4096, 1, 4096});
-    auto r = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "R");
-    g.add(g.matmul(a, b), r)->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
-    ASSERT_TRUE(g.validate().is_good());
-    auto q = analyze_gemm(g);
-    ASSERT_TRUE(q.is_good());
-    GemmConfig f = pick_config(*q, 132, false, true);
-    EXPECT_EQ(f.tile_n, 128);
-    EXPECT_EQ(f.pingpong, 1);
-  }
+  // A full-tensor operand (a residual): at most 128 wide, ping-pong.
+  c = pick_tail(
+      4096, 4096, DataType::BFLOAT16,
+      [](OpGraph& g, auto x) { return g.add(x, g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "R")); }, &tma);
+  EXPECT_EQ(c.tile_n, 128);
+  EXPECT_EQ(c.pingpong, 1);
   c = pick(4096, 4096, 4096, false);
   EXPECT_EQ(c.tile_n, 256);
   EXPECT_EQ(c.pingpong, 0);
-  {
-    // A chain of by-value steps only (gelu): 128 x 256 with EPI_TMA where
-    // the 256-wide tiles fill whole waves; fewer keep the 256-wide
-    // cooperative tile with 4 stages (split K's rule decides).
-    auto gelu_only = [](std::int64_t m) {
-      OpGraph g;
-      g.set_name("gelu_only").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
-      auto a = g.tensor({1, m, 4096}, DataType::BFLOAT16, "A");
-      auto b = g.tensor({1, 4096, 4096}, DataType::BFLOAT16, "B");
-      b->set_stride({4096 * 4096, 1, 4096});
-      g.gelu(g.matmul(a, b))->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
-      EXPECT_TRUE(g.validate().is_good());
-      auto q = analyze_gemm(g);
-      EXPECT_TRUE(q.is_good());
-      return pick_config(*q, 132, false, true);
-    };
-    GemmConfig gc = gelu_only(4096);  // 512 tiles of 128 x 256, whole waves: EPI_TMA
-    EXPECT_EQ(gc.tile_n, 256);
-    EXPECT_EQ(gc.pingpong, 0);
-    EXPECT_EQ(gc.stages, 3);
-    gc = gelu_only(1024);  // 256 tiles of 128 x 128: fewer than two per SM
-    EXPECT_EQ(gc.tile_n, 256);
-    EXPECT_EQ(gc.pingpong, 0);
-  }
+  // A chain of by-value steps only (gelu): 128 x 256 with EPI_TMA where the
+  // 256-wide tiles fill whole waves (512 tiles); fewer (128) keep the
+  // 256-wide cooperative tile with 4 stages, no TMA store.
+  auto gelu = [](OpGraph& g, auto x) { return g.gelu(x); };
+  c = pick_tail(4096, 4096, DataType::BFLOAT16, gelu, &tma);
+  EXPECT_EQ(c.tile_n, 256);
+  EXPECT_EQ(c.pingpong, 0);
+  EXPECT_EQ(c.stages, 3);
+  EXPECT_TRUE(tma);
+  c = pick_tail(1024, 4096, DataType::BFLOAT16, gelu, &tma);
+  EXPECT_EQ(c.tile_n, 256);
+  EXPECT_EQ(c.pingpong, 0);
+  EXPECT_EQ(c.stages, 4);
+  EXPECT_FALSE(tma);
   c = pick(128, 4096, 4096, true);  // 32 tiles: split K, one unit per CTA
   EXPECT_GT(c.split_k, 1);
   EXPECT_EQ(c.pingpong, 0);
