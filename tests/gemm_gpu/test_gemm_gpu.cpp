@@ -306,18 +306,24 @@ TEST_F(GemmGpu, V2PingPongEveryLayoutTailsSplitStreamKClusterBatch) {
 // The suite the 64 x 256 and 256 x 128 tiles share: every layout class with
 // tails in M, N and K (bias + gelu, split K of 1-3 ways of unequal ranges),
 // fp16 in / fp32 out with swap AB, K of 7 blocks split 3 ways (2 / 2 / 3), a
-// stream-K tail (`sk`), many units per CTA with long K (`big`), and a batch
-// with a broadcast weight (`batch`). The loop's M and N start past `m0` and
-// `n0` (multiples of 8: an M-major A stays in the 16-byte class).
+// stream-K tail (M = `sk_m`), many units per CTA with long K (M = `big_m`),
+// and a batch with a broadcast weight (N = `batch_n`). The loop's M and N
+// start past `m0` and `n0` (multiples of 8: an M-major A stays in the
+// 16-byte class).
 struct TileSuite {
-  std::int64_t m0, n0;
-  GemmCase sk, big, batch;
+  int tile_m, tile_n, stages, pingpong;
+  std::int64_t m0, n0, sk_m, big_m, batch_n;
 };
-void run_tile_suite(const gemm::GemmConfig& tile, const TileSuite& s) {
+void run_tile_suite(const TileSuite& s) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<std::int64_t> e8(1, 40);
   auto knobs = [&](int split, bool swap, int raster, int stream_k) {
-    gemm::GemmConfig c = tile;
+    gemm::GemmConfig c;
+    c.version = 2;
+    c.tile_m = s.tile_m;
+    c.tile_n = s.tile_n;
+    c.stages = s.stages;
+    c.pingpong = s.pingpong;
     c.split_k = split;
     c.swap_ab = swap;
     c.raster = raster;
@@ -336,25 +342,20 @@ void run_tile_suite(const gemm::GemmConfig& tile, const TileSuite& s) {
   EXPECT_EQ(run_case(h, knobs(1, true, 0, 0), rng), 0u);
   GemmCase k7{1, 1000, 1000, 7 * 64 - 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
   EXPECT_EQ(run_case(k7, knobs(3, false, 1, 0), rng), 0u);
-  EXPECT_EQ(run_case(s.sk, knobs(1, false, 0, 1), rng), 0u) << "stream-K tail";
-  EXPECT_EQ(run_case(s.big, knobs(1, false, 0, 0), rng), 0u) << "many units per CTA";
-  EXPECT_EQ(run_case(s.batch, knobs(2, false, 0, 0), rng), 0u) << "batch";
+  const GemmCase sk{1, s.sk_m, 2000, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(sk, knobs(1, false, 0, 1), rng), 0u) << "stream-K tail";
+  const GemmCase big{1, s.big_m, 2072, 1032 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(big, knobs(1, false, 0, 0), rng), 0u) << "many units per CTA";
+  const GemmCase b{3, 264, s.batch_n, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, knobs(2, false, 0, 0), rng), 0u) << "batch";
 }
 
 // Ping-pong over 64 x 256 tiles (TILE_M = 64: one m64n256 wgmma per k16
 // step, a 64-row A box).
 TEST_F(GemmGpu, V2PingPong64x256EveryLayoutTailsSplitStreamKBatch) {
   if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
-  gemm::GemmConfig t;
-  t.version = 2;
-  t.tile_m = 64;
-  t.tile_n = 256;
-  t.stages = 5;
-  t.pingpong = 1;
-  // Stream-K: 17 x 8 = 136 tiles, 132 whole + 4 split.
-  run_tile_suite(t, {136, 264, {1, 1060, 2000, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}},
-                     {1, 2056, 2072, 1032 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}},
-                     {3, 264, 300, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true}});
+  // Stream-K at M = 1060: 17 x 8 = 136 tiles, 132 whole + 4 split.
+  run_tile_suite({64, 256, 5, 1, 136, 264, 1060, 2056, 300});
 }
 
 // Cooperative 256 x 128 (TILE_M = 256: each consumer warpgroup 128 rows, two
@@ -362,15 +363,8 @@ TEST_F(GemmGpu, V2PingPong64x256EveryLayoutTailsSplitStreamKBatch) {
 // with four 64-row partial blocks per split tile; a last row tile mostly past M).
 TEST_F(GemmGpu, V2Cooperative256x128EveryLayoutTailsSplitStreamKBatch) {
   if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
-  gemm::GemmConfig t;
-  t.version = 2;
-  t.tile_m = 256;
-  t.tile_n = 128;
-  t.stages = 4;
-  // Stream-K: 9 x 16 = 144 tiles of 256 x 128, 132 whole + 12 split.
-  run_tile_suite(t, {264, 136, {1, 2200, 2000, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}},
-                     {1, 4104, 2072, 1032 + 8, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}},
-                     {3, 264, 200, 72, false, true, DataType::BFLOAT16, DataType::FLOAT, {"bias", "relu"}, true}});
+  // Stream-K at M = 2200: 9 x 16 = 144 tiles of 256 x 128, 132 whole + 12 split.
+  run_tile_suite({256, 128, 4, 0, 264, 136, 2200, 4104, 200});
 }
 
 // EPI_TMA (cooperative 128 x 256 with 3 stages and a 16-bit output: the
