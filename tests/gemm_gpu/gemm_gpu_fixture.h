@@ -42,6 +42,16 @@ inline Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster 
   return gemm::knobs_of(cfg);
 }
 
+// The knobs of `tile` (its version, tile, stages and schedule) run with
+// `split` K splits, swap AB, the raster order and stream-K as given.
+inline Knobs run_knobs(gemm::GemmConfig tile, int split, bool swap, int raster, int stream_k) {
+  tile.split_k = split;
+  tile.swap_ab = swap;
+  tile.raster = raster;
+  tile.stream_k = stream_k;
+  return gemm::knobs_of(tile);
+}
+
 // An execute on `stream` (default: the fixture's) of the test GPU.
 inline ExecutionContext device_ec(CUstream stream = nullptr) {
   ExecutionContext ec;

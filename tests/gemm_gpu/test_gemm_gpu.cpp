@@ -317,18 +317,14 @@ struct TileSuite {
 void run_tile_suite(const TileSuite& s) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  gemm::GemmConfig tile;
+  tile.version = 2;
+  tile.tile_m = s.tile_m;
+  tile.tile_n = s.tile_n;
+  tile.stages = s.stages;
+  tile.pingpong = s.pingpong;
   auto knobs = [&](int split, bool swap, int raster, int stream_k) {
-    gemm::GemmConfig c;
-    c.version = 2;
-    c.tile_m = s.tile_m;
-    c.tile_n = s.tile_n;
-    c.stages = s.stages;
-    c.pingpong = s.pingpong;
-    c.split_k = split;
-    c.swap_ab = swap;
-    c.raster = raster;
-    c.stream_k = stream_k;
-    return gemm::knobs_of(c);
+    return run_knobs(tile, split, swap, raster, stream_k);
   };
   for (bool ac : {false, true})
     for (bool bc : {false, true}) {
@@ -379,16 +375,12 @@ TEST_F(GemmGpu, V2TmaStoreEpilogueEveryLayoutTailsSplitBatchFallbacks) {
   if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<std::int64_t> e8(1, 40);
-  auto knobs = [](int split, bool swap, int raster, int stream_k) {
-    gemm::GemmConfig c;
-    c.version = 2;
-    c.tile_n = 256;
-    c.stages = 3;
-    c.split_k = split;
-    c.swap_ab = swap;
-    c.raster = raster;
-    c.stream_k = stream_k;
-    return gemm::knobs_of(c);
+  gemm::GemmConfig et;  // 128 x 256, 3 stages
+  et.version = 2;
+  et.tile_n = 256;
+  et.stages = 3;
+  auto knobs = [&](int split, bool swap, int raster, int stream_k) {
+    return run_knobs(et, split, swap, raster, stream_k);
   };
   for (bool ac : {false, true})
     for (bool bc : {false, true}) {
@@ -415,14 +407,10 @@ TEST_F(GemmGpu, V2TmaStoreEpilogueEveryLayoutTailsSplitBatchFallbacks) {
   EXPECT_EQ(run_case(b, knobs(2, false, 0, 0), rng), 0u);
   // 128 x 128 with 5 stages (the pick of a plain 128-wide output): two
   // layout classes with tails, chained and plain, split K, many units per CTA.
-  auto k128 = [](int split) {
-    gemm::GemmConfig c;
-    c.version = 2;
-    c.tile_n = 128;
-    c.stages = 5;
-    c.split_k = split;
-    return gemm::knobs_of(c);
-  };
+  gemm::GemmConfig et128 = et;
+  et128.tile_n = 128;
+  et128.stages = 5;
+  auto k128 = [&](int split) { return run_knobs(et128, split, false, 0, 0); };
   for (bool ac : {false, true}) {
     GemmCase c{1, 8 * e8(rng) + 136, 8 * e8(rng) + 136, 8 * e8(rng) + 64, ac, !ac, DataType::BFLOAT16,
                DataType::BFLOAT16, {}};
