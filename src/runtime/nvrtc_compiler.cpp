@@ -2,6 +2,7 @@
 // the structural check of a cubin.
 #include "runtime/nvrtc_compiler.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -57,7 +58,12 @@ std::string KernelRequest::key(std::string_view arch) const {
 }
 
 std::vector<std::string> nvrtc_options(std::string_view arch) {
-  return {"--gpu-architecture=" + std::string(arch), "-std=c++17", "-default-device"};
+  std::vector<std::string> out{"--gpu-architecture=" + std::string(arch), "-std=c++17", "-default-device"};
+  // OPGRAPH_NVRTC_LINEINFO=1: source-line tables in the cubin, so a profiler
+  // (Nsight Compute's source page) attributes stalls to kernel lines. Part
+  // of every key (the options are), so such cubins never serve a plain run.
+  if (const char* v = std::getenv("OPGRAPH_NVRTC_LINEINFO"); v && std::string_view(v) == "1") out.push_back("-lineinfo");
+  return out;
 }
 
 Result<std::string> specialised_source(const KernelRequest& request) {

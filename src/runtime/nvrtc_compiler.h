@@ -44,7 +44,8 @@ struct CompiledKernel {
   std::string log;           // NVRTC's log (warnings); empty for a cache hit
 };
 
-// The options passed to nvrtcCompileProgram for `arch`.
+// The options passed to nvrtcCompileProgram for `arch` (with -lineinfo under
+// OPGRAPH_NVRTC_LINEINFO=1). Every KernelRequest::key holds them.
 std::vector<std::string> nvrtc_options(std::string_view arch);
 
 // The source NVRTC compiles: the defines, then the embedded file. INVALID_VALUE

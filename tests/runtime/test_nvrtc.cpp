@@ -3,6 +3,8 @@
 // compile log on failure. Skips only when libnvrtc cannot be loaded, saying why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <set>
 
@@ -74,6 +76,37 @@ TEST(Nvrtc, SpecialisationPrependsDefines) {
   EXPECT_NE(r.key("sm_90a"), r.key("sm_100a"));
   r.defines.push_back({"9bad", "1"});
   EXPECT_EQ(specialised_source(r).status().code(), ErrorCode::INVALID_VALUE);
+}
+
+// OPGRAPH_NVRTC_LINEINFO=1 adds -lineinfo: a different key (a cubin with
+// line tables never serves a plain run) and line tables in the cubin; any
+// other value leaves the options alone.
+TEST(Nvrtc, LineinfoIsAnOptionOfTheKeyAndTheCubin) {
+  struct Restore {
+    ~Restore() { unsetenv("OPGRAPH_NVRTC_LINEINFO"); }
+  } restore;
+  unsetenv("OPGRAPH_NVRTC_LINEINFO");
+  auto r = smoke::affine_request({2.0, 1.0, smoke::SmokeType::F32});
+  const std::string plain_key = r.key("sm_90a");
+  auto has_lineinfo = [] {
+    const auto o = nvrtc_options("sm_90a");
+    return std::find(o.begin(), o.end(), "-lineinfo") != o.end();
+  };
+  EXPECT_FALSE(has_lineinfo());
+  setenv("OPGRAPH_NVRTC_LINEINFO", "0", 1);
+  EXPECT_FALSE(has_lineinfo());
+  EXPECT_EQ(r.key("sm_90a"), plain_key);
+  setenv("OPGRAPH_NVRTC_LINEINFO", "1", 1);
+  EXPECT_TRUE(has_lineinfo());
+  EXPECT_NE(r.key("sm_90a"), plain_key);
+  if (auto api = nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  auto lined = compile_kernel(r, "sm_90a");
+  ASSERT_TRUE(lined.is_good()) << lined.status().to_string();
+  EXPECT_NE(lined->cubin.find(".debug_line"), std::string::npos);
+  unsetenv("OPGRAPH_NVRTC_LINEINFO");
+  auto plain = compile_kernel(r, "sm_90a");
+  ASSERT_TRUE(plain.is_good()) << plain.status().to_string();
+  EXPECT_EQ(plain->cubin.find(".debug_line"), std::string::npos);
 }
 
 TEST(Nvrtc, CompileFailureCarriesTheLog) {
