@@ -176,8 +176,12 @@ int main(int argc, char** argv) {
   if (context.is_bad()) return std::fprintf(stderr, "%s\n", context.status().message().c_str()), 1;
 
   std::vector<GemmCase> cases;
+  // bf16 in and out, A row-major, B column-major (the Linear layout).
+  auto make = [](std::int64_t m, std::int64_t n, std::int64_t k, std::vector<std::string> chain) {
+    return GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, std::move(chain)};
+  };
   auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, std::vector<std::string> chain = {}) {
-    cases.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, std::move(chain)});
+    cases.push_back(make(m, n, k, std::move(chain)));
   };
   if (study) {
     for (std::vector<std::string> ch : std::vector<std::vector<std::string>>{{}, {"relu"}, {"bias"}, {"gelu"}, {"bias", "gelu"}})
@@ -226,9 +230,7 @@ int main(int argc, char** argv) {
         long long m = 0, n = 0, k = 0;
         char chain[128] = {};
         if (std::sscanf(key.c_str(), "%lldx%lldx%lld/%127s", &m, &n, &k, chain) != 4 || m < 1 || n < 1 || k < 1) break;
-        const std::vector<std::string> steps =
-            std::string(chain) == "none" ? std::vector<std::string>{} : split_list(chain, '+');
-        kept.push_back(GemmCase{1, m, n, k, false, true, DataType::BFLOAT16, DataType::BFLOAT16, steps});
+        kept.push_back(make(m, n, k, std::string(chain) == "none" ? std::vector<std::string>{} : split_list(chain, '+')));
       }
     } else {
       for (const auto& c : cases)

@@ -553,4 +553,16 @@ TEST(GemmV2TmaStore, OutputMapOnlyWhereTmaCanStoreEveryTile) {
   EXPECT_EQ(flags_of(batched, base), 1 | 16);
   EXPECT_EQ(g_encoded.dims[2], 3u);
   EXPECT_EQ(g_encoded.strides[1], 300u * 264u * 2u);
+  // The engine's path: A's, B's and the output's maps in one maps() call.
+  TmaCache cache;
+  CUtensorMap ma, mb, mc;
+  std::int64_t flags = 0;
+  g_encoded = {};
+  ASSERT_TRUE(cache.maps(api, *plain, v2(256, 3), base, base, &ma, &mb, &flags, base + 64, &mc).is_good());
+  EXPECT_EQ(flags, 16);  // no batch axes; the output's map encoded
+  EXPECT_EQ(g_encoded.calls, 3);
+  EXPECT_EQ(g_encoded.dims[0], 264u);  // the output's, last
+  flags = 0;
+  ASSERT_TRUE(cache.maps(api, *plain, v2(256, 3), base, base, &ma, &mb, &flags).is_good());
+  EXPECT_EQ(flags, 0);  // no output map asked for
 }

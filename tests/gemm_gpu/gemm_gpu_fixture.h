@@ -25,23 +25,6 @@ class GemmGpuFixture : public ::testing::Test {
   }
 };
 
-// v2 with TILE_N `tn` (stages as proposed), `split`, `swap`, `raster`,
-// `cluster` CTAs along M, `stream_k`.
-inline Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1, int stream_k = 0,
-                      int pingpong = 0) {
-  gemm::GemmConfig cfg;
-  cfg.version = 2;
-  cfg.tile_n = tn;
-  cfg.stages = tn == 256 ? 4 : tn == 128 ? 6 : 8;
-  cfg.split_k = split;
-  cfg.swap_ab = swap;
-  cfg.raster = raster;
-  cfg.cluster_m = cluster;
-  cfg.stream_k = stream_k;
-  cfg.pingpong = pingpong;
-  return gemm::knobs_of(cfg);
-}
-
 // The knobs of `tile` (its version, tile, stages and schedule) run with
 // `split` K splits, swap AB, the raster order and stream-K as given.
 inline Knobs run_knobs(gemm::GemmConfig tile, int split, bool swap, int raster, int stream_k) {
@@ -50,6 +33,19 @@ inline Knobs run_knobs(gemm::GemmConfig tile, int split, bool swap, int raster, 
   tile.raster = raster;
   tile.stream_k = stream_k;
   return gemm::knobs_of(tile);
+}
+
+// v2 with TILE_N `tn` (stages as proposed), `split`, `swap`, `raster`,
+// `cluster` CTAs along M, `stream_k`.
+inline Knobs v2_knobs(int tn, int split, bool swap, int raster = 0, int cluster = 1, int stream_k = 0,
+                      int pingpong = 0) {
+  gemm::GemmConfig cfg;
+  cfg.version = 2;
+  cfg.tile_n = tn;
+  cfg.stages = tn == 256 ? 4 : tn == 128 ? 6 : 8;
+  cfg.cluster_m = cluster;
+  cfg.pingpong = pingpong;
+  return run_knobs(cfg, split, swap, raster, stream_k);
 }
 
 // An execute on `stream` (default: the fixture's) of the test GPU.
@@ -77,15 +73,16 @@ inline std::vector<unsigned char> reference_out(const OpGraph& g, Operands& o) {
 }
 
 // Bad elements of o's device output against `want` (synchronize its stream
-// first); the worst one is reported.
-inline std::size_t bad_elements(const GemmCase& c, const std::vector<unsigned char>& want, const Operands& o) {
+// first); the worst one is reported, after the case and `what`.
+inline std::size_t bad_elements(const GemmCase& c, const std::vector<unsigned char>& want, const Operands& o,
+                                const std::string& what = "") {
   std::vector<unsigned char> got(want.size());
   EXPECT_EQ(gpu().api->memcpy_dtoh(got.data(), o.dev.at(o.out_uid)->ptr(), got.size()), CUDA_SUCCESS);
   std::size_t worst = 0;
   const std::size_t bad = count_bad(c, want, got, &worst);
   if (bad)
-    ADD_FAILURE() << describe(c) << ": " << bad << " bad; worst at " << worst << ": got "
-                  << read_elem(got, c.out, worst) << " want " << read_elem(want, c.out, worst);
+    ADD_FAILURE() << describe(c) << what << ": " << bad << "/" << c.batch * c.m * c.n << " bad; worst at " << worst
+                  << ": got " << read_elem(got, c.out, worst) << " want " << read_elem(want, c.out, worst);
   return bad;
 }
 

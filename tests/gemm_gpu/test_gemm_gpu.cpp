@@ -38,31 +38,12 @@ std::size_t run_case(const GemmCase& c, Knobs knobs, std::mt19937& rng) {
   EXPECT_TRUE(plan.is_good()) << plan.status().message();
   if (plan.is_bad()) return 1;
   Operands o;
-  Status made = make_operands(*gpu().api, g, rng, o);
+  Status made = make_operands(*gpu().api, g, rng, o);  // the output poisoned
   EXPECT_TRUE(made.is_good()) << made.message();
-  VariantPack pack;
-  std::map<std::int64_t, reference::HostBuffer> host;
-  for (auto& [uid, d] : o.dev) pack.set(uid, reinterpret_cast<void*>(d->ptr()));
-  for (auto& [uid, h] : o.host) host[uid] = reference::HostBuffer{h.data()};
-  ExecutionContext ec;
-  ec.stream = gpu().stream;
-  ec.device = &gpu().props;
-  Status ran = (*plan)->execute(pack, ec);
+  Status ran = (*plan)->execute(pack_of(o), device_ec());
   EXPECT_TRUE(ran.is_good()) << ran.message();
   EXPECT_EQ(gpu().api->stream_synchronize(gpu().stream), CUDA_SUCCESS);
-  Status ref = reference::execute(g, host);
-  EXPECT_TRUE(ref.is_good()) << ref.message();
-  const auto& want = o.host[o.out_uid];
-  std::vector<unsigned char> got(want.size());
-  EXPECT_EQ(gpu().api->memcpy_dtoh(got.data(), o.dev[o.out_uid]->ptr(), got.size()), CUDA_SUCCESS);
-  const std::size_t count = static_cast<std::size_t>(c.batch * c.m * c.n);
-  std::size_t worst = 0;
-  const std::size_t bad = count_bad(c, want, got, &worst);
-  if (bad)
-    ADD_FAILURE() << describe(c) << " knobs {" << knobs_to_string(knobs) << "}: " << bad << "/" << count
-                  << " bad; worst at " << worst << ": got " << read_elem(got, c.out, worst) << " want "
-                  << read_elem(want, c.out, worst);
-  return bad;
+  return bad_elements(c, reference_out(g, o), o, " knobs {" + knobs_to_string(knobs) + "}");
 }
 
 // A random config the engine takes for case `c`: any proposable config (v2

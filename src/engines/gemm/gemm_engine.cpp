@@ -37,7 +37,7 @@ class GemmPlan final : public CompiledPlan {
         launch_(launch),
         rt_(rt),
         kernel_(k),
-        epi_tma_(kc.version == 2 && v2_epi_tma(kp_, kc)),
+        epi_tma_(v2_epi_tma(kp_, kc)),
         scratch_(launch.partial_bytes, launch.counter_bytes, rt->context()) {}
   // Split-K scratch is plan-owned, a bounded set of slots (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
@@ -70,11 +70,10 @@ class GemmPlan final : public CompiledPlan {
     const runtime::CudaDriverApi& api = rt_->api();
     CUtensorMap ta, tb;
     V2HostArgs e;
-    OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags));
+    CUtensorMap tc;
+    OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags, h.c.ptr, epi_tma_ ? &tc : nullptr));
     e.splits = launch_.sched.splits;
     e.split_from = launch_.sched.split_from;
-    CUtensorMap tc;
-    if (epi_tma_) OPGRAPH_CHECK(tma_.output_map(api, kp_, h.c.ptr, &tc, &e.flags));
     void* args4[] = {&h, &e, &ta, &tb};
     void* args5[] = {&h, &e, &ta, &tb, &tc};
     void** args = epi_tma_ ? args5 : args4;

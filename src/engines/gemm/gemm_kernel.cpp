@@ -354,6 +354,7 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
   r.source = "gemm/kernels/gemm_v" + std::to_string(c.version) + ".cu";
   r.entry = "gemm_v" + std::to_string(c.version);
   if (c.version == 2) {
+    const bool epi_tma = v2_epi_tma(k, c);
     r.defines = {{"OPGRAPH_GEMM_IN", std::to_string(code_of(p.in))},
                  {"OPGRAPH_GEMM_OUT", std::to_string(code_of(p.out))},
                  {"OPGRAPH_GEMM_A_KMAJOR", k.a_kmajor ? "1" : "0"},
@@ -364,9 +365,9 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
                  {"OPGRAPH_GEMM_CLUSTER_M", std::to_string(c.cluster_m)},
                  {"OPGRAPH_GEMM_PINGPONG", std::to_string(c.pingpong)},
                  {"OPGRAPH_GEMM_TILE_M", std::to_string(c.tile_m)},
-                 {"OPGRAPH_GEMM_EPI_TMA", v2_epi_tma(k, c) ? "1" : "0"},
+                 {"OPGRAPH_GEMM_EPI_TMA", epi_tma ? "1" : "0"},
                  {"OPGRAPH_GEMM_EPILOGUE_BODY", epilogue_body(k)}};
-    if (v2_epi_tma(k, c)) r.kernel += "_et";
+    if (epi_tma) r.kernel += "_et";
     return r;
   }
   r.defines = {{"OPGRAPH_GEMM_IN", std::to_string(code_of(p.in))},
@@ -382,16 +383,21 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
   return r;
 }
 
+namespace {
+// v2 shared memory with EPI_TMA's 16-bit copy of the tile.
+unsigned v2_smem_with_copy(const GemmConfig& c) {
+  return v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) + static_cast<unsigned>(c.tile_m * c.tile_n * 2);
+}
+}  // namespace
+
 bool v2_epi_tma(const GemmProblem& kp, const GemmConfig& c) {
   return c.version == 2 && c.pingpong == 0 && c.tile_m == 128 && c.cluster_m == 1 && c.tile_n >= 64 &&
-         kp.out != DataType::FLOAT && kp.c.sc == 1 &&
-         v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) + static_cast<unsigned>(c.tile_m * c.tile_n * 2) <= kMaxSmem;
+         kp.out != DataType::FLOAT && kp.c.sc == 1 && v2_smem_with_copy(c) <= kMaxSmem;
 }
 
 unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.version == 2)
-    return v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) +
-           (v2_epi_tma(kernel_view(p, c), c) ? static_cast<unsigned>(c.tile_m * c.tile_n * 2) : 0u);
+    return v2_epi_tma(kernel_view(p, c), c) ? v2_smem_with_copy(c) : v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong);
   const GemmProblem k = kernel_view(p, c);
   constexpr int bk = 32, pad = 8;
   const int a = k.a_kmajor ? c.tile_m * (bk + pad) : bk * (c.tile_m + pad);

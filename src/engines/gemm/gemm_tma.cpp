@@ -61,7 +61,8 @@ Status TmaCache::one(const runtime::CudaDriverApi& api, const TmaKey& k, CUtenso
 }
 
 Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c,
-                      std::uint64_t a_ptr, std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags) {
+                      std::uint64_t a_ptr, std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags,
+                      std::uint64_t c_ptr, CUtensorMap* c_map) {
   std::int64_t fa1, fa0, fb1, fb0;
   // A: r = m, c = k. B: r = k, c = n.
   const TmaKey ka = kp.a_kmajor ? key_of(a_ptr, kp.in, kp.k, kp.m, kp.a.sr, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
@@ -75,11 +76,18 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
   *flags = fa1 | (fa0 << 1) | (fb1 << 2) | (fb0 << 3);
   std::lock_guard<std::mutex> lock(mu_);
   OPGRAPH_CHECK(one(api, ka, a));
-  return one(api, kb, b);
+  OPGRAPH_CHECK(one(api, kb, b));
+  return c_map ? output_locked(api, kp, c_ptr, c_map, flags) : Status::ok();
 }
 
 Status TmaCache::output_map(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr,
                             CUtensorMap* out, std::int64_t* flags) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return output_locked(api, kp, c_ptr, out, flags);
+}
+
+Status TmaCache::output_locked(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr,
+                               CUtensorMap* out, std::int64_t* flags) {
   *out = CUtensorMap{};
   // A batch axis the map would fold away (stride 0) would clip every store
   // past batch 0: such an output stays on the staged epilogue, like a
@@ -90,7 +98,6 @@ Status TmaCache::output_map(const runtime::CudaDriverApi& api, const GemmProblem
     return Status::ok();
   std::int64_t f1, f0;
   const TmaKey kc = key_of(c_ptr, kp.out, kp.n, kp.m, kp.c.sr, kp.batch1, kp.c.s1, kp.batch0, kp.c.s0, 64, &f1, &f0);
-  std::lock_guard<std::mutex> lock(mu_);
   OPGRAPH_CHECK(one(api, kc, out));
   *flags |= 16;
   return Status::ok();

@@ -30,9 +30,11 @@ class TmaCache {
   // The maps for kernel view `kp` under v2 config `c`, with A at `a_ptr` and
   // B at `b_ptr`; `flags` gets V2Args::flags. GRAPH_NOT_SUPPORTED when the
   // driver lacks cuTensorMapEncodeTiled; CUDA_API_FAILED naming the operand
-  // when the driver refuses the map.
+  // when the driver refuses the map. With `c_map` (an EPI_TMA kernel), also
+  // the output's map at `c_ptr` (output_map's rule), under the same lock.
   Status maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c, std::uint64_t a_ptr,
-              std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags);
+              std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags, std::uint64_t c_ptr = 0,
+              CUtensorMap* c_map = nullptr);
   // EPI_TMA: the output's map (boxes of 64 x 64, 128B swizzle) at `c_ptr`
   // when the output is 16-bit, N-contiguous, and its base and every other
   // stride are non-zero 16-byte multiples: sets V2Args flag 16 in `flags`.
@@ -43,6 +45,9 @@ class TmaCache {
 
  private:
   Status one(const runtime::CudaDriverApi& api, const TmaKey& key, CUtensorMap* out);
+  // output_map with mu_ held.
+  Status output_locked(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr,
+                       CUtensorMap* out, std::int64_t* flags);
   std::mutex mu_;
   std::vector<std::pair<TmaKey, CUtensorMap>> entries_;  // most recent last, at most 16
 };

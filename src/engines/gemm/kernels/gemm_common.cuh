@@ -104,8 +104,9 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)
 // (Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7, scaled by exp(-z^2); the
 // formula in float on 2M points of [-12, 12] stays within 4.3e-7 absolute
 // and 1.7e-4 relative where |gelu| > 1e-3, below half an fp16 ulp, 2.4e-4,
-// and a tenth of bf16's, 2e-3): ~15 instructions against erff's ~30. The cooperative EPI_TMA tile runs it on every output with nothing to
-// hide it under: 4096^3 + bias + gelu +2.6% / +3.5% (ping-pong: no change;
+// and a tenth of bf16's, 2e-3): ~15 instructions against erff's ~30. The
+// cooperative EPI_TMA tile runs it on every output with nothing to hide it
+// under: 4096^3 + bias + gelu +2.6% / +3.5% (ping-pong: no change;
 // bench/results/2026-11-30-gemm-s6-h200.txt, run S6-5). An fp32 output keeps
 // erff.
 __device__ __forceinline__ float gelu(float x) {

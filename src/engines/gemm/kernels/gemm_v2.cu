@@ -612,68 +612,66 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       // TFLOP/s, bench/results/2026-11-30-gemm-s5-h200.txt, run S5-8).
       if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
 #if OPGRAPH_GEMM_EPI_TMA
-      {
-        if (e.flags & kFlagCTma) {
-          // Once the previous tile's stores have read the copy (thread 0 of
-          // this warpgroup issued them), every thread writes its fragments as
-          // 16-bit pairs into this warpgroup's 64 rows of each 64-column box
-          // (128B swizzle: 16-byte chunk c of row r sits at c ^ (r & 7)), and
-          // thread 0 stores the boxes. TMA clips rows and columns past the
-          // output.
-          if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-          named_sync(1 + cw);
-          // The graph's pointwise chain runs on each 8-column group's
-          // fragments in registers just before they are written (interior
-          // tiles unguarded, edge tiles per element: an operand is never read
-          // past M or N).
-          auto write = [&](auto guarded) {
-            const i64 b0 = w.b0, b1 = w.b1;
+      if (e.flags & kFlagCTma) {
+        // Once the previous tile's stores have read the copy (thread 0 of
+        // this warpgroup issued them), every thread writes its fragments as
+        // 16-bit pairs into this warpgroup's 64 rows of each 64-column box
+        // (128B swizzle: 16-byte chunk c of row r sits at c ^ (r & 7)), and
+        // thread 0 stores the boxes. TMA clips rows and columns past the
+        // output.
+        if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        named_sync(1 + cw);
+        // The graph's pointwise chain runs on each 8-column group's
+        // fragments in registers just before they are written (interior
+        // tiles unguarded, edge tiles per element: an operand is never read
+        // past M or N).
+        auto write = [&](auto guarded) {
+          const i64 b0 = w.b0, b1 = w.b1;
 #pragma unroll
-            for (int jb = 0; jb < kBN / 8; ++jb)
+          for (int jb = 0; jb < kBN / 8; ++jb)
 #pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const u32 row = static_cast<u32>(cw * 64 + warp * 16 + lane / 4 + 8 * h);
-                float y[2];
+            for (int h = 0; h < 2; ++h) {
+              const u32 row = static_cast<u32>(cw * 64 + warp * 16 + lane / 4 + 8 * h);
+              float y[2];
 #pragma unroll
-                for (int q = 0; q < 2; ++q) {
-                  const i64 m = w.m0 + row, n = w.n0 + jb * 8 + (lane % 4) * 2 + q;
-                  float x = acc[jb * 4 + 2 * h + q];
-                  if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
-                    OPGRAPH_GEMM_EPILOGUE_BODY
-                  }
-                  y[q] = x;
+              for (int q = 0; q < 2; ++q) {
+                const i64 m = w.m0 + row, n = w.n0 + jb * 8 + (lane % 4) * 2 + q;
+                float x = acc[jb * 4 + 2 * h + q];
+                if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
+                  OPGRAPH_GEMM_EPILOGUE_BODY
                 }
-                const u32 addr = cst + static_cast<u32>(jb / 8) * (kBM * 128) + row * 128 +
-                                 ((static_cast<u32>(jb % 8) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
-                u32 v;
-#if OPGRAPH_GEMM_OUT == 0
-                asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
-#else
-                asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
-#endif
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+                y[q] = x;
               }
-            (void)b0;
-            (void)b1;
-          };
-          if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) write(Flag<false>{});
-          else write(Flag<true>{});
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-          named_sync(1 + cw);
-          if (t == 0) {
-            const int b1 = static_cast<int>(w.b1), b0 = static_cast<int>(w.b0);
+              const u32 addr = cst + static_cast<u32>(jb / 8) * (kBM * 128) + row * 128 +
+                               ((static_cast<u32>(jb % 8) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
+              u32 v;
+#if OPGRAPH_GEMM_OUT == 0
+              asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
+#else
+              asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
+#endif
+              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+            }
+          (void)b0;
+          (void)b1;
+        };
+        if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) write(Flag<false>{});
+        else write(Flag<true>{});
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        named_sync(1 + cw);
+        if (t == 0) {
+          const int b1 = static_cast<int>(w.b1), b0 = static_cast<int>(w.b0);
 #pragma unroll
-            for (int box = 0; box < kBN / 64; ++box)
-              asm volatile(
-                  "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
-                      reinterpret_cast<u64>(&tc)),
-                  "r"(static_cast<int>(w.n0) + 64 * box), "r"(static_cast<int>(w.m0) + cw * 64), "r"(b1), "r"(b0),
-                  "r"(cst + static_cast<u32>(box) * (kBM * 128) + static_cast<u32>(cw) * 64 * 128)
-                  : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-          }
-          continue;
+          for (int box = 0; box < kBN / 64; ++box)
+            asm volatile(
+                "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
+                    reinterpret_cast<u64>(&tc)),
+                "r"(static_cast<int>(w.n0) + 64 * box), "r"(static_cast<int>(w.m0) + cw * 64), "r"(b1), "r"(b0),
+                "r"(cst + static_cast<u32>(box) * (kBM * 128) + static_cast<u32>(cw) * 64 * 128)
+                : "memory");
+          asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
         }
+        continue;
       }
 #endif
       const i64 cbase = w.b0 * p.c.s0 + w.b1 * p.c.s1;
