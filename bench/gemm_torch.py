@@ -2,7 +2,9 @@
 (bf16, A [M, K] row-major @ W [N, K]^T, the layout gemm_bench uses) and torch
 eager matmul + bias + gelu (two shapes), timed with CUDA events (median of 10 x 10 launches).
 OPGRAPH_GEMM_SHAPES="MxNxK/chain,..." (chain "none" or "bias+gelu") keeps only those.
-Prints: TORCH shape=MxNxK chain=.. tflops=.."""
+OPGRAPH_GEMM_TORCH_KERNELS=1 also prints the GPU kernels each case launches (torch.profiler), so a
+table can say which cuBLAS kernel (tile, cluster) it was measured against.
+Prints: TORCH shape=MxNxK chain=.. tflops=.. [KERNELS shape=.. chain=.. names=..]"""
 import os
 import torch
 
@@ -27,6 +29,19 @@ def bench(fn, flops):
     times.sort()
     return flops / times[len(times) // 2] / 1e12
 
+def kernels(fn):
+    """The names of the GPU kernels one call of fn launches."""
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.key for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA})
+
+def report(m, n, k, chain, fn):
+    print("TORCH shape=%dx%dx%d chain=%s tflops=%.1f" % (m, n, k, chain, bench(fn, 2.0 * m * n * k)), flush=True)
+    if os.environ.get("OPGRAPH_GEMM_TORCH_KERNELS") == "1":
+        print("KERNELS shape=%dx%dx%d chain=%s names=%s" % (m, n, k, chain, " | ".join(kernels(fn))), flush=True)
+
 shapes = [(4096, 4096, 4096), (8192, 8192, 8192)]
 shapes += [(m, n, k) for m in (16, 128, 1024, 4096, 16384)
            for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672))]
@@ -36,7 +51,7 @@ for (m, n, k) in shapes:
         continue
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-    print("TORCH shape=%dx%dx%d chain=none tflops=%.1f" % (m, n, k, bench(lambda: torch.matmul(a, w.t()), 2.0 * m * n * k)), flush=True)
+    report(m, n, k, "none", lambda: torch.matmul(a, w.t()))
     del a, w
 for (m, n, k) in ((4096, 4096, 4096), (16, 4096, 4096)):
     if not wanted(m, n, k, "bias+gelu"):
@@ -45,4 +60,4 @@ for (m, n, k) in ((4096, 4096, 4096), (16, 4096, 4096)):
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     f = lambda: torch.nn.functional.gelu(torch.matmul(a, w.t()) + bias)
-    print("TORCH shape=%dx%dx%d chain=bias+gelu tflops=%.1f" % (m, n, k, bench(f, 2.0 * m * n * k)), flush=True)
+    report(m, n, k, "bias+gelu", f)

@@ -104,21 +104,29 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)
 // (Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7, scaled by exp(-z^2); the
 // formula in float on 2M points of [-12, 12] stays within 4.3e-7 absolute
 // and 1.7e-4 relative where |gelu| > 1e-3, below half an fp16 ulp, 2.4e-4,
-// and a tenth of bf16's, 2e-3): ~15 instructions against erff's ~30. The
+// and a tenth of bf16's, 2e-3), with the hardware's reciprocal and exp2
+// called directly: 15 instructions a value against erff's ~30. The
 // cooperative EPI_TMA tile runs it on every output with nothing to hide it
-// under: 4096^3 + bias + gelu +2.6% / +3.5% (ping-pong: no change;
-// bench/results/2026-11-30-gemm-s6-h200.txt, run S6-5). An fp32 output keeps
-// erff.
+// under: 4096^3 + bias + gelu +2.6% / +3.5% through __fdividef / __expf
+// (run S6-5), +4.3% / +4.6% more without their range checks (run S7-1;
+// bench/results/2026-11-30-gemm-s6-h200.txt, -s7-h200.txt). An fp32 output
+// keeps erff.
 __device__ __forceinline__ float gelu(float x) {
 #if defined(OPGRAPH_GEMM_OUT) && OPGRAPH_GEMM_OUT != 2
-  const float z = fabsf(x) * 0.70710678118654752f;
-  const float t = __fdividef(1.f, fmaf(0.3275911f, z, 1.f));
-  float p = fmaf(t, 1.061405429f, -1.453152027f);
-  p = fmaf(t, p, 1.421413741f);
-  p = fmaf(t, p, -0.284496736f);
-  p = fmaf(t, p, 0.254829592f);
-  const float q = t * p * __expf(-z * z);  // erfc(z)
-  return 0.5f * x * (x >= 0.f ? 2.f - q : q);
+  // h = erfc(z) / 2 = Phi(-|x|): the polynomial carries the 1/2, 0.2316419
+  // is 0.3275911 / sqrt 2, and exp(-z^2) = 2^(x^2 * -log2(e) / 2).
+  // rcp/ex2.approx.ftz are what __fdividef and __expf run, less their range
+  // checks (the reciprocal's argument is >= 1, the exp2's <= 0): 15
+  // instructions with the select, against 25 through __fdividef and __expf.
+  float t, e;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.2316419f, fabsf(x), 1.f)));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * -0.72134752044448170f * x));
+  float p = fmaf(t, 0.5307027145f, -0.7265760135f);
+  p = fmaf(t, p, 0.7107068705f);
+  p = fmaf(t, p, -0.142248368f);
+  p = fmaf(t, p, 0.127414796f);
+  const float h = t * p * e;
+  return x * (x >= 0.f ? 1.f - h : h);
 #else
   return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
 #endif
