@@ -316,7 +316,8 @@ int main(int argc, char** argv) {
       auto variant = [&](auto edit) {
         gemm::GemmConfig v = *pc;
         edit(v);
-        if (gemm::config_from_knobs(gemm::knobs_of(v)).is_good() && gemm::config_takes(*problem, v) && !(v == *pc))
+        if (gemm::config_from_knobs(gemm::knobs_of(v)).is_good() && gemm::config_takes(*problem, v) && !(v == *pc) &&
+            std::find(configs.begin(), configs.end(), gemm::knobs_of(v)) == configs.end())
           configs.push_back(gemm::knobs_of(v));
       };
       variant([](gemm::GemmConfig& v) { v.raster ^= 1; });
@@ -335,6 +336,11 @@ int main(int argc, char** argv) {
       // Cooperative 128 x 256 with 3 stages: a 16-bit output leaves through TMA stores (EPI_TMA).
       if (pc->version == 2 && pc->tile_n == 256 && pc->pingpong == 0 && pc->split_k == 1)
         variant([](gemm::GemmConfig& v) { v.stages = 3; });
+      // The cooperative EPI_TMA tiles the width rule weighs: 128 x 176 (a
+      // K-major B), 128 x 256 and 128 x 128.
+      if (pc->version == 2 && pc->tile_n >= 128 && pc->split_k == 1)
+        for (auto [tn, st] : {std::pair{176, 4}, std::pair{256, 3}, std::pair{128, 5}})
+          variant([tn, st](gemm::GemmConfig& v) { v.tile_m = 128, v.tile_n = tn, v.stages = st, v.pingpong = 0, v.cluster_m = 1; });
       // Cooperative 256 x 128 (128 rows per warpgroup, cuBLASLt's tile at 4096^3).
       if (pc->version == 2 && pc->tile_n >= 128 && pc->split_k == 1)
         variant([](gemm::GemmConfig& v) { v.tile_m = 256, v.tile_n = 128, v.stages = 4, v.pingpong = 0, v.cluster_m = 1; });

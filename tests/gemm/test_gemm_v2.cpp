@@ -108,10 +108,14 @@ TEST(GemmV2Heuristics, HopperPicksFromFacts) {
   auto fused = analyze_gemm(v2_graph(4096, 4096, 4096));
   ASSERT_TRUE(fused.is_good());
   EXPECT_EQ(pick_config(*fused, 132, false, true).tile_n, 256);  // bias (broadcast) + gelu: EPI_TMA
-  // 1024 x 14336: 448 tiles of 128x256 fill 85% of the last wave, 896 of 128x128 97%.
+  // 1024 x 14336: 448 tiles of 128x256 fill 85% of the last wave, 896 of
+  // 128x128 97%, 656 of 128x176 99% (a K-major B: 176; an N-major one: 128).
   auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
   ASSERT_TRUE(wide.is_good());
-  EXPECT_EQ(pick_config(*wide, 132, false, true).tile_n, 128);
+  EXPECT_EQ(pick_config(*wide, 132, false, true).tile_n, 176);
+  auto wide_n = analyze_gemm(v2_graph(1024, 14336, 4096, false, false, 16, false));
+  ASSERT_TRUE(wide_n.is_good());
+  EXPECT_EQ(pick_config(*wide_n, 132, false, true).tile_n, 128);
   // Decode-sized M: swap AB, a 16-wide tile over the graph's M, split K to fill 132 SMs.
   auto dec = analyze_gemm(v2_graph(16, 4096, 4096));
   ASSERT_TRUE(dec.is_good());
@@ -409,10 +413,26 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
     EXPECT_TRUE(q.is_good());
     return pick_config(*q, 132, false, true);
   };
-  GemmConfig c = pick(1024, 14336, 4096, false);  // 896 tiles of 128 x 128, plain
-  EXPECT_EQ(c.tile_n, 128);
+  // 1024x14336x4096: 176-wide tiles fill the waves (656 tiles, 0.99 of 5
+  // waves; 128 wide: 0.97 of 7, 256 wide: 0.85 of 4): 128 x 176 with EPI_TMA.
+  GemmConfig c = pick(1024, 14336, 4096, false);
+  EXPECT_EQ(c.tile_n, 176);
   EXPECT_EQ(c.pingpong, 0);
-  EXPECT_EQ(c.stages, 5);
+  EXPECT_EQ(c.stages, 4);
+  // Where 176's waves are not clearly better, the established width stays.
+  c = pick(4096, 14336, 4096, false);  // 0.994 x 0.975 against 0.970 for 256
+  EXPECT_EQ(c.tile_n, 256);
+  c = pick(1024, 4096, 14336, false);  // 192 tiles of 176: 0.73 of 2 waves
+  EXPECT_EQ(c.tile_n, 256);
+  // 896 tiles of 128 x 128 (an N-major B cannot take 176): 5 stages, EPI_TMA.
+  {
+    auto q = analyze_gemm(v2_graph(1024, 14336, 4096, false, false, 16, false));
+    ASSERT_TRUE(q.is_good());
+    c = pick_config(*q, 132, false, true);
+    EXPECT_EQ(c.tile_n, 128);
+    EXPECT_EQ(c.pingpong, 0);
+    EXPECT_EQ(c.stages, 5);
+  }
   // A [1, m, 4096] @ B [1, 4096, n] (column-major), `tail` applied to the
   // product, output Y of `out`: the pick on 132 SMs, and whether it stores
   // through TMA.
@@ -443,9 +463,17 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   EXPECT_EQ(c.tile_n, 256);
   EXPECT_EQ(c.pingpong, 0);
   EXPECT_EQ(c.stages, 3);
-  c = pick(1024, 14336, 4096, true);  // 128 wide by the plain rule: ping-pong
-  EXPECT_EQ(c.tile_n, 128);
-  EXPECT_EQ(c.pingpong, 1);
+  c = pick(1024, 14336, 4096, true);  // 176 wide by the plain rule: 128 x 176, EPI_TMA
+  EXPECT_EQ(c.tile_n, 176);
+  EXPECT_EQ(c.pingpong, 0);
+  EXPECT_EQ(c.stages, 4);
+  {  // 128 wide by the plain rule (an N-major B): ping-pong
+    auto q = analyze_gemm(v2_graph(1024, 14336, 4096, false, false, 16, true));
+    ASSERT_TRUE(q.is_good());
+    c = pick_config(*q, 132, false, true);
+    EXPECT_EQ(c.tile_n, 128);
+    EXPECT_EQ(c.pingpong, 1);
+  }
   // A full-tensor operand (a residual): at most 128 wide, ping-pong.
   c = pick_tail(
       4096, 4096, DataType::BFLOAT16,
@@ -565,4 +593,45 @@ TEST(GemmV2TmaStore, OutputMapOnlyWhereTmaCanStoreEveryTile) {
   flags = 0;
   ASSERT_TRUE(cache.maps(api, *plain, v2(256, 3), base, base, &ma, &mb, &flags).is_good());
   EXPECT_EQ(flags, 0);  // no output map asked for
+}
+
+TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
+  // 176 wide: a K-major B only (an N-major B loads whole 64-wide boxes), the
+  // 128-row cooperative schedule, no CTA pairs; EPI_TMA with 4 stages (the
+  // copy's three 64-column boxes, the last overlapping), the staged epilogue
+  // with 5; both in the CI compile set.
+  GemmConfig t = v2(176, 5);
+  ASSERT_TRUE(config_from_knobs(knobs_of(t)).is_good()) << config_from_knobs(knobs_of(t)).status().message();
+  for (auto edit : {+[](GemmConfig& c) { c.pingpong = 1; }, +[](GemmConfig& c) { c.cluster_m = 2; },
+                    +[](GemmConfig& c) { c.tile_m = 256; }, +[](GemmConfig& c) { c.stages = 6; },
+                    +[](GemmConfig& c) { c.version = 1, c.stages = 3; }}) {
+    GemmConfig x = t;
+    edit(x);
+    EXPECT_TRUE(config_from_knobs(knobs_of(x)).is_bad());
+  }
+  auto kmaj = analyze_gemm(v2_graph(1000, 904, 520, false, true, 16, false));
+  auto nmaj = analyze_gemm(v2_graph(1000, 904, 520, false, false, 16, false));
+  ASSERT_TRUE(kmaj.is_good() && nmaj.is_good());
+  EXPECT_TRUE(config_takes(*kmaj, t));
+  EXPECT_FALSE(config_takes(*nmaj, t));
+  EXPECT_TRUE(config_takes(*nmaj, v2(256, 4)));
+  EXPECT_FALSE(v2_epi_tma(*kmaj, t));  // 5 stages + the copy: over 227 KiB
+  EXPECT_TRUE(v2_epi_tma(*kmaj, v2(176, 4)));
+  // Four stages of 16 KiB (A) + 22 KiB (B), and the copy: 128 rows x 3 boxes x 128 B.
+  EXPECT_EQ(smem_bytes(*kmaj, v2(176, 4)), smem_bytes(*kmaj, t) - (16384u + 22528u) + 128u * 3u * 128u);
+  EXPECT_LE(smem_bytes(*kmaj, v2(176, 4)), 232448u - 64u);
+  auto big = analyze_gemm(v2_graph(1024, 14336, 4096));
+  ASSERT_TRUE(big.is_good());
+  EXPECT_EQ(v2_schedule(*big, t).tiles, 8 * 82);  // 14336 = 81 x 176 + 80
+  const auto k = kernel_request(*kmaj, v2(176, 4));
+  std::string tn, et;
+  for (const auto& d : k.defines) {
+    if (d.name == "OPGRAPH_GEMM_TILE_N") tn = d.value;
+    if (d.name == "OPGRAPH_GEMM_EPI_TMA") et = d.value;
+  }
+  EXPECT_EQ(tn, "176");
+  EXPECT_EQ(et, "1");
+  int proposed = 0;
+  for (const GemmConfig& c : proposable_configs()) proposed += c == t || c == v2(176, 4);
+  EXPECT_EQ(proposed, 2) << "the CI compile set has both 176-wide kernels";
 }

@@ -400,3 +400,42 @@ TEST_F(GemmGpu, V2TmaStoreEpilogueEveryLayoutTailsSplitBatchFallbacks) {
   }
   EXPECT_EQ(run_case(big, k128(1), rng), 0u) << "128 x 128";
 }
+
+// 176-wide tiles (a K-major B): EPI_TMA with 4 stages (three 64-column boxes,
+// the last overlapping the second by 16 columns: both stores carry the same
+// values) and the staged epilogue with 5. A row- and column-major with tails
+// in M, N and K, plain and bias + gelu, split K; fp16 in / fp32 out with a
+// residual (staged), an odd N (the output map refused: staged), a stream-K
+// tail, many units per CTA, a batch with a broadcast weight.
+TEST_F(GemmGpu, V2Tile176KMajorBTailsSplitStreamKBatchBothEpilogues) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  for (int stages : {4, 5}) {
+    gemm::GemmConfig t;
+    t.version = 2;
+    t.tile_n = 176;
+    t.stages = stages;
+    auto knobs = [&](int split, int raster, int stream_k) { return run_knobs(t, split, false, raster, stream_k); };
+    for (bool ac : {false, true}) {
+      GemmCase c{1, 8 * e8(rng) + 136, 8 * e8(rng) + 176, 8 * e8(rng) + 64, ac, true, DataType::BFLOAT16,
+                 DataType::BFLOAT16, {}};
+      if (ac) c.chain = {"bias", "gelu"};
+      const int split = static_cast<int>(1 + rng() % 3);
+      EXPECT_EQ(run_case(c, knobs(split, static_cast<int>(rng() % 2), 0), rng), 0u)
+          << stages << " stages, split " << split;
+    }
+    GemmCase h{1, 8 * e8(rng) + 300, 8 * e8(rng) + 360, 8 * e8(rng), false, true, DataType::HALF, DataType::FLOAT,
+               {"scale", "residual"}};
+    EXPECT_EQ(run_case(h, knobs(1, 0, 0), rng), 0u) << stages << " stages, fp32 out";
+    GemmCase odd{1, 300, 2 * e8(rng) + 353, 200, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+    EXPECT_EQ(run_case(odd, knobs(1, 1, 0), rng), 0u) << stages << " stages, odd N";
+    // 9 x 15 = 135 tiles: 132 whole + 3 split.
+    GemmCase sk{1, 1100, 2640, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+    EXPECT_EQ(run_case(sk, knobs(1, 0, 1), rng), 0u) << stages << " stages, stream-K";
+    GemmCase big{1, 2056, 2072, 1040, true, true, DataType::BFLOAT16, DataType::BFLOAT16, {}};
+    EXPECT_EQ(run_case(big, knobs(1, 1, 0), rng), 0u) << stages << " stages, many units per CTA";
+    GemmCase b{3, 264, 520, 72, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "relu"}, true};
+    EXPECT_EQ(run_case(b, knobs(2, 0, 0), rng), 0u) << stages << " stages, batch";
+  }
+}

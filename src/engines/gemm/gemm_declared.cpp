@@ -85,6 +85,11 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
   et128.tile_n = 128;
   et128.stages = 5;
   for (bool bk : {true, false}) out.push_back(kernel_request(sample_problem(bf, bf, true, bk, 8, {}), et128));
+  GemmConfig et176 = v2;  // 128 x 176 with 4 stages (a K-major B; the copy's last box overlaps): both A layouts, fp16
+  et176.tile_n = 176;
+  et176.stages = 4;
+  for (bool ak : {true, false}) out.push_back(kernel_request(sample_problem(bf, bf, ak, true, 8, {}), et176));
+  out.push_back(kernel_request(sample_problem(hf, hf, true, true, 8, {EpiKind::ADD, EpiKind::GELU}), et176));
   v2.raster = 1;
   for (DataType o : {bf, hf, f32})
     out.push_back(kernel_request(sample_problem(hf, o, true, true, 8, {EpiKind::MUL, EpiKind::ADD, EpiKind::SWISH}), v2));

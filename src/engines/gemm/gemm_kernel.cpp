@@ -25,7 +25,7 @@ View swapped(const View& v) { return View{v.uid, v.dtype, v.s0, v.s1, v.sc, v.sr
 
 std::vector<KnobDomain> knob_domains() {
   return {{KnobType::PIPELINE_ARCH, {1, 2}},    {KnobType::TILE_M, {128, 64, 256}},
-          {KnobType::TILE_N, {128, 64, 256, 32, 16}}, {KnobType::STAGES, {3, 2, 4, 5, 6, 8}},
+          {KnobType::TILE_N, {128, 64, 256, 32, 16, 176}}, {KnobType::STAGES, {3, 2, 4, 5, 6, 8}},
           {KnobType::CLUSTER_M, {1, 2}},        {KnobType::CLUSTER_N, {1}},
           {KnobType::SWAP_AB, {0, 1}},          {KnobType::RASTER_ORDER, {0, 1}},
           {KnobType::SPLIT_K_SLC, {1, 2, 3, 4, 5, 6, 7, 8}}, {KnobType::STREAM_K, {0, 1}},
@@ -58,7 +58,7 @@ double wave_efficiency(std::int64_t units, int sms) {
   return waves == 0 ? 0.0 : static_cast<double>(units) / static_cast<double>(waves * sms);
 }
 
-int v2_stages_for(int tile_n) { return tile_n == 256 ? 4 : tile_n == 128 ? 6 : 8; }
+int v2_stages_for(int tile_n) { return tile_n == 256 ? 4 : tile_n == 176 ? 5 : tile_n == 128 ? 6 : 8; }
 
 }  // namespace
 
@@ -94,6 +94,8 @@ Result<GemmConfig> config_from_knobs(const Knobs& knobs) {
       return bad_combo(c, "v2 tiles are 128 rows (two consumer warpgroups of 64), 64 with WARP_SPEC_CFG=1 (ping-pong), "
                           "or 256 cooperative (two warpgroups of 128) with TILE_N <= 128");
     if (c.tile_m != 128 && c.cluster_m != 1) return bad_combo(c, "CLUSTER_M=2 pairs 128-row tiles");
+    if (c.tile_n == 176 && (c.tile_m != 128 || c.cluster_m != 1))
+      return bad_combo(c, "TILE_N=176 runs 128-row cooperative tiles without CTA pairs");
     if (v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) > kMaxSmem)
       return bad_combo(c, "the ring exceeds 227 KiB of shared memory");
     if (c.stream_k != 0 && c.split_k != 1) return bad_combo(c, "STREAM_K=1 splits the last wave only: SPLIT_K_SLC=1");
@@ -116,7 +118,7 @@ bool config_takes(const GemmProblem& p, const GemmConfig& c) {
   const GemmProblem k = kernel_view(p, c);
   constexpr std::int64_t kIntMax = 0x7fffffff;
   if (k.vec != 8 || (c.tile_m != 128 && c.tile_m != 64 && c.tile_m != 256)) return false;
-  if (!k.b_kmajor && c.tile_n < 64 * c.cluster_m) return false;  // whole 64-wide boxes per CTA
+  if (!k.b_kmajor && (c.tile_n < 64 * c.cluster_m || c.tile_n % 64 != 0)) return false;  // whole 64-wide boxes per CTA
   for (std::int64_t e : {k.m, k.n, k.k, k.batch0, k.batch1})
     if (e > kIntMax - 256) return false;
   return true;
@@ -143,6 +145,27 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     else if (k.n <= 64) v.tile_n = 64;
     else if (k.n <= 128) v.tile_n = 128;
     else v.tile_n = wave_efficiency(tiles(256), sms) + 0.1 >= wave_efficiency(tiles(128), sms) ? 256 : 128;
+    // 176 wide (a K-major B, through EPI_TMA) where its tiles fill the waves
+    // clearly better: each tile width scored by its last-wave efficiency
+    // times the share of its columns inside N, times its speed on whole
+    // waves relative to 128 x 256 (0.975 for 128 x 176, 0.97 for 128 x 128:
+    // measured on the H200, bench/results/2026-11-30-gemm-s7-h200.txt, run
+    // S7-4, e.g. 4096x14336x4096 671.3 against 675.6 TFLOP/s at waves 0.994
+    // against 0.970). It takes 1024x14336x4096: 0.987 of 176's waves against
+    // 0.970 of 128's, 723.6 against 707.0, and + bias + gelu 705.7 against
+    // ~640 for ping-pong 128 x 128; where the scores are within 0.01 the
+    // established tile stays (4096x14336x4096, 1024x28672x8192: ties).
+    if (v.tile_n >= 128 && k.b_kmajor) {
+      auto score = [&](int tn, double speed) {
+        const std::int64_t cols = (k.n + tn - 1) / tn * tn;
+        return wave_efficiency(tiles(tn), sms) * static_cast<double>(k.n) / static_cast<double>(cols) * speed;
+      };
+      GemmConfig w = v;
+      w.tile_n = 176;
+      w.stages = 4;
+      const double now = v.tile_n == 256 ? score(256, 1.0) : score(128, 0.97);
+      if (tiles(176) >= sms && v2_epi_tma(k, w) && score(176, 0.975) > now + 0.01) v.tile_n = 176;
+    }
     const int plain_tn = v.tile_n;
     // An epilogue chain: 128 wide where that gives ping-pong (at least two
     // tiles per SM, rule below), which hides the chain under the other
@@ -189,11 +212,12 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     bool light = true;  // every operand of the chain by value or broadcast along M or N
     for (const auto& o : p.operands) light = light && (o.by_value || o.view.sr == 0 || o.view.sc == 0);
     const bool chained = !p.steps.empty();
-    if (v.split_k == 1 && (chained ? plain_tn == 256 && light && tiles(256) >= sms : v.tile_n == 128 || v.tile_n == 256)) {
+    const bool wide = plain_tn == 256 || plain_tn == 176;
+    if (v.split_k == 1 && (chained ? wide && light && tiles(plain_tn) >= sms : v.tile_n >= 128)) {
       GemmConfig e = v;
-      if (chained) e.tile_n = 256;
+      if (chained) e.tile_n = plain_tn;
       e.pingpong = 0;
-      e.stages = e.tile_n == 256 ? 3 : 5;
+      e.stages = e.tile_n == 256 ? 3 : e.tile_n == 176 ? 4 : 5;
       if (v2_epi_tma(k, e)) v = e;
     }
     // STREAM_K stays 0: on the H200 the tail split measured within the
@@ -292,6 +316,14 @@ std::vector<GemmConfig> proposable_configs() {
       out.push_back(w);
     }
   }
+  // 176 wide (a K-major B): 5 stages, and 4 with EPI_TMA's copy.
+  GemmConfig w;
+  w.version = 2;
+  w.tile_n = 176;
+  for (int st : {5, 4}) {
+    w.stages = st;
+    out.push_back(w);
+  }
   return out;
 }
 
@@ -385,8 +417,9 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
 
 namespace {
 // v2 shared memory with EPI_TMA's 16-bit copy of the tile.
+// The copy holds whole 64-column boxes (176 wide: three, the last overlapping).
 unsigned v2_smem_with_copy(const GemmConfig& c) {
-  return v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) + static_cast<unsigned>(c.tile_m * c.tile_n * 2);
+  return v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) + static_cast<unsigned>(c.tile_m * ((c.tile_n + 63) / 64) * 128);
 }
 }  // namespace
 

@@ -48,7 +48,7 @@
 //
 // Specialisation (prelude #defines, engines/gemm/gemm_kernel.cpp):
 //   OPGRAPH_GEMM_IN (0 bf16, 1 fp16), OPGRAPH_GEMM_OUT (0 bf16, 1 fp16, 2 fp32),
-//   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256),
+//   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256 powers of two; 176),
 //   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY,
 //   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined),
 //   OPGRAPH_GEMM_PINGPONG (0 cooperative, 1 ping-pong; 0 when not defined),
@@ -149,12 +149,20 @@ constexpr int kStgBytes = 8 * kRowsWarp * kStgLd * 4;  // the 8 consumer warps
 // map was encoded (16-byte aligned base and strides), else the staged
 // epilogue below runs.
 constexpr bool kEpiTma = OPGRAPH_GEMM_EPI_TMA != 0;
-constexpr int kCBytes = kEpiTma ? kBM * kBN * 2 : 0;
+// The copy's 64-column boxes; a width that is not a multiple of 64 (176)
+// ends on a box that overlaps the one before it (columns kBN - 64 .. kBN - 1:
+// the shared columns are written to both, with the same values).
+constexpr int kCBoxes = (kBN + 63) / 64;
+constexpr int kCBytes = kEpiTma ? kBM * kCBoxes * 128 : 0;
+__host__ __device__ constexpr int box_col(int box) { return 64 * box + 64 <= kBN ? 64 * box : kBN - 64; }
 constexpr i64 kFlagCTma = 16;
 static_assert(!kEpiTma || (!kPing && kBM == 128 && kCluster == 1 && OPGRAPH_GEMM_OUT != 2 && kBN >= 64),
               "EPI_TMA: cooperative 128-row tiles >= 64 wide, no CTA pairs, 16-bit output");
 
-static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 256, "TILE_N is 16..256, a power of two");
+static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 176 || kBN == 256,
+              "TILE_N is 16..256, a power of two, or 176");
+static_assert(kBN < 64 || kBN % 64 == 0 || (kBKm && kCluster == 1),
+              "TILE_N = 176 (not whole 64-wide boxes) takes a K-major B and no CTA pairs");
 static_assert(kBKm || kBN >= 64, "an N-major B needs TILE_N >= 64 (64-element swizzle rows)");
 static_assert(kStages >= 2 && kStages <= 8, "STAGES is 2..8");
 static_assert(kCluster == 1 || kCluster == 2, "CLUSTER_M is 1 or 2");
@@ -383,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   const u32 base = (raw + 1023u) & ~1023u;
   const u32 sa = base;                          // kStages x kABytes
   const u32 sb = base + kStages * kABytes;      // kStages x kBBytes
-  const u32 cst = sb + kStages * kBBytes;       // EPI_TMA: kCBytes, 1024-aligned (four 64 x 64 boxes per 64 rows)
+  const u32 cst = sb + kStages * kBBytes;       // EPI_TMA: kCBytes, 1024-aligned (kCBoxes boxes of kBM x 64)
   const u32 bars = cst + kCBytes;               // full[kStages], empty[kStages] (8 bytes each)
   // Epilogue staging (kStgBytes) after the barriers' 256 bytes.
   float* const stg = reinterpret_cast<float*>(smem_raw + (bars + 256u - raw));
@@ -642,15 +650,21 @@ extern "C" __global__ void __launch_bounds__(384, 1)
                 }
                 y[q] = x;
               }
-              const u32 addr = cst + static_cast<u32>(jb / 8) * (kBM * 128) + row * 128 +
-                               ((static_cast<u32>(jb % 8) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
               u32 v;
 #if OPGRAPH_GEMM_OUT == 0
               asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
 #else
               asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
 #endif
-              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+              // Into every box that holds the group (two where boxes overlap).
+#pragma unroll
+              for (int box = 0; box < kCBoxes; ++box) {
+                const int chunk = jb - box_col(box) / 8;
+                if (chunk < 0 || chunk >= 8) continue;
+                const u32 addr = cst + static_cast<u32>(box) * (kBM * 128) + row * 128 +
+                                 ((static_cast<u32>(chunk) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+              }
             }
           (void)b0;
           (void)b1;
@@ -662,11 +676,11 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         if (t == 0) {
           const int b1 = static_cast<int>(w.b1), b0 = static_cast<int>(w.b0);
 #pragma unroll
-          for (int box = 0; box < kBN / 64; ++box)
+          for (int box = 0; box < kCBoxes; ++box)
             asm volatile(
                 "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
                     reinterpret_cast<u64>(&tc)),
-                "r"(static_cast<int>(w.n0) + 64 * box), "r"(static_cast<int>(w.m0) + cw * 64), "r"(b1), "r"(b0),
+                "r"(static_cast<int>(w.n0) + box_col(box)), "r"(static_cast<int>(w.m0) + cw * 64), "r"(b1), "r"(b0),
                 "r"(cst + static_cast<u32>(box) * (kBM * 128) + static_cast<u32>(cw) * 64 * 128)
                 : "memory");
           asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
