@@ -174,9 +174,10 @@ TEST(GemmCodegen, EpilogueHoldsTheChainInOrder) {
   ASSERT_TRUE(p.is_good()) << p.status().message();
   const std::string body = epilogue_body(*p);
   std::size_t at = 0;
-  // The bias row (broadcast along M) loads by column only; the residual by (m, n).
-  for (const char* piece : {"x = x + opgraph_gemm::epi_load_row<0>(p.epi[0], b0, b1, n)", "opgraph_gemm::gelu(x)",
-                            "x = x * static_cast<float>(p.scalar[1])", "opgraph_gemm::epi_load<2>(p.epi[2]",
+  // The bias row (broadcast along M) loads by column only; the residual by
+  // (m, n); both have a unit column stride (the "_unit" forms).
+  for (const char* piece : {"x = x + opgraph_gemm::epi_load_row_unit<0>(p.epi[0], b0, b1, n)", "opgraph_gemm::gelu(x)",
+                            "x = x * static_cast<float>(p.scalar[1])", "opgraph_gemm::epi_load_unit<2>(p.epi[2]",
                             "opgraph_gemm::swish(x, 1.0f)", "opgraph_gemm::sigmoid(x)", "tanhf(x)", "opgraph_gemm::relu(x)"}) {
     const std::size_t next = body.find(piece, at);
     ASSERT_NE(next, std::string::npos) << piece << " not after position " << at << " in " << body;
@@ -186,8 +187,29 @@ TEST(GemmCodegen, EpilogueHoldsTheChainInOrder) {
   // Under SWAP_AB the bias becomes a column (broadcast along the kernel's N).
   GemmConfig swap;
   swap.swap_ab = true;
-  EXPECT_NE(epilogue_body(kernel_view(*p, swap)).find("opgraph_gemm::epi_load_col<0>(p.epi[0], b0, b1, m)"),
+  EXPECT_NE(epilogue_body(kernel_view(*p, swap)).find("opgraph_gemm::epi_load_col_unit<0>(p.epi[0], b0, b1, m)"),
             std::string::npos);
+  // Strides other than 1 keep the general forms: a column-major residual
+  // (column stride M), and under SWAP_AB a bias row with column stride 2.
+  {
+    OpGraph g2;
+    g2.set_name("gemm").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
+    auto a = g2.tensor({1, 100, 40}, DataType::BFLOAT16, "A");
+    auto b = g2.tensor({1, 40, 72}, DataType::BFLOAT16, "B");
+    auto res = g2.tensor({1, 100, 72}, DataType::FLOAT, "res");
+    res->set_stride({7200, 1, 100});
+    auto bias = g2.tensor({1, 1, 72}, DataType::BFLOAT16, "bias");
+    bias->set_stride({144, 144, 2});
+    g2.add(g2.bias(g2.matmul(a, b), bias), res)->set_output(true).set_name("C").set_data_type(DataType::BFLOAT16);
+    ASSERT_TRUE(g2.validate().is_good()) << g2.validate().message();
+    auto q = analyze_gemm(g2);
+    ASSERT_TRUE(q.is_good()) << q.status().message();
+    const std::string b2 = epilogue_body(*q);
+    EXPECT_NE(b2.find("opgraph_gemm::epi_load_row<0>(p.epi[0], b0, b1, n)"), std::string::npos) << b2;
+    EXPECT_NE(b2.find("opgraph_gemm::epi_load<2>(p.epi[1], b0, b1, m, n)"), std::string::npos) << b2;
+    EXPECT_NE(epilogue_body(kernel_view(*q, swap)).find("opgraph_gemm::epi_load_col<0>(p.epi[0], b0, b1, m)"),
+              std::string::npos);
+  }
   auto r = kernel_request(*p, GemmConfig{});
   bool found = false;
   for (const auto& d : r.defines) found = found || (d.name == "OPGRAPH_GEMM_EPILOGUE_BODY" && d.value == body);

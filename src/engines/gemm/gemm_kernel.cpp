@@ -351,10 +351,13 @@ std::string epilogue_body(const GemmProblem& p) {
       // A broadcast axis (stride 0) is part of the layout class: its load
       // form drops that coordinate.
       const std::string t = std::to_string(code_of(o.view.dtype));
+      // A unit stride along the coordinate the form keeps is part of the
+      // class too (its "_unit" form adds that coordinate as an offset).
+      const std::string row = o.view.sc == 1 ? "_unit<" : "<", col = o.view.sr == 1 ? "_unit<" : "<";
       if (o.by_value) operand = "static_cast<float>(p.scalar[" + i + "])";
-      else if (o.view.sr == 0) operand = "opgraph_gemm::epi_load_row<" + t + ">(p.epi[" + i + "], b0, b1, n)";
-      else if (o.view.sc == 0) operand = "opgraph_gemm::epi_load_col<" + t + ">(p.epi[" + i + "], b0, b1, m)";
-      else operand = "opgraph_gemm::epi_load<" + t + ">(p.epi[" + i + "], b0, b1, m, n)";
+      else if (o.view.sr == 0) operand = "opgraph_gemm::epi_load_row" + row + t + ">(p.epi[" + i + "], b0, b1, n)";
+      else if (o.view.sc == 0) operand = "opgraph_gemm::epi_load_col" + col + t + ">(p.epi[" + i + "], b0, b1, m)";
+      else operand = "opgraph_gemm::epi_load" + row + t + ">(p.epi[" + i + "], b0, b1, m, n)";
     }
     s += " /* " + std::string(to_string(st.kind)) + " '" + st.node + "' */ ";
     switch (st.kind) {
