@@ -99,8 +99,9 @@ __device__ __forceinline__ float epi_load_col(const GemmOperand& o, i64 b0, i64 
 // The three forms where the operand's contiguous axis has stride 1 (a bias
 // row, a residual, a per-row column vector): that coordinate enters the
 // address as an offset, so each fragment column's (row's) becomes the load's
-// immediate instead of a 64-bit multiply per element (4096^3 + bias + gelu on
-// 128 x 256: ~6 integer instructions less per bias load, run S7-5).
+// immediate instead of a 64-bit multiply per element (128 x 256 + bias + gelu,
+// EPI_TMA's interior path: 341 integer instructions per thread and tile down
+// to 29; 4096^3 +0.5% / +0.7%, bench/results/2026-11-30-gemm-s7-h200.txt, run S7-5).
 template <int T>
 __device__ __forceinline__ float epi_load_unit(const GemmOperand& o, i64 b0, i64 b1, i64 m, i64 n) {
   return load_elem<T>(o.ptr, b0 * o.s0 + b1 * o.s1 + m * o.sr + n);

@@ -1,8 +1,9 @@
 // gemm/kernels/gemm_wgmma.cuh — wgmma.mma_async m64nNk16 wrappers (sm_90a) for
-// the N tile extents gemm_v2 uses (16, 32, 64, 128, 176, 256), bf16 (IN = 0) or fp16 (IN = 1) inputs, fp32
-// accumulators d[N/2] in the wgmma D fragment order. Both operands come from
-// shared memory through matrix descriptors; TA/TB are the transpose bits (0:
-// K-major, 1: M/N-major). scale_d = 0 overwrites d (the first K step of a tile).
+// the N tile extents gemm_v2 uses (16, 32, 64, 128, 176, 256), bf16 (IN = 0)
+// or fp16 (IN = 1) inputs, fp32 accumulators d[N/2] in the wgmma D fragment
+// order. Both operands come from shared memory through matrix descriptors;
+// TA/TB are the transpose bits (0: K-major, 1: M/N-major). scale_d = 0
+// overwrites d (the first K step of a tile).
 // Written out per N because the operand list of the asm is fixed text (generated
 // once by a script; the text is plain enumeration, not logic).
 #pragma once
