@@ -59,6 +59,8 @@ double wave_efficiency(std::int64_t units, int sms) {
 }
 
 int v2_stages_for(int tile_n) { return tile_n == 256 ? 4 : tile_n == 176 ? 5 : tile_n == 128 ? 6 : 8; }
+// The same with EPI_TMA's 16-bit copy of the tile beside the ring (one stage less; 128, 176, 256 wide).
+int v2_epi_stages_for(int tile_n) { return v2_stages_for(tile_n) - 1; }
 
 }  // namespace
 
@@ -162,7 +164,7 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
       };
       GemmConfig w = v;
       w.tile_n = 176;
-      w.stages = 4;
+      w.stages = v2_epi_stages_for(176);
       const double now = v.tile_n == 256 ? score(256, 1.0) : score(128, 0.97);
       if (tiles(176) >= sms && v2_epi_tma(k, w) && score(176, 0.975) > now + 0.01) v.tile_n = 176;
     }
@@ -217,7 +219,7 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
       GemmConfig e = v;
       if (chained) e.tile_n = plain_tn;
       e.pingpong = 0;
-      e.stages = e.tile_n == 256 ? 3 : e.tile_n == 176 ? 4 : 5;
+      e.stages = v2_epi_stages_for(e.tile_n);
       if (v2_epi_tma(k, e)) v = e;
     }
     // STREAM_K stays 0: on the H200 the tail split measured within the
@@ -297,7 +299,7 @@ std::vector<GemmConfig> proposable_configs() {
     }
     if (tn == 256 || tn == 128) {  // one stage less: room for EPI_TMA's 16-bit tile copy (a 16-bit output)
       GemmConfig t = c;
-      t.stages = tn == 256 ? 3 : 5;
+      t.stages = v2_epi_stages_for(tn);
       t.pingpong = 0;
       out.push_back(t);
     }
@@ -320,7 +322,7 @@ std::vector<GemmConfig> proposable_configs() {
   GemmConfig w;
   w.version = 2;
   w.tile_n = 176;
-  for (int st : {5, 4}) {
+  for (int st : {v2_stages_for(176), v2_epi_stages_for(176)}) {
     w.stages = st;
     out.push_back(w);
   }
