@@ -9,7 +9,7 @@
 // 1024x4096x4096, 4096x14336x4096, 8192^3 and 4096x4096x16384, each at v2 cooperative
 // 128x256 / 128x128 / 128x256 CTA pairs and ping-pong 128x128 (6, 5 stages, CTA
 // pairs) / 128x64 / 64x256, cooperative 256x128 and 128x256 with 3 stages
-// (EPI_TMA: TMA stores of a 16-bit output) (VARIANT lines only).
+// (EPI_TMA's whole-tile copy; 4 stages hold two boxes) (VARIANT lines only).
 // (--study with OPGRAPH_GEMM_STUDY_ONLY="MxNxK/chain/label,..." times only those.)
 // OPGRAPH_GEMM_SHAPES="MxNxK/chain,..." (chain "none" or e.g. "bias+gelu") keeps only
 // those cases of the chosen mode (a short probe, e.g. under ncu); under --study
@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
       // Ping-pong over 64 x 256 tiles (one m64n256 wgmma per k16 step).
       if (pc->version == 2 && pc->tile_n >= 128 && pc->split_k == 1)
         variant([](gemm::GemmConfig& v) { v.tile_m = 64, v.tile_n = 256, v.stages = 5, v.pingpong = 1, v.cluster_m = 1; });
-      // Cooperative 128 x 256 with 3 stages: a 16-bit output leaves through TMA stores (EPI_TMA).
+      // Cooperative 128 x 256 with 3 stages: EPI_TMA's copy holds the whole tile (one pass).
       if (pc->version == 2 && pc->tile_n == 256 && pc->pingpong == 0 && pc->split_k == 1)
         variant([](gemm::GemmConfig& v) { v.stages = 3; });
       // The cooperative EPI_TMA tiles the width rule weighs: 128 x 176 (a

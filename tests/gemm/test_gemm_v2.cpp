@@ -14,9 +14,9 @@ using namespace opgraph::gemm;
 
 namespace {
 
-// A [1, m, k] @ B [1, k, n] (+ bias, gelu when `fused`), bf16 out.
+// A [1, m, k] @ B [1, k, n] (+ bias, gelu when `fused`), `out` (bf16) out.
 OpGraph v2_graph(std::int64_t m, std::int64_t n, std::int64_t k, bool a_col = false, bool b_col = true,
-                 std::int64_t align = 16, bool fused = true) {
+                 std::int64_t align = 16, bool fused = true, DataType out = DataType::BFLOAT16) {
   OpGraph g;
   g.set_name("gemm_v2").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
   auto a = g.tensor({1, m, k}, DataType::BFLOAT16, "A");
@@ -27,7 +27,7 @@ OpGraph v2_graph(std::int64_t m, std::int64_t n, std::int64_t k, bool a_col = fa
   b->set_alignment(align);
   auto c = g.matmul(a, b);
   auto y = fused ? g.gelu(g.bias(c, g.tensor({1, 1, n}, DataType::BFLOAT16, "bias"))) : c;
-  y->set_output(true).set_name("Y").set_data_type(DataType::BFLOAT16);
+  y->set_output(true).set_name("Y").set_data_type(out);
   EXPECT_TRUE(g.validate().is_good()) << g.validate().message();
   return g;
 }
@@ -94,14 +94,15 @@ TEST(GemmV2Support, TakesTheSixteenByteClassOnly) {
 }
 
 TEST(GemmV2Heuristics, HopperPicksFromFacts) {
-  // Large: v2, 256-wide tiles, no split, 3 stages (EPI_TMA: the plain 16-bit
-  // output through TMA stores); 128-wide when the chain loads a tensor (bias).
+  // Large: v2, 256-wide tiles, no split, 4 stages (EPI_TMA: the plain 16-bit
+  // output through TMA stores, a copy of two boxes); 128-wide when the chain
+  // loads a tensor (bias).
   auto big = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false));
   ASSERT_TRUE(big.is_good());
   GemmConfig c = pick_config(*big, 132, false, true);
   EXPECT_EQ(c.version, 2);
   EXPECT_EQ(c.tile_n, 256);
-  EXPECT_EQ(c.stages, 3);
+  EXPECT_EQ(c.stages, 4);
   EXPECT_TRUE(v2_epi_tma(*big, c));
   EXPECT_EQ(c.split_k, 1);
   EXPECT_FALSE(c.swap_ab);
@@ -382,32 +383,49 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   for (const GemmConfig& c : proposable_configs()) proposed = proposed || (c == t256);
   EXPECT_TRUE(proposed) << "the CI compile set has the 256 x 128 cooperative kernel";
   // EPI_TMA: a 16-bit output (its chain applied in registers) through TMA
-  // stores where a 16-bit copy of the tile fits beside the ring (128 x 256
-  // with 3 stages, not 4); not with a 32-bit output, ping-pong or CTA pairs.
+  // stores where a 16-bit copy of at least one 64-column box fits beside the
+  // ring: the whole tile's four boxes at 128 x 256 with 3 stages, two (stored
+  // in two passes) with 4; not with a 32-bit output or ping-pong.
   auto plain = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false));
   ASSERT_TRUE(plain.is_good());
-  EXPECT_TRUE(v2_epi_tma(*plain, v2(256, 3)));
-  EXPECT_FALSE(v2_epi_tma(*plain, v2(256, 4)));
-  EXPECT_TRUE(v2_epi_tma(*plain, v2(128, 5)));
-  EXPECT_TRUE(v2_epi_tma(*big, v2(256, 3)));  // bias + gelu
+  EXPECT_EQ(v2_epi_boxes(*plain, v2(256, 3)), 4);
+  EXPECT_EQ(v2_epi_boxes(*plain, v2(256, 4)), 2);
+  EXPECT_EQ(v2_epi_boxes(*plain, v2(128, 5)), 2);
+  EXPECT_EQ(v2_epi_boxes(*plain, v2(128, 6)), 2);  // the copy shares the staged epilogue's region
+  EXPECT_TRUE(v2_epi_tma(*big, v2(256, 4)));      // bias + gelu
+  GemmConfig pair = v2(256, 4);
+  pair.cluster_m = 2;
+  EXPECT_EQ(v2_epi_boxes(*plain, pair), 2);  // CTA pairs too
   GemmConfig pp3 = v2(128, 5);
   pp3.pingpong = 1;
   EXPECT_FALSE(v2_epi_tma(*plain, pp3));
-  const auto ket = kernel_request(*plain, v2(256, 3));
-  std::string et;
-  for (const auto& d : ket.defines)
-    if (d.name == "OPGRAPH_GEMM_EPI_TMA") et = d.value;
-  EXPECT_EQ(et, "1");
-  EXPECT_NE(ket.key("sm_90a"), kernel_request(*big, v2(256, 3)).key("sm_90a"));
-  // One stage (16 KiB of A, 32 KiB of B) less than 4 stages, plus the copy.
-  EXPECT_EQ(smem_bytes(*big, v2(256, 3)), smem_bytes(*big, v2(256, 4)) - (16384u + 32768u) + 128u * 256u * 2u);
-  EXPECT_LE(smem_bytes(*plain, v2(256, 3)), 232448u - 64u);
+  auto f32 = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false, DataType::FLOAT));
+  ASSERT_TRUE(f32.is_good());
+  EXPECT_FALSE(v2_epi_tma(*f32, v2(256, 3)));
+  auto et_of = [](const runtime::KernelRequest& r) {
+    for (const auto& d : r.defines)
+      if (d.name == "OPGRAPH_GEMM_EPI_TMA") return d.value;
+    return std::string();
+  };
+  const auto ket = kernel_request(*plain, v2(256, 4));
+  EXPECT_EQ(et_of(ket), "2");
+  EXPECT_EQ(ket.kernel.substr(ket.kernel.size() - 4), "_et2");
+  EXPECT_EQ(et_of(kernel_request(*plain, v2(256, 3))), "4");
+  EXPECT_EQ(et_of(kernel_request(*f32, v2(256, 3))), "0");
+  EXPECT_NE(ket.key("sm_90a"), kernel_request(*big, v2(256, 4)).key("sm_90a"));
+  EXPECT_NE(ket.key("sm_90a"), kernel_request(*plain, v2(256, 3)).key("sm_90a"));
+  // The ring (48 KiB a stage: 16 of A, 32 of B), 1280 bytes of alignment and
+  // barriers, and the copy: 128 rows x 128 B a box.
+  EXPECT_EQ(smem_bytes(*big, v2(256, 3)), 3u * 49152u + 1280u + 4u * 16384u);
+  EXPECT_EQ(smem_bytes(*big, v2(256, 4)), 4u * 49152u + 1280u + 2u * 16384u);
+  EXPECT_EQ(smem_bytes(*f32, v2(256, 4)), 4u * 49152u + 1280u + 8u * 16u * 24u * 4u);  // the staging rows
+  EXPECT_LE(smem_bytes(*plain, v2(256, 4)), 232448u - 64u);
   proposed = false;
-  for (const GemmConfig& c : proposable_configs()) proposed = proposed || (c == v2(256, 3));
-  EXPECT_TRUE(proposed) << "the CI compile set has a 3-stage 256-wide kernel (EPI_TMA)";
+  for (const GemmConfig& c : proposable_configs()) proposed = proposed || (c == v2(256, 4));
+  EXPECT_TRUE(proposed) << "the CI compile set has the 4-stage 256-wide kernel (EPI_TMA with a 16-bit output)";
   // The pick: a chain 128 wide with at least two tiles per SM runs
-  // ping-pong; a plain 16-bit output runs cooperative with EPI_TMA (one stage
-  // less); 256 wide and split-K picks stay cooperative.
+  // ping-pong; a plain 16-bit output runs cooperative with EPI_TMA (128 wide:
+  // one stage less); 256 wide and split-K picks stay cooperative.
   auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, bool fused) {
     auto q = analyze_gemm(v2_graph(m, n, k, false, true, 16, fused));
     EXPECT_TRUE(q.is_good());
@@ -462,7 +480,7 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   c = pick(4096, 4096, 4096, true);
   EXPECT_EQ(c.tile_n, 256);
   EXPECT_EQ(c.pingpong, 0);
-  EXPECT_EQ(c.stages, 3);
+  EXPECT_EQ(c.stages, 4);
   c = pick(1024, 14336, 4096, true);  // 176 wide by the plain rule: 128 x 176, EPI_TMA
   EXPECT_EQ(c.tile_n, 176);
   EXPECT_EQ(c.pingpong, 0);
@@ -485,18 +503,18 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   EXPECT_EQ(c.pingpong, 0);
   // A chain of by-value steps only (gelu): 128 x 256 with EPI_TMA where the
   // 256-wide tiles fill whole waves (512 tiles); fewer (128) keep the
-  // 256-wide cooperative tile with 4 stages, no TMA store.
+  // 256-wide cooperative tile with 4 stages, which stores through TMA too.
   auto gelu = [](OpGraph& g, auto x) { return g.gelu(x); };
   c = pick_tail(4096, 4096, DataType::BFLOAT16, gelu, &tma);
   EXPECT_EQ(c.tile_n, 256);
   EXPECT_EQ(c.pingpong, 0);
-  EXPECT_EQ(c.stages, 3);
+  EXPECT_EQ(c.stages, 4);
   EXPECT_TRUE(tma);
   c = pick_tail(1024, 4096, DataType::BFLOAT16, gelu, &tma);
   EXPECT_EQ(c.tile_n, 256);
   EXPECT_EQ(c.pingpong, 0);
   EXPECT_EQ(c.stages, 4);
-  EXPECT_FALSE(tma);
+  EXPECT_TRUE(tma);
   c = pick(128, 4096, 4096, true);  // 32 tiles: split K, one unit per CTA
   EXPECT_GT(c.split_k, 1);
   EXPECT_EQ(c.pingpong, 0);
@@ -598,8 +616,8 @@ TEST(GemmV2TmaStore, OutputMapOnlyWhereTmaCanStoreEveryTile) {
 TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
   // 176 wide: a K-major B only (an N-major B loads whole 64-wide boxes), the
   // 128-row cooperative schedule, no CTA pairs; EPI_TMA with 4 stages (the
-  // copy's three 64-column boxes, the last overlapping), the staged epilogue
-  // with 5; both in the CI compile set.
+  // copy's three 64-column boxes, the last overlapping) and with 5 (a copy of
+  // two boxes: two passes); both in the CI compile set.
   GemmConfig t = v2(176, 5);
   ASSERT_TRUE(config_from_knobs(knobs_of(t)).is_good()) << config_from_knobs(knobs_of(t)).status().message();
   for (auto edit : {+[](GemmConfig& c) { c.pingpong = 1; }, +[](GemmConfig& c) { c.cluster_m = 2; },
@@ -615,11 +633,12 @@ TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
   EXPECT_TRUE(config_takes(*kmaj, t));
   EXPECT_FALSE(config_takes(*nmaj, t));
   EXPECT_TRUE(config_takes(*nmaj, v2(256, 4)));
-  EXPECT_FALSE(v2_epi_tma(*kmaj, t));  // 5 stages + the copy: over 227 KiB
-  EXPECT_TRUE(v2_epi_tma(*kmaj, v2(176, 4)));
-  // Four stages of 16 KiB (A) + 22 KiB (B), and the copy: 128 rows x 3 boxes x 128 B.
-  EXPECT_EQ(smem_bytes(*kmaj, v2(176, 4)), smem_bytes(*kmaj, t) - (16384u + 22528u) + 128u * 3u * 128u);
-  EXPECT_LE(smem_bytes(*kmaj, v2(176, 4)), 232448u - 64u);
+  EXPECT_EQ(v2_epi_boxes(*kmaj, t), 2);  // 5 stages + the whole copy: over 227 KiB
+  EXPECT_EQ(v2_epi_boxes(*kmaj, v2(176, 4)), 3);
+  // Stages of 16 KiB (A) + 22 KiB (B), 1280 bytes, and the copy: 128 rows x boxes x 128 B.
+  EXPECT_EQ(smem_bytes(*kmaj, v2(176, 4)), 4u * (16384u + 22528u) + 1280u + 128u * 3u * 128u);
+  EXPECT_EQ(smem_bytes(*kmaj, t), 5u * (16384u + 22528u) + 1280u + 128u * 2u * 128u);
+  EXPECT_LE(smem_bytes(*kmaj, t), 232448u - 64u);
   auto big = analyze_gemm(v2_graph(1024, 14336, 4096));
   ASSERT_TRUE(big.is_good());
   EXPECT_EQ(v2_schedule(*big, t).tiles, 8 * 82);  // 14336 = 81 x 176 + 80
@@ -630,7 +649,7 @@ TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
     if (d.name == "OPGRAPH_GEMM_EPI_TMA") et = d.value;
   }
   EXPECT_EQ(tn, "176");
-  EXPECT_EQ(et, "1");
+  EXPECT_EQ(et, "3");
   int proposed = 0;
   for (const GemmConfig& c : proposable_configs()) proposed += c == t || c == v2(176, 4);
   EXPECT_EQ(proposed, 2) << "the CI compile set has both 176-wide kernels";

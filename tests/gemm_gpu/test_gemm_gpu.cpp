@@ -344,9 +344,9 @@ TEST_F(GemmGpu, V2Cooperative256x128EveryLayoutTailsSplitStreamKBatch) {
   run_tile_suite({256, 128, 4, 0, 264, 136, 2200, 4104, 200});
 }
 
-// EPI_TMA (cooperative 128 x 256 with 3 stages and a 16-bit output: the
-// chain runs on the fragments in registers and the tile leaves through TMA
-// stores of a swizzled shared copy): every layout class with tails in M and N
+// EPI_TMA (cooperative 128 x 256 with 3 stages, the whole tile's copy, and a
+// 16-bit output: the chain runs on the fragments in registers and the tile
+// leaves through TMA stores of a swizzled shared copy): every layout class with tails in M and N
 // (clipped by TMA; the chain's operands guarded), plain and chained (bias +
 // gelu, scale + residual, a broadcast bias + relu), split K, a stream-K tail,
 // a batch, fp16; an output whose row stride is not 16-byte aligned (odd N:
@@ -399,6 +399,29 @@ TEST_F(GemmGpu, V2TmaStoreEpilogueEveryLayoutTailsSplitBatchFallbacks) {
     EXPECT_EQ(run_case(c, k128(ac ? 2 : 1), rng), 0u) << "128 x 128";
   }
   EXPECT_EQ(run_case(big, k128(1), rng), 0u) << "128 x 128";
+  // Copies of fewer boxes than the tile has, stored in passes: 128 x 256 with
+  // 4 stages holds two of its four boxes (two passes per tile); and 128 x 128
+  // with 6 stages (its whole copy, sharing the staged epilogue's region). Tails,
+  // a chain, split K, a stream-K tail, many units per CTA, CTA pairs.
+  for (auto [tn, st] : {std::pair{256, 4}, std::pair{128, 6}}) {
+    gemm::GemmConfig d = et;
+    d.tile_n = tn;
+    d.stages = st;
+    for (bool ac : {false, true}) {
+      GemmCase c{1, 8 * e8(rng) + 136, 8 * e8(rng) + 264, 8 * e8(rng) + 64, ac, true, DataType::BFLOAT16,
+                 DataType::BFLOAT16, {}};
+      if (ac) c.chain = {"bias", "gelu"};
+      EXPECT_EQ(run_case(c, run_knobs(d, ac ? 2 : 1, false, 0, 0), rng), 0u) << tn << " wide, " << st << " stages";
+    }
+    EXPECT_EQ(run_case(sk, run_knobs(d, 1, false, 0, 1), rng), 0u) << tn << " wide, " << st << " stages, stream-K";
+    EXPECT_EQ(run_case(big, run_knobs(d, 1, false, 1, 0), rng), 0u) << tn << " wide, " << st << " stages";
+    gemm::GemmConfig pair = d;
+    pair.cluster_m = 2;
+    GemmCase odd_m{1, 128 * 3 + 8 * e8(rng), 8 * e8(rng) + 264, 8 * e8(rng) + 64, false, true, DataType::BFLOAT16,
+                   DataType::BFLOAT16, {"bias", "gelu"}};
+    EXPECT_EQ(run_case(odd_m, run_knobs(pair, 1, false, 0, 0), rng), 0u) << tn << " wide, " << st << " stages, pairs";
+    EXPECT_EQ(run_case(big, run_knobs(pair, 1, false, 0, 0), rng), 0u) << tn << " wide, " << st << " stages, pairs";
+  }
 }
 
 // 176-wide tiles (a K-major B): EPI_TMA with 4 stages (three 64-column boxes,

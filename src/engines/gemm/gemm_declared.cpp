@@ -70,17 +70,23 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
   GemmConfig pair = v2;  // CLUSTER_M = 2 with an N-major B (its 64-wide boxes split between the CTAs)
   pair.cluster_m = 2;
   out.push_back(kernel_request(sample_problem(bf, bf, true, false, 8, {EpiKind::ADD}), pair));
-  // EPI_TMA (a 16-bit output through TMA stores): 128 x 256 with 3 stages on
-  // every layout class, an fp16 output, and two chains (a row operand + gelu;
-  // a scale by value + a row operand).
+  // EPI_TMA (a 16-bit output through TMA stores): 128 x 256 with 4 stages (a
+  // copy of two boxes, two passes) on every layout class, an fp16 output, and
+  // two chains (a row operand + gelu; a scale by value + a row operand).
   GemmConfig et = v2;
   et.tile_n = 256;
-  et.stages = 3;
+  et.stages = 4;
   for (bool ak : {true, false})
     for (bool bk : {true, false}) out.push_back(kernel_request(sample_problem(bf, bf, ak, bk, 8, {}), et));
   out.push_back(kernel_request(sample_problem(hf, hf, true, true, 8, {}), et));
   out.push_back(kernel_request(sample_problem(bf, bf, true, true, 8, {EpiKind::ADD, EpiKind::GELU}), et));
   out.push_back(kernel_request(sample_problem(bf, bf, true, true, 8, {EpiKind::MUL, EpiKind::ADD}), et));
+  GemmConfig et3 = et;  // 3 stages: the whole tile's copy, one pass
+  et3.stages = 3;
+  out.push_back(kernel_request(sample_problem(bf, bf, true, true, 8, {EpiKind::ADD, EpiKind::GELU}), et3));
+  GemmConfig etp = et;  // CTA pairs
+  etp.cluster_m = 2;
+  out.push_back(kernel_request(sample_problem(bf, bf, true, true, 8, {}), etp));
   GemmConfig et128 = v2;  // 128 x 128 with 5 stages (the pick of a plain 128-wide output)
   et128.tile_n = 128;
   et128.stages = 5;
@@ -90,6 +96,8 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
   et176.stages = 4;
   for (bool ak : {true, false}) out.push_back(kernel_request(sample_problem(bf, bf, ak, true, 8, {}), et176));
   out.push_back(kernel_request(sample_problem(hf, hf, true, true, 8, {EpiKind::ADD, EpiKind::GELU}), et176));
+  et176.stages = 5;  // a copy of two of the three boxes: two passes, the second one box
+  out.push_back(kernel_request(sample_problem(bf, bf, true, true, 8, {}), et176));
   v2.raster = 1;
   for (DataType o : {bf, hf, f32})
     out.push_back(kernel_request(sample_problem(hf, o, true, true, 8, {EpiKind::MUL, EpiKind::ADD, EpiKind::SWISH}), v2));

@@ -34,13 +34,16 @@ std::vector<KnobDomain> knob_domains() {
 
 namespace {
 
-// v2 dynamic shared memory (bytes), mirroring gemm_v2.cu's gemm_v2_smem_bytes.
-// The ring, 1024 bytes of alignment slack, 256 of barriers, and the epilogue
-// staging: 24 floats per row of each consumer warp's 16-row slab per 64-row
-// block it holds (8 warps x 16 x blocks rows).
-unsigned v2_smem(int tile_m, int tile_n, int stages, int pingpong) {
+// v2 dynamic shared memory (bytes), mirroring gemm_v2.cu's gemm_v2_smem_bytes:
+// the ring, 1024 bytes of alignment slack, 256 of barriers, and the epilogue's
+// region: the staging (24 floats per row of each consumer warp's 16-row slab
+// per 64-row block it holds: 8 warps x 16 x blocks rows) or EPI_TMA's copy of
+// `copy_boxes` 64-column boxes (tile_m x 128 bytes each), whichever is larger.
+unsigned v2_smem(int tile_m, int tile_n, int stages, int pingpong, int copy_boxes = 0) {
   const int blocks = pingpong ? tile_m / 64 : tile_m / 128;  // 64-row blocks one consumer warpgroup holds
-  return static_cast<unsigned>(stages * (tile_m * 64 * 2 + tile_n * 64 * 2) + 1024 + 256 + 8 * 16 * blocks * 24 * 4);
+  const int staging = 8 * 16 * blocks * 24 * 4, copy = copy_boxes * tile_m * 128;
+  return static_cast<unsigned>(stages * (tile_m * 64 * 2 + tile_n * 64 * 2) + 1024 + 256 +
+                               (copy > staging ? copy : staging));
 }
 constexpr unsigned kMaxSmem = 232448 - 64;  // 227 KiB less the kernel's static flags
 
@@ -59,8 +62,15 @@ double wave_efficiency(std::int64_t units, int sms) {
 }
 
 int v2_stages_for(int tile_n) { return tile_n == 256 ? 4 : tile_n == 176 ? 5 : tile_n == 128 ? 6 : 8; }
-// The same with EPI_TMA's 16-bit copy of the tile beside the ring (one stage less; 128, 176, 256 wide).
-int v2_epi_stages_for(int tile_n) { return v2_stages_for(tile_n) - 1; }
+// The ring beside EPI_TMA's 16-bit copy of the tile (128, 176, 256 wide):
+// 128 x 256 keeps 4 stages, its copy holding two of the tile's four boxes
+// (stored in two passes), 176 and 128 give up one stage for the whole copy.
+// Measured on the H200 (bench/results/2026-12-01-gemm-s8-h200.txt, run S8-1,
+// TFLOP/s in one run): 128 x 256 with 4 stages against 3 and the whole copy,
+// 1024x4096x4096 739.1 / 698.9, 4096x8192x28672 705.9 / 687.8, 4096^3 + bias
+// + gelu 661.5 / 643.4, none of the 16 LLM shapes more than 1% below; 176
+// and 128 with the extra stage (a two-pass copy, the whole one) no faster.
+int v2_epi_stages_for(int tile_n) { return tile_n == 256 ? v2_stages_for(tile_n) : v2_stages_for(tile_n) - 1; }
 
 }  // namespace
 
@@ -198,14 +208,15 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     if (v.tile_n == 128 && v.split_k == 1 && t >= 2 * static_cast<std::int64_t>(sms)) v.pingpong = 1;
     // EPI_TMA (a 16-bit output the TMA can store; measured on the H200,
     // bench/results/2026-11-30-gemm-s6-h200.txt, TFLOP/s in one run each):
-    // - no chain: the cooperative schedule with one stage less, so the
-    //   tile's 16-bit copy fits (128 x 256 with 3 stages, 128 x 128 with 5,
-    //   also in place of ping-pong). Run S6-3: 4096^3 698.6 against 664.8
-    //   staged (128 x 256, 4 stages), 4096x14336x4096 698.7 against 645.3,
-    //   1024x14336x4096 747.1 (128 x 128) against 720.0 ping-pong.
+    // - no chain: the cooperative schedule with the 16-bit copy beside the
+    //   ring (v2_epi_stages_for: 128 x 256 with 4 stages and a two-box copy,
+    //   128 x 128 with 5, also in place of ping-pong). Run S6-3 (128 x 256
+    //   then with 3 stages): 4096^3 698.6 against 664.8 staged (128 x 256,
+    //   4 stages), 4096x14336x4096 698.7 against 645.3, 1024x14336x4096
+    //   747.1 (128 x 128) against 720.0 ping-pong.
     // - a chain whose operands are by value or broadcast along M or N (a
-    //   bias), where the plain rule is 256 wide in whole waves: 128 x 256
-    //   with 3 stages, the chain in registers. Run S6-6 against ping-pong
+    //   bias), where the plain rule is 256 wide in whole waves: 128 x 256,
+    //   the chain in registers. Run S6-6 against ping-pong
     //   128 x 128: 4096^3 + bias + gelu 680.9 / 674.9 against 668.6 / 660.9,
     //   8192^3 687.2 against 647.2, 4096x14336x4096 642.3 against 611.6.
     //   Where the plain rule is 128 wide a chain keeps ping-pong
@@ -297,7 +308,7 @@ std::vector<GemmConfig> proposable_configs() {
       c.pingpong = 1;
       out.push_back(c);
     }
-    if (tn == 256 || tn == 128) {  // one stage less: room for EPI_TMA's 16-bit tile copy (a 16-bit output)
+    if ((tn == 256 || tn == 128) && v2_epi_stages_for(tn) != c.stages) {  // 128: one stage less for EPI_TMA's copy
       GemmConfig t = c;
       t.stages = v2_epi_stages_for(tn);
       t.pingpong = 0;
@@ -391,7 +402,7 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
   r.source = "gemm/kernels/gemm_v" + std::to_string(c.version) + ".cu";
   r.entry = "gemm_v" + std::to_string(c.version);
   if (c.version == 2) {
-    const bool epi_tma = v2_epi_tma(k, c);
+    const int epi_boxes = v2_epi_boxes(k, c);
     r.defines = {{"OPGRAPH_GEMM_IN", std::to_string(code_of(p.in))},
                  {"OPGRAPH_GEMM_OUT", std::to_string(code_of(p.out))},
                  {"OPGRAPH_GEMM_A_KMAJOR", k.a_kmajor ? "1" : "0"},
@@ -402,9 +413,10 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
                  {"OPGRAPH_GEMM_CLUSTER_M", std::to_string(c.cluster_m)},
                  {"OPGRAPH_GEMM_PINGPONG", std::to_string(c.pingpong)},
                  {"OPGRAPH_GEMM_TILE_M", std::to_string(c.tile_m)},
-                 {"OPGRAPH_GEMM_EPI_TMA", epi_tma ? "1" : "0"},
+                 {"OPGRAPH_GEMM_EPI_TMA", std::to_string(epi_boxes)},
                  {"OPGRAPH_GEMM_EPILOGUE_BODY", epilogue_body(k)}};
-    if (epi_tma) r.kernel += "_et";
+    if (epi_boxes > 0) r.kernel += "_et";
+    if (epi_boxes > 0 && epi_boxes < (c.tile_n + 63) / 64) r.kernel += std::to_string(epi_boxes);
     return r;
   }
   r.defines = {{"OPGRAPH_GEMM_IN", std::to_string(code_of(p.in))},
@@ -420,22 +432,23 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
   return r;
 }
 
-namespace {
-// v2 shared memory with EPI_TMA's 16-bit copy of the tile.
-// The copy holds whole 64-column boxes (176 wide: three, the last overlapping).
-unsigned v2_smem_with_copy(const GemmConfig& c) {
-  return v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong) + static_cast<unsigned>(c.tile_m * ((c.tile_n + 63) / 64) * 128);
+int v2_epi_boxes(const GemmProblem& kp, const GemmConfig& c) {
+  if (!(c.version == 2 && c.pingpong == 0 && c.tile_m == 128 && c.tile_n >= 64 && kp.out != DataType::FLOAT &&
+        kp.c.sc == 1))
+    return 0;
+  // The tile's 64-column boxes (176 wide: three, the last overlapping), or as
+  // many as fit beside the ring (written and stored in passes).
+  const int tile_boxes = (c.tile_n + 63) / 64;
+  int boxes = tile_boxes;
+  while (boxes > 0 && v2_smem(c.tile_m, c.tile_n, c.stages, 0, boxes) > kMaxSmem) --boxes;
+  return boxes;
 }
-}  // namespace
 
-bool v2_epi_tma(const GemmProblem& kp, const GemmConfig& c) {
-  return c.version == 2 && c.pingpong == 0 && c.tile_m == 128 && c.cluster_m == 1 && c.tile_n >= 64 &&
-         kp.out != DataType::FLOAT && kp.c.sc == 1 && v2_smem_with_copy(c) <= kMaxSmem;
-}
+bool v2_epi_tma(const GemmProblem& kp, const GemmConfig& c) { return v2_epi_boxes(kp, c) > 0; }
 
 unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.version == 2)
-    return v2_epi_tma(kernel_view(p, c), c) ? v2_smem_with_copy(c) : v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong);
+    return v2_smem(c.tile_m, c.tile_n, c.stages, c.pingpong, v2_epi_boxes(kernel_view(p, c), c));
   const GemmProblem k = kernel_view(p, c);
   constexpr int bk = 32, pad = 8;
   const int a = k.a_kmajor ? c.tile_m * (bk + pad) : bk * (c.tile_m + pad);

@@ -85,9 +85,12 @@ runtime::KernelRequest kernel_request(const GemmProblem& p, const GemmConfig& c)
 // Dynamic shared memory of the kernel (bytes), mirroring gemm_v1.cu.
 unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c);
 // v2 kernels whose 16-bit output (the chain applied in registers) leaves
-// through TMA stores (EPI_TMA): cooperative 128-row tiles, one CTA per
-// cluster, an N-contiguous 16-bit output, and room for a 16-bit copy of the
-// tile beside the ring (e.g. 128 x 256 with 3 stages). For the kernel view `kp`.
+// through TMA stores (EPI_TMA): cooperative 128-row tiles, an N-contiguous
+// 16-bit output, and room beside the ring for a 16-bit copy of at least one
+// 64-column box of the tile. v2_epi_boxes: the boxes the copy holds (all the
+// tile's, e.g. 128 x 256 with 3 stages, or fewer, stored in passes: 128 x 256
+// with 4 stages holds two); 0 where EPI_TMA does not apply. For the kernel view `kp`.
+int v2_epi_boxes(const GemmProblem& kp, const GemmConfig& c);
 bool v2_epi_tma(const GemmProblem& kp, const GemmConfig& c);
 
 // Host mirror of opgraph_gemm::GemmParams (gemm_common.cuh): same field order,

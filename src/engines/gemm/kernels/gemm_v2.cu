@@ -53,7 +53,8 @@
 //   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined),
 //   OPGRAPH_GEMM_PINGPONG (0 cooperative, 1 ping-pong; 0 when not defined),
 //   OPGRAPH_GEMM_TILE_M (128; 64 with ping-pong; 256 cooperative with TILE_N <= 128; 128 when not defined),
-//   OPGRAPH_GEMM_EPI_TMA (1: the TMA-store epilogue below, a 5th kernel parameter; 0 when not defined).
+//   OPGRAPH_GEMM_EPI_TMA (the TMA-store epilogue below, a 5th kernel parameter: the number of 64-column
+//   boxes its copy of the tile holds, 1..TILE_N / 64 rounded up; 0, or not defined: off).
 //
 // CLUSTER_M = 2: the grid runs in clusters of two CTAs stacked along M; the
 // pair works on tiles (2 pm, tn) and (2 pm + 1, tn) together, so they share
@@ -147,17 +148,23 @@ constexpr int kStgBytes = 8 * kRowsWarp * kStgLd * 4;  // the 8 consumer warps
 // consumers go back to the mainloop after writing it instead of storing to
 // global memory themselves; the run-time flag kFlagCTma says the output's
 // map was encoded (16-byte aligned base and strides), else the staged
-// epilogue below runs.
-constexpr bool kEpiTma = OPGRAPH_GEMM_EPI_TMA != 0;
-// The copy's 64-column boxes; a width that is not a multiple of 64 (176)
+// epilogue below runs (its staging shares the copy's shared memory).
+constexpr int kCHeld = OPGRAPH_GEMM_EPI_TMA;  // boxes the copy holds
+constexpr bool kEpiTma = kCHeld > 0;
+// The tile's 64-column boxes; a width that is not a multiple of 64 (176)
 // ends on a box that overlaps the one before it (columns kBN - 64 .. kBN - 1:
-// the shared columns are written to both, with the same values).
+// the shared columns are written to both, with the same values). A copy of
+// fewer boxes than the tile has (a deeper ring beside it) is written and
+// stored in passes of kCHeld boxes.
 constexpr int kCBoxes = (kBN + 63) / 64;
-constexpr int kCBytes = kEpiTma ? kBM * kCBoxes * 128 : 0;
+constexpr int kCPasses = kEpiTma ? (kCBoxes + kCHeld - 1) / kCHeld : 0;
+constexpr int kCBytes = kBM * kCHeld * 128;
 __host__ __device__ constexpr int box_col(int box) { return 64 * box + 64 <= kBN ? 64 * box : kBN - 64; }
 constexpr i64 kFlagCTma = 16;
-static_assert(!kEpiTma || (!kPing && kBM == 128 && kCluster == 1 && OPGRAPH_GEMM_OUT != 2 && kBN >= 64),
-              "EPI_TMA: cooperative 128-row tiles >= 64 wide, no CTA pairs, 16-bit output");
+static_assert(!kEpiTma || (!kPing && kBM == 128 && OPGRAPH_GEMM_OUT != 2 && kBN >= 64 && kCHeld <= kCBoxes),
+              "EPI_TMA: cooperative 128-row tiles >= 64 wide, a 16-bit output, at most TILE_N / 64 boxes");
+// The copy and the staged epilogue's rows share one region after the ring.
+constexpr int kEpiBytes = kCBytes > kStgBytes ? kCBytes : kStgBytes;
 
 static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 176 || kBN == 256,
               "TILE_N is 16..256, a power of two, or 176");
@@ -171,7 +178,7 @@ static_assert(kBM == 128 || (kBM == 64 && kPing) || (kBM == 256 && !kPing && kBN
               "TILE_M is 128, 64 with ping-pong, or 256 cooperative with TILE_N <= 128");
 static_assert(!kPing || kBM * kBN <= 128 * 128, "a ping-pong warpgroup holds a whole TILE_M x TILE_N tile: <= 128 x 128");
 static_assert(kCluster == 1 || kBM == 128, "CTA pairs take 128-row tiles");
-static_assert(kStages * (kABytes + kBBytes) + kCBytes + 1024 + 256 + kStgBytes <= 232448, "shared memory over 227 KiB");
+static_assert(kStages * (kABytes + kBBytes) + kEpiBytes + 1024 + 256 <= 232448, "shared memory over 227 KiB");
 
 __device__ __forceinline__ u32 smem_u32(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 
@@ -374,7 +381,7 @@ __device__ __forceinline__ void stage_chunk(int c, const float* acc, float* buf,
 
 }  // namespace
 
-constexpr int gemm_v2_smem_bytes = kStages * (kABytes + kBBytes) + kCBytes + 1024 + 256 + kStgBytes;
+constexpr int gemm_v2_smem_bytes = kStages * (kABytes + kBBytes) + kEpiBytes + 1024 + 256;
 
 extern "C" __global__ void __launch_bounds__(384, 1)
     gemm_v2(const __grid_constant__ GemmParams p, const __grid_constant__ V2Args e, const __grid_constant__ TmaMap ta,
@@ -391,10 +398,10 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   const u32 base = (raw + 1023u) & ~1023u;
   const u32 sa = base;                          // kStages x kABytes
   const u32 sb = base + kStages * kABytes;      // kStages x kBBytes
-  const u32 cst = sb + kStages * kBBytes;       // EPI_TMA: kCBytes, 1024-aligned (kCBoxes boxes of kBM x 64)
-  const u32 bars = cst + kCBytes;               // full[kStages], empty[kStages] (8 bytes each)
-  // Epilogue staging (kStgBytes) after the barriers' 256 bytes.
-  float* const stg = reinterpret_cast<float*>(smem_raw + (bars + 256u - raw));
+  // kEpiBytes, 1024-aligned: EPI_TMA's copy (kCHeld boxes of kBM x 64) or the staged epilogue's rows.
+  const u32 cst = sb + kStages * kBBytes;
+  const u32 bars = cst + kEpiBytes;             // full[kStages], empty[kStages] (8 bytes each)
+  float* const stg = reinterpret_cast<float*>(smem_raw + (cst - raw));
   auto full = [&](int s) { return bars + 8u * static_cast<u32>(s); };
   auto empty = [&](int s) { return bars + 8u * static_cast<u32>(kStages + s); };
   const int rank = kCluster == 1 ? 0 : static_cast<int>(cta_rank());
@@ -621,25 +628,23 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
 #if OPGRAPH_GEMM_EPI_TMA
       if (e.flags & kFlagCTma) {
-        // Once the previous tile's stores have read the copy (thread 0 of
-        // this warpgroup issued them), every thread writes its fragments as
-        // 16-bit pairs into this warpgroup's 64 rows of each 64-column box
-        // (128B swizzle: 16-byte chunk c of row r sits at c ^ (r & 7)), and
-        // thread 0 stores the boxes. TMA clips rows and columns past the
-        // output.
-        if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        named_sync(1 + cw);
         // The graph's pointwise chain runs on each 8-column group's
-        // fragments in registers just before they are written (interior
-        // tiles unguarded, edge tiles per element: an operand is never read
-        // past M or N).
-        auto write = [&](auto guarded) {
+        // fragments in registers (interior tiles unguarded, edge tiles per
+        // element: an operand is never read past M or N), packed into 16-bit
+        // pairs. Then, per pass of kCHeld boxes: once the stores issued from
+        // the copy before (thread 0 of this warpgroup issued them) have read
+        // it, every thread writes its pairs into this warpgroup's 64 rows of
+        // each box (128B swizzle: 16-byte chunk c of row r sits at
+        // c ^ (r & 7)), and thread 0 stores the boxes. TMA clips rows and
+        // columns past the output.
+        u32 pk[kBN / 8][2];
+        auto pack = [&](auto guarded) {
           const i64 b0 = w.b0, b1 = w.b1;
 #pragma unroll
           for (int jb = 0; jb < kBN / 8; ++jb)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const u32 row = static_cast<u32>(cw * 64 + warp * 16 + lane / 4 + 8 * h);
+              const int row = cw * 64 + warp * 16 + lane / 4 + 8 * h;
               float y[2];
 #pragma unroll
               for (int q = 0; q < 2; ++q) {
@@ -650,40 +655,52 @@ extern "C" __global__ void __launch_bounds__(384, 1)
                 }
                 y[q] = x;
               }
-              u32 v;
 #if OPGRAPH_GEMM_OUT == 0
-              asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
+              asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pk[jb][h]) : "f"(y[1]), "f"(y[0]));
 #else
-              asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(y[1]), "f"(y[0]));
+              asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pk[jb][h]) : "f"(y[1]), "f"(y[0]));
 #endif
-              // Into every box that holds the group (two where boxes overlap).
-#pragma unroll
-              for (int box = 0; box < kCBoxes; ++box) {
-                const int chunk = jb - box_col(box) / 8;
-                if (chunk < 0 || chunk >= 8) continue;
-                const u32 addr = cst + static_cast<u32>(box) * (kBM * 128) + row * 128 +
-                                 ((static_cast<u32>(chunk) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-              }
             }
           (void)b0;
           (void)b1;
         };
-        if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) write(Flag<false>{});
-        else write(Flag<true>{});
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        named_sync(1 + cw);
-        if (t == 0) {
-          const int b1 = static_cast<int>(w.b1), b0 = static_cast<int>(w.b0);
+        if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) pack(Flag<false>{});
+        else pack(Flag<true>{});
 #pragma unroll
-          for (int box = 0; box < kCBoxes; ++box)
-            asm volatile(
-                "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
-                    reinterpret_cast<u64>(&tc)),
-                "r"(static_cast<int>(w.n0) + box_col(box)), "r"(static_cast<int>(w.m0) + cw * 64), "r"(b1), "r"(b0),
-                "r"(cst + static_cast<u32>(box) * (kBM * 128) + static_cast<u32>(cw) * 64 * 128)
-                : "memory");
-          asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        for (int pass = 0; pass < kCPasses; ++pass) {
+          if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+          named_sync(1 + cw);
+#pragma unroll
+          for (int sl = 0; sl < kCHeld; ++sl) {
+            const int box = pass * kCHeld + sl;
+            if (box >= kCBoxes) break;
+#pragma unroll
+            for (int chunk = 0; chunk < 8; ++chunk)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const u32 row = static_cast<u32>(cw * 64 + warp * 16 + lane / 4 + 8 * h);
+                const u32 addr = cst + static_cast<u32>(sl) * (kBM * 128) + row * 128 +
+                                 ((static_cast<u32>(chunk) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pk[box_col(box) / 8 + chunk][h]) : "memory");
+              }
+          }
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          named_sync(1 + cw);
+          if (t == 0) {
+            const int b1 = static_cast<int>(w.b1), b0 = static_cast<int>(w.b0);
+#pragma unroll
+            for (int sl = 0; sl < kCHeld; ++sl) {
+              const int box = pass * kCHeld + sl;
+              if (box >= kCBoxes) break;
+              asm volatile(
+                  "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
+                      reinterpret_cast<u64>(&tc)),
+                  "r"(static_cast<int>(w.n0) + box_col(box)), "r"(static_cast<int>(w.m0) + cw * 64), "r"(b1),
+                  "r"(b0), "r"(cst + static_cast<u32>(sl) * (kBM * 128) + static_cast<u32>(cw) * 64 * 128)
+                  : "memory");
+            }
+            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+          }
         }
         continue;
       }
