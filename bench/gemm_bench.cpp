@@ -274,19 +274,20 @@ int main(int argc, char** argv) {
       // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG}: cooperative 256 / 128 and
       // CTA pairs at 256, ping-pong 128 (6 and 5 stages, CTA pairs) and 64.
       configs.clear();
-      // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG, TILE_M, STREAM_K, SPLIT_K_SLC}
-      std::vector<std::array<int, 7>> list{
-          {256, 4, 1, 0, 128, 0, 1}, {128, 6, 1, 0, 128, 0, 1}, {256, 4, 2, 0, 128, 0, 1}, {128, 6, 1, 1, 128, 0, 1},
-          {128, 5, 1, 1, 128, 0, 1}, {128, 6, 2, 1, 128, 0, 1}, {64, 8, 1, 1, 128, 0, 1},   {256, 5, 1, 1, 64, 0, 1},
-          {128, 4, 1, 0, 256, 0, 1}, {256, 3, 1, 0, 128, 0, 1}};
-      // OPGRAPH_GEMM_STUDY_CONFIGS="TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG[:TILE_M[:STREAM_K[:SPLIT_K_SLC]]],..."
-      // replaces the list.
+      // {TILE_N, STAGES, CLUSTER_M, WARP_SPEC_CFG, TILE_M, STREAM_K, SPLIT_K_SLC, RASTER_ORDER}
+      std::vector<std::array<int, 8>> list{
+          {256, 4, 1, 0, 128, 0, 1, 0}, {128, 6, 1, 0, 128, 0, 1, 0}, {256, 4, 2, 0, 128, 0, 1, 0},
+          {128, 6, 1, 1, 128, 0, 1, 0}, {128, 5, 1, 1, 128, 0, 1, 0}, {128, 6, 2, 1, 128, 0, 1, 0},
+          {64, 8, 1, 1, 128, 0, 1, 0},  {256, 5, 1, 1, 64, 0, 1, 0},  {128, 4, 1, 0, 256, 0, 1, 0},
+          {256, 3, 1, 0, 128, 0, 1, 0}};
+      // OPGRAPH_GEMM_STUDY_CONFIGS=
+      // "TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG[:TILE_M[:STREAM_K[:SPLIT_K_SLC[:RASTER_ORDER]]]],..." replaces the list.
       if (const char* xs = std::getenv("OPGRAPH_GEMM_STUDY_CONFIGS")) {
         list.clear();
         for (const std::string& item : split_list(xs)) {
-          std::array<int, 7> a{0, 0, 0, 0, 128, 0, 1};
-          const int got =
-              std::sscanf(item.c_str(), "%d:%d:%d:%d:%d:%d:%d", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6]);
+          std::array<int, 8> a{0, 0, 0, 0, 128, 0, 1, 0};
+          const int got = std::sscanf(item.c_str(), "%d:%d:%d:%d:%d:%d:%d:%d", &a[0], &a[1], &a[2], &a[3], &a[4],
+                                      &a[5], &a[6], &a[7]);
           if (got < 4) {
             list.clear();
             break;
@@ -296,13 +297,15 @@ int main(int argc, char** argv) {
         if (list.empty())
           return std::fprintf(stderr,
                               "OPGRAPH_GEMM_STUDY_CONFIGS=%s: expected "
-                              "TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG[:TILE_M[:STREAM_K[:SPLIT_K_SLC]]],...\n",
+                              "TILE_N:STAGES:CLUSTER_M:WARP_SPEC_CFG[:TILE_M[:STREAM_K[:SPLIT_K_SLC[:RASTER_ORDER]]]],"
+                              "...\n",
                               xs),
                  2;
       }
-      for (auto [tn, st, cl, pp, tm, sk, splits] : list) {
+      for (auto [tn, st, cl, pp, tm, sk, splits, raster] : list) {
         gemm::GemmConfig v;
         v.version = 2;
+        v.raster = raster;
         v.stream_k = sk;
         v.split_k = splits;
         v.tile_m = tm;
