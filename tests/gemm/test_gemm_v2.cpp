@@ -654,3 +654,35 @@ TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
   for (const GemmConfig& c : proposable_configs()) proposed += c == t || c == v2(176, 4);
   EXPECT_EQ(proposed, 2) << "the CI compile set has both 176-wide kernels";
 }
+
+TEST(GemmV2Knobs, Tile320RunsCooperativeWithoutPairsInThreeStages) {
+  // 320 wide: two wgmmas per K step (n256 + n64), either B layout, the
+  // 128-row cooperative schedule without CTA pairs, 3 stages (4 exceed 227
+  // KiB); EPI_TMA's copy holds three of its five boxes (two passes); a K-major
+  // B loads in two boxes of 160 rows. In the CI compile set.
+  GemmConfig t = v2(320, 3);
+  ASSERT_TRUE(config_from_knobs(knobs_of(t)).is_good()) << config_from_knobs(knobs_of(t)).status().message();
+  for (auto edit : {+[](GemmConfig& c) { c.pingpong = 1; }, +[](GemmConfig& c) { c.cluster_m = 2; },
+                    +[](GemmConfig& c) { c.tile_m = 256; }, +[](GemmConfig& c) { c.stages = 4; },
+                    +[](GemmConfig& c) { c.version = 1; }}) {
+    GemmConfig x = t;
+    edit(x);
+    EXPECT_TRUE(config_from_knobs(knobs_of(x)).is_bad());
+  }
+  auto kmaj = analyze_gemm(v2_graph(1000, 904, 520, false, true, 16, false));
+  auto nmaj = analyze_gemm(v2_graph(1000, 904, 520, false, false, 16, false));
+  ASSERT_TRUE(kmaj.is_good() && nmaj.is_good());
+  EXPECT_TRUE(config_takes(*kmaj, t));
+  EXPECT_TRUE(config_takes(*nmaj, t));  // five whole 64-wide boxes
+  EXPECT_EQ(v2_epi_boxes(*kmaj, t), 3);
+  // Stages of 16 KiB (A) + 40 KiB (B), 1280 bytes, the copy of three boxes.
+  EXPECT_EQ(smem_bytes(*kmaj, t), 3u * (16384u + 40960u) + 1280u + 3u * 16384u);
+  EXPECT_LE(smem_bytes(*kmaj, t), 232448u - 64u);
+  auto big = analyze_gemm(v2_graph(4096, 14336, 4096));
+  ASSERT_TRUE(big.is_good());
+  EXPECT_EQ(v2_schedule(*big, t).tiles, 32 * 45);  // 14336 = 44 x 320 + 256
+  EXPECT_NE(pick_config(*big, 132, false, true).tile_n, 320);  // not the heuristic's
+  int proposed = 0;
+  for (const GemmConfig& c : proposable_configs()) proposed += c == t;
+  EXPECT_EQ(proposed, 1) << "the CI compile set has the 320-wide kernel";
+}

@@ -462,3 +462,39 @@ TEST_F(GemmGpu, V2Tile176KMajorBTailsSplitStreamKBatchBothEpilogues) {
     EXPECT_EQ(run_case(b, knobs(2, 0, 0), rng), 0u) << stages << " stages, batch";
   }
 }
+
+// 320-wide tiles (two wgmmas per K step, n256 + n64; a K-major B loads in two
+// boxes of 160 rows): 3 stages, EPI_TMA's copy of three of the five boxes (two
+// passes), and the staged epilogue (fp32 out, odd N). Both A and B layouts with
+// tails in M, N and K, plain and bias + gelu, split K, a stream-K tail, many
+// units per CTA, a batch with a broadcast weight.
+TEST_F(GemmGpu, V2Tile320EveryLayoutTailsSplitStreamKBatchBothEpilogues) {
+  if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<std::int64_t> e8(1, 40);
+  gemm::GemmConfig t;
+  t.version = 2;
+  t.tile_n = 320;
+  t.stages = 3;
+  auto knobs = [&](int split, int raster, int stream_k) { return run_knobs(t, split, false, raster, stream_k); };
+  for (bool ac : {false, true})
+    for (bool bc : {false, true}) {
+      GemmCase c{1, 8 * e8(rng) + 136, 8 * e8(rng) + 320, 8 * e8(rng) + 64, ac, bc, DataType::BFLOAT16,
+                 DataType::BFLOAT16, {}};
+      if (ac == bc) c.chain = {"bias", "gelu"};
+      const int split = static_cast<int>(1 + rng() % 3);
+      EXPECT_EQ(run_case(c, knobs(split, static_cast<int>(rng() % 2), 0), rng), 0u) << "split " << split;
+    }
+  GemmCase h{1, 8 * e8(rng) + 300, 8 * e8(rng) + 360, 8 * e8(rng), false, true, DataType::HALF, DataType::FLOAT,
+             {"scale", "residual"}};
+  EXPECT_EQ(run_case(h, knobs(1, 0, 0), rng), 0u) << "fp32 out";
+  GemmCase odd{1, 300, 2 * e8(rng) + 353, 200, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(odd, knobs(1, 1, 0), rng), 0u) << "odd N";
+  // 9 x 15 = 135 tiles: 132 whole + 3 split.
+  GemmCase sk{1, 1100, 4800, 520, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "gelu"}};
+  EXPECT_EQ(run_case(sk, knobs(1, 0, 1), rng), 0u) << "stream-K";
+  GemmCase big{1, 2056, 2072, 1040, true, false, DataType::BFLOAT16, DataType::BFLOAT16, {}};
+  EXPECT_EQ(run_case(big, knobs(1, 1, 0), rng), 0u) << "many units per CTA";
+  GemmCase b{3, 264, 680, 72, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias", "relu"}, true};
+  EXPECT_EQ(run_case(b, knobs(2, 0, 0), rng), 0u) << "batch";
+}

@@ -48,7 +48,7 @@
 //
 // Specialisation (prelude #defines, engines/gemm/gemm_kernel.cpp):
 //   OPGRAPH_GEMM_IN (0 bf16, 1 fp16), OPGRAPH_GEMM_OUT (0 bf16, 1 fp16, 2 fp32),
-//   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256 powers of two; 176),
+//   OPGRAPH_GEMM_A_KMAJOR, OPGRAPH_GEMM_B_KMAJOR, OPGRAPH_GEMM_TILE_N (16..256 powers of two; 176; 320),
 //   OPGRAPH_GEMM_STAGES, OPGRAPH_GEMM_RASTER, OPGRAPH_GEMM_EPILOGUE_BODY,
 //   OPGRAPH_GEMM_CLUSTER_M (1, or 2: see below; 1 when not defined),
 //   OPGRAPH_GEMM_PINGPONG (0 cooperative, 1 ping-pong; 0 when not defined),
@@ -120,6 +120,13 @@ constexpr bool kBKm = OPGRAPH_GEMM_B_KMAJOR != 0;
 constexpr int kABytes = kBM * kBK * 2;
 constexpr int kBBytes = kBN * kBK * 2;
 constexpr int kFrag = kBN / 2;  // accumulators per thread of one 64-row block
+// wgmma's N is at most 256: a 320-wide tile issues an n256 and an n64 wgmma
+// per K step and row block (the second's accumulators follow the first's, so
+// the fragment order is that of one n320 wgmma).
+constexpr int kBN0 = kBN > 256 ? 256 : kBN, kBN1 = kBN - kBN0;
+// A K-major B's TMA box (at most 256 rows): the tile (or a CTA pair's half)
+// in one box, a 320-wide one in two of 160.
+constexpr int kBBox = kBN / OPGRAPH_GEMM_CLUSTER_M > 256 ? kBN / OPGRAPH_GEMM_CLUSTER_M / 2 : kBN / OPGRAPH_GEMM_CLUSTER_M;
 constexpr int kGroup = 8;       // raster band width (tiles)
 constexpr int kCluster = OPGRAPH_GEMM_CLUSTER_M;
 constexpr int kPairM = kBM * kCluster;  // rows of one cluster's tile pair
@@ -159,6 +166,11 @@ constexpr bool kEpiTma = kCHeld > 0;
 constexpr int kCBoxes = (kBN + 63) / 64;
 constexpr int kCPasses = kEpiTma ? (kCBoxes + kCHeld - 1) / kCHeld : 0;
 constexpr int kCBytes = kBM * kCHeld * 128;
+// Boxes whose chain runs (and whose 16-bit pairs are live) together: a pass's
+// (one group: the operand loads of the pass issue together), one at a time at
+// 320 wide (its 160 accumulators leave no room for more: a pass of three
+// spilled ~350 bytes a thread).
+constexpr int kPack = kBN > 256 ? 1 : (kCHeld > 0 ? kCHeld : 1);
 __host__ __device__ constexpr int box_col(int box) { return 64 * box + 64 <= kBN ? 64 * box : kBN - 64; }
 constexpr i64 kFlagCTma = 16;
 static_assert(!kEpiTma || (!kPing && kBM == 128 && OPGRAPH_GEMM_OUT != 2 && kBN >= 64 && kCHeld <= kCBoxes),
@@ -166,8 +178,10 @@ static_assert(!kEpiTma || (!kPing && kBM == 128 && OPGRAPH_GEMM_OUT != 2 && kBN 
 // The copy and the staged epilogue's rows share one region after the ring.
 constexpr int kEpiBytes = kCBytes > kStgBytes ? kCBytes : kStgBytes;
 
-static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 176 || kBN == 256,
-              "TILE_N is 16..256, a power of two, or 176");
+static_assert(kBN == 16 || kBN == 32 || kBN == 64 || kBN == 128 || kBN == 176 || kBN == 256 || kBN == 320,
+              "TILE_N is 16..256, a power of two, or 176 or 320");
+static_assert(kBN <= 256 || (kBM == 128 && !kPing && kCluster == 1),
+              "TILE_N = 320 runs 128-row cooperative tiles without CTA pairs");
 static_assert(kBN < 64 || kBN % 64 == 0 || (kBKm && kCluster == 1),
               "TILE_N = 176 (not whole 64-wide boxes) takes a K-major B and no CTA pairs");
 static_assert(kBKm || kBN >= 64, "an N-major B needs TILE_N >= 64 (64-element swizzle rows)");
@@ -449,7 +463,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
           }
           if constexpr (kCluster == 1) {
             if constexpr (kBKm) {
-              tma_load(db, &tb, k0, n0, cb1, cb0, full(s));
+#pragma unroll
+              for (int c = 0; c < kBN / kBBox; ++c)
+                tma_load(db + c * kBBox * 128u, &tb, k0, n0 + c * kBBox, cb1, cb0, full(s));
             } else {
 #pragma unroll
               for (int c = 0; c < kBN / 64; ++c) tma_load(db + c * 8192u, &tb, n0 + 64 * c, k0, cb1, cb0, full(s));
@@ -542,8 +558,14 @@ extern "C" __global__ void __launch_bounds__(384, 1)
           for (int mi = 0; mi < kMW; ++mi) {
             const int rb = row_block(mi);
             const u64 da = desc_of(a_lo + static_cast<u32>(kAK ? rb * 512 + kk * 2 : rb * 512 + kk * 128));
-            Wgmma<kBN, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc + mi * kFrag, da, db,
-                                                                      (i > 0 || kk > 0) ? 1 : 0);
+            Wgmma<kBN0, OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc + mi * kFrag, da, db,
+                                                                       (i > 0 || kk > 0) ? 1 : 0);
+            if constexpr (kBN1 > 0) {
+              // B's columns kBN0.. : kBN0 rows (K-major) or kBN0 / 64 boxes of 8192 B (N-major) further on.
+              const u64 db1 = desc_of(b_lo + (kBKm ? kk * 2 + kBN0 * 8 : kk * 128 + kBN0 / 64 * 512));
+              Wgmma<(kBN1 > 0 ? kBN1 : 16), OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc + mi * kFrag + kBN0 / 2, da, db1,
+                                                                         (i > 0 || kk > 0) ? 1 : 0);
+            }
           }
         }
         wgmma_commit();
@@ -628,61 +650,78 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       if (w.m0 >= p.m) continue;  // the phantom second tile of a pair past M
 #if OPGRAPH_GEMM_EPI_TMA
       if (e.flags & kFlagCTma) {
-        // The graph's pointwise chain runs on each 8-column group's
-        // fragments in registers (interior tiles unguarded, edge tiles per
-        // element: an operand is never read past M or N), packed into 16-bit
-        // pairs. Then, per pass of kCHeld boxes: once the stores issued from
-        // the copy before (thread 0 of this warpgroup issued them) have read
-        // it, every thread writes its pairs into this warpgroup's 64 rows of
-        // each box (128B swizzle: 16-byte chunk c of row r sits at
-        // c ^ (r & 7)), and thread 0 stores the boxes. TMA clips rows and
-        // columns past the output.
-        u32 pk[kBN / 8][2];
-        auto pack = [&](auto guarded) {
+        // Per pass of kCHeld boxes, per group of kPack boxes: the graph's
+        // pointwise chain runs on the group's fragments in registers
+        // (interior tiles unguarded, edge tiles per element: an operand is
+        // never read past M or N), packed into 16-bit pairs, and every thread
+        // writes its pairs into this warpgroup's 64 rows of each box (128B
+        // swizzle: 16-byte chunk c of row r sits at c ^ (r & 7)); then thread
+        // 0 stores the pass's boxes. A pass writes the copy once the stores
+        // issued from it before (thread 0 of this warpgroup issued them) have
+        // read it; its first group's chain (and operand loads) runs before
+        // that wait. TMA clips rows and columns past the output.
+        const bool interior = w.m0 + kBM <= p.m && w.n0 + kBN <= p.n;
+        u32 pk[kPack][8][2];
+        auto pack = [&](int box0, auto guarded) {
           const i64 b0 = w.b0, b1 = w.b1;
 #pragma unroll
-          for (int jb = 0; jb < kBN / 8; ++jb)
+          for (int g = 0; g < kPack; ++g) {
+            if (box0 + g >= kCBoxes) break;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int row = cw * 64 + warp * 16 + lane / 4 + 8 * h;
-              float y[2];
+            for (int chunk = 0; chunk < 8; ++chunk)
 #pragma unroll
-              for (int q = 0; q < 2; ++q) {
-                const i64 m = w.m0 + row, n = w.n0 + jb * 8 + (lane % 4) * 2 + q;
-                float x = acc[jb * 4 + 2 * h + q];
-                if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
-                  OPGRAPH_GEMM_EPILOGUE_BODY
+              for (int h = 0; h < 2; ++h) {
+                const int jb = box_col(box0 + g) / 8 + chunk;
+                const int row = cw * 64 + warp * 16 + lane / 4 + 8 * h;
+                float y[2];
+#pragma unroll
+                for (int q = 0; q < 2; ++q) {
+                  const i64 m = w.m0 + row, n = w.n0 + jb * 8 + (lane % 4) * 2 + q;
+                  float x = acc[jb * 4 + 2 * h + q];
+                  if (!decltype(guarded)::value || (m < p.m && n < p.n)) {
+                    OPGRAPH_GEMM_EPILOGUE_BODY
+                  }
+                  y[q] = x;
                 }
-                y[q] = x;
-              }
 #if OPGRAPH_GEMM_OUT == 0
-              asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pk[jb][h]) : "f"(y[1]), "f"(y[0]));
+                asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pk[g][chunk][h]) : "f"(y[1]), "f"(y[0]));
 #else
-              asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pk[jb][h]) : "f"(y[1]), "f"(y[0]));
+                asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pk[g][chunk][h]) : "f"(y[1]), "f"(y[0]));
 #endif
-            }
+              }
+          }
           (void)b0;
           (void)b1;
         };
-        if (w.m0 + kBM <= p.m && w.n0 + kBN <= p.n) pack(Flag<false>{});
-        else pack(Flag<true>{});
+        // Group g's boxes into slots sl0 ..
+        auto write = [&](int box0, int sl0) {
 #pragma unroll
-        for (int pass = 0; pass < kCPasses; ++pass) {
-          if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-          named_sync(1 + cw);
-#pragma unroll
-          for (int sl = 0; sl < kCHeld; ++sl) {
-            const int box = pass * kCHeld + sl;
-            if (box >= kCBoxes) break;
+          for (int g = 0; g < kPack; ++g) {
+            if (box0 + g >= kCBoxes) break;
 #pragma unroll
             for (int chunk = 0; chunk < 8; ++chunk)
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
                 const u32 row = static_cast<u32>(cw * 64 + warp * 16 + lane / 4 + 8 * h);
-                const u32 addr = cst + static_cast<u32>(sl) * (kBM * 128) + row * 128 +
+                const u32 addr = cst + static_cast<u32>(sl0 + g) * (kBM * 128) + row * 128 +
                                  ((static_cast<u32>(chunk) ^ (row & 7u)) << 4) + static_cast<u32>(lane % 4) * 4;
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pk[box_col(box) / 8 + chunk][h]) : "memory");
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pk[g][chunk][h]) : "memory");
               }
+          }
+        };
+#pragma unroll
+        for (int pass = 0; pass < kCPasses; ++pass) {
+#pragma unroll
+          for (int sl = 0; sl < kCHeld; sl += kPack) {
+            const int box = pass * kCHeld + sl;
+            if (box >= kCBoxes) break;
+            if (interior) pack(box, Flag<false>{});
+            else pack(box, Flag<true>{});
+            if (sl == 0) {
+              if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+              named_sync(1 + cw);
+            }
+            write(box, sl);
           }
           asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
           named_sync(1 + cw);
