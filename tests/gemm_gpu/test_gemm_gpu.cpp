@@ -346,7 +346,8 @@ TEST_F(GemmGpu, V2Cooperative256x128EveryLayoutTailsSplitStreamKBatch) {
 
 // EPI_TMA (cooperative 128 x 256 with 3 stages, the whole tile's copy, and a
 // 16-bit output: the chain runs on the fragments in registers and the tile
-// leaves through TMA stores of a swizzled shared copy): every layout class with tails in M and N
+// leaves through TMA stores of a swizzled shared copy): every layout class
+// with tails in M and N
 // (clipped by TMA; the chain's operands guarded), plain and chained (bias +
 // gelu, scale + residual, a broadcast bias + relu), split K, a stream-K tail,
 // a batch, fp16; an output whose row stride is not 16-byte aligned (odd N:
@@ -426,10 +427,11 @@ TEST_F(GemmGpu, V2TmaStoreEpilogueEveryLayoutTailsSplitBatchFallbacks) {
 
 // 176-wide tiles (a K-major B): EPI_TMA with 4 stages (three 64-column boxes,
 // the last overlapping the second by 16 columns: both stores carry the same
-// values) and the staged epilogue with 5. A row- and column-major with tails
-// in M, N and K, plain and bias + gelu, split K; fp16 in / fp32 out with a
-// residual (staged), an odd N (the output map refused: staged), a stream-K
-// tail, many units per CTA, a batch with a broadcast weight.
+// values) and with 5 (a copy of two boxes: two passes, the second one box).
+// A row- and column-major with tails in M, N and K, plain and bias + gelu,
+// split K; fp16 in / fp32 out with a residual (staged), an odd N (the output
+// map refused: staged), a stream-K tail, many units per CTA, a batch with a
+// broadcast weight.
 TEST_F(GemmGpu, V2Tile176KMajorBTailsSplitStreamKBatchBothEpilogues) {
   if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
   std::mt19937 rng(std::random_device{}());

@@ -64,9 +64,10 @@ double wave_efficiency(std::int64_t units, int sms) {
 int v2_stages_for(int tile_n) {
   return tile_n == 320 ? 3 : tile_n == 256 ? 4 : tile_n == 176 ? 5 : tile_n == 128 ? 6 : 8;
 }
-// The ring beside EPI_TMA's 16-bit copy of the tile (128, 176, 256 wide):
-// 128 x 256 keeps 4 stages, its copy holding two of the tile's four boxes
-// (stored in two passes), 176 and 128 give up one stage for the whole copy.
+// The ring beside EPI_TMA's 16-bit copy of the tile (128, 176, 256, 320
+// wide): 128 x 256 keeps 4 stages, its copy holding two of the tile's four
+// boxes (stored in two passes), 128 x 320 its 3 (three of five boxes), 176
+// and 128 give up one stage for the whole copy.
 // Measured on the H200 (bench/results/2026-12-01-gemm-s8-h200.txt, run S8-1,
 // TFLOP/s in one run): 128 x 256 with 4 stages against 3 and the whole copy,
 // 1024x4096x4096 739.1 / 698.9, 4096x8192x28672 705.9 / 687.8, 4096^3 + bias

@@ -124,11 +124,11 @@ constexpr int kFrag = kBN / 2;  // accumulators per thread of one 64-row block
 // per K step and row block (the second's accumulators follow the first's, so
 // the fragment order is that of one n320 wgmma).
 constexpr int kBN0 = kBN > 256 ? 256 : kBN, kBN1 = kBN - kBN0;
-// A K-major B's TMA box (at most 256 rows): the tile (or a CTA pair's half)
-// in one box, a 320-wide one in two of 160.
-constexpr int kBBox = kBN / OPGRAPH_GEMM_CLUSTER_M > 256 ? kBN / OPGRAPH_GEMM_CLUSTER_M / 2 : kBN / OPGRAPH_GEMM_CLUSTER_M;
 constexpr int kGroup = 8;       // raster band width (tiles)
 constexpr int kCluster = OPGRAPH_GEMM_CLUSTER_M;
+// A K-major B's TMA box (at most 256 rows): the tile (or a CTA pair's half)
+// in one box, a 320-wide one in two of 160.
+constexpr int kBBox = kBN / kCluster > 256 ? kBN / kCluster / 2 : kBN / kCluster;
 constexpr int kPairM = kBM * kCluster;  // rows of one cluster's tile pair
 constexpr bool kPing = OPGRAPH_GEMM_PINGPONG != 0;
 constexpr int kMW = kPing ? kBM / 64 : kBM / 128;  // 64-row blocks one consumer warpgroup computes
@@ -563,8 +563,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
             if constexpr (kBN1 > 0) {
               // B's columns kBN0.. : kBN0 rows (K-major) or kBN0 / 64 boxes of 8192 B (N-major) further on.
               const u64 db1 = desc_of(b_lo + (kBKm ? kk * 2 + kBN0 * 8 : kk * 128 + kBN0 / 64 * 512));
-              Wgmma<(kBN1 > 0 ? kBN1 : 16), OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(acc + mi * kFrag + kBN0 / 2, da, db1,
-                                                                         (i > 0 || kk > 0) ? 1 : 0);
+              // (kBN1 : 16: the name must exist where kBN1 is 0, though never called.)
+              Wgmma<(kBN1 > 0 ? kBN1 : 16), OPGRAPH_GEMM_IN, kAK ? 0 : 1, kBKm ? 0 : 1>::mma(
+                  acc + mi * kFrag + kBN0 / 2, da, db1, (i > 0 || kk > 0) ? 1 : 0);
             }
           }
         }
@@ -693,7 +694,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
           (void)b0;
           (void)b1;
         };
-        // Group g's boxes into slots sl0 ..
+        // The group of kPack boxes from box0 into the copy's slots sl0, sl0 + 1, ..
         auto write = [&](int box0, int sl0) {
 #pragma unroll
           for (int g = 0; g < kPack; ++g) {
