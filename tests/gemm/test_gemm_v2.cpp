@@ -42,6 +42,20 @@ GemmConfig v2(int tn, int stages, int split = 1, bool swap = false) {
   return c;
 }
 
+// `t` is a valid config, and a ping-pong, clustered, 256-row, `stages`-deep
+// or v1 copy of it (the rules of the wide cooperative-only tiles) is not.
+void expect_only_cooperative_single(const GemmConfig& t, int stages) {
+  ASSERT_TRUE(config_from_knobs(knobs_of(t)).is_good()) << config_from_knobs(knobs_of(t)).status().message();
+  for (int which = 0; which < 5; ++which) {
+    GemmConfig x = t;
+    if (which == 0) x.pingpong = 1;
+    if (which == 1) x.cluster_m = 2;
+    if (which == 2) x.tile_m = 256;
+    if (which == 3) x.stages = stages;
+    if (which == 4) x.version = 1, x.stages = 3;
+    EXPECT_TRUE(config_from_knobs(knobs_of(x)).is_bad()) << "edit " << which;
+  }
+}
 }  // namespace
 
 TEST(GemmV2Knobs, DomainsAcceptV2AndRejectImpossibleCombinations) {
@@ -619,14 +633,7 @@ TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
   // copy's three 64-column boxes, the last overlapping) and with 5 (a copy of
   // two boxes: two passes); both in the CI compile set.
   GemmConfig t = v2(176, 5);
-  ASSERT_TRUE(config_from_knobs(knobs_of(t)).is_good()) << config_from_knobs(knobs_of(t)).status().message();
-  for (auto edit : {+[](GemmConfig& c) { c.pingpong = 1; }, +[](GemmConfig& c) { c.cluster_m = 2; },
-                    +[](GemmConfig& c) { c.tile_m = 256; }, +[](GemmConfig& c) { c.stages = 6; },
-                    +[](GemmConfig& c) { c.version = 1, c.stages = 3; }}) {
-    GemmConfig x = t;
-    edit(x);
-    EXPECT_TRUE(config_from_knobs(knobs_of(x)).is_bad());
-  }
+  expect_only_cooperative_single(t, 6);
   auto kmaj = analyze_gemm(v2_graph(1000, 904, 520, false, true, 16, false));
   auto nmaj = analyze_gemm(v2_graph(1000, 904, 520, false, false, 16, false));
   ASSERT_TRUE(kmaj.is_good() && nmaj.is_good());
@@ -661,14 +668,7 @@ TEST(GemmV2Knobs, Tile320RunsCooperativeWithoutPairsInThreeStages) {
   // KiB); EPI_TMA's copy holds three of its five boxes (two passes); a K-major
   // B loads in two boxes of 160 rows. In the CI compile set.
   GemmConfig t = v2(320, 3);
-  ASSERT_TRUE(config_from_knobs(knobs_of(t)).is_good()) << config_from_knobs(knobs_of(t)).status().message();
-  for (auto edit : {+[](GemmConfig& c) { c.pingpong = 1; }, +[](GemmConfig& c) { c.cluster_m = 2; },
-                    +[](GemmConfig& c) { c.tile_m = 256; }, +[](GemmConfig& c) { c.stages = 4; },
-                    +[](GemmConfig& c) { c.version = 1; }}) {
-    GemmConfig x = t;
-    edit(x);
-    EXPECT_TRUE(config_from_knobs(knobs_of(x)).is_bad());
-  }
+  expect_only_cooperative_single(t, 4);
   auto kmaj = analyze_gemm(v2_graph(1000, 904, 520, false, true, 16, false));
   auto nmaj = analyze_gemm(v2_graph(1000, 904, 520, false, false, 16, false));
   ASSERT_TRUE(kmaj.is_good() && nmaj.is_good());
