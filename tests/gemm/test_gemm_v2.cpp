@@ -42,6 +42,13 @@ GemmConfig v2(int tn, int stages, int split = 1, bool swap = false) {
   return c;
 }
 
+// The value of `r`'s prelude define `name` ("" when absent).
+std::string define_of(const runtime::KernelRequest& r, const std::string& name) {
+  for (const auto& d : r.defines)
+    if (d.name == name) return d.value;
+  return {};
+}
+
 // `t` is a valid config, and a ping-pong, clustered, 256-row, `stages`-deep
 // or v1 copy of it (the rules of the wide cooperative-only tiles) is not.
 void expect_only_cooperative_single(const GemmConfig& t, int stages) {
@@ -233,9 +240,7 @@ TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
 
   const auto req1 = kernel_request(*p, v2(128, 6)), req2 = kernel_request(*p, c2);
   EXPECT_NE(req1.key("sm_90a"), req2.key("sm_90a"));
-  bool defined = false;
-  for (const auto& d : req2.defines) defined = defined || (d.name == "OPGRAPH_GEMM_CLUSTER_M" && d.value == "2");
-  EXPECT_TRUE(defined);
+  EXPECT_EQ(define_of(req2, "OPGRAPH_GEMM_CLUSTER_M"), "2");
 
   unsigned grid[3], block[3];
   grid_of(*p, c2, grid, block, 132);
@@ -330,10 +335,7 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   ASSERT_TRUE(p.is_good());
   const auto coop = kernel_request(*p, v2(128, 6)), ping = kernel_request(*p, pp);
   EXPECT_NE(coop.key("sm_90a"), ping.key("sm_90a"));
-  std::string value;
-  for (const auto& d : ping.defines)
-    if (d.name == "OPGRAPH_GEMM_PINGPONG") value = d.value;
-  EXPECT_EQ(value, "1");
+  EXPECT_EQ(define_of(ping, "OPGRAPH_GEMM_PINGPONG"), "1");
   unsigned g1[3], b1[3], g2[3], b2[3];
   grid_of(*p, v2(128, 6), g1, b1, 132);
   grid_of(*p, pp, g2, b2, 132);
@@ -354,10 +356,7 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   EXPECT_TRUE(config_takes(*p, p64));
   const auto k64 = kernel_request(*p, p64);
   EXPECT_NE(k64.key("sm_90a"), kernel_request(*p, v2(256, 4)).key("sm_90a"));
-  std::string tm;
-  for (const auto& d : k64.defines)
-    if (d.name == "OPGRAPH_GEMM_TILE_M") tm = d.value;
-  EXPECT_EQ(tm, "64");
+  EXPECT_EQ(define_of(k64, "OPGRAPH_GEMM_TILE_M"), "64");
   EXPECT_LE(smem_bytes(*p, p64), 232448u);
   auto big = analyze_gemm(v2_graph(4096, 4096, 4096));
   ASSERT_TRUE(big.is_good());
@@ -416,11 +415,7 @@ TEST(GemmV2PingPong, DomainsKeyLabelAndSchedule) {
   auto f32 = analyze_gemm(v2_graph(4096, 4096, 4096, false, true, 16, false, DataType::FLOAT));
   ASSERT_TRUE(f32.is_good());
   EXPECT_FALSE(v2_epi_tma(*f32, v2(256, 3)));
-  auto et_of = [](const runtime::KernelRequest& r) {
-    for (const auto& d : r.defines)
-      if (d.name == "OPGRAPH_GEMM_EPI_TMA") return d.value;
-    return std::string();
-  };
+  auto et_of = [](const runtime::KernelRequest& r) { return define_of(r, "OPGRAPH_GEMM_EPI_TMA"); };
   const auto ket = kernel_request(*plain, v2(256, 4));
   EXPECT_EQ(et_of(ket), "2");
   EXPECT_EQ(ket.kernel.substr(ket.kernel.size() - 4), "_et2");
@@ -650,13 +645,8 @@ TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
   ASSERT_TRUE(big.is_good());
   EXPECT_EQ(v2_schedule(*big, t).tiles, 8 * 82);  // 14336 = 81 x 176 + 80
   const auto k = kernel_request(*kmaj, v2(176, 4));
-  std::string tn, et;
-  for (const auto& d : k.defines) {
-    if (d.name == "OPGRAPH_GEMM_TILE_N") tn = d.value;
-    if (d.name == "OPGRAPH_GEMM_EPI_TMA") et = d.value;
-  }
-  EXPECT_EQ(tn, "176");
-  EXPECT_EQ(et, "3");
+  EXPECT_EQ(define_of(k, "OPGRAPH_GEMM_TILE_N"), "176");
+  EXPECT_EQ(define_of(k, "OPGRAPH_GEMM_EPI_TMA"), "3");
   int proposed = 0;
   for (const GemmConfig& c : proposable_configs()) proposed += c == t || c == v2(176, 4);
   EXPECT_EQ(proposed, 2) << "the CI compile set has both 176-wide kernels";

@@ -347,12 +347,12 @@ TEST_F(GemmGpu, V2Cooperative256x128EveryLayoutTailsSplitStreamKBatch) {
 // EPI_TMA (cooperative 128 x 256 with 3 stages, the whole tile's copy, and a
 // 16-bit output: the chain runs on the fragments in registers and the tile
 // leaves through TMA stores of a swizzled shared copy): every layout class
-// with tails in M and N
-// (clipped by TMA; the chain's operands guarded), plain and chained (bias +
-// gelu, scale + residual, a broadcast bias + relu), split K, a stream-K tail,
-// a batch, fp16; an output whose row stride is not 16-byte aligned (odd N:
-// the map is refused and the staged epilogue runs) and swap AB (the kernel
-// view's output is not N-contiguous: a kernel without EPI_TMA).
+// with tails in M and N (clipped by TMA; the chain's operands guarded), plain
+// and chained (bias + gelu, scale + residual, a broadcast bias + relu), split
+// K, a stream-K tail, a batch, fp16; an output whose row stride is not
+// 16-byte aligned (odd N: the map is refused and the staged epilogue runs) and
+// swap AB (the kernel view's output is not N-contiguous: a kernel without
+// EPI_TMA).
 TEST_F(GemmGpu, V2TmaStoreEpilogueEveryLayoutTailsSplitBatchFallbacks) {
   if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
   std::mt19937 rng(std::random_device{}());
