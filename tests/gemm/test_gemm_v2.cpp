@@ -3,6 +3,11 @@
 // picks on an sm_90 target (swap AB and split K for small M, wide tiles for
 // large), the specialisation key (layout class, not shape; split is run-time),
 // launch geometry and split-K scratch sizes.
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "engines/gemm/gemm_engine.h"
@@ -257,10 +262,60 @@ TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
   EXPECT_EQ(v2_partial_bytes(c2, v2_schedule(*p, c2)), 4 * 2 * 2 * 128 * 128 * 4);
 }
 
-// STREAM_K = 1: only the last partial wave's tiles split along K, as many
-// ways as fill the idle SMs (<= 4, each split >= 4 K blocks); the units are
-// whole tiles first, then the split tail; the pick leaves it off.
-TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
+// Walks every cluster's list of schedule `s` the way gemm_v2 does
+// (gemm_sched.cuh) and checks what the kernel relies on: every K block of
+// every tile is run exactly once; whole tiles come first; a tile's pieces are
+// its splits 0..nsplit-1 in K order, all with the same nsplit; every split
+// piece has its own workspace slot inside the scratch and its tile's counter;
+// units and splits are what the schedule says. Returns each cluster's K blocks.
+std::vector<std::int64_t> walk_schedule(const GemmConfig& c, const V2Schedule& s, std::int64_t kblocks) {
+  const opgraph_gemm_sched::Sched a = v2_sched_args(s, kblocks);
+  std::vector<std::int64_t> done(static_cast<std::size_t>(s.tiles * kblocks), 0), per(s.resident, 0);
+  std::vector<std::vector<opgraph_gemm_sched::Piece>> of(static_cast<std::size_t>(s.tiles));
+  std::set<std::int64_t> slots;
+  const std::int64_t slot_count = s.splits > 1 ? v2_partial_bytes(c, s) / (std::int64_t{128} * c.tile_n * 4) : 0;
+  std::int64_t units = 0, most = 1;
+  for (std::int64_t cl = 0; cl < s.resident; ++cl) {
+    bool split_seen = false;
+    opgraph_gemm_sched::Piece w;
+    for (std::int64_t it = 0; opgraph_gemm_sched::piece_at(a, cl, it, w); ++it, ++units) {
+      EXPECT_LT(w.tile, s.tiles);
+      EXPECT_LT(w.kb0, w.kb1);
+      EXPECT_LE(w.kb1, kblocks);
+      if (w.tile < s.split_from) EXPECT_TRUE(w.nsplit == 1 && w.kb0 == 0 && w.kb1 == kblocks) << "tile " << w.tile;
+      EXPECT_FALSE(split_seen && w.tile < s.split_from) << "whole tiles first";
+      split_seen = split_seen || w.tile >= s.split_from;
+      for (std::int64_t k = w.kb0; k < w.kb1; ++k) ++done[static_cast<std::size_t>(w.tile * kblocks + k)];
+      per[cl] += w.kb1 - w.kb0;
+      most = std::max<std::int64_t>(most, w.nsplit);
+      of[static_cast<std::size_t>(w.tile)].push_back(w);
+      if (w.nsplit > 1) {
+        EXPECT_EQ(w.counter, w.tile - s.split_from);
+        const std::int64_t slot = w.ws0 + w.split * w.wstep;
+        EXPECT_TRUE(slots.insert(slot).second) << "slot " << slot << " twice";
+        EXPECT_LT(slot, slot_count);
+        // Every split of the tile reads the same slots.
+        EXPECT_EQ(w.ws0, of[static_cast<std::size_t>(w.tile)].front().ws0);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < done.size(); ++i) EXPECT_EQ(done[i], 1) << "tile " << i / kblocks << " block " << i % kblocks;
+  for (auto& pieces : of) {
+    std::sort(pieces.begin(), pieces.end(), [](auto& x, auto& y) { return x.kb0 < y.kb0; });
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      EXPECT_EQ(pieces[i].split, static_cast<std::int64_t>(i));
+      EXPECT_EQ(pieces[i].nsplit, static_cast<std::int64_t>(pieces.size()));
+    }
+  }
+  EXPECT_EQ(units, s.units);
+  EXPECT_EQ(most, s.splits);
+  return per;
+}
+
+// STREAM_K = 1: the tiles past the last whole wave share their K blocks out
+// evenly, one contiguous range per resident CTA; the knobs, the label, the
+// schedule's figures and scratch; the pick leaves it off.
+TEST(GemmV2StreamK, ScheduleKnobsAndPick) {
   GemmConfig sk = v2(256, 4);
   sk.stream_k = 1;
   EXPECT_TRUE(config_from_knobs(knobs_of(sk)).is_good());
@@ -276,19 +331,21 @@ TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
   EXPECT_EQ(e->label(PlanConfig{20100, knobs_of(sk), {}, -1}), "gemm_v2_128x256s4_sk");
 
   // 1024 x 14336 x 4096 at 128x256: 448 tiles = 3 waves of 132 + 52; the 52
-  // split 2 ways (132 / 52) -> 396 + 104 units.
+  // tiles' 52 x 64 K blocks go 25 or 26 to each of the 132 CTAs.
   auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
   ASSERT_TRUE(wide.is_good());
   V2Schedule s = v2_schedule(*wide, sk, 132);
+  EXPECT_TRUE(s.stream);
   EXPECT_EQ(s.tiles, 448);
-  EXPECT_EQ(s.splits, 2);
   EXPECT_EQ(s.split_from, 396);
-  EXPECT_EQ(s.units, 396 + 104);
+  EXPECT_EQ(s.splits, 4);  // 64 blocks over ranges of 25-26: at most 4 pieces
+  const auto per = walk_schedule(sk, s, 64);
+  for (const std::int64_t b : per) EXPECT_TRUE(b == 3 * 64 + 25 || b == 3 * 64 + 26) << b;
   unsigned grid[3], block[3];
   grid_of(*wide, sk, grid, block, 132);
   EXPECT_EQ(grid[0], 132u);
-  // Scratch for the 52 split tiles only (not all 448).
-  EXPECT_EQ(v2_partial_bytes(sk, s), 52 * 2 * 128 * 256 * 4);
+  // Scratch: a slot per (tile, CTA) piece, at most 52 + 132; a counter per split tile.
+  EXPECT_EQ(v2_partial_bytes(sk, s), (52 + 132) * 128 * 256 * 4);
   EXPECT_EQ(v2_counter_bytes(sk, s), 52 * 2 * 4);
   auto sched = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     auto p = analyze_gemm(v2_graph(m, n, k, false, true, 16, false));
@@ -297,17 +354,55 @@ TEST(GemmV2StreamK, TailSplitScheduleKnobsAndPick) {
   };
   // Whole waves (4096 x 8448 at 128x256: 32 x 33 = 1056 = 8 x 132): nothing to split.
   s = sched(4096, 8448, 4096);
+  EXPECT_FALSE(s.stream);
   EXPECT_EQ(s.splits, 1);
   EXPECT_EQ(s.units, s.tiles);
-  // A tail of 100 tiles: 132 / 100 = 1 way: unsplit. Short K: at most K/4 blocks ways.
-  EXPECT_EQ(sched(128 * 29, 256 * 8, 4096).splits, 1);
-  EXPECT_EQ(sched(1024, 14336, 512).splits, 2);
-  EXPECT_EQ(sched(1024, 14336, 256).splits, 1);
+  // A 4-tile tail with 8 K blocks: 32 blocks < 8 per CTA, so one wave more
+  // shares in (136 tiles' 1088 blocks); with 2 K blocks even that is < 4 per CTA.
+  s = sched(128 * 17, 256 * 8, 512);
+  EXPECT_TRUE(s.stream);
+  EXPECT_EQ(s.split_from, 0);
+  walk_schedule(sk, s, 8);
+  EXPECT_FALSE(sched(128 * 17, 256 * 8, 128).stream);
+  // Fewer tiles than CTAs: no wave to finish (SPLIT_K_SLC's case).
+  EXPECT_FALSE(sched(1024, 4096, 4096).stream);
   // Without STREAM_K the same problem is not split.
   EXPECT_EQ(v2_schedule(*wide, v2(256, 4), 132).splits, 1);
 
-  // The pick leaves it off (measured within the spread, mostly below).
+  // The pick leaves it off.
   EXPECT_EQ(pick_config(*wide, 132, false, true).stream_k, 0);
+}
+
+// Random problems, tiles, CTA pairs, resident counts and split kinds: the
+// walk covers every K block once, and stream-K's CTAs run within one K block
+// of each other.
+TEST(GemmV2StreamK, EveryScheduleCoversEachBlockOnce) {
+  std::mt19937 rng(20261201);
+  int streamed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::int64_t m = 1 + rng() % 3000, n = 16 + rng() % 5000, k = 1 + rng() % 3000;
+    auto p = analyze_gemm(v2_graph(m, n, k, false, true, 16, false));
+    ASSERT_TRUE(p.is_good());
+    GemmConfig c = v2(rng() % 2 ? 256 : 128, 4);
+    c.cluster_m = rng() % 4 == 0 ? 2 : 1;
+    if (rng() % 2) c.stream_k = 1;
+    else c.split_k = 1 + static_cast<int>(rng() % 4);
+    const int sms = 8 + static_cast<int>(rng() % 132);
+    const V2Schedule s = v2_schedule(*p, c, sms);
+    SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << " tile " << c.tile_n << " cluster "
+                                      << c.cluster_m << " sk " << c.stream_k << " split " << c.split_k << " sms "
+                                      << sms);
+    const std::int64_t kblocks = (k + 63) / 64;
+    const auto per = walk_schedule(c, s, kblocks);
+    if (s.stream) {
+      ++streamed;
+      EXPECT_EQ(s.split_from % s.resident, 0);
+      const auto [lo, hi] = std::minmax_element(per.begin(), per.end());
+      EXPECT_LE(*hi - *lo, 1);
+      EXPECT_GE(*lo, s.split_from / s.resident * kblocks + 4);
+    }
+  }
+  EXPECT_GT(streamed, 50);
 }
 
 // WARP_SPEC_CFG = 1 (ping-pong): v2 only, TILE_N <= 128 (a warpgroup holds a

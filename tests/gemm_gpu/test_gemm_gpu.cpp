@@ -213,21 +213,26 @@ TEST_F(GemmGpu, V2ClusterPairsEveryLayoutTailsSplitBatch) {
   EXPECT_EQ(run_case(big, v2_knobs(128, 1, false, 1, 2), rng), 0u);
 }
 
-// STREAM_K = 1: more tiles than one wave, the last partial wave's tiles split
-// along K (2 or 4 ways) while the others run whole; tails in M, N and K, both
-// widths, a CTA pair cluster, a batch with a broadcast weight, fp32 output.
-TEST_F(GemmGpu, V2StreamKTailSplitMatchesTheReference) {
+// STREAM_K = 1: more tiles than one wave; the tiles past the last whole wave
+// (with one wave more where those are few) share their K blocks out evenly,
+// a contiguous range per CTA (2-4 pieces a tile, partial sums in K order),
+// while the others run whole; tails in M, N and K, both widths, a CTA pair
+// cluster, a batch with a broadcast weight, fp32 output.
+TEST_F(GemmGpu, V2StreamKMatchesTheReference) {
   if (gpu().props.major != 9) GTEST_SKIP() << "v2 needs sm_90";
   std::mt19937 rng(std::random_device{}());
   struct Shape {
     std::int64_t batch, m, n, k;
     int tn, cluster;
   };
-  // K = 520 (9 blocks: at most 2 ways). 1100 x 2000 @128: 9 x 16 = 144 tiles
-  // (132 + 12 split 2); 1100 x 4096 @256: 9 x 16; pairs @128: 5 x 32 = 160 on
-  // 66 resident pairs (+ 28 split 2); batch 3 x 3 x 16 = 144.
+  // K = 520 (9 blocks). 1100 x 2000 @128: 9 x 16 = 144 tiles (12 past the wave:
+  // 108 blocks, so all 144 share); 1100 x 4096 @256: 9 x 16; pairs @128: 5 x 32
+  // = 160 on 66 resident pairs; batch 3 x 3 x 16 = 144. K = 3000 (47 blocks):
+  // 1100 x 4096 @128 = 288 tiles, 264 whole and 24 shared (8-9 blocks a CTA);
+  // pairs @256: 5 x 16 = 80 on 66, 14 shared.
   for (const Shape& sh : {Shape{1, 1100, 2000, 520, 128, 1}, Shape{1, 1100, 4096, 520, 256, 1},
-                          Shape{1, 1100, 4000, 520, 128, 2}, Shape{3, 300, 2000, 520, 128, 1}}) {
+                          Shape{1, 1100, 4000, 520, 128, 2}, Shape{3, 300, 2000, 520, 128, 1},
+                          Shape{1, 1100, 4096, 3000, 128, 1}, Shape{1, 1100, 4096, 3000, 256, 2}}) {
     GemmCase c{sh.batch, sh.m, sh.n, sh.k, false, true, DataType::BFLOAT16, sh.batch > 1 ? DataType::FLOAT : DataType::BFLOAT16,
                {"bias", "gelu"}, sh.batch > 1};
     EXPECT_EQ(run_case(c, v2_knobs(sh.tn, 1, false, static_cast<int>(rng() % 2), sh.cluster, 1), rng), 0u)

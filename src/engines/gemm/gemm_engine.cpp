@@ -72,12 +72,13 @@ class GemmPlan final : public CompiledPlan {
     V2HostArgs e;
     CUtensorMap tc;
     OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags, h.c.ptr, epi_tma_ ? &tc : nullptr));
-    e.splits = launch_.sched.splits;
+    e.splits = launch_.sched.stream ? 1 : launch_.sched.splits;
     e.split_from = launch_.sched.split_from;
+    if (launch_.sched.stream) e.flags |= opgraph_gemm_sched::kFlagStreamK;
     void* args4[] = {&h, &e, &ta, &tb};
     void* args5[] = {&h, &e, &ta, &tb, &tc};
     void** args = epi_tma_ ? args5 : args4;
-    if (e.splits == 1) return rt_->launch(*kernel_, launch_.dims, stream, args);
+    if (launch_.sched.splits == 1) return rt_->launch(*kernel_, launch_.dims, stream, args);
     auto slot = scratch_.acquire(api, stream);
     if (slot.is_bad()) return slot.status();
     e.workspace = slot->partials;

@@ -467,16 +467,23 @@ unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c) {
 }
 
 namespace {
-// Tile slots of the split-K scratch: one per CTA tile of every split work
-// tile (pair), counted from split_from (gemm_v2.cu decode's slot).
+// Workspace slots of the split-K scratch (CTA tiles: a pair's two tiles each
+// have their own): uniform, one per split of every split tile; stream-K, one
+// per (tile, cluster) piece, at most split tiles + resident clusters
+// (gemm_sched.cuh: slot t + c).
 std::int64_t v2_split_slots(const GemmConfig& c, const V2Schedule& s) {
-  return (s.tiles - s.split_from) * c.cluster_m;
+  const std::int64_t split_tiles = s.tiles - s.split_from;
+  return (s.stream ? split_tiles + s.resident : split_tiles * s.splits) * c.cluster_m;
 }
 }  // namespace
 
 std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c) {
   const std::int64_t kblocks = (kp.k + 63) / 64;
   return std::max<std::int64_t>(1, std::min<std::int64_t>(c.split_k, kblocks));
+}
+
+opgraph_gemm_sched::Sched v2_sched_args(const V2Schedule& s, std::int64_t kblocks) {
+  return {s.tiles, kblocks, s.stream ? 1 : s.splits, s.split_from, s.resident, s.stream};
 }
 
 V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count, int max_clusters) {
@@ -487,12 +494,27 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count,
   s.splits = v2_splits(kp, c);
   s.split_from = s.splits > 1 ? 0 : s.tiles;
   if (c.stream_k && s.splits == 1) {
-    // The last partial wave: r tiles on `resident` clusters; split each as
-    // many ways as the idle clusters allow (each split >= 4 K blocks, <= 4).
+    // Stream-K past the last whole wave: the r tiles of the partial wave (and
+    // one whole wave more where r alone gives a cluster under 8 K blocks)
+    // shared out evenly along K; none where that would be under 4 K blocks a
+    // cluster, or where the tiles fill whole waves.
     const std::int64_t r = s.tiles % s.resident;
-    if (s.tiles > s.resident && r > 0) {
-      const std::int64_t ways = std::min<std::int64_t>({s.resident / r, 4, kblocks / 4});
-      if (ways >= 2) s.splits = ways, s.split_from = s.tiles - r;
+    std::int64_t shared = r;
+    if (shared * kblocks < 8 * s.resident && s.tiles - r >= s.resident) shared += s.resident;
+    if (s.tiles > s.resident && r > 0 && shared * kblocks >= 4 * s.resident) {
+      s.stream = true;
+      s.split_from = s.tiles - shared;
+      // splits: the most pieces any shared tile has; units: every piece.
+      const opgraph_gemm_sched::Sched a = v2_sched_args(s, kblocks);
+      std::int64_t most = 1, units = 0;
+      for (std::int64_t cl = 0; cl < s.resident; ++cl) {
+        opgraph_gemm_sched::Piece w;
+        for (std::int64_t it = 0; opgraph_gemm_sched::piece_at(a, cl, it, w); ++it, ++units)
+          most = std::max<std::int64_t>(most, w.nsplit);
+      }
+      s.splits = most;
+      s.units = units;
+      return s;
     }
   }
   s.units = s.split_from + (s.tiles - s.split_from) * s.splits;
@@ -500,11 +522,11 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count,
 }
 
 std::int64_t v2_partial_bytes(const GemmConfig& c, const V2Schedule& s) {
-  return s.splits > 1 ? v2_split_slots(c, s) * s.splits * std::max(c.tile_m, 128) * c.tile_n * 4 : 0;
+  return s.splits > 1 ? v2_split_slots(c, s) * std::max(c.tile_m, 128) * c.tile_n * 4 : 0;
 }
 
 std::int64_t v2_counter_bytes(const GemmConfig& c, const V2Schedule& s) {
-  return s.splits > 1 ? v2_split_slots(c, s) * 2 * 4 : 0;
+  return s.splits > 1 ? (s.tiles - s.split_from) * c.cluster_m * 2 * 4 : 0;
 }
 
 void v2_grid(const GemmConfig& c, const V2Schedule& s, unsigned grid[3], unsigned block[3]) {

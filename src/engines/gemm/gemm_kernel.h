@@ -13,9 +13,9 @@
 //   RASTER_ORDER   0: consecutive tiles walk M (v2: in bands of 8); 1: walk N
 //   SPLIT_K_SLC    v2: K splits per tile, 1..8 (fp32 partials in a plan-owned
 //                  scratch, the last split sums in split order); v1: 1
-//   STREAM_K       v2: 1 = only the last partial wave's tiles are split along
-//                  K, as many ways as fill the idle SMs (<= 4, each >= 4 K
-//                  blocks), a stream-K-like tail; needs SPLIT_K_SLC = 1
+//   STREAM_K       v2: 1 = stream-K past the last whole wave: those tiles'
+//                  K blocks shared out evenly, one contiguous range per
+//                  resident CTA (v2_schedule); needs SPLIT_K_SLC = 1
 //   WARP_SPEC_CFG  v2 consumer schedule: 0 = cooperative (both consumer
 //                  warpgroups on each tile, 64 rows each); 1 = ping-pong (each
 //                  takes whole tiles in turn, one's epilogue under the other's
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engines/gemm/gemm_problem.h"
+#include "engines/gemm/kernels/gemm_sched.cuh"
 #include "opgraph/engine.h"
 #include "runtime/nvrtc_compiler.h"
 
@@ -135,18 +136,25 @@ struct V2HostArgs {
 // The split count of SPLIT_K_SLC: the knob clamped to the K blocks (>= 1).
 std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c);
 
-// v2's persistent schedule for the kernel view: `tiles` work tiles (tile
-// pairs under CLUSTER_M = 2), of which [0, split_from) run whole and the rest
-// split `splits` ways along K; `units` = split_from + (tiles - split_from) *
-// splits; `resident` clusters (CTAs when CLUSTER_M = 1) run at once:
-// max_clusters when > 0 (the device's answer for the kernel), else
-// sm_count / CLUSTER_M. SPLIT_K_SLC > 1 splits every tile; STREAM_K = 1 splits
-// the last partial wave's tiles so its units fill the resident clusters.
+// v2's persistent schedule for the kernel view (the walk: gemm_sched.cuh):
+// `tiles` work tiles (tile pairs under CLUSTER_M = 2), of which
+// [0, split_from) run whole and the rest are split along K; `resident`
+// clusters (CTAs when CLUSTER_M = 1) run at once: max_clusters when > 0 (the
+// device's answer for the kernel), else sm_count / CLUSTER_M. SPLIT_K_SLC > 1
+// splits every tile `splits` ways. STREAM_K = 1 (`stream`) shares out the K
+// blocks of the tiles past the last whole wave (of one wave more where those
+// give a cluster under 8 K blocks) evenly over the resident clusters, a
+// contiguous range each; `splits` is then the most pieces a tile has. `units`
+// counts every piece (whole tiles included).
 struct V2Schedule {
   std::int64_t tiles = 0, splits = 1, split_from = 0, units = 0;
   int resident = 1;
+  bool stream = false;
 };
 V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count = 132, int max_clusters = 0);
+// The kernel's view of schedule `s` (what gemm_v2 derives from its arguments
+// and grid), for walking the pieces on the host.
+opgraph_gemm_sched::Sched v2_sched_args(const V2Schedule& s, std::int64_t kblocks);
 // Split-K scratch for schedule `s` (bytes): partials, then counters; 0 when
 // nothing is split.
 std::int64_t v2_partial_bytes(const GemmConfig& c, const V2Schedule& s);

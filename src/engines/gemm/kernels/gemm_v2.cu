@@ -26,14 +26,14 @@
 // (see the consumer loop). One warpgroup alone keeps the tensor cores fed, so
 // its loop between wgmmas is kept short (descriptors by offset, below).
 //
-// Work units: (batch, tile, K split) in one list; CTA i takes units i,
-// i + gridDim.x, ... (grid = min(units, SMs)). Tiles are rastered in bands of
-// 8 tiles along M (RASTER 0) or N (RASTER 1) so co-resident CTAs share panels
-// in L2. Tiles from split_from on are split along K (all of them: uniform split
-// K; the last partial wave only: a stream-K-like tail, so its tiles' halves or
-// quarters fill the SMs the whole tiles would leave idle). A split unit covers a
-// K range and writes fp32 partials
-// (fragment order; one slot per split tile, counted from split_from) to the workspace; the unit that counts last on the tile's
+// Work: each CTA (cluster) walks its own list of pieces (batch, tile, K
+// range), gemm_sched.cuh: whole tiles round robin (grid = min(units, SMs)),
+// then the split tiles, cut either uniformly (SPLIT_K_SLC: every tile) or
+// stream-K (the tiles past the last whole wave: their K blocks in one even
+// range per CTA, so no SM idles through a partial wave). Tiles are rastered in
+// bands of 8 tiles along M (RASTER 0) or N (RASTER 1) so co-resident CTAs share
+// panels in L2. A split piece writes fp32 partials (fragment order, its own
+// workspace slot) to the workspace; the piece that counts last on the tile's
 // counter sums every split in split order (deterministic), applies the
 // epilogue, stores, and resets the counter to 0 for the next launch.
 //
@@ -69,6 +69,7 @@
 // (4-D: contiguous axis, other matrix axis, batch1, batch0; encoded by
 // engines/gemm/gemm_tma.cpp). Dynamic shared memory: gemm_v2_smem_bytes.
 #include "gemm/kernels/gemm_common.cuh"
+#include "gemm/kernels/gemm_sched.cuh"
 #include "gemm/kernels/gemm_wgmma.cuh"
 
 #if !defined(OPGRAPH_GEMM_IN) || !defined(OPGRAPH_GEMM_OUT) || !defined(OPGRAPH_GEMM_A_KMAJOR) || \
@@ -95,9 +96,9 @@ namespace opgraph_gemm {
 struct V2Args {
   u64 workspace;  // fp32 partials, [split tile][split][64-row block][TILE_N/2 * 128] (splits > 1)
   u64 counters;   // u32 per (split tile, consumer); 0 at launch, left 0
-  i64 splits;     // K splits of a split tile (>= 1, <= K blocks)
-  i64 flags;      // bit 0/1: A's map has batch axis b1/b0; bit 2/3: B's
-  i64 split_from; // tiles (pairs) [0, split_from) run whole; the rest split `splits` ways
+  i64 splits;     // uniform: K splits of a split tile (>= 1, <= K blocks)
+  i64 flags;      // bit 0/1: A's map has batch axis b1/b0; bit 2/3: B's; 16: C's map (EPI_TMA); 32: stream-K
+  i64 split_from; // tiles (pairs) [0, split_from) run whole; the rest split (gemm_sched.cuh)
 };
 
 // An opaque CUtensorMap (128 bytes, 64-byte aligned).
@@ -302,23 +303,21 @@ __device__ __forceinline__ void order_pass(int cw) {
 }
 
 struct Unit {
-  i64 b0, b1, m0, n0, slot, split, nsplit, kb0, kb1;
+  i64 b0, b1, m0, n0, slot, ws0, wstep, split, nsplit, kb0, kb1;
 };
 
-// Unit u of this cluster (CLUSTER_M = 1: of this CTA); `rank` picks the
-// CTA's tile of the pair. Tiles are counted in pairs of kPairM rows.
-__device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64 u, int rank) {
+// Item `it` of this cluster's list (CLUSTER_M = 1: of this CTA), false past
+// its end (the pieces: gemm_sched.cuh); `rank` picks the CTA's tile of the
+// pair. Tiles are counted in pairs of kPairM rows.
+__device__ __forceinline__ bool decode(const GemmParams& p, const opgraph_gemm_sched::Sched& sc, i64 cluster, i64 it,
+                                       int rank, Unit& w) {
+  opgraph_gemm_sched::Piece pc;
+  if (!opgraph_gemm_sched::piece_at(sc, cluster, it, pc)) return false;
   const i64 tiles_m = (p.m + kPairM - 1) / kPairM, tiles_n = (p.n + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
-  Unit w;
-  // Units [0, split_from) are whole tiles; each later tile is `splits` units
-  // (split K everywhere: split_from = 0; the last wave only: stream-K-like).
-  i64 pair;
-  if (u < e.split_from) {
-    pair = u, w.split = 0, w.nsplit = 1;
-  } else {
-    const i64 v = u - e.split_from;
-    pair = e.split_from + v / e.splits, w.split = v % e.splits, w.nsplit = e.splits;
-  }
+  w.split = pc.split, w.nsplit = pc.nsplit, w.kb0 = pc.kb0, w.kb1 = pc.kb1;
+  // Counters and workspace slots per CTA tile: a pair's two tiles side by side.
+  w.slot = pc.counter * kCluster + rank, w.ws0 = pc.ws0 * kCluster + rank, w.wstep = pc.wstep * kCluster;
+  const i64 pair = pc.tile;
   const i64 bt = pair / tiles, t = pair % tiles;
   w.b0 = bt / p.batch1;
   w.b1 = bt % p.batch1;
@@ -333,15 +332,10 @@ __device__ __forceinline__ Unit decode(const GemmParams& p, const V2Args& e, i64
   const i64 in = t % (kGroup * tiles_m);
   const i64 tn = first + in % width, tm = in / width;
 #endif
-  // The CTA's own tile: row block kCluster * tm + rank. A split tile's
-  // scratch slot counts the split tiles only (pairs from split_from on).
+  // The CTA's own tile: row block kCluster * tm + rank.
   w.m0 = tm * kPairM + rank * kBM;
   w.n0 = tn * kBN;
-  w.slot = w.nsplit > 1 ? (pair - e.split_from) * kCluster + rank : 0;
-  const i64 kblocks = (p.k + kBK - 1) / kBK;
-  w.kb0 = w.split * kblocks / w.nsplit;
-  w.kb1 = (w.split + 1) * kblocks / w.nsplit;
-  return w;
+  return true;
 }
 
 // Eight adjacent outputs from `x` at element offset `off` (16-byte aligned):
@@ -419,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   auto full = [&](int s) { return bars + 8u * static_cast<u32>(s); };
   auto empty = [&](int s) { return bars + 8u * static_cast<u32>(kStages + s); };
   const int rank = kCluster == 1 ? 0 : static_cast<int>(cta_rank());
-  // This CTA's work list: cluster c takes units c, c + clusters, ...
+  // This CTA's work list (gemm_sched.cuh): that of cluster blockIdx.x / CLUSTER_M, of gridDim.x / CLUSTER_M.
   const i64 first_unit = blockIdx.x / kCluster, stride = gridDim.x / kCluster;
 
   if (threadIdx.x == 0) {
@@ -433,8 +427,12 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   if constexpr (kCluster == 1) __syncthreads();
   else cluster_sync();
 
-  const i64 tiles = ((p.m + kPairM - 1) / kPairM) * ((p.n + kBN - 1) / kBN) * p.batch0 * p.batch1;
-  const i64 units = e.split_from + (tiles - e.split_from) * e.splits;
+  const opgraph_gemm_sched::Sched sched{((p.m + kPairM - 1) / kPairM) * ((p.n + kBN - 1) / kBN) * p.batch0 * p.batch1,
+                                       (p.k + kBK - 1) / kBK,
+                                       e.splits,
+                                       e.split_from,
+                                       stride,
+                                       (e.flags & opgraph_gemm_sched::kFlagStreamK) != 0};
   const int wg = static_cast<int>(threadIdx.x / 128);
 
   if (wg == 0) {
@@ -445,8 +443,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(&tb)) : "memory");
       int s = 0;
       u32 ph = 0;
-      for (i64 u = first_unit; u < units; u += stride) {
-        const Unit w = decode(p, e, u, rank);
+      for (i64 it = 0;; ++it) {
+        Unit w;
+        if (!decode(p, sched, first_unit, it, rank, w)) break;
         const int ca1 = (e.flags & 1) ? static_cast<int>(w.b1) : 0, ca0 = (e.flags & 2) ? static_cast<int>(w.b0) : 0;
         const int cb1 = (e.flags & 4) ? static_cast<int>(w.b1) : 0, cb0 = (e.flags & 8) ? static_cast<int>(w.b0) : 0;
         const int m0 = static_cast<int>(w.m0), n0 = static_cast<int>(w.n0);
@@ -510,17 +509,12 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     };
     // The 64-row block of the tile that accumulator block mi holds.
     auto row_block = [&](int mi) { return kPing ? mi : cw * kMW + mi; };
-    float acc[kAcc];
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
-
     // 16-byte stores of 8 adjacent outputs: unit column stride, row and
     // batch strides in whole 8-element groups, a 16-byte aligned base.
     const bool vec_ok = p.c.sc == 1 && (p.c.sr % 8) == 0 && (p.c.s0 % 8) == 0 && (p.c.s1 % 8) == 0 &&
                         (p.c.ptr % 16) == 0;
     int s = 0;
     u32 ph = 0;
-    i64 idx = 0;  // position in this CTA's unit list
     // Low words of stage 0's descriptors (address >> 4, leading byte offset
     // >> 4 << 16); a stage, K step or row block adds its byte offset >> 4
     // (shared addresses stay below 2^18: the 14-bit field never carries). The
@@ -530,9 +524,13 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     // the address (mask, shift, or) made ping-pong 8-12% slower (run S5-8).
     const u32 a_lo0 = static_cast<u32>(desc(sa, kAK ? 16 : 8192, 1024));
     const u32 b_lo0 = static_cast<u32>(desc(sb, kBKm ? 16 : 8192, 1024));
-    for (i64 u = first_unit; u < units; u += stride, ++idx) {
-      const Unit w = decode(p, e, u, rank);
-      const i64 nk = w.kb1 - w.kb0;
+    for (i64 idx = 0;; ++idx) {  // idx: position in this CTA's list
+      // The piece's K range now; its tile and split after the mainloop
+      // (decoded again there, so none of it is held across the mainloop
+      // beside the accumulators).
+      opgraph_gemm_sched::Piece pc;
+      if (!opgraph_gemm_sched::piece_at(sched, first_unit, idx, pc)) break;
+      const i64 nk = pc.kb1 - pc.kb0;
       if constexpr (kPing) {
         if (static_cast<int>(idx & 1) != cw) {
           // The other warpgroup's unit: its stages pass by in ring order.
@@ -543,6 +541,11 @@ extern "C" __global__ void __launch_bounds__(384, 1)
         }
         if (idx > 0) order_wait(cw);
       }
+      // Per piece (dead between pieces, so the walk's arithmetic has the
+      // registers); zero also for a piece without K blocks (K = 0).
+      float acc[kAcc];
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
       // kDepth wgmma groups stay in flight: a stage is released once the
       // group kDepth back (the one that read it) has retired.
       const int nki = static_cast<int>(nk);
@@ -580,25 +583,26 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       // Every full[] wait of this unit is behind: the other warpgroup may
       // start its next unit's mainloop (when there is one).
       if constexpr (kPing) {
-        if (u + stride < units) order_pass(cw);
+        if (opgraph_gemm_sched::piece_at(sched, first_unit, idx + 1, pc)) order_pass(cw);
       }
       wgmma_wait<0>();
       fence_acc(acc);
       // The stages of the last min(nk, kDepth) groups (s is one past the last).
       if (lane == 0)
         for (int j = nki < kDepth ? nki : kDepth; j >= 1; --j) release(s >= j ? s - j : s + kStages - j);
-      if (nk == 0) {
-#pragma unroll
-        for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+      Unit w;
+      {
+        i64 again = idx;
+        asm volatile("" : "+l"(again));  // opaque: the decode is not hoisted above the mainloop
+        decode(p, sched, first_unit, again, rank, w);
       }
-
       if (w.nsplit > 1) {
         // Partials in fragment order, one block per 64-row block: thread t's
         // float4 j at [j][t]. One counter per (tile, consumer warpgroup)
         // (cooperative) or per tile (ping-pong: counter 0 of the pair).
         float* ws = reinterpret_cast<float*>(e.workspace);
         const i64 per = static_cast<i64>(kFrag) * 128;
-        auto slot = [&](i64 sp, int rb) { return ((w.slot * e.splits + sp) * kSlotBlocks + rb) * per; };
+        auto slot = [&](i64 sp, int rb) { return ((w.ws0 + sp * w.wstep) * kSlotBlocks + rb) * per; };
 #pragma unroll
         for (int mi = 0; mi < kMW; ++mi) {
           float4* mine = reinterpret_cast<float4*>(ws + slot(w.split, row_block(mi)));
