@@ -228,11 +228,11 @@ TEST_F(GemmGpu, V2StreamKMatchesTheReference) {
   // On 132 resident CTAs (66 pairs). K = 520 (9 blocks): 1100 x 2000 @128:
   // 9 x 16 = 144 tiles (12 past the wave: 108 blocks, so all 144 share);
   // 1100 x 4096 @256: 9 x 16; pairs @128: 5 x 32 = 160 on 66; batch 3 x 3 x 16
-  // = 144. K = 700 (11 blocks): 1000 x 3662 @128: 8 x 29 = 232 tiles, 132
+  // = 144. K = 704 (11 blocks): 1000 x 3662 @128: 8 x 29 = 232 tiles, 132
   // whole and 100 shared (8-9 blocks a CTA); pairs: 4 x 29 = 116, 66 whole.
   for (const Shape& sh : {Shape{1, 1100, 2000, 520, 128, 1}, Shape{1, 1100, 4096, 520, 256, 1},
                           Shape{1, 1100, 4000, 520, 128, 2}, Shape{3, 300, 2000, 520, 128, 1},
-                          Shape{1, 1000, 3662, 700, 128, 1}, Shape{1, 1000, 3662, 700, 128, 2}}) {
+                          Shape{1, 1000, 3662, 704, 128, 1}, Shape{1, 1000, 3662, 704, 128, 2}}) {
     GemmCase c{sh.batch, sh.m, sh.n, sh.k, false, true, DataType::BFLOAT16, sh.batch > 1 ? DataType::FLOAT : DataType::BFLOAT16,
                {"bias", "gelu"}, sh.batch > 1};
     EXPECT_EQ(run_case(c, v2_knobs(sh.tn, 1, false, static_cast<int>(rng() % 2), sh.cluster, 1), rng), 0u)
