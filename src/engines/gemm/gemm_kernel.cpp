@@ -238,9 +238,11 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
       e.stages = v2_epi_stages_for(e.tile_n);
       if (v2_epi_tma(k, e)) v = e;
     }
-    // STREAM_K stays 0: on the H200 the tail split measured within the
-    // run-to-run spread of the whole-tile schedule, mostly below it
-    // (bench/results/2026-11-30-gemm-v2-cluster-h200.txt, run S3-4).
+    // STREAM_K stays 0: on the H200 stream-K past the last wave measured
+    // +0.4..+3% where it is a small share of the run (M = 16384, 8192^3) and
+    // up to 33% lower where it is long (1024x8192x28672, 4096x4096x14336:
+    // its CTAs stop sharing panels in L2), bench/results/2026-12-01-gemm-s9-h200.txt,
+    // run S9-1.
     if (config_takes(p, v)) return v;
   }
   // v1 (unmeasured first rules): small extents take 64-wide tiles; too few
