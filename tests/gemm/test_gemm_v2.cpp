@@ -282,7 +282,9 @@ std::vector<std::int64_t> walk_schedule(const GemmConfig& c, const V2Schedule& s
       EXPECT_LT(w.tile, s.tiles);
       EXPECT_LT(w.kb0, w.kb1);
       EXPECT_LE(w.kb1, kblocks);
-      if (w.tile < s.split_from) EXPECT_TRUE(w.nsplit == 1 && w.kb0 == 0 && w.kb1 == kblocks) << "tile " << w.tile;
+      if (w.tile < s.split_from) {
+        EXPECT_TRUE(w.nsplit == 1 && w.kb0 == 0 && w.kb1 == kblocks) << "tile " << w.tile;
+      }
       EXPECT_FALSE(split_seen && w.tile < s.split_from) << "whole tiles first";
       split_seen = split_seen || w.tile >= s.split_from;
       for (std::int64_t k = w.kb0; k < w.kb1; ++k) ++done[static_cast<std::size_t>(w.tile * kblocks + k)];
