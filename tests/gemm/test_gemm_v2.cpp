@@ -268,7 +268,7 @@ TEST(GemmV2Cluster, DomainsKeySpecialisationGridAndScratch) {
 // its splits 0..nsplit-1 in K order, all with the same nsplit; every split
 // piece has its own workspace slot inside the scratch and its tile's counter;
 // units and splits are what the schedule says. Returns each cluster's K blocks.
-std::vector<std::int64_t> walk_schedule(const GemmConfig& c, const V2Schedule& s, std::int64_t kblocks) {
+static std::vector<std::int64_t> walk_schedule(const GemmConfig& c, const V2Schedule& s, std::int64_t kblocks) {
   const opgraph_gemm_sched::Sched a = v2_sched_args(s, kblocks);
   std::vector<std::int64_t> done(static_cast<std::size_t>(s.tiles * kblocks), 0), per(s.resident, 0);
   std::vector<std::vector<opgraph_gemm_sched::Piece>> of(static_cast<std::size_t>(s.tiles));
@@ -301,7 +301,8 @@ std::vector<std::int64_t> walk_schedule(const GemmConfig& c, const V2Schedule& s
       }
     }
   }
-  for (std::size_t i = 0; i < done.size(); ++i) EXPECT_EQ(done[i], 1) << "tile " << i / kblocks << " block " << i % kblocks;
+  for (std::size_t i = 0; i < done.size(); ++i)
+    EXPECT_EQ(done[i], 1) << "tile " << i / kblocks << " block " << i % kblocks;
   for (auto& pieces : of) {
     std::sort(pieces.begin(), pieces.end(), [](auto& x, auto& y) { return x.kb0 < y.kb0; });
     for (std::size_t i = 0; i < pieces.size(); ++i) {

@@ -94,7 +94,7 @@ namespace opgraph_gemm {
 
 // Run-time arguments beyond GemmParams (host mirror: V2HostArgs in gemm_kernel.h).
 struct V2Args {
-  u64 workspace;  // fp32 partials, [split tile][split][64-row block][TILE_N/2 * 128] (splits > 1)
+  u64 workspace;  // fp32 partials, [slot (gemm_sched.cuh, x CLUSTER_M + rank)][64-row block][TILE_N/2 * 128]
   u64 counters;   // u32 per (split tile, consumer); 0 at launch, left 0
   i64 splits;     // uniform: K splits of a split tile (>= 1, <= K blocks)
   i64 flags;      // bit 0/1: A's map has batch axis b1/b0; bit 2/3: B's; 16: C's map (EPI_TMA); 32: stream-K
@@ -413,7 +413,8 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   auto full = [&](int s) { return bars + 8u * static_cast<u32>(s); };
   auto empty = [&](int s) { return bars + 8u * static_cast<u32>(kStages + s); };
   const int rank = kCluster == 1 ? 0 : static_cast<int>(cta_rank());
-  // This CTA's work list (gemm_sched.cuh): that of cluster blockIdx.x / CLUSTER_M, of gridDim.x / CLUSTER_M.
+  // This CTA's work list (gemm_sched.cuh): that of cluster first_unit = blockIdx.x / CLUSTER_M, of
+  // stride = gridDim.x / CLUSTER_M clusters.
   const i64 first_unit = blockIdx.x / kCluster, stride = gridDim.x / kCluster;
 
   if (threadIdx.x == 0) {
