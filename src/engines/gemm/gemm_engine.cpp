@@ -72,9 +72,9 @@ class GemmPlan final : public CompiledPlan {
     V2HostArgs e;
     CUtensorMap tc;
     OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags, h.c.ptr, epi_tma_ ? &tc : nullptr));
-    e.splits = launch_.sched.stream ? 1 : launch_.sched.splits;
+    e.splits = v2_kernel_splits(launch_.sched);
     e.split_from = launch_.sched.split_from;
-    if (launch_.sched.stream) e.flags |= opgraph_gemm_sched::kFlagStreamK;
+    e.flags |= v2_schedule_flags(launch_.sched);
     void* args4[] = {&h, &e, &ta, &tb};
     void* args5[] = {&h, &e, &ta, &tb, &tc};
     void** args = epi_tma_ ? args5 : args4;

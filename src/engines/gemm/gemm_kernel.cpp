@@ -484,8 +484,11 @@ std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(c.split_k, kblocks));
 }
 
+std::int64_t v2_kernel_splits(const V2Schedule& s) { return s.stream ? 1 : s.splits; }
+std::int64_t v2_schedule_flags(const V2Schedule& s) { return s.stream ? opgraph_gemm_sched::kFlagStreamK : 0; }
+
 opgraph_gemm_sched::Sched v2_sched_args(const V2Schedule& s, std::int64_t kblocks) {
-  return {s.tiles, kblocks, s.stream ? 1 : s.splits, s.split_from, s.resident, s.stream};
+  return {s.tiles, kblocks, v2_kernel_splits(s), s.split_from, s.resident, s.stream};
 }
 
 V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count, int max_clusters) {

@@ -155,6 +155,10 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count 
 // The kernel's view of schedule `s` (what gemm_v2 derives from its arguments
 // and grid), for walking the pieces on the host.
 opgraph_gemm_sched::Sched v2_sched_args(const V2Schedule& s, std::int64_t kblocks);
+// V2Args::splits and the flag bits of schedule `s` (what the launch passes):
+// stream-K's pieces are the walk's, so its kernel split count is 1.
+std::int64_t v2_kernel_splits(const V2Schedule& s);
+std::int64_t v2_schedule_flags(const V2Schedule& s);
 // Split-K scratch for schedule `s` (bytes): partials, then counters; 0 when
 // nothing is split.
 std::int64_t v2_partial_bytes(const GemmConfig& c, const V2Schedule& s);
