@@ -372,8 +372,35 @@ TEST(GemmV2StreamK, ScheduleKnobsAndPick) {
   // Without STREAM_K the same problem is not split.
   EXPECT_EQ(v2_schedule(*wide, v2(256, 4), 132).splits, 1);
 
-  // The pick leaves it off.
+  // The pick takes it from 10 waves on, without a chain (S10-1): 1024 x 14336
+  // (3.4 waves) and 8192 x 4096 x 4096 (7.8) stay off; 16384 x 4096 (15.5
+  // waves) and 4096 x 28672 (27.2) take it, not with bias + gelu.
   EXPECT_EQ(pick_config(*wide, 132, false, true).stream_k, 0);
+  auto pick = [&](std::int64_t m, std::int64_t n, std::int64_t k, bool chain) {
+    auto p = analyze_gemm(v2_graph(m, n, k, false, true, 16, chain));
+    EXPECT_TRUE(p.is_good());
+    return pick_config(*p, 132, false, true);
+  };
+  EXPECT_EQ(pick(8192, 4096, 4096, false).stream_k, 0);
+  const GemmConfig tall = pick(16384, 4096, 4096, false);
+  EXPECT_EQ(tall.stream_k, 1);
+  EXPECT_EQ(tall.tile_n, 256);
+  EXPECT_EQ(tall.split_k, 1);
+  auto tall_p = analyze_gemm(v2_graph(16384, 4096, 4096, false, true, 16, false));
+  ASSERT_TRUE(tall_p.is_good());
+  EXPECT_TRUE(v2_schedule(*tall_p, tall, 132).stream);
+  EXPECT_EQ(pick(4096, 28672, 8192, false).stream_k, 1);
+  EXPECT_EQ(pick(16384, 4096, 4096, true).stream_k, 0);
+  auto all = proposable_configs();
+  EXPECT_NE(std::find(all.begin(), all.end(), tall), all.end()) << "the stream-K pick is in the autotuner's domain";
+  // A 32-bit output (no EPI_TMA): unmeasured, off.
+  auto f32 = analyze_gemm(v2_graph(16384, 4096, 4096, false, true, 16, false, DataType::FLOAT));
+  ASSERT_TRUE(f32.is_good());
+  EXPECT_EQ(pick_config(*f32, 132, false, true).stream_k, 0);
+  // Fewer CTAs (a smaller part): the same shape has more waves.
+  auto few = analyze_gemm(v2_graph(4096, 8192, 4096, false, true, 16, false));
+  EXPECT_EQ(pick_config(*few, 132, false, true).stream_k, 0);  // 7.8 waves of 132
+  EXPECT_EQ(pick_config(*few, 60, false, true).stream_k, 1);   // 17 of 60
 }
 
 // Random problems, tiles, CTA pairs, resident counts and split kinds: the

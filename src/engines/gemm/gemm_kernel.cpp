@@ -238,11 +238,19 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
       e.stages = v2_epi_stages_for(e.tile_n);
       if (v2_epi_tma(k, e)) v = e;
     }
-    // STREAM_K stays 0: on the H200 stream-K past the last wave measured
-    // +0.4..+3% where it is a small share of the run (M = 16384, 8192^3) and
-    // up to 33% lower where it is long (1024x8192x28672, 4096x4096x14336:
-    // its CTAs stop sharing panels in L2), bench/results/2026-12-01-gemm-s9-h200.txt,
-    // run S9-1.
+    // STREAM_K (the tiles past the last whole wave shared out by K blocks)
+    // where the schedule has at least 10 waves, no chain and
+    // EPI_TMA's store: on the H200,
+    // bench/results/2026-12-01-gemm-s10-h200.txt run S10-1 (three rounds,
+    // 128 x 256 EPI_TMA, medians) +0.8..+2.8% on 9 of 10 such shapes
+    // (16384x4096x14336 729.7 against 710.7, 8192^3 732.3 against 717.0;
+    // 4096x14336x4096 -0.6%, inside its spread), geomean +1.2%; with fewer
+    // waves it loses (8192x4096x4096, 7.8 waves: -2.2%; run S9-1: up to -33%
+    // at 3.9 waves with K = 14336, where the pooled phase is long and its
+    // CTAs stop sharing A and B panels in L2). Unmeasured with a chain: off.
+    if (!chained && v.split_k == 1 && v.pingpong == 0 && v.tile_m == 128 && v.tile_n >= 176 && v2_epi_tma(k, v) &&
+        tiles(v.tile_n) >= 10 * static_cast<std::int64_t>(sms))
+      v.stream_k = 1;
     if (config_takes(p, v)) return v;
   }
   // v1 (unmeasured first rules): small extents take 64-wide tiles; too few
@@ -328,6 +336,12 @@ std::vector<GemmConfig> proposable_configs() {
       t.pingpong = 0;
       out.push_back(t);
     }
+    if (tn == 256) {  // STREAM_K with EPI_TMA's stages: the pick from 10 waves on
+      GemmConfig t = c;
+      t.stages = v2_epi_stages_for(tn);
+      t.stream_k = 1;
+      out.push_back(t);
+    }
     if (tn == 256) {  // ping-pong 64 x 256: one m64n256 wgmma per k16 step
       GemmConfig w = c;
       w.tile_m = 64;
@@ -344,6 +358,9 @@ std::vector<GemmConfig> proposable_configs() {
     w.stages = st;
     out.push_back(w);
   }
+  w.stream_k = 1;  // the pick's STREAM_K rule on a 176-wide pick
+  out.push_back(w);
+  w.stream_k = 0;
   // 320 wide (an n256 and an n64 wgmma per K step): 3 stages, for autotuners
   // (the heuristic does not take it: run S8-3 measured it below 128 x 256).
   w.tile_n = 320;
