@@ -31,7 +31,12 @@ mkdir -p "$OUT"
 main() {
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || echo "nvidia-smi unavailable"
-echo "commit: $(cat .commit 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# The binaries' commit where they were built elsewhere (a carried tree's git may be an enclosing checkout's).
+if [ -n "${OPGRAPH_GEMM_BIN:-}" ] && [ -f "$OPGRAPH_GEMM_BIN/COMMIT" ]; then
+  echo "commit: $(tr '\n' ' ' <"$OPGRAPH_GEMM_BIN/COMMIT") (the binaries')"
+else
+  echo "commit: $(cat .commit 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+fi
 
 CMAKE_ARGS=()
 if [ -d .device-deps ]; then

@@ -244,7 +244,7 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     // bench/results/2026-12-01-gemm-s10-h200.txt run S10-1 (three rounds,
     // 128 x 256 EPI_TMA, medians) +0.8..+2.8% on 9 of 10 such shapes
     // (16384x4096x14336 729.7 against 710.7, 8192^3 732.3 against 717.0;
-    // 4096x14336x4096 -0.6%, inside its spread), geomean +1.2%; with fewer
+    // 4096x14336x4096 -0.6%, inside its spread), geomean +1.4%; with fewer
     // waves it loses (8192x4096x4096, 7.8 waves: -2.2%; run S9-1: up to -33%
     // at 3.9 waves with K = 14336, where the pooled phase is long and its
     // CTAs stop sharing A and B panels in L2). Unmeasured with a chain: off.
