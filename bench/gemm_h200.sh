@@ -95,7 +95,7 @@ anchored=0
 if [ "$MODE" != confirm ] && [ "${OPGRAPH_GEMM_ANCHOR:-1}" = 1 ]; then
   echo "== interleaved anchor (bench/gemm_anchor_h200.sh)"
   OUT="$OUT" OPGRAPH_ANCHOR_TIMEOUT=${OPGRAPH_ANCHOR_TIMEOUT:-300} bash bench/gemm_anchor_h200.sh && anchored=1
-  grep -E "^ANCHOR" "$OUT/gemm_vs_torch.txt" >>"$OUT/gemm_results.txt" 2>/dev/null || true
+  grep -E "^(ANCHOR|CHECK FAILED)" "$OUT/gemm_vs_torch.txt" >>"$OUT/gemm_results.txt" 2>/dev/null || true
 fi
 if [ "$anchored" = 0 ]; then
   # confirm: the anchors of gemm_bench --confirm's shapes only.

@@ -239,9 +239,9 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
       if (v2_epi_tma(k, e)) v = e;
     }
     // STREAM_K (the tiles past the last whole wave shared out by K blocks)
-    // where the schedule has at least 10 waves, no chain and
-    // EPI_TMA's store: on the H200,
-    // bench/results/2026-12-01-gemm-s10-h200.txt run S10-1 (three rounds,
+    // where the schedule has at least 10 waves, no chain and EPI_TMA's
+    // store: on the H200, bench/results/2026-12-01-gemm-s10-h200.txt,
+    // run S10-1 (three rounds,
     // 128 x 256 EPI_TMA, medians) +0.8..+2.8% on 9 of 10 such shapes
     // (16384x4096x14336 729.7 against 710.7, 8192^3 732.3 against 717.0;
     // 4096x14336x4096 -0.6%, inside its spread), geomean +1.4%; with fewer
@@ -336,14 +336,12 @@ std::vector<GemmConfig> proposable_configs() {
       t.pingpong = 0;
       out.push_back(t);
     }
-    if (tn == 256) {  // STREAM_K with EPI_TMA's stages: the pick from 10 waves on
-      GemmConfig t = c;
+    if (tn == 256) {
+      GemmConfig t = c;  // STREAM_K with EPI_TMA's stages: the pick from 10 waves on
       t.stages = v2_epi_stages_for(tn);
       t.stream_k = 1;
       out.push_back(t);
-    }
-    if (tn == 256) {  // ping-pong 64 x 256: one m64n256 wgmma per k16 step
-      GemmConfig w = c;
+      GemmConfig w = c;  // ping-pong 64 x 256: one m64n256 wgmma per k16 step
       w.tile_m = 64;
       w.stages = 5;
       w.pingpong = 1;
