@@ -150,7 +150,8 @@ def main():
             continue
         ms = measure(g, plans, pack, op, args.rounds, args.launches)
         tf = {label: 2.0 * m * n * k / (t * 1e-3) / 1e12 for label, t in ms.items()}
-        row = (m, n, k, chain, tf.get("ours"), tf.get("torch"), tf.get("cudnn"), plans["ours"][1])
+        # The plan's name without its knob list (gemm_v2_128x256s4_sk[CLUSTER_M=1, ...]): one token.
+        row = (m, n, k, chain, tf.get("ours"), tf.get("torch"), tf.get("cudnn"), plans["ours"][1].split("[")[0])
         rows.append(row)
         print("ANCHOR shape=%dx%dx%d chain=%s ours=%.1f torch=%.1f cudnn=%s plan=%s" % (
             m, n, k, chain, row[4], row[5], "%.1f" % row[6] if row[6] else "-", row[7]), flush=True)
