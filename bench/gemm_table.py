@@ -59,7 +59,7 @@ for key in keys:
         ipk = fnum(a.get("ours"))
         bs = bs * ipk / pk if bs and pk and ipk else ipk
         pk, cb, cd = ipk, fnum(a.get("torch")), fnum(a.get("cudnn"))
-    r = lambda a, b: a / b if a and b else None
+    r = lambda x, y: x / y if x and y else None
     lead = "-" if not (pk and cd) else ("ours" if pk >= cd else "cudnn")
     if key[1] == "none":
         cls = "big" if int(key[0].split("x")[0]) >= 1024 else "small"

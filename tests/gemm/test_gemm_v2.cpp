@@ -382,12 +382,12 @@ TEST(GemmV2StreamK, ScheduleKnobsAndPick) {
     return pick_config(*p, 132, false, true);
   };
   EXPECT_EQ(pick(8192, 4096, 4096, false).stream_k, 0);
-  const GemmConfig tall = pick(16384, 4096, 4096, false);
+  auto tall_p = analyze_gemm(v2_graph(16384, 4096, 4096, false, true, 16, false));
+  ASSERT_TRUE(tall_p.is_good());
+  const GemmConfig tall = pick_config(*tall_p, 132, false, true);
   EXPECT_EQ(tall.stream_k, 1);
   EXPECT_EQ(tall.tile_n, 256);
   EXPECT_EQ(tall.split_k, 1);
-  auto tall_p = analyze_gemm(v2_graph(16384, 4096, 4096, false, true, 16, false));
-  ASSERT_TRUE(tall_p.is_good());
   EXPECT_TRUE(v2_schedule(*tall_p, tall, 132).stream);
   EXPECT_EQ(pick(4096, 28672, 8192, false).stream_k, 1);
   EXPECT_EQ(pick(16384, 4096, 4096, true).stream_k, 0);

@@ -241,8 +241,8 @@ GemmConfig pick_config(const GemmProblem& p, int sm_count, bool fallback, bool h
     // STREAM_K (the tiles past the last whole wave shared out by K blocks)
     // where the schedule has at least 10 waves, no chain and EPI_TMA's
     // store: on the H200, bench/results/2026-12-01-gemm-s10-h200.txt,
-    // run S10-1 (three rounds,
-    // 128 x 256 EPI_TMA, medians) +0.8..+2.8% on 9 of 10 such shapes
+    // run S10-1 (three rounds, 128 x 256 EPI_TMA, medians) +0.8..+2.8% on
+    // 9 of 10 such shapes
     // (16384x4096x14336 729.7 against 710.7, 8192^3 732.3 against 717.0;
     // 4096x14336x4096 -0.6%, inside its spread), geomean +1.4%; with fewer
     // waves it loses (8192x4096x4096, 7.8 waves: -2.2%; run S9-1: up to -33%
@@ -356,7 +356,8 @@ std::vector<GemmConfig> proposable_configs() {
     w.stages = st;
     out.push_back(w);
   }
-  w.stream_k = 1;  // the pick's STREAM_K rule on a 176-wide pick
+  w.stages = v2_epi_stages_for(176);  // the pick's STREAM_K rule on a 176-wide pick
+  w.stream_k = 1;
   out.push_back(w);
   w.stream_k = 0;
   // 320 wide (an n256 and an n64 wgmma per K step): 3 stages, for autotuners
