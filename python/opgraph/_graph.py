@@ -123,10 +123,16 @@ class pygraph(_C._GraphBase):
         if len(args) not in (1, 2):
             raise TypeError("deserialize(data) or deserialize(handle, data)")
         data = args[-1]
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            data = bytes(data).decode()
-        elif isinstance(data, list):
-            data = bytes(data).decode()
+        try:
+            if isinstance(data, (bytes, bytearray, memoryview, list)):
+                data = bytes(data).decode("utf-8")
+            elif isinstance(data, str):
+                data.encode("utf-8")  # lone surrogates have no UTF-8 spelling
+        except UnicodeError as e:
+            # The same error as any other data that is not a serialized graph (UNSUPPORTED_GRAPH_FORMAT).
+            raise _C.GraphNotSupportedError(
+                f"deserialize: the data is not UTF-8 text ({e.reason} at position {e.start}); "
+                "a serialized graph is UTF-8 JSON, as serialize() writes it") from None
         self._deserialize_into(data)
         return self
 

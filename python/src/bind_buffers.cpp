@@ -2,6 +2,9 @@
 // opgraph._C._describe_buffer (used by pygraph.tensor_like and the tests).
 #include "buffers.h"
 
+#include <bit>
+#include <string_view>
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -19,12 +22,40 @@ DataType from_dlpack(nb::dlpack::dtype t) {
   if (code == C::Int) return t.bits == 8 ? DataType::INT8 : t.bits == 32 ? DataType::INT32
                              : t.bits == 64 ? DataType::INT64 : DataType::NOT_SET;
   if (code == C::UInt && t.bits == 8) return DataType::UINT8;
-  if (code == C::Bool) return DataType::BOOLEAN;
+  if (code == C::Bool && t.bits == 8) return DataType::BOOLEAN;
+  // DLPack 1.1's fp8 / fp4 codes (torch exports its float8 / float4 dtypes with them).
+  if (t.code == kDLFloat8_e4m3fn && t.bits == 8) return DataType::FP8_E4M3;
+  if (t.code == kDLFloat8_e5m2 && t.bits == 8) return DataType::FP8_E5M2;
+  if (t.code == kDLFloat8_e8m0fnu && t.bits == 8) return DataType::FP8_E8M0;
+  if (t.code == kDLFloat4_e2m1fn && t.bits == 4) return DataType::FP4_E2M1;
   return DataType::NOT_SET;
 }
 
+// A DLPack type's name for messages: "complex64", "uint32", "float16x2", "DLPack code 9 (8 bits)".
+std::string dlpack_name(nb::dlpack::dtype t) {
+  using C = nb::dlpack::dtype_code;
+  const char* base = nullptr;
+  switch (static_cast<C>(t.code)) {
+    case C::Int: base = "int"; break;
+    case C::UInt: base = "uint"; break;
+    case C::Float: base = "float"; break;
+    case C::Bfloat: base = "bfloat"; break;
+    case C::Complex: base = "complex"; break;
+    case C::Bool: base = "bool"; break;
+    default: break;
+  }
+  std::string s = base ? base + std::to_string(t.bits)
+                       : "DLPack code " + std::to_string(t.code) + " (" + std::to_string(t.bits) + " bits)";
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+// numpy typestr ('<f4', '|u1'): the type when opgraph has one and the byte order is the host's.
 DataType from_typestr(const std::string& s) {
   if (s.size() < 3) return DataType::NOT_SET;
+  const char order = s[0];
+  const char foreign_order = std::endian::native == std::endian::little ? '>' : '<';
+  if (order == foreign_order) return DataType::NOT_SET;  // bytes swapped: never read as the host's type
   const std::string k = s.substr(1);
   if (k == "f4") return DataType::FLOAT;
   if (k == "f8") return DataType::DOUBLE;
@@ -37,23 +68,91 @@ DataType from_typestr(const std::string& s) {
   return DataType::NOT_SET;
 }
 
-// __cuda_array_interface__ / __array_interface__ dicts (strides in bytes, None = packed).
-Buffer from_interface(nb::dict d, BufferDevice dev, const std::string& what) {
+// torch.dtype names (str(dtype) without "torch.") -> data type.
+DataType from_torch_name(std::string_view n) {
+  constexpr struct {
+    std::string_view name;
+    DataType type;
+  } kNames[] = {
+      {"float32", DataType::FLOAT},          {"float64", DataType::DOUBLE},          {"float16", DataType::HALF},
+      {"bfloat16", DataType::BFLOAT16},      {"int8", DataType::INT8},               {"uint8", DataType::UINT8},
+      {"int32", DataType::INT32},            {"int64", DataType::INT64},             {"bool", DataType::BOOLEAN},
+      {"float8_e4m3fn", DataType::FP8_E4M3}, {"float8_e5m2", DataType::FP8_E5M2},
+      {"float8_e8m0fnu", DataType::FP8_E8M0}, {"float4_e2m1fn_x2", DataType::FP4_E2M1},
+  };
+  for (const auto& row : kNames)
+    if (row.name == n) return row.type;
+  return DataType::NOT_SET;
+}
+
+// A torch tensor's dtype, through a cache keyed by the torch.dtype object (torch's dtypes
+// are singletons that live as long as the interpreter; the cache holds a reference).
+void read_torch_dtype(PyObject* v, Buffer& b) {
+  static PyObject* s_dtype = PyUnicode_InternFromString("dtype");
+  struct Seen {
+    PyObject* dtype;
+    DataType type;
+    std::string name;  // "torch.int16" when opgraph has no type for it
+  };
+  static std::vector<Seen> seen;  // a handful of entries; guarded by the GIL
+  nb::object dt = nb::steal(PyObject_GetAttr(v, s_dtype));
+  if (!dt.is_valid()) throw nb::python_error();
+  for (const Seen& s : seen)
+    if (s.dtype == dt.ptr()) {
+      b.dtype = s.type;
+      if (s.type == DataType::NOT_SET) b.foreign_dtype = s.name;
+      return;
+    }
+  std::string name = nb::cast<std::string>(nb::str(dt));
+  DataType t = from_torch_name(std::string_view(name).substr(name.rfind('.') + 1));
+  seen.push_back({dt.release().ptr(), t, name});
+  b.dtype = t;
+  if (t == DataType::NOT_SET) b.foreign_dtype = name;
+}
+
+// __cuda_array_interface__ / __array_interface__ dicts (strides in bytes, None = packed;
+// data = (address, readonly)). A malformed dict is a TypeError naming `who`.
+Buffer from_interface(nb::handle iface, BufferDevice dev, const BufferRole& who, const char* kind) {
+  auto malformed = [&](const std::string& why) {
+    return nb::type_error((who.text() + ": malformed " + kind + " (" + why + ")").c_str());
+  };
   Buffer b;
   b.device = dev;
-  nb::tuple data = nb::cast<nb::tuple>(d["data"]);
-  b.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(data[0]));
-  for (nb::handle e : nb::cast<nb::tuple>(d["shape"])) b.dims.push_back(nb::cast<std::int64_t>(e));
-  std::string typestr = nb::cast<std::string>(d["typestr"]);
+  nb::dict d;
+  if (!nb::try_cast(iface, d)) throw malformed("not a dict");
+  if (!d.contains("data") || !d.contains("shape") || !d.contains("typestr")) throw malformed("needs data, shape, typestr");
+  nb::sequence data;  // tuples by the protocols' word; any sequence is read
+  if (!nb::try_cast(d["data"], data) || nb::len(data) != 2) throw malformed("data must be (address, readonly)");
+  if (!PyLong_Check(data[0].ptr())) throw malformed("data's address must be an int");
+  b.data = address_of(data[0], who);
+  b.read_only = PyObject_IsTrue(data[1].ptr()) == 1;
+  nb::sequence shape;
+  if (!nb::try_cast(d["shape"], shape)) throw malformed("shape must be a tuple");
+  for (nb::handle e : shape) {
+    std::int64_t x;
+    if (!nb::try_cast(e, x) || x < 0) throw malformed("shape entries must be non-negative ints");
+    b.dims.push_back(x);
+  }
+  std::string typestr;
+  if (!nb::try_cast(d["typestr"], typestr) || typestr.size() < 3) throw malformed("typestr must be like '<f4'");
   b.dtype = from_typestr(typestr);
-  std::int64_t item = std::stoll(typestr.substr(2));
+  if (b.dtype == DataType::NOT_SET) b.foreign_dtype = typestr;
+  std::int64_t item = 0;
+  for (char c : typestr.substr(2)) {
+    if (c < '0' || c > '9' || item > (1 << 20)) throw malformed("typestr must be like '<f4'");
+    item = item * 10 + (c - '0');
+  }
+  if (item <= 0) throw malformed("typestr must be like '<f4'");
   nb::object st = d.contains("strides") ? nb::borrow(d["strides"]) : nb::none();
   if (st.is_none()) {
     b.strides = Tensor::packed_strides(b.dims);
   } else {
-    for (nb::handle e : nb::cast<nb::tuple>(st)) {
-      std::int64_t bytes = nb::cast<std::int64_t>(e);
-      if (bytes % item) throw nb::value_error((what + ": byte stride not a multiple of the element size").c_str());
+    nb::sequence strides;
+    if (!nb::try_cast(st, strides) || nb::len(strides) != b.dims.size()) throw malformed("strides must match shape");
+    for (nb::handle e : strides) {
+      std::int64_t bytes;
+      if (!nb::try_cast(e, bytes)) throw malformed("strides must be ints");
+      if (bytes % item) throw nb::value_error((who.text() + ": byte stride not a multiple of the element size").c_str());
       b.strides.push_back(bytes / item);
     }
   }
@@ -64,11 +163,59 @@ Buffer from_interface(nb::dict d, BufferDevice dev, const std::string& what) {
   return b;
 }
 
+// A buffer nanobind imported (DLPack or the buffer protocol).
+template <class Array>
+Buffer from_ndarray(const Array& a, bool read_only) {
+  Buffer b;
+  b.data = const_cast<void*>(static_cast<const void*>(a.data()));
+  b.dtype = from_dlpack(a.dtype());
+  if (b.dtype == DataType::NOT_SET) b.foreign_dtype = dlpack_name(a.dtype());
+  for (std::size_t i = 0; i < a.ndim(); ++i) {
+    b.dims.push_back(static_cast<std::int64_t>(a.shape(i)));
+    b.strides.push_back(static_cast<std::int64_t>(a.stride(i)));
+  }
+  if (b.dims.empty()) b.dims.push_back(1), b.strides.push_back(1);
+  b.device = a.device_type() == nb::device::cpu::value ? BufferDevice::HOST
+             : a.device_type() == nb::device::cuda::value ? BufferDevice::CUDA : BufferDevice::UNKNOWN;
+  b.device_id = static_cast<int>(a.device_id());
+  b.nbytes = static_cast<std::int64_t>(a.nbytes());
+  b.read_only = read_only;
+  return b;
+}
+
 // torch.Tensor once torch has been imported by the caller (a leaked reference: it
 // lives as long as the interpreter), else null.
 PyObject* g_torch_tensor_type = nullptr;
 
 }  // namespace
+
+std::string Buffer::dtype_name() const {
+  if (!foreign_dtype.empty()) return foreign_dtype;
+  return std::string(to_string(dtype));
+}
+
+std::string operand_label(const CoreGraph& g, std::int64_t uid) {
+  std::string s = "uid " + std::to_string(uid);
+  if (TensorPtr t = g.tensor_by_uid(uid); t && !t->get_name().empty()) s += " (tensor '" + t->get_name() + "')";
+  return s;
+}
+
+std::string BufferRole::text() const {
+  if (graph) return std::string(what) + " for " + operand_label(*graph, uid);
+  if (uid >= 0) return std::string(what) + " for uid " + std::to_string(uid);
+  return what;
+}
+
+void* address_of(nb::handle v, const BufferRole& who) {
+  const unsigned long long x = PyLong_AsUnsignedLongLong(v.ptr());  // OverflowError for < 0 and >= 2^64
+  if (x == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw nb::value_error((who.text() + ": address " + nb::cast<std::string>(nb::str(v)) +
+                           " is not a 64-bit unsigned address (0 <= address < 2**64)")
+                              .c_str());
+  }
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(x));
+}
 
 bool is_torch_tensor(nb::handle v) {
   if (!g_torch_tensor_type) {  // until torch is imported: one sys.modules lookup per call, no string built
@@ -88,17 +235,13 @@ bool is_torch_tensor(nb::handle v) {
   return PyObject_IsInstance(v.ptr(), g_torch_tensor_type) == 1;
 }
 
-static std::string operand_name(std::int64_t uid) {
-  return uid < 0 ? std::string("buffer") : "variant pack entry for uid " + std::to_string(uid);
-}
-
-Buffer normalize_buffer(nb::handle v, std::int64_t uid, bool fast) {
+Buffer normalize_buffer(nb::handle v, const BufferRole& who, bool fast) {
   if (PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr())) {
     Buffer b;
-    b.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(v));
+    b.data = address_of(v, who);
     return b;
   }
-  if (fast && is_torch_tensor(v)) {  // two C-level calls, interned names, no DLPack capsule
+  if (fast && is_torch_tensor(v)) {  // C-level calls, interned names, no DLPack capsule
     static PyObject* s_data_ptr = PyUnicode_InternFromString("data_ptr");
     static PyObject* s_is_cuda = PyUnicode_InternFromString("is_cuda");
     Buffer b;
@@ -110,31 +253,19 @@ Buffer normalize_buffer(nb::handle v, std::int64_t uid, bool fast) {
     if (!cuda) throw nb::python_error();
     b.device = cuda == Py_True ? BufferDevice::CUDA : BufferDevice::HOST;
     Py_DECREF(cuda);
+    read_torch_dtype(v.ptr(), b);  // the element type is checked against the declaration
     return b;
   }
   if (nb::hasattr(v, "__cuda_array_interface__"))
-    return from_interface(nb::cast<nb::dict>(v.attr("__cuda_array_interface__")), BufferDevice::CUDA,
-                          operand_name(uid));
-  nb::ndarray<> a;
-  if (nb::try_cast(v, a)) {
-    Buffer b;
-    b.data = a.data();
-    b.dtype = from_dlpack(a.dtype());
-    for (std::size_t i = 0; i < a.ndim(); ++i) {
-      b.dims.push_back(static_cast<std::int64_t>(a.shape(i)));
-      b.strides.push_back(static_cast<std::int64_t>(a.stride(i)));
-    }
-    if (b.dims.empty()) b.dims.push_back(1), b.strides.push_back(1);
-    b.device = a.device_type() == nb::device::cpu::value ? BufferDevice::HOST
-               : a.device_type() == nb::device::cuda::value ? BufferDevice::CUDA : BufferDevice::UNKNOWN;
-    b.device_id = static_cast<int>(a.device_id());
-    b.nbytes = static_cast<std::int64_t>(a.nbytes());
-    return b;
-  }
+    return from_interface(v.attr("__cuda_array_interface__"), BufferDevice::CUDA, who, "__cuda_array_interface__");
+  // Writable first; a buffer that only imports read-only (numpy writeable=False, a DLPack 1.x
+  // read-only tensor, bytes, a read-only memoryview) is marked so.
+  if (nb::ndarray<> a; nb::try_cast(v, a)) return from_ndarray(a, false);
+  if (nb::ndarray<nb::ro> a; nb::try_cast(v, a)) return from_ndarray(a, true);
   if (nb::hasattr(v, "__array_interface__"))
-    return from_interface(nb::cast<nb::dict>(v.attr("__array_interface__")), BufferDevice::HOST, operand_name(uid));
-  throw nb::type_error((operand_name(uid) + ": expected an int address, a torch tensor, a numpy array, a __dlpack__ producer or "
-                               "an object with __cuda_array_interface__, got " +
+    return from_interface(v.attr("__array_interface__"), BufferDevice::HOST, who, "__array_interface__");
+  throw nb::type_error((who.text() + ": expected an int address, a torch tensor, a numpy array, a __dlpack__ producer, "
+                                     "a buffer-protocol object or an object with __cuda_array_interface__, got " +
                         nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(v.ptr()))))))
                            .c_str());
 }
@@ -143,19 +274,22 @@ void bind_buffers(nb::module_& m) {
   m.def(
       "_describe_buffer",
       [](nb::handle v) {
-        Buffer b = normalize_buffer(v, -1, false);
+        Buffer b = normalize_buffer(v, BufferRole{}, false);
         nb::dict d;
         d["data"] = reinterpret_cast<std::uintptr_t>(b.data);
         d["dims"] = b.dims;
         d["strides"] = b.strides;
         d["data_type"] = nb::cast(b.dtype);
+        d["foreign_dtype"] = b.foreign_dtype;
         d["device"] = b.device == BufferDevice::HOST ? "cpu" : b.device == BufferDevice::CUDA ? "cuda" : "unknown";
         d["nbytes"] = b.nbytes;
         d["device_id"] = b.device_id;
+        d["read_only"] = b.read_only;
         return d;
       },
-      nb::arg("obj"), "What execute() reads from a buffer: address, dims/strides (elements), dtype, device (and its ordinal, "
-      "-1 when the buffer does not say), bytes.");
+      nb::arg("obj"), "What execute() reads from a buffer: address, dims/strides (elements), dtype (foreign_dtype: "
+      "the buffer's own type name when opgraph has none for it), device (and its ordinal, -1 when the buffer does "
+      "not say), bytes, read_only.");
 }
 
 }  // namespace opgraph::py

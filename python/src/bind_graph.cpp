@@ -112,12 +112,24 @@ TensorPtr make_tensor(PyGraph& g, std::vector<std::int64_t> dim, std::vector<std
     ScalarValue v;
     v.data_type = dtype == DataType::NOT_SET ? DataType::FLOAT : dtype;
     v.kind = kind;
-    if (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::bool_>(value)) {
-      v.i = nb::cast<std::int64_t>(value);
+    auto refuse = [&](const std::string& why) {
+      return StatusError{Status(ErrorCode::INVALID_VALUE, "tensor '" + name + "': pass-by-value value " +
+                                                              nb::cast<std::string>(nb::repr(value)) + " " + why)};
+    };
+    if (PyLong_Check(value.ptr()) || PyIndex_Check(value.ptr())) {  // int, bool, numpy integers
+      nb::object index = nb::steal(PyNumber_Index(value.ptr()));
+      if (!index.is_valid()) throw nb::python_error();
+      int overflow = 0;
+      const long long i = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+      if (i == -1 && PyErr_Occurred()) throw nb::python_error();
+      if (overflow) throw refuse("is outside the 64-bit integer range (pass a float for a floating scalar)");
+      v.i = i;
       v.f = static_cast<double>(v.i);
-    } else {
-      v.f = nb::cast<double>(value);
+    } else if (double f; !PyComplex_Check(value.ptr()) && nb::try_cast(value, f)) {  // float, numpy scalars, __float__
+      v.f = f;
       v.i = static_cast<std::int64_t>(v.f);
+    } else {
+      throw refuse("is not a real number (a scalar is an int, float or bool, or a numpy scalar of one)");
     }
     a.set_pass_by_value(v);
   }

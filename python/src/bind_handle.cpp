@@ -13,6 +13,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include "buffers.h"
 #include "handle.h"
 #ifdef OPGRAPH_PY_HAS_PLANNING
 #include "runtime/device.h"
@@ -34,13 +35,20 @@ const Result<DeviceProperties>& device_properties_of(int ordinal) {
 namespace {
 
 std::uintptr_t stream_address(nb::handle s) {
+  static constexpr BufferRole kWho{nullptr, -1, "set_stream: stream"};
+  auto address = [](nb::handle a) {
+    if (!PyLong_Check(a.ptr())) throw nb::type_error("set_stream: a stream address must be an int");
+    return reinterpret_cast<std::uintptr_t>(address_of(a, kWho));
+  };
   if (s.is_none()) return 0;
-  if (nb::isinstance<nb::int_>(s)) return nb::cast<std::uintptr_t>(s);
+  if (nb::isinstance<nb::int_>(s)) return address(s);
   if (nb::hasattr(s, "__cuda_stream__")) {
-    nb::tuple t = nb::cast<nb::tuple>(s.attr("__cuda_stream__")());
-    return nb::cast<std::uintptr_t>(t[1]);
+    nb::tuple t;
+    if (!nb::try_cast(s.attr("__cuda_stream__")(), t) || t.size() != 2)
+      throw nb::type_error("set_stream: __cuda_stream__() must return (version, address)");
+    return address(t[1]);
   }
-  if (nb::hasattr(s, "cuda_stream")) return nb::cast<std::uintptr_t>(s.attr("cuda_stream"));
+  if (nb::hasattr(s, "cuda_stream")) return address(s.attr("cuda_stream"));
   throw nb::type_error("set_stream: stream must be an int address, a torch.cuda.Stream or a __cuda_stream__ object");
 }
 

@@ -4,7 +4,11 @@
 // execute(variant_pack, workspace=None, handle=None) normalises the dict ONCE, here, into
 // the C++ VariantPack (one C-level dict walk): keys are opgraph.tensor or int uids; values
 // are anything normalize_buffer reads (buffers.h); prepare_variant_pack does it ahead of time.
-// Element types follow the C++ variant pack's rules (an engine refuses a mismatch).
+// Each entry is judged against its declaration before anything reads it (INVALID_VARIANT_PACK,
+// a ValueError naming the uid and tensor): a tensor key must be this graph's; a buffer that
+// says its element type must hold the declared one, or uint8 storage for an fp8 / fp4
+// operand (a numpy or torch dtype is a claim about the bits: int32 or complex64 memory is
+// never read as FLOAT); an output must be writable. Extents follow the C++ pack's rules.
 // Which memory a call drives, and where it runs:
 //   * device buffers on a graph planned for the host: INVALID_VARIANT_PACK (ValueError) naming
 //     the uid and tensor, never a fault; on the host reference's plan: the same (no staging);
@@ -24,6 +28,18 @@
 namespace opgraph::py {
 
 #ifdef OPGRAPH_PY_HAS_PLANNING
+PyGraph::Declared PyGraph::declared(std::int64_t uid) const {
+  auto of = [this](const TensorPtr& t) { return Declared{t.get(), t->get_data_type(), producer_of(t.get()) != nullptr}; };
+  if (!is_frozen()) {  // tensors may still change: look them up each time
+    TensorPtr t = tensor_by_uid(uid);
+    return t ? of(t) : Declared{};
+  }
+  if (declared_.empty())
+    for (const auto& t : tensors()) declared_.try_emplace(t->get_uid(), of(t));  // the first holder, as tensor_by_uid
+  auto it = declared_.find(uid);
+  return it == declared_.end() ? Declared{} : it->second;
+}
+
 namespace {
 
 // One call's buffers, normalised once: the C++ caller pack and what kinds of memory it holds.
@@ -35,11 +51,42 @@ struct Normalized {
   const PyGraph* graph = nullptr;   // the graph it was normalised for
 };
 
-// "uid 3 (tensor 'q')" for errors.
-std::string operand_label(const PyGraph& g, std::int64_t uid) {
-  std::string s = "uid " + std::to_string(uid);
-  if (TensorPtr t = g.tensor_by_uid(uid); t && !t->get_name().empty()) s += " (tensor '" + t->get_name() + "')";
-  return s;
+// Whether a buffer of element type `have` may be bound for an operand declared `declared`:
+// the declared type itself, or uint8 storage for the types numpy cannot spell (fp8, fp4:
+// FlashInfer's packed data and scale blobs). Anything else is a different number format
+// whose bits the engine would misread (int32 or complex64 for FLOAT).
+bool dtype_accepted(DataType have, DataType declared) {
+  if (have == declared || declared == DataType::NOT_SET) return true;
+  const bool byte_storage = declared == DataType::FP8_E4M3 || declared == DataType::FP8_E5M2 ||
+                            declared == DataType::FP8_E8M0 || declared == DataType::FP4_E2M1;
+  return have == DataType::UINT8 && byte_storage;
+}
+
+std::string dtype_rule(DataType declared) {
+  if (dtype_accepted(DataType::UINT8, declared))
+    return std::string(to_string(declared)) + " is bound as its own dtype or as uint8 storage";
+  return "a buffer holds the declared element type (convert it first, e.g. numpy .astype or torch .to)";
+}
+
+// Whether `t` is one of `g`'s tensors although its uid does not name it (an unvalidated
+// graph's tensors have no uids yet; the core then refuses the key). Frozen graphs: never.
+bool holds(const PyGraph& g, const Tensor* t) {
+  if (g.is_frozen()) return false;
+  for (const auto& x : g.tensors())
+    if (x.get() == t) return true;
+  return false;
+}
+
+// The uid a variant pack key names; ValueError for an int outside 64 bits.
+std::int64_t uid_of_int(PyObject* key) {
+  int overflow = 0;
+  const long long uid = PyLong_AsLongLongAndOverflow(key, &overflow);
+  if (uid == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow)
+    throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                             "variant pack key " + nb::cast<std::string>(nb::str(nb::handle(key))) +
+                                 " is not a uid (uids are 64-bit signed ints)")};
+  return uid;
 }
 
 Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
@@ -53,15 +100,38 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
   while (PyDict_Next(d.ptr(), &pos, &key, &value)) {  // borrowed references; no Python-level loop
     std::int64_t uid;
     Tensor* t = nullptr;
-    if (PyLong_CheckExact(key)) uid = PyLong_AsLongLong(key);
+    if (PyLong_CheckExact(key)) uid = uid_of_int(key);
     else if (nb::try_cast<Tensor*>(nb::handle(key), t) && t) uid = t->get_uid();
-    else if (PyLong_Check(key)) uid = nb::cast<std::int64_t>(nb::handle(key));
+    else if (PyLong_Check(key)) uid = uid_of_int(key);
     else throw nb::type_error("variant pack keys must be opgraph.tensor objects or int uids");
-    Buffer b = normalize_buffer(nb::handle(value), uid, /*fast=*/true);
+    const BufferRole who{&g, uid, "variant pack entry"};
+    // The declaration this buffer is judged against (tensor null: no tensor of this graph has
+    // the uid; the core's normalisation refuses such a key, naming it).
+    const PyGraph::Declared d = g.declared(uid);
+    if (t && t != d.tensor && !holds(g, t))
+      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                               "variant pack key for uid " + std::to_string(uid) + " is a tensor of another graph ('" +
+                                   t->get_name() + "')" +
+                                   (d.tensor ? "; this graph's uid " + std::to_string(uid) + " is tensor '" +
+                                                   d.tensor->get_name() + "'"
+                                             : "; this graph has no tensor with that uid") +
+                                   " (bind this graph's tensors, or int uids)")};
+    Buffer b = normalize_buffer(nb::handle(value), who, /*fast=*/true);
+    if (b.read_only && d.output)
+      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                               who.text() + " is a read-only buffer (numpy writeable=False, a DLPack read-only tensor, "
+                                            "bytes or a read-only memoryview) but the operand is an output the plan "
+                                            "writes; pass a writable buffer")};
+    // The element type: the declared one, or uint8 storage for fp8 / fp4 (dtype_accepted).
+    // A bare address says nothing and lends the declaration.
+    if (d.tensor && (b.dtype != DataType::NOT_SET || !b.foreign_dtype.empty()) && !dtype_accepted(b.dtype, d.dtype))
+      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                               who.text() + ": buffer element type " + b.dtype_name() + " is not the declared " +
+                                   std::string(to_string(d.dtype)) + "; " + dtype_rule(d.dtype))};
     // Planned for the host, only host engines hold plans: device memory would be read as host memory.
     if (b.device == BufferDevice::CUDA && !device_plan)
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
-                               "variant pack entry for " + operand_label(g, uid) +
+                               who.text() +
                                    " is device memory but the graph was planned for the host (no device); "
                                    "build the graph with handle=opgraph.create_handle() on the device (or from CUDA "
                                    "tensors with tensor_like) to run device buffers")};
@@ -69,7 +139,6 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
     n.any_device |= b.device == BufferDevice::CUDA;
     n.any_host |= b.device == BufferDevice::HOST;
     // The memory kind travels in the OperandBuffer: an engine's operand table refuses the wrong kind.
-    // Element types are judged by the C++ pack's rules, not here.
     const MemoryKind mem = b.device == BufferDevice::CUDA   ? MemoryKind::DEVICE
                            : b.device == BufferDevice::HOST ? MemoryKind::HOST
                                                             : MemoryKind::UNKNOWN;
@@ -78,7 +147,9 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
       a.memory = mem;
       pack.set(uid, a);
     } else {
-      pack.set(uid, OperandBuffer::make(b.data, b.dims, b.strides, b.dtype, mem));
+      OperandBuffer a = OperandBuffer::make(b.data, b.dims, b.strides, b.dtype, mem);
+      a.read_only = b.read_only;  // engines refuse a read-only output too (their operand tables)
+      pack.set(uid, a);
     }
   }
   return n;
@@ -100,15 +171,20 @@ class CallHandle final : public Handle {
 
 Workspace to_workspace(nb::handle w) {
   if (w.is_none()) return {};
-  if (PyLong_CheckExact(w.ptr())) return {PyLong_AsVoidPtr(w.ptr()), INT64_MAX};  // the caller vouches for its size
+  static constexpr BufferRole kWho{nullptr, -1, "workspace"};
+  if (PyLong_CheckExact(w.ptr())) return {address_of(w, kWho), INT64_MAX};  // the caller vouches for its size
   if (is_torch_tensor(w)) {  // the hot path: no DLPack round trip for the usual torch workspace
     static PyObject* s_nbytes = PyUnicode_InternFromString("nbytes");
-    Buffer b = normalize_buffer(w, -1, /*fast=*/true);
+    Buffer b = normalize_buffer(w, kWho, /*fast=*/true);
     nb::object nbytes = nb::steal(PyObject_GetAttr(w.ptr(), s_nbytes));
     if (!nbytes.is_valid()) throw nb::python_error();
     return {b.data, nb::cast<std::int64_t>(nbytes)};
   }
-  Buffer b = normalize_buffer(w, -1, /*fast=*/false);
+  Buffer b = normalize_buffer(w, kWho, /*fast=*/false);
+  if (b.read_only)
+    throw StatusError{Status(ErrorCode::INVALID_VALUE, "workspace is a read-only buffer (numpy writeable=False, a "
+                                                       "DLPack read-only tensor, bytes or a read-only memoryview); "
+                                                       "the plan writes its workspace")};
   if (b.nbytes < 0) b.nbytes = INT64_MAX;  // a bare address: the caller vouches for its size
   return {b.data, b.nbytes};
 }

@@ -2,11 +2,17 @@
 //
 // execute() and tensor_like() both read caller buffers through normalize_buffer,
 // so every accepted kind is handled in one place:
-//   int                          a bare address (the declaration describes it)
-//   __cuda_array_interface__     data, shape, strides (bytes -> elements), typestr
-//   torch tensors, numpy arrays, any __dlpack__ producer   (nanobind's ndarray import)
-//   __array_interface__          host arrays without DLPack
+//   int                          a bare address (the declaration describes it); must fit
+//                                64 bits unsigned, else ValueError
+//   __cuda_array_interface__     data, shape, strides (bytes -> elements), typestr, readonly
+//   torch tensors, numpy arrays, any __dlpack__ producer, the buffer protocol (bytes,
+//                                memoryview, ...)   (nanobind's ndarray import)
+//   __array_interface__          host arrays without DLPack (data's readonly flag)
 // Units: dims/strides in ELEMENTS; nbytes in bytes (-1 when unknown).
+//
+// What a buffer SAYS is recorded, not judged: its element type (or, when opgraph has no
+// type for it, that it has one: `foreign_dtype`) and whether it is read-only. Judging it
+// against the declaration is the variant pack's business (bind_plans.cpp).
 #pragma once
 
 #include <cstdint>
@@ -23,16 +29,35 @@ struct Buffer {
   void* data = nullptr;
   std::vector<std::int64_t> dims;     // empty: a bare address
   std::vector<std::int64_t> strides;  // elements
-  DataType dtype = DataType::NOT_SET; // NOT_SET: unknown / not representable
+  DataType dtype = DataType::NOT_SET; // NOT_SET: the buffer says no type, or one opgraph has none for
+  std::string foreign_dtype;          // non-empty: the buffer's own type name, opgraph has no type for it
   BufferDevice device = BufferDevice::UNKNOWN;
   std::int64_t nbytes = -1;
   int device_id = -1;                 // the device ordinal when the buffer says (DLPack), else -1
+  bool read_only = false;             // numpy writeable=False, a DLPack 1.x read-only tensor, bytes,
+                                      // a read-only memoryview, an interface's readonly flag
+  // The element type the buffer claims, for messages ("" for a bare address).
+  std::string dtype_name() const;
 };
 
-// `uid` names the operand in errors (the variant pack's key; -1: not a variant pack entry).
-// fast: a torch tensor is read by data_ptr() and is_cuda alone (no dims/strides/dtype) —
-// the execute hot path. Raises TypeError (unsupported object) naming the operand.
-Buffer normalize_buffer(nb::handle v, std::int64_t uid, bool fast);
+// Who a buffer is in errors: "workspace", "buffer", "variant pack entry for uid 3 (tensor 'q')".
+struct BufferRole {
+  const CoreGraph* graph = nullptr;  // names the tensor of `uid` when set
+  std::int64_t uid = -1;             // < 0 with no graph: `what` alone
+  const char* what = "buffer";
+  std::string text() const;
+};
+
+// "uid 3 (tensor 'q')" (the tensor's name when the graph has one for the uid).
+std::string operand_label(const CoreGraph& g, std::int64_t uid);
+
+// An int as a 64-bit unsigned address; ValueError naming `who` for a negative or wider one.
+void* address_of(nb::handle v, const BufferRole& who);
+
+// fast: a torch tensor is read by data_ptr(), is_cuda and dtype alone (no dims/strides) —
+// the execute hot path. Raises TypeError (unsupported or malformed object) or ValueError
+// (an address outside 64 bits) naming `who`.
+Buffer normalize_buffer(nb::handle v, const BufferRole& who, bool fast);
 // Whether `v` is a torch.Tensor (false when torch was never imported).
 bool is_torch_tensor(nb::handle v);
 

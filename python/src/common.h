@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #ifdef OPGRAPH_PY_HAS_PLANNING
@@ -39,13 +40,26 @@ class PyGraph : public CoreGraph {
   void replace_with(CoreGraph&& other) {
     static_cast<CoreGraph&>(*this) = std::move(other);
     host_plan = kHostPlanUnknown;
+    declared_.clear();
   }
+  // What execute judges a buffer of `uid` against: the tensor holding the uid (null: none),
+  // its data type, whether a node writes it (an output). Looked up each call until the graph
+  // is frozen, then from a table built once (a frozen graph's tensors cannot change).
+  struct Declared {
+    const Tensor* tensor = nullptr;
+    DataType dtype = DataType::NOT_SET;
+    bool output = false;
+  };
+  Declared declared(std::int64_t uid) const;  // bind_plans.cpp
   // Index of the host reference's plan in the plan list, found on the first execute
   // (kHostPlanUnknown before, -1 when there is none); forgotten by every call that
   // makes the plan list (create_execution_plans / create_execution_plan /
   // deserialize_plan), so an execute before planning does not pin -1. bind_plans.cpp.
   static constexpr std::int64_t kHostPlanUnknown = -2;
   std::int64_t host_plan = kHostPlanUnknown;
+
+ private:
+  mutable std::unordered_map<std::int64_t, Declared> declared_;  // frozen graphs: uid -> declaration
 };
 
 // A bad Status on its way to Python; the translator in bind_errors.cpp maps the

@@ -1,0 +1,302 @@
+"""A binding that refuses what it cannot read (issue 21, item 6).
+
+Each buffer handed to execute is checked against the graph's declaration before anything
+reads or writes it: its element type must be the declared one (uint8 storage for the fp8 /
+fp4 types is the one exception), an output must be writable, a tensor key must be this
+graph's, an int address must fit 64 bits unsigned. Every refusal is a mapped exception
+(ValueError for caller errors) whose message names the operand and the rule.
+"""
+import numpy as np
+import pytest
+
+import opgraph
+
+pytestmark = pytest.mark.skipif(not opgraph.HAS_PLANNING, reason="built without the planning layer")
+
+F32 = np.float32
+
+
+def neg_graph():
+    g = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    a = g.tensor(dim=[2, 3], data_type=F32, name="a")
+    y = g.neg(input=a)
+    y.set_output(True).set_name("y")
+    g.build([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    return g, a, y
+
+
+# ------------------------------------------------------------------ dtypes --
+@pytest.mark.parametrize("dtype,name", [(np.complex64, "complex64"), (np.int32, "INT32"), (np.float64, "DOUBLE"),
+                                        (np.uint8, "UINT8"), (np.float16, "HALF"), (np.uint32, "uint32")])
+def test_an_input_of_another_dtype_is_refused_naming_both_types(dtype, name):
+    g, a, y = neg_graph()
+    x = np.ones((2, 3), dtype) if dtype is not np.uint8 else np.ones((2, 12), dtype)  # uint8: 24 bytes cover it
+    out = np.full((2, 3), 7, F32)
+    with pytest.raises(ValueError, match=rf"tensor 'a'.*{name}.*declared FLOAT") as e:
+        g.execute({a: x, y: out})
+    assert "uid" in str(e.value)
+    assert (out == 7).all()  # nothing ran
+    with pytest.raises(ValueError, match=rf"tensor 'a'.*{name}"):  # prepare_variant_pack checks the same
+        g.prepare_variant_pack({a: x, y: out})
+
+
+def test_an_output_of_another_dtype_is_refused():
+    g, a, y = neg_graph()
+    with pytest.raises(ValueError, match=r"tensor 'y'.*INT32.*declared FLOAT"):
+        g.execute({a: np.ones((2, 3), F32), y: np.zeros((2, 3), np.int32)})
+
+
+def test_a_same_width_integer_is_not_read_as_float_through_array_interface():
+    class HostArray:  # only __array_interface__ (no DLPack, no buffer protocol)
+        def __init__(self, arr):
+            self._arr = arr
+            self.__array_interface__ = arr.__array_interface__
+
+    g, a, y = neg_graph()
+    with pytest.raises(ValueError, match=r"tensor 'a'.*INT32.*declared FLOAT"):
+        g.execute({a: HostArray(np.ones((2, 3), np.int32)), y: np.zeros((2, 3), F32)})
+    with pytest.raises(ValueError, match=r"tensor 'a'.*<c8.*declared FLOAT"):
+        g.execute({a: HostArray(np.ones((2, 3), np.complex64)), y: np.zeros((2, 3), F32)})
+
+
+def test_a_byte_swapped_float_is_not_read_as_the_hosts_float():
+    g, a, y = neg_graph()
+    swapped = np.ones((2, 3), np.dtype(F32).newbyteorder())
+    with pytest.raises(ValueError, match=r"tensor 'a'.*f4.*declared FLOAT"):
+        g.execute({a: swapped, y: np.zeros((2, 3), F32)})
+
+
+def test_the_declared_dtype_in_other_dense_extents_still_runs(rng):
+    # The dtype rule is about element types; the extent rules are unchanged: a flat buffer of
+    # the declared type covering the declared bytes is read as declared.
+    g, a, y = neg_graph()
+    x = rng.standard_normal(6).astype(F32)
+    out = np.zeros(6, F32)
+    g.execute({a: x, y: out})
+    np.testing.assert_array_equal(out, -x)
+
+
+def dequant_graph(m=128, k=64):
+    g = opgraph.pygraph(io_data_type=F32, compute_data_type=F32)
+    x = g.tensor(dim=[1, m, k], data_type="fp4_e2m1", name="x")
+    s = g.tensor(dim=[1, m, k // 16], data_type="fp8_e4m3", name="s",
+                 reordering_type=opgraph.tensor_reordering.F8_128x4)
+    alpha = g.tensor(dim=[1, 1, 1], data_type=F32, name="alpha")
+    y = g.mul(a=g.block_scale_dequantize(X=x, scale=s, block_size=[1, 1, 16]), b=alpha)
+    y.set_output(True).set_name("y")
+    g.build([opgraph.heur_mode.FALLBACK])
+    return g, x, s, alpha, y
+
+
+def test_uint8_storage_for_fp4_data_and_e4m3_scales_keeps_working(rng):
+    m, k = 128, 64
+    g, x, s, alpha, y = dequant_graph(m, k)
+    data = rng.integers(0, 256, (1, m, k // 2), dtype=np.uint8)
+    scales = (0x30 + rng.integers(0, 0x20, m * k // 16)).astype(np.uint8)  # finite e4m3 in [2^-3, 2^1)
+    al = np.array([[[1.5]]], F32)
+    want = np.full((1, m, k), np.nan, F32)
+    g.execute({x: data, s: scales.reshape(1, m, k // 16), alpha: al, y: want})
+    got = np.full((m, k), np.nan, F32)  # FlashInfer's shapes: 2-D data, flat scale blob, 0-d scalar, 2-D output
+    g.execute({x: data.reshape(m, k // 2), s: scales, alpha: np.array(1.5, F32), y: got})
+    np.testing.assert_array_equal(got, want.reshape(m, k))
+    assert np.count_nonzero(want) > m * k // 2
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.bool_])
+def test_other_byte_types_for_fp4_or_fp8_are_refused(rng, dtype):
+    m, k = 128, 64
+    g, x, s, alpha, y = dequant_graph(m, k)
+    data = np.zeros((m, k // 2), np.uint8)
+    scales = np.zeros(m * k // 16, np.uint8)
+    bad = np.zeros(m * k // 16, dtype)
+    with pytest.raises(ValueError, match=r"tensor 's'.*declared FP8_E4M3.*uint8"):
+        g.execute({x: data, s: bad, alpha: np.array(1.0, F32), y: np.zeros((m, k), F32)})
+    g.execute({x: data, s: scales, alpha: np.array(1.0, F32), y: np.zeros((m, k), F32)})
+
+
+# -------------------------------------------------------------- read-only --
+def test_a_read_only_numpy_output_is_refused(rng):
+    g, a, y = neg_graph()
+    x = rng.standard_normal((2, 3)).astype(F32)
+    out = np.zeros((2, 3), F32)
+    out.setflags(write=False)
+    with pytest.raises(ValueError, match=r"tensor 'y'.*read-only"):
+        g.execute({a: x, y: out})
+    assert (out == 0).all()
+    x.setflags(write=False)  # a read-only INPUT is fine
+    w = np.zeros((2, 3), F32)
+    g.execute({a: x, y: w})
+    np.testing.assert_array_equal(w, -x)
+
+
+def test_immutable_bytes_and_read_only_memoryviews_are_refused_as_outputs(rng):
+    g, a, y = neg_graph()
+    x = rng.standard_normal((2, 3)).astype(F32)
+    blob = bytes(24)
+    with pytest.raises(ValueError, match=r"tensor 'y'.*read-only"):
+        g.execute({a: x, y: blob})
+    assert blob == bytes(24)
+    ro = memoryview(bytearray(24)).cast("f").toreadonly()
+    with pytest.raises(ValueError, match=r"tensor 'y'.*read-only"):
+        g.execute({a: x, y: ro})
+    rw = bytearray(24)  # writable bytes-like: fine, read as declared... but it is uint8, so refused by type
+    with pytest.raises(ValueError, match=r"tensor 'y'.*UINT8.*declared FLOAT"):
+        g.execute({a: x, y: rw})
+    f = memoryview(bytearray(24)).cast("f")  # a writable float32 view: runs
+    g.execute({a: x, y: f})
+    np.testing.assert_array_equal(np.frombuffer(f, F32), -x.ravel())
+
+
+def test_a_read_only_workspace_is_refused():
+    g, a, y = neg_graph()
+    ws = np.zeros(max(g.get_workspace_size(), 16), np.uint8)
+    ws.setflags(write=False)
+    with pytest.raises(ValueError, match="workspace.*read-only"):
+        g.execute({a: np.zeros((2, 3), F32), y: np.zeros((2, 3), F32)}, ws)
+    with pytest.raises(ValueError, match="workspace.*read-only"):
+        g.execute({a: np.zeros((2, 3), F32), y: np.zeros((2, 3), F32)}, bytes(64))
+
+
+class DLPackOnly:
+    """A producer with only __dlpack__ / __dlpack_device__ (DLPack 1.x: versioned capsule, flags)."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __dlpack__(self, **kw):
+        return self._arr.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._arr.__dlpack_device__()
+
+
+def test_a_dlpack_read_only_output_is_refused(rng):
+    g, a, y = neg_graph()
+    x = rng.standard_normal((2, 3)).astype(F32)
+    out = np.zeros((2, 3), F32)
+    out.setflags(write=False)
+    with pytest.raises(ValueError, match=r"tensor 'y'.*read-only"):
+        g.execute({a: x, y: DLPackOnly(out)})
+    assert (out == 0).all()
+    x.setflags(write=False)
+    w = np.zeros((2, 3), F32)
+    g.execute({a: DLPackOnly(x), y: DLPackOnly(w)})
+    np.testing.assert_array_equal(w, -x)
+
+
+def test_describe_buffer_reports_read_only():
+    a = np.zeros(3, F32)
+    assert opgraph._C._describe_buffer(a)["read_only"] is False
+    a.setflags(write=False)
+    assert opgraph._C._describe_buffer(a)["read_only"] is True
+    assert opgraph._C._describe_buffer(b"abcd")["read_only"] is True
+
+
+# ------------------------------------------------------- another graph --
+def test_a_tensor_of_another_graph_with_the_same_uid_is_refused(rng):
+    g, a, y = neg_graph()
+    h, b, z = neg_graph()
+    assert (a.uid, y.uid) == (b.uid, z.uid)
+    x = rng.standard_normal((2, 3)).astype(F32)
+    out = np.zeros((2, 3), F32)
+    with pytest.raises(ValueError, match=rf"uid {b.uid}.*tensor of another graph"):
+        g.execute({b: x, y: out})
+    with pytest.raises(ValueError, match="another graph"):
+        g.prepare_variant_pack({a: x, z: out})
+    g.execute({a.uid: x, y.uid: out})  # uids are this graph's by definition
+    np.testing.assert_array_equal(out, -x)
+
+
+# -------------------------------------------------------------- addresses --
+@pytest.mark.parametrize("addr", [-1, -(2 ** 63), 2 ** 64, 2 ** 70])
+def test_an_address_outside_64_bits_unsigned_is_a_value_error(addr):
+    g, a, y = neg_graph()
+    out = np.zeros((2, 3), F32)
+    with pytest.raises(ValueError, match=r"tensor 'a'.*address"):
+        g.execute({a: addr, y: out})
+    with pytest.raises(ValueError, match="workspace.*address"):
+        g.execute({a: np.zeros((2, 3), F32), y: out}, addr)
+    with pytest.raises(ValueError, match="address"):
+        opgraph._C._describe_buffer(addr)
+
+
+def test_an_array_interface_address_outside_64_bits_is_a_value_error():
+    class Dev:
+        __cuda_array_interface__ = {"data": (-5, False), "shape": (2, 3), "typestr": "<f4", "version": 3}
+
+    with pytest.raises(ValueError, match="address"):
+        opgraph._C._describe_buffer(Dev())
+
+
+@pytest.mark.parametrize("stream", [-1, 2 ** 64])
+def test_a_stream_address_outside_64_bits_is_a_value_error(stream):
+    h = opgraph.create_handle()
+
+    class TorchLikeStream:
+        cuda_stream = stream
+
+    for s in (stream, TorchLikeStream()):
+        with pytest.raises(ValueError, match="stream.*address"):
+            opgraph.set_stream(h, s)
+
+
+@pytest.mark.parametrize("key", [2 ** 70, -(2 ** 70)])
+def test_a_uid_key_outside_64_bits_is_a_value_error(key):
+    g, a, y = neg_graph()
+    with pytest.raises(ValueError, match="uid"):
+        g.execute({key: np.zeros((2, 3), F32), y: np.zeros((2, 3), F32)})
+
+
+# ------------------------------------------------------- scalars, json --
+@pytest.mark.parametrize("value", ["x", 1j, [1.0], 2 ** 70, -(2 ** 64)])
+def test_a_pass_by_value_scalar_that_is_not_a_number_is_a_value_error(value):
+    g = opgraph.pygraph(io_data_type=F32)
+    with pytest.raises(ValueError, match="tensor 'eps'.*value"):
+        g.tensor_scalar(value, name="eps")
+
+
+def test_numpy_scalars_are_numbers():
+    g = opgraph.pygraph(io_data_type=F32)
+    assert g.tensor_scalar(np.float32(0.5)).get_pass_by_value() == 0.5
+    assert g.tensor_scalar(np.int64(3), data_type=opgraph.data_type.INT64).get_pass_by_value() == 3
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe{}", bytearray(b'{"a": "\xc3"}'), memoryview(b"\x80"), "{\udcff}"])
+def test_deserialize_of_bytes_that_are_not_utf8_is_not_supported(data):
+    with pytest.raises(opgraph.GraphNotSupportedError, match="UTF-8"):
+        opgraph.deserialize(data)
+    with pytest.raises(opgraph.GraphNotSupportedError, match="UTF-8"):
+        opgraph.pygraph().deserialize(data)
+
+
+# ------------------------------------------------------------------ torch --
+def test_torch_tensors_have_their_dtype_checked_on_the_fast_path():
+    torch = pytest.importorskip("torch")
+    g, a, y = neg_graph()
+    out = torch.zeros(2, 3)
+    with pytest.raises(ValueError, match=r"tensor 'a'.*INT32.*declared FLOAT"):
+        g.execute({a: torch.ones(2, 3, dtype=torch.int32), y: out})
+    with pytest.raises(ValueError, match=r"tensor 'a'.*torch.complex64.*declared FLOAT"):
+        g.execute({a: torch.ones(2, 3, dtype=torch.complex64), y: out})
+    with pytest.raises(ValueError, match=r"tensor 'y'.*HALF.*declared FLOAT"):
+        g.execute({a: torch.ones(2, 3), y: torch.zeros(2, 3, dtype=torch.float16)})
+    g.execute({a: torch.ones(2, 3), y: out})
+    assert (out == -1).all()
+
+
+def test_torch_uint8_and_float8_storage_for_fp4_data_and_e4m3_scales(rng):
+    torch = pytest.importorskip("torch")
+    m, k = 128, 64
+    g, x, s, alpha, y = dequant_graph(m, k)
+    data = torch.from_numpy(rng.integers(0, 256, (m, k // 2), dtype=np.uint8))
+    scales = torch.from_numpy((0x30 + rng.integers(0, 0x20, m * k // 16)).astype(np.uint8))
+    al = torch.tensor(1.25)
+    want, got = torch.zeros(m, k), torch.zeros(m, k)
+    g.execute({x: data, s: scales, alpha: al, y: want})
+    if hasattr(torch, "float8_e4m3fn"):
+        g.execute({x: data, s: scales.view(torch.float8_e4m3fn), alpha: al, y: got})
+        assert torch.equal(got, want)
+        with pytest.raises(ValueError, match=r"tensor 's'.*FP8_E5M2.*declared FP8_E4M3"):
+            g.execute({x: data, s: scales.view(torch.float8_e5m2), alpha: al, y: got})
+    with pytest.raises(ValueError, match=r"tensor 'x'.*INT8.*declared FP4_E2M1.*uint8"):
+        g.execute({x: data.view(torch.int8), s: scales, alpha: al, y: got})
