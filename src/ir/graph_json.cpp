@@ -5,10 +5,24 @@
 // their typed values, no whitespace. deserialize() accepts exactly this schema
 // and refuses anything else with UNSUPPORTED_GRAPH_FORMAT naming the JSON path;
 // it never throws and never trusts a count or an index it has not checked.
+//
+// Two spellings JSON itself lacks:
+//  * a non-finite float value (a floating pass-by-value scalar's `value`, a FLOAT
+//    attribute, an entry of a FLOAT_LIST attribute) is written as the string "nan",
+//    "inf" or "-inf" (nlohmann would write null, which nothing reads back); every NaN
+//    is written "nan" and read back as the quiet NaN, so its sign and payload are not
+//    kept. Integer fields never take these strings.
+//  * an object that names one key twice is refused with the key's path: nlohmann
+//    keeps the last of them without a word, and another reader might keep the first.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "opgraph/op_graph.h"
 
@@ -19,9 +33,77 @@ constexpr int kJsonVersion = 1;
 
 namespace {
 
+json float_to_json(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+// A number, or one of float_to_json's strings.
+bool float_from_json(const json& j, double* out) {
+  if (j.is_number()) { *out = j.get<double>(); return true; }
+  if (!j.is_string()) return false;
+  const auto& s = j.get_ref<const std::string&>();
+  if (s == "nan") *out = std::numeric_limits<double>::quiet_NaN();
+  else if (s == "inf") *out = std::numeric_limits<double>::infinity();
+  else if (s == "-inf") *out = -std::numeric_limits<double>::infinity();
+  else return false;
+  return true;
+}
+
 json attr_to_json(const AttrValue& v) {
+  if (const auto* d = std::get_if<double>(&v)) return float_to_json(*d);
+  if (const auto* l = std::get_if<std::vector<double>>(&v)) {
+    json a = json::array();
+    for (double x : *l) a.push_back(float_to_json(x));
+    return a;
+  }
   return std::visit([](const auto& x) { return json(x); }, v);
 }
+
+// Parser callback state: the path of the value being read and the keys seen in each
+// open object; `duplicate` is the path of the first key an object names twice.
+struct KeyPaths {
+  struct Frame {
+    bool array = false;
+    std::size_t index = 0;  // arrays: elements completed so far
+    std::string key;        // objects: the key being read
+    std::unordered_set<std::string> keys;
+  };
+  std::vector<Frame> open;
+  std::optional<std::string> duplicate;
+
+  std::string path() const {
+    std::string p;
+    for (const auto& f : open) {
+      if (f.array) p += "[" + std::to_string(f.index) + "]";
+      else if (!f.key.empty()) p += (p.empty() ? "" : ".") + f.key;
+    }
+    return p;
+  }
+  void element_done() {
+    if (!open.empty() && open.back().array) ++open.back().index;
+  }
+  bool on(json::parse_event_t e, const json& parsed) {
+    switch (e) {
+      case json::parse_event_t::object_start: open.push_back({}); break;
+      case json::parse_event_t::array_start: open.push_back({true}); break;
+      case json::parse_event_t::object_end: case json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::key:
+        if (!open.empty() && parsed.is_string()) {
+          auto& f = open.back();
+          f.key = parsed.get<std::string>();
+          if (!f.keys.insert(f.key).second && !duplicate) duplicate = path();
+        }
+        break;
+      case json::parse_event_t::value: element_done(); break;
+    }
+    return true;
+  }
+};
 
 Status bad(const std::string& path, const std::string& what) {
   return {ErrorCode::UNSUPPORTED_GRAPH_FORMAT, "graph JSON, " + path + ": " + what};
@@ -62,9 +144,11 @@ Result<AttrValue> attr_from_json(const json& j, const AttrSpec* spec, const std:
     case AttrType::INT:
       if (!j.is_number_integer()) return bad(path, "expected an integer");
       return AttrValue{j.get<std::int64_t>()};
-    case AttrType::FLOAT:
-      if (!j.is_number()) return bad(path, "expected a number");
-      return AttrValue{j.get<double>()};
+    case AttrType::FLOAT: {
+      double d = 0;
+      if (!float_from_json(j, &d)) return bad(path, "expected a number (or \"nan\", \"inf\", \"-inf\")");
+      return AttrValue{d};
+    }
     case AttrType::STRING: case AttrType::ENUM:
       if (!j.is_string()) return bad(path, "expected a string");
       return AttrValue{j.get<std::string>()};
@@ -77,8 +161,9 @@ Result<AttrValue> attr_from_json(const json& j, const AttrSpec* spec, const std:
       if (!j.is_array() || j.size() > 4096) return bad(path, "expected an array of numbers");
       std::vector<double> v;
       for (const auto& x : j) {
-        if (!x.is_number()) return bad(path, "expected an array of numbers");
-        v.push_back(x.get<double>());
+        double d = 0;
+        if (!float_from_json(x, &d)) return bad(path, "expected an array of numbers (or \"nan\", \"inf\", \"-inf\")");
+        v.push_back(d);
       }
       return AttrValue{v};
     }
@@ -119,7 +204,7 @@ struct GraphJson {
         json pv = {{"data_type", to_string(p->data_type)},
                    {"kind", p->kind == ScalarKind::RUNTIME_PARAM ? "RUNTIME_PARAM" : "COMPILE_TIME_CONST"}};
         if (is_integral(p->data_type) || p->data_type == DataType::BOOLEAN) pv["value"] = p->i;
-        else pv["value"] = p->f;
+        else pv["value"] = float_to_json(p->f);
         tj["pass_by_value"] = pv;
       }
       tensors.push_back(std::move(tj));
@@ -230,7 +315,7 @@ struct GraphJson {
       }
       if (x.contains("pass_by_value")) {
         const json& pv = x["pass_by_value"];
-        if (!pv.is_object() || !pv.contains("data_type") || !pv.contains("value") || !pv["value"].is_number())
+        if (!pv.is_object() || !pv.contains("data_type") || !pv.contains("value"))
           return bad(p + ".pass_by_value", "expected {data_type, kind, value}");
         auto d = dtype_of(pv["data_type"], p + ".pass_by_value.data_type");
         if (!d) return d.status();
@@ -242,8 +327,8 @@ struct GraphJson {
         if (is_integral(v.data_type) || v.data_type == DataType::BOOLEAN) {
           if (!pv["value"].is_number_integer()) return bad(p + ".pass_by_value.value", "expected an integer");
           v.i = pv["value"].get<std::int64_t>();
-        } else {
-          v.f = pv["value"].get<double>();
+        } else if (!float_from_json(pv["value"], &v.f)) {
+          return bad(p + ".pass_by_value.value", "expected a number (or \"nan\", \"inf\", \"-inf\")");
         }
         t->set_pass_by_value(v);
       }
@@ -332,8 +417,11 @@ Result<std::string> OpGraph::serialize() {
 }
 
 Result<OpGraph> OpGraph::deserialize(std::string_view text) {
-  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  KeyPaths keys;
+  json::parser_callback_t on_event = [&keys](int, json::parse_event_t e, json& parsed) { return keys.on(e, parsed); };
+  json j = json::parse(text.begin(), text.end(), on_event, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status(ErrorCode::UNSUPPORTED_GRAPH_FORMAT, "graph JSON: malformed JSON");
+  if (keys.duplicate) return bad(*keys.duplicate, "the key appears twice in one object");
   OpGraph g;
   try {
     OPGRAPH_CHECK(GraphJson::from_json(g, j));

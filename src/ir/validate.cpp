@@ -3,15 +3,20 @@
 //
 // Order of checks (the first failure is returned):
 //   1. uids (user collisions refused, auto holders renumbered)
-//   2. per tensor: dims positive, strides of the same rank, ragged offsets integral
+//   2. per tensor: dims non-negative, strides of the same rank and non-negative, the
+//      span (below) within int64, ragged offsets integral
 //   3. per node: attribute names, types and enum domains; required attributes;
 //      list/single ports; every input produced by an EARLIER node or a graph input
 //      that is not virtual and has dims; outputs produced once
-//   4. per node: the op's infer() (shape/dtype inference and semantic rules)
+//   4. per node: the op's infer() (shape/dtype inference and semantic rules), then
+//      per output: tensor sanity (2) and, for a non-virtual output, no stride 0 on an
+//      axis of extent > 1 (rule output_stride_zero: such an axis writes every one of
+//      its elements to one address)
 //   5. fill unset data types from the graph context (virtual -> intermediate,
 //      others -> io; no context type -> the node's first floating input type)
 //   6. every F8_128x4 tensor has a 128x4 tile geometry (ir/scale_layout.h); after
 //      the nodes, so an op's own rule about its scale port is reported first
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -67,6 +72,47 @@ Status check_attributes(const Node& n) {
   return Status::ok();
 }
 
+// Rule span_overflow. A strided tensor reaches 1 + sum (dim - 1) * stride elements
+// (strides are non-negative by then; an empty tensor reaches none), which at the
+// type's width is span * bits / 8 bytes, rounded up (fp4 is 4 bits). Executors size
+// and check buffers with these numbers, so both must fit in int64: a stride such as
+// (2^64 + 5) / 7 on an extent of 8 would otherwise wrap to a span of 6 elements and a
+// small buffer would seem to cover the tensor. Returns why, or nothing when it fits.
+std::optional<std::string> span_overflow(const Tensor& t) {
+  const auto& dim = t.get_dim();
+  const auto& stride = t.get_stride();
+  if (stride.size() != dim.size()) return std::nullopt;  // packed strides are filled later
+  for (auto d : dim)
+    if (d == 0) return std::nullopt;
+  std::int64_t span = 1;
+  for (std::size_t i = 0; i < dim.size(); ++i) {
+    std::int64_t step = 0;
+    if (__builtin_mul_overflow(dim[i] - 1, stride[i], &step) || __builtin_add_overflow(span, step, &span))
+      return std::string("reach past 2^63 - 1 elements");
+  }
+  const std::int64_t bits = bits_of(t.get_data_type());
+  std::int64_t bytes = 0;
+  // span * bits / 8 rounded up, without forming span * bits.
+  if (__builtin_mul_overflow(span / 8, bits, &bytes) || __builtin_add_overflow(bytes, (span % 8 * bits + 7) / 8, &bytes))
+    return "span " + std::to_string(span) + " elements, whose bytes at " + std::to_string(bits) +
+           " bits an element pass 2^63 - 1";
+  return std::nullopt;
+}
+
+// Rule output_stride_zero: a non-virtual output is written, and stride 0 on an axis
+// of extent > 1 writes all of that axis to one address (a broadcast input reads that
+// way legitimately; an output cannot).
+Status check_output_writes(const Node& n, const Tensor& o) {
+  if (o.get_is_virtual() || o.get_stride().size() != o.get_dim().size()) return Status::ok();
+  for (std::size_t i = 0; i < o.get_dim().size(); ++i)
+    if (o.get_stride()[i] == 0 && o.get_dim()[i] > 1)
+      return {ErrorCode::GRAPH_NOT_SUPPORTED,
+              node_where(n) + ", output tensor '" + o.get_name() + "' (uid " + std::to_string(o.get_uid()) +
+                  "): rule output_stride_zero: axis " + std::to_string(i) + " has extent " +
+                  std::to_string(o.get_dim()[i]) + " and stride 0, so its elements would all be written to one address"};
+  return Status::ok();
+}
+
 Status check_tensor(const Tensor& t) {
   std::string who = "tensor '" + t.get_name() + "' (uid " + std::to_string(t.get_uid()) + ")";
   std::int64_t numel = 1;
@@ -82,6 +128,9 @@ Status check_tensor(const Tensor& t) {
                                                 " differs from dim rank " + std::to_string(t.get_dim().size())};
   for (auto s : t.get_stride())
     if (s < 0) return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": strides must be non-negative"};
+  if (auto why = span_overflow(t))
+    return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": rule span_overflow: dims " + InferContext::dims_str(t.get_dim()) +
+                                                " with strides " + InferContext::dims_str(t.get_stride()) + " " + *why};
   if (t.get_alignment() <= 0 || (t.get_alignment() & (t.get_alignment() - 1)) != 0)
     return {ErrorCode::GRAPH_NOT_SUPPORTED, who + ": alignment must be a positive power of two, got " +
                                                 std::to_string(t.get_alignment())};
@@ -180,6 +229,7 @@ Status OpGraph::validate() {
           if (o->get_stride().empty()) Tensor::Internal::infer_stride(*o, Tensor::packed_strides(o->get_dim()));
         }
         OPGRAPH_CHECK(check_tensor(*o));
+        OPGRAPH_CHECK(check_output_writes(*n, *o));
         available.insert(o.get());
       }
   }

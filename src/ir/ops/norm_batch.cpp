@@ -55,7 +55,7 @@ Status infer_bn_finalize(InferContext& c) {
   OPGRAPH_CHECK(check_dims(c, "SQ_SUM", ch, "the per-channel sum of squares (as SUM)"));
   OPGRAPH_CHECK(check_dims(c, "SCALE", ch, "SCALE (per channel, as SUM)"));
   OPGRAPH_CHECK(check_dims(c, "BIAS", ch, "BIAS (per channel, as SUM)"));
-  OPGRAPH_CHECK(check_scalar(c, "EPSILON"));
+  OPGRAPH_CHECK(check_epsilon(c));
   OPGRAPH_CHECK(c.require_integer_index("ACCUM_COUNT"));
   OPGRAPH_CHECK(c.require_numel("ACCUM_COUNT", 1, "the element count per channel behind SUM"));
   OPGRAPH_CHECK(running_stats(c, ch));
@@ -69,7 +69,7 @@ Status infer_batchnorm(InferContext& c) {
   OPGRAPH_CHECK(scale_and_stats(c, NormKind::BATCH, &stats));
   OPGRAPH_CHECK(check_dims(c, "BIAS", stats, "BIAS (per channel, as SCALE)"));
   OPGRAPH_CHECK(c.require("EPSILON"));
-  OPGRAPH_CHECK(check_scalar(c, "EPSILON"));
+  OPGRAPH_CHECK(check_epsilon(c));
   OPGRAPH_CHECK(running_stats(c, stats));
   OPGRAPH_CHECK(peer_stats(c, stats));
   OPGRAPH_CHECK(set_output_like(c, "Y", c.dims("X"), "X"));

@@ -15,7 +15,7 @@ Status norm_forward(InferContext& c, NormKind kind) {
   OPGRAPH_CHECK(scale_and_stats(c, kind, &stats));
   if (kind != NormKind::RMS || c.has("BIAS")) OPGRAPH_CHECK(check_dims(c, "BIAS", c.dims("SCALE"), "BIAS (as SCALE)"));
   OPGRAPH_CHECK(c.require("EPSILON"));
-  OPGRAPH_CHECK(check_scalar(c, "EPSILON"));
+  OPGRAPH_CHECK(check_epsilon(c));
   OPGRAPH_CHECK(set_output_like(c, "Y", c.dims("X"), "X"));
   if (kind != NormKind::RMS) OPGRAPH_CHECK(set_output_like(c, "MEAN", stats, "X", DataType::FLOAT));
   return set_output_like(c, "INV_VARIANCE", stats, "X", DataType::FLOAT);
@@ -28,7 +28,7 @@ Status norm_backward(InferContext& c, NormKind kind) {
   OPGRAPH_CHECK(c.require_same_dims("DY", "X"));
   if (kind != NormKind::RMS) OPGRAPH_CHECK(check_dims(c, "MEAN", stats, "the saved mean"));
   OPGRAPH_CHECK(check_dims(c, "INV_VARIANCE", stats, "the saved inverse variance"));
-  OPGRAPH_CHECK(check_scalar(c, "EPSILON"));
+  OPGRAPH_CHECK(check_epsilon(c));
   OPGRAPH_CHECK(set_output_like(c, "DX", c.dims("X"), "X"));
   OPGRAPH_CHECK(set_output_like(c, "DSCALE", c.dims("SCALE"), "SCALE"));
   return set_output_like(c, "DBIAS", c.dims("SCALE"), "SCALE");

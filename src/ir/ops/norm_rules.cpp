@@ -2,6 +2,7 @@
 // which axes each norm normalizes, the stats shape, scalar ports.
 #include "ir/ops/norm_rules.h"
 
+#include <cstdio>
 
 namespace opgraph::ops::norm {
 
@@ -76,6 +77,26 @@ Status check_scalar(InferContext& c, std::string_view port) {
   if (!c.has(port)) return Status::ok();
   OPGRAPH_CHECK(c.require_floating(port));
   return c.require_numel(port, 1, "a scalar");
+}
+
+// What we match. cudnn-frontend (NVIDIA/cudnn-frontend 3929da2, node/layernorm.h,
+// rmsnorm.h, batchnorm.h, instancenorm.h, bn_finalize.h, adaptive_layernorm.h) never
+// reads epsilon's value: its pre_validate_node checks the forward phase only and the
+// tensor goes to the backend as the NORM_FWD / BN_FINALIZE EPSILON_DESC. cuDNN's own
+// header (cudnn_ops.h, 9.x) says epsilon "has to be >= CUDNN_BN_MIN_EPSILON", which is
+// 0.0. So the bound is eps >= 0, written so that NaN fails it; +inf meets it and passes.
+Status check_epsilon(InferContext& c) {
+  if (!c.has("EPSILON")) return Status::ok();
+  OPGRAPH_CHECK(check_scalar(c, "EPSILON"));
+  const auto& v = c.in("EPSILON")->get_pass_by_value();
+  if (!v) return Status::ok();
+  const double eps = v->as_double();
+  if (!(eps >= 0.0)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", eps);
+    return c.fail("EPSILON", std::string("rule epsilon_range: epsilon must be >= 0 (cuDNN's CUDNN_BN_MIN_EPSILON), got ") + got);
+  }
+  return Status::ok();
 }
 
 Status check_dims(InferContext& c, std::string_view port, const Dims& dims, std::string_view what) {
