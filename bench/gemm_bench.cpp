@@ -388,7 +388,7 @@ int main(int argc, char** argv) {
     for (const Knobs& kn : configs) {
       const std::string label = engine->label(PlanConfig{engine->id(), kn, {}, -1});
       if (!keep(c, label)) continue;
-      auto plan = engine->build_plan(og, PlanConfig{engine->id(), kn, {}, -1}, ctx);
+      auto plan = gemm_testing::build_direct(*engine, og, PlanConfig{engine->id(), kn, {}, -1}, ctx);
       if (plan.is_bad()) {
         std::fprintf(stderr, "build failed (%s): %s\n", label.c_str(), plan.status().message().c_str());
         ok = false;

@@ -2,17 +2,24 @@
 #include "exec/declared_layout.h"
 
 #include <algorithm>
+#include <climits>
+#include <unordered_set>
 
 #include "opgraph/node.h"
 
 namespace opgraph {
 
-void packed_strides(int rank, const std::int64_t* dims, std::int64_t* strides) {
+bool packed_strides(int rank, const std::int64_t* dims, std::int64_t* strides) {
   std::int64_t s = 1;
+  bool ok = true;
   for (int i = rank - 1; i >= 0; --i) {
-    strides[i] = s;
-    s *= std::max<std::int64_t>(dims[i], 1);
+    strides[i] = s;  // INT64_MAX once the product failed: a span that overflows, refused downstream
+    if (dims[i] < 0 || __builtin_mul_overflow(s, std::max<std::int64_t>(dims[i], 1), &s)) {
+      ok = false;
+      s = INT64_MAX;
+    }
   }
+  return ok;
 }
 
 bool is_dense(int rank, const std::int64_t* dims, const std::int64_t* strides) {
@@ -20,6 +27,8 @@ bool is_dense(int rank, const std::int64_t* dims, const std::int64_t* strides) {
   // extents below it.
   std::array<int, kMaxRank> ax{};
   int n = 0;
+  for (int i = 0; i < rank; ++i)
+    if (dims[i] < 0) return false;
   for (int i = 0; i < rank; ++i) {
     if (dims[i] == 0) return true;  // empty: trivially one run
     if (dims[i] != 1) ax[n++] = i;
@@ -28,18 +37,42 @@ bool is_dense(int rank, const std::int64_t* dims, const std::int64_t* strides) {
   std::int64_t want = 1;
   for (int k = 0; k < n; ++k) {
     if (strides[ax[k]] != want) return false;
-    want *= dims[ax[k]];
+    if (__builtin_mul_overflow(want, dims[ax[k]], &want)) return false;
   }
   return true;
 }
 
-std::int64_t span_elements(int rank, const std::int64_t* dims, const std::int64_t* strides) {
+std::optional<std::int64_t> element_count(int rank, const std::int64_t* dims) {
+  std::int64_t n = 1;
+  for (int i = 0; i < rank; ++i)
+    if (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n)) return std::nullopt;
+  return n;
+}
+
+std::optional<std::int64_t> span_elements(int rank, const std::int64_t* dims, const std::int64_t* strides) {
   std::int64_t last = 0;
+  bool empty = false;
   for (int i = 0; i < rank; ++i) {
-    if (dims[i] == 0) return 0;
-    last += (dims[i] - 1) * (strides[i] < 0 ? -strides[i] : strides[i]);
+    if (dims[i] < 0) return std::nullopt;
+    if (dims[i] == 0) empty = true;
   }
+  if (empty) return 0;
+  for (int i = 0; i < rank; ++i) {
+    if (strides[i] == INT64_MIN) return std::nullopt;  // |stride| does not fit
+    const std::int64_t stride = strides[i] < 0 ? -strides[i] : strides[i];
+    std::int64_t step = 0;
+    if (__builtin_mul_overflow(dims[i] - 1, stride, &step) || __builtin_add_overflow(last, step, &last))
+      return std::nullopt;
+  }
+  if (last == INT64_MAX) return std::nullopt;
   return last + 1;
+}
+
+std::optional<std::int64_t> slot_bytes(std::int64_t elements, int slot_bits) {
+  std::int64_t bits = 0;
+  if (elements < 0 || slot_bits < 0 || __builtin_mul_overflow(elements, static_cast<std::int64_t>(slot_bits), &bits))
+    return std::nullopt;
+  return bits / 8 + (bits % 8 != 0);
 }
 
 std::optional<std::string> to_storage_geometry(DataType t, int rank, std::int64_t* dims, std::int64_t* strides) {
@@ -63,12 +96,11 @@ std::optional<std::string> to_storage_geometry(DataType t, int rank, std::int64_
 }
 
 Result<DeclaredLayout> DeclaredLayout::compute(const OpGraph& g) {
-  std::vector<const Tensor*> seen;
+  std::unordered_set<const Tensor*> seen;
   std::vector<std::pair<const Tensor*, bool>> ops;  // tensor, produced by a node
   auto add = [&](const Tensor* t, bool out) {
     if (!t || t->get_is_virtual() || t->get_is_pass_by_value()) return;
-    if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
-    seen.push_back(t);
+    if (!seen.insert(t).second) return;
     ops.emplace_back(t, out);
   };
   for (const auto& n : g.nodes()) {
@@ -99,11 +131,19 @@ Result<DeclaredLayout> DeclaredLayout::compute(const OpGraph& g) {
                                                   " dims; an operand may have at most " + std::to_string(kMaxRank));
     s.rank = static_cast<int>(d.size());
     std::copy(d.begin(), d.end(), s.dims.begin());
+    auto overflow = [&](const char* what) {
+      return Status(ErrorCode::INVALID_VALUE, "tensor '" + t->get_name() + "' (uid " + std::to_string(s.uid) +
+                                                  "): rule span_overflow: its " + what +
+                                                  " does not fit in int64 (or an extent is negative)");
+    };
     if (st.size() == d.size()) std::copy(st.begin(), st.end(), s.strides.begin());
-    else packed_strides(s.rank, s.dims.data(), s.strides.data());
+    else if (!packed_strides(s.rank, s.dims.data(), s.strides.data())) return overflow("element count");
     if (auto why = to_storage_geometry(s.dtype, s.rank, s.dims.data(), s.strides.data())) s.unspellable = *why;
     s.slot_bits = slot_bits(s.dtype);
-    s.bytes = span_elements(s.rank, s.dims.data(), s.strides.data()) * s.slot_bits / 8;
+    const auto span = span_elements(s.rank, s.dims.data(), s.strides.data());
+    const auto bytes = span ? slot_bytes(*span, s.slot_bits) : std::nullopt;
+    if (!bytes) return overflow(span ? "span in bytes" : "span in elements");
+    s.bytes = *bytes;
     L.slots_.push_back(std::move(s));
   }
   return L;

@@ -16,6 +16,12 @@ Status refuse(const DeclaredSlot* s, std::int64_t uid, const std::string& rule) 
   return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: " + who + ": " + rule};
 }
 
+std::string dims_list(int rank, const std::int64_t* v) {
+  std::string s = "[";
+  for (int i = 0; i < rank && i < kMaxRank; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 std::optional<DataType> from_dl(DLDataType t) {
   if (t.lanes != 1) return std::nullopt;
   switch (t.code) {
@@ -68,6 +74,16 @@ Status from_dltensor(const DLTensor& t, bool read_only, const DeclaredSlot* s, s
   return Status::ok();
 }
 
+// Whether a buffer holding `own` may be read as the declaration's `declared`:
+// the same type, or a byte buffer (UINT8: how torch, numpy and FlashInfer carry
+// fp8 / fp4 data and e4m3 / e8m0 scale blobs) for a declaration of one-byte
+// slots. Anything else (int32 bits as float, fp16 as bf16, complex as float) is
+// never reinterpreted: the buffer keeps its own dtype and the engine's table
+// refuses it naming both types.
+bool reads_as(DataType own, DataType declared) {
+  return own == declared || (own == DataType::UINT8 && slot_bits(declared) == 8);
+}
+
 }  // namespace
 
 struct PackNormalizer {
@@ -110,6 +126,10 @@ struct PackNormalizer {
     }
     if (b.rank > kMaxRank)
       return refuse(&s, s.uid, "buffer has " + std::to_string(b.rank) + " dims; at most " + std::to_string(kMaxRank));
+    if (b.rank < 0 || !span_elements(b.rank, b.dims.data(), b.strides.data()))
+      return refuse(&s, s.uid, "buffer extents " + dims_list(b.rank, b.dims.data()) + " and strides " +
+                                   dims_list(b.rank, b.strides.data()) +
+                                   ": an extent is negative or the span overflows int64");
     const DataType own = b.dtype == DataType::NOT_SET ? s.dtype : b.dtype;
     b.dtype = own;
     if (auto why = to_storage_geometry(own, b.rank, b.dims.data(), b.strides.data()))
@@ -117,13 +137,18 @@ struct PackNormalizer {
     const int bits = slot_bits(own);
     const bool declared_extents =
         b.rank == s.rank && std::equal(s.dims.begin(), s.dims.begin() + s.rank, b.dims.begin());
-    if (declared_extents) {  // keeps its own strides; equal slot width reads as the declared dtype
-      if (bits == s.slot_bits) b.dtype = s.dtype;
+    const bool reads_as_declared = reads_as(own, s.dtype);
+    if (declared_extents) {  // keeps its own strides; reads as the declared dtype only under reads_as
+      if (reads_as_declared) b.dtype = s.dtype;
       return Status::ok();
     }
-    std::int64_t n = 1;
-    for (int i = 0; i < b.rank; ++i) n *= b.dims[static_cast<std::size_t>(i)];
-    if (is_dense(b.rank, b.dims.data(), b.strides.data()) && n * bits / 8 >= s.bytes) lend();  // re-described
+    if (!reads_as_declared) return Status::ok();  // its own description and dtype: an engine refuses it
+    const auto n = element_count(b.rank, b.dims.data());
+    const auto bytes = n ? slot_bytes(*n, bits) : std::nullopt;
+    if (!bytes)
+      return refuse(&s, s.uid, "buffer extents " + dims_list(b.rank, b.dims.data()) +
+                                   ": an extent is negative or their product (bytes) overflows int64");
+    if (is_dense(b.rank, b.dims.data(), b.strides.data()) && *bytes >= s.bytes) lend();  // re-described
     return Status::ok();  // otherwise (smaller, or strided of other extents): its own description
   }
 
@@ -136,8 +161,12 @@ struct PackNormalizer {
       return refuse(&s, s.uid, "override strides have " + std::to_string(o.strides.size()) + " entries for " +
                                    std::to_string(o.dims.size()) + " dims");
     std::copy(o.dims.begin(), o.dims.end(), b.dims.begin());
-    if (o.strides.empty()) packed_strides(s.rank, b.dims.data(), b.strides.data());
+    bool spelled = true;
+    if (o.strides.empty()) spelled = packed_strides(s.rank, b.dims.data(), b.strides.data());
     else std::copy(o.strides.begin(), o.strides.end(), b.strides.begin());
+    if (!spelled || !span_elements(s.rank, b.dims.data(), b.strides.data()))
+      return refuse(&s, s.uid, "override shape " + dims_list(s.rank, b.dims.data()) +
+                                   ": an extent is negative or the span overflows int64");
     b.rank = s.rank;
     if (auto why = to_storage_geometry(s.dtype, s.rank, b.dims.data(), b.strides.data()))
       return refuse(&s, s.uid, "override: " + *why);

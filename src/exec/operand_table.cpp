@@ -17,26 +17,62 @@ const char* memory_name(MemoryKind m) { return m == MemoryKind::HOST ? "host" : 
 
 }  // namespace
 
+namespace {
+
+std::int64_t pow2_at_least(std::int64_t bytes) {
+  std::int64_t a = 1;
+  while (a < bytes && a < (std::int64_t{1} << 40)) a <<= 1;
+  return a;
+}
+
+}  // namespace
+
 OperandTable::OperandTable(const DeclaredLayout& layout, const OperandNeeds& needs, std::string engine)
-    : layout_(&layout), engine_(std::move(engine)) {
+    : OperandTable(layout, needs, std::move(engine), {}) {
   rows_.reserve(layout.size());
-  for (std::size_t i = 0; i < layout.size(); ++i) {
-    const DeclaredSlot& s = layout.slot(i);
-    OperandRow r;
-    r.position = static_cast<std::int32_t>(i);
-    r.rank = s.rank;
-    r.dims = s.dims;
-    r.strides = s.strides;
-    r.dtype = s.dtype;
-    std::int64_t align = needs.align_bytes > 0 ? needs.align_bytes : std::max(1, s.slot_bits / 8);
-    r.align_mask = static_cast<std::uint64_t>(align - 1);
-    r.is_output = s.is_output;
-    r.check_extents = needs.declared_extents;
-    r.check_strides = needs.declared_strides;
-    r.check_dtype = needs.declared_dtype;
-    r.memory = needs.memory;
-    rows_.push_back(r);
-  }
+  for (std::size_t i = 0; i < layout.size(); ++i) add_row(layout, needs, static_cast<std::int64_t>(i));
+}
+
+OperandTable::OperandTable(const DeclaredLayout& layout, const OperandNeeds& needs, std::string engine,
+                           std::span<const std::int64_t> positions)
+    : layout_(&layout), engine_(std::move(engine)) {
+  rows_.reserve(positions.size());
+  for (std::int64_t p : positions) add_row(layout, needs, p);
+}
+
+void OperandTable::add_row(const DeclaredLayout& layout, const OperandNeeds& needs, std::int64_t position) {
+  const DeclaredSlot& s = layout.slot(static_cast<std::size_t>(position));
+  OperandRow r;
+  r.position = static_cast<std::int32_t>(position);
+  r.rank = s.rank;
+  r.dims = s.dims;
+  r.strides = s.strides;
+  r.dtype = s.dtype;
+  std::int64_t align = std::max<std::int64_t>(needs.align_bytes, std::max(1, s.slot_bits / 8));
+  if (needs.declared_alignment && s.tensor) align = std::max(align, s.tensor->get_alignment());
+  r.align_mask = static_cast<std::uint64_t>(pow2_at_least(align) - 1);
+  r.is_output = s.is_output;
+  r.check_extents = needs.declared_extents;
+  r.check_strides = needs.declared_strides;
+  r.check_dtype = needs.declared_dtype;
+  r.memory = needs.memory;
+  rows_.push_back(r);
+}
+
+void OperandTable::require_alignment(std::size_t row, std::int64_t bytes) {
+  OperandRow& r = rows_.at(row);
+  r.align_mask = std::max<std::uint64_t>(r.align_mask, static_cast<std::uint64_t>(pow2_at_least(bytes) - 1));
+}
+
+// A stride of an axis of extent 1 (or 0) addresses nothing: only the axes of
+// extent > 1 must carry the declared strides (torch reports arbitrary strides for
+// size-1 axes).
+static bool same_strides(const OperandRow& r, const OperandBuffer& b) noexcept {
+  if (b.rank != r.rank) return false;
+  for (int i = 0; i < r.rank; ++i)
+    if (r.dims[static_cast<std::size_t>(i)] > 1 && b.strides[static_cast<std::size_t>(i)] != r.strides[static_cast<std::size_t>(i)])
+      return false;
+  return true;
 }
 
 bool OperandTable::accepts(const VariantPack& pack) const noexcept {
@@ -48,7 +84,7 @@ bool OperandTable::accepts(const VariantPack& pack) const noexcept {
     if (!b.bound || b.data == nullptr) return false;
     if (reinterpret_cast<std::uintptr_t>(b.data) & r.align_mask) return false;
     if (r.check_extents && (b.rank != r.rank || std::memcmp(b.dims.data(), r.dims.data(), n) != 0)) return false;
-    if (r.check_strides && (b.rank != r.rank || std::memcmp(b.strides.data(), r.strides.data(), n) != 0)) return false;
+    if (r.check_strides && !same_strides(r, b)) return false;
     if (r.check_dtype && b.dtype != r.dtype) return false;
     if (r.memory != MemoryKind::UNKNOWN && b.memory != MemoryKind::UNKNOWN && b.memory != r.memory) return false;
     if (r.is_output && b.read_only) return false;
@@ -73,10 +109,9 @@ Status OperandTable::explain(const VariantPack& pack) const {
       return no("buffer extents " + list(b.dims.data(), b.rank) + " (slots) are not the declared " +
                 list(r.dims.data(), r.rank) + " and it is not a dense buffer covering the declared " +
                 std::to_string(s.bytes) + " bytes; this engine runs the declared extents (it would read past the buffer)");
-    if (r.check_strides &&
-        (b.rank != r.rank || !std::equal(r.strides.begin(), r.strides.begin() + r.rank, b.strides.begin())))
+    if (r.check_strides && !same_strides(r, b))
       return no("buffer strides " + list(b.strides.data(), b.rank) + " are not the declared " +
-                list(r.strides.data(), r.rank) + "; this engine reads the declared layout");
+                list(r.strides.data(), r.rank) + " (slots, axes of extent > 1); this engine reads and writes by the declaration");
     if (r.check_dtype && b.dtype != r.dtype)
       return no("buffer holds " + std::string(to_string(b.dtype)) + " (" + std::to_string(slot_bits(b.dtype)) +
                 "-bit slots), the declaration is " + std::string(to_string(r.dtype)) + " (" +
@@ -84,7 +119,7 @@ Status OperandTable::explain(const VariantPack& pack) const {
     if (r.memory != MemoryKind::UNKNOWN && b.memory != MemoryKind::UNKNOWN && b.memory != r.memory)
       return no(std::string(memory_name(b.memory)) + " memory, this engine executes on " + memory_name(r.memory) +
                 " buffers");
-    if (r.is_output && b.read_only) return no("an output bound to a read-only DLPack tensor");
+    if (r.is_output && b.read_only) return no("an output bound to a read-only buffer");
   }
   return {ErrorCode::INTERNAL_ERROR,
           "engine " + engine_ + ": the fast path refused a call its checker finds legal (a bug: the two disagree)"};

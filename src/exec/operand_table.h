@@ -9,11 +9,14 @@
 // It never fails silently: a call it refuses goes to explain(), which reads the
 // same rows and returns INVALID_VARIANT_PACK naming the operand and the rule (and
 // INTERNAL_ERROR if it cannot name one — the loop and the checker disagree).
-// An engine copies this pattern; nothing forces an engine to use this class.
+// Every engine's execute is this and nothing else: check the normalised pack
+// against its table (accepts, else explain), patch the pointers it resolved to
+// positions at build, launch. No uid lookup per call.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "exec/declared_layout.h"
@@ -28,6 +31,10 @@ struct OperandNeeds {
   bool declared_dtype = true;     // the slot must read as the declared dtype
   MemoryKind memory = MemoryKind::UNKNOWN;  // HOST / DEVICE: a buffer known to be elsewhere is refused
   std::int64_t align_bytes = 0;   // 0: one slot's width
+  // The address must honour the tensor's declared alignment (Tensor::get_alignment()):
+  // what an engine that promised the declaration to its kernel (TMA, cuDNN's
+  // BYTE_ALIGNMENT) relies on. The row takes the largest of the three.
+  bool declared_alignment = false;
 };
 
 struct OperandRow {
@@ -47,6 +54,14 @@ class OperandTable {
   OperandTable() = default;
   // One row per operand of `layout` (every operand is required).
   OperandTable(const DeclaredLayout& layout, const OperandNeeds& needs, std::string engine);
+  // One row per position in `positions` (the operands the engine reads or
+  // writes; each must be a position of `layout`, checked by the caller).
+  OperandTable(const DeclaredLayout& layout, const OperandNeeds& needs, std::string engine,
+               std::span<const std::int64_t> positions);
+
+  // Raises the alignment row `row` asks for to at least `bytes` (rounded up to
+  // a power of two): a need only the engine knows (cuDNN's per-tensor BYTE_ALIGNMENT).
+  void require_alignment(std::size_t row, std::int64_t bytes);
 
   // The fast path: true when every row is satisfied.
   bool accepts(const VariantPack& pack) const noexcept;
@@ -56,6 +71,8 @@ class OperandTable {
   const std::vector<OperandRow>& rows() const noexcept { return rows_; }
 
  private:
+  void add_row(const DeclaredLayout& layout, const OperandNeeds& needs, std::int64_t position);
+
   const DeclaredLayout* layout_ = nullptr;
   std::vector<OperandRow> rows_;
   std::string engine_;

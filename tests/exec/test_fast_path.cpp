@@ -58,8 +58,10 @@ bool legal(const Variant& v, const D& decl_dims, const D& decl_strides, bool is_
   if (v.misalign_bytes != 0 || v.dl == 2) return false;
   if (v.dl == 3 && is_output) return false;
   if (v.bare) return true;
+  // Only the declared FLOAT reads as FLOAT: a byte blob, int32 bits or halves never do.
+  if (v.dtype != DataType::NOT_SET && v.dtype != DataType::FLOAT) return false;
   D s = v.strides.empty() ? packed(v.dims) : v.strides;
-  if (v.dims == decl_dims) return s == decl_strides && width(v.dtype) == 4;
+  if (v.dims == decl_dims) return s == decl_strides;
   std::int64_t n = 1;
   for (auto d : v.dims) n *= d;
   return dense(v.dims, s) && n * width(v.dtype) >= 6 * 4;

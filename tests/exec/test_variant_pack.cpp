@@ -135,10 +135,16 @@ TEST(VariantPack, DtypeRules) {
   MatmulGraph m;
   std::vector<std::uint8_t> bytes(256);
   auto dtype_of = [&](const OperandBuffer& in) { VariantPack p; p.set(m.a->get_uid(), in); return m.one(p, m.a); };
-  // Re-described buffers take the declared dtype (a byte blob covering the floats).
-  EXPECT_EQ(dtype_of(OperandBuffer::make(bytes.data(), {128}, {}, DataType::UINT8)).dtype, DataType::FLOAT);
-  // Declared extents, equal slot width: read as the declared dtype.
-  EXPECT_EQ(dtype_of(OperandBuffer::make(bytes.data(), {1, 4, 8}, {}, DataType::INT32)).dtype, DataType::FLOAT);
+  // Only the declared type, or bytes for one-byte slots, read as the declared type: a byte
+  // blob covering floats, int32 bits or fp16 halves are never read as FLOAT (issue 21):
+  // they keep their own dtype and description, and every engine's table refuses them.
+  auto blob = dtype_of(OperandBuffer::make(bytes.data(), {128}, {}, DataType::UINT8));
+  EXPECT_EQ(blob.dtype, DataType::UINT8);
+  EXPECT_FALSE(blob.graph_described);
+  EXPECT_EQ(dtype_of(OperandBuffer::make(bytes.data(), {1, 4, 8}, {}, DataType::INT32)).dtype, DataType::INT32);
+  EXPECT_EQ(dtype_of(OperandBuffer::make(bytes.data(), {32}, {}, DataType::INT32)).dtype, DataType::INT32);
+  // The declared type re-described: a dense [4, 8] FLOAT buffer for [1, 4, 8].
+  EXPECT_TRUE(dtype_of(OperandBuffer::make(bytes.data(), {4, 8}, {}, DataType::FLOAT)).graph_described);
   // Declared extents, other slot width: keeps its own dtype.
   EXPECT_EQ(dtype_of(OperandBuffer::make(bytes.data(), {1, 4, 8}, {}, DataType::HALF)).dtype, DataType::HALF);
   // Too small (32 halves = 64 bytes < 128): keeps its own dtype and description.

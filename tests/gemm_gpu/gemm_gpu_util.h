@@ -13,10 +13,53 @@
 #include <string>
 #include <vector>
 
+#include "exec/declared_layout.h"
 #include "gpu/gpu_buffer.h"
+#include "opgraph/engine.h"
 #include "opgraph/op_graph.h"
 
 namespace opgraph::gemm_testing {
+
+// A plan an engine built directly (no Graph), as Graph would hand it its
+// buffers: the engine reads the graph's declared layout at build and checks a
+// pack normalised against it at execute (its operand table). This keeps the
+// layout alive beside the plan and normalises the caller's pack on every call
+// (what Graph::execute does).
+class DirectPlan final : public CompiledPlan {
+ public:
+  DirectPlan(std::unique_ptr<DeclaredLayout> layout, std::unique_ptr<CompiledPlan> plan)
+      : layout_(std::move(layout)), plan_(std::move(plan)) {}
+  std::int64_t workspace_size() const override { return plan_->workspace_size(); }
+  Status execute(const VariantPack& caller, const ExecutionContext& ec) const override {
+    VariantPack pack;
+    OPGRAPH_CHECK(VariantPack::normalize(caller, *layout_, pack));
+    return plan_->execute(pack, ec);
+  }
+  const CompiledPlan& inner() const { return *plan_; }
+
+ private:
+  std::unique_ptr<DeclaredLayout> layout_;
+  std::unique_ptr<CompiledPlan> plan_;
+};
+
+// engine.build_plan on `g` with the graph's layout in the context (`ctx`'s
+// facts kept), wrapped as a DirectPlan.
+inline Result<std::unique_ptr<CompiledPlan>> build_direct(const Engine& engine, const OpGraph& g,
+                                                          const PlanConfig& config, const PlanContext& ctx) {
+  auto layout = DeclaredLayout::compute(g);
+  if (layout.is_bad()) return layout.status();
+  auto owned = std::make_unique<DeclaredLayout>(std::move(layout.value()));
+  PlanContext with{ctx.facts, owned.get()};
+  auto plan = engine.build_plan(g, config, with);
+  if (plan.is_bad()) return plan.status();
+  return std::unique_ptr<CompiledPlan>(std::make_unique<DirectPlan>(std::move(owned), std::move(plan.value())));
+}
+
+// The engine's own plan inside a DirectPlan (or `p` itself).
+inline const CompiledPlan& inner_plan(const CompiledPlan& p) {
+  const auto* d = dynamic_cast<const DirectPlan*>(&p);
+  return d ? d->inner() : p;
+}
 
 inline std::uint16_t to_bf16(float f) {
   std::uint32_t u;

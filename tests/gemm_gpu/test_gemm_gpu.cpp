@@ -34,7 +34,7 @@ std::size_t run_case(const GemmCase& c, Knobs knobs, std::mt19937& rng) {
     for (const auto& pr : *props)
       if (!pr.backend_marker) knobs = pr.config.knobs;
   }
-  auto plan = engine->build_plan(g, PlanConfig{engine->id(), knobs, {}, -1}, ctx);
+  auto plan = build_direct(*engine, g, PlanConfig{engine->id(), knobs, {}, -1}, ctx);
   EXPECT_TRUE(plan.is_good()) << plan.status().message();
   if (plan.is_bad()) return 1;
   Operands o;

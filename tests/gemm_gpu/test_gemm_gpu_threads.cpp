@@ -29,7 +29,7 @@ std::unique_ptr<CompiledPlan> build(const Engine& engine, const OpGraph& g, Knob
     for (const auto& pr : *props)
       if (!pr.backend_marker) knobs = pr.config.knobs;
   }
-  auto plan = engine.build_plan(g, PlanConfig{engine.id(), knobs, {}, -1}, ctx);
+  auto plan = build_direct(engine, g, PlanConfig{engine.id(), knobs, {}, -1}, ctx);
   EXPECT_TRUE(plan.is_good()) << plan.status().message();
   return plan.is_good() ? std::move(*plan) : nullptr;
 }

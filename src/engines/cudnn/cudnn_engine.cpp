@@ -9,6 +9,7 @@
 
 #include "engines/cudnn/backend.h"
 #include "engines/cudnn/heuristics.h"
+#include "exec/operand_table.h"
 #include "runtime/context_scope.h"
 #include "opgraph/op_graph.h"
 #include "plan/engine_ids.h"
@@ -18,16 +19,55 @@ namespace {
 
 using namespace cudnn;
 
+}  // namespace
+
+// The plan's operand table: one row per caller tensor (lp.caller_uids, in that
+// order) at its position in the graph's layout, asking for the declared
+// extents, strides (cuDNN's tensor descriptors were built from them), dtype,
+// device memory and the alignment the descriptor promised cuDNN
+// (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT; at least the declared one). INTERNAL_ERROR
+// when a caller tensor has no position (the lowering and the layout disagree).
+Result<OperandTable> operand_table_of(const LoweringPlan& lp, const DeclaredLayout* layout) {
+  if (!layout) return Status(ErrorCode::INTERNAL_ERROR, "engine cudnn: built without the graph's layout");
+  std::vector<std::int64_t> positions;
+  positions.reserve(lp.caller_uids.size());
+  for (std::int64_t uid : lp.caller_uids) {
+    const std::int64_t pos = layout->index_of(uid);
+    if (pos < 0)
+      return Status(ErrorCode::INTERNAL_ERROR, "engine cudnn: tensor uid " + std::to_string(uid) +
+                                                   " of the lowering has no position in the graph's operand layout");
+    positions.push_back(pos);
+  }
+  OperandNeeds needs;
+  needs.declared_extents = true;
+  needs.declared_strides = true;
+  needs.declared_dtype = true;
+  needs.memory = MemoryKind::DEVICE;
+  needs.declared_alignment = true;
+  OperandTable table(*layout, needs, "cudnn", positions);
+  for (std::size_t i = 0; i < lp.caller_uids.size(); ++i) {
+    const TensorRecord* t = lp.tensor(lp.caller_uids[i]);
+    if (!t || t->record < 0) continue;
+    const AttrRecord* a = lp.records[static_cast<std::size_t>(t->record)].find(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT);
+    if (a && !a->ints.empty()) table.require_alignment(i, a->ints[0]);
+  }
+  return table;
+}
+
+namespace {
+
 class CudnnPlan final : public CompiledPlan {
  public:
   // `ws`: the engine's own workspace bytes; the lowering's scratch tensors follow
   // them (256-aligned) in the caller's workspace. `built_on`: the handle the
   // plan was built with, whose context every execute binds.
+  // `table`: the operand table over the caller's tensors, one row per
+  // caller_uids entry in that order (operand_table_of).
   CudnnPlan(const CudnnApi& api, const runtime::CudaDriverApi& driver, BoundHandle built_on, LoweringPlan lp,
-            Materialised m, Descriptor plan, std::int64_t ws)
+            Materialised m, Descriptor plan, std::int64_t ws, OperandTable table)
       : api_(&api), driver_(&driver), context_(built_on.context), lowering_(std::move(lp)), graph_(std::move(m)),
         plan_(std::move(plan)), scratch_at_((ws + 255) / 256 * 256),
-        workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes) {
+        workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes), table_(std::move(table)) {
     // The uid order (caller, by-value, scratch) and the by-value pointers are
     // fixed by the lowering: built once here, not per execute.
     uids_.reserve(lowering_.caller_uids.size() + lowering_.by_value_uids.size() + lowering_.scratch.size());
@@ -55,6 +95,9 @@ class CudnnPlan final : public CompiledPlan {
       if (bound->status().is_bad())
         return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
     }
+    // The one check: the caller's buffers against the table built at build (a
+    // refusal goes to its checker, which names the operand and the rule).
+    if (!table_.accepts(pack)) return table_.explain(pack);
     void* ws = ctx.workspace.data;
     // The last call's finalized variant pack serves this one when its pointers and
     // workspace are this call's (compared in place: a hit allocates nothing). One
@@ -81,29 +124,21 @@ class CudnnPlan final : public CompiledPlan {
   // caller_uids.size() pointers; the by-value and scratch ones follow from the
   // lowering and the workspace). A missing buffer is a miss: gather() names it.
   bool cached_pointers_are(const VariantPack& pack) const {
-    for (std::size_t i = 0; i < lowering_.caller_uids.size(); ++i) {
-      const OperandBuffer* b = pack.find(lowering_.caller_uids[i]);
-      if (!b || b->data != cache_.ptrs[i]) return false;
-    }
+    const OperandBuffer* ops = pack.operands().data();
+    const auto& rows = table_.rows();
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (ops[rows[i].position].data != cache_.ptrs[i]) return false;
     return true;
   }
 
   // `ptrs` (cleared first) := the pack's pointers parallel to uids_: the
   // caller's buffers, the by-value scalars, the scratch tensors in `ws`.
-  // INVALID_VARIANT_PACK naming the tensor when a caller buffer is missing.
+  // The table accepted the pack: every caller buffer is bound.
   Status gather(const VariantPack& pack, void* ws, std::vector<void*>& ptrs) const {
     ptrs.clear();
     ptrs.reserve(uids_.size());
-    for (std::int64_t uid : lowering_.caller_uids) {
-      const OperandBuffer* b = pack.find(uid);
-      if (!b || !b->data) {
-        const TensorRecord* t = lowering_.tensor(uid);
-        return {ErrorCode::INVALID_VARIANT_PACK,
-                "engine cudnn: no buffer for tensor uid " + std::to_string(uid) +
-                    (t ? " (" + lowering_.records[static_cast<std::size_t>(t->record)].label + ")" : std::string())};
-      }
-      ptrs.push_back(b->data);
-    }
+    const OperandBuffer* ops = pack.operands().data();
+    for (const OperandRow& r : table_.rows()) ptrs.push_back(ops[r.position].data);
     ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
     for (const ScratchTensor& s : lowering_.scratch) ptrs.push_back(static_cast<char*>(ws) + scratch_at_ + s.offset);
     return Status::ok();
@@ -182,6 +217,7 @@ class CudnnPlan final : public CompiledPlan {
   std::vector<std::int64_t> uids_;   // the variant pack's uids: caller, by-value, scratch
   std::vector<void*> by_value_ptrs_;  // into lowering_'s TensorRecords (read only)
   bool has_scratch_init_ = false;     // some scratch tensor carries initial bytes
+  OperandTable table_;                // the caller's tensors, parallel to caller_uids
   mutable VariantPackCache cache_;
 };
 
@@ -246,9 +282,12 @@ class CudnnEngine final : public Engine {
     if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
+    auto table = operand_table_of(lp.value(), ctx.layout);
+    if (table.is_bad()) return table.status();
     return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(),
                                                                      std::move(lp.value()), std::move(m.value()),
-                                                                     std::move(plan.value()), ws.value()));
+                                                                     std::move(plan.value()), ws.value(),
+                                                                     std::move(table.value())));
   }
 
   // A named backend id's notes, from an ENGINE descriptor finalized on this
@@ -281,9 +320,12 @@ class CudnnEngine final : public Engine {
     if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
+    auto table = operand_table_of(lp.value(), ctx.layout);
+    if (table.is_bad()) return table.status();
     return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(),
                                                                      std::move(lp.value()), Materialised{},
-                                                                     std::move(plan.value()), ws.value()));
+                                                                     std::move(plan.value()), ws.value(),
+                                                                     std::move(table.value())));
   }
 
   // Any backend-band knobs (each engine config has its own set); frontend knobs are refused.

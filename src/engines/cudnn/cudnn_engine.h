@@ -17,9 +17,22 @@
 
 #include <memory>
 
+#include "exec/operand_table.h"
 #include "plan/backend_provider.h"
 
 namespace opgraph::engines {
+
+namespace cudnn {
+struct LoweringPlan;
+}
+
+// A cuDNN plan's operand table (built once per plan, checked on every execute):
+// one row per caller tensor of `lp` (caller_uids order) at its position in the
+// graph's `layout`, asking for the declared extents, strides, dtype, device
+// memory and the byte alignment the tensor descriptor promised cuDNN. Pure (no
+// library, no device): CI tests the refusals. INTERNAL_ERROR when `layout` is
+// null or a caller tensor has no position in it.
+Result<OperandTable> operand_table_of(const cudnn::LoweringPlan& lp, const DeclaredLayout* layout);
 
 // The provider (and the engine it owns, named "cudnn").
 std::shared_ptr<plan::BackendProvider> make_cudnn_provider();

@@ -4,6 +4,7 @@
 
 #include "engines/gemm/gemm_exec.h"
 #include "engines/gemm/gemm_tma.h"
+#include "exec/operand_table.h"
 
 #include <mutex>
 #include <optional>
@@ -30,14 +31,21 @@ class GemmPlan final : public CompiledPlan {
   // `kc`: the config with the swap off (kp is already the kernel view);
   // `launch`: its geometry, schedule and scratch sizes (launch_plan, computed
   // once at build).
+  // `table`, `slots`: the operand table (every operand the kernel reads or
+  // writes: declared extents, strides, dtype, alignment, device memory) and,
+  // per HostParams operand, its row (-1: a by-value scalar or no operand), built
+  // once (operand_table_for).
   GemmPlan(GemmProblem kp, const GemmConfig& kc, const LaunchPlan& launch, runtime::KernelRuntime* rt,
-           const runtime::LoadedKernel* k)
+           const runtime::LoadedKernel* k, OperandTable table, const OperandSlots& slots)
       : kp_(std::move(kp)),
         cfg_(kc),
         launch_(launch),
         rt_(rt),
         kernel_(k),
         epi_tma_(v2_epi_tma(kp_, kc)),
+        table_(std::move(table)),
+        slots_(slots),
+        params_(make_params(kp_, [](std::int64_t) { return std::uint64_t{0}; })),
         scratch_(launch.partial_bytes, launch.counter_bytes, rt->context()) {}
   // Split-K scratch is plan-owned, a bounded set of slots (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
@@ -45,49 +53,59 @@ class GemmPlan final : public CompiledPlan {
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (!ctx.device)
       return {ErrorCode::INVALID_VALUE, "engine gemm executes device buffers; this call has no device handle"};
-    Status missing = Status::ok();
-    auto ptr = [&](std::int64_t uid) -> std::uint64_t {
-      if (uid < 0) return 0;
-      const OperandBuffer* b = pack.find(uid);
-      if (!b || !b->data) {
-        if (missing.is_good())
-          missing = {ErrorCode::INVALID_VARIANT_PACK, "engine gemm: no buffer for tensor uid " + std::to_string(uid)};
-        return 0;
-      }
-      return reinterpret_cast<std::uint64_t>(b->data);
-    };
-    HostParams h = make_params(kp_, ptr);
-    OPGRAPH_CHECK(missing);
     // The runtime was opened on the planning thread; this call may come from
     // any thread. Its context is current for the launch (and the scratch).
     const ContextScope bound(rt_->api(), rt_->context());
     OPGRAPH_CHECK(bound.status());
+    RawLaunch a;
+    OPGRAPH_CHECK(arguments(pack, a));
     const CUstream stream = static_cast<CUstream>(ctx.stream);
-    if (cfg_.version != 2) {
-      void* args[] = {&h};
-      return rt_->launch(*kernel_, launch_.dims, stream, args);
-    }
+    if (launch_.sched.splits == 1) return rt_->launch(*kernel_, launch_.dims, stream, a.args);
     const runtime::CudaDriverApi& api = rt_->api();
-    CUtensorMap ta, tb;
-    V2HostArgs e;
-    CUtensorMap tc;
-    OPGRAPH_CHECK(tma_.maps(api, kp_, cfg_, h.a.ptr, h.b.ptr, &ta, &tb, &e.flags, h.c.ptr, epi_tma_ ? &tc : nullptr));
-    e.splits = v2_kernel_splits(launch_.sched);
-    e.split_from = launch_.sched.split_from;
-    e.flags |= v2_schedule_flags(launch_.sched);
-    void* args4[] = {&h, &e, &ta, &tb};
-    void* args5[] = {&h, &e, &ta, &tb, &tc};
-    void** args = epi_tma_ ? args5 : args4;
-    if (launch_.sched.splits == 1) return rt_->launch(*kernel_, launch_.dims, stream, args);
     auto slot = scratch_.acquire(api, stream);
     if (slot.is_bad()) return slot.status();
-    e.workspace = slot->partials;
-    e.counters = slot->counters;
-    const Status launched = rt_->launch(*kernel_, launch_.dims, stream, args);
+    a.v2.workspace = slot->partials;
+    a.v2.counters = slot->counters;
+    const Status launched = rt_->launch(*kernel_, launch_.dims, stream, a.args);
     const Status released = scratch_.release(api, *slot, stream, launched.is_good());
     OPGRAPH_CHECK(launched);
     return released;
   }
+
+  // The launch's arguments for `pack`, in `a`: the one check (the operand
+  // table's loop; a refusal goes to its checker), the pointers patched into
+  // the parameters built at build, v2's tensor maps (cached by pointer). The
+  // runtime's context must be current.
+  Status arguments(const VariantPack& pack, RawLaunch& a) const {
+    if (!table_.accepts(pack)) return table_.explain(pack);
+    const OperandBuffer* ops = pack.operands().data();
+    auto ptr = [&](std::int32_t row) -> std::uint64_t {
+      return row < 0 ? 0 : reinterpret_cast<std::uint64_t>(ops[table_.rows()[static_cast<std::size_t>(row)].position].data);
+    };
+    a.function = kernel_->function;
+    a.dims = launch_.dims;
+    a.params = params_;
+    HostParams& h = a.params;
+    h.a.ptr = ptr(slots_.a);
+    h.b.ptr = ptr(slots_.b);
+    h.c.ptr = ptr(slots_.c);
+    for (std::size_t i = 0; i < kMaxEpilogueOperands; ++i) h.epi[i].ptr = ptr(slots_.epi[i]);
+    a.args[0] = &a.params;
+    if (cfg_.version != 2) return Status::ok();
+    OPGRAPH_CHECK(tma_.maps(rt_->api(), kp_, cfg_, h.a.ptr, h.b.ptr, &a.maps[0], &a.maps[1], &a.v2.flags, h.c.ptr,
+                            epi_tma_ ? &a.maps[2] : nullptr));
+    a.v2.splits = v2_kernel_splits(launch_.sched);
+    a.v2.split_from = launch_.sched.split_from;
+    a.v2.flags |= v2_schedule_flags(launch_.sched);
+    a.args[1] = &a.v2;
+    a.args[2] = &a.maps[0];
+    a.args[3] = &a.maps[1];
+    a.args[4] = epi_tma_ ? &a.maps[2] : nullptr;
+    return Status::ok();
+  }
+
+  bool uses_scratch() const { return launch_.sched.splits != 1; }
+  const runtime::KernelRuntime& runtime() const { return *rt_; }
 
   std::size_t scratch_slots() const { return scratch_.slot_count(); }
 
@@ -98,6 +116,9 @@ class GemmPlan final : public CompiledPlan {
   runtime::KernelRuntime* rt_;
   const runtime::LoadedKernel* kernel_;
   bool epi_tma_ = false;           // v2 kernel with the TMA-store epilogue (v2_epi_tma): a 5th argument
+  OperandTable table_;             // what execute checks, one row per operand
+  OperandSlots slots_;             // HostParams operand -> table row
+  HostParams params_;              // everything but the pointers, fixed at build
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
   mutable StreamScratch scratch_;  // v2 with splits > 1: slots leased per launch, freed in rt_'s context
 };
@@ -114,7 +135,8 @@ class GemmEngine final : public Engine {
   Status check_support(const OpGraph& g, const PlanContext&) const override { return analyze_gemm(g).status(); }
 
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
-                                                   const PlanContext&) const override {
+                                                   const PlanContext& ctx) const override {
+    if (!ctx.layout) return Status(ErrorCode::INTERNAL_ERROR, "engine gemm: built without the graph's layout");
     auto p = analyze_gemm(g);
     if (p.is_bad()) return p.status();
     auto cfg = config_from_knobs(config.knobs);
@@ -152,7 +174,11 @@ class GemmEngine final : public Engine {
     kc.swap_ab = false;
     auto launch = launch_plan(kp, kc, *s.rt, **k);
     if (launch.is_bad()) return launch.status();
-    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(std::move(kp), kc, *launch, s.rt.get(), *k));
+    OperandSlots slots;
+    auto table = operand_table_for(kp, ctx.layout, slots);
+    if (table.is_bad()) return table.status();
+    return std::unique_ptr<CompiledPlan>(
+        std::make_unique<GemmPlan>(std::move(kp), kc, *launch, s.rt.get(), *k, std::move(*table), slots));
   }
 
   std::string label(const PlanConfig& config) const override {
@@ -174,6 +200,18 @@ class GemmEngine final : public Engine {
 
 std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity) {
   return std::make_unique<GemmEngine>(std::move(identity));
+}
+
+Result<std::unique_ptr<RawLaunch>> raw_launch_of(const CompiledPlan& plan, const VariantPack& pack) {
+  const auto* p = dynamic_cast<const GemmPlan*>(&plan);
+  if (!p) return Status(ErrorCode::INVALID_VALUE, "raw_launch_of: not a gemm plan");
+  if (p->uses_scratch())
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "raw_launch_of: a split-K / stream-K plan leases scratch per call");
+  const ContextScope bound(p->runtime().api(), p->runtime().context());
+  OPGRAPH_CHECK(bound.status());
+  auto a = std::make_unique<RawLaunch>();
+  OPGRAPH_CHECK(p->arguments(pack, *a));
+  return a;
 }
 
 std::optional<std::size_t> split_k_slots(const CompiledPlan& plan) {

@@ -26,6 +26,23 @@ runtime::KernelRuntime* shared_runtime_if_open();
 // nullopt when `plan` is not this engine's. For tests.
 std::optional<std::size_t> split_k_slots(const CompiledPlan& plan);
 
+// One launch of a built gemm plan, as execute makes it: kernel, launch dims
+// and the argument array (pointing into this object: use it in place).
+struct RawLaunch {
+  CUfunction function = nullptr;
+  runtime::LaunchDims dims;
+  HostParams params;
+  V2HostArgs v2;
+  CUtensorMap maps[3];
+  void* args[5] = {};
+};
+// For the host-overhead benchmark (bench/gemm_host_overhead.cpp): what a built
+// gemm `plan` launches for the normalised `pack`, so a raw cuLaunchKernelEx of
+// the same kernel and arguments can be timed against execute. INVALID_VALUE:
+// not this engine's plan; GRAPH_NOT_SUPPORTED: a plan that leases split-K
+// scratch per call; the table's refusal for a pack it refuses.
+Result<std::unique_ptr<RawLaunch>> raw_launch_of(const CompiledPlan& plan, const VariantPack& pack);
+
 // The family's analyzer: a GemmFacts record (the problem, or why none).
 struct GemmFacts : FactsRecord {
   Result<GemmProblem> problem = Status(ErrorCode::GRAPH_NOT_SUPPORTED, "not analysed");

@@ -43,6 +43,34 @@ LaunchPlan launch_plan_for(const GemmProblem& kp, const GemmConfig& config, int 
   return p;
 }
 
+Result<OperandTable> operand_table_for(const GemmProblem& kp, const DeclaredLayout* layout, OperandSlots& slots) {
+  if (!layout) return Status(ErrorCode::INTERNAL_ERROR, "engine gemm: built without the graph's layout");
+  std::vector<std::int64_t> positions;
+  auto row_of = [&](std::int64_t uid, std::int32_t& row) -> Status {
+    const std::int64_t pos = layout->index_of(uid);
+    if (pos < 0)
+      return {ErrorCode::INTERNAL_ERROR,
+              "engine gemm: tensor uid " + std::to_string(uid) + " has no position in the graph's operand layout"};
+    auto it = std::find(positions.begin(), positions.end(), pos);
+    row = static_cast<std::int32_t>(it - positions.begin());
+    if (it == positions.end()) positions.push_back(pos);
+    return Status::ok();
+  };
+  slots = OperandSlots{};
+  OPGRAPH_CHECK(row_of(kp.a.uid, slots.a));
+  OPGRAPH_CHECK(row_of(kp.b.uid, slots.b));
+  OPGRAPH_CHECK(row_of(kp.c.uid, slots.c));
+  for (std::size_t i = 0; i < kp.operands.size() && i < static_cast<std::size_t>(kMaxEpilogueOperands); ++i)
+    if (!kp.operands[i].by_value) OPGRAPH_CHECK(row_of(kp.operands[i].view.uid, slots.epi[i]));
+  OperandNeeds needs;
+  needs.declared_extents = true;
+  needs.declared_strides = true;  // the views' strides are the declaration's, baked into the parameters
+  needs.declared_dtype = true;
+  needs.memory = MemoryKind::DEVICE;
+  needs.declared_alignment = true;  // G7: the 16-byte class's cp.async / TMA rely on it
+  return OperandTable(*layout, needs, "gemm", positions);
+}
+
 Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, int sm_count,
                                const MaxActiveClusters& max_active_clusters) {
   int resident = 0;

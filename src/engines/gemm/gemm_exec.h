@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engines/gemm/gemm_kernel.h"
+#include "exec/operand_table.h"
 #include "runtime/context_scope.h"
 #include "runtime/device.h"
 #include "runtime/loader.h"
@@ -82,6 +83,22 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, int s
 // the query: callable from any thread. What GemmPlan and the benchmark use.
 Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const runtime::KernelRuntime& rt,
                                const runtime::LoadedKernel& kernel);
+
+// Which row of a plan's operand table feeds each pointer of HostParams (-1:
+// none: a by-value scalar, or no such operand).
+struct OperandSlots {
+  std::int32_t a = -1, b = -1, c = -1;
+  std::int32_t epi[kMaxEpilogueOperands] = {-1, -1, -1, -1};
+};
+
+// The plan's operand table over `layout` (the graph's; null is INTERNAL_ERROR):
+// one row per operand of the kernel view `kp` (A, B, C, the epilogue's tensor
+// operands), each asking for the declared extents, strides (the kernel's
+// strides are baked from them), dtype, the declared alignment and device
+// memory; `slots` := each HostParams pointer's row. INTERNAL_ERROR when an
+// operand has no position in the layout (the layout and the analysis disagree).
+// Pure: CI tests the refusals without a GPU.
+Result<OperandTable> operand_table_for(const GemmProblem& kp, const DeclaredLayout* layout, OperandSlots& slots);
 
 // The split-K scratch of one v2 plan: fp32 partials (partial_bytes) then u32
 // tile counters (counter_bytes) per slot, at most `max_slots` slots (default
