@@ -1,10 +1,16 @@
 // ir/ops/conv.cpp — the conv op group: conv_fprop, conv_dgrad, conv_wgrad records and
 // builders. Contract (layout, attributes, groups, output arithmetic): builders/conv.h.
 //
-// fprop infers Y; output strides (unless set by the user) follow the layout order of X
-// (Y, DW) or DY (DX), so a channels-last input gives channels-last outputs. dgrad and wgrad cannot infer their output (the forward input extent
-// is ambiguous under stride; the filter extent is not in DY): the user sets DX / DW
-// dims and validate() checks them against the forward arithmetic.
+// fprop infers Y; output strides (unless set by the user) are dense in the layout order
+// of X (Y, DW) or DY (DX), so a channels-last input gives channels-last outputs and a
+// packed NCHW input packed NCHW ones (ops/output_layout.h). cudnn-frontend defaults Y,
+// DX and DW to channels-last whatever the input (node/conv_fprop.h, conv_dgrad.h,
+// conv_wgrad.h: generate_NHWC_stride_order); opgraph agrees for a channels-last input,
+// the layout cuDNN runs natively, and keeps a packed NCHW graph packed NCHW rather
+// than hand an NCHW caller's buffer a layout it did not declare. dgrad and wgrad cannot
+// infer their output (the forward input extent is ambiguous under stride; the filter
+// extent is not in DY): the user sets DX / DW dims and validate() checks them against
+// the forward arithmetic.
 #include <algorithm>
 #include <string>
 

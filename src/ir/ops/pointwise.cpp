@@ -10,7 +10,12 @@
 //   3. types: logical modes take BOOLEAN inputs only; BINARY_SELECT's IN_2 is BOOLEAN;
 //      backward modes take floating dy and x; other modes refuse BOOLEAN data inputs
 //      (except IDENTITY, BINARY_SELECT, CMP_EQ, CMP_NEQ);
-//   4. shapes: the inputs broadcast together (numpy rules); OUT_0 gets the broadcast;
+//   4. shapes: the inputs broadcast together (numpy rules); OUT_0 gets the broadcast,
+//      and (unless the user set them) dense strides in the layout order of the first
+//      input of OUT_0's dims, as cudnn-frontend's PointwiseNode::infer_properties_node
+//      (node/pointwise.h) takes the strides of the first input of the output's dims —
+//      so a channels-last conv output keeps its class through bias, scale and relu
+//      epilogues (ops/output_layout.h; no such input: the fullest one of OUT_0's rank);
 //   5. OUT_0's type: BOOLEAN for comparisons and logical modes (a user-set other type is
 //      refused), INT32 for GEN_INDEX unless set (BOOLEAN refused), and a BOOLEAN OUT_0 is
 //      refused for arithmetic modes.
@@ -18,6 +23,7 @@
 
 #include "ir/infer_context.h"
 #include "ir/ops/groups.h"
+#include "ir/ops/output_layout.h"
 #include "opgraph/builders/pointwise.h"
 
 namespace opgraph {
@@ -214,7 +220,9 @@ Status infer_pointwise(InferContext& c) {
               (m->mode == PointwiseMode::BINARY_SELECT && c.dtype("IN_1") == DataType::BOOLEAN))) {
     out_type = DataType::BOOLEAN;  // a boolean passes through as a boolean unless the user casts
   }
-  return c.set_output("OUT_0", out, out_type);
+  OPGRAPH_CHECK(c.set_output("OUT_0", out, out_type));
+  ops::follow_layout(c, "OUT_0", ops::elementwise_reference(c, out, {"IN_0", "IN_1", "IN_2"}));
+  return Status::ok();
 }
 
 const OpSpec kSpecs[] = {

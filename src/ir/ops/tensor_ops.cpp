@@ -28,6 +28,7 @@
 #include <numeric>
 
 #include "ir/ops/groups.h"
+#include "ir/ops/output_layout.h"
 #include "ir/ops/tensor_ops_common.h"
 
 namespace opgraph::ops {
@@ -97,6 +98,10 @@ Status infer_reduction(InferContext& c) {
       return c.fail("Y", "axis " + std::to_string(i) + " must be X's extent " + std::to_string(x[i]) +
                              " (kept) or 1 (reduced), got " + std::to_string(y[i]) + " (Y " + InferContext::dims_str(y) +
                              ", X " + InferContext::dims_str(x) + ")");
+  // Y follows X's layout class (ops/output_layout.h). cudnn-frontend's ReductionNode
+  // (node/reduction.h) defaults Y to channels-last whatever X is; opgraph agrees for a
+  // channels-last X and keeps a packed NCHW X's output packed NCHW.
+  follow_layout(c, "Y", c.in("X").get());
   return Status::ok();
 }
 
@@ -243,7 +248,11 @@ Status infer_concatenate(InferContext& c) {
       return c.fail_attr("in_place_index", "must name one of the " + std::to_string(xs.size()) + " inputs, got " +
                                                std::to_string(k));
   }
-  return c.set_output("Y", y, xs[0]->get_data_type());
+  // Y follows input 0's layout class, as cudnn-frontend's ConcatenateNode
+  // (node/concatenate.h) orders Y's strides by inputs[0]'s.
+  OPGRAPH_CHECK(c.set_output("Y", y, xs[0]->get_data_type()));
+  follow_layout(c, "Y", xs[0].get());
+  return Status::ok();
 }
 
 const std::vector<std::string_view> kReductionModes = {"ADD", "MUL", "MIN", "MAX", "AMAX", "AVG", "NORM1", "NORM2", "MUL_NO_ZEROS"};

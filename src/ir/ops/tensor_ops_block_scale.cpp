@@ -28,6 +28,7 @@
 //   dims; FLOAT unless typed or filled by the graph context. (cuDNN lowers dequantize only
 //   fused into a consumer, with Y virtual; that is a lowering rule, not an IR one.)
 #include "ir/ops/groups.h"
+#include "ir/ops/output_layout.h"
 #include "ir/ops/tensor_ops_common.h"
 #include "ir/scale_layout.h"
 
@@ -160,7 +161,9 @@ Status infer_dequantize(InferContext& c) {
       if (blocks[i] > 1) blocked = i;
     OPGRAPH_CHECK(check_swizzle_128x4(c, "scale", blocked));
   }
-  return c.set_output("Y", x, float_unless_context(c, "Y"));
+  // Y follows X's layout class; cudnn-frontend's dequantize node
+  // (node/block_scale_dequantize.h) gives Y X's strides.
+  return set_output_like(c, "Y", x, "X", float_unless_context(c, "Y"));
 }
 
 const OpSpec kSpecs[] = {

@@ -33,6 +33,7 @@
 //   s % block_size, d] for s < seqLen[b], 0 beyond. yOut is [B, H, S, D] with S = P *
 //   block_size unless the user set S (1 <= S <= P * block_size); container's type.
 #include "ir/ops/groups.h"
+#include "ir/ops/output_layout.h"
 #include "ir/ops/tensor_ops_common.h"
 
 namespace opgraph::ops {
@@ -84,7 +85,7 @@ Status infer_pool(InferContext& c, const std::string& mode, std::int64_t spatial
   return Status::ok();
 }
 
-Status infer_resample(InferContext& c) {
+Status infer_resample_shape(InferContext& c) {
   OPGRAPH_CHECK(c.require_rank_between("X", 4, 5));
   const Node& n = c.node();
   std::string mode = n.get_string("resampling_mode");
@@ -100,6 +101,16 @@ Status infer_resample(InferContext& c) {
   if (y.size() != x.size() || y[0] != x[0] || y[1] != x[1])
     return c.fail("Y", mode + " keeps N and C and the rank of X " + InferContext::dims_str(x) + ", got " +
                            InferContext::dims_str(y));
+  return Status::ok();
+}
+
+// Y and Index follow X's layout class (ops/output_layout.h). cudnn-frontend's
+// ResampleNode (node/resample.h) defaults both to channels-last whatever X is; opgraph
+// agrees for a channels-last X and keeps a packed NCHW X's outputs packed NCHW.
+Status infer_resample(InferContext& c) {
+  OPGRAPH_CHECK(infer_resample_shape(c));
+  follow_layout(c, "Y", c.in("X").get());
+  follow_layout(c, "Index", c.in("X").get());
   return Status::ok();
 }
 
@@ -122,7 +133,9 @@ Status infer_band_mask(InferContext& c) {
       OPGRAPH_CHECK(c.require_numel(p, c.dims("X")[0], "one sequence length per batch entry of X"));
     }
   }
-  return c.set_output("Y", c.dims("X"), c.dtype("X"));
+  // Y follows X's layout class; cudnn-frontend's band-mask node (node/diagonal_band_mask.h)
+  // gives Y X's strides.
+  return set_output_like(c, "Y", c.dims("X"), "X", c.dtype("X"));
 }
 
 Status infer_paged_cache_load(InferContext& c) {
