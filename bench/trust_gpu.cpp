@@ -56,6 +56,11 @@ struct Env {
   CUstream stream = nullptr;
 };
 
+template <class T>
+T value_or(const Result<T>& r, T fallback) {
+  return r.is_good() ? r.value() : fallback;
+}
+
 int g_silent = 0;  // cases that produced a wrong answer without an error (or changed a refused call's output)
 
 // Reads `t`'s device buffer back.
@@ -158,13 +163,13 @@ void conv_sweep(const Env& e, std::mt19937& rng) {
       wrong.set(y->get_uid(), OperandBuffer::make(reinterpret_cast<void*>(o.dev.at(y->get_uid())->ptr()), dims, other,
                                                   DataType::HALF, MemoryKind::DEVICE));
       for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
-        const std::string name = first_words(g.get_plan_name_at_index(i).value_or("?"), 28);
+        const std::string name = first_words(value_or(g.get_plan_name_at_index(i), std::string("?")), 28);
         if (Status b = g.build_plan_at_index(i); b.is_bad()) {
           std::printf("%-6s %-10s %-14s %-28s %-10s %s\n", nhwc ? "NHWC" : "NCHW", epi, ystr.c_str(), name.c_str(),
                       "declined", first_words(b.message(), 60).c_str());
           continue;
         }
-        const std::int64_t ws_bytes = g.get_workspace_size_plan_at_index(i).value_or(0);
+        const std::int64_t ws_bytes = value_or(g.get_workspace_size_plan_at_index(i), std::int64_t{0});
         DeviceBuffer ws(*e.api, static_cast<std::size_t>(std::max<std::int64_t>(ws_bytes, 16)));
         poison(e, o);
         Status ran = g.execute_plan_at_index(pack, {reinterpret_cast<void*>(ws.ptr()), ws_bytes}, i, &handle);
@@ -246,12 +251,12 @@ void gemm_misbinds(const Env& e, std::mt19937& rng) {
     wrong.emplace_back("C", p);
   }
   for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
-    const std::string name = first_words(g.get_plan_name_at_index(i).value_or("?"), 32);
+    const std::string name = first_words(value_or(g.get_plan_name_at_index(i), std::string("?")), 32);
     if (Status b = g.build_plan_at_index(i); b.is_bad()) {
       std::printf("%-32s %-10s %s\n", name.c_str(), "declined", first_words(b.message(), 70).c_str());
       continue;
     }
-    const std::int64_t ws_bytes = g.get_workspace_size_plan_at_index(i).value_or(0);
+    const std::int64_t ws_bytes = value_or(g.get_workspace_size_plan_at_index(i), std::int64_t{0});
     DeviceBuffer ws(*e.api, static_cast<std::size_t>(std::max<std::int64_t>(ws_bytes, 16)));
     const Workspace w{reinterpret_cast<void*>(ws.ptr()), ws_bytes};
     poison(e, o);
@@ -310,7 +315,7 @@ void host_overhead(const Env& e, std::mt19937& rng) {
   std::unique_ptr<CompiledPlan> direct;
   std::unique_ptr<gemm::RawLaunch> raw;
   for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
-    const std::string n = g.get_plan_name_at_index(i).value_or("");
+    const std::string n = value_or(g.get_plan_name_at_index(i), std::string(""));
     if (ci < 0 && n.rfind("cudnn", 0) == 0 && g.build_plan_at_index(i).is_good()) ci = i;
     if (gi >= 0 || n.rfind("gemm", 0) != 0 || g.build_plan_at_index(i).is_bad()) continue;
     auto cfg = g.get_engine_and_knobs_at_index(i);
@@ -330,7 +335,7 @@ void host_overhead(const Env& e, std::mt19937& rng) {
     ++g_silent;
     return;
   }
-  std::printf("gemm plan: %s\n", g.get_plan_name_at_index(gi).value_or("?").c_str());
+  std::printf("gemm plan: %s\n", value_or(g.get_plan_name_at_index(gi), std::string("?")).c_str());
   CUlaunchConfig rc{};
   rc.gridDimX = raw->dims.grid[0];
   rc.gridDimY = raw->dims.grid[1];
@@ -362,7 +367,7 @@ void host_overhead(const Env& e, std::mt19937& rng) {
     return best;
   };
   DeviceBuffer cws(*e.api, 1 << 26);
-  const std::int64_t cws_bytes = ci >= 0 ? g.get_workspace_size_plan_at_index(ci).value_or(0) : 0;
+  const std::int64_t cws_bytes = ci >= 0 ? value_or(g.get_workspace_size_plan_at_index(ci), std::int64_t{0}) : 0;
   auto run_raw = [&] { failures += e.api->launch_kernel_ex(&rc, raw->function, raw->args, nullptr) != CUDA_SUCCESS; };
   auto run_ours = [&] { failures += g.execute_plan_at_index(prepared, {}, gi, &handle).is_bad(); };
   auto run_caller = [&] { failures += g.execute_plan_at_index(caller, {}, gi, &handle).is_bad(); };
@@ -387,7 +392,7 @@ void host_overhead(const Env& e, std::mt19937& rng) {
   std::sort(ratios.begin(), ratios.end());
   std::printf("median ratio execute(prepared) / raw_launch: %.3f (target <= 1.15); failed calls: %d\n",
               ratios[ratios.size() / 2], failures);
-  if (ci >= 0) std::printf("cudnn plan: %s\n", g.get_plan_name_at_index(ci).value_or("?").c_str());
+  if (ci >= 0) std::printf("cudnn plan: %s\n", value_or(g.get_plan_name_at_index(ci), std::string("?")).c_str());
   // The result of our execute, once more, against the reference.
   const auto want = reference(g, o);
   poison(e, o);
