@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ASan+UBSan build of the test suites, a ThreadSanitizer run of the concurrent-execute
-# tests, then the libFuzzer target for a fixed time.
+# tests, then the two libFuzzer targets for a fixed time each (OPGRAPH_FUZZ_SECONDS, 60).
 # OPGRAPH_HARDENING=tsan runs the TSan job alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,11 +22,20 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 tsan_job
 if [ -d fuzz ] && [ -f fuzz/CMakeLists.txt ]; then
+  # Two libFuzzer targets, FUZZ_SECONDS each, seeded with fuzz/corpus/ and examples/graphs/:
+  # fuzz_graph_json (deserialize/validate/round trip) and fuzz_graph_execute (plan on
+  # the reference engine, execute on host buffers). Any crash fails the job; the
+  # input is written to build-fuzz/ (crash-*) for a regression test.
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DOPGRAPH_FUZZ=ON -DOPGRAPH_BUILD_TESTS=OFF -DOPGRAPH_BUILD_TOOLS=OFF >/dev/null
-  cmake --build build-fuzz -j"$(nproc)" --target fuzz_graph_json
-  mkdir -p build-fuzz/corpus
-  cp fuzz/corpus/* examples/graphs/*.json build-fuzz/corpus/ 2>/dev/null || true
-  ./build-fuzz/fuzz/fuzz_graph_json -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 build-fuzz/corpus fuzz/corpus 2>&1 | grep -E "DONE|ERROR|SUMMARY|crash" | tail -n 5
+  cmake --build build-fuzz -j"$(nproc)" --target fuzz_graph_json fuzz_graph_execute
+  for target in fuzz_graph_json fuzz_graph_execute; do
+    mkdir -p "build-fuzz/corpus-$target"
+    cp fuzz/corpus/* examples/graphs/*.json "build-fuzz/corpus-$target/" 2>/dev/null || true
+    echo "== $target, ${FUZZ_SECONDS}s"
+    (cd build-fuzz && ./fuzz/$target -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 "corpus-$target" ../fuzz/corpus >"$target.log" 2>&1) || {
+      grep -E "ERROR|SUMMARY|#[0-9]+ in |Test unit written" "build-fuzz/$target.log" | head -n 40; exit 1; }
+    grep -E "DONE|SUMMARY" "build-fuzz/$target.log" | tail -n 2
+  done
 fi

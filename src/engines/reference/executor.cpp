@@ -8,9 +8,15 @@
 // scales; see executor.h); (3) call each node's kernel in
 // node order (validate() ordered producers first), rounding each output to its
 // declared dtype, virtual or not; (4) only then write the non-virtual outputs.
+// Declared geometry is checked arithmetic before it becomes an allocation or an
+// offset: prepare() refuses a tensor whose element count or strided span does not
+// fit int64 (each element offset is then at most span - 1), and an allocation that
+// fails (std::bad_alloc, or Array's std::length_error) is an error, never a throw
+// out of run().
 #include "engines/reference/executor.h"
 
 #include <exception>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -32,6 +38,29 @@ std::string node_where(const Node& n) { return "op '" + std::string(n.op()) + "'
 
 std::vector<std::int64_t> strides_of(const Tensor& t) {
   return t.get_stride().size() == t.get_dim().size() ? t.get_stride() : Tensor::packed_strides(t.get_dim());
+}
+
+// Why the reference cannot read or write `t` through its declaration ("" when it
+// can): its element count and its strided span, 1 + sum((dim - 1) * stride), must
+// fit int64 with non-negative extents and strides, so that every element offset
+// computed from an index (ElementOffsets) is in [0, span) without overflow.
+std::string geometry_problem(const Tensor& t) {
+  const auto& d = t.get_dim();
+  if (!checked_numel(d)) return "its element count overflows int64 (or an extent is negative)";
+  if (t.get_stride().size() != d.size() && !t.get_stride().empty())
+    return "it declares " + std::to_string(t.get_stride().size()) + " strides for " + std::to_string(d.size()) + " dims";
+  const auto st = strides_of(t);
+  for (std::size_t i = 0; i < d.size(); ++i)
+    if (d[i] == 0) return "";  // empty: nothing is read or written
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    std::int64_t step = 0;
+    if (st[i] < 0) return "stride " + std::to_string(i) + " is negative (" + std::to_string(st[i]) + ")";
+    if (__builtin_mul_overflow(d[i] - 1, st[i], &step) || __builtin_add_overflow(last, step, &last) ||
+        last == INT64_MAX)
+      return "its strided span (1 + sum((dim - 1) * stride)) overflows int64";
+  }
+  return "";
 }
 
 // Where each logical index of a tensor lives in its buffer (elements): through the
@@ -133,6 +162,46 @@ class Context final : public KernelContext {
   std::vector<Array> outs_;
 };
 
+// run() past its buffer checks: reads, kernels, writes. May throw (an allocation).
+Status run_checked(const OpGraph& g, const Prepared& p, std::span<void* const> input_data,
+                   std::span<void* const> output_data) {
+  const auto& inputs = p.inputs;
+  const auto& outputs = p.outputs;
+  const auto& kernels = p.kernels;
+  // (2) Read inputs.
+  Values values;
+  for (std::size_t i = 0; i < inputs.size(); ++i) values.emplace(inputs[i], read_tensor(*inputs[i], input_data[i]));
+
+  // (3) Run the nodes in order.
+  for (std::size_t k = 0; k < g.nodes().size(); ++k) {
+    const Node& n = *g.nodes()[k];
+    Context ctx(n, values);
+    Status s;
+    try {
+      s = kernels[k](ctx);
+    } catch (const std::bad_alloc&) {
+      return {ErrorCode::GRAPH_EXECUTION_FAILED, node_where(n) + ": a host allocation of the reference kernel failed"};
+    } catch (const std::exception& e) {
+      return {ErrorCode::INTERNAL_ERROR, node_where(n) + ": reference kernel threw: " + e.what()};
+    }
+    if (s.is_bad()) return s;
+    for (std::size_t i = 0; i < n.outputs().size(); ++i) {
+      if (n.outputs()[i].empty() || !n.outputs()[i].front()) continue;
+      const Tensor& t = *n.outputs()[i].front();
+      Array& a = ctx.outputs()[i];
+      if (a.dims != t.get_dim() || a.numel() != t.element_count())
+        return {ErrorCode::INTERNAL_ERROR,
+                node_where(n) + ": reference kernel resized output " + tensor_where(t) + " away from its declared dims"};
+      for (double& x : a.v) x = round_to(t.get_data_type(), x);
+      values[&t] = std::move(a);
+    }
+  }
+
+  // (4) Every node succeeded: write the outputs.
+  for (std::size_t i = 0; i < outputs.size(); ++i) write_tensor(*outputs[i], values.at(outputs[i]), output_data[i]);
+  return Status::ok();
+}
+
 }  // namespace
 
 Status execute(const OpGraph& g, const std::map<std::int64_t, HostBuffer>& buffers) {
@@ -157,7 +226,8 @@ Result<Prepared> prepare(const OpGraph& g, const ExecuteOptions& opts) {
         if (t) produced.insert(t.get());
   }
   for (const auto& t : g.tensors()) {
-    std::string why;
+    std::string why = geometry_problem(*t);
+    if (!why.empty()) return Status(ErrorCode::INVALID_VALUE, "reference::execute: " + tensor_where(*t) + ": " + why);
     if (t->get_reordering_type() == TensorReordering::F8_128x4 && !swizzle_128x4_of(t->get_dim(), strides_of(*t), &why))
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "reference::execute: " + tensor_where(*t) + ": " + why);
   }
@@ -211,36 +281,14 @@ Status run(const OpGraph& g, const Prepared& p, std::span<void* const> input_dat
       return {ErrorCode::INVALID_VARIANT_PACK,
               "reference::execute: no host buffer for graph output " + tensor_where(*outputs[i])};
 
-  // (2) Read inputs.
-  Values values;
-  for (std::size_t i = 0; i < inputs.size(); ++i) values.emplace(inputs[i], read_tensor(*inputs[i], input_data[i]));
-
-  // (3) Run the nodes in order.
-  for (std::size_t k = 0; k < g.nodes().size(); ++k) {
-    const Node& n = *g.nodes()[k];
-    Context ctx(n, values);
-    Status s;
-    try {
-      s = kernels[k](ctx);
-    } catch (const std::exception& e) {
-      return {ErrorCode::INTERNAL_ERROR, node_where(n) + ": reference kernel threw: " + e.what()};
-    }
-    if (s.is_bad()) return s;
-    for (std::size_t i = 0; i < n.outputs().size(); ++i) {
-      if (n.outputs()[i].empty() || !n.outputs()[i].front()) continue;
-      const Tensor& t = *n.outputs()[i].front();
-      Array& a = ctx.outputs()[i];
-      if (a.dims != t.get_dim() || a.numel() != t.element_count())
-        return {ErrorCode::INTERNAL_ERROR,
-                node_where(n) + ": reference kernel resized output " + tensor_where(t) + " away from its declared dims"};
-      for (double& x : a.v) x = round_to(t.get_data_type(), x);
-      values[&t] = std::move(a);
-    }
+  try {
+    return run_checked(g, p, input_data, output_data);
+  } catch (const std::bad_alloc&) {
+    return {ErrorCode::GRAPH_EXECUTION_FAILED, "reference::execute: graph '" + g.context().name +
+                                                   "': a host allocation for its values failed (out of memory)"};
+  } catch (const std::exception& e) {
+    return {ErrorCode::INTERNAL_ERROR, "reference::execute: graph '" + g.context().name + "': " + e.what()};
   }
-
-  // (4) Every node succeeded: write the outputs.
-  for (std::size_t i = 0; i < outputs.size(); ++i) write_tensor(*outputs[i], values.at(outputs[i]), output_data[i]);
-  return Status::ok();
 }
 
 }  // namespace opgraph::reference

@@ -41,7 +41,9 @@ la_ref::Inputs inputs_of(const KernelContext& ctx) {
   in.dt_bias = opt("dt_bias");
   in.initial_state = opt("initial_state");
   in.state_indices = opt("state_indices");
-  for (double x : ctx.in("cu_seqlens").v) in.cu_seqlens.push_back(static_cast<std::int64_t>(std::llround(x)));
+  // Caller data: a value that is no int64 offset (NaN, |x| >= 2^62) reads as -1,
+  // which prepare_shape's cu_seqlens rule refuses (offsets start at 0 and never decrease).
+  for (double x : ctx.in("cu_seqlens").v) in.cu_seqlens.push_back(to_index(std::round(x)).value_or(-1));
   return in;
 }
 

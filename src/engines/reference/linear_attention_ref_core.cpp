@@ -129,7 +129,7 @@ Result<std::vector<int64_t>> state_rows(const Inputs& in, const Shape& s) {
   std::vector<int64_t> owner(static_cast<std::size_t>(pool), -1);
   for (int64_t i = 0; i < s.n_seq; ++i) {
     const double x = in.state_indices->v[static_cast<std::size_t>(i)];
-    const int64_t r = static_cast<int64_t>(x);
+    const int64_t r = to_index(x).value_or(-1);  // not an int64 index: outside the pool
     if (r < 0 || r >= pool)
       return Status(ErrorCode::INVALID_VALUE, "state pool: state_indices[" + std::to_string(i) + "] = " +
                                                   std::to_string(r) + " is outside the pool [0, " +

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,19 @@ namespace opgraph::reference {
 
 using Dims = std::vector<std::int64_t>;
 
-// A dense row-major float64 array.
+// Product of `dims`, or nullopt when an extent is negative or the product
+// overflows int64. Declared geometry reaches allocations only through this.
+std::optional<std::int64_t> checked_numel(std::span<const std::int64_t> dims) noexcept;
+
+// An integer-valued element read from a caller's buffer (an offset, a length, an
+// index, a seed), as int64: nullopt when it is NaN, infinite or outside
+// (-2^62, 2^62), so a kernel refuses it instead of a conversion that is undefined
+// (|x| >= 2^63) or a sum of two that overflows. Truncates toward zero.
+std::optional<std::int64_t> to_index(double x) noexcept;
+
+// A dense row-major float64 array. Construction throws std::length_error when the
+// dims have a negative extent or more elements than fit (the executor returns it
+// as an error naming the node).
 struct Array {
   Dims dims;
   std::vector<double> v;

@@ -43,19 +43,27 @@ Status for_each_ragged(KernelContext& c, std::string_view port, const Tensor& t,
   const auto st = strides_of(t);
   const auto map = offset_index(t);
   const Dims& d = t.get_dim();
-  for (std::int64_t n = 0; n < d[0]; ++n)
+  for (std::int64_t n = 0; n < d[0]; ++n) {
+    // The offset is caller data: |base| < 2^62 and the in-declaration part below
+    // the declared span (< 2^63), so a sum that leaves int64 is outside the declaration.
+    const auto base = to_index(offsets[n]);
+    if (!base)
+      return c.fail("port " + std::string(port) + " (tensor '" + t.get_name() + "'): ragged offset " +
+                    std::to_string(offsets[n]) + " of batch entry " + std::to_string(n) +
+                    " is not an integer offset in (-2^62, 2^62) (rule ragged_within_declaration)");
     for (std::int64_t h = 0; h < d[1]; ++h)
       for (std::int64_t s = 0; s < lens[n] && s < d[2]; ++s)
         for (std::int64_t x = 0; x < d[3]; ++x) {
-          const auto off = static_cast<std::int64_t>(offsets[n]) + h * st[1] + s * st[2] + x * st[3];
-          auto it = map.find(off);
+          std::int64_t off = 0;
+          const bool wraps = __builtin_add_overflow(*base, h * st[1] + s * st[2] + x * st[3], &off);
+          auto it = wraps ? map.end() : map.find(off);
           if (it == map.end())
             return c.fail("port " + std::string(port) + " (tensor '" + t.get_name() + "'): ragged offset " +
-                          std::to_string(static_cast<std::int64_t>(offsets[n])) + " of batch entry " +
-                          std::to_string(n) + " puts token " + std::to_string(s) +
-                          " outside the declared extent (rule ragged_within_declaration)");
+                          std::to_string(*base) + " of batch entry " + std::to_string(n) + " puts token " +
+                          std::to_string(s) + " outside the declared extent (rule ragged_within_declaration)");
           f(it->second, ((n * d[1] + h) * d[2] + s) * d[3] + x);
         }
+  }
   return Status::ok();
 }
 
@@ -101,8 +109,12 @@ Status read_problem(KernelContext& c, const ops::sdpa::Geometry& g, Problem& pb)
   pb.sink = c.has("SINK_TOKEN") ? &c.in("SINK_TOKEN") : nullptr;
   pb.dropout_p = n.get_float("dropout_probability", 0.0);
   if (pb.dropout_p > 0.0) {
-    pb.seed = static_cast<std::uint64_t>(static_cast<std::int64_t>(c.in("Seed")[0]));
-    pb.offset = static_cast<std::uint64_t>(static_cast<std::int64_t>(c.in("Offset")[0]));
+    const auto seed = to_index(c.in("Seed")[0]), offset = to_index(c.in("Offset")[0]);
+    if (!seed || !offset)
+      return c.fail("dropout Seed " + std::to_string(c.in("Seed")[0]) + " / Offset " +
+                    std::to_string(c.in("Offset")[0]) + ": each must be an integer in (-2^62, 2^62)");
+    pb.seed = static_cast<std::uint64_t>(*seed);
+    pb.offset = static_cast<std::uint64_t>(*offset);
   }
   if (c.has("Dropout_mask")) {
     pb.dropout_mask = &c.in("Dropout_mask");
