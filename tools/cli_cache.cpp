@@ -3,20 +3,24 @@
 //   opgraph cache stats  [--arch ARCH]   location, switches, size, environments
 //   opgraph cache list   [--arch ARCH]   every environment and its entries
 //   opgraph cache prune  [--arch ARCH]   retire dead environments above the cap
-//   opgraph cache clear                  remove every schema root
+//   opgraph cache clear                  remove every environment opgraph wrote
 //   opgraph cache warm --all [--arch ARCH]       compile every declared kernel
 //   opgraph cache warm GRAPH.json [--arch ARCH]  compile what the graph's plans need
 //
 // ARCH (e.g. sm_90a) names the target without a GPU (DeviceProperties::for_arch);
 // without it the tool reads device 0, which loads libcuda. The cache's
-// environment variables apply (OPGRAPH_COMPILED_CACHE, ...). Exit status: 0 on
-// success, 1 on a failure (printed to stderr), 2 on a usage error.
+// environment variables apply (OPGRAPH_COMPILED_CACHE, ...). prune and clear
+// touch only what opgraph wrote (src/runtime/cache_files.h) and say what they
+// kept; warm fails when the kernels cannot be stored (a root that cannot be
+// written, or one others can write). Exit status: 0 on success, 1 on a
+// failure (printed to stderr), 2 on a usage error.
 #include "cli_cache.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -26,6 +30,7 @@
 #include "engines/smoke/smoke_kernels.h"
 #include "opgraph/device_properties.h"
 #include "opgraph/op_graph.h"
+#include "runtime/cache_files.h"
 #include "runtime/compiled_cache.h"
 #include "runtime/device.h"
 
@@ -100,6 +105,9 @@ int cmd_stats(runtime::CompiledCache& cache) {
   std::printf("enabled:       %s\n", cache.enabled() ? "yes" : "no (OPGRAPH_DISABLE_COMPILED_CACHE)");
   std::printf("require hit:   %s\n", o.require_hit ? "yes" : "no");
   std::printf("size cap:      %s\n", o.max_bytes ? human_bytes(o.max_bytes).c_str() : "none (0)");
+  std::printf("marker:        %s\n", cache.marked() ? "yes" : "no (prune and clear leave this root alone)");
+  const Status trust = cache.trust();
+  std::printf("trusted:       %s\n", trust.is_good() ? "yes" : ("no: " + trust.message()).c_str());
   std::printf("size:          %s in %zu environment(s), %llu entries\n", human_bytes(bytes).c_str(), envs.size(),
               static_cast<unsigned long long>(entries));
   std::printf("current:       %s\n", cache.environment_dir().c_str());
@@ -117,6 +125,9 @@ int cmd_list(runtime::CompiledCache& cache) {
 }
 
 int cmd_warm_all(runtime::CompiledCache& cache, const std::string& arch) {
+  if (Status ready = cache.prepare(); ready.is_bad()) {
+    return fail(Status(ready.code(), "cannot warm " + cache.options().root.string() + ": " + ready.message()));
+  }
   auto requests = smoke::declared_specialisations();
   auto check = [](const runtime::CompiledKernel& k) { return runtime::validate_cubin(k.cubin, k.lowered_name); };
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -126,6 +137,12 @@ int cmd_warm_all(runtime::CompiledCache& cache, const std::string& arch) {
   }
   progress(requests.size(), requests.size(), "done");
   const auto& s = cache.stats();
+  if (s.unwritten + s.untrusted > 0) {
+    const auto lost = std::to_string(s.unwritten + s.untrusted);
+    return fail(Status(ErrorCode::IO_ERROR, lost + " of " + std::to_string(requests.size()) +
+                                                " kernels compiled but not stored in " +
+                                                cache.environment_dir().string() + " (the reason is logged above)"));
+  }
   std::printf("warmed %zu kernels for %s in %s: %llu compiled, %llu already cached, %llu invalid replaced\n",
               requests.size(), arch.c_str(), cache.environment_dir().c_str(),
               static_cast<unsigned long long>(s.misses + s.bypassed), static_cast<unsigned long long>(s.hits),
@@ -174,8 +191,15 @@ int opgraph_cli_cache(int argc, char** argv) {
   if (a.sub == "clear") {
     runtime::CompiledCache cache(runtime::CacheOptions::from_env(), runtime::CacheEnvironment{});
     if (cache.options().root.empty()) return fail(Status(ErrorCode::INVALID_VALUE, "no cache location"));
-    if (Status s = cache.clear(); s.is_bad()) return fail(s);
-    std::printf("cleared %s\n", cache.options().root.c_str());
+    auto report = cache.clear();
+    if (report.is_bad()) return fail(report.status());
+    std::printf("cleared %s: removed %llu environment folder(s)\n", cache.options().root.c_str(),
+                static_cast<unsigned long long>(report->environments_removed));
+    if (!report->kept.empty()) {
+      std::printf("kept %zu item(s) opgraph did not write:", report->kept.size());
+      for (const auto& k : report->kept) std::printf(" %s", k.c_str());
+      std::printf("\n");
+    }
     return 0;
   }
   if (a.sub == "warm" && !a.all) {
@@ -190,6 +214,12 @@ int opgraph_cli_cache(int argc, char** argv) {
   if (a.sub == "prune") {
     auto n = cache->prune();
     if (n.is_bad()) return fail(n.status());
+    std::error_code ec;
+    if (std::filesystem::exists(cache->options().root, ec) && !cache->marked()) {
+      std::printf("nothing pruned: %s carries no %s naming opgraph (opgraph prunes only a root it created)\n",
+                  cache->options().root.c_str(), std::string(runtime::cache_files::kMarkerFile).c_str());
+      return 0;
+    }
     std::printf("pruned %llu environment(s)\n", static_cast<unsigned long long>(*n));
     return 0;
   }

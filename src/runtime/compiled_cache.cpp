@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "runtime/cache_files.h"
 #include "runtime/log.h"
 
 namespace opgraph::runtime {
@@ -106,10 +107,13 @@ std::string CompiledCache::entry_name(const KernelRequest& request, std::string_
 }
 
 CompiledCache::Lookup CompiledCache::load(const std::string& name, const std::string& key, CompiledKernel& out,
-                                          std::string& why) const {
+                                          std::string& why, std::string* cubin_file) const {
   const fs::path dir = environment_dir();
   std::string record_text;
   if (!read_file(dir / (name + ".json"), record_text)) return Lookup::MISSING;
+  if (Status s = cache_files::check_private(dir / (name + ".json"), false); s.is_bad()) {
+    return why = s.message(), Lookup::INVALID;
+  }
   auto record = nlohmann::json::parse(record_text, nullptr, /*allow_exceptions=*/false);
   auto str = [&](const char* k) -> std::string {
     auto it = record.find(k);
@@ -127,8 +131,12 @@ CompiledCache::Lookup CompiledCache::load(const std::string& name, const std::st
   const std::string digest = str("cubin_fnv1a64");
   if (digest.size() != 16 || str("cubin_file") != name + "." + digest + ".cubin")
     return why = "record names no well-formed cubin file", Lookup::INVALID;
+  if (cubin_file) *cubin_file = str("cubin_file");
   std::string cubin;
   if (!read_file(dir / str("cubin_file"), cubin)) return why = "record without its cubin", Lookup::INVALID;
+  if (Status s = cache_files::check_private(dir / str("cubin_file"), false); s.is_bad()) {
+    return why = s.message(), Lookup::INVALID;
+  }
   if (cubin.size() != bytes->get<std::uint64_t>()) return why = "cubin size differs (truncated?)", Lookup::INVALID;
   if (fnv1a64_hex(cubin) != digest) return why = "cubin digest differs", Lookup::INVALID;
   out.lowered_name = str("lowered_name");
@@ -139,14 +147,42 @@ CompiledCache::Lookup CompiledCache::load(const std::string& name, const std::st
   return Lookup::HIT;
 }
 
+Status CompiledCache::trust() const {
+  for (const fs::path& dir : {options_.root, options_.root / schema_dir_name(), environment_dir()}) {
+    OPGRAPH_CHECK(cache_files::check_private(dir, /*missing_ok=*/true));
+  }
+  return Status::ok();
+}
+
+bool CompiledCache::marked() const { return !options_.root.empty() && cache_files::has_marker(options_.root); }
+
+Status CompiledCache::prepare() {
+  if (!enabled()) {
+    return {ErrorCode::INVALID_VALUE, options_.root.empty()
+                                          ? "the compiled cache has no location (set OPGRAPH_COMPILED_CACHE or HOME)"
+                                          : "the compiled cache is off (OPGRAPH_DISABLE_COMPILED_CACHE)"};
+  }
+  const fs::path schema = options_.root / schema_dir_name();
+  const fs::path dir = environment_dir();
+  OPGRAPH_CHECK(cache_files::make_dirs(options_.root));
+  OPGRAPH_CHECK(cache_files::check_private(options_.root, false));
+  OPGRAPH_CHECK(cache_files::write_marker(options_.root));
+  for (const fs::path& d : {schema, dir}) {
+    OPGRAPH_CHECK(cache_files::make_dirs(d));
+    OPGRAPH_CHECK(cache_files::check_private(d, false));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return {ErrorCode::IO_ERROR, "cannot write into " + dir.string() + ": " + std::strerror(errno)};
+  }
+  std::error_code ec;
+  if (!fs::exists(dir / cache_files::kEnvironmentFile, ec)) {
+    OPGRAPH_CHECK(write_atomic(dir / cache_files::kEnvironmentFile, env_.to_json() + "\n"));
+  }
+  return Status::ok();
+}
+
 Status CompiledCache::store(const std::string& name, const std::string& key, const CompiledKernel& kernel) {
   const fs::path dir = environment_dir();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return {ErrorCode::IO_ERROR, "cannot create " + dir.string() + ": " + ec.message()};
-  if (!fs::exists(dir / "environment.json", ec)) {
-    OPGRAPH_CHECK(write_atomic(dir / "environment.json", env_.to_json() + "\n"));
-  }
   nlohmann::ordered_json record;
   record["schema"] = kCacheSchema;
   record["environment"] = env_hash_;
@@ -163,6 +199,51 @@ Status CompiledCache::store(const std::string& name, const std::string& key, con
   // a concurrent writer's record always names a binary that writer completed.
   OPGRAPH_CHECK(write_atomic(dir / cubin_file, kernel.cubin));
   return write_atomic(dir / (name + ".json"), record.dump(2) + "\n");
+}
+
+Result<CompiledKernel> CompiledCache::commit(const std::string& name, const std::string& key,
+                                             const CompiledKernel& kernel, const std::string& refused_file,
+                                             const Check& check, bool& written) {
+  written = false;
+  OPGRAPH_CHECK(prepare());
+  const fs::path dir = environment_dir();
+  cache_files::EnvironmentLock lock(dir, /*wait=*/true);
+  std::string why, file;
+  if (lock.held()) {
+    // The second check: another process may have stored this entry while we compiled.
+    CompiledKernel theirs;
+    if (load(name, key, theirs, why, &file) == Lookup::HIT && file != refused_file && check(theirs).is_good()) {
+      return theirs;
+    }
+  } else {
+    log(1, "compiled cache: cannot lock " + (dir / cache_files::kLockFile).string() +
+               "; writing without removing stale files");
+  }
+  OPGRAPH_CHECK(store(name, key, kernel));
+  written = true;
+  if (lock.held()) {
+    // Every other file of this entry is stale: a doubtful binary, one a crash
+    // or a lost race left, a crashed writer's temp file. Writers hold the
+    // lock, so none of them is in flight.
+    const std::string ours = name + "." + fnv1a64_hex(kernel.cubin) + ".cubin";
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string f = it->path().filename().string();
+      if (f == ours || f == name + ".json" || !cache_files::is_file_of_entry(f, name)) continue;
+      std::error_code e2;
+      if (fs::remove(it->path(), e2)) log(1, "compiled cache: removed stale " + it->path().string());
+    }
+  }
+  // Reload through the hit path: a bad artifact fails here, at build time.
+  CompiledKernel reloaded;
+  if (load(name, key, reloaded, why) != Lookup::HIT) {
+    return Status(ErrorCode::IO_ERROR, "compiled cache: " + name + " does not reload after writing it: " + why);
+  }
+  Status ok = check(reloaded);
+  if (ok.is_bad()) {
+    return Status(ok.code(), "compiled cache: " + name + " written but refused on reload: " + ok.message());
+  }
+  return reloaded;
 }
 
 void CompiledCache::touch_environment() {
@@ -182,19 +263,33 @@ Result<CompiledKernel> CompiledCache::get(const KernelRequest& request, std::str
   }
   const std::string name = entry_name(request, arch);
   const std::string key = request.key(arch);
-  CompiledKernel kernel;
   std::string why;
-  Lookup found = load(name, key, kernel, why);
-  if (found == Lookup::HIT) {
-    Status ok = check(kernel);
-    if (ok.is_good()) {
-      ++stats_.hits;
-      touch_environment();
-      log(1, "compiled cache hit: " + name);
-      return kernel;
+  CompiledKernel kernel;
+  std::string refused_file;  // the binary of a hit the check refused: never served again
+  Lookup found = Lookup::MISSING;
+  const Status trusted = trust();
+  if (trusted.is_bad()) {
+    // Neither read nor written: a folder someone else can write may hold a substituted kernel.
+    ++stats_.untrusted;
+    why = trusted.message();
+    cache_files::log_once("untrusted " + why, 0,
+                          "compiled cache: not loading from " + options_.root.string() + ": " + why +
+                              "; kernels are compiled in memory");
+  } else {
+    found = load(name, key, kernel, why, &refused_file);
+    if (found == Lookup::HIT) {
+      Status ok = check(kernel);
+      if (ok.is_good()) {
+        ++stats_.hits;
+        touch_environment();
+        log(1, "compiled cache hit: " + name);
+        return kernel;
+      }
+      found = Lookup::INVALID;
+      why = ok.message();
+    } else {
+      refused_file.clear();
     }
-    found = Lookup::INVALID;
-    why = ok.message();
   }
   if (found == Lookup::INVALID) {
     ++stats_.invalid;
@@ -209,27 +304,28 @@ Result<CompiledKernel> CompiledCache::get(const KernelRequest& request, std::str
   log(1, "compiled cache miss: " + name + ", compiling");
   auto compiled = compile_kernel(request, arch);
   if (compiled.is_bad()) return compiled.status();
-  if (Status w = store(name, key, *compiled); w.is_bad()) {
-    log(0, "compiled cache: cannot write " + name + " (" + w.message() + "); serving it from memory");
+  if (trusted.is_bad()) {
     OPGRAPH_CHECK(check(*compiled));
     return compiled;
   }
+  bool written = false;
+  auto served = commit(name, key, *compiled, refused_file, check, written);
+  if (served.is_bad() && !written) {
+    ++stats_.unwritten;
+    cache_files::log_once("unwritten " + environment_dir().string(), 0,
+                          "compiled cache: cannot store into " + environment_dir().string() + " (" +
+                              served.status().message() + "); kernels are served from memory");
+    OPGRAPH_CHECK(check(*compiled));
+    return compiled;
+  }
+  if (served.is_bad()) return served.status();
   touch_environment();
   if (!pruned_once_) {
     pruned_once_ = true;
     if (auto p = prune(); p.is_bad()) log(1, "compiled cache prune: " + p.status().message());
   }
-  // Reload through the hit path: a bad artifact fails here, at build time.
-  CompiledKernel reloaded;
-  if (load(name, key, reloaded, why) != Lookup::HIT) {
-    return Status(ErrorCode::IO_ERROR, "compiled cache: " + name + " does not reload after writing it: " + why);
-  }
-  Status ok = check(reloaded);
-  if (ok.is_bad()) {
-    return Status(ok.code(), "compiled cache: " + name + " written but refused on reload: " + ok.message());
-  }
-  reloaded.log = std::move(compiled->log);
-  return reloaded;
+  served->log = std::move(compiled->log);
+  return served;
 }
 
 }  // namespace opgraph::runtime

@@ -17,12 +17,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fake environment directory of `bytes` bytes whose mtime is `age_s` ago.
-fs::path fake_environment(const fs::path& dir, std::size_t bytes, int age_s) {
-  fs::create_directories(dir);
-  std::ofstream(dir / "x.cubin", std::ios::binary) << std::string(bytes, 'x');
+// Gives an environment folder one entry binary of `bytes` bytes and an mtime `age_s` ago.
+fs::path fill_environment(const fs::path& dir, std::size_t bytes, int age_s) {
+  std::ofstream(dir / "smoke_fake_sm_90a_0123456789ab.0123456789abcdef.cubin", std::ios::binary)
+      << std::string(bytes, 'x');
   fs::last_write_time(dir, fs::file_time_type::clock::now() - std::chrono::seconds(age_s));
   return dir;
+}
+
+// An environment folder as opgraph writes one (environment.json names it), of
+// the environment with driver version `driver`, under `schema_dir`.
+fs::path fake_environment(const fs::path& schema_dir, int driver, std::size_t bytes, int age_s) {
+  auto env = CacheEnvironment::make(DeviceProperties::for_arch("sm_90a").value(), 13000, driver);
+  const fs::path dir = schema_dir / env.hash();
+  fs::create_directories(dir);
+  std::ofstream(dir / "environment.json") << env.to_json() << "\n";
+  return fill_environment(dir, bytes, age_s);
 }
 
 void set_env(const char* k, const std::string& v) {
@@ -58,24 +68,27 @@ TEST(CachePrune, DeadSchemaFirstThenOldestNeverCurrent) {
   TempDir dir;
   CacheOptions o;
   o.root = dir.path();
+  o.max_bytes = 0;
   CompiledCache cache(o, test_environment());
-  const fs::path current = fake_environment(cache.environment_dir(), 1000, 99999);  // the oldest of all
-  const fs::path dead_schema = fake_environment(dir.path() / "v0" / "aaaa", 1000, 1);  // the newest
-  const fs::path old_env = fake_environment(dir.path() / "v1" / "0000000000000old", 1000, 5000);
-  const fs::path mid_env = fake_environment(dir.path() / "v1" / "0000000000000mid", 1000, 3000);
-  const fs::path new_env = fake_environment(dir.path() / "v1" / "0000000000000new", 1000, 100);
+  ASSERT_TRUE(cache.prepare().is_good());  // the root's marker and the current environment
+  const fs::path current = fill_environment(cache.environment_dir(), 10000, 99999);  // the oldest of all
+  const fs::path dead_schema = fake_environment(dir.path() / "v0", 1, 10000, 1);     // the newest
+  const fs::path old_env = fake_environment(dir.path() / "v1", 2, 10000, 5000);
+  const fs::path mid_env = fake_environment(dir.path() / "v1", 3, 10000, 3000);
+  const fs::path new_env = fake_environment(dir.path() / "v1", 4, 10000, 100);
   fs::create_directories(dir.path() / "notes");
-  std::ofstream(dir.path() / "notes" / "keep.txt") << std::string(1000, 'k');
+  std::ofstream(dir.path() / "notes" / "keep.txt") << std::string(100000, 'k');  // foreign: never counted
 
-  // 6000 bytes under the root; a 3500-byte cap removes the dead schema root,
-  // then the two oldest environments.
-  o.max_bytes = 3500;
+  // Some 51 kB of opgraph's files; a 25000-byte cap removes the dead schema
+  // root, then the two oldest environments.
+  o.max_bytes = 25000;
   CompiledCache capped(o, test_environment());
   auto removed = capped.prune();
   ASSERT_TRUE(removed.is_good());
   EXPECT_EQ(*removed, 3u);
   EXPECT_EQ(capped.stats().pruned, 3u);
   EXPECT_FALSE(fs::exists(dead_schema));
+  EXPECT_FALSE(fs::exists(dir.path() / "v0"));  // emptied, so removed
   EXPECT_FALSE(fs::exists(old_env));
   EXPECT_FALSE(fs::exists(mid_env));
   EXPECT_TRUE(fs::exists(new_env));
@@ -90,11 +103,11 @@ TEST(CachePrune, DeadSchemaFirstThenOldestNeverCurrent) {
   EXPECT_TRUE(fs::exists(current));
 
   // Cap 0 disables pruning.
-  fake_environment(dir.path() / "v1" / "0000000000000dead", 5000, 10);
+  const fs::path dead = fake_environment(dir.path() / "v1", 5, 5000, 10);
   o.max_bytes = 0;
   CompiledCache off(o, test_environment());
   EXPECT_EQ(off.prune().value(), 0u);
-  EXPECT_TRUE(fs::exists(dir.path() / "v1" / "0000000000000dead"));
+  EXPECT_TRUE(fs::exists(dead));
 }
 
 TEST(CachePrune, FirstWriteOfAProcessPrunes) {
@@ -103,7 +116,7 @@ TEST(CachePrune, FirstWriteOfAProcessPrunes) {
   CacheOptions o;
   o.root = dir.path();
   o.max_bytes = 64 * 1024;
-  const fs::path dead = fake_environment(dir.path() / "v1" / "00000000000dead1", 200 * 1024, 50);
+  const fs::path dead = fake_environment(dir.path() / "v1", 1, 200 * 1024, 50);
   std::mt19937 rng(std::random_device{}());
   CompiledCache cache(o, test_environment());
   ASSERT_TRUE(cache.get(random_smoke_request(rng), "sm_90a", elf_check()).is_good());
@@ -122,7 +135,7 @@ TEST(CacheMaintenance, ListMarksCurrentAndClearKeepsForeignFiles) {
   auto r1 = random_smoke_request(rng), r2 = random_smoke_request(rng);
   ASSERT_TRUE(cache.get(r1, "sm_90a", elf_check()).is_good());
   ASSERT_TRUE(cache.get(r2, "sm_90a", elf_check()).is_good());
-  fake_environment(dir.path() / "v1" / "0000000000other", 10, 10);
+  fake_environment(dir.path() / "v1", 1, 10, 10);
   std::ofstream(dir.path() / "README") << "not the cache's";
   auto envs = cache.list();
   ASSERT_EQ(envs.size(), 2u);
@@ -133,7 +146,10 @@ TEST(CacheMaintenance, ListMarksCurrentAndClearKeepsForeignFiles) {
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(cur.entries, expected);
   EXPECT_GT(cur.bytes, 0u);
-  ASSERT_TRUE(cache.clear().is_good());
+  auto cleared = cache.clear();
+  ASSERT_TRUE(cleared.is_good()) << cleared.status().message();
+  EXPECT_EQ(cleared->environments_removed, 2u);
+  EXPECT_EQ(cleared->kept, std::vector<fs::path>{"README"});
   EXPECT_FALSE(fs::exists(dir.path() / "v1"));
   EXPECT_TRUE(fs::exists(dir.path() / "README"));
 }
@@ -177,7 +193,15 @@ TEST(CacheConcurrency, SeveralProcessesWriteOneRoot) {
   for (const auto& r : requests) ASSERT_TRUE(reader.get(r, "sm_90a", elf_check()).is_good());
   EXPECT_EQ(reader.stats().hits, requests.size());
   EXPECT_EQ(reader.stats().invalid, 0u);
+  // ... and every binary is the one its entry's record names: the writers who
+  // lost a race left no orphan.
+  std::size_t records = 0, cubins = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir.path())) {
-    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << e.path();
+    if (e.path().extension() == ".cubin") ++cubins;
+    if (e.path().extension() == ".json" && name != "environment.json") ++records;
   }
+  EXPECT_EQ(records, requests.size());
+  EXPECT_EQ(cubins, records) << "orphan binaries left by racing writers";
 }

@@ -1,9 +1,12 @@
 // `opgraph cache ...` end to end in child processes: warm --all compiles every
 // declared kernel with a progress bar, list/stats show them under the current
 // environment, a second warm is all hits, REQUIRE_HIT fails on an empty cache,
-// clear removes the schema roots; and OPGRAPH_LOG_LEVEL=2 prints the
+// clear removes what opgraph wrote and names what it kept, warm into a root
+// that cannot be written fails; and OPGRAPH_LOG_LEVEL=2 prints the
 // specialised source and the compile log.
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "runtime_test_util.h"
 
@@ -72,4 +75,47 @@ TEST(CliCache, LogLevelTwoPrintsSourceAndCompileLog) {
   EXPECT_TRUE(contains(loud.output, "#define OPGRAPH_SMOKE_A (3.0)")) << loud.output;
   EXPECT_TRUE(contains(loud.output, "NVRTC log")) << loud.output;
   EXPECT_TRUE(contains(loud.output, "loaded libnvrtc from")) << loud.output;
+}
+
+TEST(CliCache, WarmIntoARootThatCannotBeWrittenFails) {
+  if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  if (std::string(OPGRAPH_TOOL) == OPGRAPH_RUNTIME_PROBE) GTEST_SKIP() << "the opgraph tool is not built";
+  TempDir dir;
+  // A root below a regular file cannot be created, whoever runs the test.
+  { std::ofstream(dir.path() / "file") << "x"; }
+  const std::string blocked = (dir.path() / "file" / "cache").string();
+  auto warm = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"},
+                          {"OPGRAPH_COMPILED_CACHE=" + blocked});
+  EXPECT_EQ(warm.exit_code, 1) << warm.output;
+  EXPECT_TRUE(contains(warm.output, blocked)) << warm.output;
+  EXPECT_FALSE(contains(warm.output, "warmed")) << warm.output;
+
+  // A read-only root (the permission bits bind everyone but root).
+  if (::geteuid() == 0) return;
+  const auto ro = dir.path() / "ro";
+  std::filesystem::create_directories(ro);
+  std::filesystem::permissions(ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  auto ro_warm = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"},
+                             {"OPGRAPH_COMPILED_CACHE=" + ro.string()});
+  std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
+  EXPECT_EQ(ro_warm.exit_code, 1) << ro_warm.output;
+  EXPECT_TRUE(contains(ro_warm.output, ro.string())) << ro_warm.output;
+}
+
+TEST(CliCache, ClearKeepsWhatOpgraphDidNotWriteAndSaysSo) {
+  if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  if (std::string(OPGRAPH_TOOL) == OPGRAPH_RUNTIME_PROBE) GTEST_SKIP() << "the opgraph tool is not built";
+  TempDir dir;
+  const std::vector<std::string> env = {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()};
+  auto warm = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"}, env);
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  std::filesystem::create_directories(dir.path() / "v3");
+  { std::ofstream(dir.path() / "v3" / "keep.txt") << "mine"; }
+
+  auto cleared = run_process({OPGRAPH_TOOL, "cache", "clear"}, env);
+  ASSERT_EQ(cleared.exit_code, 0) << cleared.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "v3" / "keep.txt"));
+  EXPECT_TRUE(contains(cleared.output, "removed 1 environment")) << cleared.output;
+  EXPECT_TRUE(contains(cleared.output, "kept")) << cleared.output;
+  EXPECT_TRUE(contains(cleared.output, "v3")) << cleared.output;
 }
