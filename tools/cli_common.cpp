@@ -2,7 +2,9 @@
 #include "cli_common.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -14,10 +16,41 @@ std::optional<std::string> Args::get(const std::string& flag) const {
   return std::nullopt;
 }
 
-int fail(const std::string& cmd, const std::string& message, int code) {
-  std::string m = message;
-  std::replace(m.begin(), m.end(), '\n', ' ');
-  std::fprintf(stderr, "opgraph %s: %s\n", cmd.c_str(), m.c_str());
+std::string clip(const std::string& s, std::size_t max_chars) {
+  if (s.size() <= max_chars) return s;
+  return s.substr(0, max_chars) + "...";
+}
+
+namespace {
+
+// Control characters become spaces; a run of more than kMaxEchoChars characters
+// without a space or a quote (a name from the graph file inside a library message)
+// is cut there with "...", so the rest of the message, the rule, still shows.
+std::string one_line(const std::string& s) {
+  std::string out;
+  out.reserve(std::min(s.size(), kMaxErrorChars + 8));
+  std::size_t run = 0;
+  for (char ch : s) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+    run = (ch == ' ' || ch == '\'') ? 0 : run + 1;
+    if (run > kMaxEchoChars) {
+      if (run == kMaxEchoChars + 1) out += "...";
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+int fail(const std::string& cmd, const std::string& message, int code) noexcept {
+  try {
+    std::string c = clip(one_line(cmd), 40), m = clip(one_line(message), kMaxErrorChars);
+    std::fprintf(stderr, "opgraph %s: %s\n", c.c_str(), m.c_str());
+  } catch (...) {  // no memory left even for the line: say so without allocating
+    std::fputs("opgraph: an error occurred and there was no memory left to describe it\n", stderr);
+  }
   return code;
 }
 
@@ -45,12 +78,12 @@ std::optional<Args> parse_args(const std::string& cmd, int argc, char** argv, co
       continue;
     }
     if (!in(value_flags, flag)) {
-      fail(cmd, "unknown option '" + flag + "'", 2);
+      fail(cmd, "unknown option '" + clip(flag) + "'", 2);
       return std::nullopt;
     }
     if (!has_eq) {
       if (i + 1 >= argc) {
-        fail(cmd, "option '" + flag + "' needs a value", 2);
+        fail(cmd, "option '" + clip(flag) + "' needs a value", 2);
         return std::nullopt;
       }
       value = argv[++i];
@@ -63,19 +96,19 @@ std::optional<Args> parse_args(const std::string& cmd, int argc, char** argv, co
 std::unique_ptr<Graph> load_graph(const std::string& cmd, const std::string& path) {
   std::ifstream f(path);
   if (!f) {
-    fail(cmd, "cannot read graph file '" + path + "': no such file or not readable");
+    fail(cmd, "cannot read graph file '" + clip(path) + "': no such file or not readable");
     return nullptr;
   }
   std::stringstream ss;
   ss << f.rdbuf();
   auto g = Graph::deserialize(ss.str());
   if (g.is_bad()) {
-    fail(cmd, "'" + path + "': " + g.status().to_string());
+    fail(cmd, "'" + clip(path) + "': " + g.status().to_string());
     return nullptr;
   }
   auto out = std::make_unique<Graph>(std::move(g.value()));
   if (Status s = out->validate(); s.is_bad()) {
-    fail(cmd, "'" + path + "' is not a valid graph: " + s.to_string());
+    fail(cmd, "'" + clip(path) + "' is not a valid graph: " + s.to_string());
     return nullptr;
   }
   return out;
@@ -89,7 +122,7 @@ std::optional<std::vector<HeurMode>> parse_modes(const std::string& cmd, const s
   while (std::getline(ss, item, ',')) {
     auto m = heur_mode_from_string(item);
     if (!m) {
-      fail(cmd, "--modes: unknown heuristic mode '" + item + "' (A, B, FALLBACK, OPENSOURCE)", 2);
+      fail(cmd, "--modes: unknown heuristic mode '" + clip(item) + "' (A, B, FALLBACK, OPENSOURCE)", 2);
       return std::nullopt;
     }
     out.push_back(*m);
@@ -110,7 +143,40 @@ std::optional<std::int64_t> parse_int(const std::string& cmd, const std::string&
     used = 0;
   }
   if (text.empty() || used != text.size() || v < 0) {
-    fail(cmd, flag + ": expected a non-negative integer, got '" + text + "'", 2);
+    fail(cmd, flag + ": expected a non-negative integer, got '" + clip(text) + "'", 2);
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<std::int64_t> parse_bytes(const std::string& cmd, const std::string& flag, const std::string& text) {
+  std::string digits = text;
+  int shift = 0;
+  if (!digits.empty()) {
+    const std::string suffixes = "KMGT";
+    if (auto at = suffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(digits.back()))));
+        at != std::string::npos) {
+      shift = 10 * static_cast<int>(at + 1);
+      digits.pop_back();
+    }
+  }
+  std::int64_t v = 0;
+  bool ok = !digits.empty();
+  for (char c : digits) {
+    if (c < '0' || c > '9' || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v)) {
+      ok = false;
+      break;
+    }
+  }
+  if (ok && shift > 0) {
+    if (v > (std::numeric_limits<std::int64_t>::max() >> shift))
+      ok = false;
+    else
+      v <<= shift;
+  }
+  if (!ok) {
+    fail(cmd, flag + ": expected a byte count (digits, optional K/M/G/T suffix, below 2^63), got '" + clip(text) + "'",
+         2);
     return std::nullopt;
   }
   return v;
@@ -121,14 +187,14 @@ bool apply_device(const std::string& cmd, const Args& args, Graph& g) {
   if (!path) return true;
   std::ifstream f(*path);
   if (!f) {
-    fail(cmd, "cannot read device file '" + *path + "'");
+    fail(cmd, "cannot read device file '" + clip(*path) + "'");
     return false;
   }
   std::stringstream ss;
   ss << f.rdbuf();
   auto p = DeviceProperties::from_json(ss.str());
   if (p.is_bad()) {
-    fail(cmd, "'" + *path + "': " + p.status().to_string());
+    fail(cmd, "'" + clip(*path) + "': " + p.status().to_string());
     return false;
   }
   g.set_device_properties(p.value());

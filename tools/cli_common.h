@@ -2,7 +2,10 @@
 // parsing, loading a graph file, one-line errors.
 //
 // Error contract: every failure prints ONE line to stderr, "opgraph <cmd>: <what>",
-// and the subcommand returns a non-zero exit code (1 bad input, 2 usage).
+// and the subcommand returns a non-zero exit code (1 bad input, 2 usage). The
+// line never runs away: strings from the user (names in graph JSON, paths, flags,
+// values) are cut with clip() where they are echoed, and fail() cuts the whole
+// message at kMaxErrorChars. main() turns any exception into such a line, exit 1.
 #pragma once
 
 #include <memory>
@@ -25,8 +28,14 @@ struct Args {
 std::optional<Args> parse_args(const std::string& cmd, int argc, char** argv, const std::vector<std::string>& value_flags,
                                const std::vector<std::string>& bool_flags);
 
-// Prints "opgraph <cmd>: <message>" (newlines folded) to stderr; returns `code`.
-int fail(const std::string& cmd, const std::string& message, int code = 1);
+// `s` when it has at most `max_chars` characters, else its first `max_chars` and "...".
+inline constexpr std::size_t kMaxEchoChars = 200;
+inline constexpr std::size_t kMaxErrorChars = 1000;
+std::string clip(const std::string& s, std::size_t max_chars = kMaxEchoChars);
+
+// Prints "opgraph <cmd>: <message>" to stderr as one line (control characters
+// become spaces; cut at kMaxErrorChars); returns `code`. Never throws.
+int fail(const std::string& cmd, const std::string& message, int code = 1) noexcept;
 
 // Reads and deserializes a graph file. On failure prints the one line and returns null.
 std::unique_ptr<Graph> load_graph(const std::string& cmd, const std::string& path);
@@ -35,6 +44,9 @@ std::unique_ptr<Graph> load_graph(const std::string& cmd, const std::string& pat
 std::optional<std::vector<HeurMode>> parse_modes(const std::string& cmd, const std::optional<std::string>& text);
 // A non-negative integer, or nullopt (after printing the error line naming `flag`).
 std::optional<std::int64_t> parse_int(const std::string& cmd, const std::string& flag, const std::string& text);
+// A byte count: digits with an optional K, M, G or T suffix (powers of 1024), at
+// most 2^63 - 1; or nullopt (after printing the error line naming `flag`).
+std::optional<std::int64_t> parse_bytes(const std::string& cmd, const std::string& flag, const std::string& text);
 // Applies --device FILE.json when given (the planning target); prints the error line on failure.
 bool apply_device(const std::string& cmd, const Args& args, Graph& g);
 

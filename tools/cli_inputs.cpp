@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <random>
-#include <set>
 
 #include "engines/reference/convert.h"
 #include "engines/reference/ref_kernel.h"
@@ -21,63 +20,91 @@ std::int64_t dim_or(const TensorPtr& t, std::size_t axis, std::int64_t dflt) {
   return t && t->get_dim().size() > axis ? t->get_dim()[axis] : dflt;
 }
 
-// Values (row-major over the tensor's dims) for an integer input.
-std::vector<double> integer_values(const Tensor& t, const Use& use, const Tensor* ragged_owner, std::mt19937_64& rng) {
-  std::int64_t n = t.element_count();
-  std::vector<double> v(static_cast<std::size_t>(n), 0.0);
-  if (ragged_owner) {
-    std::int64_t per = 1;
-    for (std::size_t i = 1; i < ragged_owner->get_dim().size(); ++i) per *= ragged_owner->get_dim()[i];
-    for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i * per);
-    return v;
+// An input's values in row-major order over its dims, one per next() call, drawn
+// from the shared generator in that order (so a seed gives the same inputs
+// whatever the layout). Only cu_seqlens stages its values: a random partition
+// needs its cut points sorted.
+class ValueSource {
+ public:
+  ValueSource(const Tensor& t, const Use& use, const Tensor* ragged_owner, std::mt19937_64& rng) : rng_(rng) {
+    const DataType dt = t.get_data_type();
+    const std::int64_t n = t.element_count();
+    if (ragged_owner) {
+      rule_ = Rule::RAGGED;
+      for (std::size_t i = 1; i < ragged_owner->get_dim().size(); ++i)
+        per_ *= static_cast<double>(ragged_owner->get_dim()[i]);  // double: large products round, never wrap
+    } else if (!is_integral(dt)) {
+      rule_ = dt == DataType::BOOLEAN ? Rule::BOOLEAN : Rule::UNIFORM;
+    } else if (use.port == "cu_seqlens" && use.node && n >= 2) {
+      rule_ = Rule::STAGED;
+      staged_ = seqlen_cuts(use, n);
+    } else if (use.port == "state_indices" && use.node) {
+      rule_ = Rule::STATE_INDEX;
+      pool_ = std::max<std::int64_t>(dim_or(use.node->input("initial_state"), 0, n), 1);
+    } else if ((use.port == "SEQ_LEN_Q" || use.port == "SEQ_LEN_KV") && use.node) {
+      rule_ = Rule::SEQ_LEN;
+      const std::int64_t s = dim_or(use.node->input(use.port == "SEQ_LEN_Q" ? "Q" : "K"), 2, 1);
+      seq_len_ = std::uniform_int_distribution<std::int64_t>(1, std::max<std::int64_t>(s, 1));
+    }
   }
-  if (use.port == "cu_seqlens" && use.node && n >= 2) {
-    TensorPtr first = use.node->input("q") ? use.node->input("q") : use.node->inputs().front().front();
-    std::int64_t total = dim_or(first, 0, n - 1), seqs = n - 1;
+
+  double next() {
+    const std::int64_t k = k_++;
+    switch (rule_) {
+      case Rule::RAGGED: return static_cast<double>(k) * per_;
+      case Rule::STAGED: return staged_[static_cast<std::size_t>(k)];
+      case Rule::STATE_INDEX: return static_cast<double>(k % pool_);
+      case Rule::SEQ_LEN: return static_cast<double>(seq_len_(rng_));
+      case Rule::SMALL_INT: return small_(rng_);
+      case Rule::BOOLEAN: return static_cast<double>(rng_() & 1);
+      case Rule::UNIFORM: return uniform_(rng_);
+    }
+    return 0.0;
+  }
+
+ private:
+  enum class Rule { RAGGED, STAGED, STATE_INDEX, SEQ_LEN, SMALL_INT, BOOLEAN, UNIFORM };
+
+  // cu_seqlens [n]: 0, then n - 2 distinct sorted cuts in (0, T), then T, with T the
+  // node's token count (its first input's dim 0); the first n - 2 distinct draws.
+  std::vector<double> seqlen_cuts(const Use& use, std::int64_t n) {
+    std::vector<double> v(static_cast<std::size_t>(n), 0.0);
+    TensorPtr first = use.node->input("q");
+    if (!first && !use.node->inputs().empty() && !use.node->inputs().front().empty())
+      first = use.node->inputs().front().front();
+    const std::int64_t total = dim_or(first, 0, n - 1), seqs = n - 1;
     std::vector<std::int64_t> cuts;
     if (total >= seqs) {
-      std::set<std::int64_t> pick;
       std::uniform_int_distribution<std::int64_t> d(1, std::max<std::int64_t>(1, total - 1));
-      while (static_cast<std::int64_t>(pick.size()) < seqs - 1) pick.insert(d(rng));
-      cuts.assign(pick.begin(), pick.end());
+      const auto want = static_cast<std::size_t>(seqs - 1);
+      cuts.reserve(want);
+      while (cuts.size() < want) {  // a batch of the missing count never overshoots
+        for (std::size_t i = cuts.size(); i < want; ++i) cuts.push_back(d(rng_));
+        std::sort(cuts.begin(), cuts.end());
+        cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+      }
     } else {
       for (std::int64_t i = 1; i < seqs; ++i) cuts.push_back(std::min(i, total));
     }
-    v[0] = 0;
-    for (std::int64_t i = 1; i < seqs; ++i) v[i] = static_cast<double>(cuts[i - 1]);
-    v[n - 1] = static_cast<double>(total);
+    for (std::int64_t i = 1; i < seqs; ++i) v[static_cast<std::size_t>(i)] = static_cast<double>(cuts[i - 1]);
+    v[static_cast<std::size_t>(n - 1)] = static_cast<double>(total);
     return v;
   }
-  if (use.port == "state_indices" && use.node) {
-    std::int64_t pool = dim_or(use.node->input("initial_state"), 0, n);
-    for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i % std::max<std::int64_t>(pool, 1));
-    return v;
-  }
-  if ((use.port == "SEQ_LEN_Q" || use.port == "SEQ_LEN_KV") && use.node) {
-    std::int64_t s = dim_or(use.node->input(use.port == "SEQ_LEN_Q" ? "Q" : "K"), 2, 1);
-    std::uniform_int_distribution<std::int64_t> d(1, std::max<std::int64_t>(s, 1));
-    for (auto& x : v) x = static_cast<double>(d(rng));
-    return v;
-  }
-  std::uniform_int_distribution<int> d(0, 3);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+
+  std::mt19937_64& rng_;
+  Rule rule_ = Rule::SMALL_INT;
+  std::int64_t k_ = 0;
+  double per_ = 1.0;        // RAGGED: elements per row of the owner
+  std::int64_t pool_ = 1;   // STATE_INDEX
+  std::vector<double> staged_;
+  std::uniform_int_distribution<std::int64_t> seq_len_{1, 1};
+  std::uniform_int_distribution<int> small_{0, 3};
+  std::uniform_real_distribution<double> uniform_{-1.0, 1.0};
+};
 
 }  // namespace
 
-std::int64_t span_elements(const Tensor& t) {
-  std::int64_t span = 1;
-  const auto& d = t.get_dim();
-  const auto& s = t.get_stride();
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    if (d[i] == 0) return 0;
-    span += (d[i] - 1) * (i < s.size() ? s[i] : 1);
-  }
-  return span;
-}
-
-std::vector<HostTensor> make_buffers(const OpGraph& g, std::uint64_t seed) {
+std::vector<HostTensor> make_buffers(const OpGraph& g, const BufferLayout& layout, std::uint64_t seed) {
   std::map<const Tensor*, Use> uses;
   for (const auto& node : g.nodes())
     for (std::size_t p = 0; p < node->inputs().size(); ++p)
@@ -88,28 +115,22 @@ std::vector<HostTensor> make_buffers(const OpGraph& g, std::uint64_t seed) {
 
   std::mt19937_64 rng(seed);
   std::vector<HostTensor> out;
-  for (const auto& t : g.tensors()) {
-    if (t->get_is_virtual() || t->get_is_pass_by_value()) continue;
+  out.reserve(layout.buffers.size());
+  for (const TensorSpan& span : layout.buffers) {
+    const TensorPtr& t = span.tensor;
     HostTensor h;
     h.tensor = t;
     h.is_input = g.producer_of(t.get()) == nullptr;
-    DataType dt = t->get_data_type();
-    h.bytes.assign(static_cast<std::size_t>(reference::bytes_for_elements(dt, span_elements(*t))), 0);
+    h.bytes.assign(static_cast<std::size_t>(span.bytes), 0);
     if (h.is_input) {
-      std::vector<double> vals;
       auto owner = ragged_owner.find(t.get());
-      if (is_integral(dt) || owner != ragged_owner.end()) {
-        vals = integer_values(*t, uses[t.get()], owner == ragged_owner.end() ? nullptr : owner->second, rng);
-      } else {
-        std::uniform_real_distribution<double> d(-1.0, 1.0);
-        vals.resize(static_cast<std::size_t>(t->element_count()));
-        for (auto& x : vals) x = dt == DataType::BOOLEAN ? static_cast<double>(rng() & 1) : d(rng);
-      }
-      std::size_t k = 0;
+      ValueSource values(*t, uses[t.get()], owner == ragged_owner.end() ? nullptr : owner->second, rng);
+      const DataType dt = t->get_data_type();
+      // Offsets stay below span.elements: the layout checked the largest one.
       reference::for_each_index(t->get_dim(), [&](std::span<const std::int64_t> idx) {
         std::int64_t off = 0;
         for (std::size_t a = 0; a < idx.size(); ++a) off += idx[a] * t->get_stride()[a];
-        reference::store_element(h.bytes.data(), off, dt, vals[k++]);
+        reference::store_element(h.bytes.data(), off, dt, values.next());
       });
     }
     out.push_back(std::move(h));

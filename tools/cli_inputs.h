@@ -1,7 +1,10 @@
 // tools/cli_inputs.h — host buffers with valid random inputs for `opgraph run`.
 //
-// Every non-virtual tensor that is not passed by value gets a host buffer sized
-// to its declared dims/strides (elements). Inputs are filled from a fixed seed:
+// Every non-virtual tensor that is not passed by value gets a host buffer of the
+// bytes its declared dims/strides span (cli_layout.h, checked arithmetic; the
+// caller checks the total against --max-bytes first). Inputs are filled from a
+// fixed seed, values drawn one at a time in row-major order (nothing staged but a
+// cu_seqlens tensor's cut points):
 //   floating  uniform in [-1, 1] (then rounded by the store to the dtype)
 //   boolean   0 or 1
 //   integer   by the port it feeds, so index and length tensors are VALID:
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cli_layout.h"
 #include "opgraph/op_graph.h"
 
 namespace opgraph::cli {
@@ -28,8 +32,7 @@ struct HostTensor {
   bool is_input = false;  // no producer in the graph
 };
 
-// Elements a strided tensor spans: 1 + sum((dim - 1) * stride), 0 if any dim is 0.
-std::int64_t span_elements(const Tensor& t);
-std::vector<HostTensor> make_buffers(const OpGraph& g, std::uint64_t seed);
+// One HostTensor per layout.buffers entry (same order), inputs filled from `seed`.
+std::vector<HostTensor> make_buffers(const OpGraph& g, const BufferLayout& layout, std::uint64_t seed);
 
 }  // namespace opgraph::cli

@@ -24,7 +24,7 @@ int cmd_plan(int argc, char** argv) {
   // backend is not queried without libcuda). Without a GPU this is a no-op.
   if (g->plan_target().has_device()) (void)runtime::read_device_properties(0);
   Status s = g->create_execution_plans(*modes);
-  if (s.is_bad()) return fail(cmd, "'" + args->positional[0] + "': " + s.to_string());
+  if (s.is_bad()) return fail(cmd, "'" + clip(args->positional[0]) + "': " + s.to_string());
   const auto& t = g->plan_target();
   std::printf("graph '%s': %zu node(s), family %s, target %s\n", g->context().name.c_str(), g->nodes().size(),
               g->family_name().empty() ? "none" : g->family_name().c_str(),

@@ -9,14 +9,29 @@
 // fp4 0.5, integer/boolean exact. Exit: 0 all within tolerance, 3 otherwise.
 // With --device DEV.json a device plan (any but the reference) runs on device 0
 // (cli_run_device.h).
+//
+// When the selected plan IS the reference (no GPU, no --device, or the only plan
+// that built) there is no second engine: the run says so plainly and prints no
+// error figures, instead of comparing the reference with itself ("max_abs_err 0"
+// read as a passed check). Exit 0: the run itself succeeded.
+//
+// Nothing is allocated before the layout is checked (cli_layout.h): an extent,
+// stride or byte count that overflows is an error line; so is a run whose host
+// buffers, reference copies and workspace together exceed --max-bytes (default
+// 1 GiB), naming the total and the largest tensor.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "cli_common.h"
 #include "cli_inputs.h"
+#include "cli_layout.h"
 #include "cli_run_device.h"
+#include "engines/manifest.h"
+#include "plan/manifest.h"
 #include "runtime/device.h"
 #include "engines/reference/convert.h"
 #include "engines/reference/executor.h"
@@ -62,11 +77,31 @@ Err compare(const Tensor& t, const void* got, const void* ref) {
   return e;
 }
 
+// Non-finite values of an output (NaN, +-Inf) through its declared layout.
+std::int64_t count_non_finite(const Tensor& t, const void* data) {
+  std::int64_t n = 0;
+  reference::for_each_index(t.get_dim(), [&](std::span<const std::int64_t> idx) {
+    std::int64_t off = 0;
+    for (std::size_t a = 0; a < idx.size(); ++a) off += idx[a] * t.get_stride()[a];
+    if (!std::isfinite(reference::load_element(data, off, t.get_data_type()))) ++n;
+  });
+  return n;
+}
+
+// Whether plan `index` runs on the reference engine (the manifest's universal row).
+bool is_reference_plan(const Graph& g, std::int64_t index) {
+  auto config = g.get_engine_and_knobs_at_index(index);
+  if (config.is_bad()) return false;
+  const plan::Manifest& m = plan::active_manifest(engines::default_manifest());
+  auto slot = plan::slot_for_id(m, config->engine_id);
+  return slot.is_good() && slot->family == &m.universal;
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
   const std::string cmd = "run";
-  auto args = parse_args(cmd, argc, argv, {"--plan", "--engine", "--knobs", "--iters", "--seed", "--modes", "--device"}, {});
+  auto args = parse_args(cmd, argc, argv, {"--plan", "--engine", "--knobs", "--iters", "--seed", "--modes", "--device", "--max-bytes"}, {});
   if (!args) return 2;
   if (args->positional.size() != 1) return fail(cmd, "expected one graph file: opgraph run GRAPH.json", 2);
   if (args->has("--plan") && args->has("--engine")) return fail(cmd, "give --plan or --engine, not both", 2);
@@ -84,9 +119,18 @@ int cmd_run(int argc, char** argv) {
     if (!v) return 2;
     seed = *v;
   }
+  std::int64_t max_bytes = kDefaultMaxBytes;
+  if (auto s = args->get("--max-bytes")) {
+    auto v = parse_bytes(cmd, "--max-bytes", *s);
+    if (!v) return 2;
+    max_bytes = *v;
+  }
   const std::string& path = args->positional[0];
   auto g = load_graph(cmd, path);
   if (!g) return 1;
+  // Before planning: a layout whose arithmetic overflows is refused first, whatever an engine says of it.
+  auto layout = layout_buffers(*g);
+  if (layout.is_bad()) return fail(cmd, "'" + clip(path) + "': " + layout.status().message());
   if (!apply_device(cmd, *args, *g)) return 1;
   // A device target executes on device 0: load the driver now, so the planning
   // that follows may query the cuDNN backend (it is not queried without libcuda).
@@ -99,7 +143,7 @@ int cmd_run(int argc, char** argv) {
     if (knobs.is_bad()) return fail(cmd, "--knobs: " + knobs.status().message(), 2);
     if (Status s = g->create_execution_plan(*id, knobs.value()); s.is_bad()) return fail(cmd, s.to_string());
   } else if (Status s = g->create_execution_plans(*modes); s.is_bad()) {
-    return fail(cmd, "'" + path + "': " + s.to_string());
+    return fail(cmd, "'" + clip(path) + "': " + s.to_string());
   }
   if (auto p = args->get("--plan")) {
     auto i = parse_int(cmd, "--plan", *p);
@@ -107,23 +151,34 @@ int cmd_run(int argc, char** argv) {
     if (Status s = g->select_plan(*i); s.is_bad()) return fail(cmd, "--plan: " + s.message(), 2);
   }
   if (Status s = g->build_plans(); s.is_bad()) return fail(cmd, s.to_string());
-  std::int64_t index = g->get_selected_plan_index().value();
-  std::string name = g->get_plan_name_at_index(index).value();
+  auto selected = g->get_selected_plan_index();
+  if (selected.is_bad()) return fail(cmd, selected.status().to_string());
+  const std::int64_t index = *selected;
+  const std::string name = g->get_plan_name_at_index(index).value();
+  auto ws_bytes = g->get_workspace_size();
+  if (ws_bytes.is_bad()) return fail(cmd, ws_bytes.status().to_string());
+  const std::int64_t workspace_bytes = std::max<std::int64_t>(*ws_bytes, 0);
 
-  auto bufs = make_buffers(*g, static_cast<std::uint64_t>(seed));
-  auto ref = bufs;  // same inputs; outputs written separately by the reference
+  // A second engine to compare with exists only when the plan is not the reference.
+  const bool compared = !is_reference_plan(*g, index);
+  if (Status s = check_cap(*layout, compared ? 2 : 1, workspace_bytes, max_bytes); s.is_bad())
+    return fail(cmd, "'" + clip(path) + "': " + s.message());
+
+  auto bufs = make_buffers(*g, *layout, static_cast<std::uint64_t>(seed));
+  std::vector<HostTensor> ref;
+  if (compared) ref = bufs;  // same inputs; outputs written separately by the reference
   VariantPack pack;
   std::map<std::int64_t, reference::HostBuffer> ref_pack;
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     pack.set(bufs[i].tensor->get_uid(), bufs[i].bytes.data());
-    ref_pack[ref[i].tensor->get_uid()] = reference::HostBuffer{ref[i].bytes.data()};
+    if (compared) ref_pack[ref[i].tensor->get_uid()] = reference::HostBuffer{ref[i].bytes.data()};
   }
-  std::vector<char> ws(static_cast<std::size_t>(g->get_workspace_size().value()) + 1);
-  Workspace workspace{ws.data(), g->get_workspace_size().value()};
+  std::vector<char> ws(static_cast<std::size_t>(workspace_bytes));
+  Workspace workspace{workspace_bytes > 0 ? ws.data() : nullptr, workspace_bytes};
 
   double best_ms = INFINITY, total_ms = 0;
   // A device target runs device plans on device 0; the reference runs on the host.
-  const bool on_device = g->plan_target().has_device() && name.rfind("reference", 0) != 0;
+  const bool on_device = g->plan_target().has_device() && compared;
   if (on_device) {
     if (Status s = run_on_device(*g, bufs, iters, &best_ms, &total_ms); s.is_bad())
       return fail(cmd, name + " on the device: " + s.to_string());
@@ -135,22 +190,38 @@ int cmd_run(int argc, char** argv) {
     best_ms = std::min(best_ms, ms);
     total_ms += ms;
   }
-  if (Status s = reference::execute(*g, ref_pack); s.is_bad()) return fail(cmd, "reference: " + s.to_string());
+  if (compared)
+    if (Status s = reference::execute(*g, ref_pack); s.is_bad()) return fail(cmd, "reference: " + s.to_string());
 
-  std::printf("graph '%s': plan %lld %s, %lld iter(s), seed %lld\n", g->context().name.c_str(),
+  std::printf("graph '%s': plan %lld %s, %lld iter(s), seed %lld\n", clip(g->context().name).c_str(),
               static_cast<long long>(index), name.c_str(), static_cast<long long>(iters), static_cast<long long>(seed));
   std::printf("time: mean %.3f ms, min %.3f ms per execute (host wall clock)\n", total_ms / iters, best_ms);
+  if (!compared) {
+    std::printf("not compared: the reference engine ran with no second engine to compare with (%s)\n",
+                g->plan_target().has_device()
+                    ? "the selected plan is the reference itself"
+                    : "planning targeted the host, where the reference is the only engine; pass --device DEV.json "
+                      "on a machine with a GPU to check a GPU plan against it");
+    for (const HostTensor& b : bufs) {
+      if (b.is_input) continue;
+      const Tensor& t = *b.tensor;
+      std::printf("output '%s' %s %s: not compared (%lld non-finite values)\n", clip(t.get_name()).c_str(),
+                  dims_to_string(t.get_dim()).c_str(), std::string(to_string(t.get_data_type())).c_str(),
+                  static_cast<long long>(count_non_finite(t, b.bytes.data())));
+    }
+    return 0;
+  }
   bool all_ok = true;
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     if (bufs[i].is_input) continue;
     const Tensor& t = *bufs[i].tensor;
     Err e = compare(t, bufs[i].bytes.data(), ref[i].bytes.data());
     all_ok = all_ok && e.ok;
-    std::printf("output '%s' %s %s: max_abs_err %.3g max_rel_err %.3g (tol %.3g) %s\n", t.get_name().c_str(),
+    std::printf("output '%s' %s %s: max_abs_err %.3g max_rel_err %.3g (tol %.3g) %s\n", clip(t.get_name()).c_str(),
                 dims_to_string(t.get_dim()).c_str(), std::string(to_string(t.get_data_type())).c_str(), e.abs, e.rel,
                 tolerance(t.get_data_type()), e.ok ? "OK" : "EXCEEDS");
   }
-  if (!all_ok) return fail(cmd, "'" + path + "': an output exceeds its tolerance against the reference", 3);
+  if (!all_ok) return fail(cmd, "'" + clip(path) + "': an output exceeds its tolerance against the reference", 3);
   return 0;
 }
 

@@ -1,5 +1,11 @@
 // tools/opgraph.cpp — the `opgraph` command: dispatch to one file per subcommand.
+//
+// No command ends in an abort: whatever a command throws (std::bad_alloc from a
+// buffer the machine cannot give, a std::length_error, anything else) becomes the
+// one error line of cli_common.h and exit 1.
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "cli_cache.h"
@@ -21,20 +27,14 @@ void usage() {
       "  plan GRAPH.json [--modes A,FALLBACK] [--device DEV.json]\n"
       "                                         the ranked plan list: index, id, mode, workspace, name\n"
       "  run GRAPH.json [--plan I | --engine ID [--knobs K=V,...]] [--iters N] [--seed S] [--modes ...]\n"
-      "                                         run a plan on random inputs, compare with the reference\n"
+      "      [--max-bytes N]                    run a plan on random inputs, compare with the reference;\n"
+      "                                         refuses to allocate more than N bytes (default 1G)\n"
       "  graph GRAPH.json --dot                 Graphviz of the graph, engine per node\n"
       "  cache stats|list|prune|clear|warm ...  the compiled-kernel cache\n",
       stdout);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    usage();
-    return 2;
-  }
-  std::string cmd = argv[1];
+int dispatch(const std::string& cmd, int argc, char** argv) {
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage();
     return 0;
@@ -50,5 +50,38 @@ int main(int argc, char** argv) {
     return opgraph::cli::fail("cache", "not built: the runtime layer's compiled-kernel cache is not in this build");
 #endif
   }
-  return opgraph::cli::fail(cmd, "unknown command '" + cmd + "' (try: opgraph --help)", 2);
+  return opgraph::cli::fail(cmd, "unknown command '" + opgraph::cli::clip(cmd) + "' (try: opgraph --help)", 2);
+}
+
+// Called from a catch handler: the exception in flight as the one error line, exit 1.
+int report_exception(const char* cmd) noexcept {
+  try {
+    try {
+      throw;
+    } catch (const std::bad_alloc&) {
+      return opgraph::cli::fail(cmd, "out of memory: an allocation failed (`run` refuses what exceeds --max-bytes "
+                                     "before it allocates; other commands have no cap)");
+    } catch (const std::exception& e) {
+      return opgraph::cli::fail(cmd, std::string("internal error: ") + e.what());
+    } catch (...) {
+      return opgraph::cli::fail(cmd, "internal error: an exception of unknown type");
+    }
+  } catch (...) {  // building the line itself failed
+    std::fputs("opgraph: an error occurred and there was no memory left to describe it\n", stderr);
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage();
+    return 2;
+  }
+  try {
+    return dispatch(argv[1], argc, argv);
+  } catch (...) {
+    return report_exception(argv[1]);
+  }
 }
