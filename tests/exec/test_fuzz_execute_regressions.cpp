@@ -88,6 +88,41 @@ TEST(FuzzExecuteRegressions, WrappingStrideNeverExecutesOnTheReference) {
   EXPECT_TRUE(s.is_bad()) << "execute ran A through a 6-element buffer";
 }
 
+// fuzz_graph_execute crash-ef5f8311 (and two more inputs with the same stack):
+// fuzz/corpus/matmul.json with the node's "outputs" key dropped. validate()
+// accepts a matmul that binds no C, and planning then crashes:
+//   gemm_problem.cpp:157 runtime error: member call on null pointer of type 'opgraph::Tensor'
+//   #0 gemm::analyze_gemm  src/engines/gemm/gemm_problem.cpp:157 (cur = n.output(...) is null)
+//   #1 gemm::analyze_facts src/engines/gemm/gemm_engine.cpp:231
+//   #2 FactsCache::get     src/plan/engine.cpp:49
+//   #3 Graph::begin_planning src/api/graph.cpp:93
+//   #4 Graph::create_execution_plan src/api/graph.cpp:167
+// Owners: src/ir (validate should name the unbound output C) and src/engines/gemm
+// (analyze_gemm should decline, not dereference). Until then planning crashes here.
+// Any refusal passes: validate, planning, the build, or execute; never a run.
+TEST(FuzzExecuteRegressions, MatmulWithoutItsOutputIsRefusedNotACrash) {
+  const std::string json =
+      R"({"context":{"compute_data_type":"FLOAT","intermediate_data_type":"NOT_SET","io_data_type":"HALF","name":"mm"},)"
+      R"("nodes":[{"attributes":{},"compute_data_type":"FLOAT","inputs":{"A":[1],"B":[2]},"name":"mm0","op":"matmul"}],)"
+      R"("tensors":[{"alignment":16,"data_type":"HALF","dim":[2,16,32],"is_virtual":false,"name":"a","reordering_type":"NONE","stride":[512,32,1],"uid":1,"uid_by_user":false,"user_set":{"data_type":true,"dim":true,"stride":true}},)"
+      R"({"alignment":16,"data_type":"HALF","dim":[1,32,8],"is_virtual":false,"name":"b","reordering_type":"NONE","stride":[256,8,1],"uid":2,"uid_by_user":false,"user_set":{"data_type":true,"dim":true,"stride":true}},)"
+      R"({"alignment":16,"data_type":"HALF","dim":[2,16,8],"is_virtual":false,"name":"c","reordering_type":"NONE","stride":[128,8,1],"uid":3,"uid_by_user":false,"user_set":{"data_type":false,"dim":false,"stride":false}}],)"
+      R"("version":1})";
+  auto parsed = Graph::deserialize(json);
+  ASSERT_TRUE(parsed.is_good()) << parsed.status().to_string();
+  Graph g = std::move(parsed.value());
+  if (g.validate().is_bad()) return;  // refused at validate: the fix this test allows first
+  Status s = g.create_execution_plan(kReferenceEngine, {});
+  if (s.is_good()) s = g.build_plans();
+  if (s.is_good()) {  // planned and built: execute must refuse (the reference's kernel has no C to write)
+    std::vector<std::uint16_t> a(1024), b(256);
+    VariantPack pack;
+    pack.set(1, a.data()).set(2, b.data());
+    s = g.execute(pack);
+  }
+  EXPECT_TRUE(s.is_bad()) << "a matmul with no output ran";
+}
+
 // The layers below validate, each on its own: validate() now refuses the stride
 // (rule span_overflow), so these tests build the matmul with packed strides,
 // validate it, and only then give A the wrapping strides — a graph whose
