@@ -91,14 +91,14 @@ Result<BufferLayout> layout_buffers(const OpGraph& g) {
 }
 
 std::int64_t run_bytes(const BufferLayout& layout, int copies, std::int64_t workspace_bytes) {
-  return saturating_add(saturating_add(saturating_mul(layout.buffer_bytes, copies), std::max<std::int64_t>(workspace_bytes, 0)),
-                        layout.reference_bytes);
+  const std::int64_t buffers = saturating_mul(layout.buffer_bytes, copies);
+  return saturating_add(saturating_add(buffers, std::max<std::int64_t>(workspace_bytes, 0)), layout.reference_bytes);
 }
 
 Status check_cap(const BufferLayout& layout, int copies, std::int64_t workspace_bytes, std::int64_t cap_bytes) {
   const std::int64_t total = run_bytes(layout, copies, workspace_bytes);
   if (total <= cap_bytes) return Status::ok();
-  auto amount = [](std::int64_t b) { return b == kMax ? "more than " + std::to_string(kMax) : std::to_string(b); };
+  auto amount = [](std::int64_t b) { return b == kMax ? "at least " + std::to_string(kMax) : std::to_string(b); };
   std::string msg = "the run would allocate " + amount(total) + " bytes, over --max-bytes " + std::to_string(cap_bytes) +
                     " (buffers " + amount(layout.buffer_bytes) + (copies > 1 ? " x " + std::to_string(copies) : "") +
                     ", the reference's float64 copies " + amount(layout.reference_bytes) + ", workspace " +

@@ -101,7 +101,8 @@ bool is_reference_plan(const Graph& g, std::int64_t index) {
 
 int cmd_run(int argc, char** argv) {
   const std::string cmd = "run";
-  auto args = parse_args(cmd, argc, argv, {"--plan", "--engine", "--knobs", "--iters", "--seed", "--modes", "--device", "--max-bytes"}, {});
+  auto args = parse_args(cmd, argc, argv,
+                         {"--plan", "--engine", "--knobs", "--iters", "--seed", "--modes", "--device", "--max-bytes"}, {});
   if (!args) return 2;
   if (args->positional.size() != 1) return fail(cmd, "expected one graph file: opgraph run GRAPH.json", 2);
   if (args->has("--plan") && args->has("--engine")) return fail(cmd, "give --plan or --engine, not both", 2);
