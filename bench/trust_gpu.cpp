@@ -28,6 +28,7 @@
 
 #include "engines/gemm/gemm_engine.h"
 #include "engines/reference/executor.h"
+#include "exec/operand_table.h"
 #include "gemm_gpu/gemm_gpu_util.h"
 #include "opgraph/graph.h"
 #include "runtime/device.h"
@@ -118,12 +119,19 @@ Graph conv_graph(const Env& e, bool nhwc, const std::string& epi) {
   return g;
 }
 
+struct Tally {
+  std::string inferred;
+  int host = 0, declined = 0, built = 0, matched = 0, refused = 0;
+};
+std::map<std::string, Tally> tally;  // conv sweep, per "layout epilogue"
+
 void conv_sweep(const Env& e, std::mt19937& rng) {
   std::printf("\n## 1. conv fprop + epilogue, every plan (tol 1e-2 relative, fp16 out)\n");
   std::printf("%-6s %-10s %-14s %-28s %-10s %s\n", "layout", "epilogue", "y strides", "plan", "result", "other-layout y");
   StreamHandle handle(e.stream, &e.props);
   for (bool nhwc : {true, false})
     for (const char* epi : {"bias", "bias_relu", "relu", "scale"}) {
+      const std::string key = std::string(nhwc ? "NHWC " : "NCHW ") + epi;
       Graph g = conv_graph(e, nhwc, epi);
       if (Status v = g.validate(); v.is_bad()) {
         std::printf("%-6s %-10s validate: %s\n", nhwc ? "NHWC" : "NCHW", epi, v.message().c_str());
@@ -137,6 +145,7 @@ void conv_sweep(const Env& e, std::mt19937& rng) {
       const bool y_nhwc = ys.size() == 4 && ys[1] == 1;
       std::string ystr = "[" + std::to_string(ys[0]) + "," + std::to_string(ys[1]) + "," + std::to_string(ys[2]) + "," +
                          std::to_string(ys[3]) + "]";
+      tally[key].inferred = ystr;
       if (y_nhwc != nhwc) {
         std::printf("%-6s %-10s %-14s y's inferred layout class is not x's\n", nhwc ? "NHWC" : "NCHW", epi, ystr.c_str());
         ++g_silent;
@@ -164,7 +173,12 @@ void conv_sweep(const Env& e, std::mt19937& rng) {
                                                   DataType::HALF, MemoryKind::DEVICE));
       for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
         const std::string name = first_words(value_or(g.get_plan_name_at_index(i), std::string("?")), 28);
+        if (name.rfind("reference", 0) == 0) {  // the host plan: device buffers are not its (refused by design)
+          ++tally[key].host;
+          continue;
+        }
         if (Status b = g.build_plan_at_index(i); b.is_bad()) {
+          ++tally[key].declined;
           std::printf("%-6s %-10s %-14s %-28s %-10s %s\n", nhwc ? "NHWC" : "NCHW", epi, ystr.c_str(), name.c_str(),
                       "declined", first_words(b.message(), 60).c_str());
           continue;
@@ -174,6 +188,7 @@ void conv_sweep(const Env& e, std::mt19937& rng) {
         poison(e, o);
         Status ran = g.execute_plan_at_index(pack, {reinterpret_cast<void*>(ws.ptr()), ws_bytes}, i, &handle);
         std::string result;
+        ++tally[key].built;
         if (ran.is_bad()) {
           result = "error: " + first_words(ran.message(), 50);
           ++g_silent;  // a built plan refused a declared binding: accept-means-run broken
@@ -181,6 +196,7 @@ void conv_sweep(const Env& e, std::mt19937& rng) {
           const std::size_t bad = bad_span(want, read_back(e, o, o.out_uid), DataType::HALF, span, 1e-2);
           result = bad ? std::to_string(bad) + " bad" : "match";
           if (bad) ++g_silent;
+          else ++tally[key].matched;
         }
         poison(e, o);
         Status refused = g.execute_plan_at_index(wrong, {reinterpret_cast<void*>(ws.ptr()), ws_bytes}, i, &handle);
@@ -188,8 +204,10 @@ void conv_sweep(const Env& e, std::mt19937& rng) {
         const bool untouched = all_poison(read_back(e, o, o.out_uid));
         if (refused.code() == ErrorCode::INVALID_VARIANT_PACK && refused.message().find("'y'") != std::string::npos &&
             untouched)
+        {
           other_result = "refused: " + first_words(refused.message().substr(refused.message().find("'y'")), 70);
-        else {
+          ++tally[key].refused;
+        } else {
           other_result = std::string(refused.is_good() ? "RAN" : "refused") + (untouched ? "" : " and WROTE y") + ": " +
                          first_words(refused.message(), 60);
           ++g_silent;
@@ -252,6 +270,10 @@ void gemm_misbinds(const Env& e, std::mt19937& rng) {
   }
   for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
     const std::string name = first_words(value_or(g.get_plan_name_at_index(i), std::string("?")), 32);
+    if (name.rfind("reference", 0) == 0) {
+      std::printf("%-32s %-10s %s\n", name.c_str(), "host plan", "(device buffers are not its: skipped)");
+      continue;
+    }
     if (Status b = g.build_plan_at_index(i); b.is_bad()) {
       std::printf("%-32s %-10s %s\n", name.c_str(), "declined", first_words(b.message(), 70).c_str());
       continue;
@@ -355,6 +377,11 @@ void host_overhead(const Env& e, std::mt19937& rng) {
     rc.numAttrs = 1;
   }
   int failures = 0;
+  std::string first_failure;
+  auto note = [&](const Status& st) {
+    if (st.is_good()) return;
+    if (!failures++) first_failure = st.to_string();
+  };
   auto time_burst = [&](int burst, auto&& f) {
     double best = 1e300;
     for (int r = 0; r < 25; ++r) {
@@ -368,11 +395,14 @@ void host_overhead(const Env& e, std::mt19937& rng) {
   };
   DeviceBuffer cws(*e.api, 1 << 26);
   const std::int64_t cws_bytes = ci >= 0 ? value_or(g.get_workspace_size_plan_at_index(ci), std::int64_t{0}) : 0;
-  auto run_raw = [&] { failures += e.api->launch_kernel_ex(&rc, raw->function, raw->args, nullptr) != CUDA_SUCCESS; };
-  auto run_ours = [&] { failures += g.execute_plan_at_index(prepared, {}, gi, &handle).is_bad(); };
-  auto run_caller = [&] { failures += g.execute_plan_at_index(caller, {}, gi, &handle).is_bad(); };
+  auto run_raw = [&] {
+    if (e.api->launch_kernel_ex(&rc, raw->function, raw->args, nullptr) != CUDA_SUCCESS)
+      note(Status(ErrorCode::GRAPH_EXECUTION_FAILED, "raw cuLaunchKernelEx failed"));
+  };
+  auto run_ours = [&] { note(g.execute_plan_at_index(prepared, {}, gi, &handle)); };
+  auto run_caller = [&] { note(g.execute_plan_at_index(caller, {}, gi, &handle)); };
   auto run_cudnn = [&] {
-    failures += g.execute_plan_at_index(prepared, {reinterpret_cast<void*>(cws.ptr()), cws_bytes}, ci, &handle).is_bad();
+    note(g.execute_plan_at_index(prepared, {reinterpret_cast<void*>(cws.ptr()), cws_bytes}, ci, &handle));
   };
   run_raw();
   run_ours();
@@ -390,8 +420,21 @@ void host_overhead(const Env& e, std::mt19937& rng) {
     std::printf("%-6d %12.1f %16.1f %18.1f %8.2f %16.1f\n", burst, rl, ex, ec, ex / rl, cu);
   }
   std::sort(ratios.begin(), ratios.end());
-  std::printf("median ratio execute(prepared) / raw_launch: %.3f (target <= 1.15); failed calls: %d\n",
-              ratios[ratios.size() / 2], failures);
+  // The check every engine now makes, alone: the operand table's loop over this
+  // graph's rows (cuDNN's needs), on the prepared pack, 1e6 calls.
+  OperandNeeds needs;
+  needs.declared_strides = true;
+  needs.memory = MemoryKind::DEVICE;
+  needs.declared_alignment = true;
+  const OperandTable table(*layout, needs, "bench");
+  int accepted = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 1000000; ++i) accepted += table.accepts(own);
+  const double check_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / 1e6;
+  std::printf("median ratio execute(prepared) / raw_launch: %.3f (target <= 1.15); failed calls: %d %s\n",
+              ratios[ratios.size() / 2], failures, first_failure.c_str());
+  std::printf("the operand-table check alone (%zu rows): %.1f ns per call (%d of 1000000 accepted)\n",
+              table.rows().size(), check_ns, accepted);
   if (ci >= 0) std::printf("cudnn plan: %s\n", value_or(g.get_plan_name_at_index(ci), std::string("?")).c_str());
   // The result of our execute, once more, against the reference.
   const auto want = reference(g, o);
@@ -400,7 +443,7 @@ void host_overhead(const Env& e, std::mt19937& rng) {
   const std::size_t bad = bad_span(want, read_back(e, o, o.out_uid), DataType::BFLOAT16,
                                    static_cast<std::size_t>(c.m * c.n), 1.0 / 64);
   std::printf("result check after timing: %zu bad of %lld\n", bad, static_cast<long long>(c.m * c.n));
-  if (bad || failures) ++g_silent;
+  if (bad || failures || accepted != 1000000) ++g_silent;
 }
 
 }  // namespace
@@ -417,6 +460,12 @@ int main() {
   conv_sweep(e, rng);
   gemm_misbinds(e, rng);
   host_overhead(e, rng);
+  std::printf("\n## summary: conv sweep (plans of the list; the host reference plan is not run on device buffers)\n");
+  std::printf("%-16s %-18s %6s %8s %8s %8s %16s\n", "case", "y inferred", "host", "declined", "built", "matched",
+              "other layout refused");
+  for (const auto& [k, t] : tally)
+    std::printf("%-16s %-18s %6d %8d %8d %8d %16d\n", k.c_str(), t.inferred.c_str(), t.host, t.declined, t.built,
+                t.matched, t.refused);
   std::printf("\nsilently wrong or unrefused cases: %d\n", g_silent);
   return g_silent ? 1 : 0;
 }
