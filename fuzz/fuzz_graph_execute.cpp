@@ -4,12 +4,14 @@
 // declared layout (src/exec/declared_layout.cpp) and the reference kernels
 // (src/engines/reference/) see every geometry the fuzzer invents.
 //
-// Buffers. Every operand (non-virtual, non-pass-by-value tensor) gets a host
-// buffer sized from its declared span, computed here in 128-bit arithmetic, and
-// filled with pseudo-random data seeded from a hash of the input (so a crash
-// replays): floats in [-1, 1], integers mostly in [0, 3] (sometimes any small
-// value, negative included, and now and then an extreme one: index, length and
-// offset inputs the reference must check).
+// Buffers. Every operand (non-virtual, non-pass-by-value tensor wired to a node)
+// gets a host buffer sized from its declared span, computed here in 128-bit
+// arithmetic, bound as a 1-D buffer of the declared dtype, and filled with
+// pseudo-random data seeded from a hash of the input (so a crash replays):
+// floats in [-1, 1]; integers in [0, 3], a "cu_seqlens" input a valid partition
+// of the node's tokens — or, for one input in eight, any small value (negative
+// included) and now and then an extreme one: the index, length and offset inputs
+// the reference must check.
 // An operand whose true span is over kMaxBufferBytes (or overflows int64) gets a
 // SMALL buffer instead (kSmallElements, described with its real size): the
 // library must refuse it; running it would read or write past the buffer, so an
@@ -33,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -114,8 +117,8 @@ std::uint64_t fnv1a(const std::uint8_t* data, std::size_t size) {
 // Integers that break unchecked conversions and sums (truncated to the type's width).
 constexpr std::int64_t kExtremes[] = {INT64_MAX, INT64_MIN, INT32_MAX, INT32_MIN, (1ll << 53) + 1, -(1ll << 62)};
 
-// Writes `n` elements of `t` at `p` (element-wise for byte-or-wider types; fp4 and
-// other sub-byte types get random bytes, which are valid codes).
+// Fills `bytes` bytes at `p` with values of `t` (element by element for types of a
+// byte or wider; fp4 and fp8 get random bytes: every code is a value or a NaN).
 void fill(DataType t, unsigned char* p, std::size_t bytes, Rng& rng, bool wild_integers) {
   const int bits = opgraph::bits_of(t);
   if (t == DataType::FLOAT) {
@@ -156,6 +159,56 @@ void fill(DataType t, unsigned char* p, std::size_t bytes, Rng& rng, bool wild_i
                                             : kExtremes[(r >> 4) % std::size(kExtremes)];
     std::memcpy(p + i, &v, std::min<std::size_t>(w, 8));
   }
+}
+
+// An operand of the graph's declared layout (every non-virtual, non-pass-by-value
+// tensor wired to a node, ragged offsets included) and the input port it first
+// feeds ("" when none: an output or a ragged offset).
+struct Operand {
+  const Tensor* tensor;
+  const opgraph::Node* node;
+  std::string_view port;
+};
+
+std::vector<Operand> operands_of(const opgraph::OpGraph& g) {
+  std::vector<Operand> out;
+  std::set<const Tensor*> seen;
+  auto add = [&](const Tensor* t, const opgraph::Node* n, std::string_view port) {
+    if (t && !t->get_is_virtual() && !t->get_is_pass_by_value() && seen.insert(t).second) out.push_back({t, n, port});
+  };
+  for (const auto& n : g.nodes()) {
+    for (std::size_t p = 0; p < n->inputs().size(); ++p)
+      for (const auto& t : n->inputs()[p]) {
+        add(t.get(), n.get(), p < n->spec().inputs.size() ? n->spec().inputs[p].name : std::string_view());
+        if (t) add(t->get_ragged_offset().get(), nullptr, {});
+      }
+    for (const auto& port : n->outputs())
+      for (const auto& t : port) {
+        add(t.get(), nullptr, {});
+        if (t) add(t->get_ragged_offset().get(), nullptr, {});
+      }
+  }
+  return out;
+}
+
+// Sequence offsets that pass the varlen rule (0 = c[0] <= ... <= c[n-1] = T, T the
+// node's token count: its "q" input's dim 0, else its first input's), written
+// over a packed INT32/INT64 buffer; anything else keeps its random fill.
+void fill_cu_seqlens(const Operand& o, unsigned char* p, std::size_t bytes, Rng& rng) {
+  const DataType dt = o.tensor->get_data_type();
+  if ((dt != DataType::INT32 && dt != DataType::INT64) || !o.node) return;
+  opgraph::TensorPtr first = o.node->input("q");
+  if (!first && !o.node->inputs().empty() && !o.node->inputs().front().empty()) first = o.node->inputs().front().front();
+  if (!first || first->get_dim().empty()) return;
+  const std::int64_t total = first->get_dim()[0];
+  const std::size_t w = dt == DataType::INT32 ? 4 : 8, n = bytes / w;
+  if (n < 2 || total < 0) return;
+  std::vector<std::int64_t> v(n);
+  for (auto& x : v) x = total > 0 ? static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(total + 1)) : 0;
+  std::sort(v.begin(), v.end());
+  v.front() = 0;
+  v.back() = total;
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(p + i * w, &v[i], w);  // little-endian: the low bytes
 }
 
 }  // namespace
@@ -204,8 +257,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   buffers.reserve(g.tensors().size());
   opgraph::VariantPack pack;
   bool refusal_expected = false;
-  for (const auto& t : g.tensors()) {
-    if (t->get_is_virtual() || t->get_is_pass_by_value()) continue;
+  for (const Operand& o : operands_of(g)) {
+    const Tensor* t = o.tensor;
     const DataType dt = t->get_data_type();
     __int128 span = span_elements(*t);
     std::int64_t elements = 0;
@@ -219,6 +272,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t bytes = static_cast<std::size_t>(bytes_for(dt, elements));
     buffers.emplace_back(bytes + 1, 0);  // + 1: a zero-span operand still has an address
     fill(dt, buffers.back().data(), bytes, rng, wild_integers);
+    if (o.port == "cu_seqlens" && !wild_integers) fill_cu_seqlens(o, buffers.back().data(), bytes, rng);
     const std::int64_t dims[1] = {elements};
     pack.set(t->get_uid(), opgraph::OperandBuffer::make(buffers.back().data(), std::span<const std::int64_t>(dims, 1), {},
                                                         dt, opgraph::MemoryKind::HOST));
