@@ -22,7 +22,8 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 tsan_job
 if [ -d fuzz ] && [ -f fuzz/CMakeLists.txt ]; then
-  # Two libFuzzer targets, FUZZ_SECONDS each, seeded with fuzz/corpus/ and examples/graphs/:
+  # Two libFuzzer targets, FUZZ_SECONDS each, seeded with fuzz/corpus/ and examples/graphs/,
+  # with the graph-JSON dictionary fuzz/graph.dict:
   # fuzz_graph_json (deserialize/validate/round trip) and fuzz_graph_execute (plan on
   # the reference engine, execute on host buffers). Any crash fails the job; the
   # input is written to build-fuzz/ (crash-*) for a regression test.
@@ -33,8 +34,8 @@ if [ -d fuzz ] && [ -f fuzz/CMakeLists.txt ]; then
     mkdir -p "build-fuzz/corpus-$target"
     cp fuzz/corpus/* examples/graphs/*.json "build-fuzz/corpus-$target/" 2>/dev/null || true
     echo "== $target, ${FUZZ_SECONDS}s"
-    (cd build-fuzz && ./fuzz/$target -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=65536 "corpus-$target" ../fuzz/corpus >"$target.log" 2>&1) || {
+    (cd build-fuzz && UBSAN_OPTIONS=print_stacktrace=1 ./fuzz/$target -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -dict=../fuzz/graph.dict "corpus-$target" ../fuzz/corpus >"$target.log" 2>&1) || {
       grep -E "ERROR|SUMMARY|#[0-9]+ in |Test unit written" "build-fuzz/$target.log" | head -n 40; exit 1; }
     grep -E "DONE|SUMMARY" "build-fuzz/$target.log" | tail -n 2
   done
