@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "opgraph/builders/conv.h"
@@ -88,7 +90,9 @@ class OpGraph : public PointwiseBuilders,
   const std::vector<TensorPtr>& tensors() const noexcept { return tensors_; }
   const std::vector<NodePtr>& nodes() const noexcept { return nodes_; }
   TensorPtr tensor_by_uid(std::int64_t uid) const;
-  // The node whose output `t` is (nullptr for a graph input).
+  // The node whose output `t` is (nullptr for a graph input). O(1) once the
+  // graph is frozen (freeze() builds the map, which nothing can change after);
+  // a scan of the nodes before.
   const Node* producer_of(const Tensor* t) const;
 
   // --- serialization ---
@@ -111,6 +115,8 @@ class OpGraph : public PointwiseBuilders,
   GraphContext ctx_;
   std::vector<TensorPtr> tensors_;
   std::vector<NodePtr> nodes_;
+  std::unordered_set<const Tensor*> registered_;            // tensors_ as a set: registration in O(1)
+  std::unordered_map<const Tensor*, const Node*> producer_;  // built by freeze(): output -> its node
   bool validated_ = false;
   bool frozen_ = false;
   std::int64_t next_auto_name_ = 0;

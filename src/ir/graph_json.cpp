@@ -61,48 +61,64 @@ json attr_to_json(const AttrValue& v) {
   return std::visit([](const auto& x) { return json(x); }, v);
 }
 
-// Parser callback state: the path of the value being read and the keys seen in each
-// open object; `duplicate` is the path of the first key an object names twice.
-struct KeyPaths {
+// The SAX handler deserialize() parses with: nlohmann's DOM builder (every event is
+// forwarded to it), plus the path of the value being read and the keys seen in each
+// open object; `duplicate` is the path of the first key an object names twice. (Not
+// nlohmann's parser callback: its end_object scans the parent array for a discarded
+// element, which makes a graph's long "nodes" array quadratic to read.)
+class KeyCheckingSax {
+ public:
+  explicit KeyCheckingSax(json& result) : dom_(result, /*allow_exceptions=*/false) {}
+  std::optional<std::string> duplicate;
+  bool errored() const { return dom_.is_errored(); }
+
+  bool null() { element_done(); return dom_.null(); }
+  bool boolean(bool v) { element_done(); return dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { element_done(); return dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { element_done(); return dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) { element_done(); return dom_.number_float(v, s); }
+  bool string(json::string_t& v) { element_done(); return dom_.string(v); }
+  bool binary(json::binary_t& v) { element_done(); return dom_.binary(v); }
+  bool start_object(std::size_t n) { open_.push_back({}); return dom_.start_object(n); }
+  bool key(json::string_t& k) {
+    if (!open_.empty()) {
+      auto& f = open_.back();
+      f.key = k;
+      if (!f.keys.insert(k).second && !duplicate) duplicate = path();
+    }
+    return dom_.key(k);
+  }
+  bool end_object() { close(); return dom_.end_object(); }
+  bool start_array(std::size_t n) { open_.push_back({true}); return dom_.start_array(n); }
+  bool end_array() { close(); return dom_.end_array(); }
+  bool parse_error(std::size_t at, const std::string& token, const nlohmann::detail::exception& e) {
+    return dom_.parse_error(at, token, e);
+  }
+
+ private:
   struct Frame {
     bool array = false;
     std::size_t index = 0;  // arrays: elements completed so far
     std::string key;        // objects: the key being read
     std::unordered_set<std::string> keys;
   };
-  std::vector<Frame> open;
-  std::optional<std::string> duplicate;
-
   std::string path() const {
     std::string p;
-    for (const auto& f : open) {
+    for (const auto& f : open_) {
       if (f.array) p += "[" + std::to_string(f.index) + "]";
       else if (!f.key.empty()) p += (p.empty() ? "" : ".") + f.key;
     }
     return p;
   }
   void element_done() {
-    if (!open.empty() && open.back().array) ++open.back().index;
+    if (!open_.empty() && open_.back().array) ++open_.back().index;
   }
-  bool on(json::parse_event_t e, const json& parsed) {
-    switch (e) {
-      case json::parse_event_t::object_start: open.push_back({}); break;
-      case json::parse_event_t::array_start: open.push_back({true}); break;
-      case json::parse_event_t::object_end: case json::parse_event_t::array_end:
-        if (!open.empty()) open.pop_back();
-        element_done();
-        break;
-      case json::parse_event_t::key:
-        if (!open.empty() && parsed.is_string()) {
-          auto& f = open.back();
-          f.key = parsed.get<std::string>();
-          if (!f.keys.insert(f.key).second && !duplicate) duplicate = path();
-        }
-        break;
-      case json::parse_event_t::value: element_done(); break;
-    }
-    return true;
+  void close() {
+    if (!open_.empty()) open_.pop_back();
+    element_done();
   }
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::vector<Frame> open_;
 };
 
 Status bad(const std::string& path, const std::string& what) {
@@ -341,6 +357,7 @@ struct GraphJson {
       }
       by_uid[uid] = t;
       g.tensors_.push_back(t);
+      g.registered_.insert(t.get());
     }
     for (auto& [t, uid] : ragged) {
       auto it = by_uid.find(uid);
@@ -417,11 +434,11 @@ Result<std::string> OpGraph::serialize() {
 }
 
 Result<OpGraph> OpGraph::deserialize(std::string_view text) {
-  KeyPaths keys;
-  json::parser_callback_t on_event = [&keys](int, json::parse_event_t e, json& parsed) { return keys.on(e, parsed); };
-  json j = json::parse(text.begin(), text.end(), on_event, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status(ErrorCode::UNSUPPORTED_GRAPH_FORMAT, "graph JSON: malformed JSON");
-  if (keys.duplicate) return bad(*keys.duplicate, "the key appears twice in one object");
+  json j;
+  KeyCheckingSax sax(j);
+  if (!json::sax_parse(text.begin(), text.end(), &sax) || sax.errored())
+    return Status(ErrorCode::UNSUPPORTED_GRAPH_FORMAT, "graph JSON: malformed JSON");
+  if (sax.duplicate) return bad(*sax.duplicate, "the key appears twice in one object");
   OpGraph g;
   try {
     OPGRAPH_CHECK(GraphJson::from_json(g, j));

@@ -23,7 +23,7 @@ OpGraph& OpGraph::set_compute_data_type(DataType t) {
 
 void OpGraph::register_tensor(const TensorPtr& t) {
   if (!t) return;
-  if (std::find(tensors_.begin(), tensors_.end(), t) != tensors_.end()) return;
+  if (!registered_.insert(t.get()).second) return;
   tensors_.push_back(t);
   if (t->get_ragged_offset()) register_tensor(t->get_ragged_offset());
 }
@@ -147,7 +147,12 @@ void OpGraph::freeze() {
   if (frozen_) return;
   frozen_ = true;
   for (auto& t : tensors_) Tensor::Internal::freeze(*t);
-  for (auto& n : nodes_) n->freeze();
+  producer_.clear();
+  for (auto& n : nodes_) {
+    n->freeze();
+    for (const auto& port : n->outputs())
+      for (const auto& o : port) producer_.emplace(o.get(), n.get());  // the first producer, as the scan finds
+  }
 }
 
 TensorPtr OpGraph::tensor_by_uid(std::int64_t uid) const {
@@ -157,6 +162,10 @@ TensorPtr OpGraph::tensor_by_uid(std::int64_t uid) const {
 }
 
 const Node* OpGraph::producer_of(const Tensor* t) const {
+  if (frozen_) {
+    auto it = producer_.find(t);
+    return it == producer_.end() ? nullptr : it->second;
+  }
   for (const auto& n : nodes_)
     for (const auto& port : n->outputs())
       for (const auto& o : port)
@@ -168,6 +177,8 @@ void OpGraph::adopt(OpGraph&& other) {
   ctx_ = std::move(other.ctx_);
   tensors_ = std::move(other.tensors_);
   nodes_ = std::move(other.nodes_);
+  registered_ = std::move(other.registered_);
+  producer_ = std::move(other.producer_);
   validated_ = other.validated_;
   frozen_ = other.frozen_;
   next_auto_name_ = other.next_auto_name_;

@@ -16,10 +16,11 @@
 //      others -> io; no context type -> the node's first floating input type)
 //   6. every F8_128x4 tensor has a 128x4 tile geometry (ir/scale_layout.h); after
 //      the nodes, so an op's own rule about its scale port is reported first
+#include <algorithm>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/infer_context.h"
 #include "ir/scale_layout.h"
@@ -58,12 +59,12 @@ Status check_attributes(const Node& n) {
                                                   attr_value_to_string(value)};
     if (a->type == AttrType::ENUM) {
       const auto& s = std::get<std::string>(value);
-      bool ok = false;
-      std::string dom;
-      for (auto e : a->enum_values) { ok |= e == s; dom += (dom.empty() ? "" : ", ") + std::string(e); }
-      if (!ok)
+      if (std::find(a->enum_values.begin(), a->enum_values.end(), s) == a->enum_values.end()) {
+        std::string dom;  // spelled out only for the refusal: validate() is per node
+        for (auto e : a->enum_values) dom += (dom.empty() ? "" : ", ") + std::string(e);
         return {ErrorCode::GRAPH_NOT_SUPPORTED,
                 node_where(n) + ", attribute '" + key + "': '" + s + "' is not one of {" + dom + "}"};
+      }
     }
   }
   for (const auto& a : spec.attrs)
@@ -158,6 +159,7 @@ Status OpGraph::validate() {
 
   // Graph inputs: fill data types and packed strides before any node reads them.
   std::unordered_map<const Tensor*, const Node*> producer;
+  producer.reserve(tensors_.size());
   for (const auto& n : nodes_)
     for (const auto& port : n->outputs())
       for (const auto& o : port) {
@@ -179,7 +181,8 @@ Status OpGraph::validate() {
     OPGRAPH_CHECK(check_tensor(*t));
   }
 
-  std::set<const Tensor*> available;  // graph inputs and outputs of earlier nodes
+  std::unordered_set<const Tensor*> available;  // graph inputs and outputs of earlier nodes
+  available.reserve(tensors_.size());
   for (const auto& t : tensors_)
     if (!producer.count(t.get())) available.insert(t.get());
 
