@@ -18,9 +18,12 @@
 // OK from execute is a bug (trap), and so is a crash.
 //
 // Cost. A graph whose buffers total over kMaxTotalBytes, with more than
-// kMaxNodes nodes, a tensor of more than kMaxElements elements, or an estimated
-// work (per node: largest output elements x largest input elements, summed) over
-// kMaxWork is skipped, so each input runs in well under a second under
+// kMaxNodes nodes, a tensor of more than kMaxElements elements, an estimated
+// work (per node: the elements of its tensors x their largest extent, summed — a
+// matmul's M*N*K, attention's B*H*S*S*D are below it) over
+// kMaxWork, or an integer attribute over kMaxIntAttribute in magnitude (it may size
+// the reference's temporaries: a paged max sequence length) is skipped after
+// validate, so each input runs in well under a second under
 // ASan+UBSan.
 //
 // OPGRAPH_FUZZ_VERBOSE=1 prints where each input stopped (triage: replay one
@@ -37,6 +40,7 @@
 #include <iterator>
 #include <set>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "opgraph/graph.h"
@@ -48,7 +52,8 @@ constexpr __int128 kMaxBufferBytes = 16ll << 20;
 constexpr __int128 kMaxTotalBytes = 64ll << 20;
 constexpr std::size_t kMaxNodes = 32;
 constexpr __int128 kMaxElements = 1 << 20;
-constexpr __int128 kMaxWork = 1 << 24;
+constexpr __int128 kMaxWork = 1 << 25;
+constexpr std::int64_t kMaxIntAttribute = 1 << 12;
 constexpr std::int64_t kSmallElements = 64;
 
 using opgraph::DataType;
@@ -234,16 +239,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (total_bytes > kMaxTotalBytes) return stop("over the buffer cap");
   for (const auto& node : g.nodes()) {
-    __int128 in = 1, out = 1;
-    for (const auto& port : node->inputs())
-      for (const auto& t : port)
-        if (t) in = std::max(in, element_count(*t));
-    for (const auto& port : node->outputs())
-      for (const auto& t : port)
-        if (t) out = std::max(out, element_count(*t));
-    work += in * out;
+    __int128 elements = 0, extent = 1;
+    for (const auto* ports : {&node->inputs(), &node->outputs()})
+      for (const auto& port : *ports)
+        for (const auto& t : port) {
+          if (!t) continue;
+          elements += element_count(*t);
+          for (std::int64_t d : t->get_dim()) extent = std::max<__int128>(extent, d);
+        }
+    work += elements * extent;
   }
   if (work > kMaxWork) return stop("over the work cap");
+  for (const auto& node : g.nodes())  // an integer attribute can size work (a paged max sequence length)
+    for (const auto& a : node->spec().attrs) {
+      const opgraph::AttrValue* v = node->attr(a.name);
+      const auto* i = v ? std::get_if<std::int64_t>(v) : nullptr;
+      const auto* list = v ? std::get_if<std::vector<std::int64_t>>(v) : nullptr;
+      auto big = [](std::int64_t x) { return x > kMaxIntAttribute || x < -kMaxIntAttribute; };
+      if ((i && big(*i)) || (list && std::any_of(list->begin(), list->end(), big)))
+        return stop("an integer attribute over the cap");
+    }
 
   // Plans on the reference engine alone: the host, no device.
   if (opgraph::Status p = g.create_execution_plan(kReferenceEngineId, {}); p.is_bad()) return stop("plan", p);
