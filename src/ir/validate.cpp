@@ -7,7 +7,9 @@
 //      span (below) within int64, ragged offsets integral
 //   3. per node: attribute names, types and enum domains; required attributes;
 //      list/single ports; every input produced by an EARLIER node or a graph input
-//      that is not virtual and has dims; outputs produced once
+//      that is not virtual and has dims; outputs produced once; every output the op
+//      produces (OutputSpec::present) bound to one tensor, none it does not produce
+//      (rule output_bound)
 //   4. per node: the op's infer() (shape/dtype inference and semantic rules), then
 //      per output: tensor sanity (2) and, for a non-virtual output, no stride 0 on an
 //      axis of extent > 1 (rule output_stride_zero: such an axis writes every one of
@@ -211,6 +213,21 @@ Status OpGraph::validate() {
             return {ErrorCode::ATTRIBUTE_NOT_SET, who + ": a graph input needs dims"};
         }
       }
+    }
+    for (std::size_t i = 0; i < spec.outputs.size(); ++i) {
+      const OutputSpec& o = spec.outputs[i];
+      const bool present = !o.present || o.present(*n);
+      const auto& bound = n->outputs()[i];
+      if (present && bound.empty())
+        return {ErrorCode::ATTRIBUTE_NOT_SET, node_where(*n) + ", output port " + std::string(o.name) +
+                                                  ": rule output_bound: the op produces it here, but no tensor is bound"};
+      if (!present && !bound.empty())
+        return {ErrorCode::GRAPH_NOT_SUPPORTED,
+                node_where(*n) + ", output port " + std::string(o.name) + " (tensor '" + bound.front()->get_name() +
+                    "'): rule output_bound: the op does not produce this output with its attributes and inputs"};
+      if (bound.size() > 1)
+        return {ErrorCode::GRAPH_NOT_SUPPORTED, node_where(*n) + ", output port " + std::string(o.name) + ": binds " +
+                                                    std::to_string(bound.size()) + " tensors but writes one"};
     }
     if (n->compute_data_type() == DataType::NOT_SET && !frozen_)
       n->set_compute_data_type(ctx_.compute_data_type != DataType::NOT_SET ? ctx_.compute_data_type

@@ -255,3 +255,47 @@ TEST(TrustChecks, NanSpellingIsOnlyForFloats) {
   ASSERT_FALSE(r2.is_good());
   EXPECT_NE(r2.status().message().find("pass_by_value.value"), std::string::npos) << r2.status().to_string();
 }
+
+// --- outputs bound as the op produces them -----------------------------------
+
+namespace {
+
+std::string drop_outputs(std::string text) {
+  auto at = text.find("\"outputs\":{");
+  EXPECT_NE(at, std::string::npos) << text;
+  auto open = at + std::string("\"outputs\":{").size();
+  auto close = text.find('}', open);
+  return text.erase(open, close - open);
+}
+
+}  // namespace
+
+// fuzz_graph_execute crash-ef5f8311 (tests/exec/test_fuzz_execute_regressions.cpp):
+// a matmul whose JSON binds no C validated, and planning dereferenced the missing C.
+TEST(TrustChecks, MatmulWithoutItsOutputIsRefusedAtValidate) {
+  OpGraph g;
+  auto a = g.tensor({2, 16, 32}, DataType::HALF, "a");
+  auto b = g.tensor({1, 32, 8}, DataType::HALF, "b");
+  g.matmul(a, b, Attributes().set_name("mm0"))->set_output(true);
+  ASSERT_TRUE(g.validate().is_good());
+  auto parsed = OpGraph::deserialize(drop_outputs(g.serialize().value()));
+  ASSERT_TRUE(parsed.is_good()) << parsed.status().to_string();
+  expect_refused(parsed.value(), ErrorCode::ATTRIBUTE_NOT_SET, {"op 'matmul'", "node 'mm0'", "output port C", "rule output_bound"});
+}
+
+TEST(TrustChecks, OutputTheOpDoesNotProduceIsRefused) {
+  // Training layernorm binds MEAN and INV_VARIANCE; the JSON then says INFERENCE,
+  // where nothing would write them.
+  OpGraph g;
+  auto x = g.tensor({2, 6, 16}, DataType::FLOAT, "x");
+  auto s = g.tensor({1, 6, 16}, DataType::FLOAT, "scale");
+  auto b = g.tensor({1, 6, 16}, DataType::FLOAT, "bias");
+  auto [y, m, v] = g.layernorm(x, s, b, g.tensor_scalar(1e-5), Attributes().set_name("ln").set("forward_phase", "TRAINING"));
+  y->set_output(true);
+  m->set_output(true).set_name("mean");
+  v->set_output(true);
+  ASSERT_TRUE(g.validate().is_good());
+  auto parsed = OpGraph::deserialize(replace_once(g.serialize().value(), "\"TRAINING\"", "\"INFERENCE\""));
+  ASSERT_TRUE(parsed.is_good()) << parsed.status().to_string();
+  expect_refused(parsed.value(), ErrorCode::GRAPH_NOT_SUPPORTED, {"op 'layernorm'", "output port MEAN", "tensor 'mean'", "rule output_bound"});
+}
