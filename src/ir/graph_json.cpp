@@ -51,7 +51,18 @@ bool float_from_json(const json& j, double* out) {
   return true;
 }
 
-json attr_to_json(const AttrValue& v) {
+// `spec` (nullptr for an unknown attribute) types the value: a FLOAT / FLOAT_LIST
+// attribute set from integers is written as floats, the form deserialize() reads it
+// back in, so the round trip is the identity and 6 and 6.0 give one key().
+json attr_to_json(const AttrValue& v, const AttrSpec* spec) {
+  if (spec && spec->type == AttrType::FLOAT)
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return float_to_json(static_cast<double>(*i));
+  if (spec && spec->type == AttrType::FLOAT_LIST)
+    if (const auto* l = std::get_if<std::vector<std::int64_t>>(&v)) {
+      json a = json::array();
+      for (auto x : *l) a.push_back(float_to_json(static_cast<double>(x)));
+      return a;
+    }
   if (const auto* d = std::get_if<double>(&v)) return float_to_json(*d);
   if (const auto* l = std::get_if<std::vector<double>>(&v)) {
     json a = json::array();
@@ -239,7 +250,7 @@ struct GraphJson {
       }
       for (std::size_t i = 0; i < spec.outputs.size(); ++i)
         if (!n->outputs()[i].empty()) outs[std::string(spec.outputs[i].name)] = n->outputs()[i].front()->get_uid();
-      for (const auto& [k, v] : n->attributes().values()) attrs[k] = attr_to_json(v);
+      for (const auto& [k, v] : n->attributes().values()) attrs[k] = attr_to_json(v, spec.find_attr(k));
       nj["inputs"] = ins;
       nj["outputs"] = outs;
       nj["attributes"] = attrs;

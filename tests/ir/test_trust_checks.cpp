@@ -299,3 +299,17 @@ TEST(TrustChecks, OutputTheOpDoesNotProduceIsRefused) {
   ASSERT_TRUE(parsed.is_good()) << parsed.status().to_string();
   expect_refused(parsed.value(), ErrorCode::GRAPH_NOT_SUPPORTED, {"op 'layernorm'", "output port MEAN", "tensor 'mean'", "rule output_bound"});
 }
+
+// A FLOAT attribute set from an integer was written 6, read back as 6.0 and then
+// written 6.0: the round trip was not the identity and the key changed.
+TEST(TrustChecks, FloatAttributeSetFromAnIntegerRoundTrips) {
+  OpGraph g;
+  auto x = g.tensor({4}, DataType::FLOAT, "x");
+  g.relu(x, Attributes().set_name("clip").set("relu_upper_clip", std::int64_t{6}))->set_output(true);
+  expect_round_trip(g);
+  OpGraph h;
+  auto hx = h.tensor({4}, DataType::FLOAT, "x");
+  h.relu(hx, Attributes().set_name("clip").set("relu_upper_clip", 6.0))->set_output(true);
+  ASSERT_TRUE(h.validate().is_good());
+  EXPECT_EQ(g.key().value(), h.key().value()) << "6 and 6.0 are one FLOAT attribute";
+}
