@@ -150,6 +150,24 @@ TEST(GemmSupport, DeclinesNamingTheRule) {
   }
 }
 
+// A matmul that binds no C (JSON without the node's outputs; validate() refuses it,
+// but an analysis never dereferences an unbound port): a decline, not a crash
+// (fuzz_graph_execute, tests/exec/test_fuzz_execute_regressions.cpp).
+TEST(GemmSupport, AMatmulWithoutItsOutputDeclines) {
+  const std::string json =
+      R"({"context":{"compute_data_type":"FLOAT","intermediate_data_type":"NOT_SET","io_data_type":"HALF","name":"mm"},)"
+      R"("nodes":[{"attributes":{},"compute_data_type":"FLOAT","inputs":{"A":[1],"B":[2]},"name":"mm0","op":"matmul"}],)"
+      R"("tensors":[{"alignment":16,"data_type":"HALF","dim":[1,16,32],"is_virtual":false,"name":"a","reordering_type":"NONE","stride":[512,32,1],"uid":1,"uid_by_user":false,"user_set":{"data_type":true,"dim":true,"stride":true}},)"
+      R"({"alignment":16,"data_type":"HALF","dim":[1,32,8],"is_virtual":false,"name":"b","reordering_type":"NONE","stride":[256,8,1],"uid":2,"uid_by_user":false,"user_set":{"data_type":true,"dim":true,"stride":true}}],)"
+      R"("version":1})";
+  auto g = OpGraph::deserialize(json);
+  ASSERT_TRUE(g.is_good()) << g.status().to_string();
+  auto p = analyze_gemm(g.value());
+  ASSERT_TRUE(p.is_bad());
+  EXPECT_EQ(p.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(p.status().message().find("does not bind all of A, B and C"), std::string::npos) << p.status().message();
+}
+
 TEST(GemmSupport, BatchBroadcastStrides) {
   OpGraph g;
   g.set_compute_data_type(DataType::FLOAT);

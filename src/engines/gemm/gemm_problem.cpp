@@ -111,6 +111,8 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
     if (mm->input(p)) return decline("G1", "matmul '" + mm->name() + "' binds " + p + "; overrides are not fused");
   const TensorPtr A = mm->input("A"), B = mm->input("B");
   TensorPtr cur = mm->output("C");
+  if (!A || !B || !cur)  // validate() refuses such a graph; a declaration is never dereferenced unbound
+    return decline("G1", "matmul '" + mm->name() + "' does not bind all of A, B and C");
 
   GemmProblem p;
   // G2/G3: walk the chain.
@@ -149,6 +151,7 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
     }
     p.steps.push_back(step);
     cur = n.output("OUT_0");
+    if (!cur) return decline("G2", "node '" + n.name() + "' binds no output");
     ++visited;
   }
   if (visited != g.nodes().size())
