@@ -136,11 +136,13 @@ Status paged_cache_load(KernelContext& c) {
   Array& y = c.out("yOut");
   const std::int64_t blocks = cont.dims[0], heads = cont.dims[1], bs = cont.dims[2], dh = cont.dims[3];
   const std::int64_t pages = pt.dims[2], s_out = y.dims[2];
+  std::int64_t capacity = 0;  // pages * block_size; past int64, no length reaches it
+  if (__builtin_mul_overflow(pages, bs, &capacity)) capacity = INT64_MAX;
   for (std::int64_t b = 0; b < y.dims[0]; ++b) {
     const std::int64_t l = as_index(len[b]);
-    if (l < 0 || l > pages * bs)
+    if (l < 0 || l > capacity)
       return c.fail("seqLen of batch entry " + std::to_string(b) + " is " + std::to_string(l) + ", outside [0, " +
-                    std::to_string(pages * bs) + "] (pages * block_size)");
+                    std::to_string(capacity) + "] (pages * block_size)");
     for (std::int64_t s = 0; s < std::min(l, s_out); ++s) {
       const std::int64_t page = as_index(pt[b * pages + s / bs]);
       if (page < 0 || page >= blocks)
