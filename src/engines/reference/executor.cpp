@@ -40,13 +40,15 @@ std::vector<std::int64_t> strides_of(const Tensor& t) {
   return t.get_stride().size() == t.get_dim().size() ? t.get_stride() : Tensor::packed_strides(t.get_dim());
 }
 
-// Why the reference cannot read or write `t` through its declaration ("" when it
-// can): its element count and its strided span, 1 + sum((dim - 1) * stride), must
-// fit int64 with non-negative extents and strides, so that every element offset
-// computed from an index (ElementOffsets) is in [0, span) without overflow.
+// Why the reference cannot hold `t` or read and write it through its declaration
+// ("" when it can): its element count must fit int64 (the Array holding it), and
+// for a tensor with a buffer (not virtual, not pass-by-value) its strided span,
+// 1 + sum((dim - 1) * stride), too, with non-negative strides, so that every
+// element offset computed from an index (ElementOffsets) is in [0, span).
 std::string geometry_problem(const Tensor& t) {
   const auto& d = t.get_dim();
   if (!checked_numel(d)) return "its element count overflows int64 (or an extent is negative)";
+  if (t.get_is_virtual() || t.get_is_pass_by_value()) return "";
   if (t.get_stride().size() != d.size() && !t.get_stride().empty())
     return "it declares " + std::to_string(t.get_stride().size()) + " strides for " + std::to_string(d.size()) + " dims";
   const auto st = strides_of(t);
