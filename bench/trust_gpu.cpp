@@ -2,14 +2,16 @@
 // H200; not a CI test: it needs a GPU). Three parts, one table each, exit status
 // non-zero when any case is silently wrong:
 //
-//  1. conv fprop + {bias, bias+relu, relu, scale} on {NHWC, NCHW} buffers, the
-//     output's strides left to inference, through EVERY plan of the list
+//  1. conv fprop + {bias, bias+relu, relu, scale, bias+relu+scale, residual add}
+//     and pure pointwise (relu; add of a [1, C, 1, 1] tensor) on {NHWC, NCHW}
+//     buffers, the output's strides left to inference, through EVERY plan of the list
 //     (HeurMode A + FALLBACK): each built plan runs on buffers of the declared
 //     layout (output poisoned) and is compared with the reference engine
 //     (float64 accumulation); then the output is bound with the OTHER layout's
 //     packed strides (the channels-last case of finding 1) and must be refused
 //     naming the output and the rule, with the output left untouched.
-//  2. a bf16 gemm + bias through every plan: declared bindings match the
+//  2. a bf16 gemm + bias (C row-major, then C column-major by the user: the
+//     epilogue's output follows it) through every plan: declared bindings match the
 //     reference; B with transposed strides, A as fp16, A misaligned by 2 bytes
 //     and the output as a read-only tensor are each refused with a named rule
 //     and leave the output untouched.
@@ -104,17 +106,30 @@ bool all_poison(const std::vector<unsigned char>& b) {
 std::string first_words(const std::string& s, std::size_t n = 110) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
 
 // ---- 1. conv fprop + epilogue ----
+// conv fprop (3x3, pad 1) + `epi`: bias, bias_relu, relu, scale, bias_relu_scale,
+// residual (+ a same-shape tensor); or, with no conv, pw_relu (relu of x) and
+// pw_add_bcast (x + a [1, C, 1, 1] tensor). x (and w, and the residual) in the
+// layout class; y's strides left to inference.
 Graph conv_graph(const Env& e, bool nhwc, const std::string& epi) {
   const std::int64_t n = 4, c = 32, h = 14, w = 14, k = 64;
+  auto cl = [&](std::int64_t ch) { return nhwc ? D{ch * h * w, 1, w * ch, ch} : D{}; };
   Graph g;
   g.set_name("conv_" + epi).set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);
   g.set_device_properties(e.props);
-  auto x = g.tensor({n, c, h, w}, DataType::HALF, "x", nhwc ? D{c * h * w, 1, w * c, c} : D{});
-  auto f = g.tensor({k, c, 3, 3}, DataType::HALF, "w", nhwc ? D{c * 9, 1, 3 * c, c} : D{});
-  TensorPtr y = g.conv_fprop(x, f, Attributes().set("pre_padding", D{1, 1}).set("post_padding", D{1, 1}).set("stride", D{1, 1}));
-  if (epi == "bias" || epi == "bias_relu") y = g.bias(y, g.tensor({1, k, 1, 1}, DataType::HALF, "b"));
-  if (epi == "relu" || epi == "bias_relu") y = g.relu(y);
-  if (epi == "scale") y = g.scale(y, g.tensor_scalar(0.5));
+  auto x = g.tensor({n, c, h, w}, DataType::HALF, "x", cl(c));
+  TensorPtr y;
+  if (epi == "pw_relu") {
+    y = g.relu(x);
+  } else if (epi == "pw_add_bcast") {
+    y = g.add(x, g.tensor({1, c, 1, 1}, DataType::HALF, "b"));
+  } else {
+    auto f = g.tensor({k, c, 3, 3}, DataType::HALF, "w", nhwc ? D{c * 9, 1, 3 * c, c} : D{});
+    y = g.conv_fprop(x, f, Attributes().set("pre_padding", D{1, 1}).set("post_padding", D{1, 1}).set("stride", D{1, 1}));
+    if (epi.rfind("bias", 0) == 0) y = g.bias(y, g.tensor({1, k, 1, 1}, DataType::HALF, "b"));
+    if (epi == "relu" || epi.rfind("bias_relu", 0) == 0) y = g.relu(y);
+    if (epi == "scale" || epi == "bias_relu_scale") y = g.scale(y, g.tensor_scalar(0.5));
+    if (epi == "residual") y = g.add(y, g.tensor({n, k, h, w}, DataType::HALF, "r", cl(k)));
+  }
   y->set_output(true).set_name("y").set_data_type(DataType::HALF);
   return g;
 }
@@ -128,9 +143,10 @@ std::map<std::string, Tally> tally;  // conv sweep, per "layout epilogue"
 void conv_sweep(const Env& e, std::mt19937& rng) {
   std::printf("\n## 1. conv fprop + epilogue, every plan (tol 1e-2 relative, fp16 out)\n");
   std::printf("%-6s %-10s %-14s %-28s %-10s %s\n", "layout", "epilogue", "y strides", "plan", "result", "other-layout y");
+  std::printf("(epilogues after a 3x3 conv; pw_*: the pointwise op alone on x)\n");
   StreamHandle handle(e.stream, &e.props);
   for (bool nhwc : {true, false})
-    for (const char* epi : {"bias", "bias_relu", "relu", "scale"}) {
+    for (const char* epi : {"bias", "bias_relu", "relu", "scale", "bias_relu_scale", "residual", "pw_relu", "pw_add_bcast"}) {
       const std::string key = std::string(nhwc ? "NHWC " : "NCHW ") + epi;
       Graph g = conv_graph(e, nhwc, epi);
       if (Status v = g.validate(); v.is_bad()) {
@@ -219,13 +235,17 @@ void conv_sweep(const Env& e, std::mt19937& rng) {
 }
 
 // ---- 2. gemm misbindings ----
-void gemm_misbinds(const Env& e, std::mt19937& rng) {
-  std::printf("\n## 2. bf16 gemm + bias, every plan: declared binding vs the reference; misbindings refused\n");
+void gemm_misbinds(const Env& e, std::mt19937& rng, bool c_col) {
+  std::printf("\n## 2. bf16 gemm + bias, C %s, every plan: declared binding vs the reference; misbindings refused\n",
+              c_col ? "column-major (user strides)" : "row-major");
   std::printf("%-32s %-10s %s\n", "plan", "declared", "misbindings (B strides / A fp16 / A misaligned / C read-only)");
   StreamHandle handle(e.stream, &e.props);
   GemmCase c{1, 256, 192, 128, false, true, DataType::BFLOAT16, DataType::BFLOAT16, {"bias"}};
   Graph g{build_case(c)};
   g.set_device_properties(e.props);
+  if (c_col)
+    for (const auto& t : g.tensors())
+      if (t->get_name() == "C") t->set_stride({c.m * c.n, 1, c.m});
   if (Status v = g.validate(); v.is_bad()) {
     std::printf("validate: %s\n", v.message().c_str());
     ++g_silent;
@@ -458,7 +478,8 @@ int main() {
   std::mt19937 rng(std::random_device{}());
   std::printf("# trust_gpu on %s (sm_%d%d)\n", e.props.name.c_str(), e.props.major, e.props.minor);
   conv_sweep(e, rng);
-  gemm_misbinds(e, rng);
+  gemm_misbinds(e, rng, false);
+  gemm_misbinds(e, rng, true);
   host_overhead(e, rng);
   std::printf("\n## summary: conv sweep (plans of the list; the host reference plan is not run on device buffers)\n");
   std::printf("%-16s %-18s %6s %8s %8s %8s %16s\n", "case", "y inferred", "host", "declined", "built", "matched",
