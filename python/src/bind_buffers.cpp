@@ -235,25 +235,52 @@ bool is_torch_tensor(nb::handle v) {
   return PyObject_IsInstance(v.ptr(), g_torch_tensor_type) == 1;
 }
 
-Buffer normalize_buffer(nb::handle v, const BufferRole& who, bool fast) {
+Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
+  static PyObject* s_data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* s_is_cuda = PyUnicode_InternFromString("is_cuda");
+  static PyObject* s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
+  static PyObject* s_nbytes = PyUnicode_InternFromString("nbytes");
+  static PyObject* s_shape = PyUnicode_InternFromString("shape");
+  static PyObject* s_stride = PyUnicode_InternFromString("stride");
+  auto get = [&](PyObject* name, bool call) {
+    nb::object o = nb::steal(call ? PyObject_CallMethodNoArgs(v.ptr(), name) : PyObject_GetAttr(v.ptr(), name));
+    if (!o.is_valid()) throw nb::python_error();
+    return o;
+  };
+  auto as_int = [&](nb::handle o, const char* what) {
+    const long long x = PyLong_AsLongLong(o.ptr());
+    if (x == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      throw nb::type_error((who.text() + ": torch tensor's " + what + " is not a 64-bit int").c_str());
+    }
+    return static_cast<std::int64_t>(x);
+  };
+  Buffer b;
+  b.data = PyLong_AsVoidPtr(get(s_data_ptr, true).ptr());
+  if (!b.data && PyErr_Occurred()) throw nb::python_error();
+  b.device = get(s_is_cuda, false).ptr() == Py_True ? BufferDevice::CUDA : BufferDevice::HOST;
+  read_torch_dtype(v.ptr(), b);  // the element type is checked against the declaration
+  // Contiguous: its memory is [data_ptr, data_ptr + nbytes), and a row-major declaration
+  // reads it by address exactly as it would by its shape and strides.
+  if (by_address && get(s_is_contiguous, true).ptr() == Py_True) {
+    b.nbytes = as_int(get(s_nbytes, false), "nbytes");
+    return b;
+  }
+  // Strided, expanded, transposed (or a declaration that is not row-major): its own geometry.
+  nb::object shape = get(s_shape, false), stride = get(s_stride, true);
+  for (nb::handle e : shape) b.dims.push_back(as_int(e, "shape"));
+  for (nb::handle e : stride) b.strides.push_back(as_int(e, "stride()"));
+  if (b.dims.size() != b.strides.size())
+    throw nb::type_error((who.text() + ": torch tensor's shape and stride() differ in length").c_str());
+  if (b.dims.empty()) b.dims.push_back(1), b.strides.push_back(1);  // a 0-d tensor is one element
+  b.byte_geometry = b.dtype == DataType::FP4_E2M1;  // float4_e2m1fn_x2: one element a byte
+  return b;
+}
+
+Buffer normalize_buffer(nb::handle v, const BufferRole& who) {
   if (PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr())) {
     Buffer b;
     b.data = address_of(v, who);
-    return b;
-  }
-  if (fast && is_torch_tensor(v)) {  // C-level calls, interned names, no DLPack capsule
-    static PyObject* s_data_ptr = PyUnicode_InternFromString("data_ptr");
-    static PyObject* s_is_cuda = PyUnicode_InternFromString("is_cuda");
-    Buffer b;
-    PyObject* ptr = PyObject_CallMethodNoArgs(v.ptr(), s_data_ptr);
-    if (!ptr) throw nb::python_error();
-    b.data = PyLong_AsVoidPtr(ptr);
-    Py_DECREF(ptr);
-    PyObject* cuda = PyObject_GetAttr(v.ptr(), s_is_cuda);
-    if (!cuda) throw nb::python_error();
-    b.device = cuda == Py_True ? BufferDevice::CUDA : BufferDevice::HOST;
-    Py_DECREF(cuda);
-    read_torch_dtype(v.ptr(), b);  // the element type is checked against the declaration
     return b;
   }
   if (nb::hasattr(v, "__cuda_array_interface__"))
@@ -274,7 +301,7 @@ void bind_buffers(nb::module_& m) {
   m.def(
       "_describe_buffer",
       [](nb::handle v) {
-        Buffer b = normalize_buffer(v, BufferRole{}, false);
+        Buffer b = normalize_buffer(v, BufferRole{});
         nb::dict d;
         d["data"] = reinterpret_cast<std::uintptr_t>(b.data);
         d["dims"] = b.dims;

@@ -8,7 +8,10 @@
 // a ValueError naming the uid and tensor): a tensor key must be this graph's; a buffer that
 // says its element type must hold the declared one, or uint8 storage for an fp8 / fp4
 // operand (a numpy or torch dtype is a claim about the bits: int32 or complex64 memory is
-// never read as FLOAT); an output must be writable. Extents follow the C++ pack's rules.
+// never read as FLOAT); an output must be writable. Extents follow the C++ pack's rules; a
+// torch tensor is read without DLPack (read_torch): bound by address when it is contiguous
+// and the declaration row-major, after its nbytes are checked to cover the declared span
+// (rule buffer_span), else described by its shape and stride() like any strided buffer.
 // Which memory a call drives, and where it runs:
 //   * device buffers on a graph planned for the host: INVALID_VARIANT_PACK (ValueError) naming
 //     the uid and tensor, never a fault; on the host reference's plan: the same (no staging);
@@ -23,13 +26,44 @@
 #include <nanobind/stl/vector.h>
 
 #include "buffers.h"
+#include "exec/declared_layout.h"
 #include "handle.h"
 
 namespace opgraph::py {
 
 #ifdef OPGRAPH_PY_HAS_PLANNING
+namespace {
+
+// The declaration of `t` as execute judges a buffer against it (common.h): its span in
+// bytes by the core's own arithmetic (exec/declared_layout.h) and whether it is row-major
+// dense. Anything without an answer (too many dims, overflow, no slot spelling, no dtype)
+// is not row-major: its buffers are read with their shape and strides and the core judges them.
+PyGraph::Declared declaration_of(const Tensor& t, bool output) {
+  PyGraph::Declared d{&t, t.get_data_type(), output};
+  const auto& dims = t.get_dim();
+  const auto& st = t.get_stride();
+  if (dims.size() > static_cast<std::size_t>(kMaxRank) || slot_bits(d.dtype) <= 0) return d;
+  const int rank = static_cast<int>(dims.size());
+  std::array<std::int64_t, kMaxRank> D{}, S{}, P{};
+  std::copy(dims.begin(), dims.end(), D.begin());
+  if (!packed_strides(rank, D.data(), P.data())) return d;
+  if (st.size() == dims.size()) std::copy(st.begin(), st.end(), S.begin());
+  else S = P;
+  for (int i = 0; i < rank; ++i)
+    if (D[i] > 1 && S[i] != P[i]) return d;  // strided, padded or permuted: not by address
+  if (to_storage_geometry(d.dtype, rank, D.data(), S.data())) return d;  // the core names why
+  const auto span = span_elements(rank, D.data(), S.data());
+  const auto bytes = span ? slot_bytes(*span, slot_bits(d.dtype)) : std::nullopt;
+  if (!bytes) return d;
+  d.bytes = *bytes;
+  d.row_major = true;
+  return d;
+}
+
+}  // namespace
+
 PyGraph::Declared PyGraph::declared(std::int64_t uid) const {
-  auto of = [this](const TensorPtr& t) { return Declared{t.get(), t->get_data_type(), producer_of(t.get()) != nullptr}; };
+  auto of = [this](const TensorPtr& t) { return declaration_of(*t, producer_of(t.get()) != nullptr); };
   if (!is_frozen()) {  // tensors may still change: look them up each time
     TensorPtr t = tensor_by_uid(uid);
     return t ? of(t) : Declared{};
@@ -116,7 +150,9 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
                                                    d.tensor->get_name() + "'"
                                              : "; this graph has no tensor with that uid") +
                                    " (bind this graph's tensors, or int uids)")};
-    Buffer b = normalize_buffer(nb::handle(value), who, /*fast=*/true);
+    // torch tensors: the hot path (read_torch; by address when the declaration is row-major).
+    Buffer b = !PyLong_Check(value) && is_torch_tensor(value) ? read_torch(nb::handle(value), who, d.row_major)
+                                                              : normalize_buffer(nb::handle(value), who);
     if (b.read_only && d.output)
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
                                who.text() + " is a read-only buffer (numpy writeable=False, a DLPack read-only tensor, "
@@ -142,12 +178,20 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
     const MemoryKind mem = b.device == BufferDevice::CUDA   ? MemoryKind::DEVICE
                            : b.device == BufferDevice::HOST ? MemoryKind::HOST
                                                             : MemoryKind::UNKNOWN;
-    if (b.dims.empty() && b.nbytes < 0) {  // a bare address (or a torch tensor read by data_ptr): the declaration
+    // A contiguous torch tensor bound by address (read_torch): its bytes must cover the span
+    // the declaration lends it, or the engine would read or write past its end.
+    if (b.dims.empty() && b.nbytes >= 0 && b.nbytes < d.bytes)
+      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                               who.text() + ": rule buffer_span: the torch tensor covers " + std::to_string(b.nbytes) +
+                                   " bytes, the declaration spans " + std::to_string(d.bytes) +
+                                   " bytes; bind a tensor of the declared extents, or a contiguous one at least "
+                                   "that large")};
+    if (b.dims.empty()) {  // a bare address, or a contiguous torch tensor that covers it: the declaration
       OperandBuffer a = OperandBuffer::address(b.data);
       a.memory = mem;
       pack.set(uid, a);
     } else {
-      OperandBuffer a = OperandBuffer::make(b.data, b.dims, b.strides, b.dtype, mem);
+      OperandBuffer a = OperandBuffer::make(b.data, b.dims, b.strides, b.byte_geometry ? DataType::UINT8 : b.dtype, mem);
       a.read_only = b.read_only;  // engines refuse a read-only output too (their operand tables)
       pack.set(uid, a);
     }
@@ -174,13 +218,13 @@ Workspace to_workspace(nb::handle w) {
   static constexpr BufferRole kWho{nullptr, -1, "workspace"};
   if (PyLong_CheckExact(w.ptr())) return {address_of(w, kWho), INT64_MAX};  // the caller vouches for its size
   if (is_torch_tensor(w)) {  // the hot path: no DLPack round trip for the usual torch workspace
-    static PyObject* s_nbytes = PyUnicode_InternFromString("nbytes");
-    Buffer b = normalize_buffer(w, kWho, /*fast=*/true);
-    nb::object nbytes = nb::steal(PyObject_GetAttr(w.ptr(), s_nbytes));
-    if (!nbytes.is_valid()) throw nb::python_error();
-    return {b.data, nb::cast<std::int64_t>(nbytes)};
+    Buffer b = read_torch(w, kWho, /*by_address=*/true);
+    if (!b.dims.empty())  // nbytes counts elements, not memory, of a strided or expanded tensor
+      throw StatusError{Status(ErrorCode::INVALID_VALUE, "workspace is a torch tensor that is not contiguous; its "
+                                                         "bytes are not its memory: pass a contiguous tensor")};
+    return {b.data, b.nbytes};
   }
-  Buffer b = normalize_buffer(w, kWho, /*fast=*/false);
+  Buffer b = normalize_buffer(w, kWho);
   if (b.read_only)
     throw StatusError{Status(ErrorCode::INVALID_VALUE, "workspace is a read-only buffer (numpy writeable=False, a "
                                                        "DLPack read-only tensor, bytes or a read-only memoryview); "

@@ -8,7 +8,8 @@
 //   torch tensors, numpy arrays, any __dlpack__ producer, the buffer protocol (bytes,
 //                                memoryview, ...)   (nanobind's ndarray import)
 //   __array_interface__          host arrays without DLPack (data's readonly flag)
-// Units: dims/strides in ELEMENTS; nbytes in bytes (-1 when unknown).
+// Units: dims/strides in ELEMENTS; nbytes in bytes (-1 when unknown). Empty dims: an address
+// the declaration describes (an int, or a contiguous torch tensor read by read_torch).
 //
 // What a buffer SAYS is recorded, not judged: its element type (or, when opgraph has no
 // type for it, that it has one: `foreign_dtype`) and whether it is read-only. Judging it
@@ -36,6 +37,8 @@ struct Buffer {
   int device_id = -1;                 // the device ordinal when the buffer says (DLPack), else -1
   bool read_only = false;             // numpy writeable=False, a DLPack 1.x read-only tensor, bytes,
                                       // a read-only memoryview, an interface's readonly flag
+  bool byte_geometry = false;         // dims/strides count bytes (torch's float4_e2m1fn_x2, two fp4
+                                      // elements a byte): bound as uint8 storage
   // The element type the buffer claims, for messages ("" for a bare address).
   std::string dtype_name() const;
 };
@@ -54,11 +57,23 @@ std::string operand_label(const CoreGraph& g, std::int64_t uid);
 // An int as a 64-bit unsigned address; ValueError naming `who` for a negative or wider one.
 void* address_of(nb::handle v, const BufferRole& who);
 
-// fast: a torch tensor is read by data_ptr(), is_cuda and dtype alone (no dims/strides) —
-// the execute hot path. Raises TypeError (unsupported or malformed object) or ValueError
-// (an address outside 64 bits) naming `who`.
-Buffer normalize_buffer(nb::handle v, const BufferRole& who, bool fast);
+// Raises TypeError (unsupported or malformed object) or ValueError (an address outside
+// 64 bits) naming `who`. A torch tensor is read through DLPack here; execute reads torch
+// tensors with read_torch.
+Buffer normalize_buffer(nb::handle v, const BufferRole& who);
 // Whether `v` is a torch.Tensor (false when torch was never imported).
 bool is_torch_tensor(nb::handle v);
+
+// A torch tensor on the execute hot path (execute, prepare_variant_pack, the workspace),
+// read with C-level calls on interned names and no DLPack capsule: data_ptr(), is_cuda,
+// dtype, then
+//   by_address (the declaration is row-major dense): is_contiguous() and nbytes. A
+//     contiguous tensor comes back as an address with its bytes (dims empty, nbytes >= 0):
+//     the caller checks them against the declared span (torch's nbytes is numel x element
+//     size, the tensor's memory only when it is contiguous);
+//   otherwise, or a tensor that is not contiguous: shape and stride() (dims/strides in
+//     elements, nbytes -1), judged by the core like any strided buffer.
+// torch's float4_e2m1fn_x2 counts bytes (element pairs) in its shape: byte_geometry is set.
+Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address);
 
 }  // namespace opgraph::py

@@ -43,12 +43,20 @@ class PyGraph : public CoreGraph {
     declared_.clear();
   }
   // What execute judges a buffer of `uid` against: the tensor holding the uid (null: none),
-  // its data type, whether a node writes it (an output). Looked up each call until the graph
-  // is frozen, then from a table built once (a frozen graph's tensors cannot change).
+  // its data type, whether a node writes it (an output), the bytes its declared layout spans
+  // and whether that layout is row-major dense. Looked up each call until the graph is
+  // frozen, then from a table built once (a frozen graph's tensors cannot change).
   struct Declared {
     const Tensor* tensor = nullptr;
     DataType dtype = DataType::NOT_SET;
     bool output = false;
+    // The declaration's span in bytes (storage slots, as the core's DeclaredLayout counts
+    // it); meaningful only when row_major.
+    std::int64_t bytes = 0;
+    // Row-major dense (packed strides on every axis of extent > 1, a known dtype, a slot
+    // spelling): a contiguous buffer covering `bytes` reads exactly as declared from its
+    // address, so the torch fast path binds it by address after one byte count.
+    bool row_major = false;
   };
   Declared declared(std::int64_t uid) const;  // bind_plans.cpp
   // Index of the host reference's plan in the plan list, found on the first execute

@@ -3,8 +3,10 @@
 Each buffer handed to execute is checked against the graph's declaration before anything
 reads or writes it: its element type must be the declared one (uint8 storage for the fp8 /
 fp4 types is the one exception), an output must be writable, a tensor key must be this
-graph's, an int address must fit 64 bits unsigned. Every refusal is a mapped exception
-(ValueError for caller errors) whose message names the operand and the rule.
+graph's, an int address must fit 64 bits unsigned, a torch tensor bound by its address must
+cover the declared span (strided torch tensors are judged by their strides). Every refusal
+is a mapped exception (ValueError for caller errors) whose message names the operand and
+the rule.
 """
 import numpy as np
 import pytest
@@ -300,3 +302,164 @@ def test_torch_uint8_and_float8_storage_for_fp4_data_and_e4m3_scales(rng):
             g.execute({x: data, s: scales.view(torch.float8_e5m2), alpha: al, y: got})
     with pytest.raises(ValueError, match=r"tensor 'x'.*INT8.*declared FP4_E2M1.*uint8"):
         g.execute({x: data.view(torch.int8), s: scales, alpha: al, y: got})
+
+
+# ---------------------------------------------------------- torch extents --
+# execute reads a contiguous torch tensor by its address alone (data_ptr, is_cuda, dtype,
+# is_contiguous(), nbytes: the execute hot path). Its bytes must cover the declared span,
+# else ValueError naming the uid, the tensor and the rule; any other torch tensor (strided,
+# expanded, transposed) is described by its shape and strides, so it is judged as the same
+# memory handed over as a numpy array is. The checks take `as_tensor` (a numpy array -> a
+# torch tensor over the same memory) so they run with torch and, without it, on a stand-in
+# that speaks the same attributes (test_torch_extent_rules_on_a_stand_in).
+def _outcome(fn):
+    try:
+        fn()
+        return "ran"
+    except ValueError as e:
+        return f"ValueError: {e}"
+
+
+def torch_extent_checks(as_tensor):
+    g, a, y = neg_graph()
+    T = as_tensor
+    store = np.full(10, 7, F32)
+    # Too short: an input of 5 elements, an output view of 4 over a longer storage.
+    with pytest.raises(ValueError, match=r"uid \d+ \(tensor 'a'\).*buffer_span.*covers 20 bytes.*"
+                                         r"declaration spans 24 bytes"):
+        g.execute({a: T(np.ones(5, F32)), y: T(store[:6])})
+    with pytest.raises(ValueError, match=r"tensor 'a'.*covers 20 bytes"):
+        g.prepare_variant_pack({a: T(np.ones(5, F32)), y: T(store[:6])})
+    with pytest.raises(ValueError, match=r"uid \d+ \(tensor 'y'\).*covers 16 bytes.*spans 24 bytes"):
+        g.execute({a: T(np.ones((2, 3), F32)), y: T(store[:4])})
+    with pytest.raises(ValueError, match=r"tensor 'y'.*covers 0 bytes"):
+        g.execute({a: T(np.ones((2, 3), F32)), y: T(store[:0])})
+    assert (store == 7).all()  # nothing ran, nothing written past a view
+    # Dense and covering: read as declared (a flat view, the declared extents, a larger one).
+    g.execute({a: T(np.arange(1, 7, dtype=F32)), y: T(store[2:8])})
+    assert store.tolist() == [7, 7, -1, -2, -3, -4, -5, -6, 7, 7]
+    g.execute(g.prepare_variant_pack({a: T(np.ones((2, 3), F32)), y: T(store[:6].reshape(2, 3))}))
+    assert store.tolist() == [-1] * 6 + [-5, -6, 7, 7]
+    store[:] = 7
+
+    # Strided tensors are judged by their own strides, as the same numpy arrays are: never read
+    # (or written) by the declaration's layout past their storage or in the wrong order.
+    base = np.array([1, 2, 3, 99, 99, 99], F32)
+    st = np.lib.stride_tricks.as_strided
+    inputs = {
+        "stride-0 rows (12 bytes of storage, 24 of elements)": st(base, (2, 3), (0, 4)),
+        "transposed": np.arange(6, dtype=F32).reshape(3, 2).T,
+        "every other column": np.arange(12, dtype=F32).reshape(2, 6)[:, ::2],
+    }
+    for what, x in inputs.items():
+        want_out, got_out = np.full((2, 3), 7, F32), np.full((2, 3), 7, F32)
+        want = _outcome(lambda: g.execute({a: x, y: want_out}))
+        got = _outcome(lambda: g.execute({a: T(x), y: T(got_out)}))
+        assert got == want, what
+        np.testing.assert_array_equal(got_out, want_out, err_msg=what)
+        assert not (got_out == -99).any(), what
+    # An expanded output (stride 0 over one element) writes nothing past its element.
+    want = _outcome(lambda: g.execute({a: np.ones((2, 3), F32), y: st(np.full(6, 7, F32), (2, 3), (0, 0))}))
+    got = _outcome(lambda: g.execute({a: T(np.ones((2, 3), F32)), y: T(st(store, (2, 3), (0, 0)))}))
+    assert got == want
+    assert (store[1:] == 7).all()
+    # A workspace too: an expanded tensor's nbytes (numel x 4) is not its memory (4 bytes).
+    with pytest.raises(ValueError, match=r"workspace.*not contiguous"):
+        g.execute({a: T(np.ones((2, 3), F32)), y: T(store[:6])}, workspace=T(st(store, (1 << 20,), (0,))))
+    assert (store == 7).all()
+
+    # A declaration that is not row-major (column-major `a`): a tensor is never bound by its
+    # address alone; its strides decide, as for numpy.
+    g2 = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    a2 = g2.tensor(dim=[2, 3], stride=[1, 2], data_type=F32, name="a")
+    y2 = g2.neg(input=a2)
+    y2.set_output(True).set_name("y")
+    g2.build([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    col = np.arange(6, dtype=F32).reshape(3, 2).T  # column-major memory of the declared extents
+    for what, x in {"column-major": col, "row-major": np.ascontiguousarray(col)}.items():
+        want_out, got_out = np.full((3, 2), 7, F32).T, np.full((3, 2), 7, F32).T
+        want = _outcome(lambda: g2.execute({a2: x, y2: want_out}))
+        got = _outcome(lambda: g2.execute({a2: T(x), y2: T(got_out)}))
+        assert got == want, what
+        np.testing.assert_array_equal(got_out, want_out, err_msg=what)
+    np.testing.assert_array_equal(got_out, want_out)
+    g2.execute({a2: T(col), y2: T(got_out)})
+    np.testing.assert_array_equal(got_out, -col)
+
+
+def test_torch_tensors_must_cover_the_declared_span_and_strided_ones_keep_their_strides():
+    torch = pytest.importorskip("torch")
+    torch_extent_checks(torch.from_numpy)
+
+
+def test_torch_fp4_pairs_are_judged_as_their_uint8_bytes(rng):
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "float4_e2m1fn_x2"):
+        pytest.skip("torch without float4_e2m1fn_x2")
+    m, k = 128, 64
+    g, x, s, alpha, y = dequant_graph(m, k)
+    wide = rng.integers(0, 256, (m, k), dtype=np.uint8)  # the data is its left half: a strided view
+    scales = (0x30 + rng.integers(0, 0x20, m * k // 16)).astype(np.uint8)
+    al = np.array(1.25, F32)
+    for what, data in {"contiguous": np.ascontiguousarray(wide[:, :k // 2]), "strided": wide[:, :k // 2]}.items():
+        want_out, got_out = np.full((m, k), np.nan, F32), np.full((m, k), np.nan, F32)
+        want = _outcome(lambda: g.execute({x: data, s: scales, alpha: al, y: want_out}))
+        fp4 = torch.from_numpy(data).view(torch.float4_e2m1fn_x2)
+        got = _outcome(lambda: g.execute({x: fp4, s: torch.from_numpy(scales), alpha: torch.from_numpy(al),
+                                          y: torch.from_numpy(got_out)}))
+        assert got == want, what
+        np.testing.assert_array_equal(got_out, want_out, err_msg=what)
+    with pytest.raises(ValueError, match=r"tensor 'x'.*covers 2048 bytes.*spans 4096 bytes"):
+        g.execute({x: torch.from_numpy(wide[: m // 2, : k // 2].copy()).view(torch.float4_e2m1fn_x2),
+                   s: torch.from_numpy(scales), alpha: torch.from_numpy(al), y: torch.from_numpy(got_out)})
+
+
+# A stand-in for torch (run in a subprocess: the binding remembers the first torch.Tensor type
+# it sees): a torch.Tensor class speaking the attributes execute reads, over a numpy array.
+_STAND_IN = '''
+import numpy as np
+
+class dtype:
+    def __init__(self, name):
+        self._name = name
+    def __str__(self):
+        return "torch." + self._name
+
+float32 = dtype("float32")
+
+class Tensor:
+    is_cuda = False
+    def __init__(self, arr):
+        assert arr.dtype == np.float32
+        self._a = arr
+    def data_ptr(self):
+        return self._a.__array_interface__["data"][0]
+    @property
+    def dtype(self):
+        return float32
+    @property
+    def nbytes(self):
+        return self._a.nbytes
+    def is_contiguous(self):
+        return self._a.flags.c_contiguous
+    @property
+    def shape(self):
+        return tuple(self._a.shape)
+    def stride(self):
+        return tuple(s // self._a.itemsize for s in self._a.strides)
+'''
+
+
+def test_torch_extent_rules_on_a_stand_in(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "torch.py").write_text(_STAND_IN)
+    script = ("import torch, test_buffer_trust as t\n"
+              "t.torch_extent_checks(torch.Tensor)\n"
+              "print('stand-in checks passed')\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), os.path.dirname(__file__)] + sys.path)
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "stand-in checks passed" in r.stdout, r.stdout + r.stderr
