@@ -131,8 +131,8 @@ Result<DeclaredLayout> DeclaredLayout::compute(const OpGraph& g) {
                                                   " dims; an operand may have at most " + std::to_string(kMaxRank));
     s.rank = static_cast<int>(d.size());
     std::copy(d.begin(), d.end(), s.dims.begin());
-    auto overflow = [&](const char* what) {
-      return Status(ErrorCode::INVALID_VALUE, "tensor '" + t->get_name() + "' (uid " + std::to_string(s.uid) +
+    auto overflow = [&, name = t->get_name()](const char* what) {  // not `t`: clang 14 cannot capture a binding
+      return Status(ErrorCode::INVALID_VALUE, "tensor '" + name + "' (uid " + std::to_string(s.uid) +
                                                   "): rule span_overflow: its " + what +
                                                   " does not fit in int64 (or an extent is negative)");
     };

@@ -19,7 +19,9 @@ std::optional<std::string> Capabilities::arch_mismatch(const PlanTarget& target)
 
 Result<Knobs> Engine::knobs_from_public(const Knobs& knobs) const {
   const auto& domains = capabilities().knobs;
-  for (const auto& [type, value] : knobs) {
+  for (const auto& kv : knobs) {
+    const KnobType type = kv.first;  // named, not a structured binding: clang 14 cannot capture those
+    const std::int64_t value = kv.second;
     auto d = std::find_if(domains.begin(), domains.end(), [&](const KnobDomain& k) { return k.type == type; });
     if (d == domains.end())
       return Status(ErrorCode::INVALID_VALUE, "engine " + name() + " has no knob " + to_string(type));
