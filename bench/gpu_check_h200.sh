@@ -26,19 +26,7 @@ BIN=${OPGRAPH_GPU_BIN:-$ROOT/.dev/bin}
 mkdir -p "$OUT"
 SUM=$OUT/gpu_check.txt
 : >"$SUM"
-say() { echo "$*" | tee -a "$SUM"; }
-fails=0
-# step NAME LIMIT_S CMD...: runs CMD, logs to $OUT/NAME.log, one summary line.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0 rc
-  t0=$(date +%s)
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-  rc=$?
-  [ "$rc" = 0 ] || fails=$((fails + 1))
-  say "$name rc=$rc ($(( $(date +%s) - t0 )) s) $(grep -hE '^\[  (PASSED|FAILED)  \]' "$OUT/$name.log" | head -2 | tr '\n' ' ')"
-}
+source "$ROOT/bench/device_steps.sh"  # say, step, fails
 
 say "# GPU check: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); commit $(cat "$BIN/COMMIT" 2>/dev/null || echo unknown); $(date -u +%FT%TZ)"
 step cudnn_gpu 240 "$BIN/test_cudnn_gpu" --gtest_filter='-*Bench*:Cases/SdpaGpu.*'

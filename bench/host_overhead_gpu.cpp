@@ -21,6 +21,7 @@
 #include "engines/smoke/smoke_kernels.h"
 #include "exec/device_buffer.h"
 #include "exec/operand_table.h"
+#include "gpu/stream_handle.h"
 #include "opgraph/graph.h"
 #include "plan/manifest.h"
 #include "runtime/device.h"
@@ -83,16 +84,7 @@ class AffineEngine final : public Engine {
   CUfunction fn_;
 };
 
-class StreamHandle final : public Handle {
- public:
-  StreamHandle(CUstream s, const DeviceProperties* d) : s_(s), d_(d) {}
-  Result<void*> stream() const override { return static_cast<void*>(s_); }
-  const DeviceProperties* device() const override { return d_; }
-
- private:
-  CUstream s_;
-  const DeviceProperties* d_;
-};
+using gpu_testing::StreamHandle;
 
 __attribute__((noinline)) int empty_call(void* a, void* b, void* c) {
   asm volatile("" : : "r"(a), "r"(b), "r"(c) : "memory");

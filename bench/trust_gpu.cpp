@@ -32,6 +32,7 @@
 #include "engines/reference/executor.h"
 #include "exec/operand_table.h"
 #include "gemm_gpu/gemm_gpu_util.h"
+#include "gpu/stream_handle.h"
 #include "opgraph/graph.h"
 #include "runtime/device.h"
 
@@ -42,16 +43,7 @@ using namespace opgraph::gemm_testing;
 using D = std::vector<std::int64_t>;
 using Clock = std::chrono::steady_clock;
 
-class StreamHandle final : public Handle {
- public:
-  StreamHandle(CUstream s, const DeviceProperties* d) : s_(s), d_(d) {}
-  Result<void*> stream() const override { return static_cast<void*>(s_); }
-  const DeviceProperties* device() const override { return d_; }
-
- private:
-  CUstream s_;
-  const DeviceProperties* d_;
-};
+using gpu_testing::StreamHandle;
 
 struct Env {
   const runtime::CudaDriverApi* api = nullptr;

@@ -23,18 +23,7 @@ OUT=${OUT:-$ROOT/out}
 mkdir -p "$OUT"
 SUM=$OUT/trust_h200.txt
 : >"$SUM"
-say() { echo "$*" | tee -a "$SUM"; }
-fails=0
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0 rc
-  t0=$(date +%s)
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-  rc=$?
-  [ "$rc" = 0 ] || fails=$((fails + 1))
-  say "$name rc=$rc ($(( $(date +%s) - t0 )) s) $(grep -hE '^\[  (PASSED|FAILED)  \]' "$OUT/$name.log" | head -2 | tr '\n' ' ')"
-}
+source "$ROOT/bench/device_steps.sh"  # say, step, fails
 
 say "# issue 21 trust sweep: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(date -u +%FT%TZ)"
 say "commit: ${OPGRAPH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
