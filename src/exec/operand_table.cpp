@@ -15,14 +15,22 @@ std::string list(const std::int64_t* v, int n) {
 
 const char* memory_name(MemoryKind m) { return m == MemoryKind::HOST ? "host" : "device"; }
 
-}  // namespace
-
-namespace {
-
 std::int64_t pow2_at_least(std::int64_t bytes) {
   std::int64_t a = 1;
   while (a < bytes && a < (std::int64_t{1} << 40)) a <<= 1;
   return a;
+}
+
+// A stride of an axis of extent 1 (or 0) addresses nothing: only the axes of
+// extent > 1 must carry the declared strides (torch reports arbitrary strides for
+// size-1 axes).
+bool same_strides(const OperandRow& r, const OperandBuffer& b) noexcept {
+  if (b.rank != r.rank) return false;
+  for (int i = 0; i < r.rank; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (r.dims[k] > 1 && b.strides[k] != r.strides[k]) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -62,17 +70,6 @@ void OperandTable::add_row(const DeclaredLayout& layout, const OperandNeeds& nee
 void OperandTable::require_alignment(std::size_t row, std::int64_t bytes) {
   OperandRow& r = rows_.at(row);
   r.align_mask = std::max<std::uint64_t>(r.align_mask, static_cast<std::uint64_t>(pow2_at_least(bytes) - 1));
-}
-
-// A stride of an axis of extent 1 (or 0) addresses nothing: only the axes of
-// extent > 1 must carry the declared strides (torch reports arbitrary strides for
-// size-1 axes).
-static bool same_strides(const OperandRow& r, const OperandBuffer& b) noexcept {
-  if (b.rank != r.rank) return false;
-  for (int i = 0; i < r.rank; ++i)
-    if (r.dims[static_cast<std::size_t>(i)] > 1 && b.strides[static_cast<std::size_t>(i)] != r.strides[static_cast<std::size_t>(i)])
-      return false;
-  return true;
 }
 
 bool OperandTable::accepts(const VariantPack& pack) const noexcept {
