@@ -11,14 +11,19 @@ from . import _C
 from ._C import (  # noqa: F401
     FrozenGraphError,
     GraphNotSupportedError,
+    behavior_note,
     bits_of,
+    build_plan_policy,
     create_handle,
     cudnnGraphNotSupportedError,
     data_type,
     destroy_handle,
     get_stream,
     handle,
+    heur_mode,
+    knob_type,
     node,
+    numerical_note,
     op_specs,
     pointwise_builders,
     scalar_type,
@@ -43,9 +48,6 @@ from ._graph import BUILDERS, deserialize, pygraph  # noqa: F401
 
 Graph = pygraph
 Tensor = tensor
-HAS_PLANNING = _C.HAS_PLANNING
-if HAS_PLANNING:
-    from ._C import behavior_note, build_plan_policy, heur_mode, knob_type, numerical_note  # noqa: F401
 
 
 def _set_data_type(self, data_type):

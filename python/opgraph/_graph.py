@@ -34,9 +34,9 @@ class pygraph(_C._GraphBase):
         # The planning target: an explicit architecture (deviceless planning) first, else the
         # device the handle drives (cudnn.pygraph: the handle's device), else the device of the
         # first CUDA buffer given to tensor_like; none of these: the host.
-        if (device_property is not None or sm_version is not None) and hasattr(self, "_set_device_properties"):
+        if device_property is not None or sm_version is not None:
             self._set_device_properties(_device_properties_json(device_property, sm_version, sm_count))
-        elif handle is not None and hasattr(self, "_target_handle_device"):
+        elif handle is not None:
             self._target_handle_device(handle)
 
     # ------------------------------------------------------------- tensors --
@@ -71,7 +71,7 @@ class pygraph(_C._GraphBase):
         if isinstance(obj, _C.tensor):
             return self._tensor_like(obj, name or "")
         d = _C._describe_buffer(obj)
-        if d["device"] == "cuda" and hasattr(self, "_target_device") and not self._has_device_target:
+        if d["device"] == "cuda" and not self._has_device_target:
             self._target_device(d["device_id"] if d["device_id"] >= 0 else _current_cuda_device())
         dt = d["data_type"]
         if dt == _C.data_type.NOT_SET and hasattr(obj, "dtype"):

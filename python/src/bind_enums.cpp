@@ -1,15 +1,12 @@
 // python/src/bind_enums.cpp — the C++ enums as Python enums, with cudnn.pygraph's names.
 //
-// data_type, tensor_reordering and scalar_type always; heur_mode, knob_type,
-// build_plan_policy, numerical_note and behavior_note with the planning layer. Enum-valued op attributes
+// data_type, tensor_reordering, scalar_type, heur_mode, knob_type, build_plan_policy,
+// numerical_note and behavior_note. Enum-valued op attributes
 // (norm_forward_phase, reduction_mode, ...) are strings in the C++ IR and are
 // defined in opgraph/_enums.py. Conversion from torch/numpy dtypes: opgraph/_dtypes.py.
 #include "common.h"
-
-#ifdef OPGRAPH_PY_HAS_PLANNING
 #include "opgraph/knobs.h"
 #include "opgraph/plan_notes.h"
-#endif
 
 namespace opgraph::py {
 
@@ -36,7 +33,6 @@ void bind_enums(nb::module_& m) {
       .value("RUNTIME_PARAM", ScalarKind::RUNTIME_PARAM)
       .value("COMPILE_TIME_CONST", ScalarKind::COMPILE_TIME_CONST);
 
-#ifdef OPGRAPH_PY_HAS_PLANNING
   auto heur = nb::enum_<HeurMode>(m, "heur_mode");
   for (auto h : {HeurMode::A, HeurMode::B, HeurMode::FALLBACK, HeurMode::OPENSOURCE}) add_named(heur, h);
   nb::enum_<BuildPlanPolicy>(m, "build_plan_policy")
@@ -49,7 +45,6 @@ void bind_enums(nb::module_& m) {
   for (int i = 0; i < kNumericalNoteCount; ++i) add_named(numerical, static_cast<NumericalNote>(i));
   auto behavior = nb::enum_<BehaviorNote>(m, "behavior_note");
   for (int i = 0; i < kBehaviorNoteCount; ++i) add_named(behavior, static_cast<BehaviorNote>(i));
-#endif
 }
 
 }  // namespace opgraph::py

@@ -15,13 +15,10 @@
 
 #include "buffers.h"
 #include "handle.h"
-#ifdef OPGRAPH_PY_HAS_PLANNING
 #include "runtime/device.h"
-#endif
 
 namespace opgraph::py {
 
-#ifdef OPGRAPH_PY_HAS_PLANNING
 const Result<DeviceProperties>& device_properties_of(int ordinal) {
   static std::mutex mu;
   static std::map<int, Result<DeviceProperties>> cache;  // lives as long as the process
@@ -30,7 +27,6 @@ const Result<DeviceProperties>& device_properties_of(int ordinal) {
   if (it == cache.end()) it = cache.emplace(ordinal, runtime::read_device_properties(ordinal)).first;
   return it->second;
 }
-#endif
 
 namespace {
 
@@ -86,7 +82,6 @@ int ordinal_of(nb::handle device) {
 PyHandle* make_handle(nb::handle device) {
   auto* h = new PyHandle();
   const int ordinal = ordinal_of(device);
-#ifdef OPGRAPH_PY_HAS_PLANNING
   const auto& props = device_properties_of(ordinal);
   if (props.is_good()) {
     h->device_props = props.value();
@@ -94,9 +89,6 @@ PyHandle* make_handle(nb::handle device) {
   } else {
     h->device_error = props.status().message();
   }
-#else
-  h->device_error = "built without the planning layer";
-#endif
   if (h->ordinal < 0 && !device.is_none()) {  // an explicit device that cannot be read is an error
     std::string why = h->device_error;
     delete h;
@@ -115,9 +107,7 @@ void bind_handle(nb::module_& m) {
         if (h.ordinal < 0) return nb::none();
         return nb::int_(h.ordinal);
       }, "The CUDA device ordinal the handle drives; None for a host-only handle.")
-#ifdef OPGRAPH_PY_HAS_PLANNING
       .def_prop_ro("device_name", [](const PyHandle& h) { return h.device_props ? h.device_props->name : std::string(); })
-#endif
       .def_prop_ro("device_error", [](const PyHandle& h) { return h.device_error; },
                    "Why the handle is host-only (\"\" when it drives a device).")
       .def("__repr__", [](const PyHandle& h) {

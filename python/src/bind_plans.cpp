@@ -31,7 +31,6 @@
 
 namespace opgraph::py {
 
-#ifdef OPGRAPH_PY_HAS_PLANNING
 namespace {
 
 // The declaration of `t` as execute judges a buffer against it (common.h): its span in
@@ -503,14 +502,5 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            nb::arg("variant_pack"), nb::arg("workspace").none(), nb::arg("index"),
            nb::arg("handle").none() = nb::none());
 }
-
-#else
-
-void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
-  (void)m;
-  (void)cls;
-}
-
-#endif
 
 }  // namespace opgraph::py

@@ -14,9 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#ifdef OPGRAPH_PY_HAS_PLANNING
 #include "opgraph/graph.h"
-#endif
 #include "opgraph/op_graph.h"
 #include "opgraph/status.h"
 
@@ -24,11 +22,7 @@ namespace opgraph::py {
 
 namespace nb = nanobind;
 
-#ifdef OPGRAPH_PY_HAS_PLANNING
 using CoreGraph = Graph;
-#else
-using CoreGraph = OpGraph;
-#endif
 
 // The graph behind opgraph.pygraph. It only opens the generic node path that the
 // C++ builders use (NodeSink::add_node) so one binding serves every op record.

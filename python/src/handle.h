@@ -14,14 +14,10 @@
 #include <string>
 
 #include "common.h"
-
-#ifdef OPGRAPH_PY_HAS_PLANNING
 #include "opgraph/execution_context.h"
-#endif
 
 namespace opgraph::py {
 
-#ifdef OPGRAPH_PY_HAS_PLANNING
 class PyHandle : public Handle {
  public:
   Result<void*> stream() const override {
@@ -30,19 +26,13 @@ class PyHandle : public Handle {
   }
   const DeviceProperties* device() const override { return device_props ? &*device_props : nullptr; }
   std::optional<DeviceProperties> device_props;  // read off device `ordinal`; empty: host-only
-#else
-class PyHandle {
- public:
-#endif
   std::uintptr_t stream_value = 0;
   bool destroyed = false;
   int ordinal = -1;          // the CUDA device ordinal, -1: host-only
   std::string device_error;  // why the handle is host-only ("" when it has a device)
 };
 
-#ifdef OPGRAPH_PY_HAS_PLANNING
 // Device `ordinal`'s properties, read once per process and ordinal (bad: why there is none).
 const Result<DeviceProperties>& device_properties_of(int ordinal);
-#endif
 
 }  // namespace opgraph::py

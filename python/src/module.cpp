@@ -12,9 +12,4 @@ NB_MODULE(_C, m) {
   bind_buffers(m);
   auto cls = bind_graph(m);
   bind_plans(m, cls);
-#ifdef OPGRAPH_PY_HAS_PLANNING
-  m.attr("HAS_PLANNING") = true;
-#else
-  m.attr("HAS_PLANNING") = false;
-#endif
 }

@@ -1,4 +1,4 @@
-"""A binding that refuses what it cannot read (issue 21, item 6).
+"""A binding that refuses what it cannot read.
 
 Each buffer handed to execute is checked against the graph's declaration before anything
 reads or writes it: its element type must be the declared one (uint8 storage for the fp8 /
@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 
 import opgraph
-
-pytestmark = pytest.mark.skipif(not opgraph.HAS_PLANNING, reason="built without the planning layer")
 
 F32 = np.float32
 

@@ -13,8 +13,6 @@ import pytest
 
 import opgraph
 
-pytestmark = pytest.mark.skipif(not opgraph.HAS_PLANNING, reason="built without the planning layer")
-
 F32 = np.float32
 
 

@@ -12,10 +12,8 @@ import pytest
 
 import opgraph
 
-pytestmark = pytest.mark.skipif(not opgraph.HAS_PLANNING, reason="built without the planning layer")
-
 F32 = np.float32
-NN, BN = (opgraph.numerical_note, opgraph.behavior_note) if opgraph.HAS_PLANNING else (None, None)
+NN, BN = opgraph.numerical_note, opgraph.behavior_note
 
 
 def matmul_graph(dtype=F32, **ctx):
