@@ -54,6 +54,22 @@ int usage(const char* why) {
   return 2;
 }
 
+// `opgraph cache --help`: the subcommands, on stdout (exit 0).
+int help() {
+  std::fputs(
+      "usage: opgraph cache <subcommand> [--arch ARCH]\n"
+      "  stats  [--arch ARCH]             location, switches, size, environments\n"
+      "  list   [--arch ARCH]             every environment and its entries\n"
+      "  prune  [--arch ARCH]             retire dead environments above the cap\n"
+      "  clear                            remove every environment opgraph wrote\n"
+      "  warm --all [--arch ARCH]         compile every declared kernel\n"
+      "  warm GRAPH.json [--arch ARCH]    compile what the graph's plans need\n"
+      "ARCH (e.g. sm_90a) names the target without a GPU; without it, device 0 is read.\n"
+      "The cache's environment variables apply (OPGRAPH_COMPILED_CACHE, ...: docs/environment.md).\n",
+      stdout);
+  return 0;
+}
+
 int fail(const Status& s) {
   std::fprintf(stderr, "opgraph cache: %s\n", s.to_string().c_str());
   return 1;
@@ -176,7 +192,7 @@ int opgraph_cli_cache(int argc, char** argv) {
     } else if (s == "--all") {
       a.all = true;
     } else if (s == "-h" || s == "--help") {
-      return usage("help");
+      return help();
     } else if (a.sub.empty()) {
       a.sub = s;
     } else {

@@ -20,35 +20,64 @@ int cmd_graph(int argc, char** argv);
 
 namespace {
 
+int cmd_cache(int argc, char** argv) {
+#ifdef OPGRAPH_HAVE_CLI_CACHE
+  return opgraph_cli_cache(argc, argv);
+#else
+  (void)argc, (void)argv;
+  return opgraph::cli::fail("cache", "not built: the runtime layer's compiled-kernel cache is not in this build");
+#endif
+}
+
+// Every subcommand: its entry point (argv starts after the command's name) and its
+// usage, which `opgraph --help` lists and `opgraph <command> --help` prints alone.
+struct Command {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* usage;
+};
+
+constexpr Command kCommands[] = {
+    {"info", opgraph::cli::cmd_info,
+     "  info                                   devices, libraries, families and engines\n"},
+    {"plan", opgraph::cli::cmd_plan,
+     "  plan GRAPH.json [--modes A,FALLBACK] [--device DEV.json]\n"
+     "                                         the ranked plan list: index, id, mode, workspace, name\n"},
+    {"run", opgraph::cli::cmd_run,
+     "  run GRAPH.json [--plan I | --engine ID [--knobs K=V,...]] [--iters N] [--seed S] [--modes ...]\n"
+     "      [--max-bytes N]                    run a plan on random inputs, compare with the reference;\n"
+     "                                         refuses to allocate more than N bytes (default 1G)\n"},
+    {"graph", opgraph::cli::cmd_graph,
+     "  graph GRAPH.json --dot                 Graphviz of the graph, engine per node\n"},
+    {"cache", cmd_cache,
+     "  cache stats|list|prune|clear|warm ...  the compiled-kernel cache (opgraph cache --help)\n"},
+};
+
+bool is_help(const std::string& s) { return s == "-h" || s == "--help"; }
+
 void usage() {
-  std::fputs(
-      "usage: opgraph <command> [args]\n"
-      "  info                                   devices, libraries, families and engines\n"
-      "  plan GRAPH.json [--modes A,FALLBACK] [--device DEV.json]\n"
-      "                                         the ranked plan list: index, id, mode, workspace, name\n"
-      "  run GRAPH.json [--plan I | --engine ID [--knobs K=V,...]] [--iters N] [--seed S] [--modes ...]\n"
-      "      [--max-bytes N]                    run a plan on random inputs, compare with the reference;\n"
-      "                                         refuses to allocate more than N bytes (default 1G)\n"
-      "  graph GRAPH.json --dot                 Graphviz of the graph, engine per node\n"
-      "  cache stats|list|prune|clear|warm ...  the compiled-kernel cache\n",
-      stdout);
+  std::fputs("usage: opgraph <command> [args]\n", stdout);
+  for (const Command& c : kCommands) std::fputs(c.usage, stdout);
+  std::fputs("  <command> --help                       that command's usage\n", stdout);
 }
 
 int dispatch(const std::string& cmd, int argc, char** argv) {
-  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+  if (is_help(cmd) || cmd == "help") {
     usage();
     return 0;
   }
-  if (cmd == "info") return opgraph::cli::cmd_info(argc - 2, argv + 2);
-  if (cmd == "plan") return opgraph::cli::cmd_plan(argc - 2, argv + 2);
-  if (cmd == "run") return opgraph::cli::cmd_run(argc - 2, argv + 2);
-  if (cmd == "graph") return opgraph::cli::cmd_graph(argc - 2, argv + 2);
-  if (cmd == "cache") {
-#ifdef OPGRAPH_HAVE_CLI_CACHE
-    return opgraph_cli_cache(argc - 2, argv + 2);
-#else
-    return opgraph::cli::fail("cache", "not built: the runtime layer's compiled-kernel cache is not in this build");
-#endif
+  for (const Command& c : kCommands) {
+    if (cmd != c.name) continue;
+    // `opgraph <command> --help` (anywhere among its arguments): its usage, exit 0.
+    // `cache` prints its own, which describes each subcommand.
+    if (cmd != "cache") {
+      for (int i = 2; i < argc; ++i) {
+        if (!is_help(argv[i])) continue;
+        std::printf("usage: opgraph %s", c.usage + 2);  // the table's line without its indent
+        return 0;
+      }
+    }
+    return c.run(argc - 2, argv + 2);
   }
   return opgraph::cli::fail(cmd, "unknown command '" + opgraph::cli::clip(cmd) + "' (try: opgraph --help)", 2);
 }

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fakes.h"
@@ -95,6 +96,27 @@ TEST(Cli, BadPlanIndexAndUnknownCommand) {
   expect_one_line_error(run_tool("run " + path + " --plan 99"), "99");
   expect_one_line_error(run_tool("run " + path + " --plan x"), "--plan");
   expect_one_line_error(run_tool("frobnicate"), "frobnicate");
+}
+
+// `opgraph --help` and `opgraph <command> --help`: the usage on stdout, nothing on
+// stderr, exit 0, and no work done (help wins over a missing graph file).
+TEST(Cli, EveryCommandHasHelp) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "usage: opgraph <command>"},        {"info ", "usage: opgraph info"},
+      {"plan ", "usage: opgraph plan GRAPH.json"}, {"run ", "usage: opgraph run GRAPH.json"},
+      {"graph ", "usage: opgraph graph GRAPH.json"}, {"cache ", "usage: opgraph cache <subcommand>"},
+      {"cache warm ", "usage: opgraph cache <subcommand>"},
+      {"run /nonexistent/graph.json ", "usage: opgraph run GRAPH.json"},
+  };
+  for (const auto& [cmd, usage] : cases) {
+    for (const char* flag : {"--help", "-h"}) {
+      const std::string args = cmd + flag;
+      ToolRun r = run_tool(args);
+      EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+      EXPECT_TRUE(r.err.empty()) << args << ": " << r.err;
+      EXPECT_EQ(r.out.rfind(usage, 0), 0u) << args << ": " << r.out;
+    }
+  }
 }
 
 TEST(Cli, PlanListsTheReferenceForAGraph) {
