@@ -15,10 +15,14 @@
 //    result per plan, so it runs at most once per (graph, plan).
 //  * CompiledPlan::execute takes the handle, stream and workspace explicitly and
 //    may be called concurrently from several threads with different buffers.
+//  * An engine that compiles kernels (NVRTC) names them ahead of time:
+//    declared_kernels (its whole domain) and plan_kernels (one plan), so
+//    `opgraph cache warm` fills the compiled cache without a device.
 #pragma once
 
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +39,19 @@
 namespace opgraph {
 
 class OpGraph;
+
+namespace runtime {
+// One NVRTC specialisation (family, kernel name, embedded source, entry,
+// defines): library-internal, defined in src/runtime/nvrtc_compiler.h. Engines
+// hand it out only by reference through a KernelSink, so this header needs no
+// more than the name.
+struct KernelRequest;
+}  // namespace runtime
+
+// Receives one kernel request an engine names (declared_kernels /
+// plan_kernels). The request is valid only during the call. A bad status stops
+// the walk and is what the engine's method returns.
+using KernelSink = std::function<Status(const runtime::KernelRequest& request)>;
 
 // What the manifest hands a factory: the engine's id and stable name (the name
 // appears in plan names, filters, cache keys and logs).
@@ -154,6 +171,30 @@ class Engine {
   virtual std::string label(const PlanConfig& config) const {
     (void)config;
     return name();
+  }
+
+  // --- ahead-of-time compilation (`opgraph cache warm`) ---
+  // Hands `sink`, in a stable order, every kernel specialisation this engine
+  // may compile on any graph (its declared domain: what `cache warm --all`
+  // and the CI compile). Each compiles for an arch without a device. Returns
+  // the first bad status `sink` returns, else OK. Default: none (an engine
+  // that compiles no kernels: the reference, cuDNN).
+  virtual Status declared_kernels(const KernelSink& sink) const {
+    (void)sink;
+    return Status::ok();
+  }
+  // Hands `sink` the specialisations build_plan would compile for plan
+  // `config` on `graph` for ctx.target(), without compiling or opening a
+  // device (ctx.layout may be null). GRAPH_NOT_SUPPORTED when build_plan
+  // would decline the plan for a reason decidable here; else as
+  // declared_kernels. Default: none.
+  virtual Status plan_kernels(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx,
+                              const KernelSink& sink) const {
+    (void)graph;
+    (void)config;
+    (void)ctx;
+    (void)sink;
+    return Status::ok();
   }
 
  private:
