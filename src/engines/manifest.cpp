@@ -6,9 +6,9 @@
 // holds the rules (classification, ids, opt-in, the test hook); this file is data.
 //
 // Blocks are fixed forever (ids 20000 + 100*block + slot): append new families
-// with new blocks, never renumber. Families without slots still classify graphs
-// (their engines arrive with later issues); such a graph is served by the backend
-// and the universal reference.
+// with new blocks, never renumber. A family with no engine slot of ours still
+// classifies graphs: such a graph is served by the backend and the universal
+// reference.
 #include "engines/manifest.h"
 
 #include "engines/cudnn/cudnn_engine.h"

@@ -10,7 +10,9 @@ namespace opgraph {
 
 namespace {
 
-// H200 figures (read off the lent machine, /work/shared/GPU.md).
+// An sm_90 target without a device is planned as an H200: the figures its CUDA
+// device attributes report (multiprocessor count, L2 cache size, opt-in shared
+// memory per block; bench/results/2026-11-30-runtime-h200.txt records the first two).
 constexpr int kH200Sms = 132;
 constexpr std::int64_t kH200L2Bytes = 60ll * 1024 * 1024;
 constexpr std::int64_t kH200SmemOptin = 227ll * 1024;

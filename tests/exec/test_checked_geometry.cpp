@@ -1,9 +1,9 @@
-// Checked arithmetic in the declared layout and normalisation (issue 21, finding 3):
-// a stride such as (2^64 + 5) / 7 wrapped int64 in span_elements, so a buffer of a
-// few elements "covered the declared bytes" and the reference engine read far past
-// it. Every extent, stride and byte count is now checked: an overflow has no
-// answer, the layout refuses the tensor naming it and the rule, and normalisation
-// refuses buffers and overrides whose geometry overflows or has a negative extent.
+// Checked arithmetic in the declared layout and normalisation: a stride such as
+// (2^64 + 5) / 7 once wrapped int64 in span_elements, so a buffer of a few elements
+// "covered the declared bytes" and the reference engine read far past it. Every extent,
+// stride and byte count is now checked: an overflow has no answer, the layout refuses
+// the tensor naming it and the rule, and normalisation refuses buffers and overrides
+// whose geometry overflows or has a negative extent.
 #include <gtest/gtest.h>
 
 #include <climits>

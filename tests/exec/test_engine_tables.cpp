@@ -1,14 +1,14 @@
-// One execute path for every engine (issue 21, finding 2): the gemm and cuDNN
-// plans build an operand table from the graph's declared layout, as the
-// reference does, and their execute is that table's check. These tests drive
-// the tables each engine builds (gemm: operand_table_for, cuDNN:
-// operand_table_of; both pure, no GPU) with the misbindings that used to reach a
-// kernel unchecked — strides other than declared (the channels-last case of
-// finding 1), another dtype, a misaligned address, host memory, a read-only
-// output, a missing buffer — and expect each refused naming operand and rule,
-// while declared bindings (bare addresses, dense re-described buffers, arbitrary
-// strides on extent-1 axes) pass. On the H200, bench/trust_h200.sh runs the same
-// misbindings through built plans.
+// One execute path for every engine: the gemm and cuDNN plans build an operand table
+// from the graph's declared layout, as the reference does, and their execute is that
+// table's check. These tests drive the tables each engine builds (gemm:
+// operand_table_for, cuDNN: operand_table_of; both pure, no GPU) with the misbindings
+// that used to reach a kernel unchecked — strides other than declared (a channels-last
+// buffer where the graph declares packed NCHW, which a cuDNN plan once wrote silently
+// wrong), another dtype, a misaligned address, host memory, a read-only output, a
+// missing buffer — and expect each refused naming operand and rule, while declared
+// bindings (bare addresses, dense re-described buffers, arbitrary strides on extent-1
+// axes) pass. On the H200, bench/trust_h200.sh runs the same misbindings through built
+// plans.
 #include <gtest/gtest.h>
 
 #include "engines/cudnn/cudnn_engine.h"
@@ -146,7 +146,8 @@ TEST(EngineTables, GemmRefusesWhatItsKernelWouldMisread) {
   }
 }
 
-// conv fprop on channels-last x, then bias and relu: the shape of finding 1.
+// conv fprop on channels-last x, then bias and relu: the graph whose cuDNN plans once wrote a
+// channels-last output in packed NCHW order without an error.
 TEST(EngineTables, CudnnTableRefusesAChannelsLastMismatchAndOtherMisbinds) {
   Graph g;
   g.set_name("conv").set_compute_data_type(DataType::FLOAT).set_intermediate_data_type(DataType::FLOAT);

@@ -69,7 +69,7 @@ TEST(FuzzExecuteRegressions, ControlTheHonestMatmulRuns) {
   EXPECT_TRUE(s.is_good()) << s.to_string();
 }
 
-// Known issue (issue 21): span_elements wrapped int64 on this stride, so a
+// A fuzzer's find: span_elements once wrapped int64 on this stride, so a
 // 6-element buffer "covered the declared bytes" and execute read A's row 7 at
 // element 7 * stride — a segfault inside the library. The normalisation alone
 // (prepare_variant_pack, no engine) must refuse the buffer: src/exec/.
@@ -162,7 +162,7 @@ TEST(FuzzExecuteRegressions, DeclaredLayoutDoesNotWrapTheSpan) {
   EXPECT_TRUE(s.is_bad()) << "a 6-element buffer covered A's declaration, which spans 1 + 7 * " << kWrappingStride;
 }
 
-// The reference engine's own arithmetic (issue 21 item 3): reference::execute
+// The reference engine's own arithmetic, checked too: reference::execute
 // takes bare host pointers, so it cannot see buffer sizes, but it refuses a
 // declaration whose span does not fit int64 before reading anything
 // (INVALID_VALUE naming the tensor).

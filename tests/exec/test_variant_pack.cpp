@@ -136,8 +136,9 @@ TEST(VariantPack, DtypeRules) {
   std::vector<std::uint8_t> bytes(256);
   auto dtype_of = [&](const OperandBuffer& in) { VariantPack p; p.set(m.a->get_uid(), in); return m.one(p, m.a); };
   // Only the declared type, or bytes for one-byte slots, read as the declared type: a byte
-  // blob covering floats, int32 bits or fp16 halves are never read as FLOAT (issue 21):
-  // they keep their own dtype and description, and every engine's table refuses them.
+  // blob covering floats, int32 bits or fp16 halves are never read as FLOAT (a buffer's
+  // element type is a claim about its bits): they keep their own dtype and description,
+  // and every engine's table refuses them.
   auto blob = dtype_of(OperandBuffer::make(bytes.data(), {128}, {}, DataType::UINT8));
   EXPECT_EQ(blob.dtype, DataType::UINT8);
   EXPECT_FALSE(blob.graph_described);

@@ -32,7 +32,7 @@ bool holds_json_invariant(const std::string& text) {
 }
 
 // A matmul whose A declares strides (2^64 + 5) / 7: seven of them wrap int64 to 5
-// (issue 21's known span overflow; execute side in tests/exec/). Whether validate
+// (a span overflow a fuzzer found; execute side in tests/exec/). Whether validate
 // refuses it (an overflow rule) or accepts it, the JSON layer must hold, and an
 // accepted graph must round-trip the stride exactly.
 TEST(FuzzRegressions, WrappingStrideRoundTripsOrIsRefused) {

@@ -1,6 +1,7 @@
-// tests/ir/test_trust_checks.cpp — the IR's own checks against hostile graphs
-// (issue 21): checked span arithmetic, stride 0 on a written output, the norms'
-// epsilon rule, duplicate JSON keys, and NaN / ±Inf values through the JSON.
+// tests/ir/test_trust_checks.cpp — the IR's own checks against hostile graphs (what a
+// fuzzer or a careless caller sends): checked span arithmetic, stride 0 on a written
+// output, the norms' epsilon rule, duplicate JSON keys, and NaN / ±Inf values through
+// the JSON.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// tests/plan/test_linear_planning.cpp — planning is linear in the graph (issue 21):
+// tests/plan/test_linear_planning.cpp — planning is linear in the graph:
 // a chain of 100,000 pointwise nodes validates, plans and builds on the CPU
 // reference engine. A super-linear step (a producer lookup that scans the nodes, a
 // "seen" list searched per operand) took 252 s here. The test's only clock is a

@@ -1,6 +1,7 @@
 // tests/reference/test_reference_arithmetic.cpp — the reference engine's checked
-// arithmetic (issue 21 item 3): declared geometry reaches an allocation only through
-// checked_numel, caller integers become indices only through to_index / as_index.
+// arithmetic (a declared shape is caller input, never trusted): declared geometry
+// reaches an allocation only through checked_numel, caller integers become indices only
+// through to_index / as_index.
 #include <gtest/gtest.h>
 
 #include <cmath>

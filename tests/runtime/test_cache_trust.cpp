@@ -1,5 +1,6 @@
 // The compiled cache touches only its own and loads only from folders no one
-// else can write (issue 21, item 8): the root's marker file, prune and clear
+// else can write (another user's files are neither ours to delete nor ours to
+// trust): the root's marker file, prune and clear
 // that leave foreign files and folders alone (and never count them toward the
 // cap), a replaced corrupt entry leaving no orphan files, folders created
 // private to their owner whatever the umask, and folders writable by group or
