@@ -4,7 +4,7 @@
 // descriptors to create, in creation order, each with the attributes to set.
 // It makes NO cuDNN call (it needs only cudnn_graph.h's enum values), so the
 // lowering of every op is testable on a machine without cuDNN or a GPU; the
-// separate step in materialize.h turns the plan into live descriptors.
+// separate step, materialise() in backend.h, turns the plan into live descriptors.
 //
 // Rules the plan follows:
 //  * uids come from the IR (every tensor's uid, pushed explicitly; never assigned here);

@@ -36,7 +36,7 @@ struct RawLaunch {
   CUtensorMap maps[3];
   void* args[5] = {};
 };
-// For the host-overhead benchmark (bench/gemm_host_overhead.cpp): what a built
+// For the host-overhead rows of bench/trust_gpu.cpp: what a built
 // gemm `plan` launches for the normalised `pack`, so a raw cuLaunchKernelEx of
 // the same kernel and arguments can be timed against execute. INVALID_VALUE:
 // not this engine's plan; GRAPH_NOT_SUPPORTED: a plan that leases split-K

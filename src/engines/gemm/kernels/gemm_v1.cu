@@ -11,7 +11,7 @@
 // Shared tiles keep the global layout (K-major or not), so every layout class
 // uses the same copy code; fragments are gathered element-wise from them.
 //
-// Specialisation (prelude #defines, see gemm_common.cuh and gemm_codegen.cpp):
+// Specialisation (prelude #defines, see gemm_common.cuh and gemm_kernel.cpp):
 //   OPGRAPH_GEMM_IN        0 bf16, 1 fp16 (A and B)
 //   OPGRAPH_GEMM_OUT       0 bf16, 1 fp16, 2 fp32 (C)
 //   OPGRAPH_GEMM_A_KMAJOR  1: A's K axis is contiguous (row-major A); 0: M is
@@ -22,14 +22,14 @@
 //   OPGRAPH_GEMM_RASTER (0: consecutive CTAs walk M, 1: walk N)
 //   OPGRAPH_GEMM_EPILOGUE_BODY  statements updating float x from p, b0, b1, m, n
 // Launch: grid (tiles_m * tiles_n, batch0 * batch1), block 128, dynamic shared
-// memory gemm_v1_smem_bytes (mirrored by engines/gemm/gemm_launch.cpp).
+// memory gemm_v1_smem_bytes (mirrored by smem_bytes in engines/gemm/gemm_kernel.cpp).
 #include "gemm/kernels/gemm_common.cuh"
 
 #if !defined(OPGRAPH_GEMM_IN) || !defined(OPGRAPH_GEMM_OUT) || !defined(OPGRAPH_GEMM_A_KMAJOR) || \
     !defined(OPGRAPH_GEMM_B_KMAJOR) || !defined(OPGRAPH_GEMM_VEC) || !defined(OPGRAPH_GEMM_TILE_M) ||  \
     !defined(OPGRAPH_GEMM_TILE_N) || !defined(OPGRAPH_GEMM_STAGES) || !defined(OPGRAPH_GEMM_RASTER) || \
     !defined(OPGRAPH_GEMM_EPILOGUE_BODY)
-#error "gemm_v1.cu: the specialisation prelude (engines/gemm/gemm_codegen.cpp) sets every OPGRAPH_GEMM_* define"
+#error "gemm_v1.cu: the specialisation prelude (engines/gemm/gemm_kernel.cpp) sets every OPGRAPH_GEMM_* define"
 #endif
 
 namespace {
