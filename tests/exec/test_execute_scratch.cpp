@@ -20,13 +20,27 @@ namespace {
 thread_local long g_news = 0;  // operator new calls on this thread
 }  // namespace
 
+// Every form the replaced deletes pair with is replaced too: the nothrow form
+// (std::stable_sort's temporary buffer) would otherwise come from the runtime's
+// operator new and be released by these deletes through free() — a mismatch
+// AddressSanitizer reports.
 void* operator new(std::size_t n) {
   ++g_news;
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  ++g_news;
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace opgraph {
 namespace {
