@@ -20,14 +20,7 @@ int cmd_graph(int argc, char** argv);
 
 namespace {
 
-int cmd_cache(int argc, char** argv) {
-#ifdef OPGRAPH_HAVE_CLI_CACHE
-  return opgraph_cli_cache(argc, argv);
-#else
-  (void)argc, (void)argv;
-  return opgraph::cli::fail("cache", "not built: the runtime layer's compiled-kernel cache is not in this build");
-#endif
-}
+int cmd_cache(int argc, char** argv) { return opgraph_cli_cache(argc, argv); }
 
 // Every subcommand: its entry point (argv starts after the command's name) and its
 // usage, which `opgraph --help` lists and `opgraph <command> --help` prints alone.
