@@ -124,6 +124,42 @@ Result<std::unique_ptr<Engine>> instantiate(const SlotRef& ref) {
   return e;
 }
 
+Status declared_kernels(const Manifest& m, std::string_view family, const SlotKernelSink& sink) {
+  std::vector<const Family*> rows{&m.universal};
+  for (const auto& f : m.families) rows.push_back(&f);
+  if (!family.empty()) {
+    std::string names;
+    std::erase_if(rows, [&](const Family* f) { return f->name != family; });
+    if (rows.empty()) {
+      for (const auto& f : m.families) names += (names.empty() ? "" : ", ") + f.name;
+      return Status(ErrorCode::INVALID_VALUE, "no family is named '" + std::string(family) + "' (the families: " +
+                                                  m.universal.name + ", " + names + ")");
+    }
+  }
+  for (const Family* f : rows) {
+    for (const SlotRef& ref : slots_of(*f)) {
+      auto engine = instantiate(ref);
+      if (engine.is_bad()) return engine.status();
+      OPGRAPH_CHECK((*engine)->declared_kernels([&](const runtime::KernelRequest& r) { return sink(ref, r); }));
+    }
+  }
+  return Status::ok();
+}
+
+Status plan_kernels(const Manifest& m, const OpGraph& graph, const PlanConfig& config, const PlanTarget& target,
+                    const SlotKernelSink& sink) {
+  if (decode_engine_id(config.engine_id).band != IdBand::OURS) return Status::ok();
+  auto ref = slot_for_id(m, config.engine_id);
+  if (ref.is_bad()) return ref.status();
+  auto engine = instantiate(*ref);
+  if (engine.is_bad()) return engine.status();
+  const FactsCache facts(graph, target);
+  PlanContext ctx;
+  ctx.facts = &facts;
+  return (*engine)->plan_kernels(graph, config, ctx,
+                                 [&](const runtime::KernelRequest& r) { return sink(*ref, r); });
+}
+
 const Manifest& active_manifest(const Manifest& dflt) {
   const Manifest* o = override_slot();
   return o ? *o : dflt;

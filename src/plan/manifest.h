@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opgraph/engine.h"
@@ -100,6 +101,23 @@ std::vector<SlotRef> slots_of(const Family& family);
 Result<SlotRef> slot_for_id(const Manifest& m, std::int64_t id);
 // Instantiates a slot's engine with its manifest-given identity.
 Result<std::unique_ptr<Engine>> instantiate(const SlotRef& ref);
+
+// --- ahead-of-time compilation (`opgraph cache warm`) ---
+// Receives one kernel request and the slot whose engine named it.
+using SlotKernelSink = std::function<Status(const SlotRef& slot, const runtime::KernelRequest& request)>;
+// Hands `sink` every kernel the engines of `m` declare (Engine::declared_kernels):
+// the universal row, then each family in table order, every slot enabled or
+// not (an opt-in engine's kernels are warmed too). `family` non-empty: that
+// family's slots only (INVALID_VALUE naming the families when none has that
+// name). The first bad status (a factory's, the engine's or the sink's) stops
+// the walk and is returned.
+Status declared_kernels(const Manifest& m, std::string_view family, const SlotKernelSink& sink);
+// Hands `sink` the kernels plan `config` would compile on `graph` for `target`
+// (Engine::plan_kernels), compiling nothing and opening no device. A backend
+// plan (an id outside the OURS band) names none. Errors: the engine's (a
+// decline is GRAPH_NOT_SUPPORTED), the sink's, slot_for_id's.
+Status plan_kernels(const Manifest& m, const OpGraph& graph, const PlanConfig& config, const PlanTarget& target,
+                    const SlotKernelSink& sink);
 
 // The manifest planning uses: a test's override if one is installed, else `dflt`.
 const Manifest& active_manifest(const Manifest& dflt);

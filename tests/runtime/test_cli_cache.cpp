@@ -1,13 +1,23 @@
-// `opgraph cache ...` end to end in child processes: warm --all compiles every
-// declared kernel with a progress bar, list/stats show them under the current
-// environment, a second warm is all hits, REQUIRE_HIT fails on an empty cache,
-// clear removes what opgraph wrote and names what it kept, warm into a root
-// that cannot be written fails; and OPGRAPH_LOG_LEVEL=2 prints the
-// specialised source and the compile log.
+// `opgraph cache ...` end to end in child processes: warm --all walks the
+// manifest's engines (Engine::declared_kernels) with a line per kernel,
+// list/stats show them under the current environment, a second warm is all
+// hits, REQUIRE_HIT fails on an empty cache, clear removes what opgraph wrote
+// and names what it kept, warm into a root that cannot be written fails; warm
+// GRAPH.json compiles exactly the kernels of the graph's gemm plans; and
+// OPGRAPH_LOG_LEVEL=2 prints the specialised source and the compile log.
+//
+// Most cases warm `--all --limit 2` (the first two kernels of the walk: the
+// universal reference declares none, so they are gemm's first two); one
+// compiles the whole declared domain (56 gemm kernels and the runtime's smoke
+// kernels, about 40 s on two cores).
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
+#include <sstream>
 
+#include "engines/gemm/gemm_declared.h"
+#include "opgraph/op_graph.h"
 #include "runtime_test_util.h"
 
 using namespace opgraph;
@@ -18,6 +28,26 @@ namespace {
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
+// The quick warm: the walk's first two kernels (gemm's first two declared).
+constexpr std::size_t kQuick = 2;
+std::vector<std::string> quick_warm() {
+  return {OPGRAPH_TOOL, "cache", "warm", "--all", "--limit", std::to_string(kQuick), "--arch", "sm_90a"};
+}
+std::vector<runtime::KernelRequest> quick_requests() {
+  auto all = gemm::declared_specialisations();
+  all.resize(kQuick);
+  return all;
+}
+
+// The `list` lines of the current environment that name entries ("  <entry>").
+std::set<std::string> entries_listed(const std::string& list_output) {
+  std::set<std::string> out;
+  std::istringstream in(list_output);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("  ", 0) == 0) out.insert(line.substr(2));
+  return out;
+}
+
 }  // namespace
 
 TEST(CliCache, WarmListStatsRequireHitClear) {
@@ -25,23 +55,28 @@ TEST(CliCache, WarmListStatsRequireHitClear) {
   if (std::string(OPGRAPH_TOOL) == OPGRAPH_RUNTIME_PROBE) GTEST_SKIP() << "the opgraph tool is not built";
   TempDir dir;
   const std::vector<std::string> env = {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()};
-  const auto n = std::to_string(smoke::declared_specialisations().size());
+  const auto n = std::to_string(kQuick);
 
-  auto warm = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"}, env);
+  auto warm = run_process(quick_warm(), env);
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
   EXPECT_TRUE(contains(warm.output, "warmed " + n + " kernels for sm_90a")) << warm.output;
   EXPECT_TRUE(contains(warm.output, n + " compiled, 0 already cached")) << warm.output;
   EXPECT_TRUE(contains(warm.output, "[##############################] " + n + "/" + n)) << warm.output;
+  for (const auto& r : quick_requests()) {  // one line per kernel
+    EXPECT_TRUE(contains(warm.output, "/" + n + " gemm/" + r.kernel + ": compiled in ")) << r.kernel << warm.output;
+  }
 
-  auto again = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"}, env);
+  auto again = run_process(quick_warm(), env);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(again.output, "0 compiled, " + n + " already cached")) << again.output;
+  for (const auto& r : quick_requests())
+    EXPECT_TRUE(contains(again.output, "gemm/" + r.kernel + ": already cached")) << r.kernel << again.output;
 
   auto list = run_process({OPGRAPH_TOOL, "cache", "list", "--arch", "sm_90a"}, env);
   ASSERT_EQ(list.exit_code, 0) << list.output;
   EXPECT_TRUE(contains(list.output, "(current)")) << list.output;
   EXPECT_TRUE(contains(list.output, n + " entries")) << list.output;
-  for (const auto& r : smoke::declared_specialisations()) {
+  for (const auto& r : quick_requests()) {
     EXPECT_TRUE(contains(list.output, runtime::CompiledCache::entry_name(r, "sm_90a"))) << r.kernel;
   }
   auto stats = run_process({OPGRAPH_TOOL, "cache", "stats", "--arch", "sm_90a"}, env);
@@ -56,8 +91,9 @@ TEST(CliCache, WarmListStatsRequireHitClear) {
 
   auto strict_env = env;
   strict_env.push_back("OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1");
-  auto strict = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"}, strict_env);
+  auto strict = run_process(quick_warm(), strict_env);
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_TRUE(contains(strict.output, "2 of 2 kernels failed")) << strict.output;
   EXPECT_TRUE(contains(strict.output, "OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1")) << strict.output;
 
   EXPECT_EQ(run_process({OPGRAPH_TOOL, "cache", "bogus"}, env).exit_code, 2);
@@ -107,7 +143,7 @@ TEST(CliCache, ClearKeepsWhatOpgraphDidNotWriteAndSaysSo) {
   if (std::string(OPGRAPH_TOOL) == OPGRAPH_RUNTIME_PROBE) GTEST_SKIP() << "the opgraph tool is not built";
   TempDir dir;
   const std::vector<std::string> env = {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()};
-  auto warm = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"}, env);
+  auto warm = run_process(quick_warm(), env);
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
   std::filesystem::create_directories(dir.path() / "v3");
   { std::ofstream(dir.path() / "v3" / "keep.txt") << "mine"; }
@@ -118,4 +154,109 @@ TEST(CliCache, ClearKeepsWhatOpgraphDidNotWriteAndSaysSo) {
   EXPECT_TRUE(contains(cleared.output, "removed 1 environment")) << cleared.output;
   EXPECT_TRUE(contains(cleared.output, "kept")) << cleared.output;
   EXPECT_TRUE(contains(cleared.output, "v3")) << cleared.output;
+}
+
+TEST(CliCache, WarmAllWalksEveryFamilyOfTheManifest) {
+  if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  if (std::string(OPGRAPH_TOOL) == OPGRAPH_RUNTIME_PROBE) GTEST_SKIP() << "the opgraph tool is not built";
+  TempDir dir;
+  const std::vector<std::string> env = {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()};
+  // The reference engine compiles no kernels: its family declares none.
+  auto ref = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--family", "reference", "--arch", "sm_90a"}, env);
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  EXPECT_TRUE(contains(ref.output, "warming 0 kernel(s) declared by family reference")) << ref.output;
+  EXPECT_TRUE(contains(ref.output, "warmed 0 kernels")) << ref.output;
+  // An unknown family names the manifest's.
+  auto bad = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--family", "nope", "--arch", "sm_90a"}, env);
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "no family is named 'nope'")) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "gemm")) << bad.output;
+  // The smoke kernels alone (the runtime's self-test set, after the manifest's).
+  auto smoke_only = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--family", "smoke", "--arch", "sm_90a"}, env);
+  ASSERT_EQ(smoke_only.exit_code, 0) << smoke_only.output;
+  const auto n_smoke = std::to_string(smoke::declared_specialisations().size());
+  EXPECT_TRUE(contains(smoke_only.output, "warmed " + n_smoke + " kernels")) << smoke_only.output;
+  // The whole walk names every gemm specialisation and every smoke kernel
+  // (counted without compiling: every get is a miss, an error, under REQUIRE_HIT).
+  std::set<std::string> keys;
+  for (const auto& r : gemm::declared_specialisations()) keys.insert(r.key("sm_90a"));
+  for (const auto& r : smoke::declared_specialisations()) keys.insert(r.key("sm_90a"));
+  TempDir empty;
+  auto count = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"},
+                           {"OPGRAPH_COMPILED_CACHE=" + empty.path().string(), "OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1"});
+  EXPECT_EQ(count.exit_code, 1) << count.output;
+  EXPECT_TRUE(contains(count.output, "warming " + std::to_string(keys.size()) +
+                                         " kernel(s) declared by every family of the manifest for sm_90a"))
+      << count.output;
+  // Usage errors.
+  EXPECT_EQ(run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--limit", "x"}, env).exit_code, 2);
+  EXPECT_EQ(run_process({OPGRAPH_TOOL, "cache", "warm", "g.json", "--family", "gemm"}, env).exit_code, 2);
+  EXPECT_EQ(run_process({OPGRAPH_TOOL, "cache", "stats", "--limit", "1"}, env).exit_code, 2);
+}
+
+// matmul + bias + gelu on sm_90a plans gemm under A (a v2 config) and
+// FALLBACK (the portable v1 64x64): warm compiles exactly those two kernels.
+TEST(CliCache, WarmGraphCompilesTheKernelsOfItsPlans) {
+  if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  if (std::string(OPGRAPH_TOOL) == OPGRAPH_RUNTIME_PROBE) GTEST_SKIP() << "the opgraph tool is not built";
+  const std::string graph = std::string(OPGRAPH_SOURCE_DIR) + "/examples/graphs/matmul_bias_gelu.json";
+  std::ifstream in(graph);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto g = OpGraph::deserialize(text.str());
+  ASSERT_TRUE(g.is_good()) << g.status().to_string();
+  ASSERT_TRUE(g->validate().is_good());
+  g->freeze();
+  auto p = gemm::analyze_gemm(*g);
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  const auto a = gemm::kernel_request(*p, gemm::pick_config(*p, 132, /*fallback=*/false, /*hopper=*/true));
+  const auto fb = gemm::kernel_request(*p, gemm::pick_config(*p, 132, /*fallback=*/true, /*hopper=*/true));
+  ASSERT_NE(a.kernel, fb.kernel);
+
+  TempDir dir;
+  const std::vector<std::string> env = {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()};
+  auto warm = run_process({OPGRAPH_TOOL, "cache", "warm", graph, "--arch", "sm_90a"}, env);
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_TRUE(contains(warm.output, "warmed 2 kernels for sm_90a")) << warm.output;
+  EXPECT_TRUE(contains(warm.output, "2 compiled, 0 already cached")) << warm.output;
+  EXPECT_TRUE(contains(warm.output, "1/2 gemm/" + a.kernel + ": compiled in ")) << warm.output;
+  EXPECT_TRUE(contains(warm.output, "2/2 gemm/" + fb.kernel + ": compiled in ")) << warm.output;
+  EXPECT_TRUE(contains(warm.output, "reference[]: 0 kernel(s)")) << warm.output;
+  auto list = run_process({OPGRAPH_TOOL, "cache", "list", "--arch", "sm_90a"}, env);
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_EQ(entries_listed(list.output),
+            (std::set<std::string>{runtime::CompiledCache::entry_name(a, "sm_90a"),
+                                   runtime::CompiledCache::entry_name(fb, "sm_90a")}))
+      << list.output;
+
+  // Warm again, one mode: its one kernel is cached already.
+  auto again = run_process({OPGRAPH_TOOL, "cache", "warm", graph, "--modes", "A", "--arch", "sm_90a"}, env);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "0 compiled, 1 already cached")) << again.output;
+
+  // A graph no engine of ours compiles for: nothing to warm.
+  auto host = run_process({OPGRAPH_TOOL, "cache", "warm", std::string(OPGRAPH_SOURCE_DIR) + "/examples/graphs/rmsnorm.json",
+                           "--arch", "sm_90a"},
+                          env);
+  EXPECT_EQ(host.exit_code, 0) << host.output;
+  EXPECT_TRUE(contains(host.output, "nothing to warm")) << host.output;
+}
+
+// The whole declared domain: every gemm specialisation and smoke kernel, each once.
+TEST(CliCache, WarmAllCompilesEveryGemmSpecialisation) {
+  if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  if (std::string(OPGRAPH_TOOL) == OPGRAPH_RUNTIME_PROBE) GTEST_SKIP() << "the opgraph tool is not built";
+  TempDir dir;
+  auto warm = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"},
+                          {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()});
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  std::set<std::string> expected;
+  for (const auto& r : gemm::declared_specialisations()) expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
+  for (const auto& r : smoke::declared_specialisations()) expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
+  const auto n = std::to_string(expected.size());
+  EXPECT_TRUE(contains(warm.output, "warmed " + n + " kernels for sm_90a")) << warm.output;
+  EXPECT_TRUE(contains(warm.output, n + " compiled, 0 already cached, 0 invalid replaced, 0 failed")) << warm.output;
+  auto list = run_process({OPGRAPH_TOOL, "cache", "list", "--arch", "sm_90a"},
+                          {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()});
+  EXPECT_EQ(entries_listed(list.output), expected) << list.output;
 }

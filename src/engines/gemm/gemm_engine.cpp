@@ -2,6 +2,7 @@
 // family hooks (analyzer, heuristics).
 #include "engines/gemm/gemm_engine.h"
 
+#include "engines/gemm/gemm_declared.h"
 #include "engines/gemm/gemm_exec.h"
 #include "engines/gemm/gemm_tma.h"
 #include "exec/operand_table.h"
@@ -123,6 +124,21 @@ class GemmPlan final : public CompiledPlan {
   mutable StreamScratch scratch_;  // v2 with splits > 1: slots leased per launch, freed in rt_'s context
 };
 
+// build_plan's declines that need no device: a v2 config outside the problem's class.
+Status config_declines(const GemmProblem& p, const GemmConfig& c) {
+  if (config_takes(p, c)) return Status::ok();
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                "engine gemm: PIPELINE_ARCH=2 takes the 16-byte class only, with TILE_N >= 64 for an N-major B "
+                "(kernel view); this graph or config is outside it");
+}
+
+// v2 (wgmma) runs on the sm_90 line only.
+Status arch_declines(const GemmConfig& c, const DeviceProperties& device) {
+  if (c.version != 2 || device.major == 9) return Status::ok();
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                "engine gemm: PIPELINE_ARCH=2 (wgmma, sm_90a) needs an sm_90 device; this one is " + device.arch());
+}
+
 class GemmEngine final : public Engine {
  public:
   explicit GemmEngine(EngineIdentity id) : Engine(std::move(id)) {
@@ -141,10 +157,7 @@ class GemmEngine final : public Engine {
     if (p.is_bad()) return p.status();
     auto cfg = config_from_knobs(config.knobs);
     if (cfg.is_bad()) return cfg.status();
-    if (!config_takes(*p, *cfg))
-      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                    "engine gemm: PIPELINE_ARCH=2 takes the 16-byte class only, with TILE_N >= 64 for an N-major B "
-                    "(kernel view); this graph or config is outside it");
+    OPGRAPH_CHECK(config_declines(*p, *cfg));
     SharedRuntime& s = shared_runtime();
     std::lock_guard<std::mutex> lock(s.mu);
     // Planning may run on any thread. KernelRuntime::open makes its context
@@ -156,10 +169,7 @@ class GemmEngine final : public Engine {
       if (rt.is_bad()) return rt.status();
       s.rt = std::move(*rt);
     }
-    if (cfg->version == 2 && s.rt->device().major != 9)
-      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                    "engine gemm: PIPELINE_ARCH=2 (wgmma, sm_90a) needs an sm_90 device; this one is " +
-                        s.rt->device().arch());
+    OPGRAPH_CHECK(arch_declines(*cfg, s.rt->device()));
     // The whole planning step (module load, occupancy query) with the
     // runtime's context bound; get() sets it current itself on a load, which
     // the scope undoes at return.
@@ -179,6 +189,28 @@ class GemmEngine final : public Engine {
     if (table.is_bad()) return table.status();
     return std::unique_ptr<CompiledPlan>(
         std::make_unique<GemmPlan>(std::move(kp), kc, *launch, s.rt.get(), *k, std::move(*table), slots));
+  }
+
+  // The CI compile set (gemm_declared.cpp): every proposable config, layout,
+  // alignment, type and epilogue class.
+  Status declared_kernels(const KernelSink& sink) const override {
+    for (const auto& r : declared_specialisations()) OPGRAPH_CHECK(sink(r));
+    return Status::ok();
+  }
+
+  // The one kernel build_plan gets for this plan, declined as build_plan
+  // declines it (the device read from the target, not opened).
+  Status plan_kernels(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
+                      const KernelSink& sink) const override {
+    auto p = analyze_gemm(g);
+    if (p.is_bad()) return p.status();
+    auto cfg = config_from_knobs(config.knobs);
+    if (cfg.is_bad()) return cfg.status();
+    OPGRAPH_CHECK(config_declines(*p, *cfg));
+    if (!ctx.facts || !ctx.target().has_device())
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "engine gemm: compiles for a device target; this target has none");
+    OPGRAPH_CHECK(arch_declines(*cfg, *ctx.target().device));
+    return sink(kernel_request(*p, *cfg));
   }
 
   std::string label(const PlanConfig& config) const override {
