@@ -261,8 +261,14 @@ int cmd_warm_graph(runtime::CompiledCache& cache, const DeviceProperties& target
   auto g = cli::load_graph(cmd, path);
   if (!g) return 1;
   g->set_device_properties(target);
-  if (Status s = g->create_execution_plans(*modes); s.is_bad())
+  if (Status s = g->create_execution_plans(*modes); s.code() == ErrorCode::GRAPH_NOT_SUPPORTED) {
+    // No plan for this target: nothing any build would compile.
+    std::printf("%s: no plan for %s, nothing to warm (%s)\n", path.c_str(), target.arch().c_str(),
+                s.message().c_str());
+    return 0;
+  } else if (s.is_bad()) {
     return cli::fail(cmd, "'" + cli::clip(path) + "': " + s.to_string());
+  }
   const std::string arch = target.arch();
   const plan::Manifest& m = plan::active_manifest(engines::default_manifest());
   std::vector<Job> jobs;
