@@ -175,7 +175,8 @@ int warm(runtime::CompiledCache& cache, const std::string& arch, const std::vect
     progress(i + 1, jobs.size(), what);
   }
   const auto& s = cache.stats();
-  std::printf("warmed %zu kernels for %s in %s: %llu compiled, %llu already cached, %llu invalid replaced, %zu failed\n",
+  std::printf("warmed %zu kernels for %s in %s: %llu compiled, %llu already cached, %llu invalid replaced, "
+              "%zu failed\n",
               jobs.size() - failed, arch.c_str(), cache.environment_dir().c_str(),
               static_cast<unsigned long long>(compiled), static_cast<unsigned long long>(cached),
               static_cast<unsigned long long>(s.invalid), failed);
@@ -278,11 +279,12 @@ int cmd_warm_graph(runtime::CompiledCache& cache, const DeviceProperties& target
     const PlanConfig c = g->get_engine_and_knobs_at_index(i).value();
     const std::string name = g->get_plan_name_at_index(i).value();
     std::size_t named = 0;
-    Status s = plan::plan_kernels(m, *g, c, g->plan_target(), [&](const plan::SlotRef&, const runtime::KernelRequest& r) {
+    auto collect = [&](const plan::SlotRef&, const runtime::KernelRequest& r) {
       ++named;
       add_job(jobs, keys, arch, name, r);
       return Status::ok();
-    });
+    };
+    Status s = plan::plan_kernels(m, *g, c, g->plan_target(), collect);
     if (s.code() == ErrorCode::GRAPH_NOT_SUPPORTED) {
       std::fprintf(stderr, "plan %lld %s: declined, no kernel: %s\n", static_cast<long long>(i), name.c_str(),
                    s.message().c_str());

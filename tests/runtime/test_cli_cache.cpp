@@ -235,9 +235,8 @@ TEST(CliCache, WarmGraphCompilesTheKernelsOfItsPlans) {
   EXPECT_TRUE(contains(again.output, "0 compiled, 1 already cached")) << again.output;
 
   // A graph no engine of ours compiles for: nothing to warm.
-  auto host = run_process({OPGRAPH_TOOL, "cache", "warm", std::string(OPGRAPH_SOURCE_DIR) + "/examples/graphs/rmsnorm.json",
-                           "--arch", "sm_90a"},
-                          env);
+  const std::string rmsnorm = std::string(OPGRAPH_SOURCE_DIR) + "/examples/graphs/rmsnorm.json";
+  auto host = run_process({OPGRAPH_TOOL, "cache", "warm", rmsnorm, "--arch", "sm_90a"}, env);
   EXPECT_EQ(host.exit_code, 0) << host.output;
   EXPECT_TRUE(contains(host.output, "nothing to warm")) << host.output;
 }
@@ -251,8 +250,10 @@ TEST(CliCache, WarmAllCompilesEveryGemmSpecialisation) {
                           {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()});
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
   std::set<std::string> expected;
-  for (const auto& r : gemm::declared_specialisations()) expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
-  for (const auto& r : smoke::declared_specialisations()) expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
+  for (const auto& r : gemm::declared_specialisations())
+    expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
+  for (const auto& r : smoke::declared_specialisations())
+    expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
   const auto n = std::to_string(expected.size());
   EXPECT_TRUE(contains(warm.output, "warmed " + n + " kernels for sm_90a")) << warm.output;
   EXPECT_TRUE(contains(warm.output, n + " compiled, 0 already cached, 0 invalid replaced, 0 failed")) << warm.output;
