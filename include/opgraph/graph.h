@@ -99,6 +99,58 @@ class Graph : public OpGraph {
   Result<std::int64_t> get_workspace_size() const;
   // Runs the selected plan. workspace.bytes below the plan's need is INVALID_VALUE.
   Status execute(const VariantPack& pack, Workspace workspace = {}, const Handle* handle = nullptr) const;
+  // --- routing: which plan runs a call's buffers (docs/architecture.md, "Routing") ---
+  // One policy for C++ and Python callers (the binding calls these):
+  //  * device buffers on a graph planned for the host: INVALID_VARIANT_PACK naming
+  //    the operand (only host engines hold plans; nothing is staged);
+  //  * device buffers on the host plan (host_plan_index()): INVALID_VARIANT_PACK
+  //    naming the operand and the plan (never staged);
+  //  * host buffers (and no device buffers) on a graph planned for a device, with no
+  //    index pinned by the call: the host plan runs, built on first use, with no
+  //    device in the call's handle;
+  //  * bare addresses (neither kind known): the caller's handle decides (its device,
+  //    or the host without one).
+  // The device a call drives: the planning target's for device buffers, none for
+  // host buffers (even with a device handle), the handle's for bare addresses.
+  struct BufferKinds {
+    bool host = false;                  // some entry is host memory (MemoryKind::HOST)
+    bool device = false;                // some entry is device memory (MemoryKind::DEVICE)
+    std::int64_t first_device_uid = -1;  // named in errors
+  };
+  // What a pack's bound operands say about their memory (OperandBuffer::memory),
+  // read after normalising a caller's pack against this graph (a prepared pack as
+  // it is). The graph must be planned; a pack normalisation refuses is its error.
+  Result<BufferKinds> buffer_kinds(const VariantPack& pack) const;
+  struct Route {
+    std::int64_t index = -1;                   // the plan to run
+    const DeviceProperties* device = nullptr;  // the device the call drives; null: the host
+  };
+  // The plan that runs host buffers: the first whose engine needs no device
+  // (Capabilities::needs_device == false, the reference), -1 when the list holds
+  // none or the graph is not planned. A typed query: never a plan-name test.
+  std::int64_t host_plan_index() const;
+  // Decides a call's plan and device by the rules above; `index` < 0: the selected
+  // plan (INVALID_VALUE before build_plans), else that plan as asked (not rerouted).
+  // May build the host plan (takes the build lock).
+  Result<Route> route(const BufferKinds& kinds, std::int64_t index = -1, const Handle* handle = nullptr);
+  // route() then execute_plan_at_index, with a handle carrying `handle`'s stream and
+  // exactly the route's device. The first form reads the kinds off `pack`.
+  Status execute_routed(const VariantPack& pack, Workspace workspace = {}, const Handle* handle = nullptr,
+                        std::int64_t index = -1);
+  Status execute_routed(const VariantPack& pack, const BufferKinds& kinds, Workspace workspace,
+                        const Handle* handle, std::int64_t index);
+  // Host fallback policy (default: off). A graph planned for a device takes a plan
+  // from the heuristics only when a device engine accepts it: with none,
+  // check_support and build_plans fail (GRAPH_EXECUTION_PLAN_CREATION_FAILED, Python's
+  // GraphNotSupportedError), as cudnn-frontend does, instead of choosing the host
+  // reference and failing at execute on device buffers. The host plan stays available
+  // to a caller who asks for it: set_host_fallback(true) lets the heuristics take it;
+  // select_plan(host_plan_index()) pins it; a replayed plan (create_execution_plan,
+  // deserialize_plan) is taken as asked; host buffers route to it (above). A graph
+  // planned for the host is unaffected. May be set at any time before build_plans.
+  Graph& set_host_fallback(bool allow);
+  bool host_fallback() const noexcept;
+
   // Normalises `caller` into `out` once, for repeated executes: execute(out, ...)
   // then skips normalisation. The graph must be planned (INVALID_VALUE otherwise);
   // a binding with no spelling is INVALID_VARIANT_PACK, as execute says it. `out`

@@ -12,12 +12,9 @@
 // torch tensor is read without DLPack (read_torch): bound by address when it is contiguous
 // and the declaration row-major, after its nbytes are checked to cover the declared span
 // (rule buffer_span), else described by its shape and stride() like any strided buffer.
-// Which memory a call drives, and where it runs:
-//   * device buffers on a graph planned for the host: INVALID_VARIANT_PACK (ValueError) naming
-//     the uid and tensor, never a fault; on the host reference's plan: the same (no staging);
-//   * host buffers on a graph planned for a device run on the host reference's plan (built on
-//     first use), with no device in the call's handle;
-//   * bare addresses: the caller's handle decides (its device, or the host without one).
+// Which memory a call drives, and where it runs, is the core's policy (Graph::route,
+// include/opgraph/graph.h "routing"): this file only reports what kinds of memory the
+// pack holds (host, device, or bare addresses) and runs what route() chose.
 // Workspace: None, an int address (trusted to be large enough), or a buffer (its size in
 // bytes is checked against the plan's need).
 #include <nanobind/stl/map.h>
@@ -78,9 +75,7 @@ namespace {
 // One call's buffers, normalised once: the C++ caller pack and what kinds of memory it holds.
 struct Normalized {
   VariantPack pack;
-  bool any_device = false;          // some entry is device memory
-  bool any_host = false;            // some entry is host memory
-  std::int64_t first_device = -1;   // uid of the first device entry (named in errors)
+  Graph::BufferKinds kinds;         // which kinds of memory it holds (Graph::route decides from them)
   const PyGraph* graph = nullptr;   // the graph it was normalised for
 };
 
@@ -124,7 +119,6 @@ std::int64_t uid_of_int(PyObject* key) {
 
 Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
   if (!PyDict_Check(d.ptr())) throw nb::type_error("variant_pack must be a dict {tensor or uid: buffer} or a prepared pack");
-  const bool device_plan = g.plan_target().has_device();
   Normalized n;
   n.graph = &g;
   VariantPack& pack = n.pack;
@@ -163,16 +157,10 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
                                who.text() + ": buffer element type " + b.dtype_name() + " is not the declared " +
                                    std::string(to_string(d.dtype)) + "; " + dtype_rule(d.dtype))};
-    // Planned for the host, only host engines hold plans: device memory would be read as host memory.
-    if (b.device == BufferDevice::CUDA && !device_plan)
-      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
-                               who.text() +
-                                   " is device memory but the graph was planned for the host (no device); "
-                                   "build the graph with handle=opgraph.create_handle() on the device (or from CUDA "
-                                   "tensors with tensor_like) to run device buffers")};
-    if (b.device == BufferDevice::CUDA && n.first_device < 0) n.first_device = uid;
-    n.any_device |= b.device == BufferDevice::CUDA;
-    n.any_host |= b.device == BufferDevice::HOST;
+    // What the pack holds, for Graph::route (which refuses device memory on a host graph).
+    if (b.device == BufferDevice::CUDA && !n.kinds.device) n.kinds.first_device_uid = uid;
+    n.kinds.device |= b.device == BufferDevice::CUDA;
+    n.kinds.host |= b.device == BufferDevice::HOST;
     // The memory kind travels in the OperandBuffer: an engine's operand table refuses the wrong kind.
     const MemoryKind mem = b.device == BufferDevice::CUDA   ? MemoryKind::DEVICE
                            : b.device == BufferDevice::HOST ? MemoryKind::HOST
@@ -247,20 +235,6 @@ const Handle* to_handle(nb::handle h, nb::handle graph) {
   return nb::cast<PyHandle*>(h);
 }
 
-// The index of the host reference's plan (-1: none), found once per graph.
-std::int64_t host_plan_index(PyGraph& g) {
-  if (g.host_plan != PyGraph::kHostPlanUnknown) return g.host_plan;
-  g.host_plan = -1;
-  for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
-    auto name = g.get_plan_name_at_index(i);
-    if (name.is_good() && name.value().rfind("reference[", 0) == 0) {
-      g.host_plan = i;
-      break;
-    }
-  }
-  return g.host_plan;
-}
-
 // What one call runs: the plan index, the handle, the workspace. Decided with the GIL held.
 struct Call {
   std::int64_t index = -1;
@@ -270,36 +244,16 @@ struct Call {
   bool needs_handle() const noexcept { return inner || device; }
 };
 
+// The plan and device come from the core (Graph::route: it may build the host plan).
 Call prepare_call(PyGraph& g, nb::handle self, const Normalized& n, nb::handle workspace, nb::handle handle,
                   std::int64_t index) {
   if (n.graph != &g) throw nb::value_error("this prepared variant pack was made for another graph");
   Call c;
   c.ws = to_workspace(workspace);
-  const Handle* inner = to_handle(handle, self);
-  const auto& target = g.plan_target();
-  // The device this call drives: the planning target's for device buffers, none for host
-  // buffers (even with a device handle), the handle's for bare addresses.
-  const DeviceProperties* dev = nullptr;
-  if (n.any_device) dev = &*target.device;  // to_variant_pack refused device buffers without one
-  else if (!n.any_host && inner) dev = inner->device();
-  c.index = index;
-  if (c.index < 0) c.index = unwrap(g.get_selected_plan_index());
-  if (target.has_device() && (n.any_device || n.any_host)) {
-    const std::int64_t host = host_plan_index(g);
-    if (n.any_device && c.index == host)
-      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
-                               "variant pack entry for " + operand_label(g, n.first_device) +
-                                   " is device memory but the plan to run, " +
-                                   unwrap(g.get_plan_name_at_index(c.index)) +
-                                   ", executes host buffers (device buffers are never staged); select a GPU plan")};
-    // Host arrays on a graph planned for a device run on the host reference (when it holds a plan).
-    if (!n.any_device && index < 0 && host >= 0 && c.index != host) {
-      throw_if(g.build_plan_at_index(host));
-      c.index = host;
-    }
-  }
-  c.inner = inner;
-  c.device = dev;
+  c.inner = to_handle(handle, self);
+  const Graph::Route r = unwrap(g.route(n.kinds, index, c.inner));
+  c.index = r.index;
+  c.device = r.device;
   return c;
 }
 
@@ -384,13 +338,11 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
       .def_prop_ro("_has_device_target", [](const PyGraph& g) { return g.plan_target().has_device(); })
       .def("create_execution_plans",
            [](PyGraph& g, nb::handle modes) {
-             g.host_plan = PyGraph::kHostPlanUnknown;  // the plan list is (re)made: find the host plan again
              throw_if(g.create_execution_plans(to_modes(modes)));
            },
            nb::arg("heur_modes"), "Validates, freezes and ranks every engine into ONE plan list (one-shot).")
       .def("create_execution_plan",
            [](PyGraph& g, std::int64_t engine_id, const std::map<KnobType, std::int64_t>& knobs) {
-             g.host_plan = PyGraph::kHostPlanUnknown;
              throw_if(g.create_execution_plan(engine_id, knobs));
            },
            nb::arg("engine_id"), nb::arg("knobs") = std::map<KnobType, std::int64_t>{})
@@ -408,6 +360,12 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            nb::arg("index"), "(engine_id, {knob_type: value}) of plan `index`.")
       .def("get_plan_status_at_index", [](const PyGraph& g, std::int64_t i) { return unwrap(g.get_plan_status_at_index(i)); },
            nb::arg("index"))
+      .def("get_host_plan_index", [](const PyGraph& g) { return g.host_plan_index(); },
+           "The plan that runs host buffers (its engine needs no device: the reference), -1 when none.")
+      .def("set_host_fallback", [](PyGraph& g, bool allow) { g.set_host_fallback(allow); }, nb::arg("allow"),
+           "Lets check_support / build_plans take the host reference on a graph planned for a device that no "
+           "device engine accepts (off by default: GraphNotSupportedError, as cudnn-frontend).")
+      .def_prop_ro("host_fallback", [](const PyGraph& g) { return g.host_fallback(); })
       .def("check_support", [](PyGraph& g) { throw_if(g.check_support()); })
       .def("build_plans", [](PyGraph& g, BuildPlanPolicy p) { throw_if(g.build_plans(p)); },
            nb::arg("policy") = BuildPlanPolicy::HEURISTICS_CHOICE)
@@ -448,7 +406,6 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            "notes and the backend's own serialised plan where it has one.")
       .def("deserialize_plan",
            [](PyGraph& g, const std::string& record) {
-             g.host_plan = PyGraph::kHostPlanUnknown;
              throw_if(g.deserialize_plan(record));
            },
            nb::arg("record"), "Plans this graph from a serialize_plan record (one-shot).")

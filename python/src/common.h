@@ -33,7 +33,6 @@ class PyGraph : public CoreGraph {
   // Replaces this graph's content with `other`'s (deserialize into an existing object).
   void replace_with(CoreGraph&& other) {
     static_cast<CoreGraph&>(*this) = std::move(other);
-    host_plan = kHostPlanUnknown;
     declared_.clear();
   }
   // What execute judges a buffer of `uid` against: the tensor holding the uid (null: none),
@@ -53,12 +52,6 @@ class PyGraph : public CoreGraph {
     bool row_major = false;
   };
   Declared declared(std::int64_t uid) const;  // bind_plans.cpp
-  // Index of the host reference's plan in the plan list, found on the first execute
-  // (kHostPlanUnknown before, -1 when there is none); forgotten by every call that
-  // makes the plan list (create_execution_plans / create_execution_plan /
-  // deserialize_plan), so an execute before planning does not pin -1. bind_plans.cpp.
-  static constexpr std::int64_t kHostPlanUnknown = -2;
-  std::int64_t host_plan = kHostPlanUnknown;
 
  private:
   mutable std::unordered_map<std::int64_t, Declared> declared_;  // frozen graphs: uid -> declaration

@@ -201,10 +201,13 @@ def reference_index(g):
 
 def test_deviceless_planning_for_sm90_still_offers_the_host_reference(rng):
     # The reference is in the list; on a GPU machine where this process loaded libcuda, the
-    # cuDNN backend may rank above it. Host arrays run on the reference's plan either way.
+    # cuDNN backend may rank above it. Host arrays run on the reference's plan either way
+    # (the host fallback policy lets build() take it where no device engine accepts).
     g, a, y = relu_graph(sm_version=90, sm_count=132)
+    g.set_host_fallback(True)
+    assert g.host_fallback
     g.build()
-    reference_index(g)
+    assert g.get_host_plan_index() == reference_index(g)
     x = rng.standard_normal((3, 5)).astype(F32)
     out = np.full((3, 5), np.nan, F32)
     g.execute({a: x, y: out}, None, opgraph.create_handle())
@@ -256,6 +259,35 @@ def test_normalize_only_counts_entries_and_checks_like_execute(rng):
             call({a: x.astype(np.float64), y: out})
 
 
+def only_the_reference_is_offered(g):
+    return all(g.get_plan_name_at_index(i).startswith("reference[") for i in range(g.get_execution_plan_count()))
+
+
+def test_a_device_graph_no_device_engine_accepts_is_not_supported():
+    # cudnn-frontend's behaviour: planned for sm_90 with no device engine that accepts it, the
+    # graph is not supported at check_support / build_plans (it used to plan the host reference
+    # and fail at execute on device buffers). The reference stays one select_plan away.
+    g, a, y = relu_graph(sm_version=90, sm_count=132)
+    g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    if not only_the_reference_is_offered(g):
+        pytest.skip("a device engine is offered on this machine")
+    assert g.get_host_plan_index() == reference_index(g)
+    with pytest.raises(opgraph.GraphNotSupportedError, match="reference.* runs host buffers only"):
+        g.check_support()
+    with pytest.raises(opgraph.GraphNotSupportedError, match="set_host_fallback"):
+        g.build_plans()
+    g.select_plan(g.get_host_plan_index())  # asked for: pinned, it builds
+    g.check_support()
+    g.build_plans()
+    assert g.get_selected_plan_index() == g.get_host_plan_index()
+
+
+def test_host_plan_index_is_minus_one_before_planning():
+    g, _, _ = relu_graph(sm_version=90, sm_count=132)
+    assert g.get_host_plan_index() == -1
+    assert not g.host_fallback
+
+
 def test_device_buffers_are_refused_by_the_host_reference_on_a_device_target():
     # Planned for sm_90 with the host reference's plan selected: device buffers are refused by
     # the binding, naming the operand, before anything reads them (never staged).
@@ -284,6 +316,7 @@ def test_an_execute_before_planning_does_not_pin_the_host_plan(rng, planning):
     # reference unrefused by the binding.
     (engine_id, knobs), record = sm90_reference_record()
     g, a, y = relu_graph(sm_version=90, sm_count=132)
+    g.set_host_fallback(True)  # the reference may be the only plan here: build_plans takes it
     x = rng.standard_normal((3, 5)).astype(F32)
     with pytest.raises(ValueError, match="no plans"):
         g.execute_plan_at_index({a: x, y: np.empty((3, 5), F32)}, None, 0)

@@ -39,6 +39,7 @@ Graph::~Graph() = default;
 Graph::Graph(Graph&& other) : st_(std::make_unique<GraphPlanState>()) {
   if (other.st_->planned) throw std::logic_error("a planned graph cannot move: its plans refer to it");
   st_->target = other.st_->target;
+  st_->host_fallback = other.st_->host_fallback;
   adopt(std::move(other));
 }
 
@@ -46,6 +47,7 @@ Graph& Graph::operator=(Graph&& other) {
   if (this == &other) return *this;
   if (other.st_->planned || st_->planned) throw std::logic_error("a planned graph cannot move: its plans refer to it");
   st_->target = other.st_->target;
+  st_->host_fallback = other.st_->host_fallback;
   adopt(std::move(other));
   return *this;
 }
@@ -153,6 +155,7 @@ Status Graph::create_execution_plans(const std::vector<HeurMode>& modes) {
     rec.engine = r.engine;
     st_->plans.push_back(std::move(rec));
   }
+  st_->find_host_plan();
   if (st_->plans.empty()) {
     std::string why;
     for (const auto& n : st_->notes) why += (why.empty() ? "" : "; ") + n;
@@ -194,6 +197,7 @@ Status Graph::create_execution_plan(std::int64_t engine_id, const Knobs& knobs) 
   rec.engine = engine;
   rec.name = plan_name(*engine, rec.config);
   st_->plans.push_back(std::move(rec));
+  st_->find_host_plan();
   return Status::ok();
 }
 

@@ -9,6 +9,14 @@ namespace {
 
 bool is_decline(const Status& s) { return s.code() == ErrorCode::GRAPH_NOT_SUPPORTED; }
 
+// Why the heuristics pass over plan i (GraphPlanState::heuristics_may_take): the
+// host fallback policy of graph.h.
+std::string host_plan_withheld(const GraphPlanState& st, std::size_t i) {
+  return st.plans[i].name + " runs host buffers only and the graph is planned for a device (sm_" +
+         std::to_string(st.target.device->sm_version()) +
+         "): set_host_fallback(true) or select_plan(host_plan_index()) to take the host reference";
+}
+
 // Builds plan i (cached). A decline, or a deselection, is returned as
 // GRAPH_NOT_SUPPORTED and recorded; anything else is a bug and propagates.
 Status build_one(GraphPlanState& st, const OpGraph& g, std::size_t i) {
@@ -81,8 +89,13 @@ Result<std::int64_t> Graph::get_workspace_size_plan_at_index(std::int64_t index)
 Status Graph::check_support() {
   OPGRAPH_CHECK(check_planned(*st_, *this));
   std::string why;
-  for (auto& p : st_->plans) {
+  for (std::size_t i = 0; i < st_->plans.size(); ++i) {
+    PlanRecord& p = st_->plans[i];
     if (!p.deselected.empty()) continue;
+    if (!st_->heuristics_may_take(i) && !(st_->pinned && st_->selected == static_cast<std::int64_t>(i))) {
+      why += (why.empty() ? "" : "; ") + host_plan_withheld(*st_, i);
+      continue;
+    }
     Status s = p.engine->check_support(*this, st_->ctx());
     if (s.is_good()) return s;
     if (!is_decline(s)) return {s.code(), p.name + " failed check_support (not a decline): " + s.message()};
@@ -112,6 +125,10 @@ Status Graph::build_plans(BuildPlanPolicy policy) {
   for (std::size_t i = static_cast<std::size_t>(st.selected); i < n; ++i) {
     if (!st.plans[i].deselected.empty() && !st.plans[i].compiled) {
       why += (why.empty() ? "" : "; ") + st.plans[i].name + " deselected";
+      continue;
+    }
+    if (!st.heuristics_may_take(i)) {
+      why += (why.empty() ? "" : "; ") + host_plan_withheld(st, i);
       continue;
     }
     Status s = build_one(st, *this, i);

@@ -52,6 +52,8 @@ struct GraphPlanState {
   std::vector<std::string> notes;
   std::int64_t selected = 0;
   bool pinned = false;
+  std::int64_t host_plan = -1;   // the first plan whose engine needs no device; set when the list is made
+  bool host_fallback = false;    // Graph::set_host_fallback: heuristics may take the host plan on a device target
   std::atomic<std::int64_t> candidate{-1};          // the built plan execute() runs; -1: none
   std::int64_t workspace_limit = -1;                // -1: none
   std::vector<std::unique_ptr<CompiledPlan>> retired;  // deselected plans, kept alive (see LivePlan)
@@ -74,6 +76,20 @@ struct GraphPlanState {
   }
 
   PlanContext ctx() const { return PlanContext{facts.get(), layout.get()}; }
+
+  // Records host_plan once the plan list is made (graph.cpp's two planning calls).
+  void find_host_plan() {
+    host_plan = -1;
+    for (std::size_t i = 0; i < plans.size() && host_plan < 0; ++i)
+      if (!plans[i].engine->capabilities().needs_device) host_plan = static_cast<std::int64_t>(i);
+  }
+  // Whether the heuristics (check_support, an unpinned build_plans) may take plan i:
+  // on a device target, a host engine's plan from the heuristics only under the host
+  // fallback policy (graph.h); a replayed plan (no heuristic mode) was asked for.
+  bool heuristics_may_take(std::size_t i) const {
+    const PlanRecord& p = plans[i];
+    return host_fallback || !target.has_device() || p.engine->capabilities().needs_device || !p.config.mode;
+  }
 };
 
 // The manifest planning uses now (a test's override, else the shipped table).
