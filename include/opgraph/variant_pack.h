@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -75,6 +76,11 @@ struct OperandBuffer {
     return {strides.data(), static_cast<std::size_t>(rank < 0 ? 0 : rank)};
   }
 };
+
+// The opgraph type of a DLPack dtype (one lane; DLPack 1.1's fp8 / fp4 codes
+// included), or nullopt when opgraph has none (complex, uint32, vector lanes, ...).
+// The one DLPack type table: normalisation and the Python binding both read it.
+std::optional<DataType> data_type_of(DLDataType t) noexcept;
 
 class DeclaredLayout;  // src/exec/declared_layout.h: per-graph operand order and geometry
 

@@ -12,23 +12,9 @@
 namespace opgraph::py {
 namespace {
 
+// The core's one DLPack type table (opgraph/variant_pack.h), for nanobind's spelling.
 DataType from_dlpack(nb::dlpack::dtype t) {
-  using C = nb::dlpack::dtype_code;
-  const auto code = static_cast<C>(t.code);
-  if (t.lanes != 1) return DataType::NOT_SET;
-  if (code == C::Float) return t.bits == 32 ? DataType::FLOAT : t.bits == 64 ? DataType::DOUBLE
-                               : t.bits == 16 ? DataType::HALF : DataType::NOT_SET;
-  if (code == C::Bfloat && t.bits == 16) return DataType::BFLOAT16;
-  if (code == C::Int) return t.bits == 8 ? DataType::INT8 : t.bits == 32 ? DataType::INT32
-                             : t.bits == 64 ? DataType::INT64 : DataType::NOT_SET;
-  if (code == C::UInt && t.bits == 8) return DataType::UINT8;
-  if (code == C::Bool && t.bits == 8) return DataType::BOOLEAN;
-  // DLPack 1.1's fp8 / fp4 codes (torch exports its float8 / float4 dtypes with them).
-  if (t.code == kDLFloat8_e4m3fn && t.bits == 8) return DataType::FP8_E4M3;
-  if (t.code == kDLFloat8_e5m2 && t.bits == 8) return DataType::FP8_E5M2;
-  if (t.code == kDLFloat8_e8m0fnu && t.bits == 8) return DataType::FP8_E8M0;
-  if (t.code == kDLFloat4_e2m1fn && t.bits == 4) return DataType::FP4_E2M1;
-  return DataType::NOT_SET;
+  return data_type_of(DLDataType{t.code, t.bits, t.lanes}).value_or(DataType::NOT_SET);
 }
 
 // A DLPack type's name for messages: "complex64", "uint32", "float16x2", "DLPack code 9 (8 bits)".

@@ -22,30 +22,6 @@ std::string dims_list(int rank, const std::int64_t* v) {
   return s + "]";
 }
 
-std::optional<DataType> from_dl(DLDataType t) {
-  if (t.lanes != 1) return std::nullopt;
-  switch (t.code) {
-    case kDLFloat:
-      if (t.bits == 32) return DataType::FLOAT;
-      if (t.bits == 64) return DataType::DOUBLE;
-      if (t.bits == 16) return DataType::HALF;
-      return std::nullopt;
-    case kDLBfloat: return t.bits == 16 ? std::optional(DataType::BFLOAT16) : std::nullopt;
-    case kDLInt:
-      if (t.bits == 8) return DataType::INT8;
-      if (t.bits == 32) return DataType::INT32;
-      if (t.bits == 64) return DataType::INT64;
-      return std::nullopt;
-    case kDLUInt: return t.bits == 8 ? std::optional(DataType::UINT8) : std::nullopt;
-    case kDLBool: return t.bits == 8 ? std::optional(DataType::BOOLEAN) : std::nullopt;
-    case kDLFloat8_e4m3fn: return t.bits == 8 ? std::optional(DataType::FP8_E4M3) : std::nullopt;
-    case kDLFloat8_e5m2: return t.bits == 8 ? std::optional(DataType::FP8_E5M2) : std::nullopt;
-    case kDLFloat8_e8m0fnu: return t.bits == 8 ? std::optional(DataType::FP8_E8M0) : std::nullopt;
-    case kDLFloat4_e2m1fn: return t.bits == 4 ? std::optional(DataType::FP4_E2M1) : std::nullopt;
-    default: return std::nullopt;
-  }
-}
-
 MemoryKind memory_of(DLDevice d) {
   switch (d.device_type) {
     case kDLCPU:
@@ -58,7 +34,7 @@ MemoryKind memory_of(DLDevice d) {
 
 // A DLTensor → OperandBuffer in the caller's own elements.
 Status from_dltensor(const DLTensor& t, bool read_only, const DeclaredSlot* s, std::int64_t uid, OperandBuffer& b) {
-  auto dt = from_dl(t.dtype);
+  auto dt = data_type_of(t.dtype);
   if (!dt)
     return refuse(s, uid, "DLPack dtype (code " + std::to_string(t.dtype.code) + ", bits " +
                               std::to_string(t.dtype.bits) + ", lanes " + std::to_string(t.dtype.lanes) +
@@ -85,6 +61,30 @@ bool reads_as(DataType own, DataType declared) {
 }
 
 }  // namespace
+
+std::optional<DataType> data_type_of(DLDataType t) noexcept {
+  if (t.lanes != 1) return std::nullopt;
+  switch (t.code) {
+    case kDLFloat:
+      if (t.bits == 32) return DataType::FLOAT;
+      if (t.bits == 64) return DataType::DOUBLE;
+      if (t.bits == 16) return DataType::HALF;
+      return std::nullopt;
+    case kDLBfloat: return t.bits == 16 ? std::optional(DataType::BFLOAT16) : std::nullopt;
+    case kDLInt:
+      if (t.bits == 8) return DataType::INT8;
+      if (t.bits == 32) return DataType::INT32;
+      if (t.bits == 64) return DataType::INT64;
+      return std::nullopt;
+    case kDLUInt: return t.bits == 8 ? std::optional(DataType::UINT8) : std::nullopt;
+    case kDLBool: return t.bits == 8 ? std::optional(DataType::BOOLEAN) : std::nullopt;
+    case kDLFloat8_e4m3fn: return t.bits == 8 ? std::optional(DataType::FP8_E4M3) : std::nullopt;
+    case kDLFloat8_e5m2: return t.bits == 8 ? std::optional(DataType::FP8_E5M2) : std::nullopt;
+    case kDLFloat8_e8m0fnu: return t.bits == 8 ? std::optional(DataType::FP8_E8M0) : std::nullopt;
+    case kDLFloat4_e2m1fn: return t.bits == 4 ? std::optional(DataType::FP4_E2M1) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
 
 struct PackNormalizer {
   // One binding → its OperandBuffer in the caller's own description.

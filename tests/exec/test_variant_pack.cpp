@@ -335,3 +335,34 @@ TEST(VariantPack, GraphExecuteNormalisesOnceAgainstOneLayoutPerGraph) {
 
 }  // namespace
 }  // namespace opgraph
+
+namespace opgraph {
+namespace {
+
+// The one DLPack type table (opgraph/variant_pack.h): every type opgraph has a
+// DLPack spelling for, DLPack 1.1's fp8 / fp4 codes included, and none for what
+// it cannot read (the Python binding reads the same table).
+TEST(VariantPack, TheDlpackTypeTable) {
+  struct Row {
+    std::uint8_t code, bits;
+    std::uint16_t lanes;
+    std::optional<DataType> want;
+  };
+  const Row rows[] = {
+      {kDLFloat, 32, 1, DataType::FLOAT},          {kDLFloat, 64, 1, DataType::DOUBLE},
+      {kDLFloat, 16, 1, DataType::HALF},           {kDLBfloat, 16, 1, DataType::BFLOAT16},
+      {kDLInt, 8, 1, DataType::INT8},              {kDLUInt, 8, 1, DataType::UINT8},
+      {kDLInt, 32, 1, DataType::INT32},            {kDLInt, 64, 1, DataType::INT64},
+      {kDLBool, 8, 1, DataType::BOOLEAN},          {kDLFloat8_e4m3fn, 8, 1, DataType::FP8_E4M3},
+      {kDLFloat8_e5m2, 8, 1, DataType::FP8_E5M2},  {kDLFloat8_e8m0fnu, 8, 1, DataType::FP8_E8M0},
+      {kDLFloat4_e2m1fn, 4, 1, DataType::FP4_E2M1}, {kDLComplex, 64, 1, std::nullopt},
+      {kDLUInt, 32, 1, std::nullopt},              {kDLFloat, 32, 2, std::nullopt},
+      {kDLFloat, 8, 1, std::nullopt},              {kDLInt, 16, 1, std::nullopt},
+  };
+  for (const Row& r : rows)
+    EXPECT_EQ(data_type_of(DLDataType{r.code, r.bits, r.lanes}), r.want)
+        << "code " << int(r.code) << " bits " << int(r.bits) << " lanes " << r.lanes;
+}
+
+}  // namespace
+}  // namespace opgraph
