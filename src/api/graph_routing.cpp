@@ -89,8 +89,9 @@ Result<Graph::Route> Graph::route(const BufferKinds& kinds, std::int64_t index, 
                       " is device memory but the plan to run, " + st_->plans[static_cast<std::size_t>(host)].name +
                       ", executes host buffers (device buffers are never staged); select a GPU plan");
   // Host buffers on a graph planned for a device run on the host plan (built on first use).
+  // A published plan is read without the lock (LivePlan), so a steady-state call takes none.
   if (!kinds.device && index < 0 && host >= 0 && r.index != host) {
-    OPGRAPH_CHECK(build_plan_at_index(host));
+    if (!st_->plans[static_cast<std::size_t>(host)].live.get()) OPGRAPH_CHECK(build_plan_at_index(host));
     r.index = host;
   }
   return r;

@@ -27,6 +27,7 @@
 
 #include "cudnn_gpu/gpu_harness.h"
 #include "gpu/second_context.h"
+#include "gpu/stream_handle.h"
 #include "runtime/context_scope.h"
 #include "runtime/device.h"
 
@@ -38,16 +39,7 @@ namespace {
 constexpr double kTol = 2e-2;
 
 // A caller's handle: a stream of device 0.
-class StreamHandle final : public Handle {
- public:
-  StreamHandle(CUstream s, const DeviceProperties* p) : s_(s), p_(p) {}
-  Result<void*> stream() const override { return static_cast<void*>(s_); }
-  const DeviceProperties* device() const override { return p_; }
-
- private:
-  CUstream s_;
-  const DeviceProperties* p_;
-};
+using gpu_testing::StreamHandle;
 
 CUcontext current() {
   CUcontext c = reinterpret_cast<CUcontext>(1);  // "unknown" if the query fails
