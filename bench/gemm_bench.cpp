@@ -25,10 +25,12 @@
 // (raster, tile width, split count, STREAM_K, CLUSTER_M, WARP_SPEC_CFG: "best"); VARIANT lines give each
 // variant's TFLOP/s. cuDNN: every cudnn_eng plan of the
 // graph's plan list (at most 4 that build), best kept. Inputs: random bf16 in
-// [-1, 1]. Timing: CUDA events around 10 back-to-back launches on the legacy
-// stream (gemm_torch.py's sample), after 3 warm-ups; 10 rounds in which every
-// plan of the shape (ours and cuDNN's) takes one sample, in an order shuffled
-// each round; the median of each.
+// [-1, 1]. Timing: bench/timing.h's time_kernels: kernel time, every plan of the
+// shape (ours and cuDNN's) captured into a CUDA graph on one stream and replayed,
+// 10 rounds in which each takes one sample in an order shuffled each round; the
+// median of each (a round-robin order once put a kernel 5-20% apart from itself:
+// the H200's clock follows the power drawn just before). The peers outside this
+// process (cuBLAS, cuBLASLt, torch.compile) are bench/compare.py's.
 // Ours and cuDNN's outputs are compared on the first 1M elements (max |diff| /
 // max |ref|).
 // Prints: RESULT shape=MxNxK chain=.. pick=<label> pick_tflops=.. best=<label>
@@ -48,9 +50,11 @@
 #include "engines/gemm/gemm_engine.h"
 #include "engines/gemm/gemm_exec.h"
 #include "runtime/device.h"
-#include "exec/device_buffer.h"
+#include "runtime/device_buffer.h"
 #include "gemm_gpu/gemm_gpu_util.h"
+#include "gpu/stream_handle.h"
 #include "opgraph/graph.h"
+#include "timing.h"
 
 using namespace opgraph;
 using namespace opgraph::gemm_testing;
@@ -81,59 +85,6 @@ std::string chain_of(const GemmCase& c) {
 // A case's key in OPGRAPH_GEMM_SHAPES: "MxNxK/chain".
 std::string case_key(const GemmCase& c) {
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + "/" + chain_of(c);
-}
-
-// Seconds per call of each runner (NaN when one fails): 3 warm-up calls
-// each, then 10 rounds in which every runner takes one CUDA-event sample of
-// 10 back-to-back calls (bench/gemm_torch.py's sampling, the cuBLAS anchor);
-// a runner's median sample. Each round takes the runners in a fresh random
-// order (fixed seed), so no runner keeps the same predecessor: the H200's
-// clock depends on the power drawn just before. A fixed order measured one
-// kernel 20% apart from itself (bench/results/2026-11-30-gemm-s4-h200.txt, run
-// S4-3); a rotated order still put each runner after the same neighbour, and
-// the variant listed after split-K 4 (slow, low power) read 5-20% above the
-// identical schedule elsewhere in the list (2026-11-30-gemm-s5-h200.txt, run S5-9).
-std::vector<double> time_interleaved(const std::vector<std::function<bool()>>& runs) {
-  std::vector<double> out(runs.size(), NAN);
-  CUevent e0, e1;
-  g_api->event_create(&e0, 0);
-  g_api->event_create(&e1, 0);
-  auto sample = [&](const std::function<bool()>& run, int n) -> double {
-    g_api->event_record(e0, nullptr);
-    for (int i = 0; i < n; ++i)
-      if (!run()) return NAN;
-    g_api->event_record(e1, nullptr);
-    g_api->event_synchronize(e1);
-    float ms = 0;
-    g_api->event_elapsed_time(&ms, e0, e1);
-    return ms * 1e-3 / n;
-  };
-  std::vector<int> calls(runs.size(), 0);
-  std::vector<std::vector<double>> samples(runs.size());
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    bool ok = true;
-    for (int i = 0; i < 3 && ok; ++i) ok = runs[r]();
-    const double first = ok ? sample(runs[r], 1) : NAN;
-    if (std::isfinite(first)) calls[r] = 10;
-  }
-  constexpr int kRounds = 10;
-  std::vector<std::size_t> order(runs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::mt19937 shuffle_rng(20261130);
-  for (int round = 0; round < kRounds; ++round) {
-    std::shuffle(order.begin(), order.end(), shuffle_rng);
-    for (const std::size_t r : order)
-      if (calls[r] > 0) samples[r].push_back(sample(runs[r], calls[r]));
-  }
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    auto& v = samples[r];
-    if (v.size() != kRounds || std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); })) continue;
-    std::sort(v.begin(), v.end());
-    out[r] = v[kRounds / 2];
-  }
-  g_api->event_destroy(e0);
-  g_api->event_destroy(e1);
-  return out;
 }
 
 }  // namespace
@@ -174,6 +125,11 @@ int main(int argc, char** argv) {
   // Retains device 0's primary context and makes it current (allocations need it).
   auto context = runtime::KernelRuntime::open(0, runtime::CacheOptions{});
   if (context.is_bad()) return std::fprintf(stderr, "%s\n", context.status().message().c_str()), 1;
+  // Every plan runs on one non-blocking stream (capturable; the legacy stream is not).
+  CUstream stream = nullptr;
+  if (g_api->stream_create(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+    return std::fprintf(stderr, "cuStreamCreate failed\n"), 1;
+  const gpu_testing::StreamHandle stream_handle(stream, &*props);
 
   std::vector<GemmCase> cases;
   // bf16 in and out, A row-major, B column-major (the Linear layout).
@@ -381,6 +337,7 @@ int main(int argc, char** argv) {
     }
     ExecutionContext ec;
     ec.device = &*props;
+    ec.stream = stream;
     // Ours: every config's plan; cuDNN: the graph's cudnn plans (at most 4
     // that build). All are timed together, interleaved.
     std::vector<std::unique_ptr<CompiledPlan>> plans;
@@ -413,12 +370,15 @@ int main(int argc, char** argv) {
     // The graph re-numbers nothing: build_case gives the same uids.
     auto run_cudnn = [&](std::size_t j) {
       const std::int64_t ws = g.get_workspace_size_plan_at_index(cudnn_index[j]).value();
-      return g.execute_plan_at_index(pack, {cudnn_ws[j].data(), ws}, cudnn_index[j]).is_good();
+      return g.execute_plan_at_index(pack, {cudnn_ws[j].data(), ws}, cudnn_index[j], &stream_handle).is_good();
     };
     std::vector<std::function<bool()>> runners;
     for (auto& plan : plans) runners.push_back([&, p = plan.get()] { return p->execute(pack, ec).is_good(); });
     for (std::size_t j = 0; j < cudnn_index.size(); ++j) runners.push_back([&, j] { return run_cudnn(j); });
-    const std::vector<double> secs = time_interleaved(runners);
+    const bench::KernelTimes timed = bench::time_kernels(*g_api, stream, runners);
+    const std::vector<double>& secs = timed.seconds;
+    std::printf("TIMING shape=%ldx%ldx%ld chain=%s method=%s calls=%d\n", static_cast<long>(c.m),
+                static_cast<long>(c.n), static_cast<long>(c.k), chain.c_str(), timed.method.c_str(), timed.calls);
 
     double pick_s = NAN, best_s = INFINITY;
     std::string pick_label, best;

@@ -1,5 +1,5 @@
 // bench/host_overhead.cpp — per-execute HOST cost of a built 3-operand plan (not a
-// timed test; bench/host_overhead.sh runs it and writes the table).
+// timed test; bench/run.sh host runs it; timing: bench/timing.h).
 //
 // Method (seed, "What a per-execute path costs"): a burst of B calls is timed
 // from a drained queue; the figure is the minimum over 25 repetitions of
@@ -15,7 +15,6 @@
 // The GPU rows (a one-kernel plan vs a raw cuLaunchKernelEx of the same kernel)
 // are bench/host_overhead_gpu.cpp.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -24,11 +23,11 @@
 #include "exec/operand_table.h"
 #include "opgraph/graph.h"
 #include "plan/manifest.h"
+#include "timing.h"
 
 namespace {
 
 using namespace opgraph;
-using Clock = std::chrono::steady_clock;
 
 // A plan that does what a real engine's execute does before it launches: loop
 // over its build-time operand table (and hand a refusal to the checker).
@@ -62,18 +61,6 @@ class NoopEngine final : public Engine {
 __attribute__((noinline)) int empty_call(void* a, void* b, void* c) {
   asm volatile("" : : "r"(a), "r"(b), "r"(c) : "memory");
   return 0;
-}
-
-template <class F>
-double min_per_call_ns(int burst, int reps, F&& f) {
-  double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = Clock::now();
-    for (int i = 0; i < burst; ++i) f();
-    auto t1 = Clock::now();
-    best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / burst);
-  }
-  return best;
 }
 
 }  // namespace
@@ -110,14 +97,14 @@ int main() {
   std::printf("%-6s %12s %12s %16s %14s %10s\n", "burst", "empty_call", "execute", "fill+execute", "execute-empty",
               "prepared");
   for (int burst : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
-    double e = min_per_call_ns(burst, kReps, [&] { empty_call(xb, yb, zb); });
-    double ex = min_per_call_ns(burst, kReps, [&] { failures += g.execute(filled).is_bad(); });
-    double fx = min_per_call_ns(burst, kReps, [&] {
+    double e = bench::host_ns_per_call(burst, kReps, [] {}, [&] { empty_call(xb, yb, zb); });
+    double ex = bench::host_ns_per_call(burst, kReps, [] {}, [&] { failures += g.execute(filled).is_bad(); });
+    double fx = bench::host_ns_per_call(burst, kReps, [] {}, [&] {
       VariantPack p;
       p.set(x, xb).set(y, yb).set(z, zb);
       failures += g.execute(p).is_bad();
     });
-    double px = min_per_call_ns(burst, kReps, [&] { failures += g.execute(prepared).is_bad(); });
+    double px = bench::host_ns_per_call(burst, kReps, [] {}, [&] { failures += g.execute(prepared).is_bad(); });
     std::printf("%-6d %12.1f %12.1f %16.1f %14.1f %10.1f\n", burst, e, ex, fx, ex - e, px);
   }
   std::printf("target: execute < 300 ns per call (normalise + dispatch, 3 operands)\n");

@@ -1,5 +1,5 @@
 // bench/host_overhead_gpu.cpp — the GPU rows of the host-overhead benchmark
-// (bench/host_overhead.sh runs it on the device machine; not a test).
+// (bench/run.sh host runs it on the device machine; not a test).
 //
 // A one-kernel plan: y = 2x + 1 over n floats, declared as an opgraph graph
 // (mul and add by pass-by-value scalars: two operands, X and Y), served by a
@@ -12,24 +12,23 @@
 // host time to ENQUEUE B calls from a drained stream, divided by B. Target:
 // execute within 1.3x of the raw launch. The result is checked after timing.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
 #include "engines/smoke/smoke_kernels.h"
-#include "exec/device_buffer.h"
+#include "runtime/device_buffer.h"
 #include "exec/operand_table.h"
 #include "gpu/stream_handle.h"
 #include "opgraph/graph.h"
 #include "plan/manifest.h"
 #include "runtime/device.h"
+#include "timing.h"
 
 namespace {
 
 using namespace opgraph;
-using Clock = std::chrono::steady_clock;
 constexpr std::int64_t kN = 1 << 14;
 
 class AffinePlan final : public CompiledPlan {
@@ -156,15 +155,7 @@ int main() {
   int failures = 0;
   constexpr int kReps = 25;
   auto time_burst = [&](int burst, auto&& f) {
-    double best = 1e300;
-    for (int r = 0; r < kReps; ++r) {
-      (void)api.stream_synchronize(stream);  // a drained queue
-      auto t0 = Clock::now();
-      for (int i = 0; i < burst; ++i) f();
-      auto t1 = Clock::now();
-      best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / burst);
-    }
-    return best;
+    return bench::host_ns_per_call(burst, kReps, [&] { (void)api.stream_synchronize(stream); }, f);
   };
   failures += g.execute(pack, {}, &h).is_bad();  // warm
   std::printf("GPU: host enqueue per call, ns (min over %d reps of a burst from a drained stream / burst size)\n", kReps);

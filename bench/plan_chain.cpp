@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "opgraph/graph.h"
+#include "timing.h"
 
 namespace {
 
 using namespace opgraph;
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using bench::Clock;
+double since(Clock::time_point t0) { return bench::seconds_since(t0); }
 
 int run(std::int64_t n) {
   auto t0 = Clock::now();

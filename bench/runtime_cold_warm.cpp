@@ -21,17 +21,11 @@
 #include <string>
 
 #include "gpu/gpu_buffer.h"
+#include "timing.h"
 
 using namespace opgraph;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-}  // namespace
+using bench::Clock;
+using bench::ms_since;
 
 int main(int argc, char** argv) {
   const auto t0 = Clock::now();

@@ -1,4 +1,4 @@
-// bench/trust_gpu.cpp — issue 21's GPU sweep (bench/trust_h200.sh runs it on the
+// bench/trust_gpu.cpp — issue 21's GPU sweep (bench/run.sh trust runs it on the
 // H200; not a CI test: it needs a GPU). Three parts, one table each, exit status
 // non-zero when any case is silently wrong:
 //
@@ -35,13 +35,13 @@
 #include "gpu/stream_handle.h"
 #include "opgraph/graph.h"
 #include "runtime/device.h"
+#include "timing.h"
 
 namespace {
 
 using namespace opgraph;
 using namespace opgraph::gemm_testing;
 using D = std::vector<std::int64_t>;
-using Clock = std::chrono::steady_clock;
 
 using gpu_testing::StreamHandle;
 
@@ -395,15 +395,7 @@ void host_overhead(const Env& e, std::mt19937& rng) {
     if (!failures++) first_failure = st.to_string();
   };
   auto time_burst = [&](int burst, auto&& f) {
-    double best = 1e300;
-    for (int r = 0; r < 25; ++r) {
-      (void)e.api->stream_synchronize(e.stream);
-      auto t0 = Clock::now();
-      for (int i = 0; i < burst; ++i) f();
-      auto t1 = Clock::now();
-      best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / burst);
-    }
-    return best;
+    return bench::host_ns_per_call(burst, 25, [&] { (void)e.api->stream_synchronize(e.stream); }, f);
   };
   DeviceBuffer cws(*e.api, 1 << 26);
   const std::int64_t cws_bytes = ci >= 0 ? value_or(g.get_workspace_size_plan_at_index(ci), std::int64_t{0}) : 0;
@@ -440,9 +432,9 @@ void host_overhead(const Env& e, std::mt19937& rng) {
   needs.declared_alignment = true;
   const OperandTable table(*layout, needs, "bench");
   int accepted = 0;
-  const auto t0 = Clock::now();
+  const auto t0 = bench::Clock::now();
   for (int i = 0; i < 1000000; ++i) accepted += table.accepts(own);
-  const double check_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / 1e6;
+  const double check_ns = bench::seconds_since(t0) * 1e9 / 1e6;
   std::printf("median ratio execute(prepared) / raw_launch: %.3f (target <= 1.15); failed calls: %d %s\n",
               ratios[ratios.size() / 2], failures, first_failure.c_str());
   std::printf("the operand-table check alone (%zu rows): %.1f ns per call (%d of 1000000 accepted)\n",
@@ -460,7 +452,9 @@ void host_overhead(const Env& e, std::mt19937& rng) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // --host-only: part 3 alone (bench/run.sh host).
+  const bool host_only = argc > 1 && std::strcmp(argv[1], "--host-only") == 0;
   Env e;
   auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
   if (rt.is_bad()) return std::fprintf(stderr, "%s\n", rt.status().message().c_str()), 1;
@@ -469,6 +463,10 @@ int main() {
   if (e.api->stream_create(&e.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return 1;
   std::mt19937 rng(std::random_device{}());
   std::printf("# trust_gpu on %s (sm_%d%d)\n", e.props.name.c_str(), e.props.major, e.props.minor);
+  if (host_only) {
+    host_overhead(e, rng);
+    return g_silent ? 1 : 0;
+  }
   conv_sweep(e, rng);
   gemm_misbinds(e, rng, false);
   gemm_misbinds(e, rng, true);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python binding on the GPU machine (no network there), in ONE call (bench/device_all.sh):
+# The Python binding on the GPU machine (no network there), in ONE call (bench/run.sh tests):
 #   1. build the extension with CMake directly (Release, symbols kept; nanobind from the
 #      installed package; scikit-build-core not needed), and a second link of the same objects
 #      WITHOUT the symbol-isolation flags (python/CMakeLists.txt: --exclude-libs,ALL, -Bsymbolic):
@@ -10,14 +10,15 @@
 #      of the fixed link is re-run under cuda-gdb for a native backtrace;
 #   3. the whole pytest suite with OPGRAPH_REQUIRE_GPU=1: the GPU tests must RUN (a skipped
 #      GPU test fails this script: a skip never counts as a pass here);
-#   4. bench/python_overhead.py (Python execute vs the C++ execute of the same plan vs torch).
-# Writes $OUT/gpu_python.txt (the summary device_all.sh prints) and the logs; exit 1 on any failure.
+#   4. bench/compare.py host (Python execute vs the C++ execute of the same plan vs torch's own call).
+# Writes $OUT/gpu_python.txt (the summary bench/run.sh tests prints) and the logs; exit 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out/gpu_python}
 mkdir -p "$OUT"
 BUILD=${OPGRAPH_PY_BUILD_DIR:-build-py}
-OLD=$PWD/$BUILD-oldlink
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+OLD=$BUILD-oldlink
 SUM=$OUT/gpu_python.txt
 : >"$SUM"
 say() { echo "$*" | tee -a "$SUM"; }
@@ -46,7 +47,7 @@ say "exported dynamic symbols: fixed $(nm -D --defined-only "$BUILD"/opgraph/_C*
 # 2. The crash experiment.
 say "crash probe (rc; 0 = clean, 139 = SIGSEGV):"
 for variant in fixed prefix; do
-  dir=$PWD/$BUILD; [ "$variant" = prefix ] && dir=$OLD
+  dir=$BUILD; [ "$variant" = prefix ] && dir=$OLD
   for mode in torch no-torch; do
     arg=(); [ "$mode" = no-torch ] && arg=(--no-torch)
     log=$OUT/probe_${variant}_${mode}.log
@@ -66,7 +67,7 @@ done
 
 # 3. pytest, GPU tests required: test_gpu.py in its own process first (a CPU test that hands a
 #    GPU engine bad pointers cannot poison their CUDA context), then every other test.
-export PYTHONPATH="$PWD/$BUILD${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$BUILD${PYTHONPATH:+:$PYTHONPATH}"
 OPGRAPH_REQUIRE_GPU=1 timeout 200 python3 -X faulthandler -m pytest -v -rsP python/tests/test_gpu.py >"$OUT/pytest_gpu.log" 2>&1
 grc=$?
 OPGRAPH_REQUIRE_GPU=1 timeout 200 python3 -X faulthandler -m pytest -v -rs --ignore=python/tests/test_gpu.py python/tests \
@@ -83,9 +84,9 @@ skipped=$(grep -cE "test_gpu.py::.*SKIPPED" "$OUT/pytest_gpu.log")
 { [ "$grc" = 0 ] && [ "$prc" = 0 ]; } || rc=1
 if [ "$ran" = 0 ] || [ "$skipped" != 0 ]; then say "GPU tests: $ran passed, $skipped skipped: a GPU test did not run"; rc=1; fi
 
-# 4. The overhead bench.
-timeout 180 python3 bench/python_overhead.py >"$OUT/python_overhead.log" 2>&1 || rc=1
-grep -E "^## |^\| (torch|C\+\+|Python|binding)" "$OUT/python_overhead.log" | tee -a "$SUM"
+# 4. The overhead bench (bench/timing.py's host timing).
+timeout 180 python3 bench/compare.py host >"$OUT/python_overhead.log" 2>&1 || rc=1
+sed -n '/^host enqueue per call/,$p' "$OUT/python_overhead.log" | tee -a "$SUM"
 grep -E "Error|error" "$OUT/python_overhead.log" | head -5 | tee -a "$SUM"
 say "gpu_python rc=$rc"
 exit "$rc"

@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# bench/run.sh — the one device entry point of the benchmarks: builds what the named areas need
+# (Release, Ninja, -j$OPGRAPH_JOBS, default 16), runs them and writes ONE dated result file,
+#   $RESULTS/<UTC date>-<area>[+<area>...]-<gpu>.txt
+# ($RESULTS: $OUT when set, as on the device machine; else bench/results), whose header names the
+# device, driver, CUDA, both cuDNN copies and which one each part loads, torch, the compiler, the
+# commit and the exact command; then one section per area, each ending with its table. Logs go to
+# $OUT/logs.tgz (the device tool returns at most 8 files).
+#
+#   bash bench/run.sh [area ...]          (no area: gemm sdpa host)
+#
+# areas (timing method: bench/timing.py and bench/timing.h; every comparison with a peer is kernel
+# time against kernel time, CUDA-graph replays interleaved round by round in one process, on the
+# same random inputs, outputs checked against each other; host time measured apart):
+#   gemm           bench/compare.py gemm: ours vs cuBLAS (torch.mm) vs the cudnn family's first plan
+#                  over the table's shapes; fused matmul+bias+gelu vs torch eager, cuBLASLt's GELU
+#                  epilogue (torch._addmm_activation) and torch.compile; class geomeans
+#   gemm-variants  bench/gemm_bench: our pick's variants against every cudnn plan ($OPGRAPH_GEMM_BENCH_ARGS:
+#                  --quick / --confirm / --study; OPGRAPH_GEMM_SHAPES, OPGRAPH_GEMM_STUDY_* as documented there)
+#   gemm-ncu       Nsight Compute on gemm_bench --study variants: OPGRAPH_NCU_KEYS="MxNxK/chain/label ..."
+#                  (OPGRAPH_NCU_KERNEL: the kernel-name regex, default gemm_v2; e.g. nvjet for cuDNN's)
+#   sdpa           bench/compare.py sdpa: bf16 SDPA fwd/bwd, ours (cudnn plan) vs torch's cuDNN attention
+#   host           host cost per call: bench/host_overhead (CPU), host_overhead_gpu (execute vs a raw
+#                  cuLaunchKernelEx), trust_gpu --host-only (the gemm plan vs a raw launch of its kernel),
+#                  bench/compare.py host (Python execute vs torch's own call vs the C++ execute)
+#   runtime        test_runtime(+_gpu); cold vs warm process start (runtime_cold_warm), device-less warm
+#   trust          trust_gpu (conv/gemm plans vs the reference, misbindings refused), test_exec, GPU suites
+#   cudnn          test_cudnn, test_cudnn_gpu (every op family and SDPA case on cudnn plans vs the
+#                  reference), with the system libcudnn and with torch's
+#   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, scripts/gpu_python.sh
+#   plan           plan_chain 10000 100000 (planning time, linear in the nodes)
+#
+# Before a device call (here): `bash bench/device_deps.sh`; a clean worktree of the commit with
+# .device-deps copied in; carry it and run `cd <it> && OPGRAPH_COMMIT=<sha> bash bench/run.sh ...`
+# (the carried tree has no usable .git: name the commit). Exit status: non-zero if any area failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+AREAS=("$@")
+[ ${#AREAS[@]} -eq 0 ] && AREAS=(gemm sdpa host)
+known=" gemm gemm-variants gemm-ncu sdpa host runtime trust cudnn tests plan "
+for a in "${AREAS[@]}"; do
+  [[ "$known" == *" $a "* ]] || { echo "bench/run.sh: unknown area '$a' (areas:$known)" >&2; exit 2; }
+done
+has() { [[ " ${AREAS[*]} " == *" $1 "* ]]; }
+OUT=${OUT:-}
+RESULTS=${OUT:-$ROOT/bench/results}
+LOGS=${OUT:-$ROOT/build-bench/out}/logs
+mkdir -p "$RESULTS" "$LOGS"
+JOBS=${OPGRAPH_JOBS:-16}
+PY=python3
+[ -x /opt/torch/.venv/bin/python3 ] && PY=/opt/torch/.venv/bin/python3
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+TAG=$(echo "${GPU:-cpu}" | awk '{print tolower($NF)}')
+FILE=$RESULTS/$(date -u +%F)-$(IFS=+; echo "${AREAS[*]}")-$TAG.txt
+: >"$FILE"
+fails=0
+say() { echo "$*" | tee -a "$FILE"; }
+
+# ---- the one preamble -------------------------------------------------------------------------
+commit() {
+  if [ -n "${OPGRAPH_COMMIT:-}" ]; then echo "$OPGRAPH_COMMIT (OPGRAPH_COMMIT)"; return; fi
+  # Only this tree's own repository: a carried copy can sit inside another checkout.
+  local top
+  top=$(git -C "$ROOT" rev-parse --show-toplevel 2>/dev/null) || { echo "unknown (no repository; set OPGRAPH_COMMIT)"; return; }
+  if [ "$top" != "$ROOT" ]; then echo "unknown ($ROOT is not a repository root; set OPGRAPH_COMMIT)"; return; fi
+  echo "$(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' +uncommitted changes')"
+}
+SYS_CUDNN=$(ldconfig -p 2>/dev/null | awk '/libcudnn\.so\.9 /{print $NF; exit}')
+TORCH_CUDNN=$($PY -c "import os, nvidia.cudnn as c; print(os.path.join(list(c.__path__)[0], 'lib', 'libcudnn.so.9'))" 2>/dev/null)
+cudnn_version() {  # cudnnGetVersion of one copy, loaded alone
+  [ -n "$1" ] && [ -e "$1" ] || { echo "absent"; return; }
+  $PY -c "import ctypes,sys; v=ctypes.CDLL(sys.argv[1]).cudnnGetVersion(); print('%d.%d.%d' % (v//10000, v//100%100, v%100))" "$1" 2>/dev/null || echo "?"
+}
+{
+  echo "# bench/run.sh ${AREAS[*]} — $(date -u +%FT%TZ)"
+  echo "command:  bash bench/run.sh ${AREAS[*]}$(env | grep -E '^OPGRAPH_(GEMM|NCU|JOBS)[A-Z_]*=' | sort | sed 's/^/ [/; s/$/]/' | tr -d '\n')"
+  echo "commit:   $(commit)"
+  echo "device:   $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1 || echo none)"
+  echo "host:     $(uname -srm); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $(nproc) cores"
+  NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  echo "CUDA:     $($NVCC --version 2>/dev/null | grep -o 'release [0-9.]*' || echo 'no nvcc') ($NVCC); libcuda $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')"
+  echo "cuDNN:    system ${SYS_CUDNN:-none} ($(cudnn_version "$SYS_CUDNN")); torch's ${TORCH_CUDNN:-none} ($(cudnn_version "$TORCH_CUDNN"))"
+  echo "          loaded: the C++ benches and suites the system copy (cudnn area: both, in turn); bench/compare.py"
+  echo "          torch's (OPGRAPH_LIBCUDNN), so opgraph's cuDNN plans and torch run the same library"
+  echo "torch:    $($PY -c 'import torch, sys; print(torch.__version__, "(CUDA", torch.version.cuda, ") Python", sys.version.split()[0])' 2>/dev/null || echo none)"
+  echo "compiler: $(c++ --version | head -1); Release"
+  echo
+} | tee -a "$FILE"
+
+# ---- building ---------------------------------------------------------------------------------
+TARGETS=()
+has gemm-variants && TARGETS+=(gemm_bench)
+has gemm-ncu && TARGETS+=(gemm_bench)
+has host && TARGETS+=(host_overhead host_overhead_gpu trust_gpu)
+has runtime && TARGETS+=(test_runtime test_runtime_gpu runtime_cold_warm opgraph_tool)
+has trust && TARGETS+=(trust_gpu test_gemm_gpu test_cudnn_gpu test_exec)
+has cudnn && TARGETS+=(test_cudnn test_cudnn_gpu)
+has tests && TARGETS+=(test_gemm_gpu test_cudnn_gpu test_runtime_gpu)
+has plan && TARGETS+=(plan_chain)
+BUILD=${OPGRAPH_BUILD_DIR:-$ROOT/build-bench}
+if [ ${#TARGETS[@]} -gt 0 ]; then
+  CMAKE_ARGS=()
+  [ -d .device-deps ] && source "$ROOT/bench/device_env.sh" >/dev/null
+  t0=$(date +%s)
+  if cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPGRAPH_GPU_TESTS=ON -DOPGRAPH_BUILD_BENCH=ON \
+       "${CMAKE_ARGS[@]}" >"$LOGS/cmake.log" 2>&1 &&
+     ninja -C "$BUILD" -j"$JOBS" $(printf '%s\n' "${TARGETS[@]}" | sort -u) >"$LOGS/build.log" 2>&1; then
+    say "built $(printf '%s\n' "${TARGETS[@]}" | sort -u | tr '\n' ' ')in $(( $(date +%s) - t0 )) s"
+  else
+    say "BUILD FAILED"; grep -E "error|FAILED" "$LOGS/cmake.log" "$LOGS/build.log" | head -20 | tee -a "$FILE"; exit 1
+  fi
+fi
+PYBUILD=${OPGRAPH_PY_BUILD_DIR:-$ROOT/build-py}
+if has gemm || has sdpa || has host; then
+  NB_DIR=$($PY -c "import nanobind; print(nanobind.cmake_dir())")
+  GEN=(-G Ninja)
+  [ -d .device-deps/prefix ] && GEN+=("-DCMAKE_PREFIX_PATH=$ROOT/.device-deps/prefix")
+  t0=$(date +%s)
+  if cmake -S python -B "$PYBUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -Dnanobind_DIR="$NB_DIR" \
+       >"$LOGS/py_cmake.log" 2>&1 && cmake --build "$PYBUILD" -j"$JOBS" --target _C >"$LOGS/py_build.log" 2>&1; then
+    say "built the Python module in $(( $(date +%s) - t0 )) s"
+  else
+    say "PYTHON MODULE BUILD FAILED"; tail -20 "$LOGS/py_cmake.log" "$LOGS/py_build.log" | tee -a "$FILE"; exit 1
+  fi
+fi
+say
+export OPGRAPH_COMPILED_CACHE=${OPGRAPH_COMPILED_CACHE:-$(mktemp -d /tmp/opgraph-bench-cache-XXXX)}
+
+# run NAME LIMIT_S CMD...: CMD under a time limit, its output in $LOGS/NAME.log; returns its rc.
+run() {
+  local name=$1 limit=$2
+  shift 2
+  local t0 rc
+  t0=$(date +%s)
+  timeout "$limit" "$@" >"$LOGS/$name.log" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] || fails=$((fails + 1))
+  echo "$name rc=$rc ($(( $(date +%s) - t0 )) s)" | tee -a "$FILE"
+  return "$rc"
+}
+gtest_line() { grep -hE '^\[  (PASSED|FAILED)  \]' "$LOGS/$1.log" | head -3 | tr '\n' ' ' | tee -a "$FILE"; echo | tee -a "$FILE"; }
+compare() {  # compare WHAT LIMIT [args]: bench/compare.py on torch's libcudnn; its output into the file
+  local what=$1 limit=$2
+  shift 2
+  local env=(PYTHONPATH="$PYBUILD:$ROOT/bench${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1)
+  [ -n "$TORCH_CUDNN" ] && env+=(OPGRAPH_LIBCUDNN="$TORCH_CUDNN")
+  run "compare_$what" "$limit" env "${env[@]}" "$PY" bench/compare.py "$what" "$@"
+  local rc=$?
+  cat "$LOGS/compare_$what.log" >>"$FILE"
+  return "$rc"
+}
+section() { say; say "## $*"; }
+
+area_gemm() {
+  section "gemm: ours vs cuBLAS vs cuDNN, fused vs eager / cuBLASLt epilogue / torch.compile (bench/compare.py gemm)"
+  compare gemm "${OPGRAPH_GEMM_TIMEOUT:-540}"
+}
+area_gemm-variants() {
+  section "gemm-variants: bench/gemm_bench ${OPGRAPH_GEMM_BENCH_ARGS:-}"
+  # shellcheck disable=SC2086
+  run gemm_bench 400 "$BUILD/bench/gemm_bench" ${OPGRAPH_GEMM_BENCH_ARGS:-}
+  grep -hE "^(TIMING|VARIANT|CUDNN|RESULT|CLUSTERS)" "$LOGS/gemm_bench.log" >>"$FILE"
+}
+area_gemm-ncu() {
+  section "gemm-ncu: Nsight Compute, kernels matching ${OPGRAPH_NCU_KERNEL:-gemm_v2}"
+  local ncu i=0
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  for key in ${OPGRAPH_NCU_KEYS:-4096x4096x4096/none/gemm_v2_128x256s4}; do
+    i=$((i + 1))
+    OPGRAPH_NVRTC_LINEINFO=1 OPGRAPH_GEMM_STUDY_ONLY=$key \
+      run "ncu_$i" 300 "$ncu" --clock-control none -k "regex:${OPGRAPH_NCU_KERNEL:-gemm_v2}" -c 1 --set full \
+      --import-source yes -o "$LOGS/prof_$i" -f "$BUILD/bench/gemm_bench" --study
+    "$ncu" -i "$LOGS/prof_$i.ncu-rep" --page details >"$LOGS/ncu_$i.txt" 2>&1
+    say "$key:"
+    grep -E "Duration|Elapsed Cycles|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Warp Cycles Per Issued|Spilling" \
+      "$LOGS/ncu_$i.txt" | head -12 | tee -a "$FILE"
+  done
+}
+area_sdpa() {
+  section "sdpa: ours (opgraph's cudnn plan) vs torch's cuDNN attention (bench/compare.py sdpa)"
+  compare sdpa 300
+}
+area_host() {
+  section "host: per-call host cost (bench/host_overhead, host_overhead_gpu, trust_gpu --host-only, compare.py host)"
+  run host_overhead 60 "$BUILD/bench/host_overhead" && cat "$LOGS/host_overhead.log" >>"$FILE"
+  run host_overhead_gpu 60 "$BUILD/bench/host_overhead_gpu" && cat "$LOGS/host_overhead_gpu.log" >>"$FILE"
+  run trust_host 120 "$BUILD/bench/trust_gpu" --host-only && grep -vE "^# trust_gpu" "$LOGS/trust_host.log" >>"$FILE"
+  compare host 200
+}
+area_runtime() {
+  section "runtime: GPU suites, cold vs warm process start (10 kernels)"
+  run test_runtime 120 "$BUILD/tests/test_runtime"; gtest_line test_runtime
+  run test_runtime_gpu 200 "$BUILD/tests/test_runtime_gpu"; gtest_line test_runtime_gpu
+  local res=$LOGS/cold_warm.txt d warm aot rc
+  : >"$res"
+  timed() {
+    local label=$1 dir=$2 t0 line
+    shift 2
+    t0=$(date +%s%N)
+    line=$(env "$@" "$BUILD/bench/runtime_cold_warm" --cache "$dir" --label "$label" --kernels 10 | grep '^RESULT') ||
+      { echo "FAILED $label" | tee -a "$FILE"; return 1; }
+    echo "$line wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))" >>"$res"
+  }
+  for i in 1 2 3; do
+    d=$(mktemp -d /tmp/opgraph-cold-XXXX); timed cold "$d"
+    if [ "$i" = 3 ]; then warm=$d; else rm -rf "$d"; fi
+  done
+  for i in 1 2 3 4 5; do timed warm "$warm"; done
+  aot=$(mktemp -d /tmp/opgraph-aot-XXXX)
+  rc=0
+  OPGRAPH_COMPILED_CACHE=$aot "$BUILD/tools/opgraph" cache warm --all --arch sm_90a >"$LOGS/aot_warm.log" 2>&1 || rc=$?
+  timed aot_require_hit "$aot" OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1 || rc=$?
+  "$PY" - "$res" "$rc" <<'PY' | tee -a "$FILE"
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    kv = dict(p.split("=", 1) for p in line.split()[1:])
+    rows.setdefault(kv["label"], []).append(kv)
+med = lambda label, key: statistics.median([float(r[key]) for r in rows.get(label, [])] or [float("nan")])
+print("10 smoke kernels per process (medians; cold n=%d, warm n=%d)" % (len(rows.get("cold", [])), len(rows.get("warm", []))))
+print("%-34s %10s %10s" % ("", "cold", "warm"))
+for key, name in [("wall_ms", "process wall (ms)"), ("first_result_ms", "main() to 10 results checked (ms)"),
+                  ("init_ms", "cuInit+context+env (ms)"), ("kernels_ms", "acquire 10 kernels (ms)"),
+                  ("load_median_ms", "per-kernel acquire, median (ms)"), ("load_max_ms", "per-kernel acquire, max (ms)")]:
+    print("%-34s %10.2f %10.3f" % (name, med("cold", key), med("warm", key)))
+print("warm/cold: kernel acquisition %.1fx, process wall %.1fx" % (med("cold", "kernels_ms") / med("warm", "kernels_ms"),
+                                                                 med("cold", "wall_ms") / med("warm", "wall_ms")))
+bad = sum(int(r["bad"]) for rs in rows.values() for r in rs)
+print("results checked in every process: %s; device-less warm then REQUIRE_HIT: %s" % (
+    "all right" if bad == 0 else "%d WRONG" % bad, "hit" if rows.get("aot_require_hit") and sys.argv[2] == "0" else "MISS"))
+PY
+}
+area_trust() {
+  section "trust: plans vs the reference, misbindings refused (trust_gpu), test_exec, GPU suites"
+  run trust_gpu 240 "$BUILD/bench/trust_gpu"; cat "$LOGS/trust_gpu.log" >>"$FILE"
+  run test_exec 120 "$BUILD/tests/test_exec"; gtest_line test_exec
+  run gemm_gpu 240 "$BUILD/tests/test_gemm_gpu" \
+    --gtest_filter="GemmGpu.EveryLayoutAndType*:GemmGpu.FlashInferShaped*:GemmGpu.V2EveryLayoutTileSplitAndSwap:GemmGpu.V2StreamK*:GemmGpuThreads.*:GemmGpuHost.*"
+  gtest_line gemm_gpu
+  run cudnn_gpu 200 "$BUILD/tests/test_cudnn_gpu" --gtest_filter="-*Bench*:Cases/SdpaGpu.*"; gtest_line cudnn_gpu
+}
+area_cudnn() {
+  section "cudnn: every lowered op family and SDPA case on cudnn plans vs the reference"
+  run test_cudnn 90 "$BUILD/tests/test_cudnn"; gtest_line test_cudnn
+  run cudnn_gpu_system 300 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='-*Bench*'; gtest_line cudnn_gpu_system
+  say "$(grep -c ' ran on ' "$LOGS/cudnn_gpu_system.log") cases ran on cudnn plans (system libcudnn); $(grep -c 'elements off' "$LOGS/cudnn_gpu_system.log") output mismatches"
+  grep -h " ran on " "$LOGS/cudnn_gpu_system.log" >>"$FILE"
+  if [ -n "$TORCH_CUDNN" ]; then
+    OPGRAPH_LIBCUDNN=$TORCH_CUDNN LD_LIBRARY_PATH="$(dirname "$TORCH_CUDNN"):${LD_LIBRARY_PATH:-}" \
+      run cudnn_gpu_torchlib 300 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='-*Bench*'
+    gtest_line cudnn_gpu_torchlib
+    say "$(grep -c ' ran on ' "$LOGS/cudnn_gpu_torchlib.log") cases ran on cudnn plans (torch's libcudnn)"
+  fi
+}
+area_tests() {
+  section "tests: every GPU suite"
+  run gemm_gpu_all 400 "$BUILD/tests/test_gemm_gpu"; gtest_line gemm_gpu_all
+  run cudnn_gpu_all 300 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='-*Bench*'; gtest_line cudnn_gpu_all
+  run runtime_gpu 200 "$BUILD/tests/test_runtime_gpu"; gtest_line runtime_gpu
+  mkdir -p "$LOGS/py"
+  OUT=$LOGS/py OPGRAPH_JOBS=$JOBS OPGRAPH_PY_BUILD_DIR=$PYBUILD run gpu_python 400 bash scripts/gpu_python.sh
+  cat "$LOGS/py/gpu_python.txt" >>"$FILE" 2>/dev/null
+}
+area_plan() {
+  section "plan: planning time of a chain of pointwise nodes (CPU reference engine)"
+  run plan_chain 120 "$BUILD/bench/plan_chain" 10000 100000 && cat "$LOGS/plan_chain.log" >>"$FILE"
+}
+
+for a in "${AREAS[@]}"; do
+  "area_$a" || true
+done
+say
+say "areas failed or partly failed: $fails"
+if [ -n "$OUT" ]; then
+  (cd "$LOGS/.." && tar czf "$OUT/logs.tgz" --exclude='*.ncu-rep' logs 2>/dev/null && rm -rf "$LOGS")
+fi
+echo "result: $FILE"
+exit $((fails > 0))
