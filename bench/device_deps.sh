@@ -15,7 +15,7 @@ cp -r /usr/include/nlohmann "$D/prefix/include/"
 cp -r /usr/share/cmake/nlohmann_json "$D/prefix/share/cmake/"
 cp -r /usr/src/googletest "$D/googletest"
 # cuDNN's C headers (enums and types for the cudnn engine; never linked), used
-# by bench/cudnn_h200.sh only when the device image lacks them.
+# by bench/run.sh only when the device image lacks them.
 for h in cudnn_graph.h cudnn_graph_v9.h cudnn_version.h cudnn_version_v9.h; do
   [ -f "/usr/local/cuda/include/$h" ] && cp "/usr/local/cuda/include/$h" "$D/prefix/include/"
 done

@@ -1,4 +1,4 @@
-# bench/device_env.sh — sourced by the *_h200.sh scripts: makes the carried
+# bench/device_env.sh — sourced by bench/run.sh: makes the carried
 # .device-deps/ (bench/device_deps.sh) usable and appends the CMake prefix to the
 # caller's CMAKE_ARGS array. Needs ROOT (the repository root) to be set.
 if [ -d "$ROOT/.device-deps" ]; then

@@ -1,5 +1,5 @@
 // gemm_bench — TFLOP/s of the gemm engine's kernels and of the cudnn family's
-// best plan on the same graph, same buffers, same process (bench/gemm_h200.sh):
+// best plan on the same graph, same buffers, same process (bench/run.sh gemm-variants):
 //
 //   gemm_bench [--quick | --confirm | --study] [--device-json PATH] [--explain-backend GRAPH.json]
 //

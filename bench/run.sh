@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh — the one device entry point of the benchmarks: builds what the named areas need
 # (Release, Ninja, -j$OPGRAPH_JOBS, default 16), runs them and writes ONE dated result file,
-#   $RESULTS/<UTC date>-<area>[+<area>...]-<gpu>.txt
+#   $RESULTS/<UTC date>-<area>[_<area>...]-<gpu>.txt
 # ($RESULTS: $OUT when set, as on the device machine; else bench/results), whose header names the
 # device, driver, CUDA, both cuDNN copies and which one each part loads, torch, the compiler, the
 # commit and the exact command; then one section per area, each ending with its table. Logs go to
@@ -17,8 +17,9 @@
 #                  epilogue (torch._addmm_activation) and torch.compile; class geomeans
 #   gemm-variants  bench/gemm_bench: our pick's variants against every cudnn plan ($OPGRAPH_GEMM_BENCH_ARGS:
 #                  --quick / --confirm / --study; OPGRAPH_GEMM_SHAPES, OPGRAPH_GEMM_STUDY_* as documented there)
-#   gemm-ncu       Nsight Compute on gemm_bench --study variants: OPGRAPH_NCU_KEYS="MxNxK/chain/label ..."
-#                  (OPGRAPH_NCU_KERNEL: the kernel-name regex, default gemm_v2; e.g. nvjet for cuDNN's)
+#   gemm-ncu       Nsight Compute: OPGRAPH_NCU_KEYS="MxNxK/chain/label ..." (gemm_bench --study variants)
+#                  or OPGRAPH_NCU_SHAPE=MxNxK/chain (a shape's pick and cuDNN's plans); OPGRAPH_NCU_KERNEL:
+#                  the kernel-name regex (default gemm_v2; e.g. nvjet for the library's kernels)
 #   sdpa           bench/compare.py sdpa: bf16 SDPA fwd/bwd, ours (cudnn plan) vs torch's cuDNN attention
 #   host           host cost per call: bench/host_overhead (CPU), host_overhead_gpu (execute vs a raw
 #                  cuLaunchKernelEx), trust_gpu --host-only (the gemm plan vs a raw launch of its kernel),
@@ -52,7 +53,7 @@ PY=python3
 [ -x /opt/torch/.venv/bin/python3 ] && PY=/opt/torch/.venv/bin/python3
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 TAG=$(echo "${GPU:-cpu}" | awk '{print tolower($NF)}')
-FILE=$RESULTS/$(date -u +%F)-$(IFS=+; echo "${AREAS[*]}")-$TAG.txt
+FILE=$RESULTS/$(date -u +%F)-$(IFS=_; echo "${AREAS[*]}")-$TAG.txt
 : >"$FILE"
 fails=0
 say() { echo "$*" | tee -a "$FILE"; }
@@ -74,7 +75,7 @@ cudnn_version() {  # cudnnGetVersion of one copy, loaded alone
 }
 {
   echo "# bench/run.sh ${AREAS[*]} — $(date -u +%FT%TZ)"
-  echo "command:  bash bench/run.sh ${AREAS[*]}$(env | grep -E '^OPGRAPH_(GEMM|NCU|JOBS)[A-Z_]*=' | sort | sed 's/^/ [/; s/$/]/' | tr -d '\n')"
+  echo "command:  bash bench/run.sh ${AREAS[*]}$(env | grep -E '^OPGRAPH_[A-Z_]*=' | sort | sed 's/^/ [/; s/$/]/' | tr -d '\n')"
   echo "commit:   $(commit)"
   echo "device:   $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1 || echo none)"
   echo "host:     $(uname -srm); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $(nproc) cores"
@@ -163,18 +164,25 @@ area_gemm-variants() {
   grep -hE "^(TIMING|VARIANT|CUDNN|RESULT|CLUSTERS)" "$LOGS/gemm_bench.log" >>"$FILE"
 }
 area_gemm-ncu() {
-  section "gemm-ncu: Nsight Compute, kernels matching ${OPGRAPH_NCU_KERNEL:-gemm_v2}"
-  local ncu i=0
+  # OPGRAPH_NCU_KEYS="MxNxK/chain/label ...": those variants of ours alone (gemm_bench --study);
+  # OPGRAPH_NCU_SHAPE=MxNxK/chain: that shape's pick and cuDNN's plans (gemm_bench --quick), so
+  # OPGRAPH_NCU_KERNEL=nvjet (say) reads the library's kernel beside ours. First matching launch each.
+  section "gemm-ncu: Nsight Compute (--set full), kernels matching ${OPGRAPH_NCU_KERNEL:-gemm_v2}"
+  local ncu i=0 items key
   ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  for key in ${OPGRAPH_NCU_KEYS:-4096x4096x4096/none/gemm_v2_128x256s4}; do
+  if [ -n "${OPGRAPH_NCU_SHAPE:-}" ]; then items=("shape=$OPGRAPH_NCU_SHAPE")
+  else read -r -a items <<<"${OPGRAPH_NCU_KEYS:-4096x4096x4096/none/gemm_v2_128x256s4}"; fi
+  for key in "${items[@]}"; do
     i=$((i + 1))
-    OPGRAPH_NVRTC_LINEINFO=1 OPGRAPH_GEMM_STUDY_ONLY=$key \
-      run "ncu_$i" 300 "$ncu" --clock-control none -k "regex:${OPGRAPH_NCU_KERNEL:-gemm_v2}" -c 1 --set full \
-      --import-source yes -o "$LOGS/prof_$i" -f "$BUILD/bench/gemm_bench" --study
+    local env=(OPGRAPH_NVRTC_LINEINFO=1) args=(--study)
+    if [[ "$key" == shape=* ]]; then env+=(OPGRAPH_GEMM_SHAPES="${key#shape=}"); args=(--quick)
+    else env+=(OPGRAPH_GEMM_STUDY_ONLY="$key"); fi
+    run "ncu_$i" 300 env "${env[@]}" "$ncu" --clock-control none -k "regex:${OPGRAPH_NCU_KERNEL:-gemm_v2}" -c 1 \
+      --set full --import-source yes -o "$LOGS/prof_$i" -f "$BUILD/bench/gemm_bench" "${args[@]}"
     "$ncu" -i "$LOGS/prof_$i.ncu-rep" --page details >"$LOGS/ncu_$i.txt" 2>&1
     say "$key:"
-    grep -E "Duration|Elapsed Cycles|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Warp Cycles Per Issued|Spilling" \
-      "$LOGS/ncu_$i.txt" | head -12 | tee -a "$FILE"
+    grep -E "^  [a-z_]|Duration|Elapsed Cycles|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Warp Cycles Per Issued|Spilling" \
+      "$LOGS/ncu_$i.txt" | head -14 | tee -a "$FILE"
   done
 }
 area_sdpa() {
@@ -184,6 +192,7 @@ area_sdpa() {
 area_host() {
   section "host: per-call host cost (bench/host_overhead, host_overhead_gpu, trust_gpu --host-only, compare.py host)"
   run host_overhead 60 "$BUILD/bench/host_overhead" && cat "$LOGS/host_overhead.log" >>"$FILE"
+  [ -n "$GPU" ] || { say "no GPU here: the GPU rows need the device machine"; return; }
   run host_overhead_gpu 60 "$BUILD/bench/host_overhead_gpu" && cat "$LOGS/host_overhead_gpu.log" >>"$FILE"
   run trust_host 120 "$BUILD/bench/trust_gpu" --host-only && grep -vE "^# trust_gpu" "$LOGS/trust_host.log" >>"$FILE"
   compare host 200
