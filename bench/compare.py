@@ -17,6 +17,8 @@ gemm: bf16, A [M, K] row-major, W [N, K] (B = W^T, the Linear layout), bf16 out.
   cuBLAS, and ours / cuDNN per shape class of the gemm heuristics' BACKEND marker
   (src/engines/gemm: decode M <= 64, small 64 < M <= 256, large K < 8192, large K >= 8192).
   Host: for M <= 128, the host enqueue per call of ours (Python execute) and of torch.mm.
+  OPGRAPH_GEMM_TORCH_KERNELS=1 also prints the GPU kernels one call of each side launches (e.g.
+  cuBLAS's nvjet_sm90_tst_176x128_...).
 sdpa: bf16 B4 H16 S4096 D128, causal and not, forward (inference) and backward. Sides: ours
   (opgraph's cudnn plan) and torch's cuDNN attention (the aten ops torch's SDPA calls:
   _scaled_dot_product_cudnn_attention and its backward), on the same q, k, v, dO; outputs
@@ -178,6 +180,9 @@ def run_gemm(args):
             for s in good:
                 if s.name in ("ours", "cublas", "cudnn"):
                     host[s.name] = timing.host_us(s.run, reps=30, burst=10)
+        if os.environ.get("OPGRAPH_GEMM_TORCH_KERNELS") == "1":  # which library kernel each side ran
+            for s in good:
+                print("KERNELS shape=%s side=%s names=%s" % (key, s.name, " | ".join(timing.kernel_names(s.run))))
         method = next(iter(res.values())).method
         plan = names[plans["gemm"]].split("[")[0]
         rows.append((m, n, k, fused, tf, host, method, plan))

@@ -28,12 +28,15 @@
 #   trust          trust_gpu (conv/gemm plans vs the reference, misbindings refused), test_exec, GPU suites
 #   cudnn          test_cudnn, test_cudnn_gpu (every op family and SDPA case on cudnn plans vs the
 #                  reference), with the system libcudnn and with torch's
-#   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, scripts/gpu_python.sh
+#   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, scripts/gpu_python.sh;
+#                  examples/graphs/matmul_bias_gelu.json planned and run on this device (opgraph plan / run)
 #   plan           plan_chain 10000 100000 (planning time, linear in the nodes)
 #
 # Before a device call (here): `bash bench/device_deps.sh`; a clean worktree of the commit with
 # .device-deps copied in; carry it and run `cd <it> && OPGRAPH_COMMIT=<sha> bash bench/run.sh ...`
-# (the carried tree has no usable .git: name the commit). Exit status: non-zero if any area failed.
+# (the carried tree has no usable .git: name the commit). Build folders outside the carried one
+# (OPGRAPH_BUILD_DIR=/tmp/bb OPGRAPH_PY_BUILD_DIR=/tmp/bp) survive into the next call on a warm
+# machine. Exit status: non-zero if any area failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -97,7 +100,7 @@ has host && TARGETS+=(host_overhead host_overhead_gpu trust_gpu)
 has runtime && TARGETS+=(test_runtime test_runtime_gpu runtime_cold_warm opgraph_tool)
 has trust && TARGETS+=(trust_gpu test_gemm_gpu test_cudnn_gpu test_exec)
 has cudnn && TARGETS+=(test_cudnn test_cudnn_gpu)
-has tests && TARGETS+=(test_gemm_gpu test_cudnn_gpu test_runtime_gpu)
+has tests && TARGETS+=(test_gemm_gpu test_cudnn_gpu test_runtime_gpu gemm_bench opgraph_tool)
 has plan && TARGETS+=(plan_chain)
 BUILD=${OPGRAPH_BUILD_DIR:-$ROOT/build-bench}
 if [ ${#TARGETS[@]} -gt 0 ]; then
@@ -267,6 +270,14 @@ area_tests() {
   run gemm_gpu_all 400 "$BUILD/tests/test_gemm_gpu"; gtest_line gemm_gpu_all
   run cudnn_gpu_all 300 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='-*Bench*'; gtest_line cudnn_gpu_all
   run runtime_gpu 200 "$BUILD/tests/test_runtime_gpu"; gtest_line runtime_gpu
+  # The example on this device: what cuDNN answers, `opgraph plan` (where the list puts each
+  # engine) and `opgraph run` (the pick executed, checked against the reference).
+  local ex=examples/graphs/matmul_bias_gelu.json
+  "$BUILD/bench/gemm_bench" --device-json "$LOGS/device.json" --explain-backend "$ex" >"$LOGS/example.log" 2>&1
+  cat "$LOGS/example.log" >>"$FILE"
+  run example_plan 60 "$BUILD/tools/opgraph" plan --device "$LOGS/device.json" "$ex"; head -8 "$LOGS/example_plan.log" >>"$FILE"
+  run example_run 60 "$BUILD/tools/opgraph" run --device "$LOGS/device.json" --iters 20 "$ex"
+  tail -6 "$LOGS/example_run.log" >>"$FILE"
   mkdir -p "$LOGS/py"
   OUT=$LOGS/py OPGRAPH_JOBS=$JOBS OPGRAPH_PY_BUILD_DIR=$PYBUILD run gpu_python 400 bash scripts/gpu_python.sh
   cat "$LOGS/py/gpu_python.txt" >>"$FILE" 2>/dev/null

@@ -162,6 +162,17 @@ def profiler_ms(run, calls):
     return total_us / 1e3 / calls
 
 
+def kernel_names(run):
+    """The names of the GPU kernels one call launches (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return sorted({ev.key for ev in prof.key_averages()
+                   if getattr(ev, "device_type", None) == torch.autograd.DeviceType.CUDA})
+
+
 def compare(sides, rounds=10, target_ms=2.0, max_calls=64, seed=20261202, log=print):
     """Time every side interleaved (see the module's docstring). Returns {name: Result}."""
     for side in sides:  # first calls: compile, load, allocate
