@@ -26,7 +26,8 @@ sdpa: bf16 B4 H16 S4096 D128, causal and not, forward (inference) and backward. 
 host: host enqueue per call (min over bursts from a drained queue): a pointwise add (cudnn), a
   64^3 fp16 matmul (cudnn) and a 16x4096x4096 bf16 gemm (our gemm engine): torch's own call vs
   opgraph's Python execute (tensor keys, prepared pack), the C++ execute of the same plan
-  (_execute_repeat: no Python per call) and the binding alone (normalise, no run).
+  (_execute_repeat: no Python per call) and the binding alone (normalise, no run). Target: Python
+  execute within --target-us (2 us) of the C++ execute; above it counts as a failure.
 
 Output: progress lines, then the table. Exit 1 when a check fails or a side cannot run.
 """
@@ -438,7 +439,12 @@ def run_host(args):
         print("## %s; plan %s; output %s" % (label, plan, "checked" if ok else "WRONG"))
         for name, v in vals:
             print("  %-58s %8.2f" % (name, v))
-        print("  %-58s %+8.2f" % ("Python execute - C++ execute", vals[2][1] - vals[1][1]))
+        diff = vals[2][1] - vals[1][1]
+        verdict = "OK" if diff <= args.target_us else "ABOVE TARGET"
+        print("  %-58s %+8.2f (target <= %.1f: %s)" % ("Python execute - C++ execute", diff, args.target_us, verdict))
+        if diff > args.target_us:
+            failed.append("host %s: Python execute - C++ execute %+.2f us, above the %.1f us target" % (
+                label, diff, args.target_us))
         print("  %-58s %8.2f" % ("Python execute / torch's own call", vals[2][1] / vals[0][1]))
     for line in failed:
         print(line)
@@ -453,6 +459,7 @@ def main():
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--burst", type=int, default=50)
+    ap.add_argument("--target-us", type=float, default=2.0, help="host: the binding's cost over the C++ execute")
     args = ap.parse_args()
     print("# compare.py %s: %s; torch %s (cuDNN %s); OPGRAPH_LIBCUDNN=%s" % (
         args.what, torch.cuda.get_device_name(), torch.__version__, torch.backends.cudnn.version(),
