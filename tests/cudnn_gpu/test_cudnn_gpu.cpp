@@ -1,5 +1,5 @@
 // tests/cudnn_gpu/test_cudnn_gpu.cpp — the cuDNN engine family on a GPU (built
-// with -DOPGRAPH_GPU_TESTS=ON; run by bench/cudnn_h200.sh, never on CI).
+// with -DOPGRAPH_GPU_TESTS=ON; run by bench/run.sh cudnn, never on CI).
 //
 // The cases (cases_core.cpp: matmul, pointwise at ranks 2..5 and odd extents,
 // reductions, the norms, convolutions one per graph; cases_ops.cpp: batchnorm

@@ -1,6 +1,6 @@
 // tests/cudnn_gpu/test_cudnn_gpu_sdpa.cpp — SDPA forward and backward through the
 // cuDNN engine family on a GPU (built with -DOPGRAPH_GPU_TESTS=ON; run by
-// bench/cudnn_sdpa_h200.sh, never on CI).
+// bench/run.sh cudnn, never on CI).
 //
 // Each case (causal, sliding window, bottom-right, GQA, padding masks, THD
 // ragged, paged K/V, ALiBi, Max / Sum_exp, Bias + dBias, SINK_TOKEN; bf16 Q/K/V/O/dBias,

@@ -7,7 +7,7 @@
 // wrong), another dtype, a misaligned address, host memory, a read-only output, a
 // missing buffer — and expect each refused naming operand and rule, while declared
 // bindings (bare addresses, dense re-described buffers, arbitrary strides on extent-1
-// axes) pass. On the H200, bench/trust_h200.sh runs the same misbindings through built
+// axes) pass. On the H200, bench/run.sh trust runs the same misbindings through built
 // plans.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The gemm engine on a GPU (built with -DOPGRAPH_GPU_TESTS=ON; run by
-// bench/gemm_h200.sh on the H200, never on CI). Random shapes with tails
+// bench/run.sh tests on the H200, never on CI). Random shapes with tails
 // (M, N, K not multiples of any tile), every layout, both input types, every
 // output type and epilogue kind, batch with broadcast, FlashInfer-shaped
 // bindings; each against the reference engine (float64) on fresh random

@@ -1,5 +1,5 @@
 // The runtime on a GPU (built with -DOPGRAPH_GPU_TESTS=ON; run by
-// bench/runtime_h200.sh on the H200, never on CI): device properties read
+// bench/run.sh runtime on the H200, never on CI): device properties read
 // through the driver API, smoke kernels compiled, cached, loaded and launched
 // through the runtime layer give the host's result, and a second process-like
 // runtime is served from the cache with cuModuleLoadData as the check.
