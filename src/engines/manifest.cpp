@@ -13,6 +13,7 @@
 
 #include "engines/cudnn/cudnn_engine.h"
 #include "engines/gemm/gemm_engine.h"
+#include "engines/linear_attention/la_engine.h"
 #include "engines/reference_adapter/reference_engine.h"
 
 namespace opgraph::engines {
@@ -53,6 +54,10 @@ plan::Manifest make_default() {
   m.families.push_back(family("linear_attention", 5,
                               {"gdn", "gdn_bwd", "kda", "kda_bwd", "gdn2", "gdn2_bwd", "gdp", "gdp_bwd"},
                               "gated delta rule linear attention (GDN, KDA, GDN-2, GDP)"));
+  // On by default for gdn forward (the other ops decline at check_support and
+  // run on the reference): numerics in bench/results/2026-12-02-gdn-fwd-h200.txt.
+  m.families.back().slots.push_back({"linear_attention", linear_attention::make_la_engine, false,
+                                     "NVRTC gdn forward: chunked mma.sync prefill, token-recurrent decode (sm_90)"});
   m.families.push_back(family("conv", 6, {"conv_fprop", "conv_dgrad", "conv_wgrad"}, "convolutions"));
   // The cuDNN backend: its plans per mode, discovered per graph (empty without a device or libcudnn).
   m.backend = make_cudnn_provider();

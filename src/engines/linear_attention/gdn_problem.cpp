@@ -1,0 +1,167 @@
+// engines/linear_attention/gdn_problem.cpp — analyze_gdn: the family's support
+// rules (L1..L7, gdn_problem.h) and the problem it hands the kernels.
+#include "engines/linear_attention/gdn_problem.h"
+
+#include <cmath>
+#include <initializer_list>
+
+#include "opgraph/op_graph.h"
+
+namespace opgraph::linear_attention {
+namespace {
+
+Status decline(const char* rule, const std::string& why) {
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED, std::string("engine linear_attention: ") + rule + " " + why);
+}
+
+std::string dt(DataType d) { return std::string(to_string(d)); }
+
+bool one_of(DataType d, std::initializer_list<DataType> set) {
+  for (DataType x : set)
+    if (d == x) return true;
+  return false;
+}
+
+// L6: dense row-major as declared; `row_pad` lets dim 0 carry a larger stride
+// (a multiple of 16 bytes), returned in *row_stride.
+Status check_packed(const std::string& node, const char* port, const Tensor& t, bool row_pad = false,
+                    std::int64_t* row_stride = nullptr) {
+  const auto& dim = t.get_dim();
+  const auto& stride = t.get_stride();
+  const auto packed = Tensor::packed_strides(dim);
+  bool ok = stride.size() == dim.size();
+  for (std::size_t i = row_pad ? 1 : 0; ok && i < dim.size(); ++i) ok = dim[i] == 1 || stride[i] == packed[i];
+  if (ok && row_pad && !dim.empty()) {
+    const std::int64_t elem = t.get_data_type() == DataType::FLOAT ? 4 : 2;
+    const std::int64_t s0 = dim[0] == 1 ? packed[0] : stride[0];
+    ok = s0 >= packed[0] && (s0 * elem) % 16 == 0;
+    if (row_stride) *row_stride = s0;
+  }
+  if (ok) return Status::ok();
+  std::string got, want;
+  for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
+  for (auto s : packed) want += (want.empty() ? "" : ", ") + std::to_string(s);
+  return decline("L6 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
+                                   got + "]; the kernels read it dense row-major [" + want + "]" +
+                                   (row_pad ? " (the row stride may be padded to a multiple of 16 bytes)" : ""));
+}
+
+}  // namespace
+
+bool use_decode(const GdnProblem& p) { return !p.batch_invariant && p.t <= 8 * p.n_seq; }
+
+Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
+  // L1: one gdn forward node.
+  if (graph.nodes().size() != 1) {
+    std::string ops;
+    for (const auto& n : graph.nodes()) ops += (ops.empty() ? "" : ", ") + std::string(n->op());
+    return decline("L1 op:", "serves a graph of exactly one gdn node; this graph has " +
+                                 std::to_string(graph.nodes().size()) + " nodes (" + ops + ")");
+  }
+  const Node& n = *graph.nodes().front();
+  if (n.op() != "gdn")
+    return decline("L1 op:", "serves gdn forward only; node '" + n.name() + "' is op '" + std::string(n.op()) +
+                                 "' (served by the reference)");
+  GdnProblem p;
+  p.node = n.name();
+  auto in = [&](const char* port) { return n.input(port); };
+  const TensorPtr q = in("q"), k = in("k"), v = in("v"), g = in("g"), beta = in("beta"), cu = in("cu_seqlens");
+  const TensorPtr init = in("initial_state"), a_log = in("a_log"), dt_bias = in("dt_bias"), idx = in("state_indices");
+  const TensorPtr o = n.output("O"), fin = n.output("final_state");
+  if (!q || !k || !v || !g || !beta || !cu || !o)
+    return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: node '" + p.node + "' lacks a required port");
+
+  // L2 / L3.
+  p.io = q->get_data_type();
+  if (!one_of(p.io, {DataType::BFLOAT16, DataType::HALF}) || k->get_data_type() != p.io || v->get_data_type() != p.io)
+    return decline("L2 q/k/v:", "node '" + p.node + "': q, k, v must all be BFLOAT16 or all HALF; got " + dt(p.io) +
+                                    ", " + dt(k->get_data_type()) + ", " + dt(v->get_data_type()));
+  p.d = q->get_dim()[2];
+  const std::int64_t vd = v->get_dim()[2];
+  if (vd != p.d || (p.d != 64 && p.d != 128))
+    return decline("L3 head dim:", "node '" + p.node + "': K = V in {64, 128} is served; got K = " +
+                                       std::to_string(p.d) + ", V = " + std::to_string(vd));
+  p.t = q->get_dim()[0];
+  p.hq = q->get_dim()[1];
+  p.hk = k->get_dim()[1];
+  p.hv = v->get_dim()[1];
+  p.ho = std::max(p.hq, p.hv);
+  p.n_seq = cu->get_dim()[0] - 1;
+  p.cu64 = cu->get_data_type() == DataType::INT64;
+
+  // L4.
+  const auto floats = {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF};
+  struct Typed {
+    const char* port;
+    TensorPtr t;
+    DataType* out;
+  };
+  for (const Typed& x : {Typed{"g", g, &p.g_type}, Typed{"beta", beta, &p.beta_type}, Typed{"a_log", a_log, &p.a_log_type},
+                         Typed{"dt_bias", dt_bias, &p.dt_bias_type}, Typed{"O", o, &p.o_type}}) {
+    if (!x.t) continue;
+    if (!one_of(x.t->get_data_type(), floats))
+      return decline("L4 gates:", "node '" + p.node + "' port " + x.port + " is " + dt(x.t->get_data_type()) +
+                                      "; FLOAT, BFLOAT16 or HALF is served");
+    *x.out = x.t->get_data_type();
+  }
+
+  // L5.
+  const bool write_final = fin && !fin->get_is_virtual();
+  if (init) p.state_type = init->get_data_type();
+  else if (write_final) p.state_type = fin->get_data_type();
+  for (const TensorPtr& s : {init, write_final ? fin : TensorPtr{}}) {
+    if (!s) continue;
+    if (!one_of(s->get_data_type(), {DataType::FLOAT, DataType::BFLOAT16}) || s->get_data_type() != p.state_type)
+      return decline("L5 state:", "node '" + p.node + "': initial_state and final_state must be FLOAT or BFLOAT16, "
+                                  "one type for both; got " + dt(s->get_data_type()) + " for '" + s->get_name() + "'");
+  }
+
+  // L6.
+  if (o->get_is_virtual())
+    return decline("L6 layout:", "node '" + p.node + "': O must be a graph output (non-virtual): the engine writes it");
+  for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"q", q}, {"k", k}, {"v", v}, {"g", g}, {"beta", beta},
+                                {"cu_seqlens", cu}, {"a_log", a_log}, {"dt_bias", dt_bias}, {"state_indices", idx},
+                                {"O", o}}) {
+    if (t) OPGRAPH_CHECK(check_packed(p.node, port, *t));
+  }
+  p.state_rows = init ? init->get_dim()[0] : (write_final ? fin->get_dim()[0] : p.n_seq);
+  p.state_row_stride = p.ho * p.d * p.d;
+  std::int64_t init_stride = -1, fin_stride = -1;
+  if (init) OPGRAPH_CHECK(check_packed(p.node, "initial_state", *init, true, &init_stride));
+  if (write_final) OPGRAPH_CHECK(check_packed(p.node, "final_state", *fin, true, &fin_stride));
+  if (init && write_final && init_stride != fin_stride)
+    return decline("L6 layout:", "node '" + p.node + "': initial_state and final_state must share one row stride; got " +
+                                     std::to_string(init_stride) + " and " + std::to_string(fin_stride));
+  if (init_stride > 0) p.state_row_stride = init_stride;
+  else if (fin_stride > 0) p.state_row_stride = fin_stride;
+
+  // L7.
+  if (p.n_seq > 65535 || p.ho > 65535)
+    return decline("L7 grid:", "node '" + p.node + "': at most 65535 sequences and 65535 heads; got N = " +
+                                   std::to_string(p.n_seq) + ", HO = " + std::to_string(p.ho));
+
+  p.q = q->get_uid();
+  p.k = k->get_uid();
+  p.v = v->get_uid();
+  p.g = g->get_uid();
+  p.beta = beta->get_uid();
+  p.cu_seqlens = cu->get_uid();
+  p.o = o->get_uid();
+  if (init) p.initial_state = init->get_uid();
+  if (a_log) p.a_log = a_log->get_uid();
+  if (dt_bias) p.dt_bias = dt_bias->get_uid();
+  if (idx) p.state_indices = idx->get_uid();
+  if (write_final) p.final_state = fin->get_uid();
+  p.l2norm = n.get_bool("use_qk_l2norm");
+  p.safe_gate = n.get_bool("safe_gate");
+  p.linear_gate = n.get_string("gate_domain", "log") == "linear";
+  p.beta_sigmoid = n.get_bool("use_beta_sigmoid");
+  p.neg_eig = n.get_bool("allow_neg_eigval");
+  p.batch_invariant = n.get_bool("batch_invariant");
+  p.overwrite = n.get_bool("overwrite_initial_state");
+  p.checkpoint_every = n.get_int("checkpoint_every_n_tokens", 0);
+  p.scale = n.attr_is_set("scale") ? n.get_float("scale") : 1.0 / std::sqrt(static_cast<double>(p.d));
+  return p;
+}
+
+}  // namespace opgraph::linear_attention

@@ -1,0 +1,563 @@
+// linear_attention/kernels/gdn_fwd.cu — Gated DeltaNet forward on the GPU.
+//
+// Three entries, one source, specialised by two defines:
+//   GDN_D   head dim, K = V = D in {64, 128}
+//   GDN_IO  q/k/v element type: 0 bf16, 1 fp16
+// Everything else (B, T, heads, cu_seqlens, gate/beta/state/O types, the
+// attributes) is a run-time field of GdnParams (gdn_params.cuh): one kernel
+// per layout class.
+//
+// gdn_prefill: the chunked WY/UT form (research note linear_attention.md
+//   §2.1) with 64-token chunks. One CTA of 8 warps per (V-slice of 64 value
+//   columns, output head, sequence); the CTA walks its sequence's chunks in
+//   order, carrying the fp32 state slice S^T [64 x D] in registers (mma
+//   accumulator fragments) and a bf16 copy in shared memory for the products.
+//   Per chunk, with gamma the chunk-local cumulative log gate, Gamma_rs =
+//   exp(gamma_r - gamma_s) (r >= s), beta the per-token beta:
+//     L  = strict_tril(diag(beta) (K K^T . Gamma));  T = (I + L)^-1
+//     R  = diag(beta) (V - diag(exp(gamma)) K S)
+//     Vn = T R                                        (the per-token deltas)
+//     O  = scale [diag(exp(gamma)) Q S + tril_incl(Q K^T . Gamma) Vn]
+//     S  = exp(gamma_C) S + K^T diag(exp(gamma_C - gamma)) Vn
+//   Products run on tensor cores (mma.sync m16n8k16, bf16 operands, fp32
+//   accumulation); T comes from a column-parallel forward substitution in
+//   fp32. The state slices of one head are independent (the transition acts
+//   on the K side only), so V-slicing is exact.
+// gdn_decode: the token recurrence (§1.2) for short sequences (decode and
+//   speculative verify): one CTA of 4 warps per (32-row V-slice, head,
+//   sequence); each warp keeps 8 state rows in registers, reads and writes
+//   the state once.
+// gdn_state_copy: copies the state pool from initial_state to a distinct
+//   final_state buffer ahead of the launch, so rows no sequence addresses keep
+//   their value (state_indices with distinct buffers).
+//
+// Conventions: the state tensors are V-major ([.., V, K], holding S^T).
+// Output head h reads q head h / (HO / HQ), k head h / (HO / HK), v head
+// h / (HO / HV). A state_indices entry outside [0, state_rows) reads a zero
+// state and writes nothing (the reference refuses it; a kernel cannot).
+#include "linear_attention/kernels/gdn_params.cuh"
+#include "opgraph/kernel_common.cuh"
+
+#ifndef GDN_D
+#error "GDN_D (head dim) must be defined"
+#endif
+#ifndef GDN_IO
+#error "GDN_IO (q/k/v type: 0 bf16, 1 fp16) must be defined"
+#endif
+
+namespace opgraph_gdn {
+
+using opgraph_kernels::i64;
+using opgraph_kernels::u32;
+using opgraph_kernels::u64;
+using u16 = unsigned short;
+
+constexpr int D = GDN_D;
+static_assert(D == 64 || D == 128, "GDN_D must be 64 or 128");
+constexpr int C = 64;         // chunk (tokens)
+constexpr int BV = 64;        // value columns per prefill CTA
+constexpr int kThreads = 256; // 8 warps
+constexpr int LDD = D + 8;    // bf16 row stride of [*][D] tiles (16-byte pad: conflict-free fragments)
+constexpr int LDC = C + 8;    // bf16 row stride of [*][C] tiles
+constexpr int LDF = C + 1;    // fp32 row stride of [C][C] tiles
+constexpr int EL = D / 32;    // elements of a D-row per lane
+constexpr float kLog2e = 1.4426950408889634f;
+
+// ---- element conversions (the compile is hermetic: no cuda_bf16.h) ----
+__device__ __forceinline__ float bf16_to_f32(u16 h) { return __uint_as_float(static_cast<u32>(h) << 16); }
+__device__ __forceinline__ u16 f32_to_bf16(float f) {
+  u32 u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<u16>(u >> 16);
+}
+__device__ __forceinline__ float f16_to_f32(u16 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ u16 f32_to_f16(float f) {
+  u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float io_to_f32(u16 h) { return GDN_IO == 0 ? bf16_to_f32(h) : f16_to_f32(h); }
+__device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
+  return static_cast<u32>(f32_to_bf16(lo)) | (static_cast<u32>(f32_to_bf16(hi)) << 16);
+}
+
+// A run-time typed element (code kTypeBf16 / kTypeF16 / kTypeF32).
+__device__ __forceinline__ float load_any(u64 base, i64 off, long long type) {
+  if (type == kTypeF32) return reinterpret_cast<const float*>(base)[off];
+  const u16 h = reinterpret_cast<const u16*>(base)[off];
+  return type == kTypeBf16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
+__device__ __forceinline__ void store_any(u64 base, i64 off, long long type, float x) {
+  if (type == kTypeF32) {
+    reinterpret_cast<float*>(base)[off] = x;
+  } else {
+    reinterpret_cast<u16*>(base)[off] = type == kTypeBf16 ? f32_to_bf16(x) : f32_to_f16(x);
+  }
+}
+// Two adjacent elements (off even; 8-byte aligned for fp32).
+__device__ __forceinline__ void load_any2(u64 base, i64 off, long long type, float& a, float& b) {
+  if (type == kTypeF32) {
+    const u64 w = *reinterpret_cast<const u64*>(reinterpret_cast<const float*>(base) + off);
+    a = __uint_as_float(static_cast<u32>(w));
+    b = __uint_as_float(static_cast<u32>(w >> 32));
+  } else {
+    const u32 w = *reinterpret_cast<const u32*>(reinterpret_cast<const u16*>(base) + off);
+    const u16 lo = static_cast<u16>(w), hi = static_cast<u16>(w >> 16);
+    a = type == kTypeBf16 ? bf16_to_f32(lo) : f16_to_f32(lo);
+    b = type == kTypeBf16 ? bf16_to_f32(hi) : f16_to_f32(hi);
+  }
+}
+__device__ __forceinline__ void store_any2(u64 base, i64 off, long long type, float a, float b) {
+  if (type == kTypeF32) {
+    const u64 w = static_cast<u64>(__float_as_uint(a)) | (static_cast<u64>(__float_as_uint(b)) << 32);
+    *reinterpret_cast<u64*>(reinterpret_cast<float*>(base) + off) = w;
+  } else {
+    const u16 lo = type == kTypeBf16 ? f32_to_bf16(a) : f32_to_f16(a);
+    const u16 hi = type == kTypeBf16 ? f32_to_bf16(b) : f32_to_f16(b);
+    *reinterpret_cast<u32*>(reinterpret_cast<u16*>(base) + off) = static_cast<u32>(lo) | (static_cast<u32>(hi) << 16);
+  }
+}
+
+// EL consecutive io elements of a D-row (lane's share), as floats.
+__device__ __forceinline__ void load_row_share(const u16* p, float (&x)[EL]) {
+  if constexpr (EL == 4) {
+    const u64 w = *reinterpret_cast<const u64*>(p);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) x[i] = io_to_f32(static_cast<u16>(w >> (16 * i)));
+  } else {
+    const u32 w = *reinterpret_cast<const u32*>(p);
+    x[0] = io_to_f32(static_cast<u16>(w));
+    x[1] = io_to_f32(static_cast<u16>(w >> 16));
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+__device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
+__device__ __forceinline__ float softplusf_(float x) { return fmaxf(x, 0.f) + log1pf(__expf(-fabsf(x))); }
+
+// The natural-log gate of token `tok` and its beta, from the raw inputs.
+__device__ __forceinline__ void gate_beta(const GdnParams& p, i64 tok, i64 h, float& gl, float& beta) {
+  const i64 off = tok * p.ho + h;
+  const float x = load_any(p.g, off, p.g_type);
+  if (p.flags & kFlagSafeGate) {
+    const float alog = (p.flags & kFlagHasALog) ? load_any(p.a_log, h, p.a_log_type) : 0.f;
+    const float dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
+    gl = -expf(alog) * softplusf_(x + dt);
+  } else if (p.flags & kFlagLinearGate) {
+    gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;  // alpha < e^-200 is 0 in fp32 anyway
+  } else {
+    gl = x;
+  }
+  const float b = load_any(p.beta, off, p.beta_type);
+  beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+
+// cu_seqlens[i] clamped to [lo, T]: offsets are caller data, and a bad table
+// must not send a CTA outside the tensors (the reference refuses it by name).
+__device__ __forceinline__ i64 cu_at(const GdnParams& p, i64 i, i64 lo) {
+  const i64 x = (p.flags & kFlagCu64) ? reinterpret_cast<const long long*>(p.cu_seqlens)[i]
+                                      : static_cast<i64>(reinterpret_cast<const int*>(p.cu_seqlens)[i]);
+  return x < lo ? lo : (x > p.t ? p.t : x);
+}
+
+// The state row of sequence `seq` (-1: none to read or write).
+__device__ __forceinline__ i64 state_row(const GdnParams& p, i64 seq) {
+  if (!(p.flags & kFlagPool)) return seq;
+  const i64 r = reinterpret_cast<const int*>(p.state_indices)[seq];
+  return (r >= 0 && r < p.state_rows) ? r : -1;
+}
+
+// ---- tensor-core tile product (mma.sync m16n8k16, bf16 in, fp32 accumulate) ----
+__device__ __forceinline__ u32 lds32(const u16* p) { return *reinterpret_cast<const u32*>(p); }
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// c[j] += A[16 x KD] . B[8j .. 8j+8][0 .. KD]^T for j < NT: A row-major (lda),
+// B as [n][k] (ldb), both bf16 in shared memory, already offset to the tile.
+// Fragment j: c[j][0..1] at (row g, cols 8j + 2t, +1), c[j][2..3] at row g + 8.
+template <int NT, int KD>
+__device__ __forceinline__ void warp_mma(float (&c)[NT][4], const u16* A, int lda, const u16* B, int ldb,
+                                         int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int k0 = 0; k0 < KD; k0 += 16) {
+    const u16* a = A + g * lda + k0 + 2 * t;
+    const u32 a0 = lds32(a), a1 = lds32(a + 8 * lda), a2 = lds32(a + 8), a3 = lds32(a + 8 * lda + 8);
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const u16* b = B + (8 * j + g) * ldb + k0 + 2 * t;
+      mma_bf16(c[j], a0, a1, a2, a3, lds32(b), lds32(b + 8));
+    }
+  }
+}
+
+struct PrefillSmem {
+  u16 q[C * LDD];    // l2-normalised q rows of the chunk (bf16)
+  u16 k[C * LDD];    // k rows
+  u16 kt[D * LDC];   // k transposed: [D][C]
+  u16 s[BV * LDD];   // S^T slice at the chunk start (bf16 copy of the registers)
+  u16 t[C * LDC];    // T = (I + L)^-1
+  u16 p[C * LDC];    // tril_incl(Q K^T . Gamma)
+  u16 r[BV * LDC];   // R^T
+  u16 vn[BV * LDC];  // Vn^T
+  u16 vd[BV * LDC];  // (diag(exp(gamma_C - gamma)) Vn)^T
+  float lf[C * LDF]; // L (fp32)
+  float tf[C * LDF]; // T (fp32, the substitution's working copy)
+  float gam[C];      // chunk-local cumulative gate, log2 units
+  float bet[C];      // beta (0 past the chunk's last token)
+};
+static_assert(sizeof(PrefillSmem) == gdn_prefill_smem_bytes(D), "gdn_prefill_smem_bytes disagrees with PrefillSmem");
+
+}  // namespace opgraph_gdn
+
+using namespace opgraph_gdn;
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  PrefillSmem& sm = *reinterpret_cast<PrefillSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 v0 = static_cast<i64>(blockIdx.x) * BV;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 srow = state_row(p, seq);
+  const float scale = static_cast<float>(p.scale);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+
+  // State tile of this warp: S^T rows ms .. ms+16 (value), cols ns .. ns+D/2 (key).
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  float st[NTS][4];
+  {
+    const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (load) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.state_type, a, b);
+        st[j][2 * hh] = a;
+        st[j][2 * hh + 1] = b;
+        *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(a, b);
+      }
+    }
+  }
+
+  // Warp tile of the [C x 64] products: rows m0 .. m0+16, cols n0 .. n0+32.
+  const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+
+  for (i64 c0 = 0; c0 < len; c0 += C) {
+    const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+    __syncthreads();  // the previous chunk's readers of every tile are done
+
+    // A. q, k rows (l2-normalised), gate and beta.
+    for (int r = warp; r < C; r += kThreads / 32) {
+      float xq[EL], xk[EL];
+      if (r < n) {
+        const i64 tok = bos + c0 + r;
+        load_row_share(qg + (tok * p.hq + hq) * D + lane * EL, xq);
+        load_row_share(kg + (tok * p.hk + hk) * D + lane * EL, xk);
+        if (l2) {
+          float sq = 0.f, sk = 0.f;
+#pragma unroll
+          for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
+          const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
+#pragma unroll
+          for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f;
+      }
+#pragma unroll
+      for (int e = 0; e < EL; e += 2) {
+        *reinterpret_cast<u32*>(&sm.q[r * LDD + lane * EL + e]) = pack_bf16(xq[e], xq[e + 1]);
+        *reinterpret_cast<u32*>(&sm.k[r * LDD + lane * EL + e]) = pack_bf16(xk[e], xk[e + 1]);
+      }
+#pragma unroll
+      for (int e = 0; e < EL; ++e) sm.kt[(lane * EL + e) * LDC + r] = f32_to_bf16(xk[e]);
+    }
+    if (tid < C) {
+      float gl = 0.f, b = 0.f;
+      if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
+      sm.gam[tid] = gl;
+      sm.bet[tid] = b;
+    }
+    __syncthreads();
+
+    // B. chunk-local inclusive cumsum of the gate (log2 units).
+    if (warp == 0) {
+      const float x0 = sm.gam[2 * lane], x1 = sm.gam[2 * lane + 1];
+      float s = x0 + x1;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const float y = __shfl_up_sync(0xffffffffu, s, o);
+        if (lane >= o) s += y;
+      }
+      sm.gam[2 * lane] = (s - x1) * kLog2e;
+      sm.gam[2 * lane + 1] = s * kLog2e;
+    }
+    __syncthreads();
+
+    // C. L = strict_tril(diag(beta) (K K^T . Gamma)), P = tril_incl(Q K^T . Gamma).
+    {
+      float ckk[4][4] = {}, cqk[4][4] = {};
+      warp_mma<4, D>(ckk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+      warp_mma<4, D>(cqk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+          const float gr = sm.gam[r], br = sm.bet[r];
+          float pv[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int s = s0 + e;
+            const float dec = s <= r ? exp2f(gr - sm.gam[s]) : 0.f;
+            sm.lf[r * LDF + s] = s < r ? br * ckk[j][2 * hh + e] * dec : 0.f;
+            pv[e] = cqk[j][2 * hh + e] * dec;
+          }
+          *reinterpret_cast<u32*>(&sm.p[r * LDC + s0]) = pack_bf16(pv[0], pv[1]);
+        }
+      }
+    }
+    __syncthreads();
+
+    // D. T = (I + L)^-1 by forward substitution, one column per 4 threads:
+    // T[r][j] = -sum_{s<r} L[r][s] T[s][j] (r > j), 1 (r = j), 0 (r < j).
+    // Thread part pp sums s = pp mod 4 and owns those rows of the column.
+    {
+      const int j = tid >> 2, pp = tid & 3;
+      for (int r = 0; r < C; ++r) {
+        float acc = 0.f;
+        for (int s = pp; s < r; s += 4) acc += sm.lf[r * LDF + s] * sm.tf[s * LDF + j];
+        acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+        acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+        if ((r & 3) == pp) {
+          const float val = r == j ? 1.f : (r > j ? -acc : 0.f);
+          sm.tf[r * LDF + j] = val;
+          sm.t[r * LDC + j] = f32_to_bf16(val);
+        }
+      }
+    }
+    __syncthreads();
+
+    // E. K S and Q S; R = diag(beta) (V - diag(exp(gamma)) K S); o = diag(exp(gamma)) Q S.
+    float co[4][4] = {};
+    {
+      float cks[4][4] = {};
+      warp_mma<4, D>(cks, sm.k + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+      warp_mma<4, D>(co, sm.q + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh;
+        const float eg = exp2f(sm.gam[r]), br = sm.bet[r];
+        const i64 vrow = (bos + c0 + r) * p.hv + hv;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int col = n0 + 8 * j + 2 * t4;
+          float va = 0.f, vb = 0.f;
+          if (r < n) {
+            const u32 w = lds32(vg + vrow * D + v0 + col);  // global: two io elements
+            va = io_to_f32(static_cast<u16>(w));
+            vb = io_to_f32(static_cast<u16>(w >> 16));
+          }
+          sm.r[col * LDC + r] = f32_to_bf16(br * (va - eg * cks[j][2 * hh]));
+          sm.r[(col + 1) * LDC + r] = f32_to_bf16(br * (vb - eg * cks[j][2 * hh + 1]));
+          co[j][2 * hh] *= eg;
+          co[j][2 * hh + 1] *= eg;
+        }
+      }
+    }
+    __syncthreads();
+
+    // F. Vn = T R; its decayed copy for the state update.
+    {
+      float cv[4][4] = {};
+      warp_mma<4, C>(cv, sm.t + m0 * LDC, LDC, sm.r + n0 * LDC, LDC, lane);
+      const float gc = sm.gam[C - 1];
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh;
+        const float dk = exp2f(gc - sm.gam[r]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int col = n0 + 8 * j + 2 * t4 + e;
+            const float x = cv[j][2 * hh + e];
+            sm.vn[col * LDC + r] = f32_to_bf16(x);
+            sm.vd[col * LDC + r] = f32_to_bf16(x * dk);
+          }
+        }
+      }
+    }
+    __syncthreads();
+
+    // G. O = scale (o + P Vn), rows of the chunk only.
+    warp_mma<4, C>(co, sm.p + m0 * LDC, LDC, sm.vn + n0 * LDC, LDC, lane);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = m0 + g8 + 8 * hh;
+      if (r < n) {
+        const i64 orow = ((bos + c0 + r) * p.ho + h) * D + v0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          store_any2(p.o, orow + n0 + 8 * j + 2 * t4, p.o_type, scale * co[j][2 * hh], scale * co[j][2 * hh + 1]);
+      }
+    }
+
+    // H. S^T = exp(gamma_C) S^T + Vd^T K (registers), and its bf16 copy.
+    {
+      const float ec = exp2f(sm.gam[C - 1]);
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) st[j][e] *= ec;
+      warp_mma<NTS, C>(st, sm.vd + ms * LDC, LDC, sm.kt + ns * LDC, LDC, lane);
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+          *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(st[j][2 * hh], st[j][2 * hh + 1]);
+        }
+    }
+  }
+
+  if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_any2(p.final_state, base + static_cast<i64>(v) * D + kk, p.state_type, st[j][2 * hh],
+                   st[j][2 * hh + 1]);
+      }
+  }
+}
+
+// ---- decode: the token recurrence, state rows in registers ----
+constexpr int kDecodeThreads = 128;  // 4 warps
+constexpr int kDecodeRows = 32;      // value rows per CTA
+constexpr int kRowsPerWarp = kDecodeRows / (kDecodeThreads / 32);
+
+extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 vbase = static_cast<i64>(blockIdx.x) * kDecodeRows + warp * kRowsPerWarp;
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
+  const i64 srow = state_row(p, seq);
+  const float scale = static_cast<float>(p.scale);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;
+
+  float st[kRowsPerWarp][EL];
+  const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+#pragma unroll
+  for (int i = 0; i < kRowsPerWarp; ++i)
+#pragma unroll
+    for (int e = 0; e < EL; e += 2) {
+      float a = 0.f, b = 0.f;
+      if (load) load_any2(p.initial_state, sbase + static_cast<i64>(i) * D + e, p.state_type, a, b);
+      st[i][e] = a;
+      st[i][e + 1] = b;
+    }
+
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  for (i64 tok = bos; tok < eos; ++tok) {
+    float xq[EL], xk[EL];
+    load_row_share(qg + (tok * p.hq + hq) * D + lane * EL, xq);
+    load_row_share(kg + (tok * p.hk + hk) * D + lane * EL, xk);
+    if (l2) {
+      float sq = 0.f, sk = 0.f;
+#pragma unroll
+      for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
+      const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
+#pragma unroll
+      for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
+    }
+    float gl, beta;
+    gate_beta(p, tok, h, gl, beta);
+    const float a = expf(gl);
+    // The lane's value of row i (lanes 0..7 hold rows 0..7), broadcast below.
+    const float vmine = lane < kRowsPerWarp ? io_to_f32(vg[(tok * p.hv + hv) * D + vbase + lane]) : 0.f;
+    float kv[kRowsPerWarp];
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      float x = 0.f;
+#pragma unroll
+      for (int e = 0; e < EL; ++e) x += st[i][e] * xk[e];
+      kv[i] = x;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i) kv[i] += __shfl_xor_sync(0xffffffffu, kv[i], o);
+    float ov[kRowsPerWarp];
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      const float vi = __shfl_sync(0xffffffffu, vmine, i);
+      const float u = beta * (vi - a * kv[i]);
+      float x = 0.f;
+#pragma unroll
+      for (int e = 0; e < EL; ++e) {
+        st[i][e] = a * st[i][e] + xk[e] * u;
+        x += st[i][e] * xq[e];
+      }
+      ov[i] = x;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i) ov[i] += __shfl_xor_sync(0xffffffffu, ov[i], o);
+    float mine = 0.f;
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i)
+      if (lane == i) mine = ov[i];
+    if (lane < kRowsPerWarp) store_any(p.o, (tok * p.ho + h) * D + vbase + lane, p.o_type, scale * mine);
+  }
+
+  if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i)
+#pragma unroll
+      for (int e = 0; e < EL; e += 2)
+        store_any2(p.final_state, sbase + static_cast<i64>(i) * D + e, p.state_type, st[i][e], st[i][e + 1]);
+  }
+}
+
+// ---- the pool copy: words [0, words) of initial_state to final_state ----
+extern "C" __global__ void gdn_state_copy(const GdnParams p, long long words) {
+  const u32* src = reinterpret_cast<const u32*>(p.initial_state);
+  u32* dst = reinterpret_cast<u32*>(p.final_state);
+  for (i64 i = opgraph_kernels::global_thread_index(); i < words; i += opgraph_kernels::grid_thread_count())
+    dst[i] = src[i];
+}

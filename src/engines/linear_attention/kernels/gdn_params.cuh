@@ -1,0 +1,54 @@
+// linear_attention/kernels/gdn_params.cuh — the launch contract of the gdn
+// kernels (gdn_fwd.cu): the one argument each kernel takes, defined once. The
+// kernels (NVRTC) and the host (engines/linear_attention/gdn_engine.cpp fills
+// it) include this same text. Plain aggregate of 8-byte fields, no includes
+// and no CUDA keywords: the same layout under both compilers (LP64).
+#pragma once
+
+namespace opgraph_gdn {
+
+// Element type codes of the run-time typed operands (gates, beta, state, O).
+enum : long long { kTypeBf16 = 0, kTypeF16 = 1, kTypeF32 = 2 };
+
+// GdnParams::flags bits.
+enum : long long {
+  kFlagL2Norm = 1,        // use_qk_l2norm: q, k <- x / sqrt(sum x^2 + 1e-6)
+  kFlagSafeGate = 2,      // g holds logits: g' = -exp(a_log) softplus(g + dt_bias)
+  kFlagLinearGate = 4,    // gate_domain "linear": g is alpha itself
+  kFlagBetaSigmoid = 8,   // beta holds logits: s * sigmoid(beta)
+  kFlagNegEig = 16,       // s = 2 (allow_neg_eigval)
+  kFlagHasInit = 32,      // initial_state bound
+  kFlagWriteFinal = 64,   // final_state produced
+  kFlagPool = 128,        // state_indices bound: state rows are pool rows
+  kFlagHasALog = 256,     // a_log bound (safe_gate)
+  kFlagHasDtBias = 512,   // dt_bias bound (safe_gate)
+  kFlagCu64 = 1024        // cu_seqlens is INT64 (else INT32)
+};
+
+// Every extent in ELEMENTS; tensors are dense row-major in their declared
+// shapes (q [T, HQ, D], k [T, HK, D], v [T, HV, D], g and beta [T, HO],
+// O [T, HO, D], states [rows, HO, D, D] with row stride state_row_stride).
+struct GdnParams {
+  unsigned long long q, k, v, g, beta, cu_seqlens, initial_state, final_state, a_log, dt_bias, state_indices, o;
+  long long t;                 // T (tokens); cu_seqlens offsets are clamped to [0, T]
+  long long n_seq;             // N (sequences: cu_seqlens has N + 1 entries)
+  long long hq, hk, hv, ho;    // head counts; HO = max(HQ, HV), each divides HO
+  long long state_rows;        // rows of initial_state / final_state (N, or N_pool)
+  long long state_row_stride;  // elements between state rows (>= HO * D * D)
+  long long g_type, beta_type, state_type, o_type, a_log_type, dt_bias_type;
+  long long flags;
+  double scale;                // o = scale * S^T q
+};
+
+}  // namespace opgraph_gdn
+
+namespace opgraph_gdn {
+
+// Dynamic shared memory of gdn_prefill at head dim d (its PrefillSmem: bf16
+// tiles q, k, s [64 x (d + 8)], kt [d x 72], t, p [64 x 72], r, vn, vd
+// [64 x 72]; fp32 lf, tf [64 x 65], gam, bet [64]). The kernel asserts it.
+constexpr long long gdn_prefill_smem_bytes(long long d) {
+  return 2 * (3 * 64 * (d + 8) + d * 72 + 5 * 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
+}
+
+}  // namespace opgraph_gdn

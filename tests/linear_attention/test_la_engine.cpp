@@ -1,0 +1,250 @@
+// tests/linear_attention/test_la_engine.cpp — the linear_attention engine without a
+// GPU: its support rules (what it accepts and the named rule of every decline),
+// the kernels a plan compiles, the manifest slot, planning on a device-less
+// sm_90a target, and an NVRTC compile for sm_90a of every declared kernel.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "engines/linear_attention/gdn_problem.h"
+#include "engines/linear_attention/la_engine.h"
+#include "engines/manifest.h"
+#include "ir/linear_attention_fixture.h"
+#include "opgraph/graph.h"
+#include "runtime/loader.h"
+#include "runtime/nvrtc_compiler.h"
+
+namespace {
+
+using namespace opgraph;
+using la_test::Built;
+using la_test::Cfg;
+using linear_attention::analyze_gdn;
+
+// A gdn graph at head dim `d` (K = V), GVA 2 / 8, validated.
+Cfg cfg_of(std::int64_t d) {
+  Cfg c;
+  c.k = c.v = d;
+  c.hq = c.hk = 2;
+  c.hv = 8;
+  return c;
+}
+
+// The node's outputs made graph outputs (the builder leaves them virtual).
+void mark_outputs(Built& b) {
+  for (const auto& port : b.g.nodes().back()->outputs())
+    for (const auto& t : port)
+      if (t) t->set_output(true);
+}
+
+template <class Tweak>
+Built gdn(const Cfg& c, Attributes attrs, Tweak&& tweak) {
+  Built b = la_test::build(la_test::op_named("gdn"), c, std::move(attrs), tweak);
+  mark_outputs(b);
+  EXPECT_TRUE(b.g.validate().is_good()) << b.g.validate().to_string();
+  return b;
+}
+Built gdn(const Cfg& c, Attributes attrs = {}) {
+  return gdn(c, std::move(attrs), [](Built&) {});
+}
+
+void expect_decline(const OpGraph& g, const std::string& rule) {
+  auto p = analyze_gdn(g);
+  ASSERT_TRUE(p.is_bad()) << "accepted; expected a decline naming " << rule;
+  EXPECT_EQ(p.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(p.status().message().find(rule), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("engine linear_attention"), std::string::npos) << p.status().message();
+}
+
+TEST(LaSupport, AcceptsGdnForwardBothHeadDimsAndTypes) {
+  for (std::int64_t d : {64, 128})
+    for (DataType io : {DataType::BFLOAT16, DataType::HALF}) {
+      Built b = gdn(cfg_of(d), {}, [&](Built& x) {
+        x.q->set_data_type(io);
+        x.k->set_data_type(io);
+        x.v->set_data_type(io);
+      });
+      auto p = analyze_gdn(b.g);
+      ASSERT_TRUE(p.is_good()) << d << " " << to_string(io) << ": " << p.status().message();
+      EXPECT_EQ(p->d, d);
+      EXPECT_EQ(p->io, io);
+      EXPECT_EQ(p->ho, 8);
+      EXPECT_EQ(p->n_seq, 3);
+      EXPECT_DOUBLE_EQ(p->scale, 1.0 / std::sqrt(static_cast<double>(d)));
+      EXPECT_EQ(p->final_state, -1);
+    }
+}
+
+TEST(LaSupport, AcceptsEveryAttributeTheIssueLists) {
+  Cfg c = cfg_of(128);
+  c.init = c.pool = c.a_log = c.dt_bias = true;
+  Attributes a;
+  a.set("scale", 0.25);
+  a.set("use_qk_l2norm", true);
+  a.set("safe_gate", true);
+  a.set("use_beta_sigmoid", true);
+  a.set("allow_neg_eigval", true);
+  a.set("output_final_state", true);
+  a.set("overwrite_initial_state", true);
+  a.set("batch_invariant", true);
+  Built b = gdn(c, a, [](Built& x) {
+    x.gate->set_data_type(DataType::BFLOAT16);
+    x.beta->set_data_type(DataType::FLOAT);
+    x.cu->set_data_type(DataType::INT64);
+  });
+  auto p = analyze_gdn(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_TRUE(p->l2norm && p->safe_gate && p->beta_sigmoid && p->neg_eig && p->batch_invariant && p->overwrite);
+  EXPECT_TRUE(p->cu64);
+  EXPECT_DOUBLE_EQ(p->scale, 0.25);
+  EXPECT_EQ(p->state_rows, c.n_pool);
+  EXPECT_GE(p->final_state, 0);
+  EXPECT_GE(p->state_indices, 0);
+  EXPECT_EQ(p->g_type, DataType::BFLOAT16);
+
+  // The linear gate and a checkpoint cadence (no observable output) are accepted too.
+  Cfg c2 = cfg_of(64);
+  c2.init = true;
+  Attributes a2;
+  a2.set("gate_domain", std::string("linear"));
+  a2.set("checkpoint_every_n_tokens", std::int64_t{128});
+  a2.set("output_final_state", true);
+  Built b2 = gdn(c2, a2);
+  auto p2 = analyze_gdn(b2.g);
+  ASSERT_TRUE(p2.is_good()) << p2.status().message();
+  EXPECT_TRUE(p2->linear_gate);
+  EXPECT_EQ(p2->checkpoint_every, 128);
+  // bf16 state in and out.
+  Built b3 = gdn(c2, a2, [](Built& x) { x.init->set_data_type(DataType::BFLOAT16); });
+  auto p3 = analyze_gdn(b3.g);
+  ASSERT_TRUE(p3.is_good()) << p3.status().message();
+  EXPECT_EQ(p3->state_type, DataType::BFLOAT16);
+}
+
+TEST(LaSupport, DeclinesOtherOps) {
+  for (const char* op : {"gdn_bwd", "gdn_summary", "gdn_summary_bwd", "kda", "gdn2", "gdp"}) {
+    Cfg c = cfg_of(64);
+    Built b = la_test::build(la_test::op_named(op), c);
+    ASSERT_TRUE(b.g.validate().is_good()) << op << ": " << b.g.validate().to_string();
+    expect_decline(b.g, "L1 op:");
+  }
+}
+
+TEST(LaSupport, DeclinesHeadDimsOutsideTheSet) {
+  for (std::int64_t d : {32, 96, 256}) expect_decline(gdn(cfg_of(d)).g, "L3 head dim:");
+  Cfg c = cfg_of(128);
+  c.v = 64;  // K != V
+  expect_decline(gdn(c).g, "L3 head dim:");
+}
+
+TEST(LaSupport, DeclinesTypesOutsideTheSet) {
+  expect_decline(gdn(cfg_of(64), {}, [](Built& x) {
+                   x.q->set_data_type(DataType::FLOAT);
+                   x.k->set_data_type(DataType::FLOAT);
+                   x.v->set_data_type(DataType::FLOAT);
+                 }).g,
+                 "L2 q/k/v:");
+  expect_decline(gdn(cfg_of(64), {}, [](Built& x) { x.k->set_data_type(DataType::HALF); }).g, "L2 q/k/v:");
+  Cfg c = cfg_of(64);
+  c.init = true;
+  Attributes a;
+  a.set("output_final_state", true);
+  expect_decline(gdn(c, a, [](Built& x) { x.init->set_data_type(DataType::HALF); }).g, "L5 state:");
+  expect_decline(gdn(cfg_of(64), {}, [](Built& x) { x.gate->set_data_type(DataType::DOUBLE); }).g, "L4 gates:");
+}
+
+TEST(LaSupport, DeclinesStridedOperands) {
+  // q with its head and token axes swapped in memory.
+  expect_decline(gdn(cfg_of(64), {}, [](Built& x) { x.q->set_stride({64, 10 * 64, 1}); }).g, "L6 layout:");
+  // A state row padded by 16 bytes is served; an unaligned pad is not.
+  Cfg c = cfg_of(64);
+  c.init = true;
+  const std::int64_t row = 8 * 64 * 64;
+  Built ok = gdn(c, {}, [&](Built& x) { x.init->set_stride({row + 4, 64 * 64, 64, 1}); });
+  auto p = analyze_gdn(ok.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_EQ(p->state_row_stride, row + 4);
+  expect_decline(gdn(c, {}, [&](Built& x) { x.init->set_stride({row + 1, 64 * 64, 64, 1}); }).g, "L6 layout:");
+}
+
+TEST(LaSupport, DeclinesAVirtualOutput) {
+  Built b = la_test::build(la_test::op_named("gdn"), cfg_of(64));
+  ASSERT_TRUE(b.g.validate().is_good());
+  expect_decline(b.g, "L6 layout:");
+}
+
+TEST(LaKernels, DecodeForShortSequencesPrefillOtherwiseAndUnderBatchInvariant) {
+  Cfg c = cfg_of(128);
+  c.cu = {0, 1, 2, 4};  // T = 4 <= 8 N
+  auto p = analyze_gdn(gdn(c).g);
+  ASSERT_TRUE(p.is_good());
+  auto r = linear_attention::kernel_requests(*p);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].entry, "gdn_decode");
+  EXPECT_EQ(r[0].kernel, "gdn_decode_d128_bf16");
+  Attributes bi;
+  bi.set("batch_invariant", true);
+  auto pb = analyze_gdn(gdn(c, bi).g);
+  ASSERT_TRUE(pb.is_good());
+  EXPECT_EQ(linear_attention::kernel_requests(*pb)[0].entry, "gdn_prefill");
+  c.cu = {0, 30, 30, 100};
+  auto pp = analyze_gdn(gdn(c).g);
+  ASSERT_TRUE(pp.is_good());
+  EXPECT_EQ(linear_attention::kernel_requests(*pp)[0].entry, "gdn_prefill");
+  // A pool with a final state: the pool copy comes second.
+  c.init = c.pool = true;
+  Attributes a;
+  a.set("output_final_state", true);
+  auto pq = analyze_gdn(gdn(c, a).g);
+  ASSERT_TRUE(pq.is_good());
+  auto rq = linear_attention::kernel_requests(*pq);
+  ASSERT_EQ(rq.size(), 2u);
+  EXPECT_EQ(rq[1].entry, "gdn_state_copy");
+  // One kernel per layout class: lengths, heads and attributes do not enter the key.
+  Cfg other = cfg_of(128);
+  other.cu = {0, 500, 4000};
+  other.hq = other.hk = other.hv = 4;
+  Attributes l2;
+  l2.set("use_qk_l2norm", true);
+  auto po = analyze_gdn(gdn(other, l2).g);
+  ASSERT_TRUE(po.is_good());
+  EXPECT_EQ(linear_attention::kernel_requests(*po)[0].key("sm_90a"),
+            linear_attention::kernel_requests(*pp)[0].key("sm_90a"));
+}
+
+TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
+  const auto& m = engines::default_manifest();
+  const plan::Family* fam = nullptr;
+  for (const auto& f : m.families)
+    if (f.name == "linear_attention") fam = &f;
+  ASSERT_NE(fam, nullptr);
+  ASSERT_EQ(fam->slots.size(), 1u);
+  EXPECT_EQ(fam->slots[0].name, "linear_attention");
+  EXPECT_FALSE(fam->slots[0].opt_in);
+
+  Cfg c = cfg_of(128);
+  Built b = la_test::build(la_test::op_named("gdn"), c);
+  mark_outputs(b);
+  Graph g(std::move(b.g));
+  auto target = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(target.is_good());
+  g.set_device_properties(*target);
+  ASSERT_TRUE(g.create_execution_plans({HeurMode::A}).is_good());
+  auto name = g.get_plan_name_at_index(0);
+  ASSERT_TRUE(name.is_good()) << name.status().message();
+  EXPECT_EQ(name->rfind("linear_attention", 0), 0u) << *name;
+}
+
+TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
+  if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  auto all = linear_attention::declared_specialisations();
+  ASSERT_EQ(all.size(), 9u);
+  for (const auto& r : all) {
+    auto k = runtime::compile_kernel(r, "sm_90a");
+    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,632 @@
+// tests/linear_attention_gpu/test_gdn_gpu.cpp — the linear_attention engine's gdn
+// forward on the device against the float64 reference (bench/gdn_h200.sh).
+//
+// Every case draws fresh random inputs, poisons the outputs (all bits set: NaN
+// in every type) before the run, and compares O and final_state with the
+// reference by RMS ratio, ||got - ref|| / ||ref||, within fla's tolerance for
+// 16-bit inputs (5e-3; any NaN fails). Inputs follow fla's tests: q, k
+// unit-norm rows (or raw under use_qk_l2norm), v ~ N(0, 1), gates
+// logsigmoid(N(0, 1)) or strong decay g in [-10, -5], beta in (0, 1), or logits
+// (beta = sigmoid, or 2 sigmoid under allow_neg_eigval), initial state N(0, 1/4).
+// Also: state pool rows no sequence addresses stay bitwise untouched, and under
+// batch_invariant a sequence's O and final state are bitwise the same alone and
+// packed with others. GdnGpuTiming.* (run by the script, not a check) times the
+// issue's five prefill cells with CUDA events.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engines/linear_attention/la_engine.h"
+#include "engines/reference/executor.h"
+#include "gemm_gpu/gemm_gpu_util.h"
+#include "opgraph/op_graph.h"
+
+namespace {
+
+using namespace opgraph;
+using gemm_testing::build_direct;
+using gemm_testing::gpu;
+
+std::uint16_t to_f16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t sign = (u >> 16) & 0x8000u;
+  const float a = std::fabs(f);
+  if (!(a == a)) return 0x7e00;
+  if (a >= 65520.f) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  if (a < 6.103515625e-05f) {  // subnormal: multiples of 2^-24
+    const long m = std::lrint(a * 16777216.f);
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(m));
+  }
+  int e;
+  const float m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
+  long mant = std::lrint((m * 2.f - 1.f) * 1024.f);
+  int be = e - 1 + 15;
+  if (mant == 1024) mant = 0, ++be;
+  return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(be) << 10) | static_cast<std::uint32_t>(mant));
+}
+
+std::size_t width(DataType d) {
+  switch (d) {
+    case DataType::FLOAT:
+    case DataType::INT32: return 4;
+    case DataType::INT64: return 8;
+    default: return 2;
+  }
+}
+
+// Host bytes of `x` in type d (rounded as the device would read them).
+std::vector<unsigned char> encode(const std::vector<double>& x, DataType d) {
+  std::vector<unsigned char> b(x.size() * width(d));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float f = static_cast<float>(x[i]);
+    if (d == DataType::FLOAT) {
+      std::memcpy(b.data() + 4 * i, &f, 4);
+    } else if (d == DataType::INT32) {
+      const std::int32_t v = static_cast<std::int32_t>(x[i]);
+      std::memcpy(b.data() + 4 * i, &v, 4);
+    } else if (d == DataType::INT64) {
+      const std::int64_t v = static_cast<std::int64_t>(x[i]);
+      std::memcpy(b.data() + 8 * i, &v, 8);
+    } else {
+      const std::uint16_t h = d == DataType::BFLOAT16 ? gemm_testing::to_bf16(f) : to_f16(f);
+      std::memcpy(b.data() + 2 * i, &h, 2);
+    }
+  }
+  return b;
+}
+std::vector<double> decode(const std::vector<unsigned char>& b, DataType d) {
+  std::vector<double> x(b.size() / width(d));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = gemm_testing::read_elem(b, d, i);
+  return x;
+}
+
+struct Case {
+  std::string name;
+  std::vector<std::int64_t> lens;
+  std::int64_t hq = 2, hk = 2, hv = 8, d = 128;
+  DataType io = DataType::BFLOAT16, gate_t = DataType::FLOAT, beta_t = DataType::FLOAT;
+  DataType state_t = DataType::FLOAT, o_t = DataType::BFLOAT16;
+  bool init = true, final_out = true, pool = false, overwrite = false, l2 = false, safe = false, a_log = false,
+       dt = false, beta_sig = false, neg = false, linear = false, strong = false, batch_inv = false, cu64 = false;
+  std::int64_t n_pool = 0;
+  std::optional<double> scale;
+  std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
+  std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
+  std::int64_t ho() const { return std::max(hq, hv); }
+  std::int64_t rows() const { return pool ? n_pool : n(); }
+};
+
+struct Problem {
+  OpGraph g;
+  DeltaRuleOutputs out;
+  TensorPtr q, k, v, gate, beta, cu, init, a_log, dt, idx;
+};
+
+std::unique_ptr<Problem> build(const Case& c) {
+  auto p = std::make_unique<Problem>();
+  OpGraph& g = p->g;
+  const std::int64_t T = c.t(), N = c.n(), HO = c.ho(), D = c.d;
+  p->q = g.tensor({T, c.hq, D}, c.io, "q");
+  p->k = g.tensor({T, c.hk, D}, c.io, "k");
+  p->v = g.tensor({T, c.hv, D}, c.io, "v");
+  p->gate = g.tensor({T, HO}, c.gate_t, "g");
+  p->beta = g.tensor({T, HO}, c.beta_t, "beta");
+  p->cu = g.tensor({N + 1}, c.cu64 ? DataType::INT64 : DataType::INT32, "cu_seqlens");
+  if (c.init) p->init = g.tensor({c.rows(), HO, D, D}, c.state_t, "initial_state");
+  if (c.a_log) p->a_log = g.tensor({HO}, DataType::FLOAT, "a_log");
+  if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
+  if (c.pool) p->idx = g.tensor({N}, DataType::INT32, "state_indices");
+  Attributes a;
+  if (c.scale) a.set("scale", *c.scale);
+  a.set("use_qk_l2norm", c.l2);
+  a.set("safe_gate", c.safe);
+  a.set("use_beta_sigmoid", c.beta_sig);
+  a.set("allow_neg_eigval", c.neg);
+  if (c.linear) a.set("gate_domain", std::string("linear"));
+  a.set("output_final_state", c.final_out);
+  a.set("overwrite_initial_state", c.overwrite);
+  a.set("batch_invariant", c.batch_inv);
+  a.set_name("gdn0");
+  p->out = g.gdn(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, p->idx}, a);
+  p->out.o->set_output(true).set_data_type(c.o_t).set_name("O");
+  if (p->out.final_state) p->out.final_state->set_output(true).set_name("final_state");
+  return p;
+}
+
+// Host inputs (bytes per uid) drawn for case c.
+std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Problem& p, std::mt19937& rng,
+                                                        std::vector<std::int64_t>* rows_used) {
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_real_distribution<double> ud(0.0, 1.0);
+  const std::int64_t T = c.t(), HO = c.ho(), D = c.d;
+  std::map<std::int64_t, std::vector<unsigned char>> h;
+  auto rows = [&](std::int64_t heads, bool unit) {
+    std::vector<double> x(static_cast<std::size_t>(T * heads * D));
+    for (auto& e : x) e = nd(rng);
+    if (unit)
+      for (std::int64_t r = 0; r < T * heads; ++r) {
+        double ss = 0;
+        for (std::int64_t i = 0; i < D; ++i) ss += x[r * D + i] * x[r * D + i];
+        for (std::int64_t i = 0; i < D; ++i) x[r * D + i] /= std::sqrt(ss);
+      }
+    return x;
+  };
+  h[p.q->get_uid()] = encode(rows(c.hq, !c.l2), c.io);
+  h[p.k->get_uid()] = encode(rows(c.hk, !c.l2), c.io);
+  h[p.v->get_uid()] = encode(rows(c.hv, false), c.io);
+  std::vector<double> g(static_cast<std::size_t>(T * HO)), b(g.size());
+  for (auto& e : g) {
+    if (c.safe) e = nd(rng);
+    else {
+      const double lg = c.strong ? -5.0 - 5.0 * ud(rng) : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
+      e = c.linear ? std::exp(lg) : lg;
+    }
+  }
+  for (auto& e : b) e = c.beta_sig ? nd(rng) : ud(rng);
+  h[p.gate->get_uid()] = encode(g, c.gate_t);
+  h[p.beta->get_uid()] = encode(b, c.beta_t);
+  std::vector<double> cu{0};
+  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
+  h[p.cu->get_uid()] = encode(cu, c.cu64 ? DataType::INT64 : DataType::INT32);
+  if (p.init) {
+    std::vector<double> s(static_cast<std::size_t>(c.rows() * HO * D * D));
+    for (auto& e : s) e = 0.5 * nd(rng);
+    h[p.init->get_uid()] = encode(s, c.state_t);
+  }
+  if (p.a_log) {
+    std::vector<double> x(static_cast<std::size_t>(HO));
+    for (auto& e : x) e = std::log(1.0 + 15.0 * ud(rng));
+    h[p.a_log->get_uid()] = encode(x, DataType::FLOAT);
+  }
+  if (p.dt) {
+    std::vector<double> x(static_cast<std::size_t>(HO));
+    for (auto& e : x) e = nd(rng);
+    h[p.dt->get_uid()] = encode(x, DataType::FLOAT);
+  }
+  if (p.idx) {
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(c.n_pool));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    perm.resize(static_cast<std::size_t>(c.n()));
+    if (rows_used) *rows_used = perm;
+    h[p.idx->get_uid()] = encode(std::vector<double>(perm.begin(), perm.end()), DataType::INT32);
+  }
+  return h;
+}
+
+double rms_ratio(const std::vector<double>& got, const std::vector<double>& want, double* worst = nullptr) {
+  double num = 0, den = 0, w = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double e = got[i] - want[i];
+    num += e * e;
+    den += want[i] * want[i];
+    if (!(std::fabs(e) <= w)) w = std::fabs(e);
+  }
+  if (worst) *worst = w;
+  if (den == 0) return std::sqrt(num);
+  return std::sqrt(num / den);
+}
+
+const Engine& la_engine() {
+  static std::unique_ptr<Engine> e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  return *e;
+}
+
+// Device buffers of one run, by uid.
+struct DeviceRun {
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  std::unique_ptr<CompiledPlan> plan;
+};
+
+struct Outcome {
+  std::vector<unsigned char> o, fin;  // device results (bytes)
+  std::vector<unsigned char> ref_o, ref_fin;
+  double o_ratio = 0, fin_ratio = 0;
+};
+
+// Builds, runs on the device (outputs poisoned) and on the reference.
+Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* rows_used = nullptr,
+                 const std::map<std::int64_t, std::vector<unsigned char>>* given = nullptr,
+                 bool run_reference = true) {
+  Outcome r;
+  auto p = build(c);
+  Status v = p->g.validate();
+  EXPECT_TRUE(v.is_good()) << c.name << ": " << v.to_string();
+  if (v.is_bad()) return r;
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  Status sup = la_engine().check_support(p->g, ctx);
+  EXPECT_TRUE(sup.is_good()) << c.name << ": " << sup.message();
+  if (sup.is_bad()) return r;
+  auto plan = build_direct(la_engine(), p->g, PlanConfig{la_engine().id(), {}, {}, -1}, ctx);
+  EXPECT_TRUE(plan.is_good()) << c.name << ": " << plan.status().message();
+  if (plan.is_bad()) return r;
+  auto host = given ? *given : draw(c, *p, rng, rows_used);
+  const auto& api = *gpu().api;
+  const std::int64_t o_uid = p->out.o->get_uid();
+  const std::int64_t f_uid = p->out.final_state ? p->out.final_state->get_uid() : -1;
+  const std::size_t o_bytes = static_cast<std::size_t>(p->out.o->element_count()) * width(c.o_t);
+  const std::size_t f_bytes = f_uid >= 0 ? static_cast<std::size_t>(p->out.final_state->element_count()) * width(c.state_t) : 0;
+  DeviceRun d;
+  VariantPack pack;
+  for (auto& [uid, bytes] : host) {
+    auto b = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes.size(), 4));
+    EXPECT_TRUE(b->status().is_good());
+    if (!bytes.empty()) {
+      EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+    }
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    d.dev[uid] = std::move(b);
+  }
+  auto out_buf = [&](std::int64_t uid, std::size_t bytes) {
+    auto b = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes, 4));
+    EXPECT_EQ(api.memset_d32(b->ptr(), 0xFFFFFFFFu, std::max<std::size_t>(bytes, 4) / 4), CUDA_SUCCESS);
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    d.dev[uid] = std::move(b);
+  };
+  out_buf(o_uid, o_bytes);
+  if (f_uid >= 0) {
+    if (c.overwrite) pack.set(f_uid, reinterpret_cast<void*>(d.dev.at(p->init->get_uid())->ptr()));
+    else out_buf(f_uid, f_bytes);
+  }
+  EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &gpu().props;
+  Status ran = (*plan)->execute(pack, ec);
+  EXPECT_TRUE(ran.is_good()) << c.name << ": " << ran.message();
+  EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS) << c.name;
+  r.o.resize(o_bytes);
+  if (o_bytes) {
+    EXPECT_EQ(api.memcpy_dtoh(r.o.data(), d.dev.at(o_uid)->ptr(), o_bytes), CUDA_SUCCESS);
+  }
+  if (f_uid >= 0) {
+    r.fin.resize(f_bytes);
+    const CUdeviceptr src = c.overwrite ? d.dev.at(p->init->get_uid())->ptr() : d.dev.at(f_uid)->ptr();
+    EXPECT_EQ(api.memcpy_dtoh(r.fin.data(), src, f_bytes), CUDA_SUCCESS);
+  }
+  if (!run_reference) return r;
+  // The reference on the same inputs (its own output buffers).
+  std::map<std::int64_t, reference::HostBuffer> hb;
+  for (auto& [uid, bytes] : host) hb[uid] = reference::HostBuffer{bytes.data()};
+  r.ref_o.assign(o_bytes, 0);
+  hb[o_uid] = reference::HostBuffer{r.ref_o.data()};
+  if (f_uid >= 0) {
+    r.ref_fin.assign(f_bytes, 0);
+    hb[f_uid] = reference::HostBuffer{r.ref_fin.data()};
+  }
+  Status ref = reference::execute(p->g, hb);
+  EXPECT_TRUE(ref.is_good()) << c.name << ": " << ref.message();
+  double worst = 0;
+  r.o_ratio = rms_ratio(decode(r.o, c.o_t), decode(r.ref_o, c.o_t), &worst);
+  if (f_uid >= 0) r.fin_ratio = rms_ratio(decode(r.fin, c.state_t), decode(r.ref_fin, c.state_t));
+  std::printf("[ gdn ] %-44s T=%-6lld N=%-3lld o %.2e  state %.2e  (o max abs err %.2e)\n", c.name.c_str(),
+              static_cast<long long>(c.t()), static_cast<long long>(c.n()), r.o_ratio, r.fin_ratio, worst);
+  return r;
+}
+
+constexpr double kTol = 5e-3;  // fla's: o and final state, 16-bit inputs
+
+class GdnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0) GTEST_FAIL() << "no GPU: these tests run on the H200 only";
+    if (!gpu().stream) {
+      ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    }
+  }
+};
+
+void check(const Case& c, std::mt19937& rng) {
+  Outcome r = run_case(c, rng);
+  EXPECT_LE(r.o_ratio, kTol) << c.name << ": O";  // NaN (an unwritten element) fails too
+  if (c.final_out) {
+    EXPECT_LE(r.fin_ratio, kTol) << c.name << ": final_state";
+  }
+}
+
+std::vector<std::int64_t> kVarlen = {1, 63, 0, 64, 65, 1000, 4097, 0};
+
+TEST_F(GdnGpu, PrefillVarlenBothHeadDims) {
+  std::mt19937 rng(1);
+  for (std::int64_t d : {128, 64}) {
+    Case c;
+    c.name = "varlen d" + std::to_string(d);
+    c.d = d;
+    c.lens = kVarlen;
+    c.hq = c.hk = 1;
+    c.hv = 2;
+    check(c, rng);
+  }
+}
+
+TEST_F(GdnGpu, PrefillTypesAndGva) {
+  std::mt19937 rng(2);
+  Case c;
+  c.lens = {300, 77, 129};
+  c.name = "fp16 io, fp32 out, bf16 gates";
+  c.io = DataType::HALF;
+  c.o_t = DataType::FLOAT;
+  c.gate_t = c.beta_t = DataType::BFLOAT16;
+  c.d = 64;
+  check(c, rng);
+  c = Case{};
+  c.lens = {300, 77, 129};
+  c.name = "GQA q 4 heads, v 2 heads, int64 cu";
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  c.cu64 = true;
+  check(c, rng);
+  c = Case{};
+  c.lens = {200, 5};
+  c.name = "bf16 state, no initial state";
+  c.init = false;
+  c.state_t = DataType::FLOAT;
+  check(c, rng);
+  c = Case{};
+  c.lens = {200, 5};
+  c.name = "bf16 state in and out";
+  c.state_t = DataType::BFLOAT16;
+  check(c, rng);
+}
+
+TEST_F(GdnGpu, PrefillAttributes) {
+  std::mt19937 rng(3);
+  auto base = [] {
+    Case c;
+    c.lens = {130, 64, 1, 257};
+    return c;
+  };
+  Case c = base();
+  c.name = "strong decay g in [-10, -5]";
+  c.strong = true;
+  check(c, rng);
+  c = base();
+  c.name = "l2norm in kernel, scale 0.3";
+  c.l2 = true;
+  c.scale = 0.3;
+  check(c, rng);
+  c = base();
+  c.name = "beta sigmoid";
+  c.beta_sig = true;
+  check(c, rng);
+  c = base();
+  c.name = "beta 2 sigmoid (allow_neg_eigval)";
+  c.beta_sig = c.neg = true;
+  check(c, rng);
+  c = base();
+  c.name = "linear gate";
+  c.linear = true;
+  check(c, rng);
+  c = base();
+  c.name = "safe gate, a_log and dt_bias";
+  c.safe = c.a_log = c.dt = true;
+  check(c, rng);
+  c = base();
+  c.name = "safe gate, no a_log or dt_bias";
+  c.safe = true;
+  check(c, rng);
+  c = base();
+  c.name = "no final state";
+  c.final_out = false;
+  check(c, rng);
+}
+
+// Pool rows: read row state_indices[i], write it back; other rows untouched.
+void check_pool(Case c, std::mt19937& rng) {
+  std::vector<std::int64_t> used;
+  Outcome r = run_case(c, rng, &used);
+  EXPECT_LE(r.o_ratio, kTol) << c.name;
+  EXPECT_LE(r.fin_ratio, kTol) << c.name;
+  // The untouched rows: bitwise equal to the reference's (its copy of the input).
+  const std::size_t row_bytes = static_cast<std::size_t>(c.ho() * c.d * c.d) * width(c.state_t);
+  std::size_t diff = 0;
+  for (std::int64_t row = 0; row < c.n_pool; ++row) {
+    if (std::find(used.begin(), used.end(), row) != used.end()) continue;
+    if (std::memcmp(r.fin.data() + row * row_bytes, r.ref_fin.data() + row * row_bytes, row_bytes) != 0) ++diff;
+  }
+  EXPECT_EQ(diff, 0u) << c.name << ": pool rows no sequence addresses changed";
+}
+
+TEST_F(GdnGpu, StatePoolInPlaceAndDistinct) {
+  std::mt19937 rng(4);
+  for (bool overwrite : {true, false})
+    for (bool decode : {false, true}) {
+      Case c;
+      c.pool = true;
+      c.n_pool = 11;
+      c.overwrite = overwrite;
+      c.lens = decode ? std::vector<std::int64_t>{1, 3, 8, 0, 2} : std::vector<std::int64_t>{100, 65, 0, 7, 300};
+      c.name = std::string("pool ") + (overwrite ? "in place" : "distinct") + (decode ? " decode" : " prefill");
+      check_pool(c, rng);
+    }
+}
+
+TEST_F(GdnGpu, DecodeOneToEightTokens) {
+  std::mt19937 rng(5);
+  for (std::int64_t t : {1, 2, 8}) {
+    Case c;
+    c.lens.assign(48, t);
+    c.hq = c.hk = 2;
+    c.hv = 4;
+    c.pool = c.overwrite = true;
+    c.n_pool = 64;
+    c.l2 = true;
+    c.name = "decode T=" + std::to_string(t) + " per sequence, l2norm";
+    c.beta_sig = true;
+    check_pool(c, rng);
+  }
+  Case c;
+  c.lens.assign(40, 1);
+  c.d = 64;
+  c.io = DataType::HALF;
+  c.name = "decode d64 fp16";
+  c.strong = true;
+  check(c, rng);
+}
+
+TEST_F(GdnGpu, BatchInvariantBitwise) {
+  std::mt19937 rng(6);
+  // Sequence X (length 300) alone, then packed between two others.
+  Case alone;
+  alone.name = "batch_invariant alone";
+  alone.batch_inv = true;
+  alone.lens = {300};
+  Case packed = alone;
+  packed.name = "batch_invariant packed";
+  packed.lens = {5, 300, 1000};
+  auto pa = build(alone);
+  ASSERT_TRUE(pa->g.validate().is_good());
+  auto pp = build(packed);
+  ASSERT_TRUE(pp->g.validate().is_good());
+  auto ha = draw(alone, *pa, rng, nullptr);
+  auto hp = draw(packed, *pp, rng, nullptr);
+  // Copy X's rows (tokens 5 .. 305 of the packed batch) and its state into the packed inputs.
+  auto splice = [&](const TensorPtr& ta, const TensorPtr& tp, std::int64_t row_elems, std::int64_t row0) {
+    const std::size_t w = width(ta->get_data_type());
+    auto& dst = hp.at(tp->get_uid());
+    const auto& src = ha.at(ta->get_uid());
+    std::memcpy(dst.data() + row0 * row_elems * w, src.data(), src.size());
+    (void)row_elems;
+  };
+  const std::int64_t D = alone.d, HO = alone.ho();
+  splice(pa->q, pp->q, alone.hq * D, 5);
+  splice(pa->k, pp->k, alone.hk * D, 5);
+  splice(pa->v, pp->v, alone.hv * D, 5);
+  splice(pa->gate, pp->gate, HO, 5);
+  splice(pa->beta, pp->beta, HO, 5);
+  splice(pa->init, pp->init, HO * D * D, 1);
+  Outcome ra = run_case(alone, rng, nullptr, &ha);
+  Outcome rp = run_case(packed, rng, nullptr, &hp, false);
+  EXPECT_LE(ra.o_ratio, kTol);
+  const std::size_t ob = static_cast<std::size_t>(300 * HO * D) * width(alone.o_t);
+  ASSERT_GE(rp.o.size(), static_cast<std::size_t>(5 * HO * D) * width(alone.o_t) + ob);
+  EXPECT_EQ(std::memcmp(ra.o.data(), rp.o.data() + static_cast<std::size_t>(5 * HO * D) * width(alone.o_t), ob), 0)
+      << "O of the sequence differs alone and packed";
+  const std::size_t sb = static_cast<std::size_t>(HO * D * D) * width(alone.state_t);
+  EXPECT_EQ(std::memcmp(ra.fin.data(), rp.fin.data() + sb, sb), 0) << "final state differs alone and packed";
+}
+
+// ---- timing (not a check): the five prefill cells ----
+
+// Inputs for timing at sizes where drawing doubles is too slow: q, k uniform in
+// [-1, 1) (normalised in the kernel: use_qk_l2norm), v uniform, g = logsigmoid of
+// a uniform in [-2, 2), beta in (0, 1), initial state uniform in [-1/2, 1/2).
+std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::mt19937& rng) {
+  std::uint64_t x = rng() | 1u;
+  auto uni = [&]() {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<float>(x >> 40) / 16777216.f;  // [0, 1)
+  };
+  auto fill = [&](const TensorPtr& t, float lo, float hi, bool logsig) {
+    const std::size_t n = static_cast<std::size_t>(t->element_count());
+    const DataType d = t->get_data_type();
+    std::vector<unsigned char> b(n * width(d));
+    for (std::size_t i = 0; i < n; ++i) {
+      float f = lo + (hi - lo) * uni();
+      if (logsig) f = -std::log1p(std::exp(-f));
+      if (d == DataType::FLOAT) std::memcpy(b.data() + 4 * i, &f, 4);
+      else {
+        const std::uint16_t h = gemm_testing::to_bf16(f);
+        std::memcpy(b.data() + 2 * i, &h, 2);
+      }
+    }
+    return b;
+  };
+  std::map<std::int64_t, std::vector<unsigned char>> h;
+  h[p.q->get_uid()] = fill(p.q, -1, 1, false);
+  h[p.k->get_uid()] = fill(p.k, -1, 1, false);
+  h[p.v->get_uid()] = fill(p.v, -1, 1, false);
+  h[p.gate->get_uid()] = fill(p.gate, -2, 2, true);
+  h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
+  h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
+  std::vector<double> cu{0};
+  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
+  h[p.cu->get_uid()] = encode(cu, DataType::INT32);
+  return h;
+}
+
+TEST_F(GdnGpu, TimingFiveCells) {
+  const auto& api = *gpu().api;
+  if (!api.event_create) GTEST_SKIP() << "driver without events";
+  struct Cell {
+    std::int64_t hqk, hv, b, t;
+    double fla, fi;
+  };
+  const Cell cells[] = {{16, 64, 4, 8192, 3.218, 0.800},
+                        {16, 64, 1, 32768, 3.885, 1.514},
+                        {16, 32, 4, 8192, 1.648, 0.397},
+                        {16, 32, 1, 32768, 2.086, 0.781},
+                        {2, 8, 1, 32768, 0.981, 0.480}};
+  std::mt19937 rng(7);
+  std::printf("[ gdn timing ] bf16, d = 128, initial state in, final state out; CUDA events per call, median of 30\n");
+  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %12s %10s %10s\n", "heads", "B x T", "ours ms", "fla ms",
+              "FlashInfer", "vs fla", "vs FI");
+  for (const Cell& cell : cells) {
+    Case c;
+    c.l2 = true;
+    c.hq = c.hk = cell.hqk;
+    c.hv = cell.hv;
+    c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
+    auto p = build(c);
+    ASSERT_TRUE(p->g.validate().is_good());
+    FactsCache facts(p->g, PlanTarget{gpu().props});
+    PlanContext ctx{&facts};
+    auto plan = build_direct(la_engine(), p->g, PlanConfig{la_engine().id(), {}, {}, -1}, ctx);
+    ASSERT_TRUE(plan.is_good()) << plan.status().message();
+    auto host = fast_inputs(c, *p, rng);
+    std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+    VariantPack pack;
+    for (auto& [uid, bytes] : host) {
+      auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
+      ASSERT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+      pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+      dev[uid] = std::move(b);
+    }
+    for (const TensorPtr& t : {p->out.o, p->out.final_state}) {
+      const std::size_t bytes = static_cast<std::size_t>(t->element_count()) * width(t->get_data_type());
+      auto b = std::make_unique<DeviceBuffer>(api, bytes);
+      pack.set(t->get_uid(), reinterpret_cast<void*>(b->ptr()));
+      dev[t->get_uid()] = std::move(b);
+    }
+    ExecutionContext ec;
+    ec.stream = gpu().stream;
+    ec.device = &gpu().props;
+    CUevent e0, e1;
+    ASSERT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    ASSERT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*plan)->execute(pack, ec).is_good());
+    std::vector<float> ms;
+    for (int i = 0; i < 30; ++i) {
+      api.event_record(e0, gpu().stream);
+      ASSERT_TRUE((*plan)->execute(pack, ec).is_good());
+      api.event_record(e1, gpu().stream);
+      ASSERT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
+      float x = 0;
+      api.event_elapsed_time(&x, e0, e1);
+      ms.push_back(x);
+    }
+    api.event_destroy(e0);
+    api.event_destroy(e1);
+    std::sort(ms.begin(), ms.end());
+    const double med = ms[ms.size() / 2];
+    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %12.3f %9.2fx %9.2fx\n",
+                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                static_cast<long long>(cell.t), med, cell.fla, cell.fi, med / cell.fla, med / cell.fi);
+  }
+}
+
+}  // namespace
