@@ -20,9 +20,12 @@
 //     O  = scale [diag(exp(gamma)) Q S + tril_incl(Q K^T . Gamma) Vn]
 //     S  = exp(gamma_C) S + K^T diag(exp(gamma_C - gamma)) Vn
 //   Products run on tensor cores (mma.sync m16n8k16, bf16 operands, fp32
-//   accumulation); T comes from a column-parallel forward substitution in
-//   fp32. The state slices of one head are independent (the transition acts
-//   on the K side only), so V-slicing is exact.
+//   accumulation); T is computed in fp32 by 16 x 16 blocks (forward
+//   substitution on the diagonal blocks, then one block diagonal at a time).
+//   The next chunk's q, k, v rows are fetched into staging tiles (cp.async)
+//   while the current one computes. The state slices of one head are
+//   independent (the transition acts on the K side only), so V-slicing is
+//   exact.
 // gdn_decode: the token recurrence (§1.2) for short sequences (decode and
 //   speculative verify): one CTA of 4 warps per (32-row V-slice, head,
 //   sequence); each warp keeps 8 state rows in registers, reads and writes
@@ -145,10 +148,8 @@ __device__ __forceinline__ float warp_sum(float x) {
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
 __device__ __forceinline__ float softplusf_(float x) { return fmaxf(x, 0.f) + log1pf(__expf(-fabsf(x))); }
 
-// The natural-log gate of token `tok` and its beta, from the raw inputs.
-__device__ __forceinline__ void gate_beta(const GdnParams& p, i64 tok, i64 h, float& gl, float& beta) {
-  const i64 off = tok * p.ho + h;
-  const float x = load_any(p.g, off, p.g_type);
+// The natural-log gate and the beta of raw inputs x (g) and b (beta), head h.
+__device__ __forceinline__ void gate_beta_of(const GdnParams& p, float x, float b, i64 h, float& gl, float& beta) {
   if (p.flags & kFlagSafeGate) {
     const float alog = (p.flags & kFlagHasALog) ? load_any(p.a_log, h, p.a_log_type) : 0.f;
     const float dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
@@ -158,8 +159,12 @@ __device__ __forceinline__ void gate_beta(const GdnParams& p, i64 tok, i64 h, fl
   } else {
     gl = x;
   }
-  const float b = load_any(p.beta, off, p.beta_type);
   beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+// The same from token `tok`'s inputs.
+__device__ __forceinline__ void gate_beta(const GdnParams& p, i64 tok, i64 h, float& gl, float& beta) {
+  const i64 off = tok * p.ho + h;
+  gate_beta_of(p, load_any(p.g, off, p.g_type), load_any(p.beta, off, p.beta_type), h, gl, beta);
 }
 
 // cu_seqlens[i] clamped to [lo, T]: offsets are caller data, and a bad table
@@ -179,6 +184,14 @@ __device__ __forceinline__ i64 state_row(const GdnParams& p, i64 seq) {
 
 // ---- tensor-core tile product (mma.sync m16n8k16, bf16 in, fp32 accumulate) ----
 __device__ __forceinline__ u32 lds32(const u16* p) { return *reinterpret_cast<const u32*>(p); }
+
+// 16 bytes global -> shared, asynchronously; src_bytes 0 zero-fills.
+__device__ __forceinline__ void cp_async16(u16* dst, const u16* src, int src_bytes) {
+  const u32 d = static_cast<u32>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
   asm volatile(
@@ -208,6 +221,9 @@ __device__ __forceinline__ void warp_mma(float (&c)[NT][4], const u16* A, int ld
 }
 
 struct PrefillSmem {
+  u16 xq[C * D];     // staging: the next chunk's raw q rows (cp.async, zero past the sequence)
+  u16 xk[C * D];     // staging: raw k rows
+  u16 xv[C * BV];    // staging: raw v rows (this CTA's value columns)
   u16 q[C * LDD];    // l2-normalised q rows of the chunk (bf16)
   u16 k[C * LDD];    // k rows
   u16 kt[D * LDC];   // k transposed: [D][C]
@@ -268,17 +284,58 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
   const u16* kg = reinterpret_cast<const u16*>(p.k);
   const u16* vg = reinterpret_cast<const u16*>(p.v);
 
+  // The next chunk's raw rows land in the staging tiles while this chunk
+  // computes: q and k once phase A has read them, v once phase E has.
+  auto prefetch_qk = [&](i64 c) {
+    const i64 nn = len - c < C ? len - c : C;
+    constexpr int CH = D / 8;  // 16-byte pieces per row
+    for (int i = tid; i < C * CH; i += kThreads) {
+      const int r = i / CH, piece = i % CH;
+      const bool ok = r < nn;
+      const i64 tok = bos + c + r;
+      cp_async16(&sm.xq[r * D + piece * 8], ok ? qg + (tok * p.hq + hq) * D + piece * 8 : qg, ok ? 16 : 0);
+      cp_async16(&sm.xk[r * D + piece * 8], ok ? kg + (tok * p.hk + hk) * D + piece * 8 : kg, ok ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+  auto prefetch_v = [&](i64 c) {
+    const i64 nn = len - c < C ? len - c : C;
+    constexpr int CH = BV / 8;
+    for (int i = tid; i < C * CH; i += kThreads) {
+      const int r = i / CH, piece = i % CH;
+      const bool ok = r < nn;
+      const i64 tok = bos + c + r;
+      cp_async16(&sm.xv[r * BV + piece * 8], ok ? vg + (tok * p.hv + hv) * D + v0 + piece * 8 : vg, ok ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+  // Raw gate and beta of the next chunk's token `tid`, in registers.
+  float g_raw = 0.f, b_raw = 0.f;
+  auto prefetch_gb = [&](i64 c) {
+    if (tid < C && c + tid < len) {
+      const i64 off = (bos + c + tid) * p.ho + h;
+      g_raw = load_any(p.g, off, p.g_type);
+      b_raw = load_any(p.beta, off, p.beta_type);
+    }
+  };
+  if (len > 0) {
+    prefetch_qk(0);
+    prefetch_v(0);
+    prefetch_gb(0);
+  }
+
   for (i64 c0 = 0; c0 < len; c0 += C) {
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
-    __syncthreads();  // the previous chunk's readers of every tile are done
+    const bool more = c0 + C < len;
+    cp_async_wait_all();
+    __syncthreads();  // the staging tiles hold this chunk; the previous chunk's readers are done
 
     // A. q, k rows (l2-normalised), gate and beta.
     for (int r = warp; r < C; r += kThreads / 32) {
       float xq[EL], xk[EL];
       if (r < n) {
-        const i64 tok = bos + c0 + r;
-        load_row_share(qg + (tok * p.hq + hq) * D + lane * EL, xq);
-        load_row_share(kg + (tok * p.hk + hk) * D + lane * EL, xk);
+        load_row_share(&sm.xq[r * D + lane * EL], xq);
+        load_row_share(&sm.xk[r * D + lane * EL], xk);
         if (l2) {
           float sq = 0.f, sk = 0.f;
 #pragma unroll
@@ -301,11 +358,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
     }
     if (tid < C) {
       float gl = 0.f, b = 0.f;
-      if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
+      if (tid < n) gate_beta_of(p, g_raw, b_raw, h, gl, b);
       sm.gam[tid] = gl;
       sm.bet[tid] = b;
     }
+    if (more) prefetch_gb(c0 + C);
     __syncthreads();
+    if (more) prefetch_qk(c0 + C);
 
     // B. chunk-local inclusive cumsum of the gate (log2 units).
     if (warp == 0) {
@@ -346,22 +405,60 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
     }
     __syncthreads();
 
-    // D. T = (I + L)^-1 by forward substitution, one column per 4 threads:
-    // T[r][j] = -sum_{s<r} L[r][s] T[s][j] (r > j), 1 (r = j), 0 (r < j).
-    // Thread part pp sums s = pp mod 4 and owns those rows of the column.
+    // D. T = (I + L)^-1 (unit lower triangular) in fp32, by 16 x 16 blocks.
+    // D1: the diagonal blocks T_bb = (I + L_bb)^-1 by forward substitution,
+    // one column per 4 threads: T[r][j] = -sum_{s<r} L[r][s] T[s][j] (r > j),
+    // 1 (r = j), 0 (r < j); thread part pp sums s = pp mod 4 and owns those rows.
     {
-      const int j = tid >> 2, pp = tid & 3;
-      for (int r = 0; r < C; ++r) {
+      const int task = tid >> 2, pp = tid & 3;
+      const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
+      for (int rr = 0; rr < 16; ++rr) {
+        const int r = b16 + rr;
         float acc = 0.f;
-        for (int s = pp; s < r; s += 4) acc += sm.lf[r * LDF + s] * sm.tf[s * LDF + j];
+        for (int s2 = b16 + pp; s2 < r; s2 += 4) acc += sm.lf[r * LDF + s2] * sm.tf[s2 * LDF + j];
         acc += __shfl_xor_sync(0xffffffffu, acc, 1);
         acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-        if ((r & 3) == pp) {
-          const float val = r == j ? 1.f : (r > j ? -acc : 0.f);
-          sm.tf[r * LDF + j] = val;
-          sm.t[r * LDC + j] = f32_to_bf16(val);
-        }
+        if ((rr & 3) == pp) sm.tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
       }
+    }
+    __syncthreads();
+    // D2: the blocks below, one block diagonal at a time:
+    // T_ij = -T_ii sum_{m=j}^{i-1} L_im T_mj, one element per thread per block.
+    {
+      const int rr = tid >> 4, cc = tid & 15;
+#pragma unroll
+      for (int lv = 1; lv < 4; ++lv) {
+        float x[3];
+#pragma unroll
+        for (int bi = lv; bi < 4; ++bi) {
+          const int bj = bi - lv;
+          float a = 0.f;
+#pragma unroll 8
+          for (int s2 = 16 * bj; s2 < 16 * bi; ++s2) a += sm.lf[(16 * bi + rr) * LDF + s2] * sm.tf[s2 * LDF + 16 * bj + cc];
+          x[bi - lv] = a;
+        }
+        // The (i, j) slots are read by no one at this level: park X there.
+#pragma unroll
+        for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+        __syncthreads();
+#pragma unroll
+        for (int bi = lv; bi < 4; ++bi) {
+          const int bj = bi - lv;
+          float a = 0.f;
+#pragma unroll
+          for (int m = 0; m < 16; ++m) a += sm.tf[(16 * bi + rr) * LDF + 16 * bi + m] * sm.tf[(16 * bi + m) * LDF + 16 * bj + cc];
+          x[bi - lv] = -a;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+        __syncthreads();
+      }
+    }
+    // D3: the bf16 copy the products read (zero above the diagonal blocks).
+    for (int i2 = tid; i2 < C * C; i2 += kThreads) {
+      const int r = i2 / C, jj = i2 % C;
+      sm.t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? sm.tf[r * LDF + jj] : 0.f);
     }
     __syncthreads();
 
@@ -375,16 +472,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
       for (int hh = 0; hh < 2; ++hh) {
         const int r = m0 + g8 + 8 * hh;
         const float eg = exp2f(sm.gam[r]), br = sm.bet[r];
-        const i64 vrow = (bos + c0 + r) * p.hv + hv;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const int col = n0 + 8 * j + 2 * t4;
-          float va = 0.f, vb = 0.f;
-          if (r < n) {
-            const u32 w = lds32(vg + vrow * D + v0 + col);  // global: two io elements
-            va = io_to_f32(static_cast<u16>(w));
-            vb = io_to_f32(static_cast<u16>(w >> 16));
-          }
+          const u32 w = lds32(&sm.xv[r * BV + col]);  // zero past the sequence
+          const float va = io_to_f32(static_cast<u16>(w)), vb = io_to_f32(static_cast<u16>(w >> 16));
           sm.r[col * LDC + r] = f32_to_bf16(br * (va - eg * cks[j][2 * hh]));
           sm.r[(col + 1) * LDC + r] = f32_to_bf16(br * (vb - eg * cks[j][2 * hh + 1]));
           co[j][2 * hh] *= eg;
@@ -393,6 +485,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
       }
     }
     __syncthreads();
+    if (more) prefetch_v(c0 + C);
 
     // F. Vn = T R; its decayed copy for the state update.
     {

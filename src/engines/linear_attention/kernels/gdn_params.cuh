@@ -45,10 +45,11 @@ struct GdnParams {
 namespace opgraph_gdn {
 
 // Dynamic shared memory of gdn_prefill at head dim d (its PrefillSmem: bf16
-// tiles q, k, s [64 x (d + 8)], kt [d x 72], t, p [64 x 72], r, vn, vd
-// [64 x 72]; fp32 lf, tf [64 x 65], gam, bet [64]). The kernel asserts it.
+// staging xq, xk [64 x d], xv [64 x 64]; bf16 tiles q, k, s [64 x (d + 8)],
+// kt [d x 72], t, p [64 x 72], r, vn, vd [64 x 72]; fp32 lf, tf [64 x 65],
+// gam, bet [64]). The kernel asserts it.
 constexpr long long gdn_prefill_smem_bytes(long long d) {
-  return 2 * (3 * 64 * (d + 8) + d * 72 + 5 * 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
+  return 2 * (2 * 64 * d + 64 * 64 + 3 * 64 * (d + 8) + d * 72 + 5 * 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
 }
 
 }  // namespace opgraph_gdn
