@@ -8,8 +8,10 @@
 #   2. test_linear_attention;
 #   3. test_la_gpu checks (numerics vs the float64 reference, outputs poisoned,
 #      fresh random inputs; state pools; batch invariance);
-#   4. GdnGpu.TimingFiveCells: the issue's five prefill cells, our kernel time
-#      with CUDA events (median of 30), beside the issue's fla / FlashInfer anchors.
+#   4. GdnGpu.Timing*: the issue's five prefill cells, our kernel time with CUDA
+#      events (median of 30) beside the issue's fla / FlashInfer anchors, and
+#      decode (T = 1) at B in {1, 64, 256, 1024}, heads 16/32 and 16/64, as state GB/s.
+#      OPGRAPH_GDN_TIMING=0 skips it; OPGRAPH_GDN_FILTER picks the checks.
 # Exit status: non-zero when any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +42,7 @@ step la_gpu 400 "$BUILD/tests/test_la_gpu" --gtest_filter="${OPGRAPH_GDN_FILTER:
 grep -hE "^\[ gdn \]" "$OUT/la_gpu.log" | tee -a "$SUM"
 grep -hE "^\[  FAILED  \]|Failure|Expected|Which is|actual" "$OUT/la_gpu.log" | head -30 | tee -a "$SUM"
 if [ "${OPGRAPH_GDN_TIMING:-1}" = 1 ]; then
-  step la_timing 300 "$BUILD/tests/test_la_gpu" --gtest_filter=GdnGpu.TimingFiveCells
+  step la_timing 300 "$BUILD/tests/test_la_gpu" --gtest_filter=GdnGpu.Timing*
   grep -hE "^\[ gdn timing \]" "$OUT/la_timing.log" | tee -a "$SUM"
 fi
 say "steps failed: $fails"

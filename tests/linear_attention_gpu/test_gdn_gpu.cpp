@@ -556,12 +556,70 @@ std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, co
   std::vector<double> cu{0};
   for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
   h[p.cu->get_uid()] = encode(cu, DataType::INT32);
+  if (p.idx) {
+    std::vector<double> rows(static_cast<std::size_t>(c.n()));
+    std::iota(rows.begin(), rows.end(), 0.0);
+    h[p.idx->get_uid()] = encode(rows, DataType::INT32);
+  }
   return h;
 }
 
-TEST_F(GdnGpu, TimingFiveCells) {
+// Median kernel time (ms) of case c's plan over `reps` executes, CUDA events around each.
+double time_case(const Case& c, std::mt19937& rng, int reps) {
   const auto& api = *gpu().api;
-  if (!api.event_create) GTEST_SKIP() << "driver without events";
+  auto p = build(c);
+  EXPECT_TRUE(p->g.validate().is_good());
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  auto plan = build_direct(la_engine(), p->g, PlanConfig{la_engine().id(), {}, {}, -1}, ctx);
+  EXPECT_TRUE(plan.is_good()) << plan.status().message();
+  if (plan.is_bad()) return -1;
+  auto host = fast_inputs(c, *p, rng);
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  VariantPack pack;
+  for (auto& [uid, bytes] : host) {
+    auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
+    EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+  }
+  for (const TensorPtr& t : {p->out.o, p->out.final_state}) {
+    if (!t) continue;
+    if (c.overwrite && t == p->out.final_state) {
+      pack.set(t->get_uid(), reinterpret_cast<void*>(dev.at(p->init->get_uid())->ptr()));
+      continue;
+    }
+    const std::size_t bytes = static_cast<std::size_t>(t->element_count()) * width(t->get_data_type());
+    auto b = std::make_unique<DeviceBuffer>(api, bytes);
+    pack.set(t->get_uid(), reinterpret_cast<void*>(b->ptr()));
+    dev[t->get_uid()] = std::move(b);
+  }
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &gpu().props;
+  CUevent e0, e1;
+  EXPECT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+  EXPECT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE((*plan)->execute(pack, ec).is_good());
+  std::vector<float> ms;
+  for (int i = 0; i < reps; ++i) {
+    api.event_record(e0, gpu().stream);
+    const Status st = (*plan)->execute(pack, ec);
+    EXPECT_TRUE(st.is_good()) << st.message();
+    api.event_record(e1, gpu().stream);
+    EXPECT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
+    float x = 0;
+    api.event_elapsed_time(&x, e0, e1);
+    ms.push_back(x);
+  }
+  api.event_destroy(e0);
+  api.event_destroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+TEST_F(GdnGpu, TimingFiveCells) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   struct Cell {
     std::int64_t hqk, hv, b, t;
     double fla, fi;
@@ -572,7 +630,8 @@ TEST_F(GdnGpu, TimingFiveCells) {
                         {16, 32, 1, 32768, 2.086, 0.781},
                         {2, 8, 1, 32768, 0.981, 0.480}};
   std::mt19937 rng(7);
-  std::printf("[ gdn timing ] bf16, d = 128, initial state in, final state out; CUDA events per call, median of 30\n");
+  std::printf("[ gdn timing ] prefill, bf16, d = 128, l2norm in kernel, initial state in, final state out;\n");
+  std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the issue's anchors (2026-12-01)\n");
   std::printf("[ gdn timing ] %-8s %-10s %10s %10s %12s %10s %10s\n", "heads", "B x T", "ours ms", "fla ms",
               "FlashInfer", "vs fla", "vs FI");
   for (const Cell& cell : cells) {
@@ -581,52 +640,33 @@ TEST_F(GdnGpu, TimingFiveCells) {
     c.hq = c.hk = cell.hqk;
     c.hv = cell.hv;
     c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
-    auto p = build(c);
-    ASSERT_TRUE(p->g.validate().is_good());
-    FactsCache facts(p->g, PlanTarget{gpu().props});
-    PlanContext ctx{&facts};
-    auto plan = build_direct(la_engine(), p->g, PlanConfig{la_engine().id(), {}, {}, -1}, ctx);
-    ASSERT_TRUE(plan.is_good()) << plan.status().message();
-    auto host = fast_inputs(c, *p, rng);
-    std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
-    VariantPack pack;
-    for (auto& [uid, bytes] : host) {
-      auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
-      ASSERT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
-      pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-      dev[uid] = std::move(b);
-    }
-    for (const TensorPtr& t : {p->out.o, p->out.final_state}) {
-      const std::size_t bytes = static_cast<std::size_t>(t->element_count()) * width(t->get_data_type());
-      auto b = std::make_unique<DeviceBuffer>(api, bytes);
-      pack.set(t->get_uid(), reinterpret_cast<void*>(b->ptr()));
-      dev[t->get_uid()] = std::move(b);
-    }
-    ExecutionContext ec;
-    ec.stream = gpu().stream;
-    ec.device = &gpu().props;
-    CUevent e0, e1;
-    ASSERT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
-    ASSERT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*plan)->execute(pack, ec).is_good());
-    std::vector<float> ms;
-    for (int i = 0; i < 30; ++i) {
-      api.event_record(e0, gpu().stream);
-      ASSERT_TRUE((*plan)->execute(pack, ec).is_good());
-      api.event_record(e1, gpu().stream);
-      ASSERT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
-      float x = 0;
-      api.event_elapsed_time(&x, e0, e1);
-      ms.push_back(x);
-    }
-    api.event_destroy(e0);
-    api.event_destroy(e1);
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
+    const double med = time_case(c, rng, 30);
     std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %12.3f %9.2fx %9.2fx\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
                 static_cast<long long>(cell.t), med, cell.fla, cell.fi, med / cell.fla, med / cell.fi);
   }
+}
+
+TEST_F(GdnGpu, TimingDecode) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::mt19937 rng(8);
+  std::printf("[ gdn timing ] decode, T = 1 a sequence, bf16, d = 128, fp32 state pool in place; median of 50;\n");
+  std::printf("[ gdn timing ] GB/s counts the state read and written once (2 x N x HV x 128 x 128 x 4 bytes)\n");
+  std::printf("[ gdn timing ] %-8s %-6s %10s %10s\n", "heads", "B", "ours us", "GB/s");
+  for (std::int64_t hv : {32, 64})
+    for (std::int64_t b : {1, 64, 256, 1024}) {
+      Case c;
+      c.l2 = true;
+      c.hq = c.hk = 16;
+      c.hv = hv;
+      c.lens.assign(static_cast<std::size_t>(b), 1);
+      c.pool = c.overwrite = true;
+      c.n_pool = b;
+      const double med = time_case(c, rng, 50);
+      const double bytes = 2.0 * static_cast<double>(b * hv) * 128 * 128 * 4;
+      std::printf("[ gdn timing ] %3d/%-4lld %-6lld %10.1f %10.0f\n", 16, static_cast<long long>(hv),
+                  static_cast<long long>(b), med * 1e3, bytes / (med * 1e-3) / 1e9);
+    }
 }
 
 }  // namespace
