@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engines/gemm/gemm_declared.h"
 #include "engines/gemm/gemm_engine.h"
 #include "engines/gemm/gemm_tma.h"
 #include "opgraph/op_graph.h"
@@ -733,18 +734,34 @@ TEST(GemmV2TmaStore, OutputMapOnlyWhereTmaCanStoreEveryTile) {
   EXPECT_EQ(flags_of(batched, base), 1 | 16);
   EXPECT_EQ(g_encoded.dims[2], 3u);
   EXPECT_EQ(g_encoded.strides[1], 300u * 264u * 2u);
-  // The engine's path: A's, B's and the output's maps in one maps() call.
+  // The engine's path: A's, B's and the output's maps in one maps() call,
+  // into the kernel's argument, from the pointers in it; the flag bits ORed
+  // into those the schedule set.
   TmaCache cache;
-  CUtensorMap ma, mb, mc;
-  std::int64_t flags = 0;
+  GemmV2Params g{};
+  g.problem.a.ptr = base;
+  g.problem.b.ptr = base;
+  g.problem.c.ptr = base + 64;
+  g.flags = opgraph_gemm::kFlagStreamK;
   g_encoded = {};
-  ASSERT_TRUE(cache.maps(api, *plain, v2(256, 3), base, base, &ma, &mb, &flags, base + 64, &mc).is_good());
-  EXPECT_EQ(flags, 16);  // no batch axes; the output's map encoded
+  ASSERT_TRUE(cache.maps(api, *plain, v2(256, 3), true, g).is_good());
+  EXPECT_EQ(g.flags, opgraph_gemm::kFlagStreamK | opgraph_gemm::kFlagCTma);  // no batch axes; the output's map
   EXPECT_EQ(g_encoded.calls, 3);
   EXPECT_EQ(g_encoded.dims[0], 264u);  // the output's, last
-  flags = 0;
-  ASSERT_TRUE(cache.maps(api, *plain, v2(256, 3), base, base, &ma, &mb, &flags).is_good());
-  EXPECT_EQ(flags, 0);  // no output map asked for
+  g.flags = 0;
+  ASSERT_TRUE(cache.maps(api, *plain, v2(256, 3), false, g).is_good());
+  EXPECT_EQ(g.flags, 0);  // no output map asked for
+  // A batched A (b1 axis) and B (b0 axis) set their bits.
+  GemmProblem batched_ab = *plain;
+  batched_ab.batch1 = 2;
+  batched_ab.batch0 = 3;
+  batched_ab.a.s1 = 300 * 128;
+  batched_ab.a.s0 = 0;  // broadcast along b0: addressed at 0
+  batched_ab.b.s1 = 0;
+  batched_ab.b.s0 = 128 * 264;
+  g.flags = 0;
+  ASSERT_TRUE(cache.maps(api, batched_ab, v2(256, 3), false, g).is_good());
+  EXPECT_EQ(g.flags, opgraph_gemm::kFlagA1 | opgraph_gemm::kFlagB0);
 }
 
 TEST(GemmV2Knobs, Tile176TakesAKMajorBCooperativeWithoutPairs) {
@@ -800,4 +817,55 @@ TEST(GemmV2Knobs, Tile320RunsCooperativeWithoutPairsInThreeStages) {
   int proposed = 0;
   for (const GemmConfig& c : proposable_configs()) proposed += c == t;
   EXPECT_EQ(proposed, 1) << "the CI compile set has the 320-wide kernel";
+}
+
+// The launch contract (kernels/gemm_params.cuh): what a plan builds once
+// from the kernel view and its schedule. Every extent, stride and by-value
+// operand is in it; the pointers, maps and scratch are zero (execute fills
+// them per call); the schedule's split count, split_from and stream-K bit
+// are the launch's.
+TEST(GemmV2Launch, ArgumentCarriesTheProblemAndTheSchedule) {
+  // (A @ B) * 0.5 + row operand, the two epilogue operand kinds.
+  const GemmProblem p = sample_problem(DataType::BFLOAT16, DataType::BFLOAT16, true, true, 8,
+                                       {EpiKind::MUL, EpiKind::ADD});
+  const GemmConfig c = v2(128, 6, 3);
+  const V2Schedule s = v2_schedule(p, c, 132);
+  ASSERT_FALSE(s.stream);
+  const GemmV2Params g = launch_params(p, s);
+  EXPECT_EQ(g.problem.m, p.m);
+  EXPECT_EQ(g.problem.n, p.n);
+  EXPECT_EQ(g.problem.k, p.k);
+  EXPECT_EQ(g.problem.batch0, p.batch0);
+  EXPECT_EQ(g.problem.batch1, p.batch1);
+  EXPECT_EQ(g.problem.a.sr, p.a.sr);
+  EXPECT_EQ(g.problem.a.sc, p.a.sc);
+  EXPECT_EQ(g.problem.b.sr, p.b.sr);
+  EXPECT_EQ(g.problem.b.sc, p.b.sc);
+  EXPECT_EQ(g.problem.c.sr, p.c.sr);
+  EXPECT_EQ(g.problem.scalar[0], 0.5);  // MUL by value
+  EXPECT_EQ(g.problem.epi[0].ptr, 0u);
+  EXPECT_EQ(g.problem.epi[1].sr, 0);  // the row operand: broadcast along M
+  EXPECT_EQ(g.problem.epi[1].sc, 1);
+  EXPECT_EQ(g.problem.a.ptr | g.problem.b.ptr | g.problem.c.ptr | g.problem.epi[1].ptr, 0u);
+  EXPECT_EQ(g.workspace | g.counters, 0u);
+  EXPECT_EQ(g.splits, 3);
+  EXPECT_EQ(g.split_from, s.split_from);
+  EXPECT_EQ(g.flags, 0);
+  const unsigned char* map = reinterpret_cast<const unsigned char*>(&g.a_map);
+  EXPECT_TRUE(std::all_of(map, map + 3 * sizeof(TmaMap), [](unsigned char b) { return b == 0; }));
+
+  // Stream-K (1024 x 14336 x 4096 at 128 x 256): its bit, kernel split count 1.
+  auto wide = analyze_gemm(v2_graph(1024, 14336, 4096, false, true, 16, false));
+  ASSERT_TRUE(wide.is_good());
+  GemmConfig sk = v2(256, 4);
+  sk.stream_k = 1;
+  const V2Schedule ss = v2_schedule(*wide, sk, 132);
+  ASSERT_TRUE(ss.stream);
+  const GemmV2Params gs = launch_params(*wide, ss);
+  EXPECT_EQ(gs.flags, opgraph_gemm::kFlagStreamK);
+  EXPECT_EQ(gs.splits, 1);
+  EXPECT_EQ(gs.split_from, ss.split_from);
+  // The maps sit 64-byte aligned in the argument (TMA reads them in place).
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&gs.a_map) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&gs.c_map) % 64, 0u);
 }

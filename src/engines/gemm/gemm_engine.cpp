@@ -34,7 +34,7 @@ class GemmPlan final : public CompiledPlan {
   // once at build).
   // `table`, `slots`: the operand table (every operand the kernel reads or
   // writes: declared extents, strides, dtype, alignment, device memory) and,
-  // per HostParams operand, its row (-1: a by-value scalar or no operand), built
+  // per GemmParams operand, its row (-1: a by-value scalar or no operand), built
   // once (operand_table_for).
   GemmPlan(GemmProblem kp, const GemmConfig& kc, const LaunchPlan& launch, runtime::KernelRuntime* rt,
            const runtime::LoadedKernel* k, OperandTable table, const OperandSlots& slots)
@@ -46,7 +46,7 @@ class GemmPlan final : public CompiledPlan {
         epi_tma_(v2_epi_tma(kp_, kc)),
         table_(std::move(table)),
         slots_(slots),
-        params_(make_params(kp_, [](std::int64_t) { return std::uint64_t{0}; })),
+        params_(launch_params(kp_, launch.sched)),
         scratch_(launch.partial_bytes, launch.counter_bytes, rt->context()) {}
   // Split-K scratch is plan-owned, a bounded set of slots (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
@@ -65,17 +65,17 @@ class GemmPlan final : public CompiledPlan {
     const runtime::CudaDriverApi& api = rt_->api();
     auto slot = scratch_.acquire(api, stream);
     if (slot.is_bad()) return slot.status();
-    a.v2.workspace = slot->partials;
-    a.v2.counters = slot->counters;
+    a.params.workspace = slot->partials;
+    a.params.counters = slot->counters;
     const Status launched = rt_->launch(*kernel_, launch_.dims, stream, a.args);
     const Status released = scratch_.release(api, *slot, stream, launched.is_good());
     OPGRAPH_CHECK(launched);
     return released;
   }
 
-  // The launch's arguments for `pack`, in `a`: the one check (the operand
+  // The launch's argument for `pack`, in `a`: the one check (the operand
   // table's loop; a refusal goes to its checker), the pointers patched into
-  // the parameters built at build, v2's tensor maps (cached by pointer). The
+  // the argument built at build, v2's tensor maps (cached by pointer). The
   // runtime's context must be current.
   Status arguments(const VariantPack& pack, RawLaunch& a) const {
     if (!table_.accepts(pack)) return table_.explain(pack);
@@ -86,23 +86,17 @@ class GemmPlan final : public CompiledPlan {
     a.function = kernel_->function;
     a.dims = launch_.dims;
     a.params = params_;
-    HostParams& h = a.params;
+    GemmParams& h = a.params.problem;
     h.a.ptr = ptr(slots_.a);
     h.b.ptr = ptr(slots_.b);
     h.c.ptr = ptr(slots_.c);
     for (std::size_t i = 0; i < kMaxEpilogueOperands; ++i) h.epi[i].ptr = ptr(slots_.epi[i]);
+    if (cfg_.version != 2) {
+      a.args[0] = &h;
+      return Status::ok();
+    }
     a.args[0] = &a.params;
-    if (cfg_.version != 2) return Status::ok();
-    OPGRAPH_CHECK(tma_.maps(rt_->api(), kp_, cfg_, h.a.ptr, h.b.ptr, &a.maps[0], &a.maps[1], &a.v2.flags, h.c.ptr,
-                            epi_tma_ ? &a.maps[2] : nullptr));
-    a.v2.splits = v2_kernel_splits(launch_.sched);
-    a.v2.split_from = launch_.sched.split_from;
-    a.v2.flags |= v2_schedule_flags(launch_.sched);
-    a.args[1] = &a.v2;
-    a.args[2] = &a.maps[0];
-    a.args[3] = &a.maps[1];
-    a.args[4] = epi_tma_ ? &a.maps[2] : nullptr;
-    return Status::ok();
+    return tma_.maps(rt_->api(), kp_, cfg_, epi_tma_, a.params);
   }
 
   bool uses_scratch() const { return launch_.sched.splits != 1; }
@@ -116,10 +110,10 @@ class GemmPlan final : public CompiledPlan {
   LaunchPlan launch_;  // grid, shared memory, cluster; v2: the schedule the grid walks
   runtime::KernelRuntime* rt_;
   const runtime::LoadedKernel* kernel_;
-  bool epi_tma_ = false;           // v2 kernel with the TMA-store epilogue (v2_epi_tma): a 5th argument
+  bool epi_tma_ = false;           // v2 kernel with the TMA-store epilogue (v2_epi_tma): its output's map encoded
   OperandTable table_;             // what execute checks, one row per operand
-  OperandSlots slots_;             // HostParams operand -> table row
-  HostParams params_;              // everything but the pointers, fixed at build
+  OperandSlots slots_;             // GemmParams operand -> table row
+  GemmV2Params params_;            // the argument less pointers, maps and scratch (launch_params), fixed at build
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
   mutable StreamScratch scratch_;  // v2 with splits > 1: slots leased per launch, freed in rt_'s context
 };

@@ -31,10 +31,8 @@ std::optional<std::size_t> split_k_slots(const CompiledPlan& plan);
 struct RawLaunch {
   CUfunction function = nullptr;
   runtime::LaunchDims dims;
-  HostParams params;
-  V2HostArgs v2;
-  CUtensorMap maps[3];
-  void* args[5] = {};
+  GemmV2Params params{};  // the kernel's one argument (kernels/gemm_params.cuh); gemm_v1's is params.problem
+  void* args[1] = {};
 };
 // For the host-overhead rows of bench/trust_gpu.cpp: what a built
 // gemm `plan` launches for the normalised `pack`, so a raw cuLaunchKernelEx of

@@ -84,7 +84,7 @@ Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, int s
 Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, const runtime::KernelRuntime& rt,
                                const runtime::LoadedKernel& kernel);
 
-// Which row of a plan's operand table feeds each pointer of HostParams (-1:
+// Which row of a plan's operand table feeds each pointer of GemmParams (-1:
 // none: a by-value scalar, or no such operand).
 struct OperandSlots {
   std::int32_t a = -1, b = -1, c = -1;
@@ -95,7 +95,7 @@ struct OperandSlots {
 // one row per operand of the kernel view `kp` (A, B, C, the epilogue's tensor
 // operands), each asking for the declared extents, strides (the kernel's
 // strides are baked from them), dtype, the declared alignment and device
-// memory; `slots` := each HostParams pointer's row. INTERNAL_ERROR when an
+// memory; `slots` := each GemmParams pointer's row. INTERNAL_ERROR when an
 // operand has no position in the layout (the layout and the analysis disagree).
 // Pure: CI tests the refusals without a GPU.
 Result<OperandTable> operand_table_for(const GemmProblem& kp, const DeclaredLayout* layout, OperandSlots& slots);

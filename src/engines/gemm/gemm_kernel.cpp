@@ -501,7 +501,29 @@ std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c) {
 }
 
 std::int64_t v2_kernel_splits(const V2Schedule& s) { return s.stream ? 1 : s.splits; }
-std::int64_t v2_schedule_flags(const V2Schedule& s) { return s.stream ? opgraph_gemm_sched::kFlagStreamK : 0; }
+std::int64_t v2_schedule_flags(const V2Schedule& s) { return s.stream ? opgraph_gemm::kFlagStreamK : 0; }
+
+GemmV2Params launch_params(const GemmProblem& kp, const V2Schedule& s) {
+  GemmV2Params g{};
+  auto op = [](const View& v) { return GemmOperand{0, v.s0, v.s1, v.sr, v.sc}; };
+  GemmParams& p = g.problem;
+  p.a = op(kp.a);
+  p.b = op(kp.b);
+  p.c = op(kp.c);
+  for (std::size_t i = 0; i < kp.operands.size() && i < static_cast<std::size_t>(kMaxEpilogueOperands); ++i) {
+    if (kp.operands[i].by_value) p.scalar[i] = kp.operands[i].value;
+    else p.epi[i] = op(kp.operands[i].view);
+  }
+  p.m = kp.m;
+  p.n = kp.n;
+  p.k = kp.k;
+  p.batch0 = kp.batch0;
+  p.batch1 = kp.batch1;
+  g.splits = v2_kernel_splits(s);
+  g.split_from = s.split_from;
+  g.flags = v2_schedule_flags(s);
+  return g;
+}
 
 opgraph_gemm_sched::Sched v2_sched_args(const V2Schedule& s, std::int64_t kblocks) {
   return {s.tiles, kblocks, v2_kernel_splits(s), s.split_from, s.resident, s.stream};

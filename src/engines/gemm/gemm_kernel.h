@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engines/gemm/gemm_problem.h"
+#include "engines/gemm/kernels/gemm_params.cuh"
 #include "engines/gemm/kernels/gemm_sched.cuh"
 #include "opgraph/engine.h"
 #include "runtime/nvrtc_compiler.h"
@@ -94,45 +95,16 @@ unsigned smem_bytes(const GemmProblem& p, const GemmConfig& c);
 int v2_epi_boxes(const GemmProblem& kp, const GemmConfig& c);
 bool v2_epi_tma(const GemmProblem& kp, const GemmConfig& c);
 
-// Host mirror of opgraph_gemm::GemmParams (gemm_common.cuh): same field order,
-// all 8-byte fields.
-struct HostOperand {
-  std::uint64_t ptr = 0;
-  std::int64_t s0 = 0, s1 = 0, sr = 0, sc = 0;
-};
-struct HostParams {
-  HostOperand a, b, c;
-  HostOperand epi[kMaxEpilogueOperands];
-  double scalar[kMaxEpilogueOperands] = {};
-  std::int64_t m = 0, n = 0, k = 0, batch0 = 1, batch1 = 1;
-};
-static_assert(sizeof(HostParams) == (3 + kMaxEpilogueOperands) * 40 + kMaxEpilogueOperands * 8 + 5 * 8);
+// The launch contract: the kernels' one argument, defined in
+// kernels/gemm_params.cuh, the header the kernels include too (gemm_v1 takes
+// GemmParams, gemm_v2 GemmV2Params, by value).
+using opgraph_gemm::GemmOperand;
+using opgraph_gemm::GemmParams;
+using opgraph_gemm::GemmV2Params;
+using opgraph_gemm::TmaMap;
+static_assert(kMaxEpilogueOperands == opgraph_gemm::kMaxEpilogueOperands,
+              "the analysis keeps as many epilogue operands as the kernels' argument holds");
 
-// The kernel's argument for the kernel view `kp`; ptr(uid) gives device addresses.
-template <class PtrOf>
-HostParams make_params(const GemmProblem& kp, PtrOf ptr) {
-  HostParams h;
-  auto op = [&](const View& v) { return HostOperand{ptr(v.uid), v.s0, v.s1, v.sr, v.sc}; };
-  h.a = op(kp.a);
-  h.b = op(kp.b);
-  h.c = op(kp.c);
-  for (std::size_t i = 0; i < kp.operands.size(); ++i) {
-    if (kp.operands[i].by_value) h.scalar[i] = kp.operands[i].value;
-    else h.epi[i] = op(kp.operands[i].view);
-  }
-  h.m = kp.m;
-  h.n = kp.n;
-  h.k = kp.k;
-  h.batch0 = kp.batch0;
-  h.batch1 = kp.batch1;
-  return h;
-}
-
-// v2's extra argument (mirror of opgraph_gemm::V2Args, gemm_v2.cu).
-struct V2HostArgs {
-  std::uint64_t workspace = 0, counters = 0;
-  std::int64_t splits = 1, flags = 0, split_from = 0;
-};
 // The split count of SPLIT_K_SLC: the knob clamped to the K blocks (>= 1).
 std::int64_t v2_splits(const GemmProblem& kp, const GemmConfig& c);
 
@@ -155,10 +127,17 @@ V2Schedule v2_schedule(const GemmProblem& kp, const GemmConfig& c, int sm_count 
 // The kernel's view of schedule `s` (what gemm_v2 derives from its arguments
 // and grid), for walking the pieces on the host.
 opgraph_gemm_sched::Sched v2_sched_args(const V2Schedule& s, std::int64_t kblocks);
-// V2Args::splits and the flag bits of schedule `s` (what the launch passes):
-// stream-K's pieces are the walk's, so its kernel split count is 1.
+// GemmV2Params::splits and the flag bits of schedule `s` (what the launch
+// passes): stream-K's pieces are the walk's, so its kernel split count is 1.
 std::int64_t v2_kernel_splits(const V2Schedule& s);
 std::int64_t v2_schedule_flags(const V2Schedule& s);
+// The kernel argument for the kernel view `kp` under v2 schedule `s` (v1:
+// a default schedule; gemm_v1 reads .problem): every field but those an
+// execute fills per call, which are zero: the device pointers (problem.a.ptr
+// .. epi[i].ptr), the tensor maps and their flag bits (TmaCache::maps), the
+// split-K scratch (workspace, counters). The epilogue's by-value operands
+// are in problem.scalar, the schedule's in splits, split_from and flags.
+GemmV2Params launch_params(const GemmProblem& kp, const V2Schedule& s);
 // Split-K scratch for schedule `s` (bytes): partials, then counters; 0 when
 // nothing is split.
 std::int64_t v2_partial_bytes(const GemmConfig& c, const V2Schedule& s);

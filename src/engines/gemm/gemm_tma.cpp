@@ -3,9 +3,12 @@
 #include "engines/gemm/gemm_tma.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace opgraph::gemm {
 namespace {
+
+static_assert(sizeof(CUtensorMap) == sizeof(TmaMap), "GemmV2Params' tensor maps hold a CUtensorMap byte for byte");
 
 std::int64_t round16(std::int64_t b) { return (std::max<std::int64_t>(b, 16) + 15) / 16 * 16; }
 
@@ -60,10 +63,10 @@ Status TmaCache::one(const runtime::CudaDriverApi& api, const TmaKey& k, CUtenso
   return Status::ok();
 }
 
-Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c,
-                      std::uint64_t a_ptr, std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags,
-                      std::uint64_t c_ptr, CUtensorMap* c_map) {
+Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c, bool c_map,
+                      GemmV2Params& g) {
   std::int64_t fa1, fa0, fb1, fb0;
+  const std::uint64_t a_ptr = g.problem.a.ptr, b_ptr = g.problem.b.ptr;
   // A: r = m, c = k. B: r = k, c = n.
   const TmaKey ka = kp.a_kmajor ? key_of(a_ptr, kp.in, kp.k, kp.m, kp.a.sr, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
                                          c.tile_m, &fa1, &fa0)
@@ -75,11 +78,20 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
                                          b_box, &fb1, &fb0)
                                 : key_of(b_ptr, kp.in, kp.n, kp.k, kp.b.sr, kp.batch1, kp.b.s1, kp.batch0, kp.b.s0,
                                          64, &fb1, &fb0);
-  *flags = fa1 | (fa0 << 1) | (fb1 << 2) | (fb0 << 3);
+  g.flags |= (fa1 ? opgraph_gemm::kFlagA1 : 0) | (fa0 ? opgraph_gemm::kFlagA0 : 0) |
+             (fb1 ? opgraph_gemm::kFlagB1 : 0) | (fb0 ? opgraph_gemm::kFlagB0 : 0);
   std::lock_guard<std::mutex> lock(mu_);
-  OPGRAPH_CHECK(one(api, ka, a));
-  OPGRAPH_CHECK(one(api, kb, b));
-  return c_map ? output_locked(api, kp, c_ptr, c_map, flags) : Status::ok();
+  CUtensorMap m;
+  OPGRAPH_CHECK(one(api, ka, &m));
+  std::memcpy(&g.a_map, &m, sizeof m);
+  OPGRAPH_CHECK(one(api, kb, &m));
+  std::memcpy(&g.b_map, &m, sizeof m);
+  if (!c_map) return Status::ok();
+  std::int64_t flags = g.flags;
+  OPGRAPH_CHECK(output_locked(api, kp, g.problem.c.ptr, &m, &flags));
+  g.flags = flags;
+  std::memcpy(&g.c_map, &m, sizeof m);
+  return Status::ok();
 }
 
 Status TmaCache::output_map(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr,
@@ -101,7 +113,7 @@ Status TmaCache::output_locked(const runtime::CudaDriverApi& api, const GemmProb
   std::int64_t f1, f0;
   const TmaKey kc = key_of(c_ptr, kp.out, kp.n, kp.m, kp.c.sr, kp.batch1, kp.c.s1, kp.batch0, kp.c.s0, 64, &f1, &f0);
   OPGRAPH_CHECK(one(api, kc, out));
-  *flags |= 16;
+  *flags |= opgraph_gemm::kFlagCTma;
   return Status::ok();
 }
 

@@ -27,17 +27,18 @@ using TmaKey = std::array<std::int64_t, 11>;
 
 class TmaCache {
  public:
-  // The maps for kernel view `kp` under v2 config `c`, with A at `a_ptr` and
-  // B at `b_ptr`; `flags` gets V2Args::flags. GRAPH_NOT_SUPPORTED when the
-  // driver lacks cuTensorMapEncodeTiled; CUDA_API_FAILED naming the operand
-  // when the driver refuses the map. With `c_map` (an EPI_TMA kernel), also
-  // the output's map at `c_ptr` (output_map's rule), under the same lock.
-  Status maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c, std::uint64_t a_ptr,
-              std::uint64_t b_ptr, CUtensorMap* a, CUtensorMap* b, std::int64_t* flags, std::uint64_t c_ptr = 0,
-              CUtensorMap* c_map = nullptr);
+  // The tensor maps of v2 argument `g` for kernel view `kp` under config
+  // `c`, from the device pointers already in g.problem: A's and B's into
+  // g.a_map and g.b_map, their batch-axis bits (kFlagA1 .. kFlagB0) ORed
+  // into g.flags; with `c_map` (an EPI_TMA kernel) also the output's
+  // (output_map's rule) into g.c_map, under the same lock. GRAPH_NOT_SUPPORTED
+  // when the driver lacks cuTensorMapEncodeTiled; CUDA_API_FAILED naming the
+  // operand when the driver refuses the map.
+  Status maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, const GemmConfig& c, bool c_map,
+              GemmV2Params& g);
   // EPI_TMA: the output's map (boxes of 64 x 64, 128B swizzle) at `c_ptr`
   // when the output is 16-bit, N-contiguous, and its base and every other
-  // stride are non-zero 16-byte multiples: sets V2Args flag 16 in `flags`.
+  // stride are non-zero 16-byte multiples: sets kFlagCTma in `flags`.
   // Otherwise leaves `flags` alone (the kernel's staged epilogue runs) and
   // zero-fills `out`.
   Status output_map(const runtime::CudaDriverApi& api, const GemmProblem& kp, std::uint64_t c_ptr, CUtensorMap* out,

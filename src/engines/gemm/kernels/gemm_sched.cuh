@@ -9,8 +9,9 @@
 // tiles from split_from on are split along K, one of two ways:
 // - uniform (SPLIT_K_SLC, or the flag off): each tile in `splits` equal K
 //   ranges, units round robin after the whole tiles;
-// - stream-K (kFlagStreamK): split_from is a multiple of R, so every cluster
-//   runs the same number of whole tiles; the remaining T tiles' K blocks
+// - stream-K (flag kFlagStreamK, gemm_params.cuh): split_from is a multiple
+//   of R, so every cluster runs the same number of whole tiles; the
+//   remaining T tiles' K blocks
 //   (W = T x kblocks, in tile order, K order within a tile) are cut into R
 //   contiguous ranges, [c W / R, (c + 1) W / R) for cluster c, and a cluster
 //   runs its range as one piece per tile it touches. A tile's pieces are its
@@ -30,9 +31,6 @@
 namespace opgraph_gemm_sched {
 
 using s64 = long long;
-
-// V2Args::flags bit: the split tiles run stream-K (above), not uniform.
-constexpr s64 kFlagStreamK = 32;
 
 struct Sched {
   s64 tiles;       // work tiles (pairs), every batch
