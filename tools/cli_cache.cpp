@@ -13,7 +13,7 @@
 // without it the tool reads device 0, which loads libcuda. Kernels compile for
 // the target's arch() (sm_90 -> sm_90a), as the engines do at build. The
 // cache's environment variables apply (OPGRAPH_COMPILED_CACHE, ...). prune and
-// clear touch only what opgraph wrote (src/runtime/cache_files.h) and say what
+// clear touch only what opgraph wrote (opgraph/kernel_cache.h) and say what
 // they kept. warm names its kernels through Engine::declared_kernels (--all:
 // every slot of every manifest family, then the runtime's smoke kernels) or
 // Engine::plan_kernels (GRAPH.json: the plans `opgraph plan` lists for the
@@ -28,23 +28,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "cli_common.h"
-#include "engines/manifest.h"
-#include "engines/smoke/smoke_kernels.h"
+#include "opgraph/device.h"
 #include "opgraph/device_properties.h"
 #include "opgraph/graph.h"
-#include "plan/manifest.h"
-#include "runtime/cache_files.h"
-#include "runtime/compiled_cache.h"
-#include "runtime/device.h"
+#include "opgraph/kernel_cache.h"
 
 using namespace opgraph;
 
@@ -106,19 +100,12 @@ std::string human_bytes(std::uint64_t b) {
 // The target: --arch without a device, else device 0.
 Result<DeviceProperties> target_of(const Args& a) {
   if (a.arch) return DeviceProperties::for_arch(*a.arch);
-  auto dev = runtime::read_device_properties(0);
+  auto dev = read_device(0);
   if (dev.is_bad()) {
     return Status(dev.status().code(), "no --arch given and device 0 cannot be read (" + dev.status().message() +
                                            "); pass --arch sm_90a to work without a GPU");
   }
   return dev;
-}
-
-Result<runtime::CompiledCache> open_cache(const Args& a) {
-  auto props = target_of(a);
-  if (props.is_bad()) return props.status();
-  return runtime::CompiledCache(runtime::CacheOptions::from_env(),
-                                runtime::CacheEnvironment::current(*props, /*probe_driver=*/true));
 }
 
 // "[#####.....] 3/40 gemm/v2_bf_bf_tt_...: compiled in 4.2 s": one line per kernel.
@@ -130,90 +117,63 @@ void progress(std::size_t done, std::size_t total, const std::string& what) {
   std::fprintf(stderr, "[%s] %zu/%zu %s\n", bar.c_str(), done, total, what.c_str());
 }
 
-// One kernel to warm: the request and who names it ("gemm/gemm", or the plan).
-struct Job {
-  std::string owner;
-  runtime::KernelRequest request;
-};
-
-// Adds `r` unless a job with the same cache key is there already.
-void add_job(std::vector<Job>& jobs, std::set<std::string>& keys, const std::string& arch, std::string owner,
-             const runtime::KernelRequest& r) {
-  if (keys.insert(r.key(arch)).second) jobs.push_back({std::move(owner), r});
-}
-
-// Compiles every job into the cache, one progress line each; goes on past a
-// failure. 0 when every kernel is stored, 1 (after the failures' count) otherwise.
-int warm(runtime::CompiledCache& cache, const std::string& arch, const std::vector<Job>& jobs) {
-  if (Status ready = cache.prepare(); ready.is_bad()) {
-    return fail(Status(ready.code(), "cannot warm " + cache.options().root.string() + ": " + ready.message()));
-  }
-  auto check = [](const runtime::CompiledKernel& k) { return runtime::validate_cubin(k.cubin, k.lowered_name); };
-  std::size_t failed = 0, compiled = 0, cached = 0;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const runtime::KernelRequest& r = jobs[i].request;
-    const runtime::CacheStats before = cache.stats();
-    const auto t0 = std::chrono::steady_clock::now();
-    auto k = cache.get(r, arch, check);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const runtime::CacheStats& after = cache.stats();
-    std::string what = r.family + "/" + r.kernel + ": ";
+// Compiles every pending kernel into the cache, one progress line each; goes on
+// past a failure. 0 when every kernel is stored, 1 (after the failures' count) otherwise.
+int warm(KernelCache& cache) {
+  const KernelCacheSettings settings = cache.settings();
+  auto summary = cache.warm([](const WarmStep& step) {
+    std::string what = step.kernel->name + ": ";
     char took[32];
-    std::snprintf(took, sizeof(took), " in %.1f s", secs);
-    if (k.is_bad()) {
-      ++failed;
-      what += "failed: " + k.status().to_string();
-    } else if (after.hits > before.hits) {
-      ++cached;
-      what += "already cached";
-    } else {
-      ++compiled;
-      what += "compiled" + std::string(took);
-      if (after.invalid > before.invalid) what += " (replaced an invalid entry)";
-      if (after.unwritten + after.untrusted > before.unwritten + before.untrusted) what += ", NOT stored";
+    std::snprintf(took, sizeof(took), " in %.1f s", step.seconds);
+    switch (step.outcome) {
+      case WarmOutcome::FAILED: what += "failed: " + step.error.to_string(); break;
+      case WarmOutcome::ALREADY_CACHED: what += "already cached"; break;
+      case WarmOutcome::COMPILED:
+        what += "compiled" + std::string(took);
+        if (step.replaced_invalid) what += " (replaced an invalid entry)";
+        if (step.not_stored) what += ", NOT stored";
+        break;
     }
-    progress(i + 1, jobs.size(), what);
-  }
-  const auto& s = cache.stats();
-  std::printf("warmed %zu kernels for %s in %s: %llu compiled, %llu already cached, %llu invalid replaced, "
+    progress(step.done, step.total, what);
+  });
+  if (summary.is_bad()) return fail(summary.status());
+  const WarmSummary& s = *summary;
+  std::printf("warmed %zu kernels for %s in %s: %zu compiled, %zu already cached, %llu invalid replaced, "
               "%zu failed\n",
-              jobs.size() - failed, arch.c_str(), cache.environment_dir().c_str(),
-              static_cast<unsigned long long>(compiled), static_cast<unsigned long long>(cached),
-              static_cast<unsigned long long>(s.invalid), failed);
-  if (failed > 0) {
+              s.kernels - s.failed, cache.arch().c_str(), settings.environment_dir.c_str(), s.compiled,
+              s.already_cached, static_cast<unsigned long long>(s.invalid_replaced), s.failed);
+  if (s.failed > 0) {
     return fail(Status(ErrorCode::NVRTC_COMPILATION_FAILED,
-                       std::to_string(failed) + " of " + std::to_string(jobs.size()) +
+                       std::to_string(s.failed) + " of " + std::to_string(s.kernels) +
                            " kernels failed (each is named above)"));
   }
-  if (s.unwritten + s.untrusted > 0) {
-    const auto lost = std::to_string(s.unwritten + s.untrusted);
-    return fail(Status(ErrorCode::IO_ERROR, lost + " of " + std::to_string(jobs.size()) +
+  if (s.not_stored > 0) {
+    return fail(Status(ErrorCode::IO_ERROR, std::to_string(s.not_stored) + " of " + std::to_string(s.kernels) +
                                                 " kernels compiled but not stored in " +
-                                                cache.environment_dir().string() + " (the reason is logged above)"));
+                                                settings.environment_dir.string() + " (the reason is logged above)"));
   }
   return 0;
 }
 
-int cmd_stats(runtime::CompiledCache& cache) {
-  const auto& o = cache.options();
+int cmd_stats(const KernelCache& cache) {
+  const KernelCacheSettings o = cache.settings();
   auto envs = cache.list();
   std::uint64_t bytes = 0, entries = 0;
   for (const auto& e : envs) bytes += e.bytes, entries += e.entries.size();
   std::printf("root:          %s\n", o.root.empty() ? "(none: no HOME)" : o.root.c_str());
-  std::printf("enabled:       %s\n", cache.enabled() ? "yes" : "no (OPGRAPH_DISABLE_COMPILED_CACHE)");
+  std::printf("enabled:       %s\n", o.enabled ? "yes" : "no (OPGRAPH_DISABLE_COMPILED_CACHE)");
   std::printf("require hit:   %s\n", o.require_hit ? "yes" : "no");
   std::printf("size cap:      %s\n", o.max_bytes ? human_bytes(o.max_bytes).c_str() : "none (0)");
-  std::printf("marker:        %s\n", cache.marked() ? "yes" : "no (prune and clear leave this root alone)");
-  const Status trust = cache.trust();
-  std::printf("trusted:       %s\n", trust.is_good() ? "yes" : ("no: " + trust.message()).c_str());
+  std::printf("marker:        %s\n", o.marked ? "yes" : "no (prune and clear leave this root alone)");
+  std::printf("trusted:       %s\n", o.trust.is_good() ? "yes" : ("no: " + o.trust.message()).c_str());
   std::printf("size:          %s in %zu environment(s), %llu entries\n", human_bytes(bytes).c_str(), envs.size(),
               static_cast<unsigned long long>(entries));
-  std::printf("current:       %s\n", cache.environment_dir().c_str());
-  for (const auto& [k, v] : cache.environment().fields) std::printf("  %-22s %s\n", k.c_str(), v.c_str());
+  std::printf("current:       %s\n", o.environment_dir.c_str());
+  for (const auto& [k, v] : o.environment) std::printf("  %-22s %s\n", k.c_str(), v.c_str());
   return 0;
 }
 
-int cmd_list(runtime::CompiledCache& cache) {
+int cmd_list(const KernelCache& cache) {
   for (const auto& e : cache.list()) {
     std::printf("%s/%s%s  %s, %zu entries\n", e.schema.c_str(), e.hash.c_str(), e.current ? " (current)" : "",
                 human_bytes(e.bytes).c_str(), e.entries.size());
@@ -222,40 +182,22 @@ int cmd_list(runtime::CompiledCache& cache) {
   return 0;
 }
 
-// The runtime's self-test kernels (engines/smoke/), warmed after the
-// manifest's: not an engine, but what the runtime's cold/warm and REQUIRE_HIT
-// checks load (bench/runtime_h200.sh). `--family smoke` names them alone.
-constexpr std::string_view kSmoke = "smoke";
-
 // warm --all: every kernel every engine of the manifest declares, then the
-// smoke kernels (or one family's; the first --limit of them).
-int cmd_warm_all(runtime::CompiledCache& cache, const std::string& arch, const Args& a) {
-  std::vector<Job> jobs;
-  std::set<std::string> keys;
-  const plan::Manifest& m = plan::active_manifest(engines::default_manifest());
-  if (a.family != kSmoke) {
-    Status walked = plan::declared_kernels(m, a.family.value_or(""), [&](const plan::SlotRef& slot,
-                                                                         const runtime::KernelRequest& r) {
-      add_job(jobs, keys, arch, slot.family->name + "/" + slot.slot->name, r);
-      return Status::ok();
-    });
-    if (walked.code() == ErrorCode::INVALID_VALUE && a.family)
-      return fail(Status(walked.code(), walked.message() + "; or smoke, the runtime's self-test kernels"));
-    if (walked.is_bad()) return fail(walked);
-  }
-  if (!a.family || a.family == kSmoke)
-    for (const auto& r : smoke::declared_specialisations()) add_job(jobs, keys, arch, std::string(kSmoke), r);
-  if (a.limit && *a.limit < jobs.size()) jobs.resize(*a.limit);
-  std::fprintf(stderr, "warming %zu kernel(s) declared by %s for %s\n", jobs.size(),
-               a.family ? ("family " + *a.family).c_str() : "every family of the manifest", arch.c_str());
-  return warm(cache, arch, jobs);
+// runtime's self-test kernels (engines/smoke/: not an engine, but what the
+// runtime's cold/warm and REQUIRE_HIT checks load, bench/runtime_h200.sh); or
+// one family's (`--family smoke`: the self-test kernels alone); the first --limit of them.
+int cmd_warm_all(KernelCache& cache, const Args& a) {
+  if (Status s = cache.add_declared(a.family.value_or("")); s.is_bad()) return fail(s);
+  if (a.limit) cache.keep_first(*a.limit);
+  std::fprintf(stderr, "warming %zu kernel(s) declared by %s for %s\n", cache.pending().size(),
+               a.family ? ("family " + *a.family).c_str() : "every family of the manifest", cache.arch().c_str());
+  return warm(cache);
 }
 
 // warm GRAPH.json: plans the graph for the target (as `opgraph plan` does:
 // without a GPU under --arch) and compiles what each of our plans would
 // compile at build. A plan its engine declines names no kernel (it says why).
-int cmd_warm_graph(runtime::CompiledCache& cache, const DeviceProperties& target, const std::string& path,
-                   const Args& a) {
+int cmd_warm_graph(KernelCache& cache, const DeviceProperties& target, const std::string& path, const Args& a) {
   const std::string cmd = "cache warm";
   auto modes = cli::parse_modes(cmd, a.modes);
   if (!modes) return 2;
@@ -270,36 +212,25 @@ int cmd_warm_graph(runtime::CompiledCache& cache, const DeviceProperties& target
   } else if (s.is_bad()) {
     return cli::fail(cmd, "'" + cli::clip(path) + "': " + s.to_string());
   }
-  const std::string arch = target.arch();
-  const plan::Manifest& m = plan::active_manifest(engines::default_manifest());
-  std::vector<Job> jobs;
-  std::set<std::string> keys;
   const std::int64_t n = g->get_execution_plan_count();
   for (std::int64_t i = 0; i < n; ++i) {
-    const PlanConfig c = g->get_engine_and_knobs_at_index(i).value();
     const std::string name = g->get_plan_name_at_index(i).value();
-    std::size_t named = 0;
-    auto collect = [&](const plan::SlotRef&, const runtime::KernelRequest& r) {
-      ++named;
-      add_job(jobs, keys, arch, name, r);
-      return Status::ok();
-    };
-    Status s = plan::plan_kernels(m, *g, c, g->plan_target(), collect);
-    if (s.code() == ErrorCode::GRAPH_NOT_SUPPORTED) {
+    auto named = cache.add_plan(*g, i);
+    if (named.status().code() == ErrorCode::GRAPH_NOT_SUPPORTED) {
       std::fprintf(stderr, "plan %lld %s: declined, no kernel: %s\n", static_cast<long long>(i), name.c_str(),
-                   s.message().c_str());
+                   named.status().message().c_str());
       continue;
     }
-    if (s.is_bad()) return cli::fail(cmd, name + ": " + s.to_string());
-    std::fprintf(stderr, "plan %lld %s: %zu kernel(s)\n", static_cast<long long>(i), name.c_str(), named);
+    if (named.is_bad()) return cli::fail(cmd, name + ": " + named.status().to_string());
+    std::fprintf(stderr, "plan %lld %s: %zu kernel(s)\n", static_cast<long long>(i), name.c_str(), *named);
   }
-  if (jobs.empty()) {
+  if (cache.pending().empty()) {
     std::printf("%s: none of its %lld plan(s) compiles kernels (the reference and cuDNN compile none); "
                 "nothing to warm\n",
                 path.c_str(), static_cast<long long>(n));
     return 0;
   }
-  return warm(cache, arch, jobs);
+  return warm(cache);
 }
 
 }  // namespace
@@ -338,11 +269,12 @@ int opgraph_cli_cache(int argc, char** argv) {
   if (a.sub != "warm" && (a.family || a.limit || a.modes || a.all))
     return usage("--all, --family, --limit and --modes belong to warm");
   if (a.sub == "clear") {
-    runtime::CompiledCache cache(runtime::CacheOptions::from_env(), runtime::CacheEnvironment{});
-    if (cache.options().root.empty()) return fail(Status(ErrorCode::INVALID_VALUE, "no cache location"));
+    KernelCache cache = KernelCache::open_root();
+    const std::filesystem::path root = cache.settings().root;
+    if (root.empty()) return fail(Status(ErrorCode::INVALID_VALUE, "no cache location"));
     auto report = cache.clear();
     if (report.is_bad()) return fail(report.status());
-    std::printf("cleared %s: removed %llu environment folder(s)\n", cache.options().root.c_str(),
+    std::printf("cleared %s: removed %llu environment folder(s)\n", root.c_str(),
                 static_cast<unsigned long long>(report->environments_removed));
     if (!report->kept.empty()) {
       std::printf("kept %zu item(s) opgraph did not write:", report->kept.size());
@@ -358,23 +290,24 @@ int opgraph_cli_cache(int argc, char** argv) {
     if (!a.all && (a.family || a.limit)) return usage("--family and --limit belong to warm --all");
     auto target = target_of(a);
     if (target.is_bad()) return fail(target.status());
-    runtime::CompiledCache cache(runtime::CacheOptions::from_env(),
-                                 runtime::CacheEnvironment::current(*target, /*probe_driver=*/true));
-    if (a.all) return cmd_warm_all(cache, target->arch(), a);
+    KernelCache cache = KernelCache::open(*target);
+    if (a.all) return cmd_warm_all(cache, a);
     return cmd_warm_graph(cache, *target, a.positional[0], a);
   }
   if (!a.positional.empty()) return usage(("unexpected argument '" + a.positional[0] + "'").c_str());
-  auto cache = open_cache(a);
-  if (cache.is_bad()) return fail(cache.status());
-  if (a.sub == "stats") return cmd_stats(*cache);
-  if (a.sub == "list") return cmd_list(*cache);
+  auto target = target_of(a);
+  if (target.is_bad()) return fail(target.status());
+  KernelCache cache = KernelCache::open(*target);
+  if (a.sub == "stats") return cmd_stats(cache);
+  if (a.sub == "list") return cmd_list(cache);
   if (a.sub == "prune") {
-    auto n = cache->prune();
+    auto n = cache.prune();
     if (n.is_bad()) return fail(n.status());
+    const KernelCacheSettings o = cache.settings();
     std::error_code ec;
-    if (std::filesystem::exists(cache->options().root, ec) && !cache->marked()) {
+    if (std::filesystem::exists(o.root, ec) && !o.marked) {
       std::printf("nothing pruned: %s carries no %s naming opgraph (opgraph prunes only a root it created)\n",
-                  cache->options().root.c_str(), std::string(runtime::cache_files::kMarkerFile).c_str());
+                  o.root.c_str(), o.marker_file.c_str());
       return 0;
     }
     std::printf("pruned %llu environment(s)\n", static_cast<unsigned long long>(*n));

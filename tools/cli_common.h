@@ -53,4 +53,32 @@ bool apply_device(const std::string& cmd, const Args& args, Graph& g);
 // "[1, 4, 8]"
 std::string dims_to_string(const std::vector<std::int64_t>& dims);
 
+// Calls f(offset) for every element of `t` in row-major order over its dims, with
+// offset = sum(index[a] * stride[a]) in ELEMENTS (what read_element / write_element,
+// opgraph/reference.h, take). A 0-d tensor has one element (offset 0); a zero
+// extent, none. Precondition: `t` has one stride per dim (cli_layout.h checks it).
+template <class F>
+void for_each_offset(const Tensor& t, F&& f) {
+  const auto& dims = t.get_dim();
+  const auto& strides = t.get_stride();
+  for (std::int64_t d : dims)
+    if (d <= 0) return;
+  std::vector<std::int64_t> idx(dims.size(), 0);
+  std::int64_t offset = 0;
+  while (true) {
+    f(offset);
+    std::size_t k = dims.size();
+    while (true) {
+      if (k == 0) return;
+      --k;
+      if (++idx[k] < dims[k]) {
+        offset += strides[k];
+        break;
+      }
+      offset -= (dims[k] - 1) * strides[k];
+      idx[k] = 0;
+    }
+  }
+}
+
 }  // namespace opgraph::cli

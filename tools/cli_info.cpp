@@ -1,41 +1,29 @@
 // tools/cli_info.cpp — `opgraph info`: devices, libraries, families and engines.
 //
 // Libraries are found through the runtime's loader (the one search every engine
-// uses: src/runtime/loader.h); devices are read through the driver API. Both
-// load libcuda / libnvrtc / libcudnn: this command is the one that asks.
+// uses; opgraph/engine_info.h probe_gpu_libraries); devices are read through the
+// driver API (opgraph/device.h). Both load libcuda / libnvrtc / libcudnn: this
+// command is the one that asks.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli_common.h"
-#include "engines/manifest.h"
-#include "runtime/device.h"
-#include "runtime/loader.h"
+#include "opgraph/device.h"
+#include "opgraph/engine_info.h"
 
 namespace opgraph::cli {
 namespace {
 
-// One line per library: where the loader found it and its version, or why not.
-template <class Api>
-void probe(const char* what, const Result<const Api*>& api, const std::string& version_of_found) {
-  if (api.is_good()) {
-    std::printf("  %-8s %s (version %s)\n", what, api.value()->path.c_str(), version_of_found.c_str());
-    return;
-  }
-  std::printf("  %-8s not available: %s\n", what, api.status().message().c_str());
-}
-
 void devices() {
   std::printf("devices:\n");
-  auto api = runtime::cuda_driver();
-  int count = 0;
-  if (api.is_bad() || (*api)->init(0) != CUDA_SUCCESS || (*api)->device_get_count(&count) != CUDA_SUCCESS ||
-      count == 0) {
+  auto count = device_count();
+  if (count.is_bad() || *count == 0) {
     std::printf("  none (planning targets the host; pass --device DEV.json to plan for a GPU)\n");
     return;
   }
-  for (int i = 0; i < count; ++i) {
-    auto p = runtime::read_device_properties(i);
+  for (int i = 0; i < *count; ++i) {
+    auto p = read_device(i);
     if (p.is_bad()) {
       std::printf("  %d: %s\n", i, p.status().message().c_str());
       continue;
@@ -45,24 +33,21 @@ void devices() {
   }
 }
 
-void family_lines(const plan::Family& f, const PlanTarget& target, bool universal) {
+void family_lines(const FamilyInfo& f) {
   std::string anchors;
   for (const auto& a : f.anchors) anchors += (anchors.empty() ? "" : ", ") + a;
   std::printf("  %-17s block %-3d %s\n", f.name.c_str(), f.block,
-              universal ? "(offered for every graph)" : ("anchors: " + anchors).c_str());
-  if (f.slots.empty()) std::printf("      (no engines yet: graphs of this family go to the backend and the reference)\n");
-  for (const auto& ref : plan::slots_of(f)) {
+              f.universal ? "(offered for every graph)" : ("anchors: " + anchors).c_str());
+  if (f.engines.empty()) std::printf("      (no engines yet: graphs of this family go to the backend and the reference)\n");
+  for (const EngineInfo& e : f.engines) {
     std::string avail;
-    if (!plan::slot_enabled(*ref.slot)) {
-      avail = "off: opt-in (OPGRAPH_ENABLE_ENGINES=" + ref.slot->name + ")";
-    } else if (auto e = plan::instantiate(ref); e.is_bad()) {
-      avail = "broken: " + e.status().message();
-    } else if (auto why = e.value()->capabilities().arch_mismatch(target)) {
-      avail = "unavailable: " + *why;
-    } else {
-      avail = "available";
+    switch (e.availability) {
+      case EngineAvailability::AVAILABLE: avail = "available"; break;
+      case EngineAvailability::OPT_IN_OFF: avail = "off: " + e.why; break;
+      case EngineAvailability::BROKEN: avail = "broken: " + e.why; break;
+      case EngineAvailability::UNAVAILABLE: avail = "unavailable: " + e.why; break;
     }
-    std::printf("      %-6lld %-18s %s\n", static_cast<long long>(ref.id), ref.slot->name.c_str(), avail.c_str());
+    std::printf("      %-6lld %-18s %s\n", static_cast<long long>(e.id), e.name.c_str(), avail.c_str());
   }
 }
 
@@ -73,18 +58,16 @@ int cmd_info(int argc, char** argv) {
   if (!args) return 2;
   devices();
   std::printf("libraries:\n");
-  auto cuda = runtime::cuda_driver();
-  probe("libcuda", cuda, cuda.is_good() ? std::to_string((*cuda)->driver_version) : "");
-  auto nvrtc = runtime::nvrtc();
-  probe("libnvrtc", nvrtc, nvrtc.is_good() ? std::to_string((*nvrtc)->version) : "");
-  auto cudnn = runtime::cudnn();
-  probe("libcudnn", cudnn, cudnn.is_good() ? std::to_string((*cudnn)->version) : "");
-  const plan::Manifest& m = plan::active_manifest(engines::default_manifest());
-  PlanTarget host;
+  for (const LibraryInfo& l : probe_gpu_libraries()) {
+    if (l.found)
+      std::printf("  %-8s %s (version %lld)\n", l.name.c_str(), l.path.c_str(), static_cast<long long>(l.version));
+    else
+      std::printf("  %-8s not available: %s\n", l.name.c_str(), l.error.c_str());
+  }
+  const EngineListing listing = list_engines();
   std::printf("families and engines (id, name, availability on this host):\n");
-  family_lines(m.universal, host, true);
-  for (const auto& f : m.families) family_lines(f, host, false);
-  std::printf("backend:\n  %s\n", m.backend ? "cuDNN provider present" : "none in this build (the cuDNN family)");
+  for (const FamilyInfo& f : listing.families) family_lines(f);
+  std::printf("backend:\n  %s\n", listing.backend ? "cuDNN provider present" : "none in this build (the cuDNN family)");
   return 0;
 }
 

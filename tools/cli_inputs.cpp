@@ -5,8 +5,8 @@
 #include <map>
 #include <random>
 
-#include "engines/reference/convert.h"
-#include "engines/reference/ref_kernel.h"
+#include "cli_common.h"
+#include "opgraph/reference.h"
 
 namespace opgraph::cli {
 namespace {
@@ -127,11 +127,7 @@ std::vector<HostTensor> make_buffers(const OpGraph& g, const BufferLayout& layou
       ValueSource values(*t, uses[t.get()], owner == ragged_owner.end() ? nullptr : owner->second, rng);
       const DataType dt = t->get_data_type();
       // Offsets stay below span.elements: the layout checked the largest one.
-      reference::for_each_index(t->get_dim(), [&](std::span<const std::int64_t> idx) {
-        std::int64_t off = 0;
-        for (std::size_t a = 0; a < idx.size(); ++a) off += idx[a] * t->get_stride()[a];
-        reference::store_element(h.bytes.data(), off, dt, values.next());
-      });
+      for_each_offset(*t, [&](std::int64_t off) { write_element(h.bytes.data(), off, dt, values.next()); });
     }
     out.push_back(std::move(h));
   }

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "cli_common.h"
-#include "exec/declared_layout.h"
+#include "opgraph/layout.h"
 
 namespace opgraph::cli {
 namespace {

@@ -5,7 +5,7 @@
 // arithmetic: a product or sum that leaves int64 is an error naming the tensor,
 // never a wrapped value (a stride of (2^64 + 5) / 7 over 8 elements once
 // "spanned" 6 elements, so a 24-byte buffer seemed to cover it). The span and byte
-// counts are the library's own (exec/declared_layout.h: span_elements,
+// counts are the library's own (opgraph/layout.h: span_elements,
 // slot_bytes), so the tool sizes a buffer exactly as execute checks it. Units are
 // stated per field: elements or bytes.
 #pragma once

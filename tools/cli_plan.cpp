@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "cli_common.h"
-#include "runtime/device.h"
+#include "opgraph/device.h"
 
 namespace opgraph::cli {
 
@@ -22,7 +22,7 @@ int cmd_plan(int argc, char** argv) {
   // As `opgraph run` does: with a device target on a machine that has a GPU, load
   // the driver first, so the list shows the cuDNN plans `run` would rank (the
   // backend is not queried without libcuda). Without a GPU this is a no-op.
-  if (g->plan_target().has_device()) (void)runtime::read_device_properties(0);
+  if (g->plan_target().has_device()) (void)device_count();
   Status s = g->create_execution_plans(*modes);
   if (s.is_bad()) return fail(cmd, "'" + clip(args->positional[0]) + "': " + s.to_string());
   const auto& t = g->plan_target();

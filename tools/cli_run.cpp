@@ -3,12 +3,12 @@
 //
 // The plan: --plan I (an index of the ranked list), or --engine ID --knobs K=V,...
 // (a replay), else what build_plans chooses. Inputs come from a fixed seed
-// (cli_inputs.h). The reference runs the same inputs through reference::execute
+// (cli_inputs.h). The reference runs the same inputs through run_reference
 // into separate output buffers. Tolerance per output dtype, |got - ref| <=
 // atol + rtol * |ref|: FLOAT/DOUBLE 1e-5, HALF 2e-3, BFLOAT16 1e-2, fp8 1.25e-1,
 // fp4 0.5, integer/boolean exact. Exit: 0 all within tolerance, 3 otherwise.
-// With --device DEV.json a device plan (any but the reference) runs on device 0
-// (cli_run_device.h).
+// With --device DEV.json a device plan (any but the reference) runs on the
+// device DEV.json names ("ordinal", device 0 without one; cli_run_device.h).
 //
 // When the selected plan IS the reference (no GPU, no --device, or the only plan
 // that built: `run` turns the graph's host fallback on) there is no second engine: the run says so plainly and prints no
@@ -30,12 +30,9 @@
 #include "cli_inputs.h"
 #include "cli_layout.h"
 #include "cli_run_device.h"
-#include "engines/manifest.h"
-#include "plan/manifest.h"
-#include "runtime/device.h"
-#include "engines/reference/convert.h"
-#include "engines/reference/executor.h"
-#include "engines/reference/ref_kernel.h"
+#include "opgraph/device.h"
+#include "opgraph/engine_info.h"
+#include "opgraph/reference.h"
 
 namespace opgraph::cli {
 namespace {
@@ -62,11 +59,9 @@ struct Err {
 Err compare(const Tensor& t, const void* got, const void* ref) {
   Err e;
   const double tol = tolerance(t.get_data_type());
-  reference::for_each_index(t.get_dim(), [&](std::span<const std::int64_t> idx) {
-    std::int64_t off = 0;
-    for (std::size_t a = 0; a < idx.size(); ++a) off += idx[a] * t.get_stride()[a];
-    double g = reference::load_element(got, off, t.get_data_type());
-    double r = reference::load_element(ref, off, t.get_data_type());
+  for_each_offset(t, [&](std::int64_t off) {
+    double g = read_element(got, off, t.get_data_type());
+    double r = read_element(ref, off, t.get_data_type());
     if (std::isnan(g) && std::isnan(r)) return;
     double a = std::fabs(g - r);
     if (std::isnan(a)) a = INFINITY;
@@ -80,10 +75,8 @@ Err compare(const Tensor& t, const void* got, const void* ref) {
 // Non-finite values of an output (NaN, +-Inf) through its declared layout.
 std::int64_t count_non_finite(const Tensor& t, const void* data) {
   std::int64_t n = 0;
-  reference::for_each_index(t.get_dim(), [&](std::span<const std::int64_t> idx) {
-    std::int64_t off = 0;
-    for (std::size_t a = 0; a < idx.size(); ++a) off += idx[a] * t.get_stride()[a];
-    if (!std::isfinite(reference::load_element(data, off, t.get_data_type()))) ++n;
+  for_each_offset(t, [&](std::int64_t off) {
+    if (!std::isfinite(read_element(data, off, t.get_data_type()))) ++n;
   });
   return n;
 }
@@ -92,9 +85,8 @@ std::int64_t count_non_finite(const Tensor& t, const void* data) {
 bool is_reference_plan(const Graph& g, std::int64_t index) {
   auto config = g.get_engine_and_knobs_at_index(index);
   if (config.is_bad()) return false;
-  const plan::Manifest& m = plan::active_manifest(engines::default_manifest());
-  auto slot = plan::slot_for_id(m, config->engine_id);
-  return slot.is_good() && slot->family == &m.universal;
+  auto engine = engine_info(config->engine_id);
+  return engine.is_good() && engine->universal;
 }
 
 }  // namespace
@@ -133,9 +125,9 @@ int cmd_run(int argc, char** argv) {
   auto layout = layout_buffers(*g);
   if (layout.is_bad()) return fail(cmd, "'" + clip(path) + "': " + layout.status().message());
   if (!apply_device(cmd, *args, *g)) return 1;
-  // A device target executes on device 0: load the driver now, so the planning
+  // A device target executes on its device: load the driver now, so the planning
   // that follows may query the cuDNN backend (it is not queried without libcuda).
-  if (g->plan_target().has_device()) (void)runtime::read_device_properties(0);
+  if (g->plan_target().has_device()) (void)device_count();
 
   if (auto e = args->get("--engine")) {
     auto id = parse_int(cmd, "--engine", *e);
@@ -172,16 +164,16 @@ int cmd_run(int argc, char** argv) {
   std::vector<HostTensor> ref;
   if (compared) ref = bufs;  // same inputs; outputs written separately by the reference
   VariantPack pack;
-  std::map<std::int64_t, reference::HostBuffer> ref_pack;
+  std::map<std::int64_t, void*> ref_pack;
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     pack.set(bufs[i].tensor->get_uid(), bufs[i].bytes.data());
-    if (compared) ref_pack[ref[i].tensor->get_uid()] = reference::HostBuffer{ref[i].bytes.data()};
+    if (compared) ref_pack[ref[i].tensor->get_uid()] = ref[i].bytes.data();
   }
   std::vector<char> ws(static_cast<std::size_t>(workspace_bytes));
   Workspace workspace{workspace_bytes > 0 ? ws.data() : nullptr, workspace_bytes};
 
   double best_ms = INFINITY, total_ms = 0;
-  // A device target runs device plans on device 0; the reference runs on the host.
+  // A device target runs device plans on its device; the reference runs on the host.
   const bool on_device = g->plan_target().has_device() && compared;
   if (on_device) {
     if (Status s = run_on_device(*g, bufs, iters, &best_ms, &total_ms); s.is_bad())
@@ -195,7 +187,7 @@ int cmd_run(int argc, char** argv) {
     total_ms += ms;
   }
   if (compared)
-    if (Status s = reference::execute(*g, ref_pack); s.is_bad()) return fail(cmd, "reference: " + s.to_string());
+    if (Status s = run_reference(*g, ref_pack); s.is_bad()) return fail(cmd, "reference: " + s.to_string());
 
   std::printf("graph '%s': plan %lld %s, %lld iter(s), seed %lld\n", clip(g->context().name).c_str(),
               static_cast<long long>(index), name.c_str(), static_cast<long long>(iters), static_cast<long long>(seed));

@@ -68,6 +68,17 @@ Result<Graph::Route> Graph::route(const BufferKinds& kinds, std::int64_t index, 
                   "variant pack entry for " + operand_label(*this, kinds.first_device_uid) +
                       " is device memory but the graph was planned for the host (no device); plan it for the "
                       "device (set_device_properties, or a handle on the device) to run device buffers");
+  // A call on the planned device whose handle drives another one is refused: its
+  // stream belongs to that device, and a plan built for one device never runs on
+  // another (both ordinals known: a target or handle made without a device, -1,
+  // names none).
+  if (kinds.device && handle && handle->device() && handle->device()->ordinal >= 0 && target.device->ordinal >= 0 &&
+      handle->device()->ordinal != target.device->ordinal)
+    return Status(ErrorCode::INVALID_CUDA_DEVICE,
+                  "the call's handle drives device " + std::to_string(handle->device()->ordinal) +
+                      " but the graph was planned for device " + std::to_string(target.device->ordinal) +
+                      "; use a handle on device " + std::to_string(target.device->ordinal) +
+                      " (or plan a graph for the other device)");
   Route r;
   // The device this call drives: the target's for device buffers, none for host
   // buffers (even with a device handle), the handle's for bare addresses.

@@ -17,36 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "opgraph/layout.h"
 #include "opgraph/op_graph.h"
 #include "opgraph/variant_pack.h"
 
 namespace opgraph {
 
-// Width of one storage slot in bits: 8 for fp4 (two elements), else the element's.
-inline int slot_bits(DataType t) noexcept { return t == DataType::FP4_E2M1 ? 8 : bits_of(t); }
-
-// Element geometry → slot geometry for `t` (identity unless fp4). The reason
-// when fp4 geometry has no slot spelling.
-std::optional<std::string> to_storage_geometry(DataType t, int rank, std::int64_t* dims, std::int64_t* strides);
-
-// Every extent, stride and byte count below is checked arithmetic: a geometry
-// whose element count, span or byte count does not fit in int64 (or that has a
-// negative extent) has no answer (nullopt / false), never a wrapped one.
-
-// Packed row-major strides for `dims` (elements). False when an extent is
-// negative or the product of the extents overflows int64; the strides of the
-// axes above the failing one are then INT64_MAX (a span that overflows).
-bool packed_strides(int rank, const std::int64_t* dims, std::int64_t* strides);
-// Whether the strides describe one gap-free run of prod(dims) elements (any axis
-// order). False for a negative extent or an overflowing product.
-bool is_dense(int rank, const std::int64_t* dims, const std::int64_t* strides);
-// prod(dims), or nullopt (a negative extent, or the product overflows int64).
-std::optional<std::int64_t> element_count(int rank, const std::int64_t* dims);
-// Elements the geometry spans (1 + max |offset|; 0 when an extent is 0), or
-// nullopt: a negative extent, or the span overflows int64.
-std::optional<std::int64_t> span_elements(int rank, const std::int64_t* dims, const std::int64_t* strides);
-// `elements` slots of `slot_bits` bits in bytes (rounded up), or nullopt on overflow.
-std::optional<std::int64_t> slot_bytes(std::int64_t elements, int slot_bits);
+// The checked layout arithmetic (slot_bits, to_storage_geometry, span_elements,
+// slot_bytes, ...) is public: opgraph/layout.h.
 
 struct DeclaredSlot {
   std::int64_t uid = -1;

@@ -5,9 +5,7 @@
 
 namespace opgraph::runtime {
 
-namespace {
-
-Result<std::pair<const CudaDriverApi*, CUdevice>> init_device(int ordinal) {
+Result<int> device_count() {
   auto api_r = cuda_driver();
   if (api_r.is_bad()) return api_r.status();
   const CudaDriverApi& api = **api_r;
@@ -17,23 +15,30 @@ Result<std::pair<const CudaDriverApi*, CUdevice>> init_device(int ordinal) {
   }
   int count = 0;
   OPGRAPH_CHECK(cuda_check(api, api.device_get_count(&count), "cuDeviceGetCount"));
-  if (ordinal < 0 || ordinal >= count) {
-    return Status(ErrorCode::INVALID_CUDA_DEVICE,
-                  "device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) + " visible)");
-  }
-  CUdevice dev = 0;
-  OPGRAPH_CHECK(cuda_check(api, api.device_get(&dev, ordinal), "cuDeviceGet"));
-  return std::make_pair(*api_r, dev);
+  return count;
 }
 
-}  // namespace
+Result<DeviceRef> find_device(int ordinal) {
+  auto count = device_count();
+  if (count.is_bad()) return count.status();
+  if (ordinal < 0 || ordinal >= *count) {
+    return Status(ErrorCode::INVALID_CUDA_DEVICE,
+                  "device " + std::to_string(ordinal) + " does not exist (" + std::to_string(*count) + " visible)");
+  }
+  DeviceRef ref;
+  ref.api = cuda_driver().value();
+  OPGRAPH_CHECK(cuda_check(*ref.api, ref.api->device_get(&ref.device, ordinal), "cuDeviceGet"));
+  return ref;
+}
 
 Result<DeviceProperties> read_device_properties(int ordinal) {
-  auto init = init_device(ordinal);
-  if (init.is_bad()) return init.status();
-  const auto& [api, dev] = *init;
+  auto found = find_device(ordinal);
+  if (found.is_bad()) return found.status();
+  const CudaDriverApi* api = found->api;
+  const CUdevice dev = found->device;
   DeviceProperties p;
-  auto attr = [&, api = api, dev = dev](CUdevice_attribute a, auto& out, const char* what) -> Status {
+  p.ordinal = ordinal;
+  auto attr = [&](CUdevice_attribute a, auto& out, const char* what) -> Status {
     int v = 0;
     OPGRAPH_CHECK(cuda_check(*api, api->device_get_attribute(&v, a, dev), std::string("cuDeviceGetAttribute ") + what));
     out = v;
@@ -57,9 +62,10 @@ KernelRuntime::KernelRuntime(const CudaDriverApi* api, CUdevice dev, CUcontext c
 Result<std::unique_ptr<KernelRuntime>> KernelRuntime::open(int ordinal, CacheOptions options) {
   auto props = read_device_properties(ordinal);
   if (props.is_bad()) return props.status();
-  auto init = init_device(ordinal);
-  if (init.is_bad()) return init.status();
-  const auto [api, dev] = *init;
+  auto found = find_device(ordinal);
+  if (found.is_bad()) return found.status();
+  const CudaDriverApi* api = found->api;
+  const CUdevice dev = found->device;
   CUcontext ctx = nullptr;
   OPGRAPH_CHECK(cuda_check(*api, api->primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain"));
   if (Status s = cuda_check(*api, api->ctx_set_current(ctx), "cuCtxSetCurrent"); s.is_bad()) {

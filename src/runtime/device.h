@@ -17,9 +17,22 @@
 
 namespace opgraph::runtime {
 
-// Reads device `ordinal` (cuInit, cuDeviceGetAttribute, cuDeviceGetName).
-// Errors: GRAPH_NOT_SUPPORTED
-// (no libcuda), INVALID_CUDA_DEVICE (no such device), CUDA_API_FAILED.
+// The number of visible devices (cuInit, cuDeviceGetCount). Errors:
+// GRAPH_NOT_SUPPORTED (no libcuda), INVALID_CUDA_DEVICE (cuInit failed: no
+// usable GPU), CUDA_API_FAILED.
+Result<int> device_count();
+
+// Device `ordinal` through the driver (cuInit, cuDeviceGet): the loaded table and
+// the CUdevice. Errors as device_count, and INVALID_CUDA_DEVICE "device N does
+// not exist (M visible)" for an ordinal outside [0, M).
+struct DeviceRef {
+  const CudaDriverApi* api = nullptr;
+  CUdevice device = 0;
+};
+Result<DeviceRef> find_device(int ordinal);
+
+// Reads device `ordinal` (cuDeviceGetAttribute, cuDeviceGetName); the result's
+// `ordinal` is `ordinal`. Errors as find_device.
 Result<DeviceProperties> read_device_properties(int ordinal);
 
 // A kernel loaded into the device's context. Owned by its KernelRuntime.
@@ -67,6 +80,7 @@ class KernelRuntime {
   // the driver lacks the call.
   Result<int> max_active_clusters(const LoadedKernel& kernel, const LaunchDims& dims) const;
 
+  // The device's properties (device().ordinal: the ordinal it was opened with).
   const DeviceProperties& device() const noexcept { return device_; }
   const CudaDriverApi& api() const noexcept { return *api_; }
   // The retained primary context (current on the thread that opened the runtime).

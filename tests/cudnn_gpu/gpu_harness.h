@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "opgraph/graph.h"
-#include "exec/device_buffer.h"
+#include "runtime/device_buffer.h"
 #include "runtime/loader.h"
 
 namespace cudnn_gpu {
@@ -32,7 +32,7 @@ namespace cudnn_gpu {
 // The driver table with device 0's primary context current, or nullptr.
 const opgraph::runtime::CudaDriverApi* driver();
 
-// One device allocation through driver() (exec/device_buffer.h), `bytes`
+// One device allocation through driver() (runtime/device_buffer.h), `bytes`
 // rounded up to 4 (the poisoning memsets write 32-bit words) and at least 16.
 // Empty (ptr() 0) when there is no device.
 struct DevMem : opgraph::DeviceBuffer {

@@ -1,6 +1,6 @@
 // gpu_buffer.h — a smoke-kernel run for the GPU tests and the cold/warm
 // benchmark, through the runtime's driver table only (device buffers:
-// exec/device_buffer.h, shared with the CLI and the GEMM benchmark).
+// runtime/device_buffer.h, shared with the CLI and the GEMM benchmark).
 #pragma once
 
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engines/smoke/smoke_kernels.h"
-#include "exec/device_buffer.h"
+#include "runtime/device_buffer.h"
 #include "runtime/device.h"
 
 namespace opgraph::gpu_testing {

@@ -168,3 +168,66 @@ TEST(HostFallback, AHostGraphStillTakesTheHostPlan) {
 
 }  // namespace
 }  // namespace opgraph
+
+namespace opgraph {
+namespace {
+
+// A handle on device `ordinal` (its properties otherwise the target's).
+class OrdinalHandle final : public Handle {
+ public:
+  explicit OrdinalHandle(int ordinal) : props_(testing_fakes::sm(9, 0)) { props_.ordinal = ordinal; }
+  Result<void*> stream() const override { return static_cast<void*>(nullptr); }
+  const DeviceProperties* device() const override { return &props_; }
+
+ private:
+  DeviceProperties props_;
+};
+
+// A graph planned for device `ordinal` (-1: a target that names no device).
+Graph planned_on(int ordinal) {
+  Graph g;
+  testing_fakes::build_relu(g);
+  DeviceProperties p = testing_fakes::sm(9, 0);
+  p.ordinal = ordinal;
+  g.set_device_properties(p);
+  return g;
+}
+
+TEST(Routing, DeviceBuffersWithAHandleOnAnotherDeviceAreRefusedNamingBoth) {
+  World w;
+  plan::testing::ScopedManifest scope(w.m);
+  Graph g = planned_on(0);
+  ASSERT_TRUE(g.create_execution_plans({HeurMode::A}).is_good());
+  ASSERT_TRUE(g.build_plans().is_good());
+  Graph::BufferKinds dev;
+  dev.device = true;
+  dev.first_device_uid = uid_of(g, "X");
+  const OrdinalHandle other(1), same(0), unnamed(-1);
+  auto refused = g.route(dev, -1, &other);
+  ASSERT_TRUE(refused.is_bad());
+  EXPECT_EQ(refused.status().code(), ErrorCode::INVALID_CUDA_DEVICE);
+  EXPECT_NE(refused.status().message().find("handle drives device 1"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("planned for device 0"), std::string::npos) << refused.status().message();
+  // The same refusal through execute_routed, before any engine runs.
+  const std::size_t runs = w.log->executed.size();
+  Status s = g.execute_routed(VariantPack{}, dev, Workspace{}, &other, -1);
+  EXPECT_EQ(s.code(), ErrorCode::INVALID_CUDA_DEVICE) << s.to_string();
+  EXPECT_EQ(w.log->executed.size(), runs);
+  // The planned device, or a handle (or target) that names none, routes as before.
+  for (const Handle* h : {static_cast<const Handle*>(&same), static_cast<const Handle*>(&unnamed)}) {
+    auto r = g.route(dev, -1, h);
+    ASSERT_TRUE(r.is_good()) << r.status().message();
+    EXPECT_EQ(r.value().device->ordinal, 0);
+  }
+  Graph unnamed_target = planned_on(-1);
+  ASSERT_TRUE(unnamed_target.create_execution_plans({HeurMode::A}).is_good());
+  ASSERT_TRUE(unnamed_target.build_plans().is_good());
+  EXPECT_TRUE(unnamed_target.route(dev, -1, &other).is_good());
+  // Host buffers run on the host whatever the handle's device.
+  Graph::BufferKinds host;
+  host.host = true;
+  EXPECT_TRUE(g.route(host, -1, &other).is_good());
+}
+
+}  // namespace
+}  // namespace opgraph

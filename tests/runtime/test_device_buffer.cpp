@@ -1,4 +1,4 @@
-// exec/device_buffer.h without a GPU: DeviceBuffer over a driver table of fake
+// runtime/device_buffer.h without a GPU: DeviceBuffer over a driver table of fake
 // entry points backed by host memory — allocation size, copies in and out
 // through the table (bytes round-trip), bounds refused before any driver call,
 // a refused allocation named with its size and never freed, ownership moved
@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "exec/device_buffer.h"
+#include "runtime/device_buffer.h"
 
 using namespace opgraph;
 

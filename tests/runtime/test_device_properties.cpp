@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <vector>
 
 #include "opgraph/device_properties.h"
 
@@ -65,5 +67,34 @@ TEST(DeviceProperties, ArchOfReadPropertiesAndJsonRoundTrip) {
     auto back = DeviceProperties::from_json(p.to_json());
     ASSERT_TRUE(back.is_good()) << back.status().message();
     EXPECT_EQ(*back, p);
+  }
+}
+
+TEST(DeviceProperties, OrdinalTravelsThroughJsonOnlyWhenNamed) {
+  auto p = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(p.is_good());
+  EXPECT_EQ(p->ordinal, -1);  // a target made without a device names none
+  EXPECT_EQ(p->to_json().find("ordinal"), std::string::npos) << p->to_json();
+  std::mt19937 rng(std::random_device{}());
+  for (int i = 0; i < 10; ++i) {
+    DeviceProperties q = *p;
+    q.ordinal = std::uniform_int_distribution<int>(0, kMaxDeviceOrdinal)(rng);
+    const std::string json = q.to_json();
+    EXPECT_NE(json.find("\"ordinal\":" + std::to_string(q.ordinal)), std::string::npos) << json;
+    auto back = DeviceProperties::from_json(json);
+    ASSERT_TRUE(back.is_good()) << back.status().message();
+    EXPECT_EQ(*back, q);
+    EXPECT_NE(*back, *p);  // the same GPU model on another ordinal is another target
+  }
+}
+
+TEST(DeviceProperties, FromJsonRefusesABadOrdinalNamingIt) {
+  const std::string base = R"({"major":9,"minor":0,"sm_count":132,"l2_bytes":1,"smem_per_block_optin":1,"ordinal":)";
+  const std::vector<std::string> bads = {"-1", "1.5", "\"0\"", std::to_string(std::int64_t{kMaxDeviceOrdinal} + 1)};
+  for (const std::string& bad : bads) {
+    auto r = DeviceProperties::from_json(base + bad + "}");
+    ASSERT_TRUE(r.is_bad()) << bad;
+    EXPECT_EQ(r.status().code(), ErrorCode::UNSUPPORTED_GRAPH_FORMAT);
+    EXPECT_NE(r.status().message().find("\"ordinal\""), std::string::npos) << r.status().message();
   }
 }

@@ -7,6 +7,8 @@
 #include "engines/gemm/gemm_tma.h"
 #include "exec/operand_table.h"
 
+#include <algorithm>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -16,11 +18,12 @@
 namespace opgraph::gemm {
 namespace {
 
-// One KernelRuntime for device 0 per process, guarded (KernelRuntime is not
-// thread-safe).
+// One KernelRuntime per device per process, opened by the first build_plan
+// that targets the device and kept for the process; guarded (KernelRuntime is
+// not thread-safe).
 struct SharedRuntime {
   std::mutex mu;
-  std::unique_ptr<runtime::KernelRuntime> rt;
+  std::map<int, std::unique_ptr<runtime::KernelRuntime>> rt;  // by device ordinal
 };
 SharedRuntime& shared_runtime() {
   static SharedRuntime* s = new SharedRuntime;
@@ -54,6 +57,13 @@ class GemmPlan final : public CompiledPlan {
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (!ctx.device)
       return {ErrorCode::INVALID_VALUE, "engine gemm executes device buffers; this call has no device handle"};
+    // The plan's kernel, scratch and context belong to the device it was built on:
+    // a handle on another device is refused, never run there.
+    if (ctx.device->ordinal >= 0 && ctx.device->ordinal != rt_->device().ordinal)
+      return {ErrorCode::INVALID_CUDA_DEVICE, "engine gemm: the plan was built on device " +
+                                                  std::to_string(rt_->device().ordinal) +
+                                                  "; this call's handle drives device " +
+                                                  std::to_string(ctx.device->ordinal)};
     // The runtime was opened on the planning thread; this call may come from
     // any thread. Its context is current for the launch (and the scratch).
     const ContextScope bound(rt_->api(), rt_->context());
@@ -152,37 +162,44 @@ class GemmEngine final : public Engine {
     auto cfg = config_from_knobs(config.knobs);
     if (cfg.is_bad()) return cfg.status();
     OPGRAPH_CHECK(config_declines(*p, *cfg));
+    // The device the planning target names (a handle's device, read_device); a
+    // target that names none (for_arch, JSON without "ordinal") builds on device 0.
+    const int ordinal = ctx.target().has_device() ? std::max(ctx.target().device->ordinal, 0) : 0;
     SharedRuntime& s = shared_runtime();
     std::lock_guard<std::mutex> lock(s.mu);
     // Planning may run on any thread. KernelRuntime::open makes its context
     // current and leaves it: the caller's (or none) is put back at return.
     std::optional<ContextRestore> callers;
-    if (!s.rt) {
+    std::unique_ptr<runtime::KernelRuntime>& rt = s.rt[ordinal];
+    if (!rt) {
       if (auto api = runtime::cuda_driver(); api.is_good()) callers.emplace(**api);
-      auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
-      if (rt.is_bad()) return rt.status();
-      s.rt = std::move(*rt);
+      auto opened = runtime::KernelRuntime::open(ordinal, runtime::CacheOptions::from_env());
+      if (opened.is_bad()) {
+        s.rt.erase(ordinal);
+        return opened.status();
+      }
+      rt = std::move(*opened);
     }
-    OPGRAPH_CHECK(arch_declines(*cfg, s.rt->device()));
+    OPGRAPH_CHECK(arch_declines(*cfg, rt->device()));
     // The whole planning step (module load, occupancy query) with the
     // runtime's context bound; get() sets it current itself on a load, which
     // the scope undoes at return.
-    const ContextScope bound(s.rt->api(), s.rt->context());
+    const ContextScope bound(rt->api(), rt->context());
     OPGRAPH_CHECK(bound.status());
-    auto k = s.rt->get(kernel_request(*p, *cfg));
+    auto k = rt->get(kernel_request(*p, *cfg));
     if (k.is_bad()) return k.status();
     // The plan keeps the kernel view (SWAP_AB applied) and the config with
     // the swap off; the launch is sized once, from them.
     GemmProblem kp = kernel_view(*p, *cfg);
     GemmConfig kc = *cfg;
     kc.swap_ab = false;
-    auto launch = launch_plan(kp, kc, *s.rt, **k);
+    auto launch = launch_plan(kp, kc, *rt, **k);
     if (launch.is_bad()) return launch.status();
     OperandSlots slots;
     auto table = operand_table_for(kp, ctx.layout, slots);
     if (table.is_bad()) return table.status();
     return std::unique_ptr<CompiledPlan>(
-        std::make_unique<GemmPlan>(std::move(kp), kc, *launch, s.rt.get(), *k, std::move(*table), slots));
+        std::make_unique<GemmPlan>(std::move(kp), kc, *launch, rt.get(), *k, std::move(*table), slots));
   }
 
   // The CI compile set (gemm_declared.cpp): every proposable config, layout,
@@ -246,10 +263,11 @@ std::optional<std::size_t> split_k_slots(const CompiledPlan& plan) {
   return p->scratch_slots();
 }
 
-runtime::KernelRuntime* shared_runtime_if_open() {
+runtime::KernelRuntime* shared_runtime_if_open(int ordinal) {
   SharedRuntime& s = shared_runtime();
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.rt.get();
+  auto it = s.rt.find(ordinal);
+  return it == s.rt.end() ? nullptr : it->second.get();
 }
 
 std::shared_ptr<const FactsRecord> analyze_facts(const OpGraph& graph, const PlanTarget&) {

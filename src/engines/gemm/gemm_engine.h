@@ -17,9 +17,12 @@ namespace opgraph::gemm {
 
 std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity);
 
-// The process's gemm KernelRuntime (device 0), or nullptr before the first
-// build_plan opened it. For tests and the benchmark (cache statistics).
-runtime::KernelRuntime* shared_runtime_if_open();
+// The process's gemm KernelRuntime on device `ordinal`, or nullptr before the
+// first build_plan for that device opened it. build_plan opens the device its
+// planning target names (DeviceProperties::ordinal; device 0 for a target that
+// names none); execute refuses a handle on another device (INVALID_CUDA_DEVICE).
+// For tests and the benchmark (cache statistics).
+runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 
 // The number of split-K scratch slots `plan` holds now (StreamScratch,
 // gemm_exec.h: at most StreamScratch::kMaxSlots unless slots were pinned), or

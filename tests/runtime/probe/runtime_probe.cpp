@@ -9,6 +9,16 @@
 //                                 print the mapped CUDA libraries.
 //   runtime_probe driver          load libcuda through the loader; print
 //                                 "driver loaded from <path>" or the status.
+//   runtime_probe fake-device     (OPGRAPH_LIBCUDA = the fake two-device driver,
+//                                 tests/runtime/fake_libcuda) the public device API:
+//                                 count, properties with ordinals, a device that does
+//                                 not exist, memory on device 1 round-tripped.
+//   runtime_probe fake-gemm-device
+//                                 (the same driver, a cache under REQUIRE_HIT) a gemm
+//                                 graph planned for device 1 and built: prints what
+//                                 building said (the miss names the arch it compiled
+//                                 for) and the driver's own lines say which device
+//                                 the engine opened.
 //   runtime_probe cache-worker ROOT TAG
 //                                 get every declared smoke specialisation plus
 //                                 one named by TAG through a CompiledCache at
@@ -20,9 +30,12 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "engines/smoke/smoke_kernels.h"
+#include "opgraph/device.h"
 #include "opgraph/device_properties.h"
+#include "opgraph/engine_info.h"
 #include "opgraph/graph.h"
 #include "runtime/compiled_cache.h"
 #include "runtime/loader.h"
@@ -82,6 +95,60 @@ int load_driver() {
   return 0;
 }
 
+int fake_device() {
+  auto count = device_count();
+  if (count.is_bad()) return std::printf("count: %s\n", count.status().to_string().c_str()), 1;
+  std::printf("count %d\n", *count);
+  for (int i = 0; i <= *count; ++i) {
+    auto p = read_device(i);
+    if (p.is_bad()) std::printf("read %d: %s\n", i, p.status().to_string().c_str());
+    else std::printf("read %d: ordinal %d %s %s %d SMs\n", i, p->ordinal, p->name.c_str(), p->arch().c_str(), p->sm_count);
+  }
+  auto bad = Device::open(-1);
+  std::printf("open -1: %s\n", bad.is_bad() ? bad.status().to_string().c_str() : "opened");
+  auto dev = Device::open(1);
+  if (dev.is_bad()) return std::printf("open 1: %s\n", dev.status().to_string().c_str()), 1;
+  std::printf("opened ordinal %d %s\n", dev->ordinal(), dev->properties().name.c_str());
+  std::vector<unsigned char> in(100), out(100, 0);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+  {
+    auto mem = DeviceMemory::allocate(*dev, in.size());
+    if (mem.is_bad()) return std::printf("allocate: %s\n", mem.status().to_string().c_str()), 1;
+    if (Status s = mem->upload(in.data(), in.size()); s.is_bad()) return std::printf("upload: %s\n", s.to_string().c_str()), 1;
+    if (Status s = mem->download(out.data(), out.size()); s.is_bad())
+      return std::printf("download: %s\n", s.to_string().c_str()), 1;
+    Status over = mem->upload(in.data(), in.size() + 1);
+    std::printf("upload past the end: %s\n", over.to_string().c_str());
+    std::printf("round trip %s\n", in == out ? "equal" : "DIFFERENT");
+  }
+  if (Status s = dev->synchronize(); s.is_bad()) return std::printf("synchronize: %s\n", s.to_string().c_str()), 1;
+  return 0;
+}
+
+int fake_gemm_device() {
+  Graph g;
+  g.set_name("gemm_on_device_1").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
+  auto a = g.tensor({1, 64, 64}, DataType::HALF, "a");
+  auto b = g.tensor({1, 64, 64}, DataType::HALF, "b");
+  auto c = g.matmul(a, b, Attributes().set_name("mm"));
+  c->set_output(true).set_name("c").set_data_type(DataType::HALF);
+  if (Status s = g.validate(); s.is_bad()) return std::printf("validate: %s\n", s.to_string().c_str()), 1;
+  auto target = read_device(1);
+  if (target.is_bad()) return std::printf("read 1: %s\n", target.status().to_string().c_str()), 1;
+  g.set_device_properties(*target);
+  if (Status s = g.create_execution_plans({HeurMode::FALLBACK}); s.is_bad())
+    return std::printf("plan: %s\n", s.to_string().c_str()), 1;
+  Status built = g.build_plans(BuildPlanPolicy::ALL);
+  std::printf("build_plans: %s\n", built.to_string().c_str());
+  for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
+    auto config = g.get_engine_and_knobs_at_index(i);
+    auto engine = engine_info(config->engine_id);
+    std::printf("plan %lld engine %s: %s\n", static_cast<long long>(i), engine.is_good() ? engine->name.c_str() : "backend",
+                g.get_plan_status_at_index(i).value().c_str());
+  }
+  return 0;
+}
+
 int cache_worker(const char* root, const char* tag) {
   runtime::CacheOptions options;
   options.root = root;
@@ -110,6 +177,8 @@ int main(int argc, char** argv) {
   if (mode == "plan") rc = plan_only();
   else if (mode == "compile") rc = compile_one();
   else if (mode == "driver") rc = load_driver();
+  else if (mode == "fake-device") rc = fake_device();
+  else if (mode == "fake-gemm-device") rc = fake_gemm_device();
   else if (mode == "cache-worker" && argc == 4) return cache_worker(argv[2], argv[3]);
   print_mapped_cuda_libraries();
   std::printf("done\n");

@@ -1,13 +1,13 @@
-// exec/device_buffer.h — the one owner of a device allocation outside the
-// engines: `opgraph run --device` (tools/cli_run_device.cpp), the GPU test
-// suites (tests/gpu, tests/gemm_gpu, tests/cudnn_gpu) and the GEMM benchmark
-// allocate operand and workspace memory through it.
+// runtime/device_buffer.h — the one owner of a device allocation outside the
+// engines: the public opgraph::DeviceMemory (opgraph/device.h, which `opgraph run
+// --device` and the Python tests use), the GPU test suites (tests/gpu,
+// tests/gemm_gpu, tests/cudnn_gpu) and the GEMM benchmark allocate operand and
+// workspace memory through it. It lives with the layer that owns the device.
 //
 // Header-only, over the loader's driver table (cuMemAlloc / cuMemFree /
-// cuMemcpyHtoD / cuMemcpyDtoH), so opgraph_exec itself stays free of CUDA:
-// only code that already links opgraph_runtime includes this file. The
-// allocation is made in, and freed in, the context current on the calling
-// thread (the caller keeps one current, e.g. through KernelRuntime::open).
+// cuMemcpyHtoD / cuMemcpyDtoH). The allocation is made in, and freed in, the
+// context current on the calling thread (the caller keeps one current, e.g.
+// through KernelRuntime::open or opgraph::Device::open).
 #pragma once
 
 #include <cstddef>
