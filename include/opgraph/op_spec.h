@@ -2,9 +2,12 @@
 //
 // Builders, validation, serialization, the reference engine and lowering all read
 // the same OpSpec. Adding an op is one record in src/ir/ops/<group>.cpp, its
-// builder, and its tests; nothing else switches over op kinds.
+// builder, the regenerated opgraph/ops.h (typed ports and attributes), its
+// reference kernel and lowering registrations, and its tests (docs/op_records.md);
+// nothing else switches over op kinds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -71,5 +74,8 @@ struct OpSpec {
 // The registry: every op of the IR, in a fixed order. Defined in src/ir/ops/registry.cpp.
 std::span<const OpSpec* const> all_op_specs();
 const OpSpec* find_op_spec(std::string_view name);
+// The record's position in all_op_specs() (ops::<Op>::kIndex of opgraph/ops.h);
+// tables keyed per op record (reference kernels, lowerings) are indexed by it.
+std::size_t op_index(const OpSpec& spec);
 
 }  // namespace opgraph

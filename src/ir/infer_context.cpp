@@ -7,11 +7,11 @@ namespace opgraph {
 
 static const Dims kEmpty;
 
-const Dims& InferContext::dims(std::string_view port) const {
+const Dims& InferContext::dims(ops::PortRef port) const {
   auto t = in(port);
   return t ? t->get_dim() : kEmpty;
 }
-DataType InferContext::dtype(std::string_view port) const {
+DataType InferContext::dtype(ops::PortRef port) const {
   auto t = in(port);
   return t ? t->get_data_type() : DataType::NOT_SET;
 }
@@ -35,10 +35,10 @@ std::string InferContext::where(std::string_view port) const {
   return s;
 }
 
-Status InferContext::fail_code(ErrorCode code, std::string_view port, const std::string& rule) const {
-  return {code, where(port) + ": " + rule};
+Status InferContext::fail_code(ErrorCode code, ops::PortRef port, const std::string& rule) const {
+  return {code, where(port.name) + ": " + rule};
 }
-Status InferContext::fail(std::string_view port, const std::string& rule) const {
+Status InferContext::fail(ops::PortRef port, const std::string& rule) const {
   return fail_code(ErrorCode::GRAPH_NOT_SUPPORTED, port, rule);
 }
 Status InferContext::fail_attr(std::string_view attr, const std::string& rule) const {
@@ -48,12 +48,12 @@ Status InferContext::fail_op(const std::string& rule) const {
   return {ErrorCode::GRAPH_NOT_SUPPORTED, where({}) + ": " + rule};
 }
 
-Status InferContext::require(std::string_view port) const {
+Status InferContext::require(ops::PortRef port) const {
   if (!has(port)) return fail_code(ErrorCode::ATTRIBUTE_NOT_SET, port, "input is required but not bound");
   return Status::ok();
 }
 
-Status InferContext::require_rank(std::string_view port, std::int64_t rank) const {
+Status InferContext::require_rank(ops::PortRef port, std::int64_t rank) const {
   OPGRAPH_CHECK(require(port));
   if (in(port)->rank() != rank)
     return fail(port, "rank must be " + std::to_string(rank) + ", got " + std::to_string(in(port)->rank()) + " " +
@@ -61,7 +61,7 @@ Status InferContext::require_rank(std::string_view port, std::int64_t rank) cons
   return Status::ok();
 }
 
-Status InferContext::require_rank_between(std::string_view port, std::int64_t lo, std::int64_t hi) const {
+Status InferContext::require_rank_between(ops::PortRef port, std::int64_t lo, std::int64_t hi) const {
   OPGRAPH_CHECK(require(port));
   auto r = in(port)->rank();
   if (r < lo || r > hi)
@@ -70,7 +70,7 @@ Status InferContext::require_rank_between(std::string_view port, std::int64_t lo
   return Status::ok();
 }
 
-Status InferContext::require_dtype_in(std::string_view port, std::initializer_list<DataType> allowed) const {
+Status InferContext::require_dtype_in(ops::PortRef port, std::initializer_list<DataType> allowed) const {
   OPGRAPH_CHECK(require(port));
   DataType t = dtype(port);
   for (DataType a : allowed)
@@ -80,27 +80,27 @@ Status InferContext::require_dtype_in(std::string_view port, std::initializer_li
   return fail(port, "data type must be one of {" + list + "}, got " + std::string(to_string(t)));
 }
 
-Status InferContext::require_floating(std::string_view port) const {
+Status InferContext::require_floating(ops::PortRef port) const {
   OPGRAPH_CHECK(require(port));
   if (!is_floating(dtype(port)))
     return fail(port, "data type must be floating point, got " + std::string(to_string(dtype(port))));
   return Status::ok();
 }
 
-Status InferContext::require_integer_index(std::string_view port) const {
+Status InferContext::require_integer_index(ops::PortRef port) const {
   return require_dtype_in(port, {DataType::INT32, DataType::INT64});
 }
 
-Status InferContext::require_same_dims(std::string_view port, std::string_view other) const {
+Status InferContext::require_same_dims(ops::PortRef port, ops::PortRef other) const {
   OPGRAPH_CHECK(require(port));
   OPGRAPH_CHECK(require(other));
   if (dims(port) != dims(other))
-    return fail(port, "dims " + dims_str(dims(port)) + " must equal those of port " + std::string(other) + " " +
+    return fail(port, "dims " + dims_str(dims(port)) + " must equal those of port " + std::string(other.name) + " " +
                           dims_str(dims(other)));
   return Status::ok();
 }
 
-Status InferContext::require_dim(std::string_view port, std::int64_t axis, std::int64_t expected,
+Status InferContext::require_dim(ops::PortRef port, std::int64_t axis, std::int64_t expected,
                                  const std::string& what) const {
   OPGRAPH_CHECK(require(port));
   const Dims& d = dims(port);
@@ -113,7 +113,7 @@ Status InferContext::require_dim(std::string_view port, std::int64_t axis, std::
   return Status::ok();
 }
 
-Status InferContext::require_numel(std::string_view port, std::int64_t n, const std::string& what) const {
+Status InferContext::require_numel(ops::PortRef port, std::int64_t n, const std::string& what) const {
   OPGRAPH_CHECK(require(port));
   if (in(port)->element_count() != n)
     return fail(port, "must hold " + std::to_string(n) + " elements (" + what + "), got dims " +
@@ -121,7 +121,7 @@ Status InferContext::require_numel(std::string_view port, std::int64_t n, const 
   return Status::ok();
 }
 
-Status InferContext::set_output(std::string_view port, Dims d, DataType dtype) {
+Status InferContext::set_output(ops::PortRef port, Dims d, DataType dtype) {
   TensorPtr t = out(port);
   if (!t) return Status::ok();  // conditional output not produced
   for (auto x : d)
@@ -137,7 +137,7 @@ Status InferContext::set_output(std::string_view port, Dims d, DataType dtype) {
   return Status::ok();
 }
 
-Status InferContext::require_user_output_dims(std::string_view port, Dims* d) {
+Status InferContext::require_user_output_dims(ops::PortRef port, Dims* d) {
   TensorPtr t = out(port);
   if (!t) return Status::ok();
   if (!t->dim_set_by_user() || t->get_dim().empty())

@@ -51,17 +51,25 @@ std::string attr_value_to_string(const AttrValue& v) {
 
 static const std::vector<TensorPtr> kNoTensors;
 
-TensorPtr Node::input(std::string_view port) const {
-  int i = spec_->input_index(port);
-  return i < 0 || inputs_[i].empty() ? nullptr : inputs_[i].front();
+const std::vector<TensorPtr>* Node::port_tensors(const ops::PortRef& port, bool input) const {
+  using Kind = ops::PortRef::Kind;
+  if (port.kind != Kind::STRING) ops::detail::check_port(*this, port, input);
+  const auto& side = input ? inputs_ : outputs_;
+  if (port.kind == Kind::TYPED) return &side[port.position];
+  int i = input ? spec_->input_index(port.name) : spec_->output_index(port.name);
+  return i < 0 ? nullptr : &side[static_cast<std::size_t>(i)];
 }
-TensorPtr Node::output(std::string_view port) const {
-  int i = spec_->output_index(port);
-  return i < 0 || outputs_[i].empty() ? nullptr : outputs_[i].front();
+TensorPtr Node::input(const ops::PortRef& port) const {
+  const auto* v = port_tensors(port, true);
+  return !v || v->empty() ? nullptr : v->front();
 }
-const std::vector<TensorPtr>& Node::inputs_of(std::string_view port) const {
-  int i = spec_->input_index(port);
-  return i < 0 ? kNoTensors : inputs_[i];
+TensorPtr Node::output(const ops::PortRef& port) const {
+  const auto* v = port_tensors(port, false);
+  return !v || v->empty() ? nullptr : v->front();
+}
+const std::vector<TensorPtr>& Node::inputs_of(const ops::PortRef& port) const {
+  const auto* v = port_tensors(port, true);
+  return v ? *v : kNoTensors;
 }
 
 const AttrValue* Node::attr(std::string_view key) const {

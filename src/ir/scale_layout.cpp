@@ -46,7 +46,7 @@ std::int64_t swizzle_128x4_element(const Swizzle128x4& s, const std::vector<std:
   return off + swizzle_128x4_offset(idx[s.row_axis], idx[s.col_axis], s.cols);
 }
 
-Status check_swizzle_128x4(const InferContext& c, std::string_view port, std::size_t blocked_axis, bool output) {
+Status check_swizzle_128x4(const InferContext& c, ops::PortRef port, std::size_t blocked_axis, bool output) {
   TensorPtr t = output ? c.out(port) : c.in(port);
   if (!t || t->get_reordering_type() != TensorReordering::F8_128x4) return Status::ok();
   const std::vector<std::int64_t> strides =

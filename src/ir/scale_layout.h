@@ -76,7 +76,7 @@ std::int64_t swizzle_128x4_element(const Swizzle128x4& s, const std::vector<std:
 // For op infer hooks: the tensor bound to `port` (input, or output when `output`)
 // is F8_128x4 with `blocked_axis` as its column axis. Fails naming op, node, port,
 // tensor and the rule "f8_128x4_layout".
-Status check_swizzle_128x4(const InferContext& c, std::string_view port, std::size_t blocked_axis,
+Status check_swizzle_128x4(const InferContext& c, ops::PortRef port, std::size_t blocked_axis,
                            bool output = false);
 
 }  // namespace opgraph

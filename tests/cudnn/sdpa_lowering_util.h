@@ -33,7 +33,7 @@ inline cu::LoweringOptions version(std::int64_t v) {
 }
 
 // Operation records of the plan, in order.
-inline std::vector<const DescriptorRecord*> ops(const LoweringPlan& p) {
+inline std::vector<const DescriptorRecord*> op_records(const LoweringPlan& p) {
   std::vector<const DescriptorRecord*> out;
   for (int i : p.operations) out.push_back(&p.records[static_cast<std::size_t>(i)]);
   return out;
@@ -48,14 +48,14 @@ inline std::int64_t mode_of(const LoweringPlan& p, const DescriptorRecord& op) {
 
 inline std::vector<std::int64_t> modes(const LoweringPlan& p) {
   std::vector<std::int64_t> m;
-  for (const auto* op : ops(p))
+  for (const auto* op : op_records(p))
     if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR) m.push_back(mode_of(p, *op));
   return m;
 }
 
 inline std::size_t count_type(const LoweringPlan& p, cudnnBackendDescriptorType_t t) {
   std::size_t c = 0;
-  for (const auto* op : ops(p)) c += op->type == t;
+  for (const auto* op : op_records(p)) c += op->type == t;
   return c;
 }
 

@@ -25,7 +25,7 @@ TEST(CudnnLoweringSdpa, CausalForwardIsTheComposite) {
   EXPECT_EQ(tk->dims, (D{f.s.b, f.s.h_k, f.s.d, f.s.s_kv}));
   EXPECT_EQ(tk->strides, (D{f.s.h_k * f.s.s_kv * f.s.d, f.s.d, 1, f.s.h_k * f.s.d}));
   EXPECT_EQ(p->records[tk->record].find(CUDNN_ATTR_TENSOR_DIMENSIONS)->ints, tk->dims);
-  auto o = ops(*p);
+  auto o = op_records(*p);
   ASSERT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR), 2u);
   ASSERT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR), 2u);
   EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR), 0u);
@@ -127,7 +127,7 @@ TEST(CudnnLoweringSdpa, NativeOperationByVersionAndGraph) {
     EXPECT_EQ(uid_at(*p14, bmm1, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC), f14.in.seq_len_kv->get_uid());
     EXPECT_EQ(ref(*p14, bmm1, CUDNN_ATTR_OPERATION_MATMUL_DESC).find(CUDNN_ATTR_MATMUL_PADDING_VALUE)->reals,
               (std::vector<double>{0.0}));
-    auto o = ops(*p14);
+    auto o = op_records(*p14);
     ASSERT_EQ(mode_of(*p14, *o[2]), CUDNN_POINTWISE_GEN_INDEX);
     const auto& gen = ref(*p14, *o[2], CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR);
     EXPECT_EQ(int_of(gen, CUDNN_ATTR_POINTWISE_AXIS), 2);
@@ -151,7 +151,7 @@ TEST(CudnnLoweringSdpa, SlidingWindowAndBottomRightBands) {
     EXPECT_EQ(std::count(m.begin(), m.end(), CUDNN_POINTWISE_CMP_GE), 1);
     EXPECT_EQ(std::count(m.begin(), m.end(), CUDNN_POINTWISE_CMP_GT), 1);
     EXPECT_EQ(std::count(m.begin(), m.end(), CUDNN_POINTWISE_BINARY_SELECT), 2);
-    for (const auto* op : ops(*p))
+    for (const auto* op : op_records(*p))
       if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && mode_of(*p, *op) == CUDNN_POINTWISE_ADD &&
           p->tensor(uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC))->by_value) {
         float w;
@@ -167,7 +167,7 @@ TEST(CudnnLoweringSdpa, SlidingWindowAndBottomRightBands) {
     auto p = f.lower(91400);
     ASSERT_TRUE(p.is_good()) << p.status().to_string();
     std::vector<std::int32_t> scalars;
-    for (const auto* op : ops(*p)) {
+    for (const auto* op : op_records(*p)) {
       auto md = mode_of(*p, *op);
       if (md != CUDNN_POINTWISE_ADD && md != CUDNN_POINTWISE_SUB) continue;
       const auto* t = p->tensor(uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC));
@@ -194,7 +194,7 @@ TEST(CudnnLoweringSdpa, PagedKvLoadsThroughThePageTables) {
   ASSERT_TRUE(p.is_good()) << p.status().to_string();
   ASSERT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR), 2u);
   EXPECT_EQ(p->min_cudnn_version, 90500);  // the engine declines the graph on an older libcudnn
-  auto o = ops(*p);
+  auto o = op_records(*p);
   const auto& lk = *o[0];
   EXPECT_EQ(uid_at(*p, lk, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC), f.k->get_uid());
   EXPECT_EQ(uid_at(*p, lk, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC), f.in.page_table_k->get_uid());

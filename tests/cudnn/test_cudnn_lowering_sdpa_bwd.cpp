@@ -44,7 +44,7 @@ TEST(CudnnLoweringSdpaBwd, GqaCausalBackwardComposite) {
   }
   EXPECT_EQ(p->caller_uids.size(), 9u);  // Q K V O dO Stats dQ dK dV
   // dV: full-head P^T dO then an ADD over the head group into dV.
-  auto o = ops(*p);
+  auto o = op_records(*p);
   const DescriptorRecord* red_dv = nullptr;
   for (const auto* op : o)
     if (op->type == CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR &&

@@ -24,7 +24,7 @@ using namespace sdpa_lowering_test;
 
 // The reduction whose Y is `uid` (nullptr: none).
 const DescriptorRecord* reduction_into(const LoweringPlan& p, std::int64_t uid) {
-  for (const auto* op : ops(p))
+  for (const auto* op : op_records(p))
     if (op->type == CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR &&
         uid_at(p, *op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC) == uid)
       return op;
@@ -54,7 +54,7 @@ void expect_alibi_slopes(const LoweringPlan& p, std::int64_t h_q) {
   }
   // It is the B operand of the MUL whose X is SUB(GEN_INDEX axis 3, GEN_INDEX axis 2).
   bool found = false;
-  for (const auto* op : ops(p)) {
+  for (const auto* op : op_records(p)) {
     if (op->type != CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR || mode_of(p, *op) != CUDNN_POINTWISE_MUL) continue;
     if (uid_at(p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC) != sl->uid) continue;
     found = true;
@@ -151,7 +151,7 @@ TEST(CudnnLoweringSdpaExtras, DbiasReducesDsOverTheBiasBroadcastAxes) {
     EXPECT_EQ(ds.find(CUDNN_ATTR_TENSOR_DIMENSIONS)->ints, (D{s.b, s.h_q, s.s_q, s.s_kv}));
     const std::int64_t ds_uid = int_of(ds, CUDNN_ATTR_TENSOR_UNIQUE_ID);
     const DescriptorRecord* producer = nullptr;
-    for (const auto* op : ops(*p))
+    for (const auto* op : op_records(*p))
       if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR &&
           uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC) == ds_uid)
         producer = op;
@@ -161,7 +161,7 @@ TEST(CudnnLoweringSdpaExtras, DbiasReducesDsOverTheBiasBroadcastAxes) {
     ASSERT_EQ(p->scratch.size(), 1u);
     EXPECT_EQ(count_type(*p, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR), 5u);
     bool dq_from_matmul = false;
-    for (const auto* op : ops(*p))
+    for (const auto* op : op_records(*p))
       if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR &&
           uid_at(*p, *op, CUDNN_ATTR_OPERATION_MATMUL_CDESC) == b.out.dQ->get_uid())
         dq_from_matmul = true;
@@ -184,7 +184,7 @@ TEST(CudnnLoweringSdpaExtras, SinkJoinsTheMaxAndTheSum) {
     const std::int64_t sink = f.in.sink_token->get_uid();
     // The sink is B of the pointwise MAX (with the row max) and X of SUB(sink, max), then EXP, ADD.
     std::vector<std::int64_t> with_sink;
-    for (const auto* op : ops(*p))
+    for (const auto* op : op_records(*p))
       if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR &&
           (uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC) == sink ||
            uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC) == sink))
@@ -197,7 +197,7 @@ TEST(CudnnLoweringSdpaExtras, SinkJoinsTheMaxAndTheSum) {
       EXPECT_EQ(reduction_into(*p, f.out.Max->get_uid()), nullptr);
       EXPECT_EQ(reduction_into(*p, f.out.Sum_exp->get_uid()), nullptr);
       std::vector<std::int64_t> into;
-      for (const auto* op : ops(*p))
+      for (const auto* op : op_records(*p))
         if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR) {
           const std::int64_t y = uid_at(*p, *op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC);
           if (y == f.out.Max->get_uid() || y == f.out.Sum_exp->get_uid()) into.push_back(mode_of(*p, *op));

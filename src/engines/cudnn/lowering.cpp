@@ -6,6 +6,7 @@
 #include "engines/cudnn/lowering.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "engines/cudnn/lowering_internal.h"
 
@@ -108,13 +109,13 @@ Status lower_matmul(Lowerer& l, const Node& n) {
   if (n.attr_is_set("padding"))
     l.set_real(desc, CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, n.get_float("padding"));
   int op = l.add(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, Lowerer::node_label(n), "matmul");
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, n, "A"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, n, "B"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, n, "C"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, n, ops::in::A));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, n, ops::in::B));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, n, ops::out::C));
   l.set_refs(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, {desc});
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, n, "M_override"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, n, "N_override"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, n, "K_override"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, n, ops::in::M_override));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, n, ops::in::N_override));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, n, ops::in::K_override));
   l.plan().operations.push_back(op);
   return Status::ok();
 }
@@ -140,21 +141,21 @@ Status lower_pointwise(Lowerer& l, const Node& n) {
     if (n.attr_is_set(key)) l.set_real(desc, attr, real_type, n.get_float(key));
   if (n.attr_is_set("axis")) {
     // The IR's axis counts in the tensor's own rank; the plan pads leading axes.
-    auto out = n.output("OUT_0");
+    auto out = n.output(ops::out::OUT_0);
     std::int64_t axis = n.get_int("axis") + (l.plan().rank - (out ? out->rank() : l.plan().rank));
     l.set_int(desc, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
   }
   int op = l.add(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, Lowerer::node_label(n), "pointwise");
   l.set_refs(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, {desc});
   if (is_backward_mode(mode)) {  // (dy, x) -> dx
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, n, "IN_0"));
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, "IN_1"));
-    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, n, "OUT_0"));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, n, ops::in::IN_0));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, ops::in::IN_1));
+    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, n, ops::out::OUT_0));
   } else {
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, "IN_0"));
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, n, "IN_1"));
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, n, "IN_2"));
-    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, n, "OUT_0"));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, ops::in::IN_0));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, n, ops::in::IN_1));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, n, ops::in::IN_2));
+    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, n, ops::out::OUT_0));
   }
   l.plan().operations.push_back(op);
   return Status::ok();
@@ -171,15 +172,31 @@ Status lower_reduction(Lowerer& l, const Node& n) {
   if (n.get_bool("is_deterministic"))
     l.set_int(desc, CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, 1);
   int op = l.add(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, Lowerer::node_label(n), "reduction");
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, n, "X"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, n, "Y"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, n, ops::in::X));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, n, ops::out::Y));
   l.set_refs(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, {desc});
   l.plan().operations.push_back(op);
   return Status::ok();
 }
 
+constexpr std::string_view kNotLoweredYet = "not lowered to the cuDNN backend yet";
+
+// This file's registrations, and the backend-lowerable ops without a cuDNN operation.
+const detail::LoweringRecord kCore[] = {
+    {ops::Matmul::kIndex, lower_matmul, {}},
+    {ops::Pointwise::kIndex, lower_pointwise, {}},
+    {ops::Reduction::kIndex, lower_reduction, {}},
+    {ops::MoeGroupedMatmulBwd::kIndex, nullptr, kNotLoweredYet},
+    {ops::Transpose::kIndex, nullptr, kNotLoweredYet},
+    {ops::Slice::kIndex, nullptr, kNotLoweredYet},
+    {ops::DiagonalBandMask::kIndex, nullptr, kNotLoweredYet},
+    {ops::Rope::kIndex, nullptr, kNotLoweredYet},
+    {ops::RopeBackward::kIndex, nullptr, kNotLoweredYet},
+};
+
 }  // namespace
 
+std::span<const detail::LoweringRecord> detail::core_lowerings() { return kCore; }
 
 const AttrRecord* DescriptorRecord::find(cudnnBackendAttributeName_t name) const {
   for (const auto& a : attrs)
@@ -231,18 +248,34 @@ std::string cudnn_version_string(std::int64_t v) {
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 
+namespace detail {
+
+const LoweringRecord* find_lowering(const OpSpec& op) {
+  static const std::vector<const LoweringRecord*> kByRecord = [] {
+    using Table = std::span<const LoweringRecord> (*)();
+    static constexpr Table kTables[] = {core_lowerings, norm_lowerings, bn_lowerings, conv_lowerings,
+                                        tensor_op_lowerings, sdpa_lowerings};
+    std::vector<const LoweringRecord*> v(all_op_specs().size(), nullptr);
+    for (Table table : kTables)
+      for (const LoweringRecord& r : table()) {
+        if (r.op >= v.size()) throw std::logic_error("cudnn lowering registered for an op index outside the registry");
+        if (v[r.op]) throw std::logic_error("op '" + std::string(all_op_specs()[r.op]->name) + "' has two cudnn lowerings");
+        v[r.op] = &r;
+      }
+    return v;
+  }();
+  return kByRecord[op_index(op)];
+}
+
+}  // namespace detail
+
 const std::vector<std::string>& lowered_ops() {
-  static const std::vector<std::string> ops = {"matmul", "pointwise", "reduction", "layernorm", "rmsnorm",
-                                               "batchnorm", "batchnorm_inference", "instancenorm", "adalayernorm",
-                                               "layernorm_backward", "rmsnorm_backward", "batchnorm_backward",
-                                               "instancenorm_backward", "adalayernorm_backward",
-                                               "conv_fprop", "conv_dgrad", "conv_wgrad",
-                                               "genstats", "bn_finalize", "dbn_weight",
-                                               "reshape", "concatenate", "rng", "resample",
-                                               "block_scale_quantize", "block_scale_dequantize",
-                                               "paged_cache_load", "moe_grouped_matmul",
-                                               "sdpa", "sdpa_backward", "sdpa_fp8", "sdpa_fp8_backward",
-                                               "sdpa_mxfp8", "sdpa_mxfp8_backward"};
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v;
+    for (const OpSpec* s : all_op_specs())
+      if (const detail::LoweringRecord* r = detail::find_lowering(*s); r && r->fn) v.emplace_back(s->name);
+    return v;
+  }();
   return ops;
 }
 
@@ -252,12 +285,11 @@ Result<LoweringPlan> lower(const OpGraph& g, const LoweringOptions& options) {
   // Refuse first (cheap and names the op), then size the common rank.
   const Node* first_conv = nullptr;
   for (const auto& n : g.nodes()) {
-    std::string_view op = n->op();
     if (!n->spec().backend_lowerable)
       return Lowerer::decline(*n, "engine-only op: cuDNN has no operation for it");
-    if (std::find(lowered_ops().begin(), lowered_ops().end(), op) == lowered_ops().end())
-      return Lowerer::decline(*n, "not lowered to the cuDNN backend yet");
-    if (detail::is_conv(op)) {
+    const detail::LoweringRecord* r = detail::find_lowering(n->spec());
+    if (!r || !r->fn) return Lowerer::decline(*n, std::string(r ? r->missing : kNotLoweredYet));
+    if (detail::is_conv(n->spec())) {
       if (first_conv)
         return Lowerer::decline(*n, "cuDNN's engines take one convolution per operation graph (" +
                                         Lowerer::node_label(*first_conv) + " is the first): build one graph each");
@@ -273,7 +305,6 @@ Result<LoweringPlan> lower(const OpGraph& g, const LoweringOptions& options) {
   }
   Lowerer l(g, plan, options);
   for (const auto& n : g.nodes()) {
-    std::string_view op = n->op();
     // The node's tensors first: every reference points at an earlier record.
     for (const auto* side : {&n->inputs(), &n->outputs()})
       for (const auto& port : *side)
@@ -282,17 +313,7 @@ Result<LoweringPlan> lower(const OpGraph& g, const LoweringOptions& options) {
             auto r = l.tensor(t);
             if (r.is_bad()) return r.status();
           }
-    Status s;
-    if (op == "matmul") s = lower_matmul(l, *n);
-    else if (op == "pointwise") s = lower_pointwise(l, *n);
-    else if (op == "reduction") s = lower_reduction(l, *n);
-    else if (detail::is_norm_forward(op)) s = detail::lower_norm_forward(l, *n);
-    else if (detail::is_norm_backward(op)) s = detail::lower_norm_backward(l, *n);
-    else if (detail::is_conv(op)) s = detail::lower_conv(l, *n);
-    else if (detail::is_bn_op(op)) s = detail::lower_bn_op(l, *n);
-    else if (detail::is_tensor_op(op)) s = detail::lower_tensor_op(l, *n);
-    else if (detail::is_sdpa(op)) s = detail::lower_sdpa(l, *n);
-    OPGRAPH_CHECK(s);
+    OPGRAPH_CHECK(detail::find_lowering(n->spec())->fn(l, *n));
   }
   int og = l.add(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph '" + g.context().name + "'");
   l.set_refs(og, CUDNN_ATTR_OPERATIONGRAPH_OPS, plan.operations);

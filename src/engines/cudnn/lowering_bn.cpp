@@ -58,10 +58,10 @@ Status bind_all(Lowerer& l, int op, const Node& n, const PortAttr (&table)[N]) {
 }
 
 Status lower_inference_composite(Lowerer& l, const Node& n) {
-  TensorPtr x = n.input("X");
+  TensorPtr x = n.input(ops::in::X);
   auto rec_of = [&](std::string_view port) { return l.tensor(n.input(port)); };
   auto rx = l.tensor(x), rm = rec_of("MEAN"), rv = rec_of("INV_VARIANCE"), rs = rec_of("SCALE"), rb = rec_of("BIAS");
-  auto ry = l.tensor(n.output("Y"));
+  auto ry = l.tensor(n.output(ops::out::Y));
   for (const auto* r : {&rx, &rm, &rv, &rs, &rb, &ry})
     if (r->is_bad()) return r->status();
   const std::string base = n.name();
@@ -77,35 +77,42 @@ Status lower_inference_composite(Lowerer& l, const Node& n) {
   return Status::ok();
 }
 
-constexpr std::string_view kOps[] = {"genstats", "bn_finalize", "dbn_weight", "batchnorm_inference"};
-
-}  // namespace
-
-bool is_bn_op(std::string_view op) { return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps); }
-
-Status lower_bn_op(Lowerer& l, const Node& n) {
-  const std::string op_name(n.op());
-  if (op_name == "batchnorm_inference") return lower_inference_composite(l, n);
-  std::int64_t prec = l.compute_type(n);
-  int op = -1;
-  if (op_name == "genstats") {
-    op = l.add(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR, Lowerer::node_label(n), op_name);
-    l.set_int(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, CUDNN_GENSTATS_SUM_SQSUM);
-    l.set_int(op, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
-    OPGRAPH_CHECK(bind_all(l, op, n, kGenstats));
-  } else if (op_name == "bn_finalize") {
-    op = l.add(CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR, Lowerer::node_label(n), op_name);
-    l.set_int(op, CUDNN_ATTR_OPERATION_BN_FINALIZE_STATS_MODE, CUDNN_TYPE_BN_FINALIZE_STATS_MODE,
-              CUDNN_BN_FINALIZE_STATISTICS_TRAINING);
-    l.set_int(op, CUDNN_ATTR_OPERATION_BN_FINALIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
-    OPGRAPH_CHECK(bind_all(l, op, n, kFinalize));
-  } else {  // dbn_weight
-    op = l.add(CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR, Lowerer::node_label(n), op_name);
-    l.set_int(op, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
-    OPGRAPH_CHECK(bind_all(l, op, n, kDbnWeight));
-  }
+Status lower_genstats(Lowerer& l, const Node& n) {
+  int op = l.add(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR, Lowerer::node_label(n), std::string(n.op()));
+  l.set_int(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, CUDNN_GENSTATS_SUM_SQSUM);
+  l.set_int(op, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  OPGRAPH_CHECK(bind_all(l, op, n, kGenstats));
   l.plan().operations.push_back(op);
   return Status::ok();
 }
+
+Status lower_bn_finalize(Lowerer& l, const Node& n) {
+  int op = l.add(CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR, Lowerer::node_label(n), std::string(n.op()));
+  l.set_int(op, CUDNN_ATTR_OPERATION_BN_FINALIZE_STATS_MODE, CUDNN_TYPE_BN_FINALIZE_STATS_MODE,
+            CUDNN_BN_FINALIZE_STATISTICS_TRAINING);
+  l.set_int(op, CUDNN_ATTR_OPERATION_BN_FINALIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  OPGRAPH_CHECK(bind_all(l, op, n, kFinalize));
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+Status lower_dbn_weight(Lowerer& l, const Node& n) {
+  int op = l.add(CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR, Lowerer::node_label(n), std::string(n.op()));
+  l.set_int(op, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
+  OPGRAPH_CHECK(bind_all(l, op, n, kDbnWeight));
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+const LoweringRecord kLowerings[] = {
+    {ops::Genstats::kIndex, lower_genstats, {}},
+    {ops::BnFinalize::kIndex, lower_bn_finalize, {}},
+    {ops::DbnWeight::kIndex, lower_dbn_weight, {}},
+    {ops::BatchnormInference::kIndex, lower_inference_composite, {}},
+};
+
+}  // namespace
+
+std::span<const LoweringRecord> bn_lowerings() { return kLowerings; }
 
 }  // namespace opgraph::engines::cudnn::detail

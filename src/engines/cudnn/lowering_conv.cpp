@@ -14,40 +14,37 @@ std::vector<std::int64_t> list_or(const Node& n, std::string_view key, std::size
 }
 
 struct ConvRow {
-  std::string_view op;
+  std::size_t op;  // ops::<Op>::kIndex
   cudnnBackendDescriptorType_t type;
   cudnnBackendAttributeName_t alpha, beta, desc;
   std::string_view in0, in1, out;
   cudnnBackendAttributeName_t a0, a1, ao;
 };
 const ConvRow kConv[] = {
-    {"conv_fprop", CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+    {ops::ConvFprop::kIndex, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, "X", "W", "Y",
      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y},
-    {"conv_dgrad", CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+    {ops::ConvDgrad::kIndex, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, "DY", "W", "DX", CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX},
-    {"conv_wgrad", CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+    {ops::ConvWgrad::kIndex, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA,
      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, "DY", "X", "DW",
      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW},
 };
 
-}  // namespace
-
-bool is_conv(std::string_view op) {
+const ConvRow* row_of(const OpSpec& spec) {
+  const std::size_t op = op_index(spec);
   for (const auto& r : kConv)
-    if (r.op == op) return true;
-  return false;
+    if (r.op == op) return &r;
+  return nullptr;
 }
 
 Status lower_conv(Lowerer& l, const Node& n) {
-  const ConvRow* row = nullptr;
-  for (const auto& r : kConv)
-    if (r.op == n.op()) row = &r;
+  const ConvRow* row = row_of(n.spec());
   auto out = n.output(row->out);
   std::size_t spatial = out && out->rank() > 2 ? static_cast<std::size_t>(out->rank() - 2) : 0;
   if (spatial == 0) return Lowerer::decline(n, "a convolution needs at least one spatial axis");
@@ -58,8 +55,8 @@ Status lower_conv(Lowerer& l, const Node& n) {
                    std::string(n.op()));
   l.set_int(desc, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, prec);
   l.set_int(desc, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE,
-            n.get_string("convolution_mode", "CROSS_CORRELATION") == "CONVOLUTION" ? CUDNN_CONVOLUTION
-                                                                                   : CUDNN_CROSS_CORRELATION);
+            ops::attr::convolution_mode(n) == ops::ConvolutionMode::CONVOLUTION ? CUDNN_CONVOLUTION
+                                                                                : CUDNN_CROSS_CORRELATION);
   l.set_int(desc, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, static_cast<std::int64_t>(spatial));
   l.set_ints(desc, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pre);
   l.set_ints(desc, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, post);
@@ -76,5 +73,17 @@ Status lower_conv(Lowerer& l, const Node& n) {
   l.plan().operations.push_back(op);
   return Status::ok();
 }
+
+const LoweringRecord kLowerings[] = {
+    {ops::ConvFprop::kIndex, lower_conv, {}},
+    {ops::ConvDgrad::kIndex, lower_conv, {}},
+    {ops::ConvWgrad::kIndex, lower_conv, {}},
+};
+
+}  // namespace
+
+bool is_conv(const OpSpec& op) { return row_of(op) != nullptr; }
+
+std::span<const LoweringRecord> conv_lowerings() { return kLowerings; }
 
 }  // namespace opgraph::engines::cudnn::detail

@@ -8,11 +8,13 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "engines/cudnn/lowering.h"
 #include "opgraph/node.h"
 #include "opgraph/op_graph.h"
+#include "opgraph/ops.h"
 
 namespace opgraph::engines::cudnn::detail {
 
@@ -37,8 +39,8 @@ class Lowerer {
   void set_refs(int i, cudnnBackendAttributeName_t n, std::vector<int> refs);
   // Binds the tensor at `port` of `node` (input or output) to attribute n of record i;
   // an unbound optional port sets nothing.
-  Status bind_in(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port);
-  Status bind_out(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port);
+  Status bind_in(int i, cudnnBackendAttributeName_t n, const Node& node, const ops::PortRef& port);
+  Status bind_out(int i, cudnnBackendAttributeName_t n, const Node& node, const ops::PortRef& port);
 
   // A virtual tensor of the lowering's own (composite lowerings): `like`'s
   // padded dims and strides, the graph's intermediate type (else FLOAT), a uid
@@ -88,19 +90,28 @@ class Lowerer {
   std::int64_t next_uid_ = -1;  // composite virtuals; -1 until first use
 };
 
-// Per-group lowerings: append the op's records and its operation index to the plan.
-Status lower_norm_forward(Lowerer& l, const Node& node);
-Status lower_norm_backward(Lowerer& l, const Node& node);
-bool is_norm_forward(std::string_view op);
-bool is_norm_backward(std::string_view op);
-Status lower_conv(Lowerer& l, const Node& node);  // lowering_conv.cpp
-bool is_conv(std::string_view op);
-Status lower_bn_op(Lowerer& l, const Node& node);  // lowering_bn.cpp
-bool is_bn_op(std::string_view op);
-Status lower_tensor_op(Lowerer& l, const Node& node);  // lowering_tensor_ops.cpp
-bool is_tensor_op(std::string_view op);
-Status lower_sdpa(Lowerer& l, const Node& node);  // lowering_sdpa*.cpp: the six SDPA ops
-bool is_sdpa(std::string_view op);
+// Lowerings are registered per op record: each group file lists its ops'
+// lowerings under their record (ops::<Op>::kIndex); lower() dispatches through
+// find_lowering. A backend-lowerable op cuDNN has no operation for (yet) is
+// registered without a function and with the reason it declines; an
+// ENGINE_ONLY op is not registered (tests/cudnn/test_cudnn_lowering_registry.cpp
+// walks the registry).
+using LowerFn = Status (*)(Lowerer& l, const Node& node);
+struct LoweringRecord {
+  std::size_t op;             // ops::<Op>::kIndex
+  LowerFn fn;                 // appends the op's records and its operation index to the plan
+  std::string_view missing;   // fn == nullptr: why the op declines
+};
+std::span<const LoweringRecord> core_lowerings();         // lowering.cpp: matmul, pointwise, reduction, unlowered ops
+std::span<const LoweringRecord> norm_lowerings();         // lowering_norm.cpp
+std::span<const LoweringRecord> bn_lowerings();           // lowering_bn.cpp
+std::span<const LoweringRecord> conv_lowerings();         // lowering_conv.cpp
+std::span<const LoweringRecord> tensor_op_lowerings();    // lowering_tensor_ops.cpp
+std::span<const LoweringRecord> sdpa_lowerings();         // lowering_sdpa*.cpp: the six SDPA ops
+// The registration of an op record (nullptr: none, an ENGINE_ONLY op). Two for
+// one record throw std::logic_error on first use.
+const LoweringRecord* find_lowering(const OpSpec& op);
+bool is_conv(const OpSpec& op);
 // The by-value scalar encoding of lowering.cpp (false: no host encoding for `t`).
 bool scalar_bytes(const ScalarValue& v, DataType t, std::array<unsigned char, 8>& out);
 

@@ -64,7 +64,7 @@ void Lowerer::set_refs(int i, cudnnBackendAttributeName_t n, std::vector<int> re
   rec(i).attrs.push_back(std::move(a));
 }
 
-Status Lowerer::bind_in(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port) {
+Status Lowerer::bind_in(int i, cudnnBackendAttributeName_t n, const Node& node, const ops::PortRef& port) {
   TensorPtr t = node.input(port);
   if (!t) return Status::ok();
   auto r = tensor(t);
@@ -73,7 +73,7 @@ Status Lowerer::bind_in(int i, cudnnBackendAttributeName_t n, const Node& node, 
   return Status::ok();
 }
 
-Status Lowerer::bind_out(int i, cudnnBackendAttributeName_t n, const Node& node, std::string_view port) {
+Status Lowerer::bind_out(int i, cudnnBackendAttributeName_t n, const Node& node, const ops::PortRef& port) {
   TensorPtr t = node.output(port);
   if (!t) return Status::ok();
   auto r = tensor(t);

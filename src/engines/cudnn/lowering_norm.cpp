@@ -4,6 +4,7 @@
 // composite: lowering_bn.cpp). Port → attribute tables
 // are data; the mode and phase come from the op name and its forward_phase.
 #include <algorithm>
+#include <stdexcept>
 
 #include "engines/cudnn/lowering_internal.h"
 
@@ -11,17 +12,26 @@ namespace opgraph::engines::cudnn::detail {
 namespace {
 
 struct NormRow {
-  std::string_view op;
+  std::size_t op;  // ops::<Op>::kIndex
   cudnnBackendNormMode_t mode;
 };
-const NormRow kForward[] = {{"layernorm", CUDNN_LAYER_NORM},       {"rmsnorm", CUDNN_RMS_NORM},
-                            {"batchnorm", CUDNN_BATCH_NORM},
-                            {"instancenorm", CUDNN_INSTANCE_NORM}, {"adalayernorm", CUDNN_ADA_LAYER_NORM}};
-const NormRow kBackward[] = {{"layernorm_backward", CUDNN_LAYER_NORM},
-                             {"rmsnorm_backward", CUDNN_RMS_NORM},
-                             {"batchnorm_backward", CUDNN_BATCH_NORM},
-                             {"instancenorm_backward", CUDNN_INSTANCE_NORM},
-                             {"adalayernorm_backward", CUDNN_ADA_LAYER_NORM}};
+const NormRow kForward[] = {{ops::Layernorm::kIndex, CUDNN_LAYER_NORM},
+                            {ops::Rmsnorm::kIndex, CUDNN_RMS_NORM},
+                            {ops::Batchnorm::kIndex, CUDNN_BATCH_NORM},
+                            {ops::Instancenorm::kIndex, CUDNN_INSTANCE_NORM},
+                            {ops::Adalayernorm::kIndex, CUDNN_ADA_LAYER_NORM}};
+const NormRow kBackward[] = {{ops::LayernormBackward::kIndex, CUDNN_LAYER_NORM},
+                             {ops::RmsnormBackward::kIndex, CUDNN_RMS_NORM},
+                             {ops::BatchnormBackward::kIndex, CUDNN_BATCH_NORM},
+                             {ops::InstancenormBackward::kIndex, CUDNN_INSTANCE_NORM},
+                             {ops::AdalayernormBackward::kIndex, CUDNN_ADA_LAYER_NORM}};
+
+const NormRow& row_of(std::span<const NormRow> rows, const Node& n) {
+  const std::size_t op = op_index(n.spec());
+  for (const NormRow& r : rows)
+    if (r.op == op) return r;
+  throw std::logic_error("cudnn norm lowering registered for op '" + std::string(n.op()) + "' without a mode row");
+}
 
 struct PortAttr {
   std::string_view port;
@@ -59,7 +69,7 @@ bool has_port(const Node& n, std::string_view port) {
 Status bind_peer_stats(Lowerer& l, int op, const Node& n, cudnnBackendAttributeName_t attr) {
   if (!has_port(n, "PEER_STATS")) return Status::ok();
   std::vector<int> refs;
-  for (const auto& t : n.inputs_of("PEER_STATS")) {
+  for (const auto& t : n.inputs_of(ops::in::PEER_STATS)) {
     if (!t) continue;
     auto r = l.tensor(t);
     if (r.is_bad()) return r.status();
@@ -69,18 +79,12 @@ Status bind_peer_stats(Lowerer& l, int op, const Node& n, cudnnBackendAttributeN
   return Status::ok();
 }
 
-}  // namespace
-
-bool is_norm_forward(std::string_view op) {
-  return std::any_of(std::begin(kForward), std::end(kForward), [&](const NormRow& r) { return r.op == op; });
-}
-bool is_norm_backward(std::string_view op) {
-  return std::any_of(std::begin(kBackward), std::end(kBackward), [&](const NormRow& r) { return r.op == op; });
-}
-
 Status lower_norm_forward(Lowerer& l, const Node& n) {
-  auto row = std::find_if(std::begin(kForward), std::end(kForward), [&](const NormRow& r) { return r.op == n.op(); });
-  bool inference = n.op() != "batchnorm" && n.get_string("forward_phase", "TRAINING") == "INFERENCE";
+  const NormRow* row = &row_of(kForward, n);
+  // The IR's reading of the phase (the record's conditional outputs use the same
+  // accessor): TRAINING only when set so; batchnorm has no phase and always trains.
+  const bool has_phase = n.spec().find_attr("forward_phase") != nullptr;
+  const bool inference = has_phase && ops::attr::forward_phase(n) != ops::ForwardPhase::TRAINING;
   int op = l.add(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, Lowerer::node_label(n), std::string(n.op()));
   l.set_int(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, row->mode);
   l.set_int(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE,
@@ -94,7 +98,7 @@ Status lower_norm_forward(Lowerer& l, const Node& n) {
 }
 
 Status lower_norm_backward(Lowerer& l, const Node& n) {
-  auto row = std::find_if(std::begin(kBackward), std::end(kBackward), [&](const NormRow& r) { return r.op == n.op(); });
+  const NormRow* row = &row_of(kBackward, n);
   int op = l.add(CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR, Lowerer::node_label(n), std::string(n.op()));
   l.set_int(op, CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, row->mode);
   for (const auto& [port, attr] : kBackwardIn)
@@ -104,5 +108,21 @@ Status lower_norm_backward(Lowerer& l, const Node& n) {
   l.plan().operations.push_back(op);
   return Status::ok();
 }
+
+const LoweringRecord kLowerings[] = {
+    {ops::Layernorm::kIndex, lower_norm_forward, {}},
+    {ops::Rmsnorm::kIndex, lower_norm_forward, {}},
+    {ops::Batchnorm::kIndex, lower_norm_forward, {}},
+    {ops::Instancenorm::kIndex, lower_norm_forward, {}},
+    {ops::Adalayernorm::kIndex, lower_norm_forward, {}},
+    {ops::LayernormBackward::kIndex, lower_norm_backward, {}},
+    {ops::RmsnormBackward::kIndex, lower_norm_backward, {}},
+    {ops::BatchnormBackward::kIndex, lower_norm_backward, {}},
+    {ops::InstancenormBackward::kIndex, lower_norm_backward, {}},
+    {ops::AdalayernormBackward::kIndex, lower_norm_backward, {}},
+};
+}  // namespace
+
+std::span<const LoweringRecord> norm_lowerings() { return kLowerings; }
 
 }  // namespace opgraph::engines::cudnn::detail

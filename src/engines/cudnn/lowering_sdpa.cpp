@@ -97,7 +97,7 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
   if (n.attr_is_set("dropout_probability") && n.get_float("dropout_probability") > 0.0)
     return decline_rule(n, "attribute 'dropout_probability'", "dropout_not_lowered",
                         "dropout (Philox RNG masks) is not lowered to the cuDNN backend");
-  if (n.input("Dropout_mask"))
+  if (n.input(ops::in::Dropout_mask))
     return decline_rule(n, "port 'Dropout_mask'", "dropout_not_lowered", "a user dropout mask is not lowered");
   if (backward) {
     if (n.get_bool("use_deterministic_algorithm"))
@@ -109,7 +109,7 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
     if (mx != se)
       return decline_rule(n, std::string("attribute '") + (mx ? "score_max" : "score_sum_exp") + "'",
                           "max_sum_exp_together", "the composite softmax outputs Max and Sum_exp together or neither");
-    if (mx && n.output("Stats"))
+    if (mx && n.output(ops::out::Stats))
       return decline_rule(n, "attribute 'generate_stats'", "stats_or_max_sum_exp",
                           "the composite softmax outputs Stats, or Max and Sum_exp, not both");
     if (n.get_bool("unfuse_fma"))
@@ -125,16 +125,16 @@ std::string native_refusal(const Node& n, const Geom& g, std::int64_t v) {
   if (n.get_string("implementation", "AUTO") == "COMPOSITE") return "implementation is COMPOSITE";
   ops::sdpa::Band band = ops::sdpa::band_of(n);
   if (band.left || band.right) return "causal / sliding-window masks need the native subgraph of cuDNN >= 9.21";
-  if (n.input("Bias")) return "a Bias needs the native subgraph of cuDNN >= 9.21";
+  if (n.input(ops::in::Bias)) return "a Bias needs the native subgraph of cuDNN >= 9.21";
   if (n.get_bool("use_alibi_mask")) return "ALiBi needs the native subgraph of cuDNN >= 9.21";
-  if (n.input("SINK_TOKEN")) return "a SINK_TOKEN in the native operation needs cuDNN >= 9.21";
+  if (n.input(ops::in::SINK_TOKEN)) return "a SINK_TOKEN in the native operation needs cuDNN >= 9.21";
   if (n.get_bool("score_max") || n.get_bool("score_sum_exp"))
     return "the Max / Sum_exp outputs of the native operation need cuDNN >= 9.21";
   if ((g.padding || g.paged) && v < 91500) return "seq lens / paged K/V in the native operation need cuDNN >= 9.15";
-  if (n.input("Block_mask") && v < 91400) return "a block mask needs cuDNN >= 9.14";
+  if (n.input(ops::in::Block_mask) && v < 91400) return "a block mask needs cuDNN >= 9.14";
   for (const char* p : {"Q", "K", "V"})
     if (n.input(p)->get_ragged_offset()) return "ragged (THD) tensors go through the composite";
-  if (auto o = n.output("O"); o && o->get_ragged_offset()) return "ragged (THD) tensors go through the composite";
+  if (auto o = n.output(ops::out::O); o && o->get_ragged_offset()) return "ragged (THD) tensors go through the composite";
   return "";
 }
 
@@ -142,7 +142,7 @@ Status lower_forward_native(Builder& bld) {
   Lowerer& l = bld.lowerer();
   const Node& n = bld.node();
   // A scale attribute travels as a by-value scalar (created first: references point backwards).
-  const int scale = !n.input("Attn_scale") && n.attr_is_set("attn_scale") ? bld.scalar_f(n.get_float("attn_scale")) : -1;
+  const int scale = !n.input(ops::in::Attn_scale) && n.attr_is_set("attn_scale") ? bld.scalar_f(n.get_float("attn_scale")) : -1;
   OPGRAPH_CHECK(bld.status());
   int op = l.add(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, Lowerer::node_label(n) + " (native SDPA)", "sdpa");
   const std::pair<std::string_view, cudnnBackendAttributeName_t> ins[] = {
@@ -156,8 +156,8 @@ Status lower_forward_native(Builder& bld) {
       {"SEQ_LEN_Q", CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC},
       {"SEQ_LEN_KV", CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC}};
   for (const auto& [port, attr] : ins) OPGRAPH_CHECK(l.bind_in(op, attr, n, port));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, n, "O"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, n, "Stats"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, n, ops::out::O));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, n, ops::out::Stats));
   if (scale >= 0) l.set_refs(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, {scale});
   l.plan().operations.push_back(op);
   return Status::ok();
@@ -167,13 +167,13 @@ Status lower_forward_native(Builder& bld) {
 
 Geom geom_of(const Node& n) {
   Geom g;
-  const auto &q = n.input("Q")->get_dim(), &k = n.input("K")->get_dim(), &v = n.input("V")->get_dim();
+  const auto &q = n.input(ops::in::Q)->get_dim(), &k = n.input(ops::in::K)->get_dim(), &v = n.input(ops::in::V)->get_dim();
   g.b = q[0]; g.h_q = q[1]; g.s_q = q[2]; g.d_qk = q[3];
   g.h_k = k[1]; g.h_v = v[1]; g.d_v = v[3];
-  g.paged = n.input("Page_table_K") != nullptr;
+  g.paged = n.input(ops::in::Page_table_K) != nullptr;
   g.s_kv = g.paged ? n.get_int("paged_attention_max_seq_len_kv") : k[2];
   g.padding = n.get_bool("use_padding_mask");
-  g.io = n.input("Q")->get_data_type();
+  g.io = n.input(ops::in::Q)->get_data_type();
   return g;
 }
 
@@ -186,9 +186,9 @@ Status check_not_failed(const Node& n, bool backward) {
   if (!backward && (n.get_bool("score_max") || n.get_bool("score_sum_exp")))
     return decline_rule(n, "attribute 'score_max'", rule,
                         "the composite's Max / Sum_exp outputs came back unwritten on cuDNN 9.14" + see);
-  if (backward && n.output("DSINK_TOKEN"))
+  if (backward && n.output(ops::out::DSINK_TOKEN))
     return decline_rule(n, "output 'DSINK_TOKEN'", rule, "cuDNN 9.14 lists no engine for the DSINK_TOKEN backward" + see);
-  if (backward && n.input("SINK_TOKEN"))
+  if (backward && n.input(ops::in::SINK_TOKEN))
     return decline_rule(n, "port 'SINK_TOKEN'", rule,
                         "cuDNN 9.14 refused the sink backward's variant pack at execute (BAD_PARAM_NULL_POINTER)" + see);
   return Status::ok();
@@ -206,7 +206,7 @@ Status lower_sdpa_node(Lowerer& l, const Node& n) {
   if (why.empty()) return lower_forward_native(bld);
   if (n.get_string("implementation", "AUTO") == "UNIFIED")
     return decline_rule(n, "attribute 'implementation'", "unified_not_available", "UNIFIED was asked for, but " + why);
-  if (n.input("Block_mask"))
+  if (n.input(ops::in::Block_mask))
     return decline_rule(n, "port 'Block_mask'", "block_mask_native_only",
                         "a block mask exists only in the native SDPA operation, and " + why);
   return lower_forward_composite(bld, g);
@@ -214,11 +214,17 @@ Status lower_sdpa_node(Lowerer& l, const Node& n) {
 
 }  // namespace sdpa
 
-bool is_sdpa(std::string_view op) {
-  return op == "sdpa" || op == "sdpa_backward" || op == "sdpa_fp8" || op == "sdpa_fp8_backward" ||
-         op == "sdpa_mxfp8" || op == "sdpa_mxfp8_backward";
-}
+namespace {
+const LoweringRecord kLowerings[] = {
+    {ops::Sdpa::kIndex, sdpa::lower_sdpa_node, {}},
+    {ops::SdpaBackward::kIndex, sdpa::lower_sdpa_node, {}},
+    {ops::SdpaFp8::kIndex, sdpa::lower_sdpa_node, {}},
+    {ops::SdpaFp8Backward::kIndex, sdpa::lower_sdpa_node, {}},
+    {ops::SdpaMxfp8::kIndex, sdpa::lower_sdpa_node, {}},
+    {ops::SdpaMxfp8Backward::kIndex, sdpa::lower_sdpa_node, {}},
+};
+}  // namespace
 
-Status lower_sdpa(Lowerer& l, const Node& n) { return sdpa::lower_sdpa_node(l, n); }
+std::span<const LoweringRecord> sdpa_lowerings() { return kLowerings; }
 
 }  // namespace opgraph::engines::cudnn::detail

@@ -40,17 +40,17 @@ int transposed(Builder& bld, int x, DataType dt, int ragged_record = -1) {
 
 Status lower_backward_composite(Builder& bld, const Geom& g) {
   const Node& n = bld.node();
-  const int q = bld.in("Q"), k = bld.in("K"), v = bld.in("V"), o = bld.in("O"), dO = bld.in("dO");
-  const int stats = bld.in("Stats"), dq = bld.out("dQ"), dk = bld.out("dK"), dv = bld.out("dV");
-  const int seq_q = bld.in("SEQ_LEN_Q"), seq_kv = bld.in("SEQ_LEN_KV");
+  const int q = bld.in(ops::in::Q), k = bld.in(ops::in::K), v = bld.in(ops::in::V), o = bld.in(ops::in::O), dO = bld.in(ops::in::dO);
+  const int stats = bld.in(ops::in::Stats), dq = bld.out(ops::out::dQ), dk = bld.out(ops::out::dK), dv = bld.out(ops::out::dV);
+  const int seq_q = bld.in(ops::in::SEQ_LEN_Q), seq_kv = bld.in(ops::in::SEQ_LEN_KV);
   OPGRAPH_CHECK(bld.status());
   const Dims k_dims = bld.dims(k), k_strides = bld.strides(k);
-  const int k_ragged = n.input("K")->get_ragged_offset() ? bld.lowerer().tensor(n.input("K")->get_ragged_offset()).value() : -1;
+  const int k_ragged = n.input(ops::in::K)->get_ragged_offset() ? bld.lowerer().tensor(n.input(ops::in::K)->get_ragged_offset()).value() : -1;
   transpose_in_place(bld, k);
   transpose_in_place(bld, v);
   const Dims row = {g.b, g.h_q, g.s_q, 1}, row_st = {g.h_q * g.s_q, g.s_q, 1, 1};
   const Dims full = {g.b, g.h_q, g.s_q, g.s_kv};
-  const int scale = n.input("Attn_scale")        ? bld.in("Attn_scale")
+  const int scale = n.input(ops::in::Attn_scale)        ? bld.in(ops::in::Attn_scale)
                     : n.attr_is_set("attn_scale") ? bld.scalar_f(n.get_float("attn_scale"))
                                                   : -1;
   // softmax_sum = rowsum(dO * O) * 1 (the 1 stands where dropout's scale inverse would).
@@ -59,11 +59,11 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   bld.pointwise(CUDNN_POINTWISE_MUL, dO, o, -1, prod);
   int rsum = bld.virt(row, DataType::FLOAT, row_st);
   bld.reduction(CUDNN_REDUCE_TENSOR_ADD, prod, rsum);
-  if (n.output("DSINK_TOKEN")) {  // DSINK_TOKEN = -sum over (b, s_q) of exp(SINK - Stats) * rowsum(dO * O)
+  if (n.output(ops::out::DSINK_TOKEN)) {  // DSINK_TOKEN = -sum over (b, s_q) of exp(SINK - Stats) * rowsum(dO * O)
     int d = bld.virt(row, DataType::FLOAT, row_st);
-    bld.pointwise(CUDNN_POINTWISE_SUB, bld.in("SINK_TOKEN"), stats, -1, d);  // the sink broadcast as X (frontend)
+    bld.pointwise(CUDNN_POINTWISE_SUB, bld.in(ops::in::SINK_TOKEN), stats, -1, d);  // the sink broadcast as X (frontend)
     d = bld.pointwise_new(CUDNN_POINTWISE_MUL, bld.pointwise_new(CUDNN_POINTWISE_EXP, d), rsum);
-    bld.reduction(CUDNN_REDUCE_TENSOR_ADD, bld.pointwise_new(CUDNN_POINTWISE_NEG, d), bld.out("DSINK_TOKEN"));
+    bld.reduction(CUDNN_REDUCE_TENSOR_ADD, bld.pointwise_new(CUDNN_POINTWISE_NEG, d), bld.out(ops::out::DSINK_TOKEN));
   }
   int softmax_sum = bld.scratch(row, DataType::FLOAT);
   bld.pointwise(CUDNN_POINTWISE_MUL, rsum, one, -1, softmax_sum);
@@ -71,7 +71,7 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   int s = bld.virt(full);
   bld.matmul(q, k, s, seq_q, seq_kv);
   if (scale >= 0) s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, scale);
-  if (n.input("Bias")) s = bld.pointwise_new(CUDNN_POINTWISE_ADD, s, bld.in("Bias"));
+  if (n.input(ops::in::Bias)) s = bld.pointwise_new(CUDNN_POINTWISE_ADD, s, bld.in(ops::in::Bias));
   s = bld.alibi(s, g);
   s = bld.pointwise_new(CUDNN_POINTWISE_SUB, s, stats);
   if (g.padding) {
@@ -95,9 +95,9 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   bld.matmul(dO, v, dp, seq_q, seq_kv);
   int ds = bld.pointwise_new(CUDNN_POINTWISE_SUB, dp, softmax_sum);
   ds = bld.pointwise_new(CUDNN_POINTWISE_MUL, ds, p);
-  const bool dbias = n.output("dBias") != nullptr;
+  const bool dbias = n.output(ops::out::dBias) != nullptr;
   if (dbias && (g.padding || g.s_q % 64 || g.s_kv % 64)) bld.lowerer().require_version(n, 90500);  // FE's dBias gate
-  if (dbias) bld.reduction(CUDNN_REDUCE_TENSOR_ADD, ds, bld.out("dBias"));  // over Bias's broadcast axes
+  if (dbias) bld.reduction(CUDNN_REDUCE_TENSOR_ADD, ds, bld.out(ops::out::dBias));  // over Bias's broadcast axes
   if (scale >= 0) ds = bld.pointwise_new(CUDNN_POINTWISE_MUL, ds, scale);
   // dK = dS^T Q.
   const int dst = transposed(bld, ds, g.io);
@@ -110,7 +110,7 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   }
   // dQ = dS K through an fp32 accumulator (with dBias: straight into dQ, the
   // dP-workspace composite cudnn-frontend forces for dBias).
-  int k_again = bld.virt(k_dims, n.input("K")->get_data_type(), k_strides, k_ragged);
+  int k_again = bld.virt(k_dims, n.input(ops::in::K)->get_data_type(), k_strides, k_ragged);
   bld.reshape(k, k_again);
   if (dbias) {
     bld.matmul(ds, k_again, dq, seq_q, -1, seq_kv);

@@ -43,8 +43,8 @@ class Builder {
   const Status& status() const { return status_; }
 
   // The record of the IR tensor at input/output `port` (-1 when unbound).
-  int in(std::string_view port);
-  int out(std::string_view port);
+  int in(const ops::PortRef& port);
+  int out(const ops::PortRef& port);
   // A new virtual tensor (strides default to packed) / a non-virtual workspace one.
   int virt(const Dims& dims, DataType dt = DataType::FLOAT, Dims strides = {}, int ragged_record = -1);
   int scratch(const Dims& dims, DataType dt);

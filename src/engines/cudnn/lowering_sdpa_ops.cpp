@@ -36,13 +36,13 @@ int Builder::take(Result<int> r) {
   return -1;
 }
 
-int Builder::in(std::string_view port) {
+int Builder::in(const ops::PortRef& port) {
   TensorPtr t = n_.input(port);
   if (!t || status_.is_bad()) return -1;
   return take(l_.tensor(t));
 }
 
-int Builder::out(std::string_view port) {
+int Builder::out(const ops::PortRef& port) {
   TensorPtr t = n_.output(port);
   if (!t || status_.is_bad()) return -1;
   return take(l_.tensor(t));
@@ -250,15 +250,15 @@ int Builder::alibi(int s, const Geom& g) {
 Status lower_forward_composite(Builder& bld, const Geom& g) {
   Lowerer& l = bld.lowerer();
   const Node& n = bld.node();
-  const int q = bld.in("Q"), k = bld.in("K"), v = bld.in("V"), o = bld.out("O");
-  const int seq_q = bld.in("SEQ_LEN_Q"), seq_kv = bld.in("SEQ_LEN_KV");
+  const int q = bld.in(ops::in::Q), k = bld.in(ops::in::K), v = bld.in(ops::in::V), o = bld.out(ops::out::O);
+  const int seq_q = bld.in(ops::in::SEQ_LEN_Q), seq_kv = bld.in(ops::in::SEQ_LEN_KV);
   OPGRAPH_CHECK(bld.status());
   int kt = k;
   if (g.paged) {  // K^T [b, h_k, d, s_kv] gathered through the page table (PAGED_CACHE_LOAD: cuDNN >= 9.5)
     l.require_version(n, 90500);
-    kt = bld.virt({g.b, g.h_k, g.d_qk, g.s_kv}, n.input("K")->get_data_type(),
+    kt = bld.virt({g.b, g.h_k, g.d_qk, g.s_kv}, n.input(ops::in::K)->get_data_type(),
                   {g.d_qk * g.s_kv * g.h_k, g.d_qk * g.s_kv, 1, g.d_qk});
-    bld.paged_load(k, seq_kv, bld.in("Page_table_K"), kt);
+    bld.paged_load(k, seq_kv, bld.in(ops::in::Page_table_K), kt);
   } else {  // the backend reads K as K^T: swap the last two dims and strides of K's own record
     Dims d = bld.dims(k), st = bld.strides(k);
     std::swap(d[2], d[3]);
@@ -268,11 +268,11 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
   const Dims full = {g.b, g.h_q, g.s_q, g.s_kv};
   int s = bld.virt(full);
   bld.matmul(q, kt, s, seq_q, seq_kv, -1, g.padding ? std::optional<double>(0.0) : std::nullopt);
-  if (n.input("Attn_scale"))
-    s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, bld.in("Attn_scale"));
+  if (n.input(ops::in::Attn_scale))
+    s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, bld.in(ops::in::Attn_scale));
   else if (n.attr_is_set("attn_scale"))
     s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, bld.scalar_f(n.get_float("attn_scale")));
-  if (n.input("Bias")) s = bld.pointwise_new(CUDNN_POINTWISE_ADD, s, bld.in("Bias"));
+  if (n.input(ops::in::Bias)) s = bld.pointwise_new(CUDNN_POINTWISE_ADD, s, bld.in(ops::in::Bias));
   s = bld.alibi(s, g);
   if (g.padding) s = bld.padding_mask(s, seq_q, seq_kv);
   s = bld.band_mask(s, g, seq_q, seq_kv);
@@ -280,7 +280,7 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
   // the max and the sum are the Max / Sum_exp outputs when the node asks for them.
   // A SINK_TOKEN [1, h_q, 1, 1] joins the max (pointwise MAX) and the sum (+ exp(sink - max)).
   const Dims row = {g.b, g.h_q, g.s_q, 1}, row_st = {g.h_q * g.s_q, g.s_q, 1, 1};
-  const int sink = n.input("SINK_TOKEN") ? bld.in("SINK_TOKEN") : -1;
+  const int sink = n.input(ops::in::SINK_TOKEN) ? bld.in(ops::in::SINK_TOKEN) : -1;
   if (sink >= 0) l.require_version(n, 91300);  // cudnn-frontend's sink gate
   auto row_out = [&](const char* port) { return n.output(port) ? bld.out(port) : bld.virt(row, DataType::FLOAT, row_st); };
   int mx = sink >= 0 ? bld.virt(row, DataType::FLOAT, row_st) : row_out("Max");
@@ -297,14 +297,14 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
     sum = bld.pointwise(CUDNN_POINTWISE_ADD, sum, sink_exp, -1, row_out("Sum_exp"));
   }
   int lg = bld.pointwise_new(CUDNN_POINTWISE_LOG, sum);
-  int stats = n.output("Stats") ? bld.out("Stats") : bld.virt(row, DataType::FLOAT, row_st);
+  int stats = n.output(ops::out::Stats) ? bld.out(ops::out::Stats) : bld.virt(row, DataType::FLOAT, row_st);
   bld.pointwise(CUDNN_POINTWISE_ADD, mx, lg, -1, stats);
   int p = bld.virt(full, g.io);  // bmm2 takes P in the io type
   bld.pointwise(CUDNN_POINTWISE_DIV, ex, sum, -1, p);
   int vv = v;
   if (g.paged) {
-    vv = bld.virt({g.b, g.h_v, g.s_kv, g.d_v}, n.input("V")->get_data_type());
-    bld.paged_load(v, seq_kv, bld.in("Page_table_V"), vv);
+    vv = bld.virt({g.b, g.h_v, g.s_kv, g.d_v}, n.input(ops::in::V)->get_data_type());
+    bld.paged_load(v, seq_kv, bld.in(ops::in::Page_table_V), vv);
   }
   bld.matmul(p, vv, o, seq_q, -1, seq_kv);
   return bld.status();

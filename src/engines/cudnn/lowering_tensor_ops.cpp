@@ -14,15 +14,6 @@
 namespace opgraph::engines::cudnn::detail {
 namespace {
 
-constexpr std::string_view kOps[] = {"reshape",
-                                     "concatenate",
-                                     "rng",
-                                     "resample",
-                                     "block_scale_quantize",
-                                     "block_scale_dequantize",
-                                     "paged_cache_load",
-                                     "moe_grouped_matmul"};
-
 // The operation record; every descriptor it references was added before it
 // (the plan's references point backwards).
 int add_op(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
@@ -39,25 +30,25 @@ std::int64_t index_of(std::initializer_list<T> names, const T& v) {
 
 Status lower_reshape(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   int op = add_op(l, n, type);
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, n, "X"));
-  return l.bind_out(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, n, "Y");
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, n, ops::in::X));
+  return l.bind_out(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, n, ops::out::Y);
 }
 
 Status lower_concatenate(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   l.require_version(n, 90700);
   int op = add_op(l, n, type);
   std::vector<int> ins;
-  for (const auto& t : n.inputs_of("X")) {
+  for (const auto& t : n.inputs_of(ops::in::X)) {
     auto r = l.tensor(t);
     if (r.is_bad()) return r.status();
     ins.push_back(r.value());
   }
-  auto out = n.output("Y");
+  auto out = n.output(ops::out::Y);
   l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_AXIS, CUDNN_TYPE_INT64, l.plan_axis(n.get_int("axis"), out->rank()));
   l.set_refs(op, CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS, std::move(ins));
   if (n.attr_is_set("in_place_index"))
     l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX, CUDNN_TYPE_INT64, n.get_int("in_place_index"));
-  return l.bind_out(op, CUDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC, n, "Y");
+  return l.bind_out(op, CUDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC, n, ops::out::Y);
 }
 
 Status lower_rng(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
@@ -85,15 +76,15 @@ Status lower_rng(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
     l.set_real(desc, p.attr, CUDNN_TYPE_DOUBLE, n.get_float(p.key));
   }
   int op = add_op(l, n, type);
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RNG_YDESC, n, "Y"));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RNG_YDESC, n, ops::out::Y));
   l.set_refs(op, CUDNN_ATTR_OPERATION_RNG_DESC, {desc});
-  if (n.input("Seed")) OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_SEED, n, "Seed"));
+  if (n.input(ops::in::Seed)) OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_SEED, n, ops::in::Seed));
   else if (n.attr_is_set("seed")) l.set_int(op, CUDNN_ATTR_OPERATION_RNG_SEED, CUDNN_TYPE_INT64, n.get_int("seed"));
-  return l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, n, "Offset");
+  return l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, n, ops::in::Offset);
 }
 
 Status lower_resample(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
-  auto x = n.input("X");
+  auto x = n.input(ops::in::X);
   std::size_t spatial = x->rank() > 2 ? static_cast<std::size_t>(x->rank() - 2) : 0;
   if (spatial == 0) return Lowerer::decline(n, "resample needs at least one spatial axis");
   const std::string mode = n.get_string("resampling_mode");
@@ -121,16 +112,16 @@ Status lower_resample(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
   l.set_ints(desc, CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, CUDNN_TYPE_INT64, list("pre_padding", 0));
   l.set_ints(desc, CUDNN_ATTR_RESAMPLE_POST_PADDINGS, CUDNN_TYPE_INT64, list("post_padding", 0));
   int op = add_op(l, n, type);
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, n, "X"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, n, "Y"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC, n, "Index"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, n, ops::in::X));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, n, ops::out::Y));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC, n, ops::out::Index));
   l.set_refs(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_DESC, {desc});
   return Status::ok();
 }
 
 Status lower_quantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   l.require_version(n, 90700);
-  auto x = n.input("X");
+  auto x = n.input(ops::in::X);
   std::int64_t axis = n.get_int("axis", -1);
   if (axis < 0) axis += x->rank();
   if (axis != x->rank() - 1)
@@ -140,16 +131,16 @@ Status lower_quantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
     return Lowerer::decline(n, "cuDNN's BLOCK_SCALE_QUANTIZE has no transpose attribute");
   // cuDNN 9.19 (device-less finalize): a 3-D X needs its scale F8_128x4-reordered, and the
   // reordering is refused for any other rank.
-  bool swizzled = n.output("scale")->get_reordering_type() == TensorReordering::F8_128x4;
+  bool swizzled = n.output(ops::out::scale)->get_reordering_type() == TensorReordering::F8_128x4;
   if ((l.plan().rank == 3) != swizzled)
     return Lowerer::decline(n, std::string("cuDNN's BLOCK_SCALE_QUANTIZE takes an F8_128x4-reordered scale exactly "
                                            "when X is 3-D; here X lowers to rank ") +
                                    std::to_string(l.plan().rank) + " and the scale is " +
                                    (swizzled ? "" : "not ") + "reordered");
   int op = add_op(l, n, type);
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_XDESC, n, "X"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_YDESC, n, "Y"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_SCALE_DESC, n, "scale"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_XDESC, n, ops::in::X));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_YDESC, n, ops::out::Y));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_SCALE_DESC, n, ops::out::scale));
   l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
   l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32, n.get_int("block_size"));
   return Status::ok();
@@ -158,9 +149,9 @@ Status lower_quantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
 Status lower_dequantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   l.require_version(n, 90700);
   int op = add_op(l, n, type);
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_XDESC, n, "X"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC, n, "scale"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_YDESC, n, "Y"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_XDESC, n, ops::in::X));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC, n, ops::in::scale));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_YDESC, n, ops::out::Y));
   l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
   l.set_ints(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32, n.get_int_list("block_size"));
   if (n.get_bool("is_negative_scale", false)) {
@@ -173,10 +164,10 @@ Status lower_dequantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t 
 Status lower_paged_cache_load(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   l.require_version(n, 90500);
   int op = add_op(l, n, type);
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, n, "container"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, n, "seqLen"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, n, "pageTable"));
-  return l.bind_out(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, n, "yOut");
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, n, ops::in::container));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, n, ops::in::seqLen));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, n, ops::in::pageTable));
+  return l.bind_out(op, CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, n, ops::out::yOut);
 }
 
 Status lower_moe(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
@@ -188,41 +179,38 @@ Status lower_moe(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   int op = add_op(l, n, type);
   l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MODE, CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE, kModes[m]);
   l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_DESC, n, "Token"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_WEIGHT_DESC, n, "Weight"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_FIRST_TOKEN_OFFSET_DESC, n, "FirstTokenOffset"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_INDEX_DESC, n, "TokenIndex"));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_KS_DESC, n, "TokenKs"));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_OUTPUT_DESC, n, "Output"));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_DESC, n, ops::in::Token));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_WEIGHT_DESC, n, ops::in::Weight));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_FIRST_TOKEN_OFFSET_DESC, n, ops::in::FirstTokenOffset));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_INDEX_DESC, n, ops::in::TokenIndex));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_KS_DESC, n, ops::in::TokenKs));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_OUTPUT_DESC, n, ops::out::Output));
   if (m != 0) l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOP_K, CUDNN_TYPE_INT32, n.get_int("top_k", 1));
   return Status::ok();
 }
 
-struct Row {
-  std::string_view op;
-  cudnnBackendDescriptorType_t type;
-  Status (*lower)(Lowerer&, const Node&, cudnnBackendDescriptorType_t);
-};
-const Row kRows[] = {
-    {"reshape", CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, lower_reshape},
-    {"concatenate", CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR, lower_concatenate},
-    {"rng", CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR, lower_rng},
-    {"resample", CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR, lower_resample},
-    {"block_scale_quantize", CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR, lower_quantize},
-    {"block_scale_dequantize", CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR, lower_dequantize},
-    {"paged_cache_load", CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR, lower_paged_cache_load},
-    {"moe_grouped_matmul", CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR, lower_moe},
+// One lowering function per op record: the op's function with its operation type.
+template <Status (*F)(Lowerer&, const Node&, cudnnBackendDescriptorType_t), cudnnBackendDescriptorType_t T>
+Status with_type(Lowerer& l, const Node& n) {
+  return F(l, n, T);
+}
+
+const LoweringRecord kLowerings[] = {
+    {ops::Reshape::kIndex, with_type<lower_reshape, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR>, {}},
+    {ops::Concatenate::kIndex, with_type<lower_concatenate, CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR>, {}},
+    {ops::Rng::kIndex, with_type<lower_rng, CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR>, {}},
+    {ops::Resample::kIndex, with_type<lower_resample, CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR>, {}},
+    {ops::BlockScaleQuantize::kIndex,
+     with_type<lower_quantize, CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR>, {}},
+    {ops::BlockScaleDequantize::kIndex,
+     with_type<lower_dequantize, CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR>, {}},
+    {ops::PagedCacheLoad::kIndex,
+     with_type<lower_paged_cache_load, CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR>, {}},
+    {ops::MoeGroupedMatmul::kIndex, with_type<lower_moe, CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR>, {}},
 };
 
 }  // namespace
 
-bool is_tensor_op(std::string_view op) { return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps); }
-
-Status lower_tensor_op(Lowerer& l, const Node& n) {
-  const Row* row = nullptr;
-  for (const auto& r : kRows)
-    if (r.op == n.op()) row = &r;
-  return row->lower(l, n, row->type);
-}
+std::span<const LoweringRecord> tensor_op_lowerings() { return kLowerings; }
 
 }  // namespace opgraph::engines::cudnn::detail

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "opgraph/op_graph.h"
+#include "opgraph/ops.h"
 
 namespace opgraph::gemm {
 namespace {
@@ -60,22 +61,27 @@ struct ChainWalk {
 };
 
 Result<EpiKind> kind_of(const Node& n) {
-  const std::string mode = n.get_string("mode");
-  if (mode == "ADD") return EpiKind::ADD;
-  if (mode == "MUL") return EpiKind::MUL;
-  if (mode == "RELU_FWD") {
-    if (n.attr_is_set("relu_upper_clip") || n.get_float("relu_lower_clip", 0.0) != 0.0 ||
-        n.get_float("relu_lower_clip_slope", 0.0) != 0.0)
-      return decline("G3", "node '" + n.name() + "' is RELU_FWD with clips or a slope; only plain relu is fused");
-    return EpiKind::RELU;
+  using P = ops::Pointwise;
+  using M = ops::PointwiseMode;
+  const std::optional<M> mode = P::mode(n);  // required: validate() refuses a node without it
+  if (!mode) return decline("G3", "node '" + n.name() + "' has no pointwise mode");
+  switch (*mode) {
+    case M::ADD: return EpiKind::ADD;
+    case M::MUL: return EpiKind::MUL;
+    case M::RELU_FWD:
+      if (P::relu_upper_clip(n) || P::relu_lower_clip(n) != 0.0 || P::relu_lower_clip_slope(n) != 0.0)
+        return decline("G3", "node '" + n.name() + "' is RELU_FWD with clips or a slope; only plain relu is fused");
+      return EpiKind::RELU;
+    case M::GELU_FWD: return EpiKind::GELU;
+    case M::GELU_APPROX_TANH_FWD: return EpiKind::GELU_TANH;
+    case M::SWISH_FWD: return EpiKind::SWISH;
+    case M::SIGMOID_FWD: return EpiKind::SIGMOID;
+    case M::TANH_FWD: return EpiKind::TANH;
+    case M::IDENTITY: return EpiKind::IDENTITY;
+    default: break;
   }
-  if (mode == "GELU_FWD") return EpiKind::GELU;
-  if (mode == "GELU_APPROX_TANH_FWD") return EpiKind::GELU_TANH;
-  if (mode == "SWISH_FWD") return EpiKind::SWISH;
-  if (mode == "SIGMOID_FWD") return EpiKind::SIGMOID;
-  if (mode == "TANH_FWD") return EpiKind::TANH;
-  if (mode == "IDENTITY") return EpiKind::IDENTITY;
-  return decline("G3", "node '" + n.name() + "' has pointwise mode " + mode + ", which the epilogue does not fuse");
+  return decline("G3", "node '" + n.name() + "' has pointwise mode " + std::string(ops::to_string(*mode)) +
+                           ", which the epilogue does not fuse");
 }
 
 }  // namespace
@@ -99,18 +105,20 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
   // G1
   const Node* mm = nullptr;
   for (const auto& n : g.nodes()) {
-    if (n->op() == "matmul") {
+    if (op_index(n->spec()) == ops::Matmul::kIndex) {
       if (mm) return decline("G1", "graph has two matmuls ('" + mm->name() + "', '" + n->name() + "')");
       mm = n.get();
-    } else if (n->op() != "pointwise") {
+    } else if (op_index(n->spec()) != ops::Pointwise::kIndex) {
       return decline("G1", "node '" + n->name() + "' is op '" + std::string(n->op()) + "'; only pointwise nodes follow the matmul");
     }
   }
   if (!mm) return decline("G1", "graph has no matmul");
-  for (const char* p : {"M_override", "N_override", "K_override"})
-    if (mm->input(p)) return decline("G1", "matmul '" + mm->name() + "' binds " + p + "; overrides are not fused");
-  const TensorPtr A = mm->input("A"), B = mm->input("B");
-  TensorPtr cur = mm->output("C");
+  using MmIn = ops::Matmul::In;
+  for (MmIn p : {MmIn::M_override, MmIn::N_override, MmIn::K_override})
+    if (mm->input(p))
+      return decline("G1", "matmul '" + mm->name() + "' binds " + std::string(ops::name(p)) + "; overrides are not fused");
+  const TensorPtr A = mm->input(MmIn::A), B = mm->input(MmIn::B);
+  TensorPtr cur = mm->output(ops::Matmul::Out::C);
   if (!A || !B || !cur)  // validate() refuses such a graph; a declaration is never dereferenced unbound
     return decline("G1", "matmul '" + mm->name() + "' does not bind all of A, B and C");
 
@@ -128,8 +136,8 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
     auto kind_or = kind_of(n);
     if (kind_or.is_bad()) return kind_or.status();
     const EpiKind kind = *kind_or;
-    EpiStep step{kind, n.name(), -1, n.get_float("swish_beta", 1.0)};
-    TensorPtr in0 = n.input("IN_0"), in1 = n.input("IN_1");
+    EpiStep step{kind, n.name(), -1, ops::Pointwise::swish_beta(n)};
+    TensorPtr in0 = n.input(ops::Pointwise::In::IN_0), in1 = n.input(ops::Pointwise::In::IN_1);
     if (kind == EpiKind::ADD || kind == EpiKind::MUL) {
       if (in0 == cur && in1 == cur)
         return decline("G2", "node '" + n.name() + "' reads the chain value twice");
@@ -150,7 +158,7 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
       p.operands.push_back(op);
     }
     p.steps.push_back(step);
-    cur = n.output("OUT_0");
+    cur = n.output(ops::Pointwise::Out::OUT_0);
     if (!cur) return decline("G2", "node '" + n.name() + "' binds no output");
     ++visited;
   }

@@ -93,36 +93,36 @@ void for_each_tap(const Geometry& g, F&& f) {
 }
 
 Status conv_fprop(KernelContext& c) {
-  const Array& x = c.in("X");
-  const Array& w = c.in("W");
-  Array& y = c.out("Y");
+  const Array& x = c.in(ops::in::X);
+  const Array& w = c.in(ops::in::W);
+  Array& y = c.out(ops::out::Y);
   for_each_tap(geometry(c.node(), x.dims, w.dims, y.dims),
                [&](std::int64_t xi, std::int64_t wi, std::int64_t yi) { y[yi] += x[xi] * w[wi]; });
   return Status::ok();
 }
 
 Status conv_dgrad(KernelContext& c) {
-  const Array& dy = c.in("DY");
-  const Array& w = c.in("W");
-  Array& dx = c.out("DX");
+  const Array& dy = c.in(ops::in::DY);
+  const Array& w = c.in(ops::in::W);
+  Array& dx = c.out(ops::out::DX);
   for_each_tap(geometry(c.node(), dx.dims, w.dims, dy.dims),
                [&](std::int64_t xi, std::int64_t wi, std::int64_t yi) { dx[xi] += dy[yi] * w[wi]; });
   return Status::ok();
 }
 
 Status conv_wgrad(KernelContext& c) {
-  const Array& dy = c.in("DY");
-  const Array& x = c.in("X");
-  Array& dw = c.out("DW");
+  const Array& dy = c.in(ops::in::DY);
+  const Array& x = c.in(ops::in::X);
+  Array& dw = c.out(ops::out::DW);
   for_each_tap(geometry(c.node(), x.dims, dw.dims, dy.dims),
                [&](std::int64_t xi, std::int64_t wi, std::int64_t yi) { dw[wi] += dy[yi] * x[xi]; });
   return Status::ok();
 }
 
 constexpr KernelRecord kKernels[] = {
-    {"conv_fprop", conv_fprop},
-    {"conv_dgrad", conv_dgrad},
-    {"conv_wgrad", conv_wgrad},
+    {ops::ConvFprop::kIndex, conv_fprop},
+    {ops::ConvDgrad::kIndex, conv_dgrad},
+    {ops::ConvWgrad::kIndex, conv_wgrad},
 };
 
 }  // namespace

@@ -116,23 +116,25 @@ class Context final : public KernelContext {
   }
 
   const Node& node() const override { return node_; }
-  bool has(std::string_view port) const override { return node_.input(port) != nullptr; }
-  const Array& in(std::string_view port) const override { return value_of(bound_input(port)); }
-  std::vector<const Array*> ins(std::string_view port) const override {
+  bool has(ops::PortRef port) const override { return node_.input(port) != nullptr; }
+  const Array& in(ops::PortRef port) const override { return value_of(bound_input(port)); }
+  std::vector<const Array*> ins(ops::PortRef port) const override {
     std::vector<const Array*> r;
     for (const auto& t : node_.inputs_of(port)) r.push_back(&value_of(*t));
     return r;
   }
-  const Tensor& in_tensor(std::string_view port) const override { return bound_input(port); }
-  const Array* ragged_offset(std::string_view port) const override {
-    TensorPtr t = node_.input(port);
-    if (!t) t = node_.output(port);
+  const Tensor& in_tensor(ops::PortRef port) const override { return bound_input(port); }
+  const Array* ragged_offset(ops::PortRef port) const override {
+    // A name (string or shared) may be either side's; a port enum says which.
+    const bool typed = port.kind == ops::PortRef::Kind::TYPED;
+    TensorPtr t = !typed || port.input ? node_.input(typed ? port : ops::PortRef(port.name)) : nullptr;
+    if (!t && (!typed || !port.input)) t = node_.output(typed ? port : ops::PortRef(port.name));
     if (!t || !t->get_ragged_offset()) return nullptr;
     return &value_of(*t->get_ragged_offset());
   }
-  bool wants(std::string_view port) const override { return node_.output(port) != nullptr; }
-  Array& out(std::string_view port) override { return outs_[static_cast<std::size_t>(bound_output_index(port))]; }
-  const Tensor& out_tensor(std::string_view port) const override {
+  bool wants(ops::PortRef port) const override { return node_.output(port) != nullptr; }
+  Array& out(ops::PortRef port) override { return outs_[static_cast<std::size_t>(bound_output_index(port))]; }
+  const Tensor& out_tensor(ops::PortRef port) const override {
     return *node_.outputs()[static_cast<std::size_t>(bound_output_index(port))].front();
   }
   Status fail(const std::string& rule, ErrorCode code) const override {
@@ -142,15 +144,16 @@ class Context final : public KernelContext {
   std::vector<Array>& outputs() { return outs_; }
 
  private:
-  const Tensor& bound_input(std::string_view port) const {
+  const Tensor& bound_input(ops::PortRef port) const {
     TensorPtr t = node_.input(port);
-    if (!t) throw std::logic_error("kernel read input port " + std::string(port) + ", which is not bound");
+    if (!t) throw std::logic_error("kernel read input port " + std::string(port.name) + ", which is not bound");
     return *t;
   }
-  int bound_output_index(std::string_view port) const {
-    int i = node_.spec().output_index(port);
+  int bound_output_index(ops::PortRef port) const {
+    ops::detail::check_port(node_, port, false);
+    int i = port.kind == ops::PortRef::Kind::TYPED ? static_cast<int>(port.position) : node_.spec().output_index(port.name);
     if (i < 0 || node_.outputs()[static_cast<std::size_t>(i)].empty())
-      throw std::logic_error("kernel used output port " + std::string(port) + ", which the node does not produce");
+      throw std::logic_error("kernel used output port " + std::string(port.name) + ", which the node does not produce");
     return i;
   }
   const Array& value_of(const Tensor& t) const {
@@ -218,7 +221,7 @@ Result<Prepared> prepare(const OpGraph& g, const ExecuteOptions& opts) {
   Prepared p;
   std::unordered_set<const Tensor*> produced;
   for (const auto& n : g.nodes()) {
-    KernelFn fn = opts.find_kernel ? opts.find_kernel(n->op()) : find_kernel(n->op());
+    KernelFn fn = opts.find_kernel ? opts.find_kernel(n->op()) : find_kernel(n->spec());
     if (!fn)
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     node_where(*n) + ": the reference engine has no kernel for op '" + std::string(n->op()) + "'");

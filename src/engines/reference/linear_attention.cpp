@@ -43,7 +43,7 @@ la_ref::Inputs inputs_of(const KernelContext& ctx) {
   in.state_indices = opt("state_indices");
   // Caller data: a value that is no int64 offset (NaN, |x| >= 2^62) reads as -1,
   // which prepare_shape's cu_seqlens rule refuses (offsets start at 0 and never decrease).
-  for (double x : ctx.in("cu_seqlens").v) in.cu_seqlens.push_back(to_index(std::round(x)).value_or(-1));
+  for (double x : ctx.in(ops::in::cu_seqlens).v) in.cu_seqlens.push_back(to_index(std::round(x)).value_or(-1));
   return in;
 }
 
@@ -66,8 +66,8 @@ Status forward_kernel(KernelContext& ctx) {
 template <Variant V>
 Status backward_kernel(KernelContext& ctx) {
   const la_ref::Inputs in = inputs_of(ctx);
-  auto r = la_ref::backward(config_of(ctx.node(), V), in, ctx.in("dO"),
-                            ctx.has("d_final_state") ? &ctx.in("d_final_state") : nullptr);
+  auto r = la_ref::backward(config_of(ctx.node(), V), in, ctx.in(ops::in::dO),
+                            ctx.has(ops::in::d_final_state) ? &ctx.in(ops::in::d_final_state) : nullptr);
   if (!r) return fail_with(ctx, r.status());
   put(ctx, "dQ", r->dq);
   put(ctx, "dK", r->dk);
@@ -96,7 +96,7 @@ Status summary_kernel(KernelContext& ctx) {
 
 template <Variant V>
 Status summary_bwd_kernel(KernelContext& ctx) {
-  auto r = la_ref::summary_bwd(config_of(ctx.node(), V), inputs_of(ctx), ctx.in("dO"));
+  auto r = la_ref::summary_bwd(config_of(ctx.node(), V), inputs_of(ctx), ctx.in(ops::in::dO));
   if (!r) return fail_with(ctx, r.status());
   put(ctx, "G", r->g);
   put(ctx, "transition", r->transition);
@@ -104,22 +104,22 @@ Status summary_bwd_kernel(KernelContext& ctx) {
 }
 
 const KernelRecord kKernels[] = {
-    {"gdn", forward_kernel<Variant::GDN>},
-    {"gdn_bwd", backward_kernel<Variant::GDN>},
-    {"gdn_summary", summary_kernel<Variant::GDN>},
-    {"gdn_summary_bwd", summary_bwd_kernel<Variant::GDN>},
-    {"kda", forward_kernel<Variant::KDA>},
-    {"kda_bwd", backward_kernel<Variant::KDA>},
-    {"kda_summary", summary_kernel<Variant::KDA>},
-    {"kda_summary_bwd", summary_bwd_kernel<Variant::KDA>},
-    {"gdn2", forward_kernel<Variant::GDN2>},
-    {"gdn2_bwd", backward_kernel<Variant::GDN2>},
-    {"gdn2_summary", summary_kernel<Variant::GDN2>},
-    {"gdn2_summary_bwd", summary_bwd_kernel<Variant::GDN2>},
-    {"gdp", forward_kernel<Variant::GDP>},
-    {"gdp_bwd", backward_kernel<Variant::GDP>},
-    {"gdp_summary", summary_kernel<Variant::GDP>},
-    {"gdp_summary_bwd", summary_bwd_kernel<Variant::GDP>},
+    {ops::Gdn::kIndex, forward_kernel<Variant::GDN>},
+    {ops::GdnBwd::kIndex, backward_kernel<Variant::GDN>},
+    {ops::GdnSummary::kIndex, summary_kernel<Variant::GDN>},
+    {ops::GdnSummaryBwd::kIndex, summary_bwd_kernel<Variant::GDN>},
+    {ops::Kda::kIndex, forward_kernel<Variant::KDA>},
+    {ops::KdaBwd::kIndex, backward_kernel<Variant::KDA>},
+    {ops::KdaSummary::kIndex, summary_kernel<Variant::KDA>},
+    {ops::KdaSummaryBwd::kIndex, summary_bwd_kernel<Variant::KDA>},
+    {ops::Gdn2::kIndex, forward_kernel<Variant::GDN2>},
+    {ops::Gdn2Bwd::kIndex, backward_kernel<Variant::GDN2>},
+    {ops::Gdn2Summary::kIndex, summary_kernel<Variant::GDN2>},
+    {ops::Gdn2SummaryBwd::kIndex, summary_bwd_kernel<Variant::GDN2>},
+    {ops::Gdp::kIndex, forward_kernel<Variant::GDP>},
+    {ops::GdpBwd::kIndex, backward_kernel<Variant::GDP>},
+    {ops::GdpSummary::kIndex, summary_kernel<Variant::GDP>},
+    {ops::GdpSummaryBwd::kIndex, summary_bwd_kernel<Variant::GDP>},
 };
 
 }  // namespace

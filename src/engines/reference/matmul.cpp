@@ -47,9 +47,9 @@ Status override_at(KernelContext& c, std::string_view port, std::int64_t b, std:
 }
 
 Status matmul(KernelContext& c) {
-  const Array& a = c.in("A");
-  const Array& bm = c.in("B");
-  Array& out = c.out("C");
+  const Array& a = c.in(ops::in::A);
+  const Array& bm = c.in(ops::in::B);
+  Array& out = c.out(ops::out::C);
   const std::int64_t m_full = a.dims[a.dims.size() - 2], k_full = a.dims.back(), n_full = bm.dims.back();
   const Dims a_batch(a.dims.begin(), a.dims.end() - 2), b_batch(bm.dims.begin(), bm.dims.end() - 2);
   const Dims c_batch(out.dims.begin(), out.dims.end() - 2);
@@ -82,7 +82,7 @@ Status matmul(KernelContext& c) {
 
 // Expert of each of `rows` rows from FirstTokenOffset (-1: a row before the first group).
 Status expert_groups(KernelContext& c, std::int64_t rows, std::vector<std::int64_t>* expert_of) {
-  const Array& off = c.in("FirstTokenOffset");
+  const Array& off = c.in(ops::in::FirstTokenOffset);
   const std::int64_t experts = off.numel();
   expert_of->assign(static_cast<std::size_t>(rows), -1);
   for (std::int64_t e = 0; e < experts; ++e) {
@@ -110,14 +110,14 @@ void row_times_expert(const Array& token, std::int64_t t, const Array& w, std::i
 }
 
 Status moe_grouped_matmul(KernelContext& c) {
-  const Array& token = c.in("Token");
-  const Array& w = c.in("Weight");
-  Array& out = c.out("Output");
+  const Array& token = c.in(ops::in::Token);
+  const Array& w = c.in(ops::in::Weight);
+  Array& out = c.out(ops::out::Output);
   const std::string mode = c.node().get_string("mode", "NONE");
   const std::int64_t t_rows = token.dims[1], n_dim = w.dims[2], out_rows = out.dims[1];
   std::vector<std::int64_t> expert_of;
   auto index_at = [&](std::int64_t i, std::int64_t bound, std::int64_t* r) -> Status {
-    double v = c.in("TokenIndex")[i];
+    double v = c.in(ops::in::TokenIndex)[i];
     if (!(v >= 0.0) || v >= static_cast<double>(bound))
       return c.fail("TokenIndex[" + std::to_string(i) + "] is " + std::to_string(v) + ", outside [0, " +
                     std::to_string(bound) + ")");
@@ -136,7 +136,7 @@ Status moe_grouped_matmul(KernelContext& c) {
   }
   // SCATTER: groups index Token rows; each adds its weighted product into its destination row.
   OPGRAPH_CHECK(expert_groups(c, t_rows, &expert_of));
-  const Array& ks = c.in("TokenKs");
+  const Array& ks = c.in(ops::in::TokenKs);
   for (std::int64_t i = 0; i < t_rows; ++i) {
     std::int64_t dst = 0;
     OPGRAPH_CHECK(index_at(i, out_rows, &dst));
@@ -147,9 +147,9 @@ Status moe_grouped_matmul(KernelContext& c) {
 }
 
 Status moe_grouped_matmul_bwd(KernelContext& c) {
-  const Array& dy = c.in("DOutput");
-  const Array& token = c.in("Token");
-  Array& dw = c.out("DWeight");
+  const Array& dy = c.in(ops::in::DOutput);
+  const Array& token = c.in(ops::in::Token);
+  Array& dw = c.out(ops::out::DWeight);
   const std::int64_t t_rows = token.dims[1], k_dim = token.dims[2], n_dim = dy.dims[2];
   std::vector<std::int64_t> expert_of;
   OPGRAPH_CHECK(expert_groups(c, t_rows, &expert_of));
@@ -164,9 +164,9 @@ Status moe_grouped_matmul_bwd(KernelContext& c) {
 }
 
 const KernelRecord kKernels[] = {
-    {"matmul", matmul},
-    {"moe_grouped_matmul", moe_grouped_matmul},
-    {"moe_grouped_matmul_bwd", moe_grouped_matmul_bwd},
+    {ops::Matmul::kIndex, matmul},
+    {ops::MoeGroupedMatmul::kIndex, moe_grouped_matmul},
+    {ops::MoeGroupedMatmulBwd::kIndex, moe_grouped_matmul_bwd},
 };
 
 }  // namespace

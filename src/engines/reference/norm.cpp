@@ -21,32 +21,32 @@ namespace {
 using norm::Axes;
 
 Status norm_forward(KernelContext& c, Axes axes, bool rms) {
-  const Array& x = c.in("X");
-  const Array& scale = c.in("SCALE");
-  const double eps = c.in("EPSILON")[0];
+  const Array& x = c.in(ops::in::X);
+  const Array& scale = c.in(ops::in::SCALE);
+  const double eps = c.in(ops::in::EPSILON)[0];
   auto ix = norm::make_index(x.dims, norm::stats_dims(axes, x.dims, scale.dims), scale.dims);
   std::vector<double> mean, inv;
   norm::group_stats(x, ix, eps, rms, &mean, &inv);
-  Array& y = c.out("Y");
-  const Array* bias = c.has("BIAS") ? &c.in("BIAS") : nullptr;
+  Array& y = c.out(ops::out::Y);
+  const Array* bias = c.has(ops::in::BIAS) ? &c.in(ops::in::BIAS) : nullptr;
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     auto g = static_cast<std::size_t>(ix.stat_of[i]);
     double v = (x[i] - mean[g]) * inv[g] * scale[ix.scale_of[i]];
     y[i] = bias ? v + (*bias)[ix.scale_of[i]] : v;
   }
-  if (!rms && c.wants("MEAN")) c.out("MEAN").v = mean;
-  if (c.wants("INV_VARIANCE")) c.out("INV_VARIANCE").v = inv;
+  if (!rms && c.wants(ops::out::MEAN)) c.out(ops::out::MEAN).v = mean;
+  if (c.wants(ops::out::INV_VARIANCE)) c.out(ops::out::INV_VARIANCE).v = inv;
   return Status::ok();
 }
 
 Status norm_backward(KernelContext& c, Axes axes, bool rms) {
-  const Array& x = c.in("X");
-  const Array& scale = c.in("SCALE");
+  const Array& x = c.in(ops::in::X);
+  const Array& scale = c.in(ops::in::SCALE);
   auto ix = norm::make_index(x.dims, norm::stats_dims(axes, x.dims, scale.dims), scale.dims);
-  const std::vector<double> mean = rms ? std::vector<double>(c.in("INV_VARIANCE").v.size(), 0.0) : c.in("MEAN").v;
-  norm::norm_backward(c.in("DY"), x, scale, ix, mean, c.in("INV_VARIANCE").v, rms, {}, {}, 1.0,
-                      c.wants("DX") ? &c.out("DX") : nullptr, c.wants("DSCALE") ? &c.out("DSCALE") : nullptr,
-                      c.wants("DBIAS") ? &c.out("DBIAS") : nullptr);
+  const std::vector<double> mean = rms ? std::vector<double>(c.in(ops::in::INV_VARIANCE).v.size(), 0.0) : c.in(ops::in::MEAN).v;
+  norm::norm_backward(c.in(ops::in::DY), x, scale, ix, mean, c.in(ops::in::INV_VARIANCE).v, rms, {}, {}, 1.0,
+                      c.wants(ops::out::DX) ? &c.out(ops::out::DX) : nullptr, c.wants(ops::out::DSCALE) ? &c.out(ops::out::DSCALE) : nullptr,
+                      c.wants(ops::out::DBIAS) ? &c.out(ops::out::DBIAS) : nullptr);
   return Status::ok();
 }
 
@@ -62,8 +62,8 @@ Status adalayernorm_backward(KernelContext& c) { return norm_backward(c, Axes::A
 // Rotates (or, with `transpose`, rotates back by the transpose) every head of `in` into `out`.
 Status rope_apply(KernelContext& c, std::string_view in_port, std::string_view out_port, bool transpose) {
   const Array& x = c.in(in_port);
-  const Array& cs = c.in("COS");
-  const Array& sn = c.in("SIN");
+  const Array& cs = c.in(ops::in::COS);
+  const Array& sn = c.in(ops::in::SIN);
   Array& y = c.out(out_port);
   const bool interleaved = c.node().get_string("rotation", "ROTATE_HALF") == "INTERLEAVED";
   const std::int64_t seq = x.dims[1], heads = x.dims[2], d = x.dims[3], half = cs.dims[1];
@@ -87,22 +87,22 @@ Status rope(KernelContext& c) { return rope_apply(c, "X", "Y", false); }
 Status rope_backward(KernelContext& c) { return rope_apply(c, "DY", "DX", true); }
 
 constexpr KernelRecord kKernels[] = {
-    {"genstats", norm::genstats},
-    {"bn_finalize", norm::bn_finalize},
-    {"batchnorm", norm::batchnorm},
-    {"batchnorm_inference", norm::batchnorm_inference},
-    {"batchnorm_backward", norm::batchnorm_backward},
-    {"dbn_weight", norm::dbn_weight},
-    {"layernorm", layernorm},
-    {"layernorm_backward", layernorm_backward},
-    {"rmsnorm", rmsnorm},
-    {"rmsnorm_backward", rmsnorm_backward},
-    {"instancenorm", instancenorm},
-    {"instancenorm_backward", instancenorm_backward},
-    {"adalayernorm", adalayernorm},
-    {"adalayernorm_backward", adalayernorm_backward},
-    {"rope", rope},
-    {"rope_backward", rope_backward},
+    {ops::Genstats::kIndex, norm::genstats},
+    {ops::BnFinalize::kIndex, norm::bn_finalize},
+    {ops::Batchnorm::kIndex, norm::batchnorm},
+    {ops::BatchnormInference::kIndex, norm::batchnorm_inference},
+    {ops::BatchnormBackward::kIndex, norm::batchnorm_backward},
+    {ops::DbnWeight::kIndex, norm::dbn_weight},
+    {ops::Layernorm::kIndex, layernorm},
+    {ops::LayernormBackward::kIndex, layernorm_backward},
+    {ops::Rmsnorm::kIndex, rmsnorm},
+    {ops::RmsnormBackward::kIndex, rmsnorm_backward},
+    {ops::Instancenorm::kIndex, instancenorm},
+    {ops::InstancenormBackward::kIndex, instancenorm_backward},
+    {ops::Adalayernorm::kIndex, adalayernorm},
+    {ops::AdalayernormBackward::kIndex, adalayernorm_backward},
+    {ops::Rope::kIndex, rope},
+    {ops::RopeBackward::kIndex, rope_backward},
 };
 
 }  // namespace

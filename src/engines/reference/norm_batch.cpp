@@ -42,25 +42,25 @@ ChannelOf channel_of(const Dims& x) {
 }
 
 void running_stats(KernelContext& c, const std::vector<double>& mean, const std::vector<double>& var, double n) {
-  if (!c.wants("NEXT_RUNNING_MEAN") && !c.wants("NEXT_RUNNING_VAR")) return;
-  const double m = c.in("MOMENTUM")[0];
+  if (!c.wants(ops::out::NEXT_RUNNING_MEAN) && !c.wants(ops::out::NEXT_RUNNING_VAR)) return;
+  const double m = c.in(ops::in::MOMENTUM)[0];
   const double unbias = n > 1.0 ? n / (n - 1.0) : 1.0;
-  const Array& pm = c.in("PREV_RUNNING_MEAN");
-  const Array& pv = c.in("PREV_RUNNING_VAR");
+  const Array& pm = c.in(ops::in::PREV_RUNNING_MEAN);
+  const Array& pv = c.in(ops::in::PREV_RUNNING_VAR);
   for (std::size_t ch = 0; ch < mean.size(); ++ch) {
     auto k = static_cast<std::int64_t>(ch);
-    if (c.wants("NEXT_RUNNING_MEAN")) c.out("NEXT_RUNNING_MEAN")[k] = (1.0 - m) * pm[k] + m * mean[ch];
-    if (c.wants("NEXT_RUNNING_VAR")) c.out("NEXT_RUNNING_VAR")[k] = (1.0 - m) * pv[k] + m * var[ch] * unbias;
+    if (c.wants(ops::out::NEXT_RUNNING_MEAN)) c.out(ops::out::NEXT_RUNNING_MEAN)[k] = (1.0 - m) * pm[k] + m * mean[ch];
+    if (c.wants(ops::out::NEXT_RUNNING_VAR)) c.out(ops::out::NEXT_RUNNING_VAR)[k] = (1.0 - m) * pv[k] + m * var[ch] * unbias;
   }
 }
 
 }  // namespace
 
 Status genstats(KernelContext& c) {
-  const Array& x = c.in("X");
+  const Array& x = c.in(ops::in::X);
   auto ch = channel_of(x.dims);
-  Array& sum = c.out("SUM");
-  Array& sq = c.out("SQ_SUM");
+  Array& sum = c.out(ops::out::SUM);
+  Array& sq = c.out(ops::out::SQ_SUM);
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     sum[ch(i)] += x[i];
     sq[ch(i)] += x[i] * x[i];
@@ -69,11 +69,11 @@ Status genstats(KernelContext& c) {
 }
 
 Status bn_finalize(KernelContext& c) {
-  const Array& sum = c.in("SUM");
-  const Array& sq = c.in("SQ_SUM");
-  const double n = c.in("ACCUM_COUNT")[0];
+  const Array& sum = c.in(ops::in::SUM);
+  const Array& sq = c.in(ops::in::SQ_SUM);
+  const double n = c.in(ops::in::ACCUM_COUNT)[0];
   if (!(n >= 1.0)) return c.fail("ACCUM_COUNT must be >= 1, got " + std::to_string(n));
-  const double eps = c.in("EPSILON")[0];
+  const double eps = c.in(ops::in::EPSILON)[0];
   const std::size_t chs = static_cast<std::size_t>(sum.numel());
   std::vector<double> mean(chs), var(chs);
   for (std::size_t k = 0; k < chs; ++k) {
@@ -81,25 +81,25 @@ Status bn_finalize(KernelContext& c) {
     mean[k] = sum[i] / n;
     var[k] = sq[i] / n - mean[k] * mean[k];
     const double inv = 1.0 / std::sqrt(var[k] + eps);
-    const double eq_scale = c.in("SCALE")[i] * inv;
-    c.out("MEAN")[i] = mean[k];
-    c.out("INV_VARIANCE")[i] = inv;
-    c.out("EQ_SCALE")[i] = eq_scale;
-    c.out("EQ_BIAS")[i] = c.in("BIAS")[i] - mean[k] * eq_scale;
+    const double eq_scale = c.in(ops::in::SCALE)[i] * inv;
+    c.out(ops::out::MEAN)[i] = mean[k];
+    c.out(ops::out::INV_VARIANCE)[i] = inv;
+    c.out(ops::out::EQ_SCALE)[i] = eq_scale;
+    c.out(ops::out::EQ_BIAS)[i] = c.in(ops::in::BIAS)[i] - mean[k] * eq_scale;
   }
   running_stats(c, mean, var, n);
   return Status::ok();
 }
 
 Status batchnorm(KernelContext& c) {
-  const Array& x = c.in("X");
-  const Array& scale = c.in("SCALE");
-  const Array& bias = c.in("BIAS");
-  const double eps = c.in("EPSILON")[0];
+  const Array& x = c.in(ops::in::X);
+  const Array& scale = c.in(ops::in::SCALE);
+  const Array& bias = c.in(ops::in::BIAS);
+  const double eps = c.in(ops::in::EPSILON)[0];
   auto ix = make_index(x.dims, stats_dims(Axes::BATCH, x.dims, scale.dims), scale.dims);
   std::vector<double> mean, inv;
   group_stats(x, ix, eps, false, &mean, &inv);
-  const auto peers = c.ins("PEER_STATS");
+  const auto peers = c.ins(ops::in::PEER_STATS);
   const std::size_t chs = mean.size();
   const double n = static_cast<double>(std::max<std::int64_t>(ix.group_size, 1)) * static_cast<double>(1 + peers.size());
   std::vector<double> var(chs);
@@ -121,22 +121,22 @@ Status batchnorm(KernelContext& c) {
       inv[k] = 1.0 / std::sqrt(var[k] + eps);
     }
   }
-  Array& y = c.out("Y");
+  Array& y = c.out(ops::out::Y);
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     auto g = static_cast<std::size_t>(ix.stat_of[i]);
     y[i] = (x[i] - mean[g]) * inv[g] * scale[ix.scale_of[i]] + bias[ix.scale_of[i]];
   }
-  c.out("MEAN").v = mean;
-  c.out("INV_VARIANCE").v = inv;
+  c.out(ops::out::MEAN).v = mean;
+  c.out(ops::out::INV_VARIANCE).v = inv;
   running_stats(c, mean, var, n);
   return Status::ok();
 }
 
 Status batchnorm_inference(KernelContext& c) {
-  const Array& x = c.in("X");
+  const Array& x = c.in(ops::in::X);
   auto ch = channel_of(x.dims);
-  const Array &mean = c.in("MEAN"), &inv = c.in("INV_VARIANCE"), &scale = c.in("SCALE"), &bias = c.in("BIAS");
-  Array& y = c.out("Y");
+  const Array &mean = c.in(ops::in::MEAN), &inv = c.in(ops::in::INV_VARIANCE), &scale = c.in(ops::in::SCALE), &bias = c.in(ops::in::BIAS);
+  Array& y = c.out(ops::out::Y);
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     const std::int64_t k = ch(i);
     y[i] = (x[i] - mean[k]) * inv[k] * scale[k] + bias[k];
@@ -145,10 +145,10 @@ Status batchnorm_inference(KernelContext& c) {
 }
 
 Status batchnorm_backward(KernelContext& c) {
-  const Array& x = c.in("X");
-  const Array& scale = c.in("SCALE");
+  const Array& x = c.in(ops::in::X);
+  const Array& scale = c.in(ops::in::SCALE);
   auto ix = make_index(x.dims, stats_dims(Axes::BATCH, x.dims, scale.dims), scale.dims);
-  const auto peers = c.ins("PEER_STATS");
+  const auto peers = c.ins(ops::in::PEER_STATS);
   const std::size_t chs = static_cast<std::size_t>(scale.numel());
   std::vector<double> peer_dy(chs, 0.0), peer_dyx(chs, 0.0), extra_g, extra_gx;
   for (const Array* p : peers)
@@ -161,10 +161,10 @@ Status batchnorm_backward(KernelContext& c) {
       extra_g.push_back(scale[static_cast<std::int64_t>(k)] * peer_dy[k]);
       extra_gx.push_back(scale[static_cast<std::int64_t>(k)] * peer_dyx[k]);
     }
-  Array& dscale = c.out("DSCALE");
-  Array& dbias = c.out("DBIAS");
-  norm_backward(c.in("DY"), x, scale, ix, c.in("MEAN").v, c.in("INV_VARIANCE").v, false, extra_g, extra_gx,
-                static_cast<double>(1 + peers.size()), &c.out("DX"), &dscale, &dbias);
+  Array& dscale = c.out(ops::out::DSCALE);
+  Array& dbias = c.out(ops::out::DBIAS);
+  norm_backward(c.in(ops::in::DY), x, scale, ix, c.in(ops::in::MEAN).v, c.in(ops::in::INV_VARIANCE).v, false, extra_g, extra_gx,
+                static_cast<double>(1 + peers.size()), &c.out(ops::out::DX), &dscale, &dbias);
   for (std::size_t k = 0; k < chs; ++k) {
     dscale[static_cast<std::int64_t>(k)] += peer_dyx[k];
     dbias[static_cast<std::int64_t>(k)] += peer_dy[k];
@@ -173,20 +173,20 @@ Status batchnorm_backward(KernelContext& c) {
 }
 
 Status dbn_weight(KernelContext& c) {
-  const Array& x = c.in("X");
-  const Array& scale = c.in("SCALE");
-  const Array& mean = c.in("MEAN");
-  const Array& inv = c.in("INV_VARIANCE");
+  const Array& x = c.in(ops::in::X);
+  const Array& scale = c.in(ops::in::SCALE);
+  const Array& mean = c.in(ops::in::MEAN);
+  const Array& inv = c.in(ops::in::INV_VARIANCE);
   auto ix = make_index(x.dims, stats_dims(Axes::BATCH, x.dims, scale.dims), scale.dims);
-  Array& dscale = c.out("DSCALE");
-  Array& dbias = c.out("DBIAS");
-  norm_backward(c.in("DY"), x, scale, ix, mean.v, inv.v, false, {}, {}, 1.0, nullptr, &dscale, &dbias);
+  Array& dscale = c.out(ops::out::DSCALE);
+  Array& dbias = c.out(ops::out::DBIAS);
+  norm_backward(c.in(ops::in::DY), x, scale, ix, mean.v, inv.v, false, {}, {}, 1.0, nullptr, &dscale, &dbias);
   const double n = static_cast<double>(std::max<std::int64_t>(ix.group_size, 1));
   for (std::int64_t k = 0; k < scale.numel(); ++k) {
     const double s = scale[k], r = inv[k];
-    c.out("EQ_SCALE_DY")[k] = s * r;
-    c.out("EQ_SCALE_X")[k] = -s * r * r * dscale[k] / n;
-    c.out("EQ_BIAS")[k] = s * r * (mean[k] * r * dscale[k] - dbias[k]) / n;
+    c.out(ops::out::EQ_SCALE_DY)[k] = s * r;
+    c.out(ops::out::EQ_SCALE_X)[k] = -s * r * r * dscale[k] / n;
+    c.out(ops::out::EQ_BIAS)[k] = s * r * (mean[k] * r * dscale[k] - dbias[k]) / n;
   }
   return Status::ok();
 }

@@ -119,7 +119,7 @@ Status pointwise(KernelContext& c) {
   static constexpr const char* kPorts[] = {"IN_0", "IN_1", "IN_2"};
   const Array* in[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < info->arity; ++i) in[i] = &c.in(kPorts[i]);
-  Array& out = c.out("OUT_0");
+  Array& out = c.out(ops::out::OUT_0);
   std::int64_t axis = 0;
   if (info->mode == M::GEN_INDEX) {
     axis = n.get_int("axis");
@@ -135,7 +135,7 @@ Status pointwise(KernelContext& c) {
   return Status::ok();
 }
 
-const KernelRecord kKernels[] = {{"pointwise", pointwise}};
+const KernelRecord kKernels[] = {{ops::Pointwise::kIndex, pointwise}};
 
 }  // namespace
 

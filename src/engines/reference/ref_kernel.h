@@ -11,8 +11,9 @@
 // caller's buffers untouched).
 //
 // Adding an op's reference: write `Status my_op(KernelContext&)` in the group's
-// file and list it in that file's `*_kernels()` table; kernels.cpp concatenates
-// the tables.
+// file and list it in that file's `*_kernels()` table under its op record
+// ({ops::MyOp::kIndex, my_op}); kernels.cpp indexes the tables by record, and
+// tests/reference/test_coverage.cpp walks the registry: every op has one.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "opgraph/node.h"
+#include "opgraph/ops.h"
 #include "opgraph/status.h"
 
 namespace opgraph::reference {
@@ -82,25 +84,27 @@ class KernelContext {
  public:
   virtual ~KernelContext() = default;
   virtual const Node& node() const = 0;
+  // Ports: a port enum of opgraph/ops.h (ops::Matmul::In::A), a shared name
+  // (ops::in::X) or a string; see Node::input.
   // Inputs: the bound tensor's values (pass-by-value scalars arrive as a [1]-shaped Array).
-  virtual bool has(std::string_view port) const = 0;
-  virtual const Array& in(std::string_view port) const = 0;                 // precondition: has(port)
-  virtual std::vector<const Array*> ins(std::string_view port) const = 0;   // a list port, in bind order
-  virtual const Tensor& in_tensor(std::string_view port) const = 0;         // the declaration
+  virtual bool has(ops::PortRef port) const = 0;
+  virtual const Array& in(ops::PortRef port) const = 0;                 // precondition: has(port)
+  virtual std::vector<const Array*> ins(ops::PortRef port) const = 0;   // a list port, in bind order
+  virtual const Tensor& in_tensor(ops::PortRef port) const = 0;         // the declaration
   // Values of the ragged offset tensor attached to an input/output's declaration (nullptr if none).
-  virtual const Array* ragged_offset(std::string_view port) const = 0;
+  virtual const Array* ragged_offset(ops::PortRef port) const = 0;
   // Outputs: pre-sized to the declared dims and zero-filled. wants() is false for
   // a conditional output the node does not produce; out() must not be called then.
-  virtual bool wants(std::string_view port) const = 0;
-  virtual Array& out(std::string_view port) = 0;
-  virtual const Tensor& out_tensor(std::string_view port) const = 0;
+  virtual bool wants(ops::PortRef port) const = 0;
+  virtual Array& out(ops::PortRef port) = 0;
+  virtual const Tensor& out_tensor(ops::PortRef port) const = 0;
   // An error naming this node and the rule (GRAPH_EXECUTION_FAILED unless given).
   virtual Status fail(const std::string& rule, ErrorCode code = ErrorCode::GRAPH_EXECUTION_FAILED) const = 0;
 };
 
 using KernelFn = Status (*)(KernelContext&);
 struct KernelRecord {
-  std::string_view op;  // OpSpec::name
+  std::size_t op;  // the op record: ops::<Op>::kIndex (its position in all_op_specs())
   KernelFn fn;
 };
 
@@ -113,7 +117,10 @@ std::span<const KernelRecord> conv_kernels();
 std::span<const KernelRecord> sdpa_kernels();
 std::span<const KernelRecord> linear_attention_kernels();
 
-// The kernel of an op (nullptr if it has none yet).
+// The kernel of an op record (nullptr if it has none). Two kernels for one record
+// throw std::logic_error on first use.
+KernelFn find_kernel(const OpSpec& op);
+// By name, for callers holding an op name (nullptr for an unknown op).
 KernelFn find_kernel(std::string_view op);
 
 }  // namespace opgraph::reference

@@ -19,7 +19,7 @@ Status write_forward(KernelContext& c, const Problem& pb, const ForwardResult& r
   OPGRAPH_CHECK(scatter(c, "Stats", pb.sq, r.Stats));
   OPGRAPH_CHECK(scatter(c, "Max", pb.sq, r.Max));
   OPGRAPH_CHECK(scatter(c, "Sum_exp", pb.sq, r.Sum_exp));
-  if (c.wants("RNG_DUMP")) c.out("RNG_DUMP").v = r.rng_dump.v;
+  if (c.wants(ops::out::RNG_DUMP)) c.out(ops::out::RNG_DUMP).v = r.rng_dump.v;
   return Status::ok();
 }
 
@@ -33,7 +33,7 @@ Status sdpa_kernel(KernelContext& c) {
   OPGRAPH_CHECK(gather(c, "Q", pb.sq, q));
   OPGRAPH_CHECK(gather_kv(c, "K", "Page_table_K", pb, k));
   OPGRAPH_CHECK(gather_kv(c, "V", "Page_table_V", pb, v));
-  return write_forward(c, pb, forward(pb, q, k, v, c.wants("RNG_DUMP")), 1.0);
+  return write_forward(c, pb, forward(pb, q, k, v, c.wants(ops::out::RNG_DUMP)), 1.0);
 }
 
 Status sdpa_backward_kernel(KernelContext& c) {
@@ -52,10 +52,10 @@ Status sdpa_backward_kernel(KernelContext& c) {
   OPGRAPH_CHECK(scatter(c, "dQ", pb.sq, r.dQ));
   OPGRAPH_CHECK(scatter(c, "dK", pb.skv, r.dK));
   OPGRAPH_CHECK(scatter(c, "dV", pb.skv, r.dV));
-  if (c.wants("dBias")) c.out("dBias").v = reduce_to(r.dS, c.in("Bias").dims).v;
-  if (c.wants("DSINK_TOKEN")) c.out("DSINK_TOKEN").v = r.dSink.v;
-  if (c.wants("RNG_DUMP")) {
-    Array& dump = c.out("RNG_DUMP");
+  if (c.wants(ops::out::dBias)) c.out(ops::out::dBias).v = reduce_to(r.dS, c.in(ops::in::Bias).dims).v;
+  if (c.wants(ops::out::DSINK_TOKEN)) c.out(ops::out::DSINK_TOKEN).v = r.dSink.v;
+  if (c.wants(ops::out::RNG_DUMP)) {
+    Array& dump = c.out(ops::out::RNG_DUMP);
     for_each_index(dump.dims, [&](std::span<const std::int64_t> i) {
       dump[dump.offset(i)] = pb.dropout_factor(i[0], i[1], i[2], i[3]) > 0.0 ? 1.0 : 0.0;
     });
@@ -64,12 +64,12 @@ Status sdpa_backward_kernel(KernelContext& c) {
 }
 
 const KernelRecord kKernels[] = {
-    {"sdpa", sdpa_kernel},
-    {"sdpa_backward", sdpa_backward_kernel},
-    {"sdpa_fp8", sdpa_fp8_kernel},
-    {"sdpa_fp8_backward", sdpa_fp8_backward_kernel},
-    {"sdpa_mxfp8", sdpa_mxfp8_kernel},
-    {"sdpa_mxfp8_backward", sdpa_mxfp8_backward_kernel},
+    {ops::Sdpa::kIndex, sdpa_kernel},
+    {ops::SdpaBackward::kIndex, sdpa_backward_kernel},
+    {ops::SdpaFp8::kIndex, sdpa_fp8_kernel},
+    {ops::SdpaFp8Backward::kIndex, sdpa_fp8_backward_kernel},
+    {ops::SdpaMxfp8::kIndex, sdpa_mxfp8_kernel},
+    {ops::SdpaMxfp8Backward::kIndex, sdpa_mxfp8_backward_kernel},
 };
 
 }  // namespace

@@ -31,11 +31,11 @@ bool is_fp8_type(DataType t) { return t == DataType::FP8_E4M3 || t == DataType::
 
 // Q/K/V dequantized (per tensor) and gathered (ragged / paged).
 Status fp8_qkv(KernelContext& c, const Problem& pb, Array& q, Array& k, Array& v) {
-  Array raw = scaled(c.in("Q"), scalar(c, "Descale_Q"));
+  Array raw = scaled(c.in(ops::in::Q), scalar(c, "Descale_Q"));
   OPGRAPH_CHECK(gather(c, "Q", pb.sq, q, &raw));
-  raw = scaled(c.in("K"), scalar(c, "Descale_K"));
+  raw = scaled(c.in(ops::in::K), scalar(c, "Descale_K"));
   OPGRAPH_CHECK(gather_kv(c, "K", "Page_table_K", pb, k, &raw));
-  raw = scaled(c.in("V"), scalar(c, "Descale_V"));
+  raw = scaled(c.in(ops::in::V), scalar(c, "Descale_V"));
   return gather_kv(c, "V", "Page_table_V", pb, v, &raw);
 }
 
@@ -46,8 +46,8 @@ Status sdpa_fp8_kernel(KernelContext& c) {
   OPGRAPH_CHECK(read_problem(c, geometry(c), pb));
   Array q, k, v;
   OPGRAPH_CHECK(fp8_qkv(c, pb, q, k, v));
-  const Requant p_q{scalar(c, "Scale_S"), scalar(c, "Descale_S"), c.in_tensor("Q").get_data_type()};
-  ForwardResult r = forward(pb, q, k, v, c.wants("RNG_DUMP"), p_q);
+  const Requant p_q{scalar(c, "Scale_S"), scalar(c, "Descale_S"), c.in_tensor(ops::in::Q).get_data_type()};
+  ForwardResult r = forward(pb, q, k, v, c.wants(ops::out::RNG_DUMP), p_q);
   set_amax(c, "Amax_S", r.amax_s);
   set_amax(c, "Amax_O", r.amax_o);
   return write_forward(c, pb, r, scalar(c, "Scale_O"));
@@ -57,24 +57,24 @@ Status sdpa_fp8_backward_kernel(KernelContext& c) {
   Problem pb;
   OPGRAPH_CHECK(read_problem(c, geometry(c), pb));
   Array q, k, v, o, dO, stats, dO16;
-  Array raw = scaled(c.in("Q"), scalar(c, "Descale_Q"));
+  Array raw = scaled(c.in(ops::in::Q), scalar(c, "Descale_Q"));
   OPGRAPH_CHECK(gather(c, "Q", pb.sq, q, &raw));
-  raw = scaled(c.in("K"), scalar(c, "Descale_K"));
+  raw = scaled(c.in(ops::in::K), scalar(c, "Descale_K"));
   OPGRAPH_CHECK(gather(c, "K", pb.skv, k, &raw));
-  raw = scaled(c.in("V"), scalar(c, "Descale_V"));
+  raw = scaled(c.in(ops::in::V), scalar(c, "Descale_V"));
   OPGRAPH_CHECK(gather(c, "V", pb.skv, v, &raw));
-  raw = scaled(c.in("O"), scalar(c, "Descale_O"));
+  raw = scaled(c.in(ops::in::O), scalar(c, "Descale_O"));
   OPGRAPH_CHECK(gather(c, "O", pb.sq, o, &raw));
-  raw = scaled(c.in("dO"), scalar(c, "Descale_dO"));
+  raw = scaled(c.in(ops::in::dO), scalar(c, "Descale_dO"));
   OPGRAPH_CHECK(gather(c, "dO", pb.sq, dO, &raw));
   OPGRAPH_CHECK(gather(c, "Stats", pb.sq, stats));
   BackwardOperands in{&q, &k, &v, &o, &dO, &stats};
-  if (c.has("dO_f16")) {
+  if (c.has(ops::in::dO_f16)) {
     OPGRAPH_CHECK(gather(c, "dO_f16", pb.sq, dO16));
     in.do_for_d = &dO16;
   }
-  const DataType do_type = c.in_tensor("dO").get_data_type();
-  const Requant p_q{scalar(c, "Scale_S"), scalar(c, "Descale_S"), c.in_tensor("Q").get_data_type()};
+  const DataType do_type = c.in_tensor(ops::in::dO).get_data_type();
+  const Requant p_q{scalar(c, "Scale_S"), scalar(c, "Descale_S"), c.in_tensor(ops::in::Q).get_data_type()};
   const Requant ds_q{scalar(c, "Scale_dP"), scalar(c, "Descale_dP"), is_fp8_type(do_type) ? do_type : DataType::FP8_E5M2};
   BackwardResult r = backward(pb, in, p_q, ds_q);
   OPGRAPH_CHECK(scatter(c, "dQ", pb.sq, scaled(r.dQ, scalar(c, "Scale_dQ"))));
@@ -84,7 +84,7 @@ Status sdpa_fp8_backward_kernel(KernelContext& c) {
   set_amax(c, "Amax_dK", r.amax_dk);
   set_amax(c, "Amax_dV", r.amax_dv);
   set_amax(c, "Amax_dP", r.amax_dp);
-  if (c.wants("DSINK_TOKEN")) c.out("DSINK_TOKEN").v = r.dSink.v;
+  if (c.wants(ops::out::DSINK_TOKEN)) c.out(ops::out::DSINK_TOKEN).v = r.dSink.v;
   return Status::ok();
 }
 
@@ -92,13 +92,13 @@ Status sdpa_mxfp8_kernel(KernelContext& c) {
   Problem pb;
   OPGRAPH_CHECK(read_problem(c, geometry(c), pb));
   Array q, k, v;
-  Array raw = dequant_mx(c.in("Q"), c.in("Descale_Q"), 3);
+  Array raw = dequant_mx(c.in(ops::in::Q), c.in(ops::in::Descale_Q), 3);
   OPGRAPH_CHECK(gather(c, "Q", pb.sq, q, &raw));
-  raw = dequant_mx(c.in("K"), c.in("Descale_K"), 3);
+  raw = dequant_mx(c.in(ops::in::K), c.in(ops::in::Descale_K), 3);
   OPGRAPH_CHECK(gather_kv(c, "K", "Page_table_K", pb, k, &raw));
-  raw = dequant_mx(c.in("V"), c.in("Descale_V"), 2);
+  raw = dequant_mx(c.in(ops::in::V), c.in(ops::in::Descale_V), 2);
   OPGRAPH_CHECK(gather_kv(c, "V", "Page_table_V", pb, v, &raw));
-  ForwardResult r = forward(pb, q, k, v, c.wants("RNG_DUMP"));
+  ForwardResult r = forward(pb, q, k, v, c.wants(ops::out::RNG_DUMP));
   set_amax(c, "Amax_O", r.amax_o);
   return write_forward(c, pb, r, 1.0);
 }
@@ -135,7 +135,7 @@ Status sdpa_mxfp8_backward_kernel(KernelContext& c) {
   set_amax(c, "Amax_dQ", r.amax_dq);
   set_amax(c, "Amax_dK", r.amax_dk);
   set_amax(c, "Amax_dV", r.amax_dv);
-  if (c.wants("DSINK_TOKEN")) c.out("DSINK_TOKEN").v = r.dSink.v;
+  if (c.wants(ops::out::DSINK_TOKEN)) c.out(ops::out::DSINK_TOKEN).v = r.dSink.v;
   return Status::ok();
 }
 

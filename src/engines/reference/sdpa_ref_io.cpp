@@ -86,10 +86,10 @@ Status lengths(KernelContext& c, std::string_view port, std::int64_t b, std::int
 
 ops::sdpa::Geometry geometry(const KernelContext& c) {
   ops::sdpa::Geometry g;
-  const Dims &q = c.in_tensor("Q").get_dim(), &k = c.in_tensor("K").get_dim(), &v = c.in_tensor("V").get_dim();
+  const Dims &q = c.in_tensor(ops::in::Q).get_dim(), &k = c.in_tensor(ops::in::K).get_dim(), &v = c.in_tensor(ops::in::V).get_dim();
   g.b = q[0]; g.h_q = q[1]; g.s_q = q[2]; g.d_qk = q[3];
   g.h_k = k[1]; g.h_v = v[1]; g.d_v = v[3];
-  g.paged = c.has("Page_table_K");
+  g.paged = c.has(ops::in::Page_table_K);
   g.s_kv = g.paged ? c.node().get_int("paged_attention_max_seq_len_kv") : k[2];
   g.block_size = g.paged ? k[2] : 0;
   return g;
@@ -101,24 +101,24 @@ Status read_problem(KernelContext& c, const ops::sdpa::Geometry& g, Problem& pb)
   pb.s_q = g.s_q; pb.s_kv = g.s_kv; pb.d_qk = g.d_qk; pb.d_v = g.d_v;
   OPGRAPH_CHECK(lengths(c, "SEQ_LEN_Q", g.b, g.s_q, pb.sq));
   OPGRAPH_CHECK(lengths(c, "SEQ_LEN_KV", g.b, g.s_kv, pb.skv));
-  pb.attn_scale = c.has("Attn_scale") ? c.in("Attn_scale")[0] : ops::sdpa::attn_scale_attr(n);
-  pb.bias = c.has("Bias") ? &c.in("Bias") : nullptr;
+  pb.attn_scale = c.has(ops::in::Attn_scale) ? c.in(ops::in::Attn_scale)[0] : ops::sdpa::attn_scale_attr(n);
+  pb.bias = c.has(ops::in::Bias) ? &c.in(ops::in::Bias) : nullptr;
   pb.alibi = n.get_bool("use_alibi_mask");
   pb.band = ops::sdpa::band_of(n);
-  pb.block_mask = c.has("Block_mask") ? &c.in("Block_mask") : nullptr;
-  pb.sink = c.has("SINK_TOKEN") ? &c.in("SINK_TOKEN") : nullptr;
+  pb.block_mask = c.has(ops::in::Block_mask) ? &c.in(ops::in::Block_mask) : nullptr;
+  pb.sink = c.has(ops::in::SINK_TOKEN) ? &c.in(ops::in::SINK_TOKEN) : nullptr;
   pb.dropout_p = n.get_float("dropout_probability", 0.0);
   if (pb.dropout_p > 0.0) {
-    const auto seed = to_index(c.in("Seed")[0]), offset = to_index(c.in("Offset")[0]);
+    const auto seed = to_index(c.in(ops::in::Seed)[0]), offset = to_index(c.in(ops::in::Offset)[0]);
     if (!seed || !offset)
-      return c.fail("dropout Seed " + std::to_string(c.in("Seed")[0]) + " / Offset " +
-                    std::to_string(c.in("Offset")[0]) + ": each must be an integer in (-2^62, 2^62)");
+      return c.fail("dropout Seed " + std::to_string(c.in(ops::in::Seed)[0]) + " / Offset " +
+                    std::to_string(c.in(ops::in::Offset)[0]) + ": each must be an integer in (-2^62, 2^62)");
     pb.seed = static_cast<std::uint64_t>(*seed);
     pb.offset = static_cast<std::uint64_t>(*offset);
   }
-  if (c.has("Dropout_mask")) {
-    pb.dropout_mask = &c.in("Dropout_mask");
-    pb.dropout_scale = c.in("Dropout_scale")[0];
+  if (c.has(ops::in::Dropout_mask)) {
+    pb.dropout_mask = &c.in(ops::in::Dropout_mask);
+    pb.dropout_scale = c.in(ops::in::Dropout_scale)[0];
   }
   return Status::ok();
 }

@@ -23,8 +23,8 @@ namespace opgraph::reference {
 namespace {
 
 Status reduction(KernelContext& c) {
-  const Array& x = c.in("X");
-  Array& y = c.out("Y");
+  const Array& x = c.in(ops::in::X);
+  Array& y = c.out(ops::out::Y);
   const std::string mode = c.node().get_string("mode");
   double init = 0.0;
   if (mode == "MUL" || mode == "MUL_NO_ZEROS") init = 1.0;
@@ -57,10 +57,10 @@ Status reduction(KernelContext& c) {
 
 Status rng(KernelContext& c) {
   const Node& n = c.node();
-  const auto seed = static_cast<std::uint64_t>(c.has("Seed") ? as_index(c.in("Seed")[0]) : n.get_int("seed"));
-  const auto offset = static_cast<std::uint64_t>(c.has("Offset") ? as_index(c.in("Offset")[0]) : 0);
+  const auto seed = static_cast<std::uint64_t>(c.has(ops::in::Seed) ? as_index(c.in(ops::in::Seed)[0]) : n.get_int("seed"));
+  const auto offset = static_cast<std::uint64_t>(c.has(ops::in::Offset) ? as_index(c.in(ops::in::Offset)[0]) : 0);
   const std::string dist = n.get_string("distribution");
-  Array& y = c.out("Y");
+  Array& y = c.out(ops::out::Y);
   for (std::int64_t i = 0; i < y.numel(); ++i) {
     const auto k = static_cast<std::uint64_t>(i);
     if (dist == "UNIFORM") {
@@ -77,13 +77,13 @@ Status rng(KernelContext& c) {
 }
 
 Status reshape(KernelContext& c) {
-  c.out("Y").v = c.in("X").v;
+  c.out(ops::out::Y).v = c.in(ops::in::X).v;
   return Status::ok();
 }
 
 Status transpose(KernelContext& c) {
-  const Array& x = c.in("X");
-  Array& y = c.out("Y");
+  const Array& x = c.in(ops::in::X);
+  Array& y = c.out(ops::out::Y);
   const Dims perm = c.node().get_int_list("permutation");
   std::vector<std::int64_t> xi(x.dims.size());
   std::int64_t flat = 0;
@@ -95,8 +95,8 @@ Status transpose(KernelContext& c) {
 }
 
 Status slice(KernelContext& c) {
-  const Array& x = c.in("X");
-  Array& y = c.out("Y");
+  const Array& x = c.in(ops::in::X);
+  Array& y = c.out(ops::out::Y);
   const Dims s = c.node().get_int_list("slices");
   const Dims st = c.node().attr_is_set("strides") ? c.node().get_int_list("strides") : Dims(x.dims.size(), 1);
   std::vector<std::int64_t> xi(x.dims.size());
@@ -109,8 +109,8 @@ Status slice(KernelContext& c) {
 }
 
 Status concatenate(KernelContext& c) {
-  auto xs = c.ins("X");
-  Array& y = c.out("Y");
+  auto xs = c.ins(ops::in::X);
+  Array& y = c.out(ops::out::Y);
   std::int64_t axis = c.node().get_int("axis");
   if (axis < 0) axis += y.rank();
   std::int64_t base = 0;
@@ -128,8 +128,8 @@ Status concatenate(KernelContext& c) {
 }
 
 const KernelRecord kKernels[] = {
-    {"reduction", reduction}, {"rng", rng},     {"reshape", reshape},
-    {"transpose", transpose}, {"slice", slice}, {"concatenate", concatenate},
+    {ops::Reduction::kIndex, reduction}, {ops::Rng::kIndex, rng},     {ops::Reshape::kIndex, reshape},
+    {ops::Transpose::kIndex, transpose}, {ops::Slice::kIndex, slice}, {ops::Concatenate::kIndex, concatenate},
 };
 
 }  // namespace

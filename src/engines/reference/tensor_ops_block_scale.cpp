@@ -41,10 +41,10 @@ double round_up_to(DataType t, double s) {
 
 Status block_scale_quantize(KernelContext& c) {
   const Node& n = c.node();
-  const Array& x = c.in("X");
-  Array& y = c.out("Y");
-  Array& s = c.out("scale");
-  const DataType elem = c.out_tensor("Y").get_data_type(), st = c.out_tensor("scale").get_data_type();
+  const Array& x = c.in(ops::in::X);
+  Array& y = c.out(ops::out::Y);
+  Array& s = c.out(ops::out::scale);
+  const DataType elem = c.out_tensor(ops::out::Y).get_data_type(), st = c.out_tensor(ops::out::scale).get_data_type();
   const std::int64_t block = n.get_int("block_size");
   std::int64_t axis = n.get_int("axis", -1);
   if (axis < 0) axis += x.rank();
@@ -73,9 +73,9 @@ Status block_scale_quantize(KernelContext& c) {
 }
 
 Status block_scale_dequantize(KernelContext& c) {
-  const Array& x = c.in("X");
-  const Array& s = c.in("scale");
-  Array& y = c.out("Y");
+  const Array& x = c.in(ops::in::X);
+  const Array& s = c.in(ops::in::scale);
+  Array& y = c.out(ops::out::Y);
   const Dims bs = c.node().get_int_list("block_size");
   Dims blocks(x.dims.size(), 1);
   if (bs.size() == 1) blocks.back() = bs[0];
@@ -91,8 +91,8 @@ Status block_scale_dequantize(KernelContext& c) {
   return Status::ok();
 }
 
-const KernelRecord kKernels[] = {{"block_scale_quantize", block_scale_quantize},
-                                 {"block_scale_dequantize", block_scale_dequantize}};
+const KernelRecord kKernels[] = {{ops::BlockScaleQuantize::kIndex, block_scale_quantize},
+                                 {ops::BlockScaleDequantize::kIndex, block_scale_dequantize}};
 
 }  // namespace
 

@@ -24,9 +24,9 @@ double pad_value(const std::string& padding) {
 
 Status pool(KernelContext& c, const std::string& mode) {
   const Node& n = c.node();
-  const Array& x = c.in("X");
-  Array& y = c.out("Y");
-  Array* index = c.wants("Index") ? &c.out("Index") : nullptr;
+  const Array& x = c.in(ops::in::X);
+  Array& y = c.out(ops::out::Y);
+  Array* index = c.wants(ops::out::Index) ? &c.out(ops::out::Index) : nullptr;
   const std::size_t r = x.dims.size(), sp = r - 2;
   const Dims win = n.get_int_list("window"), str = n.get_int_list("stride");
   const Dims pre = n.attr_is_set("pre_padding") ? n.get_int_list("pre_padding") : Dims(sp, 0);
@@ -66,8 +66,8 @@ Status pool(KernelContext& c, const std::string& mode) {
 }
 
 Status interpolate(KernelContext& c, bool bilinear) {
-  const Array& x = c.in("X");
-  Array& y = c.out("Y");
+  const Array& x = c.in(ops::in::X);
+  Array& y = c.out(ops::out::Y);
   const std::size_t r = x.dims.size(), sp = r - 2;
   std::vector<std::int64_t> lo(sp), hi(sp), xi(r);
   std::vector<double> frac(sp);
@@ -109,19 +109,19 @@ Status resample(KernelContext& c) {
 }
 
 Status diagonal_band_mask(KernelContext& c) {
-  const Array& x = c.in("X");
-  Array& y = c.out("Y");
-  const double fill = c.in("B")[0];
+  const Array& x = c.in(ops::in::X);
+  Array& y = c.out(ops::out::Y);
+  const double fill = c.in(ops::in::B)[0];
   const bool ge = c.node().get_string("comparison_mode", "CMP_GT") == "CMP_GE";
-  const bool has_left = c.has("LeftBound"), has_right = c.has("ShiftRightBound"), aligned = c.has("SEQ_LEN_Q");
-  const std::int64_t left = has_left ? as_index(c.in("LeftBound")[0]) : 0;
-  const std::int64_t right = has_right ? as_index(c.in("ShiftRightBound")[0]) : 0;
+  const bool has_left = c.has(ops::in::LeftBound), has_right = c.has(ops::in::ShiftRightBound), aligned = c.has(ops::in::SEQ_LEN_Q);
+  const std::int64_t left = has_left ? as_index(c.in(ops::in::LeftBound)[0]) : 0;
+  const std::int64_t right = has_right ? as_index(c.in(ops::in::ShiftRightBound)[0]) : 0;
   auto cmp = [ge](std::int64_t a, std::int64_t b) { return ge ? a >= b : a > b; };
   const std::size_t r = x.dims.size();
   std::int64_t flat = 0;
   for_each_index(x.dims, [&](std::span<const std::int64_t> idx) {
     std::int64_t d = idx[r - 1] - idx[r - 2];
-    if (aligned) d -= as_index(c.in("SEQ_LEN_KV")[idx[0]]) - as_index(c.in("SEQ_LEN_Q")[idx[0]]);
+    if (aligned) d -= as_index(c.in(ops::in::SEQ_LEN_KV)[idx[0]]) - as_index(c.in(ops::in::SEQ_LEN_Q)[idx[0]]);
     const bool masked = (has_right && cmp(d, right)) || (has_left && cmp(-d, left));
     y[flat] = masked ? fill : x[flat];
     ++flat;
@@ -130,10 +130,10 @@ Status diagonal_band_mask(KernelContext& c) {
 }
 
 Status paged_cache_load(KernelContext& c) {
-  const Array& cont = c.in("container");
-  const Array& len = c.in("seqLen");
-  const Array& pt = c.in("pageTable");
-  Array& y = c.out("yOut");
+  const Array& cont = c.in(ops::in::container);
+  const Array& len = c.in(ops::in::seqLen);
+  const Array& pt = c.in(ops::in::pageTable);
+  Array& y = c.out(ops::out::yOut);
   const std::int64_t blocks = cont.dims[0], heads = cont.dims[1], bs = cont.dims[2], dh = cont.dims[3];
   const std::int64_t pages = pt.dims[2], s_out = y.dims[2];
   std::int64_t capacity = 0;  // pages * block_size; past int64, no length reaches it
@@ -156,7 +156,7 @@ Status paged_cache_load(KernelContext& c) {
 }
 
 const KernelRecord kKernels[] = {
-    {"resample", resample}, {"diagonal_band_mask", diagonal_band_mask}, {"paged_cache_load", paged_cache_load}};
+    {ops::Resample::kIndex, resample}, {ops::DiagonalBandMask::kIndex, diagonal_band_mask}, {ops::PagedCacheLoad::kIndex, paged_cache_load}};
 
 }  // namespace
 

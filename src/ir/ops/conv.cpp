@@ -114,10 +114,10 @@ Status check_conv(InferContext& c, std::string_view x_port, const Dims& x, std::
 }
 
 Status infer_fprop(InferContext& c) {
-  OPGRAPH_CHECK(c.require_floating("X"));
-  OPGRAPH_CHECK(c.require_floating("W"));
-  const Dims& x = c.dims("X");
-  const Dims& w = c.dims("W");
+  OPGRAPH_CHECK(c.require_floating(ops::in::X));
+  OPGRAPH_CHECK(c.require_floating(ops::in::W));
+  const Dims& x = c.dims(ops::in::X);
+  const Dims& w = c.dims(ops::in::W);
   ConvGeometry g;
   OPGRAPH_CHECK(check_conv(c, "X", x, "W", w, &g));
   Dims sp;
@@ -127,30 +127,30 @@ Status infer_fprop(InferContext& c) {
   __int128 numel = 1;
   for (auto d : y) numel = std::min<__int128>(numel * d, __int128{kMaxElements} + 1);
   if (numel > kMaxElements)
-    return c.fail("Y", "the inferred output " + InferContext::dims_str(y) + " holds more than 2^48 elements");
+    return c.fail(ops::out::Y, "the inferred output " + InferContext::dims_str(y) + " holds more than 2^48 elements");
   return set_output_like(c, "Y", y, "X");
 }
 
 // DY must be the forward output of (x, w) for the geometry.
 Status check_dy(InferContext& c, const Dims& x, const Dims& w, const ConvGeometry& g, std::string_view x_port) {
-  const Dims& dy = c.dims("DY");
+  const Dims& dy = c.dims(ops::in::DY);
   Dims sp;
   OPGRAPH_CHECK(forward_extents(c, x_port, x, w, g, &sp));
   Dims want{x[0], w[0]};
   want.insert(want.end(), sp.begin(), sp.end());
   if (dy != want)
-    return c.fail("DY", "must be the forward output " + InferContext::dims_str(want) + " of " + std::string(x_port) +
+    return c.fail(ops::in::DY, "must be the forward output " + InferContext::dims_str(want) + " of " + std::string(x_port) +
                             " " + InferContext::dims_str(x) + " and filter " + InferContext::dims_str(w) +
                             " under this padding/stride/dilation, got " + InferContext::dims_str(dy));
   return Status::ok();
 }
 
 Status infer_dgrad(InferContext& c) {
-  OPGRAPH_CHECK(c.require_floating("DY"));
-  OPGRAPH_CHECK(c.require_floating("W"));
+  OPGRAPH_CHECK(c.require_floating(ops::in::DY));
+  OPGRAPH_CHECK(c.require_floating(ops::in::W));
   Dims dx;
-  OPGRAPH_CHECK(c.require_user_output_dims("DX", &dx));
-  const Dims& w = c.dims("W");
+  OPGRAPH_CHECK(c.require_user_output_dims(ops::out::DX, &dx));
+  const Dims& w = c.dims(ops::in::W);
   ConvGeometry g;
   OPGRAPH_CHECK(check_conv(c, "DX", dx, "W", w, &g));
   OPGRAPH_CHECK(check_dy(c, dx, w, g, "DX"));
@@ -158,11 +158,11 @@ Status infer_dgrad(InferContext& c) {
 }
 
 Status infer_wgrad(InferContext& c) {
-  OPGRAPH_CHECK(c.require_floating("DY"));
-  OPGRAPH_CHECK(c.require_floating("X"));
+  OPGRAPH_CHECK(c.require_floating(ops::in::DY));
+  OPGRAPH_CHECK(c.require_floating(ops::in::X));
   Dims dw;
-  OPGRAPH_CHECK(c.require_user_output_dims("DW", &dw));
-  const Dims& x = c.dims("X");
+  OPGRAPH_CHECK(c.require_user_output_dims(ops::out::DW, &dw));
+  const Dims& x = c.dims(ops::in::X);
   ConvGeometry g;
   OPGRAPH_CHECK(check_conv(c, "X", x, "DW", dw, &g));
   OPGRAPH_CHECK(check_dy(c, x, dw, g, "X"));

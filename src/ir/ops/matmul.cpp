@@ -19,18 +19,18 @@ namespace opgraph::ops {
 namespace {
 
 Status infer_matmul(InferContext& c) {
-  OPGRAPH_CHECK(c.require_rank_between("A", 2, 8));
-  OPGRAPH_CHECK(c.require_rank_between("B", 2, 8));
-  const Dims& a = c.dims("A");
-  const Dims& b = c.dims("B");
+  OPGRAPH_CHECK(c.require_rank_between(ops::in::A, 2, 8));
+  OPGRAPH_CHECK(c.require_rank_between(ops::in::B, 2, 8));
+  const Dims& a = c.dims(ops::in::A);
+  const Dims& b = c.dims(ops::in::B);
   std::int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
   if (k != kb)
-    return c.fail("B", "inner extent K must match: A is " + InferContext::dims_str(a) + " (K = " + std::to_string(k) +
+    return c.fail(ops::in::B, "inner extent K must match: A is " + InferContext::dims_str(a) + " (K = " + std::to_string(k) +
                            "), B is " + InferContext::dims_str(b) + " (K = " + std::to_string(kb) + ")");
   Dims ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
   auto batch = InferContext::broadcast(ab, bb);
   if (!batch)
-    return c.fail("B", "batch axes " + InferContext::dims_str(bb) + " do not broadcast with A's " +
+    return c.fail(ops::in::B, "batch axes " + InferContext::dims_str(bb) + " do not broadcast with A's " +
                            InferContext::dims_str(ab));
   std::int64_t batch_count = 1;
   for (auto x : *batch) batch_count *= x;
@@ -42,52 +42,52 @@ Status infer_matmul(InferContext& c) {
   Dims out = *batch;
   out.push_back(m);
   out.push_back(n);
-  return c.set_output("C", out);
+  return c.set_output(ops::out::C, out);
 }
 
 Status infer_moe(InferContext& c) {
-  OPGRAPH_CHECK(c.require_rank("Token", 3));
-  OPGRAPH_CHECK(c.require_rank("Weight", 3));
-  OPGRAPH_CHECK(c.require_integer_index("FirstTokenOffset"));
-  const Dims& tok = c.dims("Token");
-  const Dims& w = c.dims("Weight");
-  if (tok[0] != 1) return c.fail("Token", "must be [1, T, K], got " + InferContext::dims_str(tok));
+  OPGRAPH_CHECK(c.require_rank(ops::in::Token, 3));
+  OPGRAPH_CHECK(c.require_rank(ops::in::Weight, 3));
+  OPGRAPH_CHECK(c.require_integer_index(ops::in::FirstTokenOffset));
+  const Dims& tok = c.dims(ops::in::Token);
+  const Dims& w = c.dims(ops::in::Weight);
+  if (tok[0] != 1) return c.fail(ops::in::Token, "must be [1, T, K], got " + InferContext::dims_str(tok));
   if (w[1] != tok[2])
-    return c.fail("Weight", "K must match Token's: Weight is " + InferContext::dims_str(w) + ", Token " +
+    return c.fail(ops::in::Weight, "K must match Token's: Weight is " + InferContext::dims_str(w) + ", Token " +
                                 InferContext::dims_str(tok));
-  OPGRAPH_CHECK(c.require_numel("FirstTokenOffset", w[0], "one start row per expert"));
+  OPGRAPH_CHECK(c.require_numel(ops::in::FirstTokenOffset, w[0], "one start row per expert"));
   std::string mode = c.node().get_string("mode", "NONE");
   std::int64_t top_k = c.node().get_int("top_k", 1);
   if (top_k < 1) return c.fail_attr("top_k", "must be >= 1, got " + std::to_string(top_k));
   std::int64_t rows = tok[1];
   if (mode != "NONE") {
-    OPGRAPH_CHECK(c.require("TokenIndex"));
-    OPGRAPH_CHECK(c.require_integer_index("TokenIndex"));
-    std::int64_t idx = c.in("TokenIndex")->element_count();
+    OPGRAPH_CHECK(c.require(ops::in::TokenIndex));
+    OPGRAPH_CHECK(c.require_integer_index(ops::in::TokenIndex));
+    std::int64_t idx = c.in(ops::in::TokenIndex)->element_count();
     if (mode == "GATHER") rows = idx;
     else {
-      if (idx != tok[1]) return c.fail("TokenIndex", "SCATTER needs one destination row per token row");
-      if (idx % top_k) return c.fail("TokenIndex", "SCATTER needs a row count divisible by top_k");
-      OPGRAPH_CHECK(c.require("TokenKs"));
-      OPGRAPH_CHECK(c.require_floating("TokenKs"));
-      OPGRAPH_CHECK(c.require_numel("TokenKs", idx, "one routing weight per token row"));
+      if (idx != tok[1]) return c.fail(ops::in::TokenIndex, "SCATTER needs one destination row per token row");
+      if (idx % top_k) return c.fail(ops::in::TokenIndex, "SCATTER needs a row count divisible by top_k");
+      OPGRAPH_CHECK(c.require(ops::in::TokenKs));
+      OPGRAPH_CHECK(c.require_floating(ops::in::TokenKs));
+      OPGRAPH_CHECK(c.require_numel(ops::in::TokenKs, idx, "one routing weight per token row"));
       rows = idx / top_k;
     }
   }
-  return c.set_output("Output", {1, rows, w[2]});
+  return c.set_output(ops::out::Output, {1, rows, w[2]});
 }
 
 Status infer_moe_bwd(InferContext& c) {
-  OPGRAPH_CHECK(c.require_rank("DOutput", 3));
-  OPGRAPH_CHECK(c.require_rank("Token", 3));
-  OPGRAPH_CHECK(c.require_integer_index("FirstTokenOffset"));
-  const Dims& dy = c.dims("DOutput");
-  const Dims& tok = c.dims("Token");
+  OPGRAPH_CHECK(c.require_rank(ops::in::DOutput, 3));
+  OPGRAPH_CHECK(c.require_rank(ops::in::Token, 3));
+  OPGRAPH_CHECK(c.require_integer_index(ops::in::FirstTokenOffset));
+  const Dims& dy = c.dims(ops::in::DOutput);
+  const Dims& tok = c.dims(ops::in::Token);
   if (dy[0] != 1 || tok[0] != 1 || dy[1] != tok[1])
-    return c.fail("DOutput", "DOutput [1, T, N] and Token [1, T, K] must share T, got " + InferContext::dims_str(dy) +
+    return c.fail(ops::in::DOutput, "DOutput [1, T, N] and Token [1, T, K] must share T, got " + InferContext::dims_str(dy) +
                                  " and " + InferContext::dims_str(tok));
-  std::int64_t experts = c.in("FirstTokenOffset")->element_count();
-  return c.set_output("DWeight", {experts, tok[2], dy[2]});
+  std::int64_t experts = c.in(ops::in::FirstTokenOffset)->element_count();
+  return c.set_output(ops::out::DWeight, {experts, tok[2], dy[2]});
 }
 
 const OpSpec kSpecs[] = {

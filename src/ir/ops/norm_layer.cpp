@@ -13,10 +13,10 @@ namespace {
 Status norm_forward(InferContext& c, NormKind kind) {
   Dims stats;
   OPGRAPH_CHECK(scale_and_stats(c, kind, &stats));
-  if (kind != NormKind::RMS || c.has("BIAS")) OPGRAPH_CHECK(check_dims(c, "BIAS", c.dims("SCALE"), "BIAS (as SCALE)"));
-  OPGRAPH_CHECK(c.require("EPSILON"));
+  if (kind != NormKind::RMS || c.has(ops::in::BIAS)) OPGRAPH_CHECK(check_dims(c, ops::in::BIAS, c.dims(ops::in::SCALE), "BIAS (as SCALE)"));
+  OPGRAPH_CHECK(c.require(ops::in::EPSILON));
   OPGRAPH_CHECK(check_epsilon(c));
-  OPGRAPH_CHECK(set_output_like(c, "Y", c.dims("X"), "X"));
+  OPGRAPH_CHECK(set_output_like(c, "Y", c.dims(ops::in::X), "X"));
   if (kind != NormKind::RMS) OPGRAPH_CHECK(set_output_like(c, "MEAN", stats, "X", DataType::FLOAT));
   return set_output_like(c, "INV_VARIANCE", stats, "X", DataType::FLOAT);
 }
@@ -24,30 +24,30 @@ Status norm_forward(InferContext& c, NormKind kind) {
 Status norm_backward(InferContext& c, NormKind kind) {
   Dims stats;
   OPGRAPH_CHECK(scale_and_stats(c, kind, &stats));
-  OPGRAPH_CHECK(c.require_floating("DY"));
-  OPGRAPH_CHECK(c.require_same_dims("DY", "X"));
-  if (kind != NormKind::RMS) OPGRAPH_CHECK(check_dims(c, "MEAN", stats, "the saved mean"));
-  OPGRAPH_CHECK(check_dims(c, "INV_VARIANCE", stats, "the saved inverse variance"));
+  OPGRAPH_CHECK(c.require_floating(ops::in::DY));
+  OPGRAPH_CHECK(c.require_same_dims(ops::in::DY, ops::in::X));
+  if (kind != NormKind::RMS) OPGRAPH_CHECK(check_dims(c, ops::in::MEAN, stats, "the saved mean"));
+  OPGRAPH_CHECK(check_dims(c, ops::in::INV_VARIANCE, stats, "the saved inverse variance"));
   OPGRAPH_CHECK(check_epsilon(c));
-  OPGRAPH_CHECK(set_output_like(c, "DX", c.dims("X"), "X"));
-  OPGRAPH_CHECK(set_output_like(c, "DSCALE", c.dims("SCALE"), "SCALE"));
-  return set_output_like(c, "DBIAS", c.dims("SCALE"), "SCALE");
+  OPGRAPH_CHECK(set_output_like(c, "DX", c.dims(ops::in::X), "X"));
+  OPGRAPH_CHECK(set_output_like(c, "DSCALE", c.dims(ops::in::SCALE), "SCALE"));
+  return set_output_like(c, "DBIAS", c.dims(ops::in::SCALE), "SCALE");
 }
 
 Status rope_common(InferContext& c, std::string_view in, std::string_view out) {
   OPGRAPH_CHECK(c.require_rank(in, 4));
   OPGRAPH_CHECK(c.require_floating(in));
-  OPGRAPH_CHECK(c.require_rank("COS", 2));
-  OPGRAPH_CHECK(c.require_floating("COS"));
-  OPGRAPH_CHECK(c.require_floating("SIN"));
-  OPGRAPH_CHECK(c.require_same_dims("SIN", "COS"));
+  OPGRAPH_CHECK(c.require_rank(ops::in::COS, 2));
+  OPGRAPH_CHECK(c.require_floating(ops::in::COS));
+  OPGRAPH_CHECK(c.require_floating(ops::in::SIN));
+  OPGRAPH_CHECK(c.require_same_dims(ops::in::SIN, ops::in::COS));
   const Dims& x = c.dims(in);
-  const Dims& cs = c.dims("COS");
+  const Dims& cs = c.dims(ops::in::COS);
   if (cs[0] != x[1])
-    return c.fail("COS", "axis 0 must be the sequence length S = " + std::to_string(x[1]) + " of " + std::string(in) +
+    return c.fail(ops::in::COS, "axis 0 must be the sequence length S = " + std::to_string(x[1]) + " of " + std::string(in) +
                              " [B, S, H, D] " + InferContext::dims_str(x) + ", got " + InferContext::dims_str(cs));
   if (2 * cs[1] > x[3] || cs[1] < 1)
-    return c.fail("COS", "axis 1 must be R/2 with 2 <= R <= head dim D = " + std::to_string(x[3]) + ", got " +
+    return c.fail(ops::in::COS, "axis 1 must be R/2 with 2 <= R <= head dim D = " + std::to_string(x[3]) + ", got " +
                              InferContext::dims_str(cs));
   return set_output_like(c, out, x, in);
 }

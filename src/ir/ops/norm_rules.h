@@ -22,13 +22,13 @@ enum class NormKind { LAYER, RMS, ADA_LAYER, INSTANCE, BATCH };
 Status scale_and_stats(InferContext& c, NormKind kind, Dims* stats);
 
 // The port holds one floating element (EPSILON, MOMENTUM). Unbound optional ports pass.
-Status check_scalar(InferContext& c, std::string_view port);
+Status check_scalar(InferContext& c, ops::PortRef port);
 // EPSILON (when bound): check_scalar, and a pass-by-value epsilon is >= 0 (rule
 // epsilon_range: negative, NaN and -inf are refused). A device-tensor epsilon's value
 // is not known at validate() and is not checked.
 Status check_epsilon(InferContext& c);
 // The port (bound) is floating and has exactly `dims` (stats inputs, running stats).
-Status check_dims(InferContext& c, std::string_view port, const Dims& dims, std::string_view what);
+Status check_dims(InferContext& c, ops::PortRef port, const Dims& dims, std::string_view what);
 // A per-channel tensor of X: [1, C, 1, ...] of X's rank. Returns it in `dims`.
 Dims channel_dims(const Dims& x);
 

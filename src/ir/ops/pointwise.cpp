@@ -185,7 +185,7 @@ Status infer_pointwise(InferContext& c) {
   OPGRAPH_CHECK(check_attrs(c, *m));
   OPGRAPH_CHECK(check_input_types(c, *m));
 
-  Dims out = c.dims("IN_0");
+  Dims out = c.dims(ops::in::IN_0);
   for (int i = 1; i < m->arity; ++i) {
     auto b = InferContext::broadcast(out, c.dims(kInPorts[i]));
     if (!b)
@@ -201,26 +201,26 @@ Status infer_pointwise(InferContext& c) {
                                      ") for the rank-" + std::to_string(rank) + " output, got " + std::to_string(axis));
   }
 
-  TensorPtr o = c.out("OUT_0");
+  TensorPtr o = c.out(ops::out::OUT_0);
   DataType out_type = DataType::NOT_SET;
   bool user_typed = o && o->data_type_set_by_user();
   DataType user_type = o ? o->get_data_type() : DataType::NOT_SET;
   if (m->traits.is_comparison || m->traits.is_logical) {
     if (user_typed && user_type != DataType::BOOLEAN)
-      return c.fail("OUT_0", mode + " yields BOOLEAN; the output is declared " + type_name(user_type));
+      return c.fail(ops::out::OUT_0, mode + " yields BOOLEAN; the output is declared " + type_name(user_type));
     out_type = DataType::BOOLEAN;
   } else if (m->traits.uses_axis) {
     if (user_typed && user_type == DataType::BOOLEAN)
-      return c.fail("OUT_0", "GEN_INDEX yields indices; a BOOLEAN output cannot hold them");
+      return c.fail(ops::out::OUT_0, "GEN_INDEX yields indices; a BOOLEAN output cannot hold them");
     out_type = DataType::INT32;
   } else if (user_typed && user_type == DataType::BOOLEAN && !m->traits.accepts_bool) {
-    return c.fail("OUT_0", mode + " is arithmetic; its output cannot be BOOLEAN");
-  } else if (m->traits.accepts_bool && c.dtype("IN_0") == DataType::BOOLEAN &&
+    return c.fail(ops::out::OUT_0, mode + " is arithmetic; its output cannot be BOOLEAN");
+  } else if (m->traits.accepts_bool && c.dtype(ops::in::IN_0) == DataType::BOOLEAN &&
              (m->mode == PointwiseMode::IDENTITY ||
-              (m->mode == PointwiseMode::BINARY_SELECT && c.dtype("IN_1") == DataType::BOOLEAN))) {
+              (m->mode == PointwiseMode::BINARY_SELECT && c.dtype(ops::in::IN_1) == DataType::BOOLEAN))) {
     out_type = DataType::BOOLEAN;  // a boolean passes through as a boolean unless the user casts
   }
-  OPGRAPH_CHECK(c.set_output("OUT_0", out, out_type));
+  OPGRAPH_CHECK(c.set_output(ops::out::OUT_0, out, out_type));
   ops::follow_layout(c, "OUT_0", ops::elementwise_reference(c, out, {"IN_0", "IN_1", "IN_2"}));
   return Status::ok();
 }

@@ -1,5 +1,8 @@
 // ir/ops/registry.cpp — THE op registry: every group's records, one line a group.
 // Order is fixed (it is the order `opgraph info` and the docs list ops in).
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/ops/groups.h"
@@ -21,6 +24,18 @@ const OpSpec* find_op_spec(std::string_view name) {
   for (const OpSpec* s : all_op_specs())
     if (s->name == name) return s;
   return nullptr;
+}
+
+std::size_t op_index(const OpSpec& spec) {
+  static const std::unordered_map<const OpSpec*, std::size_t> kIndex = [] {
+    std::unordered_map<const OpSpec*, std::size_t> m;
+    auto all = all_op_specs();
+    for (std::size_t i = 0; i < all.size(); ++i) m.emplace(all[i], i);
+    return m;
+  }();
+  auto it = kIndex.find(&spec);
+  if (it == kIndex.end()) throw std::logic_error("op '" + std::string(spec.name) + "' is not a record of the registry");
+  return it->second;
 }
 
 const PortSpec* OpSpec::find_input(std::string_view port) const {

@@ -31,9 +31,9 @@ Status infer_sdpa_backward(InferContext& c) {
   Geometry g;
   OPGRAPH_CHECK(read_geometry(c, Variant::BWD, g));
   for (const char* p : {"O", "dO"})
-    if (c.dtype(p) != c.dtype("Q"))
+    if (c.dtype(p) != c.dtype(ops::in::Q))
       return fail_rule(c, p, "same_io_dtype",
-                       "must have Q's data type " + std::string(to_string(c.dtype("Q"))) + ", got " +
+                       "must have Q's data type " + std::string(to_string(c.dtype(ops::in::Q))) + ", got " +
                            std::string(to_string(c.dtype(p))));
   OPGRAPH_CHECK(check_common(c, Variant::BWD, g));
   return set_backward_outputs(c, DataType::NOT_SET);

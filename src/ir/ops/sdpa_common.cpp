@@ -28,7 +28,7 @@ bool broadcastable_to(const Dims& d, const Dims& target) {
   return true;
 }
 
-Status check_int_scalar(const InferContext& c, std::string_view port, std::string_view rule) {
+Status check_int_scalar(const InferContext& c, ops::PortRef port, std::string_view rule) {
   DataType t = c.dtype(port);
   if (t != DataType::INT32 && t != DataType::INT64)
     return fail_rule(c, port, rule, "must be INT32 or INT64, got " + std::string(to_string(t)));
@@ -38,7 +38,7 @@ Status check_int_scalar(const InferContext& c, std::string_view port, std::strin
 }
 
 // The ragged (THD) offsets of one tensor: need the padding mask, b + 1 entries.
-Status check_ragged(const InferContext& c, std::string_view port, const TensorPtr& t, const Geometry& g) {
+Status check_ragged(const InferContext& c, ops::PortRef port, const TensorPtr& t, const Geometry& g) {
   if (!t || !t->get_ragged_offset()) return Status::ok();
   if (!c.node().get_bool("use_padding_mask"))
     return fail_rule(c, port, "ragged_needs_padding_mask",
@@ -80,7 +80,7 @@ Status check_masks(const InferContext& c, const Geometry& g) {
                                                    "got " + str(*l));
   Band band = band_of(n);
   if (band.bottom_right && (band.left || band.right) && g.s_q > g.s_kv)
-    return fail_rule(c, "Q", "bottom_right_sq_le_skv",
+    return fail_rule(c, ops::in::Q, "bottom_right_sq_le_skv",
                      "bottom-right alignment needs s_q <= s_kv, got s_q = " + str(g.s_q) + ", s_kv = " + str(g.s_kv));
   return Status::ok();
 }
@@ -101,28 +101,28 @@ Status check_dropout(InferContext& c, Variant v, const Geometry& g) {
       OPGRAPH_CHECK(check_int_scalar(c, port, "rng_scalar"));
     }
   }
-  bool mask = c.has("Dropout_mask"), scale = c.has("Dropout_scale");
+  bool mask = c.has(ops::in::Dropout_mask), scale = c.has(ops::in::Dropout_scale);
   if (mask != scale)
     return fail_rule(c, mask ? "Dropout_mask" : "Dropout_scale", "dropout_mask_pair",
                      "Dropout_mask and Dropout_scale are bound together or not at all");
   if (mask && has_p)
-    return fail_rule(c, "Dropout_mask", "dropout_exclusive",
+    return fail_rule(c, ops::in::Dropout_mask, "dropout_exclusive",
                      "a user dropout mask excludes dropout_probability (pick one dropout form)");
   if (mask) {
-    if (!broadcastable_to(c.dims("Dropout_mask"), full))
-      return fail_rule(c, "Dropout_mask", "dropout_mask_shape",
+    if (!broadcastable_to(c.dims(ops::in::Dropout_mask), full))
+      return fail_rule(c, ops::in::Dropout_mask, "dropout_mask_shape",
                        "must be broadcastable to [b, h_q, s_q, s_kv] = " + dims_str(full) + ", got " +
-                           dims_str(c.dims("Dropout_mask")));
-    OPGRAPH_CHECK(check_scalar(c, "Dropout_scale"));
+                           dims_str(c.dims(ops::in::Dropout_mask)));
+    OPGRAPH_CHECK(check_scalar(c, ops::in::Dropout_scale));
   }
-  if (c.has("Dropout_scale_inv")) {
-    if (!mask) return fail_rule(c, "Dropout_scale_inv", "dropout_mask_pair", "needs Dropout_mask and Dropout_scale");
-    OPGRAPH_CHECK(check_scalar(c, "Dropout_scale_inv"));
+  if (c.has(ops::in::Dropout_scale_inv)) {
+    if (!mask) return fail_rule(c, ops::in::Dropout_scale_inv, "dropout_mask_pair", "needs Dropout_mask and Dropout_scale");
+    OPGRAPH_CHECK(check_scalar(c, ops::in::Dropout_scale_inv));
   }
   if (n.get_bool("rng_dump") && !(has_p && p > 0.0))
     return fail_attr_rule(c, "rng_dump", "rng_dump_needs_dropout", "RNG_DUMP needs dropout_probability > 0");
   (void)v;
-  return c.set_output("RNG_DUMP", full, DataType::FLOAT);
+  return c.set_output(ops::out::RNG_DUMP, full, DataType::FLOAT);
 }
 
 }  // namespace
@@ -150,14 +150,14 @@ double alibi_slope(std::int64_t h, std::int64_t heads) {
   return std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(heads));
 }
 
-Status fail_rule(const InferContext& c, std::string_view port, std::string_view rule, const std::string& what) {
+Status fail_rule(const InferContext& c, ops::PortRef port, std::string_view rule, const std::string& what) {
   return c.fail(port, "rule " + std::string(rule) + ": " + what);
 }
 Status fail_attr_rule(const InferContext& c, std::string_view attr, std::string_view rule, const std::string& what) {
   return c.fail_attr(attr, "rule " + std::string(rule) + ": " + what);
 }
 
-Status check_layout(const InferContext& c, std::string_view port, bool output) {
+Status check_layout(const InferContext& c, ops::PortRef port, bool output) {
   TensorPtr t = output ? c.out(port) : c.in(port);
   if (!t) return output ? Status::ok() : c.require(port);
   if (output && !t->stride_set_by_user()) return Status::ok();  // inferred strides are packed
@@ -169,7 +169,7 @@ Status check_layout(const InferContext& c, std::string_view port, bool output) {
   return Status::ok();
 }
 
-Status check_scalar(const InferContext& c, std::string_view port) {
+Status check_scalar(const InferContext& c, ops::PortRef port) {
   OPGRAPH_CHECK(c.require(port));
   if (c.dtype(port) != DataType::FLOAT)
     return fail_rule(c, port, "scale_scalar", "must be FLOAT, got " + std::string(to_string(c.dtype(port))));
@@ -186,7 +186,7 @@ std::vector<std::int64_t> mx_descale_dims(const std::vector<std::int64_t>& data,
   return d;
 }
 
-Status check_mx_descale(const InferContext& c, std::string_view port, std::string_view data_port, int block_axis) {
+Status check_mx_descale(const InferContext& c, ops::PortRef port, ops::PortRef data_port, int block_axis) {
   OPGRAPH_CHECK(c.require(port));
   TensorPtr t = c.in(port);
   if (t->get_data_type() != DataType::FP8_E8M0)
@@ -199,7 +199,7 @@ Status check_mx_descale(const InferContext& c, std::string_view port, std::strin
   Dims want = mx_descale_dims(c.dims(data_port), block_axis);
   if (t->get_dim() != want)
     return fail_rule(c, port, "mxfp8_descale_shape",
-                     "blocks of 32 along axis " + str(block_axis) + " of " + std::string(data_port) + " " +
+                     "blocks of 32 along axis " + str(block_axis) + " of " + std::string(data_port.name) + " " +
                          dims_str(c.dims(data_port)) + " need dims " + dims_str(want) +
                          " (block axis padded to 4, the other to 128), got " + dims_str(t->get_dim()));
   return check_swizzle_128x4(c, port, static_cast<std::size_t>(block_axis));  // the block axis contiguous
@@ -213,27 +213,27 @@ Status read_geometry(InferContext& c, Variant v, Geometry& g) {
       if (!is_fp8_type(t))
         return fail_rule(c, p, "fp8_io_dtype", "must be FP8_E4M3 or FP8_E5M2, got " + std::string(to_string(t)));
     } else if (std::string_view(p) == "Q") {
-      OPGRAPH_CHECK(c.require_dtype_in("Q", {DataType::HALF, DataType::BFLOAT16, DataType::FLOAT, DataType::DOUBLE}));
-    } else if (t != c.dtype("Q")) {
+      OPGRAPH_CHECK(c.require_dtype_in(ops::in::Q, {DataType::HALF, DataType::BFLOAT16, DataType::FLOAT, DataType::DOUBLE}));
+    } else if (t != c.dtype(ops::in::Q)) {
       return fail_rule(c, p, "same_io_dtype",
-                       "must have Q's data type " + std::string(to_string(c.dtype("Q"))) + ", got " +
+                       "must have Q's data type " + std::string(to_string(c.dtype(ops::in::Q))) + ", got " +
                            std::string(to_string(t)));
     }
   }
-  const Dims &q = c.dims("Q"), &k = c.dims("K"), &vv = c.dims("V");
+  const Dims &q = c.dims(ops::in::Q), &k = c.dims(ops::in::K), &vv = c.dims(ops::in::V);
   g.b = q[0]; g.h_q = q[1]; g.s_q = q[2]; g.d_qk = q[3];
   g.h_k = k[1]; g.h_v = vv[1]; g.d_v = vv[3];
   if (k[3] != g.d_qk)
-    return fail_rule(c, "K", "d_qk_match", "K's head dim " + str(k[3]) + " must equal Q's " + str(g.d_qk));
+    return fail_rule(c, ops::in::K, "d_qk_match", "K's head dim " + str(k[3]) + " must equal Q's " + str(g.d_qk));
   const Node& n = c.node();
-  g.paged = c.has("Page_table_K") || c.has("Page_table_V");
+  g.paged = c.has(ops::in::Page_table_K) || c.has(ops::in::Page_table_V);
   if (g.paged) {
-    if (!c.has("Page_table_K") || !c.has("Page_table_V"))
-      return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, c.has("Page_table_K") ? "Page_table_V" : "Page_table_K",
+    if (!c.has(ops::in::Page_table_K) || !c.has(ops::in::Page_table_V))
+      return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, c.has(ops::in::Page_table_K) ? "Page_table_V" : "Page_table_K",
                          "rule paged_tables_pair: paged K/V need both Page_table_K and Page_table_V");
     auto max_s = opt_int(n, "paged_attention_max_seq_len_kv");
     if (!max_s)
-      return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, "Page_table_K",
+      return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, ops::in::Page_table_K,
                          "rule paged_max_seq_len_kv: paged K/V need paged_attention_max_seq_len_kv");
     if (*max_s < 1)
       return fail_attr_rule(c, "paged_attention_max_seq_len_kv", "paged_max_seq_len_kv",
@@ -241,7 +241,7 @@ Status read_geometry(InferContext& c, Variant v, Geometry& g) {
     g.s_kv = *max_s;
     g.block_size = k[2];
     if (vv[2] != k[2])
-      return fail_rule(c, "V", "paged_block_size",
+      return fail_rule(c, ops::in::V, "paged_block_size",
                        "K and V caches [num_blocks, h, block_size, d] must share block_size, got K " + dims_str(k) +
                            ", V " + dims_str(vv));
     std::int64_t pages = (g.s_kv + g.block_size - 1) / g.block_size;
@@ -262,7 +262,7 @@ Status read_geometry(InferContext& c, Variant v, Geometry& g) {
       if (c.dims(p)[0] != g.b)
         return fail_rule(c, p, "batch_match", "batch " + str(c.dims(p)[0]) + " must equal Q's " + str(g.b));
     if (vv[2] != k[2])
-      return fail_rule(c, "V", "kv_seq_match", "V's s_kv " + str(vv[2]) + " must equal K's " + str(k[2]));
+      return fail_rule(c, ops::in::V, "kv_seq_match", "V's s_kv " + str(vv[2]) + " must equal K's " + str(k[2]));
   }
   for (auto [p, h] : {std::pair{"K", g.h_k}, std::pair{"V", g.h_v}})
     if (h < 1 || g.h_q % h != 0)
@@ -276,11 +276,11 @@ Status read_geometry(InferContext& c, Variant v, Geometry& g) {
         return fail_rule(c, p, "o_dims", "must be [b, h_q, s_q, d_v] = " + dims_str(o) + ", got " + dims_str(c.dims(p)));
     }
     const Dims st = {g.b, g.h_q, g.s_q, 1};
-    OPGRAPH_CHECK(c.require("Stats"));
-    if (c.dims("Stats") != st || (c.dtype("Stats") != DataType::FLOAT && c.dtype("Stats") != DataType::DOUBLE))
-      return fail_rule(c, "Stats", "stats_dims",
+    OPGRAPH_CHECK(c.require(ops::in::Stats));
+    if (c.dims(ops::in::Stats) != st || (c.dtype(ops::in::Stats) != DataType::FLOAT && c.dtype(ops::in::Stats) != DataType::DOUBLE))
+      return fail_rule(c, ops::in::Stats, "stats_dims",
                        "must be FLOAT (or DOUBLE) [b, h_q, s_q, 1] = " + dims_str(st) + ", got " +
-                           std::string(to_string(c.dtype("Stats"))) + " " + dims_str(c.dims("Stats")));
+                           std::string(to_string(c.dtype(ops::in::Stats))) + " " + dims_str(c.dims(ops::in::Stats)));
   }
   return Status::ok();
 }
@@ -288,22 +288,22 @@ Status read_geometry(InferContext& c, Variant v, Geometry& g) {
 Status check_common(InferContext& c, Variant v, const Geometry& g) {
   const Node& n = c.node();
   const Dims full = {g.b, g.h_q, g.s_q, g.s_kv};
-  if (c.has("Attn_scale")) {
+  if (c.has(ops::in::Attn_scale)) {
     if (n.attr_is_set("attn_scale"))
-      return fail_rule(c, "Attn_scale", "attn_scale_once", "set either the Attn_scale tensor or the attn_scale "
+      return fail_rule(c, ops::in::Attn_scale, "attn_scale_once", "set either the Attn_scale tensor or the attn_scale "
                                                              "attribute, not both");
-    OPGRAPH_CHECK(c.require_floating("Attn_scale"));
-    if (c.in("Attn_scale")->element_count() != 1)
-      return fail_rule(c, "Attn_scale", "attn_scale_scalar", "must hold one element, got " + dims_str(c.dims("Attn_scale")));
+    OPGRAPH_CHECK(c.require_floating(ops::in::Attn_scale));
+    if (c.in(ops::in::Attn_scale)->element_count() != 1)
+      return fail_rule(c, ops::in::Attn_scale, "attn_scale_scalar", "must hold one element, got " + dims_str(c.dims(ops::in::Attn_scale)));
   }
-  if (c.has("Bias")) {
-    OPGRAPH_CHECK(c.require_floating("Bias"));
-    if (!broadcastable_to(c.dims("Bias"), full))
-      return fail_rule(c, "Bias", "bias_broadcast",
+  if (c.has(ops::in::Bias)) {
+    OPGRAPH_CHECK(c.require_floating(ops::in::Bias));
+    if (!broadcastable_to(c.dims(ops::in::Bias), full))
+      return fail_rule(c, ops::in::Bias, "bias_broadcast",
                        "must be 4-D and broadcastable to [b, h_q, s_q, s_kv] = " + dims_str(full) + ", got " +
-                           dims_str(c.dims("Bias")));
+                           dims_str(c.dims(ops::in::Bias)));
   }
-  if (n.get_bool("dbias") && !c.has("Bias"))
+  if (n.get_bool("dbias") && !c.has(ops::in::Bias))
     return fail_attr_rule(c, "dbias", "dbias_needs_bias", "dBias needs a Bias input");
   bool padding = n.get_bool("use_padding_mask");
   for (const char* p : {"SEQ_LEN_Q", "SEQ_LEN_KV"}) {
@@ -319,7 +319,7 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
                                                   dims_str(c.dims(p)));
   }
   if (g.paged && !padding)
-    return fail_rule(c, "Page_table_K", "paged_needs_padding_mask",
+    return fail_rule(c, ops::in::Page_table_K, "paged_needs_padding_mask",
                      "paged K/V need use_padding_mask with SEQ_LEN_Q / SEQ_LEN_KV");
   const bool bwd = is_backward(v);
   for (const char* p : {"Q", "K", "V", "O", "dO"}) {
@@ -332,25 +332,25 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
     if (TensorPtr t = c.out(p)) OPGRAPH_CHECK(check_ragged(c, p, t, g));
   OPGRAPH_CHECK(check_masks(c, g));
   OPGRAPH_CHECK(check_dropout(c, v, g));
-  if (c.has("SINK_TOKEN")) {
-    OPGRAPH_CHECK(c.require_floating("SINK_TOKEN"));
-    if (c.dims("SINK_TOKEN") != Dims{1, g.h_q, 1, 1})
-      return fail_rule(c, "SINK_TOKEN", "sink_token_shape",
-                       "must be [1, h_q, 1, 1] = [1, " + str(g.h_q) + ", 1, 1], got " + dims_str(c.dims("SINK_TOKEN")));
+  if (c.has(ops::in::SINK_TOKEN)) {
+    OPGRAPH_CHECK(c.require_floating(ops::in::SINK_TOKEN));
+    if (c.dims(ops::in::SINK_TOKEN) != Dims{1, g.h_q, 1, 1})
+      return fail_rule(c, ops::in::SINK_TOKEN, "sink_token_shape",
+                       "must be [1, h_q, 1, 1] = [1, " + str(g.h_q) + ", 1, 1], got " + dims_str(c.dims(ops::in::SINK_TOKEN)));
   }
-  if (n.get_bool("dsink_token") && !c.has("SINK_TOKEN"))
+  if (n.get_bool("dsink_token") && !c.has(ops::in::SINK_TOKEN))
     return fail_attr_rule(c, "dsink_token", "dsink_needs_sink", "DSINK_TOKEN needs a SINK_TOKEN input");
-  OPGRAPH_CHECK(c.set_output("DSINK_TOKEN", {1, g.h_q, 1, 1}, DataType::FLOAT));
+  OPGRAPH_CHECK(c.set_output(ops::out::DSINK_TOKEN, {1, g.h_q, 1, 1}, DataType::FLOAT));
   std::string impl = n.get_string("implementation", "AUTO");
-  if (c.has("Block_mask")) {
+  if (c.has(ops::in::Block_mask)) {
     if (impl == "COMPOSITE")
-      return fail_rule(c, "Block_mask", "block_mask_unified_only", "a block mask needs implementation UNIFIED or AUTO");
-    OPGRAPH_CHECK(c.require_dtype_in("Block_mask", {DataType::UINT8, DataType::INT8, DataType::BOOLEAN}));
+      return fail_rule(c, ops::in::Block_mask, "block_mask_unified_only", "a block mask needs implementation UNIFIED or AUTO");
+    OPGRAPH_CHECK(c.require_dtype_in(ops::in::Block_mask, {DataType::UINT8, DataType::INT8, DataType::BOOLEAN}));
     const Dims want = {g.b, g.h_q, (g.s_q + 127) / 128, (g.s_kv + 127) / 128};
-    if (!broadcastable_to(c.dims("Block_mask"), want))
-      return fail_rule(c, "Block_mask", "block_mask_shape",
+    if (!broadcastable_to(c.dims(ops::in::Block_mask), want))
+      return fail_rule(c, ops::in::Block_mask, "block_mask_shape",
                        "one flag per 128x128 tile: must be broadcastable to " + dims_str(want) + ", got " +
-                           dims_str(c.dims("Block_mask")));
+                           dims_str(c.dims(ops::in::Block_mask)));
   }
   if (impl == "UNIFIED" && n.get_float("dropout_probability") > 0.0 && n.get_bool("generate_stats"))
     return fail_attr_rule(c, "implementation", "unified_dropout_stats",
@@ -363,8 +363,8 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
 }
 
 Status set_forward_outputs(InferContext& c, const Geometry& g, DataType o_dtype) {
-  OPGRAPH_CHECK(c.set_output("O", {g.b, g.h_q, g.s_q, g.d_v}, o_dtype));
-  OPGRAPH_CHECK(check_layout(c, "O", true));
+  OPGRAPH_CHECK(c.set_output(ops::out::O, {g.b, g.h_q, g.s_q, g.d_v}, o_dtype));
+  OPGRAPH_CHECK(check_layout(c, ops::out::O, true));
   for (const char* p : {"Stats", "Max", "Sum_exp"})
     OPGRAPH_CHECK(c.set_output(p, {g.b, g.h_q, g.s_q, 1}, DataType::FLOAT));
   return Status::ok();
@@ -375,7 +375,7 @@ Status set_backward_outputs(InferContext& c, DataType grad_dtype) {
     OPGRAPH_CHECK(c.set_output(out, c.dims(in), grad_dtype));
     OPGRAPH_CHECK(check_layout(c, out, true));
   }
-  if (c.has("Bias")) OPGRAPH_CHECK(c.set_output("dBias", c.dims("Bias")));
+  if (c.has(ops::in::Bias)) OPGRAPH_CHECK(c.set_output(ops::out::dBias, c.dims(ops::in::Bias)));
   return Status::ok();
 }
 
@@ -428,8 +428,8 @@ bool wants_stats(const Node& n) { return n.get_bool("generate_stats"); }
 bool wants_max(const Node& n) { return n.get_bool("score_max"); }
 bool wants_sum_exp(const Node& n) { return n.get_bool("score_sum_exp"); }
 bool wants_rng_dump(const Node& n) { return n.get_bool("rng_dump"); }
-bool wants_dbias(const Node& n) { return n.input("Bias") != nullptr && n.get_bool("dbias"); }
-bool wants_dsink(const Node& n) { return n.input("SINK_TOKEN") != nullptr && n.get_bool("dsink_token"); }
+bool wants_dbias(const Node& n) { return n.input(ops::in::Bias) != nullptr && n.get_bool("dbias"); }
+bool wants_dsink(const Node& n) { return n.input(ops::in::SINK_TOKEN) != nullptr && n.get_bool("dsink_token"); }
 
 std::vector<PortArg> forward_optional(const SdpaInputs& in, bool with_block_mask) {
   std::vector<PortArg> r = {{"Attn_scale", in.attn_scale},     {"Bias", in.bias},

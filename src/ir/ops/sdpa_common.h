@@ -66,12 +66,12 @@ bool is_fp8(Variant v);    // per-tensor fp8 (not MXFP8)
 bool is_mxfp8(Variant v);
 
 // "rule <name>: <what>" on a port.
-Status fail_rule(const InferContext& c, std::string_view port, std::string_view rule, const std::string& what);
+Status fail_rule(const InferContext& c, ops::PortRef port, std::string_view rule, const std::string& what);
 Status fail_attr_rule(const InferContext& c, std::string_view attr, std::string_view rule, const std::string& what);
 
 // Rank 4 and unit last stride (the layout contract); for an input, or (after
 // set_output) an output whose strides the user set.
-Status check_layout(const InferContext& c, std::string_view port, bool output = false);
+Status check_layout(const InferContext& c, ops::PortRef port, bool output = false);
 
 // Reads and checks Q/K/V: ranks, layout, d_qk match, batch, s_kv, GQA ratios,
 // paged caches and their page tables. Returns the geometry through `g`.
@@ -84,13 +84,13 @@ Status read_geometry(InferContext& c, Variant v, Geometry& g);
 Status check_common(InferContext& c, Variant v, const Geometry& g);
 
 // A per-tensor fp8 scale/descale scalar: FLOAT with one element.
-Status check_scalar(const InferContext& c, std::string_view port);
+Status check_scalar(const InferContext& c, ops::PortRef port);
 // An MXFP8 descale tensor for data `data_port` of dims [b, h, rows, cols] with
 // blocks of 32 along `block_axis` (2 or 3): FP8_E8M0, F8_128x4 reordering, dims
 // [b, h, R, C] with the block axis = round_up(ceil(n / 32), 4) and the other
 // axis = round_up(n, 128), and the block axis contiguous (stride 1; the 128x4
 // layout of ir/scale_layout.h, rule f8_128x4_layout).
-Status check_mx_descale(const InferContext& c, std::string_view port, std::string_view data_port, int block_axis);
+Status check_mx_descale(const InferContext& c, ops::PortRef port, ops::PortRef data_port, int block_axis);
 // The dims check_mx_descale expects.
 std::vector<std::int64_t> mx_descale_dims(const std::vector<std::int64_t>& data, int block_axis);
 

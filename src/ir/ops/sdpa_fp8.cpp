@@ -78,7 +78,7 @@ Status infer_fp8(InferContext& c) {
   OPGRAPH_CHECK(check_scalars(c, {"Descale_Q", "Descale_K", "Descale_V", "Descale_S", "Scale_S", "Scale_O"}));
   OPGRAPH_CHECK(check_common(c, Variant::FP8_FWD, g));
   DataType o;
-  OPGRAPH_CHECK(out_dtype(c, "O", kFp8OrHalf, c.dtype("Q"), &o));
+  OPGRAPH_CHECK(out_dtype(c, "O", kFp8OrHalf, c.dtype(ops::in::Q), &o));
   OPGRAPH_CHECK(set_forward_outputs(c, g, o));
   return set_amax(c, {"Amax_S", "Amax_O"});
 }
@@ -86,9 +86,9 @@ Status infer_fp8(InferContext& c) {
 Status infer_mxfp8(InferContext& c) {
   Geometry g;
   OPGRAPH_CHECK(read_geometry(c, Variant::MXFP8_FWD, g));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_Q", "Q", 3));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_K", "K", 3));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_V", "V", 2));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_Q, ops::in::Q, 3));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_K, ops::in::K, 3));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_V, ops::in::V, 2));
   OPGRAPH_CHECK(check_common(c, Variant::MXFP8_FWD, g));
   DataType o;
   OPGRAPH_CHECK(out_dtype(c, "O", kHigh, high_precision_default(c), &o));
@@ -102,14 +102,14 @@ Status infer_fp8_backward(InferContext& c) {
   for (const char* p : {"O", "dO"}) OPGRAPH_CHECK(require_dtypes(c, p, kFp8OrHalf, "fp8_io_dtype"));
   OPGRAPH_CHECK(check_scalars(c, {"Descale_Q", "Descale_K", "Descale_V", "Descale_O", "Descale_dO", "Descale_S",
                                   "Descale_dP", "Scale_S", "Scale_dQ", "Scale_dK", "Scale_dV", "Scale_dP"}));
-  if (c.has("dO_f16")) {
+  if (c.has(ops::in::dO_f16)) {
     OPGRAPH_CHECK(require_dtypes(c, "dO_f16", kHigh, "fp8_io_dtype"));
-    OPGRAPH_CHECK(c.require_same_dims("dO_f16", "dO"));
+    OPGRAPH_CHECK(c.require_same_dims(ops::in::dO_f16, ops::in::dO));
   }
   OPGRAPH_CHECK(check_common(c, Variant::FP8_BWD, g));
-  DataType t = c.dtype("Q");
-  for (const char* p : {"dQ", "dK", "dV"}) OPGRAPH_CHECK(out_dtype(c, p, kFp8OrHalf, c.dtype("Q"), &t));
-  OPGRAPH_CHECK(set_backward_outputs(c, c.dtype("Q")));
+  DataType t = c.dtype(ops::in::Q);
+  for (const char* p : {"dQ", "dK", "dV"}) OPGRAPH_CHECK(out_dtype(c, p, kFp8OrHalf, c.dtype(ops::in::Q), &t));
+  OPGRAPH_CHECK(set_backward_outputs(c, c.dtype(ops::in::Q)));
   return set_amax(c, {"Amax_dQ", "Amax_dK", "Amax_dV", "Amax_dP"});
 }
 
@@ -125,13 +125,13 @@ Status infer_mxfp8_backward(InferContext& c) {
                        "is " + std::string(d) + " quantized along s: its dims must equal " + std::string(d) + "'s " +
                            InferContext::dims_str(c.dims(d)) + ", got " + InferContext::dims_str(c.dims(t)));
   }
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_Q", "Q", 3));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_Q_T", "Q_T", 2));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_K", "K", 3));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_K_T", "K_T", 2));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_V", "V", 3));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_dO", "dO", 3));
-  OPGRAPH_CHECK(check_mx_descale(c, "Descale_dO_T", "dO_T", 2));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_Q, ops::in::Q, 3));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_Q_T, ops::in::Q_T, 2));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_K, ops::in::K, 3));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_K_T, ops::in::K_T, 2));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_V, ops::in::V, 3));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_dO, ops::in::dO, 3));
+  OPGRAPH_CHECK(check_mx_descale(c, ops::in::Descale_dO_T, ops::in::dO_T, 2));
   OPGRAPH_CHECK(check_common(c, Variant::MXFP8_BWD, g));
   DataType dflt = high_precision_default(c), t = dflt;
   for (const char* p : {"dQ", "dK", "dV"}) OPGRAPH_CHECK(out_dtype(c, p, kHigh, dflt, &t));

@@ -86,34 +86,34 @@ Status set_output_stride(InferContext& c, std::string_view out_port, const Dims&
 namespace {
 
 Status infer_reduction(InferContext& c) {
-  OPGRAPH_CHECK(c.require("X"));
-  if (c.dtype("X") == DataType::BOOLEAN) return c.fail("X", "reductions take numbers, got BOOLEAN");
+  OPGRAPH_CHECK(c.require(ops::in::X));
+  if (c.dtype(ops::in::X) == DataType::BOOLEAN) return c.fail(ops::in::X, "reductions take numbers, got BOOLEAN");
   Dims y;
-  OPGRAPH_CHECK(c.require_user_output_dims("Y", &y));
-  const Dims& x = c.dims("X");
+  OPGRAPH_CHECK(c.require_user_output_dims(ops::out::Y, &y));
+  const Dims& x = c.dims(ops::in::X);
   if (y.size() != x.size())
-    return c.fail("Y", "rank must equal X's: X is " + InferContext::dims_str(x) + ", Y is " + InferContext::dims_str(y));
+    return c.fail(ops::out::Y, "rank must equal X's: X is " + InferContext::dims_str(x) + ", Y is " + InferContext::dims_str(y));
   for (std::size_t i = 0; i < x.size(); ++i)
     if (y[i] != x[i] && y[i] != 1)
-      return c.fail("Y", "axis " + std::to_string(i) + " must be X's extent " + std::to_string(x[i]) +
+      return c.fail(ops::out::Y, "axis " + std::to_string(i) + " must be X's extent " + std::to_string(x[i]) +
                              " (kept) or 1 (reduced), got " + std::to_string(y[i]) + " (Y " + InferContext::dims_str(y) +
                              ", X " + InferContext::dims_str(x) + ")");
   // Y follows X's layout class (ops/output_layout.h). cudnn-frontend's ReductionNode
   // (node/reduction.h) defaults Y to channels-last whatever X is; opgraph agrees for a
   // channels-last X and keeps a packed NCHW X's output packed NCHW.
-  follow_layout(c, "Y", c.in("X").get());
+  follow_layout(c, "Y", c.in(ops::in::X).get());
   return Status::ok();
 }
 
 Status infer_rng(InferContext& c) {
   const Node& n = c.node();
   bool seed_attr = n.attr_is_set("seed");
-  if (seed_attr && c.has("Seed"))
-    return c.fail("Seed", "the seed is given twice: bind the Seed tensor or set the `seed` attribute, not both");
-  if (!seed_attr && !c.has("Seed"))
-    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, "Seed", "no seed: bind the Seed tensor or set the `seed` attribute");
-  if (c.has("Seed")) OPGRAPH_CHECK(require_index_scalar(c, "Seed"));
-  if (c.has("Offset")) OPGRAPH_CHECK(require_index_scalar(c, "Offset"));
+  if (seed_attr && c.has(ops::in::Seed))
+    return c.fail(ops::in::Seed, "the seed is given twice: bind the Seed tensor or set the `seed` attribute, not both");
+  if (!seed_attr && !c.has(ops::in::Seed))
+    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, ops::in::Seed, "no seed: bind the Seed tensor or set the `seed` attribute");
+  if (c.has(ops::in::Seed)) OPGRAPH_CHECK(require_index_scalar(c, "Seed"));
+  if (c.has(ops::in::Offset)) OPGRAPH_CHECK(require_index_scalar(c, "Offset"));
   std::string dist = n.get_string("distribution");
   struct Param { const char* attr; const char* dist; };
   for (Param p : {Param{"bernoulli_probability", "BERNOULLI"}, Param{"uniform_dist_minimum", "UNIFORM"},
@@ -139,7 +139,7 @@ Status infer_rng(InferContext& c) {
   if (dim.empty()) return c.fail_attr("dim", "needs at least one extent");
   OPGRAPH_CHECK(check_int_list(c, "dim", dim.size(), 1));
   OPGRAPH_CHECK(check_int_list(c, "stride", dim.size(), 1));
-  OPGRAPH_CHECK(c.set_output("Y", dim, float_unless_context(c, "Y")));
+  OPGRAPH_CHECK(c.set_output(ops::out::Y, dim, float_unless_context(c, "Y")));
   if (n.attr_is_set("stride")) OPGRAPH_CHECK(set_output_stride(c, "Y", n.get_int_list("stride")));
   return Status::ok();
 }
@@ -147,41 +147,41 @@ Status infer_rng(InferContext& c) {
 bool is_packed(const Tensor& t) { return t.get_stride() == Tensor::packed_strides(t.get_dim()); }
 
 Status infer_reshape(InferContext& c) {
-  OPGRAPH_CHECK(c.require("X"));
+  OPGRAPH_CHECK(c.require(ops::in::X));
   const Node& n = c.node();
-  TensorPtr y = c.out("Y");
+  TensorPtr y = c.out(ops::out::Y);
   Dims dim;
   if (n.attr_is_set("dim")) {
     dim = n.get_int_list("dim");
     if (dim.empty()) return c.fail_attr("dim", "needs at least one extent");
     OPGRAPH_CHECK(check_int_list(c, "dim", dim.size(), 0));
-    OPGRAPH_CHECK(c.set_output("Y", dim));
+    OPGRAPH_CHECK(c.set_output(ops::out::Y, dim));
   } else if (y->dim_set_by_user() && !y->get_dim().empty()) {
     dim = y->get_dim();
   } else {
-    return c.fail_code(ErrorCode::SHAPE_DEDUCTION_FAILED, "Y", "reshape needs the `dim` attribute or Y's dims");
+    return c.fail_code(ErrorCode::SHAPE_DEDUCTION_FAILED, ops::out::Y, "reshape needs the `dim` attribute or Y's dims");
   }
   std::int64_t numel = std::accumulate(dim.begin(), dim.end(), std::int64_t{1}, std::multiplies<>());
-  if (numel != c.in("X")->element_count())
-    return c.fail("Y", "holds " + std::to_string(numel) + " elements " + InferContext::dims_str(dim) + " but X holds " +
-                           std::to_string(c.in("X")->element_count()) + " " + InferContext::dims_str(c.dims("X")));
+  if (numel != c.in(ops::in::X)->element_count())
+    return c.fail(ops::out::Y, "holds " + std::to_string(numel) + " elements " + InferContext::dims_str(dim) + " but X holds " +
+                           std::to_string(c.in(ops::in::X)->element_count()) + " " + InferContext::dims_str(c.dims(ops::in::X)));
   OPGRAPH_CHECK(check_int_list(c, "stride", dim.size(), 0));
   if (n.attr_is_set("stride")) OPGRAPH_CHECK(set_output_stride(c, "Y", n.get_int_list("stride")));
   else if (!y->stride_set_by_user()) Tensor::Internal::infer_stride(*y, Tensor::packed_strides(dim));
   if (n.get_string("reshape_mode", "VIEW_ONLY") == "VIEW_ONLY") {
-    if (!is_packed(*c.in("X")))
-      return c.fail("X", "VIEW_ONLY reinterprets memory, so X must be packed row-major; its strides are " +
-                             InferContext::dims_str(c.in("X")->get_stride()) + " (use reshape_mode LOGICAL)");
+    if (!is_packed(*c.in(ops::in::X)))
+      return c.fail(ops::in::X, "VIEW_ONLY reinterprets memory, so X must be packed row-major; its strides are " +
+                             InferContext::dims_str(c.in(ops::in::X)->get_stride()) + " (use reshape_mode LOGICAL)");
     if (!is_packed(*y))
-      return c.fail("Y", "VIEW_ONLY reinterprets memory, so Y must be packed row-major; its strides are " +
+      return c.fail(ops::out::Y, "VIEW_ONLY reinterprets memory, so Y must be packed row-major; its strides are " +
                              InferContext::dims_str(y->get_stride()) + " (use reshape_mode LOGICAL)");
   }
   return Status::ok();
 }
 
 Status infer_transpose(InferContext& c) {
-  OPGRAPH_CHECK(c.require("X"));
-  const Dims& x = c.dims("X");
+  OPGRAPH_CHECK(c.require(ops::in::X));
+  const Dims& x = c.dims(ops::in::X);
   Dims perm = c.node().get_int_list("permutation");
   if (perm.size() != x.size())
     return c.fail_attr("permutation", "needs one entry per axis of X " + InferContext::dims_str(x) + ", got " +
@@ -196,12 +196,12 @@ Status infer_transpose(InferContext& c) {
     seen[p] = true;
     y[k] = x[p];
   }
-  return c.set_output("Y", y);
+  return c.set_output(ops::out::Y, y);
 }
 
 Status infer_slice(InferContext& c) {
-  OPGRAPH_CHECK(c.require("X"));
-  const Dims& x = c.dims("X");
+  OPGRAPH_CHECK(c.require(ops::in::X));
+  const Dims& x = c.dims(ops::in::X);
   Dims s = c.node().get_int_list("slices");
   if (s.size() != 2 * x.size())
     return c.fail_attr("slices", "needs one {start, end} pair per axis of X " + InferContext::dims_str(x) + " (" +
@@ -216,12 +216,12 @@ Status infer_slice(InferContext& c) {
                                        ", got {" + std::to_string(start) + ", " + std::to_string(end) + "}");
     y[i] = (end - start + strides[i] - 1) / strides[i];
   }
-  return c.set_output("Y", y);
+  return c.set_output(ops::out::Y, y);
 }
 
 Status infer_concatenate(InferContext& c) {
-  const auto& xs = c.ins("X");
-  if (xs.empty()) return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, "X", "needs at least one input");
+  const auto& xs = c.ins(ops::in::X);
+  if (xs.empty()) return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, ops::in::X, "needs at least one input");
   const Dims& first = xs[0]->get_dim();
   std::int64_t rank = static_cast<std::int64_t>(first.size()), axis = 0;
   OPGRAPH_CHECK(normalize_axis(c, "axis", c.node().get_int("axis"), rank, &axis));
@@ -231,13 +231,13 @@ Status infer_concatenate(InferContext& c) {
     const Dims& d = xs[k]->get_dim();
     std::string who = "input " + std::to_string(k) + " (tensor '" + xs[k]->get_name() + "') ";
     if (d.size() != first.size())
-      return c.fail("X", who + "has rank " + std::to_string(d.size()) + ", input 0 has " + std::to_string(rank));
+      return c.fail(ops::in::X, who + "has rank " + std::to_string(d.size()) + ", input 0 has " + std::to_string(rank));
     if (xs[k]->get_data_type() != xs[0]->get_data_type())
-      return c.fail("X", who + "is " + std::string(to_string(xs[k]->get_data_type())) + ", input 0 is " +
+      return c.fail(ops::in::X, who + "is " + std::string(to_string(xs[k]->get_data_type())) + ", input 0 is " +
                              std::string(to_string(xs[0]->get_data_type())));
     for (std::int64_t i = 0; i < rank; ++i)
       if (i != axis && d[i] != first[i])
-        return c.fail("X", who + InferContext::dims_str(d) + " differs from input 0's " + InferContext::dims_str(first) +
+        return c.fail(ops::in::X, who + InferContext::dims_str(d) + " differs from input 0's " + InferContext::dims_str(first) +
                                " on axis " + std::to_string(i) + ", which is not the concatenation axis " +
                                std::to_string(axis));
     y[axis] += d[axis];
@@ -250,7 +250,7 @@ Status infer_concatenate(InferContext& c) {
   }
   // Y follows input 0's layout class, as cudnn-frontend's ConcatenateNode
   // (node/concatenate.h) orders Y's strides by inputs[0]'s.
-  OPGRAPH_CHECK(c.set_output("Y", y, xs[0]->get_data_type()));
+  OPGRAPH_CHECK(c.set_output(ops::out::Y, y, xs[0]->get_data_type()));
   follow_layout(c, "Y", xs[0].get());
   return Status::ok();
 }

@@ -73,30 +73,30 @@ Status scale_dims(const InferContext& c, std::string_view port, const Dims& x, c
 }
 
 Status infer_quantize(InferContext& c) {
-  OPGRAPH_CHECK(c.require_dtype_in("X", {DataType::FLOAT, DataType::DOUBLE, DataType::HALF, DataType::BFLOAT16}));
+  OPGRAPH_CHECK(c.require_dtype_in(ops::in::X, {DataType::FLOAT, DataType::DOUBLE, DataType::HALF, DataType::BFLOAT16}));
   const Node& n = c.node();
-  const Dims& x = c.dims("X");
+  const Dims& x = c.dims(ops::in::X);
   std::int64_t rank = static_cast<std::int64_t>(x.size()), axis = 0, block = n.get_int("block_size");
   OPGRAPH_CHECK(normalize_axis(c, "axis", n.get_int("axis", -1), rank, &axis));
   if (block < 1) return c.fail_attr("block_size", "must be >= 1, got " + std::to_string(block));
-  TensorPtr y = c.out("Y"), scale = c.out("scale");
+  TensorPtr y = c.out(ops::out::Y), scale = c.out(ops::out::scale);
   if (!y->data_type_set_by_user())
-    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, "Y",
+    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, ops::out::Y,
                        "set Y's data type (FP8_E4M3, FP8_E5M2 or FP4_E2M1): it chooses the quantized format");
   const Format* f = nullptr;
   for (const auto& k : kFormats)
     if (k.element == y->get_data_type() && k.block == block) f = &k;
   if (!f)
-    return c.fail("Y", tname(y->get_data_type()) + " in blocks of " + std::to_string(block) +
+    return c.fail(ops::out::Y, tname(y->get_data_type()) + " in blocks of " + std::to_string(block) +
                            " is no supported format (MXFP8: FP8_E4M3/FP8_E5M2 x 32, MXFP4: FP4_E2M1 x 32, "
                            "NVFP4: FP4_E2M1 x 16)");
   if (scale->data_type_set_by_user() && scale->get_data_type() != f->scale)
-    return c.fail("scale", std::string(f->name) + " scales are " + tname(f->scale) + ", the output is declared " +
+    return c.fail(ops::in::scale, std::string(f->name) + " scales are " + tname(f->scale) + ", the output is declared " +
                                tname(scale->get_data_type()));
   if (x[axis] % block != 0)
-    return c.fail("X", "extent " + std::to_string(x[axis]) + " of axis " + std::to_string(axis) +
+    return c.fail(ops::in::X, "extent " + std::to_string(x[axis]) + " of axis " + std::to_string(axis) +
                            " is not a multiple of block_size " + std::to_string(block));
-  OPGRAPH_CHECK(c.set_output("Y", x));
+  OPGRAPH_CHECK(c.set_output(ops::out::Y, x));
   if (n.get_bool("transpose", false)) {
     if (rank < 2) return c.fail_attr("transpose", "needs X of rank >= 2, got " + InferContext::dims_str(x));
     Dims swapped = x;
@@ -109,7 +109,7 @@ Status infer_quantize(InferContext& c) {
   blocks[axis] = block;
   const bool swizzled = scale->get_reordering_type() == TensorReordering::F8_128x4;
   OPGRAPH_CHECK(scale_dims(c, "scale", x, blocks, swizzled, &s));
-  OPGRAPH_CHECK(c.set_output("scale", s, f->scale));
+  OPGRAPH_CHECK(c.set_output(ops::out::scale, s, f->scale));
   if (!swizzled) return Status::ok();
   if (axis == rank - 2) {  // the blocked axis contiguous: packed strides of the swapped last two axes
     Dims swapped = s;
@@ -118,14 +118,14 @@ Status infer_quantize(InferContext& c) {
     std::swap(st[rank - 1], st[rank - 2]);
     OPGRAPH_CHECK(set_output_stride(c, "scale", st));
   }
-  return check_swizzle_128x4(c, "scale", static_cast<std::size_t>(axis), true);
+  return check_swizzle_128x4(c, ops::out::scale, static_cast<std::size_t>(axis), true);
 }
 
 Status infer_dequantize(InferContext& c) {
-  OPGRAPH_CHECK(c.require_dtype_in("X", {DataType::FP8_E4M3, DataType::FP8_E5M2, DataType::FP4_E2M1}));
-  OPGRAPH_CHECK(c.require_dtype_in("scale", {DataType::FP8_E8M0, DataType::FP8_E4M3, DataType::FLOAT, DataType::HALF,
+  OPGRAPH_CHECK(c.require_dtype_in(ops::in::X, {DataType::FP8_E4M3, DataType::FP8_E5M2, DataType::FP4_E2M1}));
+  OPGRAPH_CHECK(c.require_dtype_in(ops::in::scale, {DataType::FP8_E8M0, DataType::FP8_E4M3, DataType::FLOAT, DataType::HALF,
                                              DataType::BFLOAT16}));
-  const Dims& x = c.dims("X");
+  const Dims& x = c.dims(ops::in::X);
   Dims bs = c.node().get_int_list("block_size");
   if (bs.size() != 1 && bs.size() != x.size())
     return c.fail_attr("block_size", "needs one entry (the last axis) or one per axis of X " + InferContext::dims_str(x) +
@@ -137,29 +137,29 @@ Status infer_dequantize(InferContext& c) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (blocks[i] < 1) return c.fail_attr("block_size", "entries must be >= 1, got " + InferContext::dims_str(bs));
     if (x[i] % blocks[i] != 0)
-      return c.fail("X", "extent " + std::to_string(x[i]) + " of axis " + std::to_string(i) +
+      return c.fail(ops::in::X, "extent " + std::to_string(x[i]) + " of axis " + std::to_string(i) +
                              " is not a multiple of its block " + std::to_string(blocks[i]));
     if (blocks[i] > 1) { ++blocked_axes; block = blocks[i]; }
   }
-  DataType st = c.dtype("scale");
+  DataType st = c.dtype(ops::in::scale);
   if (st == DataType::FP8_E8M0 && (blocked_axes != 1 || block != 32))
-    return c.fail("scale", "FP8_E8M0 (MX) scales cover blocks of 32 along one axis, block_size is " +
+    return c.fail(ops::in::scale, "FP8_E8M0 (MX) scales cover blocks of 32 along one axis, block_size is " +
                                InferContext::dims_str(bs));
-  if (st == DataType::FP8_E4M3 && (blocked_axes != 1 || block != 16 || c.dtype("X") != DataType::FP4_E2M1))
-    return c.fail("scale", "FP8_E4M3 (NVFP4) scales cover FP4_E2M1 data in blocks of 16 along one axis; X is " +
-                               tname(c.dtype("X")) + ", block_size " + InferContext::dims_str(bs));
+  if (st == DataType::FP8_E4M3 && (blocked_axes != 1 || block != 16 || c.dtype(ops::in::X) != DataType::FP4_E2M1))
+    return c.fail(ops::in::scale, "FP8_E4M3 (NVFP4) scales cover FP4_E2M1 data in blocks of 16 along one axis; X is " +
+                               tname(c.dtype(ops::in::X)) + ", block_size " + InferContext::dims_str(bs));
   Dims want;
-  const bool swizzled = c.in("scale")->get_reordering_type() == TensorReordering::F8_128x4;
+  const bool swizzled = c.in(ops::in::scale)->get_reordering_type() == TensorReordering::F8_128x4;
   OPGRAPH_CHECK(scale_dims(c, "scale", x, blocks, swizzled, &want));
-  if (c.dims("scale") != want)
-    return c.fail("scale", "dims must be " + InferContext::dims_str(want) + " (X " + InferContext::dims_str(x) +
+  if (c.dims(ops::in::scale) != want)
+    return c.fail(ops::in::scale, "dims must be " + InferContext::dims_str(want) + " (X " + InferContext::dims_str(x) +
                                " in blocks " + InferContext::dims_str(blocks) + "), got " +
-                               InferContext::dims_str(c.dims("scale")));
+                               InferContext::dims_str(c.dims(ops::in::scale)));
   if (swizzled) {
     std::size_t blocked = 0;
     for (std::size_t i = 0; i < blocks.size(); ++i)
       if (blocks[i] > 1) blocked = i;
-    OPGRAPH_CHECK(check_swizzle_128x4(c, "scale", blocked));
+    OPGRAPH_CHECK(check_swizzle_128x4(c, ops::in::scale, blocked));
   }
   // Y follows X's layout class; cudnn-frontend's dequantize node
   // (node/block_scale_dequantize.h) gives Y X's strides.

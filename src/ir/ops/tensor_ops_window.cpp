@@ -45,7 +45,7 @@ bool is_pool(const std::string& mode) { return mode == "MAXPOOL" || mode.rfind("
 
 Status infer_pool(InferContext& c, const std::string& mode, std::int64_t spatial) {
   const Node& n = c.node();
-  const Dims& x = c.dims("X");
+  const Dims& x = c.dims(ops::in::X);
   for (const char* a : {"window", "stride"})
     if (!n.attr_is_set(a)) return missing_attr(c, a, mode + " needs one " + a + " extent per spatial axis");
   OPGRAPH_CHECK(check_int_list(c, "window", spatial, 1));
@@ -65,41 +65,41 @@ Status infer_pool(InferContext& c, const std::string& mode, std::int64_t spatial
                              " so that every window overlaps X");
     std::int64_t in = x[x.size() - spatial + i], span = in + pre[i] + post[i] - win[i];
     if (span < 0)
-      return c.fail("X", "spatial axis " + std::to_string(i) + " (extent " + std::to_string(in) +
+      return c.fail(ops::in::X, "spatial axis " + std::to_string(i) + " (extent " + std::to_string(in) +
                              ", padded) is smaller than the window " + std::to_string(win[i]));
     y[x.size() - spatial + i] = span / str[i] + 1;
   }
-  OPGRAPH_CHECK(c.set_output("Y", y));
+  OPGRAPH_CHECK(c.set_output(ops::out::Y, y));
   if (generates_index(n)) {
     std::int64_t cells = 1;
     for (auto w : win) cells *= w;
-    TensorPtr idx = c.out("Index");
+    TensorPtr idx = c.out(ops::out::Index);
     DataType t = idx->data_type_set_by_user() ? idx->get_data_type() : DataType::INT32;
     std::int64_t cap = t == DataType::INT8 ? 127 : t == DataType::UINT8 ? 255 : t == DataType::INT32 ? (1ll << 31) - 1
                        : t == DataType::INT64 ? INT64_MAX : -1;
-    if (cap < 0) return c.fail("Index", "must be INT8, UINT8, INT32 or INT64, got " + std::string(to_string(t)));
+    if (cap < 0) return c.fail(ops::out::Index, "must be INT8, UINT8, INT32 or INT64, got " + std::string(to_string(t)));
     if (cells - 1 > cap)
-      return c.fail("Index", std::string(to_string(t)) + " cannot hold window position " + std::to_string(cells - 1));
-    OPGRAPH_CHECK(c.set_output("Index", y, DataType::INT32));
+      return c.fail(ops::out::Index, std::string(to_string(t)) + " cannot hold window position " + std::to_string(cells - 1));
+    OPGRAPH_CHECK(c.set_output(ops::out::Index, y, DataType::INT32));
   }
   return Status::ok();
 }
 
 Status infer_resample_shape(InferContext& c) {
-  OPGRAPH_CHECK(c.require_rank_between("X", 4, 5));
+  OPGRAPH_CHECK(c.require_rank_between(ops::in::X, 4, 5));
   const Node& n = c.node();
   std::string mode = n.get_string("resampling_mode");
-  std::int64_t spatial = c.in("X")->rank() - 2;
+  std::int64_t spatial = c.in(ops::in::X)->rank() - 2;
   if (generates_index(n) && mode != "MAXPOOL")
     return c.fail_attr("generate_index", "only MAXPOOL has an argmax to record, not " + mode);
   if (is_pool(mode)) return infer_pool(c, mode, spatial);
   for (const char* a : {"window", "stride", "pre_padding", "post_padding", "padding_mode"})
     if (n.attr_is_set(a)) return c.fail_attr(a, "does not apply to " + mode + " (interpolation to Y's dims)");
   Dims y;
-  OPGRAPH_CHECK(c.require_user_output_dims("Y", &y));
-  const Dims& x = c.dims("X");
+  OPGRAPH_CHECK(c.require_user_output_dims(ops::out::Y, &y));
+  const Dims& x = c.dims(ops::in::X);
   if (y.size() != x.size() || y[0] != x[0] || y[1] != x[1])
-    return c.fail("Y", mode + " keeps N and C and the rank of X " + InferContext::dims_str(x) + ", got " +
+    return c.fail(ops::out::Y, mode + " keeps N and C and the rank of X " + InferContext::dims_str(x) + ", got " +
                            InferContext::dims_str(y));
   return Status::ok();
 }
@@ -109,57 +109,57 @@ Status infer_resample_shape(InferContext& c) {
 // agrees for a channels-last X and keeps a packed NCHW X's outputs packed NCHW.
 Status infer_resample(InferContext& c) {
   OPGRAPH_CHECK(infer_resample_shape(c));
-  follow_layout(c, "Y", c.in("X").get());
-  follow_layout(c, "Index", c.in("X").get());
+  follow_layout(c, "Y", c.in(ops::in::X).get());
+  follow_layout(c, "Index", c.in(ops::in::X).get());
   return Status::ok();
 }
 
 Status infer_band_mask(InferContext& c) {
-  OPGRAPH_CHECK(c.require_rank_between("X", 2, 12));
-  OPGRAPH_CHECK(c.require_floating("B"));
-  OPGRAPH_CHECK(c.require_numel("B", 1, "the fill value"));
-  if (!c.has("LeftBound") && !c.has("ShiftRightBound"))
-    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, "ShiftRightBound",
+  OPGRAPH_CHECK(c.require_rank_between(ops::in::X, 2, 12));
+  OPGRAPH_CHECK(c.require_floating(ops::in::B));
+  OPGRAPH_CHECK(c.require_numel(ops::in::B, 1, "the fill value"));
+  if (!c.has(ops::in::LeftBound) && !c.has(ops::in::ShiftRightBound))
+    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, ops::in::ShiftRightBound,
                        "neither LeftBound nor ShiftRightBound is bound: the band would keep everything");
   for (const char* p : {"LeftBound", "ShiftRightBound"})
     if (c.has(p)) OPGRAPH_CHECK(require_index_scalar(c, p));
-  if (c.has("SEQ_LEN_Q") != c.has("SEQ_LEN_KV"))
-    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, c.has("SEQ_LEN_Q") ? "SEQ_LEN_KV" : "SEQ_LEN_Q",
+  if (c.has(ops::in::SEQ_LEN_Q) != c.has(ops::in::SEQ_LEN_KV))
+    return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, c.has(ops::in::SEQ_LEN_Q) ? "SEQ_LEN_KV" : "SEQ_LEN_Q",
                        "bottom-right alignment needs both SEQ_LEN_Q and SEQ_LEN_KV");
-  if (c.has("SEQ_LEN_Q")) {
-    OPGRAPH_CHECK(c.require_rank("X", 4));
+  if (c.has(ops::in::SEQ_LEN_Q)) {
+    OPGRAPH_CHECK(c.require_rank(ops::in::X, 4));
     for (const char* p : {"SEQ_LEN_Q", "SEQ_LEN_KV"}) {
       OPGRAPH_CHECK(c.require_integer_index(p));
-      OPGRAPH_CHECK(c.require_numel(p, c.dims("X")[0], "one sequence length per batch entry of X"));
+      OPGRAPH_CHECK(c.require_numel(p, c.dims(ops::in::X)[0], "one sequence length per batch entry of X"));
     }
   }
   // Y follows X's layout class; cudnn-frontend's band-mask node (node/diagonal_band_mask.h)
   // gives Y X's strides.
-  return set_output_like(c, "Y", c.dims("X"), "X", c.dtype("X"));
+  return set_output_like(c, "Y", c.dims(ops::in::X), "X", c.dtype(ops::in::X));
 }
 
 Status infer_paged_cache_load(InferContext& c) {
-  OPGRAPH_CHECK(c.require_rank("container", 4));
-  OPGRAPH_CHECK(c.require_rank("pageTable", 4));
-  OPGRAPH_CHECK(c.require_integer_index("pageTable"));
-  OPGRAPH_CHECK(c.require_integer_index("seqLen"));
-  const Dims& cont = c.dims("container");
-  const Dims& pt = c.dims("pageTable");
+  OPGRAPH_CHECK(c.require_rank(ops::in::container, 4));
+  OPGRAPH_CHECK(c.require_rank(ops::in::pageTable, 4));
+  OPGRAPH_CHECK(c.require_integer_index(ops::in::pageTable));
+  OPGRAPH_CHECK(c.require_integer_index(ops::in::seqLen));
+  const Dims& cont = c.dims(ops::in::container);
+  const Dims& pt = c.dims(ops::in::pageTable);
   if (pt[1] != 1 || pt[3] != 1)
-    return c.fail("pageTable", "must be [B, 1, pages, 1], got " + InferContext::dims_str(pt));
-  OPGRAPH_CHECK(c.require_numel("seqLen", pt[0], "one sequence length per batch entry of pageTable"));
+    return c.fail(ops::in::pageTable, "must be [B, 1, pages, 1], got " + InferContext::dims_str(pt));
+  OPGRAPH_CHECK(c.require_numel(ops::in::seqLen, pt[0], "one sequence length per batch entry of pageTable"));
   std::int64_t max_s = pt[2] * cont[2];
   Dims y = {pt[0], cont[1], max_s, cont[3]};
-  TensorPtr o = c.out("yOut");
+  TensorPtr o = c.out(ops::out::yOut);
   if (o->dim_set_by_user()) {
     const Dims& u = o->get_dim();
     if (u.size() != 4 || u[0] != y[0] || u[1] != y[1] || u[3] != y[3] || u[2] < 1 || u[2] > max_s)
-      return c.fail("yOut", "must be [B, H, S, D] = [" + std::to_string(y[0]) + ", " + std::to_string(y[1]) +
+      return c.fail(ops::out::yOut, "must be [B, H, S, D] = [" + std::to_string(y[0]) + ", " + std::to_string(y[1]) +
                                 ", S, " + std::to_string(y[3]) + "] with 1 <= S <= pages * block_size = " +
                                 std::to_string(max_s) + ", got " + InferContext::dims_str(u));
     y[2] = u[2];
   }
-  return c.set_output("yOut", y, c.dtype("container"));
+  return c.set_output(ops::out::yOut, y, c.dtype(ops::in::container));
 }
 
 const OpSpec kSpecs[] = {
