@@ -17,7 +17,7 @@
 // --device-json writes device 0's DeviceProperties JSON to PATH (for
 // `opgraph plan --device PATH` in the same run); --explain-backend prints what
 // the cuDNN provider answers for a graph file (its plan count or its reason).
-// Shapes (issue 9): 8192^3, M in {16, 128, 1024, 4096, 16384} x (N, K)
+// Shapes (the gemm table): 8192^3, M in {16, 128, 1024, 4096, 16384} x (N, K)
 // in {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672)};
 // A row-major [1, M, K], B column-major [1, K, N] (a Linear weight stored
 // (N, K)), bf16 in and out; plus matmul+bias+gelu at 4096^3 and 16x4096x4096.

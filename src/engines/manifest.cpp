@@ -37,7 +37,7 @@ plan::Manifest make_default() {
   m.families.push_back(family("gemm", 1, {"matmul", "moe_grouped_matmul", "moe_grouped_matmul_bwd"},
                               "matmul with fused prologue/epilogue pointwise ops"));
   // On by default: the H200 numerics pass and gemm_v2 leads cuBLAS on part of the
-  // issue-9 shape set (bench/results/2026-11-30-gemm-v2-h200.txt); where it ranks
+  // table of shapes (bench/results/2026-11-30-gemm-v2-h200.txt); where it ranks
   // against cuDNN is the heuristics' BACKEND marker, per shape class.
   m.families.back().analyzer = gemm::analyze_facts;
   m.families.back().heuristics = gemm::heuristics;
