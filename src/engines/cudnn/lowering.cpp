@@ -169,7 +169,7 @@ Status lower_reduction(Lowerer& l, const Node& n) {
   l.set_int(desc, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE,
             kReductionOps[it - std::begin(kReductionNames)]);
   l.set_int(desc, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
-  if (n.get_bool("is_deterministic"))
+  if (ops::attr::is_deterministic(n))
     l.set_int(desc, CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, 1);
   int op = l.add(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, Lowerer::node_label(n), "reduction");
   OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, n, ops::in::X));

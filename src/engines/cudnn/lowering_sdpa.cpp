@@ -94,7 +94,7 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
   if (g.io != DataType::HALF && g.io != DataType::BFLOAT16)
     return decline_rule(n, "port 'Q'", "sdpa_io_half",
                         "cuDNN fused attention takes HALF or BFLOAT16 Q/K/V, got " + std::string(to_string(g.io)));
-  if (n.attr_is_set("dropout_probability") && n.get_float("dropout_probability") > 0.0)
+  if (n.attr_is_set("dropout_probability") && ops::attr::dropout_probability(n).value_or(0.0) > 0.0)
     return decline_rule(n, "attribute 'dropout_probability'", "dropout_not_lowered",
                         "dropout (Philox RNG masks) is not lowered to the cuDNN backend");
   if (n.input(ops::in::Dropout_mask))
@@ -126,7 +126,7 @@ std::string native_refusal(const Node& n, const Geom& g, std::int64_t v) {
   ops::sdpa::Band band = ops::sdpa::band_of(n);
   if (band.left || band.right) return "causal / sliding-window masks need the native subgraph of cuDNN >= 9.21";
   if (n.input(ops::in::Bias)) return "a Bias needs the native subgraph of cuDNN >= 9.21";
-  if (n.get_bool("use_alibi_mask")) return "ALiBi needs the native subgraph of cuDNN >= 9.21";
+  if (ops::attr::use_alibi_mask(n)) return "ALiBi needs the native subgraph of cuDNN >= 9.21";
   if (n.input(ops::in::SINK_TOKEN)) return "a SINK_TOKEN in the native operation needs cuDNN >= 9.21";
   if (n.get_bool("score_max") || n.get_bool("score_sum_exp"))
     return "the Max / Sum_exp outputs of the native operation need cuDNN >= 9.21";
@@ -142,7 +142,7 @@ Status lower_forward_native(Builder& bld) {
   Lowerer& l = bld.lowerer();
   const Node& n = bld.node();
   // A scale attribute travels as a by-value scalar (created first: references point backwards).
-  const int scale = !n.input(ops::in::Attn_scale) && n.attr_is_set("attn_scale") ? bld.scalar_f(n.get_float("attn_scale")) : -1;
+  const int scale = !n.input(ops::in::Attn_scale) && n.attr_is_set("attn_scale") ? bld.scalar_f(ops::attr::attn_scale(n).value_or(0.0)) : -1;
   OPGRAPH_CHECK(bld.status());
   int op = l.add(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, Lowerer::node_label(n) + " (native SDPA)", "sdpa");
   const std::pair<std::string_view, cudnnBackendAttributeName_t> ins[] = {
@@ -172,7 +172,7 @@ Geom geom_of(const Node& n) {
   g.h_k = k[1]; g.h_v = v[1]; g.d_v = v[3];
   g.paged = n.input(ops::in::Page_table_K) != nullptr;
   g.s_kv = g.paged ? n.get_int("paged_attention_max_seq_len_kv") : k[2];
-  g.padding = n.get_bool("use_padding_mask");
+  g.padding = ops::attr::use_padding_mask(n);
   g.io = n.input(ops::in::Q)->get_data_type();
   return g;
 }

@@ -51,7 +51,7 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
   const Dims row = {g.b, g.h_q, g.s_q, 1}, row_st = {g.h_q * g.s_q, g.s_q, 1, 1};
   const Dims full = {g.b, g.h_q, g.s_q, g.s_kv};
   const int scale = n.input(ops::in::Attn_scale)        ? bld.in(ops::in::Attn_scale)
-                    : n.attr_is_set("attn_scale") ? bld.scalar_f(n.get_float("attn_scale"))
+                    : n.attr_is_set("attn_scale") ? bld.scalar_f(ops::attr::attn_scale(n).value_or(0.0))
                                                   : -1;
   // softmax_sum = rowsum(dO * O) * 1 (the 1 stands where dropout's scale inverse would).
   int one = bld.scalar_f(1.0);

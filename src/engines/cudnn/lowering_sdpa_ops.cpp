@@ -235,7 +235,7 @@ int Builder::band_mask(int s, const Geom& g, int seq_q, int seq_kv) {
 }
 
 int Builder::alibi(int s, const Geom& g) {
-  if (!n_.get_bool("use_alibi_mask") || status_.is_bad()) return s;
+  if (!ops::attr::use_alibi_mask(n_) || status_.is_bad()) return s;
   const DataType I = DataType::INT32;
   std::vector<float> slopes;
   for (std::int64_t h = 0; h < g.h_q; ++h) slopes.push_back(static_cast<float>(ops::sdpa::alibi_slope(h, g.h_q)));
@@ -271,7 +271,7 @@ Status lower_forward_composite(Builder& bld, const Geom& g) {
   if (n.input(ops::in::Attn_scale))
     s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, bld.in(ops::in::Attn_scale));
   else if (n.attr_is_set("attn_scale"))
-    s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, bld.scalar_f(n.get_float("attn_scale")));
+    s = bld.pointwise_new(CUDNN_POINTWISE_MUL, s, bld.scalar_f(ops::attr::attn_scale(n).value_or(0.0)));
   if (n.input(ops::in::Bias)) s = bld.pointwise_new(CUDNN_POINTWISE_ADD, s, bld.in(ops::in::Bias));
   s = bld.alibi(s, g);
   if (g.padding) s = bld.padding_mask(s, seq_q, seq_kv);

@@ -47,7 +47,7 @@ Status lower_concatenate(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t
   l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_AXIS, CUDNN_TYPE_INT64, l.plan_axis(n.get_int("axis"), out->rank()));
   l.set_refs(op, CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS, std::move(ins));
   if (n.attr_is_set("in_place_index"))
-    l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX, CUDNN_TYPE_INT64, n.get_int("in_place_index"));
+    l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX, CUDNN_TYPE_INT64, ops::attr::in_place_index(n).value_or(0));
   return l.bind_out(op, CUDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC, n, ops::out::Y);
 }
 
@@ -79,7 +79,7 @@ Status lower_rng(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RNG_YDESC, n, ops::out::Y));
   l.set_refs(op, CUDNN_ATTR_OPERATION_RNG_DESC, {desc});
   if (n.input(ops::in::Seed)) OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_SEED, n, ops::in::Seed));
-  else if (n.attr_is_set("seed")) l.set_int(op, CUDNN_ATTR_OPERATION_RNG_SEED, CUDNN_TYPE_INT64, n.get_int("seed"));
+  else if (n.attr_is_set("seed")) l.set_int(op, CUDNN_ATTR_OPERATION_RNG_SEED, CUDNN_TYPE_INT64, ops::attr::seed(n).value_or(0));
   return l.bind_in(op, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, n, ops::in::Offset);
 }
 
@@ -127,7 +127,7 @@ Status lower_quantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
   if (axis != x->rank() - 1)
     return Lowerer::decline(n, "cuDNN's BLOCK_SCALE_QUANTIZE blocks the innermost axis; axis " +
                                    std::to_string(n.get_int("axis", -1)) + " is not it");
-  if (n.get_bool("transpose", false))
+  if (ops::attr::transpose(n))
     return Lowerer::decline(n, "cuDNN's BLOCK_SCALE_QUANTIZE has no transpose attribute");
   // cuDNN 9.19 (device-less finalize): a 3-D X needs its scale F8_128x4-reordered, and the
   // reordering is refused for any other rank.
@@ -154,7 +154,7 @@ Status lower_dequantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t 
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_YDESC, n, ops::out::Y));
   l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
   l.set_ints(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32, n.get_int_list("block_size"));
-  if (n.get_bool("is_negative_scale", false)) {
+  if (ops::attr::is_negative_scale(n)) {
     l.require_version(n, 91400);
     l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_NEG_SCALE, CUDNN_TYPE_BOOLEAN, 1);
   }
@@ -185,7 +185,7 @@ Status lower_moe(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_INDEX_DESC, n, ops::in::TokenIndex));
   OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_KS_DESC, n, ops::in::TokenKs));
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_OUTPUT_DESC, n, ops::out::Output));
-  if (m != 0) l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOP_K, CUDNN_TYPE_INT32, n.get_int("top_k", 1));
+  if (m != 0) l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOP_K, CUDNN_TYPE_INT32, ops::attr::top_k(n));
   return Status::ok();
 }
 

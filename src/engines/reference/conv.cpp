@@ -49,7 +49,7 @@ Geometry geometry(const Node& node, const Dims& x, const Dims& w, const Dims& y)
   g.c = x[1];
   g.k = w[0];
   g.cg = w[1];
-  g.flip = node.get_string("convolution_mode", "CROSS_CORRELATION") == "CONVOLUTION";
+  g.flip = ops::attr::convolution_mode(node) == ops::ConvolutionMode::CONVOLUTION;
   return g;
 }
 

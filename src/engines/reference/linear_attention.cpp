@@ -17,12 +17,12 @@ la_ref::Config config_of(const Node& n, Variant v) {
   la_ref::Config c;
   c.variant = v;
   if (n.attr_is_set("scale")) c.scale = n.get_float("scale");
-  c.use_qk_l2norm = n.get_bool("use_qk_l2norm");
-  c.safe_gate = n.get_bool("safe_gate");
+  c.use_qk_l2norm = ops::attr::use_qk_l2norm(n);
+  c.safe_gate = ops::attr::safe_gate(n);
   c.lower_bound = n.get_float("lower_bound", -5.0);
-  c.use_beta_sigmoid = n.get_bool("use_beta_sigmoid");
-  c.allow_neg_eigval = n.get_bool("allow_neg_eigval");
-  c.linear_gate = n.get_string("gate_domain", "log") == "linear";
+  c.use_beta_sigmoid = ops::attr::use_beta_sigmoid(n);
+  c.allow_neg_eigval = ops::attr::allow_neg_eigval(n);
+  c.linear_gate = ops::attr::gate_domain(n) == ops::GateDomain::linear;
   c.num_householder = v == Variant::GDP ? n.get_int("num_householder", 1) : 1;
   return c;
 }

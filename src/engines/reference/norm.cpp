@@ -65,7 +65,7 @@ Status rope_apply(KernelContext& c, std::string_view in_port, std::string_view o
   const Array& cs = c.in(ops::in::COS);
   const Array& sn = c.in(ops::in::SIN);
   Array& y = c.out(out_port);
-  const bool interleaved = c.node().get_string("rotation", "ROTATE_HALF") == "INTERLEAVED";
+  const bool interleaved = ops::attr::rotation(c.node()) == ops::Rotation::INTERLEAVED;
   const std::int64_t seq = x.dims[1], heads = x.dims[2], d = x.dims[3], half = cs.dims[1];
   const double sign = transpose ? -1.0 : 1.0;
   y.v = x.v;  // channels >= R pass through

@@ -110,12 +110,12 @@ Status pointwise(KernelContext& c) {
   const PointwiseModeInfo* info = find_pointwise_mode(n.get_string("mode"));
   if (!info) return c.fail("unknown pointwise mode '" + n.get_string("mode") + "'", ErrorCode::INTERNAL_ERROR);
   Params p;
-  p.relu_lo = n.get_float("relu_lower_clip", 0.0);
-  if (n.attr_is_set("relu_upper_clip")) p.relu_hi = n.get_float("relu_upper_clip");
-  p.relu_slope = n.get_float("relu_lower_clip_slope", 0.0);
-  p.swish_beta = n.get_float("swish_beta", 1.0);
-  p.elu_alpha = n.get_float("elu_alpha", 1.0);
-  p.softplus_beta = n.get_float("softplus_beta", 1.0);
+  p.relu_lo = ops::attr::relu_lower_clip(n);
+  if (n.attr_is_set("relu_upper_clip")) p.relu_hi = ops::attr::relu_upper_clip(n).value_or(0.0);
+  p.relu_slope = ops::attr::relu_lower_clip_slope(n);
+  p.swish_beta = ops::attr::swish_beta(n);
+  p.elu_alpha = ops::attr::elu_alpha(n);
+  p.softplus_beta = ops::attr::softplus_beta(n);
   static constexpr const char* kPorts[] = {"IN_0", "IN_1", "IN_2"};
   const Array* in[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < info->arity; ++i) in[i] = &c.in(kPorts[i]);

@@ -70,7 +70,7 @@ Status for_each_ragged(KernelContext& c, std::string_view port, const Tensor& t,
 Status lengths(KernelContext& c, std::string_view port, std::int64_t b, std::int64_t extent,
                std::vector<std::int64_t>& out) {
   out.assign(static_cast<std::size_t>(b), extent);
-  if (!c.node().get_bool("use_padding_mask")) return Status::ok();
+  if (!ops::attr::use_padding_mask(c.node())) return Status::ok();
   const Array& a = c.in(port);
   for (std::int64_t n = 0; n < b; ++n) {
     const double v = a[n];
@@ -103,11 +103,11 @@ Status read_problem(KernelContext& c, const ops::sdpa::Geometry& g, Problem& pb)
   OPGRAPH_CHECK(lengths(c, "SEQ_LEN_KV", g.b, g.s_kv, pb.skv));
   pb.attn_scale = c.has(ops::in::Attn_scale) ? c.in(ops::in::Attn_scale)[0] : ops::sdpa::attn_scale_attr(n);
   pb.bias = c.has(ops::in::Bias) ? &c.in(ops::in::Bias) : nullptr;
-  pb.alibi = n.get_bool("use_alibi_mask");
+  pb.alibi = ops::attr::use_alibi_mask(n);
   pb.band = ops::sdpa::band_of(n);
   pb.block_mask = c.has(ops::in::Block_mask) ? &c.in(ops::in::Block_mask) : nullptr;
   pb.sink = c.has(ops::in::SINK_TOKEN) ? &c.in(ops::in::SINK_TOKEN) : nullptr;
-  pb.dropout_p = n.get_float("dropout_probability", 0.0);
+  pb.dropout_p = ops::attr::dropout_probability(n).value_or(0.0);
   if (pb.dropout_p > 0.0) {
     const auto seed = to_index(c.in(ops::in::Seed)[0]), offset = to_index(c.in(ops::in::Offset)[0]);
     if (!seed || !offset)

@@ -57,20 +57,20 @@ Status reduction(KernelContext& c) {
 
 Status rng(KernelContext& c) {
   const Node& n = c.node();
-  const auto seed = static_cast<std::uint64_t>(c.has(ops::in::Seed) ? as_index(c.in(ops::in::Seed)[0]) : n.get_int("seed"));
+  const auto seed = static_cast<std::uint64_t>(c.has(ops::in::Seed) ? as_index(c.in(ops::in::Seed)[0]) : ops::attr::seed(n).value_or(0));
   const auto offset = static_cast<std::uint64_t>(c.has(ops::in::Offset) ? as_index(c.in(ops::in::Offset)[0]) : 0);
   const std::string dist = n.get_string("distribution");
   Array& y = c.out(ops::out::Y);
   for (std::int64_t i = 0; i < y.numel(); ++i) {
     const auto k = static_cast<std::uint64_t>(i);
     if (dist == "UNIFORM") {
-      const double lo = n.get_float("uniform_dist_minimum", 0.0), hi = n.get_float("uniform_dist_maximum", 1.0);
+      const double lo = ops::attr::uniform_dist_minimum(n), hi = ops::attr::uniform_dist_maximum(n);
       y[i] = lo + (hi - lo) * rng_uniform(seed, offset, k);
     } else if (dist == "NORMAL") {
-      y[i] = n.get_float("normal_dist_mean", 0.0) +
-             n.get_float("normal_dist_standard_deviation", 1.0) * rng_normal(seed, offset, k);
+      y[i] = ops::attr::normal_dist_mean(n) +
+             ops::attr::normal_dist_standard_deviation(n) * rng_normal(seed, offset, k);
     } else {
-      y[i] = rng_bernoulli(seed, offset, k, n.get_float("bernoulli_probability"));
+      y[i] = rng_bernoulli(seed, offset, k, ops::attr::bernoulli_probability(n).value_or(0.0));
     }
   }
   return Status::ok();
@@ -84,7 +84,7 @@ Status reshape(KernelContext& c) {
 Status transpose(KernelContext& c) {
   const Array& x = c.in(ops::in::X);
   Array& y = c.out(ops::out::Y);
-  const Dims perm = c.node().get_int_list("permutation");
+  const Dims perm = ops::attr::permutation(c.node()).value_or(std::vector<std::int64_t>{});
   std::vector<std::int64_t> xi(x.dims.size());
   std::int64_t flat = 0;
   for_each_index(y.dims, [&](std::span<const std::int64_t> idx) {
@@ -97,8 +97,8 @@ Status transpose(KernelContext& c) {
 Status slice(KernelContext& c) {
   const Array& x = c.in(ops::in::X);
   Array& y = c.out(ops::out::Y);
-  const Dims s = c.node().get_int_list("slices");
-  const Dims st = c.node().attr_is_set("strides") ? c.node().get_int_list("strides") : Dims(x.dims.size(), 1);
+  const Dims s = ops::attr::slices(c.node()).value_or(std::vector<std::int64_t>{});
+  const Dims st = c.node().attr_is_set("strides") ? ops::attr::strides(c.node()).value_or(std::vector<std::int64_t>{}) : Dims(x.dims.size(), 1);
   std::vector<std::int64_t> xi(x.dims.size());
   std::int64_t flat = 0;
   for_each_index(y.dims, [&](std::span<const std::int64_t> idx) {

@@ -80,7 +80,7 @@ Status block_scale_dequantize(KernelContext& c) {
   Dims blocks(x.dims.size(), 1);
   if (bs.size() == 1) blocks.back() = bs[0];
   else blocks = bs;
-  const double sign = c.node().get_bool("is_negative_scale", false) ? -1.0 : 1.0;
+  const double sign = ops::attr::is_negative_scale(c.node()) ? -1.0 : 1.0;
   std::vector<std::int64_t> si(x.dims.size());
   std::int64_t flat = 0;
   for_each_index(x.dims, [&](std::span<const std::int64_t> idx) {

@@ -28,7 +28,7 @@ Status pool(KernelContext& c, const std::string& mode) {
   Array& y = c.out(ops::out::Y);
   Array* index = c.wants(ops::out::Index) ? &c.out(ops::out::Index) : nullptr;
   const std::size_t r = x.dims.size(), sp = r - 2;
-  const Dims win = n.get_int_list("window"), str = n.get_int_list("stride");
+  const Dims win = ops::attr::window(n).value_or(std::vector<std::int64_t>{}), str = n.get_int_list("stride");
   const Dims pre = n.attr_is_set("pre_padding") ? n.get_int_list("pre_padding") : Dims(sp, 0);
   const std::string padding = n.get_string("padding_mode", mode == "MAXPOOL" ? "NEG_INF_PAD" : "ZERO_PAD");
   std::int64_t cells = 1;
@@ -112,7 +112,7 @@ Status diagonal_band_mask(KernelContext& c) {
   const Array& x = c.in(ops::in::X);
   Array& y = c.out(ops::out::Y);
   const double fill = c.in(ops::in::B)[0];
-  const bool ge = c.node().get_string("comparison_mode", "CMP_GT") == "CMP_GE";
+  const bool ge = ops::attr::comparison_mode(c.node()) == ops::ComparisonMode::CMP_GE;
   const bool has_left = c.has(ops::in::LeftBound), has_right = c.has(ops::in::ShiftRightBound), aligned = c.has(ops::in::SEQ_LEN_Q);
   const std::int64_t left = has_left ? as_index(c.in(ops::in::LeftBound)[0]) : 0;
   const std::int64_t right = has_right ? as_index(c.in(ops::in::ShiftRightBound)[0]) : 0;

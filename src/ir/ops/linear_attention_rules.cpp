@@ -32,10 +32,10 @@ struct Shape {
 
 Status check_attributes(const InferContext& c, Variant v, Role r) {
   const Node& n = c.node();
-  if (n.get_bool("allow_neg_eigval") && !n.get_bool("use_beta_sigmoid"))
+  if (ops::attr::allow_neg_eigval(n) && !ops::attr::use_beta_sigmoid(n))
     return c.fail_attr("allow_neg_eigval",
                        "beta sigmoid: allow_neg_eigval requires use_beta_sigmoid (beta = 2 * sigmoid(x) needs logits)");
-  if (n.get_bool("safe_gate") && n.get_string("gate_domain", "log") == "linear")
+  if (ops::attr::safe_gate(n) && ops::attr::gate_domain(n) == ops::GateDomain::linear)
     return c.fail_attr("gate_domain",
                        "gate domain: 'linear' cannot be combined with safe_gate (the gate is then computed in-kernel "
                        "from raw logits)");
@@ -154,7 +154,7 @@ Status infer_gates(const InferContext& c, Variant v, Role r, const Shape& s) {
     OPGRAPH_CHECK(expect_dims(c, p::kBeta, {s.t * s.n_house, s.ho},
                               v == Variant::GDP ? "[T * num_householder, HO]" : "[T, HO]", "beta shape"));
   }
-  const bool safe = c.node().get_bool("safe_gate");
+  const bool safe = ops::attr::safe_gate(c.node());
   for (std::string_view port : {p::kALog, p::kDtBias}) {
     if (!c.has(port)) continue;
     if (!safe)

@@ -26,8 +26,8 @@ namespace p = la::port;
 
 bool final_state_present(const Node& n) { return n.get_bool("output_final_state"); }
 bool d_initial_state_present(const Node& n) { return n.input(p::kInitialState) != nullptr; }
-bool d_a_log_present(const Node& n) { return n.get_bool("safe_gate") && n.input(p::kALog) != nullptr; }
-bool d_dt_bias_present(const Node& n) { return n.get_bool("safe_gate") && n.input(p::kDtBias) != nullptr; }
+bool d_a_log_present(const Node& n) { return ops::attr::safe_gate(n) && n.input(p::kALog) != nullptr; }
+bool d_dt_bias_present(const Node& n) { return ops::attr::safe_gate(n) && n.input(p::kDtBias) != nullptr; }
 bool transition_present(const Node& n) { return n.get_bool("output_transition"); }
 
 std::vector<PortSpec> inputs_of(Variant v, Role r) {

@@ -57,7 +57,7 @@ Status infer_moe(InferContext& c) {
                                 InferContext::dims_str(tok));
   OPGRAPH_CHECK(c.require_numel(ops::in::FirstTokenOffset, w[0], "one start row per expert"));
   std::string mode = c.node().get_string("mode", "NONE");
-  std::int64_t top_k = c.node().get_int("top_k", 1);
+  std::int64_t top_k = ops::attr::top_k(c.node());
   if (top_k < 1) return c.fail_attr("top_k", "must be >= 1, got " + std::to_string(top_k));
   std::int64_t rows = tok[1];
   if (mode != "NONE") {

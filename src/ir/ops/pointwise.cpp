@@ -139,13 +139,13 @@ Status check_attrs(InferContext& c, const PointwiseModeInfo& m) {
       return {ErrorCode::ATTRIBUTE_NOT_SET, c.fail_attr("axis", "GEN_INDEX needs the axis to index along").message()};
   }
   if (m.traits.uses_relu_clip && n.attr_is_set("relu_upper_clip")) {
-    double lo = n.get_float("relu_lower_clip", 0.0), hi = n.get_float("relu_upper_clip");
+    double lo = ops::attr::relu_lower_clip(n), hi = ops::attr::relu_upper_clip(n).value_or(0.0);
     if (!(lo <= hi))
       return c.fail_attr("relu_upper_clip", "must be >= relu_lower_clip (" + std::to_string(lo) + "), got " +
                                                 std::to_string(hi));
   }
-  if (m.traits.uses_softplus_beta && !(n.get_float("softplus_beta", 1.0) > 0.0))
-    return c.fail_attr("softplus_beta", "must be > 0, got " + std::to_string(n.get_float("softplus_beta", 1.0)));
+  if (m.traits.uses_softplus_beta && !(ops::attr::softplus_beta(n) > 0.0))
+    return c.fail_attr("softplus_beta", "must be > 0, got " + std::to_string(ops::attr::softplus_beta(n)));
   return Status::ok();
 }
 

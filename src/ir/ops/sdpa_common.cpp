@@ -40,7 +40,7 @@ Status check_int_scalar(const InferContext& c, ops::PortRef port, std::string_vi
 // The ragged (THD) offsets of one tensor: need the padding mask, b + 1 entries.
 Status check_ragged(const InferContext& c, ops::PortRef port, const TensorPtr& t, const Geometry& g) {
   if (!t || !t->get_ragged_offset()) return Status::ok();
-  if (!c.node().get_bool("use_padding_mask"))
+  if (!ops::attr::use_padding_mask(c.node()))
     return fail_rule(c, port, "ragged_needs_padding_mask",
                      "a ragged (THD) offset needs use_padding_mask with SEQ_LEN_Q / SEQ_LEN_KV");
   const TensorPtr& r = t->get_ragged_offset();
@@ -53,7 +53,7 @@ Status check_ragged(const InferContext& c, ops::PortRef port, const TensorPtr& t
 
 Status check_masks(const InferContext& c, const Geometry& g) {
   const Node& n = c.node();
-  bool causal = n.get_bool("use_causal_mask"), causal_br = n.get_bool("use_causal_mask_bottom_right");
+  bool causal = ops::attr::use_causal_mask(n), causal_br = ops::attr::use_causal_mask_bottom_right(n);
   if (causal && causal_br)
     return fail_attr_rule(c, "use_causal_mask_bottom_right", "causal_exclusive",
                           "use_causal_mask and use_causal_mask_bottom_right cannot both be set");
@@ -89,7 +89,7 @@ Status check_dropout(InferContext& c, Variant v, const Geometry& g) {
   const Node& n = c.node();
   const Dims full = {g.b, g.h_q, g.s_q, g.s_kv};
   bool has_p = n.attr("dropout_probability") != nullptr;
-  double p = n.get_float("dropout_probability");
+  double p = ops::attr::dropout_probability(n).value_or(0.0);
   if (has_p && !(p >= 0.0 && p < 1.0))
     return fail_attr_rule(c, "dropout_probability", "dropout_range", "must be in [0, 1), got " + std::to_string(p));
   for (const char* port : {"Seed", "Offset"}) {
@@ -135,8 +135,8 @@ std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m *
 
 Band band_of(const Node& n) {
   Band b;
-  bool causal = n.get_bool("use_causal_mask"), causal_br = n.get_bool("use_causal_mask_bottom_right");
-  b.bottom_right = causal_br || n.get_string("diagonal_alignment", "TOP_LEFT") == "BOTTOM_RIGHT";
+  bool causal = ops::attr::use_causal_mask(n), causal_br = ops::attr::use_causal_mask_bottom_right(n);
+  b.bottom_right = causal_br || ops::attr::diagonal_alignment(n) == ops::DiagonalAlignment::BOTTOM_RIGHT;
   b.right = opt_int(n, "diagonal_band_right_bound");
   if (causal || causal_br) b.right = 0;
   b.left = opt_int(n, "diagonal_band_left_bound");
@@ -144,7 +144,7 @@ Band band_of(const Node& n) {
   return b;
 }
 
-double attn_scale_attr(const Node& n) { return n.get_float("attn_scale", 1.0); }
+double attn_scale_attr(const Node& n) { return ops::attr::attn_scale(n).value_or(1.0); }
 
 double alibi_slope(std::int64_t h, std::int64_t heads) {
   return std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(heads));
@@ -305,7 +305,7 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
   }
   if (n.get_bool("dbias") && !c.has(ops::in::Bias))
     return fail_attr_rule(c, "dbias", "dbias_needs_bias", "dBias needs a Bias input");
-  bool padding = n.get_bool("use_padding_mask");
+  bool padding = ops::attr::use_padding_mask(n);
   for (const char* p : {"SEQ_LEN_Q", "SEQ_LEN_KV"}) {
     if (padding && !c.has(p))
       return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, p,
@@ -352,7 +352,7 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
                        "one flag per 128x128 tile: must be broadcastable to " + dims_str(want) + ", got " +
                            dims_str(c.dims(ops::in::Block_mask)));
   }
-  if (impl == "UNIFIED" && n.get_float("dropout_probability") > 0.0 && n.get_bool("generate_stats"))
+  if (impl == "UNIFIED" && ops::attr::dropout_probability(n).value_or(0.0) > 0.0 && n.get_bool("generate_stats"))
     return fail_attr_rule(c, "implementation", "unified_dropout_stats",
                           "UNIFIED does not combine dropout with generate_stats");
   if (bwd)

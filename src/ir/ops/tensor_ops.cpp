@@ -124,16 +124,16 @@ Status infer_rng(InferContext& c) {
   if (dist == "BERNOULLI") {
     if (!n.attr_is_set("bernoulli_probability"))
       return missing_attr(c, "bernoulli_probability", "BERNOULLI needs the probability of a 1");
-    double p = n.get_float("bernoulli_probability");
+    double p = ops::attr::bernoulli_probability(n).value_or(0.0);
     if (!(p >= 0.0 && p <= 1.0)) return c.fail_attr("bernoulli_probability", "must be in [0, 1], got " + std::to_string(p));
   } else if (dist == "UNIFORM") {
-    double lo = n.get_float("uniform_dist_minimum", 0.0), hi = n.get_float("uniform_dist_maximum", 1.0);
+    double lo = ops::attr::uniform_dist_minimum(n), hi = ops::attr::uniform_dist_maximum(n);
     if (!(lo < hi))
       return c.fail_attr("uniform_dist_maximum", "must exceed uniform_dist_minimum (" + std::to_string(lo) + "), got " +
                                                      std::to_string(hi));
-  } else if (!(n.get_float("normal_dist_standard_deviation", 1.0) > 0.0)) {
+  } else if (!(ops::attr::normal_dist_standard_deviation(n) > 0.0)) {
     return c.fail_attr("normal_dist_standard_deviation",
-                       "must be > 0, got " + std::to_string(n.get_float("normal_dist_standard_deviation", 1.0)));
+                       "must be > 0, got " + std::to_string(ops::attr::normal_dist_standard_deviation(n)));
   }
   Dims dim = n.get_int_list("dim");
   if (dim.empty()) return c.fail_attr("dim", "needs at least one extent");
@@ -168,7 +168,7 @@ Status infer_reshape(InferContext& c) {
   OPGRAPH_CHECK(check_int_list(c, "stride", dim.size(), 0));
   if (n.attr_is_set("stride")) OPGRAPH_CHECK(set_output_stride(c, "Y", n.get_int_list("stride")));
   else if (!y->stride_set_by_user()) Tensor::Internal::infer_stride(*y, Tensor::packed_strides(dim));
-  if (n.get_string("reshape_mode", "VIEW_ONLY") == "VIEW_ONLY") {
+  if (ops::attr::reshape_mode(n) == ops::ReshapeMode::VIEW_ONLY) {
     if (!is_packed(*c.in(ops::in::X)))
       return c.fail(ops::in::X, "VIEW_ONLY reinterprets memory, so X must be packed row-major; its strides are " +
                              InferContext::dims_str(c.in(ops::in::X)->get_stride()) + " (use reshape_mode LOGICAL)");
@@ -182,7 +182,7 @@ Status infer_reshape(InferContext& c) {
 Status infer_transpose(InferContext& c) {
   OPGRAPH_CHECK(c.require(ops::in::X));
   const Dims& x = c.dims(ops::in::X);
-  Dims perm = c.node().get_int_list("permutation");
+  Dims perm = ops::attr::permutation(c.node()).value_or(std::vector<std::int64_t>{});
   if (perm.size() != x.size())
     return c.fail_attr("permutation", "needs one entry per axis of X " + InferContext::dims_str(x) + ", got " +
                                           InferContext::dims_str(perm));
@@ -202,12 +202,12 @@ Status infer_transpose(InferContext& c) {
 Status infer_slice(InferContext& c) {
   OPGRAPH_CHECK(c.require(ops::in::X));
   const Dims& x = c.dims(ops::in::X);
-  Dims s = c.node().get_int_list("slices");
+  Dims s = ops::attr::slices(c.node()).value_or(std::vector<std::int64_t>{});
   if (s.size() != 2 * x.size())
     return c.fail_attr("slices", "needs one {start, end} pair per axis of X " + InferContext::dims_str(x) + " (" +
                                      std::to_string(2 * x.size()) + " entries), got " + std::to_string(s.size()));
   OPGRAPH_CHECK(check_int_list(c, "strides", x.size(), 1));
-  Dims strides = c.node().attr_is_set("strides") ? c.node().get_int_list("strides") : Dims(x.size(), 1);
+  Dims strides = c.node().attr_is_set("strides") ? ops::attr::strides(c.node()).value_or(std::vector<std::int64_t>{}) : Dims(x.size(), 1);
   Dims y(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     auto start = s[2 * i], end = s[2 * i + 1];
@@ -243,7 +243,7 @@ Status infer_concatenate(InferContext& c) {
     y[axis] += d[axis];
   }
   if (c.node().attr_is_set("in_place_index")) {
-    auto k = c.node().get_int("in_place_index");
+    auto k = ops::attr::in_place_index(c.node()).value_or(0);
     if (k < 0 || k >= static_cast<std::int64_t>(xs.size()))
       return c.fail_attr("in_place_index", "must name one of the " + std::to_string(xs.size()) + " inputs, got " +
                                                std::to_string(k));

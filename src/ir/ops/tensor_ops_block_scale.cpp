@@ -97,7 +97,7 @@ Status infer_quantize(InferContext& c) {
     return c.fail(ops::in::X, "extent " + std::to_string(x[axis]) + " of axis " + std::to_string(axis) +
                            " is not a multiple of block_size " + std::to_string(block));
   OPGRAPH_CHECK(c.set_output(ops::out::Y, x));
-  if (n.get_bool("transpose", false)) {
+  if (ops::attr::transpose(n)) {
     if (rank < 2) return c.fail_attr("transpose", "needs X of rank >= 2, got " + InferContext::dims_str(x));
     Dims swapped = x;
     std::swap(swapped[rank - 1], swapped[rank - 2]);

@@ -39,7 +39,7 @@
 namespace opgraph::ops {
 namespace {
 
-bool generates_index(const Node& n) { return n.get_bool("generate_index", false); }
+bool generates_index(const Node& n) { return ops::attr::generate_index(n); }
 
 bool is_pool(const std::string& mode) { return mode == "MAXPOOL" || mode.rfind("AVGPOOL", 0) == 0; }
 
@@ -52,9 +52,9 @@ Status infer_pool(InferContext& c, const std::string& mode, std::int64_t spatial
   OPGRAPH_CHECK(check_int_list(c, "stride", spatial, 1));
   OPGRAPH_CHECK(check_int_list(c, "pre_padding", spatial, 0));
   OPGRAPH_CHECK(check_int_list(c, "post_padding", spatial, 0));
-  if (mode != "MAXPOOL" && n.get_string("padding_mode") == "NEG_INF_PAD")
+  if (mode != "MAXPOOL" && ops::attr::padding_mode(n) == ops::PaddingMode::NEG_INF_PAD)
     return c.fail_attr("padding_mode", "NEG_INF_PAD would make " + mode + " average -inf; use ZERO_PAD or EDGE_VAL_PAD");
-  Dims win = n.get_int_list("window"), str = n.get_int_list("stride");
+  Dims win = ops::attr::window(n).value_or(std::vector<std::int64_t>{}), str = n.get_int_list("stride");
   Dims pre = n.attr_is_set("pre_padding") ? n.get_int_list("pre_padding") : Dims(spatial, 0);
   Dims post = n.attr_is_set("post_padding") ? n.get_int_list("post_padding") : Dims(spatial, 0);
   Dims y = x;
