@@ -174,6 +174,76 @@ TEST(LaSupport, DeclinesAVirtualOutput) {
   expect_decline(b.g, "L6 layout:");
 }
 
+// FlashInfer 0.7.2 drives gdn through cudnn.pygraph (flashinfer/cudnn/linear_attention.py):
+// uids q 1, k 2, v 3, g 10, beta 11, cu_seqlens 100, initial_state 200, O 1000,
+// final_state 1001; every tensor declared with its torch shape and strides; g the
+// linear-domain alpha (gate_domain "linear") in fp32, beta post-sigmoid fp32, the
+// state V-major fp32 or bf16 in a separate output buffer, O at q's type.
+struct FlashInferGdn {
+  OpGraph g;
+  TensorPtr q;
+};
+FlashInferGdn flashinfer_gdn(std::int64_t hqk, std::int64_t hv, DataType state, bool fused_qkv) {
+  FlashInferGdn f;
+  OpGraph& g = f.g;
+  const std::int64_t T = 3000, N = 3, D = 128;
+  auto decl = [&](std::vector<std::int64_t> dim, DataType dt, const char* name, std::int64_t uid) {
+    auto t = g.tensor(std::move(dim), dt, name);
+    t->set_uid(uid);
+    return t;
+  };
+  f.q = decl({T, hqk, D}, DataType::BFLOAT16, "q", 1);
+  auto k = decl({T, hqk, D}, DataType::BFLOAT16, "k", 2);
+  auto v = decl({T, hv, D}, DataType::BFLOAT16, "v", 3);
+  if (fused_qkv) {  // views of one [T, 2 HQK + HV, D] projection: only the innermost dim contiguous
+    const std::int64_t row = (2 * hqk + hv) * D;
+    f.q->set_stride({row, D, 1});
+    k->set_stride({row, D, 1});
+    v->set_stride({row, D, 1});
+  }
+  auto gate = decl({T, hv}, DataType::FLOAT, "g", 10);
+  auto beta = decl({T, hv}, DataType::FLOAT, "beta", 11);
+  auto cu = decl({N + 1}, DataType::INT64, "cu_seqlens", 100);
+  auto init = decl({N, hv, D, D}, state, "initial_state", 200);
+  Attributes a;
+  a.set("scale", 1.0 / std::sqrt(128.0));
+  a.set("output_final_state", true);
+  a.set("use_qk_l2norm", true);
+  a.set("use_beta_sigmoid", false);
+  a.set("safe_gate", false);
+  a.set("batch_invariant", false);
+  a.set("gate_domain", std::string("linear"));
+  a.set_name("gdn");
+  auto out = g.gdn(DeltaRuleInputs{f.q, k, v, gate, beta, cu, init, nullptr, nullptr, nullptr}, a);
+  out.o->set_uid(1000).set_output(true).set_dim({T, hv, D}).set_stride({hv * D, D, 1}).set_data_type(DataType::BFLOAT16);
+  out.final_state->set_uid(1001).set_output(true).set_dim({N, hv, D, D}).set_stride({hv * D * D, D * D, D, 1})
+      .set_data_type(state);
+  return f;
+}
+
+TEST(LaFlashInferShaped, AcceptsItsGdnGraphs) {
+  for (auto [hqk, hv] : {std::pair<std::int64_t, std::int64_t>{16, 32}, {16, 64}, {2, 8}, {4, 4}})
+    for (DataType st : {DataType::FLOAT, DataType::BFLOAT16}) {
+      FlashInferGdn f = flashinfer_gdn(hqk, hv, st, false);
+      ASSERT_TRUE(f.g.validate().is_good()) << f.g.validate().to_string();
+      auto p = analyze_gdn(f.g);
+      ASSERT_TRUE(p.is_good()) << hqk << "/" << hv << ": " << p.status().message();
+      EXPECT_TRUE(p->linear_gate && p->l2norm);
+      EXPECT_EQ(p->q, 1);
+      EXPECT_EQ(p->o, 1000);
+      EXPECT_EQ(p->final_state, 1001);
+      EXPECT_EQ(p->state_type, st);
+    }
+}
+
+// Views of a fused qkv projection (only the head dim contiguous) are not served
+// yet: declined at check_support by the layout rule, never refused after acceptance.
+TEST(LaFlashInferShaped, DeclinesFusedQkvViewsByTheLayoutRule) {
+  FlashInferGdn f = flashinfer_gdn(16, 32, DataType::FLOAT, true);
+  ASSERT_TRUE(f.g.validate().is_good()) << f.g.validate().to_string();
+  expect_decline(f.g, "L6 layout:");
+}
+
 TEST(LaKernels, DecodeForShortSequencesPrefillOtherwiseAndUnderBatchInvariant) {
   Cfg c = cfg_of(128);
   c.cu = {0, 1, 2, 4};  // T = 4 <= 8 N

@@ -98,6 +98,7 @@ struct Case {
   DataType state_t = DataType::FLOAT, o_t = DataType::BFLOAT16;
   bool init = true, final_out = true, pool = false, overwrite = false, l2 = false, safe = false, a_log = false,
        dt = false, beta_sig = false, neg = false, linear = false, strong = false, batch_inv = false, cu64 = false;
+  bool flashinfer_uids = false;  // the uids FlashInfer's cudnn.pygraph gdn graph gives its tensors
   std::int64_t n_pool = 0;
   std::optional<double> scale;
   std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
@@ -140,6 +141,17 @@ std::unique_ptr<Problem> build(const Case& c) {
   p->out = g.gdn(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, p->idx}, a);
   p->out.o->set_output(true).set_data_type(c.o_t).set_name("O");
   if (p->out.final_state) p->out.final_state->set_output(true).set_name("final_state");
+  if (c.flashinfer_uids) {  // flashinfer/cudnn/linear_attention.py's UIDs
+    p->q->set_uid(1);
+    p->k->set_uid(2);
+    p->v->set_uid(3);
+    p->gate->set_uid(10);
+    p->beta->set_uid(11);
+    p->cu->set_uid(100);
+    if (p->init) p->init->set_uid(200);
+    p->out.o->set_uid(1000);
+    if (p->out.final_state) p->out.final_state->set_uid(1001);
+  }
   return p;
 }
 
@@ -421,6 +433,23 @@ TEST_F(GdnGpu, PrefillAttributes) {
   c.name = "no final state";
   c.final_out = false;
   check(c, rng);
+}
+
+// The graphs FlashInfer 0.7.2 builds through cudnn.pygraph: its uids, linear-domain
+// fp32 alpha, post-sigmoid fp32 beta, l2norm in kernel, fp32 or bf16 V-major state
+// written to a separate buffer, int64 cu_seqlens.
+TEST_F(GdnGpu, FlashInferShapedGraphs) {
+  std::mt19937 rng(9);
+  for (DataType st : {DataType::FLOAT, DataType::BFLOAT16}) {
+    Case c;
+    c.name = std::string("FlashInfer-shaped, state ") + std::string(to_string(st));
+    c.flashinfer_uids = c.linear = c.l2 = c.cu64 = true;
+    c.state_t = st;
+    c.hq = c.hk = 2;
+    c.hv = 4;
+    c.lens = {100, 1, 700, 0};
+    check(c, rng);
+  }
 }
 
 // Pool rows: read row state_indices[i], write it back; other rows untouched.

@@ -8,8 +8,8 @@
 //
 // Most cases warm `--all --limit 2` (the first two kernels of the walk: the
 // universal reference declares none, so they are gemm's first two); one
-// compiles the whole declared domain (56 gemm kernels and the runtime's smoke
-// kernels, about 40 s on two cores).
+// compiles the whole declared domain (56 gemm kernels, 9 linear_attention
+// kernels and the runtime's smoke kernels, about 60 s on two cores).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "engines/gemm/gemm_declared.h"
+#include "engines/linear_attention/la_engine.h"
 #include "opgraph/op_graph.h"
 #include "runtime_test_util.h"
 
@@ -176,10 +177,12 @@ TEST(CliCache, WarmAllWalksEveryFamilyOfTheManifest) {
   ASSERT_EQ(smoke_only.exit_code, 0) << smoke_only.output;
   const auto n_smoke = std::to_string(smoke::declared_specialisations().size());
   EXPECT_TRUE(contains(smoke_only.output, "warmed " + n_smoke + " kernels")) << smoke_only.output;
-  // The whole walk names every gemm specialisation and every smoke kernel
-  // (counted without compiling: every get is a miss, an error, under REQUIRE_HIT).
+  // The whole walk names every gemm and linear_attention specialisation and
+  // every smoke kernel (counted without compiling: every get is a miss, an
+  // error, under REQUIRE_HIT).
   std::set<std::string> keys;
   for (const auto& r : gemm::declared_specialisations()) keys.insert(r.key("sm_90a"));
+  for (const auto& r : linear_attention::declared_specialisations()) keys.insert(r.key("sm_90a"));
   for (const auto& r : smoke::declared_specialisations()) keys.insert(r.key("sm_90a"));
   TempDir empty;
   auto count = run_process({OPGRAPH_TOOL, "cache", "warm", "--all", "--arch", "sm_90a"},
@@ -251,6 +254,8 @@ TEST(CliCache, WarmAllCompilesEveryGemmSpecialisation) {
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
   std::set<std::string> expected;
   for (const auto& r : gemm::declared_specialisations())
+    expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
+  for (const auto& r : linear_attention::declared_specialisations())
     expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
   for (const auto& r : smoke::declared_specialisations())
     expected.insert(runtime::CompiledCache::entry_name(r, "sm_90a"));
