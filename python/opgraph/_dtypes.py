@@ -10,26 +10,22 @@ from . import _C
 
 data_type = _C.data_type
 
-# Lower-case names (torch's and numpy's spellings included) -> data_type.
-_BY_NAME = {
-    "float": data_type.FLOAT, "float32": data_type.FLOAT, "f32": data_type.FLOAT, "fp32": data_type.FLOAT,
-    "double": data_type.DOUBLE, "float64": data_type.DOUBLE, "f64": data_type.DOUBLE,
-    "half": data_type.HALF, "float16": data_type.HALF, "f16": data_type.HALF, "fp16": data_type.HALF,
-    "bfloat16": data_type.BFLOAT16, "bf16": data_type.BFLOAT16,
-    "int8": data_type.INT8, "uint8": data_type.UINT8, "int32": data_type.INT32, "int64": data_type.INT64,
-    "bool": data_type.BOOLEAN, "boolean": data_type.BOOLEAN, "bool_": data_type.BOOLEAN,
-    "fp8_e4m3": data_type.FP8_E4M3, "float8_e4m3fn": data_type.FP8_E4M3, "float8_e4m3": data_type.FP8_E4M3,
-    "fp8_e5m2": data_type.FP8_E5M2, "float8_e5m2": data_type.FP8_E5M2,
-    "fp8_e8m0": data_type.FP8_E8M0, "float8_e8m0fnu": data_type.FP8_E8M0,
-    "fp4_e2m1": data_type.FP4_E2M1, "float4_e2m1fn_x2": data_type.FP4_E2M1, "float4_e2m1fn": data_type.FP4_E2M1,
-    "not_set": data_type.NOT_SET,
-}
 
-# numpy dtype.str codes without byte order (for __array_interface__ / __cuda_array_interface__ typestr).
-_BY_TYPESTR = {
-    "f4": data_type.FLOAT, "f8": data_type.DOUBLE, "f2": data_type.HALF, "i1": data_type.INT8,
-    "u1": data_type.UINT8, "i4": data_type.INT32, "i8": data_type.INT64, "b1": data_type.BOOLEAN,
-}
+def _tables():
+    """The name and typestr dicts, from the binding's one spelling table (_C._dtype_spellings:
+    python/src/dtype_names.h). A spelling is added there, never here."""
+    by_name, by_typestr = {}, {}
+    for name, t, kinds in _C._dtype_spellings():
+        if "typestr" in kinds:
+            by_typestr[name] = t
+        else:
+            by_name[name] = t
+    return by_name, by_typestr
+
+
+# Lower-case names (canonical, torch's, numpy's, ml_dtypes' and short aliases) -> data_type;
+# numpy typestr codes without byte order (for __array_interface__ / __cuda_array_interface__).
+_BY_NAME, _BY_TYPESTR = _tables()
 
 
 def to_data_type(x) -> "data_type":

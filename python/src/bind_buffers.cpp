@@ -1,6 +1,7 @@
 // python/src/bind_buffers.cpp — normalize_buffer (see buffers.h) and its Python view,
 // opgraph._C._describe_buffer (used by pygraph.tensor_like and the tests).
 #include "buffers.h"
+#include "dtype_names.h"
 
 #include <bit>
 #include <string_view>
@@ -36,39 +37,14 @@ std::string dlpack_name(nb::dlpack::dtype t) {
   return s;
 }
 
-// numpy typestr ('<f4', '|u1'): the type when opgraph has one and the byte order is the host's.
+// numpy typestr ('<f4', '|u1'): the type when opgraph has one (the spelling table,
+// dtype_names.h) and the byte order is the host's.
 DataType from_typestr(const std::string& s) {
   if (s.size() < 3) return DataType::NOT_SET;
   const char order = s[0];
   const char foreign_order = std::endian::native == std::endian::little ? '>' : '<';
   if (order == foreign_order) return DataType::NOT_SET;  // bytes swapped: never read as the host's type
-  const std::string k = s.substr(1);
-  if (k == "f4") return DataType::FLOAT;
-  if (k == "f8") return DataType::DOUBLE;
-  if (k == "f2") return DataType::HALF;
-  if (k == "i1") return DataType::INT8;
-  if (k == "u1") return DataType::UINT8;
-  if (k == "i4") return DataType::INT32;
-  if (k == "i8") return DataType::INT64;
-  if (k == "b1") return DataType::BOOLEAN;
-  return DataType::NOT_SET;
-}
-
-// torch.dtype names (str(dtype) without "torch.") -> data type.
-DataType from_torch_name(std::string_view n) {
-  constexpr struct {
-    std::string_view name;
-    DataType type;
-  } kNames[] = {
-      {"float32", DataType::FLOAT},          {"float64", DataType::DOUBLE},          {"float16", DataType::HALF},
-      {"bfloat16", DataType::BFLOAT16},      {"int8", DataType::INT8},               {"uint8", DataType::UINT8},
-      {"int32", DataType::INT32},            {"int64", DataType::INT64},             {"bool", DataType::BOOLEAN},
-      {"float8_e4m3fn", DataType::FP8_E4M3}, {"float8_e5m2", DataType::FP8_E5M2},
-      {"float8_e8m0fnu", DataType::FP8_E8M0}, {"float4_e2m1fn_x2", DataType::FP4_E2M1},
-  };
-  for (const auto& row : kNames)
-    if (row.name == n) return row.type;
-  return DataType::NOT_SET;
+  return dtype_from(std::string_view(s).substr(1), kTypestr);
 }
 
 // A torch tensor's dtype, through a cache keyed by the torch.dtype object (torch's dtypes
@@ -90,7 +66,7 @@ void read_torch_dtype(PyObject* v, Buffer& b) {
       return;
     }
   std::string name = nb::cast<std::string>(nb::str(dt));
-  DataType t = from_torch_name(std::string_view(name).substr(name.rfind('.') + 1));
+  DataType t = dtype_from(std::string_view(name).substr(name.rfind('.') + 1), kTorchName);
   seen.push_back({dt.release().ptr(), t, name});
   b.dtype = t;
   if (t == DataType::NOT_SET) b.foreign_dtype = name;

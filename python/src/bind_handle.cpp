@@ -15,7 +15,7 @@
 
 #include "buffers.h"
 #include "handle.h"
-#include "runtime/device.h"
+#include "opgraph/device.h"
 
 namespace opgraph::py {
 
@@ -24,7 +24,7 @@ const Result<DeviceProperties>& device_properties_of(int ordinal) {
   static std::map<int, Result<DeviceProperties>> cache;  // lives as long as the process
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(ordinal);
-  if (it == cache.end()) it = cache.emplace(ordinal, runtime::read_device_properties(ordinal)).first;
+  if (it == cache.end()) it = cache.emplace(ordinal, read_device(ordinal)).first;
   return it->second;
 }
 

@@ -14,7 +14,8 @@
 // (rule buffer_span), else described by its shape and stride() like any strided buffer.
 // Which memory a call drives, and where it runs, is the core's policy (Graph::route,
 // include/opgraph/graph.h "routing"): this file only reports what kinds of memory the
-// pack holds (host, device, or bare addresses) and runs what route() chose.
+// pack holds (host, device, or bare addresses) and calls Graph::execute_routed (route,
+// then the run with the routed handle) with the GIL released.
 // Workspace: None, an int address (trusted to be large enough), or a buffer (its size in
 // bytes is checked against the plan's need).
 #include <nanobind/stl/map.h>
@@ -23,7 +24,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "buffers.h"
-#include "exec/declared_layout.h"
+#include "opgraph/layout.h"
 #include "handle.h"
 
 namespace opgraph::py {
@@ -31,7 +32,7 @@ namespace opgraph::py {
 namespace {
 
 // The declaration of `t` as execute judges a buffer against it (common.h): its span in
-// bytes by the core's own arithmetic (exec/declared_layout.h) and whether it is row-major
+// bytes by the core's own arithmetic (opgraph/layout.h) and whether it is row-major
 // dense. Anything without an answer (too many dims, overflow, no slot spelling, no dtype)
 // is not row-major: its buffers are read with their shape and strides and the core judges them.
 PyGraph::Declared declaration_of(const Tensor& t, bool output) {
@@ -186,20 +187,6 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
   return n;
 }
 
-// The handle one call runs with: the caller's stream, and exactly the device this call
-// drives (null for a host call, even when the caller's handle has a device), so an engine
-// refuses memory of the wrong kind instead of reading it.
-class CallHandle final : public Handle {
- public:
-  CallHandle(const Handle* inner, const DeviceProperties* device) : inner_(inner), device_(device) {}
-  Result<void*> stream() const override { return inner_ ? inner_->stream() : Result<void*>(nullptr); }
-  const DeviceProperties* device() const override { return device_; }
-
- private:
-  const Handle* inner_;
-  const DeviceProperties* device_;
-};
-
 Workspace to_workspace(nb::handle w) {
   if (w.is_none()) return {};
   static constexpr BufferRole kWho{nullptr, -1, "workspace"};
@@ -235,26 +222,17 @@ const Handle* to_handle(nb::handle h, nb::handle graph) {
   return nb::cast<PyHandle*>(h);
 }
 
-// What one call runs: the plan index, the handle, the workspace. Decided with the GIL held.
+// What one call runs with, read with the GIL held: the workspace and the caller's handle.
+// The plan and the device (and the handle engines see: the caller's stream, exactly the
+// routed device) are the core's (Graph::execute_routed), decided with the GIL released.
 struct Call {
-  std::int64_t index = -1;
   Workspace ws;
-  const Handle* inner = nullptr;         // the caller's handle (its stream)
-  const DeviceProperties* device = nullptr;  // the device this call drives, null: host
-  bool needs_handle() const noexcept { return inner || device; }
+  const Handle* inner = nullptr;  // the caller's handle (its stream, its device), or none
 };
 
-// The plan and device come from the core (Graph::route: it may build the host plan).
-Call prepare_call(PyGraph& g, nb::handle self, const Normalized& n, nb::handle workspace, nb::handle handle,
-                  std::int64_t index) {
+Call prepare_call(PyGraph& g, nb::handle self, const Normalized& n, nb::handle workspace, nb::handle handle) {
   if (n.graph != &g) throw nb::value_error("this prepared variant pack was made for another graph");
-  Call c;
-  c.ws = to_workspace(workspace);
-  c.inner = to_handle(handle, self);
-  const Graph::Route r = unwrap(g.route(n.kinds, index, c.inner));
-  c.index = r.index;
-  c.device = r.device;
-  return c;
+  return Call{to_workspace(workspace), to_handle(handle, self)};
 }
 
 // A variant pack normalised ahead of time (pygraph.prepare_variant_pack): execute skips the
@@ -283,13 +261,12 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
   Normalized local;
   if (!nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) local = to_variant_pack(g, variant_pack);
   const Normalized& n = prepared ? prepared->n : local;
-  Call c = prepare_call(g, self, n, workspace, handle, index);
-  CallHandle h(c.inner, c.device);
+  const Call c = prepare_call(g, self, n, workspace, handle);
   const VariantPack& pack = prepared ? prepared->pack() : n.pack;
   Status s;
   {
     nb::gil_scoped_release release;
-    s = g.execute_plan_at_index(pack, c.ws, c.index, c.needs_handle() ? &h : nullptr);
+    s = g.execute_routed(pack, n.kinds, c.ws, c.inner, index);
   }
   throw_if(s);
 }
@@ -427,7 +404,8 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {
              PyGraph& g = nb::cast<PyGraph&>(self);
              Normalized n = to_variant_pack(g, variant_pack);
-             Call c = prepare_call(g, self, n, workspace, handle, -1);
+             const Call c = prepare_call(g, self, n, workspace, handle);
+             (void)unwrap(g.route(n.kinds, -1, c.inner));  // what execute_routed decides first
              nb::gil_scoped_release release;
              return static_cast<std::int64_t>(n.pack.size()) + (c.ws.data ? 1 : 0);
            },
@@ -437,13 +415,12 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, std::int64_t count) {
              PyGraph& g = nb::cast<PyGraph&>(self);
              Normalized n = to_variant_pack(g, variant_pack);
-             Call c = prepare_call(g, self, n, workspace, nb::none(), -1);
-             CallHandle h(c.inner, c.device);
-             const Handle* hp = c.needs_handle() ? &h : nullptr;
+             const Call c = prepare_call(g, self, n, workspace, nb::none());
              Status s;
              {
                nb::gil_scoped_release release;
-               for (std::int64_t i = 0; i < count && s.is_good(); ++i) s = g.execute_plan_at_index(n.pack, c.ws, c.index, hp);
+               for (std::int64_t i = 0; i < count && s.is_good(); ++i)
+                 s = g.execute_routed(n.pack, n.kinds, c.ws, c.inner, -1);
              }
              throw_if(s);
            },

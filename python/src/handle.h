@@ -3,7 +3,7 @@
 // A handle carries a stream (a CUstream / cudaStream_t as an integer, 0 = the
 // default stream) and, like cudnn.pygraph's, the CUDA device it was created on:
 // create_handle() reads the current device's properties through the runtime
-// (runtime::read_device_properties, which loads libcuda), and a pygraph built
+// (opgraph::read_device, which loads libcuda), and a pygraph built
 // with that handle plans for that device, so GPU engines (the cudnn family) are
 // ranked. No libcuda or no device: the handle is host-only (device() is null,
 // device_error says why) and graphs made with it plan for the host.

@@ -1,5 +1,6 @@
 // python/src/module.cpp — the extension module opgraph._C: registers each bind_*.cpp group.
 #include "common.h"
+#include "dtype_names.h"
 
 NB_MODULE(_C, m) {
   using namespace opgraph::py;
@@ -10,6 +11,7 @@ NB_MODULE(_C, m) {
   bind_specs(m);
   bind_handle(m);
   bind_buffers(m);
+  bind_dtype_names(m);
   auto cls = bind_graph(m);
   bind_plans(m, cls);
 }
