@@ -16,64 +16,65 @@ namespace {
 using detail::Lowerer;
 
 struct PwRow {
-  std::string_view name;
+  ops::PointwiseMode name;
   cudnnPointwiseMode_t mode;
 };
-// Our PointwiseMode names (cudnn-frontend's) → cuDNN's enum.
+// Our PointwiseMode values (cudnn-frontend's names) → cuDNN's enum.
 const PwRow kPointwise[] = {
-    {"ADD", CUDNN_POINTWISE_ADD},
-    {"MUL", CUDNN_POINTWISE_MUL},
-    {"SQRT", CUDNN_POINTWISE_SQRT},
-    {"MAX", CUDNN_POINTWISE_MAX},
-    {"MIN", CUDNN_POINTWISE_MIN},
-    {"RELU_FWD", CUDNN_POINTWISE_RELU_FWD},
-    {"TANH_FWD", CUDNN_POINTWISE_TANH_FWD},
-    {"SIGMOID_FWD", CUDNN_POINTWISE_SIGMOID_FWD},
-    {"ELU_FWD", CUDNN_POINTWISE_ELU_FWD},
-    {"GELU_FWD", CUDNN_POINTWISE_GELU_FWD},
-    {"SOFTPLUS_FWD", CUDNN_POINTWISE_SOFTPLUS_FWD},
-    {"SWISH_FWD", CUDNN_POINTWISE_SWISH_FWD},
-    {"RELU_BWD", CUDNN_POINTWISE_RELU_BWD},
-    {"TANH_BWD", CUDNN_POINTWISE_TANH_BWD},
-    {"SIGMOID_BWD", CUDNN_POINTWISE_SIGMOID_BWD},
-    {"ELU_BWD", CUDNN_POINTWISE_ELU_BWD},
-    {"GELU_BWD", CUDNN_POINTWISE_GELU_BWD},
-    {"SOFTPLUS_BWD", CUDNN_POINTWISE_SOFTPLUS_BWD},
-    {"SWISH_BWD", CUDNN_POINTWISE_SWISH_BWD},
-    {"ERF", CUDNN_POINTWISE_ERF},
-    {"IDENTITY", CUDNN_POINTWISE_IDENTITY},
-    {"GELU_APPROX_TANH_BWD", CUDNN_POINTWISE_GELU_APPROX_TANH_BWD},
-    {"GELU_APPROX_TANH_FWD", CUDNN_POINTWISE_GELU_APPROX_TANH_FWD},
-    {"GEN_INDEX", CUDNN_POINTWISE_GEN_INDEX},
-    {"BINARY_SELECT", CUDNN_POINTWISE_BINARY_SELECT},
-    {"EXP", CUDNN_POINTWISE_EXP},
-    {"LOG", CUDNN_POINTWISE_LOG},
-    {"NEG", CUDNN_POINTWISE_NEG},
-    {"MOD", CUDNN_POINTWISE_MOD},
-    {"POW", CUDNN_POINTWISE_POW},
-    {"ABS", CUDNN_POINTWISE_ABS},
-    {"CEIL", CUDNN_POINTWISE_CEIL},
-    {"COS", CUDNN_POINTWISE_COS},
-    {"FLOOR", CUDNN_POINTWISE_FLOOR},
-    {"RSQRT", CUDNN_POINTWISE_RSQRT},
-    {"SIN", CUDNN_POINTWISE_SIN},
-    {"LOGICAL_NOT", CUDNN_POINTWISE_LOGICAL_NOT},
-    {"TAN", CUDNN_POINTWISE_TAN},
-    {"SUB", CUDNN_POINTWISE_SUB},
-    {"ADD_SQUARE", CUDNN_POINTWISE_ADD_SQUARE},
-    {"DIV", CUDNN_POINTWISE_DIV},
-    {"CMP_EQ", CUDNN_POINTWISE_CMP_EQ},
-    {"CMP_NEQ", CUDNN_POINTWISE_CMP_NEQ},
-    {"CMP_GT", CUDNN_POINTWISE_CMP_GT},
-    {"CMP_GE", CUDNN_POINTWISE_CMP_GE},
-    {"CMP_LT", CUDNN_POINTWISE_CMP_LT},
-    {"CMP_LE", CUDNN_POINTWISE_CMP_LE},
-    {"LOGICAL_AND", CUDNN_POINTWISE_LOGICAL_AND},
-    {"LOGICAL_OR", CUDNN_POINTWISE_LOGICAL_OR},
-    {"RECIPROCAL", CUDNN_POINTWISE_RECIPROCAL},
+    {ops::PointwiseMode::ADD, CUDNN_POINTWISE_ADD},
+    {ops::PointwiseMode::MUL, CUDNN_POINTWISE_MUL},
+    {ops::PointwiseMode::SQRT, CUDNN_POINTWISE_SQRT},
+    {ops::PointwiseMode::MAX, CUDNN_POINTWISE_MAX},
+    {ops::PointwiseMode::MIN, CUDNN_POINTWISE_MIN},
+    {ops::PointwiseMode::RELU_FWD, CUDNN_POINTWISE_RELU_FWD},
+    {ops::PointwiseMode::TANH_FWD, CUDNN_POINTWISE_TANH_FWD},
+    {ops::PointwiseMode::SIGMOID_FWD, CUDNN_POINTWISE_SIGMOID_FWD},
+    {ops::PointwiseMode::ELU_FWD, CUDNN_POINTWISE_ELU_FWD},
+    {ops::PointwiseMode::GELU_FWD, CUDNN_POINTWISE_GELU_FWD},
+    {ops::PointwiseMode::SOFTPLUS_FWD, CUDNN_POINTWISE_SOFTPLUS_FWD},
+    {ops::PointwiseMode::SWISH_FWD, CUDNN_POINTWISE_SWISH_FWD},
+    {ops::PointwiseMode::RELU_BWD, CUDNN_POINTWISE_RELU_BWD},
+    {ops::PointwiseMode::TANH_BWD, CUDNN_POINTWISE_TANH_BWD},
+    {ops::PointwiseMode::SIGMOID_BWD, CUDNN_POINTWISE_SIGMOID_BWD},
+    {ops::PointwiseMode::ELU_BWD, CUDNN_POINTWISE_ELU_BWD},
+    {ops::PointwiseMode::GELU_BWD, CUDNN_POINTWISE_GELU_BWD},
+    {ops::PointwiseMode::SOFTPLUS_BWD, CUDNN_POINTWISE_SOFTPLUS_BWD},
+    {ops::PointwiseMode::SWISH_BWD, CUDNN_POINTWISE_SWISH_BWD},
+    {ops::PointwiseMode::ERF, CUDNN_POINTWISE_ERF},
+    {ops::PointwiseMode::IDENTITY, CUDNN_POINTWISE_IDENTITY},
+    {ops::PointwiseMode::GELU_APPROX_TANH_BWD, CUDNN_POINTWISE_GELU_APPROX_TANH_BWD},
+    {ops::PointwiseMode::GELU_APPROX_TANH_FWD, CUDNN_POINTWISE_GELU_APPROX_TANH_FWD},
+    {ops::PointwiseMode::GEN_INDEX, CUDNN_POINTWISE_GEN_INDEX},
+    {ops::PointwiseMode::BINARY_SELECT, CUDNN_POINTWISE_BINARY_SELECT},
+    {ops::PointwiseMode::EXP, CUDNN_POINTWISE_EXP},
+    {ops::PointwiseMode::LOG, CUDNN_POINTWISE_LOG},
+    {ops::PointwiseMode::NEG, CUDNN_POINTWISE_NEG},
+    {ops::PointwiseMode::MOD, CUDNN_POINTWISE_MOD},
+    {ops::PointwiseMode::POW, CUDNN_POINTWISE_POW},
+    {ops::PointwiseMode::ABS, CUDNN_POINTWISE_ABS},
+    {ops::PointwiseMode::CEIL, CUDNN_POINTWISE_CEIL},
+    {ops::PointwiseMode::COS, CUDNN_POINTWISE_COS},
+    {ops::PointwiseMode::FLOOR, CUDNN_POINTWISE_FLOOR},
+    {ops::PointwiseMode::RSQRT, CUDNN_POINTWISE_RSQRT},
+    {ops::PointwiseMode::SIN, CUDNN_POINTWISE_SIN},
+    {ops::PointwiseMode::LOGICAL_NOT, CUDNN_POINTWISE_LOGICAL_NOT},
+    {ops::PointwiseMode::TAN, CUDNN_POINTWISE_TAN},
+    {ops::PointwiseMode::SUB, CUDNN_POINTWISE_SUB},
+    {ops::PointwiseMode::ADD_SQUARE, CUDNN_POINTWISE_ADD_SQUARE},
+    {ops::PointwiseMode::DIV, CUDNN_POINTWISE_DIV},
+    {ops::PointwiseMode::CMP_EQ, CUDNN_POINTWISE_CMP_EQ},
+    {ops::PointwiseMode::CMP_NEQ, CUDNN_POINTWISE_CMP_NEQ},
+    {ops::PointwiseMode::CMP_GT, CUDNN_POINTWISE_CMP_GT},
+    {ops::PointwiseMode::CMP_GE, CUDNN_POINTWISE_CMP_GE},
+    {ops::PointwiseMode::CMP_LT, CUDNN_POINTWISE_CMP_LT},
+    {ops::PointwiseMode::CMP_LE, CUDNN_POINTWISE_CMP_LE},
+    {ops::PointwiseMode::LOGICAL_AND, CUDNN_POINTWISE_LOGICAL_AND},
+    {ops::PointwiseMode::LOGICAL_OR, CUDNN_POINTWISE_LOGICAL_OR},
+    {ops::PointwiseMode::RECIPROCAL, CUDNN_POINTWISE_RECIPROCAL},
 };
 
-constexpr std::string_view kReductionNames[] = {"ADD", "MUL", "MIN", "MAX", "AMAX", "AVG", "NORM1", "NORM2", "MUL_NO_ZEROS"};
+using RM = ops::ReductionMode;
+constexpr RM kReductionNames[] = {RM::ADD, RM::MUL, RM::MIN, RM::MAX, RM::AMAX, RM::AVG, RM::NORM1, RM::NORM2, RM::MUL_NO_ZEROS};
 constexpr cudnnReduceTensorOp_t kReductionOps[] = {
     CUDNN_REDUCE_TENSOR_ADD, CUDNN_REDUCE_TENSOR_MUL,   CUDNN_REDUCE_TENSOR_MIN,   CUDNN_REDUCE_TENSOR_MAX,
     CUDNN_REDUCE_TENSOR_AMAX, CUDNN_REDUCE_TENSOR_AVG, CUDNN_REDUCE_TENSOR_NORM1, CUDNN_REDUCE_TENSOR_NORM2,
@@ -97,7 +98,7 @@ bool row_major_packed(const Tensor& t) {
 // Only pointwise operations without an axis, and every tensor row-major packed (see lowering.h).
 bool nchw_pointwise_graph(const OpGraph& g) {
   for (const auto& n : g.nodes())
-    if (n->op() != "pointwise" || n->attr_is_set("axis")) return false;
+    if (op_index(n->spec()) != ops::Pointwise::kIndex || n->attr_is_set("axis")) return false;
   for (const auto& t : g.tensors())
     if (!row_major_packed(*t)) return false;
   return true;
@@ -107,23 +108,26 @@ Status lower_matmul(Lowerer& l, const Node& n) {
   int desc = l.add(CUDNN_BACKEND_MATMUL_DESCRIPTOR, Lowerer::node_label(n) + " matmul descriptor", "matmul");
   l.set_int(desc, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
   if (n.attr_is_set("padding"))
-    l.set_real(desc, CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, n.get_float("padding"));
+    l.set_real(desc, CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, ops::Matmul::padding(n));
   int op = l.add(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, Lowerer::node_label(n), "matmul");
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, n, ops::in::A));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, n, ops::in::B));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, n, ops::out::C));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, n, ops::Matmul::In::A));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, n, ops::Matmul::In::B));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, n, ops::Matmul::Out::C));
   l.set_refs(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, {desc});
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, n, ops::in::M_override));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, n, ops::in::N_override));
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, n, ops::in::K_override));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, n, ops::Matmul::In::M_override));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, n, ops::Matmul::In::N_override));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, n, ops::Matmul::In::K_override));
   l.plan().operations.push_back(op);
   return Status::ok();
 }
 
 Status lower_pointwise(Lowerer& l, const Node& n) {
-  std::string mode = n.get_string("mode");
-  auto row = std::find_if(std::begin(kPointwise), std::end(kPointwise), [&](const PwRow& r) { return r.name == mode; });
-  if (row == std::end(kPointwise)) return Lowerer::decline(n, "pointwise mode '" + mode + "' has no cuDNN mode");
+  const std::optional<ops::PointwiseMode> m = ops::Pointwise::mode(n);
+  if (!m) return Lowerer::decline(n, "pointwise node without a mode");
+  const std::string_view mode = ops::to_string(*m);
+  auto row = std::find_if(std::begin(kPointwise), std::end(kPointwise), [&](const PwRow& r) { return r.name == *m; });
+  if (row == std::end(kPointwise))
+    return Lowerer::decline(n, "pointwise mode '" + std::string(mode) + "' has no cuDNN mode");
   std::int64_t prec = l.compute_type(n);
   // Parameters travel as FLOAT unless the math precision is DOUBLE (cuDNN's rule).
   auto real_type = prec == CUDNN_DATA_DOUBLE ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
@@ -141,30 +145,32 @@ Status lower_pointwise(Lowerer& l, const Node& n) {
     if (n.attr_is_set(key)) l.set_real(desc, attr, real_type, n.get_float(key));
   if (n.attr_is_set("axis")) {
     // The IR's axis counts in the tensor's own rank; the plan pads leading axes.
-    auto out = n.output(ops::out::OUT_0);
-    std::int64_t axis = n.get_int("axis") + (l.plan().rank - (out ? out->rank() : l.plan().rank));
+    auto out = n.output(ops::Pointwise::Out::OUT_0);
+    std::int64_t axis = ops::Pointwise::axis(n).value_or(0) + (l.plan().rank - (out ? out->rank() : l.plan().rank));
     l.set_int(desc, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
   }
   int op = l.add(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, Lowerer::node_label(n), "pointwise");
   l.set_refs(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, {desc});
   if (is_backward_mode(mode)) {  // (dy, x) -> dx
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, n, ops::in::IN_0));
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, ops::in::IN_1));
-    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, n, ops::out::OUT_0));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, n, ops::Pointwise::In::IN_0));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, ops::Pointwise::In::IN_1));
+    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, n, ops::Pointwise::Out::OUT_0));
   } else {
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, ops::in::IN_0));
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, n, ops::in::IN_1));
-    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, n, ops::in::IN_2));
-    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, n, ops::out::OUT_0));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, n, ops::Pointwise::In::IN_0));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, n, ops::Pointwise::In::IN_1));
+    OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, n, ops::Pointwise::In::IN_2));
+    OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, n, ops::Pointwise::Out::OUT_0));
   }
   l.plan().operations.push_back(op);
   return Status::ok();
 }
 
 Status lower_reduction(Lowerer& l, const Node& n) {
-  std::string mode = n.get_string("mode");
-  auto it = std::find(std::begin(kReductionNames), std::end(kReductionNames), mode);
-  if (it == std::end(kReductionNames)) return Lowerer::decline(n, "reduction mode '" + mode + "' has no cuDNN operator");
+  const std::optional<RM> mode = ops::Reduction::mode(n);
+  if (!mode) return Lowerer::decline(n, "reduction node without a mode");
+  auto it = std::find(std::begin(kReductionNames), std::end(kReductionNames), *mode);
+  if (it == std::end(kReductionNames))
+    return Lowerer::decline(n, "reduction mode '" + std::string(ops::to_string(*mode)) + "' has no cuDNN operator");
   int desc = l.add(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, Lowerer::node_label(n) + " reduction descriptor", "reduction");
   l.set_int(desc, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE,
             kReductionOps[it - std::begin(kReductionNames)]);
@@ -172,8 +178,8 @@ Status lower_reduction(Lowerer& l, const Node& n) {
   if (ops::attr::is_deterministic(n))
     l.set_int(desc, CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, 1);
   int op = l.add(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, Lowerer::node_label(n), "reduction");
-  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, n, ops::in::X));
-  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, n, ops::out::Y));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, n, ops::Reduction::In::X));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, n, ops::Reduction::Out::Y));
   l.set_refs(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, {desc});
   l.plan().operations.push_back(op);
   return Status::ok();

@@ -100,7 +100,7 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
   if (n.input(ops::in::Dropout_mask))
     return decline_rule(n, "port 'Dropout_mask'", "dropout_not_lowered", "a user dropout mask is not lowered");
   if (backward) {
-    if (n.get_bool("use_deterministic_algorithm"))
+    if (ops::SdpaBackward::use_deterministic_algorithm(n))  // backward: sdpa_backward only (fp8 ops return earlier)
       return decline_rule(n, "attribute 'use_deterministic_algorithm'", "deterministic_not_lowered",
                           "the deterministic backward pins engines and knobs; not lowered");
   } else {
@@ -122,13 +122,13 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
 // Why the native OPERATION_SDPA_FWD cannot take this node ("" = it can).
 std::string native_refusal(const Node& n, const Geom& g, std::int64_t v) {
   if (v < 91301) return "the native SDPA operation needs cuDNN >= 9.13.1 (loaded: " + std::to_string(v) + ")";
-  if (n.get_string("implementation", "AUTO") == "COMPOSITE") return "implementation is COMPOSITE";
+  if (ops::Sdpa::implementation(n) == ops::Implementation::COMPOSITE) return "implementation is COMPOSITE";
   ops::sdpa::Band band = ops::sdpa::band_of(n);
   if (band.left || band.right) return "causal / sliding-window masks need the native subgraph of cuDNN >= 9.21";
   if (n.input(ops::in::Bias)) return "a Bias needs the native subgraph of cuDNN >= 9.21";
   if (ops::attr::use_alibi_mask(n)) return "ALiBi needs the native subgraph of cuDNN >= 9.21";
   if (n.input(ops::in::SINK_TOKEN)) return "a SINK_TOKEN in the native operation needs cuDNN >= 9.21";
-  if (n.get_bool("score_max") || n.get_bool("score_sum_exp"))
+  if (ops::Sdpa::score_max(n) || ops::Sdpa::score_sum_exp(n))
     return "the Max / Sum_exp outputs of the native operation need cuDNN >= 9.21";
   if ((g.padding || g.paged) && v < 91500) return "seq lens / paged K/V in the native operation need cuDNN >= 9.15";
   if (n.input(ops::in::Block_mask) && v < 91400) return "a block mask needs cuDNN >= 9.14";
@@ -171,7 +171,8 @@ Geom geom_of(const Node& n) {
   g.b = q[0]; g.h_q = q[1]; g.s_q = q[2]; g.d_qk = q[3];
   g.h_k = k[1]; g.h_v = v[1]; g.d_v = v[3];
   g.paged = n.input(ops::in::Page_table_K) != nullptr;
-  g.s_kv = g.paged ? n.get_int("paged_attention_max_seq_len_kv") : k[2];
+  // Only the forward ops have page tables, and each declares the attribute.
+  g.s_kv = g.paged ? ops::attr::paged_attention_max_seq_len_kv(n).value_or(0) : k[2];
   g.padding = ops::attr::use_padding_mask(n);
   g.io = n.input(ops::in::Q)->get_data_type();
   return g;
@@ -183,7 +184,7 @@ Dims packed(const Dims& d) { return Tensor::packed_strides(d); }
 Status check_not_failed(const Node& n, bool backward) {
   constexpr std::string_view rule = "failed_on_h200";
   const std::string see = " (bench/results/2026-11-30-cudnn-sdpa-h200.txt)";
-  if (!backward && (n.get_bool("score_max") || n.get_bool("score_sum_exp")))
+  if (!backward && (ops::Sdpa::score_max(n) || ops::Sdpa::score_sum_exp(n)))
     return decline_rule(n, "attribute 'score_max'", rule,
                         "the composite's Max / Sum_exp outputs came back unwritten on cuDNN 9.14" + see);
   if (backward && n.output(ops::out::DSINK_TOKEN))
@@ -204,7 +205,7 @@ Status lower_sdpa_node(Lowerer& l, const Node& n) {
   if (backward) return lower_backward_composite(bld, g);
   std::string why = native_refusal(n, g, l.options().cudnn_version);
   if (why.empty()) return lower_forward_native(bld);
-  if (n.get_string("implementation", "AUTO") == "UNIFIED")
+  if (ops::Sdpa::implementation(n) == ops::Implementation::UNIFIED)
     return decline_rule(n, "attribute 'implementation'", "unified_not_available", "UNIFIED was asked for, but " + why);
   if (n.input(ops::in::Block_mask))
     return decline_rule(n, "port 'Block_mask'", "block_mask_native_only",

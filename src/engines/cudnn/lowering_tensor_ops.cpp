@@ -22,11 +22,16 @@ int add_op(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   return op;
 }
 
-template <typename T>
-std::int64_t index_of(std::initializer_list<T> names, const T& v) {
-  auto it = std::find(names.begin(), names.end(), v);
-  return it == names.end() ? -1 : it - names.begin();
-}
+// Tables below are indexed by enum value: the record's domain order.
+static_assert(static_cast<int>(ops::ResamplingMode::AVGPOOL_EXCLUDE_PADDING) == 0 &&
+              static_cast<int>(ops::ResamplingMode::AVGPOOL_INCLUDE_PADDING) == 1 &&
+              static_cast<int>(ops::ResamplingMode::BILINEAR) == 2 && static_cast<int>(ops::ResamplingMode::NEAREST) == 3 &&
+              static_cast<int>(ops::ResamplingMode::MAXPOOL) == 4);
+static_assert(static_cast<int>(ops::PaddingMode::EDGE_VAL_PAD) == 0 && static_cast<int>(ops::PaddingMode::NEG_INF_PAD) == 1 &&
+              static_cast<int>(ops::PaddingMode::ZERO_PAD) == 2);
+static_assert(static_cast<int>(ops::MoeGroupedMatmulMode::NONE) == 0 &&
+              static_cast<int>(ops::MoeGroupedMatmulMode::GATHER) == 1 &&
+              static_cast<int>(ops::MoeGroupedMatmulMode::SCATTER) == 2);
 
 Status lower_reshape(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   int op = add_op(l, n, type);
@@ -44,7 +49,7 @@ Status lower_concatenate(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t
     ins.push_back(r.value());
   }
   auto out = n.output(ops::out::Y);
-  l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_AXIS, CUDNN_TYPE_INT64, l.plan_axis(n.get_int("axis"), out->rank()));
+  l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_AXIS, CUDNN_TYPE_INT64, l.plan_axis(ops::Concatenate::axis(n).value_or(0), out->rank()));
   l.set_refs(op, CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS, std::move(ins));
   if (n.attr_is_set("in_place_index"))
     l.set_int(op, CUDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX, CUDNN_TYPE_INT64, ops::attr::in_place_index(n).value_or(0));
@@ -52,28 +57,30 @@ Status lower_concatenate(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t
 }
 
 Status lower_rng(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
-  const std::string dist = n.get_string("distribution");
+  using R = ops::Rng;
+  const std::optional<ops::Distribution> dist = R::distribution(n);
+  if (!dist) return Lowerer::decline(n, "rng without a distribution");
   int desc = l.add(CUDNN_BACKEND_RNG_DESCRIPTOR, Lowerer::node_label(n) + " rng descriptor", "rng");
-  static constexpr cudnnRngDistribution_t kDist[] = {CUDNN_RNG_DISTRIBUTION_BERNOULLI, CUDNN_RNG_DISTRIBUTION_UNIFORM,
-                                                     CUDNN_RNG_DISTRIBUTION_NORMAL};
-  std::int64_t d = index_of<std::string>({"BERNOULLI", "UNIFORM", "NORMAL"}, dist);
-  if (d < 0) return Lowerer::decline(n, "distribution '" + dist + "' has no cuDNN counterpart");
-  l.set_int(desc, CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, kDist[d]);
-  // The distribution's own parameters (set, else the IR's defaults: attr() falls back to the spec).
-  struct Param {
-    std::int64_t dist;
-    std::string_view key;
-    cudnnBackendAttributeName_t attr;
-  };
-  const Param params[] = {{0, "bernoulli_probability", CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY},
-                          {1, "uniform_dist_minimum", CUDNN_ATTR_RNG_UNIFORM_DIST_MINIMUM},
-                          {1, "uniform_dist_maximum", CUDNN_ATTR_RNG_UNIFORM_DIST_MAXIMUM},
-                          {2, "normal_dist_mean", CUDNN_ATTR_RNG_NORMAL_DIST_MEAN},
-                          {2, "normal_dist_standard_deviation", CUDNN_ATTR_RNG_NORMAL_DIST_STANDARD_DEVIATION}};
-  for (const auto& p : params) {
-    if (p.dist != d) continue;
-    if (!n.attr(p.key)) return Lowerer::decline(n, dist + " needs attribute '" + std::string(p.key) + "'");
-    l.set_real(desc, p.attr, CUDNN_TYPE_DOUBLE, n.get_float(p.key));
+  // The distribution's own parameters (set, else the record's defaults).
+  switch (*dist) {
+    case ops::Distribution::BERNOULLI: {
+      const std::optional<double> p = R::bernoulli_probability(n);
+      if (!p) return Lowerer::decline(n, "BERNOULLI needs attribute 'bernoulli_probability'");
+      l.set_int(desc, CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, CUDNN_RNG_DISTRIBUTION_BERNOULLI);
+      l.set_real(desc, CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY, CUDNN_TYPE_DOUBLE, *p);
+      break;
+    }
+    case ops::Distribution::UNIFORM:
+      l.set_int(desc, CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, CUDNN_RNG_DISTRIBUTION_UNIFORM);
+      l.set_real(desc, CUDNN_ATTR_RNG_UNIFORM_DIST_MINIMUM, CUDNN_TYPE_DOUBLE, R::uniform_dist_minimum(n));
+      l.set_real(desc, CUDNN_ATTR_RNG_UNIFORM_DIST_MAXIMUM, CUDNN_TYPE_DOUBLE, R::uniform_dist_maximum(n));
+      break;
+    case ops::Distribution::NORMAL:
+      l.set_int(desc, CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, CUDNN_RNG_DISTRIBUTION_NORMAL);
+      l.set_real(desc, CUDNN_ATTR_RNG_NORMAL_DIST_MEAN, CUDNN_TYPE_DOUBLE, R::normal_dist_mean(n));
+      l.set_real(desc, CUDNN_ATTR_RNG_NORMAL_DIST_STANDARD_DEVIATION, CUDNN_TYPE_DOUBLE,
+                 R::normal_dist_standard_deviation(n));
+      break;
   }
   int op = add_op(l, n, type);
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RNG_YDESC, n, ops::out::Y));
@@ -87,19 +94,20 @@ Status lower_resample(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
   auto x = n.input(ops::in::X);
   std::size_t spatial = x->rank() > 2 ? static_cast<std::size_t>(x->rank() - 2) : 0;
   if (spatial == 0) return Lowerer::decline(n, "resample needs at least one spatial axis");
-  const std::string mode = n.get_string("resampling_mode");
+  using Rs = ops::Resample;
+  const std::optional<ops::ResamplingMode> mode = Rs::resampling_mode(n);
+  if (!mode) return Lowerer::decline(n, "resample without a resampling mode");
+  // Indexed by the domains' record order.
   static constexpr cudnnResampleMode_t kModes[] = {CUDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING,
                                                    CUDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING, CUDNN_RESAMPLE_BILINEAR,
                                                    CUDNN_RESAMPLE_NEAREST, CUDNN_RESAMPLE_MAXPOOL};
-  std::int64_t m = index_of<std::string>(
-      {"AVGPOOL_EXCLUDE_PADDING", "AVGPOOL_INCLUDE_PADDING", "BILINEAR", "NEAREST", "MAXPOOL"}, mode);
   // The IR's default padding mode (reference engine): NEG_INF for max pooling, ZERO otherwise.
-  const std::string pad = n.get_string("padding_mode", mode == "MAXPOOL" ? "NEG_INF_PAD" : "ZERO_PAD");
+  const ops::PaddingMode pad = Rs::padding_mode(n).value_or(
+      *mode == ops::ResamplingMode::MAXPOOL ? ops::PaddingMode::NEG_INF_PAD : ops::PaddingMode::ZERO_PAD);
   static constexpr cudnnPaddingMode_t kPads[] = {CUDNN_EDGE_VAL_PAD, CUDNN_NEG_INF_PAD, CUDNN_ZERO_PAD};
-  std::int64_t p = index_of<std::string>({"EDGE_VAL_PAD", "NEG_INF_PAD", "ZERO_PAD"}, pad);
-  if (m < 0 || p < 0) return Lowerer::decline(n, "resampling mode '" + mode + "' / padding '" + pad + "' unknown to cuDNN");
-  auto list = [&](std::string_view key, std::int64_t dflt) {
-    return n.attr_is_set(key) ? n.get_int_list(key) : std::vector<std::int64_t>(spatial, dflt);
+  const auto m = static_cast<std::size_t>(*mode), p = static_cast<std::size_t>(pad);
+  auto list = [&](const std::optional<std::vector<std::int64_t>>& v, std::int64_t dflt) {
+    return v ? *v : std::vector<std::int64_t>(spatial, dflt);
   };
   int desc = l.add(CUDNN_BACKEND_RESAMPLE_DESCRIPTOR, Lowerer::node_label(n) + " resample descriptor", "resample");
   l.set_int(desc, CUDNN_ATTR_RESAMPLE_MODE, CUDNN_TYPE_RESAMPLE_MODE, kModes[m]);
@@ -107,10 +115,10 @@ Status lower_resample(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
   l.set_int(desc, CUDNN_ATTR_RESAMPLE_SPATIAL_DIMS, CUDNN_TYPE_INT64, static_cast<std::int64_t>(spatial));
   l.set_int(desc, CUDNN_ATTR_RESAMPLE_PADDING_MODE, CUDNN_TYPE_PADDING_MODE, kPads[p]);
   l.set_int(desc, CUDNN_ATTR_RESAMPLE_NAN_PROPAGATION, CUDNN_TYPE_NAN_PROPOGATION, CUDNN_PROPAGATE_NAN);
-  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, CUDNN_TYPE_INT64, list("window", 1));
-  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_STRIDES, CUDNN_TYPE_INT64, list("stride", 1));
-  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, CUDNN_TYPE_INT64, list("pre_padding", 0));
-  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_POST_PADDINGS, CUDNN_TYPE_INT64, list("post_padding", 0));
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, CUDNN_TYPE_INT64, list(Rs::window(n), 1));
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_STRIDES, CUDNN_TYPE_INT64, list(Rs::stride(n), 1));
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, CUDNN_TYPE_INT64, list(Rs::pre_padding(n), 0));
+  l.set_ints(desc, CUDNN_ATTR_RESAMPLE_POST_PADDINGS, CUDNN_TYPE_INT64, list(Rs::post_padding(n), 0));
   int op = add_op(l, n, type);
   OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, n, ops::in::X));
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, n, ops::out::Y));
@@ -122,11 +130,11 @@ Status lower_resample(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
 Status lower_quantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   l.require_version(n, 90700);
   auto x = n.input(ops::in::X);
-  std::int64_t axis = n.get_int("axis", -1);
-  if (axis < 0) axis += x->rank();
+  const std::int64_t asked = ops::BlockScaleQuantize::axis(n);
+  const std::int64_t axis = asked < 0 ? asked + x->rank() : asked;
   if (axis != x->rank() - 1)
     return Lowerer::decline(n, "cuDNN's BLOCK_SCALE_QUANTIZE blocks the innermost axis; axis " +
-                                   std::to_string(n.get_int("axis", -1)) + " is not it");
+                                   std::to_string(asked) + " is not it");
   if (ops::attr::transpose(n))
     return Lowerer::decline(n, "cuDNN's BLOCK_SCALE_QUANTIZE has no transpose attribute");
   // cuDNN 9.19 (device-less finalize): a 3-D X needs its scale F8_128x4-reordered, and the
@@ -142,7 +150,8 @@ Status lower_quantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t ty
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_YDESC, n, ops::out::Y));
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_SCALE_DESC, n, ops::out::scale));
   l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
-  l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32, n.get_int("block_size"));
+  l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32,
+            ops::BlockScaleQuantize::block_size(n).value_or(0));
   return Status::ok();
 }
 
@@ -153,7 +162,8 @@ Status lower_dequantize(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t 
   OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC, n, ops::in::scale));
   OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_YDESC, n, ops::out::Y));
   l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
-  l.set_ints(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32, n.get_int_list("block_size"));
+  l.set_ints(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE, CUDNN_TYPE_INT32,
+             ops::BlockScaleDequantize::block_size(n).value_or(std::vector<std::int64_t>{}));
   if (ops::attr::is_negative_scale(n)) {
     l.require_version(n, 91400);
     l.set_int(op, CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_NEG_SCALE, CUDNN_TYPE_BOOLEAN, 1);
@@ -174,8 +184,7 @@ Status lower_moe(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   l.require_version(n, 91500);
   static constexpr cudnnMoeGroupedMatmulMode_t kModes[] = {
       CUDNN_MOE_GROUPED_MATMUL_MODE_NONE, CUDNN_MOE_GROUPED_MATMUL_MODE_GATHER, CUDNN_MOE_GROUPED_MATMUL_MODE_SCATTER};
-  std::int64_t m = index_of<std::string>({"NONE", "GATHER", "SCATTER"}, n.get_string("mode", "NONE"));
-  if (m < 0) return Lowerer::decline(n, "mode '" + n.get_string("mode", "NONE") + "' unknown to cuDNN");
+  const auto m = static_cast<std::size_t>(ops::MoeGroupedMatmul::mode(n));  // the record's order: NONE, GATHER, SCATTER
   int op = add_op(l, n, type);
   l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MODE, CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE, kModes[m]);
   l.set_int(op, CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MATH_PREC, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));

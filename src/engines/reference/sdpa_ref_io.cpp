@@ -90,7 +90,8 @@ ops::sdpa::Geometry geometry(const KernelContext& c) {
   g.b = q[0]; g.h_q = q[1]; g.s_q = q[2]; g.d_qk = q[3];
   g.h_k = k[1]; g.h_v = v[1]; g.d_v = v[3];
   g.paged = c.has(ops::in::Page_table_K);
-  g.s_kv = g.paged ? c.node().get_int("paged_attention_max_seq_len_kv") : k[2];
+  // Only the forward ops have page tables, and each declares the attribute.
+  g.s_kv = g.paged ? ops::attr::paged_attention_max_seq_len_kv(c.node()).value_or(0) : k[2];
   g.block_size = g.paged ? k[2] : 0;
   return g;
 }
