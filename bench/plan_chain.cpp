@@ -1,11 +1,11 @@
-// bench/plan_chain.cpp — how long planning takes for a long graph (issue 21, item 5):
+// bench/plan_chain.cpp — how long planning takes for a long graph:
 // a chain of N pointwise relu nodes (default 100,000; FLOAT [4, 8]), planned for the
 // host on the CPU reference engine. Prints seconds per stage:
 //   build      the builder calls that make the graph
 //   validate   OpGraph::validate()
 //   plan       create_execution_plans({FALLBACK}): validate again, freeze, facts, rank
 //   build_plan build_plans(): the reference engine's build
-// and "plan total" = validate + plan + build_plan, the figure the issue targets
+// and "plan total" = validate + plan + build_plan, the figure with a target
 // (under 2 s for 100k nodes, RelWithDebInfo, one core). With several sizes given
 // (`plan_chain 10000 100000`) the per-node cost of each shows whether a step grows
 // faster than the graph. Also printed, outside the total: the graph's JSON round

@@ -1,4 +1,4 @@
-// bench/trust_gpu.cpp — issue 21's GPU sweep (bench/run.sh trust runs it on the
+// bench/trust_gpu.cpp — the GPU trust sweep (bench/run.sh trust runs it on the
 // H200; not a CI test: it needs a GPU). Three parts, one table each, exit status
 // non-zero when any case is silently wrong:
 //

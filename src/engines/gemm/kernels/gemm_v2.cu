@@ -382,14 +382,19 @@ __device__ __forceinline__ void produce(const GemmV2Params& g, const Smem& sm, c
   RingPos r;
   for (i64 it = 0;; ++it) {
     Unit w;
-    // Opaque per piece: the walk's loop invariants (stream-K's range of
-    // this cluster) are recomputed per piece, not held across the K loop in
-    // the producer's 40 registers (they spilled; scripts/gemm_kernel_resources.py).
+    // Opaque per piece: what the walk derives from the list (this cluster's
+    // stream-K range, the uniform schedule's unit count) is recomputed per
+    // piece instead of being held across the K loop in the producer's 40
+    // registers, where it spilled (8-56 bytes a kernel; none now, but 24 in
+    // one CTA-pair kernel: scripts/gemm_kernel_resources.py).
     i64 first = wl.first;
-    asm volatile("" : "+l"(first));
-    if (!decode(g.problem, wl.sched, first, it, wl.rank, w)) break;
-    const int ca1 = (g.flags & kFlagA1) ? static_cast<int>(w.b1) : 0, ca0 = (g.flags & kFlagA0) ? static_cast<int>(w.b0) : 0;
-    const int cb1 = (g.flags & kFlagB1) ? static_cast<int>(w.b1) : 0, cb0 = (g.flags & kFlagB0) ? static_cast<int>(w.b0) : 0;
+    opgraph_gemm_sched::Sched sc = wl.sched;
+    asm volatile("" : "+l"(first), "+l"(sc.tiles), "+l"(sc.split_from), "+l"(sc.splits));
+    if (!decode(g.problem, sc, first, it, wl.rank, w)) break;
+    const int ca1 = (g.flags & kFlagA1) ? static_cast<int>(w.b1) : 0,
+              ca0 = (g.flags & kFlagA0) ? static_cast<int>(w.b0) : 0;
+    const int cb1 = (g.flags & kFlagB1) ? static_cast<int>(w.b1) : 0,
+              cb0 = (g.flags & kFlagB0) ? static_cast<int>(w.b0) : 0;
     const int m0 = static_cast<int>(w.m0), n0 = static_cast<int>(w.n0);
     for (i64 kb = w.kb0; kb < w.kb1; ++kb) {
       const int s = r.s;
