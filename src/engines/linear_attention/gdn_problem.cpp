@@ -2,6 +2,7 @@
 // rules (L1..L7, gdn_problem.h) and the problem it hands the kernels.
 #include "engines/linear_attention/gdn_problem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 
@@ -96,8 +97,9 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
     TensorPtr t;
     DataType* out;
   };
-  for (const Typed& x : {Typed{"g", g, &p.g_type}, Typed{"beta", beta, &p.beta_type}, Typed{"a_log", a_log, &p.a_log_type},
-                         Typed{"dt_bias", dt_bias, &p.dt_bias_type}, Typed{"O", o, &p.o_type}}) {
+  for (const Typed& x : {Typed{"g", g, &p.g_type}, Typed{"beta", beta, &p.beta_type},
+                         Typed{"a_log", a_log, &p.a_log_type}, Typed{"dt_bias", dt_bias, &p.dt_bias_type},
+                         Typed{"O", o, &p.o_type}}) {
     if (!x.t) continue;
     if (!one_of(x.t->get_data_type(), floats))
       return decline("L4 gates:", "node '" + p.node + "' port " + x.port + " is " + dt(x.t->get_data_type()) +
@@ -130,7 +132,8 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   if (init) OPGRAPH_CHECK(check_packed(p.node, "initial_state", *init, true, &init_stride));
   if (write_final) OPGRAPH_CHECK(check_packed(p.node, "final_state", *fin, true, &fin_stride));
   if (init && write_final && init_stride != fin_stride)
-    return decline("L6 layout:", "node '" + p.node + "': initial_state and final_state must share one row stride; got " +
+    return decline("L6 layout:", "node '" + p.node +
+                                     "': initial_state and final_state must share one row stride; got " +
                                      std::to_string(init_stride) + " and " + std::to_string(fin_stride));
   if (init_stride > 0) p.state_row_stride = init_stride;
   else if (fin_stride > 0) p.state_row_stride = fin_stride;

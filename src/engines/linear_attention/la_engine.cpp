@@ -5,6 +5,7 @@
 #include "engines/linear_attention/la_engine.h"
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <optional>
 
@@ -129,21 +130,25 @@ class GdnPlan final : public CompiledPlan {
     dims_.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p_.d));
     const long long elem = p_.state_type == DataType::FLOAT ? 4 : 2;
     copy_words_ = p_.state_rows * p_.state_row_stride * elem / 4;
-    copy_dims_.grid[0] = static_cast<unsigned>(std::clamp<long long>((copy_words_ + 4 * kCopyThreads - 1) / (4 * kCopyThreads), 1, 4096));
+    const long long per_block = 4 * kCopyThreads;  // about 4 words a thread (the copy is grid-stride)
+    copy_dims_.grid[0] =
+        static_cast<unsigned>(std::clamp<long long>((copy_words_ + per_block - 1) / per_block, 1, 4096));
     copy_dims_.block[0] = kCopyThreads;
   }
   std::int64_t workspace_size() const override { return 0; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (!ctx.device)
-      return {ErrorCode::INVALID_VALUE, "engine linear_attention executes device buffers; this call has no device handle"};
+      return {ErrorCode::INVALID_VALUE,
+              "engine linear_attention executes device buffers; this call has no device handle"};
     if (!table_.accepts(pack)) return table_.explain(pack);
     const runtime::ContextScope bound(rt_->api(), rt_->context());
     OPGRAPH_CHECK(bound.status());
     const OperandBuffer* ops = pack.operands().data();
     auto ptr = [&](int slot) -> unsigned long long {
       const std::int32_t row = rows_[static_cast<std::size_t>(slot)];
-      return row < 0 ? 0 : reinterpret_cast<unsigned long long>(ops[table_.rows()[static_cast<std::size_t>(row)].position].data);
+      if (row < 0) return 0;
+      return reinterpret_cast<unsigned long long>(ops[table_.rows()[static_cast<std::size_t>(row)].position].data);
     };
     GdnParams a = params_;
     a.q = ptr(kQ);
@@ -204,15 +209,19 @@ Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout
   needs.memory = MemoryKind::DEVICE;
   OperandTable table(layout, needs, "linear_attention", positions);
   // 8-byte row loads of q/k, 4-byte pair loads of v, pair stores of O and the states.
-  for (int s : {kQ, kK, kV, kO, kInit, kFinal})
-    if (rows[static_cast<std::size_t>(s)] >= 0) table.require_alignment(static_cast<std::size_t>(rows[static_cast<std::size_t>(s)]), 16);
+  for (int s : {kQ, kK, kV, kO, kInit, kFinal}) {
+    const std::int32_t row = rows[static_cast<std::size_t>(s)];
+    if (row >= 0) table.require_alignment(static_cast<std::size_t>(row), 16);
+  }
   return table;
 }
 
 class LaEngine final : public Engine {
  public:
   explicit LaEngine(EngineIdentity id) : Engine(std::move(id)) {
-    caps_.sm_lo = 90;  // mma.sync runs on sm_80+, but the D = 128 prefill needs 147 KiB of shared memory; measured on sm_90
+    // mma.sync runs on sm_80+, but the D = 128 prefill needs 187 KiB of shared
+    // memory, and only sm_90 has been measured.
+    caps_.sm_lo = 90;
     caps_.sm_hi = 90;
     caps_.notes = PlanNotes{{NumericalNote::TENSOR_CORE}, {BehaviorNote::RUNTIME_COMPILATION}};
   }
@@ -222,7 +231,8 @@ class LaEngine final : public Engine {
 
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig&,
                                                    const PlanContext& ctx) const override {
-    if (!ctx.layout) return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: built without the graph's layout");
+    if (!ctx.layout)
+      return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: built without the graph's layout");
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
     std::array<std::int32_t, kSlots> rows{};

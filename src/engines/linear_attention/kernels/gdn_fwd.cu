@@ -434,7 +434,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
           const int bj = bi - lv;
           float a = 0.f;
 #pragma unroll 8
-          for (int s2 = 16 * bj; s2 < 16 * bi; ++s2) a += sm.lf[(16 * bi + rr) * LDF + s2] * sm.tf[s2 * LDF + 16 * bj + cc];
+          for (int s2 = 16 * bj; s2 < 16 * bi; ++s2)
+            a += sm.lf[(16 * bi + rr) * LDF + s2] * sm.tf[s2 * LDF + 16 * bj + cc];
           x[bi - lv] = a;
         }
         // The (i, j) slots are read by no one at this level: park X there.
@@ -446,7 +447,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
           const int bj = bi - lv;
           float a = 0.f;
 #pragma unroll
-          for (int m = 0; m < 16; ++m) a += sm.tf[(16 * bi + rr) * LDF + 16 * bi + m] * sm.tf[(16 * bi + m) * LDF + 16 * bj + cc];
+          for (int m = 0; m < 16; ++m)
+            a += sm.tf[(16 * bi + rr) * LDF + 16 * bi + m] * sm.tf[(16 * bi + m) * LDF + 16 * bj + cc];
           x[bi - lv] = -a;
         }
         __syncthreads();
