@@ -16,14 +16,15 @@ using la_ref::Variant;
 la_ref::Config config_of(const Node& n, Variant v) {
   la_ref::Config c;
   c.variant = v;
-  if (n.attr_is_set("scale")) c.scale = n.get_float("scale");
+  if (n.attr_is_set("scale")) c.scale = ops::attr::scale(n).value_or(0.0);  // set: the op declares it
   c.use_qk_l2norm = ops::attr::use_qk_l2norm(n);
   c.safe_gate = ops::attr::safe_gate(n);
-  c.lower_bound = n.get_float("lower_bound", -5.0);
+  // Only the KDA and GDN2 families declare lower_bound (record default -5).
+  c.lower_bound = v == Variant::KDA || v == Variant::GDN2 ? ops::attr::lower_bound(n) : -5.0;
   c.use_beta_sigmoid = ops::attr::use_beta_sigmoid(n);
   c.allow_neg_eigval = ops::attr::allow_neg_eigval(n);
   c.linear_gate = ops::attr::gate_domain(n) == ops::GateDomain::linear;
-  c.num_householder = v == Variant::GDP ? n.get_int("num_householder", 1) : 1;
+  c.num_householder = v == Variant::GDP ? ops::attr::num_householder(n) : 1;
   return c;
 }
 

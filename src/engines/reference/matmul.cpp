@@ -53,7 +53,7 @@ Status matmul(KernelContext& c) {
   const std::int64_t m_full = a.dims[a.dims.size() - 2], k_full = a.dims.back(), n_full = bm.dims.back();
   const Dims a_batch(a.dims.begin(), a.dims.end() - 2), b_batch(bm.dims.begin(), bm.dims.end() - 2);
   const Dims c_batch(out.dims.begin(), out.dims.end() - 2);
-  const double padding = c.node().get_float("padding", 0.0);
+  const double padding = ops::Matmul::padding(c.node());
   std::int64_t b = 0;
   Status status;
   for_each_index(c_batch, [&](std::span<const std::int64_t> idx) {
@@ -113,7 +113,8 @@ Status moe_grouped_matmul(KernelContext& c) {
   const Array& token = c.in(ops::in::Token);
   const Array& w = c.in(ops::in::Weight);
   Array& out = c.out(ops::out::Output);
-  const std::string mode = c.node().get_string("mode", "NONE");
+  using MM = ops::MoeGroupedMatmulMode;
+  const MM mode = ops::MoeGroupedMatmul::mode(c.node());
   const std::int64_t t_rows = token.dims[1], n_dim = w.dims[2], out_rows = out.dims[1];
   std::vector<std::int64_t> expert_of;
   auto index_at = [&](std::int64_t i, std::int64_t bound, std::int64_t* r) -> Status {
@@ -124,11 +125,11 @@ Status moe_grouped_matmul(KernelContext& c) {
     *r = static_cast<std::int64_t>(v);
     return Status::ok();
   };
-  if (mode == "NONE" || mode == "GATHER") {
+  if (mode == MM::NONE || mode == MM::GATHER) {
     OPGRAPH_CHECK(expert_groups(c, out_rows, &expert_of));
     for (std::int64_t i = 0; i < out_rows; ++i) {
       std::int64_t src = i;
-      if (mode == "GATHER") OPGRAPH_CHECK(index_at(i, t_rows, &src));
+      if (mode == MM::GATHER) OPGRAPH_CHECK(index_at(i, t_rows, &src));
       if (expert_of[static_cast<std::size_t>(i)] >= 0)
         row_times_expert(token, src, w, expert_of[static_cast<std::size_t>(i)], 1.0, out.v.data() + i * n_dim);
     }

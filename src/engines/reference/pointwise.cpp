@@ -107,8 +107,9 @@ double eval(M mode, double x, double y, double m, const Params& p) {
 
 Status pointwise(KernelContext& c) {
   const Node& n = c.node();
-  const PointwiseModeInfo* info = find_pointwise_mode(n.get_string("mode"));
-  if (!info) return c.fail("unknown pointwise mode '" + n.get_string("mode") + "'", ErrorCode::INTERNAL_ERROR);
+  const std::optional<ops::PointwiseMode> mode = ops::Pointwise::mode(n);
+  const PointwiseModeInfo* info = mode ? find_pointwise_mode(ops::to_string(*mode)) : nullptr;
+  if (!info) return c.fail("pointwise node without a known mode", ErrorCode::INTERNAL_ERROR);
   Params p;
   p.relu_lo = ops::attr::relu_lower_clip(n);
   if (n.attr_is_set("relu_upper_clip")) p.relu_hi = ops::attr::relu_upper_clip(n).value_or(0.0);
@@ -116,13 +117,14 @@ Status pointwise(KernelContext& c) {
   p.swish_beta = ops::attr::swish_beta(n);
   p.elu_alpha = ops::attr::elu_alpha(n);
   p.softplus_beta = ops::attr::softplus_beta(n);
-  static constexpr const char* kPorts[] = {"IN_0", "IN_1", "IN_2"};
+  using In = ops::Pointwise::In;
+  static constexpr In kPorts[] = {In::IN_0, In::IN_1, In::IN_2};
   const Array* in[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < info->arity; ++i) in[i] = &c.in(kPorts[i]);
   Array& out = c.out(ops::out::OUT_0);
   std::int64_t axis = 0;
   if (info->mode == M::GEN_INDEX) {
-    axis = n.get_int("axis");
+    axis = ops::Pointwise::axis(n).value_or(0);
     if (axis < 0) axis += out.rank();
   }
   std::int64_t flat = 0;

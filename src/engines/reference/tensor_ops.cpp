@@ -25,11 +25,14 @@ namespace {
 Status reduction(KernelContext& c) {
   const Array& x = c.in(ops::in::X);
   Array& y = c.out(ops::out::Y);
-  const std::string mode = c.node().get_string("mode");
+  using RM = ops::ReductionMode;
+  const std::optional<RM> m = ops::Reduction::mode(c.node());
+  if (!m) return c.fail("reduction without a mode", ErrorCode::INTERNAL_ERROR);  // validate() refuses it
+  const RM mode = *m;
   double init = 0.0;
-  if (mode == "MUL" || mode == "MUL_NO_ZEROS") init = 1.0;
-  else if (mode == "MIN") init = std::numeric_limits<double>::infinity();
-  else if (mode == "MAX") init = -std::numeric_limits<double>::infinity();
+  if (mode == RM::MUL || mode == RM::MUL_NO_ZEROS) init = 1.0;
+  else if (mode == RM::MIN) init = std::numeric_limits<double>::infinity();
+  else if (mode == RM::MAX) init = -std::numeric_limits<double>::infinity();
   std::fill(y.v.begin(), y.v.end(), init);
   std::vector<std::int64_t> yi(y.dims.size());
   std::int64_t flat = 0;
@@ -37,19 +40,19 @@ Status reduction(KernelContext& c) {
     for (std::size_t k = 0; k < yi.size(); ++k) yi[k] = y.dims[k] == 1 ? 0 : idx[k];
     double& acc = y[y.offset(yi)];
     const double v = x[flat++];
-    if (mode == "ADD" || mode == "AVG") acc += v;
-    else if (mode == "MUL") acc *= v;
-    else if (mode == "MUL_NO_ZEROS") acc *= v != 0.0 ? v : 1.0;
-    else if (mode == "MIN") acc = std::fmin(acc, v);
-    else if (mode == "MAX") acc = std::fmax(acc, v);
-    else if (mode == "AMAX") acc = std::fmax(acc, std::fabs(v));
-    else if (mode == "NORM1") acc += std::fabs(v);
-    else if (mode == "NORM2") acc += v * v;
+    if (mode == RM::ADD || mode == RM::AVG) acc += v;
+    else if (mode == RM::MUL) acc *= v;
+    else if (mode == RM::MUL_NO_ZEROS) acc *= v != 0.0 ? v : 1.0;
+    else if (mode == RM::MIN) acc = std::fmin(acc, v);
+    else if (mode == RM::MAX) acc = std::fmax(acc, v);
+    else if (mode == RM::AMAX) acc = std::fmax(acc, std::fabs(v));
+    else if (mode == RM::NORM1) acc += std::fabs(v);
+    else if (mode == RM::NORM2) acc += v * v;
   });
-  if (mode == "AVG") {
+  if (mode == RM::AVG) {
     const double count = static_cast<double>(x.numel()) / static_cast<double>(std::max<std::int64_t>(y.numel(), 1));
     for (auto& v : y.v) v /= count;
-  } else if (mode == "NORM2") {
+  } else if (mode == RM::NORM2) {
     for (auto& v : y.v) v = std::sqrt(v);
   }
   return Status::ok();
@@ -59,14 +62,17 @@ Status rng(KernelContext& c) {
   const Node& n = c.node();
   const auto seed = static_cast<std::uint64_t>(c.has(ops::in::Seed) ? as_index(c.in(ops::in::Seed)[0]) : ops::attr::seed(n).value_or(0));
   const auto offset = static_cast<std::uint64_t>(c.has(ops::in::Offset) ? as_index(c.in(ops::in::Offset)[0]) : 0);
-  const std::string dist = n.get_string("distribution");
+  using D = ops::Distribution;
+  const std::optional<D> d = ops::Rng::distribution(n);
+  if (!d) return c.fail("rng without a distribution", ErrorCode::INTERNAL_ERROR);  // validate() refuses it
+  const D dist = *d;
   Array& y = c.out(ops::out::Y);
   for (std::int64_t i = 0; i < y.numel(); ++i) {
     const auto k = static_cast<std::uint64_t>(i);
-    if (dist == "UNIFORM") {
+    if (dist == D::UNIFORM) {
       const double lo = ops::attr::uniform_dist_minimum(n), hi = ops::attr::uniform_dist_maximum(n);
       y[i] = lo + (hi - lo) * rng_uniform(seed, offset, k);
-    } else if (dist == "NORMAL") {
+    } else if (dist == D::NORMAL) {
       y[i] = ops::attr::normal_dist_mean(n) +
              ops::attr::normal_dist_standard_deviation(n) * rng_normal(seed, offset, k);
     } else {
@@ -111,7 +117,7 @@ Status slice(KernelContext& c) {
 Status concatenate(KernelContext& c) {
   auto xs = c.ins(ops::in::X);
   Array& y = c.out(ops::out::Y);
-  std::int64_t axis = c.node().get_int("axis");
+  std::int64_t axis = ops::Concatenate::axis(c.node()).value_or(0);
   if (axis < 0) axis += y.rank();
   std::int64_t base = 0;
   std::vector<std::int64_t> yi(y.dims.size());

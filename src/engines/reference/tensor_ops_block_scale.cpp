@@ -45,8 +45,8 @@ Status block_scale_quantize(KernelContext& c) {
   Array& y = c.out(ops::out::Y);
   Array& s = c.out(ops::out::scale);
   const DataType elem = c.out_tensor(ops::out::Y).get_data_type(), st = c.out_tensor(ops::out::scale).get_data_type();
-  const std::int64_t block = n.get_int("block_size");
-  std::int64_t axis = n.get_int("axis", -1);
+  const std::int64_t block = ops::BlockScaleQuantize::block_size(n).value_or(0);
+  std::int64_t axis = ops::BlockScaleQuantize::axis(n);
   if (axis < 0) axis += x.rank();
   const auto ax = static_cast<std::size_t>(axis);
   const double max_elem = max_finite(elem);
@@ -76,7 +76,7 @@ Status block_scale_dequantize(KernelContext& c) {
   const Array& x = c.in(ops::in::X);
   const Array& s = c.in(ops::in::scale);
   Array& y = c.out(ops::out::Y);
-  const Dims bs = c.node().get_int_list("block_size");
+  const Dims bs = ops::BlockScaleDequantize::block_size(c.node()).value_or(Dims{});
   Dims blocks(x.dims.size(), 1);
   if (bs.size() == 1) blocks.back() = bs[0];
   else blocks = bs;

@@ -18,19 +18,21 @@
 namespace opgraph::reference {
 namespace {
 
-double pad_value(const std::string& padding) {
-  return padding == "NEG_INF_PAD" ? -std::numeric_limits<double>::infinity() : 0.0;
+double pad_value(ops::PaddingMode padding) {
+  return padding == ops::PaddingMode::NEG_INF_PAD ? -std::numeric_limits<double>::infinity() : 0.0;
 }
 
-Status pool(KernelContext& c, const std::string& mode) {
+Status pool(KernelContext& c, ops::ResamplingMode mode) {
+  using RS = ops::ResamplingMode;
+  using PM = ops::PaddingMode;
   const Node& n = c.node();
   const Array& x = c.in(ops::in::X);
   Array& y = c.out(ops::out::Y);
   Array* index = c.wants(ops::out::Index) ? &c.out(ops::out::Index) : nullptr;
   const std::size_t r = x.dims.size(), sp = r - 2;
-  const Dims win = ops::attr::window(n).value_or(std::vector<std::int64_t>{}), str = n.get_int_list("stride");
-  const Dims pre = n.attr_is_set("pre_padding") ? n.get_int_list("pre_padding") : Dims(sp, 0);
-  const std::string padding = n.get_string("padding_mode", mode == "MAXPOOL" ? "NEG_INF_PAD" : "ZERO_PAD");
+  const Dims win = ops::attr::window(n).value_or(std::vector<std::int64_t>{}), str = ops::Resample::stride(n).value_or(std::vector<std::int64_t>{});
+  const Dims pre = ops::Resample::pre_padding(n).value_or(Dims(sp, 0));
+  const PM padding = ops::Resample::padding_mode(n).value_or(mode == RS::MAXPOOL ? PM::NEG_INF_PAD : PM::ZERO_PAD);
   std::int64_t cells = 1;
   for (auto w : win) cells *= w;
   std::vector<std::int64_t> xi(r);
@@ -50,14 +52,14 @@ Status pool(KernelContext& c, const std::string& mode) {
         }
         xi[2 + i] = q;
       }
-      const double v = in_bounds || padding == "EDGE_VAL_PAD" ? x[x.offset(xi)] : pad_value(padding);
+      const double v = in_bounds || padding == PM::EDGE_VAL_PAD ? x[x.offset(xi)] : pad_value(padding);
       if (pos == 0 || v > best) { best = v; arg = pos; }
       if (in_bounds) { sum += v; ++inside; }
-      else if (mode == "AVGPOOL_INCLUDE_PADDING") sum += v;
+      else if (mode == RS::AVGPOOL_INCLUDE_PADDING) sum += v;
       ++pos;
     });
-    if (mode == "MAXPOOL") y[flat] = best;
-    else if (mode == "AVGPOOL_INCLUDE_PADDING") y[flat] = sum / static_cast<double>(cells);
+    if (mode == RS::MAXPOOL) y[flat] = best;
+    else if (mode == RS::AVGPOOL_INCLUDE_PADDING) y[flat] = sum / static_cast<double>(cells);
     else y[flat] = sum / static_cast<double>(inside);
     if (index) (*index)[flat] = static_cast<double>(arg);
     ++flat;
@@ -103,9 +105,11 @@ Status interpolate(KernelContext& c, bool bilinear) {
 }
 
 Status resample(KernelContext& c) {
-  const std::string mode = c.node().get_string("resampling_mode");
-  if (mode == "NEAREST" || mode == "BILINEAR") return interpolate(c, mode == "BILINEAR");
-  return pool(c, mode);
+  using RS = ops::ResamplingMode;
+  const std::optional<RS> mode = ops::Resample::resampling_mode(c.node());
+  if (!mode) return c.fail("resample without a resampling mode", ErrorCode::INTERNAL_ERROR);  // validate() refuses it
+  if (*mode == RS::NEAREST || *mode == RS::BILINEAR) return interpolate(c, *mode == RS::BILINEAR);
+  return pool(c, *mode);
 }
 
 Status diagonal_band_mask(KernelContext& c) {
