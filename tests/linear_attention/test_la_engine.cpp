@@ -215,7 +215,8 @@ FlashInferGdn flashinfer_gdn(std::int64_t hqk, std::int64_t hv, DataType state, 
   a.set("gate_domain", std::string("linear"));
   a.set_name("gdn");
   auto out = g.gdn(DeltaRuleInputs{f.q, k, v, gate, beta, cu, init, nullptr, nullptr, nullptr}, a);
-  out.o->set_uid(1000).set_output(true).set_dim({T, hv, D}).set_stride({hv * D, D, 1}).set_data_type(DataType::BFLOAT16);
+  out.o->set_uid(1000).set_output(true).set_dim({T, hv, D}).set_stride({hv * D, D, 1});
+  out.o->set_data_type(DataType::BFLOAT16);
   out.final_state->set_uid(1001).set_output(true).set_dim({N, hv, D, D}).set_stride({hv * D * D, D * D, D, 1})
       .set_data_type(state);
   return f;
@@ -307,7 +308,8 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
 }
 
 TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
-  if (auto api = runtime::nvrtc(); api.is_bad()) GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
   ASSERT_EQ(all.size(), 9u);
   for (const auto& r : all) {

@@ -268,7 +268,8 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   const std::int64_t o_uid = p->out.o->get_uid();
   const std::int64_t f_uid = p->out.final_state ? p->out.final_state->get_uid() : -1;
   const std::size_t o_bytes = static_cast<std::size_t>(p->out.o->element_count()) * width(c.o_t);
-  const std::size_t f_bytes = f_uid >= 0 ? static_cast<std::size_t>(p->out.final_state->element_count()) * width(c.state_t) : 0;
+  const std::size_t f_bytes =
+      f_uid >= 0 ? static_cast<std::size_t>(p->out.final_state->element_count()) * width(c.state_t) : 0;
   DeviceRun d;
   VariantPack pack;
   for (auto& [uid, bytes] : host) {
@@ -332,7 +333,8 @@ constexpr double kTol = 5e-3;  // fla's: o and final state, 16-bit inputs
 class GdnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0) GTEST_FAIL() << "no GPU: these tests run on the H200 only";
+    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0)
+      GTEST_FAIL() << "no GPU: these tests run on the H200 only";
     if (!gpu().stream) {
       ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     }
@@ -660,7 +662,7 @@ TEST_F(GdnGpu, TimingFiveCells) {
                         {2, 8, 1, 32768, 0.981, 0.480}};
   std::mt19937 rng(7);
   std::printf("[ gdn timing ] prefill, bf16, d = 128, l2norm in kernel, initial state in, final state out;\n");
-  std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the issue's anchors (2026-12-01)\n");
+  std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the anchors of 2026-12-01\n");
   std::printf("[ gdn timing ] %-8s %-10s %10s %10s %12s %10s %10s\n", "heads", "B x T", "ours ms", "fla ms",
               "FlashInfer", "vs fla", "vs FI");
   for (const Cell& cell : cells) {
