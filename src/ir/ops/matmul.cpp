@@ -56,15 +56,16 @@ Status infer_moe(InferContext& c) {
     return c.fail(ops::in::Weight, "K must match Token's: Weight is " + InferContext::dims_str(w) + ", Token " +
                                 InferContext::dims_str(tok));
   OPGRAPH_CHECK(c.require_numel(ops::in::FirstTokenOffset, w[0], "one start row per expert"));
-  std::string mode = c.node().get_string("mode", "NONE");
+  using MM = ops::MoeGroupedMatmulMode;
+  const MM mode = ops::MoeGroupedMatmul::mode(c.node());
   std::int64_t top_k = ops::attr::top_k(c.node());
   if (top_k < 1) return c.fail_attr("top_k", "must be >= 1, got " + std::to_string(top_k));
   std::int64_t rows = tok[1];
-  if (mode != "NONE") {
+  if (mode != MM::NONE) {
     OPGRAPH_CHECK(c.require(ops::in::TokenIndex));
     OPGRAPH_CHECK(c.require_integer_index(ops::in::TokenIndex));
     std::int64_t idx = c.in(ops::in::TokenIndex)->element_count();
-    if (mode == "GATHER") rows = idx;
+    if (mode == MM::GATHER) rows = idx;
     else {
       if (idx != tok[1]) return c.fail(ops::in::TokenIndex, "SCATTER needs one destination row per token row");
       if (idx % top_k) return c.fail(ops::in::TokenIndex, "SCATTER needs a row count divisible by top_k");

@@ -170,7 +170,8 @@ Status check_input_types(InferContext& c, const PointwiseModeInfo& m) {
 }
 
 Status infer_pointwise(InferContext& c) {
-  const PointwiseModeInfo* m = find_pointwise_mode(c.node().get_string("mode"));
+  const std::optional<ops::PointwiseMode> pm = ops::Pointwise::mode(c.node());
+  const PointwiseModeInfo* m = pm ? find_pointwise_mode(ops::to_string(*pm)) : nullptr;
   if (!m) return c.fail_attr("mode", "unknown mode");  // unreachable: the domain is checked first
   std::string mode(m->name);
   for (int i = 0; i < 3; ++i) {
@@ -195,7 +196,7 @@ Status infer_pointwise(InferContext& c) {
     out = *b;
   }
   if (m->traits.uses_axis) {
-    std::int64_t axis = c.node().get_int("axis"), rank = static_cast<std::int64_t>(out.size());
+    std::int64_t axis = ops::Pointwise::axis(c.node()).value_or(0), rank = static_cast<std::int64_t>(out.size());
     if (axis < -rank || axis >= rank)
       return c.fail_attr("axis", "must be in [" + std::to_string(-rank) + ", " + std::to_string(rank) +
                                      ") for the rank-" + std::to_string(rank) + " output, got " + std::to_string(axis));

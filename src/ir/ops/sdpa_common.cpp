@@ -58,10 +58,11 @@ Status check_masks(const InferContext& c, const Geometry& g) {
     return fail_attr_rule(c, "use_causal_mask_bottom_right", "causal_exclusive",
                           "use_causal_mask and use_causal_mask_bottom_right cannot both be set");
   if (n.attr_is_set("diagonal_alignment")) {
-    std::string a = n.get_string("diagonal_alignment");
-    if ((causal && a == "BOTTOM_RIGHT") || (causal_br && a == "TOP_LEFT"))
+    using DA = ops::DiagonalAlignment;
+    const std::optional<DA> a = ops::attr::diagonal_alignment(n);
+    if (a && ((causal && *a == DA::BOTTOM_RIGHT) || (causal_br && *a == DA::TOP_LEFT)))
       return fail_attr_rule(c, "diagonal_alignment", "causal_alignment_conflict",
-                            "'" + a + "' contradicts the causal mask's own alignment");
+                            "'" + std::string(ops::to_string(*a)) + "' contradicts the causal mask's own alignment");
   }
   auto right = opt_int(n, "diagonal_band_right_bound");
   if (right && (causal || causal_br) && *right != 0)

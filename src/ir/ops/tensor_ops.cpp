@@ -114,19 +114,22 @@ Status infer_rng(InferContext& c) {
     return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, ops::in::Seed, "no seed: bind the Seed tensor or set the `seed` attribute");
   if (c.has(ops::in::Seed)) OPGRAPH_CHECK(require_index_scalar(c, "Seed"));
   if (c.has(ops::in::Offset)) OPGRAPH_CHECK(require_index_scalar(c, "Offset"));
-  std::string dist = n.get_string("distribution");
-  struct Param { const char* attr; const char* dist; };
-  for (Param p : {Param{"bernoulli_probability", "BERNOULLI"}, Param{"uniform_dist_minimum", "UNIFORM"},
-                  Param{"uniform_dist_maximum", "UNIFORM"}, Param{"normal_dist_mean", "NORMAL"},
-                  Param{"normal_dist_standard_deviation", "NORMAL"}})
-    if (n.attr_is_set(p.attr) && dist != p.dist)
-      return c.fail_attr(p.attr, "applies only to distribution " + std::string(p.dist) + ", not " + dist);
-  if (dist == "BERNOULLI") {
+  using D = ops::Distribution;
+  const std::optional<D> d = ops::Rng::distribution(n);
+  if (!d) return missing_attr(c, "distribution", "rng needs a distribution");
+  const std::string dist(ops::to_string(*d));
+  struct Param { const char* attr; D dist; };
+  for (Param p : {Param{"bernoulli_probability", D::BERNOULLI}, Param{"uniform_dist_minimum", D::UNIFORM},
+                  Param{"uniform_dist_maximum", D::UNIFORM}, Param{"normal_dist_mean", D::NORMAL},
+                  Param{"normal_dist_standard_deviation", D::NORMAL}})
+    if (n.attr_is_set(p.attr) && *d != p.dist)
+      return c.fail_attr(p.attr, "applies only to distribution " + std::string(ops::to_string(p.dist)) + ", not " + dist);
+  if (*d == D::BERNOULLI) {
     if (!n.attr_is_set("bernoulli_probability"))
       return missing_attr(c, "bernoulli_probability", "BERNOULLI needs the probability of a 1");
     double p = ops::attr::bernoulli_probability(n).value_or(0.0);
     if (!(p >= 0.0 && p <= 1.0)) return c.fail_attr("bernoulli_probability", "must be in [0, 1], got " + std::to_string(p));
-  } else if (dist == "UNIFORM") {
+  } else if (*d == D::UNIFORM) {
     double lo = ops::attr::uniform_dist_minimum(n), hi = ops::attr::uniform_dist_maximum(n);
     if (!(lo < hi))
       return c.fail_attr("uniform_dist_maximum", "must exceed uniform_dist_minimum (" + std::to_string(lo) + "), got " +
@@ -135,12 +138,12 @@ Status infer_rng(InferContext& c) {
     return c.fail_attr("normal_dist_standard_deviation",
                        "must be > 0, got " + std::to_string(ops::attr::normal_dist_standard_deviation(n)));
   }
-  Dims dim = n.get_int_list("dim");
+  Dims dim = ops::Rng::dim(n).value_or(Dims{});
   if (dim.empty()) return c.fail_attr("dim", "needs at least one extent");
   OPGRAPH_CHECK(check_int_list(c, "dim", dim.size(), 1));
   OPGRAPH_CHECK(check_int_list(c, "stride", dim.size(), 1));
   OPGRAPH_CHECK(c.set_output(ops::out::Y, dim, float_unless_context(c, "Y")));
-  if (n.attr_is_set("stride")) OPGRAPH_CHECK(set_output_stride(c, "Y", n.get_int_list("stride")));
+  if (auto stride = ops::Rng::stride(n)) OPGRAPH_CHECK(set_output_stride(c, "Y", *stride));
   return Status::ok();
 }
 
@@ -152,7 +155,7 @@ Status infer_reshape(InferContext& c) {
   TensorPtr y = c.out(ops::out::Y);
   Dims dim;
   if (n.attr_is_set("dim")) {
-    dim = n.get_int_list("dim");
+    dim = ops::Reshape::dim(n).value_or(Dims{});
     if (dim.empty()) return c.fail_attr("dim", "needs at least one extent");
     OPGRAPH_CHECK(check_int_list(c, "dim", dim.size(), 0));
     OPGRAPH_CHECK(c.set_output(ops::out::Y, dim));
@@ -166,7 +169,7 @@ Status infer_reshape(InferContext& c) {
     return c.fail(ops::out::Y, "holds " + std::to_string(numel) + " elements " + InferContext::dims_str(dim) + " but X holds " +
                            std::to_string(c.in(ops::in::X)->element_count()) + " " + InferContext::dims_str(c.dims(ops::in::X)));
   OPGRAPH_CHECK(check_int_list(c, "stride", dim.size(), 0));
-  if (n.attr_is_set("stride")) OPGRAPH_CHECK(set_output_stride(c, "Y", n.get_int_list("stride")));
+  if (auto stride = ops::Reshape::stride(n)) OPGRAPH_CHECK(set_output_stride(c, "Y", *stride));
   else if (!y->stride_set_by_user()) Tensor::Internal::infer_stride(*y, Tensor::packed_strides(dim));
   if (ops::attr::reshape_mode(n) == ops::ReshapeMode::VIEW_ONLY) {
     if (!is_packed(*c.in(ops::in::X)))
@@ -224,7 +227,7 @@ Status infer_concatenate(InferContext& c) {
   if (xs.empty()) return c.fail_code(ErrorCode::ATTRIBUTE_NOT_SET, ops::in::X, "needs at least one input");
   const Dims& first = xs[0]->get_dim();
   std::int64_t rank = static_cast<std::int64_t>(first.size()), axis = 0;
-  OPGRAPH_CHECK(normalize_axis(c, "axis", c.node().get_int("axis"), rank, &axis));
+  OPGRAPH_CHECK(normalize_axis(c, "axis", ops::Concatenate::axis(c.node()).value_or(0), rank, &axis));
   Dims y = first;
   y[axis] = 0;
   for (std::size_t k = 0; k < xs.size(); ++k) {

@@ -76,8 +76,9 @@ Status infer_quantize(InferContext& c) {
   OPGRAPH_CHECK(c.require_dtype_in(ops::in::X, {DataType::FLOAT, DataType::DOUBLE, DataType::HALF, DataType::BFLOAT16}));
   const Node& n = c.node();
   const Dims& x = c.dims(ops::in::X);
-  std::int64_t rank = static_cast<std::int64_t>(x.size()), axis = 0, block = n.get_int("block_size");
-  OPGRAPH_CHECK(normalize_axis(c, "axis", n.get_int("axis", -1), rank, &axis));
+  std::int64_t rank = static_cast<std::int64_t>(x.size()), axis = 0,
+               block = ops::BlockScaleQuantize::block_size(n).value_or(0);
+  OPGRAPH_CHECK(normalize_axis(c, "axis", ops::BlockScaleQuantize::axis(n), rank, &axis));
   if (block < 1) return c.fail_attr("block_size", "must be >= 1, got " + std::to_string(block));
   TensorPtr y = c.out(ops::out::Y), scale = c.out(ops::out::scale);
   if (!y->data_type_set_by_user())
@@ -126,7 +127,7 @@ Status infer_dequantize(InferContext& c) {
   OPGRAPH_CHECK(c.require_dtype_in(ops::in::scale, {DataType::FP8_E8M0, DataType::FP8_E4M3, DataType::FLOAT, DataType::HALF,
                                              DataType::BFLOAT16}));
   const Dims& x = c.dims(ops::in::X);
-  Dims bs = c.node().get_int_list("block_size");
+  Dims bs = ops::BlockScaleDequantize::block_size(c.node()).value_or(Dims{});
   if (bs.size() != 1 && bs.size() != x.size())
     return c.fail_attr("block_size", "needs one entry (the last axis) or one per axis of X " + InferContext::dims_str(x) +
                                          ", got " + InferContext::dims_str(bs));

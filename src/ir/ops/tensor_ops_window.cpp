@@ -41,10 +41,13 @@ namespace {
 
 bool generates_index(const Node& n) { return ops::attr::generate_index(n); }
 
-bool is_pool(const std::string& mode) { return mode == "MAXPOOL" || mode.rfind("AVGPOOL", 0) == 0; }
+using RS = ops::ResamplingMode;
 
-Status infer_pool(InferContext& c, const std::string& mode, std::int64_t spatial) {
+bool is_pool(RS m) { return m == RS::MAXPOOL || m == RS::AVGPOOL_EXCLUDE_PADDING || m == RS::AVGPOOL_INCLUDE_PADDING; }
+
+Status infer_pool(InferContext& c, RS m, std::int64_t spatial) {
   const Node& n = c.node();
+  const std::string mode(ops::to_string(m));
   const Dims& x = c.dims(ops::in::X);
   for (const char* a : {"window", "stride"})
     if (!n.attr_is_set(a)) return missing_attr(c, a, mode + " needs one " + a + " extent per spatial axis");
@@ -52,11 +55,11 @@ Status infer_pool(InferContext& c, const std::string& mode, std::int64_t spatial
   OPGRAPH_CHECK(check_int_list(c, "stride", spatial, 1));
   OPGRAPH_CHECK(check_int_list(c, "pre_padding", spatial, 0));
   OPGRAPH_CHECK(check_int_list(c, "post_padding", spatial, 0));
-  if (mode != "MAXPOOL" && ops::attr::padding_mode(n) == ops::PaddingMode::NEG_INF_PAD)
+  if (m != RS::MAXPOOL && ops::Resample::padding_mode(n) == ops::PaddingMode::NEG_INF_PAD)
     return c.fail_attr("padding_mode", "NEG_INF_PAD would make " + mode + " average -inf; use ZERO_PAD or EDGE_VAL_PAD");
-  Dims win = ops::attr::window(n).value_or(std::vector<std::int64_t>{}), str = n.get_int_list("stride");
-  Dims pre = n.attr_is_set("pre_padding") ? n.get_int_list("pre_padding") : Dims(spatial, 0);
-  Dims post = n.attr_is_set("post_padding") ? n.get_int_list("post_padding") : Dims(spatial, 0);
+  Dims win = ops::attr::window(n).value_or(std::vector<std::int64_t>{}), str = ops::Resample::stride(n).value_or(Dims{});
+  Dims pre = ops::Resample::pre_padding(n).value_or(Dims(spatial, 0));
+  Dims post = ops::Resample::post_padding(n).value_or(Dims(spatial, 0));
   Dims y = x;
   for (std::int64_t i = 0; i < spatial; ++i) {
     if (pre[i] >= win[i] || post[i] >= win[i])
@@ -88,11 +91,13 @@ Status infer_pool(InferContext& c, const std::string& mode, std::int64_t spatial
 Status infer_resample_shape(InferContext& c) {
   OPGRAPH_CHECK(c.require_rank_between(ops::in::X, 4, 5));
   const Node& n = c.node();
-  std::string mode = n.get_string("resampling_mode");
+  const std::optional<RS> m = ops::Resample::resampling_mode(n);
+  if (!m) return missing_attr(c, "resampling_mode", "resample needs a resampling mode");
+  const std::string mode(ops::to_string(*m));
   std::int64_t spatial = c.in(ops::in::X)->rank() - 2;
-  if (generates_index(n) && mode != "MAXPOOL")
+  if (generates_index(n) && *m != RS::MAXPOOL)
     return c.fail_attr("generate_index", "only MAXPOOL has an argmax to record, not " + mode);
-  if (is_pool(mode)) return infer_pool(c, mode, spatial);
+  if (is_pool(*m)) return infer_pool(c, *m, spatial);
   for (const char* a : {"window", "stride", "pre_padding", "post_padding", "padding_mode"})
     if (n.attr_is_set(a)) return c.fail_attr(a, "does not apply to " + mode + " (interpolation to Y's dims)");
   Dims y;
