@@ -12,56 +12,57 @@
 namespace opgraph::engines::cudnn::detail {
 namespace {
 
+// A port of the op's record (input or output) and the attribute it binds to.
 struct PortAttr {
-  std::string_view port;
+  ops::PortRef port;
   cudnnBackendAttributeName_t attr;
-  bool output = false;
 };
 
-const PortAttr kGenstats[] = {{"X", CUDNN_ATTR_OPERATION_GENSTATS_XDESC},
-                              {"SUM", CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, true},
-                              {"SQ_SUM", CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, true}};
+const PortAttr kGenstats[] = {{ops::Genstats::In::X, CUDNN_ATTR_OPERATION_GENSTATS_XDESC},
+                              {ops::Genstats::Out::SUM, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC},
+                              {ops::Genstats::Out::SQ_SUM, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC}};
 
 const PortAttr kFinalize[] = {
-    {"SUM", CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC},
-    {"SQ_SUM", CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SQ_SUM_DESC},
-    {"SCALE", CUDNN_ATTR_OPERATION_BN_FINALIZE_SCALE_DESC},
-    {"BIAS", CUDNN_ATTR_OPERATION_BN_FINALIZE_BIAS_DESC},
-    {"EPSILON", CUDNN_ATTR_OPERATION_BN_FINALIZE_EPSILON_DESC},
-    {"ACCUM_COUNT", CUDNN_ATTR_OPERATION_BN_FINALIZE_ACCUM_COUNT_DESC},
-    {"PREV_RUNNING_MEAN", CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_MEAN_DESC},
-    {"PREV_RUNNING_VAR", CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_VAR_DESC},
-    {"MOMENTUM", CUDNN_ATTR_OPERATION_BN_FINALIZE_EXP_AVERATE_FACTOR_DESC},
-    {"EQ_SCALE", CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_SCALE_DESC, true},
-    {"EQ_BIAS", CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_BIAS_DESC, true},
-    {"MEAN", CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_MEAN_DESC, true},
-    {"INV_VARIANCE", CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_INV_STD_DESC, true},
-    {"NEXT_RUNNING_MEAN", CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_MEAN_DESC, true},
-    {"NEXT_RUNNING_VAR", CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_VAR_DESC, true}};
+    {ops::BnFinalize::In::SUM, CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC},
+    {ops::BnFinalize::In::SQ_SUM, CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SQ_SUM_DESC},
+    {ops::BnFinalize::In::SCALE, CUDNN_ATTR_OPERATION_BN_FINALIZE_SCALE_DESC},
+    {ops::BnFinalize::In::BIAS, CUDNN_ATTR_OPERATION_BN_FINALIZE_BIAS_DESC},
+    {ops::BnFinalize::In::EPSILON, CUDNN_ATTR_OPERATION_BN_FINALIZE_EPSILON_DESC},
+    {ops::BnFinalize::In::ACCUM_COUNT, CUDNN_ATTR_OPERATION_BN_FINALIZE_ACCUM_COUNT_DESC},
+    {ops::BnFinalize::In::PREV_RUNNING_MEAN, CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_MEAN_DESC},
+    {ops::BnFinalize::In::PREV_RUNNING_VAR, CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_VAR_DESC},
+    {ops::BnFinalize::In::MOMENTUM, CUDNN_ATTR_OPERATION_BN_FINALIZE_EXP_AVERATE_FACTOR_DESC},
+    {ops::BnFinalize::Out::EQ_SCALE, CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_SCALE_DESC},
+    {ops::BnFinalize::Out::EQ_BIAS, CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_BIAS_DESC},
+    {ops::BnFinalize::Out::MEAN, CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_MEAN_DESC},
+    {ops::BnFinalize::Out::INV_VARIANCE, CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_INV_STD_DESC},
+    {ops::BnFinalize::Out::NEXT_RUNNING_MEAN, CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_MEAN_DESC},
+    {ops::BnFinalize::Out::NEXT_RUNNING_VAR, CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_VAR_DESC}};
 
-const PortAttr kDbnWeight[] = {{"DY", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC},
-                               {"X", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC},
-                               {"SCALE", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC},
-                               {"MEAN", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC},
-                               {"INV_VARIANCE", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC},
-                               {"DSCALE", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC, true},
-                               {"DBIAS", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC, true},
-                               {"EQ_BIAS", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS, true},
-                               {"EQ_SCALE_DY", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC, true},
-                               {"EQ_SCALE_X", CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC, true}};
+const PortAttr kDbnWeight[] = {{ops::DbnWeight::In::DY, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC},
+                               {ops::DbnWeight::In::X, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC},
+                               {ops::DbnWeight::In::SCALE, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC},
+                               {ops::DbnWeight::In::MEAN, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC},
+                               {ops::DbnWeight::In::INV_VARIANCE, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC},
+                               {ops::DbnWeight::Out::DSCALE, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC},
+                               {ops::DbnWeight::Out::DBIAS, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC},
+                               {ops::DbnWeight::Out::EQ_BIAS, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS},
+                               {ops::DbnWeight::Out::EQ_SCALE_DY, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC},
+                               {ops::DbnWeight::Out::EQ_SCALE_X, CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC}};
 
 template <std::size_t N>
 Status bind_all(Lowerer& l, int op, const Node& n, const PortAttr (&table)[N]) {
-  for (const auto& [port, attr, output] : table)
-    OPGRAPH_CHECK(output ? l.bind_out(op, attr, n, port) : l.bind_in(op, attr, n, port));
+  for (const PortAttr& p : table)
+    OPGRAPH_CHECK(p.port.input ? l.bind_in(op, p.attr, n, p.port) : l.bind_out(op, p.attr, n, p.port));
   return Status::ok();
 }
 
 Status lower_inference_composite(Lowerer& l, const Node& n) {
-  TensorPtr x = n.input(ops::in::X);
-  auto rec_of = [&](std::string_view port) { return l.tensor(n.input(port)); };
-  auto rx = l.tensor(x), rm = rec_of("MEAN"), rv = rec_of("INV_VARIANCE"), rs = rec_of("SCALE"), rb = rec_of("BIAS");
-  auto ry = l.tensor(n.output(ops::out::Y));
+  using In = ops::BatchnormInference::In;
+  TensorPtr x = n.input(In::X);
+  auto rec_of = [&](In port) { return l.tensor(n.input(port)); };
+  auto rx = l.tensor(x), rm = rec_of(In::MEAN), rv = rec_of(In::INV_VARIANCE), rs = rec_of(In::SCALE), rb = rec_of(In::BIAS);
+  auto ry = l.tensor(n.output(ops::BatchnormInference::Out::Y));
   for (const auto* r : {&rx, &rm, &rv, &rs, &rb, &ry})
     if (r->is_bad()) return r->status();
   const std::string base = n.name();

@@ -33,41 +33,47 @@ const NormRow& row_of(std::span<const NormRow> rows, const Node& n) {
   throw std::logic_error("cudnn norm lowering registered for op '" + std::string(n.op()) + "' without a mode row");
 }
 
-struct PortAttr {
-  std::string_view port;
+// Shared port names: the forward / backward tables serve every norm, and a port
+// an op does not have is simply unbound.
+struct InAttr {
+  ops::InName port;
+  cudnnBackendAttributeName_t attr;
+};
+struct OutAttr {
+  ops::OutName port;
   cudnnBackendAttributeName_t attr;
 };
 // Input ports (by op-independent name) → NORM_FWD attributes. Ports an op does not have are simply unbound.
-const PortAttr kForwardIn[] = {{"X", CUDNN_ATTR_OPERATION_NORM_FWD_XDESC},
-                               {"SCALE", CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC},
-                               {"BIAS", CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC},
-                               {"EPSILON", CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC},
-                               {"MOMENTUM", CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC},
-                               {"PREV_RUNNING_MEAN", CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC},
-                               {"PREV_RUNNING_VAR", CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC}};
-const PortAttr kForwardOut[] = {{"Y", CUDNN_ATTR_OPERATION_NORM_FWD_YDESC},
-                                {"MEAN", CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC},
-                                {"INV_VARIANCE", CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC},
-                                {"NEXT_RUNNING_MEAN", CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC},
-                                {"NEXT_RUNNING_VAR", CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC}};
-const PortAttr kBackwardIn[] = {{"DY", CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC},
-                                {"X", CUDNN_ATTR_OPERATION_NORM_BWD_XDESC},
-                                {"SCALE", CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC},
-                                {"MEAN", CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC},
-                                {"INV_VARIANCE", CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC},
-                                {"EPSILON", CUDNN_ATTR_OPERATION_NORM_BWD_EPSILON_DESC}};
-const PortAttr kBackwardOut[] = {{"DX", CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC},
-                                 {"DSCALE", CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC},
-                                 {"DBIAS", CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC}};
+const InAttr kForwardIn[] = {{ops::in::X, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC},
+                               {ops::in::SCALE, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC},
+                               {ops::in::BIAS, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC},
+                               {ops::in::EPSILON, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC},
+                               {ops::in::MOMENTUM, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC},
+                               {ops::in::PREV_RUNNING_MEAN, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC},
+                               {ops::in::PREV_RUNNING_VAR, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC}};
+const OutAttr kForwardOut[] = {{ops::out::Y, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC},
+                                {ops::out::MEAN, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC},
+                                {ops::out::INV_VARIANCE, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC},
+                                {ops::out::NEXT_RUNNING_MEAN, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC},
+                                {ops::out::NEXT_RUNNING_VAR, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC}};
+const InAttr kBackwardIn[] = {{ops::in::DY, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC},
+                                {ops::in::X, CUDNN_ATTR_OPERATION_NORM_BWD_XDESC},
+                                {ops::in::SCALE, CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC},
+                                {ops::in::MEAN, CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC},
+                                {ops::in::INV_VARIANCE, CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC},
+                                {ops::in::EPSILON, CUDNN_ATTR_OPERATION_NORM_BWD_EPSILON_DESC}};
+const OutAttr kBackwardOut[] = {{ops::out::DX, CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC},
+                                 {ops::out::DSCALE, CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC},
+                                 {ops::out::DBIAS, CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC}};
 
-bool has_port(const Node& n, std::string_view port) {
+bool has_port(const Node& n, ops::InName port) {
   for (const auto& p : n.spec().inputs)
-    if (p.name == port) return true;
+    if (p.name == port.name) return true;
   return false;
 }
 
 Status bind_peer_stats(Lowerer& l, int op, const Node& n, cudnnBackendAttributeName_t attr) {
-  if (!has_port(n, "PEER_STATS")) return Status::ok();
+  if (!has_port(n, ops::in::PEER_STATS)) return Status::ok();
   std::vector<int> refs;
   for (const auto& t : n.inputs_of(ops::in::PEER_STATS)) {
     if (!t) continue;
