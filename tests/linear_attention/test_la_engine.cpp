@@ -284,6 +284,42 @@ TEST(LaKernels, DecodeForShortSequencesPrefillOtherwiseAndUnderBatchInvariant) {
             linear_attention::kernel_requests(*pp)[0].key("sm_90a"));
 }
 
+// What `opgraph cache warm GRAPH.json` compiles for a plan: the kernels build_plan
+// would load, named without a device; a device-less target is declined.
+TEST(LaKernels, PlanKernelsNameWhatBuildPlanLoads) {
+  auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  Cfg c = cfg_of(64);
+  c.init = c.pool = true;
+  Attributes a;
+  a.set("output_final_state", true);
+  Built b = gdn(c, a);
+  b.g.freeze();
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  FactsCache facts(b.g, PlanTarget{*sm90});
+  PlanContext ctx{&facts};
+  std::vector<std::string> names;
+  Status st = engine->plan_kernels(b.g, PlanConfig{engine->id(), {}, {}, -1}, ctx,
+                                   [&](const runtime::KernelRequest& r) {
+                                     names.push_back(r.kernel);
+                                     return Status::ok();
+                                   });
+  ASSERT_TRUE(st.is_good()) << st.message();
+  // T = 10 over N = 3 sequences: the decode kernel.
+  EXPECT_EQ(names, (std::vector<std::string>{"gdn_decode_d64_bf16", "gdn_state_copy"}));
+  FactsCache host(b.g, PlanTarget{});
+  PlanContext hctx{&host};
+  Status none = engine->plan_kernels(b.g, PlanConfig{engine->id(), {}, {}, -1}, hctx,
+                                     [](const runtime::KernelRequest&) { return Status::ok(); });
+  EXPECT_EQ(none.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  // check_support on a target without a device: the arch rule of the capability row.
+  EXPECT_TRUE(engine->capabilities().arch_mismatch(PlanTarget{}).has_value());
+  EXPECT_FALSE(engine->capabilities().arch_mismatch(PlanTarget{*sm90}).has_value());
+  auto sm80 = DeviceProperties::for_arch("sm_80");
+  ASSERT_TRUE(sm80.is_good());
+  EXPECT_TRUE(engine->capabilities().arch_mismatch(PlanTarget{*sm80}).has_value());
+}
+
 TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   const auto& m = engines::default_manifest();
   const plan::Family* fam = nullptr;
