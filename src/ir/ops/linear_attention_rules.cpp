@@ -40,17 +40,17 @@ Status check_attributes(const InferContext& c, Variant v, Role r) {
                        "gate domain: 'linear' cannot be combined with safe_gate (the gate is then computed in-kernel "
                        "from raw logits)");
   if (has_vector_gate(v)) {
-    double lb = n.get_float("lower_bound", -5.0);
+    double lb = ops::attr::lower_bound(n);  // declared by the vector-gate (KDA, GDN2) records
     if (!(lb >= -5.0 && lb < 0.0))
       return c.fail_attr("lower_bound", "safe gate bound: lower_bound must lie in [-5, 0), got " + std::to_string(lb));
   }
-  if (v == Variant::GDP && n.get_int("num_householder", 1) < 1)
+  if (v == Variant::GDP && ops::attr::num_householder(n) < 1)
     return c.fail_attr("num_householder",
-                       "householder rows: num_householder must be >= 1, got " + num(n.get_int("num_householder", 1)));
-  if (n.attr_is_set("scale") && !std::isfinite(n.get_float("scale")))
+                       "householder rows: num_householder must be >= 1, got " + num(ops::attr::num_householder(n)));
+  if (n.attr_is_set("scale") && !std::isfinite(ops::attr::scale(n).value_or(0.0)))
     return c.fail_attr("scale", "scale: must be finite");
   if (r == Role::FORWARD || r == Role::BACKWARD) {
-    int64_t every = n.get_int("checkpoint_every_n_tokens", 0);
+    int64_t every = ops::attr::checkpoint_every_n_tokens(n);  // declared by the forward and backward records
     if (every < 0 || every % 64 != 0)
       return c.fail_attr("checkpoint_every_n_tokens",
                          "checkpoint cadence: must be 0 (none) or a positive multiple of 64 tokens, got " + num(every));
@@ -85,7 +85,7 @@ Status check_group(const InferContext& c, std::string_view port, std::string_vie
 // q, k, v, dO and the head counts; fills `s`.
 Status infer_thd(const InferContext& c, Variant v, Role r, Shape& s) {
   const std::string rows_spelled = v == Variant::GDP ? "T * num_householder" : "T";
-  s.n_house = v == Variant::GDP ? c.node().get_int("num_householder", 1) : 1;
+  s.n_house = v == Variant::GDP ? ops::attr::num_householder(c.node()) : 1;
   if (r != Role::SUMMARY) {
     OPGRAPH_CHECK(require_thd(c, p::kQ, "[T, HQ, K]"));
     s.t = c.dims(p::kQ)[0];
@@ -185,7 +185,7 @@ Status infer_state(const InferContext& c, Role r, Shape& s, int64_t* state_rows)
     OPGRAPH_CHECK(expect_dims(c, p::kStateIndices, {s.n_seq}, "[N]", "state pool"));
     if (!c.has(p::kInitialState))
       return c.fail(p::kStateIndices, "state pool: state_indices addresses rows of initial_state, which is not bound");
-    if (n.get_int("checkpoint_every_n_tokens", 0) > 0)
+    if (ops::attr::checkpoint_every_n_tokens(n) > 0)  // state_indices: forward records only
       return c.fail(p::kStateIndices, "state pool: state_indices cannot be combined with checkpoint_every_n_tokens");
   }
   if (c.has(p::kInitialState)) {
@@ -210,7 +210,7 @@ Status infer_state(const InferContext& c, Role r, Shape& s, int64_t* state_rows)
   if (n.get_bool("overwrite_initial_state")) {
     if (!c.has(p::kInitialState))
       return c.fail_attr("overwrite_initial_state", "in-place state: requires the initial_state input");
-    if (r == Role::FORWARD && !n.get_bool("output_final_state"))
+    if (r == Role::FORWARD && !ops::attr::output_final_state(n))
       return c.fail_attr("overwrite_initial_state",
                          "in-place state: requires the final_state output (set output_final_state)");
     if (r == Role::BACKWARD && !c.has(p::kDFinalState))

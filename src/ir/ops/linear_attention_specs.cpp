@@ -24,11 +24,11 @@ using la::Role;
 using la::Variant;
 namespace p = la::port;
 
-bool final_state_present(const Node& n) { return n.get_bool("output_final_state"); }
+bool final_state_present(const Node& n) { return ops::attr::output_final_state(n); }
 bool d_initial_state_present(const Node& n) { return n.input(p::kInitialState) != nullptr; }
 bool d_a_log_present(const Node& n) { return ops::attr::safe_gate(n) && n.input(p::kALog) != nullptr; }
 bool d_dt_bias_present(const Node& n) { return ops::attr::safe_gate(n) && n.input(p::kDtBias) != nullptr; }
-bool transition_present(const Node& n) { return n.get_bool("output_transition"); }
+bool transition_present(const Node& n) { return ops::attr::output_transition(n); }
 
 std::vector<PortSpec> inputs_of(Variant v, Role r) {
   const bool gdn2 = v == Variant::GDN2;

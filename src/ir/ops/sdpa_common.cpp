@@ -425,12 +425,13 @@ std::vector<AttrSpec> backward_attrs() {
   return a;
 }
 
-bool wants_stats(const Node& n) { return n.get_bool("generate_stats"); }
-bool wants_max(const Node& n) { return n.get_bool("score_max"); }
-bool wants_sum_exp(const Node& n) { return n.get_bool("score_sum_exp"); }
-bool wants_rng_dump(const Node& n) { return n.get_bool("rng_dump"); }
-bool wants_dbias(const Node& n) { return n.input(ops::in::Bias) != nullptr && n.get_bool("dbias"); }
-bool wants_dsink(const Node& n) { return n.input(ops::in::SINK_TOKEN) != nullptr && n.get_bool("dsink_token"); }
+// Conditional outputs: each is attached only to outputs of records that declare its attribute.
+bool wants_stats(const Node& n) { return ops::attr::generate_stats(n); }
+bool wants_max(const Node& n) { return ops::attr::score_max(n); }
+bool wants_sum_exp(const Node& n) { return ops::attr::score_sum_exp(n); }
+bool wants_rng_dump(const Node& n) { return ops::attr::rng_dump(n); }
+bool wants_dbias(const Node& n) { return n.input(ops::in::Bias) != nullptr && ops::attr::dbias(n); }
+bool wants_dsink(const Node& n) { return n.input(ops::in::SINK_TOKEN) != nullptr && ops::attr::dsink_token(n); }
 
 std::vector<PortArg> forward_optional(const SdpaInputs& in, bool with_block_mask) {
   std::vector<PortArg> r = {{"Attn_scale", in.attn_scale},     {"Bias", in.bias},
