@@ -105,14 +105,14 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
                           "the deterministic backward pins engines and knobs; not lowered");
   } else {
     // cudnn-frontend's composite softmax gives Stats alone, or Max and Sum_exp together (not with Stats).
-    const bool mx = n.get_bool("score_max"), se = n.get_bool("score_sum_exp");
+    const bool mx = ops::Sdpa::score_max(n), se = ops::Sdpa::score_sum_exp(n);  // the fp8 ops returned above
     if (mx != se)
       return decline_rule(n, std::string("attribute '") + (mx ? "score_max" : "score_sum_exp") + "'",
                           "max_sum_exp_together", "the composite softmax outputs Max and Sum_exp together or neither");
     if (mx && n.output(ops::out::Stats))
       return decline_rule(n, "attribute 'generate_stats'", "stats_or_max_sum_exp",
                           "the composite softmax outputs Stats, or Max and Sum_exp, not both");
-    if (n.get_bool("unfuse_fma"))
+    if (ops::Sdpa::unfuse_fma(n))
       return decline_rule(n, "attribute 'unfuse_fma'", "unfuse_fma_needs_9_21",
                           "UNFUSE_FMA is an attribute of the native SDPA operation from cuDNN 9.21");
   }

@@ -24,19 +24,27 @@ struct Geometry {
   bool flip = false;
 };
 
-std::vector<std::int64_t> list_or(const Node& node, std::string_view name, std::size_t n, std::int64_t dflt) {
-  if (!node.attr_is_set(name)) return std::vector<std::int64_t>(n, dflt);
-  return node.get_int_list(name);
+using List = std::vector<std::int64_t>;
+
+List list_or(const std::optional<List>& v, std::size_t n, std::int64_t dflt) { return v ? *v : List(n, dflt); }
+
+// `padding` (both sides) of whichever of the three conv records the node is.
+std::optional<List> conv_padding(const Node& node) {
+  switch (op_index(node.spec())) {
+    case ops::ConvFprop::kIndex: return ops::ConvFprop::padding(node);
+    case ops::ConvDgrad::kIndex: return ops::ConvDgrad::padding(node);
+    default: return ops::ConvWgrad::padding(node);
+  }
 }
 
 // x: activation dims, w: filter dims, y: output-gradient/output dims (all NC...).
 Geometry geometry(const Node& node, const Dims& x, const Dims& w, const Dims& y) {
   Geometry g;
   const std::size_t sp = x.size() - 2, lead = 3 - sp;
-  auto pad = list_or(node, "padding", sp, 0);
-  auto pre = node.attr_is_set("pre_padding") ? node.get_int_list("pre_padding") : pad;
-  auto stride = list_or(node, "stride", sp, 1);
-  auto dil = list_or(node, "dilation", sp, 1);
+  auto pad = list_or(conv_padding(node), sp, 0);
+  auto pre = ops::attr::pre_padding(node).value_or(pad);
+  auto stride = list_or(ops::attr::stride(node), sp, 1);
+  auto dil = list_or(ops::attr::dilation(node), sp, 1);
   for (std::size_t s = 0; s < sp; ++s) {
     g.in[lead + s] = x[2 + s];
     g.out[lead + s] = y[2 + s];

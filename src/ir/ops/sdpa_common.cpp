@@ -120,7 +120,9 @@ Status check_dropout(InferContext& c, Variant v, const Geometry& g) {
     if (!mask) return fail_rule(c, ops::in::Dropout_scale_inv, "dropout_mask_pair", "needs Dropout_mask and Dropout_scale");
     OPGRAPH_CHECK(check_scalar(c, ops::in::Dropout_scale_inv));
   }
-  if (n.get_bool("rng_dump") && !(has_p && p > 0.0))
+  // The fp8 / MXFP8 backward records have no RNG_DUMP (nor the attribute).
+  const bool rng_dump = v != Variant::FP8_BWD && v != Variant::MXFP8_BWD && ops::attr::rng_dump(n);
+  if (rng_dump && !(has_p && p > 0.0))
     return fail_attr_rule(c, "rng_dump", "rng_dump_needs_dropout", "RNG_DUMP needs dropout_probability > 0");
   (void)v;
   return c.set_output(ops::out::RNG_DUMP, full, DataType::FLOAT);
@@ -304,7 +306,7 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
                        "must be 4-D and broadcastable to [b, h_q, s_q, s_kv] = " + dims_str(full) + ", got " +
                            dims_str(c.dims(ops::in::Bias)));
   }
-  if (n.get_bool("dbias") && !c.has(ops::in::Bias))
+  if (v == Variant::BWD && ops::SdpaBackward::dbias(n) && !c.has(ops::in::Bias))  // only sdpa_backward has dBias
     return fail_attr_rule(c, "dbias", "dbias_needs_bias", "dBias needs a Bias input");
   bool padding = ops::attr::use_padding_mask(n);
   for (const char* p : {"SEQ_LEN_Q", "SEQ_LEN_KV"}) {
@@ -339,12 +341,13 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
       return fail_rule(c, ops::in::SINK_TOKEN, "sink_token_shape",
                        "must be [1, h_q, 1, 1] = [1, " + str(g.h_q) + ", 1, 1], got " + dims_str(c.dims(ops::in::SINK_TOKEN)));
   }
-  if (n.get_bool("dsink_token") && !c.has(ops::in::SINK_TOKEN))
+  if (bwd && ops::attr::dsink_token(n) && !c.has(ops::in::SINK_TOKEN))  // the backward records declare it
     return fail_attr_rule(c, "dsink_token", "dsink_needs_sink", "DSINK_TOKEN needs a SINK_TOKEN input");
   OPGRAPH_CHECK(c.set_output(ops::out::DSINK_TOKEN, {1, g.h_q, 1, 1}, DataType::FLOAT));
-  std::string impl = n.get_string("implementation", "AUTO");
+  using Impl = ops::Implementation;
+  const Impl impl = bwd ? Impl::AUTO : ops::attr::implementation(n);  // the forward records declare it
   if (c.has(ops::in::Block_mask)) {
-    if (impl == "COMPOSITE")
+    if (impl == Impl::COMPOSITE)
       return fail_rule(c, ops::in::Block_mask, "block_mask_unified_only", "a block mask needs implementation UNIFIED or AUTO");
     OPGRAPH_CHECK(c.require_dtype_in(ops::in::Block_mask, {DataType::UINT8, DataType::INT8, DataType::BOOLEAN}));
     const Dims want = {g.b, g.h_q, (g.s_q + 127) / 128, (g.s_kv + 127) / 128};
@@ -353,7 +356,7 @@ Status check_common(InferContext& c, Variant v, const Geometry& g) {
                        "one flag per 128x128 tile: must be broadcastable to " + dims_str(want) + ", got " +
                            dims_str(c.dims(ops::in::Block_mask)));
   }
-  if (impl == "UNIFIED" && ops::attr::dropout_probability(n).value_or(0.0) > 0.0 && n.get_bool("generate_stats"))
+  if (impl == Impl::UNIFIED && ops::attr::dropout_probability(n).value_or(0.0) > 0.0 && ops::attr::generate_stats(n))
     return fail_attr_rule(c, "implementation", "unified_dropout_stats",
                           "UNIFIED does not combine dropout with generate_stats");
   if (bwd)
