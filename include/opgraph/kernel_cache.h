@@ -24,10 +24,11 @@
 #include <vector>
 
 #include "opgraph/device_properties.h"
-#include "opgraph/graph.h"
 #include "opgraph/status.h"
 
 namespace opgraph {
+
+class Graph;  // opgraph/graph.h
 
 struct KernelCacheSettings {
   std::filesystem::path root;   // empty: no location (no HOME): nothing is stored

@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "opgraph/graph.h"
+
 #include "engines/manifest.h"
 #include "engines/smoke/smoke_kernels.h"
 #include "plan/manifest.h"
