@@ -6,6 +6,7 @@
 #include <random>
 
 #include "cli_common.h"
+#include "opgraph/ops.h"
 #include "opgraph/reference.h"
 
 namespace opgraph::cli {
@@ -40,10 +41,10 @@ class ValueSource {
       staged_ = seqlen_cuts(use, n);
     } else if (use.port == "state_indices" && use.node) {
       rule_ = Rule::STATE_INDEX;
-      pool_ = std::max<std::int64_t>(dim_or(use.node->input("initial_state"), 0, n), 1);
+      pool_ = std::max<std::int64_t>(dim_or(use.node->input(ops::in::initial_state), 0, n), 1);
     } else if ((use.port == "SEQ_LEN_Q" || use.port == "SEQ_LEN_KV") && use.node) {
       rule_ = Rule::SEQ_LEN;
-      const std::int64_t s = dim_or(use.node->input(use.port == "SEQ_LEN_Q" ? "Q" : "K"), 2, 1);
+      const std::int64_t s = dim_or(use.node->input(use.port == "SEQ_LEN_Q" ? ops::in::Q : ops::in::K), 2, 1);
       seq_len_ = std::uniform_int_distribution<std::int64_t>(1, std::max<std::int64_t>(s, 1));
     }
   }
@@ -69,7 +70,7 @@ class ValueSource {
   // node's token count (its first input's dim 0); the first n - 2 distinct draws.
   std::vector<double> seqlen_cuts(const Use& use, std::int64_t n) {
     std::vector<double> v(static_cast<std::size_t>(n), 0.0);
-    TensorPtr first = use.node->input("q");
+    TensorPtr first = use.node->input(ops::in::q);
     if (!first && !use.node->inputs().empty() && !use.node->inputs().front().empty())
       first = use.node->inputs().front().front();
     const std::int64_t total = dim_or(first, 0, n - 1), seqs = n - 1;
