@@ -59,7 +59,11 @@ Knobs random_knobs(const GemmCase& c, std::mt19937& rng) {
     cfg.swap_ab = rng() % 2 == 0;
     cfg.raster = static_cast<int>(rng() % 2);
     if (cfg.version == 2) cfg.split_k = static_cast<int>(1 + rng() % 4);
-    if (cfg.version == 2 && cfg.split_k == 1) cfg.stream_k = static_cast<int>(rng() % 2);
+    if (cfg.version == 2) cfg.stream_k = cfg.split_k == 1 ? static_cast<int>(rng() % 2) : 0;
+    // Only combinations the knob rules accept: a proposable stream-K config given a random
+    // split would be refused at build (STREAM_K=1 needs SPLIT_K_SLC=1), failing the test for
+    // the generator, not the kernel.
+    if (!gemm::config_from_knobs(gemm::knobs_of(cfg)).is_good()) continue;
     if (p.is_good() && gemm::config_takes(*p, cfg)) ok.push_back(cfg);
   }
   if (ok.empty()) return gemm::knobs_of(gemm::GemmConfig{});
