@@ -207,7 +207,8 @@ Status infer_state(const InferContext& c, Role r, Shape& s, int64_t* state_rows)
       OPGRAPH_CHECK(expect_dims(c, p::kDFinalState, {s.n_seq, s.ho, s.v, s.k}, "[N, HO, V, K]", "gradient shape"));
     }
   }
-  if (n.get_bool("overwrite_initial_state")) {
+  // The forward and backward records declare overwrite_initial_state; the summaries do not.
+  if ((r == Role::FORWARD || r == Role::BACKWARD) && ops::attr::overwrite_initial_state(n)) {
     if (!c.has(p::kInitialState))
       return c.fail_attr("overwrite_initial_state", "in-place state: requires the initial_state input");
     if (r == Role::FORWARD && !ops::attr::output_final_state(n))
@@ -226,7 +227,7 @@ Status set_like(InferContext& c, std::string_view out, std::string_view like) {
 // In-place state: the aliased output takes the input's data type.
 Status check_alias_dtype(const InferContext& c, std::string_view out, std::string_view in) {
   TensorPtr o = c.out(out);
-  if (!o || !c.node().get_bool("overwrite_initial_state")) return Status::ok();
+  if (!o || !ops::attr::overwrite_initial_state(c.node())) return Status::ok();  // forward / backward only
   if (o->get_data_type() != DataType::NOT_SET && o->get_data_type() != c.dtype(in))
     return c.fail(out, "in-place state: data type " + std::string(to_string(o->get_data_type())) + " must equal " +
                            std::string(in) + "'s " + std::string(to_string(c.dtype(in))) + " (one buffer serves both)");
