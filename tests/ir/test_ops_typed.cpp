@@ -46,6 +46,15 @@ TEST(OpsTyped, NodeReadsTypedPortsByPositionAndRefusesAnotherOpsPort) {
   EXPECT_THROW((void)n.input(ops::PortRef(ops::out::C)), std::logic_error);  // an output name asked as an input
 }
 
+// An output enum asked as an input (and the other way round) does not compile.
+template <class E>
+concept ReadableAsInput = requires(const Node& n, E e) { n.input(e); };
+template <class E>
+concept ReadableAsOutput = requires(const Node& n, E e) { n.output(e); };
+static_assert(ReadableAsInput<ops::Matmul::In> && !ReadableAsInput<ops::Matmul::Out>);
+static_assert(ReadableAsOutput<ops::Matmul::Out> && !ReadableAsOutput<ops::Matmul::In>);
+static_assert(ops::InputPort<ops::Sdpa::In> && ops::OutputPort<ops::Sdpa::Out> && !ops::PortEnum<ops::ForwardPhase>);
+
 TEST(OpsTyped, AttributeAccessorsReturnTheRecordDefaultWhenUnset) {
   OpGraph g;
   auto x = g.tensor({1, 4, 6, 6}, DataType::FLOAT, "x");
