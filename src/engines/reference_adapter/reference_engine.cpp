@@ -64,7 +64,7 @@ class ReferenceEngine final : public Engine {
 
   Status check_support(const OpGraph& g, const PlanContext&) const override {
     for (const auto& n : g.nodes())
-      if (!reference::find_kernel(n->op()))
+      if (!reference::find_kernel(n->spec()))
         return {ErrorCode::GRAPH_NOT_SUPPORTED,
                 "engine reference: op '" + std::string(n->op()) + "' (node '" + n->name() + "') has no reference kernel"};
     return Status::ok();
