@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -20,11 +21,12 @@ namespace {
 
 using opgraph_gdn::GdnParams;
 
-// One KernelRuntime for device 0 per process, guarded (KernelRuntime is not
-// thread-safe).
+// One KernelRuntime per device per process, opened by the first build_plan
+// that targets the device and kept for the process; guarded (KernelRuntime is
+// not thread-safe).
 struct SharedRuntime {
   std::mutex mu;
-  std::unique_ptr<runtime::KernelRuntime> rt;
+  std::map<int, std::unique_ptr<runtime::KernelRuntime>> rt;  // by device ordinal
 };
 SharedRuntime& shared_runtime() {
   static SharedRuntime* s = new SharedRuntime;
@@ -141,6 +143,13 @@ class GdnPlan final : public CompiledPlan {
     if (!ctx.device)
       return {ErrorCode::INVALID_VALUE,
               "engine linear_attention executes device buffers; this call has no device handle"};
+    // The plan's kernels and context belong to the device it was built on: a
+    // handle on another device is refused, never run there.
+    if (ctx.device->ordinal >= 0 && ctx.device->ordinal != rt_->device().ordinal)
+      return {ErrorCode::INVALID_CUDA_DEVICE, "engine linear_attention: the plan was built on device " +
+                                                  std::to_string(rt_->device().ordinal) +
+                                                  "; this call's handle drives device " +
+                                                  std::to_string(ctx.device->ordinal)};
     if (!table_.accepts(pack)) return table_.explain(pack);
     const runtime::ContextScope bound(rt_->api(), rt_->context());
     OPGRAPH_CHECK(bound.status());
@@ -238,28 +247,37 @@ class LaEngine final : public Engine {
     std::array<std::int32_t, kSlots> rows{};
     auto table = operand_table_for(*p, *ctx.layout, rows);
     if (table.is_bad()) return table.status();
+    // The device the planning target names (a handle's device, read_device); a
+    // target that names none (for_arch, JSON without "ordinal") builds on device 0.
+    const int ordinal = ctx.target().has_device() ? std::max(ctx.target().device->ordinal, 0) : 0;
     SharedRuntime& s = shared_runtime();
     std::lock_guard<std::mutex> lock(s.mu);
+    // KernelRuntime::open makes its context current and leaves it: the
+    // caller's (or none) is put back at return.
     std::optional<KeepCurrentContext> callers;
-    if (!s.rt) {
+    std::unique_ptr<runtime::KernelRuntime>& rt = s.rt[ordinal];
+    if (!rt) {
       if (auto api = runtime::cuda_driver(); api.is_good()) callers.emplace(**api);
-      auto rt = runtime::KernelRuntime::open(0, runtime::CacheOptions::from_env());
-      if (rt.is_bad()) return rt.status();
-      s.rt = std::move(*rt);
+      auto opened = runtime::KernelRuntime::open(ordinal, runtime::CacheOptions::from_env());
+      if (opened.is_bad()) {
+        s.rt.erase(ordinal);
+        return opened.status();
+      }
+      rt = std::move(*opened);
     }
-    const runtime::ContextScope bound(s.rt->api(), s.rt->context());
+    const runtime::ContextScope bound(rt->api(), rt->context());
     OPGRAPH_CHECK(bound.status());
     const auto reqs = kernel_requests(*p);
-    auto main = s.rt->get(reqs[0]);
+    auto main = rt->get(reqs[0]);
     if (main.is_bad()) return main.status();
     const runtime::LoadedKernel* copy = nullptr;
     if (reqs.size() > 1) {
-      auto c = s.rt->get(reqs[1]);
+      auto c = rt->get(reqs[1]);
       if (c.is_bad()) return c.status();
       copy = *c;
     }
     return std::unique_ptr<CompiledPlan>(
-        std::make_unique<GdnPlan>(std::move(*p), s.rt.get(), *main, copy, std::move(*table), rows));
+        std::make_unique<GdnPlan>(std::move(*p), rt.get(), *main, copy, std::move(*table), rows));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
@@ -300,6 +318,13 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
   out.push_back(copy_request());
   return out;
+}
+
+runtime::KernelRuntime* shared_runtime_if_open(int ordinal) {
+  SharedRuntime& s = shared_runtime();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.rt.find(ordinal);
+  return it == s.rt.end() ? nullptr : it->second.get();
 }
 
 std::unique_ptr<Engine> make_la_engine(EngineIdentity identity) {

@@ -14,9 +14,20 @@
 #include "opgraph/engine.h"
 #include "runtime/nvrtc_compiler.h"
 
+namespace opgraph::runtime {
+class KernelRuntime;
+}
+
 namespace opgraph::linear_attention {
 
 std::unique_ptr<Engine> make_la_engine(EngineIdentity identity);
+
+// The process's linear_attention KernelRuntime on device `ordinal`, or nullptr
+// before the first build_plan for that device opened it. build_plan opens the
+// device its planning target names (DeviceProperties::ordinal; device 0 for a
+// target that names none; INVALID_CUDA_DEVICE for one that does not exist);
+// execute refuses a handle on another device (INVALID_CUDA_DEVICE). For tests.
+runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 
 // The kernel requests a plan of `p` compiles: the main kernel (prefill, or
 // decode under use_decode), then the pool copy when state_indices is bound and

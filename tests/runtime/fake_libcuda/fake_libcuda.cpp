@@ -4,6 +4,9 @@
 //
 //   device 0  "Fake GPU 0", sm_90, 132 SMs     device 1  "Fake GPU 1", sm_80, 108 SMs
 //
+// OPGRAPH_FAKE_CUDA_DEVICE1_SM=90 makes device 1 an sm_90 (sm_90's shared memory,
+// still 108 SMs), for engines that plan for sm_90 only (linear_attention).
+//
 // Contexts are (CUcontext)(0x1000 + device), current per thread. Device memory
 // is host memory (malloc), so copies round-trip. Modules, functions and launches
 // succeed and do nothing. Every call that names a device or a context prints one
@@ -24,6 +27,12 @@ thread_local CUcontext t_current = nullptr;
 
 CUcontext context_of(CUdevice d) { return reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(0x1000 + d)); }
 int device_of(CUcontext c) { return static_cast<int>(reinterpret_cast<std::uintptr_t>(c) - 0x1000); }
+
+// Device 1's compute capability major: 8, or 9 under OPGRAPH_FAKE_CUDA_DEVICE1_SM=90.
+int device1_major() {
+  const char* sm = std::getenv("OPGRAPH_FAKE_CUDA_DEVICE1_SM");
+  return sm && std::strcmp(sm, "90") == 0 ? 9 : 8;
+}
 
 void say(const char* call, int device) {
   std::fprintf(stderr, "fake-cuda: %s device %d\n", call, device);
@@ -63,11 +72,13 @@ CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice d) {
 CUresult CUDAAPI cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice d) {
   if (d < 0 || d >= kDevices) return CUDA_ERROR_INVALID_DEVICE;
   switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = d == 0 ? 9 : 8; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = d == 0 ? 9 : device1_major(); break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = d == 0 ? 132 : 108; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = d == 0 ? 60 << 20 : 40 << 20; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = d == 0 ? 232448 : 166912; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      *v = d == 0 || device1_major() == 9 ? 232448 : 166912;
+      break;
     default: *v = 0; break;
   }
   return CUDA_SUCCESS;

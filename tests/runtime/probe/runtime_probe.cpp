@@ -19,6 +19,13 @@
 //                                 building said (the miss names the arch it compiled
 //                                 for) and the driver's own lines say which device
 //                                 the engine opened.
+//   runtime_probe fake-la-device  (the same driver, device 1 made an sm_90 by
+//                                 OPGRAPH_FAKE_CUDA_DEVICE1_SM=90, a compiling cache)
+//                                 the linear_attention engine on a gdn graph: built for
+//                                 a device that does not exist, for device 1, then
+//                                 executed with handles on device 0, device 1 and none;
+//                                 each step's line is flushed before the next, so the
+//                                 driver's own lines fall between them.
 //   runtime_probe cache-worker ROOT TAG
 //                                 get every declared smoke specialisation plus
 //                                 one named by TAG through a CompiledCache at
@@ -27,17 +34,23 @@
 // is "done".
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "engines/linear_attention/la_engine.h"
 #include "engines/smoke/smoke_kernels.h"
+#include "exec/declared_layout.h"
 #include "opgraph/device.h"
 #include "opgraph/device_properties.h"
 #include "opgraph/engine_info.h"
 #include "opgraph/graph.h"
+#include "opgraph/op_graph.h"
 #include "runtime/compiled_cache.h"
+#include "runtime/device.h"
 #include "runtime/loader.h"
 
 using namespace opgraph;
@@ -149,6 +162,83 @@ int fake_gemm_device() {
   return 0;
 }
 
+// One line on stdout, flushed (the driver writes its lines to stderr, unbuffered).
+template <class... A>
+void say(const char* fmt, A... a) {
+  std::printf(fmt, a...);
+  std::fflush(stdout);
+}
+
+int fake_la_device() {
+  // The example's varlen gdn prefill at a head dim the engine serves.
+  OpGraph g;
+  g.set_name("gdn_on_device_1").set_io_data_type(DataType::BFLOAT16).set_compute_data_type(DataType::FLOAT);
+  const std::int64_t T = 40, H = 4, D = 64, N = 3;
+  DeltaRuleInputs in;
+  in.q = g.tensor({T, H, D}, DataType::BFLOAT16, "q");
+  in.k = g.tensor({T, H, D}, DataType::BFLOAT16, "k");
+  in.v = g.tensor({T, H, D}, DataType::BFLOAT16, "v");
+  in.g = g.tensor({T, H}, DataType::FLOAT, "g");
+  in.beta = g.tensor({T, H}, DataType::BFLOAT16, "beta");
+  in.cu_seqlens = g.tensor({N + 1}, DataType::INT32, "cu_seqlens");
+  auto out = g.gdn(in, Attributes().set_name("gdn"));
+  out.o->set_output(true).set_name("o");
+  if (Status s = g.validate(); s.is_bad()) return say("validate: %s\n", s.to_string().c_str()), 1;
+  auto layout = DeclaredLayout::compute(g);
+  if (layout.is_bad()) return say("layout: %s\n", layout.status().to_string().c_str()), 1;
+  auto engine = linear_attention::make_la_engine(EngineIdentity{1, "linear_attention"});
+  auto build = [&](const DeviceProperties& target) -> Result<std::unique_ptr<CompiledPlan>> {
+    FactsCache facts(g, PlanTarget{target});
+    PlanContext ctx{&facts, &*layout};
+    OPGRAPH_CHECK(engine->check_support(g, ctx));
+    return engine->build_plan(g, PlanConfig{engine->id(), {}, {}, -1}, ctx);
+  };
+  auto one = read_device(1);
+  if (one.is_bad()) return say("read 1: %s\n", one.status().to_string().c_str()), 1;
+  auto zero = read_device(0);
+  if (zero.is_bad()) return say("read 0: %s\n", zero.status().to_string().c_str()), 1;
+
+  DeviceProperties ghost = *one;  // device 1's figures, an ordinal no device has
+  ghost.ordinal = 2;
+  auto refused = build(ghost);
+  say("build for device 2: %s\n", refused.is_bad() ? refused.status().to_string().c_str() : "built");
+  say("runtime 2 open: %s\n", linear_attention::shared_runtime_if_open(2) ? "yes" : "no");
+
+  auto plan = build(*one);
+  say("build for device 1: %s\n", plan.is_bad() ? plan.status().to_string().c_str() : "built");
+  if (plan.is_bad()) return 1;
+  const runtime::KernelRuntime* rt = linear_attention::shared_runtime_if_open(1);
+  say("runtime 1 ordinal: %d\n", rt ? rt->device().ordinal : -1);
+  say("runtime 0 open: %s\n", linear_attention::shared_runtime_if_open(0) ? "yes" : "no");
+
+  // The fake driver's device memory is host memory: aligned host buffers stand in.
+  std::vector<void*> owned;
+  VariantPack caller;
+  for (const TensorPtr& t : {in.q, in.k, in.v, in.g, in.beta, in.cu_seqlens, out.o}) {
+    const std::size_t bytes = static_cast<std::size_t>(t->element_count()) * 4 + 256;
+    void* p = std::aligned_alloc(256, bytes);
+    std::memset(p, 0, bytes);
+    owned.push_back(p);
+    caller.set(t->get_uid(), p);
+  }
+  VariantPack pack;
+  if (Status s = VariantPack::normalize(caller, *layout, pack); s.is_bad())
+    return say("normalize: %s\n", s.to_string().c_str()), 1;
+  ExecutionContext ec;
+  DeviceProperties none = *one;  // a handle that names no device
+  none.ordinal = -1;
+  const std::pair<const char*, const DeviceProperties*> calls[] = {
+      {"device 0", &*zero}, {"device 1", &*one}, {"no ordinal", &none}};
+  for (const auto& call : calls) {
+    ec.device = call.second;
+    say("execute with a handle on %s\n", call.first);
+    Status s = (*plan)->execute(pack, ec);
+    say("executed with a handle on %s: %s\n", call.first, s.to_string().c_str());
+  }
+  for (void* p : owned) std::free(p);
+  return 0;
+}
+
 int cache_worker(const char* root, const char* tag) {
   runtime::CacheOptions options;
   options.root = root;
@@ -179,6 +269,7 @@ int main(int argc, char** argv) {
   else if (mode == "driver") rc = load_driver();
   else if (mode == "fake-device") rc = fake_device();
   else if (mode == "fake-gemm-device") rc = fake_gemm_device();
+  else if (mode == "fake-la-device") rc = fake_la_device();
   else if (mode == "cache-worker" && argc == 4) return cache_worker(argv[2], argv[3]);
   print_mapped_cuda_libraries();
   std::printf("done\n");
