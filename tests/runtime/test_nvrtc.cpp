@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engines/gemm/gemm_declared.h"
+#include "engines/linear_attention/la_engine.h"
 #include "engines/smoke/smoke_kernels.h"
 #include "runtime/kernel_sources.h"
 #include "runtime/loader.h"
@@ -39,6 +40,8 @@ TEST(Nvrtc, EveryKernelInTheTreeCompilesForSm90a) {
   std::set<std::string> covered;
   for (const auto& r : declared) covered.insert(r.source);
   for (const auto& r : gemm::declared_specialisations()) covered.insert(r.source);  // compiled by test_gemm
+  for (const auto& r : linear_attention::declared_specialisations())
+    covered.insert(r.source);  // compiled by test_linear_attention
   for (const auto& s : embedded_sources()) {
     const std::string name(s.name);
     if (name.size() > 3 && name.substr(name.size() - 3) == ".cu") {
