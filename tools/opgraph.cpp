@@ -16,6 +16,7 @@ int cmd_info(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_graph(int argc, char** argv);
+int cmd_autotune(int argc, char** argv);
 }  // namespace opgraph::cli
 
 namespace {
@@ -40,6 +41,10 @@ constexpr Command kCommands[] = {
      "  run GRAPH.json [--plan I | --engine ID [--knobs K=V,...]] [--iters N] [--seed S] [--modes ...]\n"
      "      [--max-bytes N]                    run a plan on random inputs, compare with the reference;\n"
      "                                         refuses to allocate more than N bytes (default 1G)\n"},
+    {"autotune", opgraph::cli::cmd_autotune,
+     "  autotune GRAPH.json [--top K] [--rounds N] [--seed S] [--modes ...] [--device DEV.json]\n"
+     "      [--max-bytes N] [--no-record]      time the first K plans (default 4) on random inputs, select\n"
+     "                                         the fastest and record it in the plan-choice file\n"},
     {"graph", opgraph::cli::cmd_graph,
      "  graph GRAPH.json --dot                 Graphviz of the graph, engine per node\n"},
     {"cache", cmd_cache,

@@ -40,6 +40,49 @@ namespace opgraph {
 
 struct GraphPlanState;  // src/api/plan_state.h
 
+// --- autotuning (Graph::autotune; docs/autotune.md) ---
+struct AutotuneOptions {
+  std::int64_t top_k = 4;  // time the first k plans of graph.plans that are not deselected
+  int rounds = 5;          // interleaved timed rounds (one execute of each plan per round); median per plan
+  int warmup = 1;          // untimed executes of each plan before the rounds
+  bool persist = true;     // record the winner in the plan-choice file (off under OPGRAPH_DISABLE_PLAN_CHOICES)
+};
+
+// One timed (or skipped) plan.
+struct AutotuneEntry {
+  std::int64_t index = -1;  // position in graph.plans
+  std::int64_t engine_id = -1;
+  Knobs knobs;              // public knobs
+  std::string name;         // "engine[KNOB=v, ...]"
+  double median_ms = -1;    // MILLISECONDS per execute; -1 when skipped
+  int rounds = 0;           // timed rounds behind the median
+  std::string timer;        // "cuda events" or "host wall clock"
+  std::string skipped;      // non-empty: why the plan was not timed (a build or execute failure)
+};
+
+struct AutotuneResult {
+  std::vector<AutotuneEntry> entries;  // in list order
+  std::int64_t selected = -1;          // the fastest plan's index (now the graph's selected, pinned plan)
+  bool recorded = false;               // the choice was written to the plan-choice file
+  std::string record_path;             // where (or where it would have been)
+  std::string record_note;             // why it was not written ("" when it was)
+};
+
+// --- the process-wide plan cache by layout class (docs/autotune.md) ---
+// The layout class of a validated graph: its structure without extents (every
+// extent above 1, and strides that pack the extents in some axis order, left
+// out; docs/autotune.md defines it exactly), as FNV-1a 64. Two graphs that differ
+// only in such extents have one class. Errors: serialisation's.
+Result<std::uint64_t> layout_class_key(OpGraph& g);
+struct PlanCacheStats {
+  std::uint64_t hits = 0;     // plan lists reused without ranking
+  std::uint64_t misses = 0;   // lookups that ranked (and stored the list)
+  std::uint64_t entries = 0;  // lists held
+};
+PlanCacheStats plan_cache_stats();
+// Forgets every cached list and zeroes the counts.
+void clear_plan_cache();
+
 class Graph : public OpGraph {
  public:
   Graph();
@@ -60,6 +103,17 @@ class Graph : public OpGraph {
 
   // --- planning (one-shot) ---
   Status create_execution_plans(const std::vector<HeurMode>& modes);
+  // Opt-in, before planning: create_execution_plans first looks in the
+  // process-wide plan cache under (layout class, device fingerprint, modes, the
+  // engines offered); on a hit the graph takes that ranked list as it is
+  // (validation, the family's rules, facts and the operand layout still run;
+  // ranking and the engines' heuristics do not: the list was ranked for the
+  // first graph of the class, and a plan that cannot serve this graph's extents
+  // declines at build as usual). On a miss it ranks and stores the list. A
+  // recorded autotune choice for this exact graph is still put first. Off by
+  // default. Throws FrozenError once planned.
+  Graph& set_plan_cache(bool use);
+  bool plan_cache() const noexcept;
   // Replays a recorded plan: the list becomes that one entry. `knobs` must name
   // every axis of the engine, inside its domains (INVALID_VALUE otherwise); an id
   // no slot holds is INVALID_VALUE; an opt-in engine not enabled, a backend id with
@@ -160,6 +214,25 @@ class Graph : public OpGraph {
   // the same address. Planning is one-shot, so a graph's layout (and generation)
   // never changes once planned: `out` stays valid for the graph's whole life.
   Status prepare_variant_pack(const VariantPack& caller, VariantPack& out) const;
+
+  // --- autotuning (src/api/graph_autotune.cpp; docs/autotune.md) ---
+  // Times the first options.top_k plans that are not deselected on the caller's
+  // buffers and workspace: each is built (a build that declines or fails is
+  // skipped, its reason kept), executed options.warmup times untimed, then timed
+  // in options.rounds interleaved rounds (an execute that fails skips the plan);
+  // the median decides. A plan whose engine needs a device is timed with CUDA
+  // events on the handle's stream (device `handle->device()`, else the planning
+  // target's), any other by the host wall clock around execute. The fastest is
+  // selected and pinned (select_plan) and, with options.persist, recorded in the
+  // plan-choice file under (graph key, device fingerprint, library version):
+  // a later create_execution_plans of the same graph on the same device puts it
+  // first. The pack is executed as given (host buffers run the host plans; the
+  // caller picks buffers that suit the plans timed). Errors: INVALID_VALUE before
+  // planning or for top_k < 1 / rounds < 1 / warmup < 0;
+  // GRAPH_EXECUTION_PLAN_CREATION_FAILED when no plan could be timed (every
+  // reason named). A failed record is not an error (record_note says why).
+  Result<AutotuneResult> autotune(const VariantPack& pack, Workspace workspace, const Handle* handle = nullptr,
+                                  const AutotuneOptions& options = {});
 
   // --- plan records (src/api/graph_records.cpp) ---
   // A built plan as a JSON record: the graph's key, (engine_id, public knobs by

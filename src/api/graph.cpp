@@ -3,8 +3,11 @@
 #include "opgraph/graph.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
+#include "api/plan_cache.h"
+#include "api/plan_choices.h"
 #include "api/plan_state.h"
 #include "engines/manifest.h"
 #include "plan/heuristics.h"
@@ -40,6 +43,7 @@ Graph::Graph(Graph&& other) : st_(std::make_unique<GraphPlanState>()) {
   if (other.st_->planned) throw std::logic_error("a planned graph cannot move: its plans refer to it");
   st_->target = other.st_->target;
   st_->host_fallback = other.st_->host_fallback;
+  st_->plan_cache = other.st_->plan_cache;
   adopt(std::move(other));
 }
 
@@ -48,6 +52,7 @@ Graph& Graph::operator=(Graph&& other) {
   if (other.st_->planned || st_->planned) throw std::logic_error("a planned graph cannot move: its plans refer to it");
   st_->target = other.st_->target;
   st_->host_fallback = other.st_->host_fallback;
+  st_->plan_cache = other.st_->plan_cache;
   adopt(std::move(other));
   return *this;
 }
@@ -64,6 +69,14 @@ Graph& Graph::set_device_properties(DeviceProperties p) {
   st_->target.device = std::move(p);
   return *this;
 }
+
+Graph& Graph::set_plan_cache(bool use) {
+  if (st_->planned) throw FrozenError("graph '" + context().name + "' is planned: set_plan_cache comes before planning");
+  st_->plan_cache = use;
+  return *this;
+}
+
+bool Graph::plan_cache() const noexcept { return st_->plan_cache; }
 
 const PlanTarget& Graph::plan_target() const { return st_->target; }
 bool Graph::is_planned() const noexcept { return st_->planned; }
@@ -123,12 +136,56 @@ Result<std::vector<const Engine*>> offer(const plan::Family& f, GraphPlanState& 
   return out;
 }
 
+// A cached list of the graph's layout class (api/plan_cache.h), taken as it is:
+// each entry's engine instantiated once per id, nothing ranked.
+Status adopt_cached(OpGraph& g, GraphPlanState& st, const plan::Manifest& m, plan_cache::Entry hit) {
+  std::map<std::int64_t, const Engine*> made;
+  for (auto& config : hit.plans) {
+    const Engine* engine = nullptr;
+    plan::DecodedId d = plan::decode_engine_id(config.engine_id);
+    if (d.band == plan::IdBand::BACKEND || config.engine_id == plan::kBackendHeuristicEngineId) {
+      if (!st.backend) continue;
+      engine = &st.backend->engine();
+      config.backend_index = -1;  // a position in another graph's backend list: replayed by (engine_id, knobs)
+    } else if (auto it = made.find(config.engine_id); it != made.end()) {
+      engine = it->second;
+    } else {
+      auto ref = plan::slot_for_id(m, config.engine_id);
+      if (ref.is_bad()) return ref.status();
+      auto e = plan::instantiate(ref.value());
+      if (e.is_bad()) return e.status();
+      engine = made[config.engine_id] = e.value().get();
+      st.engines.push_back(std::move(e.value()));
+    }
+    PlanRecord rec;
+    rec.name = plan_name(*engine, config);
+    rec.config = std::move(config);
+    rec.engine = engine;
+    st.plans.push_back(std::move(rec));
+  }
+  st.notes = std::move(hit.notes);
+  st.notes.push_back("plan list reused from the process's plan cache (layout class of this graph)");
+  apply_recorded_choice(g, st);
+  st.find_host_plan();
+  if (st.plans.empty())
+    return {ErrorCode::GRAPH_NOT_SUPPORTED, "no engine offers a plan for graph '" + g.context().name +
+                                                "': the cached list of its layout class is empty here"};
+  return Status::ok();
+}
+
 }  // namespace
 
 Status Graph::create_execution_plans(const std::vector<HeurMode>& modes) {
   if (modes.empty()) return {ErrorCode::INVALID_VALUE, "create_execution_plans needs at least one heuristic mode"};
   OPGRAPH_CHECK(begin_planning());
   const plan::Manifest& m = current_manifest();
+  std::string cache_key;
+  if (st_->plan_cache) {
+    auto k = plan_cache::key_for(*this, st_->target, modes);
+    if (k.is_bad()) return k.status();
+    cache_key = std::move(k.value());
+    if (auto hit = plan_cache::find(cache_key)) return adopt_cached(*this, *st_, m, std::move(*hit));
+  }
   plan::RankInputs in;
   in.family = plan::family_for(m, *this);
   if (in.family) {
@@ -155,6 +212,13 @@ Status Graph::create_execution_plans(const std::vector<HeurMode>& modes) {
     rec.engine = r.engine;
     st_->plans.push_back(std::move(rec));
   }
+  if (st_->plan_cache && !st_->plans.empty()) {
+    plan_cache::Entry e;
+    for (const auto& p : st_->plans) e.plans.push_back(p.config);
+    e.notes = st_->notes;
+    plan_cache::store(cache_key, std::move(e));
+  }
+  apply_recorded_choice(*this, *st_);  // an autotuned choice first (api/plan_choices.h)
   st_->find_host_plan();
   if (st_->plans.empty()) {
     std::string why;

@@ -54,6 +54,7 @@ struct GraphPlanState {
   bool pinned = false;
   std::int64_t host_plan = -1;   // the first plan whose engine needs no device; set when the list is made
   bool host_fallback = false;    // Graph::set_host_fallback: heuristics may take the host plan on a device target
+  bool plan_cache = false;       // Graph::set_plan_cache: reuse a ranked list of the layout class (api/plan_cache.h)
   std::atomic<std::int64_t> candidate{-1};          // the built plan execute() runs; -1: none
   std::int64_t workspace_limit = -1;                // -1: none
   std::vector<std::unique_ptr<CompiledPlan>> retired;  // deselected plans, kept alive (see LivePlan)

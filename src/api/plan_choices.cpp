@@ -1,0 +1,47 @@
+// api/plan_choices.cpp — a recorded autotune choice put first at planning.
+#include "api/plan_choices.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace opgraph {
+
+runtime::PlanChoiceStore plan_choice_store(const PlanTarget& target) {
+  return runtime::PlanChoiceStore(runtime::PlanChoiceOptions::from_env(),
+                                  runtime::plan_choice_environment(target.device));
+}
+
+void apply_recorded_choice(OpGraph& g, GraphPlanState& st) {
+  const runtime::PlanChoiceStore store = plan_choice_store(st.target);
+  if (!store.has_environment_dir()) return;
+  auto key = g.key();
+  if (key.is_bad()) return;
+  std::string why;
+  auto choice = store.lookup(*key, &why);
+  if (!choice) {
+    if (!why.empty()) st.notes.push_back("plan choice ignored (" + store.record_path(*key).string() + "): " + why);
+    return;
+  }
+  auto knobs = knobs_from_string(choice->knobs);
+  if (knobs.is_bad()) {
+    st.notes.push_back("plan choice ignored (" + store.record_path(*key).string() + "): its knobs do not read: " +
+                       knobs.status().message());
+    return;
+  }
+  auto same = [&](const PlanRecord& p) {
+    return p.config.engine_id == choice->engine_id && p.engine->knobs_to_public(p.config.knobs) == knobs.value();
+  };
+  auto it = std::find_if(st.plans.begin(), st.plans.end(), same);
+  if (it == st.plans.end()) {
+    st.notes.push_back("plan choice " + choice->name + " (engine " + std::to_string(choice->engine_id) +
+                       ") is not in this graph's plan list: ignored");
+    return;
+  }
+  std::rotate(st.plans.begin(), it, it + 1);
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), "%.4g", choice->median_ms);
+  st.notes.push_back("plan choice: " + st.plans.front().name + " first (recorded by autotune, median " + ms +
+                     " ms)");
+}
+
+}  // namespace opgraph
