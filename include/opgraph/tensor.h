@@ -51,7 +51,7 @@ class Tensor {
   Tensor& set_data_type(DataType t);
   Tensor& set_is_virtual(bool v);
   Tensor& set_output(bool is_output);          // = set_is_virtual(!is_output)
-  Tensor& set_uid(std::int64_t uid);           // a user uid; must be > 0
+  Tensor& set_uid(std::int64_t uid);           // a user uid; must be >= 0 (0 is a real uid)
   Tensor& clear_uid();
   Tensor& set_ragged_offset(TensorPtr offsets);
   Tensor& set_reordering_type(TensorReordering r);
@@ -66,7 +66,8 @@ class Tensor {
   bool get_is_virtual() const noexcept { return is_virtual_; }
   bool get_is_output() const noexcept { return !is_virtual_; }
   std::int64_t get_uid() const noexcept { return uid_; }
-  bool has_uid() const noexcept { return uid_ > 0; }
+  // A user uid may be 0 (cudnn-frontend's uids start there); an automatic one is >= 1.
+  bool has_uid() const noexcept { return uid_by_user_ || uid_ > 0; }
   bool get_uid_assigned_by_user() const noexcept { return uid_by_user_; }
   const TensorPtr& get_ragged_offset() const noexcept { return ragged_offset_; }
   TensorReordering get_reordering_type() const noexcept { return reordering_; }

@@ -73,6 +73,8 @@ KWARG_ALIASES = {
     "in_running_mean": "PREV_RUNNING_MEAN",
     "in_running_var": "PREV_RUNNING_VAR",
     "grad": "DY",
+    "left_bound": "diagonal_band_left_bound",  # cudnn's short spelling (sdpa_fp8, the SDPA family)
+    "right_bound": "diagonal_band_right_bound",
 }
 METHOD_ALIASES = {
     "conv_fprop": {"image": "X", "weight": "W", "filter": "W"},
@@ -106,6 +108,9 @@ RETURNS = {
     "sdpa_mxfp8_backward": ("dQ", "dK", "dV", "Amax_dQ", "Amax_dK", "Amax_dV"),
 }
 _COMMON = ("compute_data_type", "name")
+# A flag attribute cudnn also accepts as the output tensor itself -> the output port it asks for.
+OUTPUT_OF_FLAG = {"rng_dump": "RNG_DUMP", "dbias": "dBias", "score_max": "Max", "score_sum_exp": "Sum_exp",
+                  "dsink_token": "DSINK_TOKEN"}
 # Positional parameter names of required ports where cudnn's differ from the lower-case port name.
 _POSITIONAL_NAME = {"X": "input", "DY": "grad"}
 
@@ -185,7 +190,7 @@ class _Structured:
                 inference = kw.pop("is_inference")
                 if inference is not None:
                     kw.setdefault("generate_stats", not inference)
-        inputs, attrs = {}, {}
+        inputs, attrs, given_outputs = {}, {}, {}
         for k, v in kw.items():
             targets = self.keys.get(k)
             if targets is None:
@@ -198,10 +203,23 @@ class _Structured:
                 inputs[target] = _port_tensor(graph, self.op, target, v)
             else:
                 spec = self.attrs[target]
-                if spec["type"] == "BOOL" and isinstance(v, _C.tensor):
-                    v = True  # cudnn passes an output tensor (score_max=t, dBias=t): ask for the output
+                if spec["type"].upper() == "BOOL" and isinstance(v, _C.tensor):
+                    # cudnn passes the output tensor itself (rng_dump=T, dbias=T, score_max=T): ask for
+                    # the output, then bind T to it
+                    given_outputs[target] = v
+                    v = True
                 attrs[target] = _attr_value(v)
         outs = graph._add_node(self.op, inputs, attrs, compute, name)
+        if given_outputs:
+            by_port = dict(zip(self.outputs, outs))
+            for attr, t in given_outputs.items():
+                port = OUTPUT_OF_FLAG.get(attr)
+                if port is None or port not in by_port:
+                    raise TypeError(f"{self.op}(): '{attr}' takes a flag here, not a tensor")
+                graph._bind_output(t, by_port[port], f"{self.op}({attr}=tensor '{t.get_name()}')")
+            # the caller holds those outputs already (cudnn returns only the op's usual list)
+            bound = {OUTPUT_OF_FLAG[a] for a in given_outputs}
+            outs = [None if n in bound else t for n, t in zip(self.outputs, outs)]
         return self._returns(outs)
 
     def _returns(self, outs):

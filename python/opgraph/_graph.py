@@ -42,9 +42,11 @@ class pygraph(_C._GraphBase):
     # ------------------------------------------------------------- tensors --
     def tensor(self, dim=None, stride=None, data_type=None, is_virtual=False, is_pass_by_value=False,
                ragged_offset=None, reordering_type=None, name="", uid=None, value=None,
-               scalar_type=None):
+               scalar_type=None, ragged_offset_multiplier=1):
         """A graph tensor. dim/stride in elements (packed row-major strides when stride is omitted).
-        A pass-by-value tensor carries its value: is_pass_by_value=True, value=1e-5."""
+        A pass-by-value tensor carries its value: is_pass_by_value=True, value=1e-5.
+        uid: None or -1 leaves it to validate(); 0 and up are user uids (0 included)."""
+        _check_multiplier(name, ragged_offset_multiplier)
         if is_pass_by_value and value is None:
             raise ValueError(
                 f"tensor '{name}': a pass-by-value tensor needs its value at declaration "
@@ -54,7 +56,8 @@ class pygraph(_C._GraphBase):
             raise ValueError(f"tensor '{name}': value= is only meaningful with is_pass_by_value=True")
         return self._tensor(list(dim or []), list(stride or []), to_data_type(data_type), bool(is_virtual),
                             value, scalar_type or _C.scalar_type.RUNTIME_PARAM, ragged_offset,
-                            reordering_type or _C.tensor_reordering.NONE, name or "", int(uid or 0))
+                            reordering_type or _C.tensor_reordering.NONE, name or "",
+                            -1 if uid is None else int(uid))
 
     def tensor_scalar(self, value, data_type=None, scalar_type=None, name=""):
         """A pass-by-value scalar of shape [1] (FLOAT for a float value, INT64 for an int)."""
@@ -64,12 +67,22 @@ class pygraph(_C._GraphBase):
         return self.tensor(dim=[1], stride=[1], data_type=data_type, is_pass_by_value=True, value=value,
                            scalar_type=scalar_type, name=name)
 
-    def tensor_like(self, obj, name=""):
+    def tensor_like(self, obj, name="", is_pass_by_value=None):
         """A tensor with the dims, strides and dtype of `obj`: an opgraph.tensor (uid cleared), a
         torch tensor, a numpy array, a __dlpack__ producer or a __cuda_array_interface__ object.
-        The first CUDA buffer of a graph with no planning target makes it plan for that buffer's device."""
+        The first CUDA buffer of a graph with no planning target makes it plan for that buffer's device.
+
+        A one-element CPU torch tensor becomes a pass-by-value scalar (cudnn's rule for host tensors),
+        holding the tensor's value now; execute() takes the same tensor in its variant pack (see
+        execute). is_pass_by_value=True asks the same of any one-element host buffer (numpy too);
+        False keeps a CPU torch tensor a host buffer."""
         if isinstance(obj, _C.tensor):
             return self._tensor_like(obj, name or "")
+        if is_pass_by_value is None:
+            is_pass_by_value = _is_torch(obj) and getattr(getattr(obj, "device", None), "type", "") == "cpu" \
+                and _element_count(obj) == 1
+        if is_pass_by_value:
+            return self._scalar_like(obj, name or "")
         d = _C._describe_buffer(obj)
         if d["device"] == "cuda" and not self._has_device_target:
             self._target_device(d["device_id"] if d["device_id"] >= 0 else _current_cuda_device())
@@ -77,6 +90,197 @@ class pygraph(_C._GraphBase):
         if dt == _C.data_type.NOT_SET and hasattr(obj, "dtype"):
             dt = to_data_type(obj.dtype)  # fp8 / fp4 torch dtypes DLPack has no code for
         return self.tensor(dim=d["dims"], stride=d["strides"], data_type=dt, name=name or "")
+
+    def _scalar_like(self, obj, name):
+        """A pass-by-value scalar holding the value of the one-element host buffer `obj`."""
+        d = _C._describe_buffer(obj)
+        if d["device"] == "cuda":
+            raise ValueError(f"tensor_like '{name}': a pass-by-value tensor is read from host memory; "
+                             "this buffer is on a CUDA device")
+        if _element_count(obj) != 1:
+            raise ValueError(f"tensor_like '{name}': a pass-by-value tensor holds one value; this buffer has "
+                             f"{_element_count(obj)} elements")
+        dt = d["data_type"]
+        if dt == _C.data_type.NOT_SET and hasattr(obj, "dtype"):
+            dt = to_data_type(obj.dtype)
+        return self.tensor(dim=d["dims"], stride=d["strides"], data_type=dt, is_pass_by_value=True,
+                           value=_scalar_value(obj), name=name)
+
+    # ------------------------------------------------------ introspection --
+    def get_inputs(self):
+        """The graph's non-virtual tensors no node writes (what execute reads), in declaration order."""
+        written = {id(t) for n in self.nodes for t in _port_tensors(n.outputs)}
+        used = {id(t) for n in self.nodes for t in _port_tensors(n.inputs)}
+        return [t for t in self.tensors if not t.is_virtual and id(t) not in written and id(t) in used]
+
+    def get_outputs(self):
+        """The graph's non-virtual tensors a node writes (what execute writes), in declaration order."""
+        written = {id(t) for n in self.nodes for t in _port_tensors(n.outputs)}
+        return [t for t in self.tensors if not t.is_virtual and id(t) in written]
+
+    def get_node(self, name):
+        """The node called `name` (None when there is none)."""
+        return next((n for n in self.nodes if n.name == name), None)
+
+    def find_tensor(self, name_or_uid):
+        """The tensor with this uid (an int) or name (a str; ValueError when two tensors share it);
+        None when there is none."""
+        if isinstance(name_or_uid, _C.tensor):
+            name_or_uid = name_or_uid.get_uid()
+        if isinstance(name_or_uid, int) and not isinstance(name_or_uid, bool):
+            return next((t for t in self.tensors if t.has_uid() and t.get_uid() == name_or_uid), None)
+        hits = [t for t in self.tensors if t.get_name() == name_or_uid]
+        if len(hits) > 1:
+            raise ValueError(f"find_tensor: {len(hits)} tensors are named {name_or_uid!r}; look it up by uid")
+        return hits[0] if hits else None
+
+    def inspect(self):
+        """The graph as plain data: context, nodes (op, name, input/output tensor names, attributes)."""
+        return {
+            "context": {k: (v.name if hasattr(v, "name") else v) for k, v in self.context.items()},
+            "nodes": [{"name": n.name, "type": n.op,
+                       "inputs": {k: _names(v) for k, v in n.inputs.items()},
+                       "outputs": {k: _names(v) for k, v in n.outputs.items()},
+                       "params": dict(n.attributes)} for n in self.nodes],
+        }
+
+    @property
+    def plans(self):
+        """The ranked plan names from create_execution_plans() ([] before)."""
+        if not self.is_planned:
+            return []
+        return [self.get_plan_name_at_index(i) for i in range(self.get_execution_plan_count())]
+
+    @property
+    def selected_engine(self):
+        """The engine of the selected plan: None when the cuDNN backend serves it (cudnn's meaning),
+        else an object whose .name is the engine's manifest name ("reference", "gemm", ...) and .id
+        its engine id. None before planning."""
+        if not self.is_planned or self.get_execution_plan_count() == 0:
+            return None
+        index = self.get_selected_plan_index()
+        name = self.get_plan_name_at_index(index)
+        engine_name = name.split("[", 1)[0]
+        if engine_name.startswith("cudnn"):
+            return None
+        return _Engine(engine_name, self.get_engine_and_knobs_at_index(index)[0])
+
+    def get_behavior_notes(self):
+        """The behaviour notes of the selected plan."""
+        return self.get_behavior_notes_for_plan_at_index(self.get_selected_plan_index())
+
+    def get_cuda_graph_retention(self):
+        """opgraph keeps no CUDA graph of its own: "NONE"."""
+        return "NONE"
+
+    # ------------------------------------------------------------ CUDA graphs --
+    def populate_cuda_graph(self, handle, variant_pack, workspace, cuda_graph):
+        """Records the selected plan into the CUDA graph `cuda_graph` (a cudaGraph_t as an int).
+        Only a plan whose engine offers it (behaviour note SUPPORTS_CUDA_GRAPH_NATIVE_API) can;
+        any other raises GraphNotSupportedError, as cuDNN does. Capture execute() on a stream
+        (torch.cuda.graph) to put an opgraph plan in a CUDA graph instead."""
+        return self._cuda_graph_call("populate_cuda_graph", handle, variant_pack, workspace, cuda_graph)
+
+    def update_cuda_graph(self, handle, variant_pack, workspace, cuda_graph):
+        """Points a CUDA graph populate_cuda_graph() made at new buffers; same rule as populate."""
+        return self._cuda_graph_call("update_cuda_graph", handle, variant_pack, workspace, cuda_graph)
+
+    def _cuda_graph_call(self, what, handle, variant_pack, workspace, cuda_graph):
+        if isinstance(cuda_graph, bool) or not isinstance(cuda_graph, int) or cuda_graph <= 0:
+            raise TypeError(f"{what}: cuda_graph must be a cudaGraph_t as a non-zero int "
+                            f"(torch: torch.cuda.CUDAGraph().raw_cuda_graph()), got {cuda_graph!r}")
+        if not self.is_planned or not self.is_frozen:
+            raise ValueError(f"{what}: build the graph first (create_execution_plans, check_support, build_plans)")
+        pack = self._host_pack(variant_pack) if isinstance(variant_pack, dict) else variant_pack
+        self._normalize_only(pack, workspace, handle)  # the variant pack is judged as execute judges it
+        index = self.get_selected_plan_index()
+        if _C.behavior_note.SUPPORTS_CUDA_GRAPH_NATIVE_API not in self.get_behavior_notes_for_plan_at_index(index):
+            raise _C.GraphNotSupportedError(
+                f"{what}: plan {index} ('{self.get_plan_name_at_index(index)}') does not offer native CUDA graph "
+                "population (behaviour note SUPPORTS_CUDA_GRAPH_NATIVE_API); capture execute() on a stream instead")
+        raise _C.GraphNotSupportedError(f"{what}: no opgraph engine populates CUDA graphs natively yet")
+
+    # ----------------------------------------------------------- execute --
+    def execute(self, variant_pack, workspace=None, handle=None, override_uids=None, override_shapes=None,
+                override_strides=None):
+        """Runs the selected plan on `variant_pack` ({tensor or uid: buffer}, or a prepared pack).
+        None keys are ignored. A pass-by-value tensor's entry (the host tensor given to tensor_like)
+        must hold the value the graph was built with. override_uids / override_shapes /
+        override_strides (execute-time shapes) are accepted; a non-empty override is refused."""
+        _refuse_overrides("execute", override_uids, override_shapes, override_strides)
+        if isinstance(variant_pack, dict):
+            variant_pack = self._host_pack(variant_pack)
+        return super().execute(variant_pack, workspace, handle)
+
+    def execute_plan_at_index(self, variant_pack, workspace, index, handle=None, override_uids=None,
+                              override_shapes=None, override_strides=None):
+        """execute() with plan `index` (built by build_plan_at_index or build_plans(ALL))."""
+        _refuse_overrides("execute_plan_at_index", override_uids, override_shapes, override_strides)
+        if isinstance(variant_pack, dict):
+            variant_pack = self._host_pack(variant_pack)
+        return super().execute_plan_at_index(variant_pack, workspace, index, handle)
+
+    def prepare_variant_pack(self, variant_pack):
+        if isinstance(variant_pack, dict):
+            variant_pack = self._host_pack(variant_pack)
+        return super().prepare_variant_pack(variant_pack)
+
+    def _host_pack(self, pack):
+        """The variant pack without None keys and pass-by-value entries (each checked against its
+        declared value), with the tensors cudnn names as op outputs (sdpa's rng_dump=T) bound to the
+        outputs they stand for."""
+        aliases = self.__dict__.get("_aliases")
+        pbv = self._pass_by_value_uids()
+        if None not in pack and not pbv and not aliases:
+            return pack
+        out = {}
+        for k, v in pack.items():
+            if k is None:
+                continue
+            if aliases:
+                k = aliases.get(k, k) if isinstance(k, _C.tensor) else self._alias_uids().get(k, k)
+            uid = k.get_uid() if isinstance(k, _C.tensor) and k.has_uid() else k
+            t = k if isinstance(k, _C.tensor) else pbv.get(uid)
+            if t is not None and t.is_pass_by_value:
+                _check_scalar(t, v)
+                continue
+            out[k] = v
+        return out
+
+    def _pass_by_value_uids(self):
+        """{uid: tensor} of the pass-by-value tensors (cached once the graph is frozen)."""
+        cached = self.__dict__.get("_pbv_cache")
+        if cached is not None:
+            return cached
+        found = {t.get_uid(): t for t in self.tensors if t.is_pass_by_value and t.has_uid()}
+        if self.is_frozen:
+            self._pbv_cache = found
+        return found
+
+    def _alias_uids(self):
+        return {t.get_uid(): target for t, target in self._aliases.items() if t.has_uid()}
+
+    def _bind_output(self, given, produced, what):
+        """cudnn's `rng_dump=T` / `dbias=T`: the user's tensor T names the output the op makes.
+        The produced output takes T's declared dims, strides, data type, name and uid, and becomes
+        an output; a variant pack keyed by T (or T's uid) binds the produced output."""
+        if produced is None:
+            raise ValueError(f"{what}: the op made no output for this argument")
+        if given.get_dim():
+            produced.set_dim(given.get_dim())
+        if given.get_stride():
+            produced.set_stride(given.get_stride())
+        if given.get_data_type() != _C.data_type.NOT_SET:
+            produced._set_data_type(given.get_data_type())
+        if given.get_name():
+            produced.set_name(given.get_name())
+        if given.get_uid_assigned_by_user():
+            uid = given.get_uid()
+            given.clear_uid()
+            produced.set_uid(uid)
+        produced.set_output(True)
+        self.__dict__.setdefault("_aliases", {})[given] = produced
+        return produced
 
     # ----------------------------------------------------- special builders --
     def slice(self, input, slices, compute_data_type=None, name=""):
@@ -101,6 +305,13 @@ class pygraph(_C._GraphBase):
         """cudnn parity: validates (the graph has no separate backend build step)."""
         if not self.is_validated:
             self.validate()
+
+    def build_plans(self, *args, **kwargs):
+        """Builds the plans (cudnn's build_plans(policy)); a kernel_cache given to the graph records it."""
+        result = super().build_plans(*args, **kwargs)
+        if self.kernel_cache is not None and hasattr(self.kernel_cache, "_record"):
+            self.kernel_cache._record(self)
+        return result
 
     def build(self, heur_modes=None, policy=None):
         """cudnn's build(): create_execution_plans(heur_modes or [A, FALLBACK]), check_support, build_plans."""
@@ -143,6 +354,90 @@ class pygraph(_C._GraphBase):
             return f"<opgraph.pygraph (unserializable: {e})>"
 
 
+class _Engine:
+    """selected_engine's answer for an opgraph engine: its manifest name and engine id."""
+
+    def __init__(self, name, engine_id):
+        self.name, self.id = name, engine_id
+
+    def __repr__(self):
+        return f"<opgraph engine {self.name} ({self.id})>"
+
+
+def _port_tensors(ports):
+    for v in ports.values():
+        if isinstance(v, (list, tuple)):
+            yield from (t for t in v if t is not None)
+        elif v is not None:
+            yield v
+
+
+def _names(v):
+    if isinstance(v, (list, tuple)):
+        return [t.get_name() for t in v if t is not None]
+    return v.get_name() if v is not None else None
+
+
+def _is_torch(obj):
+    return type(obj).__module__.split(".", 1)[0] == "torch"
+
+
+def _element_count(obj):
+    n = 1
+    for d in getattr(obj, "shape", ()):
+        n *= int(d)
+    return n
+
+
+def _scalar_value(obj):
+    """The one value of a host buffer (torch / numpy tensor, or a Python number)."""
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        return obj
+    if hasattr(obj, "item"):
+        v = obj.item()
+    else:
+        import numpy as np
+
+        v = np.asarray(obj).reshape(-1)[0].item()
+    return float(v) if isinstance(v, float) else int(v) if isinstance(v, (int, bool)) else float(v)
+
+
+# The dtypes whose values compare exactly once rounded through numpy; others get this relative tolerance.
+_EXACT = {"FLOAT": "float32", "DOUBLE": "float64", "HALF": "float16"}
+
+
+def _check_scalar(t, buffer):
+    """A pass-by-value entry of a variant pack: its value must be the one the graph was built with."""
+    declared = t.get_pass_by_value()
+    given = _scalar_value(buffer)
+    dt = t.get_data_type().name
+    same = given == declared
+    if not same and dt in _EXACT:
+        import numpy as np
+
+        same = np.array(given, dtype=_EXACT[dt]) == np.array(declared, dtype=_EXACT[dt])
+    elif not same and isinstance(given, float):
+        same = abs(given - declared) <= 2.0 ** -7 * max(abs(given), abs(declared))
+    if not same:
+        raise ValueError(
+            f"variant pack: pass-by-value tensor '{t.get_name()}' (uid {t.get_uid()}) was built with the value "
+            f"{declared!r}; execute gives {given!r}. A pass-by-value value is fixed when the graph is built in "
+            "opgraph: build the graph again with the new value")
+
+
+def _check_multiplier(name, multiplier):
+    if multiplier != 1:
+        raise ValueError(f"tensor '{name}': ragged_offset_multiplier {multiplier} is not supported; opgraph reads "
+                         "ragged offsets in elements of the tensor they index (multiplier 1)")
+
+
+def _refuse_overrides(what, uids, shapes, strides):
+    if uids or shapes or strides:
+        raise NotImplementedError(
+            f"{what}: execute-time shape overrides (override_uids / override_shapes / override_strides) are not "
+            "supported yet; build a graph for each shape (the arguments are accepted empty)")
+
+
 def _current_cuda_device():
     """torch's current CUDA device when torch is imported, else 0."""
     import sys
@@ -159,6 +454,8 @@ def _device_properties_json(device_property, sm_version, sm_count):
     import json
 
     if device_property is not None:
+        if hasattr(device_property, "serialize"):  # create_device_properties()'s object
+            return device_property.serialize()
         return device_property if isinstance(device_property, str) else json.dumps(device_property)
     sm = int(sm_version)
     return json.dumps({"major": sm // 10, "minor": sm % 10, "sm_count": int(sm_count or 0), "l2_bytes": 0,

@@ -22,6 +22,16 @@ void bind_enums(nb::module_& m) {
   auto data_type = nb::enum_<DataType>(m, "data_type");
   add_named(data_type, DataType::NOT_SET);
   for (DataType t : kAllDataTypes) add_named(data_type, t);
+  // cudnn's members the IR has no element type for: values outside DataType's range, so no
+  // engine can take them; the binding refuses them wherever a tensor or a graph would hold one
+  // (opgraph._dtypes.check_supported names the rule).
+  nb::list unsupported;
+  int next = 200;
+  for (const char* name : {"INT8x4", "UINT8x4", "INT8x32", "FAST_FLOAT_FOR_FP8", "INT4", "FP8_E5M3"}) {
+    data_type.value(name, static_cast<DataType>(next++));
+    unsupported.append(data_type.attr(name));
+  }
+  m.attr("_unsupported_data_types") = unsupported;
   m.def("bits_of", [](DataType t) { return bits_of(t); }, nb::arg("data_type"),
         "Bits per element (4 for FP4_E2M1, 0 for NOT_SET).");
 

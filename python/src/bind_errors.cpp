@@ -14,6 +14,8 @@ namespace opgraph::py {
 namespace {
 
 PyObject* g_not_supported = nullptr;
+// The message of the last error the binding raised on this thread (get_last_error_string).
+thread_local std::string g_last_error;
 PyObject* g_frozen = nullptr;
 
 enum class PyKind { NOT_SUPPORTED, VALUE, FROZEN, RUNTIME };
@@ -76,11 +78,18 @@ void bind_errors(nb::module_& m) {
     try {
       std::rethrow_exception(p);
     } catch (const StatusError& e) {
+      g_last_error = e.status.message();
       PyErr_SetString(mapped_exception(e.status.code()), e.status.message().c_str());
     } catch (const FrozenError& e) {
+      g_last_error = e.what();
       PyErr_SetString(g_frozen, e.what());
     }
   });
+
+  m.def(
+      "get_last_error_string", [] { return g_last_error; },
+      "The message of the last error opgraph raised on this thread (\"\" before any).");
+  m.def("_set_last_error", [](const std::string& s) { g_last_error = s; }, nb::arg("message"));
 
   // The code names, and a hook raising what `code` maps to (the table's tests walk it).
   nb::list names;

@@ -103,10 +103,16 @@ TensorPtr make_tensor(PyGraph& g, std::vector<std::int64_t> dim, std::vector<std
   } else if (!stride.empty()) {
     a.set_stride(std::move(stride));
   }
+  if (is_unsupported_dtype(dtype))
+    throw StatusError{Status(ErrorCode::INVALID_VALUE,
+                             unsupported_dtype_rule("tensor '" + name + "'", nb::cast<std::string>(nb::cast(dtype).attr("name"))))};
   if (dtype != DataType::NOT_SET) a.set_data_type(dtype);
   a.set_is_virtual(is_virtual).set_name(name).set_reordering_type(reordering);
-  if (uid > 0) a.set_uid(uid);
-  else if (uid < 0) throw StatusError{Status(ErrorCode::INVALID_VALUE, "tensor '" + name + "': uid must be positive, got " + std::to_string(uid))};
+  // -1: no user uid (cudnn's default); 0 is a real uid, as in cudnn-frontend.
+  if (uid >= 0) a.set_uid(uid);
+  else if (uid != -1)
+    throw StatusError{Status(ErrorCode::INVALID_VALUE,
+                             "tensor '" + name + "': uid must be 0 or more (-1: none), got " + std::to_string(uid))};
   if (ragged_offset) a.set_ragged_offset(std::move(ragged_offset));
   if (!value.is_none()) {
     ScalarValue v;

@@ -16,6 +16,7 @@
 #include "buffers.h"
 #include "handle.h"
 #include "opgraph/device.h"
+#include "opgraph/engine_info.h"
 
 namespace opgraph::py {
 
@@ -114,6 +115,27 @@ void bind_handle(nb::module_& m) {
         return "<opgraph.handle device=" + (h.ordinal < 0 ? std::string("host") : std::to_string(h.ordinal)) +
                " stream=" + std::to_string(h.stream_value) + (h.destroyed ? " destroyed>" : ">");
       });
+  // The cuDNN library the runtime's loader finds (and loads; the process keeps it): its
+  // version in cuDNN's own encoding (91400 for 9.14.0), 0 when none loads. Asked once.
+  m.def("_backend_version", [] {
+    static const std::int64_t version = [] {
+      for (const LibraryInfo& lib : probe_gpu_libraries())
+        if (lib.name == "libcudnn" && lib.found) return lib.version;
+      return std::int64_t{0};
+    }();
+    return version;
+  });
+  // create_device_properties: device `ordinal`'s properties as JSON, and JSON read back
+  // into the canonical spelling (UNSUPPORTED_GRAPH_FORMAT naming a bad key).
+  m.def("_device_properties_of", [](int ordinal) {
+          Result<DeviceProperties> r = device_properties_of(ordinal);
+          return unwrap(std::move(r)).to_json();
+        },
+        nb::arg("ordinal"));
+  m.def("_canonical_device_properties",
+        [](const std::string& text) { return unwrap(DeviceProperties::from_json(text)).to_json(); }, nb::arg("json"));
+  m.def("_device_properties_for_arch",
+        [](const std::string& arch) { return unwrap(DeviceProperties::for_arch(arch)).to_json(); }, nb::arg("arch"));
   m.def("create_handle", &make_handle, nb::arg("device").none() = nb::none(), nb::rv_policy::take_ownership,
         "A handle on the current CUDA device (torch's current device, or `device`) carrying a stream (the "
         "default stream until set_stream); host-only, without error, when no device can be read and none was named.");

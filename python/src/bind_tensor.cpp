@@ -38,12 +38,22 @@ void bind_tensor(nb::module_& m) {
       .def("get_stride", &Tensor::get_stride)
       .def("set_stride", &Tensor::set_stride, nb::arg("stride"), nb::rv_policy::reference)
       .def("get_data_type", &Tensor::get_data_type)
-      .def("_set_data_type", &Tensor::set_data_type, nb::arg("data_type"), nb::rv_policy::reference)
+      .def("_set_data_type",
+           [](Tensor& x, DataType t) -> Tensor& {
+             if (is_unsupported_dtype(t))
+               throw StatusError{Status(ErrorCode::INVALID_VALUE,
+                                        unsupported_dtype_rule("tensor '" + x.get_name() + "'",
+                                                               nb::cast<std::string>(nb::cast(t).attr("name"))))};
+             return x.set_data_type(t);
+           },
+           nb::arg("data_type"), nb::rv_policy::reference)
       .def("get_name", &Tensor::get_name)
       .def("set_name", &Tensor::set_name, nb::arg("name"), nb::rv_policy::reference)
       .def("get_uid", &Tensor::get_uid)
       .def("set_uid", &Tensor::set_uid, nb::arg("uid"), nb::rv_policy::reference)
       .def("clear_uid", &Tensor::clear_uid, nb::rv_policy::reference)
+      .def("has_uid", &Tensor::has_uid, "Whether the tensor has a uid (a user's, 0 included, or validate's).")
+      .def("get_uid_assigned_by_user", &Tensor::get_uid_assigned_by_user)
       .def("get_is_virtual", &Tensor::get_is_virtual)
       .def("set_is_virtual", &Tensor::set_is_virtual, nb::arg("is_virtual"), nb::rv_policy::reference)
       .def("set_output", &Tensor::set_output, nb::arg("is_output"), nb::rv_policy::reference)

@@ -87,4 +87,13 @@ nb::class_<PyGraph> bind_graph(nb::module_& m);
 // The planning half of the graph class (bind_plans.cpp): the at-index API, build, execute.
 void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls);
 
+// cudnn's data_type members with no IR element type (INT4, FP8_E5M3, the vectorised int
+// types) are bound as values past DataType's range; a tensor or graph never holds one.
+inline bool is_unsupported_dtype(DataType t) { return static_cast<int>(t) >= 200; }
+inline std::string unsupported_dtype_rule(const std::string& who, const std::string& name) {
+  return who + ": data_type " + name +
+         " has no element type in opgraph's IR (INT4, FP8_E5M3, FAST_FLOAT_FOR_FP8 and the vectorised "
+         "INT8x4 / UINT8x4 / INT8x32 are cudnn-only); declare the tensor with a type the IR has";
+}
+
 }  // namespace opgraph::py

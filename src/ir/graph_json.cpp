@@ -291,7 +291,7 @@ struct GraphJson {
       if (!x.is_object()) return bad(p, "expected an object");
       if (!x.contains("uid") || !x["uid"].is_number_integer()) return bad(p + ".uid", "expected an integer");
       auto uid = x["uid"].get<std::int64_t>();
-      if (uid <= 0) return bad(p + ".uid", "must be positive");
+      if (uid < 0) return bad(p + ".uid", "must be 0 or more");
       if (by_uid.count(uid)) return bad(p + ".uid", "uid " + std::to_string(uid) + " listed twice");
       auto t = std::make_shared<Tensor>();
       bool uid_user = x.value("uid_by_user", false);

@@ -115,9 +115,9 @@ Status OpGraph::assign_uids() {
   std::map<std::int64_t, const Tensor*> user;
   for (const auto& t : tensors_) {
     if (!t->get_uid_assigned_by_user()) continue;
-    if (t->get_uid() <= 0)
+    if (t->get_uid() < 0)
       return {ErrorCode::INVALID_VALUE,
-              "tensor '" + t->get_name() + "': uid must be positive, got " + std::to_string(t->get_uid())};
+              "tensor '" + t->get_name() + "': uid must be 0 or more, got " + std::to_string(t->get_uid())};
     auto [it, fresh] = user.emplace(t->get_uid(), t.get());
     if (!fresh)
       return {ErrorCode::INVALID_VALUE, "uid " + std::to_string(t->get_uid()) + " is set on two tensors, '" +

@@ -135,7 +135,7 @@ TEST(GraphCore, JsonRoundTripIsIdentityAndKeyStable) {
 
 TEST(GraphCore, DeserializeRefusesGarbageWithPath) {
   for (const char* bad : {"", "{", "[]", "{\"version\":1}", "{\"version\":2,\"context\":{},\"tensors\":[],\"nodes\":[]}",
-                          "{\"version\":1,\"context\":{},\"tensors\":[{\"uid\":0}],\"nodes\":[]}",
+                          "{\"version\":1,\"context\":{},\"tensors\":[{\"uid\":-1}],\"nodes\":[]}",  // uid 0 is a real uid
                           "{\"version\":1,\"context\":{},\"tensors\":[],\"nodes\":[{\"op\":\"nope\"}]}",
                           "{\"version\":1,\"context\":{},\"tensors\":[],\"nodes\":[{\"op\":\"matmul\",\"inputs\":{\"A\":[3]}}]}"}) {
     auto r = OpGraph::deserialize(bad);

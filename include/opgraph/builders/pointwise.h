@@ -40,7 +40,7 @@ struct PointwiseTraits {
   bool is_comparison = false;  // OUT_0 is BOOLEAN
   bool is_logical = false;     // every input and OUT_0 are BOOLEAN
   bool is_select = false;      // IN_2 is a BOOLEAN mask
-  bool accepts_bool = false;   // BOOLEAN data inputs allowed (IDENTITY, BINARY_SELECT, CMP_EQ/NEQ)
+  bool accepts_bool = false;   // BOOLEAN data inputs allowed (IDENTITY, BINARY_SELECT, CMP_EQ/NEQ, MUL)
   bool uses_axis = false;      // `axis` required (GEN_INDEX)
   bool uses_relu_clip = false; // relu_lower_clip, relu_upper_clip, relu_lower_clip_slope apply
   bool uses_swish_beta = false;

@@ -45,12 +45,14 @@ constexpr PointwiseTraits kCmpEq{.is_comparison = true, .accepts_bool = true};
 constexpr PointwiseTraits kLogical{.is_logical = true, .accepts_bool = true};
 constexpr PointwiseTraits kSelect{.is_select = true, .accepts_bool = true};
 constexpr PointwiseTraits kIdentity{.accepts_bool = true};
+// MUL takes a BOOLEAN operand as a 0/1 mask (cuDNN does; cudnn-frontend's tests mask with it).
+constexpr PointwiseTraits kMul{.accepts_bool = true};
 constexpr PointwiseTraits kGenIndex{.accepts_bool = true, .uses_axis = true};
 
 // Row i describes PointwiseMode(i); arity from cudnn's get_pointwise_mode_port_count minus the output.
 const PointwiseModeInfo kModes[] = {
     {M::ADD, "ADD", 2, M::ADD, kPlain},
-    {M::MUL, "MUL", 2, M::MUL, kPlain},
+    {M::MUL, "MUL", 2, M::MUL, kMul},
     {M::SQRT, "SQRT", 1, M::SQRT, kPlain},
     {M::MAX, "MAX", 2, M::MAX, kPlain},
     {M::MIN, "MIN", 2, M::MIN, kPlain},

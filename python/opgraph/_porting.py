@@ -1,0 +1,231 @@
+"""The module-level names of cudnn-frontend's Python package that opgraph offers by their cudnn names.
+
+backend_version / backend_version_string (the cuDNN the process loads), get_last_error_string,
+create_kernel_cache, create_device_properties, the decorator-style API (graph, jit, graph_cache)
+and the names of ops opgraph does not have yet, which raise NotImplementedError when called
+(docs/porting.md lists them).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+
+from . import _C
+
+# ------------------------------------------------------------------ backend --
+
+
+def backend_version() -> int:
+    """The cuDNN library this process loads, in cuDNN's own encoding (91900 for 9.19.0); 0 when
+    none can be loaded. Asking loads it (the runtime's loader: OPGRAPH_LIBCUDNN first)."""
+    return int(_C._backend_version())
+
+
+def backend_version_string() -> str:
+    """backend_version() as "major.minor.patch" ("0.0.0" without a cuDNN)."""
+    v = backend_version()
+    if v >= 10000:  # cuDNN 9+: major*10000 + minor*100 + patch
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    return f"{v // 1000}.{v // 100 % 10}.{v % 100}"  # cuDNN 8: major*1000 + minor*100 + patch
+
+
+get_last_error_string = _C.get_last_error_string
+
+# ---------------------------------------------------------- device properties --
+
+
+class device_properties:
+    """A planning target as cudnn's DeviceProperties object: serialize() gives its JSON, which
+    create_device_properties(json) and pygraph(device_property=...) read back."""
+
+    def __init__(self, text: str):
+        self._json = _C._canonical_device_properties(text)
+
+    def serialize(self) -> str:
+        return self._json
+
+    def deserialize(self, text) -> "device_properties":
+        self._json = _C._canonical_device_properties(_text(text))
+        return self
+
+    @property
+    def sm_version(self) -> int:
+        d = json.loads(self._json)
+        return d["major"] * 10 + d["minor"]
+
+    def __repr__(self):
+        return f"<opgraph.device_properties {self._json}>"
+
+
+def create_device_properties(source=0) -> device_properties:
+    """The properties of CUDA device `source` (an int ordinal), or read from their JSON (a str or
+    bytes from serialize(), or a dict); "sm_90" names a device-less target by architecture."""
+    if isinstance(source, bool):
+        raise TypeError("create_device_properties: expects a device ordinal, a JSON string or a dict")
+    if isinstance(source, int):
+        return device_properties(_C._device_properties_of(source))
+    if isinstance(source, dict):
+        return device_properties(json.dumps(source))
+    text = _text(source)
+    if text.startswith("sm_"):
+        return device_properties(_C._device_properties_for_arch(text))
+    return device_properties(text)
+
+
+def _text(x) -> str:
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return bytes(x).decode("utf-8")
+    if not isinstance(x, str):
+        raise TypeError(f"expected JSON text (str or bytes), got {type(x).__name__}")
+    return x
+
+
+# -------------------------------------------------------------- kernel cache --
+
+_KERNEL_CACHE_FORMAT = "opgraph.kernel_cache"
+
+
+class kernel_cache:
+    """cudnn's KernelCache object. opgraph compiles every kernel into its on-disk kernel cache
+    (OPGRAPH_CACHE_DIR; `opgraph cache`) whichever graph asks, so this object does not hold
+    kernels: it records the graphs built with it (pygraph(kernel_cache=...)), by key, and
+    serialize() / deserialize() carry that record. A graph built again finds its kernels in the
+    disk cache. deserialize() into a cache that already holds a record is refused, as in cudnn."""
+
+    def __init__(self):
+        self._keys = []
+
+    def _record(self, graph):
+        key = graph.key()
+        if key not in self._keys:
+            self._keys.append(key)
+
+    @property
+    def graph_keys(self):
+        return list(self._keys)
+
+    def serialize(self) -> str:
+        return json.dumps({"format": _KERNEL_CACHE_FORMAT, "version": 1, "graph_keys": self._keys})
+
+    def deserialize(self, data) -> "kernel_cache":
+        if self._keys:
+            raise RuntimeError("kernel_cache.deserialize: this cache already holds graphs; deserialize into a "
+                               "new cache (create_kernel_cache())")
+        try:
+            d = json.loads(_text(data))
+        except ValueError as e:
+            raise _C.GraphNotSupportedError(f"kernel_cache.deserialize: not JSON ({e})") from None
+        if not isinstance(d, dict) or d.get("format") != _KERNEL_CACHE_FORMAT or d.get("version") != 1 \
+                or not isinstance(d.get("graph_keys"), list) \
+                or not all(isinstance(k, int) and not isinstance(k, bool) for k in d["graph_keys"]):
+            raise _C.GraphNotSupportedError(
+                "kernel_cache.deserialize: not a serialized opgraph kernel cache "
+                f"(expected {{'format': '{_KERNEL_CACHE_FORMAT}', 'version': 1, 'graph_keys': [int, ...]}})")
+        self._keys = list(d["graph_keys"])
+        return self
+
+    def __repr__(self):
+        return f"<opgraph.kernel_cache {len(self._keys)} graphs>"
+
+
+def create_kernel_cache() -> kernel_cache:
+    """A new, empty kernel cache object (see kernel_cache)."""
+    return kernel_cache()
+
+
+# ------------------------------------------------------- decorator-style API --
+
+
+def graph_cache(key_fn, maxsize=256):
+    """Memoises a graph-making function on key_fn(*args, **kwargs); at most `maxsize` entries, the
+    oldest entry leaving first."""
+    if maxsize < 1:
+        raise ValueError(f"graph_cache: maxsize must be at least 1, got {maxsize}")
+
+    def decorate(make):
+        entries = {}
+
+        @functools.wraps(make)
+        def cached(*args, **kwargs):
+            key = key_fn(*args, **kwargs)
+            if key not in entries:
+                if len(entries) >= maxsize:
+                    del entries[next(iter(entries))]
+                entries[key] = make(*args, **kwargs)
+            return entries[key]
+
+        cached.cache = entries
+        return cached
+
+    return decorate
+
+
+def jit(heur_modes=None, **options):
+    """Decorates a function returning (graph, [tensors]): the call builds the graph (plans for
+    `heur_modes`, default heur_mode.A; a graph that already has plans is left as it is) and
+    returns (graph, [uid of each tensor])."""
+    modes = [_C.heur_mode.A] if heur_modes is None else heur_modes
+    if not isinstance(modes, (list, tuple)):
+        modes = [modes]
+    modes = list(modes)
+    if options:
+        raise TypeError(f"jit: unexpected options {sorted(options)}")
+
+    def decorate(make):
+        @functools.wraps(make)
+        def built(*args, **kwargs):
+            g, tensors = make(*args, **kwargs)
+            if not g.is_planned or g.get_execution_plan_count() <= 0:
+                g.build(modes)
+            return g, [t.get_uid() for t in tensors]
+
+        return built
+
+    return decorate
+
+
+@contextlib.contextmanager
+def graph(handle, name="cudnn_graph", io_data_type=None, intermediate_data_type=None, compute_data_type=None):
+    """`with graph(handle) as (g, tensors):` a new pygraph on `handle` (io HALF, intermediate and
+    compute FLOAT unless given) and an empty list for the caller's tensors."""
+    from ._graph import pygraph
+
+    g = pygraph(handle=handle, name=name,
+                io_data_type=_C.data_type.HALF if io_data_type is None else io_data_type,
+                intermediate_data_type=_C.data_type.FLOAT if intermediate_data_type is None
+                else intermediate_data_type,
+                compute_data_type=_C.data_type.FLOAT if compute_data_type is None else compute_data_type)
+    yield g, []
+
+
+# ---------------------------------------------------- ops opgraph lacks yet --
+
+# cudnn-frontend 1.32's functions for op families opgraph has no op for yet.
+MISSING_OPS = {
+    "causal conv1d": ("causal_conv1d_forward", "causal_conv1d_backward", "causal_conv1d_nwh_forward",
+                      "causal_conv1d_nwh_backward", "b2b_causal_conv1d_forward", "b2b_causal_conv1d_backward",
+                      "fft_causal_conv1d_forward", "fft_causal_conv1d_backward",
+                      "long_fft_causal_conv1d_get_buffer_sizes", "long_fft_causal_conv1d_forward",
+                      "long_fft_causal_conv1d_backward"),
+    "graph neural network": ("gnn_agg_op", "gnn_agg_simple_forward", "gnn_agg_simple_backward", "gnn_activation_op",
+                             "gnn_mha_gat_forward", "gnn_mha_gat_backward", "gnn_mha_gat_v2_forward",
+                             "gnn_mha_gat_v2_backward"),
+}
+
+
+def _missing(name, family):
+    def missing(*args, **kwargs):
+        raise NotImplementedError(f"{name}: opgraph has no {family} op yet (docs/porting.md lists what is missing)")
+
+    missing.__name__ = missing.__qualname__ = name
+    missing.__doc__ = f"Not available: opgraph has no {family} op yet; calling it raises NotImplementedError."
+    return missing
+
+
+MISSING = {name: _missing(name, family) for family, names in MISSING_OPS.items() for name in names}
+
+
+def sdpa_capabilities() -> frozenset:
+    """cudnn's packed (THD) SDPA binder capabilities: opgraph has no such binder, so none."""
+    return frozenset()
