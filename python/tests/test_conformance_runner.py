@@ -1,0 +1,153 @@
+"""The CPU paths of tests/conformance/cudnn_fe.sh: the alias package it generates is imports only
+and gives opgraph's objects under the name `cudnn`; the id selection is deterministic; the table
+counts per file and lists what passes with the real wheel only; --dry-run checks the checkout
+(release pin, outside our tree, files present) and lists what it would run."""
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import opgraph
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CONF = os.path.join(REPO, "tests", "conformance")
+sys.path.insert(0, CONF)
+import make_alias  # noqa: E402
+import select_ids  # noqa: E402
+import table  # noqa: E402
+
+OPGRAPH_PATH = os.path.dirname(os.path.dirname(os.path.abspath(opgraph.__file__)))
+
+
+def test_the_alias_package_is_imports_only(tmp_path):
+    pkg = make_alias.write(str(tmp_path))
+    names = sorted(os.listdir(pkg))
+    assert names == ["__init__.py", "_compiled_module.py"]
+    for name in names:
+        tree = ast.parse(open(os.path.join(pkg, name)).read())
+        kinds = {type(node).__name__ for node in tree.body}
+        assert kinds <= {"Import", "ImportFrom"}, (name, kinds)
+
+
+def test_the_alias_gives_opgraphs_objects_under_the_name_cudnn(tmp_path):
+    make_alias.write(str(tmp_path))
+    code = textwrap.dedent("""
+        import numpy as np
+        import cudnn, opgraph
+        assert cudnn.pygraph is opgraph.pygraph
+        assert cudnn._compiled_module.data_type is opgraph.data_type
+        assert cudnn.backend_version is opgraph.backend_version
+        assert cudnn.__version__ == opgraph.__version__
+        for name in ("jit", "graph", "graph_cache", "create_kernel_cache", "create_device_properties",
+                     "get_last_error_string", "backend_version_string", "cudnnGraphNotSupportedError"):
+            assert getattr(cudnn, name) is getattr(opgraph, name), name
+        # a cudnn-style graph through the alias, on host buffers
+        g = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT, compute_data_type=cudnn.data_type.FLOAT)
+        x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+        X = g.tensor(name="X", dim=[2, 3], stride=[3, 1], data_type=cudnn.data_type.FLOAT, uid=0)
+        Y = g.relu(name="relu", input=X)
+        Y.set_output(True).set_uid(1)
+        g.validate(); g.build_operation_graph()
+        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        g.check_support(); g.build_plans()
+        y = np.full_like(x, np.nan)
+        g.execute({0: x, 1: y, None: None}, None)
+        assert (y == np.maximum(x, 0)).all()
+        print("ok")
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), OPGRAPH_PATH]))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_id_selection_keeps_small_files_and_samples_big_ones_deterministically():
+    ids = [f"test_rmsnorm.py::test_a[{i}]" for i in range(5)]
+    ids += [f"test_mhas.py::test_sdpa[cfg{i:03d}]" for i in range(100)]
+    ids += ["test_conv_fuzzer.py::test_x", "not an id", "test_slice.py::test_int8"]
+    chosen = select_ids.choose(ids, 10)
+    assert [t for t in chosen if t.startswith("test_rmsnorm")] == sorted(ids[:5])
+    mhas = [t for t in chosen if t.startswith("test_mhas")]
+    assert len(mhas) == 10 and mhas[0] == "test_mhas.py::test_sdpa[cfg000]"
+    # the order of collection does not matter
+    assert mhas == [t for t in select_ids.choose(list(reversed(ids)), 10) if t.startswith("test_mhas")]
+    assert "test_conv_fuzzer.py::test_x" not in chosen  # out of scope
+    assert "test_slice.py::test_int8" in chosen
+    assert len(select_ids.IN_SCOPE) == 21 and set(select_ids.BIG) <= set(select_ids.IN_SCOPE)
+
+
+def junit(path, cases):
+    rows = []
+    for classname, name, outcome in cases:
+        inner = {"passed": "", "failed": "<failure message='x'/>", "error": "<error message='x'/>",
+                 "skipped": "<skipped message='x'/>"}[outcome]
+        rows.append(f'<testcase classname="{classname}" name="{name}">{inner}</testcase>')
+    path.write_text(f'<testsuites><testsuite name="pytest">{"".join(rows)}</testsuite></testsuites>')
+    return str(path)
+
+
+def test_table_counts_per_file_and_lists_what_passes_only_with_the_real_wheel(tmp_path):
+    real = junit(tmp_path / "real.xml", [("test_slice", "test_a", "passed"), ("test_slice", "test_b", "passed"),
+                                         ("test_mhas", "test_s[1]", "passed"), ("test_mhas", "test_s[2]", "skipped"),
+                                         ("test_mhas.TestX", "test_c", "passed")])
+    ours = junit(tmp_path / "ours.xml", [("test_slice", "test_a", "passed"), ("test_slice", "test_b", "error"),
+                                         ("test_mhas", "test_s[1]", "skipped"), ("test_mhas", "test_s[2]", "failed"),
+                                         ("test_mhas.TestX", "test_c", "passed")])
+    notes = tmp_path / "notes.tsv"
+    notes.write_text("# comment\ntest_mhas.py::test_s\tneeds cuDNN 9.9's paged SDPA\n")
+    lines, regressions = table.table(table.read(real), table.read(ours), table.read_notes(str(notes)))
+    assert regressions == ["test_slice.py::test_b", "test_mhas.py::test_s[1]"]
+    text = "\n".join(lines)
+    assert "test_mhas.py" in text and "test_slice.py" in text
+    row = next(line for line in lines if line.startswith("test_mhas.py"))
+    assert row.split()[1:] == ["2/0/1", "1/1/1"]
+    assert "test_mhas.py::test_s[1]  [skipped]  -- needs cuDNN 9.9's paged SDPA" in text
+    assert "test_mhas.py::TestX::test_c" in table.read(real)
+    assert table.main(["table.py", real, ours]) == 1
+    assert table.main(["table.py", real, real]) == 0
+
+
+def fake_checkout(root, version="1.23.0", drop=None):
+    tests = root / "test" / "python"
+    tests.mkdir(parents=True)
+    for name in ("conftest.py", "pytest.ini") + select_ids.IN_SCOPE:
+        if name != drop:
+            (tests / name).write_text("")
+    major, minor, patch = version.split(".")
+    (root / "include").mkdir()
+    (root / "include" / "cudnn_frontend_version.h").write_text(
+        f"#define CUDNN_FRONTEND_MAJOR_VERSION {major}\n#define CUDNN_FRONTEND_MINOR_VERSION {minor}\n"
+        f"#define CUDNN_FRONTEND_PATCH_VERSION {patch}\n")
+    return root
+
+
+def run_sh(*args):
+    return subprocess.run(["bash", os.path.join(CONF, "cudnn_fe.sh"), "--python", sys.executable, *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_dry_run_lists_what_it_would_run(tmp_path):
+    fe = fake_checkout(tmp_path / "fe")
+    r = run_sh("--fe", str(fe), "--out", str(tmp_path / "out"), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "cudnn-frontend 1.23.0" in r.stdout
+    for name in select_ids.IN_SCOPE:
+        assert f"  {name}\n" in r.stdout
+    assert "make_alias.py" in r.stdout and "table.py" in r.stdout
+    assert not (tmp_path / "out").exists()  # a dry run writes nothing
+
+
+@pytest.mark.parametrize("case", ["wrong release", "missing file", "inside the tree", "no checkout"])
+def test_dry_run_refuses_a_checkout_it_cannot_use(tmp_path, case):
+    if case == "wrong release":
+        fe, want = fake_checkout(tmp_path / "fe", version="1.22.1"), "pinned to 1.23.0"
+    elif case == "missing file":
+        fe, want = fake_checkout(tmp_path / "fe", drop="test_mhas.py"), "test_mhas.py"
+    elif case == "inside the tree":
+        fe, want = REPO, "inside this repository"
+    else:
+        fe, want = tmp_path / "nothing", "no such folder"
+    r = run_sh("--fe", str(fe), "--dry-run")
+    assert r.returncode == 2 and want in r.stderr, r.stderr

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Prints the conformance table of two runs of cudnn-frontend's Python tests: one with the real
+`cudnn` wheel, one with the alias package over opgraph (tests/conformance/cudnn_fe.sh).
+
+    python3 table.py REAL.xml OPGRAPH.xml [NOTES.tsv]
+
+Both inputs are pytest --junitxml files. Per test file: passed / failed / skipped for each run
+(an error counts as failed); then every test id that passes with the real wheel and does not
+pass with opgraph, each with its opgraph outcome and, when NOTES.tsv names it, why (a test that
+needs what only the real cuDNN backend gives says so there; lines "id-prefix<TAB>reason").
+Exit status: 0 when no such id exists, 1 otherwise.
+"""
+import sys
+import xml.etree.ElementTree as ET
+from collections import OrderedDict
+
+OUTCOMES = ("passed", "failed", "skipped")
+
+
+def read(path):
+    """{test id: outcome} from a junit xml file; the id is 'file.py::name[params]'."""
+    out = OrderedDict()
+    for case in ET.parse(path).getroot().iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        parts = classname.split(".")
+        # pytest writes classname 'test_x' or 'test_x.TestClass'; the file is the first part
+        file = parts[0] + ".py"
+        test_id = "::".join([file] + parts[1:] + [name])
+        if case.find("failure") is not None or case.find("error") is not None:
+            outcome = "failed"
+        elif case.find("skipped") is not None:
+            outcome = "skipped"
+        else:
+            outcome = "passed"
+        out[test_id] = outcome
+    return out
+
+
+def read_notes(path):
+    notes = []
+    if not path:
+        return notes
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            prefix, _, reason = line.partition("\t")
+            notes.append((prefix, reason))
+    return notes
+
+
+def note_for(test_id, notes):
+    return next((reason for prefix, reason in notes if test_id.startswith(prefix)), "")
+
+
+def table(real, ours, notes=()):
+    """The table's lines and the ids that pass with the real wheel only."""
+    files = OrderedDict()
+    for results, side in ((real, 0), (ours, 1)):
+        for test_id, outcome in results.items():
+            counts = files.setdefault(test_id.split("::", 1)[0], [dict.fromkeys(OUTCOMES, 0) for _ in range(2)])
+            counts[side][outcome] += 1
+    lines = [f"{'file':40} {'real p/f/s':>14} {'opgraph p/f/s':>14}"]
+    total = [dict.fromkeys(OUTCOMES, 0) for _ in range(2)]
+    for file, counts in sorted(files.items()):
+        cells = []
+        for side in range(2):
+            c = counts[side]
+            for k in OUTCOMES:
+                total[side][k] += c[k]
+            cells.append("/".join(str(c[k]) for k in OUTCOMES))
+        lines.append(f"{file:40} {cells[0]:>14} {cells[1]:>14}")
+    lines.append(f"{'total':40} {'/'.join(str(total[0][k]) for k in OUTCOMES):>14} "
+                 f"{'/'.join(str(total[1][k]) for k in OUTCOMES):>14}")
+    regressions = [t for t, o in real.items() if o == "passed" and ours.get(t) != "passed"]
+    lines.append("")
+    lines.append(f"passing with the real wheel, not with opgraph: {len(regressions)}")
+    for t in regressions:
+        why = note_for(t, notes)
+        lines.append(f"  {t}  [{ours.get(t, 'not run')}]" + (f"  -- {why}" if why else ""))
+    return lines, regressions
+
+
+def main(argv):
+    if len(argv) not in (3, 4):
+        sys.exit("usage: table.py REAL.xml OPGRAPH.xml [NOTES.tsv]")
+    lines, regressions = table(read(argv[1]), read(argv[2]), read_notes(argv[3] if len(argv) == 4 else None))
+    print("\n".join(lines))
+    return 1 if regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
