@@ -47,17 +47,20 @@ class pygraph(_C._GraphBase):
         A pass-by-value tensor carries its value: is_pass_by_value=True, value=1e-5.
         uid: None or -1 leaves it to validate(); 0 and up are user uids (0 included)."""
         _check_multiplier(name, ragged_offset_multiplier)
-        if is_pass_by_value and value is None:
-            raise ValueError(
-                f"tensor '{name}': a pass-by-value tensor needs its value at declaration "
-                "(tensor(..., is_pass_by_value=True, value=...) or tensor_scalar(value)); "
-                "values supplied at execute time are not supported yet")
+        deferred = is_pass_by_value and value is None
+        if deferred:
+            # cudnn's runtime scalar: the value comes with execute. The graph is built with 0 in
+            # its place; execute builds it again for the value it is given (see execute).
+            value = 0 if to_data_type(data_type) in _INT_TYPES else 0.0
         if value is not None and not is_pass_by_value:
             raise ValueError(f"tensor '{name}': value= is only meaningful with is_pass_by_value=True")
-        return self._tensor(list(dim or []), list(stride or []), to_data_type(data_type), bool(is_virtual),
-                            value, scalar_type or _C.scalar_type.RUNTIME_PARAM, ragged_offset,
-                            reordering_type or _C.tensor_reordering.NONE, name or "",
-                            -1 if uid is None else int(uid))
+        t = self._tensor(list(dim or []), list(stride or []), to_data_type(data_type), bool(is_virtual),
+                         value, scalar_type or _C.scalar_type.RUNTIME_PARAM, ragged_offset,
+                         reordering_type or _C.tensor_reordering.NONE, name or "",
+                         -1 if uid is None else int(uid))
+        if deferred:
+            self.__dict__.setdefault("_deferred", []).append(t)
+        return t
 
     def tensor_scalar(self, value, data_type=None, scalar_type=None, name=""):
         """A pass-by-value scalar of shape [1] (FLOAT for a float value, INT64 for an int)."""
@@ -85,7 +88,8 @@ class pygraph(_C._GraphBase):
             return self._scalar_like(obj, name or "")
         d = _C._describe_buffer(obj)
         if d["device"] == "cuda" and not self._has_device_target:
-            self._target_device(d["device_id"] if d["device_id"] >= 0 else _current_cuda_device())
+            self._target_ordinal = d["device_id"] if d["device_id"] >= 0 else _current_cuda_device()
+            self._target_device(self._target_ordinal)
         dt = d["data_type"]
         if dt == _C.data_type.NOT_SET and hasattr(obj, "dtype"):
             dt = to_data_type(obj.dtype)  # fp8 / fp4 torch dtypes DLPack has no code for
@@ -209,6 +213,10 @@ class pygraph(_C._GraphBase):
         override_strides (execute-time shapes) are accepted; a non-empty override is refused."""
         _refuse_overrides("execute", override_uids, override_shapes, override_strides)
         if isinstance(variant_pack, dict):
+            if self.__dict__.get("_deferred"):
+                built, variant_pack = self._for_execute_values(variant_pack)
+                if built is not self:
+                    return built.execute(variant_pack, workspace, handle)
             variant_pack = self._host_pack(variant_pack)
         return super().execute(variant_pack, workspace, handle)
 
@@ -246,6 +254,64 @@ class pygraph(_C._GraphBase):
                 continue
             out[k] = v
         return out
+
+    def _for_execute_values(self, pack):
+        """The graph that runs `pack` when pass-by-value tensors were declared without a value: this
+        one when the pack's values are those it was built with, else the same graph built again
+        with the pack's values (the same engine and knobs; kept per set of values), with the pack
+        keyed by uid for it."""
+        values = {}
+        for t in self._deferred:
+            given = next((v for k, v in pack.items() if k is t or (isinstance(k, int) and not isinstance(k, bool)
+                                                                    and t.has_uid() and k == t.get_uid())), None)
+            if given is None:
+                raise ValueError(f"variant pack: pass-by-value tensor '{t.get_name()}' was declared without a value; "
+                                 "execute needs it in the variant pack")
+            values[t.get_uid()] = _scalar_value(given)
+        if all(_same_value(t, values[t.get_uid()]) for t in self._deferred):
+            return self, pack
+        key = tuple(sorted(values.items()))
+        rebuilt = self.__dict__.setdefault("_rebuilt", {})
+        g = rebuilt.get(key)
+        if g is None:
+            g = self._rebuild_with(values)
+            rebuilt[key] = g
+        deferred_uids = set(values)
+        aliases = self.__dict__.get("_aliases") or {}
+        out = {}
+        for k, v in pack.items():
+            if k is None:
+                continue
+            k = aliases.get(k, k) if isinstance(k, _C.tensor) else k
+            uid = k.get_uid() if isinstance(k, _C.tensor) else k
+            if uid in deferred_uids:
+                continue
+            out[uid] = v
+        return g, out
+
+    def _rebuild_with(self, values):
+        """This graph, planned with the same engine and knobs as its selected plan, with the
+        pass-by-value tensors of uid -> value in `values` holding those values."""
+        import json
+
+        if not self.is_planned or not self.is_frozen:
+            raise ValueError("execute: build the graph first (create_execution_plans, check_support, build_plans)")
+        doc = json.loads(self._serialize())
+        for t in doc["tensors"]:
+            if t["uid"] in values:
+                t["pass_by_value"]["value"] = values[t["uid"]]
+        g = pygraph(handle=self.handle, sm_count=self.sm_count, sm_version=self.sm_version,
+                    device_property=self.device_property)
+        ordinal = self.__dict__.get("_target_ordinal")
+        if ordinal is not None and not g._has_device_target:
+            g._target_device(ordinal)
+        g._deserialize_into(json.dumps(doc))
+        g.set_host_fallback(self.host_fallback)
+        engine_id, knobs = self.get_engine_and_knobs_at_index(self.get_selected_plan_index())
+        g.create_execution_plan(engine_id, knobs)
+        g.check_support()
+        g.build_plans()
+        return g
 
     def _pass_by_value_uids(self):
         """{uid: tensor} of the pass-by-value tensors (cached once the graph is frozen)."""
@@ -406,23 +472,33 @@ def _scalar_value(obj):
 _EXACT = {"FLOAT": "float32", "DOUBLE": "float64", "HALF": "float16"}
 
 
-def _check_scalar(t, buffer):
-    """A pass-by-value entry of a variant pack: its value must be the one the graph was built with."""
+_INT_TYPES = (_C.data_type.INT8, _C.data_type.UINT8, _C.data_type.INT32, _C.data_type.INT64, _C.data_type.BOOLEAN)
+
+
+def _same_value(t, given):
+    """Whether `given` is the value pass-by-value tensor `t` holds (compared in its data type)."""
     declared = t.get_pass_by_value()
-    given = _scalar_value(buffer)
     dt = t.get_data_type().name
-    same = given == declared
-    if not same and dt in _EXACT:
+    if given == declared:
+        return True
+    if dt in _EXACT:
         import numpy as np
 
-        same = np.array(given, dtype=_EXACT[dt]) == np.array(declared, dtype=_EXACT[dt])
-    elif not same and isinstance(given, float):
-        same = abs(given - declared) <= 2.0 ** -7 * max(abs(given), abs(declared))
-    if not same:
+        return bool(np.array(given, dtype=_EXACT[dt]) == np.array(declared, dtype=_EXACT[dt]))
+    if isinstance(given, float):
+        return abs(given - declared) <= 2.0 ** -7 * max(abs(given), abs(declared))
+    return False
+
+
+def _check_scalar(t, buffer):
+    """A pass-by-value entry of a variant pack: its value must be the one the graph was built with."""
+    given = _scalar_value(buffer)
+    if not _same_value(t, given):
         raise ValueError(
             f"variant pack: pass-by-value tensor '{t.get_name()}' (uid {t.get_uid()}) was built with the value "
-            f"{declared!r}; execute gives {given!r}. A pass-by-value value is fixed when the graph is built in "
-            "opgraph: build the graph again with the new value")
+            f"{t.get_pass_by_value()!r}; execute gives {given!r}. A pass-by-value value is fixed when the graph is "
+            "built in opgraph: build the graph again with the new value, or declare the tensor without a value "
+            "(tensor(..., is_pass_by_value=True)) to give it with each execute")
 
 
 def _check_multiplier(name, multiplier):

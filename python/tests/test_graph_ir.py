@@ -103,12 +103,15 @@ def test_tensor_like_from_numpy_view(rng):
     assert t.dtype == opgraph.data_type.HALF
 
 
-def test_pass_by_value_needs_value():
+def test_pass_by_value_value_now_or_at_execute():
     g = opgraph.pygraph()
-    with pytest.raises(ValueError, match="pass-by-value"):
-        g.tensor(dim=[1], data_type=np.float32, is_pass_by_value=True)
+    # without a value: cudnn's runtime scalar, given with execute (test_porting.py runs one)
+    later = g.tensor(dim=[1], data_type=np.float32, is_pass_by_value=True)
+    assert later.is_pass_by_value and g._deferred == [later]
     t = g.tensor(dim=[1], data_type=np.float32, is_pass_by_value=True, value=2.0)
-    assert t.get_pass_by_value() == 2.0
+    assert t.get_pass_by_value() == 2.0 and g._deferred == [later]
+    with pytest.raises(ValueError, match="value= is only meaningful with is_pass_by_value=True"):
+        g.tensor(dim=[1], data_type=np.float32, value=2.0)
 
 
 def test_conditional_output_is_none():

@@ -483,3 +483,38 @@ def test_a_device_graph_no_device_engine_accepts_raises_cudnns_error_through_jit
         pytest.skip("a device engine is offered on this machine")
     with pytest.raises(opgraph.cudnnGraphNotSupportedError):
         make()
+
+
+def test_a_pass_by_value_tensor_declared_without_a_value_takes_it_at_execute(rng):
+    # cudnn-frontend's test_layernorm: tensor(..., is_pass_by_value=True) and the value in the pack
+    g = graph()
+    x = rng.standard_normal((4, 32)).astype(F32)
+    scale = rng.standard_normal((1, 32)).astype(F32)
+    bias = rng.standard_normal((1, 32)).astype(F32)
+    X = g.tensor(name="X", dim=[4, 32], data_type=F32)
+    S = g.tensor(name="scale", dim=[1, 32], data_type=F32)
+    B = g.tensor(name="bias", dim=[1, 32], data_type=F32)
+    E = g.tensor(name="epsilon", dim=[1, 1], stride=[1, 1], is_pass_by_value=True, data_type=F32)
+    Y, mean, inv = g.layernorm(name="LN", norm_forward_phase=opgraph.norm_forward_phase.TRAINING, input=X,
+                               scale=S, bias=B, epsilon=E)
+    for t in (Y, mean, inv):
+        t.set_output(True).set_data_type(F32)
+    build(g)
+
+    def run(eps):
+        y, m, iv = np.full_like(x, np.nan), np.full((4, 1), np.nan, F32), np.full((4, 1), np.nan, F32)
+        g.execute({X: x, S: scale, B: bias, E: _TorchLikeCpuScalar(eps), Y: y, mean: m, inv: iv}, None)
+        x64 = x.astype(np.float64)
+        ref_mean = x64.mean(axis=1, keepdims=True)
+        ref_inv = 1 / np.sqrt(x64.var(axis=1, keepdims=True) + np.float32(eps))
+        np.testing.assert_allclose(m, ref_mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(iv, ref_inv, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(y, (x64 - ref_mean) * ref_inv * scale + bias, rtol=1e-5, atol=1e-5)
+
+    run(1e-5)
+    run(0.5)  # a second value: the graph is built again for it, same engine
+    run(1e-5)
+    assert len(g._rebuilt) == 2
+    with pytest.raises(ValueError, match="'epsilon' was declared without a value; execute needs it"):
+        g.execute({X: x, S: scale, B: bias, Y: np.empty_like(x), mean: np.empty((4, 1), F32),
+                   inv: np.empty((4, 1), F32)}, None)
