@@ -75,10 +75,10 @@ class pygraph(_C._GraphBase):
         torch tensor, a numpy array, a __dlpack__ producer or a __cuda_array_interface__ object.
         The first CUDA buffer of a graph with no planning target makes it plan for that buffer's device.
 
-        A one-element CPU torch tensor becomes a pass-by-value scalar (cudnn's rule for host tensors),
-        holding the tensor's value now; execute() takes the same tensor in its variant pack (see
-        execute). is_pass_by_value=True asks the same of any one-element host buffer (numpy too);
-        False keeps a CPU torch tensor a host buffer."""
+        A one-element CPU torch tensor becomes a pass-by-value scalar (cudnn's rule for host tensors)
+        whose value comes with each execute() (the graph is built with the tensor's value now, and
+        built again for another value; see execute). is_pass_by_value=True asks the same of any
+        one-element host buffer (numpy too); False keeps a CPU torch tensor a host buffer."""
         if isinstance(obj, _C.tensor):
             return self._tensor_like(obj, name or "")
         if is_pass_by_value is None:
@@ -107,8 +107,10 @@ class pygraph(_C._GraphBase):
         dt = d["data_type"]
         if dt == _C.data_type.NOT_SET and hasattr(obj, "dtype"):
             dt = to_data_type(obj.dtype)
-        return self.tensor(dim=d["dims"], stride=d["strides"], data_type=dt, is_pass_by_value=True,
-                           value=_scalar_value(obj), name=name)
+        t = self.tensor(dim=d["dims"], stride=d["strides"], data_type=dt, is_pass_by_value=True,
+                        value=_scalar_value(obj), name=name)
+        self.__dict__.setdefault("_deferred", []).append(t)  # its value comes with each execute too
+        return t
 
     # ------------------------------------------------------ introspection --
     def get_inputs(self):
@@ -208,8 +210,10 @@ class pygraph(_C._GraphBase):
     def execute(self, variant_pack, workspace=None, handle=None, override_uids=None, override_shapes=None,
                 override_strides=None):
         """Runs the selected plan on `variant_pack` ({tensor or uid: buffer}, or a prepared pack).
-        None keys are ignored. A pass-by-value tensor's entry (the host tensor given to tensor_like)
-        must hold the value the graph was built with. override_uids / override_shapes /
+        None keys are ignored. A pass-by-value tensor declared without a value, or made by
+        tensor_like of a host scalar, takes its value from the pack (a value the graph was not built
+        with builds it again, with the selected plan's engine and knobs, once per value); one
+        declared with value= must be given that value. override_uids / override_shapes /
         override_strides (execute-time shapes) are accepted; a non-empty override is refused."""
         _refuse_overrides("execute", override_uids, override_shapes, override_strides)
         if isinstance(variant_pack, dict):

@@ -366,10 +366,25 @@ def test_tensor_like_of_a_host_scalar_is_pass_by_value_and_execute_takes_it(rng)
     ref_inv = 1.0 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + np.float32(1e-3))
     np.testing.assert_allclose(iv, ref_inv, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(y, x * ref_inv * scale, rtol=1e-5, atol=1e-6)
-    # keyed by uid too; a different value is refused, naming the tensor
+    # keyed by uid too; another value builds the graph again for it
     g.execute({X: x, S: scale, E.get_uid(): np.float32(1e-3), Y: y, inv: iv}, None)
-    with pytest.raises(ValueError, match="pass-by-value tensor 'eps' .* was built with the value"):
-        g.execute({X: x, S: scale, E: _TorchLikeCpuScalar(5e-2), Y: y, inv: iv}, None)
+    assert not g.__dict__.get("_rebuilt")
+    g.execute({X: x, S: scale, E: _TorchLikeCpuScalar(5e-2), Y: y, inv: iv}, None)
+    ref_inv = 1.0 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + np.float32(5e-2))
+    np.testing.assert_allclose(iv, ref_inv, rtol=1e-5, atol=1e-6)
+    assert len(g._rebuilt) == 1
+    # a value given at declaration (value=) is fixed: another value at execute is refused, naming it
+    h = graph()
+    a = h.tensor(dim=[3], data_type=F32, name="a", uid=1)
+    k = h.tensor(dim=[1], data_type=F32, name="k", is_pass_by_value=True, value=2.0)
+    o = h.mul(a, k)
+    o.set_output(True).set_uid(2)
+    build(h)
+    xa, out = np.ones(3, F32), np.empty(3, F32)
+    h.execute({1: xa, 2: out, k: np.float32(2.0)}, None)
+    np.testing.assert_array_equal(out, 2 * xa)
+    with pytest.raises(ValueError, match="pass-by-value tensor 'k' .* was built with the value 2.0"):
+        h.execute({1: xa, 2: out, k: np.float32(3.0)}, None)
     # explicit is_pass_by_value for a numpy scalar; a many-element buffer is refused
     h = graph()
     assert h.tensor_like(np.array([2.0], F32), name="s", is_pass_by_value=True).is_pass_by_value
