@@ -9,6 +9,7 @@ Code written for cudnn.pygraph ports by changing the import (see README.md, "Pyt
 """
 from . import _C
 from ._C import (  # noqa: F401
+    FRONTEND_KNOB_TYPE_BASE,
     FrozenGraphError,
     GraphNotSupportedError,
     behavior_note,
@@ -21,6 +22,7 @@ from ._C import (  # noqa: F401
     get_stream,
     handle,
     heur_mode,
+    is_frontend_knob_type,
     knob_type,
     node,
     numerical_note,
@@ -64,6 +66,8 @@ globals().update(MISSING)  # cudnn's names for ops opgraph lacks: each raises No
 
 Graph = pygraph
 Tensor = tensor
+Handle = handle
+Node = node
 
 
 def _set_data_type(self, data_type):

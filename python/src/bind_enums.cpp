@@ -51,6 +51,10 @@ void bind_enums(nb::module_& m) {
   auto knob = nb::enum_<KnobType>(m, "knob_type");
   for (const auto& [name, k] : all_knob_types()) knob.value(name.c_str(), k);
   knob.value("NOT_SET", KnobType::NOT_SET);
+  // cudnn-frontend's names for opgraph's frontend knob band (values the backend never sees).
+  m.attr("FRONTEND_KNOB_TYPE_BASE") = kFrontendKnobBase;
+  m.def("is_frontend_knob_type", [](KnobType k) { return is_frontend_knob(k); }, nb::arg("knob_type"),
+        "Whether the knob is a frontend one (at or above FRONTEND_KNOB_TYPE_BASE), never sent to the backend.");
   auto numerical = nb::enum_<NumericalNote>(m, "numerical_note");
   for (int i = 0; i < kNumericalNoteCount; ++i) add_named(numerical, static_cast<NumericalNote>(i));
   auto behavior = nb::enum_<BehaviorNote>(m, "behavior_note");

@@ -34,8 +34,16 @@ OP_GRAPH_NAMES = [
     "build_plan_policy", "data_type", "tensor_reordering", "heur_mode", "tensor", "cudnnGraphNotSupportedError",
     "diagonal_alignment", "attention_implementation", "moe_grouped_matmul_mode", "scalar_type", "reshape_mode",
     "create_handle", "destroy_handle", "get_stream", "set_stream", "Tensor", "pygraph", "graph", "jit",
-    "graph_cache", "sdpa_capabilities", "Graph", "__version__",
+    "graph_cache", "sdpa_capabilities", "Graph", "__version__", "FRONTEND_KNOB_TYPE_BASE", "is_frontend_knob_type",
+    "Handle", "Node",
 ]
+
+
+def test_frontend_knob_band():
+    assert opgraph.is_frontend_knob_type(opgraph.knob_type.SPLIT_KV)
+    assert opgraph.knob_type.SPLIT_KV.value >= opgraph.FRONTEND_KNOB_TYPE_BASE
+    assert not opgraph.is_frontend_knob_type(opgraph.knob_type.SPLIT_K_SLC)
+    assert opgraph.knob_type.SPLIT_K_SLC.value < opgraph.FRONTEND_KNOB_TYPE_BASE
 
 
 def test_every_op_graph_name_of_cudnn_frontend_is_here():
