@@ -39,6 +39,23 @@ OP_GRAPH_NAMES = [
 ]
 
 
+# cudnn-frontend 1.32's public pygraph methods and properties opgraph offers (docs/porting.md lists the rest).
+PYGRAPH_NAMES = (
+    "tensor tensor_like tensor_scalar validate build_operation_graph create_execution_plans create_execution_plan "
+    "get_execution_plan_count get_plan_name_at_index select_plan deselect_workspace_greater_than deselect_engines "
+    "deselect_behavior_notes select_behavior_notes deselect_numeric_notes select_numeric_notes check_support "
+    "build_plans build get_workspace_size get_workspace_size_plan_at_index build_plan_at_index "
+    "get_engine_and_knobs_at_index get_behavior_notes_for_plan_at_index get_behavior_notes populate_cuda_graph "
+    "update_cuda_graph key execute_plan_at_index execute get_cuda_graph_retention serialize deserialize nodes "
+    "tensors context find_tensor get_node get_inputs get_outputs inspect plans selected_engine matmul relu "
+    "leaky_relu swish gen_index relu_backward leaky_relu_backward swish_backward query_tensor_attributes_of_uid"
+).split()
+
+
+def test_every_pygraph_method_of_cudnn_frontend_listed_is_here():
+    assert [n for n in PYGRAPH_NAMES if not hasattr(opgraph.pygraph, n)] == []
+
+
 def test_frontend_knob_band():
     assert opgraph.is_frontend_knob_type(opgraph.knob_type.SPLIT_KV)
     assert opgraph.knob_type.SPLIT_KV.value >= opgraph.FRONTEND_KNOB_TYPE_BASE
