@@ -29,7 +29,9 @@ int cmd_plan(int argc, char** argv) {
   std::printf("graph '%s': %zu node(s), family %s, target %s\n", g->context().name.c_str(), g->nodes().size(),
               g->family_name().empty() ? "none" : g->family_name().c_str(),
               t.has_device() ? ("sm" + std::to_string(t.device->sm_version())).c_str() : "host (no GPU)");
-  for (const auto& n : g->planning_notes()) std::printf("  # not offered: %s\n", n.c_str());
+  // Notes that begin "plan " (a recorded autotune choice, a list from the plan cache) are not about left-out engines.
+  for (const auto& n : g->planning_notes())
+    std::printf("  # %s%s\n", n.rfind("plan ", 0) == 0 ? "" : "not offered: ", n.c_str());
   std::printf("%-5s %-9s %-10s %-12s %-40s %s\n", "index", "engine_id", "mode", "workspace", "plan", "notes");
   for (std::int64_t i = 0; i < g->get_execution_plan_count(); ++i) {
     auto c = g->get_engine_and_knobs_at_index(i).value();

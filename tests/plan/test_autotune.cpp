@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -364,6 +366,51 @@ TEST_F(Autotune, BadOptionsAndAnUnplannedGraphAreInvalidValue) {
   o.rounds = 0;
   EXPECT_EQ(g.autotune(buf.pack(g), {}, nullptr, o).status().code(), ErrorCode::INVALID_VALUE);
 }
+
+#ifdef OPGRAPH_TOOL_PATH
+struct ToolRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+ToolRun run_tool(const fs::path& dir, const std::string& args) {
+  static int n = 0;
+  const std::string base = (dir / ("tool_" + std::to_string(n++))).string();
+  const std::string cmd = std::string(OPGRAPH_TOOL_PATH) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const int rc = std::system(cmd.c_str());
+  ToolRun r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream o(base + ".out"), e(base + ".err");
+  r.out.assign(std::istreambuf_iterator<char>(o), {});
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+// `opgraph autotune` on a real graph file (the host: the reference alone), then
+// `opgraph plan` of the same file finds the record; bad input is one line.
+TEST_F(Autotune, TheToolPrintsTheTableAndRecordsTheChoice) {
+  const std::string graph = std::string(OPGRAPH_SOURCE_DIR) + "/examples/graphs/rmsnorm.json";
+  ToolRun r = run_tool(root_, "autotune " + graph + " --top 2 --rounds 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("median_ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("selected plan 0 reference[]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recorded in " + root_.string()), std::string::npos) << r.out;
+  ToolRun p = run_tool(root_, "plan " + graph);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("plan choice: reference[] first"), std::string::npos) << p.out;
+  ToolRun n = run_tool(root_, "autotune " + graph + " --no-record");
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_NE(n.out.find("not recorded: not asked to record"), std::string::npos) << n.out;
+  for (const char* bad : {"--top 0", "--rounds 0", "--bogus 1"}) {
+    ToolRun b = run_tool(root_, "autotune " + graph + " " + bad);
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_EQ(b.err.find('\n'), b.err.size() - 1) << bad << ": " << b.err;
+  }
+  ToolRun missing = run_tool(root_, "autotune /nonexistent/graph.json");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("opgraph autotune: "), std::string::npos) << missing.err;
+}
+#endif
 
 }  // namespace
 }  // namespace opgraph
