@@ -151,3 +151,50 @@ def test_dry_run_refuses_a_checkout_it_cannot_use(tmp_path, case):
         fe, want = tmp_path / "nothing", "no such folder"
     r = run_sh("--fe", str(fe), "--dry-run")
     assert r.returncode == 2 and want in r.stderr, r.stderr
+
+
+def test_a_whole_run_on_a_stand_in_checkout_and_wheel(tmp_path):
+    # The script end to end on this machine: a stand-in cudnn-frontend checkout whose tests use
+    # two names, a stand-in "real wheel" that has both, opgraph through the alias that has one.
+    fe = fake_checkout(tmp_path / "fe")
+    tests = fe / "test" / "python"
+    (tests / "pytest.ini").write_text("[pytest]\nmarkers =\n    L0: level 0\naddopts = -m L0\n")
+    (tests / "conftest.py").write_text("import cudnn\n")
+    (tests / "test_slice.py").write_text(textwrap.dedent("""
+        import pytest
+        import cudnn
+
+        @pytest.mark.L0
+        def test_version_string():
+            assert cudnn.backend_version_string().count(".") == 2
+
+        @pytest.mark.L0
+        def test_only_the_real_wheel_has_this():
+            assert cudnn.a_name_only_the_real_wheel_has() == 1
+
+        @pytest.mark.L0
+        @pytest.mark.parametrize("n", [1, 2])
+        def test_pygraph(n):
+            assert hasattr(cudnn, "pygraph")
+
+        def test_not_l0():
+            pass
+    """))
+    real_site = tmp_path / "site" / "cudnn"
+    real_site.mkdir(parents=True)
+    (real_site / "__init__.py").write_text(
+        "def backend_version_string():\n    return '9.19.0'\n\n"
+        "def a_name_only_the_real_wheel_has():\n    return 1\n\npygraph = object\n")
+    out = tmp_path / "out"
+    r = run_sh("--fe", str(fe), "--real-site", str(tmp_path / "site"), "--opgraph-path", OPGRAPH_PATH,
+               "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    ids = (out / "ids.txt").read_text().split()
+    assert ids == sorted(["test_slice.py::test_only_the_real_wheel_has_this", "test_slice.py::test_pygraph[1]",
+                          "test_slice.py::test_pygraph[2]", "test_slice.py::test_version_string"])
+    text = (out / "table.txt").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("test_slice.py"))
+    assert row.split()[1:] == ["4/0/0", "3/1/0"]
+    assert "passing with the real wheel, not with opgraph: 1" in text
+    assert "test_slice.py::test_only_the_real_wheel_has_this  [failed]" in text
+    assert (out / "alias" / "cudnn" / "__init__.py").exists()
