@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "api/plan_state.h"
@@ -16,8 +15,6 @@
 
 namespace opgraph::plan_cache {
 namespace {
-
-using json = nlohmann::json;
 
 struct Store {
   std::mutex mu;
@@ -49,29 +46,75 @@ std::optional<std::vector<std::int64_t>> packed_order(const std::vector<std::int
   return order;
 }
 
+// Reads the integers of a JSON array starting at s[at] == '['; `at` ends past ']'.
+bool read_ints(const std::string& s, std::size_t& at, std::vector<std::int64_t>& out) {
+  out.clear();
+  if (at >= s.size() || s[at] != '[') return false;
+  ++at;
+  while (at < s.size() && s[at] != ']') {
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str() + at, &end, 10);
+    if (end == s.c_str() + at) return false;
+    out.push_back(v);
+    at = static_cast<std::size_t>(end - s.c_str());
+    if (at < s.size() && s[at] == ',') ++at;
+  }
+  if (at >= s.size()) return false;
+  ++at;
+  return true;
+}
+
 }  // namespace
 
+// A pass over the canonical JSON text rather than a parse and a dump (which cost
+// more than ranking does): in canonical JSON the top-level keys are sorted, so the
+// "tensors" array comes after every node (no attribute is visited), and each
+// tensor object holds one "dim":[...] followed by its "stride":[...]. Inside a JSON
+// string a quote is always escaped, so the text "dim":[ cannot occur in a name.
 Result<std::string> layout_class_text(OpGraph& g) {
-  auto text = g.serialize();
-  if (text.is_bad()) return text.status();
-  json j = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("tensors"))
-    return Status(ErrorCode::INTERNAL_ERROR, "layout class: the graph's canonical JSON does not read back");
-  for (json& t : j["tensors"]) {
-    if (!t.contains("dim") || !t.contains("stride")) continue;
-    auto dims = t["dim"].get<std::vector<std::int64_t>>();
-    auto strides = t["stride"].get<std::vector<std::int64_t>>();
-    auto order = packed_order(dims, strides);
-    if (!order) continue;  // not packed: extents and strides stay as written
-    json d = json::array(), s = json::array();
-    for (std::size_t a = 0; a < dims.size(); ++a) {
-      d.push_back(dims[a] == 1 ? json(1) : json("*"));
-      s.push_back((*order)[a] < 0 ? json("-") : json((*order)[a]));
+  auto serialized = g.serialize();
+  if (serialized.is_bad()) return serialized.status();
+  const std::string& s = serialized.value();
+  static constexpr std::string_view kTensors = "\"tensors\":[", kDim = "\"dim\":", kStride = "\"stride\":";
+  std::size_t pos = s.find(kTensors);
+  if (pos == std::string::npos) return s;
+  std::string out = s.substr(0, pos);
+  out.reserve(s.size());
+  std::vector<std::int64_t> dims, strides;
+  auto bad = [] { return Status(ErrorCode::INTERNAL_ERROR, "layout class: unexpected canonical JSON of a tensor"); };
+  while (true) {
+    const std::size_t d = s.find(kDim, pos);
+    if (d == std::string::npos) break;
+    std::size_t d_end = d + kDim.size();
+    if (d_end < s.size() && s[d_end] != '[') {  // "user_set":{"dim":true,...}: not an extent list
+      out.append(s, pos, d_end - pos);
+      pos = d_end;
+      continue;
     }
-    t["dim"] = std::move(d);
-    t["stride"] = std::move(s);
+    if (!read_ints(s, d_end, dims)) return bad();
+    const std::size_t st = s.find(kStride, d_end);
+    if (st == std::string::npos) return bad();
+    std::size_t st_end = st + kStride.size();
+    if (!read_ints(s, st_end, strides)) return bad();
+    auto order = packed_order(dims, strides);
+    if (!order) {  // not packed: extents and strides stay as written
+      out.append(s, pos, st_end - pos);
+      pos = st_end;
+      continue;
+    }
+    out.append(s, pos, d + kDim.size() - pos);
+    out += '[';
+    for (std::size_t a = 0; a < dims.size(); ++a) out += (a ? "," : "") + std::string(dims[a] == 1 ? "1" : "\"*\"");
+    out += ']';
+    out.append(s, d_end, st + kStride.size() - d_end);
+    out += '[';
+    for (std::size_t a = 0; a < dims.size(); ++a)
+      out += (a ? "," : "") + ((*order)[a] < 0 ? std::string("\"-\"") : std::to_string((*order)[a]));
+    out += ']';
+    pos = st_end;
   }
-  return j.dump();
+  out.append(s, pos, std::string::npos);
+  return out;
 }
 
 Result<std::uint64_t> layout_class(OpGraph& g) {
