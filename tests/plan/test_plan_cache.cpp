@@ -3,6 +3,7 @@
 // cached ranked list without the planner running; anything else ranks.
 #include <gtest/gtest.h>
 
+#include "api/plan_cache.h"
 #include "fakes.h"
 #include "opgraph/graph.h"
 
@@ -59,6 +60,28 @@ TEST(LayoutClass, StructureDtypeAxisOrderBroadcastAndPaddingAreKept) {
   build_mm(renamed, 1, 4, 8, 4);
   renamed.set_name("other");
   EXPECT_NE(cls(renamed), k);
+}
+
+TEST(LayoutClass, TheTextNamesWhatIsLeftOutAndAQuotedNameDoesNotConfuseIt) {
+  Graph g;
+  build_mm(g, 1, 4, 8, 4, DataType::FLOAT, {64, 8, 1});  // B padded: its extents stay
+  ASSERT_TRUE(g.validate().is_good());
+  const std::string text = plan_cache::layout_class_text(g).value();
+  EXPECT_NE(text.find("\"dim\":[1,\"*\",\"*\"]"), std::string::npos) << text;        // A, C
+  EXPECT_NE(text.find("\"stride\":[\"-\",0,1]"), std::string::npos) << text;           // row-major
+  EXPECT_NE(text.find("\"dim\":[1,8,4]"), std::string::npos) << text;                   // B as written
+  EXPECT_NE(text.find("\"stride\":[64,8,1]"), std::string::npos) << text;
+  // Names that spell the JSON the pass looks for change nothing but the names.
+  Graph odd, odd2;
+  for (Graph* x : {&odd, &odd2}) {
+    const std::int64_t m = x == &odd ? 4 : 16;
+    x->set_name("mm").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+    auto a = x->tensor({1, m, 8}, DataType::FLOAT, "\"dim\":[7,7],\"stride\":[1,1]");
+    auto b = x->tensor({1, 8, 4}, DataType::FLOAT, "dim");
+    x->matmul(a, b)->set_output(true).set_name("\"stride\":[");
+  }
+  EXPECT_EQ(cls(odd), cls(odd2));
+  EXPECT_NE(plan_cache::layout_class_text(odd).value().find("[7,7]"), std::string::npos);  // inside the name, kept
 }
 
 // The gemm family (block 1) with two stand-ins and a heuristics hook that counts its calls.
