@@ -44,8 +44,10 @@ Result<AutotuneResult> Graph::autotune(const VariantPack& pack, Workspace worksp
                                                 std::to_string(options.warmup) + ")");
   auto kinds = buffer_kinds(pack);
   if (kinds.is_bad()) return kinds.status();
-  VariantPack prepared;  // normalised once: the rounds time the plans' execute alone
-  OPGRAPH_CHECK(prepare_variant_pack(pack, prepared));
+  // Normalised once (unless the caller prepared it): the rounds time the plans' execute alone.
+  VariantPack own;
+  if (!pack.normalized()) OPGRAPH_CHECK(prepare_variant_pack(pack, own));
+  const VariantPack& prepared = pack.normalized() ? pack : own;
   auto ctx = ExecutionContext::make(handle, workspace);
   if (ctx.is_bad()) return ctx.status();
 

@@ -188,6 +188,15 @@ TEST_F(Autotune, PicksTheFastestPlanSelectsItAndRecordsIt) {
   ASSERT_TRUE(r->recorded) << r->record_note;
   EXPECT_TRUE(fs::exists(r->record_path));
   EXPECT_EQ(fs::path(r->record_path).parent_path().parent_path().parent_path(), root_);
+  // A prepared pack is taken as it is.
+  Graph gp;
+  first_plan(gp);
+  VariantPack prepared;
+  ASSERT_TRUE(gp.prepare_variant_pack(buf.pack(gp), prepared).is_good());
+  o.persist = false;
+  auto rp = gp.autotune(prepared, {}, nullptr, o);
+  ASSERT_TRUE(rp.is_good()) << rp.status().to_string();
+  EXPECT_EQ(gp.get_plan_name_at_index(rp->selected).value(), "quick[]");  // first now: the record above
   // top_k limits the plans timed.
   Graph g2;
   first_plan(g2);
