@@ -185,6 +185,12 @@ class _Structured:
         compute = to_data_type(kw.pop("compute_data_type", None))
         name = kw.pop("name", "") or ""
         if self.op.startswith("sdpa"):
+            for flexible in ("score_mod", "score_mod_bprop"):
+                if kw.get(flexible) is not None:
+                    raise NotImplementedError(
+                        f"{self.op}({flexible}=...): flexible attention (a score-modifier subgraph built by a "
+                        "callable) is not supported yet; docs/porting.md lists what is missing")
+                kw.pop(flexible, None)
             _sdpa_dropout(kw)
             if "is_inference" in kw and "generate_stats" in self.attrs:  # cudnn's older spelling
                 inference = kw.pop("is_inference")

@@ -558,3 +558,12 @@ def test_a_pass_by_value_tensor_declared_without_a_value_takes_it_at_execute(rng
     with pytest.raises(ValueError, match="'epsilon' was declared without a value; execute needs it"):
         g.execute({X: x, S: scale, B: bias, Y: np.empty_like(x), mean: np.empty((4, 1), F32),
                    inv: np.empty((4, 1), F32)}, None)
+
+
+def test_sdpa_score_mod_is_refused_with_a_sentence():
+    g = opgraph.pygraph(io_data_type=DT.HALF, intermediate_data_type=DT.FLOAT, compute_data_type=DT.FLOAT)
+    q, k, v = sdpa_inputs(g)
+    with pytest.raises(NotImplementedError, match=r"sdpa\(score_mod=...\): flexible attention"):
+        g.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=False, score_mod=lambda graph, score: score)
+    o, _ = g.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=False, score_mod=None)  # None: no modifier
+    assert o is not None
