@@ -221,6 +221,7 @@ Result<const CudaDriverApi*> cuda_driver() {
     bind(h, "cuMemcpyHtoDAsync_v2", a.memcpy_htod_async, optional);
     bind(h, "cuEventQuery", a.event_query, optional);
     bind(h, "cuStreamWaitEvent", a.stream_wait_event, optional);
+    bind(h, "cuCtxGetDevice", a.ctx_get_device, optional);
     int v = 0;
     if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
       return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +

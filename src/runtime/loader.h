@@ -119,6 +119,9 @@ struct CudaDriverApi {
   // launch finished; ordering a slot's new stream after its old one).
   decltype(&::cuEventQuery) event_query = nullptr;
   decltype(&::cuStreamWaitEvent) stream_wait_event = nullptr;
+  // Optional: the cudnn engine's test that a caller's current context is on the
+  // target device (without it only the device's primary context counts as on it).
+  decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
 };
 
 struct NvrtcApi {

@@ -5,9 +5,14 @@
 // skips a cudnnSetStream the other handle needs; a refused cudnnSetStream is
 // retried; a thread with no context keys its handle by the context cudnnCreate
 // left current; the destructor destroys each handle in its own context and
-// puts the caller's back. The engine on the GPU: tests/cudnn_gpu/test_cudnn_gpu_threads.cpp.
+// puts the caller's back. context_for, the context the engine plans and builds
+// a device's plans in: the caller's when it is on that device, else the device's
+// primary context. The engine on the GPU: tests/cudnn_gpu/test_cudnn_gpu_threads.cpp
+// and test_cudnn_gpu_device.cpp; with a fake two-device driver:
+// tests/runtime/test_device_ordinal.cpp.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -34,6 +39,7 @@ struct FakeCudnn {
   int fail_set_stream = 0;          // fail the next N cudnnSetStream calls
   CUcontext runtime_ctx = nullptr;  // what cudnnCreate makes current when none is (the runtime's init)
   int ctx_get_fails = 0;            // fail the next N cuCtxGetCurrent calls
+  std::map<CUcontext, CUdevice> device_of;  // cuCtxGetDevice's answers (absent: an error)
 };
 FakeCudnn* g_fake = nullptr;
 
@@ -69,6 +75,12 @@ runtime::CudaDriverApi fake_driver() {
   };
   a.ctx_set_current = [](CUcontext c) -> CUresult {
     t_current = c;
+    return CUDA_SUCCESS;
+  };
+  a.ctx_get_device = [](CUdevice* d) -> CUresult {
+    auto it = g_fake->device_of.find(t_current);
+    if (!t_current || it == g_fake->device_of.end()) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = it->second;
     return CUDA_SUCCESS;
   };
   return a;
@@ -242,4 +254,47 @@ TEST_F(CudnnHandles, DestructorDestroysEachHandleInItsContextAndRestoresTheCalle
     else ADD_FAILURE() << "destroyed a handle never created";
   }
   EXPECT_NE(fake_.destroyed[0].handle, fake_.destroyed[1].handle);
+}
+
+// The target device's primary context unless the caller's current context is on
+// that device (its primary, or a context of its own there).
+TEST_F(CudnnHandles, ContextForKeepsTheCallersContextOnlyOnTheTargetDevice) {
+  std::uniform_int_distribution<int> pick(0, 7);
+  const CUdevice target = pick(rng_), other = (target + 1 + pick(rng_) % 7) % 8;
+  const CUcontext primary = fake_.runtime_ctx, own = a_, elsewhere = b_;
+  fake_.device_of = {{primary, target}, {own, target}, {elsewhere, other}};
+  const DeviceContext dev{target, primary};
+  struct Row {
+    CUcontext current;
+    CUcontext want;
+    const char* what;
+  };
+  const Row rows[] = {{nullptr, primary, "none current"},
+                      {primary, primary, "the target's primary current"},
+                      {own, own, "a caller's own context on the target device"},
+                      {elsewhere, primary, "another device's context"}};
+  for (const Row& r : rows) {
+    t_current = r.current;
+    auto c = context_for(drv_, dev);
+    ASSERT_TRUE(c.is_good()) << r.what << ": " << c.status().to_string();
+    EXPECT_EQ(c.value(), r.want) << r.what;
+    EXPECT_EQ(t_current, r.current) << r.what << ": context_for makes nothing current";
+  }
+  // A context the driver cannot place (destroyed) is not the target's.
+  fake_.device_of.erase(own);
+  t_current = own;
+  EXPECT_EQ(context_for(drv_, dev).value(), primary);
+  // A driver without cuCtxGetDevice: only the primary counts as on the device.
+  runtime::CudaDriverApi old = drv_;
+  old.ctx_get_device = nullptr;
+  fake_.device_of[own] = target;
+  EXPECT_EQ(context_for(old, dev).value(), primary);
+  t_current = primary;
+  EXPECT_EQ(context_for(old, dev).value(), primary);
+  // A refused cuCtxGetCurrent is an error naming it, not a guess.
+  fake_.ctx_get_fails = 1;
+  auto refused = context_for(drv_, dev);
+  ASSERT_TRUE(refused.is_bad());
+  EXPECT_EQ(refused.status().code(), ErrorCode::CUDA_API_FAILED);
+  EXPECT_NE(refused.status().message().find("cuCtxGetCurrent"), std::string::npos) << refused.status().message();
 }

@@ -13,6 +13,14 @@
 //    loads and launches on device 1 only; its plan refuses a handle on device 0
 //    before launching, and runs with a handle on device 1 or one naming none.
 //    Before the fix it built on device 0 and launched there whatever the handle.
+//  * the cuDNN engine makes the target device's primary context current before it
+//    takes its cuDNN handle (heuristics and build), puts the caller's (none) back
+//    after, and refuses a target naming a device that does not exist before
+//    touching any. cudnnCreate itself cannot succeed without a GPU, so what it
+//    builds, and the refusal at execute of a handle on another device, are in
+//    the GPU suite (tests/cudnn_gpu/test_cudnn_gpu_device.cpp). Before the fix it
+//    created its handle in whatever context was current (device 0's through
+//    cudnnCreate when none was).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -75,6 +83,24 @@ TEST(DeviceOrdinal, GemmBuildsOnTheDeviceItsTargetNames) {
   EXPECT_FALSE(has(gemm_line, "sm_90")) << gemm_line;
 }
 
+// The text of `out` from the line starting `from` up to the end of the line
+// starting `to` (empty, with a failure, when either is missing).
+std::string span(const std::string& out, const std::string& from, const std::string& to) {
+  const std::size_t a = out.find(from);
+  const std::size_t b = a == std::string::npos ? a : out.find(to, a);
+  EXPECT_NE(a, std::string::npos) << from << "\n" << out;
+  EXPECT_NE(b, std::string::npos) << to << "\n" << out;
+  if (a == std::string::npos || b == std::string::npos) return {};
+  return out.substr(a, out.find('\n', b) - a);
+}
+
+// No line of the fake driver's names device 0.
+void expect_device_0_untouched(const std::string& out) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_FALSE(line.rfind("fake-cuda: ", 0) == 0 && has(line + "\n", " device 0\n")) << line;
+}
+
 TEST(DeviceOrdinal, LinearAttentionBuildsAndRunsOnlyOnTheDeviceItsTargetNames) {
   if (runtime::nvrtc().is_bad()) GTEST_SKIP() << "no libnvrtc: the plan cannot be compiled";
   opgraph::testing::TempDir root;
@@ -93,17 +119,10 @@ TEST(DeviceOrdinal, LinearAttentionBuildsAndRunsOnlyOnTheDeviceItsTargetNames) {
   EXPECT_TRUE(has(out, "runtime 0 open: no")) << out;
   EXPECT_TRUE(has(out, "fake-cuda: cuDevicePrimaryCtxRetain device 1")) << out;
   EXPECT_TRUE(has(out, "fake-cuda: cuModuleLoadData device 1")) << out;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);)
-    EXPECT_FALSE(line.rfind("fake-cuda: ", 0) == 0 && has(line + "\n", " device 0\n")) << line;
+  expect_device_0_untouched(out);
   // Each execute's driver lines lie between its two probe lines.
   auto between = [&](const std::string& who) {
-    const std::size_t from = out.find("execute with a handle on " + who + "\n");
-    const std::size_t to = out.find("executed with a handle on " + who + ": ");
-    EXPECT_NE(from, std::string::npos) << out;
-    EXPECT_NE(to, std::string::npos) << out;
-    if (from == std::string::npos || to == std::string::npos || to < from) return std::string();
-    return out.substr(from, out.find('\n', to) - from);
+    return span(out, "execute with a handle on " + who + "\n", "executed with a handle on " + who + ": ");
   };
   const std::string on0 = between("device 0");
   EXPECT_TRUE(has(on0, "executed with a handle on device 0: INVALID_CUDA_DEVICE: engine linear_attention: the plan "
@@ -116,4 +135,38 @@ TEST(DeviceOrdinal, LinearAttentionBuildsAndRunsOnlyOnTheDeviceItsTargetNames) {
   const std::string unnamed = between("no ordinal");
   EXPECT_TRUE(has(unnamed, "executed with a handle on no ordinal: OK")) << unnamed;
   EXPECT_TRUE(has(unnamed, "fake-cuda: cuLaunchKernelEx device 1")) << unnamed;
+}
+
+TEST(DeviceOrdinal, CudnnTakesItsHandleInTheContextOfTheDeviceItsTargetNames) {
+  opgraph::testing::TempDir root;
+  auto r = run_process({OPGRAPH_RUNTIME_PROBE, "fake-cudnn-device"}, fake_env(root.path().string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string& out = r.output;
+  if (has(out, "no libcudnn")) GTEST_SKIP() << "libcudnn cannot be loaded: " << out;
+  // A device that does not exist: declined (heuristics) and refused (build) naming
+  // it, before the driver is asked for any context.
+  const std::string ghost = span(out, "heuristics for device 2 begin", "current after device 2: ");
+  EXPECT_TRUE(has(ghost, "heuristics for device 2: GRAPH_NOT_SUPPORTED: engine cudnn: device 2 does not exist (2 "
+                         "visible)"))
+      << ghost;
+  EXPECT_TRUE(has(ghost, "build for device 2: INVALID_CUDA_DEVICE: device 2 does not exist (2 visible)")) << ghost;
+  EXPECT_FALSE(has(ghost, "fake-cuda: ")) << ghost;
+  EXPECT_TRUE(has(ghost, "current after device 2: none")) << ghost;
+  // Device 1: its primary context retained (once) and made current before cudnnCreate,
+  // the caller's (none) put back after, for the heuristics query and for the build.
+  const std::string heur = span(out, "heuristics for device 1 begin", "heuristics for device 1: ");
+  EXPECT_TRUE(has(heur, "fake-cuda: cuDevicePrimaryCtxRetain device 1\nfake-cuda: cuCtxSetCurrent device 1\n"))
+      << heur;
+  EXPECT_TRUE(has(heur, "fake-cuda: cuCtxSetCurrent none\n")) << heur;
+  const std::string build = span(out, "build for device 1 begins", "build for device 1: ");
+  EXPECT_TRUE(has(build, "fake-cuda: cuCtxSetCurrent device 1\nfake-cuda: cuCtxSetCurrent none\n")) << build;
+  EXPECT_FALSE(has(build, "cuDevicePrimaryCtxRetain")) << build;  // retained once per process
+  EXPECT_TRUE(has(out, "current after device 1: none")) << out;
+  // Everything so far without device 0; then the caller makes device 0's current.
+  const std::size_t before0 = out.find("the caller opens device 0");
+  ASSERT_NE(before0, std::string::npos) << out;
+  expect_device_0_untouched(out.substr(0, before0));
+  const std::string from0 = span(out, "build for device 1 from device 0 begins", "build for device 1 from device 0: ");
+  EXPECT_TRUE(has(from0, "fake-cuda: cuCtxSetCurrent device 1\nfake-cuda: cuCtxSetCurrent device 0\n")) << from0;
+  EXPECT_TRUE(has(out, "current after the build from device 0: device 0")) << out;
 }

@@ -4,6 +4,7 @@
 // workspace repeat) and the provider. Threading contract: docs/cudnn.md.
 #include "engines/cudnn/cudnn_engine.h"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 
@@ -60,12 +61,14 @@ class CudnnPlan final : public CompiledPlan {
  public:
   // `ws`: the engine's own workspace bytes; the lowering's scratch tensors follow
   // them (256-aligned) in the caller's workspace. `built_on`: the handle the
-  // plan was built with, whose context every execute binds.
+  // plan was built with, whose context every execute binds; `ordinal`: the
+  // device that context belongs to (a handle on another one is refused).
   // `table`: the operand table over the caller's tensors, one row per
   // caller_uids entry in that order (operand_table_of).
-  CudnnPlan(const CudnnApi& api, const runtime::CudaDriverApi& driver, BoundHandle built_on, LoweringPlan lp,
-            Materialised m, Descriptor plan, std::int64_t ws, OperandTable table)
-      : api_(&api), driver_(&driver), context_(built_on.context), lowering_(std::move(lp)), graph_(std::move(m)),
+  CudnnPlan(const CudnnApi& api, const runtime::CudaDriverApi& driver, BoundHandle built_on, int ordinal,
+            LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws, OperandTable table)
+      : api_(&api), driver_(&driver), context_(built_on.context), ordinal_(ordinal), lowering_(std::move(lp)),
+        graph_(std::move(m)),
         plan_(std::move(plan)), scratch_at_((ws + 255) / 256 * 256),
         workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes), table_(std::move(table)) {
     // The uid order (caller, by-value, scratch) and the by-value pointers are
@@ -86,6 +89,12 @@ class CudnnPlan final : public CompiledPlan {
   // none current, or another device's) and the caller's put back after; on
   // this thread's handle for that context, with ctx.stream set on it.
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
+    // The plan, its handle and its context belong to the device it was built
+    // on: a handle on another device is refused, never run there.
+    if (ctx.device && ctx.device->ordinal >= 0 && ctx.device->ordinal != ordinal_)
+      return {ErrorCode::INVALID_CUDA_DEVICE, "engine cudnn: the plan was built on device " + std::to_string(ordinal_) +
+                                                  "; this call's handle drives device " +
+                                                  std::to_string(ctx.device->ordinal)};
     if (ctx.workspace.bytes < workspace_)
       return {ErrorCode::INVALID_VALUE, "engine cudnn: workspace too small: needs " + std::to_string(workspace_) +
                                             " bytes, got " + std::to_string(ctx.workspace.bytes)};
@@ -209,6 +218,7 @@ class CudnnPlan final : public CompiledPlan {
   const CudnnApi* api_;
   const runtime::CudaDriverApi* driver_;
   CUcontext context_;  // the building handle's: bound by every execute (none: nothing bound)
+  int ordinal_;        // the device context_ belongs to
   LoweringPlan lowering_;
   Materialised graph_;  // kept alive: the execution plan references it
   Descriptor plan_;
@@ -255,8 +265,29 @@ class CudnnEngine final : public Engine {
     return lp;
   }
 
-  // The loader's driver table: loaded once thread_handle succeeded (it needs it).
+  // The loader's driver table: loaded once mismatch() passed (it checks).
   static const runtime::CudaDriverApi& driver() { return *runtime::cuda_driver().value(); }
+
+  // The device the planning target names (a handle's device, read_device; device
+  // 0 for a target that names none) and the context to work in there
+  // (context_for: the caller's when it is on that device, else the device's
+  // primary context). Every step that asks cuDNN (heuristics, notes, build,
+  // load) binds that context before it takes this thread's handle, so the
+  // handle and the plan belong to the target's device whatever the caller has
+  // current (or none), and the caller's is put back after. INVALID_CUDA_DEVICE
+  // for a device that does not exist.
+  struct TargetDevice {
+    int ordinal = 0;
+    CUcontext context = nullptr;
+  };
+  static Result<TargetDevice> target_device(const PlanContext& ctx) {
+    const int ordinal = ctx.target().has_device() ? std::max(ctx.target().device->ordinal, 0) : 0;
+    auto dev = device_context(ordinal);
+    if (dev.is_bad()) return dev.status();
+    auto c = context_for(driver(), dev.value());
+    if (c.is_bad()) return c.status();
+    return TargetDevice{ordinal, c.value()};
+  }
 
   // What the lowering may know about the loaded library (its version gates native operations).
   static LoweringOptions options(const CudnnApi& api) {
@@ -273,6 +304,10 @@ class CudnnEngine final : public Engine {
       return Status{ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine cudnn: engine id " + std::to_string(config.engine_id) +
                         " is not a backend engine index (the delegating entry is not offered)"};
+    auto dev = target_device(ctx);
+    if (dev.is_bad()) return dev.status();
+    const runtime::ContextScope bound(driver(), dev->context);
+    OPGRAPH_CHECK(bound.status());
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
@@ -284,7 +319,7 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
-    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(),
+    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal,
                                                                      std::move(lp.value()), std::move(m.value()),
                                                                      std::move(plan.value()), ws.value(),
                                                                      std::move(table.value())));
@@ -297,6 +332,10 @@ class CudnnEngine final : public Engine {
     if (plan::decode_engine_id(config.engine_id).band != plan::IdBand::BACKEND) return {};
     auto lp = lower_supported(g, ctx);
     if (lp.is_bad()) return {};
+    auto dev = target_device(ctx);
+    if (dev.is_bad()) return {};
+    const runtime::ContextScope bound(driver(), dev->context);
+    if (bound.status().is_bad()) return {};
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return {};
@@ -313,6 +352,10 @@ class CudnnEngine final : public Engine {
     (void)config;
     auto lp = lower_supported(g, ctx);
     if (lp.is_bad()) return lp.status();
+    auto dev = target_device(ctx);
+    if (dev.is_bad()) return dev.status();
+    const runtime::ContextScope bound(driver(), dev->context);
+    OPGRAPH_CHECK(bound.status());
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return h.status();
@@ -322,7 +365,7 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
-    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(),
+    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal,
                                                                      std::move(lp.value()), Materialised{},
                                                                      std::move(plan.value()), ws.value(),
                                                                      std::move(table.value())));
@@ -354,6 +397,11 @@ class CudnnProvider final : public plan::BackendProvider {
     if (mode == HeurMode::OPENSOURCE) return std::vector<PlanConfig>{};
     auto lp = engine_.lower_supported(g, ctx);
     if (lp.is_bad()) return lp.status();
+    auto dev = CudnnEngine::target_device(ctx);
+    if (dev.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + dev.status().message()};
+    const runtime::ContextScope bound(CudnnEngine::driver(), dev->context);
+    if (bound.status().is_bad())
+      return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + bound.status().message()};
     auto api = runtime::cudnn();
     auto h = thread_handle(*api.value());
     if (h.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, h.status().message()};

@@ -13,6 +13,15 @@
 // loaded libcuda through the runtime loader (the device was read, e.g.
 // runtime::read_device_properties): planning for an arch
 // (DeviceProperties::for_arch) never loads libcudnn.
+//
+// Every step that asks cuDNN (heuristics, notes, build, load) works on the
+// device the planning target names (DeviceProperties::ordinal; device 0 for a
+// target that names none; INVALID_CUDA_DEVICE for one that does not exist): in
+// the caller's current context when it is on that device, else in the device's
+// primary context, made current before this thread's handle is taken and the
+// caller's put back after. So a plan belongs to the target's device whatever
+// the caller had current (none, or another device's context). A plan refuses at
+// execute a handle on another device (INVALID_CUDA_DEVICE).
 #pragma once
 
 #include <memory>

@@ -1,9 +1,12 @@
 // engines/cudnn/handles.cpp — ContextHandles and this thread's instance (see handles.h).
 #include "engines/cudnn/handles.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "runtime/context_scope.h"
+#include "runtime/device.h"
 
 namespace opgraph::engines::cudnn {
 
@@ -76,6 +79,29 @@ Result<ContextHandles*> this_thread(const CudnnApi& api) {
 }
 
 }  // namespace
+
+Result<DeviceContext> device_context(int ordinal) {
+  static std::mutex mu;
+  static auto* retained = new std::map<int, DeviceContext>;  // by ordinal; never released
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = retained->find(ordinal); it != retained->end()) return it->second;
+  auto found = runtime::find_device(ordinal);
+  if (found.is_bad()) return found.status();
+  DeviceContext dev{found->device, nullptr};
+  OPGRAPH_CHECK(runtime::cuda_check(*found->api, found->api->primary_ctx_retain(&dev.primary, found->device),
+                                    "cudnn: cuDevicePrimaryCtxRetain"));
+  retained->emplace(ordinal, dev);
+  return dev;
+}
+
+Result<CUcontext> context_for(const runtime::CudaDriverApi& driver, const DeviceContext& dev) {
+  CUcontext current = nullptr;
+  OPGRAPH_CHECK(runtime::cuda_check(driver, driver.ctx_get_current(&current), "cudnn: cuCtxGetCurrent"));
+  if (!current || current == dev.primary) return dev.primary;
+  CUdevice on = -1;
+  if (driver.ctx_get_device && driver.ctx_get_device(&on) == CUDA_SUCCESS && on == dev.device) return current;
+  return dev.primary;
+}
 
 Result<BoundHandle> thread_handle(const CudnnApi& api) {
   auto h = this_thread(api);

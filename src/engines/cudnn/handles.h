@@ -70,6 +70,26 @@ class ContextHandles {
   std::vector<Entry> entries_;  // a handful at most (one per context this thread used)
 };
 
+// A device and its primary context.
+struct DeviceContext {
+  CUdevice device = 0;
+  CUcontext primary = nullptr;
+};
+
+// Device `ordinal` and its primary context, retained on first use and kept for
+// the process (as the runtimes of the NVRTC engines are). Makes nothing
+// current. Errors: as runtime::find_device (GRAPH_NOT_SUPPORTED without
+// libcuda, INVALID_CUDA_DEVICE "device N does not exist (M visible)"),
+// CUDA_API_FAILED naming cuDevicePrimaryCtxRetain.
+Result<DeviceContext> device_context(int ordinal);
+
+// The context a cuDNN step for `dev` (planning, building) runs in: the one
+// current on this thread when it belongs to dev.device — its primary context,
+// or a caller's own context there (cuCtxGetDevice; a driver without it counts
+// only the primary) — else dev.primary (none current, or another device's
+// context current). CUDA_API_FAILED naming cuCtxGetCurrent.
+Result<CUcontext> context_for(const runtime::CudaDriverApi& driver, const DeviceContext& dev);
+
 // This thread's ContextHandles over the loader's driver table and `api`
 // (created on first use, destroyed at thread exit): current() / current_on().
 // GRAPH_NOT_SUPPORTED when libcuda is not loaded.

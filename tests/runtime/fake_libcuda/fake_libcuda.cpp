@@ -11,7 +11,8 @@
 // is host memory (malloc), so copies round-trip. Modules, functions and launches
 // succeed and do nothing. Every call that names a device or a context prints one
 // line to stderr, "fake-cuda: <call> device N", which the tests read: which
-// device each step opened. Only the entry points the loader requires are here
+// device each step opened (cuCtxSetCurrent only when the current context changes,
+// "none" for no context). Only the entry points the loader requires are here
 // (events, tensor maps and the occupancy query stay absent, as on an old driver).
 #include <cuda.h>
 
@@ -94,11 +95,20 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d) {
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) {
+  if (c != t_current) {
+    if (c) say("cuCtxSetCurrent", device_of(c));
+    else std::fprintf(stderr, "fake-cuda: cuCtxSetCurrent none\n");
+  }
   t_current = c;
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext* c) {
   *c = t_current;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxGetDevice(CUdevice* d) {
+  if (!t_current) return CUDA_ERROR_INVALID_CONTEXT;
+  *d = device_of(t_current);
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuCtxSynchronize() {

@@ -26,6 +26,16 @@
 //                                 executed with handles on device 0, device 1 and none;
 //                                 each step's line is flushed before the next, so the
 //                                 driver's own lines fall between them.
+//   runtime_probe fake-cudnn-device
+//                                 (the same driver, the real libcudnn when it loads) the
+//                                 cuDNN engine on a matmul graph: heuristics and a build
+//                                 for a device that does not exist, then for device 1
+//                                 (cudnnCreate cannot succeed without a GPU: what matters
+//                                 is the context made current before it), and the
+//                                 context current after; then the build for device 1
+//                                 again with device 0's context current (the caller's).
+//                                 Prints "no libcudnn" and stops when libcudnn does not
+//                                 load.
 //   runtime_probe cache-worker ROOT TAG
 //                                 get every declared smoke specialisation plus
 //                                 one named by TAG through a CompiledCache at
@@ -41,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "engines/cudnn/cudnn_engine.h"
 #include "engines/linear_attention/la_engine.h"
 #include "engines/smoke/smoke_kernels.h"
 #include "exec/declared_layout.h"
@@ -239,6 +250,58 @@ int fake_la_device() {
   return 0;
 }
 
+int fake_cudnn_device() {
+  if (auto api = runtime::cudnn(); api.is_bad()) return say("no libcudnn: %s\n", api.status().to_string().c_str()), 0;
+  OpGraph g;
+  g.set_name("cudnn_on_device_1").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
+  auto a = g.tensor({1, 64, 64}, DataType::HALF, "a");
+  auto b = g.tensor({1, 64, 64}, DataType::HALF, "b");
+  auto c = g.matmul(a, b, Attributes().set_name("mm"));
+  c->set_output(true).set_name("c").set_data_type(DataType::HALF);
+  if (Status s = g.validate(); s.is_bad()) return say("validate: %s\n", s.to_string().c_str()), 1;
+  auto layout = DeclaredLayout::compute(g);
+  if (layout.is_bad()) return say("layout: %s\n", layout.status().to_string().c_str()), 1;
+  auto provider = engines::make_cudnn_provider();
+  const Engine& engine = provider->engine();
+  auto one = read_device(1);
+  if (one.is_bad()) return say("read 1: %s\n", one.status().to_string().c_str()), 1;
+  DeviceProperties ghost = *one;  // device 1's figures, an ordinal no device has
+  ghost.ordinal = 2;
+  auto current = [] {
+    CUcontext ctx = nullptr;
+    if (runtime::cuda_driver().value()->ctx_get_current(&ctx) != CUDA_SUCCESS) return std::string("unknown");
+    return ctx ? std::string("a context") : std::string("none");
+  };
+  for (const DeviceProperties* target : {&ghost, &*one}) {
+    FactsCache facts(g, PlanTarget{*target});
+    PlanContext ctx{&facts, &*layout};
+    const int n = target->ordinal;
+    say("heuristics for device %d begin\n", n);
+    auto entries = provider->entries(g, HeurMode::A, ctx);
+    say("heuristics for device %d: %s\n", n, entries.is_bad() ? entries.status().to_string().c_str() : "configs");
+    say("build for device %d begins\n", n);
+    auto plan = engine.build_plan(g, PlanConfig{0, {}, {}, -1}, ctx);
+    say("build for device %d: %s\n", n, plan.is_bad() ? plan.status().to_string().c_str() : "built");
+    say("current after device %d: %s\n", n, current().c_str());
+  }
+  // A caller with another device's context current: the build still works in
+  // device 1's, and the caller's is put back.
+  say("the caller opens device 0\n");
+  auto zero = Device::open(0);  // retains device 0's primary context and makes it current
+  if (zero.is_bad()) return say("open 0: %s\n", zero.status().to_string().c_str()), 1;
+  FactsCache facts(g, PlanTarget{*one});
+  PlanContext ctx{&facts, &*layout};
+  say("build for device 1 from device 0 begins\n");
+  auto plan = engine.build_plan(g, PlanConfig{0, {}, {}, -1}, ctx);
+  say("build for device 1 from device 0: %s\n", plan.is_bad() ? plan.status().to_string().c_str() : "built");
+  CUcontext after = nullptr;
+  runtime::cuda_driver().value()->ctx_get_current(&after);
+  CUdevice on = -1;
+  if (after) runtime::cuda_driver().value()->ctx_get_device(&on);
+  say("current after the build from device 0: device %d\n", after ? static_cast<int>(on) : -1);
+  return 0;
+}
+
 int cache_worker(const char* root, const char* tag) {
   runtime::CacheOptions options;
   options.root = root;
@@ -270,6 +333,7 @@ int main(int argc, char** argv) {
   else if (mode == "fake-device") rc = fake_device();
   else if (mode == "fake-gemm-device") rc = fake_gemm_device();
   else if (mode == "fake-la-device") rc = fake_la_device();
+  else if (mode == "fake-cudnn-device") rc = fake_cudnn_device();
   else if (mode == "cache-worker" && argc == 4) return cache_worker(argv[2], argv[3]);
   print_mapped_cuda_libraries();
   std::printf("done\n");
