@@ -64,10 +64,11 @@ void sdpa_causal_gqa_prefill(OpGraph& g) {
   out.Stats->set_output(true).set_name("stats").set_data_type(DataType::FLOAT);
 }
 
-// Gated DeltaNet prefill over 3 packed sequences (T = 40 tokens), 4 heads, K = V = 16.
+// Gated DeltaNet prefill over 3 packed sequences (T = 40 tokens), 4 heads, K = V = 64
+// (a head dim the linear_attention engine serves, so it plans first on an sm_90 GPU).
 void gdn_prefill_varlen(OpGraph& g) {
   g.set_name("gdn_prefill_varlen").set_io_data_type(DataType::BFLOAT16).set_compute_data_type(DataType::FLOAT);
-  const std::int64_t T = 40, H = 4, K = 16, V = 16, N = 3;
+  const std::int64_t T = 40, H = 4, K = 64, V = 64, N = 3;
   DeltaRuleInputs in;
   in.q = g.tensor({T, H, K}, DataType::BFLOAT16, "q");
   in.k = g.tensor({T, H, K}, DataType::BFLOAT16, "k");
