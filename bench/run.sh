@@ -28,8 +28,15 @@
 #   trust          trust_gpu (conv/gemm plans vs the reference, misbindings refused), test_exec, GPU suites
 #   cudnn          test_cudnn, test_cudnn_gpu (every op family and SDPA case on cudnn plans vs the
 #                  reference), with the system libcudnn and with torch's
-#   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, scripts/gpu_python.sh;
-#                  examples/graphs/matmul_bias_gelu.json planned and run on this device (opgraph plan / run)
+#   gdn            the linear_attention family's gdn forward: test_linear_attention (CPU: support rules, NVRTC
+#                  compile of every declared kernel for sm_90a), test_la_gpu checks (vs the float64 reference,
+#                  outputs poisoned, fresh random inputs; state pools; batch invariance; device ordinals;
+#                  OPGRAPH_GDN_FILTER picks them), then GdnGpu.Timing*: the issue's five prefill cells (CUDA
+#                  events, median of 30; the fla / FlashInfer columns are the issue's anchors, not same-run)
+#                  and decode (T = 1) at B in {1, 64, 256, 1024} as state GB/s (OPGRAPH_GDN_TIMING=0 skips it)
+#   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu,
+#                  scripts/gpu_python.sh; examples/graphs/matmul_bias_gelu.json and gdn_prefill_varlen.json
+#                  planned and run on this device (opgraph plan / run)
 #   plan           plan_chain 10000 100000 (planning time, linear in the nodes)
 #
 # Before a device call (here): `bash bench/device_deps.sh`; a clean worktree of the commit with
@@ -42,7 +49,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 AREAS=("$@")
 [ ${#AREAS[@]} -eq 0 ] && AREAS=(gemm sdpa host)
-known=" gemm gemm-variants gemm-ncu sdpa host runtime trust cudnn tests plan "
+known=" gemm gemm-variants gemm-ncu sdpa host runtime trust cudnn gdn tests plan "
 for a in "${AREAS[@]}"; do
   [[ "$known" == *" $a "* ]] || { echo "bench/run.sh: unknown area '$a' (areas:$known)" >&2; exit 2; }
 done
@@ -100,7 +107,8 @@ has host && TARGETS+=(host_overhead host_overhead_gpu trust_gpu)
 has runtime && TARGETS+=(test_runtime test_runtime_gpu runtime_cold_warm opgraph_tool)
 has trust && TARGETS+=(trust_gpu test_gemm_gpu test_cudnn_gpu test_exec)
 has cudnn && TARGETS+=(test_cudnn test_cudnn_gpu)
-has tests && TARGETS+=(test_gemm_gpu test_cudnn_gpu test_runtime_gpu gemm_bench opgraph_tool)
+has gdn && TARGETS+=(test_linear_attention test_la_gpu)
+has tests && TARGETS+=(test_gemm_gpu test_cudnn_gpu test_runtime_gpu test_la_gpu gemm_bench opgraph_tool)
 has plan && TARGETS+=(plan_chain)
 BUILD=${OPGRAPH_BUILD_DIR:-$ROOT/build-bench}
 if [ ${#TARGETS[@]} -gt 0 ]; then
@@ -265,12 +273,24 @@ area_cudnn() {
     say "$(grep -c ' ran on ' "$LOGS/cudnn_gpu_torchlib.log") cases ran on cudnn plans (torch's libcudnn)"
   fi
 }
+area_gdn() {
+  section "gdn: the linear_attention engine's gdn forward vs the float64 reference, then its timing"
+  run test_linear_attention 300 "$BUILD/tests/test_linear_attention"; gtest_line test_linear_attention
+  run la_gpu 400 "$BUILD/tests/test_la_gpu" --gtest_filter="${OPGRAPH_GDN_FILTER:-GdnGpu*:-GdnGpu*.Timing*}"
+  gtest_line la_gpu
+  grep -hE "^\[ gdn \]" "$LOGS/la_gpu.log" >>"$FILE"
+  grep -hE "^\[  FAILED  \]|Failure|Expected|Which is|actual" "$LOGS/la_gpu.log" | head -30 >>"$FILE"
+  [ "${OPGRAPH_GDN_TIMING:-1}" = 1 ] || return 0
+  run la_timing 300 "$BUILD/tests/test_la_gpu" --gtest_filter='GdnGpu*.Timing*'; gtest_line la_timing
+  grep -hE "^\[ gdn timing \]" "$LOGS/la_timing.log" | tee -a "$FILE"
+}
 area_tests() {
   section "tests: every GPU suite"
   run gemm_gpu_all 400 "$BUILD/tests/test_gemm_gpu"; gtest_line gemm_gpu_all
   run cudnn_gpu_all 300 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='-*Bench*'; gtest_line cudnn_gpu_all
   run runtime_gpu 200 "$BUILD/tests/test_runtime_gpu"; gtest_line runtime_gpu
-  # The example on this device: what cuDNN answers, `opgraph plan` (where the list puts each
+  run la_gpu_all 400 "$BUILD/tests/test_la_gpu" --gtest_filter='-GdnGpu*.Timing*'; gtest_line la_gpu_all
+  # The examples on this device: what cuDNN answers, `opgraph plan` (where the list puts each
   # engine) and `opgraph run` (the pick executed, checked against the reference).
   local ex=examples/graphs/matmul_bias_gelu.json
   "$BUILD/bench/gemm_bench" --device-json "$LOGS/device.json" --explain-backend "$ex" >"$LOGS/example.log" 2>&1
@@ -278,6 +298,11 @@ area_tests() {
   run example_plan 60 "$BUILD/tools/opgraph" plan --device "$LOGS/device.json" "$ex"; head -8 "$LOGS/example_plan.log" >>"$FILE"
   run example_run 60 "$BUILD/tools/opgraph" run --device "$LOGS/device.json" --iters 20 "$ex"
   tail -6 "$LOGS/example_run.log" >>"$FILE"
+  ex=examples/graphs/gdn_prefill_varlen.json
+  run example_gdn_plan 60 "$BUILD/tools/opgraph" plan --device "$LOGS/device.json" "$ex"
+  head -8 "$LOGS/example_gdn_plan.log" >>"$FILE"
+  run example_gdn_run 60 "$BUILD/tools/opgraph" run --device "$LOGS/device.json" --iters 20 "$ex"
+  tail -6 "$LOGS/example_gdn_run.log" >>"$FILE"
   mkdir -p "$LOGS/py"
   OUT=$LOGS/py OPGRAPH_JOBS=$JOBS OPGRAPH_PY_BUILD_DIR=$PYBUILD run gpu_python 400 bash scripts/gpu_python.sh
   cat "$LOGS/py/gpu_python.txt" >>"$FILE" 2>/dev/null
