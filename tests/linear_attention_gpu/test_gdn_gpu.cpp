@@ -1,5 +1,5 @@
 // tests/linear_attention_gpu/test_gdn_gpu.cpp — the linear_attention engine's gdn
-// forward on the device against the float64 reference (bench/gdn_h200.sh).
+// forward on the device against the float64 reference (bash bench/run.sh gdn).
 //
 // Every case draws fresh random inputs, poisons the outputs (all bits set: NaN
 // in every type) before the run, and compares O and final_state with the
@@ -10,8 +10,9 @@
 // (beta = sigmoid, or 2 sigmoid under allow_neg_eigval), initial state N(0, 1/4).
 // Also: state pool rows no sequence addresses stay bitwise untouched, and under
 // batch_invariant a sequence's O and final state are bitwise the same alone and
-// packed with others. GdnGpuTiming.* (run by the script, not a check) times the
-// issue's five prefill cells with CUDA events.
+// packed with others. Device ordinals: a missing device refused at build, a
+// handle on another device refused at execute. GdnGpuTiming.* (run by the
+// script, not a check) times the five prefill cells with CUDA events.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "engines/linear_attention/la_engine.h"
 #include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_util.h"
+#include "opgraph/device.h"
 #include "opgraph/op_graph.h"
 
 namespace {
@@ -547,6 +549,89 @@ TEST_F(GdnGpu, BatchInvariantBitwise) {
       << "O of the sequence differs alone and packed";
   const std::size_t sb = static_cast<std::size_t>(HO * D * D) * width(alone.state_t);
   EXPECT_EQ(std::memcmp(ra.fin.data(), rp.fin.data() + sb, sb), 0) << "final state differs alone and packed";
+}
+
+// Device ordinals (the H200 machine has device 0 only): a target naming a device
+// that does not exist is refused at build and opens no runtime (never built on
+// device 0); a plan built on device 0 refuses an execute whose handle names
+// another device before launching (the poisoned O stays poisoned), and runs
+// with its own. (Builds and launches on device 1 of a two-device driver:
+// tests/runtime/test_device_ordinal.cpp.)
+TEST_F(GdnGpu, DeviceOrdinals) {
+  std::mt19937 rng(7);
+  auto count = device_count();
+  ASSERT_TRUE(count.is_good()) << count.status().message();
+  Case c;
+  c.name = "device ordinals";
+  c.d = 64;
+  c.lens = {5, 70};
+  c.init = c.final_out = false;
+  auto p = build(c);
+  ASSERT_TRUE(p->g.validate().is_good());
+  const PlanConfig config{la_engine().id(), {}, {}, -1};
+  DeviceProperties ghost = gpu().props;  // device 0's figures, an ordinal no device has
+  ghost.ordinal = *count;
+  {
+    FactsCache facts(p->g, PlanTarget{ghost});
+    PlanContext ctx{&facts};
+    ASSERT_TRUE(la_engine().check_support(p->g, ctx).is_good());
+    auto refused = build_direct(la_engine(), p->g, config, ctx);
+    ASSERT_TRUE(refused.is_bad()) << "built a plan for device " << *count << " (it does not exist): on device 0?";
+    EXPECT_EQ(refused.status().code(), ErrorCode::INVALID_CUDA_DEVICE) << refused.status().to_string();
+    EXPECT_NE(refused.status().message().find("device " + std::to_string(*count) + " does not exist"),
+              std::string::npos)
+        << refused.status().message();
+    EXPECT_EQ(linear_attention::shared_runtime_if_open(*count), nullptr);
+  }
+  ASSERT_EQ(gpu().props.ordinal, 0);
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  auto plan = build_direct(la_engine(), p->g, config, ctx);
+  ASSERT_TRUE(plan.is_good()) << plan.status().message();
+  ASSERT_NE(linear_attention::shared_runtime_if_open(0), nullptr);
+  const auto& api = *gpu().api;
+  auto host = draw(c, *p, rng, nullptr);
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  VariantPack pack;
+  for (auto& [uid, bytes] : host) {
+    auto b = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes.size(), 4));
+    ASSERT_TRUE(b->status().is_good());
+    ASSERT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+  }
+  const std::int64_t o_uid = p->out.o->get_uid();
+  const std::size_t o_bytes = static_cast<std::size_t>(p->out.o->element_count()) * width(c.o_t);
+  auto o = std::make_unique<DeviceBuffer>(api, o_bytes);
+  ASSERT_TRUE(o->status().is_good());
+  pack.set(o_uid, reinterpret_cast<void*>(o->ptr()));
+  ASSERT_EQ(api.memset_d32(o->ptr(), 0xFFFFFFFFu, o_bytes / 4), CUDA_SUCCESS);
+  ASSERT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
+  DeviceProperties other = gpu().props;
+  other.ordinal = 1;
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &other;
+  Status refused = (*plan)->execute(pack, ec);
+  EXPECT_EQ(refused.code(), ErrorCode::INVALID_CUDA_DEVICE) << refused.to_string();
+  EXPECT_NE(refused.message().find("built on device 0"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("drives device 1"), std::string::npos) << refused.message();
+  ASSERT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
+  std::vector<unsigned char> got(o_bytes);
+  ASSERT_EQ(api.memcpy_dtoh(got.data(), o->ptr(), o_bytes), CUDA_SUCCESS);
+  EXPECT_EQ(got, std::vector<unsigned char>(o_bytes, 0xFF)) << "the refused execute wrote O";
+  ec.device = &gpu().props;
+  Status ran = (*plan)->execute(pack, ec);
+  ASSERT_TRUE(ran.is_good()) << ran.to_string();
+  ASSERT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
+  ASSERT_EQ(api.memcpy_dtoh(got.data(), o->ptr(), o_bytes), CUDA_SUCCESS);
+  std::map<std::int64_t, reference::HostBuffer> hb;
+  for (auto& [uid, bytes] : host) hb[uid] = reference::HostBuffer{bytes.data()};
+  std::vector<unsigned char> want(o_bytes, 0);
+  hb[o_uid] = reference::HostBuffer{want.data()};
+  Status ref = reference::execute(p->g, hb);
+  ASSERT_TRUE(ref.is_good()) << ref.message();
+  EXPECT_LE(rms_ratio(decode(got, c.o_t), decode(want, c.o_t)), kTol) << "O on device 0";
 }
 
 // ---- timing (not a check): the five prefill cells ----
