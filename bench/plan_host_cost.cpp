@@ -9,10 +9,13 @@
 //   plan cached      + the same with set_plan_cache(true), the class already cached
 //   choice lookup    plan sm_90a with the target's plan-choice folder present, so
 //                    planning computes the graph key and reads a record
-//   key              OpGraph::key() of a validated graph (serialise + hash)
+//   key              OpGraph::key() of a validated graph
 //   class            layout_class_key() of a validated graph
-// in MICROSECONDS. `build_plans` with every kernel in the compiled cache needs
-// the device: bench/run.sh on the H200 (issue 26's host-cost table).
+// in MICROSECONDS. The columns are interleaved: round i times each column once,
+// in turn, so a drift of the (shared) machine spreads over all of them.
+// `build_plans` with every kernel in the compiled cache needs the device:
+// bench/run.sh on the H200 (issue 26's host-cost table).
+// bench/plan_host_cost_ab.sh runs two builds of this program in turn (before/after).
 // Usage: plan_host_cost [N] [GRAPH.json ...]
 #include <stdlib.h>
 
@@ -20,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -34,16 +38,22 @@ using namespace opgraph;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-template <class F>
-double median_us(int n, F&& f) {
-  std::vector<double> t;
-  for (int i = 0; i < n; ++i) {
-    const auto t0 = Clock::now();
-    if (!f()) return -1;
-    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+// Interleaved rounds: round i runs every column once; each column's median.
+std::vector<double> interleaved_medians(int n, const std::vector<std::function<bool()>>& columns) {
+  std::vector<std::vector<double>> t(columns.size());
+  for (int i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const auto t0 = Clock::now();
+      const bool ok = columns[c]();
+      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      t[c].push_back(ok ? us : -1);
+    }
+  std::vector<double> out;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    out.push_back(v.front() < 0 ? -1 : v[v.size() / 2]);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return out;
 }
 
 }  // namespace
@@ -66,11 +76,12 @@ int main(int argc, char** argv) {
   }
   char tmpl[] = "/tmp/opgraph_plan_cost_XXXXXX";
   if (!::mkdtemp(tmpl)) return std::fprintf(stderr, "mkdtemp failed\n"), 1;
-  ::setenv("OPGRAPH_PLAN_CHOICES", tmpl, 1);  // an empty root: no record, no key computed at planning
+  const std::string no_record = std::string(tmpl) + "/empty", with_record = std::string(tmpl) + "/record";
+  fs::create_directories(no_record);
   const DeviceProperties h200 = DeviceProperties::for_arch("sm_90a").value();
   const std::vector<HeurMode> modes{HeurMode::A, HeurMode::FALLBACK};
 
-  std::printf("host time of planning one new graph, median of %d, microseconds (CPU, no GPU)\n", n);
+  std::printf("host time of planning one new graph, median of %d interleaved rounds, microseconds (CPU, no GPU)\n", n);
   std::printf("%-30s %8s %10s %12s %12s %14s %8s %8s\n", "graph", "parse", "plan_host", "plan_sm90a", "plan_cached",
               "choice_lookup", "key", "class");
   for (const fs::path& f : files) {
@@ -79,8 +90,11 @@ int main(int argc, char** argv) {
     ss << in.rdbuf();
     const std::string text = ss.str();
     auto make = [&]() { return Graph::deserialize(text); };
-    auto plan = [&](bool device, bool cached) {
-      return [&, device, cached]() {
+    // An empty plan-choice root (no record: no key computed at planning) or one with a record.
+    auto root = [](const std::string& dir) { ::setenv("OPGRAPH_PLAN_CHOICES", dir.c_str(), 1); };
+    auto plan = [&](bool device, bool cached, const std::string& choices) {
+      return [&, device, cached, choices]() {
+        root(choices);
         auto g = make();
         if (g.is_bad()) return false;
         if (device) g->set_device_properties(h200);
@@ -90,27 +104,30 @@ int main(int argc, char** argv) {
         return s.is_good();
       };
     };
-    const double parse = median_us(n, [&]() { return make().is_good(); });
-    const double host = median_us(n, plan(false, false));
-    const double sm90 = median_us(n, plan(true, false));
     clear_plan_cache();
-    (void)plan(true, true)();  // the class's first graph ranks and stores the list
-    const double cached = median_us(n, plan(true, true));
-    // A record for this graph on the target: planning now reads the key and the record.
+    (void)plan(true, true, no_record)();  // the class's first graph ranks and stores the list
+    // A record for this graph on the target: planning there reads the key and the record.
     {
+      root(with_record);
       auto g = make();
       runtime::PlanChoiceStore store(runtime::PlanChoiceOptions::from_env(), runtime::plan_choice_environment(h200));
       runtime::PlanChoice c;
       c.engine_id = 1;  // names no plan: read, then ignored
       if (g.is_good() && g->validate().is_good()) (void)store.record(g->key().value(), c);
     }
-    const double lookup = median_us(n, plan(true, false));
     auto validated = make();
     if (validated.is_bad() || validated->validate().is_bad()) continue;
-    const double key = median_us(n, [&]() { return validated->key().is_good(); });
-    const double cls = median_us(n, [&]() { return layout_class_key(*validated).is_good(); });
-    std::printf("%-30s %8.1f %10.1f %12.1f %12.1f %14.1f %8.1f %8.1f\n", f.filename().c_str(), parse, host, sm90,
-                cached, lookup, key, cls);
+    const auto m = interleaved_medians(n, {
+        [&]() { return make().is_good(); },
+        plan(false, false, no_record),
+        plan(true, false, no_record),
+        plan(true, true, no_record),
+        plan(true, false, with_record),
+        [&]() { return validated->key().is_good(); },
+        [&]() { return layout_class_key(*validated).is_good(); },
+    });
+    std::printf("%-30s %8.1f %10.1f %12.1f %12.1f %14.1f %8.1f %8.1f\n", f.filename().c_str(), m[0], m[1], m[2],
+                m[3], m[4], m[5], m[6]);
   }
   std::error_code ec;
   fs::remove_all(tmpl, ec);

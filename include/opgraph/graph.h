@@ -71,7 +71,7 @@ struct AutotuneResult {
 // --- the process-wide plan cache by layout class (docs/autotune.md) ---
 // The layout class of a validated graph: its structure without extents (every
 // extent above 1, and strides that pack the extents in some axis order, left
-// out; docs/autotune.md defines it exactly), as FNV-1a 64. Two graphs that differ
+// out; docs/autotune.md defines it exactly), as a 64-bit hash. Two graphs that differ
 // only in such extents have one class. Errors: serialisation's.
 Result<std::uint64_t> layout_class_key(OpGraph& g);
 struct PlanCacheStats {

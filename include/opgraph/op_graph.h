@@ -98,7 +98,7 @@ class OpGraph : public PointwiseBuilders,
   // --- serialization ---
   Result<std::string> serialize();                 // assigns uids first
   static Result<OpGraph> deserialize(std::string_view json_text);
-  Result<std::uint64_t> key();                     // FNV-1a 64 of the canonical JSON
+  Result<std::uint64_t> key();                     // a 64-bit hash of what serialize() writes (ir/graph_hash.h)
 
  protected:
   std::vector<TensorPtr> add_node(std::string_view op, std::vector<PortArg> inputs,

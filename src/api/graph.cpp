@@ -140,10 +140,13 @@ Result<std::vector<const Engine*>> offer(const plan::Family& f, GraphPlanState& 
 // each entry's engine instantiated once per id, nothing ranked.
 Status adopt_cached(OpGraph& g, GraphPlanState& st, const plan::Manifest& m, plan_cache::Entry hit) {
   std::map<std::int64_t, const Engine*> made;
-  for (auto& config : hit.plans) {
+  st.plans.reserve(hit.plans.size());
+  for (std::size_t i = 0; i < hit.plans.size(); ++i) {
+    PlanConfig& config = hit.plans[i];
     const Engine* engine = nullptr;
     plan::DecodedId d = plan::decode_engine_id(config.engine_id);
-    if (d.band == plan::IdBand::BACKEND || config.engine_id == plan::kBackendHeuristicEngineId) {
+    const bool backend = d.band == plan::IdBand::BACKEND || config.engine_id == plan::kBackendHeuristicEngineId;
+    if (backend) {
       if (!st.backend) continue;
       engine = &st.backend->engine();
       config.backend_index = -1;  // a position in another graph's backend list: replayed by (engine_id, knobs)
@@ -158,7 +161,8 @@ Status adopt_cached(OpGraph& g, GraphPlanState& st, const plan::Manifest& m, pla
       st.engines.push_back(std::move(e.value()));
     }
     PlanRecord rec;
-    rec.name = plan_name(*engine, config);
+    // Our engines' names are their (id, knobs)'s, kept with the entry; a backend's is asked again.
+    rec.name = !backend && i < hit.names.size() ? std::move(hit.names[i]) : plan_name(*engine, config);
     rec.config = std::move(config);
     rec.engine = engine;
     st.plans.push_back(std::move(rec));
@@ -214,7 +218,7 @@ Status Graph::create_execution_plans(const std::vector<HeurMode>& modes) {
   }
   if (st_->plan_cache && !st_->plans.empty()) {
     plan_cache::Entry e;
-    for (const auto& p : st_->plans) e.plans.push_back(p.config);
+    for (const auto& p : st_->plans) e.plans.push_back(p.config), e.names.push_back(p.name);
     e.notes = st_->notes;
     plan_cache::store(cache_key, std::move(e));
   }

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "api/plan_state.h"
+#include "ir/graph_hash.h"
 #include "opgraph/graph.h"
 #include "runtime/cache_environment.h"
 #include "runtime/plan_choice.h"
@@ -117,22 +118,46 @@ Result<std::string> layout_class_text(OpGraph& g) {
   return out;
 }
 
-Result<std::uint64_t> layout_class(OpGraph& g) {
-  auto text = layout_class_text(g);
-  if (text.is_bad()) return text.status();
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text.value()) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
+Result<graph_hash::Hash128> layout_class128(OpGraph& g) {
+  return graph_hash::content_hash(g, graph_hash::Mode::LAYOUT_CLASS);
 }
 
+Result<std::uint64_t> layout_class(OpGraph& g) {
+  auto h = layout_class128(g);
+  if (h.is_bad()) return h.status();
+  return h->fold();
+}
+
+namespace {
+
+// The plan-choice fingerprint's hash of a target's device: the same for every
+// graph planned for one device, so the last one each thread asked for is kept.
+const std::string& fingerprint_hash(const std::optional<DeviceProperties>& device) {
+  thread_local std::optional<std::optional<DeviceProperties>> last;
+  thread_local std::string hash;
+  if (!last || *last != device) {
+    hash = runtime::plan_choice_environment(device).hash();
+    last = device;
+  }
+  return hash;
+}
+
+}  // namespace
+
 Result<std::string> key_for(OpGraph& g, const PlanTarget& target, const std::vector<HeurMode>& modes) {
-  auto cls = layout_class(g);
+  auto cls = layout_class128(g);
   if (cls.is_bad()) return cls.status();
-  std::string key = runtime::graph_key_hex(*cls) + "/" + runtime::plan_choice_environment(target.device).hash() + "/";
-  for (HeurMode m : modes) key += std::string(to_string(m)) + ",";
+  std::string key;
+  key.reserve(128);
+  key += runtime::graph_key_hex(cls->lo);
+  key += runtime::graph_key_hex(cls->hi);
+  key += '/';
+  key += fingerprint_hash(target.device);
+  key += '/';
+  for (HeurMode m : modes) {
+    key += to_string(m);
+    key += ',';
+  }
   // The manifest in use (a test's swapped table is another) and the opt-in switch.
   char manifest[32];
   std::snprintf(manifest, sizeof(manifest), "/%p/", static_cast<const void*>(&current_manifest()));

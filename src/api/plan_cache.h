@@ -3,8 +3,8 @@
 // ranked plan list without ranking again (docs/autotune.md, "A new shape of a
 // known layout class").
 //
-// The layout class of a validated graph is the FNV-1a 64 of its canonical JSON
-// (OpGraph::serialize) with, in every tensor,
+// The layout class of a validated graph is its canonical JSON (OpGraph::serialize)
+// with, in every tensor,
 //   - each extent above 1 replaced by "*" (an extent of 1 stays: it decides
 //     broadcasting, so [1, N] and [M, N] are different classes);
 //   - the strides replaced by the axis order they pack (each axis of extent
@@ -15,6 +15,10 @@
 //     padded or broadcast (stride 0) layout pins its extents).
 // Everything else stays: names, uids, data types, attributes (a reshape's or a
 // slice's numbers included), pass-by-value values, virtual flags, alignment.
+// Two graphs are of one class when those texts are equal. The key is not computed
+// from the text: a 128-bit hash of the same content is streamed from the graph's
+// tensors, nodes and attributes (ir/graph_hash.h), and the cache is keyed by all
+// 128 bits (layout_class_text stays the definition, for tests and diagnostics).
 //
 // The cache maps (layout class, device fingerprint (runtime/plan_choice.h),
 // heuristic modes, the manifest in use and OPGRAPH_ENABLE_ENGINES) to the list
@@ -29,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph_hash.h"
 #include "opgraph/engine.h"
 #include "opgraph/facts.h"
 #include "opgraph/knobs.h"
@@ -36,12 +41,16 @@
 
 namespace opgraph::plan_cache {
 
-// The JSON the class hash covers (for diagnostics and tests) and its hash.
+// The class as text (the definition; for diagnostics and tests: it serialises the
+// graph), the class's 128-bit key (no text built) and the key folded to 64 bits
+// (layout_class_key).
 Result<std::string> layout_class_text(OpGraph& g);
+Result<graph_hash::Hash128> layout_class128(OpGraph& g);
 Result<std::uint64_t> layout_class(OpGraph& g);
 
 struct Entry {
   std::vector<PlanConfig> plans;    // in rank order, before any recorded choice is applied
+  std::vector<std::string> names;   // each plan's name (label and public knobs), in the same order
   std::vector<std::string> notes;   // the planning notes of the graph that ranked it
 };
 

@@ -3,12 +3,29 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace opgraph {
 
+namespace {
+
+// The fingerprint of a target's device (a few strings and the kernel sources'
+// digest): the same for every graph planned for one device, so the last one each
+// thread asked for is kept. The options are read from the environment each call.
+const runtime::CacheEnvironment& environment_of(const std::optional<DeviceProperties>& device) {
+  thread_local std::optional<std::optional<DeviceProperties>> last;
+  thread_local runtime::CacheEnvironment env;
+  if (!last || *last != device) {
+    env = runtime::plan_choice_environment(device);
+    last = device;
+  }
+  return env;
+}
+
+}  // namespace
+
 runtime::PlanChoiceStore plan_choice_store(const PlanTarget& target) {
-  return runtime::PlanChoiceStore(runtime::PlanChoiceOptions::from_env(),
-                                  runtime::plan_choice_environment(target.device));
+  return runtime::PlanChoiceStore(runtime::PlanChoiceOptions::from_env(), environment_of(target.device));
 }
 
 void apply_recorded_choice(OpGraph& g, GraphPlanState& st) {

@@ -24,6 +24,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/graph_hash.h"
 #include "opgraph/op_graph.h"
 
 namespace opgraph {
@@ -459,12 +460,12 @@ Result<OpGraph> OpGraph::deserialize(std::string_view text) {
   return g;
 }
 
+// A hash of what serialize() writes, walked from the graph (ir/graph_hash.h): one
+// canonical JSON gives one key, without building the JSON.
 Result<std::uint64_t> OpGraph::key() {
-  auto s = serialize();
-  if (!s) return s.status();
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s.value()) { h ^= c; h *= 1099511628211ull; }
-  return h;
+  auto h = graph_hash::content_hash(*this, graph_hash::Mode::GRAPH);
+  if (!h) return h.status();
+  return h->fold();
 }
 
 }  // namespace opgraph
