@@ -320,6 +320,76 @@ TEST(LaKernels, PlanKernelsNameWhatBuildPlanLoads) {
   EXPECT_TRUE(engine->capabilities().arch_mismatch(PlanTarget{*sm80}).has_value());
 }
 
+// The prefill mode knob: PIPELINE_ARCH 0 (one pass, the default) or 1 (prep +
+// scan with a workspace of ceil(T / 64) + N chunk slots per head); decode is
+// the same under both.
+TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
+  auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  const auto& knobs = engine->capabilities().knobs;
+  ASSERT_EQ(knobs.size(), 1u);
+  EXPECT_EQ(knobs[0].type, KnobType::PIPELINE_ARCH);
+  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(engine->default_knobs().at(KnobType::PIPELINE_ARCH), 0);
+
+  Cfg c = cfg_of(128);
+  c.cu = {0, 30, 30, 100};  // T = 100, N = 3: prefill
+  auto p = analyze_gdn(gdn(c).g);
+  ASSERT_TRUE(p.is_good());
+  auto one = linear_attention::kernel_requests(*p, linear_attention::kPrefillOnePass);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].entry, "gdn_prefill");
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillOnePass), 0);
+  auto two = linear_attention::kernel_requests(*p, linear_attention::kPrefillTwoPass);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].kernel, "gdn_prefill_scan_d128_bf16");
+  EXPECT_EQ(two[1].kernel, "gdn_prefill_prep_d128_bf16");
+  // ceil(100 / 64) + 3 = 5 slots x 8 heads x (4 x 64 x 128 + 64 x 64 bf16, and one fp32).
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillTwoPass),
+            5 * 8 * (2 * (4 * 64 * 128 + 64 * 64) + 4));
+  // A pool with a final state: the copy comes last.
+  c.init = c.pool = true;
+  Attributes a;
+  a.set("output_final_state", true);
+  auto pq = analyze_gdn(gdn(c, a).g);
+  ASSERT_TRUE(pq.is_good());
+  auto rq = linear_attention::kernel_requests(*pq, linear_attention::kPrefillTwoPass);
+  ASSERT_EQ(rq.size(), 3u);
+  EXPECT_EQ(rq[2].entry, "gdn_state_copy");
+  // Short sequences: decode under both modes, no workspace.
+  Cfg d = cfg_of(64);
+  d.cu = {0, 1, 2, 4};
+  auto pd = analyze_gdn(gdn(d).g);
+  ASSERT_TRUE(pd.is_good());
+  EXPECT_EQ(linear_attention::kernel_requests(*pd, linear_attention::kPrefillTwoPass)[0].entry, "gdn_decode");
+  EXPECT_EQ(linear_attention::workspace_bytes(*pd, linear_attention::kPrefillTwoPass), 0);
+
+  // plan_kernels names what the knob picks; a value outside the domain is refused by name.
+  Cfg e = cfg_of(64);
+  e.cu = {0, 30, 30, 100};
+  Built b = gdn(e);
+  b.g.freeze();
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  FactsCache facts(b.g, PlanTarget{*sm90});
+  PlanContext ctx{&facts};
+  auto names_of = [&](std::int64_t mode, Status* st) {
+    std::vector<std::string> names;
+    *st = engine->plan_kernels(b.g, PlanConfig{engine->id(), {{KnobType::PIPELINE_ARCH, mode}}, {}, -1}, ctx,
+                               [&](const runtime::KernelRequest& r) {
+                                 names.push_back(r.kernel);
+                                 return Status::ok();
+                               });
+    return names;
+  };
+  Status st;
+  EXPECT_EQ(names_of(1, &st), (std::vector<std::string>{"gdn_prefill_scan_d64_bf16", "gdn_prefill_prep_d64_bf16"}));
+  EXPECT_TRUE(st.is_good()) << st.message();
+  EXPECT_EQ(names_of(0, &st), (std::vector<std::string>{"gdn_prefill_d64_bf16"}));
+  names_of(2, &st);
+  EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(st.message().find("PIPELINE_ARCH"), std::string::npos) << st.message();
+}
+
 TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   const auto& m = engines::default_manifest();
   const plan::Family* fam = nullptr;
@@ -347,7 +417,7 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
-  ASSERT_EQ(all.size(), 9u);
+  ASSERT_EQ(all.size(), 17u);  // 4 entries x d {64, 128} x {bf16, fp16}, and the pool copy
   for (const auto& r : all) {
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();

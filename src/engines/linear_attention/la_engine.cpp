@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -115,14 +116,29 @@ runtime::KernelRequest copy_request() {
 
 bool needs_pool_copy(const GdnProblem& p) { return p.state_indices >= 0 && p.final_state >= 0; }
 
+// Whether plan `p` under prefill mode `mode` runs the two-pass prefill.
+bool two_pass(const GdnProblem& p, int mode) { return mode == kPrefillTwoPass && !use_decode(p); }
+
+// The prefill mode a config names (the PIPELINE_ARCH knob; absent: one-pass).
+Result<int> prefill_mode(const PlanConfig& config) {
+  auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
+  if (it == config.knobs.end()) return kPrefillOnePass;
+  if (it->second != kPrefillOnePass && it->second != kPrefillTwoPass)
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob PIPELINE_ARCH (prefill mode) is " +
+                                                std::to_string(it->second) + "; it takes 0 (one pass) or 1 (two passes)");
+  return static_cast<int>(it->second);
+}
+
 // Operand order of the table rows.
 enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kSlots };
 
 class GdnPlan final : public CompiledPlan {
  public:
+  // `prep` non-null: the two-pass prefill (prep, then `main` = the scan).
   GdnPlan(GdnProblem p, runtime::KernelRuntime* rt, const runtime::LoadedKernel* main,
-          const runtime::LoadedKernel* copy, OperandTable table, std::array<std::int32_t, kSlots> rows)
-      : p_(std::move(p)), rt_(rt), main_(main), copy_(copy), table_(std::move(table)), rows_(rows),
+          const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, OperandTable table,
+          std::array<std::int32_t, kSlots> rows)
+      : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), table_(std::move(table)), rows_(rows),
         params_(params_of(p_)) {
     const bool decode = use_decode(p_);
     dims_.grid[0] = static_cast<unsigned>(decode ? p_.d / kDecodeRows : p_.d / 64);
@@ -130,6 +146,15 @@ class GdnPlan final : public CompiledPlan {
     dims_.grid[2] = static_cast<unsigned>(p_.n_seq);
     dims_.block[0] = decode ? kDecodeThreads : kPrefillThreads;
     dims_.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p_.d));
+    if (prep_) {
+      params_.n_slots = opgraph_gdn::gdn_ws_slots(p_.t, p_.n_seq);
+      workspace_ = opgraph_gdn::gdn_ws_bytes(p_.d, p_.t, p_.n_seq, p_.ho);
+      dims_.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_scan_smem_bytes(p_.d));
+      prep_dims_.grid[0] = static_cast<unsigned>(params_.n_slots);
+      prep_dims_.grid[1] = static_cast<unsigned>(p_.ho);
+      prep_dims_.block[0] = kPrefillThreads;
+      prep_dims_.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_prep_smem_bytes(p_.d));
+    }
     const long long elem = p_.state_type == DataType::FLOAT ? 4 : 2;
     copy_words_ = p_.state_rows * p_.state_row_stride * elem / 4;
     const long long per_block = 4 * kCopyThreads;  // about 4 words a thread (the copy is grid-stride)
@@ -137,7 +162,7 @@ class GdnPlan final : public CompiledPlan {
         static_cast<unsigned>(std::clamp<long long>((copy_words_ + per_block - 1) / per_block, 1, 4096));
     copy_dims_.block[0] = kCopyThreads;
   }
-  std::int64_t workspace_size() const override { return 0; }
+  std::int64_t workspace_size() const override { return workspace_; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (!ctx.device)
@@ -151,6 +176,14 @@ class GdnPlan final : public CompiledPlan {
                                                   "; this call's handle drives device " +
                                                   std::to_string(ctx.device->ordinal)};
     if (!table_.accepts(pack)) return table_.explain(pack);
+    if (workspace_ > 0) {
+      if (ctx.workspace.bytes < workspace_ || !ctx.workspace.data)
+        return {ErrorCode::INVALID_VALUE, "engine linear_attention: the two-pass prefill needs a workspace of " +
+                                              std::to_string(workspace_) + " bytes, got " +
+                                              std::to_string(ctx.workspace.data ? ctx.workspace.bytes : 0)};
+      if (reinterpret_cast<std::uintptr_t>(ctx.workspace.data) % 16 != 0)
+        return {ErrorCode::INVALID_VALUE, "engine linear_attention: the workspace must be 16-byte aligned"};
+    }
     const runtime::ContextScope bound(rt_->api(), rt_->context());
     OPGRAPH_CHECK(bound.status());
     const OperandBuffer* ops = pack.operands().data();
@@ -172,6 +205,7 @@ class GdnPlan final : public CompiledPlan {
     a.state_indices = ptr(kIdx);
     a.o = ptr(kO);
     a.final_state = ptr(kFinal);
+    a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     // Distinct pool buffers: rows no sequence addresses keep their value.
     if (copy_ && a.final_state != a.initial_state && copy_words_ > 0) {
@@ -180,6 +214,7 @@ class GdnPlan final : public CompiledPlan {
       OPGRAPH_CHECK(rt_->launch(*copy_, copy_dims_, stream, cargs));
     }
     void* args[] = {&a};
+    if (prep_ && params_.n_slots > 0 && p_.ho > 0) OPGRAPH_CHECK(rt_->launch(*prep_, prep_dims_, stream, args));
     return rt_->launch(*main_, dims_, stream, args);
   }
 
@@ -187,12 +222,14 @@ class GdnPlan final : public CompiledPlan {
   GdnProblem p_;
   runtime::KernelRuntime* rt_;
   const runtime::LoadedKernel* main_;
+  const runtime::LoadedKernel* prep_;  // null unless two-pass
   const runtime::LoadedKernel* copy_;  // null unless needs_pool_copy
   OperandTable table_;
   std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
   GdnParams params_;
-  runtime::LaunchDims dims_, copy_dims_;
+  runtime::LaunchDims dims_, copy_dims_, prep_dims_;
   long long copy_words_ = 0;
+  std::int64_t workspace_ = 0;  // bytes (two-pass only)
 };
 
 Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout& layout,
@@ -233,15 +270,20 @@ class LaEngine final : public Engine {
     caps_.sm_lo = 90;
     caps_.sm_hi = 90;
     caps_.notes = PlanNotes{{NumericalNote::TENSOR_CORE}, {BehaviorNote::RUNTIME_COMPILATION}};
+    // Prefill mode: 0 one pass (gdn_prefill), 1 two passes (gdn_prefill_prep +
+    // gdn_prefill_scan, with a workspace). The first value is the default.
+    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass}}};
   }
   const Capabilities& capabilities() const override { return caps_; }
 
   Status check_support(const OpGraph& g, const PlanContext&) const override { return analyze_gdn(g).status(); }
 
-  Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig&,
+  Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
                                                    const PlanContext& ctx) const override {
     if (!ctx.layout)
       return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: built without the graph's layout");
+    auto mode = prefill_mode(config);
+    if (mode.is_bad()) return mode.status();
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
     std::array<std::int32_t, kSlots> rows{};
@@ -267,17 +309,18 @@ class LaEngine final : public Engine {
     }
     const runtime::ContextScope bound(rt->api(), rt->context());
     OPGRAPH_CHECK(bound.status());
-    const auto reqs = kernel_requests(*p);
-    auto main = rt->get(reqs[0]);
-    if (main.is_bad()) return main.status();
+    const runtime::LoadedKernel* main = nullptr;
+    const runtime::LoadedKernel* prep = nullptr;
     const runtime::LoadedKernel* copy = nullptr;
-    if (reqs.size() > 1) {
-      auto c = rt->get(reqs[1]);
-      if (c.is_bad()) return c.status();
-      copy = *c;
+    for (const auto& r : kernel_requests(*p, *mode)) {
+      auto k = rt->get(r);
+      if (k.is_bad()) return k.status();
+      if (r.entry == "gdn_state_copy") copy = *k;
+      else if (r.entry == "gdn_prefill_prep") prep = *k;
+      else main = *k;
     }
     return std::unique_ptr<CompiledPlan>(
-        std::make_unique<GdnPlan>(std::move(*p), rt.get(), *main, copy, std::move(*table), rows));
+        std::make_unique<GdnPlan>(std::move(*p), rt.get(), main, prep, copy, std::move(*table), rows));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
@@ -285,14 +328,16 @@ class LaEngine final : public Engine {
     return Status::ok();
   }
 
-  Status plan_kernels(const OpGraph& g, const PlanConfig&, const PlanContext& ctx,
+  Status plan_kernels(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
                       const KernelSink& sink) const override {
+    auto mode = prefill_mode(config);
+    if (mode.is_bad()) return mode.status();
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
     if (!ctx.facts || !ctx.target().has_device())
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
-    for (const auto& r : kernel_requests(*p)) OPGRAPH_CHECK(sink(r));
+    for (const auto& r : kernel_requests(*p, *mode)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
   }
 
@@ -304,16 +349,25 @@ class LaEngine final : public Engine {
 
 }  // namespace
 
-std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p) {
+std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode) {
   std::vector<runtime::KernelRequest> out;
-  out.push_back(request(p.d, p.io, use_decode(p) ? "gdn_decode" : "gdn_prefill"));
+  if (two_pass(p, prefill_mode)) {
+    out.push_back(request(p.d, p.io, "gdn_prefill_scan"));
+    out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
+  } else {
+    out.push_back(request(p.d, p.io, use_decode(p) ? "gdn_decode" : "gdn_prefill"));
+  }
   if (needs_pool_copy(p)) out.push_back(copy_request());
   return out;
 }
 
+std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode) {
+  return two_pass(p, prefill_mode) ? opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho) : 0;
+}
+
 std::vector<runtime::KernelRequest> declared_specialisations() {
   std::vector<runtime::KernelRequest> out;
-  for (const char* entry : {"gdn_prefill", "gdn_decode"})
+  for (const char* entry : {"gdn_prefill", "gdn_decode", "gdn_prefill_prep", "gdn_prefill_scan"})
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
   out.push_back(copy_request());

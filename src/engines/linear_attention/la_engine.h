@@ -29,13 +29,29 @@ std::unique_ptr<Engine> make_la_engine(EngineIdentity identity);
 // execute refuses a handle on another device (INVALID_CUDA_DEVICE). For tests.
 runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 
-// The kernel requests a plan of `p` compiles: the main kernel (prefill, or
-// decode under use_decode), then the pool copy when state_indices is bound and
-// final_state produced.
-std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p);
+// The prefill modes (the engine's one knob, PIPELINE_ARCH; the first is the default):
+//  0 one pass: gdn_prefill, one CTA per (V-slice, head, sequence) walks the chunks;
+//  1 two passes: gdn_prefill_prep (one CTA per (chunk, head): everything that does
+//    not depend on the state, into the plan's workspace), then gdn_prefill_scan
+//    (one CTA per (V-slice, head, sequence): the state products per chunk).
+// Under use_decode both run the decode kernel (no workspace). Both keep
+// batch_invariant: a chunk's pieces depend only on its own tokens.
+enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1 };
 
-// Every specialisation the engine may compile (the CI compile set): prefill
-// and decode for D in {64, 128} x q/k/v in {bf16, fp16}, and the pool copy.
+// The kernel requests a plan of `p` compiles under `prefill_mode`: the main
+// kernel (prefill, decode under use_decode, or the scan then the prep of the
+// two-pass prefill), then the pool copy when state_indices is bound and
+// final_state produced.
+std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode = kPrefillOnePass);
+
+// The workspace (bytes) a plan of `p` under `prefill_mode` needs: 0 but for the
+// two-pass prefill, ~72 KiB (d = 128) per (64-token chunk slot, head), with
+// ceil(T / 64) + N chunk slots.
+std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode);
+
+// Every specialisation the engine may compile (the CI compile set): prefill,
+// decode, and the two-pass prefill's prep and scan for D in {64, 128} x q/k/v
+// in {bf16, fp16}, and the pool copy.
 std::vector<runtime::KernelRequest> declared_specialisations();
 
 }  // namespace opgraph::linear_attention

@@ -1,6 +1,6 @@
 // linear_attention/kernels/gdn_fwd.cu — Gated DeltaNet forward on the GPU.
 //
-// Three entries, one source, specialised by two defines:
+// Five entries, one source, specialised by two defines:
 //   GDN_D   head dim, K = V = D in {64, 128}
 //   GDN_IO  q/k/v element type: 0 bf16, 1 fp16
 // Everything else (B, T, heads, cu_seqlens, gate/beta/state/O types, the
@@ -26,6 +26,10 @@
 //   while the current one computes. The state slices of one head are
 //   independent (the transition acts on the K side only), so V-slicing is
 //   exact.
+// gdn_prefill_prep + gdn_prefill_scan: the same prefill in two passes (the
+//   engine's PIPELINE_ARCH knob 1): every state-free piece of every chunk at
+//   once into a workspace, then a sequential pass of state products only
+//   (below, at their definitions).
 // gdn_decode: the token recurrence (§1.2) for short sequences (decode and
 //   speculative verify): one CTA of 4 warps per (32-row V-slice, head,
 //   sequence); each warp keeps 8 state rows in registers, reads and writes
@@ -541,6 +545,387 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
           *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(st[j][2 * hh], st[j][2 * hh + 1]);
         }
     }
+  }
+
+  if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_any2(p.final_state, base + static_cast<i64>(v) * D + kk, p.state_type, st[j][2 * hh],
+                   st[j][2 * hh + 1]);
+      }
+  }
+}
+
+// ---- the two-pass prefill ----
+// gdn_prefill_prep: one CTA of 8 warps per (chunk slot, output head): every
+// state-free piece of one 64-token chunk (the cumulative gate, l2norm, L, T,
+// W, U, P, the decayed K), written to the workspace block of (slot, head)
+// (gdn_params.cuh names the tiles). All chunks of all sequences at once.
+// gdn_prefill_scan: one CTA per (V-slice, head, sequence) as gdn_prefill; per
+// chunk only the state products, from the block of the chunk:
+//   Vn = U + Wn S;  O = scale (Qe S + P Vn);  S = exp(gamma_C) S + Vn^T Kd
+// with the next chunk's tiles fetched (cp.async) while this one computes.
+
+namespace opgraph_gdn {
+
+struct PrepSmem {
+  u16 q[C * LDD];    // l2-normalised q rows (bf16)
+  u16 k[C * LDD];    // k rows
+  u16 kb[D * LDC];   // (diag(beta exp(gamma)) K)^T
+  u16 vb[D * LDC];   // (diag(beta) V)^T
+  u16 kd[D * LDC];   // (diag(exp(gamma_C - gamma)) K)^T
+  u16 t[C * LDC];    // T = (I + L)^-1
+  float lf[C * LDF]; // L (fp32)
+  float tf[C * LDF]; // T (fp32)
+  float gam[C];      // chunk-local cumulative gate, log2 units
+  float bet[C];      // beta (0 past the chunk's last token)
+};
+static_assert(sizeof(PrepSmem) == gdn_prep_smem_bytes(D), "gdn_prep_smem_bytes disagrees with PrepSmem");
+
+struct ScanStage {
+  u16 qe[C * LDD];
+  u16 wn[C * LDD];
+  u16 p[C * LDC];
+  u16 kdt[D * LDC];
+};
+struct ScanSmem {
+  ScanStage st[2];
+  u16 s[BV * LDD];   // S^T slice at the chunk start (bf16 copy of the registers)
+  u16 vn[BV * LDC];  // Vn^T
+};
+static_assert(sizeof(ScanSmem) == gdn_scan_smem_bytes(D), "gdn_scan_smem_bytes disagrees with ScanSmem");
+
+constexpr i64 kBlockElems = gdn_ws_block_elems(D);
+constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKdt = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
+
+}  // namespace opgraph_gdn
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 slot = blockIdx.x, h = blockIdx.y;
+  if (p.n_seq <= 0) return;
+  // The sequence owning this slot: the last s with cu[s] / C + s <= slot.
+  i64 lo = 0, hi = p.n_seq - 1;
+  while (lo < hi) {
+    const i64 mid = (lo + hi + 1) / 2;
+    if (cu_at(p, mid, 0) / C + mid <= slot) lo = mid;
+    else hi = mid - 1;
+  }
+  const i64 seq = lo;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  if (first > slot) return;
+  const i64 c0 = (slot - first) * C;
+  if (c0 >= len) return;  // a slot no chunk uses
+  const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  u16* blk = reinterpret_cast<u16*>(p.ws) + (slot * p.ho + h) * kBlockElems;
+
+  // Gate and beta, then the chunk-local inclusive cumsum (log2 units).
+  if (tid < C) {
+    float gl = 0.f, b = 0.f;
+    if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
+    sm.gam[tid] = gl;
+    sm.bet[tid] = b;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const float x0 = sm.gam[2 * lane], x1 = sm.gam[2 * lane + 1];
+    float s = x0 + x1;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const float y = __shfl_up_sync(0xffffffffu, s, o);
+      if (lane >= o) s += y;
+    }
+    sm.gam[2 * lane] = (s - x1) * kLog2e;
+    sm.gam[2 * lane + 1] = s * kLog2e;
+  }
+  __syncthreads();
+
+  // q, k (l2-normalised), v rows, and their scaled copies.
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  const float gc = sm.gam[C - 1];
+  for (int r = warp; r < C; r += kThreads / 32) {
+    float xq[EL], xk[EL], xv[EL];
+    if (r < n) {
+      const i64 tok = bos + c0 + r;
+      load_row_share(qg + (tok * p.hq + hq) * D + lane * EL, xq);
+      load_row_share(kg + (tok * p.hk + hk) * D + lane * EL, xk);
+      load_row_share(vg + (tok * p.hv + hv) * D + lane * EL, xv);
+      if (l2) {
+        float sq = 0.f, sk = 0.f;
+#pragma unroll
+        for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
+        const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
+#pragma unroll
+        for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f, xv[e] = 0.f;
+    }
+    const float eg = exp2f(sm.gam[r]), br = sm.bet[r], dk = exp2f(gc - sm.gam[r]);
+#pragma unroll
+    for (int e = 0; e < EL; e += 2) {
+      const int col = lane * EL + e;
+      *reinterpret_cast<u32*>(&sm.q[r * LDD + col]) = pack_bf16(xq[e], xq[e + 1]);
+      *reinterpret_cast<u32*>(&sm.k[r * LDD + col]) = pack_bf16(xk[e], xk[e + 1]);
+      *reinterpret_cast<u32*>(&blk[kOffQe + r * D + col]) = pack_bf16(eg * xq[e], eg * xq[e + 1]);
+    }
+#pragma unroll
+    for (int e = 0; e < EL; ++e) {
+      const int col = lane * EL + e;
+      sm.kb[col * LDC + r] = f32_to_bf16(br * eg * xk[e]);
+      sm.vb[col * LDC + r] = f32_to_bf16(br * xv[e]);
+      sm.kd[col * LDC + r] = f32_to_bf16(dk * xk[e]);
+    }
+  }
+  if (tid == 0) reinterpret_cast<float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * gdn_ws_block_bytes(D)))[slot * p.ho + h] = exp2f(gc);
+  __syncthreads();
+
+  // L = strict_tril(diag(beta) (K K^T . Gamma)); P = tril_incl(Q K^T . Gamma) to the workspace.
+  {
+    const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
+    float ckk[4][4] = {}, cqk[4][4] = {};
+    warp_mma<4, D>(ckk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+    warp_mma<4, D>(cqk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+        const float gr = sm.gam[r], br = sm.bet[r];
+        float pv[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int s = s0 + e;
+          const float dec = s <= r ? exp2f(gr - sm.gam[s]) : 0.f;
+          sm.lf[r * LDF + s] = s < r ? br * ckk[j][2 * hh + e] * dec : 0.f;
+          pv[e] = cqk[j][2 * hh + e] * dec;
+        }
+        *reinterpret_cast<u32*>(&blk[kOffP + r * C + s0]) = pack_bf16(pv[0], pv[1]);
+      }
+    }
+  }
+  // (Kd)^T to the workspace, 16 bytes a piece.
+  for (int i = tid; i < D * (C / 8); i += kThreads) {
+    const int row = i / (C / 8), piece = i % (C / 8);
+    *reinterpret_cast<uint4*>(&blk[kOffKdt + row * C + piece * 8]) =
+        *reinterpret_cast<const uint4*>(&sm.kd[row * LDC + piece * 8]);
+  }
+  __syncthreads();
+
+  // T = (I + L)^-1, as gdn_prefill phase D.
+  {
+    const int task = tid >> 2, pp = tid & 3;
+    const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
+    for (int rr = 0; rr < 16; ++rr) {
+      const int r = b16 + rr;
+      float acc = 0.f;
+      for (int s2 = b16 + pp; s2 < r; s2 += 4) acc += sm.lf[r * LDF + s2] * sm.tf[s2 * LDF + j];
+      acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+      acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+      if ((rr & 3) == pp) sm.tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
+    }
+  }
+  __syncthreads();
+  {
+    const int rr = tid >> 4, cc = tid & 15;
+#pragma unroll
+    for (int lv = 1; lv < 4; ++lv) {
+      float x[3];
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) {
+        const int bj = bi - lv;
+        float a = 0.f;
+#pragma unroll 8
+        for (int s2 = 16 * bj; s2 < 16 * bi; ++s2) a += sm.lf[(16 * bi + rr) * LDF + s2] * sm.tf[s2 * LDF + 16 * bj + cc];
+        x[bi - lv] = a;
+      }
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      __syncthreads();
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) {
+        const int bj = bi - lv;
+        float a = 0.f;
+#pragma unroll
+        for (int m = 0; m < 16; ++m)
+          a += sm.tf[(16 * bi + rr) * LDF + 16 * bi + m] * sm.tf[(16 * bi + m) * LDF + 16 * bj + cc];
+        x[bi - lv] = -a;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      __syncthreads();
+    }
+  }
+  for (int i2 = tid; i2 < C * C; i2 += kThreads) {
+    const int r = i2 / C, jj = i2 % C;
+    sm.t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? sm.tf[r * LDF + jj] : 0.f);
+  }
+  __syncthreads();
+
+  // Wn = -T KB and U = T VB ([C x D]; warp tile 16 rows x D/2 columns).
+  {
+    constexpr int NT = D / 16;
+    const int m0 = 16 * (warp & 3), nd0 = (D / 2) * (warp >> 2);
+    float cw[NT][4] = {}, cu[NT][4] = {};
+    warp_mma<NT, C>(cw, sm.t + m0 * LDC, LDC, sm.kb + nd0 * LDC, LDC, lane);
+    warp_mma<NT, C>(cu, sm.t + m0 * LDC, LDC, sm.vb + nd0 * LDC, LDC, lane);
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh, col = nd0 + 8 * j + 2 * t4;
+        *reinterpret_cast<u32*>(&blk[kOffWn + r * D + col]) = pack_bf16(-cw[j][2 * hh], -cw[j][2 * hh + 1]);
+        *reinterpret_cast<u32*>(&blk[kOffU + r * D + col]) = pack_bf16(cu[j][2 * hh], cu[j][2 * hh + 1]);
+      }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  ScanSmem& sm = *reinterpret_cast<ScanSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 v0 = static_cast<i64>(blockIdx.x) * BV;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  const i64 srow = state_row(p, seq);
+  const float scale = static_cast<float>(p.scale);
+  const u16* ws = reinterpret_cast<const u16*>(p.ws);
+  const float* gcs = reinterpret_cast<const float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * gdn_ws_block_bytes(D)));
+
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  float st[NTS][4];
+  {
+    const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (load) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.state_type, a, b);
+        st[j][2 * hh] = a;
+        st[j][2 * hh + 1] = b;
+        *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(a, b);
+      }
+    }
+  }
+
+  const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
+  auto block_of = [&](i64 c) { return ws + ((first + c / C) * p.ho + h) * kBlockElems; };
+  auto prefetch = [&](i64 c, int buf) {
+    const u16* b = block_of(c);
+    ScanStage& sg = sm.st[buf];
+    constexpr int PD = D / 8, PC = C / 8;  // 16-byte pieces per row
+    for (int i = tid; i < C * PD; i += kThreads) {
+      const int r = i / PD, piece = i % PD;
+      cp_async16(&sg.qe[r * LDD + piece * 8], b + kOffQe + r * D + piece * 8, 16);
+      cp_async16(&sg.wn[r * LDD + piece * 8], b + kOffWn + r * D + piece * 8, 16);
+    }
+    for (int i = tid; i < C * PC; i += kThreads) {
+      const int r = i / PC, piece = i % PC;
+      cp_async16(&sg.p[r * LDC + piece * 8], b + kOffP + r * C + piece * 8, 16);
+    }
+    for (int i = tid; i < D * PC; i += kThreads) {
+      const int r = i / PC, piece = i % PC;
+      cp_async16(&sg.kdt[r * LDC + piece * 8], b + kOffKdt + r * C + piece * 8, 16);
+    }
+    cp_async_commit();
+  };
+  // U of the chunk as this thread's accumulator fragment, and exp(gamma_C), in registers.
+  u32 un[4][2];
+  float gcn = 1.f;
+  auto load_u = [&](i64 c) {
+    const u16* b = block_of(c) + kOffU;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh)
+        un[j][hh] = *reinterpret_cast<const u32*>(&b[(m0 + g8 + 8 * hh) * D + v0 + n0 + 8 * j + 2 * t4]);
+    gcn = gcs[(first + c / C) * p.ho + h];
+  };
+  if (len > 0) {
+    prefetch(0, 0);
+    load_u(0);
+  }
+
+  int buf = 0;
+  for (i64 c0 = 0; c0 < len; c0 += C, buf ^= 1) {
+    const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+    const bool more = c0 + C < len;
+    cp_async_wait_all();
+    __syncthreads();  // this chunk's tiles landed; the previous chunk's readers are done
+    if (more) prefetch(c0 + C, buf ^ 1);
+    const ScanStage& sg = sm.st[buf];
+    float cv[4][4], co[4][4] = {};
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        cv[j][2 * hh] = bf16_to_f32(static_cast<u16>(un[j][hh]));
+        cv[j][2 * hh + 1] = bf16_to_f32(static_cast<u16>(un[j][hh] >> 16));
+      }
+    const float ec = gcn;
+    if (more) load_u(c0 + C);
+
+    // Vn = U + Wn S; o = Qe S.
+    warp_mma<4, D>(cv, sg.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+    warp_mma<4, D>(co, sg.qe + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = m0 + g8 + 8 * hh;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int col = n0 + 8 * j + 2 * t4;
+        sm.vn[col * LDC + r] = f32_to_bf16(cv[j][2 * hh]);
+        sm.vn[(col + 1) * LDC + r] = f32_to_bf16(cv[j][2 * hh + 1]);
+      }
+    }
+    __syncthreads();
+
+    // O = scale (o + P Vn), rows of the chunk only.
+    warp_mma<4, C>(co, sg.p + m0 * LDC, LDC, sm.vn + n0 * LDC, LDC, lane);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = m0 + g8 + 8 * hh;
+      if (r < n) {
+        const i64 orow = ((bos + c0 + r) * p.ho + h) * D + v0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          store_any2(p.o, orow + n0 + 8 * j + 2 * t4, p.o_type, scale * co[j][2 * hh], scale * co[j][2 * hh + 1]);
+      }
+    }
+
+    // S^T = exp(gamma_C) S^T + Vn^T Kd (registers), and its bf16 copy.
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[j][e] *= ec;
+    warp_mma<NTS, C>(st, sm.vn + ms * LDC, LDC, sg.kdt + ns * LDC, LDC, lane);
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(st[j][2 * hh], st[j][2 * hh + 1]);
+      }
   }
 
   if ((p.flags & kFlagWriteFinal) && srow >= 0) {

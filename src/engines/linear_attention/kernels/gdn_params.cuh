@@ -38,6 +38,11 @@ struct GdnParams {
   long long g_type, beta_type, state_type, o_type, a_log_type, dt_bias_type;
   long long flags;
   double scale;                // o = scale * S^T q
+  // The two-pass prefill (gdn_prefill_prep, then gdn_prefill_scan): the
+  // workspace and its chunk slots (sequence s's chunk j is slot
+  // cu_seqlens[s] / 64 + s + j; ceil(T / 64) + N slots in all).
+  unsigned long long ws;
+  long long n_slots;
 };
 
 }  // namespace opgraph_gdn
@@ -50,6 +55,35 @@ namespace opgraph_gdn {
 // gam, bet [64]). The kernel asserts it.
 constexpr long long gdn_prefill_smem_bytes(long long d) {
   return 2 * (2 * 64 * d + 64 * 64 + 3 * 64 * (d + 8) + d * 72 + 5 * 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
+}
+
+}  // namespace opgraph_gdn
+
+namespace opgraph_gdn {
+
+// The two-pass prefill's workspace: per (chunk slot, output head) one block of
+// bf16 tiles, at element offsets (C = 64 tokens, d the head dim)
+//   qe  [C][d]   diag(exp(gamma)) Q
+//   wn  [C][d]   -T diag(beta exp(gamma)) K
+//   kdt [d][C]   (diag(exp(gamma_C - gamma)) K)^T
+//   u   [C][d]   T diag(beta) V
+//   p   [C][C]   tril_incl(Q K^T . Gamma)
+// then, after all blocks, one fp32 exp(gamma_C) per (slot, head).
+constexpr long long gdn_ws_block_elems(long long d) { return 4 * 64 * d + 64 * 64; }
+constexpr long long gdn_ws_block_bytes(long long d) { return 2 * gdn_ws_block_elems(d); }
+constexpr long long gdn_ws_slots(long long t, long long n_seq) { return (t + 63) / 64 + n_seq; }
+constexpr long long gdn_ws_bytes(long long d, long long t, long long n_seq, long long ho) {
+  return gdn_ws_slots(t, n_seq) * ho * (gdn_ws_block_bytes(d) + 4);
+}
+// Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)];
+// kb, vb, kd [d x 72]; t [64 x 72]; fp32 lf, tf [64 x 65], gam, bet [64]).
+constexpr long long gdn_prep_smem_bytes(long long d) {
+  return 2 * (2 * 64 * (d + 8) + 3 * d * 72 + 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
+}
+// Dynamic shared memory of gdn_prefill_scan (ScanSmem: two stages of bf16 qe, wn
+// [64 x (d + 8)], p [64 x 72], kdt [d x 72]; s [64 x (d + 8)], vn [64 x 72]).
+constexpr long long gdn_scan_smem_bytes(long long d) {
+  return 2 * (2 * (2 * 64 * (d + 8) + 64 * 72 + d * 72) + 64 * (d + 8) + 64 * 72);
 }
 
 }  // namespace opgraph_gdn
