@@ -11,8 +11,10 @@
 // Also: state pool rows no sequence addresses stay bitwise untouched, and under
 // batch_invariant a sequence's O and final state are bitwise the same alone and
 // packed with others. Device ordinals: a missing device refused at build, a
-// handle on another device refused at execute. GdnGpuTiming.* (run by the
-// script, not a check) times the five prefill cells with CUDA events.
+// handle on another device refused at execute. Every numerics case runs under
+// both prefill modes (the engine's PIPELINE_ARCH knob: 0 one pass, 1 two passes
+// with a workspace, poisoned too). GdnGpu.Timing* (run by the script, not a
+// check) time the five prefill cells under both modes with CUDA events.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -103,6 +105,7 @@ struct Case {
   bool flashinfer_uids = false;  // the uids FlashInfer's cudnn.pygraph gdn graph gives its tensors
   std::int64_t n_pool = 0;
   std::optional<double> scale;
+  int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes
   std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
   std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
   std::int64_t ho() const { return std::max(hq, hv); }
@@ -236,6 +239,10 @@ const Engine& la_engine() {
   return *e;
 }
 
+// The plan config of prefill mode m.
+PlanConfig config_of(int m) { return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1}; }
+const char* mode_name(int m) { return m == 0 ? "1-pass" : "2-pass"; }
+
 // Device buffers of one run, by uid.
 struct DeviceRun {
   std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
@@ -262,7 +269,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   Status sup = la_engine().check_support(p->g, ctx);
   EXPECT_TRUE(sup.is_good()) << c.name << ": " << sup.message();
   if (sup.is_bad()) return r;
-  auto plan = build_direct(la_engine(), p->g, PlanConfig{la_engine().id(), {}, {}, -1}, ctx);
+  auto plan = build_direct(la_engine(), p->g, config_of(c.prefill), ctx);
   EXPECT_TRUE(plan.is_good()) << c.name << ": " << plan.status().message();
   if (plan.is_bad()) return r;
   auto host = given ? *given : draw(c, *p, rng, rows_used);
@@ -294,10 +301,22 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
     if (c.overwrite) pack.set(f_uid, reinterpret_cast<void*>(d.dev.at(p->init->get_uid())->ptr()));
     else out_buf(f_uid, f_bytes);
   }
+  // The workspace, poisoned as the outputs are: a read of anything not written fails.
+  const std::int64_t ws_bytes = (*plan)->workspace_size();
+  if (c.prefill == 1 && c.t() > 8 * c.n()) {
+    EXPECT_GT(ws_bytes, 0) << c.name << ": the two-pass prefill declares its workspace";
+  }
+  std::unique_ptr<DeviceBuffer> ws;
+  if (ws_bytes > 0) {
+    ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
+    EXPECT_TRUE(ws->status().is_good());
+    EXPECT_EQ(api.memset_d32(ws->ptr(), 0xFFFFFFFFu, static_cast<std::size_t>(ws_bytes) / 4), CUDA_SUCCESS);
+  }
   EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
   ExecutionContext ec;
   ec.stream = gpu().stream;
   ec.device = &gpu().props;
+  if (ws) ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes};
   Status ran = (*plan)->execute(pack, ec);
   EXPECT_TRUE(ran.is_good()) << c.name << ": " << ran.message();
   EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS) << c.name;
@@ -325,8 +344,9 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   double worst = 0;
   r.o_ratio = rms_ratio(decode(r.o, c.o_t), decode(r.ref_o, c.o_t), &worst);
   if (f_uid >= 0) r.fin_ratio = rms_ratio(decode(r.fin, c.state_t), decode(r.ref_fin, c.state_t));
-  std::printf("[ gdn ] %-44s T=%-6lld N=%-3lld o %.2e  state %.2e  (o max abs err %.2e)\n", c.name.c_str(),
-              static_cast<long long>(c.t()), static_cast<long long>(c.n()), r.o_ratio, r.fin_ratio, worst);
+  std::printf("[ gdn ] %s %-44s T=%-6lld N=%-3lld o %.2e  state %.2e  (o max abs err %.2e)\n",
+              mode_name(c.prefill), c.name.c_str(), static_cast<long long>(c.t()), static_cast<long long>(c.n()),
+              r.o_ratio, r.fin_ratio, worst);
   return r;
 }
 
@@ -343,11 +363,16 @@ class GdnGpu : public ::testing::Test {
   }
 };
 
-void check(const Case& c, std::mt19937& rng) {
-  Outcome r = run_case(c, rng);
-  EXPECT_LE(r.o_ratio, kTol) << c.name << ": O";  // NaN (an unwritten element) fails too
-  if (c.final_out) {
-    EXPECT_LE(r.fin_ratio, kTol) << c.name << ": final_state";
+// Case c under both prefill modes, each on fresh inputs.
+void check(const Case& c0, std::mt19937& rng) {
+  for (int m : {0, 1}) {
+    Case c = c0;
+    c.prefill = m;
+    Outcome r = run_case(c, rng);
+    EXPECT_LE(r.o_ratio, kTol) << c.name << " (" << mode_name(m) << "): O";  // NaN (an unwritten element) fails too
+    if (c.final_out) {
+      EXPECT_LE(r.fin_ratio, kTol) << c.name << " (" << mode_name(m) << "): final_state";
+    }
   }
 }
 
@@ -457,11 +482,11 @@ TEST_F(GdnGpu, FlashInferShapedGraphs) {
 }
 
 // Pool rows: read row state_indices[i], write it back; other rows untouched.
-void check_pool(Case c, std::mt19937& rng) {
+void check_pool_mode(const Case& c, std::mt19937& rng) {
   std::vector<std::int64_t> used;
   Outcome r = run_case(c, rng, &used);
-  EXPECT_LE(r.o_ratio, kTol) << c.name;
-  EXPECT_LE(r.fin_ratio, kTol) << c.name;
+  EXPECT_LE(r.o_ratio, kTol) << c.name << " (" << mode_name(c.prefill) << ")";
+  EXPECT_LE(r.fin_ratio, kTol) << c.name << " (" << mode_name(c.prefill) << ")";
   // The untouched rows: bitwise equal to the reference's (its copy of the input).
   const std::size_t row_bytes = static_cast<std::size_t>(c.ho() * c.d * c.d) * width(c.state_t);
   std::size_t diff = 0;
@@ -469,7 +494,14 @@ void check_pool(Case c, std::mt19937& rng) {
     if (std::find(used.begin(), used.end(), row) != used.end()) continue;
     if (std::memcmp(r.fin.data() + row * row_bytes, r.ref_fin.data() + row * row_bytes, row_bytes) != 0) ++diff;
   }
-  EXPECT_EQ(diff, 0u) << c.name << ": pool rows no sequence addresses changed";
+  EXPECT_EQ(diff, 0u) << c.name << " (" << mode_name(c.prefill) << "): pool rows no sequence addresses changed";
+}
+void check_pool(const Case& c, std::mt19937& rng) {
+  for (int m : {0, 1}) {
+    Case x = c;
+    x.prefill = m;
+    check_pool_mode(x, rng);
+  }
 }
 
 TEST_F(GdnGpu, StatePoolInPlaceAndDistinct) {
@@ -509,11 +541,21 @@ TEST_F(GdnGpu, DecodeOneToEightTokens) {
   check(c, rng);
 }
 
+void batch_invariant_bitwise(int m);  // below
+
 TEST_F(GdnGpu, BatchInvariantBitwise) {
+  for (int m : {0, 1}) {
+    SCOPED_TRACE(mode_name(m));
+    batch_invariant_bitwise(m);
+  }
+}
+
+void batch_invariant_bitwise(int m) {
   std::mt19937 rng(6);
   // Sequence X (length 300) alone, then packed between two others.
   Case alone;
   alone.name = "batch_invariant alone";
+  alone.prefill = m;
   alone.batch_inv = true;
   alone.lens = {300};
   Case packed = alone;
@@ -549,6 +591,49 @@ TEST_F(GdnGpu, BatchInvariantBitwise) {
       << "O of the sequence differs alone and packed";
   const std::size_t sb = static_cast<std::size_t>(HO * D * D) * width(alone.state_t);
   EXPECT_EQ(std::memcmp(ra.fin.data(), rp.fin.data() + sb, sb), 0) << "final state differs alone and packed";
+}
+
+// The two-pass plan refuses a workspace below its declared size (or none), naming it.
+TEST_F(GdnGpu, TwoPassRefusesASmallWorkspace) {
+  std::mt19937 rng(10);
+  Case c;
+  c.lens = {200, 100};
+  auto p = build(c);
+  ASSERT_TRUE(p->g.validate().is_good());
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  auto plan = build_direct(la_engine(), p->g, config_of(1), ctx);
+  ASSERT_TRUE(plan.is_good()) << plan.status().message();
+  const std::int64_t need = (*plan)->workspace_size();
+  ASSERT_GT(need, 0);
+  auto host = draw(c, *p, rng, nullptr);
+  const auto& api = *gpu().api;
+  std::vector<std::unique_ptr<DeviceBuffer>> bufs;
+  VariantPack pack;
+  for (auto& [uid, bytes] : host) {
+    bufs.push_back(std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes.size(), 4)));
+    ASSERT_EQ(api.memcpy_htod(bufs.back()->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+    pack.set(uid, reinterpret_cast<void*>(bufs.back()->ptr()));
+  }
+  for (const TensorPtr& t : {p->out.o, p->out.final_state}) {
+    bufs.push_back(std::make_unique<DeviceBuffer>(
+        api, static_cast<std::size_t>(t->element_count()) * width(t->get_data_type())));
+    pack.set(t->get_uid(), reinterpret_cast<void*>(bufs.back()->ptr()));
+  }
+  auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(need));
+  ASSERT_TRUE(ws->status().is_good());
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &gpu().props;
+  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), need - 16};
+  Status st = (*plan)->execute(pack, ec);
+  EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE) << st.to_string();
+  EXPECT_NE(st.message().find("workspace of " + std::to_string(need) + " bytes"), std::string::npos) << st.message();
+  ec.workspace = Workspace{};
+  EXPECT_EQ((*plan)->execute(pack, ec).code(), ErrorCode::INVALID_VALUE);
+  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), need};
+  EXPECT_TRUE((*plan)->execute(pack, ec).is_good());
+  EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
 }
 
 // Device ordinals (the H200 machine has device 0 only): a target naming a device
@@ -687,7 +772,7 @@ double time_case(const Case& c, std::mt19937& rng, int reps) {
   EXPECT_TRUE(p->g.validate().is_good());
   FactsCache facts(p->g, PlanTarget{gpu().props});
   PlanContext ctx{&facts};
-  auto plan = build_direct(la_engine(), p->g, PlanConfig{la_engine().id(), {}, {}, -1}, ctx);
+  auto plan = build_direct(la_engine(), p->g, config_of(c.prefill), ctx);
   EXPECT_TRUE(plan.is_good()) << plan.status().message();
   if (plan.is_bad()) return -1;
   auto host = fast_inputs(c, *p, rng);
@@ -713,6 +798,13 @@ double time_case(const Case& c, std::mt19937& rng, int reps) {
   ExecutionContext ec;
   ec.stream = gpu().stream;
   ec.device = &gpu().props;
+  std::unique_ptr<DeviceBuffer> ws;
+  const std::int64_t wb = (*plan)->workspace_size();
+  if (wb > 0) {
+    ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
+    EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
+    ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
+  }
   CUevent e0, e1;
   EXPECT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
   EXPECT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
@@ -748,18 +840,22 @@ TEST_F(GdnGpu, TimingFiveCells) {
   std::mt19937 rng(7);
   std::printf("[ gdn timing ] prefill, bf16, d = 128, l2norm in kernel, initial state in, final state out;\n");
   std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the anchors of 2026-12-01\n");
-  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %12s %10s %10s\n", "heads", "B x T", "ours ms", "fla ms",
-              "FlashInfer", "vs fla", "vs FI");
+  std::printf("[ gdn timing ] 1-pass: PIPELINE_ARCH 0 (gdn_prefill); 2-pass: PIPELINE_ARCH 1 (prep + scan)\n");
+  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %10s %12s %10s\n", "heads", "B x T", "1-pass ms",
+              "2-pass ms", "2p / 1p", "fla ms", "FlashInfer", "2p vs FI");
   for (const Cell& cell : cells) {
     Case c;
     c.l2 = true;
     c.hq = c.hk = cell.hqk;
     c.hv = cell.hv;
     c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
-    const double med = time_case(c, rng, 30);
-    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %12.3f %9.2fx %9.2fx\n",
+    c.prefill = 0;
+    const double one = time_case(c, rng, 30);
+    c.prefill = 1;
+    const double two = time_case(c, rng, 30);
+    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %10.3f %12.3f %9.2fx\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), med, cell.fla, cell.fi, med / cell.fla, med / cell.fi);
+                static_cast<long long>(cell.t), one, two, two / one, cell.fla, cell.fi, two / cell.fi);
   }
 }
 
