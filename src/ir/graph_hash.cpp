@@ -8,6 +8,7 @@
 #include <limits>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace opgraph::graph_hash {
 namespace {
@@ -74,18 +75,41 @@ class Hasher {
   std::uint64_t a_, b_, n_ = 0;
 };
 
+// A stable insertion sort: no temporary buffer (std::stable_sort may allocate one),
+// and the tensors of a graph are nearly always in uid order already.
+template <class T, class Less>
+void insertion_sort(T* first, T* last, Less less) {
+  for (T* i = first + (first != last); i < last; ++i) {
+    T v = *i;
+    T* j = i;
+    for (; j > first && less(v, *(j - 1)); --j) *j = *(j - 1);
+    *j = v;
+  }
+}
+
 // The layout class's extents and strides of one tensor (plan_cache.h states the
 // rule): when `strides` are the packed strides of `dims` in some axis order, each
 // extent as 1 or "*" and each axis's position in that order; else both as written.
 void layout_of(Hasher& h, const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& strides) {
   const std::size_t r = dims.size();
-  bool packed = r == strides.size() && r <= 64;
-  std::size_t axes[64];  // axes of extent above 1, innermost (smallest stride) first
+  bool packed = r == strides.size();
+  std::size_t small_axes[16];
+  std::int64_t small_order[16];
+  std::vector<std::size_t> large_axes;
+  std::vector<std::int64_t> large_order;
+  std::size_t* axes = small_axes;  // axes of extent above 1, innermost (smallest stride) first
+  std::int64_t* order = small_order;
+  if (r > 16) {
+    large_axes.resize(r);
+    large_order.resize(r);
+    axes = large_axes.data();
+    order = large_order.data();
+  }
   std::size_t na = 0;
   if (packed) {
     for (std::size_t a = 0; a < r; ++a)
       if (dims[a] != 1) axes[na++] = a;
-    std::stable_sort(axes, axes + na, [&](std::size_t x, std::size_t y) { return strides[x] < strides[y]; });
+    insertion_sort(axes, axes + na, [&](std::size_t x, std::size_t y) { return strides[x] < strides[y]; });
     std::int64_t expect = 1;
     for (std::size_t i = 0; i < na && packed; ++i) {
       const std::size_t a = axes[i];
@@ -98,7 +122,6 @@ void layout_of(Hasher& h, const std::vector<std::int64_t>& dims, const std::vect
     h.ints(strides);
     return;
   }
-  std::int64_t order[64];
   std::fill(order, order + r, kNoAxis);
   for (std::size_t i = 0; i < na; ++i) order[axes[i]] = static_cast<std::int64_t>(na - 1 - i);
   h.word(kPacked);
@@ -167,7 +190,7 @@ Result<Hash128> content_hash(OpGraph& g, Mode mode) {
     ts = large.data();
   }
   for (std::size_t i = 0; i < all.size(); ++i) ts[i] = all[i].get();
-  std::stable_sort(ts, ts + all.size(), [](const Tensor* a, const Tensor* b) { return a->get_uid() < b->get_uid(); });
+  insertion_sort(ts, ts + all.size(), [](const Tensor* a, const Tensor* b) { return a->get_uid() < b->get_uid(); });
   h.word(all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     const Tensor& t = *ts[i];
