@@ -56,6 +56,8 @@ plan::Manifest make_default() {
                               "gated delta rule linear attention (GDN, KDA, GDN-2, GDP)"));
   // On by default for gdn forward (the other ops decline at check_support and
   // run on the reference): numerics in bench/results/2026-12-02-gdn-fwd-h200.txt.
+  // Its plans: the one-pass prefill, then the two-pass (la_engine.h, heuristics).
+  m.families.back().heuristics = linear_attention::heuristics;
   m.families.back().slots.push_back({"linear_attention", linear_attention::make_la_engine, false,
                                      "NVRTC gdn forward: chunked mma.sync prefill, token-recurrent decode (sm_90)"});
   m.families.push_back(family("conv", 6, {"conv_fprop", "conv_dgrad", "conv_wgrad"}, "convolutions"));

@@ -411,6 +411,42 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   auto name = g.get_plan_name_at_index(0);
   ASSERT_TRUE(name.is_good()) << name.status().message();
   EXPECT_EQ(name->rfind("linear_attention", 0), 0u) << *name;
+  // A prefill graph (T = 10 over N = 3 is decode): the one-pass plan, then the two-pass one.
+  EXPECT_NE(name->find("PIPELINE_ARCH=0"), std::string::npos) << *name;
+  Cfg pc = cfg_of(128);
+  pc.cu = {0, 30, 30, 100};
+  for (HeurMode mode : {HeurMode::A, HeurMode::B, HeurMode::FALLBACK}) {
+    Built bp = la_test::build(la_test::op_named("gdn"), pc);
+    mark_outputs(bp);
+    Graph gp(std::move(bp.g));
+    gp.set_device_properties(*target);
+    Status made = gp.create_execution_plans({mode});
+    ASSERT_TRUE(made.is_good()) << made.to_string();
+    auto n0 = gp.get_plan_name_at_index(0);
+    auto n1 = gp.get_plan_name_at_index(1);
+    ASSERT_TRUE(n0.is_good() && n1.is_good());
+    EXPECT_EQ(*n0, "linear_attention[PIPELINE_ARCH=0]");
+    EXPECT_EQ(*n1, "linear_attention[PIPELINE_ARCH=1]");
+  }
+  // The decode graph: one plan of ours (both modes run the decode kernel).
+  auto n1 = g.get_plan_name_at_index(1);
+  if (n1.is_good()) {
+    EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;
+  }
+  // A graph the engine declines: no plan of ours.
+  Cfg bad = cfg_of(32);  // head dim outside {64, 128}
+  Built bb = la_test::build(la_test::op_named("gdn"), bad);
+  mark_outputs(bb);
+  Graph gb(std::move(bb.g));
+  gb.set_device_properties(*target);
+  if (gb.create_execution_plans({HeurMode::A}).is_good()) {
+    for (std::int64_t i = 0; i < gb.get_execution_plan_count(); ++i) {
+      auto n = gb.get_plan_name_at_index(i);
+      if (n.is_good()) {
+        EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
+      }
+    }
+  }
 }
 
 TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {

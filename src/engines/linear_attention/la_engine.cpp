@@ -381,6 +381,21 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal) {
   return it == s.rt.end() ? nullptr : it->second.get();
 }
 
+Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
+                                               const std::vector<const Engine*>& offered) {
+  std::vector<plan::Proposal> out;
+  for (const Engine* e : offered) {
+    if (e->name() != "linear_attention") continue;
+    auto p = analyze_gdn(ctx.facts->graph());
+    if (p.is_bad()) continue;
+    out.push_back(plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}}));
+    if (!use_decode(*p))
+      out.push_back(plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}}));
+  }
+  out.push_back(plan::Proposal::backend());
+  return out;
+}
+
 std::unique_ptr<Engine> make_la_engine(EngineIdentity identity) {
   return std::make_unique<LaEngine>(std::move(identity));
 }

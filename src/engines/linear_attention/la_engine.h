@@ -12,6 +12,7 @@
 
 #include "engines/linear_attention/gdn_problem.h"
 #include "opgraph/engine.h"
+#include "plan/manifest.h"
 #include "runtime/nvrtc_compiler.h"
 
 namespace opgraph::runtime {
@@ -48,6 +49,13 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
 // two-pass prefill, ~72 KiB (d = 128) per (64-token chunk slot, head), with
 // ceil(T / 64) + N chunk slots.
 std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode);
+
+// The family's heuristics (every mode): on a graph the engine accepts, the
+// one-pass prefill plan first, then the two-pass one (not for a graph the
+// decode kernel serves: both modes run it), then the backend marker. A graph
+// the engine declines gets the marker only (the reference serves it).
+Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext& ctx,
+                                               const std::vector<const Engine*>& offered);
 
 // Every specialisation the engine may compile (the CI compile set): prefill,
 // decode, and the two-pass prefill's prep and scan for D in {64, 128} x q/k/v
