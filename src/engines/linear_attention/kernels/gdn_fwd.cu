@@ -572,15 +572,25 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
 
 namespace opgraph_gdn {
 
-struct PrepSmem {
+// q and k are dead once L and P are formed: the inverse's fp32 tiles reuse
+// their space (two CTAs a SM at D = 128).
+struct PrepRows {
   u16 q[C * LDD];    // l2-normalised q rows (bf16)
   u16 k[C * LDD];    // k rows
+};
+struct PrepInverse {
+  float lf[C * LDF]; // L (fp32)
+  float tf[C * LDF]; // T (fp32)
+};
+struct PrepSmem {
+  union {
+    PrepRows in;
+    PrepInverse inv;
+  } u;
   u16 kb[D * LDC];   // (diag(beta exp(gamma)) K)^T
   u16 vb[D * LDC];   // (diag(beta) V)^T
   u16 kd[D * LDC];   // (diag(exp(gamma_C - gamma)) K)^T
   u16 t[C * LDC];    // T = (I + L)^-1
-  float lf[C * LDF]; // L (fp32)
-  float tf[C * LDF]; // T (fp32)
   float gam[C];      // chunk-local cumulative gate, log2 units
   float bet[C];      // beta (0 past the chunk's last token)
 };
@@ -600,13 +610,18 @@ struct ScanSmem {
 static_assert(sizeof(ScanSmem) == gdn_scan_smem_bytes(D), "gdn_scan_smem_bytes disagrees with ScanSmem");
 
 constexpr i64 kBlockElems = gdn_ws_block_elems(D);
+constexpr i64 kBlockBytes = gdn_ws_block_bytes(D);
 constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKdt = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
 
 }  // namespace opgraph_gdn
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const GdnParams p) {
+extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
+  u16* const sq = sm.u.in.q;
+  u16* const sk = sm.u.in.k;
+  float* const lf = sm.u.inv.lf;
+  float* const tf = sm.u.inv.tf;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   const i64 slot = blockIdx.x, h = blockIdx.y;
@@ -678,8 +693,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const
 #pragma unroll
     for (int e = 0; e < EL; e += 2) {
       const int col = lane * EL + e;
-      *reinterpret_cast<u32*>(&sm.q[r * LDD + col]) = pack_bf16(xq[e], xq[e + 1]);
-      *reinterpret_cast<u32*>(&sm.k[r * LDD + col]) = pack_bf16(xk[e], xk[e + 1]);
+      *reinterpret_cast<u32*>(&sq[r * LDD + col]) = pack_bf16(xq[e], xq[e + 1]);
+      *reinterpret_cast<u32*>(&sk[r * LDD + col]) = pack_bf16(xk[e], xk[e + 1]);
       *reinterpret_cast<u32*>(&blk[kOffQe + r * D + col]) = pack_bf16(eg * xq[e], eg * xq[e + 1]);
     }
 #pragma unroll
@@ -690,15 +705,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const
       sm.kd[col * LDC + r] = f32_to_bf16(dk * xk[e]);
     }
   }
-  if (tid == 0) reinterpret_cast<float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * gdn_ws_block_bytes(D)))[slot * p.ho + h] = exp2f(gc);
+  if (tid == 0) reinterpret_cast<float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * kBlockBytes))[slot * p.ho + h] = exp2f(gc);
   __syncthreads();
 
   // L = strict_tril(diag(beta) (K K^T . Gamma)); P = tril_incl(Q K^T . Gamma) to the workspace.
   {
     const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
     float ckk[4][4] = {}, cqk[4][4] = {};
-    warp_mma<4, D>(ckk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
-    warp_mma<4, D>(cqk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+    warp_mma<4, D>(ckk, sk + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
+    warp_mma<4, D>(cqk, sq + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
+    __syncthreads();  // every read of q, k done: lf (their space) may be written
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
 #pragma unroll
@@ -710,7 +726,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const
         for (int e = 0; e < 2; ++e) {
           const int s = s0 + e;
           const float dec = s <= r ? exp2f(gr - sm.gam[s]) : 0.f;
-          sm.lf[r * LDF + s] = s < r ? br * ckk[j][2 * hh + e] * dec : 0.f;
+          lf[r * LDF + s] = s < r ? br * ckk[j][2 * hh + e] * dec : 0.f;
           pv[e] = cqk[j][2 * hh + e] * dec;
         }
         *reinterpret_cast<u32*>(&blk[kOffP + r * C + s0]) = pack_bf16(pv[0], pv[1]);
@@ -732,10 +748,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const
     for (int rr = 0; rr < 16; ++rr) {
       const int r = b16 + rr;
       float acc = 0.f;
-      for (int s2 = b16 + pp; s2 < r; s2 += 4) acc += sm.lf[r * LDF + s2] * sm.tf[s2 * LDF + j];
+      for (int s2 = b16 + pp; s2 < r; s2 += 4) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
       acc += __shfl_xor_sync(0xffffffffu, acc, 1);
       acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-      if ((rr & 3) == pp) sm.tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
+      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
     }
   }
   __syncthreads();
@@ -749,11 +765,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const
         const int bj = bi - lv;
         float a = 0.f;
 #pragma unroll 8
-        for (int s2 = 16 * bj; s2 < 16 * bi; ++s2) a += sm.lf[(16 * bi + rr) * LDF + s2] * sm.tf[s2 * LDF + 16 * bj + cc];
+        for (int s2 = 16 * bj; s2 < 16 * bi; ++s2) a += lf[(16 * bi + rr) * LDF + s2] * tf[s2 * LDF + 16 * bj + cc];
         x[bi - lv] = a;
       }
 #pragma unroll
-      for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
       __syncthreads();
 #pragma unroll
       for (int bi = lv; bi < 4; ++bi) {
@@ -761,18 +777,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const
         float a = 0.f;
 #pragma unroll
         for (int m = 0; m < 16; ++m)
-          a += sm.tf[(16 * bi + rr) * LDF + 16 * bi + m] * sm.tf[(16 * bi + m) * LDF + 16 * bj + cc];
+          a += tf[(16 * bi + rr) * LDF + 16 * bi + m] * tf[(16 * bi + m) * LDF + 16 * bj + cc];
         x[bi - lv] = -a;
       }
       __syncthreads();
 #pragma unroll
-      for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
       __syncthreads();
     }
   }
   for (int i2 = tid; i2 < C * C; i2 += kThreads) {
     const int r = i2 / C, jj = i2 % C;
-    sm.t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? sm.tf[r * LDF + jj] : 0.f);
+    sm.t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LDF + jj] : 0.f);
   }
   __syncthreads();
 
@@ -780,17 +796,20 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_prep(const
   {
     constexpr int NT = D / 16;
     const int m0 = 16 * (warp & 3), nd0 = (D / 2) * (warp >> 2);
-    float cw[NT][4] = {}, cu[NT][4] = {};
-    warp_mma<NT, C>(cw, sm.t + m0 * LDC, LDC, sm.kb + nd0 * LDC, LDC, lane);
-    warp_mma<NT, C>(cu, sm.t + m0 * LDC, LDC, sm.vb + nd0 * LDC, LDC, lane);
 #pragma unroll
-    for (int j = 0; j < NT; ++j)
+    for (int which = 0; which < 2; ++which) {  // Wn, then U: one accumulator set live
+      float acc[NT][4] = {};
+      warp_mma<NT, C>(acc, sm.t + m0 * LDC, LDC, (which == 0 ? sm.kb : sm.vb) + nd0 * LDC, LDC, lane);
+      const float sign = which == 0 ? -1.f : 1.f;
+      u16* dst = blk + (which == 0 ? kOffWn : kOffU);
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int r = m0 + g8 + 8 * hh, col = nd0 + 8 * j + 2 * t4;
-        *reinterpret_cast<u32*>(&blk[kOffWn + r * D + col]) = pack_bf16(-cw[j][2 * hh], -cw[j][2 * hh + 1]);
-        *reinterpret_cast<u32*>(&blk[kOffU + r * D + col]) = pack_bf16(cu[j][2 * hh], cu[j][2 * hh + 1]);
-      }
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, col = nd0 + 8 * j + 2 * t4;
+          *reinterpret_cast<u32*>(&dst[r * D + col]) = pack_bf16(sign * acc[j][2 * hh], sign * acc[j][2 * hh + 1]);
+        }
+    }
   }
 }
 
@@ -806,7 +825,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
   const i64 srow = state_row(p, seq);
   const float scale = static_cast<float>(p.scale);
   const u16* ws = reinterpret_cast<const u16*>(p.ws);
-  const float* gcs = reinterpret_cast<const float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * gdn_ws_block_bytes(D)));
+  const float* gcs = reinterpret_cast<const float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * kBlockBytes));
 
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);

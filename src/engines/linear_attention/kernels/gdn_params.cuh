@@ -75,10 +75,12 @@ constexpr long long gdn_ws_slots(long long t, long long n_seq) { return (t + 63)
 constexpr long long gdn_ws_bytes(long long d, long long t, long long n_seq, long long ho) {
   return gdn_ws_slots(t, n_seq) * ho * (gdn_ws_block_bytes(d) + 4);
 }
-// Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)];
-// kb, vb, kd [d x 72]; t [64 x 72]; fp32 lf, tf [64 x 65], gam, bet [64]).
+// Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)]
+// sharing their space with fp32 lf, tf [64 x 65]; bf16 kb, vb, kd [d x 72],
+// t [64 x 72]; fp32 gam, bet [64]).
 constexpr long long gdn_prep_smem_bytes(long long d) {
-  return 2 * (2 * 64 * (d + 8) + 3 * d * 72 + 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
+  return (2 * 2 * 64 * (d + 8) > 4 * 2 * 64 * 65 ? 2 * 2 * 64 * (d + 8) : 4 * 2 * 64 * 65) +
+         2 * (3 * d * 72 + 64 * 72) + 4 * 2 * 64;
 }
 // Dynamic shared memory of gdn_prefill_scan (ScanSmem: two stages of bf16 qe, wn
 // [64 x (d + 8)], p [64 x 72], kdt [d x 72]; s [64 x (d + 8)], vn [64 x 72]).
