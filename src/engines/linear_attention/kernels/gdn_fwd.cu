@@ -678,10 +678,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
       load_row_share(kg + (tok * p.hk + hk) * D + lane * EL, xk);
       load_row_share(vg + (tok * p.hv + hv) * D + lane * EL, xv);
       if (l2) {
-        float sq = 0.f, sk = 0.f;
+        float nq = 0.f, nk = 0.f;
 #pragma unroll
-        for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
-        const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
+        for (int e = 0; e < EL; ++e) nq += xq[e] * xq[e], nk += xk[e] * xk[e];
+        const float iq = rsqrtf(warp_sum(nq) + 1e-6f), ik = rsqrtf(warp_sum(nk) + 1e-6f);
 #pragma unroll
         for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
       }
@@ -869,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
     cp_async_commit();
   };
   // U of the chunk as this thread's accumulator fragment, and exp(gamma_C), in registers.
-  u32 un[4][2];
+  u32 un[4][2] = {};
   float gcn = 1.f;
   auto load_u = [&](i64 c) {
     const u16* b = block_of(c) + kOffU;
