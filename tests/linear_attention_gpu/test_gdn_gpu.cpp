@@ -766,15 +766,18 @@ std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, co
 }
 
 // Median kernel time (ms) of case c's plan over `reps` executes, CUDA events around each.
-double time_case(const Case& c, std::mt19937& rng, int reps) {
+// Median kernel time (ms) of case c's plan under each prefill mode of `modes`
+// over `reps` executes, CUDA events around each; one set of inputs for all. When
+// `o_vs_first` is given, it receives for each mode the RMS ratio of its O to the
+// first mode's O (how far the modes agree at this size).
+std::vector<double> time_modes(const Case& c, std::mt19937& rng, int reps, const std::vector<int>& modes,
+                               std::vector<double>* o_vs_first = nullptr) {
   const auto& api = *gpu().api;
+  std::vector<double> out;
   auto p = build(c);
   EXPECT_TRUE(p->g.validate().is_good());
   FactsCache facts(p->g, PlanTarget{gpu().props});
   PlanContext ctx{&facts};
-  auto plan = build_direct(la_engine(), p->g, config_of(c.prefill), ctx);
-  EXPECT_TRUE(plan.is_good()) << plan.status().message();
-  if (plan.is_bad()) return -1;
   auto host = fast_inputs(c, *p, rng);
   std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
   VariantPack pack;
@@ -795,36 +798,60 @@ double time_case(const Case& c, std::mt19937& rng, int reps) {
     pack.set(t->get_uid(), reinterpret_cast<void*>(b->ptr()));
     dev[t->get_uid()] = std::move(b);
   }
-  ExecutionContext ec;
-  ec.stream = gpu().stream;
-  ec.device = &gpu().props;
-  std::unique_ptr<DeviceBuffer> ws;
-  const std::int64_t wb = (*plan)->workspace_size();
-  if (wb > 0) {
-    ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
-    EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
-    ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
+  const std::int64_t o_uid = p->out.o->get_uid();
+  const std::size_t o_bytes = static_cast<std::size_t>(p->out.o->element_count()) * width(c.o_t);
+  std::vector<double> first_o;
+  for (int m : modes) {
+    auto plan = build_direct(la_engine(), p->g, config_of(m), ctx);
+    EXPECT_TRUE(plan.is_good()) << mode_name(m) << ": " << plan.status().message();
+    if (plan.is_bad()) {
+      out.push_back(-1);
+      if (o_vs_first) o_vs_first->push_back(-1);
+      continue;
+    }
+    ExecutionContext ec;
+    ec.stream = gpu().stream;
+    ec.device = &gpu().props;
+    std::unique_ptr<DeviceBuffer> ws;
+    const std::int64_t wb = (*plan)->workspace_size();
+    if (wb > 0) {
+      ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
+      EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
+      ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
+    }
+    CUevent e0, e1;
+    EXPECT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    EXPECT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE((*plan)->execute(pack, ec).is_good());
+    std::vector<float> ms;
+    for (int i = 0; i < reps; ++i) {
+      api.event_record(e0, gpu().stream);
+      const Status st = (*plan)->execute(pack, ec);
+      EXPECT_TRUE(st.is_good()) << st.message();
+      api.event_record(e1, gpu().stream);
+      EXPECT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
+      float x = 0;
+      api.event_elapsed_time(&x, e0, e1);
+      ms.push_back(x);
+    }
+    api.event_destroy(e0);
+    api.event_destroy(e1);
+    std::sort(ms.begin(), ms.end());
+    out.push_back(ms[ms.size() / 2]);
+    if (o_vs_first) {
+      // O after the timed runs (an in-place state changes the inputs between
+      // runs, so compare only cases whose state is not overwritten).
+      std::vector<unsigned char> o(o_bytes);
+      EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
+      EXPECT_EQ(api.memcpy_dtoh(o.data(), dev.at(o_uid)->ptr(), o_bytes), CUDA_SUCCESS);
+      std::vector<double> od = decode(o, c.o_t);
+      if (first_o.empty()) first_o = std::move(od), o_vs_first->push_back(0);
+      else o_vs_first->push_back(c.overwrite ? -1 : rms_ratio(od, first_o));
+    }
   }
-  CUevent e0, e1;
-  EXPECT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
-  EXPECT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE((*plan)->execute(pack, ec).is_good());
-  std::vector<float> ms;
-  for (int i = 0; i < reps; ++i) {
-    api.event_record(e0, gpu().stream);
-    const Status st = (*plan)->execute(pack, ec);
-    EXPECT_TRUE(st.is_good()) << st.message();
-    api.event_record(e1, gpu().stream);
-    EXPECT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
-    float x = 0;
-    api.event_elapsed_time(&x, e0, e1);
-    ms.push_back(x);
-  }
-  api.event_destroy(e0);
-  api.event_destroy(e1);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return out;
 }
+double time_case(const Case& c, std::mt19937& rng, int reps) { return time_modes(c, rng, reps, {c.prefill})[0]; }
 
 TEST_F(GdnGpu, TimingFiveCells) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
@@ -841,21 +868,21 @@ TEST_F(GdnGpu, TimingFiveCells) {
   std::printf("[ gdn timing ] prefill, bf16, d = 128, l2norm in kernel, initial state in, final state out;\n");
   std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the anchors of 2026-12-01\n");
   std::printf("[ gdn timing ] 1-pass: PIPELINE_ARCH 0 (gdn_prefill); 2-pass: PIPELINE_ARCH 1 (prep + scan)\n");
-  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %10s %12s %10s\n", "heads", "B x T", "1-pass ms",
-              "2-pass ms", "2p / 1p", "fla ms", "FlashInfer", "2p vs FI");
+  std::printf("[ gdn timing ] o 2p~1p: RMS ratio of the two modes' O on the same inputs (no reference at this size)\n");
+  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %10s %12s %10s %10s\n", "heads", "B x T", "1-pass ms",
+              "2-pass ms", "2p / 1p", "fla ms", "FlashInfer", "2p vs FI", "o 2p~1p");
   for (const Cell& cell : cells) {
     Case c;
     c.l2 = true;
     c.hq = c.hk = cell.hqk;
     c.hv = cell.hv;
     c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
-    c.prefill = 0;
-    const double one = time_case(c, rng, 30);
-    c.prefill = 1;
-    const double two = time_case(c, rng, 30);
-    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %10.3f %12.3f %9.2fx\n",
+    std::vector<double> agree;
+    const std::vector<double> t = time_modes(c, rng, 30, {0, 1}, &agree);
+    const double one = t[0], two = t[1];
+    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %10.3f %12.3f %9.2fx %10.2e\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), one, two, two / one, cell.fla, cell.fi, two / cell.fi);
+                static_cast<long long>(cell.t), one, two, two / one, cell.fla, cell.fi, two / cell.fi, agree[1]);
   }
 }
 
