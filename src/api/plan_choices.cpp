@@ -22,6 +22,21 @@ const runtime::CacheEnvironment& environment_of(const std::optional<DeviceProper
   return env;
 }
 
+// The store every planning call of this thread asks: rebuilt when the options read
+// from the environment now or the device differ from the last call's, else the
+// last one (its fingerprint hash already computed).
+const runtime::PlanChoiceStore& planning_store(const PlanTarget& target) {
+  thread_local std::optional<runtime::PlanChoiceStore> store;
+  thread_local std::optional<DeviceProperties> device;
+  runtime::PlanChoiceOptions options = runtime::PlanChoiceOptions::from_env();
+  if (!store || device != target.device || store->options().root != options.root ||
+      store->options().disabled != options.disabled) {
+    store.emplace(std::move(options), environment_of(target.device));
+    device = target.device;
+  }
+  return *store;
+}
+
 }  // namespace
 
 runtime::PlanChoiceStore plan_choice_store(const PlanTarget& target) {
@@ -29,7 +44,7 @@ runtime::PlanChoiceStore plan_choice_store(const PlanTarget& target) {
 }
 
 void apply_recorded_choice(OpGraph& g, GraphPlanState& st) {
-  const runtime::PlanChoiceStore store = plan_choice_store(st.target);
+  const runtime::PlanChoiceStore& store = planning_store(st.target);
   if (!store.has_environment_dir()) return;
   auto key = g.key();
   if (key.is_bad()) return;
