@@ -2,8 +2,10 @@
 #include "cli_inputs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
+#include <variant>
 
 #include "cli_common.h"
 #include "opgraph/ops.h"
@@ -36,6 +38,8 @@ class ValueSource {
         per_ *= static_cast<double>(ragged_owner->get_dim()[i]);  // double: large products round, never wrap
     } else if (!is_integral(dt)) {
       rule_ = dt == DataType::BOOLEAN ? Rule::BOOLEAN : Rule::UNIFORM;
+      if (rule_ == Rule::UNIFORM && use.node && use.node->spec().mechanism == OpMechanism::ENGINE_ONLY)
+        delta_rule_range(t, use);
     } else if (use.port == "cu_seqlens" && use.node && n >= 2) {
       rule_ = Rule::STAGED;
       staged_ = seqlen_cuts(use, n);
@@ -46,6 +50,31 @@ class ValueSource {
       rule_ = Rule::SEQ_LEN;
       const std::int64_t s = dim_or(use.node->input(use.port == "SEQ_LEN_Q" ? ops::in::Q : ops::in::K), 2, 1);
       seq_len_ = std::uniform_int_distribution<std::int64_t>(1, std::max<std::int64_t>(s, 1));
+    }
+  }
+
+  // Delta-rule ops (gdn, kda, gdn2, gdp and their summaries / backwards): inputs that
+  // keep the recurrence contractive, as real models feed it — uniform inputs in
+  // [-1, 1] make it grow like e^T and any two engines differ in the rounding of
+  // huge numbers. A log-domain gate in [-1, 0) (a linear one in [e^-1, 1)), unless
+  // safe_gate maps any value; beta in (0, 1) unless a sigmoid maps it; q and k scaled
+  // by 1/sqrt(their last extent) unless the op normalises them (|k|^2 about 1/3).
+  void delta_rule_range(const Tensor& t, const Use& use) {
+    const Node& n = *use.node;
+    auto flag = [&](const char* name) {
+      const AttrValue* a = n.attr(name);
+      return a && std::holds_alternative<bool>(*a) && std::get<bool>(*a);
+    };
+    if (use.port == "g" && !flag("safe_gate")) {
+      const AttrValue* d = n.attr("gate_domain");
+      const bool linear = d && std::holds_alternative<std::string>(*d) && std::get<std::string>(*d) == "linear";
+      uniform_ = linear ? std::uniform_real_distribution<double>(0.36787944117144233, 1.0)
+                        : std::uniform_real_distribution<double>(-1.0, 0.0);
+    } else if (use.port == "beta" && !flag("use_beta_sigmoid")) {
+      uniform_ = std::uniform_real_distribution<double>(0.0, 1.0);
+    } else if ((use.port == "q" || use.port == "k") && !flag("use_qk_l2norm") && !t.get_dim().empty()) {
+      const double r = 1.0 / std::sqrt(static_cast<double>(std::max<std::int64_t>(t.get_dim().back(), 1)));
+      uniform_ = std::uniform_real_distribution<double>(-r, r);
     }
   }
 

@@ -5,7 +5,11 @@
 // caller checks the total against --max-bytes first). Inputs are filled from a
 // fixed seed, values drawn one at a time in row-major order (nothing staged but a
 // cu_seqlens tensor's cut points):
-//   floating  uniform in [-1, 1] (then rounded by the store to the dtype)
+//   floating  uniform in [-1, 1] (then rounded by the store to the dtype); for the
+//             delta-rule ops a contractive recurrence, as models feed it: a log-domain
+//             gate "g" in [-1, 0) (linear: [e^-1, 1)) unless safe_gate, "beta" in (0, 1)
+//             unless use_beta_sigmoid, "q" / "k" in +-1/sqrt(last extent) unless
+//             use_qk_l2norm
 //   boolean   0 or 1
 //   integer   by the port it feeds, so index and length tensors are VALID:
 //     a ragged offset of tensor T [B, ...]   b * prod(T.dims[1:]) (a packed layout)
