@@ -30,13 +30,14 @@ grep -q "^y dims = 1 x 128 x 14336$" "$PREFIX/example.out"
 grep "plan(s), first: " "$PREFIX/example.out"
 "$PREFIX/usr/bin/opgraph" --help >/dev/null
 
-# The Python binding: build and install the package and its dependency numpy (the C++
-# core is built again inside, Release, linked statically), then its pytest suite. GPU
-# tests skip without CUDA+torch.
+# The Python binding: build and install the package and its dependency numpy, linking the
+# package installed above (the C++ core is compiled once: only the binding's own files
+# build here), then its pytest suite. GPU tests skip without CUDA+torch.
 # pytest's exit code stands: 5 (it collected no test) fails this script like any failure.
-phase "python build: pip install ./python (compiles the C++ core again, Release: minutes)"
+phase "python build: pip install ./python against the installed package (the binding's files only)"
 python3 -m pip install --quiet --disable-pip-version-check pytest
-python3 -m pip install --quiet --disable-pip-version-check ./python
+python3 -m pip install --quiet --disable-pip-version-check \
+  --config-settings=cmake.define.OPGRAPH_PREFIX="$PREFIX/usr" ./python
 phase "pytest python/tests"
 python3 -m pytest -q python/tests
 phase "done"
