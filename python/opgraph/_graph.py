@@ -9,9 +9,14 @@ conveniences are wrapped here.
 """
 from __future__ import annotations
 
+import collections
+
 from . import _C
 from ._builders import install
 from ._dtypes import to_data_type
+
+# How many graphs built for other pass-by-value values a graph keeps (execute()).
+_REBUILT_KEPT = 16
 
 
 class pygraph(_C._GraphBase):
@@ -275,11 +280,18 @@ class pygraph(_C._GraphBase):
         if all(_same_value(t, values[t.get_uid()]) for t in self._deferred):
             return self, pack
         key = tuple(sorted(values.items()))
-        rebuilt = self.__dict__.setdefault("_rebuilt", {})
+        # The graphs built for other values, most recently used last; at most
+        # _REBUILT_KEPT are kept, so a value that changes every call costs a build each
+        # call but never grows memory.
+        rebuilt = self.__dict__.setdefault("_rebuilt", collections.OrderedDict())
         g = rebuilt.get(key)
         if g is None:
             g = self._rebuild_with(values)
             rebuilt[key] = g
+            while len(rebuilt) > _REBUILT_KEPT:
+                rebuilt.popitem(last=False)
+        else:
+            rebuilt.move_to_end(key)
         deferred_uids = set(values)
         aliases = self.__dict__.get("_aliases") or {}
         out = {}

@@ -398,6 +398,17 @@ def test_tensor_like_of_a_host_scalar_is_pass_by_value_and_execute_takes_it(rng)
     ref_inv = 1.0 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + np.float32(5e-2))
     np.testing.assert_allclose(iv, ref_inv, rtol=1e-5, atol=1e-6)
     assert len(g._rebuilt) == 1
+    # a value that changes every call builds each time but keeps a bounded number of graphs,
+    # the most recently used; each result is still right
+    from opgraph import _graph
+    for i in range(_graph._REBUILT_KEPT + 4):
+        e = 1e-2 * (i + 2)
+        g.execute({X: x, S: scale, E: _TorchLikeCpuScalar(e), Y: y, inv: iv}, None)
+        ref_inv = 1.0 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + np.float32(e))
+        np.testing.assert_allclose(iv, ref_inv, rtol=1e-5, atol=1e-6)
+    assert len(g._rebuilt) == _graph._REBUILT_KEPT
+    last = list(g._rebuilt)[-1]
+    assert dict(last)[E.get_uid()] == pytest.approx(1e-2 * (_graph._REBUILT_KEPT + 5))
     # a value given at declaration (value=) is fixed: another value at execute is refused, naming it
     h = graph()
     a = h.tensor(dim=[3], data_type=F32, name="a", uid=1)
