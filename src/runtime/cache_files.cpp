@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -71,6 +72,31 @@ std::string mode_text(mode_t mode) {
 }
 
 }  // namespace
+
+Status write_atomic(const fs::path& path, std::string_view bytes) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return {ErrorCode::IO_ERROR, "cannot create " + tmp.string() + ": " + std::strerror(errno)};
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return {ErrorCode::IO_ERROR, "cannot write " + tmp.string() + ": " + why};
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return {ErrorCode::IO_ERROR, "cannot commit " + path.string() + ": " + why};
+  }
+  return Status::ok();
+}
 
 Status check_private(const fs::path& path, bool missing_ok) {
   struct stat st {};

@@ -73,6 +73,10 @@ bool is_file_of_entry(std::string_view file_name, std::string_view entry);
 // An environment folder opgraph wrote (see above).
 bool is_environment_dir(const std::filesystem::path& dir);
 
+// Writes `bytes` to `path` through a temp file beside it and rename(2): readers see
+// the old file or the whole new one, never a part. The temp is opened O_NOFOLLOW.
+Status write_atomic(const std::filesystem::path& path, std::string_view bytes);
+
 // --- the environment lock --------------------------------------------------
 
 // flock(2) on <environment>/environment.lock: writers of one environment take

@@ -36,33 +36,6 @@ bool read_file(const fs::path& path, std::string& out) {
   return !in.bad();
 }
 
-// Writes `bytes` to a unique temp file beside `path`, then renames it over
-// `path`: readers see the old file or the whole new one, never a part.
-Status write_atomic(const fs::path& path, std::string_view bytes) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return {ErrorCode::IO_ERROR, "cannot create " + tmp.string() + ": " + std::strerror(errno)};
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return {ErrorCode::IO_ERROR, "cannot write " + tmp.string() + ": " + why};
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return {ErrorCode::IO_ERROR, "cannot commit " + path.string() + ": " + why};
-  }
-  return Status::ok();
-}
-
 bool env_flag(const char* name) {
   std::string v = env_text(name);
   return !v.empty() && v != "0";
@@ -176,7 +149,7 @@ Status CompiledCache::prepare() {
   }
   std::error_code ec;
   if (!fs::exists(dir / cache_files::kEnvironmentFile, ec)) {
-    OPGRAPH_CHECK(write_atomic(dir / cache_files::kEnvironmentFile, env_.to_json() + "\n"));
+    OPGRAPH_CHECK(cache_files::write_atomic(dir / cache_files::kEnvironmentFile, env_.to_json() + "\n"));
   }
   return Status::ok();
 }
@@ -197,8 +170,8 @@ Status CompiledCache::store(const std::string& name, const std::string& key, con
   // The binary first, the record (the commit marker) after it. NVRTC output is
   // not byte-identical across processes, so each binary is named by its digest:
   // a concurrent writer's record always names a binary that writer completed.
-  OPGRAPH_CHECK(write_atomic(dir / cubin_file, kernel.cubin));
-  return write_atomic(dir / (name + ".json"), record.dump(2) + "\n");
+  OPGRAPH_CHECK(cache_files::write_atomic(dir / cubin_file, kernel.cubin));
+  return cache_files::write_atomic(dir / (name + ".json"), record.dump(2) + "\n");
 }
 
 Result<CompiledKernel> CompiledCache::commit(const std::string& name, const std::string& key,

@@ -29,32 +29,6 @@ std::string env_text(const char* name) {
 
 std::string schema_dir_name() { return "v" + std::to_string(kPlanChoiceSchema); }
 
-// Temp file beside `path`, then rename(2): readers see the old file or the whole new one.
-Status write_atomic(const fs::path& path, std::string_view bytes) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return {ErrorCode::IO_ERROR, "cannot create " + tmp.string() + ": " + std::strerror(errno)};
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return {ErrorCode::IO_ERROR, "cannot write " + tmp.string() + ": " + why};
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return {ErrorCode::IO_ERROR, "cannot commit " + path.string() + ": " + why};
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 PlanChoiceOptions PlanChoiceOptions::from_env() {
@@ -158,7 +132,7 @@ Status PlanChoiceStore::record(std::uint64_t graph_key, const PlanChoice& choice
   }
   std::error_code ec;
   if (!fs::exists(dir / cache_files::kEnvironmentFile, ec))
-    OPGRAPH_CHECK(write_atomic(dir / cache_files::kEnvironmentFile, env_.to_json() + "\n"));
+    OPGRAPH_CHECK(cache_files::write_atomic(dir / cache_files::kEnvironmentFile, env_.to_json() + "\n"));
   nlohmann::ordered_json r;
   r["schema"] = kPlanChoiceSchema;
   r["environment"] = env_hash_;
@@ -168,7 +142,7 @@ Status PlanChoiceStore::record(std::uint64_t graph_key, const PlanChoice& choice
   r["name"] = choice.name;
   r["median_ms"] = choice.median_ms;
   r["rounds"] = choice.rounds;
-  return write_atomic(record_path(graph_key), r.dump(2) + "\n");
+  return cache_files::write_atomic(record_path(graph_key), r.dump(2) + "\n");
 }
 
 }  // namespace opgraph::runtime
