@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -721,6 +722,13 @@ TEST_F(GdnGpu, DeviceOrdinals) {
 
 // ---- timing (not a check): the five prefill cells ----
 
+// Timed executes per case: `fallback`, or OPGRAPH_GDN_REPS (a profiler run wants few).
+int timing_reps(int fallback) {
+  const char* e = std::getenv("OPGRAPH_GDN_REPS");
+  const int n = e ? std::atoi(e) : 0;
+  return n > 0 ? n : fallback;
+}
+
 // Inputs for timing at sizes where drawing doubles is too slow: q, k uniform in
 // [-1, 1) (normalised in the kernel: use_qk_l2norm), v uniform, g = logsigmoid of
 // a uniform in [-2, 2), beta in (0, 1), initial state uniform in [-1/2, 1/2).
@@ -878,7 +886,7 @@ TEST_F(GdnGpu, TimingFiveCells) {
     c.hv = cell.hv;
     c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
     std::vector<double> agree;
-    const std::vector<double> t = time_modes(c, rng, 30, {0, 1}, &agree);
+    const std::vector<double> t = time_modes(c, rng, timing_reps(30), {0, 1}, &agree);
     const double one = t[0], two = t[1];
     std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %10.3f %12.3f %9.2fx %10.2e\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
