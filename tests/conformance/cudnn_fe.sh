@@ -5,7 +5,7 @@
 # wheel but not with opgraph (table.py). docs/porting.md says how to run it on the H200.
 #
 #   cudnn_fe.sh --fe DIR [--real-site DIR] [--opgraph-path DIR] [--out DIR]
-#               [--side both|real|opgraph] [--sample N] [--python PY] [--dry-run]
+#               [--side both|real|opgraph] [--sample N] [--test-timeout S] [--python PY] [--dry-run]
 #
 #   --fe DIR            a checkout of github.com/NVIDIA/cudnn-frontend at release 1.23.0, outside
 #                       this repository (only its test/python and include/cudnn_frontend_version.h
@@ -17,13 +17,15 @@
 #                       /tmp/cudnn_fe_out without $OUT)
 #   --side S            which runs (default both); the table needs both xml files in --out
 #   --sample N          ids kept per big parametrised file (select_ids.py; default 24)
+#   --test-timeout S    a test running longer than S seconds fails (pytest-timeout, where the
+#                       interpreter has it; default 120), so one hang cannot eat a device call
 #   --dry-run           check the checkout and print what would run; run nothing
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 PIN=1.23.0
-fe="" real_site="" og_path="" out="${OUT:-/tmp}/cudnn_fe_out" side=both sample=24 dry=0
+fe="" real_site="" og_path="" out="${OUT:-/tmp}/cudnn_fe_out" side=both sample=24 dry=0 test_timeout=120
 py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --side) side=$2; shift 2 ;;
     --sample) sample=$2; shift 2 ;;
+    --test-timeout) test_timeout=$2; shift 2 ;;
     --python) py=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
     *) echo "cudnn_fe.sh: unknown argument $1 (see the header)" >&2; exit 2 ;;
@@ -58,12 +61,15 @@ for f in $files; do [ -f "$tests/$f" ] || missing="$missing $f"; done
 
 alias_dir="$out/alias"
 run_pytest() {  # run_pytest SIDE PYTHONPATH: one pytest session over the chosen ids
-  local name=$1 path=$2
+  local name=$1 path=$2 t0 limit=()
   echo "== $name: PYTHONPATH=$path"
+  "$py" -c "import pytest_timeout" 2>/dev/null && limit=(--timeout="$test_timeout")
+  t0=$(date +%s)
   (cd "$tests" && PYTHONPATH="$here:$path" OPGRAPH_CONFORMANCE_IDS="$out/ids.txt" \
-     "$py" -m pytest -p conformance_select -p no:cacheprovider -q -rN --junitxml="$out/$name.xml" $files) \
+     "$py" -m pytest -p conformance_select -p no:cacheprovider -q -rN "${limit[@]}" --junitxml="$out/$name.xml" $files) \
      > "$out/$name.log" 2>&1 || true  # failures are the data; the table reads the xml
   tail -n 3 "$out/$name.log"
+  echo "$name: $(( $(date +%s) - t0 )) s"
 }
 
 if [ "$dry" = 1 ]; then
