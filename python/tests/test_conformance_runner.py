@@ -198,3 +198,55 @@ def test_a_whole_run_on_a_stand_in_checkout_and_wheel(tmp_path):
     assert "passing with the real wheel, not with opgraph: 1" in text
     assert "test_slice.py::test_only_the_real_wheel_has_this  [failed]" in text
     assert (out / "alias" / "cudnn" / "__init__.py").exists()
+
+
+def test_a_session_that_ends_the_process_is_resumed_past_that_test(tmp_path):
+    # cudnn-frontend's conftest calls os._exit on a CUDA error: the run records the test that was
+    # running as failed and runs the rest in a new session; real and opgraph outcomes both count.
+    fe = fake_checkout(tmp_path / "fe")
+    tests = fe / "test" / "python"
+    (tests / "pytest.ini").write_text("[pytest]\nmarkers =\n    L0: level 0\naddopts = -m L0\n")
+    (tests / "conftest.py").write_text("import cudnn\n")
+    (tests / "test_slice.py").write_text(textwrap.dedent("""
+        import os
+        import pytest
+        import cudnn
+
+        @pytest.mark.L0
+        @pytest.mark.parametrize("n", [1, 2, 3, 4])
+        def test_n(n):
+            if n == 2 and not hasattr(cudnn, "only_real"):
+                os._exit(70)
+            if n == 3:
+                pytest.skip("skipped on both")
+
+        @pytest.mark.L0
+        def test_z():
+            pass
+    """))
+    site = tmp_path / "site" / "cudnn"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("only_real = 1\n")
+    out = tmp_path / "out"
+    r = run_sh("--fe", str(fe), "--real-site", str(tmp_path / "site"), "--opgraph-path", OPGRAPH_PATH,
+               "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    ours = table.read(str(out / "opgraph.tsv"))
+    assert ours == {"test_slice.py::test_n[1]": "passed", "test_slice.py::test_n[2]": "failed",
+                    "test_slice.py::test_n[3]": "skipped", "test_slice.py::test_n[4]": "passed",
+                    "test_slice.py::test_z": "passed"}
+    assert "2 pytest session(s)" in r.stdout
+    text = (out / "table.txt").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("test_slice.py"))
+    assert row.split()[1:] == ["4/0/1", "3/1/1"]
+    assert "test_slice.py::test_n[2]  [failed]" in text
+
+
+def test_the_outcome_log_reads_back(tmp_path):
+    log = tmp_path / "x.tsv"
+    log.write_text("start\ta.py::t1\na.py::t1\tpassed\nstart\ta.py::t2\na.py::t2\tfailed\tthe process ended\n"
+                   "start\ta.py::t3\n#done\t1\n")
+    assert table.read(str(log)) == {"a.py::t1": "passed", "a.py::t2": "failed"}
+    import conformance_select
+    outcomes, crashed, done = conformance_select.read_log(str(log))
+    assert crashed == ["a.py::t3"] and done and outcomes["a.py::t2"] == "failed"

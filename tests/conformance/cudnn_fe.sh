@@ -5,7 +5,8 @@
 # wheel but not with opgraph (table.py). docs/porting.md says how to run it on the H200.
 #
 #   cudnn_fe.sh --fe DIR [--real-site DIR] [--opgraph-path DIR] [--out DIR]
-#               [--side both|real|opgraph] [--sample N] [--test-timeout S] [--python PY] [--dry-run]
+#               [--side both|real|opgraph] [--sample N] [--test-timeout S] [--run-limit S]
+#               [--python PY] [--dry-run]
 #
 #   --fe DIR            a checkout of github.com/NVIDIA/cudnn-frontend at release 1.23.0, outside
 #                       this repository (only its test/python and include/cudnn_frontend_version.h
@@ -13,19 +14,21 @@
 #   --real-site DIR     where the real wheel is installed (../shared/tools/peer_wheels.py DEST/c:
 #                       `bash DEST/c/install.sh DIR`); needed for --side real / both
 #   --opgraph-path DIR  a folder holding the built `opgraph` package (build-py, or a pip --target)
-#   --out DIR           results: ids.txt, real.xml, opgraph.xml, table.txt (default $OUT/cudnn_fe_out,
+#   --out DIR           results: ids.txt, real.tsv, opgraph.tsv (outcomes), *.log, table.txt (default $OUT/cudnn_fe_out,
 #                       /tmp/cudnn_fe_out without $OUT)
-#   --side S            which runs (default both); the table needs both xml files in --out
+#   --side S            which runs (default both); the table needs both .tsv files in --out
 #   --sample N          ids kept per big parametrised file (select_ids.py; default 24)
 #   --test-timeout S    a test running longer than S seconds fails (pytest-timeout, where the
 #                       interpreter has it; default 120), so one hang cannot eat a device call
+#   --run-limit S       each side's pytest is interrupted (SIGINT) after S seconds; the tests not
+#                       reached are missing from its outcomes (default: no limit)
 #   --dry-run           check the checkout and print what would run; run nothing
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 PIN=1.23.0
-fe="" real_site="" og_path="" out="${OUT:-/tmp}/cudnn_fe_out" side=both sample=24 dry=0 test_timeout=120
+fe="" real_site="" og_path="" out="${OUT:-/tmp}/cudnn_fe_out" side=both sample=24 dry=0 test_timeout=120 run_limit=0
 py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
     --side) side=$2; shift 2 ;;
     --sample) sample=$2; shift 2 ;;
     --test-timeout) test_timeout=$2; shift 2 ;;
+    --run-limit) run_limit=$2; shift 2 ;;
     --python) py=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
     *) echo "cudnn_fe.sh: unknown argument $1 (see the header)" >&2; exit 2 ;;
@@ -60,16 +64,28 @@ for f in $files; do [ -f "$tests/$f" ] || missing="$missing $f"; done
 [ -z "$missing" ] || die "not in $tests:$missing"
 
 alias_dir="$out/alias"
-run_pytest() {  # run_pytest SIDE PYTHONPATH: one pytest session over the chosen ids
-  local name=$1 path=$2 t0 limit=()
+run_pytest() {  # run_pytest SIDE PYTHONPATH: pytest over the chosen ids, resumed after a crash
+  local name=$1 path=$2 t0 limit=() stop=() left round=0
   echo "== $name: PYTHONPATH=$path"
   "$py" -c "import pytest_timeout" 2>/dev/null && limit=(--timeout="$test_timeout")
   t0=$(date +%s)
-  (cd "$tests" && PYTHONPATH="$here:$path" OPGRAPH_CONFORMANCE_IDS="$out/ids.txt" \
-     "$py" -m pytest -p conformance_select -p no:cacheprovider -q -rN "${limit[@]}" --junitxml="$out/$name.xml" $files) \
-     > "$out/$name.log" 2>&1 || true  # failures are the data; the table reads the xml
-  tail -n 3 "$out/$name.log"
-  echo "$name: $(( $(date +%s) - t0 )) s"
+  : > "$out/$name.tsv"; : > "$out/$name.log"
+  # conformance_select.py appends each outcome to $name.tsv; a session that ended the process
+  # (cudnn-frontend's conftest calls os._exit on a CUDA error) is resumed past the test that did.
+  while ! grep -q '^#done' "$out/$name.tsv" && [ $round -lt 25 ]; do
+    round=$((round + 1)); stop=()
+    if [ "$run_limit" -gt 0 ]; then
+      left=$(( run_limit - ($(date +%s) - t0) ))
+      [ "$left" -gt 5 ] || { echo "$name: --run-limit $run_limit s reached" >> "$out/$name.log"; break; }
+      stop=(timeout -s INT -k 20 "$left")
+    fi
+    echo "=== session $round" >> "$out/$name.log"
+    (cd "$tests" && PYTHONPATH="$here:$path" OPGRAPH_CONFORMANCE_IDS="$out/ids.txt" \
+       OPGRAPH_CONFORMANCE_LOG="$out/$name.tsv" "${stop[@]}" "$py" -m pytest -p conformance_select \
+       -p no:cacheprovider -q -rN "${limit[@]}" $files) >> "$out/$name.log" 2>&1 || true  # failures are the data
+  done
+  tail -n 2 "$out/$name.log"
+  echo "$name: $(( $(date +%s) - t0 )) s, $round pytest session(s), $(grep -c $'\t' "$out/$name.tsv" || true) outcomes"
 }
 
 if [ "$dry" = 1 ]; then
@@ -77,9 +93,9 @@ if [ "$dry" = 1 ]; then
   echo "in scope (marker L0 per its pytest.ini; big files sampled, $sample ids each):"
   for f in $files; do echo "  $f"; done
   echo "would: collect ids with the real wheel (PYTHONPATH=${real_site:-<--real-site>}), select_ids.py -> $out/ids.txt"
-  [ "$side" = opgraph ] || echo "would: pytest (real wheel) -> $out/real.xml"
-  [ "$side" = real ] || echo "would: make_alias.py $alias_dir; pytest (alias over opgraph at ${og_path:-<--opgraph-path>}) -> $out/opgraph.xml"
-  echo "would: table.py $out/real.xml $out/opgraph.xml $here/cudnn_fe_notes.tsv -> $out/table.txt"
+  [ "$side" = opgraph ] || echo "would: pytest (real wheel) -> $out/real.tsv"
+  [ "$side" = real ] || echo "would: make_alias.py $alias_dir; pytest (alias over opgraph at ${og_path:-<--opgraph-path>}) -> $out/opgraph.tsv"
+  echo "would: table.py $out/real.tsv $out/opgraph.tsv $here/cudnn_fe_notes.tsv -> $out/table.txt"
   exit 0
 fi
 
@@ -100,6 +116,6 @@ if [ "$side" != real ]; then
   "$py" "$here/make_alias.py" "$alias_dir" > /dev/null
   run_pytest opgraph "$alias_dir:$og_path"
 fi
-if [ -f "$out/real.xml" ] && [ -f "$out/opgraph.xml" ]; then
-  "$py" "$here/table.py" "$out/real.xml" "$out/opgraph.xml" "$here/cudnn_fe_notes.tsv" | tee "$out/table.txt" || true
+if [ -f "$out/real.tsv" ] && [ -f "$out/opgraph.tsv" ]; then
+  "$py" "$here/table.py" "$out/real.tsv" "$out/opgraph.tsv" "$here/cudnn_fe_notes.tsv" | tee "$out/table.txt" || true
 fi

@@ -2,9 +2,10 @@
 """Prints the conformance table of two runs of cudnn-frontend's Python tests: one with the real
 `cudnn` wheel, one with the alias package over opgraph (tests/conformance/cudnn_fe.sh).
 
-    python3 table.py REAL.xml OPGRAPH.xml [NOTES.tsv]
+    python3 table.py REAL OPGRAPH [NOTES.tsv]
 
-Both inputs are pytest --junitxml files. Per test file: passed / failed / skipped for each run
+Each input is the outcome file conformance_select.py writes (.tsv: "id<TAB>outcome" lines) or a
+pytest --junitxml file (.xml). Per test file: passed / failed / skipped for each run
 (an error counts as failed); then every test id that passes with the real wheel and does not
 pass with opgraph, each with its opgraph outcome and, when NOTES.tsv names it, why (a test that
 needs what only the real cuDNN backend gives says so there; lines "id-prefix<TAB>reason").
@@ -18,7 +19,10 @@ OUTCOMES = ("passed", "failed", "skipped")
 
 
 def read(path):
-    """{test id: outcome} from a junit xml file; the id is 'file.py::name[params]'."""
+    """{test id: outcome} from an outcome file (.tsv) or a junit xml file; the id is
+    'file.py::name[params]' (or 'file.py::Class::name')."""
+    if not path.endswith(".xml"):
+        return read_tsv(path)
     out = OrderedDict()
     for case in ET.parse(path).getroot().iter("testcase"):
         classname, name = case.get("classname", ""), case.get("name", "")
@@ -33,6 +37,17 @@ def read(path):
         else:
             outcome = "passed"
         out[test_id] = outcome
+    return out
+
+
+def read_tsv(path):
+    """{test id: outcome} from conformance_select.py's log ("start" and "#done" lines skipped)."""
+    out = OrderedDict()
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 2 and parts[0] != "start" and not parts[0].startswith("#"):
+                out[parts[0]] = parts[1] if parts[1] in OUTCOMES else "failed"
     return out
 
 
@@ -84,7 +99,7 @@ def table(real, ours, notes=()):
 
 def main(argv):
     if len(argv) not in (3, 4):
-        sys.exit("usage: table.py REAL.xml OPGRAPH.xml [NOTES.tsv]")
+        sys.exit("usage: table.py REAL OPGRAPH [NOTES.tsv]  (outcome .tsv or junit .xml files)")
     lines, regressions = table(read(argv[1]), read(argv[2]), read_notes(argv[3] if len(argv) == 4 else None))
     print("\n".join(lines))
     return 1 if regressions else 0
