@@ -59,6 +59,7 @@ from ._porting import (  # noqa: F401
     graph_cache,
     jit,
     kernel_cache,
+    knob,
     sdpa_capabilities,
 )
 

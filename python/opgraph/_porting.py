@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 
 from . import _C
 
@@ -229,3 +230,155 @@ MISSING = {name: _missing(name, family) for family, names in MISSING_OPS.items()
 def sdpa_capabilities() -> frozenset:
     """cudnn's packed (THD) SDPA binder capabilities: opgraph has no such binder, so none."""
     return frozenset()
+
+
+# ------------------------------------------- engine enumeration (cudnn's) --
+#
+# cudnn's pygraph numbers the engines that can run a graph 0 .. get_engine_count()-1 and lists
+# each one's knobs (get_knobs_for_engine: type, min, max, stride), then plans one with
+# create_execution_plan(index, {knob: value}). opgraph plans by engine id over ONE ranked plan
+# list, so the numbering is that list's: engine i is the i-th distinct engine of the ranked
+# plans create_execution_plans([A, FALLBACK]) gives this graph (found on a copy, so the graph
+# itself stays unplanned), and its knobs are the values its plans in that list take.
+
+
+class knob:
+    """One knob of an engine, as cudnn's `knob`: its type and the values min_value .. max_value
+    in steps of `stride` (opgraph: the values the engine's ranked plans take; a value between
+    them that no plan takes is refused by create_execution_plan)."""
+
+    def __init__(self, knob_type=None, max_value=None, min_value=None, stride=None):
+        self._type = _C.knob_type.NOT_SET if knob_type is None else knob_type
+        self._max, self._min, self._stride = max_value, min_value, stride
+
+    type = property(lambda self: self._type)
+    max_value = property(lambda self: self._max)
+    min_value = property(lambda self: self._min)
+    stride = property(lambda self: self._stride)
+
+    def __repr__(self):
+        return json.dumps({"knob_type": self._type.name, "max_value": self._max, "min_value": self._min,
+                           "stride": self._stride})
+
+
+def _ranked_configs(g):
+    """[(engine_id, {knob_type: value})] of graph g's ranked plans: those of a copy of g planned
+    with heur_mode A and FALLBACK (kept on g, so the numbering stays once g is planned), or g's own
+    when it was planned before anything was counted."""
+    cached = g.__dict__.get("_ranked_copy")  # the numbering stays that of the first count
+    if cached is not None:
+        return cached
+    if g.is_planned:
+        return [g.get_engine_and_knobs_at_index(i) for i in range(g.get_execution_plan_count())]
+    if not g.is_validated:
+        g.validate()
+    from ._graph import _device_properties_json, pygraph
+
+    copy = pygraph()
+    copy._deserialize_into(g._serialize())
+    # the planning target after the graph (deserializing resets it): g's, found as g found it
+    if g.device_property is not None or g.sm_version is not None:
+        copy._set_device_properties(_device_properties_json(g.device_property, g.sm_version, g.sm_count))
+    elif g.handle is not None:
+        copy._target_handle_device(g.handle)
+    ordinal = g.__dict__.get("_target_ordinal")
+    if ordinal is not None and not copy._has_device_target:
+        copy._target_device(ordinal)
+    copy.set_host_fallback(g.host_fallback)
+    copy.create_execution_plans([_C.heur_mode.A, _C.heur_mode.FALLBACK])
+    configs = [copy.get_engine_and_knobs_at_index(i) for i in range(copy.get_execution_plan_count())]
+    g._ranked_copy = configs
+    return configs
+
+
+def _engines(g):
+    """The distinct engine ids of g's ranked plans, best first."""
+    out = []
+    for engine_id, _ in _ranked_configs(g):
+        if engine_id not in out:
+            out.append(engine_id)
+    return out
+
+
+def get_engine_count(self) -> int:
+    """How many engines can run this graph (cudnn's get_engine_count): the distinct engines of its
+    ranked plan list. Engine i (0 <= i < count) is the i-th best; create_execution_plan(i, knobs)
+    and get_knobs_for_engine(i) take that index."""
+    n = len(_engines(self))
+    self._engine_indices = True  # create_execution_plan reads small ints as engine indices from now on
+    return n
+
+
+def _engine_at(g, index):
+    engines = _engines(g)
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(engines):
+        raise _C.GraphNotSupportedError(
+            f"engine index {index!r}: this graph has {len(engines)} engines (get_engine_count()), indexed from 0")
+    return engines[index]
+
+
+def get_knobs_for_engine(self, engine_index):
+    """The knobs of engine `engine_index` (0 .. get_engine_count()-1) as `knob` objects: per knob
+    type, the smallest and largest value its plans take and the step between them (the greatest
+    common divisor of their differences; 1 for a single value)."""
+    engine_id = _engine_at(self, engine_index)
+    values = {}
+    for eid, knobs in _ranked_configs(self):
+        if eid == engine_id:
+            for k, v in knobs.items():
+                values.setdefault(k, set()).add(int(v))
+    out = []
+    for k in sorted(values, key=lambda t: t.value):
+        vs = sorted(values[k])
+        step = 0
+        for a, b in zip(vs, vs[1:]):
+            step = math.gcd(step, b - a)
+        out.append(knob(k, vs[-1], vs[0], step or 1))
+    return out
+
+
+def create_execution_plan(self, engine, knobs=None):
+    """Plans this graph with one engine and knob values (cudnn's create_execution_plan).
+
+    After get_engine_count(), an `engine` in 0 .. count-1 is an engine index (cudnn's numbering);
+    the knobs given pick the best-ranked plan of that engine taking those values, and the knobs not
+    given take that plan's values. A value no plan of the engine takes is refused with
+    GraphNotSupportedError. Otherwise `engine` is an opgraph engine id and `knobs` names every knob
+    of the engine (the plan records' form). A graph holds one such plan: a second call is refused
+    (GraphNotSupportedError); cudnn appends to its plan list."""
+    knobs = dict(knobs or {})
+    if self.is_planned:
+        raise _C.GraphNotSupportedError(
+            "create_execution_plan: this graph is planned already; opgraph holds one plan made by "
+            "create_execution_plan (or the ranked list of create_execution_plans) per graph")
+    if self.__dict__.get("_engine_indices") and isinstance(engine, int) and not isinstance(engine, bool) \
+            and 0 <= engine < len(_engines(self)):
+        engine_id = _engines(self)[engine]
+        match = next((k for eid, k in _ranked_configs(self) if eid == engine_id
+                      and all(int(k.get(t, -1)) == int(v) for t, v in knobs.items())), None)
+        if match is None:
+            raise _C.GraphNotSupportedError(
+                f"create_execution_plan: engine {engine} (opgraph engine {engine_id}) has no plan for this graph "
+                f"with knobs {_knob_text(knobs)}; get_knobs_for_engine({engine}) gives the values its plans take")
+        knobs = dict(match)
+        engine = engine_id
+    return _C._GraphBase.create_execution_plan(self, engine, knobs)
+
+
+def _knob_text(knobs):
+    return "{" + ", ".join(f"{getattr(k, 'name', k)}: {v}" for k, v in knobs.items()) + "}"
+
+
+def _install_engine_enumeration(cls):
+    cls.get_engine_count = get_engine_count
+    cls.get_knobs_for_engine = get_knobs_for_engine
+    cls.create_execution_plan = create_execution_plan
+
+
+def _install():
+    from ._graph import pygraph
+
+    _install_engine_enumeration(pygraph)
+
+
+_install()
