@@ -163,6 +163,7 @@ def test_a_whole_run_on_a_stand_in_checkout_and_wheel(tmp_path):
     (tests / "test_slice.py").write_text(textwrap.dedent("""
         import pytest
         import cudnn
+        import a_test_dependency  # from --real-site, on both runs
 
         @pytest.mark.L0
         def test_version_string():
@@ -182,6 +183,7 @@ def test_a_whole_run_on_a_stand_in_checkout_and_wheel(tmp_path):
     """))
     real_site = tmp_path / "site" / "cudnn"
     real_site.mkdir(parents=True)
+    (tmp_path / "site" / "a_test_dependency.py").write_text("")
     (real_site / "__init__.py").write_text(
         "def backend_version_string():\n    return '9.19.0'\n\n"
         "def a_name_only_the_real_wheel_has():\n    return 1\n\npygraph = object\n")

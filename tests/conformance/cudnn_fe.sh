@@ -12,7 +12,8 @@
 #                       this repository (only its test/python and include/cudnn_frontend_version.h
 #                       are read; nothing is copied into our tree)
 #   --real-site DIR     where the real wheel is installed (../shared/tools/peer_wheels.py DEST/c:
-#                       `bash DEST/c/install.sh DIR`); needed for --side real / both
+#                       `bash DEST/c/install.sh DIR`); needed for --side real / both. The opgraph
+#                       run takes the tests' own dependencies (looseversion) from it, not `cudnn`
 #   --opgraph-path DIR  a folder holding the built `opgraph` package (build-py, or a pip --target)
 #   --out DIR           results: ids.txt, real.tsv, opgraph.tsv (outcomes), *.log, table.txt (default $OUT/cudnn_fe_out,
 #                       /tmp/cudnn_fe_out without $OUT)
@@ -82,7 +83,7 @@ run_pytest() {  # run_pytest SIDE PYTHONPATH: pytest over the chosen ids, resume
     echo "=== session $round" >> "$out/$name.log"
     (cd "$tests" && PYTHONPATH="$here:$path" OPGRAPH_CONFORMANCE_IDS="$out/ids.txt" \
        OPGRAPH_CONFORMANCE_LOG="$out/$name.tsv" "${stop[@]}" "$py" -m pytest -p conformance_select \
-       -p no:cacheprovider -q -rN "${limit[@]}" $files) >> "$out/$name.log" 2>&1 || true  # failures are the data
+       -p no:cacheprovider -q -rN --continue-on-collection-errors "${limit[@]}" $files) >> "$out/$name.log" 2>&1 || true  # failures are the data
   done
   tail -n 2 "$out/$name.log"
   echo "$name: $(( $(date +%s) - t0 )) s, $round pytest session(s), $(grep -c $'\t' "$out/$name.tsv" || true) outcomes"
@@ -114,7 +115,14 @@ fi
 if [ "$side" != real ]; then
   [ -n "$og_path" ] || die "--opgraph-path DIR is needed for opgraph's run"
   "$py" "$here/make_alias.py" "$alias_dir" > /dev/null
-  run_pytest opgraph "$alias_dir:$og_path"
+  # The tests' own dependencies (looseversion) come from --real-site, without the real package.
+  deps="$out/deps"; rm -rf "$deps"; mkdir -p "$deps"
+  if [ -n "$real_site" ]; then
+    for e in "$real_site"/*; do
+      case "$(basename "$e")" in cudnn|cudnn.*|nvidia_cudnn_frontend*|include|bin) ;; *) ln -s "$e" "$deps/" ;; esac
+    done
+  fi
+  run_pytest opgraph "$alias_dir:$og_path:$deps"
 fi
 if [ -f "$out/real.tsv" ] && [ -f "$out/opgraph.tsv" ]; then
   "$py" "$here/table.py" "$out/real.tsv" "$out/opgraph.tsv" "$here/cudnn_fe_notes.tsv" | tee "$out/table.txt" || true
