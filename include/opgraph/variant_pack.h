@@ -112,8 +112,20 @@ class VariantPack {
     return *this;
   }
   // Per-call shape (and strides; empty: packed row-major) in ELEMENTS, in the
-  // graph's axis order. Written into the operand's slot at normalisation.
+  // graph's axis order (docs/dynamic_shapes.md). Written into the operand's slot at
+  // normalisation, which refuses (INVALID_VARIANT_PACK naming the tensor, its port
+  // and the rule) an override that leaves the tensor's layout class: another rank,
+  // an extent of 1 made larger or one above 1 made 1 (or 0), strides that do not
+  // pack the extents in the declaration's axis order, or any change to a tensor
+  // whose declared strides do not pack its extents (padded, broadcast). Whether an
+  // engine runs the new extents is the plan's to say: one that does not refuses the
+  // call with GRAPH_NOT_SUPPORTED naming the tensor and why; nothing is launched.
   VariantPack& override_shape(std::int64_t uid, std::vector<std::int64_t> dims, std::vector<std::int64_t> strides = {});
+  // Whether any binding carries an override (caller side), or any slot was
+  // overridden (normalised). The one branch an engine's execute takes for overrides:
+  // false, it runs the declaration as before; true, it reads each slot's dims and
+  // strides (OperandBuffer::overridden marks the slots an override wrote).
+  bool has_overrides() const noexcept { return normalized() ? overridden_ : !overrides_.empty(); }
 
   // --- reading (a normalised pack; the caller's pack answers "not normalised") ---
   bool normalized() const noexcept { return layout_ != nullptr; }
@@ -162,6 +174,7 @@ class VariantPack {
   const DeclaredLayout* layout_ = nullptr;
   std::uint64_t layout_generation_ = 0;
   std::vector<OperandBuffer> slots_;
+  bool overridden_ = false;  // normalised: some slot carries an override
 };
 
 }  // namespace opgraph

@@ -97,33 +97,44 @@ std::optional<std::string> to_storage_geometry(DataType t, int rank, std::int64_
 
 Result<DeclaredLayout> DeclaredLayout::compute(const OpGraph& g) {
   std::unordered_set<const Tensor*> seen;
-  std::vector<std::pair<const Tensor*, bool>> ops;  // tensor, produced by a node
-  auto add = [&](const Tensor* t, bool out) {
+  struct Found {
+    const Tensor* t;
+    bool out;  // produced by a node
+    std::string port;
+  };
+  std::vector<Found> ops;
+  auto add = [&](const Tensor* t, bool out, auto&& port) {
     if (!t || t->get_is_virtual() || t->get_is_pass_by_value()) return;
     if (!seen.insert(t).second) return;
-    ops.emplace_back(t, out);
+    ops.push_back(Found{t, out, port()});
   };
   for (const auto& n : g.nodes()) {
-    for (const auto& port : n->inputs())
-      for (const auto& t : port) {
-        add(t.get(), g.producer_of(t.get()) != nullptr);
-        if (t) add(t->get_ragged_offset().get(), false);
+    const OpSpec& spec = n->spec();
+    for (std::size_t i = 0; i < n->inputs().size(); ++i)
+      for (const auto& t : n->inputs()[i]) {
+        const std::string_view pname = i < spec.inputs.size() ? spec.inputs[i].name : std::string_view("?");
+        add(t.get(), g.producer_of(t.get()) != nullptr,
+            [&] { return "input '" + std::string(pname) + "' of node '" + n->name() + "'"; });
+        if (t) add(t->get_ragged_offset().get(), false, [&] { return "ragged offset of tensor '" + t->get_name() + "'"; });
       }
-    for (const auto& port : n->outputs())
-      for (const auto& t : port) {
-        add(t.get(), true);
-        if (t) add(t->get_ragged_offset().get(), false);
+    for (std::size_t i = 0; i < n->outputs().size(); ++i)
+      for (const auto& t : n->outputs()[i]) {
+        const std::string_view pname = i < spec.outputs.size() ? spec.outputs[i].name : std::string_view("?");
+        add(t.get(), true, [&] { return "output '" + std::string(pname) + "' of node '" + n->name() + "'"; });
+        if (t) add(t->get_ragged_offset().get(), false, [&] { return "ragged offset of tensor '" + t->get_name() + "'"; });
       }
   }
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first->get_uid() < b.first->get_uid(); });
+  std::sort(ops.begin(), ops.end(), [](const Found& a, const Found& b) { return a.t->get_uid() < b.t->get_uid(); });
   DeclaredLayout L;
   L.slots_.reserve(ops.size());
-  for (const auto& [t, out] : ops) {
+  for (Found& f : ops) {
+    const Tensor* t = f.t;
     DeclaredSlot s;
     s.uid = t->get_uid();
     s.tensor = t;
     s.dtype = t->get_data_type();
-    s.is_output = out;
+    s.is_output = f.out;
+    s.port = std::move(f.port);
     const auto& d = t->get_dim();
     const auto& st = t->get_stride();
     if (d.size() > static_cast<std::size_t>(kMaxRank))

@@ -37,6 +37,10 @@ struct DeclaredSlot {
   std::int64_t bytes = 0;   // bytes the declaration spans
   bool is_output = false;   // produced by a node
   std::string unspellable;  // non-empty: why the declaration has no slot spelling
+  // Where the graph uses it, for errors: "input 'A' of node 'mm'" (its first use,
+  // in node order; "output 'C' of node 'mm'" for a produced tensor; a ragged
+  // offset: "ragged offset of tensor 'q'").
+  std::string port;
 };
 
 // Identity: each layout object carries a GENERATION, a process-unique id (never 0)

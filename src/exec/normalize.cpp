@@ -3,6 +3,7 @@
 // (docs/architecture.md, "The variant pack"). This is the only code that looks at
 // the form a caller bound; everything after it reads OperandBuffers.
 #include <algorithm>
+#include <array>
 
 #include "exec/declared_layout.h"
 #include "opgraph/variant_pack.h"
@@ -14,6 +15,12 @@ Status refuse(const DeclaredSlot* s, std::int64_t uid, const std::string& rule) 
   std::string who = s ? "operand '" + s->tensor->get_name() + "' (uid " + std::to_string(s->uid) + ")"
                       : "uid " + std::to_string(uid);
   return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: " + who + ": " + rule};
+}
+
+// An override's refusal names the tensor, its port and the rule.
+Status refuse_override(const DeclaredSlot& s, const std::string& rule) {
+  return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: shape override of operand '" + s.tensor->get_name() +
+                                               "' (uid " + std::to_string(s.uid) + ", " + s.port + "): " + rule};
 }
 
 std::string dims_list(int rank, const std::int64_t* v) {
@@ -86,6 +93,60 @@ std::optional<DataType> data_type_of(DLDataType t) noexcept {
   }
 }
 
+// The axes of extent above 1, outermost first, when `strides` pack `dims` in that
+// order (the innermost has stride 1, each outer one the product of the extents
+// inside it); false otherwise (a padded row, a stride-0 broadcast, overlapping or
+// tied axes). The layout class's "axis order they pack" (docs/autotune.md).
+bool packed_order(int rank, const std::int64_t* dims, const std::int64_t* strides, std::array<int, kMaxRank>& order,
+                  int& n) {
+  n = 0;
+  for (int i = 0; i < rank; ++i)
+    if (dims[i] > 1) order[static_cast<std::size_t>(n++)] = i;
+  std::sort(order.begin(), order.begin() + n, [&](int a, int b) { return strides[a] > strides[b]; });
+  std::int64_t want = 1;
+  for (int k = n - 1; k >= 0; --k) {
+    const int ax = order[static_cast<std::size_t>(k)];
+    if (strides[ax] != want) return false;
+    if (__builtin_mul_overflow(want, dims[ax], &want)) return false;
+  }
+  return true;
+}
+
+// Why an override (element geometry) leaves the declaration's layout class, or "".
+std::string layout_class_change(const DeclaredSlot& s, const std::int64_t* od, const std::int64_t* os) {
+  const Tensor& t = *s.tensor;
+  const int rank = s.rank;
+  std::array<std::int64_t, kMaxRank> dd{}, ds{};
+  const auto& tdim = t.get_dim();
+  const auto& tstr = t.get_stride();
+  std::copy(tdim.begin(), tdim.end(), dd.begin());
+  if (tstr.size() == tdim.size()) std::copy(tstr.begin(), tstr.end(), ds.begin());
+  else packed_strides(rank, dd.data(), ds.data());
+  for (int i = 0; i < rank; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (od[k] < 1)
+      return "rule layout_class: axis " + std::to_string(i) + " has extent " + std::to_string(od[k]) +
+             "; an override's extents are at least 1";
+    if ((dd[k] == 1) != (od[k] == 1))
+      return "rule layout_class: axis " + std::to_string(i) + " has extent " + std::to_string(od[k]) +
+             " where the declaration has " + std::to_string(dd[k]) +
+             "; an extent of 1 and one above 1 are different layout classes (1 decides broadcasting)";
+  }
+  std::array<int, kMaxRank> dorder{}, oorder{};
+  int dn = 0, on = 0;
+  if (!packed_order(rank, dd.data(), ds.data(), dorder, dn)) {
+    if (std::equal(dd.begin(), dd.begin() + rank, od) && std::equal(ds.begin(), ds.begin() + rank, os)) return "";
+    return "rule layout_class: the declared strides " + dims_list(rank, ds.data()) + " do not pack the extents " +
+           dims_list(rank, dd.data()) +
+           " (padded, broadcast or overlapping), so the layout class pins them; an override may not change them";
+  }
+  if (!packed_order(rank, od, os, oorder, on) || !std::equal(dorder.begin(), dorder.begin() + dn, oorder.begin()))
+    return "rule layout_class: strides " + dims_list(rank, os) + " do not pack the extents " + dims_list(rank, od) +
+           " in the declaration's axis order (declared strides " + dims_list(rank, ds.data()) +
+           "); an override keeps the dim order and packing of the declaration";
+  return "";
+}
+
 struct PackNormalizer {
   // One binding → its OperandBuffer in the caller's own description.
   static Status read_form(const VariantPack::Entry& e, const DeclaredSlot* s, OperandBuffer& b) {
@@ -154,22 +215,25 @@ struct PackNormalizer {
 
   static Status override_slot(const DeclaredSlot& s, const VariantPack::Override& o, OperandBuffer& b) {
     if (o.dims.size() != static_cast<std::size_t>(s.rank))
-      return refuse(&s, s.uid, "override shape has " + std::to_string(o.dims.size()) +
-                                   " dims; overrides speak the graph's axis order and the declaration has " +
-                                   std::to_string(s.rank));
+      return refuse_override(s, "rule layout_class: the override has " + std::to_string(o.dims.size()) +
+                                    " dims; overrides speak the graph's axis order and the declaration has " +
+                                    std::to_string(s.rank));
     if (!o.strides.empty() && o.strides.size() != o.dims.size())
-      return refuse(&s, s.uid, "override strides have " + std::to_string(o.strides.size()) + " entries for " +
-                                   std::to_string(o.dims.size()) + " dims");
+      return refuse_override(s, "override strides have " + std::to_string(o.strides.size()) + " entries for " +
+                                    std::to_string(o.dims.size()) + " dims");
     std::copy(o.dims.begin(), o.dims.end(), b.dims.begin());
     bool spelled = true;
     if (o.strides.empty()) spelled = packed_strides(s.rank, b.dims.data(), b.strides.data());
     else std::copy(o.strides.begin(), o.strides.end(), b.strides.begin());
     if (!spelled || !span_elements(s.rank, b.dims.data(), b.strides.data()))
-      return refuse(&s, s.uid, "override shape " + dims_list(s.rank, b.dims.data()) +
-                                   ": an extent is negative or the span overflows int64");
+      return refuse_override(s, "override shape " + dims_list(s.rank, b.dims.data()) +
+                                    ": an extent is negative or the span overflows int64");
+    if (std::string why = layout_class_change(s, b.dims.data(), b.strides.data()); !why.empty())
+      return refuse_override(s, "shape " + dims_list(s.rank, b.dims.data()) + ", strides " +
+                                    dims_list(s.rank, b.strides.data()) + ": " + why);
     b.rank = s.rank;
     if (auto why = to_storage_geometry(s.dtype, s.rank, b.dims.data(), b.strides.data()))
-      return refuse(&s, s.uid, "override: " + *why);
+      return refuse_override(s, "override: " + *why);
     b.dtype = s.dtype;
     b.graph_described = false;
     b.overridden = true;
@@ -183,6 +247,7 @@ Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& l
   out.layout_ = &layout;
   out.layout_generation_ = layout.generation();
   out.slots_.assign(layout.size(), OperandBuffer{});
+  out.overridden_ = false;
   for (const Entry& e : caller.entries_) {
     const std::int64_t pos = layout.index_of(e.uid);
     if (pos < 0) {
@@ -205,6 +270,7 @@ Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& l
                                                             : ", which has no buffer bound")};
     OPGRAPH_CHECK(PackNormalizer::override_slot(layout.slot(static_cast<std::size_t>(pos)), o,
                                                 out.slots_[static_cast<std::size_t>(pos)]));
+    out.overridden_ = true;
   }
   return Status::ok();
 }

@@ -72,7 +72,7 @@ void OperandTable::require_alignment(std::size_t row, std::int64_t bytes) {
   r.align_mask = std::max<std::uint64_t>(r.align_mask, static_cast<std::uint64_t>(pow2_at_least(bytes) - 1));
 }
 
-bool OperandTable::accepts(const VariantPack& pack) const noexcept {
+bool OperandTable::accepts_rows(const VariantPack& pack, bool overridden_geometry) const noexcept {
   if (pack.layout() != layout_) return false;
   const OperandBuffer* ops = pack.operands().data();
   for (const OperandRow& r : rows_) {
@@ -80,8 +80,10 @@ bool OperandTable::accepts(const VariantPack& pack) const noexcept {
     const auto n = static_cast<std::size_t>(r.rank) * sizeof(std::int64_t);
     if (!b.bound || b.data == nullptr) return false;
     if (reinterpret_cast<std::uintptr_t>(b.data) & r.align_mask) return false;
-    if (r.check_extents && (b.rank != r.rank || std::memcmp(b.dims.data(), r.dims.data(), n) != 0)) return false;
-    if (r.check_strides && !same_strides(r, b)) return false;
+    const bool geometry = !(overridden_geometry && b.overridden);
+    if (geometry && r.check_extents && (b.rank != r.rank || std::memcmp(b.dims.data(), r.dims.data(), n) != 0))
+      return false;
+    if (geometry && r.check_strides && !same_strides(r, b)) return false;
     if (r.check_dtype && b.dtype != r.dtype) return false;
     if (r.memory != MemoryKind::UNKNOWN && b.memory != MemoryKind::UNKNOWN && b.memory != r.memory) return false;
     if (r.is_output && b.read_only) return false;
@@ -89,7 +91,7 @@ bool OperandTable::accepts(const VariantPack& pack) const noexcept {
   return true;
 }
 
-Status OperandTable::explain(const VariantPack& pack) const {
+Status OperandTable::explain_rows(const VariantPack& pack, bool overridden_geometry) const {
   if (pack.layout() != layout_)
     return {ErrorCode::INTERNAL_ERROR, "engine " + engine_ + ": the pack was normalised against another graph's layout"};
   for (const OperandRow& r : rows_) {
@@ -102,11 +104,22 @@ Status OperandTable::explain(const VariantPack& pack) const {
     if (!b.bound || b.data == nullptr) return no(b.bound ? "bound to a null address" : "no buffer bound");
     if (reinterpret_cast<std::uintptr_t>(b.data) & r.align_mask)
       return no("address is not aligned to " + std::to_string(r.align_mask + 1) + " bytes");
-    if (r.check_extents && (b.rank != r.rank || !std::equal(r.dims.begin(), r.dims.begin() + r.rank, b.dims.begin())))
+    const bool geometry = !(overridden_geometry && b.overridden);
+    const bool other_extents =
+        b.rank != r.rank || !std::equal(r.dims.begin(), r.dims.begin() + r.rank, b.dims.begin());
+    if (geometry && b.overridden && ((r.check_extents && other_extents) || (r.check_strides && !same_strides(r, b))))
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                    "engine " + engine_ + ": operand '" + s.tensor->get_name() + "' (uid " + std::to_string(s.uid) +
+                        ", " + s.port + "): execute-time shape override " + list(b.dims.data(), b.rank) +
+                        " (slots) refused: " +
+                        (no_overrides_.empty() ? "engine " + engine_ + " runs the declared extents and strides only"
+                                               : no_overrides_) +
+                        "; nothing was launched");
+    if (geometry && r.check_extents && other_extents)
       return no("buffer extents " + list(b.dims.data(), b.rank) + " (slots) are not the declared " +
                 list(r.dims.data(), r.rank) + " and it is not a dense buffer covering the declared " +
                 std::to_string(s.bytes) + " bytes; this engine runs the declared extents (it would read past the buffer)");
-    if (r.check_strides && !same_strides(r, b))
+    if (geometry && r.check_strides && !same_strides(r, b))
       return no("buffer strides " + list(b.strides.data(), b.rank) + " are not the declared " +
                 list(r.strides.data(), r.rank) + " (slots, axes of extent > 1); this engine reads and writes by the declaration");
     if (r.check_dtype && b.dtype != r.dtype)

@@ -64,18 +64,35 @@ class OperandTable {
   void require_alignment(std::size_t row, std::int64_t bytes);
 
   // The fast path: true when every row is satisfied.
-  bool accepts(const VariantPack& pack) const noexcept;
-  // The checker: why `pack` is refused, naming operand and rule.
-  Status explain(const VariantPack& pack) const;
+  bool accepts(const VariantPack& pack) const noexcept { return accepts_rows(pack, false); }
+  // The checker: why `pack` is refused, naming operand and rule. A slot a
+  // per-call shape override wrote (OperandBuffer::overridden) whose extents or
+  // strides differ from a row that checks them is GRAPH_NOT_SUPPORTED naming the
+  // operand, its port and why this engine takes no overrides (decline_overrides).
+  Status explain(const VariantPack& pack) const { return explain_rows(pack, false); }
   Status check(const VariantPack& pack) const { return accepts(pack) ? Status::ok() : explain(pack); }
+
+  // For a plan that reads overridden extents itself: every row as above, except
+  // that an overridden slot's extents and strides are left to the plan (which
+  // validates them against its kernel before launching).
+  bool accepts_overridden(const VariantPack& pack) const noexcept { return accepts_rows(pack, true); }
+  Status explain_overridden(const VariantPack& pack) const { return explain_rows(pack, true); }
+
+  // Why this engine takes no execute-time shape overrides, in the refusal explain()
+  // gives for one (default: "engine <name> runs the declared extents and strides only").
+  void decline_overrides(std::string why) { no_overrides_ = std::move(why); }
+  const std::string& overrides_declined() const noexcept { return no_overrides_; }
   const std::vector<OperandRow>& rows() const noexcept { return rows_; }
 
  private:
   void add_row(const DeclaredLayout& layout, const OperandNeeds& needs, std::int64_t position);
+  bool accepts_rows(const VariantPack& pack, bool overridden_geometry) const noexcept;
+  Status explain_rows(const VariantPack& pack, bool overridden_geometry) const;
 
   const DeclaredLayout* layout_ = nullptr;
   std::vector<OperandRow> rows_;
   std::string engine_;
+  std::string no_overrides_;  // "" : the default reason
 };
 
 }  // namespace opgraph

@@ -46,6 +46,13 @@ Result<OperandTable> operand_table_of(const LoweringPlan& lp, const DeclaredLayo
   needs.memory = MemoryKind::DEVICE;
   needs.declared_alignment = true;
   OperandTable table(*layout, needs, "cudnn", positions);
+  // cuDNN's own dynamic shapes finalise a new operation graph and execution plan
+  // per shape (sharing a kernel cache); the built plan's descriptors hold the
+  // declared extents and strides, so a call cannot change them.
+  table.decline_overrides(
+      "cudnn: execute-time shape overrides need an execution plan finalised for the new extents (cuDNN's "
+      "dynamic shapes re-lower and re-finalise per shape through a kernel cache, which this engine's lowering does "
+      "not do); plan a graph of the new shape (Graph::set_plan_cache reuses the ranked list of its layout class)");
   for (std::size_t i = 0; i < lp.caller_uids.size(); ++i) {
     const TensorRecord* t = lp.tensor(lp.caller_uids[i]);
     if (!t || t->record < 0) continue;

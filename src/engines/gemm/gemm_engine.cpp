@@ -39,9 +39,16 @@ class GemmPlan final : public CompiledPlan {
   // writes: declared extents, strides, dtype, alignment, device memory) and,
   // per GemmParams operand, its row (-1: a by-value scalar or no operand), built
   // once (operand_table_for).
-  GemmPlan(GemmProblem kp, const GemmConfig& kc, const LaunchPlan& launch, runtime::KernelRuntime* rt,
-           const runtime::LoadedKernel* k, OperandTable table, const OperandSlots& slots)
-      : kp_(std::move(kp)),
+  // `g`, `built`, `config`: the graph (it outlives its plans), its problem as
+  // analysed at build (graph view) and the config with the swap as knobbed: what
+  // an execute-time shape override is checked against (overridden_view).
+  GemmPlan(const OpGraph& g, GemmProblem built, const GemmConfig& config, GemmProblem kp, const GemmConfig& kc,
+           const LaunchPlan& launch, runtime::KernelRuntime* rt, const runtime::LoadedKernel* k, OperandTable table,
+           const OperandSlots& slots)
+      : graph_(&g),
+        built_(std::move(built)),
+        config_(config),
+        kp_(std::move(kp)),
         cfg_(kc),
         launch_(launch),
         rt_(rt),
@@ -69,15 +76,24 @@ class GemmPlan final : public CompiledPlan {
     const ContextScope bound(rt_->api(), rt_->context());
     OPGRAPH_CHECK(bound.status());
     RawLaunch a;
-    OPGRAPH_CHECK(arguments(pack, a));
+    // The one branch for execute-time shape overrides: the built launch, or
+    // one sized for the call's extents (same kernel, checked before launching).
+    LaunchPlan moved;
+    const LaunchPlan* launch = &launch_;
+    if (!pack.has_overrides()) {
+      OPGRAPH_CHECK(arguments(pack, a));
+    } else {
+      OPGRAPH_CHECK(overridden_arguments(pack, a, moved));
+      launch = &moved;
+    }
     const CUstream stream = static_cast<CUstream>(ctx.stream);
-    if (launch_.sched.splits == 1) return rt_->launch(*kernel_, launch_.dims, stream, a.args);
+    if (launch->sched.splits == 1) return rt_->launch(*kernel_, launch->dims, stream, a.args);
     const runtime::CudaDriverApi& api = rt_->api();
     auto slot = scratch_.acquire(api, stream);
     if (slot.is_bad()) return slot.status();
     a.params.workspace = slot->partials;
     a.params.counters = slot->counters;
-    const Status launched = rt_->launch(*kernel_, launch_.dims, stream, a.args);
+    const Status launched = rt_->launch(*kernel_, launch->dims, stream, a.args);
     const Status released = scratch_.release(api, *slot, stream, launched.is_good());
     OPGRAPH_CHECK(launched);
     return released;
@@ -89,13 +105,34 @@ class GemmPlan final : public CompiledPlan {
   // runtime's context must be current.
   Status arguments(const VariantPack& pack, RawLaunch& a) const {
     if (!table_.accepts(pack)) return table_.explain(pack);
+    a.dims = launch_.dims;
+    a.params = params_;
+    return patch(pack, kp_, a);
+  }
+
+  // arguments() for a pack with execute-time shape overrides: the table's rows
+  // but the overridden slots' geometry, then the problem re-read at the call's
+  // extents (overridden_view: same kernel, same config), its launch sized with
+  // the built plan's resident clusters (launch_plan_for: no driver query) and
+  // checked against the plan's split-K scratch; `launch` := that launch.
+  Status overridden_arguments(const VariantPack& pack, RawLaunch& a, LaunchPlan& launch) const {
+    if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+    auto kp = overridden_view(*graph_, pack, built_, config_);
+    if (kp.is_bad()) return kp.status();
+    launch = launch_plan_for(*kp, cfg_, rt_->device().sm_count, launch_.resident);
+    OPGRAPH_CHECK(override_fits_scratch(launch, launch_));
+    a.dims = launch.dims;
+    a.params = launch_params(*kp, launch.sched);
+    return patch(pack, *kp, a);
+  }
+
+  // The pointers patched into a.params (built from kernel view `kp`), v2's maps.
+  Status patch(const VariantPack& pack, const GemmProblem& kp, RawLaunch& a) const {
     const OperandBuffer* ops = pack.operands().data();
     auto ptr = [&](std::int32_t row) -> std::uint64_t {
       return row < 0 ? 0 : reinterpret_cast<std::uint64_t>(ops[table_.rows()[static_cast<std::size_t>(row)].position].data);
     };
     a.function = kernel_->function;
-    a.dims = launch_.dims;
-    a.params = params_;
     GemmParams& h = a.params.problem;
     h.a.ptr = ptr(slots_.a);
     h.b.ptr = ptr(slots_.b);
@@ -106,7 +143,7 @@ class GemmPlan final : public CompiledPlan {
       return Status::ok();
     }
     a.args[0] = &a.params;
-    return tma_.maps(rt_->api(), kp_, cfg_, epi_tma_, a.params);
+    return tma_.maps(rt_->api(), kp, cfg_, epi_tma_, a.params);
   }
 
   bool uses_scratch() const { return launch_.sched.splits != 1; }
@@ -115,6 +152,9 @@ class GemmPlan final : public CompiledPlan {
   std::size_t scratch_slots() const { return scratch_.slot_count(); }
 
  private:
+  const OpGraph* graph_;  // the plan's graph (overrides are re-read through it)
+  GemmProblem built_;     // the graph view analysed at build
+  GemmConfig config_;     // the config as knobbed (SWAP_AB as set)
   GemmProblem kp_;     // the kernel view (SWAP_AB applied)
   GemmConfig cfg_;     // swap_ab cleared: kp_ is already swapped
   LaunchPlan launch_;  // grid, shared memory, cluster; v2: the schedule the grid walks
@@ -198,8 +238,8 @@ class GemmEngine final : public Engine {
     OperandSlots slots;
     auto table = operand_table_for(kp, ctx.layout, slots);
     if (table.is_bad()) return table.status();
-    return std::unique_ptr<CompiledPlan>(
-        std::make_unique<GemmPlan>(std::move(kp), kc, *launch, rt.get(), *k, std::move(*table), slots));
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(g, std::move(*p), *cfg, std::move(kp), kc, *launch,
+                                                                    rt.get(), *k, std::move(*table), slots));
   }
 
   // The CI compile set (gemm_declared.cpp): every proposable config, layout,

@@ -71,6 +71,34 @@ Result<OperandTable> operand_table_for(const GemmProblem& kp, const DeclaredLayo
   return OperandTable(*layout, needs, "gemm", positions);
 }
 
+Result<GemmProblem> overridden_view(const OpGraph& g, const VariantPack& pack, const GemmProblem& built,
+                                    const GemmConfig& config) {
+  const std::string head = "engine gemm: execute-time shape override refused: ";
+  auto p = analyze_gemm(g, &pack);
+  if (p.is_bad()) return Status(p.status().code(), head + p.status().message());
+  const runtime::KernelRequest want = kernel_request(*p, config), have = kernel_request(built, config);
+  if (want.key("any") != have.key("any"))
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  head + "the new extents need kernel " + want.kernel + ", the plan holds " + have.kernel +
+                      " (another layout or alignment class: the 16-byte class needs contiguous extents and strides "
+                      "that are multiples of 8); build a plan for this shape");
+  if (!config_takes(*p, config))
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  head + "PIPELINE_ARCH=2 takes extents within int32 (M " + std::to_string(p->m) + ", N " +
+                      std::to_string(p->n) + ", K " + std::to_string(p->k) + ")");
+  return kernel_view(*p, config);
+}
+
+Status override_fits_scratch(const LaunchPlan& now, const LaunchPlan& built) {
+  if (now.partial_bytes <= built.partial_bytes && now.counter_bytes <= built.counter_bytes) return Status::ok();
+  return {ErrorCode::GRAPH_NOT_SUPPORTED,
+          "engine gemm: execute-time shape override refused: its split-K schedule (" + std::to_string(now.sched.tiles) +
+              " tiles, " + std::to_string(now.sched.splits) + " splits) needs " + std::to_string(now.partial_bytes) +
+              " bytes of partials and " + std::to_string(now.counter_bytes) + " of counters; the plan's scratch was "
+              "sized at build for " + std::to_string(built.partial_bytes) + " and " +
+              std::to_string(built.counter_bytes) + " (build a plan for the larger shape, or one without split-K)"};
+}
+
 Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, int sm_count,
                                const MaxActiveClusters& max_active_clusters) {
   int resident = 0;

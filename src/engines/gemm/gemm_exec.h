@@ -100,6 +100,31 @@ struct OperandSlots {
 // Pure: CI tests the refusals without a GPU.
 Result<OperandTable> operand_table_for(const GemmProblem& kp, const DeclaredLayout* layout, OperandSlots& slots);
 
+// --- execute-time shape overrides (docs/dynamic_shapes.md) ---
+// One kernel per layout class: a built plan runs other extents of its class
+// when a call overrides them (VariantPack::override_shape). These are the pure
+// steps of that path, so CI tests them without a GPU.
+//
+// The kernel view of the problem `pack` (normalised against g's layout; some
+// slots overridden) gives, for a plan built from `built` (the graph view
+// analysed at build) under `config` (SWAP_AB as knobbed), or the refusal:
+// analyze_gemm's rules on the new extents (G1..G7 as GRAPH_NOT_SUPPORTED, G9
+// disagreeing extents as INVALID_VARIANT_PACK), then GRAPH_NOT_SUPPORTED when
+// the new problem needs another kernel than the built one (another layout or
+// alignment class: e.g. a contiguous extent that is no multiple of 8 leaves the
+// 16-byte class) or when `config` cannot run it (config_takes: v2 extents within
+// int32). Every refusal starts "engine gemm: execute-time shape override refused:".
+// The kernel and config stay the built ones even where the heuristics would
+// pick another tile for the new extents (a plan is one kernel).
+Result<GemmProblem> overridden_view(const OpGraph& g, const VariantPack& pack, const GemmProblem& built,
+                                    const GemmConfig& config);
+// OK when launch `now` (launch_plan_for the overridden view, with the built
+// plan's resident clusters) fits the split-K scratch the plan sized at build
+// for `built`; GRAPH_NOT_SUPPORTED naming both sizes otherwise (a split-K /
+// stream-K schedule of larger extents needs more partials than the plan holds:
+// build a plan for the larger shape).
+Status override_fits_scratch(const LaunchPlan& now, const LaunchPlan& built);
+
 // The split-K scratch of one v2 plan: fp32 partials (partial_bytes) then u32
 // tile counters (counter_bytes) per slot, at most `max_slots` slots (default
 // kMaxSlots). A slot belongs to one stream at a time, so two executes of one

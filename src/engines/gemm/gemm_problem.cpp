@@ -7,6 +7,7 @@
 
 #include "opgraph/op_graph.h"
 #include "opgraph/ops.h"
+#include "opgraph/variant_pack.h"
 
 namespace opgraph::gemm {
 namespace {
@@ -22,9 +23,33 @@ std::int64_t elem_bytes(DataType d) { return d == DataType::FLOAT ? 4 : 2; }
 bool is_16bit_in(DataType d) { return d == DataType::BFLOAT16 || d == DataType::HALF; }
 bool is_out_type(DataType d) { return is_16bit_in(d) || d == DataType::FLOAT; }
 
+// A tensor's extents and strides as analysed: the declaration's, or a per-call
+// override's (the normalised pack's slot; gemm's types have one element per slot).
+struct Geom {
+  std::vector<std::int64_t> dim, stride;
+  const std::vector<std::int64_t>& get_dim() const { return dim; }
+  const std::vector<std::int64_t>& get_stride() const { return stride; }
+};
+
+Geom geom_of(const Tensor& t, const VariantPack* pack) {
+  if (pack) {
+    const OperandBuffer* b = pack->find(t.get_uid());
+    if (b && b->overridden) {
+      const auto d = b->dim(), st = b->stride();
+      return Geom{{d.begin(), d.end()}, {st.begin(), st.end()}};
+    }
+  }
+  Geom g{t.get_dim(), t.get_stride()};
+  if (g.stride.size() != g.dim.size()) {
+    g.stride.assign(g.dim.size(), 1);
+    for (std::size_t i = g.dim.size(); i-- > 1;) g.stride[i - 1] = g.stride[i] * std::max<std::int64_t>(g.dim[i], 1);
+  }
+  return g;
+}
+
 // Stride of output axis `i` (of `out_rank`) for a tensor aligned right against
 // it; 0 for a missing or broadcast axis.
-std::int64_t aligned_stride(const Tensor& t, std::size_t out_rank, std::size_t i) {
+std::int64_t aligned_stride(const Geom& t, std::size_t out_rank, std::size_t i) {
   const std::size_t r = t.get_dim().size();
   if (i + r < out_rank) return 0;
   const std::size_t j = i + r - out_rank;
@@ -32,7 +57,7 @@ std::int64_t aligned_stride(const Tensor& t, std::size_t out_rank, std::size_t i
 }
 
 // Batch stride of output batch axis `i` (of `out_batch`) for A or B (batch part = rank - 2).
-std::int64_t batch_stride(const Tensor& t, std::size_t out_batch, std::size_t i) {
+std::int64_t batch_stride(const Geom& t, std::size_t out_batch, std::size_t i) {
   const std::size_t tb = t.get_dim().size() - 2;
   if (i + tb < out_batch) return 0;
   const std::size_t j = i + tb - out_batch;
@@ -101,7 +126,9 @@ std::string_view to_string(EpiKind k) noexcept {
   return "?";
 }
 
-Result<GemmProblem> analyze_gemm(const OpGraph& g) {
+Result<GemmProblem> analyze_gemm(const OpGraph& g) { return analyze_gemm(g, nullptr); }
+
+Result<GemmProblem> analyze_gemm(const OpGraph& g, const VariantPack* pack) {
   // G1
   const Node* mm = nullptr;
   for (const auto& n : g.nodes()) {
@@ -167,6 +194,7 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
                              " pointwise node(s) off the chain that starts at the matmul's output");
   if (cur->get_is_virtual()) return decline("G2", tname(*cur) + " ends the chain but is virtual");
   const Tensor& C = *cur;
+  const Geom ga = geom_of(*A, pack), gb = geom_of(*B, pack), gc = geom_of(C, pack);
 
   // G4
   if (!is_16bit_in(A->get_data_type()) || A->get_data_type() != B->get_data_type())
@@ -179,15 +207,40 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
   p.out = C.get_data_type();
 
   // Extents.
-  const auto& cd = C.get_dim();
+  const auto& cd = gc.get_dim();
   const std::size_t R = cd.size();
   p.m = cd[R - 2];
   p.n = cd[R - 1];
-  p.k = A->get_dim().back();
+  p.k = ga.get_dim().back();
+  if (pack) {
+    // G9: the extents of A, B and C agree (validate() proved it for the
+    // declaration; per-call overrides must override every operand an axis spans).
+    const auto& ad = ga.get_dim();
+    const auto& bd = gb.get_dim();
+    const std::size_t ra = ad.size(), rb = bd.size();
+    auto bad = [&](const std::string& what) {
+      return Status(ErrorCode::INVALID_VARIANT_PACK,
+                    "engine family gemm: rule G9: per-call extents disagree: " + what +
+                        " (A " + tname(*A) + ", B " + tname(*B) + ", C " + tname(C) +
+                        "); override every operand that carries the axis");
+    };
+    if (ad[ra - 2] != p.m) return bad("A's M is " + std::to_string(ad[ra - 2]) + ", C's is " + std::to_string(p.m));
+    if (bd[rb - 2] != p.k) return bad("A's K is " + std::to_string(p.k) + ", B's is " + std::to_string(bd[rb - 2]));
+    if (bd[rb - 1] != p.n) return bad("B's N is " + std::to_string(bd[rb - 1]) + ", C's is " + std::to_string(p.n));
+    for (const Geom* x : {&ga, &gb}) {
+      const auto& xd = x->get_dim();
+      for (std::size_t j = 0; j + 2 < xd.size(); ++j) {
+        const std::size_t i = j + R - xd.size();
+        if (i + 2 >= R || (xd[j] != 1 && xd[j] != cd[i]))
+          return bad(std::string(x == &ga ? "A" : "B") + "'s batch axis " + std::to_string(j) + " is " +
+                     std::to_string(xd[j]) + " against C's " + (i + 2 < R ? std::to_string(cd[i]) : "none"));
+      }
+    }
+  }
 
   // G5: layouts.
-  const auto& as = A->get_stride();
-  const auto& bs = B->get_stride();
+  const auto& as = ga.get_stride();
+  const auto& bs = gb.get_stride();
   const std::size_t ra = as.size(), rb = bs.size();
   // A unit stride decides; an extent-1 axis (any stride) is contiguous too.
   if (as[ra - 1] == 1) p.a_kmajor = true;
@@ -198,11 +251,11 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
   else if (bs[rb - 2] == 1) p.b_kmajor = true;
   else if (p.k == 1 || p.n == 1) p.b_kmajor = p.k == 1;
   else return decline("G5", tname(*B) + " has neither its N nor its K axis contiguous");
-  if (C.get_stride()[R - 1] != 1 && p.n != 1)
+  if (gc.get_stride()[R - 1] != 1 && p.n != 1)
     return decline("G5", tname(C) + " must have its N axis contiguous (stride 1)");
   p.a = {A->get_uid(), p.in, 0, 0, as[ra - 2], as[ra - 1]};
   p.b = {B->get_uid(), p.in, 0, 0, bs[rb - 2], bs[rb - 1]};
-  p.c = {C.get_uid(), p.out, 0, 0, C.get_stride()[R - 2], C.get_stride()[R - 1]};
+  p.c = {C.get_uid(), p.out, 0, 0, gc.get_stride()[R - 2], gc.get_stride()[R - 1]};
   if (p.a_kmajor) p.a.sc = 1;
   else p.a.sr = 1;
   if (p.b_kmajor) p.b.sr = 1;
@@ -229,9 +282,9 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
     p.batch1 = cd[bax[0]];
   }
   if (p.batch0 * p.batch1 > 65535) return decline("G6", "batch " + std::to_string(p.batch0 * p.batch1) + " exceeds 65535");
-  set_batch(p.a, [&](std::size_t i) { return batch_stride(*A, R - 2, i); });
-  set_batch(p.b, [&](std::size_t i) { return batch_stride(*B, R - 2, i); });
-  set_batch(p.c, [&](std::size_t i) { return C.get_stride()[i]; });
+  set_batch(p.a, [&](std::size_t i) { return batch_stride(ga, R - 2, i); });
+  set_batch(p.b, [&](std::size_t i) { return batch_stride(gb, R - 2, i); });
+  set_batch(p.c, [&](std::size_t i) { return gc.get_stride()[i]; });
 
   // G4/G5 for epilogue operands.
   for (auto& op : p.operands) {
@@ -240,16 +293,17 @@ Result<GemmProblem> analyze_gemm(const OpGraph& g) {
     if (!is_out_type(t->get_data_type()))
       return decline("G4", tname(*t) + " is " + std::string(opgraph::to_string(t->get_data_type())) +
                                "; epilogue operands are BFLOAT16, HALF or FLOAT");
-    const auto& td = t->get_dim();
+    const Geom gt = geom_of(*t, pack);
+    const auto& td = gt.get_dim();
     if (td.size() > R) return decline("G5", tname(*t) + " has a higher rank than the output");
     for (std::size_t j = 0; j < td.size(); ++j) {
       const std::size_t i = j + R - td.size();
       if (td[j] != 1 && td[j] != cd[i])
         return decline("G5", tname(*t) + " does not broadcast to the output " + tname(C));
     }
-    set_batch(op.view, [&](std::size_t i) { return aligned_stride(*t, R, i); });
-    op.view.sr = aligned_stride(*t, R, R - 2);
-    op.view.sc = aligned_stride(*t, R, R - 1);
+    set_batch(op.view, [&](std::size_t i) { return aligned_stride(gt, R, i); });
+    op.view.sr = aligned_stride(gt, R, R - 2);
+    op.view.sc = aligned_stride(gt, R, R - 1);
     OPGRAPH_CHECK(check_alignment(*t));
   }
 

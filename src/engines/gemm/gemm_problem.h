@@ -31,6 +31,7 @@
 
 namespace opgraph {
 class OpGraph;
+class VariantPack;
 }
 
 namespace opgraph::gemm {
@@ -73,6 +74,12 @@ inline constexpr int kMaxEpilogueOperands = 4;
 
 // Reads `graph` (validated, frozen). GRAPH_NOT_SUPPORTED names the rule (G1..G7).
 Result<GemmProblem> analyze_gemm(const OpGraph& graph);
+// The same with each operand's extents and strides read from `pack` (normalised
+// against the graph's layout) where a per-call shape override wrote its slot
+// (OperandBuffer::overridden), else from the declaration; null: analyze_gemm(graph).
+// With a pack, also G9: A's, B's and C's extents agree (M, N, K, batch
+// broadcast), else INVALID_VARIANT_PACK naming the axis and the three tensors.
+Result<GemmProblem> analyze_gemm(const OpGraph& graph, const VariantPack* pack);
 
 // Pure computations shared with the tests.
 std::string_view to_string(EpiKind k) noexcept;

@@ -22,7 +22,11 @@ class ReferencePlan final : public CompiledPlan {
       : graph_(&g),
         table_(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 0}, "reference"),
         prepared_(std::move(prepared)),
-        pos_(positions(layout, prepared_)) {}
+        pos_(positions(layout, prepared_)) {
+    table_.decline_overrides(
+        "reference: execute-time shape overrides need the graph re-inferred at the new extents (every tensor, "
+        "virtual ones included, is read through its declaration); plan a graph of the new shape");
+  }
   std::int64_t workspace_size() const override { return 0; }
 
   // Per call: one pointer per prepared tensor, read from its position.
