@@ -66,6 +66,7 @@ constexpr int BV = 64;        // value columns per prefill CTA
 constexpr int kThreads = 256; // 8 warps
 constexpr int LDD = D + 8;    // bf16 row stride of [*][D] tiles (16-byte pad: conflict-free fragments)
 constexpr int LDC = C + 8;    // bf16 row stride of [*][C] tiles
+constexpr int LDB = BV + 8;   // bf16 row stride of [*][BV] tiles
 constexpr int LDF = C + 1;    // fp32 row stride of [C][C] tiles
 constexpr int EL = D / 32;    // elements of a D-row per lane
 constexpr float kLog2e = 1.4426950408889634f;
@@ -205,21 +206,48 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], u32 a0, u32 a1, u32 a2, 
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// c[j] += A[16 x KD] . B[8j .. 8j+8][0 .. KD]^T for j < NT: A row-major (lda),
-// B as [n][k] (ldb), both bf16 in shared memory, already offset to the tile.
-// Fragment j: c[j][0..1] at (row g, cols 8j + 2t, +1), c[j][2..3] at row g + 8.
-template <int NT, int KD>
+// Four 8 x 8 bf16 matrices from shared memory (ldmatrix): lane l names row
+// l % 8 of matrix l / 8; TRANS transposes each. Rows are 16 bytes, 16-byte
+// aligned; the padded strides (LDD, LDC) put the 8 rows of a matrix in
+// distinct banks.
+template <bool TRANS>
+__device__ __forceinline__ void ldsm4(u32 (&r)[4], const u16* row) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(row));
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+// c[j] += A[16 x KD] . B[KD x 8j .. 8j+8] for j < NT (NT even), bf16 tiles in
+// shared memory already offset to the warp's tile, fp32 accumulators.
+// A is stored row-major [m][k] (lda), or with AT as [k][m] (A transposed);
+// B is stored as [n][k] (ldb), or with BKN as [k][n] (row-major K x N).
+// Fragment j: c[j][0..1] at (row g, cols 8j + 2t, +1), c[j][2..3] at row g + 8
+// (g = lane / 4, t = lane % 4).
+template <int NT, int KD, bool AT = false, bool BKN = false>
 __device__ __forceinline__ void warp_mma(float (&c)[NT][4], const u16* A, int lda, const u16* B, int ldb,
                                          int lane) {
-  const int g = lane >> 2, t = lane & 3;
+  static_assert(NT % 2 == 0, "warp_mma loads B two n-tiles at a time");
+  const int mi = lane >> 3, mr = lane & 7;  // the matrix and row this lane addresses
 #pragma unroll
   for (int k0 = 0; k0 < KD; k0 += 16) {
-    const u16* a = A + g * lda + k0 + 2 * t;
-    const u32 a0 = lds32(a), a1 = lds32(a + 8 * lda), a2 = lds32(a + 8), a3 = lds32(a + 8 * lda + 8);
+    u32 a[4];
+    // a0 (m 0-7, k 0-7), a1 (m 8-15, k 0-7), a2 (m 0-7, k 8-15), a3 (m 8-15, k 8-15).
+    if constexpr (AT) ldsm4<true>(a, A + (k0 + 8 * (mi >> 1) + mr) * lda + 8 * (mi & 1));
+    else ldsm4<false>(a, A + (8 * (mi & 1) + mr) * lda + k0 + 8 * (mi >> 1));
 #pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      const u16* b = B + (8 * j + g) * ldb + k0 + 2 * t;
-      mma_bf16(c[j], a0, a1, a2, a3, lds32(b), lds32(b + 8));
+    for (int j = 0; j < NT; j += 2) {
+      u32 b[4];
+      // b[0], b[1]: n-tile j (k 0-7, 8-15); b[2], b[3]: n-tile j + 1.
+      if constexpr (BKN) ldsm4<true>(b, B + (k0 + 8 * (mi & 1) + mr) * ldb + 8 * j + 8 * (mi >> 1));
+      else ldsm4<false>(b, B + (8 * j + 8 * (mi >> 1) + mr) * ldb + k0 + 8 * (mi & 1));
+      mma_bf16(c[j], a[0], a[1], a[2], a[3], b[0], b[1]);
+      mma_bf16(c[j + 1], a[0], a[1], a[2], a[3], b[2], b[3]);
     }
   }
 }
@@ -230,13 +258,12 @@ struct PrefillSmem {
   u16 xv[C * BV];    // staging: raw v rows (this CTA's value columns)
   u16 q[C * LDD];    // l2-normalised q rows of the chunk (bf16)
   u16 k[C * LDD];    // k rows
-  u16 kt[D * LDC];   // k transposed: [D][C]
   u16 s[BV * LDD];   // S^T slice at the chunk start (bf16 copy of the registers)
   u16 t[C * LDC];    // T = (I + L)^-1
   u16 p[C * LDC];    // tril_incl(Q K^T . Gamma)
-  u16 r[BV * LDC];   // R^T
-  u16 vn[BV * LDC];  // Vn^T
-  u16 vd[BV * LDC];  // (diag(exp(gamma_C - gamma)) Vn)^T
+  u16 r[C * LDB];    // R [C][BV]
+  u16 vn[C * LDB];   // Vn
+  u16 vd[C * LDB];   // diag(exp(gamma_C - gamma)) Vn
   float lf[C * LDF]; // L (fp32)
   float tf[C * LDF]; // T (fp32, the substitution's working copy)
   float gam[C];      // chunk-local cumulative gate, log2 units
@@ -357,8 +384,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
         *reinterpret_cast<u32*>(&sm.q[r * LDD + lane * EL + e]) = pack_bf16(xq[e], xq[e + 1]);
         *reinterpret_cast<u32*>(&sm.k[r * LDD + lane * EL + e]) = pack_bf16(xk[e], xk[e + 1]);
       }
-#pragma unroll
-      for (int e = 0; e < EL; ++e) sm.kt[(lane * EL + e) * LDC + r] = f32_to_bf16(xk[e]);
     }
     if (tid < C) {
       float gl = 0.f, b = 0.f;
@@ -483,8 +508,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
           const int col = n0 + 8 * j + 2 * t4;
           const u32 w = lds32(&sm.xv[r * BV + col]);  // zero past the sequence
           const float va = io_to_f32(static_cast<u16>(w)), vb = io_to_f32(static_cast<u16>(w >> 16));
-          sm.r[col * LDC + r] = f32_to_bf16(br * (va - eg * cks[j][2 * hh]));
-          sm.r[(col + 1) * LDC + r] = f32_to_bf16(br * (vb - eg * cks[j][2 * hh + 1]));
+          *reinterpret_cast<u32*>(&sm.r[r * LDB + col]) =
+              pack_bf16(br * (va - eg * cks[j][2 * hh]), br * (vb - eg * cks[j][2 * hh + 1]));
           co[j][2 * hh] *= eg;
           co[j][2 * hh + 1] *= eg;
         }
@@ -496,7 +521,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
     // F. Vn = T R; its decayed copy for the state update.
     {
       float cv[4][4] = {};
-      warp_mma<4, C>(cv, sm.t + m0 * LDC, LDC, sm.r + n0 * LDC, LDC, lane);
+      warp_mma<4, C, false, true>(cv, sm.t + m0 * LDC, LDC, sm.r + n0, LDB, lane);
       const float gc = sm.gam[C - 1];
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
@@ -504,20 +529,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
         const float dk = exp2f(gc - sm.gam[r]);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = n0 + 8 * j + 2 * t4 + e;
-            const float x = cv[j][2 * hh + e];
-            sm.vn[col * LDC + r] = f32_to_bf16(x);
-            sm.vd[col * LDC + r] = f32_to_bf16(x * dk);
-          }
+          const int col = n0 + 8 * j + 2 * t4;
+          const float x0 = cv[j][2 * hh], x1 = cv[j][2 * hh + 1];
+          *reinterpret_cast<u32*>(&sm.vn[r * LDB + col]) = pack_bf16(x0, x1);
+          *reinterpret_cast<u32*>(&sm.vd[r * LDB + col]) = pack_bf16(x0 * dk, x1 * dk);
         }
       }
     }
     __syncthreads();
 
     // G. O = scale (o + P Vn), rows of the chunk only.
-    warp_mma<4, C>(co, sm.p + m0 * LDC, LDC, sm.vn + n0 * LDC, LDC, lane);
+    warp_mma<4, C, false, true>(co, sm.p + m0 * LDC, LDC, sm.vn + n0, LDB, lane);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int r = m0 + g8 + 8 * hh;
@@ -536,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
       for (int j = 0; j < NTS; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) st[j][e] *= ec;
-      warp_mma<NTS, C>(st, sm.vd + ms * LDC, LDC, sm.kt + ns * LDC, LDC, lane);
+      warp_mma<NTS, C, true, true>(st, sm.vd + ms, LDB, sm.k + ns, LDD, lane);
 #pragma unroll
       for (int j = 0; j < NTS; ++j)
 #pragma unroll
@@ -587,9 +609,8 @@ struct PrepSmem {
     PrepRows in;
     PrepInverse inv;
   } u;
-  u16 kb[D * LDC];   // (diag(beta exp(gamma)) K)^T
-  u16 vb[D * LDC];   // (diag(beta) V)^T
-  u16 kd[D * LDC];   // (diag(exp(gamma_C - gamma)) K)^T
+  u16 kb[C * LDD];   // diag(beta exp(gamma)) K
+  u16 vb[C * LDD];   // diag(beta) V
   u16 t[C * LDC];    // T = (I + L)^-1
   float gam[C];      // chunk-local cumulative gate, log2 units
   float bet[C];      // beta (0 past the chunk's last token)
@@ -600,18 +621,18 @@ struct ScanStage {
   u16 qe[C * LDD];
   u16 wn[C * LDD];
   u16 p[C * LDC];
-  u16 kdt[D * LDC];
+  u16 kd[C * LDD];
 };
 struct ScanSmem {
   ScanStage st[2];
   u16 s[BV * LDD];   // S^T slice at the chunk start (bf16 copy of the registers)
-  u16 vn[BV * LDC];  // Vn^T
+  u16 vn[C * LDB];   // Vn [C][BV]
 };
 static_assert(sizeof(ScanSmem) == gdn_scan_smem_bytes(D), "gdn_scan_smem_bytes disagrees with ScanSmem");
 
 constexpr i64 kBlockElems = gdn_ws_block_elems(D);
 constexpr i64 kBlockBytes = gdn_ws_block_bytes(D);
-constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKdt = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
+constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKd = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
 
 }  // namespace opgraph_gdn
 
@@ -695,14 +716,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
       const int col = lane * EL + e;
       *reinterpret_cast<u32*>(&sq[r * LDD + col]) = pack_bf16(xq[e], xq[e + 1]);
       *reinterpret_cast<u32*>(&sk[r * LDD + col]) = pack_bf16(xk[e], xk[e + 1]);
+      *reinterpret_cast<u32*>(&sm.kb[r * LDD + col]) = pack_bf16(br * eg * xk[e], br * eg * xk[e + 1]);
+      *reinterpret_cast<u32*>(&sm.vb[r * LDD + col]) = pack_bf16(br * xv[e], br * xv[e + 1]);
       *reinterpret_cast<u32*>(&blk[kOffQe + r * D + col]) = pack_bf16(eg * xq[e], eg * xq[e + 1]);
-    }
-#pragma unroll
-    for (int e = 0; e < EL; ++e) {
-      const int col = lane * EL + e;
-      sm.kb[col * LDC + r] = f32_to_bf16(br * eg * xk[e]);
-      sm.vb[col * LDC + r] = f32_to_bf16(br * xv[e]);
-      sm.kd[col * LDC + r] = f32_to_bf16(dk * xk[e]);
+      *reinterpret_cast<u32*>(&blk[kOffKd + r * D + col]) = pack_bf16(dk * xk[e], dk * xk[e + 1]);
     }
   }
   if (tid == 0) reinterpret_cast<float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * kBlockBytes))[slot * p.ho + h] = exp2f(gc);
@@ -732,12 +749,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
         *reinterpret_cast<u32*>(&blk[kOffP + r * C + s0]) = pack_bf16(pv[0], pv[1]);
       }
     }
-  }
-  // (Kd)^T to the workspace, 16 bytes a piece.
-  for (int i = tid; i < D * (C / 8); i += kThreads) {
-    const int row = i / (C / 8), piece = i % (C / 8);
-    *reinterpret_cast<uint4*>(&blk[kOffKdt + row * C + piece * 8]) =
-        *reinterpret_cast<const uint4*>(&sm.kd[row * LDC + piece * 8]);
   }
   __syncthreads();
 
@@ -799,7 +810,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
 #pragma unroll
     for (int which = 0; which < 2; ++which) {  // Wn, then U: one accumulator set live
       float acc[NT][4] = {};
-      warp_mma<NT, C>(acc, sm.t + m0 * LDC, LDC, (which == 0 ? sm.kb : sm.vb) + nd0 * LDC, LDC, lane);
+      warp_mma<NT, C, false, true>(acc, sm.t + m0 * LDC, LDC, (which == 0 ? sm.kb : sm.vb) + nd0, LDD, lane);
       const float sign = which == 0 ? -1.f : 1.f;
       u16* dst = blk + (which == 0 ? kOffWn : kOffU);
 #pragma unroll
@@ -862,9 +873,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
       const int r = i / PC, piece = i % PC;
       cp_async16(&sg.p[r * LDC + piece * 8], b + kOffP + r * C + piece * 8, 16);
     }
-    for (int i = tid; i < D * PC; i += kThreads) {
-      const int r = i / PC, piece = i % PC;
-      cp_async16(&sg.kdt[r * LDC + piece * 8], b + kOffKdt + r * C + piece * 8, 16);
+    for (int i = tid; i < C * PD; i += kThreads) {
+      const int r = i / PD, piece = i % PD;
+      cp_async16(&sg.kd[r * LDD + piece * 8], b + kOffKd + r * D + piece * 8, 16);
     }
     cp_async_commit();
   };
@@ -911,16 +922,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
     for (int hh = 0; hh < 2; ++hh) {
       const int r = m0 + g8 + 8 * hh;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int col = n0 + 8 * j + 2 * t4;
-        sm.vn[col * LDC + r] = f32_to_bf16(cv[j][2 * hh]);
-        sm.vn[(col + 1) * LDC + r] = f32_to_bf16(cv[j][2 * hh + 1]);
-      }
+      for (int j = 0; j < 4; ++j)
+        *reinterpret_cast<u32*>(&sm.vn[r * LDB + n0 + 8 * j + 2 * t4]) = pack_bf16(cv[j][2 * hh], cv[j][2 * hh + 1]);
     }
     __syncthreads();
 
     // O = scale (o + P Vn), rows of the chunk only.
-    warp_mma<4, C>(co, sg.p + m0 * LDC, LDC, sm.vn + n0 * LDC, LDC, lane);
+    warp_mma<4, C, false, true>(co, sg.p + m0 * LDC, LDC, sm.vn + n0, LDB, lane);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int r = m0 + g8 + 8 * hh;
@@ -937,7 +945,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) st[j][e] *= ec;
-    warp_mma<NTS, C>(st, sm.vn + ms * LDC, LDC, sg.kdt + ns * LDC, LDC, lane);
+    warp_mma<NTS, C, true, true>(st, sm.vn + ms, LDB, sg.kd + ns, LDD, lane);
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll

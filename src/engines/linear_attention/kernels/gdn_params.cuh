@@ -51,10 +51,10 @@ namespace opgraph_gdn {
 
 // Dynamic shared memory of gdn_prefill at head dim d (its PrefillSmem: bf16
 // staging xq, xk [64 x d], xv [64 x 64]; bf16 tiles q, k, s [64 x (d + 8)],
-// kt [d x 72], t, p [64 x 72], r, vn, vd [64 x 72]; fp32 lf, tf [64 x 65],
-// gam, bet [64]). The kernel asserts it.
+// t, p [64 x 72], r, vn, vd [64 x 72]; fp32 lf, tf [64 x 65], gam, bet [64]).
+// The kernel asserts it.
 constexpr long long gdn_prefill_smem_bytes(long long d) {
-  return 2 * (2 * 64 * d + 64 * 64 + 3 * 64 * (d + 8) + d * 72 + 5 * 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
+  return 2 * (2 * 64 * d + 64 * 64 + 3 * 64 * (d + 8) + 5 * 64 * 72) + 4 * (2 * 64 * 65 + 2 * 64);
 }
 
 }  // namespace opgraph_gdn
@@ -65,7 +65,7 @@ namespace opgraph_gdn {
 // bf16 tiles, at element offsets (C = 64 tokens, d the head dim)
 //   qe  [C][d]   diag(exp(gamma)) Q
 //   wn  [C][d]   -T diag(beta exp(gamma)) K
-//   kdt [d][C]   (diag(exp(gamma_C - gamma)) K)^T
+//   kd  [C][d]   diag(exp(gamma_C - gamma)) K
 //   u   [C][d]   T diag(beta) V
 //   p   [C][C]   tril_incl(Q K^T . Gamma)
 // then, after all blocks, one fp32 exp(gamma_C) per (slot, head).
@@ -76,16 +76,16 @@ constexpr long long gdn_ws_bytes(long long d, long long t, long long n_seq, long
   return gdn_ws_slots(t, n_seq) * ho * (gdn_ws_block_bytes(d) + 4);
 }
 // Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)]
-// sharing their space with fp32 lf, tf [64 x 65]; bf16 kb, vb, kd [d x 72],
+// sharing their space with fp32 lf, tf [64 x 65]; bf16 kb, vb [64 x (d + 8)],
 // t [64 x 72]; fp32 gam, bet [64]).
 constexpr long long gdn_prep_smem_bytes(long long d) {
   return (2 * 2 * 64 * (d + 8) > 4 * 2 * 64 * 65 ? 2 * 2 * 64 * (d + 8) : 4 * 2 * 64 * 65) +
-         2 * (3 * d * 72 + 64 * 72) + 4 * 2 * 64;
+         2 * (2 * 64 * (d + 8) + 64 * 72) + 4 * 2 * 64;
 }
-// Dynamic shared memory of gdn_prefill_scan (ScanSmem: two stages of bf16 qe, wn
-// [64 x (d + 8)], p [64 x 72], kdt [d x 72]; s [64 x (d + 8)], vn [64 x 72]).
+// Dynamic shared memory of gdn_prefill_scan (ScanSmem: two stages of bf16 qe, wn,
+// kd [64 x (d + 8)], p [64 x 72]; s [64 x (d + 8)], vn [64 x 72]).
 constexpr long long gdn_scan_smem_bytes(long long d) {
-  return 2 * (2 * (2 * 64 * (d + 8) + 64 * 72 + d * 72) + 64 * (d + 8) + 64 * 72);
+  return 2 * (2 * (3 * 64 * (d + 8) + 64 * 72) + 64 * (d + 8) + 64 * 72);
 }
 
 }  // namespace opgraph_gdn
