@@ -71,13 +71,16 @@ constexpr int LDF = C + 1;    // fp32 row stride of [C][C] tiles
 constexpr int EL = D / 32;    // elements of a D-row per lane
 constexpr float kLog2e = 1.4426950408889634f;
 
+template <bool Wide> struct opgraph_kernels_select { using type = u32; };
+template <> struct opgraph_kernels_select<true> { using type = u64; };
+
 // ---- element conversions (the compile is hermetic: no cuda_bf16.h) ----
 __device__ __forceinline__ float bf16_to_f32(u16 h) { return __uint_as_float(static_cast<u32>(h) << 16); }
+// Round to nearest even (the hardware conversion: one instruction; NaN stays NaN).
 __device__ __forceinline__ u16 f32_to_bf16(float f) {
-  u32 u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<u16>(u >> 16);
+  u16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
 }
 __device__ __forceinline__ float f16_to_f32(u16 h) {
   float f;
@@ -90,8 +93,11 @@ __device__ __forceinline__ u16 f32_to_f16(float f) {
   return h;
 }
 __device__ __forceinline__ float io_to_f32(u16 h) { return GDN_IO == 0 ? bf16_to_f32(h) : f16_to_f32(h); }
+// Two values as one bf16 pair (lo in the low half), one instruction.
 __device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
-  return static_cast<u32>(f32_to_bf16(lo)) | (static_cast<u32>(f32_to_bf16(hi)) << 16);
+  u32 w;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
 }
 
 // A run-time typed element (code kTypeBf16 / kTypeF16 / kTypeF32).
@@ -131,6 +137,13 @@ __device__ __forceinline__ void store_any2(u64 base, i64 off, long long type, fl
   }
 }
 
+// A lane's share of a D-row (EL consecutive io elements), raw, and as floats.
+using RowRaw = typename opgraph_kernels_select<EL == 4>::type;
+__device__ __forceinline__ RowRaw load_row_raw(const u16* p) { return *reinterpret_cast<const RowRaw*>(p); }
+__device__ __forceinline__ void unpack_row(RowRaw w, float (&x)[EL]) {
+#pragma unroll
+  for (int i = 0; i < EL; ++i) x[i] = io_to_f32(static_cast<u16>(w >> (16 * i)));
+}
 // EL consecutive io elements of a D-row (lane's share), as floats.
 __device__ __forceinline__ void load_row_share(const u16* p, float (&x)[EL]) {
   if constexpr (EL == 4) {
@@ -647,14 +660,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
   const int g8 = lane >> 2, t4 = lane & 3;
   const i64 slot = blockIdx.x, h = blockIdx.y;
   if (p.n_seq <= 0) return;
-  // The sequence owning this slot: the last s with cu[s] / C + s <= slot.
-  i64 lo = 0, hi = p.n_seq - 1;
-  while (lo < hi) {
-    const i64 mid = (lo + hi + 1) / 2;
-    if (cu_at(p, mid, 0) / C + mid <= slot) lo = mid;
-    else hi = mid - 1;
-  }
-  const i64 seq = lo;
+  // The sequence owning this slot: the last s with cu[s] / C + s <= slot, that
+  // is the count of s in [1, n_seq) with it (strictly increasing in s), each
+  // warp's lanes loading the table side by side (independent loads, not the
+  // dependent chain of a binary search).
+  unsigned below = 0;
+  for (i64 s2 = 1 + lane; s2 < p.n_seq; s2 += 32) below += cu_at(p, s2, 0) / C + s2 <= slot ? 1u : 0u;
+  const i64 seq = __reduce_add_sync(0xffffffffu, below);
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;
   if (first > slot) return;
@@ -664,6 +676,25 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   u16* blk = reinterpret_cast<u16*>(p.ws) + (slot * p.ho + h) * kBlockElems;
+
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  // Every row's loads are issued before any is used (8 rows a warp in flight),
+  // ahead of the gate's loads and barriers.
+  constexpr int RPW = C / (kThreads / 32);
+  RowRaw rq[RPW], rk[RPW], rv[RPW];
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp + (kThreads / 32) * i;
+    rq[i] = rk[i] = rv[i] = 0;
+    if (r < n) {
+      const i64 tok = bos + c0 + r;
+      rq[i] = load_row_raw(qg + (tok * p.hq + hq) * D + lane * EL);
+      rk[i] = load_row_raw(kg + (tok * p.hk + hk) * D + lane * EL);
+      rv[i] = load_row_raw(vg + (tok * p.hv + hv) * D + lane * EL);
+    }
+  }
 
   // Gate and beta, then the chunk-local inclusive cumsum (log2 units).
   if (tid < C) {
@@ -687,17 +718,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
   __syncthreads();
 
   // q, k (l2-normalised), v rows, and their scaled copies.
-  const u16* qg = reinterpret_cast<const u16*>(p.q);
-  const u16* kg = reinterpret_cast<const u16*>(p.k);
-  const u16* vg = reinterpret_cast<const u16*>(p.v);
   const float gc = sm.gam[C - 1];
-  for (int r = warp; r < C; r += kThreads / 32) {
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp + (kThreads / 32) * i;
     float xq[EL], xk[EL], xv[EL];
+    unpack_row(rq[i], xq);
+    unpack_row(rk[i], xk);
+    unpack_row(rv[i], xv);
     if (r < n) {
-      const i64 tok = bos + c0 + r;
-      load_row_share(qg + (tok * p.hq + hq) * D + lane * EL, xq);
-      load_row_share(kg + (tok * p.hk + hk) * D + lane * EL, xk);
-      load_row_share(vg + (tok * p.hv + hv) * D + lane * EL, xv);
       if (l2) {
         float nq = 0.f, nk = 0.f;
 #pragma unroll
