@@ -219,23 +219,26 @@ class pygraph(_C._GraphBase):
         tensor_like of a host scalar, takes its value from the pack (a value the graph was not built
         with builds it again, with the selected plan's engine and knobs, once per value); one
         declared with value= must be given that value. override_uids / override_shapes /
-        override_strides (execute-time shapes) are accepted; a non-empty override is refused."""
-        _refuse_overrides("execute", override_uids, override_shapes, override_strides)
+        override_strides: execute-time shapes, three parallel lists (uid or tensor; extents in the
+        graph's axis order; strides, or [] / None for packed row-major), elements. An override keeps
+        the tensor's layout class and the plan's engine must take it (docs/dynamic_shapes.md); a
+        refused one raises naming the tensor, its port and the rule, and nothing runs."""
         if isinstance(variant_pack, dict):
             if self.__dict__.get("_deferred"):
                 built, variant_pack = self._for_execute_values(variant_pack)
                 if built is not self:
-                    return built.execute(variant_pack, workspace, handle)
+                    return built.execute(variant_pack, workspace, handle, override_uids, override_shapes,
+                                         override_strides)
             variant_pack = self._host_pack(variant_pack)
-        return super().execute(variant_pack, workspace, handle)
+        return super().execute(variant_pack, workspace, handle, override_uids, override_shapes, override_strides)
 
     def execute_plan_at_index(self, variant_pack, workspace, index, handle=None, override_uids=None,
                               override_shapes=None, override_strides=None):
-        """execute() with plan `index` (built by build_plan_at_index or build_plans(ALL))."""
-        _refuse_overrides("execute_plan_at_index", override_uids, override_shapes, override_strides)
+        """execute() with plan `index` (built by build_plan_at_index or build_plans(ALL)); overrides as execute()."""
         if isinstance(variant_pack, dict):
             variant_pack = self._host_pack(variant_pack)
-        return super().execute_plan_at_index(variant_pack, workspace, index, handle)
+        return super().execute_plan_at_index(variant_pack, workspace, index, handle, override_uids, override_shapes,
+                                             override_strides)
 
     def prepare_variant_pack(self, variant_pack):
         if isinstance(variant_pack, dict):
@@ -521,13 +524,6 @@ def _check_multiplier(name, multiplier):
     if multiplier != 1:
         raise ValueError(f"tensor '{name}': ragged_offset_multiplier {multiplier} is not supported; opgraph reads "
                          "ragged offsets in elements of the tensor they index (multiplier 1)")
-
-
-def _refuse_overrides(what, uids, shapes, strides):
-    if uids or shapes or strides:
-        raise NotImplementedError(
-            f"{what}: execute-time shape overrides (override_uids / override_shapes / override_strides) are not "
-            "supported yet; build a graph for each shape (the arguments are accepted empty)")
 
 
 def _current_cuda_device():

@@ -18,6 +18,8 @@
 // then the run with the routed handle) with the GIL released.
 // Workspace: None, an int address (trusted to be large enough), or a buffer (its size in
 // bytes is checked against the plan's need).
+#include <algorithm>
+
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -118,7 +120,63 @@ std::int64_t uid_of_int(PyObject* key) {
   return uid;
 }
 
-Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
+// Execute-time shape overrides (docs/dynamic_shapes.md): cudnn-frontend's three parallel
+// lists, read once per call; empty when none is given.
+struct Overrides {
+  std::vector<std::int64_t> uids;
+  std::vector<std::vector<std::int64_t>> shapes, strides;  // strides[i] empty: packed row-major
+  bool has(std::int64_t uid) const { return std::find(uids.begin(), uids.end(), uid) != uids.end(); }
+};
+
+std::vector<std::int64_t> int_list(nb::handle seq, const std::string& what) {
+  std::vector<std::int64_t> out;
+  if (!PySequence_Check(seq.ptr()) || nb::isinstance<nb::str>(seq))
+    throw StatusError{Status(ErrorCode::INVALID_VALUE, what + " must be a sequence of ints")};
+  for (nb::handle x : seq) {
+    if (!PyLong_Check(x.ptr()) || PyBool_Check(x.ptr()))
+      throw StatusError{Status(ErrorCode::INVALID_VALUE, what + " must be a sequence of ints, got " +
+                                                             nb::cast<std::string>(nb::repr(x)))};
+    out.push_back(uid_of_int(x.ptr()));
+  }
+  return out;
+}
+
+Overrides to_overrides(nb::handle uids, nb::handle shapes, nb::handle strides) {
+  Overrides o;
+  auto len = [](nb::handle h) { return h.is_none() ? Py_ssize_t{0} : PyObject_Length(h.ptr()); };
+  const Py_ssize_t nu = len(uids), ns = len(shapes), nt = len(strides);
+  if (nu < 0 || ns < 0 || nt < 0) throw nb::python_error();
+  if (nu == 0 && ns == 0 && nt == 0) return o;
+  if (ns != nu || (nt != 0 && nt != nu))
+    throw StatusError{Status(ErrorCode::INVALID_VALUE,
+                             "execute-time shape overrides: override_uids has " + std::to_string(nu) +
+                                 " entries, override_shapes " + std::to_string(ns) + ", override_strides " +
+                                 std::to_string(nt) + "; the lists are parallel (strides may be empty: packed)")};
+  for (nb::handle u : uids) {
+    Tensor* t = nullptr;
+    if (PyLong_Check(u.ptr()) && !PyBool_Check(u.ptr())) o.uids.push_back(uid_of_int(u.ptr()));
+    else if (nb::try_cast<Tensor*>(u, t) && t) o.uids.push_back(t->get_uid());
+    else throw StatusError{Status(ErrorCode::INVALID_VALUE, "override_uids entries are int uids or opgraph.tensor objects")};
+  }
+  Py_ssize_t i = 0;
+  for (nb::handle x : shapes)
+    o.shapes.push_back(int_list(x, "override_shapes[" + std::to_string(i++) + "]"));
+  i = 0;
+  if (nt != 0)
+    for (nb::handle x : strides) {
+      o.strides.push_back(x.is_none() ? std::vector<std::int64_t>{}
+                                      : int_list(x, "override_strides[" + std::to_string(i) + "]"));
+      ++i;
+    }
+  o.strides.resize(o.uids.size());
+  return o;
+}
+
+void add_overrides(VariantPack& pack, const Overrides& o) {
+  for (std::size_t i = 0; i < o.uids.size(); ++i) pack.override_shape(o.uids[i], o.shapes[i], o.strides[i]);
+}
+
+Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* overrides = nullptr) {
   if (!PyDict_Check(d.ptr())) throw nb::type_error("variant_pack must be a dict {tensor or uid: buffer} or a prepared pack");
   Normalized n;
   n.graph = &g;
@@ -168,7 +226,8 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
                                                             : MemoryKind::UNKNOWN;
     // A contiguous torch tensor bound by address (read_torch): its bytes must cover the span
     // the declaration lends it, or the engine would read or write past its end.
-    if (b.dims.empty() && b.nbytes >= 0 && b.nbytes < d.bytes)
+    // An overridden operand is described by its override (the core checks it), not the declaration.
+    if (b.dims.empty() && b.nbytes >= 0 && b.nbytes < d.bytes && !(overrides && overrides->has(uid)))
       throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
                                who.text() + ": rule buffer_span: the torch tensor covers " + std::to_string(b.nbytes) +
                                    " bytes, the declaration spans " + std::to_string(d.bytes) +
@@ -184,6 +243,7 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d) {
       pack.set(uid, a);
     }
   }
+  if (overrides) add_overrides(pack, *overrides);
   return n;
 }
 
@@ -255,11 +315,21 @@ struct PreparedPack {
 };
 
 // execute / execute_plan_at_index (index < 0: the selected plan), normalising everything once.
-void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, std::int64_t index) {
+// With overrides (non-empty): the caller's pack plus override_shape per entry; a
+// prepared pack is copied first (its normalised form holds no override).
+void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, std::int64_t index,
+         const Overrides& overrides = {}) {
   PyGraph& g = nb::cast<PyGraph&>(self);
   PreparedPack* prepared = nullptr;
   Normalized local;
-  if (!nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) local = to_variant_pack(g, variant_pack);
+  const bool over = !overrides.uids.empty();
+  if (!nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) {
+    local = to_variant_pack(g, variant_pack, over ? &overrides : nullptr);
+  } else if (over) {
+    local = prepared->n;
+    add_overrides(local.pack, overrides);
+    prepared = nullptr;
+  }
   const Normalized& n = prepared ? prepared->n : local;
   const Call c = prepare_call(g, self, n, workspace, handle);
   const VariantPack& pack = prepared ? prepared->pack() : n.pack;
@@ -387,11 +457,15 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            },
            nb::arg("record"), "Plans this graph from a serialize_plan record (one-shot).")
       .def("execute",
-           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {
-             run(self, variant_pack, workspace, handle, -1);
+           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, nb::handle uids,
+              nb::handle shapes, nb::handle strides) {
+             run(self, variant_pack, workspace, handle, -1, to_overrides(uids, shapes, strides));
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
-           "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}, or a prepared pack).")
+           nb::arg("override_uids").none() = nb::none(), nb::arg("override_shapes").none() = nb::none(),
+           nb::arg("override_strides").none() = nb::none(),
+           "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}, or a prepared pack). "
+           "override_uids / override_shapes / override_strides: execute-time shapes (docs/dynamic_shapes.md).")
       .def("prepare_variant_pack",
            [](nb::handle self, nb::handle variant_pack) {
              PyGraph& g = nb::cast<PyGraph&>(self);
@@ -428,13 +502,15 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            "The C++ execute of the same plan and pack, `count` times back to back with the GIL released "
            "(bench/python_overhead.py's C++ row).")
       .def("execute_plan_at_index",
-           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, std::int64_t index, nb::handle handle) {
+           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, std::int64_t index, nb::handle handle,
+              nb::handle uids, nb::handle shapes, nb::handle strides) {
              if (index < 0)
                throw StatusError{Status(ErrorCode::INVALID_VALUE, "plan index " + std::to_string(index) + " is negative")};
-             run(self, variant_pack, workspace, handle, index);
+             run(self, variant_pack, workspace, handle, index, to_overrides(uids, shapes, strides));
            },
            nb::arg("variant_pack"), nb::arg("workspace").none(), nb::arg("index"),
-           nb::arg("handle").none() = nb::none());
+           nb::arg("handle").none() = nb::none(), nb::arg("override_uids").none() = nb::none(),
+           nb::arg("override_shapes").none() = nb::none(), nb::arg("override_strides").none() = nb::none());
 }
 
 }  // namespace opgraph::py
