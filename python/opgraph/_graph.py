@@ -321,10 +321,8 @@ class pygraph(_C._GraphBase):
                 t["pass_by_value"]["value"] = values[t["uid"]]
         g = pygraph(handle=self.handle, sm_count=self.sm_count, sm_version=self.sm_version,
                     device_property=self.device_property)
-        ordinal = self.__dict__.get("_target_ordinal")
-        if ordinal is not None and not g._has_device_target:
-            g._target_device(ordinal)
         g._deserialize_into(json.dumps(doc))
+        _retarget_like(g, self)  # deserializing resets the planning target
         g.set_host_fallback(self.host_fallback)
         engine_id, knobs = self.get_engine_and_knobs_at_index(self.get_selected_plan_index())
         g.create_execution_plan(engine_id, knobs)
@@ -535,6 +533,19 @@ def _current_cuda_device():
         return torch.cuda.current_device() if torch is not None else 0
     except Exception:  # torch without CUDA
         return 0
+
+
+def _retarget_like(g, source):
+    """Gives g the planning target `source` has (deserializing a graph resets it): an explicit
+    architecture, else the handle's device, else the device tensor_like found."""
+    if source.device_property is not None or source.sm_version is not None:
+        g._set_device_properties(_device_properties_json(source.device_property, source.sm_version,
+                                                         source.sm_count))
+    elif source.handle is not None:
+        g._target_handle_device(source.handle)
+    ordinal = source.__dict__.get("_target_ordinal")
+    if ordinal is not None and not g._has_device_target:
+        g._target_device(ordinal)
 
 
 def _device_properties_json(device_property, sm_version, sm_count):

@@ -272,18 +272,11 @@ def _ranked_configs(g):
         return [g.get_engine_and_knobs_at_index(i) for i in range(g.get_execution_plan_count())]
     if not g.is_validated:
         g.validate()
-    from ._graph import _device_properties_json, pygraph
+    from ._graph import _retarget_like, pygraph
 
     copy = pygraph()
     copy._deserialize_into(g._serialize())
-    # the planning target after the graph (deserializing resets it): g's, found as g found it
-    if g.device_property is not None or g.sm_version is not None:
-        copy._set_device_properties(_device_properties_json(g.device_property, g.sm_version, g.sm_count))
-    elif g.handle is not None:
-        copy._target_handle_device(g.handle)
-    ordinal = g.__dict__.get("_target_ordinal")
-    if ordinal is not None and not copy._has_device_target:
-        copy._target_device(ordinal)
+    _retarget_like(copy, g)  # g's planning target, after the graph (deserializing resets it)
     copy.set_host_fallback(g.host_fallback)
     copy.create_execution_plans([_C.heur_mode.A, _C.heur_mode.FALLBACK])
     configs = [copy.get_engine_and_knobs_at_index(i) for i in range(copy.get_execution_plan_count())]

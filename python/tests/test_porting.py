@@ -587,3 +587,25 @@ def test_sdpa_score_mod_is_refused_with_a_sentence():
         g.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=False, score_mod=lambda graph, score: score)
     o, _ = g.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=False, score_mod=None)  # None: no modifier
     assert o is not None
+
+
+def test_a_graph_built_again_for_a_pass_by_value_value_keeps_its_planning_target(rng):
+    # On the H200, cudnn-frontend's test_layernorm failed here: the graph built again for the
+    # epsilon given at execute had lost its device target ("the cuDNN backend needs a device").
+    # Planned for a device-less sm_90 target with the host fallback (this machine has no GPU), the
+    # graph built again must still plan for sm_90.
+    g = graph(sm_version=90, sm_count=132)
+    g.set_host_fallback(True)
+    x = rng.standard_normal((4, 8)).astype(F32)
+    X = g.tensor(name="X", dim=[4, 8], data_type=F32)
+    S = g.tensor(name="s", dim=[1, 1], stride=[1, 1], is_pass_by_value=True, data_type=F32)
+    Y = g.mul(X, S, name="scale")
+    Y.set_output(True).set_data_type(F32)
+    build(g)
+    assert g._has_device_target
+    y = np.full_like(x, np.nan)
+    g.execute({X: x, S: _TorchLikeCpuScalar(2.5), Y: y}, None)
+    np.testing.assert_allclose(y, x.astype(np.float64) * 2.5, rtol=1e-6)
+    (rebuilt,) = g._rebuilt.values()
+    assert rebuilt._has_device_target and rebuilt.host_fallback
+    assert rebuilt.get_engine_and_knobs_at_index(0) == g.get_engine_and_knobs_at_index(g.get_selected_plan_index())
