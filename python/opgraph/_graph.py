@@ -251,12 +251,15 @@ class pygraph(_C._GraphBase):
         outputs they stand for."""
         aliases = self.__dict__.get("_aliases")
         pbv = self._pass_by_value_uids()
-        if None not in pack and not pbv and not aliases:
+        by_uid = self.__dict__.get("_keys_by_uid")  # a deserialized graph: see _porting.deserialize_into
+        if None not in pack and not pbv and not aliases and not by_uid:
             return pack
         out = {}
         for k, v in pack.items():
             if k is None:
                 continue
+            if by_uid and isinstance(k, _C.tensor) and k.has_uid():
+                k = by_uid(k)
             if aliases:
                 k = aliases.get(k, k) if isinstance(k, _C.tensor) else self._alias_uids().get(k, k)
             uid = k.get_uid() if isinstance(k, _C.tensor) and k.has_uid() else k
@@ -409,8 +412,11 @@ class pygraph(_C._GraphBase):
         return self
 
     def serialize(self) -> bytes:
-        """The canonical graph JSON, as bytes (deserialize() reads it back)."""
-        return self._serialize().encode()
+        """The canonical graph JSON, as bytes (deserialize() reads it back). A built graph's carries its
+        selected plan too (cudnn's), so deserialize(handle, data) gives a graph ready to execute."""
+        from ._porting import serialize_built
+
+        return serialize_built(self)
 
     def deserialize(self, *args):
         """deserialize(data) or deserialize(handle, data): replaces this graph with the serialized one."""
@@ -427,7 +433,9 @@ class pygraph(_C._GraphBase):
             raise _C.GraphNotSupportedError(
                 f"deserialize: the data is not UTF-8 text ({e.reason} at position {e.start}); "
                 "a serialized graph is UTF-8 JSON, as serialize() writes it") from None
-        self._deserialize_into(data)
+        from ._porting import deserialize_into
+
+        deserialize_into(self, data, args[0] if len(args) == 2 else None)
         return self
 
     def __repr__(self):

@@ -375,3 +375,72 @@ def _install():
 
 
 _install()
+
+
+# ------------------------------------------------- built graphs, serialized --
+#
+# cudnn's serialize() of a built graph holds its execution plan, and deserialize(handle, data)
+# gives a graph that executes at once, its variant pack keyed by the tensors of the graph that
+# was serialized (cudnn reads a tensor key as its uid). opgraph's serialized graph is the graph
+# JSON; a built graph's is an envelope holding that JSON and the selected plan's record
+# (serialize_plan), and deserializing one plans the graph from that record and builds it.
+
+_BUILT_FORMAT = "opgraph.built_graph"
+
+
+def serialize_built(g) -> bytes:
+    """g's graph JSON, or for a built graph the envelope {format, version, graph, plan}."""
+    graph_json = g._serialize()
+    if not (g.is_planned and g.is_frozen):
+        return graph_json.encode()
+    try:
+        record = g.serialize_plan()
+    except ValueError:  # planned, no plan built yet
+        return graph_json.encode()
+    return json.dumps({"format": _BUILT_FORMAT, "version": 1, "graph": json.loads(graph_json),
+                       "plan": json.loads(record)}, sort_keys=True, separators=(",", ":")).encode()
+
+
+def deserialize_into(g, text, handle=None):
+    """Replaces graph g with the serialized one (text: str). A built graph's envelope is planned
+    from its plan record and built, for the device of `handle` when one is given; g then reads a
+    tensor key of another graph as its uid when g's tensor of that uid has the same name."""
+    doc = None
+    if text.lstrip().startswith("{") and _BUILT_FORMAT in text:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+    if not (isinstance(doc, dict) and doc.get("format") == _BUILT_FORMAT):
+        g._deserialize_into(text)
+        if handle is not None:
+            g.handle = handle
+            g._target_handle_device(handle)
+        return g
+    if doc.get("version") != 1 or not isinstance(doc.get("graph"), dict) or not isinstance(doc.get("plan"), dict):
+        raise _C.GraphNotSupportedError(
+            f"deserialize: not a serialized built opgraph graph (expected {{'format': '{_BUILT_FORMAT}', "
+            "'version': 1, 'graph': {...}, 'plan': {...}})")
+    g._deserialize_into(json.dumps(doc["graph"]))
+    if handle is not None:
+        g.handle = handle
+        g._target_handle_device(handle)
+    elif doc["plan"].get("engine") != "reference":
+        from ._graph import _current_cuda_device
+
+        g._target_device(_current_cuda_device())  # a device plan: the current device
+    g.deserialize_plan(json.dumps(doc["plan"]))
+    g.check_support()
+    g.build_plans()
+    g._keys_by_uid = functools.partial(_key_by_uid, g)
+    return g
+
+
+def _key_by_uid(g, t):
+    """A variant-pack key: t itself when it is g's, else its uid when g's tensor of that uid has
+    t's name (cudnn's reading of a tensor key), else t (execute then names the mismatch)."""
+    uid = t.get_uid()
+    mine = g.find_tensor(uid)
+    if mine is None or mine is t or mine.get_name() != t.get_name():
+        return t
+    return uid

@@ -609,3 +609,36 @@ def test_a_graph_built_again_for_a_pass_by_value_value_keeps_its_planning_target
     (rebuilt,) = g._rebuilt.values()
     assert rebuilt._has_device_target and rebuilt.host_fallback
     assert rebuilt.get_engine_and_knobs_at_index(0) == g.get_engine_and_knobs_at_index(g.get_selected_plan_index())
+
+
+def test_a_built_graph_serializes_with_its_plan_and_runs_once_deserialized(rng):
+    # cudnn-frontend's test_deviceless_aot_compilation: build, serialize, deserialize(handle, data),
+    # execute at once with a variant pack keyed by the FIRST graph's tensors.
+    g = graph()
+    X = g.tensor(name="X", dim=[3, 5], data_type=F32)
+    Y = g.relu(X, name="relu")
+    Y.set_output(True).set_data_type(F32)
+    g.validate()
+    unbuilt = g.serialize()
+    build(g)
+    data = g.serialize()
+    assert json.loads(data)["format"] == "opgraph.built_graph" and json.loads(unbuilt) == json.loads(data)["graph"]
+    h = opgraph.pygraph()
+    h.deserialize(None, data)
+    assert h.is_planned and h.plans == g.plans and h.get_workspace_size() == 0
+    x = rng.standard_normal((3, 5)).astype(F32)
+    y = np.full_like(x, np.nan)
+    h.execute({X: x, Y: y}, None)  # g's tensors, read as their uids
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    assert h.serialize() == data and opgraph.deserialize(data).is_planned
+    # a tensor of another graph whose uid names a tensor of another name is still refused
+    other = graph()
+    Z = other.tensor(name="Z", dim=[3, 5], data_type=F32, uid=X.get_uid())
+    with pytest.raises(ValueError, match="another graph"):
+        h.execute({Z: x, Y: y}, None)
+    # an unbuilt graph's data is the graph JSON, and deserializes unplanned
+    assert not opgraph.deserialize(unbuilt).is_planned
+    bad = json.loads(data)
+    bad["version"] = 2
+    with pytest.raises(opgraph.GraphNotSupportedError, match="not a serialized built opgraph graph"):
+        opgraph.pygraph().deserialize(json.dumps(bad))
