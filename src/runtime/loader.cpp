@@ -222,6 +222,13 @@ Result<const CudaDriverApi*> cuda_driver() {
     bind(h, "cuEventQuery", a.event_query, optional);
     bind(h, "cuStreamWaitEvent", a.stream_wait_event, optional);
     bind(h, "cuCtxGetDevice", a.ctx_get_device, optional);
+    bind(h, "cuStreamBeginCapture_v2", a.stream_begin_capture, optional);
+    bind(h, "cuStreamEndCapture", a.stream_end_capture, optional);
+    bind(h, "cuStreamIsCapturing", a.stream_is_capturing, optional);
+    bind(h, "cuGraphInstantiateWithFlags", a.graph_instantiate, optional);
+    bind(h, "cuGraphLaunch", a.graph_launch, optional);
+    bind(h, "cuGraphExecDestroy", a.graph_exec_destroy, optional);
+    bind(h, "cuGraphDestroy", a.graph_destroy, optional);
     int v = 0;
     if (CUresult r = a.driver_get_version(&v); r != CUDA_SUCCESS) {
       return "cuDriverGetVersion failed with CUresult " + std::to_string(static_cast<int>(r)) +

@@ -122,6 +122,15 @@ struct CudaDriverApi {
   // Optional: the cudnn engine's test that a caller's current context is on the
   // target device (without it only the device's primary context counts as on it).
   decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
+  // Optional: stream capture into CUDA graphs (what a caller does around a
+  // CUDA-graph-safe execute; the capture tests, docs/dynamic_shapes.md).
+  decltype(&::cuStreamBeginCapture) stream_begin_capture = nullptr;  // cuStreamBeginCapture_v2
+  decltype(&::cuStreamEndCapture) stream_end_capture = nullptr;
+  decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
+  decltype(&::cuGraphInstantiate) graph_instantiate = nullptr;  // cuGraphInstantiateWithFlags
+  decltype(&::cuGraphLaunch) graph_launch = nullptr;
+  decltype(&::cuGraphExecDestroy) graph_exec_destroy = nullptr;
+  decltype(&::cuGraphDestroy) graph_destroy = nullptr;
 };
 
 struct NvrtcApi {

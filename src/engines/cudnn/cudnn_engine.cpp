@@ -85,11 +85,56 @@ class CudnnPlan final : public CompiledPlan {
     uids_.insert(uids_.end(), lowering_.by_value_uids.begin(), lowering_.by_value_uids.end());
     for (std::int64_t uid : lowering_.by_value_uids)
       by_value_ptrs_.push_back(const_cast<unsigned char*>(lowering_.tensor(uid)->scalar_bytes.data()));  // read only
-    for (const ScratchTensor& s : lowering_.scratch) {
-      uids_.push_back(s.uid);
-      if (!s.init.empty()) has_scratch_init_ = true;
-    }
+    for (const ScratchTensor& s : lowering_.scratch) uids_.push_back(s.uid);
+    constant_at_.assign(lowering_.scratch.size(), 0);
   }
+  ~CudnnPlan() override {
+    if (!constants_) return;
+    std::optional<runtime::ContextScope> bound;
+    if (context_) bound.emplace(*driver_, context_);
+    driver_->mem_free(constants_);
+  }
+  CudnnPlan(const CudnnPlan&) = delete;
+  CudnnPlan& operator=(const CudnnPlan&) = delete;
+
+  // The scratch tensors that carry initial bytes (ALiBi slopes: constants of the
+  // lowering, read only) go to one device buffer the plan owns, written ONCE here,
+  // at build, with the plan's context bound (the caller's building scope). Execute
+  // then points the variant pack at it: no host-to-device copy, allocation or
+  // host sync per execute, so an execute can be captured into a CUDA graph and
+  // replayed. Their bytes in the caller's workspace stay reserved (unused).
+  Status upload_constants() {
+    std::int64_t total = 0;
+    for (const ScratchTensor& s : lowering_.scratch)
+      if (!s.init.empty()) total += (static_cast<std::int64_t>(s.init.size()) + 255) / 256 * 256;
+    if (total == 0) return Status::ok();
+    std::optional<runtime::ContextScope> bound;
+    if (context_) {
+      bound.emplace(*driver_, context_);
+      OPGRAPH_CHECK(bound->status());
+    }
+    CUresult r = driver_->mem_alloc(&constants_, static_cast<std::size_t>(total));
+    if (r != CUDA_SUCCESS) {
+      constants_ = 0;
+      return {ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED,
+              "engine cudnn: cuMemAlloc of " + std::to_string(total) + " bytes for the plan's constant tensors "
+              "(ALiBi slopes) failed (CUresult " + std::to_string(static_cast<int>(r)) + ")"};
+    }
+    CUdeviceptr at = constants_;
+    for (std::size_t i = 0; i < lowering_.scratch.size(); ++i) {
+      const ScratchTensor& s = lowering_.scratch[i];
+      if (s.init.empty()) continue;
+      r = driver_->memcpy_htod(at, s.init.data(), s.init.size());
+      if (r != CUDA_SUCCESS)
+        return {ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED,
+                "engine cudnn: copying the initial bytes of constant tensor uid " + std::to_string(s.uid) +
+                    " to the device failed (CUresult " + std::to_string(static_cast<int>(r)) + ")"};
+      constant_at_[i] = at;
+      at += static_cast<CUdeviceptr>((s.init.size() + 255) / 256 * 256);
+    }
+    return Status::ok();
+  }
+
   std::int64_t workspace_size() const override { return workspace_; }
 
   // Runs with the plan's context current on the calling thread (any thread:
@@ -156,42 +201,19 @@ class CudnnPlan final : public CompiledPlan {
     const OperandBuffer* ops = pack.operands().data();
     for (const OperandRow& r : table_.rows()) ptrs.push_back(ops[r.position].data);
     ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
-    for (const ScratchTensor& s : lowering_.scratch) ptrs.push_back(static_cast<char*>(ws) + scratch_at_ + s.offset);
+    for (std::size_t i = 0; i < lowering_.scratch.size(); ++i)
+      ptrs.push_back(constant_at_[i] ? reinterpret_cast<void*>(constant_at_[i])
+                                     : static_cast<char*>(ws) + scratch_at_ + lowering_.scratch[i].offset);
     return Status::ok();
   }
 
-  // The scratch tensors' initial bytes, then cudnnBackendExecute of `vp` on this
-  // thread's handle for the (bound) context with ctx.stream set.
+  // cudnnBackendExecute of `vp` on this thread's handle for the (bound) context
+  // with ctx.stream set: one enqueue, nothing else on the stream.
   Status launch(const ExecutionContext& ctx, const Descriptor& vp) const {
-    if (has_scratch_init_) OPGRAPH_CHECK(init_scratch(ctx));
     // execute() bound context_ (when known): the handle lookup need not ask again.
     auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream), context_);
     if (h.is_bad()) return h.status();
     return run(h->handle, vp);
-  }
-
-  // Copies the host bytes of the scratch tensors that carry some (ALiBi slopes)
-  // into the workspace, on `ctx.stream` (async when the driver has
-  // cuMemcpyHtoDAsync, else a synchronous copy after a stream sync).
-  Status init_scratch(const ExecutionContext& ctx) const {
-    const runtime::CudaDriverApi* d = driver_;
-    for (const ScratchTensor& s : lowering_.scratch) {
-      if (s.init.empty()) continue;
-      auto dst = reinterpret_cast<CUdeviceptr>(static_cast<char*>(ctx.workspace.data) + scratch_at_ + s.offset);
-      auto stream = static_cast<CUstream>(ctx.stream);
-      CUresult r = CUDA_SUCCESS;
-      if (d->memcpy_htod_async) {
-        r = d->memcpy_htod_async(dst, s.init.data(), s.init.size(), stream);
-      } else {
-        if (d->stream_synchronize) r = d->stream_synchronize(stream);
-        if (r == CUDA_SUCCESS) r = d->memcpy_htod(dst, s.init.data(), s.init.size());
-      }
-      if (r != CUDA_SUCCESS)
-        return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: copying the initial bytes of workspace tensor uid " +
-                                                 std::to_string(s.uid) + " failed (CUresult " +
-                                                 std::to_string(static_cast<int>(r)) + ")"};
-    }
-    return Status::ok();
   }
 
   // A finalized VARIANT_PACK over `ptrs` (parallel to uids_) and workspace `ws`.
@@ -233,7 +255,8 @@ class CudnnPlan final : public CompiledPlan {
   std::int64_t workspace_;
   std::vector<std::int64_t> uids_;   // the variant pack's uids: caller, by-value, scratch
   std::vector<void*> by_value_ptrs_;  // into lowering_'s TensorRecords (read only)
-  bool has_scratch_init_ = false;     // some scratch tensor carries initial bytes
+  CUdeviceptr constants_ = 0;          // the plan's constant tensors (upload_constants), freed with the plan
+  std::vector<CUdeviceptr> constant_at_;  // per lowering scratch tensor: its constant copy, 0: in the workspace
   OperandTable table_;                // the caller's tensors, parallel to caller_uids
   mutable VariantPackCache cache_;
 };
@@ -326,10 +349,11 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
-    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal,
-                                                                     std::move(lp.value()), std::move(m.value()),
-                                                                     std::move(plan.value()), ws.value(),
-                                                                     std::move(table.value())));
+    auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
+                                             std::move(m.value()), std::move(plan.value()), ws.value(),
+                                             std::move(table.value()));
+    OPGRAPH_CHECK(built->upload_constants());
+    return std::unique_ptr<CompiledPlan>(std::move(built));
   }
 
   // A named backend id's notes, from an ENGINE descriptor finalized on this
@@ -372,10 +396,11 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
-    return std::unique_ptr<CompiledPlan>(std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal,
-                                                                     std::move(lp.value()), Materialised{},
-                                                                     std::move(plan.value()), ws.value(),
-                                                                     std::move(table.value())));
+    auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
+                                             Materialised{}, std::move(plan.value()), ws.value(),
+                                             std::move(table.value()));
+    OPGRAPH_CHECK(built->upload_constants());
+    return std::unique_ptr<CompiledPlan>(std::move(built));
   }
 
   // Any backend-band knobs (each engine config has its own set); frontend knobs are refused.

@@ -86,8 +86,9 @@ struct TensorRecord {
 // A non-virtual tensor the lowering itself introduced (e.g. the SDPA backward's
 // row sums and fp32 dQ accumulator): the plan places it in the execute
 // workspace, after the engine's own bytes, at `offset` (bytes, 256-aligned).
-// `init`: host bytes the plan copies into it before every execute (e.g. the
-// ALiBi slopes); empty = no initialisation.
+// `init`: its constant bytes (e.g. the ALiBi slopes; read only): the plan
+// copies them once, at build, into a device buffer it owns and binds that
+// instead of the workspace bytes; empty = no initialisation.
 struct ScratchTensor {
   std::int64_t uid = 0;
   std::int64_t bytes = 0;
