@@ -33,7 +33,8 @@
 #                  outputs poisoned, fresh random inputs; state pools; batch invariance; device ordinals;
 #                  OPGRAPH_GDN_FILTER picks them), then GdnGpu.Timing*: the five prefill cells (CUDA
 #                  events, median of 30; the fla / FlashInfer columns are the anchors, not same-run)
-#                  and decode (T = 1) at B in {1, 64, 256, 1024} as state GB/s (OPGRAPH_GDN_TIMING=0 skips it)
+#                  and decode (T = 1) at B in {1, 64, 256, 1024} as state GB/s (OPGRAPH_GDN_TIMING=0 skips it);
+#                  then each prefill kernel's device time per cell under ncu (bench/gdn_kernel_times.py)
 #   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu,
 #                  scripts/gpu_python.sh; examples/graphs/matmul_bias_gelu.json and gdn_prefill_varlen.json
 #                  planned and run on this device (opgraph plan / run)
@@ -283,6 +284,13 @@ area_gdn() {
   [ "${OPGRAPH_GDN_TIMING:-1}" = 1 ] || return 0
   run la_timing 300 "$BUILD/tests/test_la_gpu" --gtest_filter='GdnGpu*.Timing*'; gtest_line la_timing
   grep -hE "^\[ gdn timing \]" "$LOGS/la_timing.log" | tee -a "$FILE"
+  # Where the prefill time goes: each kernel's device time under Nsight Compute (one timed
+  # execute a mode and cell: OPGRAPH_GDN_REPS=1 runs 3 warm-up executes and 1 timed).
+  local ncu; ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  [ -n "$ncu" ] || { say "(no ncu: per-kernel times skipped)"; return 0; }
+  OPGRAPH_GDN_REPS=1 timeout 200 "$ncu" --clock-control none --metrics gpu__time_duration.sum -k regex:gdn_prefill --csv \
+    "$BUILD/tests/test_la_gpu" --gtest_filter='GdnGpu.TimingFiveCells' >"$LOGS/la_ncu.csv" 2>"$LOGS/la_ncu.err"
+  $PY bench/gdn_kernel_times.py "$LOGS/la_ncu.csv" | tee -a "$FILE"
 }
 area_tests() {
   section "tests: every GPU suite"
