@@ -265,6 +265,75 @@ __device__ __forceinline__ void warp_mma(float (&c)[NT][4], const u16* A, int ld
   }
 }
 
+// T = (I + L)^-1 for the strictly lower triangular fp32 L [C][C] (row stride
+// LDF), in fp32 by 16 x 16 blocks, into tf, then its bf16 copy t (row stride
+// LDC; zero above the diagonal blocks). Every thread of the CTA calls it; it
+// begins and ends at a barrier's far side (L written, t readable).
+//  1. the diagonal blocks T_bb = (I + L_bb)^-1 by forward substitution, one
+//     column per 4 threads: T[r][j] = -sum_{s<r} L[r][s] T[s][j] (r > j), 1
+//     (r = j), 0 (r < j); thread part pp sums s = pp mod 4 and owns those rows;
+//  2. the blocks below, one block diagonal at a time:
+//     T_ij = -T_ii sum_{m=j}^{i-1} L_im T_mj, one element per thread per block,
+//     each sum in four independent partial sums (a short dependent chain).
+__device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u16* t, int tid) {
+  {
+    const int task = tid >> 2, pp = tid & 3;
+    const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
+#pragma unroll
+    for (int rr = 0; rr < 16; ++rr) {
+      const int r = b16 + rr;
+      float acc = 0.f;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int s2 = b16 + pp + 4 * q;
+        if (s2 < r) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
+      }
+      acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+      acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
+    }
+  }
+  __syncthreads();
+  {
+    const int rr = tid >> 4, cc = tid & 15;
+#pragma unroll
+    for (int lv = 1; lv < 4; ++lv) {
+      float x[3];
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) {
+        const int bj = bi - lv;
+        float a[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int s2 = 16 * bj; s2 < 16 * bi; ++s2)
+          a[s2 & 3] += lf[(16 * bi + rr) * LDF + s2] * tf[s2 * LDF + 16 * bj + cc];
+        x[bi - lv] = (a[0] + a[1]) + (a[2] + a[3]);
+      }
+      // The (i, j) slots are read by no one at this level: park X there.
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      __syncthreads();
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) {
+        const int bj = bi - lv;
+        float a[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int m = 0; m < 16; ++m)
+          a[m & 3] += tf[(16 * bi + rr) * LDF + 16 * bi + m] * tf[(16 * bi + m) * LDF + 16 * bj + cc];
+        x[bi - lv] = -((a[0] + a[1]) + (a[2] + a[3]));
+      }
+      __syncthreads();
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      __syncthreads();
+    }
+  }
+  for (int i2 = tid; i2 < C * C; i2 += kThreads) {
+    const int r = i2 / C, jj = i2 % C;
+    t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LDF + jj] : 0.f);
+  }
+  __syncthreads();
+}
+
 struct PrefillSmem {
   u16 xq[C * D];     // staging: the next chunk's raw q rows (cp.async, zero past the sequence)
   u16 xk[C * D];     // staging: raw k rows
@@ -447,64 +516,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
     }
     __syncthreads();
 
-    // D. T = (I + L)^-1 (unit lower triangular) in fp32, by 16 x 16 blocks.
-    // D1: the diagonal blocks T_bb = (I + L_bb)^-1 by forward substitution,
-    // one column per 4 threads: T[r][j] = -sum_{s<r} L[r][s] T[s][j] (r > j),
-    // 1 (r = j), 0 (r < j); thread part pp sums s = pp mod 4 and owns those rows.
-    {
-      const int task = tid >> 2, pp = tid & 3;
-      const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
-      for (int rr = 0; rr < 16; ++rr) {
-        const int r = b16 + rr;
-        float acc = 0.f;
-        for (int s2 = b16 + pp; s2 < r; s2 += 4) acc += sm.lf[r * LDF + s2] * sm.tf[s2 * LDF + j];
-        acc += __shfl_xor_sync(0xffffffffu, acc, 1);
-        acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-        if ((rr & 3) == pp) sm.tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
-      }
-    }
-    __syncthreads();
-    // D2: the blocks below, one block diagonal at a time:
-    // T_ij = -T_ii sum_{m=j}^{i-1} L_im T_mj, one element per thread per block.
-    {
-      const int rr = tid >> 4, cc = tid & 15;
-#pragma unroll
-      for (int lv = 1; lv < 4; ++lv) {
-        float x[3];
-#pragma unroll
-        for (int bi = lv; bi < 4; ++bi) {
-          const int bj = bi - lv;
-          float a = 0.f;
-#pragma unroll 8
-          for (int s2 = 16 * bj; s2 < 16 * bi; ++s2)
-            a += sm.lf[(16 * bi + rr) * LDF + s2] * sm.tf[s2 * LDF + 16 * bj + cc];
-          x[bi - lv] = a;
-        }
-        // The (i, j) slots are read by no one at this level: park X there.
-#pragma unroll
-        for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
-        __syncthreads();
-#pragma unroll
-        for (int bi = lv; bi < 4; ++bi) {
-          const int bj = bi - lv;
-          float a = 0.f;
-#pragma unroll
-          for (int m = 0; m < 16; ++m)
-            a += sm.tf[(16 * bi + rr) * LDF + 16 * bi + m] * sm.tf[(16 * bi + m) * LDF + 16 * bj + cc];
-          x[bi - lv] = -a;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int bi = lv; bi < 4; ++bi) sm.tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
-        __syncthreads();
-      }
-    }
-    // D3: the bf16 copy the products read (zero above the diagonal blocks).
-    for (int i2 = tid; i2 < C * C; i2 += kThreads) {
-      const int r = i2 / C, jj = i2 % C;
-      sm.t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? sm.tf[r * LDF + jj] : 0.f);
-    }
-    __syncthreads();
+    // D. T = (I + L)^-1 and its bf16 copy (triangular_inverse).
+    triangular_inverse(sm.lf, sm.tf, sm.t, tid);
 
     // E. K S and Q S; R = diag(beta) (V - diag(exp(gamma)) K S); o = diag(exp(gamma)) Q S.
     float co[4][4] = {};
@@ -781,56 +794,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
   }
   __syncthreads();
 
-  // T = (I + L)^-1, as gdn_prefill phase D.
-  {
-    const int task = tid >> 2, pp = tid & 3;
-    const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
-    for (int rr = 0; rr < 16; ++rr) {
-      const int r = b16 + rr;
-      float acc = 0.f;
-      for (int s2 = b16 + pp; s2 < r; s2 += 4) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
-      acc += __shfl_xor_sync(0xffffffffu, acc, 1);
-      acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
-    }
-  }
-  __syncthreads();
-  {
-    const int rr = tid >> 4, cc = tid & 15;
-#pragma unroll
-    for (int lv = 1; lv < 4; ++lv) {
-      float x[3];
-#pragma unroll
-      for (int bi = lv; bi < 4; ++bi) {
-        const int bj = bi - lv;
-        float a = 0.f;
-#pragma unroll 8
-        for (int s2 = 16 * bj; s2 < 16 * bi; ++s2) a += lf[(16 * bi + rr) * LDF + s2] * tf[s2 * LDF + 16 * bj + cc];
-        x[bi - lv] = a;
-      }
-#pragma unroll
-      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
-      __syncthreads();
-#pragma unroll
-      for (int bi = lv; bi < 4; ++bi) {
-        const int bj = bi - lv;
-        float a = 0.f;
-#pragma unroll
-        for (int m = 0; m < 16; ++m)
-          a += tf[(16 * bi + rr) * LDF + 16 * bi + m] * tf[(16 * bi + m) * LDF + 16 * bj + cc];
-        x[bi - lv] = -a;
-      }
-      __syncthreads();
-#pragma unroll
-      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
-      __syncthreads();
-    }
-  }
-  for (int i2 = tid; i2 < C * C; i2 += kThreads) {
-    const int r = i2 / C, jj = i2 % C;
-    sm.t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LDF + jj] : 0.f);
-  }
-  __syncthreads();
+  // T = (I + L)^-1 and its bf16 copy.
+  triangular_inverse(lf, tf, sm.t, tid);
 
   // Wn = -T KB and U = T VB ([C x D]; warp tile 16 rows x D/2 columns).
   {
