@@ -1,9 +1,9 @@
 """Execute-time shape overrides from Python (docs/dynamic_shapes.md): execute and
 execute_plan_at_index pass override_uids / override_shapes / override_strides to the
 core, which keeps each override inside the tensor's layout class (refusals name the
-tensor, its port and the rule; nothing runs) and asks the plan's engine whether it
-takes new extents (the host reference declines, naming why). The gemm engine running
-overrides on the H200: tests/gemm_gpu/test_gemm_gpu_overrides.cpp."""
+tensor, its port and the rule; nothing runs); the host reference engine runs the
+call's extents (checked against numpy) and refuses extents that disagree. The gemm
+engine running overrides on the H200: tests/gemm_gpu/test_gemm_gpu_overrides.cpp."""
 import numpy as np
 import pytest
 
@@ -15,7 +15,7 @@ F32 = np.float32
 def matmul_graph(m=8, n=6, k=4):
     g = opgraph.pygraph(io_data_type=opgraph.data_type.FLOAT, compute_data_type=opgraph.data_type.FLOAT)
     a = g.tensor(name="A", dim=[1, m, k], stride=[m * k, k, 1], data_type=opgraph.data_type.FLOAT)
-    b = g.tensor(name="B", dim=[1, k, n], stride=[k * n, n, 1], data_type=opgraph.data_type.FLOAT)
+    b = g.tensor(name="B", dim=[1, k, n], stride=[k * n, 1, k], data_type=opgraph.data_type.FLOAT)  # column-major
     c = g.matmul(a, b, name="mm")
     c.set_output(True).set_name("C")
     g.build([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
@@ -24,56 +24,73 @@ def matmul_graph(m=8, n=6, k=4):
 
 def buffers(rng, m=8, n=6, k=4):
     a = rng.standard_normal((1, m, k)).astype(F32)
-    b = rng.standard_normal((1, k, n)).astype(F32)
+    b = np.asfortranarray(rng.standard_normal((k, n)).astype(F32))  # column-major storage
     return a, b, np.full((1, m, n), np.nan, F32)
+
+
+def b_flat(b):
+    return b.ravel(order="F")  # the bytes, in the declared column-major order
 
 
 def test_no_override_and_empty_lists_run_as_before():
     rng = np.random.default_rng(1)
     g, A, B, C = matmul_graph()
     a, b, c = buffers(rng)
-    g.execute({A: a, B: b, C: c})
-    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    g.execute({A: a, B: b_flat(b), C: c})
+    np.testing.assert_allclose(c[0], a[0] @ b, rtol=1e-5, atol=1e-5)
     c[:] = np.nan
-    g.execute({A: a, B: b, C: c}, None, None, override_uids=[], override_shapes=[], override_strides=[])
-    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    g.execute({A: a, B: b_flat(b), C: c}, None, None, override_uids=[], override_shapes=[], override_strides=[])
+    np.testing.assert_allclose(c[0], a[0] @ b, rtol=1e-5, atol=1e-5)
 
 
-def test_overrides_pass_through_to_the_engine_which_names_its_reason():
+def test_one_plan_runs_other_extents_of_its_class():
     rng = np.random.default_rng(2)
     g, A, B, C = matmul_graph()
+    for m, n, k in [(3, 5, 7), (16, 2, 9), (8, 6, 4), (40, 33, 12)]:
+        a, b, c = buffers(rng, m, n, k)
+        # Keyed by tensor or by uid; strides given or packed (None).
+        g.execute({A: a, B: b_flat(b), C: c}, override_uids=[A, B.get_uid(), C],
+                  override_shapes=[[1, m, k], [1, k, n], [1, m, n]], override_strides=[None, [k * n, 1, k], None])
+        np.testing.assert_allclose(c[0], a[0] @ b, rtol=1e-5, atol=1e-5)
+        c[:] = np.nan
+        g.execute_plan_at_index({A: a, B: b_flat(b), C: c}, None, 0, override_uids=[A, B, C],
+                                override_shapes=[[1, m, k], [1, k, n], [1, m, n]],
+                                override_strides=[[m * k, k, 1], [k * n, 1, k], [m * n, n, 1]])
+        np.testing.assert_allclose(c[0], a[0] @ b, rtol=1e-5, atol=1e-5)
+        c[:] = np.nan
+        pack = g.prepare_variant_pack({A: a, B: b_flat(b), C: c})
+        g.execute(pack, override_uids=[A, B, C], override_shapes=[[1, m, k], [1, k, n], [1, m, n]],
+                  override_strides=[None, [k * n, 1, k], None])
+        np.testing.assert_allclose(c[0], a[0] @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_extents_that_disagree_are_refused_and_nothing_runs():
+    rng = np.random.default_rng(3)
+    g, A, B, C = matmul_graph()
     a, b, c = buffers(rng)
-    # The declared extents as overrides, keyed by tensor or by uid, strides given or packed: runs.
-    g.execute({A: a, B: b, C: c}, override_uids=[A, C.get_uid()], override_shapes=[[1, 8, 4], [1, 8, 6]],
-              override_strides=[[32, 4, 1], None])
-    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
-    # New extents of the same class: the reference (the host plan) declines; nothing is written.
-    c[:] = np.nan
-    for call in (lambda **kw: g.execute({A: a, B: b, C: c}, **kw),
-                 lambda **kw: g.execute_plan_at_index({A: a, B: b, C: c}, None, 0, **kw),
-                 lambda **kw: g.execute(g.prepare_variant_pack({A: a, B: b, C: c}), **kw)):
-        with pytest.raises(opgraph.GraphNotSupportedError) as e:
-            call(override_uids=[A, C], override_shapes=[[1, 4, 4], [1, 4, 6]])
-        msg = str(e.value)
-        for part in ("operand 'A'", "input 'A' of node 'mm'", "execute-time shape override [1, 4, 4]",
-                     "reference: execute-time shape overrides need", "nothing was launched"):
-            assert part in msg, (part, msg)
+    with pytest.raises(ValueError) as e:  # A's M changed, C's not
+        g.execute({A: a, B: b_flat(b), C: c}, override_uids=[A], override_shapes=[[1, 4, 4]])
+    for part in ("engine reference", "operand 'C'", "override it to [1, 4, 6]", "nothing was launched"):
+        assert part in str(e.value), (part, str(e.value))
+    with pytest.raises(ValueError, match="does not validate at the overridden extents"):  # K of A only
+        g.execute({A: a, B: b_flat(b), C: c}, override_uids=[A], override_shapes=[[1, 8, 2]])
     assert np.isnan(c).all()
 
 
 def test_an_override_outside_the_layout_class_is_refused_naming_port_and_rule():
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(4)
     g, A, B, C = matmul_graph()
     a, b, c = buffers(rng)
     cases = [
         ([A], [[8, 4]], None, "rule layout_class: the override has 2 dims"),
         ([A], [[2, 8, 4]], None, "axis 0 has extent 2 where the declaration has 1"),
-        ([B], [[1, 4, 6]], [[24, 1, 4]], "declaration's axis order"),
+        ([B], [[1, 4, 6]], [[24, 6, 1]], "declaration's axis order"),
         ([C], [[1, 8, 6]], [[64, 8, 1]], "do not pack the extents"),
     ]
     for uids, shapes, strides, rule in cases:
         with pytest.raises(ValueError) as e:
-            g.execute({A: a, B: b, C: c}, override_uids=uids, override_shapes=shapes, override_strides=strides)
+            g.execute({A: a, B: b_flat(b), C: c}, override_uids=uids, override_shapes=shapes,
+                      override_strides=strides)
         msg = str(e.value)
         assert rule in msg, (rule, msg)
         assert "shape override of operand" in msg and "of node 'mm'" in msg, msg
@@ -81,15 +98,16 @@ def test_an_override_outside_the_layout_class_is_refused_naming_port_and_rule():
 
 
 def test_bad_override_arguments():
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(5)
     g, A, B, C = matmul_graph()
     a, b, c = buffers(rng)
     with pytest.raises(ValueError, match="parallel"):
-        g.execute({A: a, B: b, C: c}, override_uids=[A], override_shapes=[])
+        g.execute({A: a, B: b_flat(b), C: c}, override_uids=[A], override_shapes=[])
     with pytest.raises(ValueError, match="parallel"):
-        g.execute({A: a, B: b, C: c}, override_uids=[A], override_shapes=[[1, 8, 4]], override_strides=[[1], [2]])
+        g.execute({A: a, B: b_flat(b), C: c}, override_uids=[A], override_shapes=[[1, 8, 4]],
+                  override_strides=[[1], [2]])
     with pytest.raises(ValueError, match="sequence of ints"):
-        g.execute({A: a, B: b, C: c}, override_uids=[A], override_shapes=[["x", 8, 4]])
+        g.execute({A: a, B: b_flat(b), C: c}, override_uids=[A], override_shapes=[["x", 8, 4]])
     with pytest.raises(ValueError, match="not an operand of this graph"):
-        g.execute({A: a, B: b, C: c}, override_uids=[999], override_shapes=[[1, 8, 4]])
+        g.execute({A: a, B: b_flat(b), C: c}, override_uids=[999], override_shapes=[[1, 8, 4]])
     assert np.isnan(c).all()

@@ -2,10 +2,10 @@
 // without a GPU: normalisation keeps every override inside the tensor's layout
 // class (rank, extents of 1, the packed axis order, pinned padded layouts) and names
 // the tensor, its port and the rule; has_overrides() is the one flag engines branch
-// on; an engine that takes no overrides (the reference here; cuDNN the same way)
-// refuses the call with GRAPH_NOT_SUPPORTED naming the tensor, port and reason,
-// before anything runs (the output stays as poisoned); the same pack without the
-// override runs.
+// on; the reference engine runs the call's extents (a gemm-shaped graph against a
+// float64 loop) and refuses extents that disagree, writing nothing; an engine that
+// takes no overrides (its operand table; cuDNN's way) refuses with
+// GRAPH_NOT_SUPPORTED naming the tensor, port and reason.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exec/declared_layout.h"
+#include "exec/operand_table.h"
 #include "opgraph/graph.h"
 
 using namespace opgraph;
@@ -127,40 +128,102 @@ TEST(ShapeOverrides, LeavingTheLayoutClassIsRefusedNamingTensorPortAndRule) {
   EXPECT_EQ(with(A, {16, 8}).code(), ErrorCode::INVALID_VARIANT_PACK);
 }
 
-TEST(ShapeOverrides, AnEngineWithoutOverridesRefusesTheCallAndRunsNothing) {
+// C[m, n] = 2 * sum_k A[m, k] B[k, n] in float64, B column-major.
+std::vector<double> expected(const std::vector<float>& a, const std::vector<float>& b, std::int64_t M, std::int64_t N,
+                             std::int64_t K) {
+  std::vector<double> c(static_cast<std::size_t>(M * N));
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < K; ++k)
+        acc += static_cast<double>(a[static_cast<std::size_t>(m * K + k)]) * b[static_cast<std::size_t>(n * K + k)];
+      c[static_cast<std::size_t>(m * N + n)] = 2 * acc;
+    }
+  return c;
+}
+
+TEST(ShapeOverrides, TheReferenceRunsTheCallsExtents) {
   Mm m;
   ASSERT_TRUE(m.plan().is_good());
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<std::int64_t> ext(2, 40);
   std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> a(16 * 8), b(8 * 12), c(16 * 12, std::nanf(""));
-  for (auto& x : a) x = u(rng);
-  for (auto& x : b) x = u(rng);
-  VariantPack p;
-  p.set(m.a, a.data()).set(m.b, b.data()).set(m.c, c.data());
-  p.override_shape(m.a->get_uid(), {1, 4, 8});
-  p.override_shape(m.c->get_uid(), {1, 4, 12});
-  const Status s = m.g.execute(p);
-  EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
-  expect_has(s, {"engine reference", "operand 'A'", "input 'A' of node", "execute-time shape override [1, 4, 8]",
-                 "reference: execute-time shape overrides need the graph re-inferred", "nothing was launched"});
-  for (float x : c) EXPECT_TRUE(std::isnan(x));  // untouched
-  // Also through a prepared pack and the at-index API.
-  VariantPack n;
-  ASSERT_TRUE(m.g.prepare_variant_pack(p, n).is_good());
-  EXPECT_EQ(m.g.execute_plan_at_index(n, {}, m.g.get_selected_plan_index().value()).code(),
-            ErrorCode::GRAPH_NOT_SUPPORTED);
-  for (float x : c) EXPECT_TRUE(std::isnan(x));
-  // An override equal to the declaration changes nothing: it runs, as does the pack without overrides.
-  VariantPack same;
-  same.set(m.a, a.data()).set(m.b, b.data()).set(m.c, c.data());
-  same.override_shape(m.a->get_uid(), {1, 16, 8});
-  ASSERT_TRUE(m.g.execute(same).is_good());
-  double want = 0;
-  for (int k = 0; k < 8; ++k) want += static_cast<double>(a[static_cast<std::size_t>(k)]) * b[static_cast<std::size_t>(k)];
-  EXPECT_NEAR(c[0], 2 * want, 1e-4);
-  std::fill(c.begin(), c.end(), std::nanf(""));
+  for (int i = 0; i < 6; ++i) {
+    const std::int64_t M = ext(rng), N = ext(rng), K = ext(rng);
+    std::vector<float> a(static_cast<std::size_t>(M * K)), b(static_cast<std::size_t>(K * N)),
+        c(static_cast<std::size_t>(M * N), std::nanf(""));
+    for (auto& x : a) x = u(rng);
+    for (auto& x : b) x = u(rng);
+    VariantPack p;
+    p.set(m.a, a.data()).set(m.b, b.data()).set(m.c, c.data());
+    p.override_shape(m.a->get_uid(), {1, M, K});
+    p.override_shape(m.b->get_uid(), {1, K, N}, {K * N, 1, K});
+    p.override_shape(m.c->get_uid(), {1, M, N});
+    const Status s = m.g.execute(p);
+    ASSERT_TRUE(s.is_good()) << s.to_string();
+    const auto want = expected(a, b, M, N, K);
+    for (std::size_t j = 0; j < c.size(); ++j) ASSERT_NEAR(c[j], want[j], 1e-4) << M << "x" << N << "x" << K << " at " << j;
+  }
+  // The declared shape without overrides still runs the built plan.
+  std::vector<float> a(16 * 8, 0.5f), b(8 * 12, 0.25f), c(16 * 12, std::nanf(""));
   VariantPack plain;
   plain.set(m.a, a.data()).set(m.b, b.data()).set(m.c, c.data());
   ASSERT_TRUE(m.g.execute(plain).is_good());
-  EXPECT_NEAR(c[0], 2 * want, 1e-4);
+  for (float x : c) EXPECT_NEAR(x, 2 * 8 * 0.125, 1e-6);
+}
+
+TEST(ShapeOverrides, TheReferenceRefusesOverridesThatDisagreeAndRunsNothing) {
+  Mm m;
+  ASSERT_TRUE(m.plan().is_good());
+  std::vector<float> a(16 * 8, 1.f), b(8 * 12, 1.f), c(16 * 12, std::nanf(""));
+  // A's M changed but not C's: C would be [1, 4, 12] at the new extents.
+  VariantPack p;
+  p.set(m.a, a.data()).set(m.b, b.data()).set(m.c, c.data());
+  p.override_shape(m.a->get_uid(), {1, 4, 8});
+  Status s = m.g.execute(p);
+  EXPECT_EQ(s.code(), ErrorCode::INVALID_VARIANT_PACK);
+  expect_has(s, {"engine reference", "operand 'C'", "output", "override it to [1, 4, 12]", "nothing was launched"});
+  // A's K changed but not B's: the graph does not validate at the new extents.
+  VariantPack q;
+  q.set(m.a, a.data()).set(m.b, b.data()).set(m.c, c.data());
+  q.override_shape(m.a->get_uid(), {1, 16, 4});
+  s = m.g.execute(q);
+  EXPECT_EQ(s.code(), ErrorCode::INVALID_VARIANT_PACK);
+  expect_has(s, {"engine reference", "does not validate at the overridden extents", "nothing was launched"});
+  for (float x : c) EXPECT_TRUE(std::isnan(x));  // untouched
+}
+
+TEST(ShapeOverrides, AnEngineWithoutOverridesRefusesNamingTensorPortAndReason) {
+  Mm m;
+  ASSERT_TRUE(m.plan().is_good());
+  auto layout = DeclaredLayout::compute(m.g);
+  ASSERT_TRUE(layout.is_good());
+  OperandTable table(*layout, OperandNeeds{true, true, true, MemoryKind::UNKNOWN, 0}, "demo");
+  std::vector<float> buf(256);
+  VariantPack p;
+  p.set(m.a, buf.data()).set(m.b, buf.data()).set(m.c, buf.data());
+  p.override_shape(m.a->get_uid(), {1, 4, 8});
+  VariantPack n;
+  ASSERT_TRUE(VariantPack::normalize(p, *layout, n).is_good());
+  EXPECT_FALSE(table.accepts(n));
+  Status s = table.explain(n);
+  EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  expect_has(s, {"engine demo", "operand 'A'", "input 'A' of node", "execute-time shape override [1, 4, 8]",
+                 "engine demo runs the declared extents and strides only", "nothing was launched"});
+  table.decline_overrides("demo: overrides need a rebuild");
+  expect_has(table.explain(n), {"demo: overrides need a rebuild"});
+  // An engine that reads overrides checks everything else, not the overridden geometry.
+  EXPECT_TRUE(table.accepts_overridden(n));
+  VariantPack unbound;
+  unbound.set(m.a, buf.data()).set(m.c, buf.data());
+  unbound.override_shape(m.a->get_uid(), {1, 4, 8});
+  ASSERT_TRUE(VariantPack::normalize(unbound, *layout, n).is_good());
+  EXPECT_FALSE(table.accepts_overridden(n));
+  expect_has(table.explain_overridden(n), {"operand 'B'", "no buffer bound"});
+  // The same override with no change passes both.
+  VariantPack same;
+  same.set(m.a, buf.data()).set(m.b, buf.data()).set(m.c, buf.data());
+  same.override_shape(m.a->get_uid(), {1, 16, 8});
+  ASSERT_TRUE(VariantPack::normalize(same, *layout, n).is_good());
+  EXPECT_TRUE(table.accepts(n));
 }
