@@ -643,3 +643,31 @@ def test_a_built_graph_serializes_with_its_plan_and_runs_once_deserialized(rng):
     bad["version"] = 2
     with pytest.raises(opgraph.GraphNotSupportedError, match="not a serialized built opgraph graph"):
         opgraph.pygraph().deserialize(json.dumps(bad))
+
+
+def test_tensor_like_of_a_planned_graphs_tensor_makes_a_new_tensor(rng):
+    # cudnn-frontend's test_layernorm makes its backward graph's inputs with
+    # bwd_graph.tensor_like(X) of the planned forward graph's tensors.
+    g = graph()
+    X = g.tensor(name="X", dim=[2, 3, 4], stride=[12, 1, 3], data_type=F32, uid=7)
+    Y = g.relu(X, name="relu")
+    Y.set_output(True).set_data_type(F32)
+    build(g)
+    h = graph()
+    Xb = h.tensor_like(X, name="X_bwd")
+    assert Xb is not X and Xb.get_name() == "X_bwd" and not Xb.get_uid_assigned_by_user()
+    assert (Xb.get_dim(), Xb.get_stride(), Xb.get_data_type()) == ([2, 3, 4], [12, 1, 3], DT.FLOAT)
+    Xb.set_uid(3)  # the new tensor is not frozen
+    Z = h.relu(Xb, name="relu_bwd")
+    Z.set_output(True).set_data_type(F32).set_stride([12, 4, 1])
+    build(h)
+    x = rng.standard_normal(12 * 2).astype(F32)
+    view = np.lib.stride_tricks.as_strided(x, shape=(2, 3, 4), strides=(48, 4, 12))
+    z = np.full((2, 3, 4), np.nan, F32)
+    h.execute({Xb: view, Z: z}, None)
+    np.testing.assert_array_equal(z, np.maximum(view, 0))
+    assert X.get_uid() == 7 and X.get_name() == "X"  # the source is untouched
+    # a pass-by-value tensor stays one, with its value
+    s = g.find_tensor(X.get_uid())
+    S = graph().tensor(name="s", dim=[1], data_type=F32, is_pass_by_value=True, value=0.5)
+    assert graph().tensor_like(S).get_pass_by_value() == 0.5 and s is not None

@@ -69,9 +69,18 @@ TensorPtr OpGraph::tensor_scalar_int(std::int64_t value, DataType t, ScalarKind 
 }
 
 TensorPtr OpGraph::tensor_like(const TensorPtr& like, std::string name) {
-  Tensor a = *like;
-  a.clear_uid();
-  a.set_name(std::move(name));
+  // A new tensor with like's attributes, not a copy: a copy of a planned graph's tensor
+  // would be frozen (cudnn-frontend's backward graphs are made from forward tensors).
+  Tensor a;
+  a.set_name(std::move(name)).set_is_virtual(like->get_is_virtual());
+  a.set_reordering_type(like->get_reordering_type()).set_alignment(like->get_alignment());
+  if (like->get_ragged_offset()) a.set_ragged_offset(like->get_ragged_offset());
+  Tensor::Internal::infer_dim(a, like->get_dim());
+  Tensor::Internal::infer_stride(a, like->get_stride());
+  Tensor::Internal::infer_data_type(a, like->get_data_type());
+  if (like->get_pass_by_value()) a.set_pass_by_value(*like->get_pass_by_value());
+  Tensor::Internal::mark_user_flags(a, like->dim_set_by_user(), like->stride_set_by_user(),
+                                    like->data_type_set_by_user(), false);
   return tensor(a);
 }
 
