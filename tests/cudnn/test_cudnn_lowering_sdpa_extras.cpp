@@ -35,8 +35,8 @@ std::int64_t reduction_mode(const LoweringPlan& p, const DescriptorRecord& op) {
   return int_of(ref(p, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC), CUDNN_ATTR_REDUCTION_OPERATOR);
 }
 
-// The ALiBi slopes workspace tensor: [1, h_q, 1, 1] FLOAT, initialised with
-// 2^(-8 (h + 1) / h_q) per head (computed here from the formula, not the lowering).
+// The ALiBi slopes workspace tensor: [1, h_q, 1, 1] FLOAT, initialised with cudnn-frontend's
+// slope per head (computed here from its formula, not the lowering).
 void expect_alibi_slopes(const LoweringPlan& p, std::int64_t h_q) {
   const cu::ScratchTensor* sl = nullptr;
   for (const auto& sc : p.scratch)
@@ -50,7 +50,11 @@ void expect_alibi_slopes(const LoweringPlan& p, std::int64_t h_q) {
   for (std::int64_t h = 0; h < h_q; ++h) {
     float f;
     std::memcpy(&f, sl->init.data() + h * 4, 4);
-    EXPECT_FLOAT_EQ(f, static_cast<float>(std::pow(2.0, -8.0 * static_cast<double>(h + 1) / static_cast<double>(h_q))));
+    // cudnn-frontend's get_alibi_slope: n = the largest power of two <= h_q, then the odd
+    // terms of the 2n-head sequence for the heads past n.
+    const double n = std::exp2(std::floor(std::log2(static_cast<double>(h_q))));
+    const double e = static_cast<double>(h) < n ? static_cast<double>(h + 1) : (static_cast<double>(h) - n) + 0.5;
+    EXPECT_FLOAT_EQ(f, static_cast<float>(std::pow(2.0, -8.0 * e / n))) << "head " << h << " of " << h_q;
   }
   // It is the B operand of the MUL whose X is SUB(GEN_INDEX axis 3, GEN_INDEX axis 2).
   bool found = false;

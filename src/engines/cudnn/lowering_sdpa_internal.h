@@ -76,7 +76,7 @@ class Builder {
   int padding_mask(int s, int seq_q, int seq_kv);
   int band_mask(int s, const Geom& g, int seq_q, int seq_kv);
   // ALiBi (use_alibi_mask; returns s unchanged without it): s + slope_h * (col - row),
-  // slope_h = 2^(-8 (h + 1) / h_q) (ops::sdpa::alibi_slope) in a [1, h_q, 1, 1]
+  // slope_h = ops::sdpa::alibi_slope(h, h_q) (cudnn-frontend's) in a [1, h_q, 1, 1]
   // FLOAT workspace tensor the plan initialises; col - row as INT32 (GEN_INDEX, SUB).
   int alibi(int s, const Geom& g);
 

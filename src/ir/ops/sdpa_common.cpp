@@ -150,7 +150,12 @@ Band band_of(const Node& n) {
 double attn_scale_attr(const Node& n) { return ops::attr::attn_scale(n).value_or(1.0); }
 
 double alibi_slope(std::int64_t h, std::int64_t heads) {
-  return std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(heads));
+  // n: the largest power of two <= heads. Heads 0..n-1 take 2^(-8 (h + 1) / n); the rest take
+  // every other slope of the 2n-head sequence, 2^(-4 (2 (h - n) + 1) / n).
+  std::int64_t n = 1;
+  while (n * 2 <= heads) n *= 2;
+  const double e = h < n ? static_cast<double>(h + 1) : 0.5 * static_cast<double>(2 * (h - n) + 1);
+  return std::exp2(-8.0 * e / static_cast<double>(n));
 }
 
 Status fail_rule(const InferContext& c, ops::PortRef port, std::string_view rule, const std::string& what) {

@@ -40,9 +40,10 @@ Band band_of(const Node& n);
 // look at the bound tensor; this returns only the attribute/default part.
 double attn_scale_attr(const Node& n);
 
-// ALiBi slope of head h out of H heads: 2^(-8 (h + 1) / H) (the standard
-// geometric sequence; exact for H a power of two). The bias added to score
-// (i, j) is slope * (j - i), so it is 0 on the diagonal and negative to the left.
+// ALiBi slope of head h out of H heads, as cudnn-frontend's get_alibi_slope (and the ALiBi
+// paper): with n the largest power of two <= H, 2^(-8 (h + 1) / n) for h < n, then
+// 2^(-4 (2 (h - n) + 1) / n) (the odd terms of the 2n-head sequence). The bias added to
+// score (i, j) is slope * (j - i), so it is 0 on the diagonal and negative to the left.
 double alibi_slope(std::int64_t h, std::int64_t heads);
 
 // MXFP8 block-scale geometry: blocks of 32 elements along one axis, stored with
