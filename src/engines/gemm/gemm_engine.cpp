@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "opgraph/op_graph.h"
 #include "runtime/device.h"
@@ -115,14 +116,40 @@ class GemmPlan final : public CompiledPlan {
   // extents (overridden_view: same kernel, same config), its launch sized with
   // the built plan's resident clusters (launch_plan_for: no driver query) and
   // checked against the plan's split-K scratch; `launch` := that launch.
+  // A serving loop repeats shapes: the last kShapes accepted ones are kept by
+  // their overridden slots' geometry, so a repeat skips the analysis.
   Status overridden_arguments(const VariantPack& pack, RawLaunch& a, LaunchPlan& launch) const {
     if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+    std::vector<std::int64_t> key;
+    const OperandBuffer* ops = pack.operands().data();
+    for (const OperandRow& r : table_.rows()) {
+      const OperandBuffer& b = ops[r.position];
+      if (!b.overridden) continue;
+      key.push_back(r.position);
+      key.insert(key.end(), b.dims.begin(), b.dims.begin() + b.rank);
+      key.insert(key.end(), b.strides.begin(), b.strides.begin() + b.rank);
+    }
+    {
+      std::lock_guard<std::mutex> lock(shapes_mu_);
+      for (auto it = shapes_.rbegin(); it != shapes_.rend(); ++it)
+        if (it->key == key) {
+          launch = it->launch;
+          a.dims = launch.dims;
+          a.params = it->params;
+          return patch(pack, it->kp, a);
+        }
+    }
     auto kp = overridden_view(*graph_, pack, built_, config_);
     if (kp.is_bad()) return kp.status();
     launch = launch_plan_for(*kp, cfg_, rt_->device().sm_count, launch_.resident);
     OPGRAPH_CHECK(override_fits_scratch(launch, launch_));
     a.dims = launch.dims;
     a.params = launch_params(*kp, launch.sched);
+    {
+      std::lock_guard<std::mutex> lock(shapes_mu_);
+      if (shapes_.size() >= kShapes) shapes_.erase(shapes_.begin());
+      shapes_.push_back(Shape{std::move(key), *kp, launch, a.params});
+    }
     return patch(pack, *kp, a);
   }
 
@@ -166,6 +193,16 @@ class GemmPlan final : public CompiledPlan {
   GemmV2Params params_;            // the argument less pointers, maps and scratch (launch_params), fixed at build
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
   mutable StreamScratch scratch_;  // v2 with splits > 1: slots leased per launch, freed in rt_'s context
+  // Overridden shapes accepted lately (overridden_arguments), most recent last.
+  struct Shape {
+    std::vector<std::int64_t> key;  // per overridden row: position, dims, strides
+    GemmProblem kp;                 // the kernel view at those extents
+    LaunchPlan launch;
+    GemmV2Params params;            // launch_params(kp, launch.sched): no pointers, maps or scratch
+  };
+  static constexpr std::size_t kShapes = 8;
+  mutable std::mutex shapes_mu_;
+  mutable std::vector<Shape> shapes_;
 };
 
 // build_plan's declines that need no device: a v2 config outside the problem's class.
