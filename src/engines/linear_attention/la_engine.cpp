@@ -265,7 +265,7 @@ Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout
 class LaEngine final : public Engine {
  public:
   explicit LaEngine(EngineIdentity id) : Engine(std::move(id)) {
-    // mma.sync runs on sm_80+, but the D = 128 prefill needs 187 KiB of shared
+    // mma.sync runs on sm_80+, but the D = 128 prefill needs 169 KiB of shared
     // memory, and only sm_90 has been measured.
     caps_.sm_lo = 90;
     caps_.sm_hi = 90;
