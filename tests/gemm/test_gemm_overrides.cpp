@@ -6,11 +6,16 @@
 // between A, B and C (G9), a bias left at the old N (G5), extents that need
 // another kernel (leaving the 16-byte class), and a split-K schedule larger than
 // the scratch sized at build. The launch on the H200: tests/gemm_gpu/test_gemm_gpu_overrides.cpp.
+// Also capture safety without a GPU: a split-K plan's first execute on a stream
+// being captured is refused (its scratch slot would allocate and sync) with the
+// fix named; after an eager execute, the captured one takes the stream's slot
+// with no driver call.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "engines/gemm/gemm_exec.h"
+#include "gemm_fake_driver.h"
 #include "exec/declared_layout.h"
 #include "opgraph/op_graph.h"
 
@@ -176,4 +181,40 @@ TEST(GemmOverrides, SplitKScheduleMustFitTheScratchSizedAtBuild) {
   auto kp = overridden_view(t.g, *big, t.built, plain);
   ASSERT_TRUE(kp.is_good());
   EXPECT_TRUE(override_fits_scratch(launch_plan_for(*kp, plain, 132, 0), none).is_good());
+}
+
+namespace {
+class GemmCaptureScratch : public opgraph::gemm_fake::FakeDriverTest {};
+CUstream g_capturing = nullptr;  // the stream the fake driver reports as being captured
+}  // namespace
+
+TEST_F(GemmCaptureScratch, FirstUseUnderCaptureIsRefusedNamingTheFix) {
+  runtime::CudaDriverApi api = api_;
+  api.stream_is_capturing = [](CUstream s, CUstreamCaptureStatus* st) -> CUresult {
+    *st = s == g_capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  };
+  const CUstream s = opgraph::gemm_fake::stream_handle(0x7700);
+  StreamScratch scratch(4096, 256, opgraph::gemm_fake::scratch_ctx());
+  g_capturing = s;
+  auto refused = scratch.acquire(api, s);
+  ASSERT_TRUE(refused.is_bad());
+  EXPECT_EQ(refused.status().code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(refused.status().message().find("execute the plan once on this stream before capturing"),
+            std::string::npos) << refused.status().message();
+  EXPECT_TRUE(fake_.live.empty());  // nothing allocated, nothing synchronised
+  EXPECT_TRUE(fake_.calls.empty());
+  // Eagerly first: the slot is made; then under capture the stream's own slot costs no driver call.
+  g_capturing = nullptr;
+  auto eager = scratch.acquire(api, s);
+  ASSERT_TRUE(eager.is_good()) << eager.status().message();
+  ASSERT_TRUE(scratch.release(api, *eager, s, true).is_good());
+  const std::size_t calls = fake_.calls.size();
+  g_capturing = s;
+  auto captured = scratch.acquire(api, s);
+  ASSERT_TRUE(captured.is_good()) << captured.status().message();
+  EXPECT_EQ(captured->partials, eager->partials);
+  EXPECT_EQ(fake_.calls.size(), calls);
+  ASSERT_TRUE(scratch.release(api, *captured, s, true).is_good());
+  g_capturing = nullptr;
 }

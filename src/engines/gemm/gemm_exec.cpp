@@ -246,6 +246,17 @@ Result<StreamScratch::Slot> StreamScratch::acquire(const runtime::CudaDriverApi&
       }
       // Every slot is pinned or untrackable: one more, past the bound.
     }
+    // A new slot allocates and waits for its zeroed counters: illegal while
+    // `stream` is being captured into a CUDA graph. Say what to do instead of
+    // letting the driver invalidate the capture.
+    if (api.stream_is_capturing) {
+      CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+      if (api.stream_is_capturing(stream, &capturing) == CUDA_SUCCESS && capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+        return Status(ErrorCode::INVALID_VALUE,
+                      "engine gemm v2: a split-K / stream-K plan allocates a stream's scratch slot (and zeroes its "
+                      "counters, with a sync) on the stream's first execute, which cannot run under stream capture: "
+                      "execute the plan once on this stream before capturing");
+    }
     auto e = allocate(api, key);
     if (e.is_bad()) return e.status();
     e->leases = 1;

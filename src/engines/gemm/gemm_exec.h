@@ -175,7 +175,9 @@ Status override_fits_scratch(const LaunchPlan& now, const LaunchPlan& built);
 // stream before destroying it. (2) Stream capture: the first execute on a
 // stream, and one that takes over another stream's slot, must not be under
 // capture (the counters' memset runs on the legacy stream; a wait on an event
-// recorded outside the capture is refused); a captured execute leaves its
+// recorded outside the capture is refused; acquire() refuses to allocate a
+// slot for a stream the driver reports capturing, INVALID_VALUE saying to
+// execute once first); a captured execute leaves its
 // slot untrackable (above) until the stream's next eager execute re-records
 // it, after which the slot can be handed over again: do not replay such a
 // graph while more than max_slots streams execute the plan.
