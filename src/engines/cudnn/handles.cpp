@@ -53,6 +53,20 @@ Result<BoundHandle> ContextHandles::current() {
 }
 
 Result<BoundHandle> ContextHandles::current_on(CUstream stream, CUcontext bound) {
+  // A handle is made on the thread's first execute in a context (cudnnCreate
+  // allocates): not while `stream` is being captured into a CUDA graph. Say
+  // what to do instead of letting the driver invalidate the capture.
+  if (bound && driver_->stream_is_capturing) {
+    bool have = false;
+    for (const Entry& e : entries_) have = have || e.context == bound;
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!have && driver_->stream_is_capturing(stream, &capturing) == CUDA_SUCCESS &&
+        capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+      return Status(ErrorCode::INVALID_VALUE,
+                    "engine cudnn: this thread's cuDNN handle for the plan's context is created on the thread's first "
+                    "execute (cudnnCreate allocates), which cannot run under stream capture: execute the plan once on "
+                    "this thread before capturing");
+  }
   auto got = entry(bound);
   if (got.is_bad()) return got.status();
   Entry& e = *got.value();
