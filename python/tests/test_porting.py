@@ -671,3 +671,31 @@ def test_tensor_like_of_a_planned_graphs_tensor_makes_a_new_tensor(rng):
     s = g.find_tensor(X.get_uid())
     S = graph().tensor(name="s", dim=[1], data_type=F32, is_pass_by_value=True, value=0.5)
     assert graph().tensor_like(S).get_pass_by_value() == 0.5 and s is not None
+
+
+@pytest.mark.parametrize("mask_type", [np.int32, np.int8, np.uint8, np.int64, np.bool_])
+def test_binary_select_takes_an_integer_mask(rng, mask_type):
+    # cudnn-frontend's test_gemm_silu_and_mul selects with an INT32 mask: not zero picks the first input.
+    g = graph()
+    a = rng.standard_normal((2, 3, 4)).astype(F32)
+    b = rng.standard_normal((2, 3, 4)).astype(F32)
+    m = rng.integers(-2, 3, size=(2, 1, 4)).astype(mask_type)
+    A, B = g.tensor_like(a, name="a"), g.tensor_like(b, name="b")
+    M = g.tensor_like(m, name="mask")
+    Y = g.binary_select(A, B, M, name="sel")
+    Y.set_output(True)
+    build(g)
+    y = np.full_like(a, np.nan)
+    g.execute({A: a, B: b, M: m, Y: y}, None)
+    np.testing.assert_array_equal(y, np.where(m != 0, a, b))
+    assert Y.get_data_type() == DT.FLOAT
+
+
+def test_binary_select_refuses_a_floating_mask():
+    g = graph()
+    A = g.tensor(name="a", dim=[4], data_type=F32)
+    B = g.tensor(name="b", dim=[4], data_type=F32)
+    M = g.tensor(name="m", dim=[4], data_type=np.float16)
+    g.binary_select(A, B, M, name="sel").set_output(True)
+    with pytest.raises(opgraph.GraphNotSupportedError, match="tensor 'm'.*mask must be BOOLEAN or an integer type"):
+        g.validate()

@@ -224,13 +224,25 @@ TEST(Pointwise, LogicalOnNonBoolRefused) {
   expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"node 'or'", "port IN_1", "tensor 'b'", "must be BOOLEAN", "HALF"});
 }
 
-TEST(Pointwise, SelectMaskMustBeBoolean) {
+TEST(Pointwise, SelectMaskIsBooleanOrInteger) {
+  // cuDNN takes an INT32 mask (cudnn-frontend's test_gemm_silu_and_mul); a floating one is refused.
+  for (DataType t : {DataType::BOOLEAN, DataType::INT8, DataType::UINT8, DataType::INT32, DataType::INT64}) {
+    OpGraph g;
+    auto a = g.tensor({4}, DataType::FLOAT, "a");
+    auto b = g.tensor({4}, DataType::FLOAT, "b");
+    auto m = g.tensor({4}, t, "m");
+    auto y = g.binary_select(a, b, m, Attributes().set_name("sel"));
+    y->set_output(true);
+    EXPECT_TRUE(g.validate().is_good()) << to_string(t);
+    EXPECT_EQ(y->get_data_type(), DataType::FLOAT) << to_string(t);
+  }
   OpGraph g;
   auto a = g.tensor({4}, DataType::FLOAT, "a");
   auto b = g.tensor({4}, DataType::FLOAT, "b");
-  auto m = g.tensor({4}, DataType::INT32, "m");
+  auto m = g.tensor({4}, DataType::HALF, "m");
   g.binary_select(a, b, m, Attributes().set_name("sel"));
-  expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED, {"node 'sel'", "port IN_2", "tensor 'm'", "mask must be BOOLEAN"});
+  expect_refused(g, ErrorCode::GRAPH_NOT_SUPPORTED,
+                 {"node 'sel'", "port IN_2", "tensor 'm'", "mask must be BOOLEAN or an integer type", "HALF"});
 }
 
 TEST(Pointwise, ArithmeticOnBooleanRefused) {

@@ -7,7 +7,8 @@
 //      ATTRIBUTE_NOT_SET), relu_* only for RELU_FWD/RELU_BWD, swish_beta for SWISH_*,
 //      elu_alpha for ELU_*, softplus_beta for SOFTPLUS_*; relu_lower_clip <=
 //      relu_upper_clip; softplus_beta > 0;
-//   3. types: logical modes take BOOLEAN inputs only; BINARY_SELECT's IN_2 is BOOLEAN;
+//   3. types: logical modes take BOOLEAN inputs only; BINARY_SELECT's IN_2 is BOOLEAN or an
+//      integer type (selects IN_0 where it is not zero, as cuDNN reads an INT32 mask);
 //      backward modes take floating dy and x; other modes refuse BOOLEAN data inputs
 //      (except IDENTITY, BINARY_SELECT, CMP_EQ, CMP_NEQ);
 //   4. shapes: the inputs broadcast together (numpy rules); OUT_0 gets the broadcast,
@@ -157,10 +158,12 @@ Status check_input_types(InferContext& c, const PointwiseModeInfo& m) {
     const char* p = kInPorts[i];
     DataType t = c.dtype(p);
     bool is_mask = m.traits.is_select && i == 2;
-    if (m.traits.is_logical || is_mask) {
+    if (is_mask) {  // BOOLEAN, or an integer read as "not zero" (cuDNN takes an INT32 mask)
+      if (t != DataType::BOOLEAN && !is_integral(t))
+        return c.fail(p, "BINARY_SELECT's mask must be BOOLEAN or an integer type, got " + std::string(type_name(t)));
+    } else if (m.traits.is_logical) {
       if (t != DataType::BOOLEAN)
-        return c.fail(p, (is_mask ? "BINARY_SELECT's mask" : mode + "'s input") + std::string(" must be BOOLEAN, got ") +
-                             type_name(t));
+        return c.fail(p, mode + "'s input must be BOOLEAN, got " + std::string(type_name(t)));
     } else if (m.traits.is_backward) {
       if (!is_floating(t))
         return c.fail(p, mode + " takes floating (dy, x), got " + type_name(t));
