@@ -155,8 +155,17 @@ TEST(LaSupport, DeclinesTypesOutsideTheSet) {
 }
 
 TEST(LaSupport, DeclinesStridedOperands) {
-  // q with its head and token axes swapped in memory.
-  expect_decline(gdn(cfg_of(64), {}, [](Built& x) { x.q->set_stride({64, 10 * 64, 1}); }).g, "L6 layout:");
+  // q, k, v: the head dim must be contiguous, the other strides multiples of 8 elements.
+  expect_decline(gdn(cfg_of(64), {}, [](Built& x) { x.q->set_stride({1, 64, 64 * 64}); }).g, "L6 layout:");
+  expect_decline(gdn(cfg_of(64), {}, [](Built& x) { x.k->set_stride({68, 4, 1}); }).g, "L6 layout:");
+  // q with its head and token axes swapped in memory is served (strides taken as declared).
+  {
+    auto b = gdn(cfg_of(64), {}, [](Built& x) { x.q->set_stride({64, 10 * 64, 1}); });
+    auto p = analyze_gdn(b.g);
+    ASSERT_TRUE(p.is_good()) << p.status().message();
+    EXPECT_EQ(p->q_ts, 64);
+    EXPECT_EQ(p->q_hs, 10 * 64);
+  }
   // A state row padded by 16 bytes is served; an unaligned pad is not.
   Cfg c = cfg_of(64);
   c.init = true;
@@ -237,12 +246,29 @@ TEST(LaFlashInferShaped, AcceptsItsGdnGraphs) {
     }
 }
 
-// Views of a fused qkv projection (only the head dim contiguous) are not served
-// yet: declined at check_support by the layout rule, never refused after acceptance.
-TEST(LaFlashInferShaped, DeclinesFusedQkvViewsByTheLayoutRule) {
-  FlashInferGdn f = flashinfer_gdn(16, 32, DataType::FLOAT, true);
-  ASSERT_TRUE(f.g.validate().is_good()) << f.g.validate().to_string();
-  expect_decline(f.g, "L6 layout:");
+// Views of a fused qkv projection (only the head dim contiguous) are served: the
+// kernels take each of q, k, v's token and head strides.
+TEST(LaFlashInferShaped, AcceptsFusedQkvViewsWithTheirStrides) {
+  for (auto [hqk, hv] : {std::pair<std::int64_t, std::int64_t>{16, 32}, {2, 8}}) {
+    FlashInferGdn f = flashinfer_gdn(hqk, hv, DataType::FLOAT, true);
+    ASSERT_TRUE(f.g.validate().is_good()) << f.g.validate().to_string();
+    auto p = analyze_gdn(f.g);
+    ASSERT_TRUE(p.is_good()) << p.status().message();
+    const std::int64_t row = (2 * hqk + hv) * p->d;  // one token's fused row
+    EXPECT_EQ(p->q_ts, row);
+    EXPECT_EQ(p->k_ts, row);
+    EXPECT_EQ(p->v_ts, row);
+    EXPECT_EQ(p->q_hs, p->d);
+    EXPECT_EQ(p->k_hs, p->d);
+    EXPECT_EQ(p->v_hs, p->d);
+  }
+  // Dense operands report their packed strides.
+  FlashInferGdn dense = flashinfer_gdn(16, 32, DataType::FLOAT, false);
+  auto p = analyze_gdn(dense.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_EQ(p->q_ts, 16 * p->d);
+  EXPECT_EQ(p->v_ts, 32 * p->d);
+  EXPECT_EQ(p->v_hs, p->d);
 }
 
 TEST(LaKernels, DecodeForShortSequencesPrefillOtherwiseAndUnderBatchInvariant) {

@@ -104,6 +104,7 @@ struct Case {
   bool init = true, final_out = true, pool = false, overwrite = false, l2 = false, safe = false, a_log = false,
        dt = false, beta_sig = false, neg = false, linear = false, strong = false, batch_inv = false, cu64 = false;
   bool flashinfer_uids = false;  // the uids FlashInfer's cudnn.pygraph gdn graph gives its tensors
+  bool fused_qkv = false;        // q, k, v as views of one [T, HQ + HK + HV, D] projection
   std::int64_t n_pool = 0;
   std::optional<double> scale;
   int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes
@@ -126,6 +127,12 @@ std::unique_ptr<Problem> build(const Case& c) {
   p->q = g.tensor({T, c.hq, D}, c.io, "q");
   p->k = g.tensor({T, c.hk, D}, c.io, "k");
   p->v = g.tensor({T, c.hv, D}, c.io, "v");
+  if (c.fused_qkv) {
+    const std::int64_t row = (c.hq + c.hk + c.hv) * D;
+    p->q->set_stride({row, D, 1});
+    p->k->set_stride({row, D, 1});
+    p->v->set_stride({row, D, 1});
+  }
   p->gate = g.tensor({T, HO}, c.gate_t, "g");
   p->beta = g.tensor({T, HO}, c.beta_t, "beta");
   p->cu = g.tensor({N + 1}, c.cu64 ? DataType::INT64 : DataType::INT32, "cu_seqlens");
@@ -182,6 +189,29 @@ std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Pro
   h[p.q->get_uid()] = encode(rows(c.hq, !c.l2), c.io);
   h[p.k->get_uid()] = encode(rows(c.hk, !c.l2), c.io);
   h[p.v->get_uid()] = encode(rows(c.hv, false), c.io);
+  if (c.fused_qkv) {
+    // One [T, HQ + HK + HV, D] projection holding q, k, v; each view's buffer is
+    // the projection's bytes from the view's first element on (its strided span).
+    const std::size_t w = width(c.io);
+    const std::int64_t row = (c.hq + c.hk + c.hv) * D;
+    std::vector<unsigned char> f(static_cast<std::size_t>(T * row) * w);
+    const std::pair<std::int64_t, std::int64_t> parts[] = {
+        {p.q->get_uid(), c.hq}, {p.k->get_uid(), c.hk}, {p.v->get_uid(), c.hv}};
+    std::int64_t off = 0;
+    for (const auto& part : parts) {
+      const std::vector<unsigned char>& dense = h[part.first];
+      for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t hh = 0; hh < part.second; ++hh)
+          std::memcpy(&f[static_cast<std::size_t>(t * row + off + hh * D) * w],
+                      &dense[static_cast<std::size_t>((t * part.second + hh) * D) * w], static_cast<std::size_t>(D) * w);
+      off += part.second * D;
+    }
+    off = 0;
+    for (const auto& part : parts) {
+      h[part.first].assign(f.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(off) * w), f.end());
+      off += part.second * D;
+    }
+  }
   std::vector<double> g(static_cast<std::size_t>(T * HO)), b(g.size());
   for (auto& e : g) {
     if (c.safe) e = nd(rng);
@@ -480,6 +510,25 @@ TEST_F(GdnGpu, FlashInferShapedGraphs) {
     c.lens = {100, 1, 700, 0};
     check(c, rng);
   }
+  // Views of a fused qkv projection (FlashInfer's calls pass them): prefill at both
+  // head dims, and decode (one token a sequence) reading v through its strides.
+  for (std::int64_t d : {128, 64}) {
+    Case c;
+    c.name = "fused qkv views, d" + std::to_string(d);
+    c.fused_qkv = c.flashinfer_uids = c.linear = c.l2 = true;
+    c.d = d;
+    c.hq = c.hk = 2;
+    c.hv = 4;
+    c.lens = {100, 1, 700, 0, 65};
+    check(c, rng);
+  }
+  Case c;
+  c.name = "fused qkv views, decode";
+  c.fused_qkv = c.l2 = true;
+  c.hq = c.hk = 2;
+  c.hv = 4;
+  c.lens.assign(24, 1);
+  check(c, rng);
 }
 
 // Pool rows: read row state_indices[i], write it back; other rows untouched.

@@ -23,6 +23,26 @@ bool one_of(DataType d, std::initializer_list<DataType> set) {
   return false;
 }
 
+// L6 for q, k, v [T, H, D]: the head dim contiguous, the token and head
+// strides non-negative multiples of 8 elements (16 bytes: the kernels load
+// 16-byte pieces), e.g. views of a fused qkv projection. Returned in *ts, *hs.
+Status check_rows(const std::string& node, const char* port, const Tensor& t, std::int64_t* ts, std::int64_t* hs) {
+  const auto& dim = t.get_dim();
+  const auto& stride = t.get_stride();
+  auto fits = [&](std::size_t i) { return dim[i] == 1 || (stride[i] >= 0 && stride[i] % 8 == 0); };
+  const bool ok = dim.size() == 3 && stride.size() == 3 && stride[2] == 1 && fits(0) && fits(1);
+  if (!ok) {
+    std::string got;
+    for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
+    return decline("L6 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
+                                     got + "]; the head dim must be contiguous (stride 1) and the token and head "
+                                     "strides multiples of 8 elements (16 bytes)");
+  }
+  *ts = dim[0] == 1 ? 0 : stride[0];
+  *hs = dim[1] == 1 ? 0 : stride[1];
+  return Status::ok();
+}
+
 // L6: dense row-major as declared; `row_pad` lets dim 0 carry a larger stride
 // (a multiple of 16 bytes), returned in *row_stride.
 Status check_packed(const std::string& node, const char* port, const Tensor& t, bool row_pad = false,
@@ -121,9 +141,11 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   // L6.
   if (o->get_is_virtual())
     return decline("L6 layout:", "node '" + p.node + "': O must be a graph output (non-virtual): the engine writes it");
-  for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"q", q}, {"k", k}, {"v", v}, {"g", g}, {"beta", beta},
-                                {"cu_seqlens", cu}, {"a_log", a_log}, {"dt_bias", dt_bias}, {"state_indices", idx},
-                                {"O", o}}) {
+  OPGRAPH_CHECK(check_rows(p.node, "q", *q, &p.q_ts, &p.q_hs));
+  OPGRAPH_CHECK(check_rows(p.node, "k", *k, &p.k_ts, &p.k_hs));
+  OPGRAPH_CHECK(check_rows(p.node, "v", *v, &p.v_ts, &p.v_hs));
+  for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"g", g}, {"beta", beta}, {"cu_seqlens", cu},
+                                {"a_log", a_log}, {"dt_bias", dt_bias}, {"state_indices", idx}, {"O", o}}) {
     if (t) OPGRAPH_CHECK(check_packed(p.node, port, *t));
   }
   p.state_rows = init ? init->get_dim()[0] : (write_final ? fin->get_dim()[0] : p.n_seq);

@@ -11,7 +11,9 @@
 //  L4 gates: g, beta, a_log, dt_bias FLOAT, BFLOAT16 or HALF; O FLOAT, BFLOAT16 or HALF;
 //  L5 state: initial_state / final_state FLOAT or BFLOAT16, one type for both
 //     when both are bound;
-//  L6 layout: every operand dense row-major as declared (the packed strides of
+//  L6 layout: q, k, v with the head dim contiguous and token / head strides
+//     multiples of 8 elements (views of a fused qkv projection are served);
+//     every other operand dense row-major as declared (the packed strides of
 //     its dims); a state tensor may pad its row stride (dim 0) to a multiple of
 //     16 bytes, the same for initial_state and final_state; O non-virtual;
 //  L7 grid: N <= 65535 sequences, HO <= 65535 heads.
@@ -44,6 +46,7 @@ struct GdnProblem {
   std::int64_t hq = 0, hk = 0, hv = 0, ho = 0;
   std::int64_t state_rows = 0;              // N, or N_pool under state_indices
   std::int64_t state_row_stride = 0;        // elements between state rows
+  std::int64_t q_ts = 0, q_hs = 0, k_ts = 0, k_hs = 0, v_ts = 0, v_hs = 0;  // token / head strides of q, k, v
   DataType io = DataType::BFLOAT16;         // q, k, v
   DataType g_type = DataType::FLOAT, beta_type = DataType::FLOAT, o_type = DataType::BFLOAT16;
   DataType state_type = DataType::FLOAT, a_log_type = DataType::FLOAT, dt_bias_type = DataType::FLOAT;

@@ -74,6 +74,12 @@ GdnParams params_of(const GdnProblem& p) {
   k.ho = p.ho;
   k.state_rows = p.state_rows;
   k.state_row_stride = p.state_row_stride;
+  k.q_ts = p.q_ts;
+  k.q_hs = p.q_hs;
+  k.k_ts = p.k_ts;
+  k.k_hs = p.k_hs;
+  k.v_ts = p.v_ts;
+  k.v_hs = p.v_hs;
   k.g_type = type_code(p.g_type);
   k.beta_type = type_code(p.beta_type);
   k.state_type = type_code(p.state_type);

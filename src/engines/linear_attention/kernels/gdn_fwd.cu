@@ -406,8 +406,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
       const int r = i / CH, piece = i % CH;
       const bool ok = r < nn;
       const i64 tok = bos + c + r;
-      cp_async16(&sm.xq[r * D + piece * 8], ok ? qg + (tok * p.hq + hq) * D + piece * 8 : qg, ok ? 16 : 0);
-      cp_async16(&sm.xk[r * D + piece * 8], ok ? kg + (tok * p.hk + hk) * D + piece * 8 : kg, ok ? 16 : 0);
+      cp_async16(&sm.xq[r * D + piece * 8], ok ? qg + tok * p.q_ts + hq * p.q_hs + piece * 8 : qg, ok ? 16 : 0);
+      cp_async16(&sm.xk[r * D + piece * 8], ok ? kg + tok * p.k_ts + hk * p.k_hs + piece * 8 : kg, ok ? 16 : 0);
     }
     cp_async_commit();
   };
@@ -418,7 +418,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
       const int r = i / CH, piece = i % CH;
       const bool ok = r < nn;
       const i64 tok = bos + c + r;
-      cp_async16(&sm.xv[r * BV + piece * 8], ok ? vg + (tok * p.hv + hv) * D + v0 + piece * 8 : vg, ok ? 16 : 0);
+      cp_async16(&sm.xv[r * BV + piece * 8], ok ? vg + tok * p.v_ts + hv * p.v_hs + v0 + piece * 8 : vg, ok ? 16 : 0);
     }
     cp_async_commit();
   };
@@ -703,9 +703,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
     rq[i] = rk[i] = rv[i] = 0;
     if (r < n) {
       const i64 tok = bos + c0 + r;
-      rq[i] = load_row_raw(qg + (tok * p.hq + hq) * D + lane * EL);
-      rk[i] = load_row_raw(kg + (tok * p.hk + hk) * D + lane * EL);
-      rv[i] = load_row_raw(vg + (tok * p.hv + hv) * D + lane * EL);
+      rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
+      rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
+      rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
     }
   }
 
@@ -995,8 +995,8 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
   const u16* vg = reinterpret_cast<const u16*>(p.v);
   for (i64 tok = bos; tok < eos; ++tok) {
     float xq[EL], xk[EL];
-    load_row_share(qg + (tok * p.hq + hq) * D + lane * EL, xq);
-    load_row_share(kg + (tok * p.hk + hk) * D + lane * EL, xk);
+    load_row_share(qg + tok * p.q_ts + hq * p.q_hs + lane * EL, xq);
+    load_row_share(kg + tok * p.k_ts + hk * p.k_hs + lane * EL, xk);
     if (l2) {
       float sq = 0.f, sk = 0.f;
 #pragma unroll
@@ -1009,7 +1009,7 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
     gate_beta(p, tok, h, gl, beta);
     const float a = expf(gl);
     // The lane's value of row i (lanes 0..7 hold rows 0..7), broadcast below.
-    const float vmine = lane < kRowsPerWarp ? io_to_f32(vg[(tok * p.hv + hv) * D + vbase + lane]) : 0.f;
+    const float vmine = lane < kRowsPerWarp ? io_to_f32(vg[tok * p.v_ts + hv * p.v_hs + vbase + lane]) : 0.f;
     float kv[kRowsPerWarp];
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {

@@ -25,9 +25,11 @@ enum : long long {
   kFlagCu64 = 1024        // cu_seqlens is INT64 (else INT32)
 };
 
-// Every extent in ELEMENTS; tensors are dense row-major in their declared
-// shapes (q [T, HQ, D], k [T, HK, D], v [T, HV, D], g and beta [T, HO],
-// O [T, HO, D], states [rows, HO, D, D] with row stride state_row_stride).
+// Every extent in ELEMENTS; q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
+// head dim contiguous and token / head strides q_ts, q_hs, ... (multiples of 8
+// elements: views of a fused projection); the other tensors are dense row-major
+// in their declared shapes (g and beta [T, HO], O [T, HO, D], states
+// [rows, HO, D, D] with row stride state_row_stride).
 struct GdnParams {
   unsigned long long q, k, v, g, beta, cu_seqlens, initial_state, final_state, a_log, dt_bias, state_indices, o;
   long long t;                 // T (tokens); cu_seqlens offsets are clamped to [0, T]
@@ -43,6 +45,7 @@ struct GdnParams {
   // cu_seqlens[s] / 64 + s + j; ceil(T / 64) + N slots in all).
   unsigned long long ws;
   long long n_slots;
+  long long q_ts, q_hs, k_ts, k_hs, v_ts, v_hs;  // token and head strides of q, k, v
 };
 
 }  // namespace opgraph_gdn
