@@ -83,7 +83,7 @@ run_pytest() {  # run_pytest SIDE PYTHONPATH: pytest over the chosen ids, resume
     echo "=== session $round" >> "$out/$name.log"
     (cd "$tests" && PYTHONPATH="$here:$path" OPGRAPH_CONFORMANCE_IDS="$out/ids.txt" \
        OPGRAPH_CONFORMANCE_LOG="$out/$name.tsv" "${stop[@]}" "$py" -m pytest -p conformance_select \
-       -p no:cacheprovider -q -rN --continue-on-collection-errors "${limit[@]}" $files) >> "$out/$name.log" 2>&1 || true  # failures are the data
+       -p no:cacheprovider -q -rs --continue-on-collection-errors "${limit[@]}" $files) >> "$out/$name.log" 2>&1 || true  # failures are the data
   done
   tail -n 2 "$out/$name.log"
   echo "$name: $(( $(date +%s) - t0 )) s, $round pytest session(s), $(grep -c $'\t' "$out/$name.tsv" || true) outcomes"
