@@ -32,6 +32,7 @@
 #include "engines/linear_attention/la_engine.h"
 #include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_util.h"
+#include "gpu/capture.h"
 #include "opgraph/device.h"
 #include "opgraph/op_graph.h"
 
@@ -105,6 +106,7 @@ struct Case {
        dt = false, beta_sig = false, neg = false, linear = false, strong = false, batch_inv = false, cu64 = false;
   bool flashinfer_uids = false;  // the uids FlashInfer's cudnn.pygraph gdn graph gives its tensors
   bool fused_qkv = false;        // q, k, v as views of one [T, HQ + HK + HV, D] projection
+  bool capture = false;          // execute once, capture an execute into a CUDA graph, replay it on new inputs
   std::int64_t n_pool = 0;
   std::optional<double> scale;
   int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes
@@ -350,6 +352,30 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   if (ws) ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes};
   Status ran = (*plan)->execute(pack, ec);
   EXPECT_TRUE(ran.is_good()) << c.name << ": " << ran.message();
+  std::optional<gpu_testing::CapturedGraph> graph;
+  if (c.capture) {
+    // An execute captured into a CUDA graph (after the one above), then new
+    // contents in the same buffers and the outputs poisoned again: the replay
+    // must compute from the new inputs, checked below against the reference.
+    EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS) << c.name;
+    graph.emplace();
+    const Status cap = graph->capture(api, gpu().stream, [&] { return (*plan)->execute(pack, ec); });
+    EXPECT_TRUE(cap.is_good()) << c.name << ": " << cap.to_string();
+    if (cap.is_bad()) return r;
+    host = draw(c, *p, rng, rows_used);
+    for (auto& [uid, bytes] : host)
+      if (!bytes.empty()) {
+        EXPECT_EQ(api.memcpy_htod(d.dev.at(uid)->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+      }
+    EXPECT_EQ(api.memset_d32(d.dev.at(o_uid)->ptr(), 0xFFFFFFFFu, std::max<std::size_t>(o_bytes, 4) / 4), CUDA_SUCCESS);
+    if (f_uid >= 0 && !c.overwrite) {
+      EXPECT_EQ(api.memset_d32(d.dev.at(f_uid)->ptr(), 0xFFFFFFFFu, std::max<std::size_t>(f_bytes, 4) / 4),
+                CUDA_SUCCESS);
+    }
+    EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
+    const Status replay = graph->launch(gpu().stream);
+    EXPECT_TRUE(replay.is_good()) << c.name << ": " << replay.to_string();
+  }
   EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS) << c.name;
   r.o.resize(o_bytes);
   if (o_bytes) {
@@ -592,6 +618,27 @@ TEST_F(GdnGpu, DecodeOneToEightTokens) {
 }
 
 void batch_invariant_bitwise(int m);  // below
+
+// CUDA-graph capture: an execute captured after a first one replays on new
+// contents of the same buffers (both prefill modes, the workspace included; the
+// decode kernel; a state pool in distinct buffers, which adds the pool copy).
+TEST_F(GdnGpu, CapturedExecuteReplaysOnNewContents) {
+  std::mt19937 rng(12);
+  Case c;
+  c.name = "captured, prefill";
+  c.capture = c.l2 = true;
+  c.lens = {300, 77, 0, 129};
+  check(c, rng);
+  c.name = "captured, decode";
+  c.lens.assign(16, 1);
+  check(c, rng);
+  c = Case{};
+  c.name = "captured, pool in distinct buffers";
+  c.capture = c.pool = true;
+  c.n_pool = 7;
+  c.lens = {130, 64, 1};
+  check(c, rng);
+}
 
 TEST_F(GdnGpu, BatchInvariantBitwise) {
   for (int m : {0, 1}) {
