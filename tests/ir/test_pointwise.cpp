@@ -245,6 +245,34 @@ TEST(Pointwise, SelectMaskIsBooleanOrInteger) {
                  {"node 'sel'", "port IN_2", "tensor 'm'", "mask must be BOOLEAN or an integer type", "HALF"});
 }
 
+TEST(Pointwise, ComparisonAndLogicalMayBeIntegerMasks) {
+  // cudnn-frontend's flexible-attention masks (test_flexible_sdpa): a comparison declared INT32
+  // holds 1 / 0, and logical modes read INT32 inputs as "not zero"; a floating output is refused.
+  OpGraph g;
+  auto r = g.tensor({4, 4}, DataType::INT32, "r");
+  auto c = g.tensor({4, 4}, DataType::INT32, "c");
+  auto lt = g.cmp_lt(r, c, Attributes().set_name("lt"));
+  lt->set_data_type(DataType::INT32);
+  auto ge = g.cmp_ge(r, c, Attributes().set_name("ge"));
+  ge->set_data_type(DataType::INT64);
+  auto both = g.logical_or(lt, ge, Attributes().set_name("or"));
+  both->set_data_type(DataType::INT32).set_output(true);
+  auto flag = g.logical_and(lt, g.cmp_eq(r, c, Attributes().set_name("eq")), Attributes().set_name("and"));
+  flag->set_output(true);
+  ASSERT_TRUE(g.validate().is_good()) << g.validate().to_string();
+  EXPECT_EQ(lt->get_data_type(), DataType::INT32);
+  EXPECT_EQ(ge->get_data_type(), DataType::INT64);
+  EXPECT_EQ(both->get_data_type(), DataType::INT32);
+  EXPECT_EQ(flag->get_data_type(), DataType::BOOLEAN);
+
+  OpGraph h;
+  auto a = h.tensor({4}, DataType::INT32, "a");
+  auto f = h.tensor({4}, DataType::FLOAT, "f");
+  h.logical_and(a, f, Attributes().set_name("and"));
+  expect_refused(h, ErrorCode::GRAPH_NOT_SUPPORTED,
+                 {"node 'and'", "port IN_1", "tensor 'f'", "must be BOOLEAN or an integer type", "FLOAT"});
+}
+
 TEST(Pointwise, ArithmeticOnBooleanRefused) {
   OpGraph g;
   auto a = g.tensor({4}, DataType::BOOLEAN, "flags");

@@ -7,8 +7,9 @@
 //      ATTRIBUTE_NOT_SET), relu_* only for RELU_FWD/RELU_BWD, swish_beta for SWISH_*,
 //      elu_alpha for ELU_*, softplus_beta for SOFTPLUS_*; relu_lower_clip <=
 //      relu_upper_clip; softplus_beta > 0;
-//   3. types: logical modes take BOOLEAN inputs only; BINARY_SELECT's IN_2 is BOOLEAN or an
-//      integer type (selects IN_0 where it is not zero, as cuDNN reads an INT32 mask);
+//   3. types: logical modes take BOOLEAN or integer inputs (an integer is true where it is
+//      not zero, as cuDNN reads cudnn-frontend's INT32 masks); BINARY_SELECT's IN_2 is BOOLEAN
+//      or an integer type (selects IN_0 where it is not zero, as cuDNN reads an INT32 mask);
 //      backward modes take floating dy and x; other modes refuse BOOLEAN data inputs
 //      (except IDENTITY, BINARY_SELECT, CMP_EQ, CMP_NEQ);
 //   4. shapes: the inputs broadcast together (numpy rules); OUT_0 gets the broadcast,
@@ -17,8 +18,9 @@
 //      (node/pointwise.h) takes the strides of the first input of the output's dims —
 //      so a channels-last conv output keeps its class through bias, scale and relu
 //      epilogues (ops/output_layout.h; no such input: the fullest one of OUT_0's rank);
-//   5. OUT_0's type: BOOLEAN for comparisons and logical modes (a user-set other type is
-//      refused), INT32 for GEN_INDEX unless set (BOOLEAN refused), and a BOOLEAN OUT_0 is
+//   5. OUT_0's type: BOOLEAN for comparisons and logical modes, or an integer type the user
+//      sets (it holds 1 / 0, as cuDNN writes a comparison into an INT32 mask; a floating
+//      type is refused), INT32 for GEN_INDEX unless set (BOOLEAN refused), and a BOOLEAN OUT_0 is
 //      refused for arithmetic modes.
 #include <cmath>
 
@@ -162,8 +164,9 @@ Status check_input_types(InferContext& c, const PointwiseModeInfo& m) {
       if (t != DataType::BOOLEAN && !is_integral(t))
         return c.fail(p, "BINARY_SELECT's mask must be BOOLEAN or an integer type, got " + std::string(type_name(t)));
     } else if (m.traits.is_logical) {
-      if (t != DataType::BOOLEAN)
-        return c.fail(p, mode + "'s input must be BOOLEAN, got " + std::string(type_name(t)));
+      if (t != DataType::BOOLEAN && !is_integral(t))
+        return c.fail(p, mode + "'s input must be BOOLEAN or an integer type (true where not zero), got " +
+                             std::string(type_name(t)));
     } else if (m.traits.is_backward) {
       if (!is_floating(t))
         return c.fail(p, mode + " takes floating (dy, x), got " + type_name(t));
@@ -212,9 +215,10 @@ Status infer_pointwise(InferContext& c) {
   bool user_typed = o && o->data_type_set_by_user();
   DataType user_type = o ? o->get_data_type() : DataType::NOT_SET;
   if (m->traits.is_comparison || m->traits.is_logical) {
-    if (user_typed && user_type != DataType::BOOLEAN)
-      return c.fail(ops::out::OUT_0, mode + " yields BOOLEAN; the output is declared " + type_name(user_type));
-    out_type = DataType::BOOLEAN;
+    if (user_typed && user_type != DataType::BOOLEAN && !is_integral(user_type))
+      return c.fail(ops::out::OUT_0, mode + " yields BOOLEAN (or 1 / 0 in an integer type); the output is declared " +
+                                         type_name(user_type));
+    out_type = user_typed ? user_type : DataType::BOOLEAN;
   } else if (m->traits.uses_axis) {
     if (user_typed && user_type == DataType::BOOLEAN)
       return c.fail(ops::out::OUT_0, "GEN_INDEX yields indices; a BOOLEAN output cannot hold them");
