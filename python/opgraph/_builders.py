@@ -185,12 +185,16 @@ class _Structured:
         compute = to_data_type(kw.pop("compute_data_type", None))
         name = kw.pop("name", "") or ""
         if self.op.startswith("sdpa"):
-            for flexible in ("score_mod", "score_mod_bprop"):
-                if kw.get(flexible) is not None:
+            if kw.get("score_mod") is not None or kw.get("score_mod_bprop") is not None:
+                if self.op not in ("sdpa", "sdpa_backward"):
                     raise NotImplementedError(
-                        f"{self.op}({flexible}=...): flexible attention (a score-modifier subgraph built by a "
-                        "callable) is not supported yet; docs/porting.md lists what is missing")
-                kw.pop(flexible, None)
+                        f"{self.op}(score_mod=...): flexible attention is written for sdpa and sdpa_backward only")
+                from . import _porting  # flexible attention: the composite with the user's score subgraph
+
+                make = _porting.flexible_sdpa if self.op == "sdpa" else _porting.flexible_sdpa_backward
+                return make(graph, self.op, kw, compute, name)
+            kw.pop("score_mod", None)
+            kw.pop("score_mod_bprop", None)
             _sdpa_dropout(kw)
             if "is_inference" in kw and "generate_stats" in self.attrs:  # cudnn's older spelling
                 inference = kw.pop("is_inference")

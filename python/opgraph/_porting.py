@@ -444,3 +444,184 @@ def _key_by_uid(g, t):
     if mine is None or mine is t or mine.get_name() != t.get_name():
         return t
     return uid
+
+
+# ------------------------------------------------ flexible attention (score_mod) --
+#
+# cudnn's sdpa(..., score_mod=fn) calls fn(graph, S) while it expands SDPA into its composite:
+# S = attn_scale * Q K^T is a virtual tensor of the graph, fn adds ops reading it (and any other
+# tensors of the graph) and returns the modified scores, which go on to bias, masks and softmax.
+# sdpa_backward(score_mod=fn, score_mod_bprop=fn_b) recomputes the forward scores through fn and
+# passes the softmax gradient dS through fn_b before the attn_scale and the dQ / dK matmuls.
+# opgraph's sdpa node has no subgraph inside, so with a callable the graph builder writes the
+# composite itself out of IR ops (transpose, matmul, pointwise, reduction, paged_cache_load) in
+# the same order, and the callable works on that S. Engines then take the graph as any other: the
+# reference runs it, a device engine runs it where it accepts every node.
+
+_FLEX_FWD_KEYS = {"q", "k", "v", "attn_scale", "bias", "generate_stats", "is_inference", "seq_len_q", "seq_len_kv",
+                  "paged_attention_k_table", "paged_attention_v_table", "paged_attention_max_seq_len_kv",
+                  "use_causal_mask", "use_padding_mask", "use_alibi_mask", "use_causal_mask_bottom_right",
+                  "score_mod"}
+_FLEX_BWD_KEYS = {"q", "k", "v", "o", "do", "stats", "attn_scale", "bias", "seq_len_q", "seq_len_kv",
+                  "use_causal_mask", "use_padding_mask", "use_alibi_mask", "use_causal_mask_bottom_right",
+                  "use_deterministic_algorithm", "score_mod", "score_mod_bprop"}
+_FLEX_OFF = {"use_causal_mask", "use_padding_mask", "use_alibi_mask", "use_causal_mask_bottom_right",
+             "use_deterministic_algorithm"}
+
+
+def _flex_args(op, kw, allowed):
+    """kw with lower-case keys; a keyword the composite does not write (a set flag, a tensor for a
+    feature it lacks) raises NotImplementedError naming it."""
+    out = {}
+    for key, value in kw.items():
+        k = key.lower()
+        if value is None or (k in _FLEX_OFF and value is False):
+            continue
+        if k not in allowed or k in _FLEX_OFF:
+            raise NotImplementedError(
+                f"{op}(score_mod=...) with '{key}': opgraph writes flexible attention as its composite (Q K^T, "
+                "attn_scale, score_mod, bias, softmax, P V) and does not add this feature to it; express it in the "
+                "score_mod callable (a mask is gen_index / cmp / binary_select) or call without score_mod")
+        out[k] = value
+    return out
+
+
+def _flex_tensor(g, op, name, value):
+    if not isinstance(value, _C.tensor):
+        raise TypeError(f"{op}(score_mod=...): '{name}' expects an opgraph.tensor, got {type(value).__name__}")
+    return value
+
+
+def _flex_call(g, op, fn, scores, what):
+    out = fn(g, scores)
+    if not isinstance(out, _C.tensor):
+        raise TypeError(f"{op}({what}=...): the callable must return the modified score tensor (an opgraph.tensor "
+                        f"built from graph ops), got {type(out).__name__}")
+    return out
+
+
+def _flex_scale(g, scores, attn_scale, name):
+    if attn_scale is None:
+        return scores
+    if not isinstance(attn_scale, _C.tensor):
+        if isinstance(attn_scale, bool) or not isinstance(attn_scale, (int, float)):
+            raise TypeError(f"attn_scale expects a float or an opgraph.tensor, got {type(attn_scale).__name__}")
+        attn_scale = g.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=_C.data_type.FLOAT,
+                              is_pass_by_value=True, value=float(attn_scale), name=f"{name}::attn_scale")
+    return g.mul(a=scores, b=attn_scale, name=f"{name}::mul_attn_scale")
+
+
+def _flex_heads(op, q, k, v):
+    for t, what in ((k, "k"), (v, "v")):
+        if t.dims[1] not in (1, q.dims[1]):
+            raise NotImplementedError(
+                f"{op}(score_mod=...): '{what}' has {t.dims[1]} heads for {q.dims[1]} query heads; the composite "
+                "takes as many K/V heads as query heads, or one (MQA), not grouped query attention")
+
+
+def _flex_scores(g, op, a, name, q, k, fn, seq_len_kv, bias):
+    """The modified scores: score_mod(attn_scale * Q K^T), then bias, then (with SEQ_LEN_KV) the
+    columns at or beyond each batch's length set to -inf, as cuDNN's kernels stop there."""
+    kt = g.transpose(input=k, permutation=[0, 1, 3, 2], name=f"{name}::k_transpose")
+    s = g.matmul(A=q, B=kt, name=f"{name}::matmul_q_kt")
+    shape = [q.dims[0], q.dims[1], q.dims[2], k.dims[2]]
+    s.set_dim(shape)
+    s = _flex_scale(g, s, a.get("attn_scale"), name)
+    s.set_dim(shape)  # the callable sees the scores' dims, as cudnn's composite sets them before calling it
+    if fn is not None:
+        s = _flex_call(g, op, fn, s, "score_mod")
+    if bias is not None:
+        s = g.add(a=s, b=_flex_tensor(g, op, "bias", bias), name=f"{name}::add_bias")
+    if seq_len_kv is not None:
+        col = g.gen_index(input=s, axis=3, name=f"{name}::kv_index")
+        col.set_data_type(_C.data_type.INT32)
+        keep = g.cmp_lt(input=col, comparison=seq_len_kv, name=f"{name}::kv_in_length")
+        keep.set_data_type(_C.data_type.BOOLEAN)
+        ninf = g.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=_C.data_type.FLOAT, is_pass_by_value=True,
+                        value=float("-inf"), name=f"{name}::neg_inf")
+        s = g.binary_select(input0=s, input1=ninf, mask=keep, name=f"{name}::kv_padding")
+    return s
+
+
+def _rows(t):
+    d = t.dims
+    return [d[0], d[1], d[2], 1]
+
+
+def flexible_sdpa(g, op, kw, compute, name):
+    """sdpa(..., score_mod=fn) written as its composite in graph g; returns [O, Stats or None]."""
+    name = name or "sdpa"
+    a = _flex_args(op, kw, _FLEX_FWD_KEYS)
+    q, k, v = (_flex_tensor(g, op, x, a.get(x)) for x in ("q", "k", "v"))
+    fn = a["score_mod"]
+    if not callable(fn):
+        raise TypeError(f"{op}: score_mod must be a callable (graph, score tensor) -> tensor")
+    stats_wanted = bool(a.get("generate_stats", not a.get("is_inference", True)))
+    seq_q, seq_kv = a.get("seq_len_q"), a.get("seq_len_kv")
+    tables = a.get("paged_attention_k_table"), a.get("paged_attention_v_table")
+    if any(t is not None for t in tables):
+        if not all(isinstance(t, _C.tensor) for t in tables) or seq_kv is None:
+            raise ValueError(f"{op}(score_mod=...): paged K/V need both page tables and seq_len_kv")
+        s_kv = a.get("paged_attention_max_seq_len_kv")
+        for which, table in (("k", tables[0]), ("v", tables[1])):
+            cont = k if which == "k" else v
+            per_table = table.dims[2] * cont.dims[2]
+            rows = int(s_kv) if s_kv else per_table
+            y = g.paged_cache_load(container=cont, seqLen=seq_kv, pageTable=table, name=f"{name}::paged_{which}")
+            y.set_dim([table.dims[0], cont.dims[1], rows, cont.dims[3]])
+            if which == "k":
+                k = y
+            else:
+                v = y
+    _flex_heads(op, q, k, v)
+    s = _flex_scores(g, op, a, name, q, k, fn, seq_kv, a.get("bias"))
+    m = g.reduction(input=s, mode="MAX", name=f"{name}::max")
+    m.set_dim(_rows(q))
+    e = g.exp(input=g.sub(a=s, b=m, name=f"{name}::sub_max"), name=f"{name}::exp")
+    z = g.reduction(input=e, mode="ADD", name=f"{name}::sum_exp")
+    z.set_dim(_rows(q))
+    p = g.div(a=e, b=z, name=f"{name}::softmax")
+    o = g.matmul(A=p, B=v, name=f"{name}::matmul_p_v")
+    o.set_data_type(q.get_data_type()).set_dim([q.dims[0], q.dims[1], q.dims[2], v.dims[3]])
+    stats = None
+    if stats_wanted:
+        stats = g.add(a=m, b=g.log(input=z, name=f"{name}::log_sum_exp"), name=f"{name}::stats")
+        stats.set_data_type(_C.data_type.FLOAT).set_dim(_rows(q))
+    del compute, seq_q  # the composite's math runs in the graph's compute type; seq_len_q feeds score_mod only
+    return [o, stats]
+
+
+def flexible_sdpa_backward(g, op, kw, compute, name):
+    """sdpa_backward(..., score_mod=fn, score_mod_bprop=fn_b) written as its composite; returns
+    [dQ, dK, dV]."""
+    name = name or "sdpa_backward"
+    a = _flex_args(op, kw, _FLEX_BWD_KEYS)
+    q, k, v, o, do, stats = (_flex_tensor(g, op, x, a.get(x)) for x in ("q", "k", "v", "o", "do", "stats"))
+    fn, fn_b = a.get("score_mod"), a.get("score_mod_bprop")
+    for f, what in ((fn, "score_mod"), (fn_b, "score_mod_bprop")):
+        if f is not None and not callable(f):
+            raise TypeError(f"{op}: {what} must be a callable (graph, tensor) -> tensor")
+    if k.dims[1] != q.dims[1] or v.dims[1] != q.dims[1]:
+        raise NotImplementedError(
+            f"{op}(score_mod=...): the composite backward takes as many K/V heads as query heads "
+            f"(q {q.dims[1]}, k {k.dims[1]}, v {v.dims[1]}); grouped or multi-query backward is not written")
+    io = q.get_data_type()
+    s = _flex_scores(g, op, a, name, q, k, fn, a.get("seq_len_kv"), a.get("bias"))
+    p = g.exp(input=g.sub(a=s, b=stats, name=f"{name}::sub_stats"), name=f"{name}::p")
+    pt = g.transpose(input=p, permutation=[0, 1, 3, 2], name=f"{name}::p_transpose")
+    dv = g.matmul(A=pt, B=do, name=f"{name}::matmul_pt_do")
+    vt = g.transpose(input=v, permutation=[0, 1, 3, 2], name=f"{name}::v_transpose")
+    dp = g.matmul(A=do, B=vt, name=f"{name}::matmul_do_vt")
+    rowdot = g.reduction(input=g.mul(a=do, b=o, name=f"{name}::do_o"), mode="ADD", name=f"{name}::sum_do_o")
+    rowdot.set_dim(_rows(q))
+    ds = g.mul(a=g.sub(a=dp, b=rowdot, name=f"{name}::sub_dp_sum"), b=p, name=f"{name}::ds")
+    if fn_b is not None:
+        ds = _flex_call(g, op, fn_b, ds, "score_mod_bprop")
+    ds = _flex_scale(g, ds, a.get("attn_scale"), name + "::ds")
+    dq = g.matmul(A=ds, B=k, name=f"{name}::matmul_ds_k")
+    dst = g.transpose(input=ds, permutation=[0, 1, 3, 2], name=f"{name}::ds_transpose")
+    dk = g.matmul(A=dst, B=q, name=f"{name}::matmul_dst_q")
+    for t, like in ((dq, q), (dk, k), (dv, v)):
+        t.set_data_type(io).set_dim(list(like.dims))
+    del compute
+    return [dq, dk, dv]

@@ -581,13 +581,16 @@ def test_a_pass_by_value_tensor_declared_without_a_value_takes_it_at_execute(rng
                    inv: np.empty((4, 1), F32)}, None)
 
 
-def test_sdpa_score_mod_is_refused_with_a_sentence():
+def test_sdpa_score_mod_writes_the_composite():
+    # score_mod=callable: the SDPA composite written out of IR ops around the callable's subgraph
+    # (numerics: test_flexible_sdpa.py); None: the sdpa node, no modifier.
     g = opgraph.pygraph(io_data_type=DT.HALF, intermediate_data_type=DT.FLOAT, compute_data_type=DT.FLOAT)
     q, k, v = sdpa_inputs(g)
-    with pytest.raises(NotImplementedError, match=r"sdpa\(score_mod=...\): flexible attention"):
-        g.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=False, score_mod=lambda graph, score: score)
+    o, stats = g.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=False, score_mod=lambda graph, score: score)
+    assert o is not None and stats is None
+    assert "sdpa" not in [n.op for n in g.nodes] and {"matmul", "reduction", "pointwise"} <= {n.op for n in g.nodes}
     o, _ = g.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=False, score_mod=None)  # None: no modifier
-    assert o is not None
+    assert o is not None and g.nodes[-1].op == "sdpa"
 
 
 def test_a_graph_built_again_for_a_pass_by_value_value_keeps_its_planning_target(rng):
