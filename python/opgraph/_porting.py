@@ -368,10 +368,71 @@ def _install_engine_enumeration(cls):
     cls.create_execution_plan = create_execution_plan
 
 
+# ------------------------------------------------ pointwise output strides (cudnn's) --
+#
+# The IR gives a pointwise output whose strides nobody set dense strides in the axis order of
+# its first input of the output's dims (ops/output_layout.h), so an output never has holes.
+# cudnn-frontend copies that input's strides exactly, holes included: test_apply_rope binds its
+# outputs to strided views of the input (in place) and relies on it. The Python package follows
+# cudnn-frontend: at validate, each NON-VIRTUAL pointwise output whose strides the user did not
+# set takes the strides cudnn-frontend would give it (those of its first input of the same dims,
+# through virtual intermediates as cudnn-frontend infers them), set explicitly on the tensor.
+# Virtual tensors keep the IR's strides (no buffer sees them). C++ users keep the IR's rule.
+
+
+def _cudnn_pointwise_strides(g, unset):
+    """Sets cudnn-frontend's strides on the non-virtual pointwise outputs in `unset` (ids of
+    outputs whose strides were not set before validate); returns whether any changed."""
+    inferred = {}  # id(tensor) -> the strides cudnn-frontend would have given it
+    changed = False
+    for n in g.nodes:
+        if n.op != "pointwise":
+            continue
+        out = n.outputs.get("OUT_0")
+        if out is None:
+            continue
+        ins = [n.inputs[p] for p in ("IN_0", "IN_1", "IN_2") if n.inputs.get(p) is not None]
+        same = next((t for t in ins if list(t.dims) == list(out.dims)), None)
+        if id(out) not in unset and (not out.is_virtual or same is None):
+            continue  # strides the user set (or virtual without a same-dims input): as they are
+        if same is None:
+            continue
+        strides = inferred.get(id(same), list(same.strides))
+        inferred[id(out)] = strides
+        if not out.is_virtual and list(out.strides) != strides:
+            out.set_stride(strides)
+            changed = True
+    return changed
+
+
+def validate(self):
+    """validate(), then the non-virtual pointwise outputs nobody gave strides take cudnn-frontend's
+    (their first same-dims input's, holes included; see above), and validate again if any did."""
+    unset = set()
+    if not self.is_validated:
+        for n in self.nodes:
+            out = n.outputs.get("OUT_0") if n.op == "pointwise" else None
+            if out is not None and not out.is_virtual and not list(out.strides):
+                unset.add(id(out))
+    result = _C._GraphBase.validate(self)
+    if unset and _cudnn_pointwise_strides(self, unset):
+        result = _C._GraphBase.validate(self)
+    return result
+
+
+def create_execution_plans(self, *args, **kwargs):
+    """Validates first (the Python validate, with cudnn's pointwise output strides), then plans."""
+    if not self.is_validated:
+        self.validate()
+    return _C._GraphBase.create_execution_plans(self, *args, **kwargs)
+
+
 def _install():
     from ._graph import pygraph
 
     _install_engine_enumeration(pygraph)
+    pygraph.validate = validate
+    pygraph.create_execution_plans = create_execution_plans
 
 
 _install()
