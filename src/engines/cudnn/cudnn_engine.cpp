@@ -285,7 +285,9 @@ class CudnnEngine final : public Engine {
     if (auto why = mismatch(ctx)) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + *why};
     auto api = runtime::cudnn();
     if (api.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + api.status().message()};
-    auto lp = lower(g, options(*api.value()));
+    LoweringOptions opts = options(*api.value());
+    opts.sm_version = ctx.target().device->sm_version();  // mismatch() checked the target has a device
+    auto lp = lower(g, opts);
     if (lp.is_bad()) return lp.status();
     auto have = static_cast<std::int64_t>(api.value()->version);
     if (have < lp->min_cudnn_version)

@@ -101,6 +101,10 @@ struct LoweringOptions {
   // cudnnGetVersion() of the loaded libcudnn (e.g. 91400); 0 = unknown, which
   // turns every version-gated native operation off (composites only).
   std::int64_t cudnn_version = 0;
+  // The planning target's compute capability, major * 10 + minor (90 for an
+  // H100/H200); 0 = unknown. The deterministic SDPA backward is lowered for
+  // Hopper (9.x) only, where cudnn-frontend's is the dP-workspace composite.
+  int sm_version = 0;
   // Also lower the SDPA variants whose cuDNN plans FAILED their H200 check
   // (bench/results/2026-11-30-cudnn-sdpa-h200.txt, run 3): the forward's
   // Max / Sum_exp outputs came back unwritten, a backward given SINK_TOKEN was

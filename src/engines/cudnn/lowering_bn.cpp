@@ -1,9 +1,16 @@
 // engines/cudnn/lowering_bn.cpp — the batchnorm building blocks cuDNN has
 // operations for: genstats (OPERATION_GEN_STATS), bn_finalize
 // (OPERATION_BN_FINALIZE_STATISTICS, training mode), dbn_weight
-// (OPERATION_BN_BWD_WEIGHTS); and batchnorm_inference as the pointwise
-// composite cudnn-frontend uses: Y = ((X - MEAN) * INV_VARIANCE) * SCALE + BIAS,
-// four POINTWISE operations through three virtual tensors of X's layout.
+// (OPERATION_BN_BWD_WEIGHTS); and batchnorm_inference, two ways:
+//  * alone (or beside anything but a batchnorm_backward): the pointwise composite
+//    Y = ((X - MEAN) * INV_VARIANCE) * SCALE + BIAS, four POINTWISE operations
+//    through three virtual tensors of X's layout (on the H200, 2026-11-30, a lone
+//    NORM_FORWARD inference graph listed no engine and this composite ran);
+//  * in a graph that also holds a batchnorm_backward (BN inference -> dReLU -> dBN,
+//    cudnn-frontend's test_bn_infer_drelu_dbn): ONE NORM_FORWARD operation in the
+//    INFERENCE phase (X, MEAN, INV_VARIANCE, SCALE, BIAS -> Y), as cudnn-frontend
+//    (1.18 on) lowers batchnorm_inference; the composite form of that graph found
+//    no cuDNN engine on the H200 (2026-12-02) while cudnn-frontend's ran.
 // Port -> attribute tables are data; an unbound optional port sets nothing.
 #include <algorithm>
 
@@ -57,7 +64,30 @@ Status bind_all(Lowerer& l, int op, const Node& n, const PortAttr (&table)[N]) {
   return Status::ok();
 }
 
-Status lower_inference_composite(Lowerer& l, const Node& n) {
+// Whether the graph holds a batchnorm_backward (the fused dBN pattern).
+bool beside_batchnorm_backward(const OpGraph& g) {
+  for (const auto& node : g.nodes())
+    if (op_index(node->spec()) == ops::BatchnormBackward::kIndex) return true;
+  return false;
+}
+
+Status lower_inference_norm_forward(Lowerer& l, const Node& n) {
+  using In = ops::BatchnormInference::In;
+  int op = l.add(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, Lowerer::node_label(n), std::string(n.op()));
+  l.set_int(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, CUDNN_BATCH_NORM);
+  l.set_int(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, CUDNN_NORM_FWD_INFERENCE);
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, n, In::X));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, n, In::MEAN));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, n, In::INV_VARIANCE));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, n, In::SCALE));
+  OPGRAPH_CHECK(l.bind_in(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, n, In::BIAS));
+  OPGRAPH_CHECK(l.bind_out(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, n, ops::BatchnormInference::Out::Y));
+  l.plan().operations.push_back(op);
+  return Status::ok();
+}
+
+Status lower_batchnorm_inference(Lowerer& l, const Node& n) {
+  if (beside_batchnorm_backward(l.graph())) return lower_inference_norm_forward(l, n);
   using In = ops::BatchnormInference::In;
   TensorPtr x = n.input(In::X);
   auto rec_of = [&](In port) { return l.tensor(n.input(port)); };
@@ -109,7 +139,7 @@ const LoweringRecord kLowerings[] = {
     {ops::Genstats::kIndex, lower_genstats, {}},
     {ops::BnFinalize::kIndex, lower_bn_finalize, {}},
     {ops::DbnWeight::kIndex, lower_dbn_weight, {}},
-    {ops::BatchnormInference::kIndex, lower_inference_composite, {}},
+    {ops::BatchnormInference::kIndex, lower_batchnorm_inference, {}},
 };
 
 }  // namespace

@@ -86,7 +86,7 @@ Status decline_rule(const Node& n, const std::string& what, std::string_view rul
 }
 
 // The declines every variant shares; the first that applies is returned.
-Status check_lowerable(const Node& n, const Geom& g, bool backward) {
+Status check_lowerable(const Node& n, const Geom& g, bool backward, int sm_version) {
   if (is_fp8_op(n.op()))
     return decline_rule(n, "op '" + std::string(n.op()) + "'", "sdpa_fp8_not_lowered",
                         "the fp8 / MXFP8 attention variants (per-tensor and block scales, amax outputs) are not "
@@ -100,9 +100,13 @@ Status check_lowerable(const Node& n, const Geom& g, bool backward) {
   if (n.input(ops::in::Dropout_mask))
     return decline_rule(n, "port 'Dropout_mask'", "dropout_not_lowered", "a user dropout mask is not lowered");
   if (backward) {
-    if (ops::SdpaBackward::use_deterministic_algorithm(n))  // backward: sdpa_backward only (fp8 ops return earlier)
+    // backward: sdpa_backward only (fp8 ops return earlier). On Hopper cudnn-frontend's deterministic
+    // backward is the dP-workspace composite (lowering_sdpa_bwd.cpp); elsewhere it pins engines and knobs.
+    if (ops::SdpaBackward::use_deterministic_algorithm(n) && sm_version / 10 != 9)
       return decline_rule(n, "attribute 'use_deterministic_algorithm'", "deterministic_not_lowered",
-                          "the deterministic backward pins engines and knobs; not lowered");
+                          "the deterministic backward is lowered for Hopper (sm_9x) only, as cudnn-frontend's "
+                          "dP-workspace composite; elsewhere it pins engines and knobs (target: " +
+                              (sm_version ? "sm_" + std::to_string(sm_version) : std::string("unknown")) + ")");
   } else {
     // cudnn-frontend's composite softmax gives Stats alone, or Max and Sum_exp together (not with Stats).
     const bool mx = ops::Sdpa::score_max(n), se = ops::Sdpa::score_sum_exp(n);  // the fp8 ops returned above
@@ -196,10 +200,10 @@ Status check_not_failed(const Node& n, bool backward) {
 }
 
 Status lower_sdpa_node(Lowerer& l, const Node& n) {
-  if (is_fp8_op(n.op())) return check_lowerable(n, Geom{}, false);
+  if (is_fp8_op(n.op())) return check_lowerable(n, Geom{}, false, l.options().sm_version);
   const Geom g = geom_of(n);
   const bool backward = n.op() == "sdpa_backward";
-  OPGRAPH_CHECK(check_lowerable(n, g, backward));
+  OPGRAPH_CHECK(check_lowerable(n, g, backward, l.options().sm_version));
   if (!l.options().include_failed_variants) OPGRAPH_CHECK(check_not_failed(n, backward));
   Builder bld(l, n);
   if (backward) return lower_backward_composite(bld, g);

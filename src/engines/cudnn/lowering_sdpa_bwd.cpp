@@ -9,7 +9,8 @@
 //   dS = (dO V^T - softmax_sum) * P [-> reduce ADD -> dBias] * scale
 //   dK = reshape(dS)^T Q        (GQA: full-head dK, then ADD)
 //   dQ = dS reshape(K^T)        -> FLOAT dQ accumulator in the workspace -> IDENTITY -> dQ
-//                                  (with dBias: the matmul writes dQ directly)
+//                                  (with dBias or use_deterministic_algorithm on
+//                                  Hopper: the matmul writes dQ directly)
 // The two workspace tensors are ScratchTensors of the plan (the engine binds
 // them after its own workspace bytes; no initialisation is needed from 9.6).
 #include "engines/cudnn/lowering_sdpa_internal.h"
@@ -108,11 +109,12 @@ Status lower_backward_composite(Builder& bld, const Geom& g) {
     bld.matmul(dst, q, dk_full, seq_kv, -1, seq_q);
     bld.reduction(CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
   }
-  // dQ = dS K through an fp32 accumulator (with dBias: straight into dQ, the
-  // dP-workspace composite cudnn-frontend forces for dBias).
+  // dQ = dS K through an fp32 accumulator (with dBias or the deterministic
+  // algorithm: straight into dQ, the dP-workspace composite cudnn-frontend
+  // forces for both on Hopper).
   int k_again = bld.virt(k_dims, n.input(ops::in::K)->get_data_type(), k_strides, k_ragged);
   bld.reshape(k, k_again);
-  if (dbias) {
+  if (dbias || ops::SdpaBackward::use_deterministic_algorithm(n)) {
     bld.matmul(ds, k_again, dq, seq_q, -1, seq_kv);
     return bld.status();
   }
