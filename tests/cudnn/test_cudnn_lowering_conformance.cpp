@@ -133,6 +133,21 @@ TEST(CudnnLoweringConformance, DeterministicSdpaBackwardOnHopperIsTheDpWorkspace
   }
 }
 
+TEST(CudnnLoweringConformance, EverySbh3dBiasBackwardTheTestDrawsLowersOnHopper) {
+  // test_sdpa_backward[bf16-sbh3d-multi_head-bias1-...]: s_q = s_kv and d_qk = d_v drawn from these.
+  for (std::int64_t s : {8, 16, 24, 32, 256, 512, 1024})
+    for (std::int64_t d : {32, 56, 64, 128})
+      for (bool det : {false, true}) {
+        Bwd w = sbh3d_backward(2, 6, s, d);
+        w.a.set("dbias", true).set("use_deterministic_algorithm", det);
+        w.out = w.g.sdpa_backward(w.q, w.k, w.v, w.o, w.dO, w.stats, w.a, w.in);
+        for (auto t : {w.out.dQ, w.out.dK, w.out.dV, w.out.dBias}) t->set_output(true).set_data_type(DataType::BFLOAT16);
+        ASSERT_TRUE(w.g.validate().is_good()) << s << " " << d;
+        auto p = lower(w.g, target(90));
+        EXPECT_TRUE(p.is_good()) << "s " << s << " d " << d << " deterministic " << det << ": " << p.status().to_string();
+      }
+}
+
 TEST(CudnnLoweringConformance, DeterministicSdpaBackwardElsewhereDeclinesNamingTheRule) {
   for (int sm : {0, 80, 100}) {
     Bwd w = sbh3d_backward(2, 6, 64, 64);
