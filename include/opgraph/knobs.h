@@ -76,6 +76,7 @@ enum class KnobType : std::int64_t {
   RASTER_ORDER = 1010,   // tile rasterisation: 0 along M, 1 along N
   CLUSTER_M = 1011,      // thread-block cluster extents
   CLUSTER_N = 1012,
+  CHAIN_SPLIT = 1013,    // a sequential scan split into spans of this many chunks (0 = off)
 };
 
 inline constexpr std::int64_t kFrontendKnobBase = 1000;

@@ -64,6 +64,7 @@ constexpr KnobRow kKnobs[] = {
     {KnobType::RASTER_ORDER, "RASTER_ORDER", -1},
     {KnobType::CLUSTER_M, "CLUSTER_M", -1},
     {KnobType::CLUSTER_N, "CLUSTER_N", -1},
+    {KnobType::CHAIN_SPLIT, "CHAIN_SPLIT", -1},
 };
 
 // The persisted values: a renumbering would re-target every stored record.

@@ -352,10 +352,13 @@ TEST(LaKernels, PlanKernelsNameWhatBuildPlanLoads) {
 TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
   const auto& knobs = engine->capabilities().knobs;
-  ASSERT_EQ(knobs.size(), 1u);
+  ASSERT_EQ(knobs.size(), 2u);
   EXPECT_EQ(knobs[0].type, KnobType::PIPELINE_ARCH);
   EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1}));
   EXPECT_EQ(engine->default_knobs().at(KnobType::PIPELINE_ARCH), 0);
+  EXPECT_EQ(knobs[1].type, KnobType::CHAIN_SPLIT);
+  EXPECT_EQ(knobs[1].values, (std::vector<std::int64_t>{0, 8, 16, 32, 64, 128, 256}));
+  EXPECT_EQ(engine->default_knobs().at(KnobType::CHAIN_SPLIT), 0);
 
   Cfg c = cfg_of(128);
   c.cu = {0, 30, 30, 100};  // T = 100, N = 3: prefill
@@ -416,6 +419,82 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   EXPECT_NE(st.message().find("PIPELINE_ARCH"), std::string::npos) << st.message();
 }
 
+// Chain splitting (knob CHAIN_SPLIT, two-pass only): the kernels and workspace
+// of a split, its refusals, and the rule the heuristics apply.
+TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
+  auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  Cfg c = cfg_of(128);
+  c.cu = {0, 700, 700, 1000};  // T = 1000, N = 3: prefill
+  auto p = analyze_gdn(gdn(c).g);
+  ASSERT_TRUE(p.is_good());
+  auto r = linear_attention::kernel_requests(*p, linear_attention::kPrefillTwoPass, 8);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].entry, "gdn_span_scan");
+  EXPECT_EQ(r[1].entry, "gdn_prefill_prep");
+  EXPECT_EQ(r[2].entry, "gdn_span_summary");
+  EXPECT_EQ(r[3].entry, "gdn_span_fixup");
+  // The chunk blocks (ceil(1000 / 64) + 3 = 19 slots x 8 heads), rounded up to 256 bytes, then
+  // N x spans x heads x 3 fp32 [128][128] blocks; spans = ceil(16 chunks / 8) = 2.
+  const std::int64_t blocks = 19 * 8 * (2 * (4 * 64 * 128 + 64 * 64) + 4);
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillTwoPass, 8),
+            (blocks + 255) / 256 * 256 + 3 * 2 * 8 * 3 * 128 * 128 * 4);
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillTwoPass, 0), blocks);
+
+  // plan_kernels: the split's kernels; CHAIN_SPLIT without the two-pass mode, or outside
+  // its domain, is refused by name.
+  Built b = gdn(c);
+  b.g.freeze();
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  FactsCache facts(b.g, PlanTarget{*sm90});
+  PlanContext ctx{&facts};
+  auto plan_with = [&](std::int64_t mode, std::int64_t split, Status* st) {
+    std::vector<std::string> names;
+    *st = engine->plan_kernels(
+        b.g, PlanConfig{engine->id(), {{KnobType::PIPELINE_ARCH, mode}, {KnobType::CHAIN_SPLIT, split}}, {}, -1}, ctx,
+        [&](const runtime::KernelRequest& k) {
+          names.push_back(k.entry);
+          return Status::ok();
+        });
+    return names;
+  };
+  Status st;
+  EXPECT_EQ(plan_with(1, 16, &st),
+            (std::vector<std::string>{"gdn_span_scan", "gdn_prefill_prep", "gdn_span_summary", "gdn_span_fixup"}));
+  EXPECT_TRUE(st.is_good()) << st.message();
+  plan_with(0, 16, &st);
+  EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(st.message().find("needs PIPELINE_ARCH 1"), std::string::npos) << st.message();
+  plan_with(1, 12, &st);
+  EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(st.message().find("CHAIN_SPLIT"), std::string::npos) << st.message();
+
+  // The rule on an H200 (132 multiprocessors), on the cells (d = 128).
+  auto rule = [](std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t, bool invariant = false) {
+    Cfg k = cfg_of(128);
+    k.hq = k.hk = hqk;
+    k.hv = hv;
+    k.cu.assign(1, 0);
+    for (std::int64_t i = 0; i < n; ++i) k.cu.push_back(k.cu.back() + t);
+    Attributes a;
+    if (invariant) a.set("batch_invariant", true);
+    auto q = analyze_gdn(gdn(k, a).g);
+    EXPECT_TRUE(q.is_good()) << q.status().message();
+    return q.is_good() ? linear_attention::chain_split_rule(*q, 132) : -1;
+  };
+  // 2/8 heads, one 32k sequence: 16 CTAs on 132 SMs; every span length from 8 to 64 models
+  // 192 chunk-steps against 512, the longest of them is taken.
+  EXPECT_EQ(rule(2, 8, 1, 32768), 64);
+  // 16/32 and 16/64 heads fill the device already (64 and 128 CTAs): no split.
+  EXPECT_EQ(rule(16, 32, 1, 32768), 0);
+  EXPECT_EQ(rule(16, 64, 1, 32768), 0);
+  EXPECT_EQ(rule(16, 64, 4, 8192), 0);
+  // batch_invariant: the split depends on the batch, so none.
+  EXPECT_EQ(rule(2, 8, 1, 32768, true), 0);
+  // Short sequences: nothing to split.
+  EXPECT_EQ(rule(2, 8, 1, 300), 0);
+}
+
 TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   const auto& m = engines::default_manifest();
   const plan::Family* fam = nullptr;
@@ -433,7 +512,8 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   auto target = DeviceProperties::for_arch("sm_90a");
   ASSERT_TRUE(target.is_good());
   g.set_device_properties(*target);
-  ASSERT_TRUE(g.create_execution_plans({HeurMode::A}).is_good());
+  const Status made0 = g.create_execution_plans({HeurMode::A});
+  ASSERT_TRUE(made0.is_good()) << made0.to_string();
   auto name = g.get_plan_name_at_index(0);
   ASSERT_TRUE(name.is_good()) << name.status().message();
   EXPECT_EQ(name->rfind("linear_attention", 0), 0u) << *name;
@@ -451,8 +531,8 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     auto n0 = gp.get_plan_name_at_index(0);
     auto n1 = gp.get_plan_name_at_index(1);
     ASSERT_TRUE(n0.is_good() && n1.is_good());
-    EXPECT_EQ(*n0, "linear_attention[PIPELINE_ARCH=1]");  // two-pass first: measured faster
-    EXPECT_EQ(*n1, "linear_attention[PIPELINE_ARCH=0]");
+    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // two-pass first: measured faster
+    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
   }
   // The decode graph: one plan of ours (both modes run the decode kernel).
   auto n1 = g.get_plan_name_at_index(1);
@@ -479,7 +559,7 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
-  ASSERT_EQ(all.size(), 17u);  // 4 entries x d {64, 128} x {bf16, fp16}, and the pool copy
+  ASSERT_EQ(all.size(), 29u);  // 7 entries x d {64, 128} x {bf16, fp16}, and the pool copy
   for (const auto& r : all) {
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();

@@ -272,9 +272,26 @@ const Engine& la_engine() {
   return *e;
 }
 
-// The plan config of prefill mode m.
-PlanConfig config_of(int m) { return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1}; }
-const char* mode_name(int m) { return m == 0 ? "1-pass" : "2-pass"; }
+// The plan config of prefill mode m: 0 one pass, 1 two passes, m >= 8 two passes
+// with the scan split into spans of m chunks (knob CHAIN_SPLIT).
+constexpr int kSplit8 = 8;  // the numerics checks' split: spans of 512 tokens
+PlanConfig config_of(int m) {
+  if (m >= kSplit8)
+    return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, 1}, {KnobType::CHAIN_SPLIT, m}}, {}, -1};
+  return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1};
+}
+const char* mode_name(int m) {
+  switch (m) {
+    case 0: return "1-pass";
+    case 1: return "2-pass";
+    case 8: return "split8";
+    case 16: return "split16";
+    case 32: return "split32";
+    case 64: return "split64";
+    case 128: return "split128";
+    default: return "split";
+  }
+}
 
 // Device buffers of one run, by uid.
 struct DeviceRun {
@@ -336,7 +353,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   }
   // The workspace, poisoned as the outputs are: a read of anything not written fails.
   const std::int64_t ws_bytes = (*plan)->workspace_size();
-  if (c.prefill == 1 && c.t() > 8 * c.n()) {
+  if (c.prefill >= 1 && c.t() > 8 * c.n()) {
     EXPECT_GT(ws_bytes, 0) << c.name << ": the two-pass prefill declares its workspace";
   }
   std::unique_ptr<DeviceBuffer> ws;
@@ -420,9 +437,9 @@ class GdnGpu : public ::testing::Test {
   }
 };
 
-// Case c under both prefill modes, each on fresh inputs.
+// Case c under both prefill modes and the split two-pass one, each on fresh inputs.
 void check(const Case& c0, std::mt19937& rng) {
-  for (int m : {0, 1}) {
+  for (int m : {0, 1, kSplit8}) {
     Case c = c0;
     c.prefill = m;
     Outcome r = run_case(c, rng);
@@ -573,7 +590,7 @@ void check_pool_mode(const Case& c, std::mt19937& rng) {
   EXPECT_EQ(diff, 0u) << c.name << " (" << mode_name(c.prefill) << "): pool rows no sequence addresses changed";
 }
 void check_pool(const Case& c, std::mt19937& rng) {
-  for (int m : {0, 1}) {
+  for (int m : {0, 1, kSplit8}) {
     Case x = c;
     x.prefill = m;
     check_pool_mode(x, rng);
@@ -641,7 +658,7 @@ TEST_F(GdnGpu, CapturedExecuteReplaysOnNewContents) {
 }
 
 TEST_F(GdnGpu, BatchInvariantBitwise) {
-  for (int m : {0, 1}) {
+  for (int m : {0, 1, kSplit8}) {
     SCOPED_TRACE(mode_name(m));
     batch_invariant_bitwise(m);
   }
@@ -973,8 +990,10 @@ TEST_F(GdnGpu, TimingFiveCells) {
   std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the anchors of 2026-12-01\n");
   std::printf("[ gdn timing ] 1-pass: PIPELINE_ARCH 0 (gdn_prefill); 2-pass: PIPELINE_ARCH 1 (prep + scan)\n");
   std::printf("[ gdn timing ] o 2p~1p: RMS ratio of the two modes' O on the same inputs (no reference at this size)\n");
-  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %10s %12s %10s %10s\n", "heads", "B x T", "1-pass ms",
-              "2-pass ms", "2p / 1p", "fla ms", "FlashInfer", "2p vs FI", "o 2p~1p");
+  std::printf("[ gdn timing ] split: 2-pass with CHAIN_SPLIT J (the heuristics' rule for this device; 64 where the\n");
+  std::printf("[ gdn timing ]        rule splits nothing, marked *); best vs FI: the faster plan the list ranks first\n");
+  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %12s %10s %12s %10s %10s\n", "heads", "B x T", "1-pass ms",
+              "2-pass ms", "2p / 1p", "split ms (J)", "fla ms", "FlashInfer", "best vs FI", "o 2p~1p");
   for (const Cell& cell : cells) {
     Case c;
     c.l2 = true;
@@ -982,11 +1001,17 @@ TEST_F(GdnGpu, TimingFiveCells) {
     c.hv = cell.hv;
     c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
     std::vector<double> agree;
-    const std::vector<double> t = time_modes(c, rng, timing_reps(30), {0, 1}, &agree);
-    const double one = t[0], two = t[1];
-    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %10.3f %12.3f %9.2fx %10.2e\n",
+    auto prob = linear_attention::analyze_gdn(build(c)->g);
+    ASSERT_TRUE(prob.is_good()) << prob.status().message();
+    const long long rule = linear_attention::chain_split_rule(*prob, gpu().props.sm_count);
+    const int j = rule > 0 ? static_cast<int>(rule) : 64;
+    const std::vector<double> t = time_modes(c, rng, timing_reps(30), {0, 1, j}, &agree);
+    const double one = t[0], two = t[1], split = t[2];
+    const double best = rule > 0 ? split : two;  // what the ranked list puts first
+    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %7.3f (%d%s) %10.3f %12.3f %9.2fx %10.2e\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), one, two, two / one, cell.fla, cell.fi, two / cell.fi, agree[1]);
+                static_cast<long long>(cell.t), one, two, two / one, split, j, rule > 0 ? "" : "*", cell.fla, cell.fi,
+                best / cell.fi, agree[1]);
   }
 }
 

@@ -125,6 +125,19 @@ bool needs_pool_copy(const GdnProblem& p) { return p.state_indices >= 0 && p.fin
 // Whether plan `p` under prefill mode `mode` runs the two-pass prefill.
 bool two_pass(const GdnProblem& p, int mode) { return mode == kPrefillTwoPass && !use_decode(p); }
 
+// The span length a config names (the CHAIN_SPLIT knob; absent: 0, no split).
+Result<long long> chain_split(const PlanConfig& config, int mode) {
+  auto it = config.knobs.find(KnobType::CHAIN_SPLIT);
+  if (it == config.knobs.end()) return 0LL;
+  if (std::find(std::begin(kChainSplits), std::end(kChainSplits), it->second) == std::end(kChainSplits))
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT (chunks per span) is " +
+                                                std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
+  if (it->second != 0 && mode != kPrefillTwoPass)
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(it->second) +
+                                                " splits the two-pass prefill's scan; it needs PIPELINE_ARCH 1");
+  return static_cast<long long>(it->second);
+}
+
 // The prefill mode a config names (the PIPELINE_ARCH knob; absent: one-pass).
 Result<int> prefill_mode(const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
@@ -140,12 +153,13 @@ enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, k
 
 class GdnPlan final : public CompiledPlan {
  public:
-  // `prep` non-null: the two-pass prefill (prep, then `main` = the scan).
+  // `prep` non-null: the two-pass prefill (prep, then `main` = the scan);
+  // `summary` and `fixup` non-null too: a chain split (`main` = the span scan).
   GdnPlan(GdnProblem p, runtime::KernelRuntime* rt, const runtime::LoadedKernel* main,
-          const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, OperandTable table,
-          std::array<std::int32_t, kSlots> rows)
-      : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), table_(std::move(table)), rows_(rows),
-        params_(params_of(p_)) {
+          const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, const runtime::LoadedKernel* summary,
+          const runtime::LoadedKernel* fixup, long long split, OperandTable table, std::array<std::int32_t, kSlots> rows)
+      : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
+        table_(std::move(table)), rows_(rows), params_(params_of(p_)) {
     const bool decode = use_decode(p_);
     dims_.grid[0] = static_cast<unsigned>(decode ? p_.d / kDecodeRows : p_.d / 64);
     dims_.grid[1] = static_cast<unsigned>(p_.ho);
@@ -160,6 +174,20 @@ class GdnPlan final : public CompiledPlan {
       prep_dims_.grid[1] = static_cast<unsigned>(p_.ho);
       prep_dims_.block[0] = kPrefillThreads;
       prep_dims_.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_prep_smem_bytes(p_.d));
+    }
+    if (prep_ && summary_ && fixup_ && split > 0) {
+      params_.span_chunks = split;
+      params_.n_spans = opgraph_gdn::gdn_split_spans(p_.t, split);
+      split_offset_ = opgraph_gdn::gdn_split_ws_offset(p_.d, p_.t, p_.n_seq, p_.ho);
+      workspace_ = opgraph_gdn::gdn_split_ws_bytes(p_.d, p_.t, p_.n_seq, p_.ho, split);
+      dims_.grid[2] = static_cast<unsigned>(p_.n_seq * params_.n_spans);
+      summary_dims_ = dims_;
+      summary_dims_.grid[0] = static_cast<unsigned>(2 * p_.d / 64);
+      fixup_dims_.grid[0] = static_cast<unsigned>(p_.d / 64);
+      fixup_dims_.grid[1] = static_cast<unsigned>(p_.ho);
+      fixup_dims_.grid[2] = static_cast<unsigned>(p_.n_seq);
+      fixup_dims_.block[0] = kPrefillThreads;
+      fixup_dims_.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fixup_smem_bytes(p_.d));
     }
     const long long elem = p_.state_type == DataType::FLOAT ? 4 : 2;
     copy_words_ = p_.state_rows * p_.state_row_stride * elem / 4;
@@ -212,6 +240,7 @@ class GdnPlan final : public CompiledPlan {
     a.o = ptr(kO);
     a.final_state = ptr(kFinal);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
+    if (split_offset_ > 0) a.sum_ws = a.ws + static_cast<unsigned long long>(split_offset_);
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     // Distinct pool buffers: rows no sequence addresses keep their value.
     if (copy_ && a.final_state != a.initial_state && copy_words_ > 0) {
@@ -221,6 +250,10 @@ class GdnPlan final : public CompiledPlan {
     }
     void* args[] = {&a};
     if (prep_ && params_.n_slots > 0 && p_.ho > 0) OPGRAPH_CHECK(rt_->launch(*prep_, prep_dims_, stream, args));
+    if (split_offset_ > 0 && p_.n_seq > 0 && p_.ho > 0) {
+      OPGRAPH_CHECK(rt_->launch(*summary_, summary_dims_, stream, args));
+      OPGRAPH_CHECK(rt_->launch(*fixup_, fixup_dims_, stream, args));
+    }
     return rt_->launch(*main_, dims_, stream, args);
   }
 
@@ -230,11 +263,14 @@ class GdnPlan final : public CompiledPlan {
   const runtime::LoadedKernel* main_;
   const runtime::LoadedKernel* prep_;  // null unless two-pass
   const runtime::LoadedKernel* copy_;  // null unless needs_pool_copy
+  const runtime::LoadedKernel* summary_;  // null unless a chain split
+  const runtime::LoadedKernel* fixup_;    // null unless a chain split
   OperandTable table_;
   std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
   GdnParams params_;
-  runtime::LaunchDims dims_, copy_dims_, prep_dims_;
+  runtime::LaunchDims dims_, copy_dims_, prep_dims_, summary_dims_, fixup_dims_;
   long long copy_words_ = 0;
+  long long split_offset_ = 0;  // bytes from the workspace to the span summaries (0: no split)
   std::int64_t workspace_ = 0;  // bytes (two-pass only)
 };
 
@@ -278,7 +314,9 @@ class LaEngine final : public Engine {
     caps_.notes = PlanNotes{{NumericalNote::TENSOR_CORE}, {BehaviorNote::RUNTIME_COMPILATION}};
     // Prefill mode: 0 one pass (gdn_prefill), 1 two passes (gdn_prefill_prep +
     // gdn_prefill_scan, with a workspace). The first value is the default.
-    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass}}};
+    // Chain split: the two-pass scan in spans of this many chunks (0: off, the default).
+    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass}},
+                   KnobDomain{KnobType::CHAIN_SPLIT, {std::begin(kChainSplits), std::end(kChainSplits)}}};
   }
   const Capabilities& capabilities() const override { return caps_; }
 
@@ -290,8 +328,16 @@ class LaEngine final : public Engine {
       return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: built without the graph's layout");
     auto mode = prefill_mode(config);
     if (mode.is_bad()) return mode.status();
+    auto split = chain_split(config, *mode);
+    if (split.is_bad()) return split.status();
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
+    if (!two_pass(*p, *mode)) *split = 0;  // decode-sized graphs run the decode kernel
+    if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
+      return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
+                                                  ": N x spans (" + std::to_string(p->n_seq) + " x " +
+                                                  std::to_string(opgraph_gdn::gdn_split_spans(p->t, *split)) +
+                                                  ") exceeds the grid's 65535; take longer spans");
     std::array<std::int32_t, kSlots> rows{};
     auto table = operand_table_for(*p, *ctx.layout, rows);
     if (table.is_bad()) return table.status();
@@ -318,15 +364,19 @@ class LaEngine final : public Engine {
     const runtime::LoadedKernel* main = nullptr;
     const runtime::LoadedKernel* prep = nullptr;
     const runtime::LoadedKernel* copy = nullptr;
-    for (const auto& r : kernel_requests(*p, *mode)) {
+    const runtime::LoadedKernel* summary = nullptr;
+    const runtime::LoadedKernel* fixup = nullptr;
+    for (const auto& r : kernel_requests(*p, *mode, *split)) {
       auto k = rt->get(r);
       if (k.is_bad()) return k.status();
       if (r.entry == "gdn_state_copy") copy = *k;
       else if (r.entry == "gdn_prefill_prep") prep = *k;
+      else if (r.entry == "gdn_span_summary") summary = *k;
+      else if (r.entry == "gdn_span_fixup") fixup = *k;
       else main = *k;
     }
-    return std::unique_ptr<CompiledPlan>(
-        std::make_unique<GdnPlan>(std::move(*p), rt.get(), main, prep, copy, std::move(*table), rows));
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(std::move(*p), rt.get(), main, prep, copy, summary,
+                                                                   fixup, *split, std::move(*table), rows));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
@@ -338,12 +388,14 @@ class LaEngine final : public Engine {
                       const KernelSink& sink) const override {
     auto mode = prefill_mode(config);
     if (mode.is_bad()) return mode.status();
+    auto split = chain_split(config, *mode);
+    if (split.is_bad()) return split.status();
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
     if (!ctx.facts || !ctx.target().has_device())
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
-    for (const auto& r : kernel_requests(*p, *mode)) OPGRAPH_CHECK(sink(r));
+    for (const auto& r : kernel_requests(*p, *mode, *split)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
   }
 
@@ -355,9 +407,14 @@ class LaEngine final : public Engine {
 
 }  // namespace
 
-std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode) {
+std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode, long long split) {
   std::vector<runtime::KernelRequest> out;
-  if (two_pass(p, prefill_mode)) {
+  if (two_pass(p, prefill_mode) && split > 0) {
+    out.push_back(request(p.d, p.io, "gdn_span_scan"));
+    out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
+    out.push_back(request(p.d, p.io, "gdn_span_summary"));
+    out.push_back(request(p.d, p.io, "gdn_span_fixup"));
+  } else if (two_pass(p, prefill_mode)) {
     out.push_back(request(p.d, p.io, "gdn_prefill_scan"));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
   } else {
@@ -367,13 +424,33 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
   return out;
 }
 
-std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode) {
-  return two_pass(p, prefill_mode) ? opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho) : 0;
+std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long split) {
+  if (!two_pass(p, prefill_mode)) return 0;
+  return split > 0 ? opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split)
+                   : opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho);
+}
+
+long long chain_split_rule(const GdnProblem& p, long long sm_count) {
+  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.batch_invariant) return 0;
+  const long long slices = p.d / 64, a = p.n_seq * p.ho;
+  const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
+  auto waves = [&](long long ctas) { return (ctas + sm_count - 1) / sm_count; };
+  const long long unsplit = chunks * waves(a * slices);
+  long long best = 0, best_cost = unsplit;
+  for (long long j : kChainSplits) {
+    if (j == 0 || j >= chunks) continue;
+    const long long spans = (chunks + j - 1) / j;
+    if (p.n_seq * opgraph_gdn::gdn_split_spans(p.t, j) > 65535) continue;
+    const long long cost = j * (waves(a * spans * 2 * slices) + waves(a * spans * slices));
+    if (cost < best_cost || (cost == best_cost && best > 0 && j > best)) best = j, best_cost = cost;
+  }
+  return best > 0 && 4 * best_cost <= 3 * unsplit ? best : 0;
 }
 
 std::vector<runtime::KernelRequest> declared_specialisations() {
   std::vector<runtime::KernelRequest> out;
-  for (const char* entry : {"gdn_prefill", "gdn_decode", "gdn_prefill_prep", "gdn_prefill_scan"})
+  for (const char* entry : {"gdn_prefill", "gdn_decode", "gdn_prefill_prep", "gdn_prefill_scan", "gdn_span_summary",
+                            "gdn_span_fixup", "gdn_span_scan"})
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
   out.push_back(copy_request());
@@ -399,9 +476,17 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     // cells (bench/results/2026-12-02-final-h200.txt); it needs the workspace it declares.
     // The one-pass plan follows (no workspace). Decode-sized graphs run the decode kernel
     // under either value: one plan.
-    if (!use_decode(*p))
-      out.push_back(plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}}));
-    out.push_back(plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}}));
+    // A chain split goes first where its rule (chain_split_rule) expects it to pay.
+    if (!use_decode(*p)) {
+      const long long sms = ctx.target().has_device() ? ctx.target().device->sm_count : 0;
+      if (const long long j = chain_split_rule(*p, sms); j > 0)
+        out.push_back(plan::Proposal::plan(
+            e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, j}}));
+      out.push_back(plan::Proposal::plan(
+          e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, 0}}));
+    }
+    out.push_back(
+        plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));
   }
   out.push_back(plan::Proposal::backend());
   return out;

@@ -39,16 +39,38 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 // batch_invariant: a chunk's pieces depend only on its own tokens.
 enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1 };
 
-// The kernel requests a plan of `p` compiles under `prefill_mode`: the main
-// kernel (prefill, decode under use_decode, or the scan then the prep of the
-// two-pass prefill), then the pool copy when state_indices is bound and
-// final_state produced.
-std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode = kPrefillOnePass);
+// Chain splitting (knob CHAIN_SPLIT, two-pass prefill only; 0 = off): the
+// sequential pass split into spans of `split` 64-token chunks computed in
+// parallel: gdn_span_summary (each span's end state H from a zero seed and its
+// transition M, rows of M from the identity), gdn_span_fixup (per sequence the
+// true seed of every span, X <- X M + H), gdn_span_scan (each span from its seed:
+// O, and final_state from the last span). The values the knob takes:
+inline constexpr long long kChainSplits[] = {0, 8, 16, 32, 64, 128, 256};
 
-// The workspace (bytes) a plan of `p` under `prefill_mode` needs: 0 but for the
-// two-pass prefill, ~72 KiB (d = 128) per (64-token chunk slot, head), with
-// ceil(T / 64) + N chunk slots.
-std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode);
+// The kernel requests a plan of `p` compiles under `prefill_mode` and `split`:
+// the main kernel (prefill, decode under use_decode, or the scan then the prep
+// of the two-pass prefill; split: the span scan, the prep, the summary and the
+// fix-up), then the pool copy when state_indices is bound and final_state produced.
+std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode = kPrefillOnePass,
+                                                    long long split = 0);
+
+// The workspace (bytes) a plan of `p` under `prefill_mode` and `split` needs:
+// 0 but for the two-pass prefill, ~72 KiB (d = 128) per (64-token chunk slot,
+// head), with ceil(T / 64) + N chunk slots; a split adds three fp32 [D][D]
+// blocks per (sequence, span, head).
+std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long split = 0);
+
+// The span length the heuristics pick for a two-pass prefill on a device of
+// `sm_count` multiprocessors (0: no split). The rule, from the H200 figures:
+// every pass of the scan costs about the same time per chunk whatever the head
+// count (one CTA a multiprocessor; bench/results/2026-12-02-gdn-ldmatrix-h200.txt:
+// 1.6 ms for 512 chunks at 16 or 128 CTAs), so a pass of G CTAs over J chunks
+// costs ~J x ceil(G / sm_count) chunk-steps. The split costs the summary
+// (A x P x 2 D / 64 CTAs) plus the span scan (A x P x D / 64) over J = chunks / P
+// each, against chunks x ceil(A x D / 64 / sm_count) unsplit (A = N x HO, chunks
+// = ceil(T / N / 64)); the smallest modelled cost wins if it is at most 0.75 of
+// the unsplit one.
+long long chain_split_rule(const GdnProblem& p, long long sm_count);
 
 // The family's heuristics (every mode): on a graph the engine accepts, the
 // one-pass prefill plan first, then the two-pass one (not for a graph the

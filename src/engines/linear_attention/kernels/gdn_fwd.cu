@@ -30,6 +30,10 @@
 //   engine's PIPELINE_ARCH knob 1): every state-free piece of every chunk at
 //   once into a workspace, then a sequential pass of state products only
 //   (below, at their definitions).
+// gdn_span_summary + gdn_span_fixup + gdn_span_scan: the two-pass prefill's
+//   sequential pass split into spans of a sequence's chunks computed in
+//   parallel (chain splitting, the knob CHAIN_SPLIT), below at their
+//   definitions.
 // gdn_decode: the token recurrence (§1.2) for short sequences (decode and
 //   speculative verify): one CTA of 4 warps per (32-row V-slice, head,
 //   sequence); each warp keeps 8 state rows in registers, reads and writes
@@ -818,15 +822,61 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
   }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+// Two adjacent fp32 values (8-byte aligned).
+__device__ __forceinline__ void load_f2(const float* p, float& a, float& b) {
+  const u64 w = *reinterpret_cast<const u64*>(p);
+  a = __uint_as_float(static_cast<u32>(w));
+  b = __uint_as_float(static_cast<u32>(w >> 32));
+}
+__device__ __forceinline__ void store_f2(float* p, float a, float b) {
+  *reinterpret_cast<u64*>(p) = static_cast<u64>(__float_as_uint(a)) | (static_cast<u64>(__float_as_uint(b)) << 32);
+}
+
+// The span summaries of a chain split (gdn_params.cuh): per (sequence, span,
+// head) three fp32 [D][D] blocks, H (the span's end state from a zero seed,
+// S^T rows), M (the span's transition, K x K) and the seed (the true state at
+// the span's start, S^T rows), written by gdn_span_summary / gdn_span_fixup.
+__device__ __forceinline__ float* span_block(const GdnParams& p, i64 seq, i64 span, i64 h, int which) {
+  return reinterpret_cast<float*>(p.sum_ws) + ((((seq * p.n_spans + span) * p.ho + h) * 3 + which) * D) * D;
+}
+constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
+
+// The sequential pass, in three forms (PH):
+//  0  gdn_prefill_scan: one CTA per (V-slice, head, sequence), the whole
+//     sequence from initial_state; O and final_state.
+//  1  gdn_span_summary: a chain split's first pass, one CTA per (slice, head,
+//     sequence x span) over the span's chunks only: slices 0 .. D/BV-1 are
+//     value rows from a zero seed (their end state is H), slices D/BV .. are
+//     rows of the transition M from the identity with U = 0 (the state update
+//     X <- X (e^gC I + Wn^T Kd) + U^T Kd, rows independent). No O. The last
+//     span of a sequence seeds nothing: its CTAs exit.
+//  2  gdn_span_scan: the scan of one span from its seed (span 0: initial_state),
+//     O for the span's tokens; the last span writes final_state.
+template <int PH>
+__device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* smem_raw) {
   ScanSmem& sm = *reinterpret_cast<ScanSmem*>(smem_raw);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
-  const i64 v0 = static_cast<i64>(blockIdx.x) * BV;
-  const i64 h = blockIdx.y, seq = blockIdx.z;
+  constexpr int kVSlices = D / BV;
+  const bool mrows = PH == 1 && static_cast<int>(blockIdx.x) >= kVSlices;  // rows of M, not of S^T
+  const i64 v0 = static_cast<i64>(mrows ? blockIdx.x - kVSlices : blockIdx.x) * BV;
+  const i64 h = blockIdx.y;
+  const i64 seq = PH == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
+  const i64 span = PH == 0 ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;
+  // The tokens [tb, te) of this CTA's span (PH 0: the sequence).
+  i64 tb = 0, te = len;
+  bool last_span = true;
+  if (PH != 0) {
+    // An empty sequence has one (empty) span: it still writes its final state.
+    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+    if (span >= nsp) return;
+    last_span = span == nsp - 1;
+    if (PH == 1 && last_span) return;
+    tb = span * p.span_chunks * C;
+    te = tb + p.span_chunks * C < len ? tb + p.span_chunks * C : len;
+  }
   const i64 srow = state_row(p, seq);
   const float scale = static_cast<float>(p.scale);
   const u16* ws = reinterpret_cast<const u16*>(p.ws);
@@ -836,15 +886,28 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
   float st[NTS][4];
   {
-    const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+    // The seed: initial_state (PH 0), the fix-up's seed (PH 2: span 0's is the
+    // initial state, copied by the fix-up, so no CTA of this pass reads
+    // initial_state while the last span writes final_state, which may be the
+    // same buffer), zero (PH 1 value rows) or the identity (PH 1 M rows).
+    const bool from_init = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
+    const bool from_seed = PH == 2;
     const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+    const float* seed = from_seed ? span_block(p, seq, span, h, kSumSeed) + v0 * D : nullptr;
 #pragma unroll
     for (int j = 0; j < NTS; ++j) {
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         float a = 0.f, b = 0.f;
-        if (load) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.state_type, a, b);
+        if (from_init) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.state_type, a, b);
+        if (from_seed) {
+          load_f2(seed + static_cast<i64>(v) * D + kk, a, b);
+        }
+        if (mrows) {
+          a = v0 + v == kk ? 1.f : 0.f;
+          b = v0 + v == kk + 1 ? 1.f : 0.f;
+        }
         st[j][2 * hh] = a;
         st[j][2 * hh + 1] = b;
         *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(a, b);
@@ -860,17 +923,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
     constexpr int PD = D / 8, PC = C / 8;  // 16-byte pieces per row
     for (int i = tid; i < C * PD; i += kThreads) {
       const int r = i / PD, piece = i % PD;
-      cp_async16(&sg.qe[r * LDD + piece * 8], b + kOffQe + r * D + piece * 8, 16);
+      if (PH != 1) cp_async16(&sg.qe[r * LDD + piece * 8], b + kOffQe + r * D + piece * 8, 16);
       cp_async16(&sg.wn[r * LDD + piece * 8], b + kOffWn + r * D + piece * 8, 16);
-    }
-    for (int i = tid; i < C * PC; i += kThreads) {
-      const int r = i / PC, piece = i % PC;
-      cp_async16(&sg.p[r * LDC + piece * 8], b + kOffP + r * C + piece * 8, 16);
-    }
-    for (int i = tid; i < C * PD; i += kThreads) {
-      const int r = i / PD, piece = i % PD;
       cp_async16(&sg.kd[r * LDD + piece * 8], b + kOffKd + r * D + piece * 8, 16);
     }
+    if (PH != 1)
+      for (int i = tid; i < C * PC; i += kThreads) {
+        const int r = i / PC, piece = i % PC;
+        cp_async16(&sg.p[r * LDC + piece * 8], b + kOffP + r * C + piece * 8, 16);
+      }
     cp_async_commit();
   };
   // U of the chunk as this thread's accumulator fragment, and exp(gamma_C), in registers.
@@ -878,22 +939,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
   float gcn = 1.f;
   auto load_u = [&](i64 c) {
     const u16* b = block_of(c) + kOffU;
+    if (!mrows) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh)
-        un[j][hh] = *reinterpret_cast<const u32*>(&b[(m0 + g8 + 8 * hh) * D + v0 + n0 + 8 * j + 2 * t4]);
+        for (int hh = 0; hh < 2; ++hh)
+          un[j][hh] = *reinterpret_cast<const u32*>(&b[(m0 + g8 + 8 * hh) * D + v0 + n0 + 8 * j + 2 * t4]);
+    }
     gcn = gcs[(first + c / C) * p.ho + h];
   };
-  if (len > 0) {
-    prefetch(0, 0);
-    load_u(0);
+  if (te > tb) {
+    prefetch(tb, 0);
+    load_u(tb);
   }
 
   int buf = 0;
-  for (i64 c0 = 0; c0 < len; c0 += C, buf ^= 1) {
-    const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
-    const bool more = c0 + C < len;
+  for (i64 c0 = tb; c0 < te; c0 += C, buf ^= 1) {
+    const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
+    const bool more = c0 + C < te;
     cp_async_wait_all();
     __syncthreads();  // this chunk's tiles landed; the previous chunk's readers are done
     if (more) prefetch(c0 + C, buf ^ 1);
@@ -911,7 +974,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
 
     // Vn = U + Wn S; o = Qe S.
     warp_mma<4, D>(cv, sg.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
-    warp_mma<4, D>(co, sg.qe + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+    if (PH != 1) warp_mma<4, D>(co, sg.qe + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int r = m0 + g8 + 8 * hh;
@@ -921,16 +984,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
     }
     __syncthreads();
 
-    // O = scale (o + P Vn), rows of the chunk only.
-    warp_mma<4, C, false, true>(co, sg.p + m0 * LDC, LDC, sm.vn + n0, LDB, lane);
+    if (PH != 1) {
+      // O = scale (o + P Vn), rows of the chunk only.
+      warp_mma<4, C, false, true>(co, sg.p + m0 * LDC, LDC, sm.vn + n0, LDB, lane);
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const int r = m0 + g8 + 8 * hh;
-      if (r < n) {
-        const i64 orow = ((bos + c0 + r) * p.ho + h) * D + v0;
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh;
+        if (r < n) {
+          const i64 orow = ((bos + c0 + r) * p.ho + h) * D + v0;
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          store_any2(p.o, orow + n0 + 8 * j + 2 * t4, p.o_type, scale * co[j][2 * hh], scale * co[j][2 * hh + 1]);
+          for (int j = 0; j < 4; ++j)
+            store_any2(p.o, orow + n0 + 8 * j + 2 * t4, p.o_type, scale * co[j][2 * hh], scale * co[j][2 * hh + 1]);
+        }
       }
     }
 
@@ -949,7 +1014,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
       }
   }
 
-  if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+  if (PH == 1) {
+    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
+      }
+  } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
@@ -958,6 +1032,94 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         store_any2(p.final_state, base + static_cast<i64>(v) * D + kk, p.state_type, st[j][2 * hh],
                    st[j][2 * hh + 1]);
+      }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  scan_pass<0>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_summary(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  scan_pass<1>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_scan(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  scan_pass<2>(p, smem_raw);
+}
+
+// gdn_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V-slice,
+// head, sequence): X = the initial state rows (or zero), span 0's seed; then
+// for each span s but the last X <- X M_s + H_s (X as bf16 operand, M_s
+// rounded to bf16 in shared memory, fp32 accumulation from H_s), written as
+// span s + 1's seed.
+struct FixupSmem {
+  u16 x[BV * LDD];  // X (bf16), the A operand
+  u16 m[D * LDD];   // M_s (bf16), [k][n]
+};
+static_assert(sizeof(FixupSmem) == gdn_fixup_smem_bytes(D), "gdn_fixup_smem_bytes disagrees with FixupSmem");
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_fixup(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  FixupSmem& sm = *reinterpret_cast<FixupSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 v0 = static_cast<i64>(blockIdx.x) * BV;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+  const i64 srow = state_row(p, seq);
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  float x[NTS][4];
+  {
+    const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (load) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.state_type, a, b);
+        x[j][2 * hh] = a;
+        x[j][2 * hh + 1] = b;
+        store_f2(span_block(p, seq, 0, h, kSumSeed) + (v0 + v) * D + kk, a, b);
+      }
+  }
+  for (i64 s = 0; s + 1 < nsp; ++s) {
+    __syncthreads();  // the previous span's readers of x and m are done
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        *reinterpret_cast<u32*>(&sm.x[v * LDD + kk]) = pack_bf16(x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+    const float* mg = span_block(p, seq, s, h, kSumM);
+    for (int i = tid; i < D * D / 2; i += kThreads) {
+      const int r = (2 * i) / D, c = (2 * i) % D;
+      float a, b;
+      load_f2(mg + 2 * i, a, b);
+      *reinterpret_cast<u32*>(&sm.m[r * LDD + c]) = pack_bf16(a, b);
+    }
+    const float* hg = span_block(p, seq, s, h, kSumH) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        load_f2(hg + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+    __syncthreads();
+    warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m + ns, LDD, lane);
+    float* seed = span_block(p, seq, s + 1, h, kSumSeed) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(seed + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
       }
   }
 }

@@ -46,6 +46,12 @@ struct GdnParams {
   unsigned long long ws;
   long long n_slots;
   long long q_ts, q_hs, k_ts, k_hs, v_ts, v_hs;  // token and head strides of q, k, v
+  // A chain split of the two-pass prefill's sequential pass (gdn_span_*):
+  // spans of span_chunks 64-token chunks; n_spans spans per sequence at most
+  // (the grid's z is N x n_spans); sum_ws the span summaries, after the
+  // workspace's chunk blocks (gdn_split_ws_offset).
+  long long span_chunks, n_spans;
+  unsigned long long sum_ws;
 };
 
 }  // namespace opgraph_gdn
@@ -78,6 +84,22 @@ constexpr long long gdn_ws_slots(long long t, long long n_seq) { return (t + 63)
 constexpr long long gdn_ws_bytes(long long d, long long t, long long n_seq, long long ho) {
   return gdn_ws_slots(t, n_seq) * ho * (gdn_ws_block_bytes(d) + 4);
 }
+// A chain split (spans of `span_chunks` chunks, at most n_spans a sequence):
+// after the chunk blocks (gdn_ws_bytes, rounded up to 256 bytes), per
+// (sequence, span, head) three fp32 [d][d] blocks: H, M and the seed.
+constexpr long long gdn_split_spans(long long t, long long span_chunks) {
+  if (span_chunks <= 0) return 0;
+  const long long spans = ((t + 63) / 64 + span_chunks - 1) / span_chunks;
+  return spans > 0 ? spans : 1;
+}
+constexpr long long gdn_split_ws_offset(long long d, long long t, long long n_seq, long long ho) {
+  return (gdn_ws_bytes(d, t, n_seq, ho) + 255) / 256 * 256;
+}
+constexpr long long gdn_split_ws_bytes(long long d, long long t, long long n_seq, long long ho, long long span_chunks) {
+  return gdn_split_ws_offset(d, t, n_seq, ho) + n_seq * gdn_split_spans(t, span_chunks) * ho * 3 * d * d * 4;
+}
+// Dynamic shared memory of gdn_span_fixup (FixupSmem: bf16 x [64 x (d + 8)], m [d x (d + 8)]).
+constexpr long long gdn_fixup_smem_bytes(long long d) { return 2 * (64 + d) * (d + 8); }
 // Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)]
 // sharing their space with fp32 lf, tf [64 x 65]; bf16 kb, vb [64 x (d + 8)],
 // t [64 x 72]; fp32 gam, bet [64]).
