@@ -9,6 +9,10 @@
 //    random; on Hopper cudnn-frontend's deterministic backward is the dP-workspace composite (dQ
 //    written by the dS K matmul, no fp32 accumulator), which the lowering gives now instead of
 //    declining; other targets still decline naming the rule.
+//  * test_flexible_sdpa*.py: sdpa(score_mod=fn) is written by the Python package as the SDPA
+//    composite out of IR ops; its transposes go down as cudnn-frontend's composite has them (K^T
+//    in K's own descriptor, P^T / dS^T / K back as RESHAPE views), so the graph is the backend
+//    graph cudnn-frontend builds for flexible attention.
 #include <gtest/gtest.h>
 
 #include "cudnn/sdpa_lowering_util.h"
@@ -163,6 +167,111 @@ TEST(CudnnLoweringConformance, DeterministicSdpaBackwardElsewhereDeclinesNamingT
                                                             "rule deterministic_not_lowered", where})
       EXPECT_NE(p.status().message().find(part), std::string::npos) << part << " in " << p.status().message();
   }
+}
+
+std::vector<std::int64_t> kSwap{0, 1, 3, 2};
+
+TEST(CudnnLoweringConformance, TransposeOfAGraphInputFoldsIntoItsDescriptor) {
+  const std::int64_t b = 2, h = 3, s = 64, d = 32;
+  Graph g;
+  g.set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  auto q = g.tensor({b, h, s, d}, DataType::HALF, "Q");
+  auto k = g.tensor({b, h, s, d}, DataType::HALF, "K", {s * h * d, d, h * d, 1});  // BSHD
+  auto kt = g.transpose(k, Attributes().set("permutation", kSwap));
+  auto c = g.matmul(q, kt);
+  c->set_output(true).set_data_type(DataType::FLOAT);
+  ASSERT_TRUE(g.validate().is_good());
+  auto p = lower(g, target(90));
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  EXPECT_EQ(op_types(*p), std::vector<cudnnBackendDescriptorType_t>{CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR});
+  const auto* tk = p->tensor(k->get_uid());
+  ASSERT_NE(tk, nullptr);
+  EXPECT_EQ(tk->dims, (std::vector<std::int64_t>{b, h, d, s}));               // K read as K^T, same memory
+  EXPECT_EQ(tk->strides, (std::vector<std::int64_t>{s * h * d, d, 1, h * d}));
+  const DescriptorRecord& mm = p->records[static_cast<std::size_t>(p->operations[0])];
+  EXPECT_EQ(uid_at(*p, mm, CUDNN_ATTR_OPERATION_MATMUL_BDESC), k->get_uid());
+}
+
+TEST(CudnnLoweringConformance, TransposeOfAnIntermediateIsAReshapeView) {
+  const std::int64_t b = 1, h = 2, m = 16, n = 24, d = 8;
+  Graph g;
+  g.set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  auto a = g.tensor({b, h, m, d}, DataType::HALF, "A");
+  auto bt = g.tensor({b, h, d, n}, DataType::HALF, "B");
+  auto w = g.tensor({b, h, m, d}, DataType::HALF, "W");
+  auto x = g.exp(g.matmul(a, bt));  // [b, h, m, n] virtual FLOAT, read twice below
+  auto xt = g.transpose(x, Attributes().set("permutation", kSwap));
+  xt->set_data_type(DataType::HALF);  // a transpose that casts, as cudnn-frontend's P^T
+  auto y = g.matmul(xt, w);          // [b, h, n, d]
+  y->set_output(true).set_data_type(DataType::FLOAT);
+  auto r = g.reduction(x, Attributes().set("mode", "ADD"));
+  r->set_dim({b, h, m, 1}).set_output(true).set_data_type(DataType::FLOAT);
+  ASSERT_TRUE(g.validate().is_good()) << g.validate().to_string();
+  auto p = lower(g, target(90));
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  std::size_t reshapes = 0;
+  for (int op : p->operations) {
+    const DescriptorRecord& rec = p->records[static_cast<std::size_t>(op)];
+    if (rec.type != CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR) continue;
+    ++reshapes;
+    EXPECT_EQ(uid_at(*p, rec, CUDNN_ATTR_OPERATION_RESHAPE_XDESC), x->get_uid());
+    EXPECT_EQ(uid_at(*p, rec, CUDNN_ATTR_OPERATION_RESHAPE_YDESC), xt->get_uid());
+  }
+  EXPECT_EQ(reshapes, 1u);
+  const auto* ty = p->tensor(xt->get_uid());
+  ASSERT_NE(ty, nullptr);
+  EXPECT_TRUE(ty->is_virtual);
+  EXPECT_EQ(ty->dims, (std::vector<std::int64_t>{b, h, n, m}));
+  EXPECT_EQ(ty->strides, (std::vector<std::int64_t>{h * m * n, m * n, 1, n}));  // x's packed strides, swapped
+  EXPECT_EQ(int_of(p->records[static_cast<std::size_t>(ty->record)], CUDNN_ATTR_TENSOR_DATA_TYPE), CUDNN_DATA_HALF);
+}
+
+TEST(CudnnLoweringConformance, TransposeIntoABufferDeclines) {
+  Graph g;
+  auto x = g.tensor({2, 3, 4, 5}, DataType::FLOAT, "x");
+  auto y = g.transpose(x, Attributes().set_name("t").set("permutation", kSwap));
+  y->set_output(true).set_name("y");
+  ASSERT_TRUE(g.validate().is_good());
+  auto p = lower(g, target(90));
+  ASSERT_TRUE(p.is_bad());
+  EXPECT_EQ(p.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  for (const char* part : {"op 'transpose'", "node 't'", "non-virtual tensor 'y'", "RESHAPE gives a view"})
+    EXPECT_NE(p.status().message().find(part), std::string::npos) << part << " in " << p.status().message();
+}
+
+// The graph the Python package writes for sdpa(score_mod=fn) with a causal mask as fn
+// (python/opgraph/_porting.py flexible_sdpa), HALF Q/K/V in BSHD strides.
+TEST(CudnnLoweringConformance, FlexibleSdpaCompositeIsCudnnFrontendsBackendGraph) {
+  const std::int64_t b = 2, h = 4, s = 128, d = 64;
+  const std::vector<std::int64_t> bshd{s * h * d, d, h * d, 1};
+  Graph g;
+  g.set_io_data_type(DataType::HALF).set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  auto q = g.tensor({b, h, s, d}, DataType::HALF, "q", bshd);
+  auto k = g.tensor({b, h, s, d}, DataType::HALF, "k", bshd);
+  auto v = g.tensor({b, h, s, d}, DataType::HALF, "v", bshd);
+  auto kt = g.transpose(k, Attributes().set("permutation", kSwap));
+  auto sc = g.mul(g.matmul(q, kt), g.tensor_scalar(0.125));
+  auto row = g.gen_index(sc, 2), col = g.gen_index(sc, 3);
+  auto keep = g.cmp_ge(row, col);
+  auto masked = g.binary_select(sc, g.tensor_scalar(-1e9), keep);
+  auto mx = g.reduction(masked, Attributes().set("mode", "MAX"));
+  mx->set_dim({b, h, s, 1});
+  auto e = g.exp(g.sub(masked, mx));
+  auto z = g.reduction(e, Attributes().set("mode", "ADD"));
+  z->set_dim({b, h, s, 1});
+  auto stats = g.add(mx, g.log(z));
+  stats->set_output(true).set_data_type(DataType::FLOAT);
+  auto pr = g.div(e, z);
+  pr->set_data_type(DataType::HALF);
+  auto o = g.matmul(pr, v);
+  o->set_output(true).set_data_type(DataType::HALF).set_stride(bshd);
+  ASSERT_TRUE(g.validate().is_good()) << g.validate().to_string();
+  auto p = lower(g, target(90));
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  const auto M = CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, P = CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+             R = CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR;
+  EXPECT_EQ(op_types(*p), (std::vector<cudnnBackendDescriptorType_t>{M, P, P, P, P, P, R, P, P, R, P, P, P, M}));
+  EXPECT_EQ(p->tensor(k->get_uid())->dims, (std::vector<std::int64_t>{b, h, d, s}));  // no RESHAPE for K
 }
 
 }  // namespace

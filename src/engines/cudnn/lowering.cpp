@@ -193,7 +193,6 @@ const detail::LoweringRecord kCore[] = {
     {ops::Pointwise::kIndex, lower_pointwise, {}},
     {ops::Reduction::kIndex, lower_reduction, {}},
     {ops::MoeGroupedMatmulBwd::kIndex, nullptr, kNotLoweredYet},
-    {ops::Transpose::kIndex, nullptr, kNotLoweredYet},
     {ops::Slice::kIndex, nullptr, kNotLoweredYet},
     {ops::DiagonalBandMask::kIndex, nullptr, kNotLoweredYet},
     {ops::Rope::kIndex, nullptr, kNotLoweredYet},

@@ -81,6 +81,11 @@ class Lowerer {
   void retarget(int record, std::vector<std::int64_t> dims, std::vector<std::int64_t> strides);
   // The uid of a TENSOR record.
   std::int64_t uid_of(int record) const;
+  // The dims / strides of a TENSOR record (the plan's rank).
+  std::vector<std::int64_t> record_dims(int record) const;
+  std::vector<std::int64_t> record_strides(int record) const;
+  // Makes IR tensor `t` lower to the existing TENSOR record `record` (a transpose folded into its input's record).
+  void alias(const TensorPtr& t, int record) { tensor_records_[t.get()] = record; }
 
  private:
   const OpGraph& g_;

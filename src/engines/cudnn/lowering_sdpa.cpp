@@ -70,6 +70,18 @@ void Lowerer::retarget(int record, std::vector<std::int64_t> dims, std::vector<s
     }
 }
 
+std::vector<std::int64_t> Lowerer::record_dims(int record) const {
+  for (const auto& t : plan_.tensors)
+    if (t.record == record) return t.dims;
+  return {};
+}
+
+std::vector<std::int64_t> Lowerer::record_strides(int record) const {
+  for (const auto& t : plan_.tensors)
+    if (t.record == record) return t.strides;
+  return {};
+}
+
 std::int64_t Lowerer::uid_of(int record) const {
   for (const auto& t : plan_.tensors)
     if (t.record == record) return t.uid;

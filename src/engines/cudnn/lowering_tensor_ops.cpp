@@ -39,6 +39,65 @@ Status lower_reshape(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t typ
   return l.bind_out(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, n, ops::out::Y);
 }
 
+// transpose (X -> Y). cuDNN has no transpose operation; cudnn-frontend's composites
+// (SDPA) describe a transposed operand instead: K^T is K's own descriptor with its
+// last two dims and strides swapped, and P^T / dS^T / K (back) are RESHAPE
+// operations whose virtual output has the input's strides permuted (a view: the
+// same memory read in the other axis order). The same two forms here:
+//  * folded: X is read by this transpose alone and is a graph input (no node
+//    writes it) or a paged_cache_load's output, and Y is virtual with X's type
+//    (or FLOAT over a HALF / BFLOAT16 X, an exact widening):
+//    X's record is described in Y's axis order (dims and strides permuted together,
+//    the same memory) and Y lowers to it; no operation;
+//  * otherwise, Y virtual: RESHAPE X -> Y, Y described with X's strides permuted
+//    (Y's own type: a transpose that also casts, as cudnn-frontend's P^T);
+//  * a non-virtual Y declines: its buffer is packed in Y's order, which a view of
+//    X is not.
+Status lower_transpose(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
+  const TensorPtr x = n.input(ops::Transpose::In::X), y = n.output(ops::Transpose::Out::Y);
+  if (!y->get_is_virtual())
+    return Lowerer::decline(n, "a transpose writing the non-virtual tensor '" + y->get_name() +
+                                   "' is not lowered: cuDNN has no transpose, and a RESHAPE gives a view of X, not Y's "
+                                   "packed buffer (keep Y virtual, or transpose in the consumer's operand)");
+  const std::vector<std::int64_t> perm = ops::attr::permutation(n).value_or(std::vector<std::int64_t>{});
+  auto rx = l.tensor(x);
+  if (rx.is_bad()) return rx.status();
+  const std::vector<std::int64_t> xd = l.record_dims(rx.value()), xs = l.record_strides(rx.value());
+  const std::size_t pad = xd.size() - perm.size();  // leading unit axes of the plan's rank
+  std::vector<std::int64_t> yd(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(pad)), ys(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(pad));
+  for (std::int64_t a : perm) {
+    yd.push_back(xd[pad + static_cast<std::size_t>(a)]);
+    ys.push_back(xs[pad + static_cast<std::size_t>(a)]);
+  }
+  std::size_t readers = 0;
+  const Node* writer = nullptr;
+  for (const auto& node : l.graph().nodes()) {
+    for (const auto& port : node->inputs())
+      for (const auto& t : port) readers += t == x;
+    for (const auto& port : node->outputs())
+      for (const auto& t : port)
+        if (t == x) writer = node.get();
+  }
+  const bool foldable_source = writer == nullptr ? !x->get_is_virtual() && !x->get_is_pass_by_value()
+                                                 : op_index(writer->spec()) == ops::PagedCacheLoad::kIndex;
+  // Y's type is X's, or FLOAT over a HALF / BFLOAT16 X (a widening every value survives; the consumer
+  // reads X's type instead, as cudnn-frontend's K^T is K's own descriptor).
+  const DataType xt = x->get_data_type(), yt = y->get_data_type();
+  const bool same_values = yt == xt || (yt == DataType::FLOAT && (xt == DataType::HALF || xt == DataType::BFLOAT16));
+  if (readers == 1 && foldable_source && same_values) {
+    l.retarget(rx.value(), yd, ys);
+    l.alias(y, rx.value());
+    return Status::ok();
+  }
+  auto ry = l.tensor(y);
+  if (ry.is_bad()) return ry.status();
+  l.retarget(ry.value(), yd, ys);
+  int op = add_op(l, n, type);
+  l.set_refs(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, {rx.value()});
+  l.set_refs(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, {ry.value()});
+  return Status::ok();
+}
+
 Status lower_concatenate(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
   l.require_version(n, 90700);
   int op = add_op(l, n, type);
@@ -206,6 +265,7 @@ Status with_type(Lowerer& l, const Node& n) {
 
 const LoweringRecord kLowerings[] = {
     {ops::Reshape::kIndex, with_type<lower_reshape, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR>, {}},
+    {ops::Transpose::kIndex, with_type<lower_transpose, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR>, {}},
     {ops::Concatenate::kIndex, with_type<lower_concatenate, CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR>, {}},
     {ops::Rng::kIndex, with_type<lower_rng, CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR>, {}},
     {ops::Resample::kIndex, with_type<lower_resample, CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR>, {}},
