@@ -584,6 +584,7 @@ def _flex_scores(g, op, a, name, q, k, fn, seq_len_kv, bias):
     """The modified scores: score_mod(attn_scale * Q K^T), then bias, then (with SEQ_LEN_KV) the
     columns at or beyond each batch's length set to -inf, as cuDNN's kernels stop there."""
     kt = g.transpose(input=k, permutation=[0, 1, 3, 2], name=f"{name}::k_transpose")
+    kt.set_data_type(k.get_data_type())  # K^T is K read the other way (cudnn: K's own descriptor)
     s = g.matmul(A=q, B=kt, name=f"{name}::matmul_q_kt")
     shape = [q.dims[0], q.dims[1], q.dims[2], k.dims[2]]
     s.set_dim(shape)
@@ -641,15 +642,15 @@ def flexible_sdpa(g, op, kw, compute, name):
     e = g.exp(input=g.sub(a=s, b=m, name=f"{name}::sub_max"), name=f"{name}::exp")
     z = g.reduction(input=e, mode="ADD", name=f"{name}::sum_exp")
     z.set_dim(_rows(q))
+    # Stats = max + log(sum), computed as cudnn's softmax does also when nobody reads it (virtual then).
+    stats = g.add(a=m, b=g.log(input=z, name=f"{name}::log_sum_exp"), name=f"{name}::stats")
+    stats.set_data_type(_C.data_type.FLOAT).set_dim(_rows(q))
     p = g.div(a=e, b=z, name=f"{name}::softmax")
+    p.set_data_type(q.get_data_type())  # the P V matmul takes P in the io type, as cudnn's composite
     o = g.matmul(A=p, B=v, name=f"{name}::matmul_p_v")
     o.set_data_type(q.get_data_type()).set_dim([q.dims[0], q.dims[1], q.dims[2], v.dims[3]])
-    stats = None
-    if stats_wanted:
-        stats = g.add(a=m, b=g.log(input=z, name=f"{name}::log_sum_exp"), name=f"{name}::stats")
-        stats.set_data_type(_C.data_type.FLOAT).set_dim(_rows(q))
     del compute, seq_q  # the composite's math runs in the graph's compute type; seq_len_q feeds score_mod only
-    return [o, stats]
+    return [o, stats if stats_wanted else None]
 
 
 def flexible_sdpa_backward(g, op, kw, compute, name):
@@ -667,21 +668,35 @@ def flexible_sdpa_backward(g, op, kw, compute, name):
             f"{op}(score_mod=...): the composite backward takes as many K/V heads as query heads "
             f"(q {q.dims[1]}, k {k.dims[1]}, v {v.dims[1]}); grouped or multi-query backward is not written")
     io = q.get_data_type()
-    s = _flex_scores(g, op, a, name, q, k, fn, a.get("seq_len_kv"), a.get("bias"))
-    p = g.exp(input=g.sub(a=s, b=stats, name=f"{name}::sub_stats"), name=f"{name}::p")
-    pt = g.transpose(input=p, permutation=[0, 1, 3, 2], name=f"{name}::p_transpose")
-    dv = g.matmul(A=pt, B=do, name=f"{name}::matmul_pt_do")
-    vt = g.transpose(input=v, permutation=[0, 1, 3, 2], name=f"{name}::v_transpose")
-    dp = g.matmul(A=do, B=vt, name=f"{name}::matmul_do_vt")
-    rowdot = g.reduction(input=g.mul(a=do, b=o, name=f"{name}::do_o"), mode="ADD", name=f"{name}::sum_do_o")
+    swap = [0, 1, 3, 2]
+    # softmax_sum = rowsum(dO * O) (times 1, where cudnn's dropout scale inverse stands)
+    prod = g.mul(a=do, b=o, name=f"{name}::do_o")
+    prod.set_dim([q.dims[0], q.dims[1], q.dims[2], v.dims[3]])
+    rowdot = g.reduction(input=prod, mode="ADD", name=f"{name}::sum_do_o")
     rowdot.set_dim(_rows(q))
+    one = g.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=_C.data_type.FLOAT, is_pass_by_value=True,
+                   value=1.0, name=f"{name}::one")
+    rowdot = g.mul(a=rowdot, b=one, name=f"{name}::softmax_sum")
+    # the scores again, through the same score_mod; K is read transposed (cudnn: K's own descriptor)
+    s = _flex_scores(g, op, a, name, q, k, fn, a.get("seq_len_kv"), a.get("bias"))
+    kt = next(n for n in reversed(g.nodes) if n.name == f"{name}::k_transpose").outputs["Y"]
+    p = g.exp(input=g.sub(a=s, b=stats, name=f"{name}::sub_stats"), name=f"{name}::p")
+    pt = g.transpose(input=p, permutation=swap, name=f"{name}::p_transpose")
+    pt.set_data_type(io)  # P^T in the io type for the dV matmul, as cudnn's reshape_p
+    dv = g.matmul(A=pt, B=do, name=f"{name}::matmul_pt_do")
+    vt = g.transpose(input=v, permutation=swap, name=f"{name}::v_transpose")
+    vt.set_data_type(v.get_data_type())
+    dp = g.matmul(A=do, B=vt, name=f"{name}::matmul_do_vt")
     ds = g.mul(a=g.sub(a=dp, b=rowdot, name=f"{name}::sub_dp_sum"), b=p, name=f"{name}::ds")
     if fn_b is not None:
         ds = _flex_call(g, op, fn_b, ds, "score_mod_bprop")
     ds = _flex_scale(g, ds, a.get("attn_scale"), name + "::ds")
-    dq = g.matmul(A=ds, B=k, name=f"{name}::matmul_ds_k")
-    dst = g.transpose(input=ds, permutation=[0, 1, 3, 2], name=f"{name}::ds_transpose")
+    dst = g.transpose(input=ds, permutation=swap, name=f"{name}::ds_transpose")
+    dst.set_data_type(io)  # dS^T in the io type, as cudnn's reshape_dS
     dk = g.matmul(A=dst, B=q, name=f"{name}::matmul_dst_q")
+    k_back = g.transpose(input=kt, permutation=swap, name=f"{name}::k_back")  # cudnn's reshape_k
+    k_back.set_data_type(k.get_data_type())
+    dq = g.matmul(A=ds, B=k_back, name=f"{name}::matmul_ds_k")
     for t, like in ((dq, q), (dk, k), (dv, v)):
         t.set_data_type(io).set_dim(list(like.dims))
     del compute

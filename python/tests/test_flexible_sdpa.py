@@ -297,3 +297,28 @@ def test_refusals_name_the_cause():
         g.sdpa(q=q4, k=kg, v=kg, score_mod=lambda gg, s: s)
     with pytest.raises(NotImplementedError, match="sdpa_fp8"):
         g.sdpa_fp8(q=q, k=k, v=v, score_mod=lambda gg, s: s)
+
+
+def test_half_io_forward_and_the_composite_s_types(rng):
+    # HALF Q/K/V as cudnn-frontend's tests give them: P enters the P V matmul in the io type (cudnn's
+    # composite), K^T keeps K's type; float64 reference on the HALF inputs, HALF-rounding tolerance.
+    b, h, n, d = 1, 2, 16, 32
+    qn, kn, vn = (rng.standard_normal((b, h, n, d)).astype(np.float16) for _ in range(3))
+    g = opgraph.pygraph(io_data_type=np.float16, intermediate_data_type=F32, compute_data_type=F32)
+    q, k, v = g.tensor_like(qn), g.tensor_like(kn), g.tensor_like(vn)
+    neg_inf = scalar(g, "neg_inf")
+    o, stats = g.sdpa(q=q, k=k, v=v, attn_scale=d ** -0.5, generate_stats=True,
+                      score_mod=lambda gg, s: lower_triangle_mask(gg, s, neg_inf))
+    o.set_output(True)
+    stats.set_output(True)
+    by_name = {nd.name: nd for nd in g.nodes}
+    assert by_name["sdpa::k_transpose"].outputs["Y"].get_data_type() == opgraph.data_type.HALF
+    assert by_name["sdpa::softmax"].outputs["OUT_0"].get_data_type() == opgraph.data_type.HALF
+    assert o.get_data_type() == opgraph.data_type.HALF and stats.get_data_type() == opgraph.data_type.FLOAT
+    out_o, out_s = np.full(o.dims, np.nan, np.float16), poisoned(stats)
+    run(g, {q: qn, k: kn, v: vn, o: out_o, stats: out_s, neg_inf: np.full((1, 1, 1, 1), -1e9, F32)})
+    s = d ** -0.5 * qn.astype(np.float64) @ kn.astype(np.float64).swapaxes(-1, -2)
+    s = np.where(np.arange(n)[:, None] >= np.arange(n)[None, :], s, -1e9)
+    p, lse = softmax64(s)
+    np.testing.assert_allclose(out_o.astype(np.float64), p @ vn.astype(np.float64), rtol=5e-3, atol=5e-3)
+    np.testing.assert_allclose(out_s, lse, rtol=1e-5, atol=1e-5)
