@@ -376,8 +376,20 @@ def _install_engine_enumeration(cls):
 # outputs to strided views of the input (in place) and relies on it. The Python package follows
 # cudnn-frontend: at validate, each NON-VIRTUAL pointwise output whose strides the user did not
 # set takes the strides cudnn-frontend would give it (those of its first input of the same dims,
-# through virtual intermediates as cudnn-frontend infers them), set explicitly on the tensor.
+# through virtual intermediates as cudnn-frontend infers them), set explicitly on the tensor,
+# unless those strides would give two elements one address (an input broadcast by stride 0).
 # Virtual tensors keep the IR's strides (no buffer sees them). C++ users keep the IR's rule.
+
+
+def _one_to_one(dims, strides):
+    """Whether strides give every element of dims its own address (no broadcast / overlap)."""
+    axes = sorted((st, d) for d, st in zip(dims, strides) if d > 1)
+    reach = 1
+    for st, d in axes:
+        if st < reach:
+            return False
+        reach = st * d
+    return True
 
 
 def _cudnn_pointwise_strides(g, unset):
@@ -399,8 +411,8 @@ def _cudnn_pointwise_strides(g, unset):
             continue
         strides = inferred.get(id(same), list(same.strides))
         inferred[id(out)] = strides
-        if not out.is_virtual and list(out.strides) != strides:
-            out.set_stride(strides)
+        if not out.is_virtual and list(out.strides) != strides and _one_to_one(out.dims, strides):
+            out.set_stride(strides)  # (an input broadcast by stride 0 is not copied: the output keeps its own)
             changed = True
     return changed
 

@@ -75,3 +75,20 @@ def test_strided_input_view_gives_its_strides_to_a_new_output(rng):
     g.execute({X: view, y: holder[:, 0:4]}, None)
     np.testing.assert_allclose(holder[:, 0:4], view.astype(np.float64) ** 2, rtol=1e-6)
     assert np.isnan(holder[:, 4:]).all()  # the holes are not written
+
+
+def test_a_broadcast_input_does_not_give_its_zero_strides(rng):
+    # An input view broadcast by stride 0 (numpy broadcast_to / torch expand) of the output's dims:
+    # copying its strides would give many elements one address, so the output keeps the IR's.
+    row = rng.standard_normal((1, 6)).astype(F32)
+    wide = np.broadcast_to(row, (4, 6))  # strides (0, 4 bytes)
+    g = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    X = g.tensor_like(wide)
+    assert X.strides == [0, 1]
+    y = g.exp(input=X)
+    y.set_output(True)
+    g.build()
+    assert y.strides == [1, 4]  # the IR's rule: dense, in the input's axis order (its stride-0 axis innermost)
+    out = np.full((6, 4), np.nan, F32).T
+    g.execute({X: wide, y: out}, None)
+    np.testing.assert_allclose(out, np.exp(np.broadcast_to(row.astype(np.float64), (4, 6))), rtol=1e-6)
