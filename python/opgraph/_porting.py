@@ -538,8 +538,9 @@ _FLEX_FWD_KEYS = {"q", "k", "v", "attn_scale", "bias", "generate_stats", "is_inf
 _FLEX_BWD_KEYS = {"q", "k", "v", "o", "do", "stats", "attn_scale", "bias", "seq_len_q", "seq_len_kv",
                   "use_causal_mask", "use_padding_mask", "use_alibi_mask", "use_causal_mask_bottom_right",
                   "use_deterministic_algorithm", "score_mod", "score_mod_bprop"}
-_FLEX_OFF = {"use_causal_mask", "use_padding_mask", "use_alibi_mask", "use_causal_mask_bottom_right",
-             "use_deterministic_algorithm"}
+_FLEX_OFF = {"use_causal_mask", "use_padding_mask", "use_alibi_mask", "use_causal_mask_bottom_right"}
+# use_deterministic_algorithm is taken either way: the composite backward writes dQ with its matmul, the form
+# cudnn-frontend's deterministic backward has on Hopper.
 
 
 def _flex_args(op, kw, allowed):
