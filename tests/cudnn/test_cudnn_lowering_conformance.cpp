@@ -192,6 +192,35 @@ TEST(CudnnLoweringConformance, TransposeOfAGraphInputFoldsIntoItsDescriptor) {
   EXPECT_EQ(uid_at(*p, mm, CUDNN_ATTR_OPERATION_MATMUL_BDESC), k->get_uid());
 }
 
+TEST(CudnnLoweringConformance, TransposeOfAPagedLoadFoldsIntoItsOutput) {
+  // The paged K of test_sdpa_with_flexible_graph: PAGED_CACHE_LOAD writes K^T's descriptor directly,
+  // as cudnn-frontend's k_cache ([b, h, d, s_kv], the packed strides of [b, h, s_kv, d] swapped).
+  const std::int64_t b = 2, h = 3, blk = 4, pages = 5, d = 16, s = blk * pages;
+  Graph g;
+  g.set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  auto q = g.tensor({b, h, 1, d}, DataType::HALF, "Q");
+  auto cont = g.tensor({b * pages, h, blk, d}, DataType::HALF, "K_cache");
+  auto table = g.tensor({b, 1, pages, 1}, DataType::INT32, "table");
+  auto len = g.tensor({b, 1, 1, 1}, DataType::INT32, "seq_kv");
+  auto k = g.paged_cache_load(cont, len, table);
+  k->set_dim({b, h, s, d});
+  auto kt = g.transpose(k, Attributes().set("permutation", kSwap));
+  kt->set_data_type(DataType::HALF);
+  auto c = g.matmul(q, kt);
+  c->set_output(true).set_data_type(DataType::FLOAT);
+  ASSERT_TRUE(g.validate().is_good()) << g.validate().to_string();
+  auto p = lower(g, target(90));
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  EXPECT_EQ(op_types(*p), (std::vector<cudnnBackendDescriptorType_t>{CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR,
+                                                                      CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR}));
+  const auto* tk = p->tensor(k->get_uid());
+  ASSERT_NE(tk, nullptr);
+  EXPECT_EQ(tk->dims, (std::vector<std::int64_t>{b, h, d, s}));
+  EXPECT_EQ(tk->strides, (std::vector<std::int64_t>{h * s * d, s * d, 1, d}));
+  const DescriptorRecord& mm = p->records[static_cast<std::size_t>(p->operations[1])];
+  EXPECT_EQ(uid_at(*p, mm, CUDNN_ATTR_OPERATION_MATMUL_BDESC), k->get_uid());
+}
+
 TEST(CudnnLoweringConformance, TransposeOfAnIntermediateIsAReshapeView) {
   const std::int64_t b = 1, h = 2, m = 16, n = 24, d = 8;
   Graph g;
