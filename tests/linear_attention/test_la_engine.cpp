@@ -10,6 +10,7 @@
 #include "engines/linear_attention/gdn_problem.h"
 #include "engines/linear_attention/la_engine.h"
 #include "engines/manifest.h"
+#include "exec/declared_layout.h"
 #include "ir/linear_attention_fixture.h"
 #include "opgraph/graph.h"
 #include "runtime/loader.h"
@@ -493,6 +494,78 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_EQ(rule(2, 8, 1, 32768, true), 0);
   // Short sequences: nothing to split.
   EXPECT_EQ(rule(2, 8, 1, 300), 0);
+}
+
+// Execute-time shape overrides (docs/dynamic_shapes.md): a plan runs its built
+// kernels at the call's token count T, sequence count N and state rows; heads and
+// the head dim may not change; a refusal names the tensor, its port and the rule.
+TEST(LaOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
+  Cfg c = cfg_of(64);  // q, k: 2 heads, v: 8, D = 64
+  c.cu = {0, 30, 30, 100};
+  c.init = true;
+  Attributes a;
+  a.set("output_final_state", true);
+  Built b = gdn(c, a);
+  auto p = analyze_gdn(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  auto layout = DeclaredLayout::compute(b.g);
+  ASSERT_TRUE(layout.is_good()) << layout.status().message();
+  std::vector<unsigned char> mem(64);  // stand-in addresses: nothing is read
+  auto pack_for = [&](std::int64_t t, std::int64_t n, std::int64_t rows, std::int64_t q_heads = 2) {
+    VariantPack v;
+    for (std::int64_t uid : {p->q, p->k, p->v, p->g, p->beta, p->cu_seqlens, p->initial_state, p->o, p->final_state})
+      v.set(uid, mem.data());
+    v.override_shape(p->q, {t, q_heads, 64});
+    v.override_shape(p->k, {t, 2, 64});
+    v.override_shape(p->v, {t, 8, 64});
+    v.override_shape(p->g, {t, 8});
+    v.override_shape(p->beta, {t, 8});
+    v.override_shape(p->o, {t, 8, 64});
+    v.override_shape(p->cu_seqlens, {n + 1});
+    v.override_shape(p->initial_state, {rows, 8, 64, 64});
+    v.override_shape(p->final_state, {rows, 8, 64, 64});
+    return v;
+  };
+  auto run = [&](const VariantPack& v) -> Result<linear_attention::GdnProblem> {
+    VariantPack n;
+    OPGRAPH_CHECK(VariantPack::normalize(v, *layout, n));
+    EXPECT_TRUE(n.has_overrides());
+    return linear_attention::overridden_problem(*p, n, *layout);
+  };
+  auto q = run(pack_for(3000, 5, 5));
+  ASSERT_TRUE(q.is_good()) << q.status().message();
+  EXPECT_EQ(q->t, 3000);
+  EXPECT_EQ(q->n_seq, 5);
+  EXPECT_EQ(q->state_rows, 5);
+  EXPECT_EQ(q->q_ts, 2 * 64);
+  EXPECT_EQ(q->v_ts, 8 * 64);
+  EXPECT_EQ(q->hq, p->hq);
+  // The two-pass workspace follows the call's extents: ceil(3000 / 64) + 5 = 52 slots x 8 heads.
+  EXPECT_EQ(linear_attention::workspace_bytes(*q, linear_attention::kPrefillTwoPass),
+            52 * 8 * (2 * (4 * 64 * 64 + 64 * 64) + 4));
+  // Fewer tokens and sequences than built (extents stay above 1: the layout class).
+  auto fewer = run(pack_for(40, 2, 2));
+  ASSERT_TRUE(fewer.is_good()) << fewer.status().message();
+  EXPECT_EQ(fewer->t, 40);
+  EXPECT_EQ(fewer->n_seq, 2);
+
+  auto refused = [&](const VariantPack& v, std::initializer_list<const char*> parts) {
+    auto r = run(v);
+    ASSERT_TRUE(r.is_bad()) << "accepted";
+    EXPECT_EQ(r.status().code(), ErrorCode::INVALID_VARIANT_PACK) << r.status().to_string();
+    for (const char* part : parts)
+      EXPECT_NE(r.status().message().find(part), std::string::npos) << "'" << part << "' not in " << r.status().message();
+  };
+  // Heads select the kernels.
+  refused(pack_for(300, 3, 3, 4), {"'q'", "input 'q'", "rule built_extents", "dim 1"});
+  // One tensor of the token axis left at the built T.
+  {
+    VariantPack v = pack_for(300, 3, 3);
+    v.override_shape(p->beta, {100, 8});
+    refused(v, {"'beta'", "rule token_axis", "100 tokens here, 300"});
+  }
+  // Without state_indices: one state row a sequence.
+  refused(pack_for(300, 4, 3), {"initial_state", "rule state_rows", "3 state rows for 4 sequences"});
 }
 
 TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {

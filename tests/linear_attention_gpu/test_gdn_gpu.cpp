@@ -657,6 +657,94 @@ TEST_F(GdnGpu, CapturedExecuteReplaysOnNewContents) {
   check(c, rng);
 }
 
+// Execute-time shape overrides: a plan built for one T and N runs another T and N
+// of its layout class (its built kernels), checked against the reference run on a
+// graph declared at the call's extents; every prefill mode.
+TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
+  std::mt19937 rng(14);
+  const auto& api = *gpu().api;
+  for (int m : {0, 1, kSplit8}) {
+    SCOPED_TRACE(mode_name(m));
+    Case built;
+    built.l2 = true;
+    built.lens = {300, 77, 129};
+    Case call = built;
+    call.name = "overridden T and N";
+    call.lens = {500, 64, 2, 700, 3};
+    auto pb = build(built);
+    auto pc = build(call);
+    ASSERT_TRUE(pb->g.validate().is_good());
+    ASSERT_TRUE(pc->g.validate().is_good());
+    FactsCache facts(pb->g, PlanTarget{gpu().props});
+    PlanContext ctx{&facts};
+    auto plan = build_direct(la_engine(), pb->g, config_of(m), ctx);
+    ASSERT_TRUE(plan.is_good()) << plan.status().message();
+    auto host = draw(call, *pc, rng, nullptr);
+    // The call's tensors by port: (built graph's tensor, call graph's tensor).
+    const std::pair<TensorPtr, TensorPtr> ports[] = {{pb->q, pc->q},       {pb->k, pc->k},
+                                                     {pb->v, pc->v},       {pb->gate, pc->gate},
+                                                     {pb->beta, pc->beta}, {pb->cu, pc->cu},
+                                                     {pb->init, pc->init}, {pb->out.o, pc->out.o},
+                                                     {pb->out.final_state, pc->out.final_state}};
+    VariantPack pack;
+    std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;  // by the call graph's uid
+    for (const auto& [b, c] : ports) {
+      if (!b || !c) continue;
+      const std::size_t bytes = static_cast<std::size_t>(c->element_count()) * width(c->get_data_type());
+      auto buf = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes, 4));
+      ASSERT_TRUE(buf->status().is_good());
+      auto it = host.find(c->get_uid());
+      if (it != host.end()) {
+        ASSERT_EQ(api.memcpy_htod(buf->ptr(), it->second.data(), it->second.size()), CUDA_SUCCESS);
+      } else {
+        ASSERT_EQ(api.memset_d32(buf->ptr(), 0xFFFFFFFFu, std::max<std::size_t>(bytes, 4) / 4), CUDA_SUCCESS);
+      }
+      pack.set(b->get_uid(), reinterpret_cast<void*>(buf->ptr()));
+      pack.override_shape(b->get_uid(), c->get_dim());
+      dev[c->get_uid()] = std::move(buf);
+    }
+    auto prob = linear_attention::analyze_gdn(pc->g);
+    ASSERT_TRUE(prob.is_good()) << prob.status().message();
+    const std::int64_t ws_bytes = linear_attention::workspace_bytes(*prob, m == 0 ? 0 : 1, m >= kSplit8 ? m : 0);
+    std::unique_ptr<DeviceBuffer> ws;
+    ExecutionContext ec;
+    ec.stream = gpu().stream;
+    ec.device = &gpu().props;
+    if (ws_bytes > 0) {
+      // One byte short is refused, naming the size the call's extents need.
+      ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
+      ASSERT_TRUE(ws->status().is_good());
+      ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes - 1};
+      const Status short_ws = (*plan)->execute(pack, ec);
+      EXPECT_EQ(short_ws.code(), ErrorCode::INVALID_VALUE) << short_ws.to_string();
+      EXPECT_NE(short_ws.message().find(std::to_string(ws_bytes)), std::string::npos) << short_ws.message();
+      ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes};
+    }
+    const Status ran = (*plan)->execute(pack, ec);
+    ASSERT_TRUE(ran.is_good()) << ran.to_string();
+    ASSERT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
+    std::map<std::int64_t, reference::HostBuffer> hb;
+    for (auto& [uid, bytes] : host) hb[uid] = reference::HostBuffer{bytes.data()};
+    const TensorPtr o = pc->out.o, fin = pc->out.final_state;
+    const std::size_t o_bytes = static_cast<std::size_t>(o->element_count()) * width(call.o_t);
+    const std::size_t f_bytes = static_cast<std::size_t>(fin->element_count()) * width(call.state_t);
+    std::vector<unsigned char> want_o(o_bytes), want_f(f_bytes), got_o(o_bytes), got_f(f_bytes);
+    hb[o->get_uid()] = reference::HostBuffer{want_o.data()};
+    hb[fin->get_uid()] = reference::HostBuffer{want_f.data()};
+    const Status ref = reference::execute(pc->g, hb);
+    ASSERT_TRUE(ref.is_good()) << ref.message();
+    ASSERT_EQ(api.memcpy_dtoh(got_o.data(), dev.at(o->get_uid())->ptr(), o_bytes), CUDA_SUCCESS);
+    ASSERT_EQ(api.memcpy_dtoh(got_f.data(), dev.at(fin->get_uid())->ptr(), f_bytes), CUDA_SUCCESS);
+    const double ro = rms_ratio(decode(got_o, call.o_t), decode(want_o, call.o_t));
+    const double rf = rms_ratio(decode(got_f, call.state_t), decode(want_f, call.state_t));
+    std::printf("[ gdn ] %s %-44s T=%-6lld N=%-3lld o %.2e  state %.2e  (plan built for T=%lld N=%lld)\n", mode_name(m),
+                call.name.c_str(), static_cast<long long>(call.t()), static_cast<long long>(call.n()), ro, rf,
+                static_cast<long long>(built.t()), static_cast<long long>(built.n()));
+    EXPECT_LE(ro, kTol);
+    EXPECT_LE(rf, kTol);
+  }
+}
+
 TEST_F(GdnGpu, BatchInvariantBitwise) {
   for (int m : {0, 1, kSplit8}) {
     SCOPED_TRACE(mode_name(m));

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "engines/linear_attention/kernels/gdn_params.cuh"
+#include "exec/declared_layout.h"
 #include "exec/operand_table.h"
 #include "opgraph/op_graph.h"
 #include "runtime/context_scope.h"
@@ -151,52 +152,72 @@ Result<int> prefill_mode(const PlanConfig& config) {
 // Operand order of the table rows.
 enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kSlots };
 
+// Which kernels a plan runs; fixed at build (a call's overridden extents keep it).
+enum class Kind { kDecode, kPrefill, kTwoPass, kSplit };
+
+// Everything a plan launches for problem `p` under `kind` (split: the span length).
+struct GdnLaunch {
+  GdnParams params{};
+  runtime::LaunchDims main, prep, summary, fixup, copy;
+  long long copy_words = 0;
+  std::int64_t workspace = 0;     // bytes (two-pass only)
+  long long split_offset = 0;     // bytes from the workspace to the span summaries (0: no split)
+};
+GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
+  GdnLaunch l;
+  l.params = params_of(p);
+  const bool decode = kind == Kind::kDecode;
+  l.main.grid[0] = static_cast<unsigned>(decode ? p.d / kDecodeRows : p.d / 64);
+  l.main.grid[1] = static_cast<unsigned>(p.ho);
+  l.main.grid[2] = static_cast<unsigned>(p.n_seq);
+  l.main.block[0] = decode ? kDecodeThreads : kPrefillThreads;
+  l.main.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p.d));
+  if (kind == Kind::kTwoPass || kind == Kind::kSplit) {
+    l.params.n_slots = opgraph_gdn::gdn_ws_slots(p.t, p.n_seq);
+    l.workspace = opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho);
+    l.main.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_scan_smem_bytes(p.d));
+    l.prep.grid[0] = static_cast<unsigned>(l.params.n_slots);
+    l.prep.grid[1] = static_cast<unsigned>(p.ho);
+    l.prep.block[0] = kPrefillThreads;
+    l.prep.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_prep_smem_bytes(p.d));
+  }
+  if (kind == Kind::kSplit) {
+    l.params.span_chunks = split;
+    l.params.n_spans = opgraph_gdn::gdn_split_spans(p.t, split);
+    l.split_offset = opgraph_gdn::gdn_split_ws_offset(p.d, p.t, p.n_seq, p.ho);
+    l.workspace = opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
+    l.main.grid[2] = static_cast<unsigned>(p.n_seq * l.params.n_spans);
+    l.summary = l.main;
+    l.summary.grid[0] = static_cast<unsigned>(2 * p.d / 64);
+    l.fixup.grid[0] = static_cast<unsigned>(p.d / 64);
+    l.fixup.grid[1] = static_cast<unsigned>(p.ho);
+    l.fixup.grid[2] = static_cast<unsigned>(p.n_seq);
+    l.fixup.block[0] = kPrefillThreads;
+    l.fixup.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fixup_smem_bytes(p.d));
+  }
+  const long long elem = p.state_type == DataType::FLOAT ? 4 : 2;
+  l.copy_words = p.state_rows * p.state_row_stride * elem / 4;
+  const long long per_block = 4 * kCopyThreads;  // about 4 words a thread (the copy is grid-stride)
+  l.copy.grid[0] = static_cast<unsigned>(std::clamp<long long>((l.copy_words + per_block - 1) / per_block, 1, 4096));
+  l.copy.block[0] = kCopyThreads;
+  return l;
+}
+
 class GdnPlan final : public CompiledPlan {
  public:
   // `prep` non-null: the two-pass prefill (prep, then `main` = the scan);
   // `summary` and `fixup` non-null too: a chain split (`main` = the span scan).
   GdnPlan(GdnProblem p, runtime::KernelRuntime* rt, const runtime::LoadedKernel* main,
           const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, const runtime::LoadedKernel* summary,
-          const runtime::LoadedKernel* fixup, long long split, OperandTable table, std::array<std::int32_t, kSlots> rows)
+          const runtime::LoadedKernel* fixup, long long split, OperandTable table, std::array<std::int32_t, kSlots> rows,
+          const DeclaredLayout& layout)
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
-        table_(std::move(table)), rows_(rows), params_(params_of(p_)) {
-    const bool decode = use_decode(p_);
-    dims_.grid[0] = static_cast<unsigned>(decode ? p_.d / kDecodeRows : p_.d / 64);
-    dims_.grid[1] = static_cast<unsigned>(p_.ho);
-    dims_.grid[2] = static_cast<unsigned>(p_.n_seq);
-    dims_.block[0] = decode ? kDecodeThreads : kPrefillThreads;
-    dims_.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p_.d));
-    if (prep_) {
-      params_.n_slots = opgraph_gdn::gdn_ws_slots(p_.t, p_.n_seq);
-      workspace_ = opgraph_gdn::gdn_ws_bytes(p_.d, p_.t, p_.n_seq, p_.ho);
-      dims_.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_scan_smem_bytes(p_.d));
-      prep_dims_.grid[0] = static_cast<unsigned>(params_.n_slots);
-      prep_dims_.grid[1] = static_cast<unsigned>(p_.ho);
-      prep_dims_.block[0] = kPrefillThreads;
-      prep_dims_.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_prep_smem_bytes(p_.d));
-    }
-    if (prep_ && summary_ && fixup_ && split > 0) {
-      params_.span_chunks = split;
-      params_.n_spans = opgraph_gdn::gdn_split_spans(p_.t, split);
-      split_offset_ = opgraph_gdn::gdn_split_ws_offset(p_.d, p_.t, p_.n_seq, p_.ho);
-      workspace_ = opgraph_gdn::gdn_split_ws_bytes(p_.d, p_.t, p_.n_seq, p_.ho, split);
-      dims_.grid[2] = static_cast<unsigned>(p_.n_seq * params_.n_spans);
-      summary_dims_ = dims_;
-      summary_dims_.grid[0] = static_cast<unsigned>(2 * p_.d / 64);
-      fixup_dims_.grid[0] = static_cast<unsigned>(p_.d / 64);
-      fixup_dims_.grid[1] = static_cast<unsigned>(p_.ho);
-      fixup_dims_.grid[2] = static_cast<unsigned>(p_.n_seq);
-      fixup_dims_.block[0] = kPrefillThreads;
-      fixup_dims_.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fixup_smem_bytes(p_.d));
-    }
-    const long long elem = p_.state_type == DataType::FLOAT ? 4 : 2;
-    copy_words_ = p_.state_rows * p_.state_row_stride * elem / 4;
-    const long long per_block = 4 * kCopyThreads;  // about 4 words a thread (the copy is grid-stride)
-    copy_dims_.grid[0] =
-        static_cast<unsigned>(std::clamp<long long>((copy_words_ + per_block - 1) / per_block, 1, 4096));
-    copy_dims_.block[0] = kCopyThreads;
-  }
-  std::int64_t workspace_size() const override { return workspace_; }
+        table_(std::move(table)), rows_(rows), layout_(layout),
+        kind_(use_decode(p_) ? Kind::kDecode
+                             : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
+                                      : Kind::kPrefill)),
+        split_(kind_ == Kind::kSplit ? split : 0), launch_(launch_for(p_, kind_, split_)) {}
+  std::int64_t workspace_size() const override { return launch_.workspace; }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (!ctx.device)
@@ -209,11 +230,29 @@ class GdnPlan final : public CompiledPlan {
                                                   std::to_string(rt_->device().ordinal) +
                                                   "; this call's handle drives device " +
                                                   std::to_string(ctx.device->ordinal)};
-    if (!table_.accepts(pack)) return table_.explain(pack);
-    if (workspace_ > 0) {
-      if (ctx.workspace.bytes < workspace_ || !ctx.workspace.data)
+    // The one branch for execute-time shape overrides: the built launch, or one
+    // for the call's T and N (the same kernels), checked before anything runs.
+    GdnLaunch moved;
+    const GdnLaunch* l = &launch_;
+    if (!pack.has_overrides()) {
+      if (!table_.accepts(pack)) return table_.explain(pack);
+    } else {
+      if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+      auto q = overridden_problem(p_, pack, layout_);
+      if (q.is_bad()) return q.status();
+      if (kind_ == Kind::kSplit && q->n_seq * opgraph_gdn::gdn_split_spans(q->t, split_) > 65535)
+        return {ErrorCode::INVALID_VARIANT_PACK,
+                "engine linear_attention: shape override: N x spans (" + std::to_string(q->n_seq) + " x " +
+                    std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
+                    ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_)};
+      moved = launch_for(*q, kind_, split_);
+      l = &moved;
+    }
+    if (l->workspace > 0) {
+      if (ctx.workspace.bytes < l->workspace || !ctx.workspace.data)
         return {ErrorCode::INVALID_VALUE, "engine linear_attention: the two-pass prefill needs a workspace of " +
-                                              std::to_string(workspace_) + " bytes, got " +
+                                              std::to_string(l->workspace) + " bytes" +
+                                              (l == &launch_ ? "" : " at the call's extents") + ", got " +
                                               std::to_string(ctx.workspace.data ? ctx.workspace.bytes : 0)};
       if (reinterpret_cast<std::uintptr_t>(ctx.workspace.data) % 16 != 0)
         return {ErrorCode::INVALID_VALUE, "engine linear_attention: the workspace must be 16-byte aligned"};
@@ -226,7 +265,7 @@ class GdnPlan final : public CompiledPlan {
       if (row < 0) return 0;
       return reinterpret_cast<unsigned long long>(ops[table_.rows()[static_cast<std::size_t>(row)].position].data);
     };
-    GdnParams a = params_;
+    GdnParams a = l->params;
     a.q = ptr(kQ);
     a.k = ptr(kK);
     a.v = ptr(kV);
@@ -240,21 +279,22 @@ class GdnPlan final : public CompiledPlan {
     a.o = ptr(kO);
     a.final_state = ptr(kFinal);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
-    if (split_offset_ > 0) a.sum_ws = a.ws + static_cast<unsigned long long>(split_offset_);
+    if (l->split_offset > 0) a.sum_ws = a.ws + static_cast<unsigned long long>(l->split_offset);
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     // Distinct pool buffers: rows no sequence addresses keep their value.
-    if (copy_ && a.final_state != a.initial_state && copy_words_ > 0) {
-      long long words = copy_words_;
+    if (copy_ && a.final_state != a.initial_state && l->copy_words > 0) {
+      long long words = l->copy_words;
       void* cargs[] = {&a, &words};
-      OPGRAPH_CHECK(rt_->launch(*copy_, copy_dims_, stream, cargs));
+      OPGRAPH_CHECK(rt_->launch(*copy_, l->copy, stream, cargs));
     }
+    if (a.n_seq <= 0 || a.ho <= 0) return Status::ok();  // no sequence: nothing to compute
     void* args[] = {&a};
-    if (prep_ && params_.n_slots > 0 && p_.ho > 0) OPGRAPH_CHECK(rt_->launch(*prep_, prep_dims_, stream, args));
-    if (split_offset_ > 0 && p_.n_seq > 0 && p_.ho > 0) {
-      OPGRAPH_CHECK(rt_->launch(*summary_, summary_dims_, stream, args));
-      OPGRAPH_CHECK(rt_->launch(*fixup_, fixup_dims_, stream, args));
+    if (prep_ && a.n_slots > 0) OPGRAPH_CHECK(rt_->launch(*prep_, l->prep, stream, args));
+    if (l->split_offset > 0) {
+      OPGRAPH_CHECK(rt_->launch(*summary_, l->summary, stream, args));
+      OPGRAPH_CHECK(rt_->launch(*fixup_, l->fixup, stream, args));
     }
-    return rt_->launch(*main_, dims_, stream, args);
+    return rt_->launch(*main_, l->main, stream, args);
   }
 
  private:
@@ -267,11 +307,10 @@ class GdnPlan final : public CompiledPlan {
   const runtime::LoadedKernel* fixup_;    // null unless a chain split
   OperandTable table_;
   std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
-  GdnParams params_;
-  runtime::LaunchDims dims_, copy_dims_, prep_dims_, summary_dims_, fixup_dims_;
-  long long copy_words_ = 0;
-  long long split_offset_ = 0;  // bytes from the workspace to the span summaries (0: no split)
-  std::int64_t workspace_ = 0;  // bytes (two-pass only)
+  DeclaredLayout layout_;                  // the graph's operand layout (overrides name their slots through it)
+  Kind kind_;
+  long long split_;
+  GdnLaunch launch_;                       // the built launch
 };
 
 Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout& layout,
@@ -376,7 +415,7 @@ class LaEngine final : public Engine {
       else main = *k;
     }
     return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(std::move(*p), rt.get(), main, prep, copy, summary,
-                                                                   fixup, *split, std::move(*table), rows));
+                                                                   fixup, *split, std::move(*table), rows, *ctx.layout));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
@@ -406,6 +445,105 @@ class LaEngine final : public Engine {
 };
 
 }  // namespace
+
+Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack& pack, const DeclaredLayout& layout) {
+  struct Seen {
+    std::int64_t uid;
+    const char* port;
+    const OperandBuffer* buf = nullptr;
+    const DeclaredSlot* slot = nullptr;
+  };
+  auto seen = [&](std::int64_t uid, const char* port) {
+    Seen x{uid, port};
+    if (uid < 0) return x;
+    const std::int64_t pos = layout.index_of(uid);
+    if (pos < 0 || static_cast<std::size_t>(pos) >= pack.operands().size()) return x;
+    x.buf = &pack.operand(static_cast<std::size_t>(pos));
+    x.slot = &layout.slot(static_cast<std::size_t>(pos));
+    return x;
+  };
+  // The call's extent of dim i (the override's, or the declared one).
+  auto extent = [](const Seen& x, int i) { return x.buf->overridden ? x.buf->dims[i] : x.slot->dims[i]; };
+  auto refuse = [](const Seen& x, const std::string& rule) {
+    const std::string name = x.slot->tensor ? x.slot->tensor->get_name() : std::string("?");
+    return Status(ErrorCode::INVALID_VARIANT_PACK, "engine linear_attention: shape override of operand '" + name +
+                                                       "' (uid " + std::to_string(x.uid) + ", " + x.slot->port +
+                                                       "): " + rule);
+  };
+  auto dims_str = [](const Seen& x) {
+    std::string d;
+    for (int i = 0; i < x.slot->rank; ++i) d += (i ? ", " : "") + std::to_string(x.buf->dims[i]);
+    return "[" + d + "]";
+  };
+  // Only the token count T (dim 0 of q, k, v, g, beta, O), the sequence count N
+  // (cu_seqlens [N + 1], state_indices [N]) and the state rows (dim 0 of the
+  // states) may change: heads and the head dim select the kernels.
+  auto same_tail = [&](const Seen& x) -> Status {
+    for (int i = 1; i < x.slot->rank; ++i)
+      if (x.buf->dims[i] != x.slot->dims[i])
+        return refuse(x, "rule built_extents: extents " + dims_str(x) + " change dim " + std::to_string(i) + " (" +
+                             std::to_string(x.slot->dims[i]) + " when built); only the token count, the sequence "
+                             "count and the state rows may change (heads and the head dim select the kernels)");
+    return Status::ok();
+  };
+  GdnProblem p = built;
+  const Seen tok[] = {seen(built.q, "q"), seen(built.k, "k"), seen(built.v, "v"),
+                      seen(built.g, "g"), seen(built.beta, "beta"), seen(built.o, "O")};
+  std::int64_t t = -1;
+  const Seen* t_from = nullptr;
+  for (const Seen& x : tok) {
+    if (!x.buf) continue;
+    if (x.buf->overridden) OPGRAPH_CHECK(same_tail(x));
+    const std::int64_t e = extent(x, 0);
+    if (t < 0) t = e, t_from = &x;
+    else if (e != t)
+      return refuse(x, "rule token_axis: " + std::to_string(e) + " tokens here, " + std::to_string(t) + " for '" +
+                           (t_from->slot->tensor ? t_from->slot->tensor->get_name() : std::string("?")) +
+                           "'; override every tensor the token axis spans (q, k, v, g, beta, O) alike");
+  }
+  // q, k, v: a view's token and head strides (rule L6 of check_support).
+  struct Strides {
+    const Seen& x;
+    std::int64_t *ts, *hs;
+  };
+  for (const Strides& st : {Strides{tok[0], &p.q_ts, &p.q_hs}, Strides{tok[1], &p.k_ts, &p.k_hs},
+                            Strides{tok[2], &p.v_ts, &p.v_hs}}) {
+    if (!st.x.buf || !st.x.buf->overridden) continue;
+    const auto& b = *st.x.buf;
+    auto fits = [&](int i) { return b.dims[i] == 1 || (b.strides[i] >= 0 && b.strides[i] % 8 == 0); };
+    if (b.strides[2] != 1 || !fits(0) || !fits(1))
+      return refuse(st.x, "rule L6 layout: the head dim must stay contiguous and the token and head strides "
+                          "multiples of 8 elements; got strides [" + std::to_string(b.strides[0]) + ", " +
+                          std::to_string(b.strides[1]) + ", " + std::to_string(b.strides[2]) + "]");
+    *st.ts = b.dims[0] == 1 ? 0 : b.strides[0];
+    *st.hs = b.dims[1] == 1 ? 0 : b.strides[1];
+  }
+  p.t = t;
+  const Seen cu = seen(built.cu_seqlens, "cu_seqlens");
+  p.n_seq = cu.buf ? extent(cu, 0) - 1 : built.n_seq;
+  if (p.n_seq < 0 || p.n_seq > 65535)
+    return refuse(cu, "rule L7 grid: cu_seqlens holds N + 1 offsets with 0 <= N <= 65535; got " +
+                          std::to_string(p.n_seq + 1));
+  if (const Seen idx = seen(built.state_indices, "state_indices"); idx.buf && extent(idx, 0) != p.n_seq)
+    return refuse(idx, "rule sequences: state_indices has " + std::to_string(extent(idx, 0)) +
+                           " entries, cu_seqlens names " + std::to_string(p.n_seq) + " sequences");
+  const Seen states[] = {seen(built.initial_state, "initial_state"), seen(built.final_state, "final_state")};
+  std::int64_t rows = -1;
+  for (const Seen& x : states) {
+    if (!x.buf) continue;
+    if (x.buf->overridden) OPGRAPH_CHECK(same_tail(x));
+    const std::int64_t r = extent(x, 0);
+    if (rows >= 0 && r != rows)
+      return refuse(x, "rule state_rows: " + std::to_string(r) + " rows here, " + std::to_string(rows) +
+                           " in the other state tensor; initial_state and final_state have one row count");
+    rows = r;
+    if (built.state_indices < 0 && r != p.n_seq)
+      return refuse(x, "rule state_rows: " + std::to_string(r) + " state rows for " + std::to_string(p.n_seq) +
+                           " sequences; without state_indices there is one row a sequence");
+  }
+  p.state_rows = rows >= 0 ? rows : p.n_seq;
+  return p;
+}
 
 std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode, long long split) {
   std::vector<runtime::KernelRequest> out;

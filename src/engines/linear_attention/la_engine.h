@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engines/linear_attention/gdn_problem.h"
+#include "exec/declared_layout.h"
 #include "opgraph/engine.h"
 #include "plan/manifest.h"
 #include "runtime/nvrtc_compiler.h"
@@ -78,6 +79,16 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count);
 // the engine declines gets the marker only (the reference serves it).
 Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext& ctx,
                                                const std::vector<const Engine*>& offered);
+
+// The problem an execute with shape overrides runs (one kernel per layout class:
+// the built plan's kernels at the call's extents): `built` with the token count T
+// (dim 0 of q, k, v, g, beta, O, every one alike), the sequence count N
+// (cu_seqlens [N + 1]; state_indices [N]), the state rows (dim 0 of
+// initial_state / final_state; N without state_indices) and q / k / v's strides
+// (rule L6) read from the normalised `pack` laid out by `layout`. Heads and the
+// head dim select the kernels and may not change. A refusal is
+// INVALID_VARIANT_PACK naming the tensor, its port and the rule.
+Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack& pack, const DeclaredLayout& layout);
 
 // Every specialisation the engine may compile (the CI compile set): prefill,
 // decode, and the two-pass prefill's prep and scan for D in {64, 128} x q/k/v
