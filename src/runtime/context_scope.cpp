@@ -1,4 +1,4 @@
-// runtime/context_scope.cpp — ContextScope (contract in context_scope.h).
+// runtime/context_scope.cpp — ContextScope and ContextRestore (contracts in context_scope.h).
 #include "runtime/context_scope.h"
 
 namespace opgraph::runtime {
@@ -12,6 +12,19 @@ ContextScope::ContextScope(const CudaDriverApi& api, CUcontext ctx) : api_(&api)
 
 ContextScope::~ContextScope() {
   if (switched_) api_->ctx_set_current(previous_);
+}
+
+ContextRestore::ContextRestore(const CudaDriverApi& api) : api_(&api) {
+  const CUresult r = api.ctx_get_current(&previous_);
+  if (r == CUDA_ERROR_NOT_INITIALIZED) previous_ = nullptr;  // before cuInit nothing can be current
+  known_ = r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_INITIALIZED;
+}
+
+ContextRestore::~ContextRestore() {
+  if (!known_) return;
+  CUcontext now = nullptr;
+  if (api_->ctx_get_current(&now) != CUDA_SUCCESS || now == previous_) return;
+  api_->ctx_set_current(previous_);
 }
 
 }  // namespace opgraph::runtime

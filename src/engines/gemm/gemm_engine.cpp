@@ -15,21 +15,10 @@
 
 #include "opgraph/op_graph.h"
 #include "runtime/device.h"
+#include "runtime/shared_runtimes.h"
 
 namespace opgraph::gemm {
 namespace {
-
-// One KernelRuntime per device per process, opened by the first build_plan
-// that targets the device and kept for the process; guarded (KernelRuntime is
-// not thread-safe).
-struct SharedRuntime {
-  std::mutex mu;
-  std::map<int, std::unique_ptr<runtime::KernelRuntime>> rt;  // by device ordinal
-};
-SharedRuntime& shared_runtime() {
-  static SharedRuntime* s = new SharedRuntime;
-  return *s;
-}
 
 class GemmPlan final : public CompiledPlan {
  public:
@@ -242,41 +231,31 @@ class GemmEngine final : public Engine {
     // The device the planning target names (a handle's device, read_device); a
     // target that names none (for_arch, JSON without "ordinal") builds on device 0.
     const int ordinal = ctx.target().has_device() ? std::max(ctx.target().device->ordinal, 0) : 0;
-    SharedRuntime& s = shared_runtime();
-    std::lock_guard<std::mutex> lock(s.mu);
-    // Planning may run on any thread. KernelRuntime::open makes its context
-    // current and leaves it: the caller's (or none) is put back at return.
-    std::optional<ContextRestore> callers;
-    std::unique_ptr<runtime::KernelRuntime>& rt = s.rt[ordinal];
-    if (!rt) {
-      if (auto api = runtime::cuda_driver(); api.is_good()) callers.emplace(**api);
-      auto opened = runtime::KernelRuntime::open(ordinal, runtime::CacheOptions::from_env());
-      if (opened.is_bad()) {
-        s.rt.erase(ordinal);
-        return opened.status();
-      }
-      rt = std::move(*opened);
-    }
-    OPGRAPH_CHECK(arch_declines(*cfg, rt->device()));
+    // The device's runtime, shared with the other families (runtime/shared_runtimes.h),
+    // held for the whole build; the caller's context is current again on return.
+    auto leased = runtime::shared_kernel_runtime(ordinal);
+    if (leased.is_bad()) return leased.status();
+    runtime::KernelRuntime& rt = **leased;
+    OPGRAPH_CHECK(arch_declines(*cfg, rt.device()));
     // The whole planning step (module load, occupancy query) with the
     // runtime's context bound; get() sets it current itself on a load, which
     // the scope undoes at return.
-    const ContextScope bound(rt->api(), rt->context());
+    const ContextScope bound(rt.api(), rt.context());
     OPGRAPH_CHECK(bound.status());
-    auto k = rt->get(kernel_request(*p, *cfg));
+    auto k = rt.get(kernel_request(*p, *cfg));
     if (k.is_bad()) return k.status();
     // The plan keeps the kernel view (SWAP_AB applied) and the config with
     // the swap off; the launch is sized once, from them.
     GemmProblem kp = kernel_view(*p, *cfg);
     GemmConfig kc = *cfg;
     kc.swap_ab = false;
-    auto launch = launch_plan(kp, kc, *rt, **k);
+    auto launch = launch_plan(kp, kc, rt, **k);
     if (launch.is_bad()) return launch.status();
     OperandSlots slots;
     auto table = operand_table_for(kp, ctx.layout, slots);
     if (table.is_bad()) return table.status();
     return std::unique_ptr<CompiledPlan>(std::make_unique<GemmPlan>(g, std::move(*p), *cfg, std::move(kp), kc, *launch,
-                                                                    rt.get(), *k, std::move(*table), slots));
+                                                                    &rt, *k, std::move(*table), slots));
   }
 
   // The CI compile set (gemm_declared.cpp): every proposable config, layout,
@@ -340,12 +319,7 @@ std::optional<std::size_t> split_k_slots(const CompiledPlan& plan) {
   return p->scratch_slots();
 }
 
-runtime::KernelRuntime* shared_runtime_if_open(int ordinal) {
-  SharedRuntime& s = shared_runtime();
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.rt.find(ordinal);
-  return it == s.rt.end() ? nullptr : it->second.get();
-}
+runtime::KernelRuntime* shared_runtime_if_open(int ordinal) { return runtime::shared_kernel_runtime_if_open(ordinal); }
 
 std::shared_ptr<const FactsRecord> analyze_facts(const OpGraph& graph, const PlanTarget&) {
   auto f = std::make_shared<GemmFacts>();

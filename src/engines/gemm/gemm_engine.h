@@ -17,8 +17,10 @@ namespace opgraph::gemm {
 
 std::unique_ptr<Engine> make_gemm_engine(EngineIdentity identity);
 
-// The process's gemm KernelRuntime on device `ordinal`, or nullptr before the
-// first build_plan for that device opened it. build_plan opens the device its
+// The process's KernelRuntime on device `ordinal` that this engine builds on
+// (runtime::shared_kernel_runtime_if_open: one per device, shared with the other
+// families that compile their kernels), or nullptr before a build for that
+// device opened it. build_plan opens the device its
 // planning target names (DeviceProperties::ordinal; device 0 for a target that
 // names none); execute refuses a handle on another device (INVALID_CUDA_DEVICE).
 // For tests and the benchmark (cache statistics).

@@ -1,5 +1,5 @@
-// engines/gemm/gemm_exec.cpp — ContextRestore, launch_plan and StreamScratch
-// (contracts in gemm_exec.h; ContextScope is runtime/context_scope.cpp).
+// engines/gemm/gemm_exec.cpp — launch_plan and StreamScratch (contracts in
+// gemm_exec.h; ContextScope and ContextRestore are runtime/context_scope.cpp).
 #include "engines/gemm/gemm_exec.h"
 
 #include <algorithm>
@@ -11,19 +11,6 @@ namespace {
 std::int64_t round256(std::int64_t b) { return (b + 255) / 256 * 256; }
 
 }  // namespace
-
-ContextRestore::ContextRestore(const runtime::CudaDriverApi& api) : api_(&api) {
-  const CUresult r = api.ctx_get_current(&previous_);
-  if (r == CUDA_ERROR_NOT_INITIALIZED) previous_ = nullptr;  // before cuInit nothing can be current
-  known_ = r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_INITIALIZED;
-}
-
-ContextRestore::~ContextRestore() {
-  if (!known_) return;
-  CUcontext now = nullptr;
-  if (api_->ctx_get_current(&now) != CUDA_SUCCESS || now == previous_) return;
-  api_->ctx_set_current(previous_);
-}
 
 LaunchPlan launch_plan_for(const GemmProblem& kp, const GemmConfig& config, int sm_count, int resident) {
   GemmConfig c = config;

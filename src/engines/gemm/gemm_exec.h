@@ -1,7 +1,7 @@
 // engines/gemm/gemm_exec.h — the gemm engine's host side besides the kernel:
 // the runtime's CUDA context made current on the calling thread for one
-// planning step or one execute (ContextScope, from runtime/context_scope.h;
-// ContextRestore), the launch geometry a plan computes once (LaunchPlan,
+// planning step or one execute (ContextScope and ContextRestore, from
+// runtime/context_scope.h), the launch geometry a plan computes once (LaunchPlan,
 // launch_plan), and the v2 split-K scratch, a bounded set of slots handed to
 // streams (StreamScratch).
 //
@@ -29,23 +29,10 @@ namespace opgraph::gemm {
 // moved there so the cudnn engine binds its plans' context the same way).
 using runtime::ContextScope;
 
-// Puts back, at scope exit, the context that was current on the calling
-// thread at construction (or none), whatever ran in between: around
-// KernelRuntime::open, which makes its context current and leaves it. Before
-// cuInit (CUDA_ERROR_NOT_INITIALIZED) nothing is current, and nothing is put
-// back. Best effort: a refused cuCtxSetCurrent at exit is not reported.
-class ContextRestore {
- public:
-  explicit ContextRestore(const runtime::CudaDriverApi& api);
-  ~ContextRestore();
-  ContextRestore(const ContextRestore&) = delete;
-  ContextRestore& operator=(const ContextRestore&) = delete;
-
- private:
-  const runtime::CudaDriverApi* api_;
-  CUcontext previous_ = nullptr;
-  bool known_ = false;  // previous_ was read (false before cuInit or on a refused read)
-};
+// The caller's context put back after KernelRuntime::open:
+// runtime/context_scope.h (it moved there with the device's shared runtime,
+// runtime/shared_runtimes.h, which opens through it).
+using runtime::ContextRestore;
 
 // What a plan launches, computed once when it is built, in this order: the
 // resident clusters (the driver's answer), then the schedule, then from both

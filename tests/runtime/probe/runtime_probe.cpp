@@ -36,22 +36,38 @@
 //                                 again with device 0's context current (the caller's).
 //                                 Prints "no libcudnn" and stops when libcudnn does not
 //                                 load.
+//   runtime_probe fake-shared-runtime
+//                                 (the same driver, a cache under REQUIRE_HIT) the
+//                                 per-device shared KernelRuntime (runtime/
+//                                 shared_runtimes.h): leases of devices that do not
+//                                 exist, the first and a second lease of device 1 with
+//                                 no context current, device 0 opened from a thread
+//                                 with device 1's context current, the device lock
+//                                 (a second lease of a held device waits, another
+//                                 device's does not), then the gemm engine building
+//                                 for device 1 on the runtime already open (the miss
+//                                 under REQUIRE_HIT names the arch).
 //   runtime_probe cache-worker ROOT TAG
 //                                 get every declared smoke specialisation plus
 //                                 one named by TAG through a CompiledCache at
 //                                 ROOT (compile-only); exit 0 iff all succeed.
 // Mapped libraries are printed one per line as "mapped <path>"; the last line
 // is "done".
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "engines/cudnn/cudnn_engine.h"
+#include "engines/gemm/gemm_engine.h"
 #include "engines/linear_attention/la_engine.h"
 #include "engines/smoke/smoke_kernels.h"
 #include "exec/declared_layout.h"
@@ -63,6 +79,7 @@
 #include "runtime/compiled_cache.h"
 #include "runtime/device.h"
 #include "runtime/loader.h"
+#include "runtime/shared_runtimes.h"
 
 using namespace opgraph;
 
@@ -303,6 +320,98 @@ int fake_cudnn_device() {
   return 0;
 }
 
+int fake_shared_runtime() {
+  auto api_r = runtime::cuda_driver();
+  if (api_r.is_bad()) return say("driver: %s\n", api_r.status().to_string().c_str()), 1;
+  const runtime::CudaDriverApi& api = **api_r;
+  auto current = [&] {
+    CUcontext ctx = nullptr;
+    if (api.ctx_get_current(&ctx) != CUDA_SUCCESS) return std::string("unknown");
+    CUdevice on = -1;
+    if (!ctx || api.ctx_get_device(&on) != CUDA_SUCCESS) return std::string("none");
+    return "device " + std::to_string(on);
+  };
+  auto open = [](int n) { return runtime::shared_kernel_runtime_if_open(n) ? "yes" : "no"; };
+  say("open at start: 0 %s, 1 %s\n", open(0), open(1));
+  for (int n : {2, -1}) {
+    say("lease %d begins\n", n);
+    auto r = runtime::shared_kernel_runtime(n);
+    say("lease %d: %s\n", n, r.is_bad() ? r.status().to_string().c_str() : "leased");
+    say("runtime %d open: %s\n", n, open(n));
+  }
+  const runtime::KernelRuntime* first = nullptr;
+  say("lease 1 begins\n");
+  {
+    auto r = runtime::shared_kernel_runtime(1);
+    if (r.is_bad()) return say("lease 1: %s\n", r.status().to_string().c_str()), 1;
+    first = r->get();
+    say("lease 1: ordinal %d %s\n", (*r)->device().ordinal, (*r)->device().name.c_str());
+    say("current in lease 1: %s\n", current().c_str());
+  }
+  say("runtime 1 open: %s (%s)\n", open(1), runtime::shared_kernel_runtime_if_open(1) == first ? "the leased one" : "another");
+  say("runtime 0 open: %s\n", open(0));
+  say("lease 1 again begins\n");
+  {
+    auto r = runtime::shared_kernel_runtime(1);
+    if (r.is_bad()) return say("lease 1 again: %s\n", r.status().to_string().c_str()), 1;
+    say("lease 1 again: %s\n", r->get() == first ? "the same runtime" : "another runtime");
+  }
+  // A caller with device 1's context current opens device 0: it gets it back.
+  CUcontext one = nullptr;
+  if (api.primary_ctx_retain(&one, 1) != CUDA_SUCCESS || api.ctx_set_current(one) != CUDA_SUCCESS)
+    return say("the caller could not make device 1's context current\n"), 1;
+  say("lease 0 from device 1 begins\n");
+  {
+    auto r = runtime::shared_kernel_runtime(0);
+    if (r.is_bad()) return say("lease 0: %s\n", r.status().to_string().c_str()), 1;
+    say("lease 0: ordinal %d\n", (*r)->device().ordinal);
+    say("current in lease 0: %s\n", current().c_str());
+  }
+  say("current after lease 0: %s\n", current().c_str());
+  api.ctx_set_current(nullptr);
+  // The device lock: held by a lease, it makes a second lease of the device
+  // wait until the first ends; another device's lease does not wait.
+  std::atomic<bool> second{false};
+  std::thread waiter;
+  {
+    auto held = runtime::shared_kernel_runtime(1);
+    if (held.is_bad()) return say("lease 1 held: %s\n", held.status().to_string().c_str()), 1;
+    waiter = std::thread([&second] { second = runtime::shared_kernel_runtime(1).is_good(); });
+    auto other = std::async(std::launch::async, [] { return runtime::shared_kernel_runtime(0).is_good(); });
+    const bool taken = other.wait_for(std::chrono::seconds(30)) == std::future_status::ready && other.get();
+    say("lease 0 while device 1 is held: %s\n", taken ? "taken" : "waited");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    say("second lease 1 while device 1 is held: %s\n", second ? "taken" : "waits");
+  }
+  waiter.join();
+  say("second lease 1 after the first ended: %s\n", second ? "taken" : "not taken");
+  // The gemm engine builds for device 1 on the runtime already open (the
+  // engine alone: no planner, so no other family's driver calls in between).
+  say("gemm runtime 1: %s\n", gemm::shared_runtime_if_open(1) == first ? "the shared one" : "another");
+  OpGraph g;
+  g.set_name("gemm_on_the_shared_runtime").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
+  auto a = g.tensor({1, 64, 64}, DataType::HALF, "a");
+  auto b = g.tensor({1, 64, 64}, DataType::HALF, "b");
+  auto c = g.matmul(a, b, Attributes().set_name("mm"));
+  c->set_output(true).set_name("c").set_data_type(DataType::HALF);
+  if (Status s = g.validate(); s.is_bad()) return say("validate: %s\n", s.to_string().c_str()), 1;
+  auto layout = DeclaredLayout::compute(g);
+  if (layout.is_bad()) return say("layout: %s\n", layout.status().to_string().c_str()), 1;
+  auto target = read_device(1);
+  if (target.is_bad()) return say("read 1: %s\n", target.status().to_string().c_str()), 1;
+  auto engine = gemm::make_gemm_engine(EngineIdentity{1, "gemm"});
+  FactsCache facts(g, PlanTarget{*target});
+  PlanContext ctx{&facts, &*layout};
+  gemm::GemmConfig v1;
+  v1.tile_m = v1.tile_n = 64;
+  v1.stages = 2;
+  say("gemm build for device 1 begins\n");
+  auto plan = engine->build_plan(g, PlanConfig{engine->id(), gemm::knobs_of(v1), {}, -1, {}}, ctx);
+  say("gemm build for device 1: %s\n", plan.is_bad() ? plan.status().to_string().c_str() : "built");
+  say("current after the gemm build: %s\n", current().c_str());
+  return 0;
+}
+
 int cache_worker(const char* root, const char* tag) {
   runtime::CacheOptions options;
   options.root = root;
@@ -335,6 +444,7 @@ int main(int argc, char** argv) {
   else if (mode == "fake-gemm-device") rc = fake_gemm_device();
   else if (mode == "fake-la-device") rc = fake_la_device();
   else if (mode == "fake-cudnn-device") rc = fake_cudnn_device();
+  else if (mode == "fake-shared-runtime") rc = fake_shared_runtime();
   else if (mode == "cache-worker" && argc == 4) return cache_worker(argv[2], argv[3]);
   print_mapped_cuda_libraries();
   std::printf("done\n");
