@@ -27,7 +27,10 @@ import random
 import statistics
 import time
 
-import torch
+try:
+    import torch
+except ImportError:  # host_us and median_us run without torch (bench/compare.py host --dry-run)
+    torch = None
 
 class Side:
     def __init__(self, name, run, outputs, poison=None, on_stream=None):
@@ -211,10 +214,12 @@ def compare(sides, rounds=10, target_ms=2.0, max_calls=64, seed=20261202, log=pr
     return {side.name: Result(side.name, samples[side.name], method, calls) for side in sides}
 
 
-def host_us(run, reps=50, burst=20, drain=torch.cuda.synchronize):
+def host_us(run, reps=50, burst=20, drain=None):
     """Host time to enqueue one call: min over `reps` bursts of `burst` calls, each from a drained
-    queue, of (burst time / burst), in microseconds. The bursts are short, so the launch queue never
-    fills: the figure is the caller's enqueue cost, not the kernel's."""
+    queue (drain: torch.cuda.synchronize unless given), of (burst time / burst), in microseconds. The
+    bursts are short, so the launch queue never fills: the figure is the caller's enqueue cost, not
+    the kernel's."""
+    drain = drain or torch.cuda.synchronize
     for _ in range(3):
         run()
     drain()
@@ -227,6 +232,21 @@ def host_us(run, reps=50, burst=20, drain=torch.cuda.synchronize):
         best = min(best, (time.perf_counter() - t0) / burst)
     drain()
     return best * 1e6
+
+
+def median_us(columns, rounds, warm=2):
+    """Host time of whole steps, like with like: `columns` is {name: step}, step() returns its own
+    microseconds (it starts and stops its clock around the part that counts, so setup and teardown
+    stay out) or None when it failed. `warm` untimed rounds, then `rounds` rounds, each running every
+    column once in turn; returns {name: median us} (None for a column that failed in any round)."""
+    samples = {name: [] for name in columns}
+    for r in range(warm + rounds):
+        for name, step in columns.items():
+            v = step()
+            if r >= warm:
+                samples[name].append(v)
+    return {name: (None if not v or any(x is None for x in v) else statistics.median(v))
+            for name, v in samples.items()}
 
 
 def geomean(xs):
