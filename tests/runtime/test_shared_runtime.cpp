@@ -64,7 +64,8 @@ std::string SharedRuntime::out_;
 TEST_F(SharedRuntime, AMissingDeviceIsRefusedNamingItAndOpensNothing) {
   EXPECT_TRUE(has(out_, "open at start: 0 no, 1 no")) << out_;
   for (const char* n : {"2", "-1"}) {
-    const std::string lease = span(out_, std::string("lease ") + n + " begins", std::string("runtime ") + n + " open: ");
+    const std::string lease =
+        span(out_, std::string("lease ") + n + " begins", std::string("runtime ") + n + " open: ");
     EXPECT_TRUE(has(lease, std::string("lease ") + n + ": INVALID_CUDA_DEVICE: device " + n +
                                " does not exist (2 visible)"))
         << lease;

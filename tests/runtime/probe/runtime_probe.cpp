@@ -348,7 +348,8 @@ int fake_shared_runtime() {
     say("lease 1: ordinal %d %s\n", (*r)->device().ordinal, (*r)->device().name.c_str());
     say("current in lease 1: %s\n", current().c_str());
   }
-  say("runtime 1 open: %s (%s)\n", open(1), runtime::shared_kernel_runtime_if_open(1) == first ? "the leased one" : "another");
+  const bool same = runtime::shared_kernel_runtime_if_open(1) == first;
+  say("runtime 1 open: %s (%s)\n", open(1), same ? "the leased one" : "another");
   say("runtime 0 open: %s\n", open(0));
   say("lease 1 again begins\n");
   {
