@@ -109,7 +109,10 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   r.family = "linear_attention";
   const std::string io_name = io == DataType::HALF ? "f16" : "bf16";
   r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
-  r.source = "linear_attention/kernels/gdn_fwd.cu";
+  const std::string e = entry;
+  r.source = e == "gdn_prefill"                             ? "linear_attention/kernels/gdn_prefill.cu"
+             : e == "gdn_decode" || e == "gdn_state_copy" ? "linear_attention/kernels/gdn_decode.cu"
+                                                          : "linear_attention/kernels/gdn_two_pass.cu";
   r.entry = entry;
   r.defines = {{"GDN_D", std::to_string(d)}, {"GDN_IO", io == DataType::HALF ? "1" : "0"}};
   return r;

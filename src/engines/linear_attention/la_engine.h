@@ -1,7 +1,7 @@
 // engines/linear_attention/la_engine.h — the linear_attention family's engine.
 //
 // Engine "linear_attention": the gdn forward op (rules in gdn_problem.h) on
-// NVRTC kernels compiled from kernels/gdn_fwd.cu through the runtime's
+// NVRTC kernels compiled from kernels/gdn_{prefill,two_pass,decode}.cu through the runtime's
 // compiled cache: a chunked tensor-core prefill kernel and a token-recurrent
 // decode kernel (T <= 8 N), both one kernel per layout class (head dim and
 // q/k/v type; B, T, heads, cu_seqlens and the attributes at run time).

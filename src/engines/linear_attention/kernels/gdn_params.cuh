@@ -1,5 +1,5 @@
 // linear_attention/kernels/gdn_params.cuh — the launch contract of the gdn
-// kernels (gdn_fwd.cu): the one argument each kernel takes, defined once. The
+// kernels (gdn_prefill.cu, gdn_two_pass.cu, gdn_decode.cu): the one argument each kernel takes, defined once. The
 // kernels (NVRTC) and the host (engines/linear_attention/gdn_engine.cpp fills
 // it) include this same text. Plain aggregate of 8-byte fields, no includes
 // and no CUDA keywords: the same layout under both compilers (LP64).

@@ -1,0 +1,311 @@
+// linear_attention/kernels/gdn_common.cuh — what the gdn kernels share
+// (gdn_prefill.cu, gdn_two_pass.cu, gdn_decode.cu): the tile constants, element
+// conversions, run-time typed loads and stores, the gate and beta of a token,
+// the ldmatrix + mma.sync tile product, and the blocked triangular inverse.
+//
+// Every kernel source is specialised by two defines:
+//   GDN_D   head dim, K = V = D in {64, 128}
+//   GDN_IO  q/k/v element type: 0 bf16, 1 fp16
+// Everything else (B, T, heads, cu_seqlens, gate/beta/state/O types, the
+// attributes) is a run-time field of GdnParams (gdn_params.cuh): one kernel
+// per layout class.
+//
+// Conventions: the state tensors are V-major ([.., V, K], holding S^T).
+// Output head h reads q head h / (HO / HQ), k head h / (HO / HK), v head
+// h / (HO / HV). A state_indices entry outside [0, state_rows) reads a zero
+// state and writes nothing (the reference refuses it; a kernel cannot).
+#pragma once
+
+#include "linear_attention/kernels/gdn_params.cuh"
+#include "opgraph/kernel_common.cuh"
+
+#ifndef GDN_D
+#error "GDN_D (head dim) must be defined"
+#endif
+#ifndef GDN_IO
+#error "GDN_IO (q/k/v type: 0 bf16, 1 fp16) must be defined"
+#endif
+
+namespace opgraph_gdn {
+
+using opgraph_kernels::i64;
+using opgraph_kernels::u32;
+using opgraph_kernels::u64;
+using u16 = unsigned short;
+
+constexpr int D = GDN_D;
+static_assert(D == 64 || D == 128, "GDN_D must be 64 or 128");
+constexpr int C = 64;         // chunk (tokens)
+constexpr int BV = 64;        // value columns per prefill CTA
+constexpr int kThreads = 256; // 8 warps
+constexpr int LDD = D + 8;    // bf16 row stride of [*][D] tiles (16-byte pad: conflict-free fragments)
+constexpr int LDC = C + 8;    // bf16 row stride of [*][C] tiles
+constexpr int LDB = BV + 8;   // bf16 row stride of [*][BV] tiles
+constexpr int LDF = C + 1;    // fp32 row stride of [C][C] tiles
+constexpr int EL = D / 32;    // elements of a D-row per lane
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <bool Wide> struct opgraph_kernels_select { using type = u32; };
+template <> struct opgraph_kernels_select<true> { using type = u64; };
+
+// ---- element conversions (the compile is hermetic: no cuda_bf16.h) ----
+__device__ __forceinline__ float bf16_to_f32(u16 h) { return __uint_as_float(static_cast<u32>(h) << 16); }
+// Round to nearest even (the hardware conversion: one instruction; NaN stays NaN).
+__device__ __forceinline__ u16 f32_to_bf16(float f) {
+  u16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float f16_to_f32(u16 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ u16 f32_to_f16(float f) {
+  u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float io_to_f32(u16 h) { return GDN_IO == 0 ? bf16_to_f32(h) : f16_to_f32(h); }
+// Two values as one bf16 pair (lo in the low half), one instruction.
+__device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
+  u32 w;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+}
+
+// A run-time typed element (code kTypeBf16 / kTypeF16 / kTypeF32).
+__device__ __forceinline__ float load_any(u64 base, i64 off, long long type) {
+  if (type == kTypeF32) return reinterpret_cast<const float*>(base)[off];
+  const u16 h = reinterpret_cast<const u16*>(base)[off];
+  return type == kTypeBf16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
+__device__ __forceinline__ void store_any(u64 base, i64 off, long long type, float x) {
+  if (type == kTypeF32) {
+    reinterpret_cast<float*>(base)[off] = x;
+  } else {
+    reinterpret_cast<u16*>(base)[off] = type == kTypeBf16 ? f32_to_bf16(x) : f32_to_f16(x);
+  }
+}
+// Two adjacent elements (off even; 8-byte aligned for fp32).
+__device__ __forceinline__ void load_any2(u64 base, i64 off, long long type, float& a, float& b) {
+  if (type == kTypeF32) {
+    const u64 w = *reinterpret_cast<const u64*>(reinterpret_cast<const float*>(base) + off);
+    a = __uint_as_float(static_cast<u32>(w));
+    b = __uint_as_float(static_cast<u32>(w >> 32));
+  } else {
+    const u32 w = *reinterpret_cast<const u32*>(reinterpret_cast<const u16*>(base) + off);
+    const u16 lo = static_cast<u16>(w), hi = static_cast<u16>(w >> 16);
+    a = type == kTypeBf16 ? bf16_to_f32(lo) : f16_to_f32(lo);
+    b = type == kTypeBf16 ? bf16_to_f32(hi) : f16_to_f32(hi);
+  }
+}
+__device__ __forceinline__ void store_any2(u64 base, i64 off, long long type, float a, float b) {
+  if (type == kTypeF32) {
+    const u64 w = static_cast<u64>(__float_as_uint(a)) | (static_cast<u64>(__float_as_uint(b)) << 32);
+    *reinterpret_cast<u64*>(reinterpret_cast<float*>(base) + off) = w;
+  } else {
+    const u16 lo = type == kTypeBf16 ? f32_to_bf16(a) : f32_to_f16(a);
+    const u16 hi = type == kTypeBf16 ? f32_to_bf16(b) : f32_to_f16(b);
+    *reinterpret_cast<u32*>(reinterpret_cast<u16*>(base) + off) = static_cast<u32>(lo) | (static_cast<u32>(hi) << 16);
+  }
+}
+
+// A lane's share of a D-row (EL consecutive io elements), raw, and as floats.
+using RowRaw = typename opgraph_kernels_select<EL == 4>::type;
+__device__ __forceinline__ RowRaw load_row_raw(const u16* p) { return *reinterpret_cast<const RowRaw*>(p); }
+__device__ __forceinline__ void unpack_row(RowRaw w, float (&x)[EL]) {
+#pragma unroll
+  for (int i = 0; i < EL; ++i) x[i] = io_to_f32(static_cast<u16>(w >> (16 * i)));
+}
+// EL consecutive io elements of a D-row (lane's share), as floats.
+__device__ __forceinline__ void load_row_share(const u16* p, float (&x)[EL]) {
+  if constexpr (EL == 4) {
+    const u64 w = *reinterpret_cast<const u64*>(p);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) x[i] = io_to_f32(static_cast<u16>(w >> (16 * i)));
+  } else {
+    const u32 w = *reinterpret_cast<const u32*>(p);
+    x[0] = io_to_f32(static_cast<u16>(w));
+    x[1] = io_to_f32(static_cast<u16>(w >> 16));
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+__device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
+__device__ __forceinline__ float softplusf_(float x) { return fmaxf(x, 0.f) + log1pf(__expf(-fabsf(x))); }
+
+// The natural-log gate and the beta of raw inputs x (g) and b (beta), head h.
+__device__ __forceinline__ void gate_beta_of(const GdnParams& p, float x, float b, i64 h, float& gl, float& beta) {
+  if (p.flags & kFlagSafeGate) {
+    const float alog = (p.flags & kFlagHasALog) ? load_any(p.a_log, h, p.a_log_type) : 0.f;
+    const float dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
+    gl = -expf(alog) * softplusf_(x + dt);
+  } else if (p.flags & kFlagLinearGate) {
+    gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;  // alpha < e^-200 is 0 in fp32 anyway
+  } else {
+    gl = x;
+  }
+  beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+// The same from token `tok`'s inputs.
+__device__ __forceinline__ void gate_beta(const GdnParams& p, i64 tok, i64 h, float& gl, float& beta) {
+  const i64 off = tok * p.ho + h;
+  gate_beta_of(p, load_any(p.g, off, p.g_type), load_any(p.beta, off, p.beta_type), h, gl, beta);
+}
+
+// cu_seqlens[i] clamped to [lo, T]: offsets are caller data, and a bad table
+// must not send a CTA outside the tensors (the reference refuses it by name).
+__device__ __forceinline__ i64 cu_at(const GdnParams& p, i64 i, i64 lo) {
+  const i64 x = (p.flags & kFlagCu64) ? reinterpret_cast<const long long*>(p.cu_seqlens)[i]
+                                      : static_cast<i64>(reinterpret_cast<const int*>(p.cu_seqlens)[i]);
+  return x < lo ? lo : (x > p.t ? p.t : x);
+}
+
+// The state row of sequence `seq` (-1: none to read or write).
+__device__ __forceinline__ i64 state_row(const GdnParams& p, i64 seq) {
+  if (!(p.flags & kFlagPool)) return seq;
+  const i64 r = reinterpret_cast<const int*>(p.state_indices)[seq];
+  return (r >= 0 && r < p.state_rows) ? r : -1;
+}
+
+// ---- tensor-core tile product (mma.sync m16n8k16, bf16 in, fp32 accumulate) ----
+__device__ __forceinline__ u32 lds32(const u16* p) { return *reinterpret_cast<const u32*>(p); }
+
+// 16 bytes global -> shared, asynchronously; src_bytes 0 zero-fills.
+__device__ __forceinline__ void cp_async16(u16* dst, const u16* src, int src_bytes) {
+  const u32 d = static_cast<u32>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Four 8 x 8 bf16 matrices from shared memory (ldmatrix): lane l names row
+// l % 8 of matrix l / 8; TRANS transposes each. Rows are 16 bytes, 16-byte
+// aligned; the padded strides (LDD, LDC) put the 8 rows of a matrix in
+// distinct banks.
+template <bool TRANS>
+__device__ __forceinline__ void ldsm4(u32 (&r)[4], const u16* row) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(row));
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+// c[j] += A[16 x KD] . B[KD x 8j .. 8j+8] for j < NT (NT even), bf16 tiles in
+// shared memory already offset to the warp's tile, fp32 accumulators.
+// A is stored row-major [m][k] (lda), or with AT as [k][m] (A transposed);
+// B is stored as [n][k] (ldb), or with BKN as [k][n] (row-major K x N).
+// Fragment j: c[j][0..1] at (row g, cols 8j + 2t, +1), c[j][2..3] at row g + 8
+// (g = lane / 4, t = lane % 4).
+template <int NT, int KD, bool AT = false, bool BKN = false>
+__device__ __forceinline__ void warp_mma(float (&c)[NT][4], const u16* A, int lda, const u16* B, int ldb,
+                                         int lane) {
+  static_assert(NT % 2 == 0, "warp_mma loads B two n-tiles at a time");
+  const int mi = lane >> 3, mr = lane & 7;  // the matrix and row this lane addresses
+#pragma unroll
+  for (int k0 = 0; k0 < KD; k0 += 16) {
+    u32 a[4];
+    // a0 (m 0-7, k 0-7), a1 (m 8-15, k 0-7), a2 (m 0-7, k 8-15), a3 (m 8-15, k 8-15).
+    if constexpr (AT) ldsm4<true>(a, A + (k0 + 8 * (mi >> 1) + mr) * lda + 8 * (mi & 1));
+    else ldsm4<false>(a, A + (8 * (mi & 1) + mr) * lda + k0 + 8 * (mi >> 1));
+#pragma unroll
+    for (int j = 0; j < NT; j += 2) {
+      u32 b[4];
+      // b[0], b[1]: n-tile j (k 0-7, 8-15); b[2], b[3]: n-tile j + 1.
+      if constexpr (BKN) ldsm4<true>(b, B + (k0 + 8 * (mi & 1) + mr) * ldb + 8 * j + 8 * (mi >> 1));
+      else ldsm4<false>(b, B + (8 * j + 8 * (mi >> 1) + mr) * ldb + k0 + 8 * (mi & 1));
+      mma_bf16(c[j], a[0], a[1], a[2], a[3], b[0], b[1]);
+      mma_bf16(c[j + 1], a[0], a[1], a[2], a[3], b[2], b[3]);
+    }
+  }
+}
+
+// T = (I + L)^-1 for the strictly lower triangular fp32 L [C][C] (row stride
+// LDF), in fp32 by 16 x 16 blocks, into tf, then its bf16 copy t (row stride
+// LDC; zero above the diagonal blocks). Every thread of the CTA calls it; it
+// begins and ends at a barrier's far side (L written, t readable).
+//  1. the diagonal blocks T_bb = (I + L_bb)^-1 by forward substitution, one
+//     column per 4 threads: T[r][j] = -sum_{s<r} L[r][s] T[s][j] (r > j), 1
+//     (r = j), 0 (r < j); thread part pp sums s = pp mod 4 and owns those rows;
+//  2. the blocks below, one block diagonal at a time:
+//     T_ij = -T_ii sum_{m=j}^{i-1} L_im T_mj, one element per thread per block,
+//     each sum in four independent partial sums (a short dependent chain).
+__device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u16* t, int tid) {
+  {
+    const int task = tid >> 2, pp = tid & 3;
+    const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
+#pragma unroll
+    for (int rr = 0; rr < 16; ++rr) {
+      const int r = b16 + rr;
+      float acc = 0.f;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int s2 = b16 + pp + 4 * q;
+        if (s2 < r) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
+      }
+      acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+      acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
+    }
+  }
+  __syncthreads();
+  {
+    const int rr = tid >> 4, cc = tid & 15;
+#pragma unroll
+    for (int lv = 1; lv < 4; ++lv) {
+      float x[3];
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) {
+        const int bj = bi - lv;
+        float a[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int s2 = 16 * bj; s2 < 16 * bi; ++s2)
+          a[s2 & 3] += lf[(16 * bi + rr) * LDF + s2] * tf[s2 * LDF + 16 * bj + cc];
+        x[bi - lv] = (a[0] + a[1]) + (a[2] + a[3]);
+      }
+      // The (i, j) slots are read by no one at this level: park X there.
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      __syncthreads();
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) {
+        const int bj = bi - lv;
+        float a[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int m = 0; m < 16; ++m)
+          a[m & 3] += tf[(16 * bi + rr) * LDF + 16 * bi + m] * tf[(16 * bi + m) * LDF + 16 * bj + cc];
+        x[bi - lv] = -((a[0] + a[1]) + (a[2] + a[3]));
+      }
+      __syncthreads();
+#pragma unroll
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
+      __syncthreads();
+    }
+  }
+  for (int i2 = tid; i2 < C * C; i2 += kThreads) {
+    const int r = i2 / C, jj = i2 % C;
+    t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LDF + jj] : 0.f);
+  }
+  __syncthreads();
+}
+
+}  // namespace opgraph_gdn

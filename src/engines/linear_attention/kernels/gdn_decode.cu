@@ -1,0 +1,114 @@
+// linear_attention/kernels/gdn_decode.cu — the Gated DeltaNet token recurrence
+// for short sequences and the state-pool copy; gdn_common.cuh for the shared parts.
+//
+// gdn_decode: the token recurrence (research note §1.2) for short sequences
+//   (decode and speculative verify): one CTA of 4 warps per (32-row V-slice,
+//   head, sequence); each warp keeps 8 state rows in registers, reads and
+//   writes the state once.
+// gdn_state_copy: copies the state pool from initial_state to a distinct
+//   final_state buffer ahead of the launch, so rows no sequence addresses keep
+//   their value (state_indices with distinct buffers).
+#include "linear_attention/kernels/gdn_common.cuh"
+
+using namespace opgraph_gdn;
+
+// ---- decode: the token recurrence, state rows in registers ----
+constexpr int kDecodeThreads = 128;  // 4 warps
+constexpr int kDecodeRows = 32;      // value rows per CTA
+constexpr int kRowsPerWarp = kDecodeRows / (kDecodeThreads / 32);
+
+extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 vbase = static_cast<i64>(blockIdx.x) * kDecodeRows + warp * kRowsPerWarp;
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
+  const i64 srow = state_row(p, seq);
+  const float scale = static_cast<float>(p.scale);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;
+
+  float st[kRowsPerWarp][EL];
+  const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+#pragma unroll
+  for (int i = 0; i < kRowsPerWarp; ++i)
+#pragma unroll
+    for (int e = 0; e < EL; e += 2) {
+      float a = 0.f, b = 0.f;
+      if (load) load_any2(p.initial_state, sbase + static_cast<i64>(i) * D + e, p.state_type, a, b);
+      st[i][e] = a;
+      st[i][e + 1] = b;
+    }
+
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  for (i64 tok = bos; tok < eos; ++tok) {
+    float xq[EL], xk[EL];
+    load_row_share(qg + tok * p.q_ts + hq * p.q_hs + lane * EL, xq);
+    load_row_share(kg + tok * p.k_ts + hk * p.k_hs + lane * EL, xk);
+    if (l2) {
+      float sq = 0.f, sk = 0.f;
+#pragma unroll
+      for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
+      const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
+#pragma unroll
+      for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
+    }
+    float gl, beta;
+    gate_beta(p, tok, h, gl, beta);
+    const float a = expf(gl);
+    // The lane's value of row i (lanes 0..7 hold rows 0..7), broadcast below.
+    const float vmine = lane < kRowsPerWarp ? io_to_f32(vg[tok * p.v_ts + hv * p.v_hs + vbase + lane]) : 0.f;
+    float kv[kRowsPerWarp];
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      float x = 0.f;
+#pragma unroll
+      for (int e = 0; e < EL; ++e) x += st[i][e] * xk[e];
+      kv[i] = x;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i) kv[i] += __shfl_xor_sync(0xffffffffu, kv[i], o);
+    float ov[kRowsPerWarp];
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      const float vi = __shfl_sync(0xffffffffu, vmine, i);
+      const float u = beta * (vi - a * kv[i]);
+      float x = 0.f;
+#pragma unroll
+      for (int e = 0; e < EL; ++e) {
+        st[i][e] = a * st[i][e] + xk[e] * u;
+        x += st[i][e] * xq[e];
+      }
+      ov[i] = x;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i) ov[i] += __shfl_xor_sync(0xffffffffu, ov[i], o);
+    float mine = 0.f;
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i)
+      if (lane == i) mine = ov[i];
+    if (lane < kRowsPerWarp) store_any(p.o, (tok * p.ho + h) * D + vbase + lane, p.o_type, scale * mine);
+  }
+
+  if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i)
+#pragma unroll
+      for (int e = 0; e < EL; e += 2)
+        store_any2(p.final_state, sbase + static_cast<i64>(i) * D + e, p.state_type, st[i][e], st[i][e + 1]);
+  }
+}
+
+// ---- the pool copy: words [0, words) of initial_state to final_state ----
+extern "C" __global__ void gdn_state_copy(const GdnParams p, long long words) {
+  const u32* src = reinterpret_cast<const u32*>(p.initial_state);
+  u32* dst = reinterpret_cast<u32*>(p.final_state);
+  for (i64 i = opgraph_kernels::global_thread_index(); i < words; i += opgraph_kernels::grid_thread_count())
+    dst[i] = src[i];
+}

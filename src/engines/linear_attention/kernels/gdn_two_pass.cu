@@ -1,0 +1,524 @@
+// linear_attention/kernels/gdn_two_pass.cu — the two-pass Gated DeltaNet
+// prefill (the engine's PIPELINE_ARCH knob 1) and its chain split (knob
+// CHAIN_SPLIT); gdn_common.cuh for the shared parts.
+//
+// gdn_prefill_prep + gdn_prefill_scan: every state-free piece of every chunk at
+//   once into a workspace, then a sequential pass of state products only.
+// gdn_span_summary + gdn_span_fixup + gdn_span_scan: that sequential pass split
+//   into spans of a sequence's chunks computed in parallel.
+// (Below, at their definitions.)
+#include "linear_attention/kernels/gdn_common.cuh"
+
+using namespace opgraph_gdn;
+
+// ---- the two-pass prefill ----
+// gdn_prefill_prep: one CTA of 8 warps per (chunk slot, output head): every
+// state-free piece of one 64-token chunk (the cumulative gate, l2norm, L, T,
+// W, U, P, the decayed K), written to the workspace block of (slot, head)
+// (gdn_params.cuh names the tiles). All chunks of all sequences at once.
+// gdn_prefill_scan: one CTA per (V-slice, head, sequence) as gdn_prefill; per
+// chunk only the state products, from the block of the chunk:
+//   Vn = U + Wn S;  O = scale (Qe S + P Vn);  S = exp(gamma_C) S + Vn^T Kd
+// with the next chunk's tiles fetched (cp.async) while this one computes.
+
+namespace opgraph_gdn {
+
+// q and k are dead once L and P are formed: the inverse's fp32 tiles reuse
+// their space (two CTAs a SM at D = 128).
+struct PrepRows {
+  u16 q[C * LDD];    // l2-normalised q rows (bf16)
+  u16 k[C * LDD];    // k rows
+};
+struct PrepInverse {
+  float lf[C * LDF]; // L (fp32)
+  float tf[C * LDF]; // T (fp32)
+};
+struct PrepSmem {
+  union {
+    PrepRows in;
+    PrepInverse inv;
+  } u;
+  u16 kb[C * LDD];   // diag(beta exp(gamma)) K
+  u16 vb[C * LDD];   // diag(beta) V
+  u16 t[C * LDC];    // T = (I + L)^-1
+  float gam[C];      // chunk-local cumulative gate, log2 units
+  float bet[C];      // beta (0 past the chunk's last token)
+};
+static_assert(sizeof(PrepSmem) == gdn_prep_smem_bytes(D), "gdn_prep_smem_bytes disagrees with PrepSmem");
+
+struct ScanStage {
+  u16 qe[C * LDD];
+  u16 wn[C * LDD];
+  u16 p[C * LDC];
+  u16 kd[C * LDD];
+};
+struct ScanSmem {
+  ScanStage st[2];
+  u16 s[BV * LDD];   // S^T slice at the chunk start (bf16 copy of the registers)
+  u16 vn[C * LDB];   // Vn [C][BV]
+};
+static_assert(sizeof(ScanSmem) == gdn_scan_smem_bytes(D), "gdn_scan_smem_bytes disagrees with ScanSmem");
+
+constexpr i64 kBlockElems = gdn_ws_block_elems(D);
+constexpr i64 kBlockBytes = gdn_ws_block_bytes(D);
+constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKd = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
+
+}  // namespace opgraph_gdn
+
+extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
+  u16* const sq = sm.u.in.q;
+  u16* const sk = sm.u.in.k;
+  float* const lf = sm.u.inv.lf;
+  float* const tf = sm.u.inv.tf;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 slot = blockIdx.x, h = blockIdx.y;
+  if (p.n_seq <= 0) return;
+  // The sequence owning this slot: the last s with cu[s] / C + s <= slot, that
+  // is the count of s in [1, n_seq) with it (strictly increasing in s), each
+  // warp's lanes loading the table side by side (independent loads, not the
+  // dependent chain of a binary search).
+  unsigned below = 0;
+  for (i64 s2 = 1 + lane; s2 < p.n_seq; s2 += 32) below += cu_at(p, s2, 0) / C + s2 <= slot ? 1u : 0u;
+  const i64 seq = __reduce_add_sync(0xffffffffu, below);
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  if (first > slot) return;
+  const i64 c0 = (slot - first) * C;
+  if (c0 >= len) return;  // a slot no chunk uses
+  const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  u16* blk = reinterpret_cast<u16*>(p.ws) + (slot * p.ho + h) * kBlockElems;
+
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  // Every row's loads are issued before any is used (8 rows a warp in flight),
+  // ahead of the gate's loads and barriers.
+  constexpr int RPW = C / (kThreads / 32);
+  RowRaw rq[RPW], rk[RPW], rv[RPW];
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp + (kThreads / 32) * i;
+    rq[i] = rk[i] = rv[i] = 0;
+    if (r < n) {
+      const i64 tok = bos + c0 + r;
+      rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
+      rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
+      rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
+    }
+  }
+
+  // Gate and beta, then the chunk-local inclusive cumsum (log2 units).
+  if (tid < C) {
+    float gl = 0.f, b = 0.f;
+    if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
+    sm.gam[tid] = gl;
+    sm.bet[tid] = b;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const float x0 = sm.gam[2 * lane], x1 = sm.gam[2 * lane + 1];
+    float s = x0 + x1;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const float y = __shfl_up_sync(0xffffffffu, s, o);
+      if (lane >= o) s += y;
+    }
+    sm.gam[2 * lane] = (s - x1) * kLog2e;
+    sm.gam[2 * lane + 1] = s * kLog2e;
+  }
+  __syncthreads();
+
+  // q, k (l2-normalised), v rows, and their scaled copies.
+  const float gc = sm.gam[C - 1];
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp + (kThreads / 32) * i;
+    float xq[EL], xk[EL], xv[EL];
+    unpack_row(rq[i], xq);
+    unpack_row(rk[i], xk);
+    unpack_row(rv[i], xv);
+    if (r < n) {
+      if (l2) {
+        float nq = 0.f, nk = 0.f;
+#pragma unroll
+        for (int e = 0; e < EL; ++e) nq += xq[e] * xq[e], nk += xk[e] * xk[e];
+        const float iq = rsqrtf(warp_sum(nq) + 1e-6f), ik = rsqrtf(warp_sum(nk) + 1e-6f);
+#pragma unroll
+        for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f, xv[e] = 0.f;
+    }
+    const float eg = exp2f(sm.gam[r]), br = sm.bet[r], dk = exp2f(gc - sm.gam[r]);
+#pragma unroll
+    for (int e = 0; e < EL; e += 2) {
+      const int col = lane * EL + e;
+      *reinterpret_cast<u32*>(&sq[r * LDD + col]) = pack_bf16(xq[e], xq[e + 1]);
+      *reinterpret_cast<u32*>(&sk[r * LDD + col]) = pack_bf16(xk[e], xk[e + 1]);
+      *reinterpret_cast<u32*>(&sm.kb[r * LDD + col]) = pack_bf16(br * eg * xk[e], br * eg * xk[e + 1]);
+      *reinterpret_cast<u32*>(&sm.vb[r * LDD + col]) = pack_bf16(br * xv[e], br * xv[e + 1]);
+      *reinterpret_cast<u32*>(&blk[kOffQe + r * D + col]) = pack_bf16(eg * xq[e], eg * xq[e + 1]);
+      *reinterpret_cast<u32*>(&blk[kOffKd + r * D + col]) = pack_bf16(dk * xk[e], dk * xk[e + 1]);
+    }
+  }
+  if (tid == 0) reinterpret_cast<float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * kBlockBytes))[slot * p.ho + h] = exp2f(gc);
+  __syncthreads();
+
+  // L = strict_tril(diag(beta) (K K^T . Gamma)); P = tril_incl(Q K^T . Gamma) to the workspace.
+  {
+    const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
+    float ckk[4][4] = {}, cqk[4][4] = {};
+    warp_mma<4, D>(ckk, sk + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
+    warp_mma<4, D>(cqk, sq + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
+    __syncthreads();  // every read of q, k done: lf (their space) may be written
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+        const float gr = sm.gam[r], br = sm.bet[r];
+        float pv[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int s = s0 + e;
+          const float dec = s <= r ? exp2f(gr - sm.gam[s]) : 0.f;
+          lf[r * LDF + s] = s < r ? br * ckk[j][2 * hh + e] * dec : 0.f;
+          pv[e] = cqk[j][2 * hh + e] * dec;
+        }
+        *reinterpret_cast<u32*>(&blk[kOffP + r * C + s0]) = pack_bf16(pv[0], pv[1]);
+      }
+    }
+  }
+  __syncthreads();
+
+  // T = (I + L)^-1 and its bf16 copy.
+  triangular_inverse(lf, tf, sm.t, tid);
+
+  // Wn = -T KB and U = T VB ([C x D]; warp tile 16 rows x D/2 columns).
+  {
+    constexpr int NT = D / 16;
+    const int m0 = 16 * (warp & 3), nd0 = (D / 2) * (warp >> 2);
+#pragma unroll
+    for (int which = 0; which < 2; ++which) {  // Wn, then U: one accumulator set live
+      float acc[NT][4] = {};
+      warp_mma<NT, C, false, true>(acc, sm.t + m0 * LDC, LDC, (which == 0 ? sm.kb : sm.vb) + nd0, LDD, lane);
+      const float sign = which == 0 ? -1.f : 1.f;
+      u16* dst = blk + (which == 0 ? kOffWn : kOffU);
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, col = nd0 + 8 * j + 2 * t4;
+          *reinterpret_cast<u32*>(&dst[r * D + col]) = pack_bf16(sign * acc[j][2 * hh], sign * acc[j][2 * hh + 1]);
+        }
+    }
+  }
+}
+
+// Two adjacent fp32 values (8-byte aligned).
+__device__ __forceinline__ void load_f2(const float* p, float& a, float& b) {
+  const u64 w = *reinterpret_cast<const u64*>(p);
+  a = __uint_as_float(static_cast<u32>(w));
+  b = __uint_as_float(static_cast<u32>(w >> 32));
+}
+__device__ __forceinline__ void store_f2(float* p, float a, float b) {
+  *reinterpret_cast<u64*>(p) = static_cast<u64>(__float_as_uint(a)) | (static_cast<u64>(__float_as_uint(b)) << 32);
+}
+
+// The span summaries of a chain split (gdn_params.cuh): per (sequence, span,
+// head) three fp32 [D][D] blocks, H (the span's end state from a zero seed,
+// S^T rows), M (the span's transition, K x K) and the seed (the true state at
+// the span's start, S^T rows), written by gdn_span_summary / gdn_span_fixup.
+__device__ __forceinline__ float* span_block(const GdnParams& p, i64 seq, i64 span, i64 h, int which) {
+  return reinterpret_cast<float*>(p.sum_ws) + ((((seq * p.n_spans + span) * p.ho + h) * 3 + which) * D) * D;
+}
+constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
+
+// The sequential pass, in three forms (PH):
+//  0  gdn_prefill_scan: one CTA per (V-slice, head, sequence), the whole
+//     sequence from initial_state; O and final_state.
+//  1  gdn_span_summary: a chain split's first pass, one CTA per (slice, head,
+//     sequence x span) over the span's chunks only: slices 0 .. D/BV-1 are
+//     value rows from a zero seed (their end state is H), slices D/BV .. are
+//     rows of the transition M from the identity with U = 0 (the state update
+//     X <- X (e^gC I + Wn^T Kd) + U^T Kd, rows independent). No O. The last
+//     span of a sequence seeds nothing: its CTAs exit.
+//  2  gdn_span_scan: the scan of one span from its seed (span 0: initial_state),
+//     O for the span's tokens; the last span writes final_state.
+template <int PH>
+__device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* smem_raw) {
+  ScanSmem& sm = *reinterpret_cast<ScanSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  constexpr int kVSlices = D / BV;
+  const bool mrows = PH == 1 && static_cast<int>(blockIdx.x) >= kVSlices;  // rows of M, not of S^T
+  const i64 v0 = static_cast<i64>(mrows ? blockIdx.x - kVSlices : blockIdx.x) * BV;
+  const i64 h = blockIdx.y;
+  const i64 seq = PH == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
+  const i64 span = PH == 0 ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  // The tokens [tb, te) of this CTA's span (PH 0: the sequence).
+  i64 tb = 0, te = len;
+  bool last_span = true;
+  if (PH != 0) {
+    // An empty sequence has one (empty) span: it still writes its final state.
+    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+    if (span >= nsp) return;
+    last_span = span == nsp - 1;
+    if (PH == 1 && last_span) return;
+    tb = span * p.span_chunks * C;
+    te = tb + p.span_chunks * C < len ? tb + p.span_chunks * C : len;
+  }
+  const i64 srow = state_row(p, seq);
+  const float scale = static_cast<float>(p.scale);
+  const u16* ws = reinterpret_cast<const u16*>(p.ws);
+  const float* gcs = reinterpret_cast<const float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * kBlockBytes));
+
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  float st[NTS][4];
+  {
+    // The seed: initial_state (PH 0), the fix-up's seed (PH 2: span 0's is the
+    // initial state, copied by the fix-up, so no CTA of this pass reads
+    // initial_state while the last span writes final_state, which may be the
+    // same buffer), zero (PH 1 value rows) or the identity (PH 1 M rows).
+    const bool from_init = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
+    const bool from_seed = PH == 2;
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+    const float* seed = from_seed ? span_block(p, seq, span, h, kSumSeed) + v0 * D : nullptr;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (from_init) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.state_type, a, b);
+        if (from_seed) {
+          load_f2(seed + static_cast<i64>(v) * D + kk, a, b);
+        }
+        if (mrows) {
+          a = v0 + v == kk ? 1.f : 0.f;
+          b = v0 + v == kk + 1 ? 1.f : 0.f;
+        }
+        st[j][2 * hh] = a;
+        st[j][2 * hh + 1] = b;
+        *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(a, b);
+      }
+    }
+  }
+
+  const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
+  auto block_of = [&](i64 c) { return ws + ((first + c / C) * p.ho + h) * kBlockElems; };
+  auto prefetch = [&](i64 c, int buf) {
+    const u16* b = block_of(c);
+    ScanStage& sg = sm.st[buf];
+    constexpr int PD = D / 8, PC = C / 8;  // 16-byte pieces per row
+    for (int i = tid; i < C * PD; i += kThreads) {
+      const int r = i / PD, piece = i % PD;
+      if (PH != 1) cp_async16(&sg.qe[r * LDD + piece * 8], b + kOffQe + r * D + piece * 8, 16);
+      cp_async16(&sg.wn[r * LDD + piece * 8], b + kOffWn + r * D + piece * 8, 16);
+      cp_async16(&sg.kd[r * LDD + piece * 8], b + kOffKd + r * D + piece * 8, 16);
+    }
+    if (PH != 1)
+      for (int i = tid; i < C * PC; i += kThreads) {
+        const int r = i / PC, piece = i % PC;
+        cp_async16(&sg.p[r * LDC + piece * 8], b + kOffP + r * C + piece * 8, 16);
+      }
+    cp_async_commit();
+  };
+  // U of the chunk as this thread's accumulator fragment, and exp(gamma_C), in registers.
+  u32 un[4][2] = {};
+  float gcn = 1.f;
+  auto load_u = [&](i64 c) {
+    const u16* b = block_of(c) + kOffU;
+    if (!mrows) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+          un[j][hh] = *reinterpret_cast<const u32*>(&b[(m0 + g8 + 8 * hh) * D + v0 + n0 + 8 * j + 2 * t4]);
+    }
+    gcn = gcs[(first + c / C) * p.ho + h];
+  };
+  if (te > tb) {
+    prefetch(tb, 0);
+    load_u(tb);
+  }
+
+  int buf = 0;
+  for (i64 c0 = tb; c0 < te; c0 += C, buf ^= 1) {
+    const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
+    const bool more = c0 + C < te;
+    cp_async_wait_all();
+    __syncthreads();  // this chunk's tiles landed; the previous chunk's readers are done
+    if (more) prefetch(c0 + C, buf ^ 1);
+    const ScanStage& sg = sm.st[buf];
+    float cv[4][4], co[4][4] = {};
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        cv[j][2 * hh] = bf16_to_f32(static_cast<u16>(un[j][hh]));
+        cv[j][2 * hh + 1] = bf16_to_f32(static_cast<u16>(un[j][hh] >> 16));
+      }
+    const float ec = gcn;
+    if (more) load_u(c0 + C);
+
+    // Vn = U + Wn S; o = Qe S.
+    warp_mma<4, D>(cv, sg.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+    if (PH != 1) warp_mma<4, D>(co, sg.qe + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = m0 + g8 + 8 * hh;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        *reinterpret_cast<u32*>(&sm.vn[r * LDB + n0 + 8 * j + 2 * t4]) = pack_bf16(cv[j][2 * hh], cv[j][2 * hh + 1]);
+    }
+    __syncthreads();
+
+    if (PH != 1) {
+      // O = scale (o + P Vn), rows of the chunk only.
+      warp_mma<4, C, false, true>(co, sg.p + m0 * LDC, LDC, sm.vn + n0, LDB, lane);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh;
+        if (r < n) {
+          const i64 orow = ((bos + c0 + r) * p.ho + h) * D + v0;
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            store_any2(p.o, orow + n0 + 8 * j + 2 * t4, p.o_type, scale * co[j][2 * hh], scale * co[j][2 * hh + 1]);
+        }
+      }
+    }
+
+    // S^T = exp(gamma_C) S^T + Vn^T Kd (registers), and its bf16 copy.
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[j][e] *= ec;
+    warp_mma<NTS, C, true, true>(st, sm.vn + ms, LDB, sg.kd + ns, LDD, lane);
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(st[j][2 * hh], st[j][2 * hh + 1]);
+      }
+  }
+
+  if (PH == 1) {
+    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
+      }
+  } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_any2(p.final_state, base + static_cast<i64>(v) * D + kk, p.state_type, st[j][2 * hh],
+                   st[j][2 * hh + 1]);
+      }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  scan_pass<0>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_summary(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  scan_pass<1>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_scan(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  scan_pass<2>(p, smem_raw);
+}
+
+// gdn_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V-slice,
+// head, sequence): X = the initial state rows (or zero), span 0's seed; then
+// for each span s but the last X <- X M_s + H_s (X as bf16 operand, M_s
+// rounded to bf16 in shared memory, fp32 accumulation from H_s), written as
+// span s + 1's seed.
+struct FixupSmem {
+  u16 x[BV * LDD];  // X (bf16), the A operand
+  u16 m[D * LDD];   // M_s (bf16), [k][n]
+};
+static_assert(sizeof(FixupSmem) == gdn_fixup_smem_bytes(D), "gdn_fixup_smem_bytes disagrees with FixupSmem");
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_fixup(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  FixupSmem& sm = *reinterpret_cast<FixupSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 v0 = static_cast<i64>(blockIdx.x) * BV;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+  const i64 srow = state_row(p, seq);
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  float x[NTS][4];
+  {
+    const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+    const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (load) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.state_type, a, b);
+        x[j][2 * hh] = a;
+        x[j][2 * hh + 1] = b;
+        store_f2(span_block(p, seq, 0, h, kSumSeed) + (v0 + v) * D + kk, a, b);
+      }
+  }
+  for (i64 s = 0; s + 1 < nsp; ++s) {
+    __syncthreads();  // the previous span's readers of x and m are done
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        *reinterpret_cast<u32*>(&sm.x[v * LDD + kk]) = pack_bf16(x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+    const float* mg = span_block(p, seq, s, h, kSumM);
+    for (int i = tid; i < D * D / 2; i += kThreads) {
+      const int r = (2 * i) / D, c = (2 * i) % D;
+      float a, b;
+      load_f2(mg + 2 * i, a, b);
+      *reinterpret_cast<u32*>(&sm.m[r * LDD + c]) = pack_bf16(a, b);
+    }
+    const float* hg = span_block(p, seq, s, h, kSumH) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        load_f2(hg + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+    __syncthreads();
+    warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m + ns, LDD, lane);
+    float* seed = span_block(p, seq, s + 1, h, kSumSeed) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(seed + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+  }
+}
