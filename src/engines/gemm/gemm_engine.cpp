@@ -8,7 +8,6 @@
 #include "exec/operand_table.h"
 
 #include <algorithm>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
