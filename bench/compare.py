@@ -447,6 +447,8 @@ def plan_build_step(m, handle, build, json_text, out):
                       compute_data_type=m.data_type.FLOAT, **kw)
         if build is not None:
             build(m, g)
+        elif handle is not None:
+            g.deserialize(handle, json_text)
         else:
             g.deserialize(json_text)
         t1 = time.perf_counter()
@@ -462,8 +464,7 @@ def plan_build_step(m, handle, build, json_text, out):
         t2 = time.perf_counter()
         if "name" not in out:
             try:
-                out["name"] = g.get_plan_name_at_index(0) if m.__name__ == "opgraph" else \
-                    "engine %s" % g.get_engine_count()
+                out["name"] = g.get_plan_name_at_index(0)
             except Exception:  # noqa: BLE001 - a name is only a label
                 out["name"] = "?"
         return 1e6 * ((t1 - t0) if part == "build" else (t2 - t1))

@@ -21,9 +21,19 @@
 #                  or OPGRAPH_NCU_SHAPE=MxNxK/chain (a shape's pick and cuDNN's plans); OPGRAPH_NCU_KERNEL:
 #                  the kernel-name regex (default gemm_v2; e.g. nvjet for the library's kernels)
 #   sdpa           bench/compare.py sdpa: bf16 SDPA fwd/bwd, ours (cudnn plan) vs torch's cuDNN attention
-#   host           host cost per call: bench/host_overhead (CPU), host_overhead_gpu (execute vs a raw
-#                  cuLaunchKernelEx), trust_gpu --host-only (the gemm plan vs a raw launch of its kernel),
-#                  bench/compare.py host (Python execute vs torch's own call vs the C++ execute)
+#   host           host cost (HOST time only, each figure measured alone; docs/autotune.md "Measured host
+#                  cost"): bench/host_overhead (CPU: execute on a no-op engine), plan_host_cost (planning
+#                  on the CPU; --exec: create_execution_plans + build_plans per example graph with every
+#                  kernel cached, and a new shape of a known layout class - override execute, plan-cache
+#                  new graph + build + execute, uncached - above a plain execute, for gemm, cudnn, gdn),
+#                  host_overhead_gpu (execute vs a raw cuLaunchKernelEx), trust_gpu --host-only (the gemm
+#                  plan vs a raw launch of its kernel), bench/compare.py host (plan + build through Python
+#                  beside cudnn-frontend's, Python execute vs trust_gpu's raw launch of the same plan, cuDNN
+#                  plans' Python execute vs the C++ execute and cudnn-frontend's pygraph.execute).
+#                  cudnn-frontend: OPGRAPH_CUDNN_FE_WHEELS=<folder> (../shared/tools/peer_wheels.py DEST/c,
+#                  carried into the call) is installed with its install.sh into /tmp/opgraph-cudnn-fe
+#                  first; absent, its columns say why. No GPU here: the CPU paths (--exec --host --small,
+#                  compare.py host --dry-run) run instead, as a check, not as figures
 #   runtime        test_runtime(+_gpu); cold vs warm process start (runtime_cold_warm), device-less warm
 #   trust          trust_gpu (conv/gemm plans vs the reference, misbindings refused), test_exec, GPU suites
 #   cudnn          test_cudnn, test_cudnn_gpu (every op family and SDPA case on cudnn plans vs the
@@ -44,7 +54,9 @@
 # .device-deps copied in; carry it and run `cd <it> && OPGRAPH_COMMIT=<sha> bash bench/run.sh ...`
 # (the carried tree has no usable .git: name the commit). Build folders outside the carried one
 # (OPGRAPH_BUILD_DIR=/tmp/bb OPGRAPH_PY_BUILD_DIR=/tmp/bp) survive into the next call on a warm
-# machine. Exit status: non-zero if any area failed.
+# machine. OPGRAPH_NO_BUILD=1 runs the binaries already in $OPGRAPH_BUILD_DIR / $OPGRAPH_PY_BUILD_DIR
+# without configuring or building (a CPU check against a developer build). Exit status: non-zero if any
+# area failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -104,7 +116,7 @@ cudnn_version() {  # cudnnGetVersion of one copy, loaded alone
 TARGETS=()
 has gemm-variants && TARGETS+=(gemm_bench)
 has gemm-ncu && TARGETS+=(gemm_bench)
-has host && TARGETS+=(host_overhead host_overhead_gpu trust_gpu)
+has host && TARGETS+=(host_overhead host_overhead_gpu trust_gpu plan_host_cost)
 has runtime && TARGETS+=(test_runtime test_runtime_gpu runtime_cold_warm opgraph_tool)
 has trust && TARGETS+=(trust_gpu test_gemm_gpu test_cudnn_gpu test_exec)
 has cudnn && TARGETS+=(test_cudnn test_cudnn_gpu)
@@ -112,7 +124,9 @@ has gdn && TARGETS+=(test_linear_attention test_la_gpu)
 has tests && TARGETS+=(test_gemm_gpu test_cudnn_gpu test_runtime_gpu test_la_gpu gemm_bench opgraph_tool)
 has plan && TARGETS+=(plan_chain)
 BUILD=${OPGRAPH_BUILD_DIR:-$ROOT/build-bench}
-if [ ${#TARGETS[@]} -gt 0 ]; then
+if [ "${OPGRAPH_NO_BUILD:-0}" = 1 ]; then
+  say "not built (OPGRAPH_NO_BUILD=1): the binaries in $BUILD and the Python module in ${OPGRAPH_PY_BUILD_DIR:-$ROOT/build-py}"
+elif [ ${#TARGETS[@]} -gt 0 ]; then
   CMAKE_ARGS=()
   [ -d .device-deps ] && source "$ROOT/bench/device_env.sh" >/dev/null
   t0=$(date +%s)
@@ -125,7 +139,7 @@ if [ ${#TARGETS[@]} -gt 0 ]; then
   fi
 fi
 PYBUILD=${OPGRAPH_PY_BUILD_DIR:-$ROOT/build-py}
-if has gemm || has sdpa || has host; then
+if [ "${OPGRAPH_NO_BUILD:-0}" != 1 ] && { has gemm || has sdpa || has host; }; then
   NB_DIR=$($PY -c "import nanobind; print(nanobind.cmake_dir())")
   GEN=(-G Ninja)
   [ -d .device-deps/prefix ] && GEN+=("-DCMAKE_PREFIX_PATH=$ROOT/.device-deps/prefix")
@@ -202,12 +216,46 @@ area_sdpa() {
   compare sdpa 300
 }
 area_host() {
-  section "host: per-call host cost (bench/host_overhead, host_overhead_gpu, trust_gpu --host-only, compare.py host)"
-  run host_overhead 60 "$BUILD/bench/host_overhead" && cat "$LOGS/host_overhead.log" >>"$FILE"
-  [ -n "$GPU" ] || { say "no GPU here: the GPU rows need the device machine"; return; }
-  run host_overhead_gpu 60 "$BUILD/bench/host_overhead_gpu" && cat "$LOGS/host_overhead_gpu.log" >>"$FILE"
-  run trust_host 120 "$BUILD/bench/trust_gpu" --host-only && grep -vE "^# trust_gpu" "$LOGS/trust_host.log" >>"$FILE"
-  compare host 200
+  section "host: host cost (host_overhead, plan_host_cost, host_overhead_gpu, trust_gpu --host-only, compare.py host)"
+  say "every figure is host time, measured alone (stream drained, no kernel time in it); ratios are of one run"
+  # cmd NAME LIMIT CMD...: the exact command, then its output, into the file.
+  cmd() {
+    local name=$1 limit=$2
+    shift 2
+    say
+    say "\$ $*"
+    run "$name" "$limit" "$@"
+    local rc=$?
+    cat "$LOGS/$name.log" >>"$FILE"
+    return "$rc"
+  }
+  local rounds=${OPGRAPH_HOST_ROUNDS:-200}
+  cmd host_overhead 60 "$BUILD/bench/host_overhead"
+  cmd plan_cpu 120 env OPGRAPH_SOURCE_DIR="$ROOT" "$BUILD/bench/plan_host_cost" "$rounds"
+  local pyenv=(PYTHONPATH="$PYBUILD:$ROOT/bench${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1)
+  if [ -z "$GPU" ]; then
+    say "no GPU here: the device tables' code paths on the host reference engine (a check, not figures)"
+    cmd plan_exec_host 300 env OPGRAPH_SOURCE_DIR="$ROOT" "$BUILD/bench/plan_host_cost" --exec --host --small --rounds 5
+    cmd compare_host_dry 300 env "${pyenv[@]}" "$PY" bench/compare.py host --dry-run --reps 5 --burst 5 --plan-rounds 5
+    return
+  fi
+  cmd plan_exec 500 env OPGRAPH_SOURCE_DIR="$ROOT" "$BUILD/bench/plan_host_cost" --exec --rounds "$rounds"
+  cmd host_overhead_gpu 60 "$BUILD/bench/host_overhead_gpu"
+  cmd trust_host 120 "$BUILD/bench/trust_gpu" --host-only
+  # cudnn-frontend's Python package (the real `cudnn`), installed from the carried wheel folder.
+  local fe_site=/tmp/opgraph-cudnn-fe
+  if [ -n "${OPGRAPH_CUDNN_FE_WHEELS:-}" ]; then
+    if bash "$OPGRAPH_CUDNN_FE_WHEELS/install.sh" "$fe_site" >"$LOGS/cudnn_fe_install.log" 2>&1; then
+      pyenv[0]="${pyenv[0]}:$fe_site"
+      say "cudnn-frontend installed from $OPGRAPH_CUDNN_FE_WHEELS into $fe_site"
+    else
+      say "cudnn-frontend install from $OPGRAPH_CUDNN_FE_WHEELS FAILED: $(tail -1 "$LOGS/cudnn_fe_install.log")"
+    fi
+  else
+    say "OPGRAPH_CUDNN_FE_WHEELS not set: cudnn-frontend's columns are empty (unless \`cudnn\` imports already)"
+  fi
+  [ -n "$TORCH_CUDNN" ] && pyenv+=(OPGRAPH_LIBCUDNN="$TORCH_CUDNN")
+  cmd compare_host 400 env "${pyenv[@]}" "$PY" bench/compare.py host --raw-launch-log "$LOGS/trust_host.log"
 }
 area_runtime() {
   section "runtime: GPU suites, cold vs warm process start (10 kernels)"
