@@ -7,9 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <optional>
 
 #include "engines/linear_attention/kernels/gdn_params.cuh"
 #include "exec/declared_layout.h"
@@ -17,42 +14,12 @@
 #include "opgraph/op_graph.h"
 #include "runtime/context_scope.h"
 #include "runtime/device.h"
+#include "runtime/shared_runtimes.h"
 
 namespace opgraph::linear_attention {
 namespace {
 
 using opgraph_gdn::GdnParams;
-
-// One KernelRuntime per device per process, opened by the first build_plan
-// that targets the device and kept for the process; guarded (KernelRuntime is
-// not thread-safe).
-struct SharedRuntime {
-  std::mutex mu;
-  std::map<int, std::unique_ptr<runtime::KernelRuntime>> rt;  // by device ordinal
-};
-SharedRuntime& shared_runtime() {
-  static SharedRuntime* s = new SharedRuntime;
-  return *s;
-}
-
-// Puts back the context current at construction (planning may run on a
-// thread with its own context, or none).
-class KeepCurrentContext {
- public:
-  explicit KeepCurrentContext(const runtime::CudaDriverApi& api) : api_(api) {
-    if (api_.ctx_get_current(&saved_) != CUDA_SUCCESS) saved_ = nullptr, ok_ = false;
-  }
-  ~KeepCurrentContext() {
-    if (ok_) api_.ctx_set_current(saved_);
-  }
-  KeepCurrentContext(const KeepCurrentContext&) = delete;
-  KeepCurrentContext& operator=(const KeepCurrentContext&) = delete;
-
- private:
-  const runtime::CudaDriverApi& api_;
-  CUcontext saved_ = nullptr;
-  bool ok_ = true;
-};
 
 long long type_code(DataType d) {
   switch (d) {
@@ -386,22 +353,12 @@ class LaEngine final : public Engine {
     // The device the planning target names (a handle's device, read_device); a
     // target that names none (for_arch, JSON without "ordinal") builds on device 0.
     const int ordinal = ctx.target().has_device() ? std::max(ctx.target().device->ordinal, 0) : 0;
-    SharedRuntime& s = shared_runtime();
-    std::lock_guard<std::mutex> lock(s.mu);
-    // KernelRuntime::open makes its context current and leaves it: the
-    // caller's (or none) is put back at return.
-    std::optional<KeepCurrentContext> callers;
-    std::unique_ptr<runtime::KernelRuntime>& rt = s.rt[ordinal];
-    if (!rt) {
-      if (auto api = runtime::cuda_driver(); api.is_good()) callers.emplace(**api);
-      auto opened = runtime::KernelRuntime::open(ordinal, runtime::CacheOptions::from_env());
-      if (opened.is_bad()) {
-        s.rt.erase(ordinal);
-        return opened.status();
-      }
-      rt = std::move(*opened);
-    }
-    const runtime::ContextScope bound(rt->api(), rt->context());
+    // The device's runtime, shared with the other families (runtime/shared_runtimes.h),
+    // held for the whole build; the caller's context is current again on return.
+    auto leased = runtime::shared_kernel_runtime(ordinal);
+    if (leased.is_bad()) return leased.status();
+    runtime::KernelRuntime& rt = **leased;
+    const runtime::ContextScope bound(rt.api(), rt.context());
     OPGRAPH_CHECK(bound.status());
     const runtime::LoadedKernel* main = nullptr;
     const runtime::LoadedKernel* prep = nullptr;
@@ -409,7 +366,7 @@ class LaEngine final : public Engine {
     const runtime::LoadedKernel* summary = nullptr;
     const runtime::LoadedKernel* fixup = nullptr;
     for (const auto& r : kernel_requests(*p, *mode, *split)) {
-      auto k = rt->get(r);
+      auto k = rt.get(r);
       if (k.is_bad()) return k.status();
       if (r.entry == "gdn_state_copy") copy = *k;
       else if (r.entry == "gdn_prefill_prep") prep = *k;
@@ -417,7 +374,7 @@ class LaEngine final : public Engine {
       else if (r.entry == "gdn_span_fixup") fixup = *k;
       else main = *k;
     }
-    return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(std::move(*p), rt.get(), main, prep, copy, summary,
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(std::move(*p), &rt, main, prep, copy, summary,
                                                                    fixup, *split, std::move(*table), rows, *ctx.layout));
   }
 
@@ -598,12 +555,7 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
   return out;
 }
 
-runtime::KernelRuntime* shared_runtime_if_open(int ordinal) {
-  SharedRuntime& s = shared_runtime();
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.rt.find(ordinal);
-  return it == s.rt.end() ? nullptr : it->second.get();
-}
+runtime::KernelRuntime* shared_runtime_if_open(int ordinal) { return runtime::shared_kernel_runtime_if_open(ordinal); }
 
 Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
                                                const std::vector<const Engine*>& offered) {

@@ -24,7 +24,8 @@ namespace opgraph::linear_attention {
 
 std::unique_ptr<Engine> make_la_engine(EngineIdentity identity);
 
-// The process's linear_attention KernelRuntime on device `ordinal`, or nullptr
+// The process's KernelRuntime on device `ordinal` (one per device, shared with the
+// other families that compile kernels: runtime/shared_runtimes.h), or nullptr
 // before the first build_plan for that device opened it. build_plan opens the
 // device its planning target names (DeviceProperties::ordinal; device 0 for a
 // target that names none; INVALID_CUDA_DEVICE for one that does not exist);
