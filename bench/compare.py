@@ -5,6 +5,8 @@
   python3 bench/compare.py sdpa  [--rounds 10]
   python3 bench/compare.py host  [--reps 200] [--burst 50] [--plan-rounds 100] [--raw-launch-log FILE]
                                  [--dry-run]
+  python3 bench/compare.py gdn   [--rounds 20] [--only prefill|decode] [--cells TOKEN,...] [--dry-run]
+                                 (bench/compare_gdn.py: gdn forward, ours vs fla vs FlashInfer; its docstring)
 
 bench/run.sh runs these with the Python module built (PYTHONPATH=build-py) and torch's libcudnn
 named in OPGRAPH_LIBCUDNN, so opgraph's cuDNN plans and torch run the same library.
@@ -485,20 +487,27 @@ def plan_build_table(args, fe, handle, fe_handle):
             t_step = plan_build_step(fe, fe_handle, build, None, theirs)
             cols["fe build"] = lambda s=t_step: s("build")
             cols["fe plan"] = lambda s=t_step: s("plan")
-        med = timing.median_us(cols, args.plan_rounds)
+        # Rounds: --plan-rounds, or fewer (at least 11) where a round takes milliseconds (cuDNN's
+        # plans), so a row takes about 5 s; the first call of each column warms it.
+        one = sum(v for v in (step() for step in cols.values()) if v is not None)
+        n = args.plan_rounds if one * args.plan_rounds <= 5e6 else max(11, min(args.plan_rounds, int(5e6 / one)))
+        med = timing.median_us(cols, n, warm=1)
+        med["n"] = n
         rows.append((name, med, ours, theirs))
         print("PLANBUILD graph=%s %s plan=%s%s" % (
-            name, " ".join("%s=%s" % (k.replace(" ", "_"), "-" if v is None else "%.1f" % v) for k, v in med.items()),
+            name, " ".join("%s=%s" % (k.replace(" ", "_"), "-" if v is None else "%.1f" % v) for k, v in med.items()
+                             if k != "n"),
             ours.get("name", "?").split("[")[0], "".join(" %s_error=%r" % (w, d["error"]) for w, d in
                                                         (("ours", ours), ("fe", theirs)) if "error" in d)), flush=True)
     f = lambda v: "-" if v is None else "%.1f" % v  # noqa: E731
     print()
-    print("### create_execution_plans + build_plans through Python, per example graph (host us, median of %d "
-          "interleaved rounds after 2 warm: kernels / engine configs compiled)" % args.plan_rounds)
+    print("### create_execution_plans + build_plans through Python, per example graph (host us, median of n "
+          "interleaved rounds (%d, fewer where a round takes milliseconds) after a warm one: kernels / engine configs "
+          "compiled)" % args.plan_rounds)
     print("build = the pygraph calls that declare the graph; plan = validate, build_operation_graph, "
           "create_execution_plans([A, FALLBACK]), check_support, build_plans (cudnn-frontend's sequence)")
-    print("%-26s %10s %10s %10s %10s %9s  %-9s %s" % ("graph", "ours build", "ours plan", "fe build", "fe plan",
-                                                     "fe/ours", "target", "our plan"))
+    print("%-26s %10s %10s %10s %10s %9s %5s  %-9s %s" % ("graph", "ours build", "ours plan", "fe build", "fe plan",
+                                                         "fe/ours", "n", "target", "our plan"))
     failed = []
     for name, med, ours, theirs in rows:
         op, tp = med.get("ours plan"), med.get("fe plan")
@@ -508,9 +517,9 @@ def plan_build_table(args, fe, handle, fe_handle):
             "OK" if op <= args.plan_target_us else "ABOVE")
         if verdict == "ABOVE":
             failed.append("plan+build %s: ours %.1f us, above the %.0f us target" % (name, op, args.plan_target_us))
-        print("%-26s %10s %10s %10s %10s %9s  %-9s %s" % (
+        print("%-26s %10s %10s %10s %10s %9s %5d  %-9s %s" % (
             name, f(med.get("ours build")), f(op), f(med.get("fe build")), f(tp),
-            "%.2f" % (tp / op) if op and tp else "-", verdict, plan[:48]))
+            "%.2f" % (tp / op) if op and tp else "-", med["n"], verdict, plan[:48]))
         for who, d in (("ours", ours), ("cudnn-frontend", theirs)):
             if "error" in d:
                 print("  %s: %s" % (who, d["error"]))
@@ -798,6 +807,9 @@ def run_host(args):
 
 def main():
     global torch, timing
+    if sys.argv[1:2] == ["gdn"]:  # its own arguments and module (bench/compare_gdn.py)
+        import compare_gdn
+        return compare_gdn.main(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("gemm", "sdpa", "host"))
     ap.add_argument("--rounds", type=int, default=10)

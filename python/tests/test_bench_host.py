@@ -85,3 +85,32 @@ def test_dry_run_runs_every_host_table(tmp_path):
     assert "## add 1x4096 fp32 (host reference); plan reference; output checked" in out
     assert "opgraph Python execute, prepared pack" in out
     assert "peer: " in out  # what cudnn-frontend is, or why it is absent
+
+
+def fake_libcuda():
+    """The tests' fake CUDA driver (tests/runtime/fake_libcuda: an sm_90 device whose launches do
+    nothing), where a build has it: OPGRAPH_FAKE_LIBCUDA, else build/tests/ of this checkout."""
+    path = os.environ.get("OPGRAPH_FAKE_LIBCUDA") or os.path.join(BENCH, "..", "build", "tests",
+                                                                   "libopgraph_fake_libcuda.so")
+    return path if os.path.exists(path) else None
+
+
+@pytest.mark.skipif(fake_libcuda() is None, reason="the fake libcuda is not built (tests/CMakeLists.txt)")
+def test_plan_build_table_on_a_device_handle_through_the_fake_driver():
+    # The device path of table 1: a graph given a handle plans for device 0 (the fake sm_90), our
+    # gemm and linear_attention plans are compiled (NVRTC) and built; the cuDNN examples have no
+    # plan there (no GPU for cuDNN), which the table reports as an error row, not a crash.
+    code = ("import compare, opgraph, timing\n"
+            "compare.timing = timing\n"
+            "class A: plan_rounds = 3; plan_target_us = 1e9; dry_run = False  # no timing target here\n"
+            "print('FAILED', compare.plan_build_table(A, None, opgraph.create_handle(), None))\n")
+    env = dict(os.environ, OPGRAPH_LIBCUDA=fake_libcuda())
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [BENCH, os.path.dirname(os.path.dirname(opgraph.__file__)),
+                                                     env.get("PYTHONPATH", "")] if p)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    lines = {l.split()[1]: l for l in r.stdout.splitlines() if l.startswith("PLANBUILD ")}
+    assert "plan=gemm" in lines["graph=matmul_bias_gelu"] and "ours_plan=-" not in lines["graph=matmul_bias_gelu"]
+    assert "plan=linear_attention" in lines["graph=gdn_prefill_varlen"]
+    assert "ours_error=" in lines["graph=sdpa_causal_gqa_prefill"]
+    assert "FAILED []" in r.stdout
