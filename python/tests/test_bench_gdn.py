@@ -1,0 +1,216 @@
+"""bench/compare.py gdn (bench/compare_gdn.py), the same-run comparison of our gdn forward with fla and
+FlashInfer that bench/run.sh gdn-peers runs on the H200, checked on the CPU: the cell list, --dry-run (each
+cell declared through the binding and planned for an sm_90 target without a device, each side's mapping
+printed), the refusal without torch, the table, and the two gate mappings the peers need checked through
+our float64 reference engine (FlashInfer's prefill takes the linear alpha = exp(g); its decode takes
+g = -exp(A_log) softplus(a + dt_bias) and beta = sigmoid(b)).
+
+Tolerance of the reference comparisons: both sides are the float64 reference rounded to float32 outputs,
+|err| <= 1e-5 + 1e-5 |ref|."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import opgraph
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+F32 = np.float32
+
+
+@pytest.fixture(scope="module")
+def cg():
+    sys.path.insert(0, BENCH)
+    try:
+        import compare_gdn as mod
+    finally:
+        sys.path.remove(BENCH)
+    return mod
+
+
+def env_with_opgraph():
+    env = dict(os.environ)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(opgraph.__file__)))
+    env["PYTHONPATH"] = here + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_cells_are_the_issues(cg):
+    cells = cg.cells()
+    pre = [c for c in cells if c.kind == "prefill"]
+    dec = [c for c in cells if c.kind == "decode"]
+    assert [c.key for c in pre] == ["16/64@4x8192", "16/64@1x32768", "16/32@4x8192", "16/32@1x32768",
+                                    "2/8@1x32768", "16/64@1x2048", "16/32@varlen8x32768"]
+    var = pre[-1]
+    assert var.n == 8 and var.t == 32768 and len(set(var.lengths)) > 4 and not var.equal
+    assert any(L % 64 for L in var.lengths)  # lengths that end mid-chunk
+    assert [(c.hv, c.n, c.t) for c in dec] == [(hv, b, b) for hv in (32, 64) for b in (1, 64, 256, 1024)]
+    assert all(c.hq == 16 for c in dec)
+    assert dec[-1].state_bytes() == 1024 * 64 * 128 * 128 * 4
+    # every anchor names a cell
+    assert set(cg.ANCHORS) <= {c.key for c in pre}
+    assert [c.key for c in cg.select(cells, "all", "1x32768")] == ["16/64@1x32768", "16/32@1x32768", "2/8@1x32768"]
+    assert [c.key for c in cg.select(cells, "decode", "dec16/64@B2,32@B1024")] == ["dec16/32@B1024", "dec16/64@B256"]
+    assert cg.select(cells, "prefill", "dec16") == []
+    assert len(cg.select(cells, "prefill", "")) == 7
+
+
+def test_plan_labels(cg):
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]") == "2p"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]") == "1p"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]") == "split64"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]", "decode") == "decode"
+
+
+def test_dry_run_declares_and_plans_every_cell():
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "compare.py"), "gdn", "--dry-run"], env=env_with_opgraph(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "15 cells, 0 declaration failures" in out
+    blocks = out.split("\nCELL ")[1:]
+    assert len(blocks) == 15
+    for b in blocks:
+        key = b.split()[0]
+        declared = [ln for ln in b.splitlines() if ln.strip().startswith("DECLARED")]
+        assert len(declared) == 1, b
+        sides = [ln.split()[1] for ln in b.splitlines() if ln.strip().startswith("MAP")]
+        if key.startswith("dec"):
+            assert sides == ["ours", "fi", "copy", "fla"], b
+            # one plan, the decode kernel; the pool is the final state (in place)
+            assert declared[0].count("linear_attention[") == 1 and "decode=linear_attention" in declared[0]
+            assert "overwrite_initial_state=True" in b and "gated_delta_rule_decode_pretranspose" in b
+        else:
+            assert sides == ["ours", "fla", "fi"], b
+            assert "2p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]" in declared[0]
+            assert "1p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]" in declared[0]
+            assert "state_v_first=True" in b and "g = exp(ours' g)" in b
+    # The chain-split rule picks a split for the one cell that leaves SMs idle, and the heuristics list it first.
+    two8 = next(b for b in blocks if b.startswith("2/8@1x32768"))
+    assert "our plans (sm_90, 132 SMs): split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1], 2p=" in two8
+    assert "ANCHOR (2026-12-01, not same-run) fla 0.981 ms, FlashInfer 0.480 ms, FlashInfer without CP 1.409 ms" in two8
+    for b in blocks:
+        if not b.startswith("2/8@"):
+            assert "CHAIN_SPLIT=64" not in b
+
+
+def test_without_torch_it_names_what_is_missing():
+    # torch made unimportable for the child process, whether or not it is installed here.
+    code = ("import sys, importlib.abc\n"
+            "class Block(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name == 'torch' or name.startswith('torch.'):\n"
+            "            raise ImportError('No module named torch (blocked by the test)')\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "sys.path.insert(0, %r)\n"
+            "sys.argv = ['compare.py', 'gdn', '--cells', '2/8']\n"
+            "import runpy\n"
+            "runpy.run_path(%r, run_name='__main__')\n") % (BENCH, os.path.join(BENCH, "compare.py"))
+    r = subprocess.run([sys.executable, "-c", code], env=env_with_opgraph(), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "compare.py gdn: cannot run, missing: torch with CUDA" in r.stderr
+
+
+def test_table_ratios_and_anchors(cg, capsys):
+    cells = {c.key: c for c in cg.cells()}
+    pre = cells["16/32@1x32768"]
+    dec = cells["dec16/64@B256"]
+    rows = [(pre, {"ours": 2.0, "ours-1p": 6.5, "fla": 4.0, "fi": 1.0, "fi-nocp": 1.6},
+             {"ours": (0, 0, True), "fla": (3e-3, 1e-3, True), "fi": (4e-3, 2e-3, True)}, "graph", "2p"),
+            (dec, {"ours": 0.5, "fi": 0.4, "copy": 0.45}, {"ours": (0, 0, True), "fi": (1e-3, 1e-5, True)},
+             "graph", "decode")]
+    cg.print_tables(rows, ["x: example failure"])
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("16/32@1x32768"))
+    f = line.split()
+    assert f[1:8] == ["2.000", "4.000", "1.000", "1.600", "0.500", "2.000", "1.250"]
+    assert "2.086 (anchor)" in line and "0.781 (anchor)" in line and "1.428 (anchor)" in line
+    assert "ours[2p]=2.000 ours-1p=6.500" in line
+    dline = next(ln for ln in out.splitlines() if ln.startswith("dec16/64@B256"))
+    d = dline.split()
+    gbs = 2 * dec.state_bytes() / 0.5e-3 / 1e9
+    assert d[1:5] == ["0.5000", "0.4000", "0.4500", "1.250"] and d[5] == "%.0f" % gbs and d[8] == "90.0%"
+    assert "FAILED x: example failure" in out
+
+
+def run_reference(g, pack):
+    g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    g.build_plans()
+    assert g.get_plan_name_at_index(g.get_selected_plan_index()).startswith("reference")
+    g.execute(pack, np.empty(max(g.get_workspace_size(), 1), np.uint8))
+
+
+def f32_graph():
+    return opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+
+
+def test_prefill_gate_mapping_linear_alpha_is_exp_of_ours(cg, rng):
+    # FlashInfer's prefill g is the linear alpha; the benchmark hands it exp(g) of our log-space g.
+    c = cg.Cell("prefill", 2, 4, (5, 0, 11))
+    t, hv, d = c.t, c.hv, cg.D
+    x = {"q": rng.standard_normal((t, 2, d)).astype(F32), "k": rng.standard_normal((t, 2, d)).astype(F32),
+         "v": rng.standard_normal((t, hv, d)).astype(F32),
+         "g": np.log(1 / (1 + np.exp(-rng.standard_normal((t, hv))))).astype(F32),
+         "beta": (1 / (1 + np.exp(-rng.standard_normal((t, hv))))).astype(F32),
+         "cu_seqlens": np.array([0, 5, 5, 16], np.int64),
+         "h0": (0.1 * rng.standard_normal((c.n, hv, d, d))).astype(F32)}
+    outs = []
+    for domain in ("log", "linear"):
+        vals = dict(x, g=np.exp(x["g"].astype(np.float64)).astype(F32) if domain == "linear" else x["g"])
+        g = f32_graph()
+        ports, o, fs = cg.declare(opgraph, g, c, vals, io="f32", gate_domain=domain)
+        g.validate()
+        out_o = np.full(o.dims, np.nan, F32)
+        out_s = np.full(fs.dims, np.nan, F32)
+        pack = {ports[p]: vals[n] for (p, n, _, _) in cg.operands(c)}
+        pack.update({o: out_o, fs: out_s})
+        run_reference(g, pack)
+        outs.append((out_o, out_s))
+    assert np.isfinite(outs[0][0]).all() and np.isfinite(outs[0][1]).all()
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_decode_gate_mapping_is_flashinfers_formula(cg, rng):
+    # FlashInfer's decode computes g = -exp(A_log) softplus(a + dt_bias) and beta = sigmoid(b) itself; ours
+    # declares the same with safe_gate + use_beta_sigmoid. Same result as the plain log gate and beta so formed,
+    # and the pool is updated in place through state_indices.
+    c = cg.Cell("decode", 2, 4, batch=3)
+    n, hv, d = c.n, c.hv, cg.D
+    x = {"q": rng.standard_normal((n, 2, d)).astype(F32), "k": rng.standard_normal((n, 2, d)).astype(F32),
+         "v": rng.standard_normal((n, hv, d)).astype(F32), "a": rng.standard_normal((n, hv)).astype(F32),
+         "b": rng.standard_normal((n, hv)).astype(F32), "cu_seqlens": np.arange(n + 1, dtype=np.int64),
+         "state_indices": np.array([2, 0, 1], np.int32),
+         "A_log": np.log(rng.uniform(1, 16, hv)).astype(F32), "dt_bias": (0.5 * rng.standard_normal(hv)).astype(F32)}
+    pool0 = (0.1 * rng.standard_normal((n, hv, d, d))).astype(F32)
+
+    pool = pool0.copy()
+    g = f32_graph()
+    ports, o, fs = cg.declare(opgraph, g, c, dict(x, pool=pool), io="f32")
+    g.validate()
+    out_o = np.full(o.dims, np.nan, F32)
+    pack = {ports[p]: (pool if nm == "pool" else x[nm]) for (p, nm, _, _) in cg.operands(c)}
+    pack.update({o: out_o, fs: pool})  # one buffer for initial and final state: in place
+    run_reference(g, pack)
+
+    a64 = x["a"].astype(np.float64) + x["dt_bias"]
+    g_log = (-np.exp(x["A_log"].astype(np.float64)) * np.logaddexp(0, a64)).astype(F32)
+    beta = (1 / (1 + np.exp(-x["b"].astype(np.float64)))).astype(F32)
+    plain = cg.Cell("prefill", 2, 4, (1,) * n)  # same operands without the safe gate: T = N tokens, one a sequence
+    h0 = pool0[x["state_indices"]]
+    vals = {"q": x["q"], "k": x["k"], "v": x["v"], "g": g_log, "beta": beta, "cu_seqlens": x["cu_seqlens"], "h0": h0}
+    g2 = f32_graph()
+    ports2, o2, fs2 = cg.declare(opgraph, g2, plain, vals, io="f32")
+    g2.validate()
+    ref_o = np.full(o2.dims, np.nan, F32)
+    ref_s = np.full(fs2.dims, np.nan, F32)
+    pack2 = {ports2[p]: vals[nm] for (p, nm, _, _) in cg.operands(plain)}
+    pack2.update({o2: ref_o, fs2: ref_s})
+    run_reference(g2, pack2)
+
+    np.testing.assert_allclose(out_o, ref_o, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(pool[x["state_indices"]], ref_s, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(pool, pool0)  # the pool was written
