@@ -45,6 +45,15 @@
 #                  events, median of 30; the fla / FlashInfer columns are the issue's anchors, not same-run)
 #                  and decode (T = 1) at B in {1, 64, 256, 1024} as state GB/s (OPGRAPH_GDN_TIMING=0 skips it);
 #                  then each prefill kernel's device time per cell under ncu (bench/gdn_kernel_times.py)
+#   gdn-peers      bench/compare.py gdn (bench/compare_gdn.py): gdn forward in ONE process, ours (every
+#                  linear_attention plan through the Python binding) vs fla-core 0.6.0 and FlashInfer 0.7.2
+#                  (chunk_gated_delta_rule; decode: gated_delta_rule_decode_pretranspose and a torch copy of the
+#                  state bytes), CUDA-graph replays interleaved, outputs cross-checked (RMS ratio), the table
+#                  last with ours/fla, ours/FlashInfer and the issue's anchors. The peers come from
+#                  $OPGRAPH_PEER_SITE (default /tmp/site: ../shared/tools/peer_wheels.py's install.sh; docs/
+#                  linear_attention.md "Same-run comparison with fla and FlashInfer" has the device calls);
+#                  OPGRAPH_GDN_PEERS_ARGS (e.g. "--only decode", "--cells 1x32768"), OPGRAPH_GDN_ROUNDS (20),
+#                  OPGRAPH_GDN_PEERS_TIMEOUT (480 s; on expiry the cells done are tabled)
 #   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu,
 #                  scripts/gpu_python.sh; examples/graphs/matmul_bias_gelu.json and gdn_prefill_varlen.json
 #                  planned and run on this device (opgraph plan / run)
@@ -62,7 +71,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 AREAS=("$@")
 [ ${#AREAS[@]} -eq 0 ] && AREAS=(gemm sdpa host)
-known=" gemm gemm-variants gemm-ncu sdpa host runtime trust cudnn gdn tests plan "
+known=" gemm gemm-variants gemm-ncu sdpa host runtime trust cudnn gdn gdn-peers tests plan "
 for a in "${AREAS[@]}"; do
   [[ "$known" == *" $a "* ]] || { echo "bench/run.sh: unknown area '$a' (areas:$known)" >&2; exit 2; }
 done
@@ -139,7 +148,7 @@ elif [ ${#TARGETS[@]} -gt 0 ]; then
   fi
 fi
 PYBUILD=${OPGRAPH_PY_BUILD_DIR:-$ROOT/build-py}
-if [ "${OPGRAPH_NO_BUILD:-0}" != 1 ] && { has gemm || has sdpa || has host; }; then
+if [ "${OPGRAPH_NO_BUILD:-0}" != 1 ] && { has gemm || has sdpa || has host || has gdn-peers; }; then
   NB_DIR=$($PY -c "import nanobind; print(nanobind.cmake_dir())")
   GEN=(-G Ninja)
   [ -d .device-deps/prefix ] && GEN+=("-DCMAKE_PREFIX_PATH=$ROOT/.device-deps/prefix")
@@ -339,6 +348,21 @@ area_gdn() {
   OPGRAPH_GDN_REPS=1 timeout 200 "$ncu" --clock-control none --metrics gpu__time_duration.sum -k regex:gdn_prefill --csv \
     "$BUILD/tests/test_la_gpu" --gtest_filter='GdnGpu.TimingFiveCells' >"$LOGS/la_ncu.csv" 2>"$LOGS/la_ncu.err"
   $PY bench/gdn_kernel_times.py "$LOGS/la_ncu.csv" | tee -a "$FILE"
+}
+area_gdn-peers() {
+  section "gdn-peers: gdn forward, ours vs fla vs FlashInfer in one process (bench/compare.py gdn)"
+  local site=${OPGRAPH_PEER_SITE:-/tmp/site} t0 rc
+  if [ -d "$site" ]; then say "peers: $site holds: $(cd "$site" && ls -d fla flashinfer cutlass 2>/dev/null | tr '\n' ' ')"
+  else say "peers: no $site (peer_wheels.py's install.sh not run): the fla / FlashInfer columns stay empty"; fi
+  t0=$(date +%s)
+  # Straight into the result file, so a call cut short still returns the cells done.
+  # shellcheck disable=SC2086
+  timeout "${OPGRAPH_GDN_PEERS_TIMEOUT:-480}" env PYTHONPATH="$PYBUILD:$ROOT/bench:$site${PYTHONPATH:+:$PYTHONPATH}" \
+    PYTHONUNBUFFERED=1 "$PY" bench/compare.py gdn --rounds "${OPGRAPH_GDN_ROUNDS:-20}" ${OPGRAPH_GDN_PEERS_ARGS:-} \
+    2>&1 | tee "$LOGS/compare_gdn.log" | tee -a "$FILE"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || fails=$((fails + 1))
+  say "compare_gdn rc=$rc ($(( $(date +%s) - t0 )) s)"
 }
 area_tests() {
   section "tests: every GPU suite"
