@@ -538,7 +538,7 @@ def measure(c, args, sides, timing, torch, failed):
         if s.name == "copy":
             continue
         if s.name == "ours":
-            ours_out = [t.float() for t in outs]
+            ours_out = [t.float().clone() for t in outs]  # a copy: later calls of ours write the same buffers
             finite = all(bool(torch.isfinite(t).all().item()) for t in ours_out)
             checks["ours"] = (0.0, 0.0, finite)
             if not finite:

@@ -53,7 +53,8 @@
 #                  $OPGRAPH_PEER_SITE (default /tmp/site: ../shared/tools/peer_wheels.py's install.sh; docs/
 #                  linear_attention.md "Same-run comparison with fla and FlashInfer" has the device calls);
 #                  OPGRAPH_GDN_PEERS_ARGS (e.g. "--only decode", "--cells 1x32768"), OPGRAPH_GDN_ROUNDS (20),
-#                  OPGRAPH_GDN_PEERS_TIMEOUT (480 s; on expiry the cells done are tabled)
+#                  OPGRAPH_GDN_PEERS_TIMEOUT (default: 540 s less the time run.sh took to get there;
+#                  on expiry the cells done are tabled)
 #   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu,
 #                  scripts/gpu_python.sh; examples/graphs/matmul_bias_gelu.json and gdn_prefill_varlen.json
 #                  planned and run on this device (opgraph plan / run)
@@ -351,13 +352,17 @@ area_gdn() {
 }
 area_gdn-peers() {
   section "gdn-peers: gdn forward, ours vs fla vs FlashInfer in one process (bench/compare.py gdn)"
-  local site=${OPGRAPH_PEER_SITE:-/tmp/site} t0 rc
-  if [ -d "$site" ]; then say "peers: $site holds: $(cd "$site" && ls -d fla flashinfer cutlass 2>/dev/null | tr '\n' ' ')"
+  local site=${OPGRAPH_PEER_SITE:-/tmp/site} t0 rc limit
+  # Default limit: what is left of a 600 s device call that also ran install.sh (~30 s) and the build
+  # (bash's SECONDS: since run.sh began); on expiry compare_gdn.py tables the cells done.
+  limit=${OPGRAPH_GDN_PEERS_TIMEOUT:-$(( SECONDS < 450 ? 540 - SECONDS : 90 ))}
+  if [ -d "$site" ]; then say "peers: $site holds: $(cd "$site" && ls -d fla flashinfer cutlass 2>/dev/null | xargs)"
   else say "peers: no $site (peer_wheels.py's install.sh not run): the fla / FlashInfer columns stay empty"; fi
   t0=$(date +%s)
+  say "limit ${limit} s"
   # Straight into the result file, so a call cut short still returns the cells done.
   # shellcheck disable=SC2086
-  timeout "${OPGRAPH_GDN_PEERS_TIMEOUT:-480}" env PYTHONPATH="$PYBUILD:$ROOT/bench:$site${PYTHONPATH:+:$PYTHONPATH}" \
+  timeout "$limit" env PYTHONPATH="$PYBUILD:$ROOT/bench:$site${PYTHONPATH:+:$PYTHONPATH}" \
     PYTHONUNBUFFERED=1 "$PY" bench/compare.py gdn --rounds "${OPGRAPH_GDN_ROUNDS:-20}" ${OPGRAPH_GDN_PEERS_ARGS:-} \
     2>&1 | tee "$LOGS/compare_gdn.log" | tee -a "$FILE"
   rc=${PIPESTATUS[0]}
