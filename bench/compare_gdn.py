@@ -30,8 +30,9 @@ them without torch or a GPU):
   copy       (decode) torch's copy_ of B x HV x 128 x 128 fp32: the bytes the decode reads and writes.
 
 Check: before timing each side runs once on fresh copies of the inputs with its outputs poisoned (NaN);
-o and the final state of each peer (and of each of our other plans) are compared with ours by RMS ratio,
-rms(x - ours) / rms(ours), printed; above --check-rms (1e-2: two bf16 implementations each within fla's
+o, o's rows of each sequence's first chunk (where the initial state still shows) and the final state of
+each peer (and of each of our other plans) are compared with ours by RMS ratio, rms(x - ours) / rms(ours),
+printed; above --check-rms (1e-2: two bf16 implementations each within fla's
 5e-3 of the exact result) is a failure (exit 1), timed and marked all the same.
 
 The table comes last: per cell ours / fla and ours / FlashInfer, with the issue's anchors of 2026-12-01
@@ -518,10 +519,22 @@ def decode_cell(c, args, peers, prop, torch, opgraph, timing, failed):
     return measure(c, args, sides, timing, torch, failed)
 
 
+def head_rows(c):
+    """The token rows of each sequence's first chunk: where the initial state still shows in o (with the
+    cells' decays it has faded from later rows and from the final state), so a misread initial state
+    shows in their RMS ratio even when it hides in the whole o."""
+    rows, start = [], 0
+    for L in c.lengths:
+        rows.extend(range(start, start + min(CHUNK, L)))
+        start += L
+    return rows
+
+
 def measure(c, args, sides, timing, torch, failed):
     """Check (each side once, outputs poisoned, in-place inputs restored; RMS ratio against ours), then time
     every side that ran, interleaved. Returns the cell's row."""
     ours_out, checks, ran = None, {}, []
+    head = torch.tensor(head_rows(c), device="cuda", dtype=torch.int64)
     for s in sides:
         try:
             s.reset()
@@ -548,12 +561,15 @@ def measure(c, args, sides, timing, torch, failed):
         if ours_out is None:
             continue
         ro, rs = rms_ratio(outs[0], ours_out[0]), rms_ratio(outs[1], ours_out[1])
-        ok = ro <= args.check_rms and rs <= args.check_rms
+        rh = rms_ratio(outs[0].index_select(0, head), ours_out[0].index_select(0, head))
+        ok = max(ro, rs, rh) <= args.check_rms
         checks[s.name] = (ro, rs, ok)
-        print("  CHECK %-12s vs ours: o RMS ratio %.2e, final state RMS ratio %.2e %s" % (
-            s.name, ro, rs, "ok" if ok else "MISMATCH (> %.0e)" % args.check_rms), flush=True)
+        print("  CHECK %-12s vs ours: o RMS ratio %.2e (first chunk of each sequence %.2e), final state RMS "
+              "ratio %.2e %s" % (s.name, ro, rh, rs, "ok" if ok else "MISMATCH (> %.0e)" % args.check_rms),
+              flush=True)
         if not ok:
-            failed.append("%s: %s differs from ours (o %.2e, state %.2e)" % (c.key, s.name, ro, rs))
+            failed.append("%s: %s differs from ours (o %.2e, first chunks %.2e, state %.2e)" % (
+                c.key, s.name, ro, rh, rs))
         del outs
     del ours_out
     if not any(s.name == "ours" for s in ran):

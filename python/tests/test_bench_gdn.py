@@ -57,6 +57,13 @@ def test_cells_are_the_issues(cg):
     assert len(cg.select(cells, "prefill", "")) == 7
 
 
+def test_head_rows_are_each_sequences_first_chunk(cg):
+    c = cg.Cell("prefill", 2, 4, (70, 0, 5, 64))
+    assert cg.head_rows(c) == list(range(0, 64)) + list(range(70, 75)) + list(range(75, 139))
+    d = cg.Cell("decode", 16, 32, batch=3)
+    assert cg.head_rows(d) == [0, 1, 2]
+
+
 def test_plan_labels(cg):
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]") == "2p"
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]") == "1p"
