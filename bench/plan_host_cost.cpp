@@ -42,8 +42,8 @@
 //                   the family's first plan, bind the pack, execute
 //        uncached   the same with the plan cache off (ranking included)
 //      and each above exec (target: override or cached <= 20 us above exec). Each round
-//      takes another extent of the class (M + 8..512, T + 1..64), so nothing per shape is
-//      memoised across rounds but the compiled kernels.
+//      takes another extent of the class (M + 1 .. M + max(8, M/2), T + 1..64), so nothing per
+//      shape is memoised across rounds but the compiled kernels (every extent's compiled first).
 //   --small: small extents and shapes the host reference runs quickly (the CPU check,
 //   bench/CMakeLists.txt's ctest); --rounds N: rounds per column.
 #include <stdlib.h>
@@ -470,7 +470,12 @@ int exec_main(int argc, char** argv) {
   Buffers bufs{&t, {}, {}};
   const std::int64_t nk = small ? 64 : 4096;
   auto mm = [nk](std::int64_t m) { return matmul_graph(m, nk, nk); };
-  auto next_m = [small](std::int64_t d, int r) { return d + 8 * (1 + r % (small ? 4 : 64)); };
+  // New extents near the declared one (d + 1 .. d + max(8, d / 2)), so a list ranked again mostly
+  // keeps the declared config (the gemm heuristics pick tiles by M).
+  auto next_m = [](std::int64_t d, int r) {
+    const std::int64_t span = std::max<std::int64_t>(8, d / 2);
+    return d + 1 + (r % std::min<std::int64_t>(64, span)) * std::max<std::int64_t>(1, span / 64);
+  };
   auto mm_over = [nk](VariantPack& p, const Graph& g, std::int64_t m) {
     for (const TensorPtr& x2 : g.tensors()) {
       if (x2->get_name() == "a") p.override_shape(x2->get_uid(), {1, m, nk});
