@@ -16,7 +16,8 @@ Every comparison with a peer goes through `compare`, which enforces the method:
     side runs once, and its outputs are compared with the reference's (float64 or float32 on the
     same inputs) and with the first side's; a side that fails is reported and not timed;
   * host time measured apart (`host_us`): the minimum over bursts, from a drained queue, of the
-    host time to enqueue a burst of calls, per call.
+    host time to enqueue a burst of calls, per call; whole host steps (plan, build) by `median_us`:
+    interleaved rounds, each step timing itself, the median. Neither needs torch when given a drain.
 
 A side is `Side(name, run, outputs, poison=None, on_stream=None)`: `run()` enqueues one call on
 the current stream; `outputs()` returns the tensors it writes; `on_stream(s)` points the side at
