@@ -709,8 +709,12 @@ def run_host(args):
         opgraph.set_stream(handle, torch.cuda.current_stream())
         fe_handle = None
         if fe is not None:
-            fe_handle = fe.create_handle()
-            fe.set_stream(handle=fe_handle, stream=torch.cuda.current_stream().cuda_stream)
+            try:
+                fe_handle = fe.create_handle()
+                fe.set_stream(handle=fe_handle, stream=torch.cuda.current_stream().cuda_stream)
+            except Exception as exc:  # noqa: BLE001 - its columns say why
+                fe, fe_line = None, "cudnn-frontend's create_handle raised %s: %s" % (type(exc).__name__, exc)
+                print("peer: %s" % fe_line, flush=True)
         drain = torch.cuda.synchronize
     failed += plan_build_table(args, fe, handle, fe_handle)
     failed += raw_launch_table(args, handle)
@@ -763,13 +767,17 @@ def run_host(args):
                     fe_note = "cudnn-frontend could not plan it: " + got
                 else:
                     fg, fpack, fws = got
-                    case.out[...] = float("nan")
-                    fg.execute(fpack, fws, handle=fe_handle)
-                    drain()
-                    if not bool(torch.allclose(case.out.float(), ref, atol=2e-2, rtol=2e-2)):
-                        failed.append("CHECK FAILED host %s: cudnn-frontend's output differs" % case.label)
-                    vals.append(("cudnn-frontend pygraph.execute",
-                                 timing.host_us(lambda: fg.execute(fpack, fws, handle=fe_handle), r, bu, drain)))
+                    try:
+                        case.out[...] = float("nan")
+                        fg.execute(fpack, fws, handle=fe_handle)
+                        drain()
+                        if not bool(torch.allclose(case.out.float(), ref, atol=2e-2, rtol=2e-2)):
+                            failed.append("CHECK FAILED host %s: cudnn-frontend's output differs" % case.label)
+                        vals.append(("cudnn-frontend pygraph.execute",
+                                     timing.host_us(lambda: fg.execute(fpack, fws, handle=fe_handle), r, bu, drain)))
+                    except Exception as exc:  # noqa: BLE001 - the row says why
+                        fe_note = "cudnn-frontend's execute raised %s: %s" % (
+                            type(exc).__name__, str(exc).splitlines()[0][:120] if str(exc) else "")
         rows.append((case, names[idx].split("[")[0], ok, dict(vals), [n for n, _ in vals], fe_note))
         print("HOST case=%s plan=%s %s" % (case.label.replace(" ", "_"), names[idx].split("[")[0],
                                            " ".join("%.2f" % v for _, v in vals)), flush=True)
@@ -800,6 +808,9 @@ def run_host(args):
                                      py / vals["cudnn-frontend pygraph.execute"]))
         elif fe_note:
             print("  cudnn-frontend pygraph.execute: - (%s)" % fe_note)
+    if not args.dry_run:
+        print("libcudnn mapped in this process (opgraph's plans and cudnn-frontend's): %s" % (
+            ", ".join(loaded_cudnn()) or "?"))
     for line in failed:
         print(line)
     return 1 if failed else 0
