@@ -46,6 +46,7 @@
 //      shape is memoised across rounds but the compiled kernels (every extent's compiled first).
 //   --small: small extents and shapes the host reference runs quickly (the CPU check,
 //   bench/CMakeLists.txt's ctest); --rounds N: rounds per column.
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -414,6 +415,25 @@ void new_shape_row(ExecCtx& x, const ShapeCase& c, Buffers& bufs) {
     x.notes += "  " + c.label + " " + std::to_string(c.declared) + " override: " + override_note.substr(0, 400) + "\n";
 }
 
+// The libcudnn this process mapped (the cudnn engine's copy) and its cudnnGetVersion, or "none".
+std::string loaded_cudnn() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto p = line.find('/');
+    if (p == std::string::npos || line.find("libcudnn.so", p) == std::string::npos) continue;
+    const std::string path = line.substr(p);
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    auto get = h ? reinterpret_cast<std::size_t (*)()>(::dlsym(h, "cudnnGetVersion")) : nullptr;
+    const std::size_t v = get ? get() : 0;
+    if (h) ::dlclose(h);
+    if (!v) continue;  // a sub-library (libcudnn_graph, ...): the main one names the version
+    return path + " (" + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+           std::to_string(v % 100) + ")";
+  }
+  return "none mapped";
+}
+
 Result<Graph> matmul_graph(std::int64_t m, std::int64_t n, std::int64_t k) {
   Graph g;
   g.set_name("mm").set_io_data_type(DataType::BFLOAT16).set_intermediate_data_type(DataType::FLOAT)
@@ -519,6 +539,7 @@ int exec_main(int argc, char** argv) {
   }
   if (!x.notes.empty()) std::printf("overrides declined (the engine's reason; the cached column is its path):\n%s",
                                     x.notes.c_str());
+  std::printf("cuDNN loaded by this process: %s\n", loaded_cudnn().c_str());
   if (t.device()) {
     t.drain();
     (void)t.rt->api().stream_destroy(t.stream);
