@@ -239,6 +239,20 @@ __device__ __forceinline__ void warp_mma(float (&c)[NT][4], const u16* A, int ld
   }
 }
 
+// The chunk-local inclusive cumsum of the natural-log gates gam[0 .. C), in
+// place, in log2 units; called by one warp (two tokens a lane).
+__device__ __forceinline__ void chunk_gate_cumsum(float* gam, int lane) {
+  const float x0 = gam[2 * lane], x1 = gam[2 * lane + 1];
+  float s = x0 + x1;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_up_sync(0xffffffffu, s, o);
+    if (lane >= o) s += y;
+  }
+  gam[2 * lane] = (s - x1) * kLog2e;
+  gam[2 * lane + 1] = s * kLog2e;
+}
+
 // T = (I + L)^-1 for the strictly lower triangular fp32 L [C][C] (row stride
 // LDF), in fp32 by 16 x 16 blocks, into tf, then its bf16 copy t (row stride
 // LDC; zero above the diagonal blocks). Every thread of the CTA calls it; it

@@ -120,17 +120,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
     sm.bet[tid] = b;
   }
   __syncthreads();
-  if (warp == 0) {
-    const float x0 = sm.gam[2 * lane], x1 = sm.gam[2 * lane + 1];
-    float s = x0 + x1;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const float y = __shfl_up_sync(0xffffffffu, s, o);
-      if (lane >= o) s += y;
-    }
-    sm.gam[2 * lane] = (s - x1) * kLog2e;
-    sm.gam[2 * lane + 1] = s * kLog2e;
-  }
+  if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
   __syncthreads();
 
   // q, k (l2-normalised), v rows, and their scaled copies.
