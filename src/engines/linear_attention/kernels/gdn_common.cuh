@@ -239,6 +239,17 @@ __device__ __forceinline__ void warp_mma(float (&c)[NT][4], const u16* A, int ld
   }
 }
 
+// use_qk_l2norm on a warp's q and k rows (each lane holds EL elements of each):
+// x <- x / sqrt(sum x^2 + 1e-6).
+__device__ __forceinline__ void l2norm_rows(float (&xq)[EL], float (&xk)[EL]) {
+  float sq = 0.f, sk = 0.f;
+#pragma unroll
+  for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
+  const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
+#pragma unroll
+  for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
+}
+
 // The chunk-local inclusive cumsum of the natural-log gates gam[0 .. C), in
 // place, in log2 units; called by one warp (two tokens a lane).
 __device__ __forceinline__ void chunk_gate_cumsum(float* gam, int lane) {

@@ -47,14 +47,7 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
     float xq[EL], xk[EL];
     load_row_share(qg + tok * p.q_ts + hq * p.q_hs + lane * EL, xq);
     load_row_share(kg + tok * p.k_ts + hk * p.k_hs + lane * EL, xk);
-    if (l2) {
-      float sq = 0.f, sk = 0.f;
-#pragma unroll
-      for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
-      const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
-#pragma unroll
-      for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
-    }
+    if (l2) l2norm_rows(xq, xk);
     float gl, beta;
     gate_beta(p, tok, h, gl, beta);
     const float a = expf(gl);

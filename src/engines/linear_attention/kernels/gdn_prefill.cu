@@ -139,14 +139,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
       if (r < n) {
         load_row_share(&sm.xq[r * D + lane * EL], xq);
         load_row_share(&sm.xk[r * D + lane * EL], xk);
-        if (l2) {
-          float sq = 0.f, sk = 0.f;
-#pragma unroll
-          for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
-          const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
-#pragma unroll
-          for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
-        }
+        if (l2) l2norm_rows(xq, xk);
       } else {
 #pragma unroll
         for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f;

@@ -133,14 +133,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
     unpack_row(rk[i], xk);
     unpack_row(rv[i], xv);
     if (r < n) {
-      if (l2) {
-        float nq = 0.f, nk = 0.f;
-#pragma unroll
-        for (int e = 0; e < EL; ++e) nq += xq[e] * xq[e], nk += xk[e] * xk[e];
-        const float iq = rsqrtf(warp_sum(nq) + 1e-6f), ik = rsqrtf(warp_sum(nk) + 1e-6f);
-#pragma unroll
-        for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
-      }
+      if (l2) l2norm_rows(xq, xk);
     } else {
 #pragma unroll
       for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f, xv[e] = 0.f;
