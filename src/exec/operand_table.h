@@ -83,6 +83,8 @@ class OperandTable {
   void decline_overrides(std::string why) { no_overrides_ = std::move(why); }
   const std::string& overrides_declined() const noexcept { return no_overrides_; }
   const std::vector<OperandRow>& rows() const noexcept { return rows_; }
+  // The layout the rows index (the graph's; it outlives every plan built on it).
+  const DeclaredLayout& layout() const noexcept { return *layout_; }
 
  private:
   void add_row(const DeclaredLayout& layout, const OperandNeeds& needs, std::int64_t position);

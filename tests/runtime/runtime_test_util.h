@@ -3,6 +3,7 @@
 // nothing this test process mapped leaks into it), and the smoke cache setup.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,20 @@
 #include "runtime/loader.h"
 
 namespace opgraph::testing {
+
+// Reading a probe process's output (the fake driver's "fake-cuda: ..." lines and the probe's own).
+inline bool has(const std::string& out, const std::string& what) { return out.find(what) != std::string::npos; }
+
+// The text of `out` from the line starting `from` up to the end of the line
+// starting `to` (empty, with a failure, when either is missing).
+inline std::string span(const std::string& out, const std::string& from, const std::string& to) {
+  const std::size_t a = out.find(from);
+  const std::size_t b = a == std::string::npos ? a : out.find(to, a);
+  EXPECT_NE(a, std::string::npos) << from << "\n" << out;
+  EXPECT_NE(b, std::string::npos) << to << "\n" << out;
+  if (a == std::string::npos || b == std::string::npos) return {};
+  return out.substr(a, out.find('\n', b) - a);
+}
 
 class TempDir {
  public:

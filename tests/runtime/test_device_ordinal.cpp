@@ -30,11 +30,12 @@
 #include "runtime/runtime_test_util.h"
 
 using namespace opgraph;
+using opgraph::testing::has;
 using opgraph::testing::run_process;
+using opgraph::testing::span;
 
 namespace {
 
-bool has(const std::string& out, const std::string& what) { return out.find(what) != std::string::npos; }
 
 std::vector<std::string> fake_env(const std::string& cache_root) {
   return {std::string("OPGRAPH_LIBCUDA=") + OPGRAPH_FAKE_LIBCUDA, "OPGRAPH_COMPILED_CACHE=" + cache_root,
@@ -83,16 +84,6 @@ TEST(DeviceOrdinal, GemmBuildsOnTheDeviceItsTargetNames) {
   EXPECT_FALSE(has(gemm_line, "sm_90")) << gemm_line;
 }
 
-// The text of `out` from the line starting `from` up to the end of the line
-// starting `to` (empty, with a failure, when either is missing).
-std::string span(const std::string& out, const std::string& from, const std::string& to) {
-  const std::size_t a = out.find(from);
-  const std::size_t b = a == std::string::npos ? a : out.find(to, a);
-  EXPECT_NE(a, std::string::npos) << from << "\n" << out;
-  EXPECT_NE(b, std::string::npos) << to << "\n" << out;
-  if (a == std::string::npos || b == std::string::npos) return {};
-  return out.substr(a, out.find('\n', b) - a);
-}
 
 // No line of the fake driver's names device 0.
 void expect_device_0_untouched(const std::string& out) {

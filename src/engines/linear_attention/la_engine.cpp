@@ -179,10 +179,9 @@ class GdnPlan final : public CompiledPlan {
   // `summary` and `fixup` non-null too: a chain split (`main` = the span scan).
   GdnPlan(GdnProblem p, runtime::KernelRuntime* rt, const runtime::LoadedKernel* main,
           const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, const runtime::LoadedKernel* summary,
-          const runtime::LoadedKernel* fixup, long long split, OperandTable table, std::array<std::int32_t, kSlots> rows,
-          const DeclaredLayout& layout)
+          const runtime::LoadedKernel* fixup, long long split, OperandTable table, std::array<std::int32_t, kSlots> rows)
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
-        table_(std::move(table)), rows_(rows), layout_(layout),
+        table_(std::move(table)), rows_(rows),
         kind_(use_decode(p_) ? Kind::kDecode
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
@@ -208,7 +207,7 @@ class GdnPlan final : public CompiledPlan {
       if (!table_.accepts(pack)) return table_.explain(pack);
     } else {
       if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
-      auto q = overridden_problem(p_, pack, layout_);
+      auto q = overridden_problem(p_, pack, table_.layout());
       if (q.is_bad()) return q.status();
       if (kind_ == Kind::kSplit && q->n_seq * opgraph_gdn::gdn_split_spans(q->t, split_) > 65535)
         return {ErrorCode::INVALID_VARIANT_PACK,
@@ -277,7 +276,6 @@ class GdnPlan final : public CompiledPlan {
   const runtime::LoadedKernel* fixup_;    // null unless a chain split
   OperandTable table_;
   std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
-  DeclaredLayout layout_;                  // the graph's operand layout (overrides name their slots through it)
   Kind kind_;
   long long split_;
   GdnLaunch launch_;                       // the built launch
@@ -375,7 +373,7 @@ class LaEngine final : public Engine {
       else main = *k;
     }
     return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(std::move(*p), &rt, main, prep, copy, summary,
-                                                                   fixup, *split, std::move(*table), rows, *ctx.layout));
+                                                                   fixup, *split, std::move(*table), rows));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
