@@ -43,6 +43,12 @@ struct DeclaredSlot {
   std::string port;
 };
 
+// How an error names a slot with its port: "operand 'B' (uid 2, input 'B' of node 'mm')".
+inline std::string operand_label(const DeclaredSlot& s) {
+  return "operand '" + (s.tensor ? s.tensor->get_name() : std::string("?")) + "' (uid " + std::to_string(s.uid) +
+         ", " + s.port + ")";
+}
+
 // Identity: each layout object carries a GENERATION, a process-unique id (never 0)
 // drawn when it is constructed, computed or copied. A pack normalised against it
 // records the generation, and execute recognises a prepared pack by it (one integer

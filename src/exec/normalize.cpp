@@ -19,8 +19,7 @@ Status refuse(const DeclaredSlot* s, std::int64_t uid, const std::string& rule) 
 
 // An override's refusal names the tensor, its port and the rule.
 Status refuse_override(const DeclaredSlot& s, const std::string& rule) {
-  return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: shape override of operand '" + s.tensor->get_name() +
-                                               "' (uid " + std::to_string(s.uid) + ", " + s.port + "): " + rule};
+  return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: shape override of " + operand_label(s) + ": " + rule};
 }
 
 std::string dims_list(int rank, const std::int64_t* v) {

@@ -109,8 +109,8 @@ Status OperandTable::explain_rows(const VariantPack& pack, bool overridden_geome
         b.rank != r.rank || !std::equal(r.dims.begin(), r.dims.begin() + r.rank, b.dims.begin());
     if (geometry && b.overridden && ((r.check_extents && other_extents) || (r.check_strides && !same_strides(r, b))))
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                    "engine " + engine_ + ": operand '" + s.tensor->get_name() + "' (uid " + std::to_string(s.uid) +
-                        ", " + s.port + "): execute-time shape override " + list(b.dims.data(), b.rank) +
+                    "engine " + engine_ + ": " + operand_label(s) + ": execute-time shape override " +
+                        list(b.dims.data(), b.rank) +
                         " (slots) refused: " +
                         (no_overrides_.empty() ? "engine " + engine_ + " runs the declared extents and strides only"
                                                : no_overrides_) +

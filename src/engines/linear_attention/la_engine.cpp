@@ -423,10 +423,8 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
   // The call's extent of dim i (the override's, or the declared one).
   auto extent = [](const Seen& x, int i) { return x.buf->overridden ? x.buf->dims[i] : x.slot->dims[i]; };
   auto refuse = [](const Seen& x, const std::string& rule) {
-    const std::string name = x.slot->tensor ? x.slot->tensor->get_name() : std::string("?");
-    return Status(ErrorCode::INVALID_VARIANT_PACK, "engine linear_attention: shape override of operand '" + name +
-                                                       "' (uid " + std::to_string(x.uid) + ", " + x.slot->port +
-                                                       "): " + rule);
+    return Status(ErrorCode::INVALID_VARIANT_PACK,
+                  "engine linear_attention: shape override of " + operand_label(*x.slot) + ": " + rule);
   };
   auto dims_str = [](const Seen& x) {
     std::string d;
