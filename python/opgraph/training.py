@@ -71,6 +71,14 @@ class _Built:
 
     def __init__(self, graph, tensors, declared):
         self.graph, self.tensors, self.declared = graph, tensors, declared
+        self._ws = None  # the last workspace, reused while it is big enough and beside the buffers
+
+    def workspace(self, like, nbytes):
+        ws = self._ws
+        if ws is None or _is_torch(ws) != _is_torch(like) or ws.nbytes < nbytes or \
+                (_is_torch(like) and ws.device != like.device):
+            ws = self._ws = _workspace(like, nbytes)
+        return ws
 
     def run(self, bufs, handle):
         """Executes with `bufs` ({port name: buffer}, outputs included); every buffer whose shape is not
@@ -84,15 +92,16 @@ class _Built:
         pack = {self.tensors[n]: x for n, x in bufs.items()}
         like = bufs["q"]
         ws_bytes = max(self.graph.get_workspace_size(), 1)
-        ws = _workspace(like, ws_bytes)
         try:
-            self.graph.execute(pack, ws, handle, override_uids=uids or None, override_shapes=shapes or None)
+            self.graph.execute(pack, self.workspace(like, ws_bytes), handle, override_uids=uids or None,
+                               override_shapes=shapes or None)
         except Exception as e:  # noqa: BLE001 - re-raised unless it names a larger workspace
-            # A two-pass plan's workspace grows with T and N: the refusal names the bytes the call needs.
+            # A two-pass plan's workspace grows with T and N, and no API yet answers it for overridden
+            # extents: the refusal names the bytes the call needs (nothing ran), so retry once with them.
             need = _bytes_named(str(e))
             if need is None or need <= ws_bytes:
                 raise
-            self.graph.execute(pack, _workspace(like, need), handle, override_uids=uids or None,
+            self.graph.execute(pack, self.workspace(like, need), handle, override_uids=uids or None,
                                override_shapes=shapes or None)
 
 
