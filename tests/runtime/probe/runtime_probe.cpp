@@ -166,14 +166,20 @@ int fake_device() {
   return 0;
 }
 
-int fake_gemm_device() {
-  Graph g;
-  g.set_name("gemm_on_device_1").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
+// c = a @ b, HALF [1, 64, 64] each with FLOAT compute, named `name`, validated.
+Status declare_half_matmul(OpGraph& g, const char* name) {
+  g.set_name(name).set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
   auto a = g.tensor({1, 64, 64}, DataType::HALF, "a");
   auto b = g.tensor({1, 64, 64}, DataType::HALF, "b");
   auto c = g.matmul(a, b, Attributes().set_name("mm"));
   c->set_output(true).set_name("c").set_data_type(DataType::HALF);
-  if (Status s = g.validate(); s.is_bad()) return std::printf("validate: %s\n", s.to_string().c_str()), 1;
+  return g.validate();
+}
+
+int fake_gemm_device() {
+  Graph g;
+  if (Status s = declare_half_matmul(g, "gemm_on_device_1"); s.is_bad())
+    return std::printf("validate: %s\n", s.to_string().c_str()), 1;
   auto target = read_device(1);
   if (target.is_bad()) return std::printf("read 1: %s\n", target.status().to_string().c_str()), 1;
   g.set_device_properties(*target);
@@ -271,12 +277,8 @@ int fake_la_device() {
 int fake_cudnn_device() {
   if (auto api = runtime::cudnn(); api.is_bad()) return say("no libcudnn: %s\n", api.status().to_string().c_str()), 0;
   OpGraph g;
-  g.set_name("cudnn_on_device_1").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
-  auto a = g.tensor({1, 64, 64}, DataType::HALF, "a");
-  auto b = g.tensor({1, 64, 64}, DataType::HALF, "b");
-  auto c = g.matmul(a, b, Attributes().set_name("mm"));
-  c->set_output(true).set_name("c").set_data_type(DataType::HALF);
-  if (Status s = g.validate(); s.is_bad()) return say("validate: %s\n", s.to_string().c_str()), 1;
+  if (Status s = declare_half_matmul(g, "cudnn_on_device_1"); s.is_bad())
+    return say("validate: %s\n", s.to_string().c_str()), 1;
   auto layout = DeclaredLayout::compute(g);
   if (layout.is_bad()) return say("layout: %s\n", layout.status().to_string().c_str()), 1;
   auto provider = engines::make_cudnn_provider();
@@ -390,12 +392,8 @@ int fake_shared_runtime() {
   // engine alone: no planner, so no other family's driver calls in between).
   say("gemm runtime 1: %s\n", gemm::shared_runtime_if_open(1) == first ? "the shared one" : "another");
   OpGraph g;
-  g.set_name("gemm_on_the_shared_runtime").set_io_data_type(DataType::HALF).set_compute_data_type(DataType::FLOAT);
-  auto a = g.tensor({1, 64, 64}, DataType::HALF, "a");
-  auto b = g.tensor({1, 64, 64}, DataType::HALF, "b");
-  auto c = g.matmul(a, b, Attributes().set_name("mm"));
-  c->set_output(true).set_name("c").set_data_type(DataType::HALF);
-  if (Status s = g.validate(); s.is_bad()) return say("validate: %s\n", s.to_string().c_str()), 1;
+  if (Status s = declare_half_matmul(g, "gemm_on_the_shared_runtime"); s.is_bad())
+    return say("validate: %s\n", s.to_string().c_str()), 1;
   auto layout = DeclaredLayout::compute(g);
   if (layout.is_bad()) return say("layout: %s\n", layout.status().to_string().c_str()), 1;
   auto target = read_device(1);
