@@ -39,6 +39,17 @@ inline float from_bf16(std::uint16_t h) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+// Element i of a BFLOAT16 or FLOAT buffer's bytes.
+inline float value_at(const std::vector<unsigned char>& b, DataType t, std::int64_t i) {
+  if (t == DataType::BFLOAT16) {
+    std::uint16_t h;
+    std::memcpy(&h, b.data() + i * 2, 2);
+    return from_bf16(h);
+  }
+  float f;
+  std::memcpy(&f, b.data() + i * 4, 4);
+  return f;
+}
 
 struct Spec {
   std::string name;

@@ -19,17 +19,6 @@ using namespace sdpa_gpu;
 
 namespace {
 
-double value_of(const std::vector<unsigned char>& b, DataType t, std::size_t i) {
-  if (t == DataType::BFLOAT16) {
-    std::uint16_t h;
-    std::memcpy(&h, b.data() + i * 2, 2);
-    return from_bf16(h);
-  }
-  float f;
-  std::memcpy(&f, b.data() + i * 4, 4);
-  return f;
-}
-
 class CudnnGpuCapture : public ::testing::TestWithParam<Spec> {};
 
 TEST_P(CudnnGpuCapture, CapturedExecuteReplaysOnNewContents) {
@@ -101,7 +90,8 @@ TEST_P(CudnnGpuCapture, CapturedExecuteReplaysOnNewContents) {
       std::size_t bad = 0;
       double worst = 0;
       for (std::size_t k = 0; k < n; ++k) {
-        const double g = value_of(got, t.get_data_type(), k), x = value_of(want[i], t.get_data_type(), k);
+        const double g = value_at(got, t.get_data_type(), static_cast<std::int64_t>(k)),
+                     x = value_at(want[i], t.get_data_type(), static_cast<std::int64_t>(k));
         const double err = std::fabs(g - x);
         if (!(err <= tol + tol * std::fabs(x))) ++bad;
         if (std::isfinite(err)) worst = std::max(worst, err);

@@ -27,17 +27,6 @@ using namespace sdpa_gpu;
 
 namespace {
 
-float value_at(const std::vector<unsigned char>& b, DataType t, std::int64_t i) {
-  if (t == DataType::BFLOAT16) {
-    std::uint16_t h;
-    std::memcpy(&h, b.data() + i * 2, 2);
-    return from_bf16(h);
-  }
-  float f;
-  std::memcpy(&f, b.data() + i * 4, 4);
-  return f;
-}
-
 // Compares the valid-token elements of one output; returns the number off.
 std::size_t compare(const Built& bd, std::size_t i, const std::vector<unsigned char>& got,
                     const std::vector<unsigned char>& want, double atol, double rtol, double& worst) {
