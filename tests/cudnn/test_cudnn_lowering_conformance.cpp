@@ -54,17 +54,22 @@ struct BnGraph {
     inv_var = g.tensor({1, c, 1, 1}, DataType::FLOAT, "inv_variance");
     y = g.batchnorm_inference(x, mean, inv_var, scale, bias, Attributes().set_name("bn"));
   }
+  // cudnn-frontend's test_bn_infer_drelu_dbn tail: dReLU, then the batchnorm backward; validated.
+  Status add_drelu_dbn() {
+    auto drelu = g.relu_backward(dy, y);
+    drelu->set_data_type(DataType::HALF);
+    auto dbn = g.batchnorm_backward(drelu, x, scale, mean, inv_var, Attributes().set_name("DBN"));
+    dbn[0]->set_output(true);
+    dbn[1]->set_output(true).set_data_type(DataType::FLOAT);
+    dbn[2]->set_output(true).set_data_type(DataType::FLOAT);
+    return g.validate();
+  }
 };
 
 TEST(CudnnLoweringConformance, BnInferenceBesideDbnIsOneNormForward) {
   BnGraph b;
-  auto drelu = b.g.relu_backward(b.dy, b.y);
-  drelu->set_data_type(DataType::HALF);
-  auto dbn = b.g.batchnorm_backward(drelu, b.x, b.scale, b.mean, b.inv_var, Attributes().set_name("DBN"));
-  dbn[0]->set_output(true);
-  dbn[1]->set_output(true).set_data_type(DataType::FLOAT);
-  dbn[2]->set_output(true).set_data_type(DataType::FLOAT);
-  ASSERT_TRUE(b.g.validate().is_good()) << b.g.validate().to_string();
+  const Status valid = b.add_drelu_dbn();
+  ASSERT_TRUE(valid.is_good()) << valid.to_string();
   auto p = lower(b.g, target(90));
   ASSERT_TRUE(p.is_good()) << p.status().to_string();
   EXPECT_EQ(op_types(*p), (std::vector<cudnnBackendDescriptorType_t>{CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR,
@@ -172,17 +177,28 @@ TEST(CudnnLoweringConformance, DeterministicSdpaBackwardElsewhereDeclinesNamingT
 
 std::vector<std::int64_t> kSwap{0, 1, 3, 2};
 
-TEST(CudnnLoweringConformance, TransposeOfAGraphInputFoldsIntoItsDescriptor) {
-  const std::int64_t b = 2, h = 3, s = 64, d = 32;
+// C = Q K^T with K in BSHD memory read through a transpose (cudnn-frontend's K^T), validated.
+struct KtMatmul {
+  static constexpr std::int64_t b = 2, h = 3, s = 64, d = 32;
   Graph g;
-  g.set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
-  auto q = g.tensor({b, h, s, d}, DataType::HALF, "Q");
-  auto k = g.tensor({b, h, s, d}, DataType::HALF, "K", {s * h * d, d, h * d, 1});  // BSHD
-  auto kt = g.transpose(k, Attributes().set("permutation", kSwap));
-  auto c = g.matmul(q, kt);
-  c->set_output(true).set_data_type(DataType::FLOAT);
-  ASSERT_TRUE(g.validate().is_good());
-  auto p = lower(g, target(90));
+  TensorPtr k;
+  KtMatmul() {
+    g.set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+    auto q = g.tensor({b, h, s, d}, DataType::HALF, "Q");
+    k = g.tensor({b, h, s, d}, DataType::HALF, "K", {s * h * d, d, h * d, 1});  // BSHD
+    auto kt = g.transpose(k, Attributes().set("permutation", kSwap));
+    auto c = g.matmul(q, kt);
+    c->set_output(true).set_data_type(DataType::FLOAT);
+    EXPECT_TRUE(g.validate().is_good());
+  }
+};
+
+TEST(CudnnLoweringConformance, TransposeOfAGraphInputFoldsIntoItsDescriptor) {
+  KtMatmul m;
+  const std::int64_t b = m.b, h = m.h, s = m.s, d = m.d;
+  const TensorPtr& k = m.k;
+  ASSERT_TRUE(m.g.is_validated());
+  auto p = lower(m.g, target(90));
   ASSERT_TRUE(p.is_good()) << p.status().to_string();
   EXPECT_EQ(op_types(*p), std::vector<cudnnBackendDescriptorType_t>{CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR});
   const auto* tk = p->tensor(k->get_uid());
@@ -284,26 +300,12 @@ TEST(CudnnLoweringConformance, NotYetRunOnTheH200DeclinesByDefault) {
     EXPECT_NE(p.status().message().find("not_yet_run_on_h200"), std::string::npos) << p.status().message();
   };
   {  // transpose
-    const std::int64_t b = 2, h = 3, s = 64, d = 32;
-    Graph g;
-    g.set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
-    auto q = g.tensor({b, h, s, d}, DataType::HALF, "Q");
-    auto k = g.tensor({b, h, s, d}, DataType::HALF, "K", {s * h * d, d, h * d, 1});
-    auto kt = g.transpose(k, Attributes().set("permutation", kSwap));
-    auto c = g.matmul(q, kt);
-    c->set_output(true).set_data_type(DataType::FLOAT);
-    ASSERT_TRUE(g.validate().is_good());
-    expect_rule(lower(g, engine_options()));
+    KtMatmul m;
+    expect_rule(lower(m.g, engine_options()));
   }
   {  // batchnorm_inference beside a batchnorm_backward
     BnGraph b;
-    auto drelu = b.g.relu_backward(b.dy, b.y);
-    drelu->set_data_type(DataType::HALF);
-    auto dbn = b.g.batchnorm_backward(drelu, b.x, b.scale, b.mean, b.inv_var, Attributes().set_name("DBN"));
-    dbn[0]->set_output(true);
-    dbn[1]->set_output(true).set_data_type(DataType::FLOAT);
-    dbn[2]->set_output(true).set_data_type(DataType::FLOAT);
-    ASSERT_TRUE(b.g.validate().is_good());
+    ASSERT_TRUE(b.add_drelu_dbn().is_good());
     expect_rule(lower(b.g, engine_options()));
   }
   {  // the deterministic sdpa_backward on Hopper
