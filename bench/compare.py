@@ -394,7 +394,10 @@ def real_cudnn_frontend():
         return None, "cudnn-frontend not importable (%s: %s)" % (type(exc).__name__, str(exc).splitlines()[0][:120]
                                                                   if str(exc) else "")
     where = getattr(cudnn, "__file__", "") or ""
-    if "opgraph" in where or not hasattr(cudnn, "backend_version"):
+    # opgraph's alias package re-exports opgraph's classes; the real package's pygraph is its own.
+    # (Not a test on the path: the real wheel may sit in a folder whose name says "opgraph".)
+    pygraph_module = getattr(getattr(cudnn, "pygraph", None), "__module__", "") or ""
+    if pygraph_module.startswith("opgraph") or not hasattr(cudnn, "backend_version"):
         return None, "the `cudnn` importable here is not cudnn-frontend (%s)" % where
     return cudnn, "cudnn-frontend %s (%s), cuDNN backend %s" % (getattr(cudnn, "__version__", "?"),
                                                                os.path.dirname(where), cudnn.backend_version())
