@@ -26,7 +26,9 @@ void check_case(const Case& c, const runtime::CudnnApi* api) {
   c.build(g);
   Status v = g.validate();
   ASSERT_TRUE(v.is_good()) << v.to_string();
-  auto p = cu::lower(g);
+  cu::LoweringOptions options;  // the engine's, with OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 read as the device run reads it
+  options.include_unverified = cudnn_gpu::unverified_included();
+  auto p = cu::lower(g, options);
   if (c.expect == Expect::DECLINES && p.is_bad()) {
     EXPECT_EQ(p.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
     EXPECT_NE(p.status().message().find(c.decline_note), std::string::npos) << p.status().message();

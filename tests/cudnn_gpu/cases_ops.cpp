@@ -1,7 +1,9 @@
 // tests/cudnn_gpu/cases_ops.cpp — the GPU cases of the widened lowering (H200):
 // batchnorm (training, backward, inference as the pointwise composite),
 // genstats, bn_finalize, dbn_weight, reshape, concatenate, resample, rng,
-// block-scale quantize / dequantize, paged cache load and MoE grouped matmul.
+// block-scale quantize / dequantize, paged cache load, MoE grouped matmul, and the
+// lowerings not yet run on the H200 (batchnorm_inference beside a batchnorm_backward,
+// transpose folded and as a RESHAPE view).
 // Each case either runs on its first cudnn plan and matches the reference, or
 // must decline with the named reason (gpu_harness.h). Per-channel tensors take
 // the NHWC strides cudnn-frontend's samples give them ({C, 1, C, C}). Also
@@ -185,6 +187,49 @@ std::vector<Case> op_cases() {
   moe.expect = Expect::DECLINES;
   moe.decline_note = "needs cuDNN >= 9.15.0";
   cs.push_back(moe);
+  // Lowerings written from cudnn-frontend's backend graphs and not yet run on the H200
+  // (rule not_yet_run_on_h200 unless OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1; gpu_harness.h unverified()).
+  // test_bn_infer_drelu_dbn's graph: batchnorm_inference beside a batchnorm_backward is one
+  // NORM_FORWARD (INFERENCE), then dReLU and NORM_BACKWARD.
+  cs.push_back(unverified({"bn_infer_drelu_dbn_half", [](Graph& g) {
+                 g.set_io_data_type(DataType::HALF).set_intermediate_data_type(DataType::FLOAT)
+                     .set_compute_data_type(DataType::FLOAT);
+                 auto x = nhwc(g, "X", DataType::HALF), dy = nhwc(g, "dY", DataType::HALF);
+                 auto s = per_channel(g, "scale"), b = per_channel(g, "bias");
+                 auto mean = per_channel(g, "mean"), iv = per_channel(g, "inv_var");
+                 auto y = g.batchnorm_inference(x, mean, iv, s, b);
+                 auto drelu = g.relu_backward(dy, y);
+                 drelu->set_data_type(DataType::HALF);
+                 auto r = g.batchnorm_backward(drelu, x, s, mean, iv);
+                 out(r[0], "dX", DataType::HALF)->set_stride({kC * kH * kW, 1, kC * kW, kC});
+                 return Io{{x, dy, s, b, mean, iv}, {r[0], out_like_channel(r[1], "dscale"), out_like_channel(r[2], "dbias")}};
+               }, 5e-2, 2e-2}));
+  // cudnn-frontend's K^T: C = Q K^T with K in BSHD memory, the transpose folded into K's descriptor.
+  cs.push_back(unverified({"transpose_kt_matmul_half", [](Graph& g) {
+                 float_graph(g);
+                 const std::int64_t b = 2, h = 3, sq = 64, d = 32;
+                 auto q = g.tensor({b, h, sq, d}, DataType::HALF, "Q");
+                 auto k = g.tensor({b, h, sq, d}, DataType::HALF, "K", {sq * h * d, d, h * d, 1});
+                 auto kt = g.transpose(k, Attributes().set("permutation", D{0, 1, 3, 2}));
+                 return Io{{q, k}, {out(g.matmul(q, kt), "C")}};
+               }, 1e-3, 1e-3}));
+  // A transpose of an intermediate (cudnn-frontend's P^T, a cast to HALF): a RESHAPE view of exp(A B).
+  Case view{"transpose_view_matmul_half", [](Graph& g) {
+              float_graph(g);
+              const std::int64_t b = 1, h = 2, m = 16, n = 24, d = 8;
+              auto a = g.tensor({b, h, m, d}, DataType::HALF, "A");
+              auto bt = g.tensor({b, h, d, n}, DataType::HALF, "B");
+              auto w = g.tensor({b, h, m, d}, DataType::HALF, "W");
+              auto x = g.exp(g.matmul(a, bt));
+              auto xt = g.transpose(x, Attributes().set("permutation", D{0, 1, 3, 2}));
+              xt->set_data_type(DataType::HALF);
+              auto y = out(g.matmul(xt, w), "Y");
+              auto r = g.reduction(x, Attributes().set("mode", "ADD"));
+              out(r, "rowsum")->set_dim({b, h, m, 1});
+              return Io{{a, bt, w}, {y, r}};
+            }, 2e-2, 2e-2};
+  view.ranges = {{"A", {-0.5, 0.5}}, {"B", {-0.5, 0.5}}};
+  cs.push_back(unverified(view));
   return cs;
 }
 

@@ -60,6 +60,13 @@ struct Case {
   std::map<std::string, std::pair<double, double>> ranges;
 };
 
+// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1: the engine also lowers what has not yet run
+// on the H200 (docs/environment.md).
+bool unverified_included();
+// A case of a lowering not yet run on the H200: RUNS when unverified_included(),
+// else DECLINES with the rule's name (the engine's default).
+Case unverified(Case c);
+
 // What happened, one line for the table ("ran on cudnn_eng1[...]", "declined: ...").
 struct Outcome {
   std::string name;

@@ -64,6 +64,7 @@ struct Spec {
   bool dbias = false;                 // backward: the dBias output too
   bool sink = false;                  // SINK_TOKEN [1, h_q, 1, 1] FLOAT, random in [0.5, 2.5]
   bool dsink = false;                 // backward: the DSINK_TOKEN output too
+  bool deterministic = false;         // backward: use_deterministic_algorithm (Hopper: the dP-workspace form)
 };
 
 // One buffer of the case: the tensor of each graph (device d, host h) and its bytes.
@@ -255,6 +256,7 @@ inline Built build_backward(Graph& g, const Spec& s, const Data& dt, const std::
   Attributes a = attrs_of(s);
   if (s.dbias) a.set("dbias", true);
   if (s.dsink) a.set("dsink_token", true);
+  if (s.deterministic) a.set("use_deterministic_algorithm", true);
   auto r = g.sdpa_backward(x.q, x.k, x.v, o, dO, stats, a, in);
   if (s.ragged) {  // gradients THD-packed like their inputs (offsets count BSHD tokens)
     r.dQ->set_stride(x.q->get_stride());

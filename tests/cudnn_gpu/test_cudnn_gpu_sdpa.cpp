@@ -3,7 +3,8 @@
 // bench/run.sh cudnn, never on CI).
 //
 // Each case (causal, sliding window, bottom-right, GQA, padding masks, THD
-// ragged, paged K/V, ALiBi, Max / Sum_exp, Bias + dBias, SINK_TOKEN; bf16 Q/K/V/O/dBias,
+// ragged, paged K/V, ALiBi, Max / Sum_exp, Bias + dBias, SINK_TOKEN, the deterministic
+// backward; bf16 Q/K/V/O/dBias,
 // FLOAT Stats/Max/Sum_exp) is planned for the real device,
 // run on the first backend plan that builds ("cudnn_eng<N>", asserted) on
 // device buffers whose outputs are poisoned (0xFF bytes = NaN) first, and
@@ -15,7 +16,9 @@
 // 4e-2/4e-2 (dBias too), FLOAT Stats / Max / Sum_exp / DSINK_TOKEN 5e-3/5e-3.
 // CudnnGpuSdpaBench.Bf16 times b=4 h=16 s=4096 d=128 bf16 forward and backward
 // (causal and not; CUDA events, median of 20) and prints "RESULT sdpa ..." and
-// "RESULT sdpa_bwd ..." lines.
+// "RESULT sdpa_bwd ..." lines. The deterministic backward is not yet run on the H200:
+// with OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 it must run and match like the others,
+// without it the engine must decline it naming rule not_yet_run_on_h200.
 #include "cudnn_gpu/sdpa_gpu_util.h"
 
 #include <cstdio>
@@ -74,6 +77,16 @@ TEST_P(SdpaGpu, MatchesTheReferenceOnACudnnPlan) {
   gd.set_device_properties(props.value());
   Status ps = gd.create_execution_plans({HeurMode::A, HeurMode::FALLBACK});
   ASSERT_TRUE(ps.is_good()) << ps.to_string();
+  if (s.deterministic && !cudnn_gpu::unverified_included()) {
+    // Not yet run on the H200: the engine declines it by default (the reference plans instead).
+    std::string notes;
+    for (std::int64_t i = 0; i < gd.get_execution_plan_count(); ++i)
+      EXPECT_NE(gd.get_plan_name_at_index(i).value().rfind("cudnn_eng", 0), 0u) << "a cudnn plan was listed";
+    for (const auto& n : gd.planning_notes()) notes += n + " | ";
+    EXPECT_NE(notes.find("not_yet_run_on_h200"), std::string::npos) << notes;
+    std::printf("%-26s declined by default (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 runs it)\n", s.name.c_str());
+    return;
+  }
   std::int64_t bi = -1, refused = 0;
   std::string first_refusal;
   for (std::int64_t i = 0; i < gd.get_execution_plan_count() && bi < 0; ++i) {
@@ -184,6 +197,15 @@ std::vector<Spec> specs() {
       Spec sk = spec(p + "sink_causal", bwd);  // the sink joins the softmax's max and sum (Stats)
       sk.sink = sk.causal = true;
       v.push_back(sk);
+    }
+    if (bwd) {  // use_deterministic_algorithm: on Hopper cudnn-frontend's dP-workspace form (dQ by the dS K matmul)
+      Spec det = spec(p + "deterministic_causal", bwd);
+      det.deterministic = det.causal = true;
+      v.push_back(det);
+      Spec detb = spec(p + "deterministic_bias_dbias", bwd);
+      detb.bias = {1, detb.h_q, detb.s_q, detb.s_kv};
+      detb.deterministic = detb.dbias = true;
+      v.push_back(detb);
     }
     if (bwd) {  // dBias: dS summed over the batch axis Bias broadcasts
       Spec db = spec(p + "bias_dbias", bwd);
