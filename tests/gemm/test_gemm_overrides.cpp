@@ -157,6 +157,50 @@ TEST(GemmOverrides, RefusalsNameTheRule) {
   }
 }
 
+// The per-call path compares the new problem's kernel request with the one computed at
+// build field by field (same_kernel) instead of building both JSON cache keys: it must
+// answer exactly as key equality does, and overridden_view with the built request given
+// must answer as the form that derives it.
+TEST(GemmOverrides, SameKernelAgreesWithCacheKeyEquality) {
+  G t;
+  std::vector<runtime::KernelRequest> reqs;
+  for (const GemmConfig& c : {v1(), v2(128), v2(128, 4), v2(128, 1, true)})
+    for (std::int64_t K : {128, 100, 256}) {
+      auto p = t.pack(64, 96, K);
+      ASSERT_TRUE(p.is_good());
+      auto a = analyze_gemm(t.g, &*p);
+      ASSERT_TRUE(a.is_good()) << a.status().message();
+      reqs.push_back(kernel_request(*a, c));
+    }
+  runtime::KernelRequest renamed = reqs[0];
+  renamed.defines.back().value += " ";
+  reqs.push_back(renamed);
+  runtime::KernelRequest fewer = reqs[0];
+  fewer.defines.pop_back();
+  reqs.push_back(fewer);
+  int same = 0;
+  for (const auto& x : reqs)
+    for (const auto& y : reqs) {
+      EXPECT_EQ(same_kernel(x, y), x.key("any") == y.key("any")) << x.kernel << " vs " << y.kernel;
+      same += same_kernel(x, y);
+    }
+  EXPECT_GT(same, static_cast<int>(reqs.size()));  // equal requests were compared too (K 128 and 256 share one)
+  for (const GemmConfig& c : {v1(), v2(128)})
+    for (std::int64_t K : {128, 100}) {
+      auto p = t.pack(72, 96, K);
+      ASSERT_TRUE(p.is_good());
+      auto derived = overridden_view(t.g, *p, t.built, c);
+      auto given = overridden_view(t.g, *p, kernel_request(t.built, c), c);
+      ASSERT_EQ(derived.is_good(), given.is_good());
+      if (derived.is_good()) {
+        EXPECT_EQ(derived->m, given->m);
+        EXPECT_EQ(derived->k, given->k);
+      } else {
+        EXPECT_EQ(derived.status().message(), given.status().message());
+      }
+    }
+}
+
 TEST(GemmOverrides, SplitKScheduleMustFitTheScratchSizedAtBuild) {
   G t;
   const GemmConfig c = v2(128, 4);

@@ -31,12 +31,12 @@ class GemmPlan final : public CompiledPlan {
   // `g`, `built`, `config`: the graph (it outlives its plans), its problem as
   // analysed at build (graph view) and the config with the swap as knobbed: what
   // an execute-time shape override is checked against (overridden_view).
-  GemmPlan(const OpGraph& g, GemmProblem built, const GemmConfig& config, GemmProblem kp, const GemmConfig& kc,
+  GemmPlan(const OpGraph& g, const GemmProblem& built, const GemmConfig& config, GemmProblem kp, const GemmConfig& kc,
            const LaunchPlan& launch, runtime::KernelRuntime* rt, const runtime::LoadedKernel* k, OperandTable table,
            const OperandSlots& slots)
       : graph_(&g),
-        built_(std::move(built)),
         config_(config),
+        request_(kernel_request(built, config)),
         kp_(std::move(kp)),
         cfg_(kc),
         launch_(launch),
@@ -127,7 +127,7 @@ class GemmPlan final : public CompiledPlan {
           return patch(pack, it->kp, a);
         }
     }
-    auto kp = overridden_view(*graph_, pack, built_, config_);
+    auto kp = overridden_view(*graph_, pack, request_, config_);
     if (kp.is_bad()) return kp.status();
     launch = launch_plan_for(*kp, cfg_, rt_->device().sm_count, launch_.resident);
     OPGRAPH_CHECK(override_fits_scratch(launch, launch_));
@@ -168,8 +168,8 @@ class GemmPlan final : public CompiledPlan {
 
  private:
   const OpGraph* graph_;  // the plan's graph (overrides are re-read through it)
-  GemmProblem built_;     // the graph view analysed at build
   GemmConfig config_;     // the config as knobbed (SWAP_AB as set)
+  runtime::KernelRequest request_;  // of the graph view analysed at build: what an override's kernel must equal
   GemmProblem kp_;     // the kernel view (SWAP_AB applied)
   GemmConfig cfg_;     // swap_ab cleared: kp_ is already swapped
   LaunchPlan launch_;  // grid, shared memory, cluster; v2: the schedule the grid walks

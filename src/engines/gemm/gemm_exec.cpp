@@ -58,13 +58,27 @@ Result<OperandTable> operand_table_for(const GemmProblem& kp, const DeclaredLayo
   return OperandTable(*layout, needs, "gemm", positions);
 }
 
+bool same_kernel(const runtime::KernelRequest& a, const runtime::KernelRequest& b) {
+  if (a.family != b.family || a.kernel != b.kernel || a.source != b.source || a.entry != b.entry ||
+      a.defines.size() != b.defines.size())
+    return false;
+  for (std::size_t i = 0; i < a.defines.size(); ++i)
+    if (a.defines[i].name != b.defines[i].name || a.defines[i].value != b.defines[i].value) return false;
+  return true;
+}
+
 Result<GemmProblem> overridden_view(const OpGraph& g, const VariantPack& pack, const GemmProblem& built,
+                                    const GemmConfig& config) {
+  return overridden_view(g, pack, kernel_request(built, config), config);
+}
+
+Result<GemmProblem> overridden_view(const OpGraph& g, const VariantPack& pack, const runtime::KernelRequest& have,
                                     const GemmConfig& config) {
   const std::string head = "engine gemm: execute-time shape override refused: ";
   auto p = analyze_gemm(g, &pack);
   if (p.is_bad()) return Status(p.status().code(), head + p.status().message());
-  const runtime::KernelRequest want = kernel_request(*p, config), have = kernel_request(built, config);
-  if (want.key("any") != have.key("any"))
+  const runtime::KernelRequest want = kernel_request(*p, config);
+  if (!same_kernel(want, have))
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   head + "the new extents need kernel " + want.kernel + ", the plan holds " + have.kernel +
                       " (another layout or alignment class: the 16-byte class needs contiguous extents and strides "

@@ -105,6 +105,15 @@ Result<OperandTable> operand_table_for(const GemmProblem& kp, const DeclaredLayo
 // pick another tile for the new extents (a plan is one kernel).
 Result<GemmProblem> overridden_view(const OpGraph& g, const VariantPack& pack, const GemmProblem& built,
                                     const GemmConfig& config);
+// The same with the built plan's kernel request given (kernel_request(built, config),
+// computed once at build): the per-call path, which compares the new problem's request
+// with it field by field (same_kernel) instead of building both cache keys.
+Result<GemmProblem> overridden_view(const OpGraph& g, const VariantPack& pack, const runtime::KernelRequest& have,
+                                    const GemmConfig& config);
+// Whether two requests name the same cubin on one architecture: KernelRequest::key's
+// fields (family, kernel, source, entry, defines) equal, without building the keys
+// (the arch and the compile options, the rest of a key, are the same for both).
+bool same_kernel(const runtime::KernelRequest& a, const runtime::KernelRequest& b);
 // OK when launch `now` (launch_plan_for the overridden view, with the built
 // plan's resident clusters) fits the split-K scratch the plan sized at build
 // for `built`; GRAPH_NOT_SUPPORTED naming both sizes otherwise (a split-K /
