@@ -409,6 +409,22 @@ class pygraph(_C._GraphBase):
             self.validate()
         self._settle_target()
 
+    def check_support(self):
+        """cudnn's check_support. A graph made with is_override_shape_enabled=True (its execute may
+        override shapes and strides) whose device plans are all cuDNN engine plans is not supported:
+        those run the declared extents and strides only, as cuDNN's Hopper engines do for such a graph
+        (cudnn-frontend declines it at build there)."""
+        if self.is_override_shape_enabled and self._has_device_target:
+            names = [self.get_plan_name_at_index(i) for i in range(self.get_execution_plan_count())]
+            device = [n for n in names if not n.startswith("reference")]
+            if device and all(n.startswith("cudnn_eng") for n in device):
+                raise _C.GraphNotSupportedError(
+                    "is_override_shape_enabled: every device plan of this graph is a cuDNN engine plan, and "
+                    "opgraph's cuDNN engine runs the declared extents and strides only (execute-time shape "
+                    "overrides are taken by the gemm engine and the host reference); plan a graph of each "
+                    "shape instead")
+        return super().check_support()
+
     def build_plans(self, *args, **kwargs):
         """Builds the plans (cudnn's build_plans(policy)); a kernel_cache given to the graph records it."""
         result = super().build_plans(*args, **kwargs)

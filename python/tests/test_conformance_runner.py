@@ -238,6 +238,7 @@ def test_a_session_that_ends_the_process_is_resumed_past_that_test(tmp_path):
                     "test_slice.py::test_n[3]": "skipped", "test_slice.py::test_n[4]": "passed",
                     "test_slice.py::test_z": "passed"}
     assert "2 pytest session(s)" in r.stdout
+    assert "test_slice.py::test_n[3]\tskipped\tskipped on both\n" in (out / "opgraph.tsv").read_text()
     text = (out / "table.txt").read_text()
     row = next(line for line in text.splitlines() if line.startswith("test_slice.py"))
     assert row.split()[1:] == ["4/0/1", "3/1/1"]

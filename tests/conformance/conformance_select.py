@@ -4,7 +4,8 @@ about the tests or their conftest; it only chooses which run and records how eac
 OPGRAPH_CONFORMANCE_IDS  a file of test ids (one a line, as select_ids.py writes them): only
                          those run (the others are deselected).
 OPGRAPH_CONFORMANCE_LOG  a file the outcome of each test is appended to as it finishes, one line
-                         "id<TAB>passed|failed|skipped", and "start<TAB>id" before it starts,
+                         "id<TAB>passed|failed|skipped" (a skip adds "<TAB>reason", the message
+                         pytest.skip was given, so a waive shows why), and "start<TAB>id" before it starts,
                          "#done<TAB>exit status" when the session ends. Ids the file already holds
                          an outcome for are not run again, and a test that started and has no
                          outcome (it ended the process: cudnn-frontend's conftest calls os._exit on
@@ -67,13 +68,28 @@ def pytest_runtest_logstart(nodeid, location):
     _append(f"start\t{nodeid}")
 
 
+_reasons = {}
+
+
+def _skip_reason(report):
+    """The message of a skip (pytest's longrepr is (file, line, 'Skipped: message')), one line."""
+    r = report.longrepr
+    text = r[2] if isinstance(r, tuple) and len(r) == 3 else str(r or "")
+    if text.startswith("Skipped: "):
+        text = text[len("Skipped: "):]
+    return " ".join(text.split())[:300]
+
+
 def pytest_runtest_logreport(report):
     phases = _phases.setdefault(report.nodeid, [])
     phases.append("failed" if report.failed else "skipped" if report.skipped else "passed")
+    if report.skipped and report.nodeid not in _reasons:
+        _reasons[report.nodeid] = _skip_reason(report)
     if report.when == "teardown":
         del _phases[report.nodeid]
+        reason = _reasons.pop(report.nodeid, "")
         outcome = "failed" if "failed" in phases else "skipped" if "skipped" in phases else "passed"
-        _append(f"{report.nodeid}\t{outcome}")
+        _append(f"{report.nodeid}\t{outcome}" + (f"\t{reason}" if outcome == "skipped" and reason else ""))
 
 
 def pytest_sessionfinish(session, exitstatus):
