@@ -219,17 +219,15 @@ class pygraph(_C._GraphBase):
         raise _C.GraphNotSupportedError(f"{what}: no opgraph engine populates CUDA graphs natively yet")
 
     # ----------------------------------------------------------- execute --
-    def execute(self, variant_pack, workspace=None, handle=None, override_uids=None, override_shapes=None,
-                override_strides=None):
-        """Runs the selected plan on `variant_pack` ({tensor or uid: buffer}, or a prepared pack).
-        None keys are ignored. A pass-by-value tensor declared without a value, or made by
-        tensor_like of a host scalar, takes its value from the pack (a value the graph was not built
-        with builds it again, with the selected plan's engine and knobs, once per value); one
-        declared with value= must be given that value. override_uids / override_shapes /
-        override_strides: execute-time shapes, three parallel lists (uid or tensor; extents in the
-        graph's axis order; strides, or [] / None for packed row-major), elements. An override keeps
-        the tensor's layout class and the plan's engine must take it (docs/dynamic_shapes.md); a
-        refused one raises naming the tensor, its port and the rule, and nothing runs."""
+    # execute() is the native method (bind_plans.cpp): a dict pack with no Python-level
+    # concern (None keys, pass-by-value entries, cudnn output aliases, a deserialized graph's
+    # key map) goes straight to the C++ walk, with no Python frame per call; one with any
+    # of them comes here first. Its docstring is the native one.
+    def _execute_hooks(self, variant_pack, workspace=None, handle=None, override_uids=None, override_shapes=None,
+                       override_strides=None):
+        """execute()'s Python-level handling of a dict pack: a pass-by-value value given with the call
+        picks (or builds) the graph built for it; None keys and pass-by-value entries are dropped,
+        cudnn's aliases bound; then the C++ walk and run (_execute_direct)."""
         if isinstance(variant_pack, dict):
             if self.__dict__.get("_deferred"):
                 built, variant_pack = self._for_execute_values(variant_pack)
@@ -237,7 +235,8 @@ class pygraph(_C._GraphBase):
                     return built.execute(variant_pack, workspace, handle, override_uids, override_shapes,
                                          override_strides)
             variant_pack = self._host_pack(variant_pack)
-        return super().execute(variant_pack, workspace, handle, override_uids, override_shapes, override_strides)
+        return self._execute_direct(variant_pack, workspace, handle, override_uids, override_shapes,
+                                    override_strides)
 
     def execute_plan_at_index(self, variant_pack, workspace, index, handle=None, override_uids=None,
                               override_shapes=None, override_strides=None):

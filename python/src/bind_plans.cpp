@@ -73,6 +73,14 @@ PyGraph::Declared PyGraph::declared(std::int64_t uid) const {
   return it == declared_.end() ? Declared{} : it->second;
 }
 
+bool PyGraph::has_pass_by_value() const {
+  if (pass_by_value_) return *pass_by_value_;
+  bool any = false;
+  for (const auto& t : tensors()) any |= t->get_is_pass_by_value() && t->has_uid();
+  if (is_frozen()) pass_by_value_ = any;
+  return any;
+}
+
 namespace {
 
 // One call's buffers, normalised once: the C++ caller pack and what kinds of memory it holds.
@@ -176,9 +184,28 @@ void add_overrides(VariantPack& pack, const Overrides& o) {
   for (std::size_t i = 0; i < o.uids.size(); ++i) pack.override_shape(o.uids[i], o.shapes[i], o.strides[i]);
 }
 
-Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* overrides = nullptr) {
+using Facts = std::vector<std::pair<std::int64_t, OperandBuffer>>;
+
+// Whether two calls' entries read the same (PyGraph::LastPack): every field the binding set.
+bool same_facts(const Facts& x, const Facts& y) {
+  if (x.size() != y.size()) return false;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const OperandBuffer &a = x[i].second, &b = y[i].second;
+    if (x[i].first != y[i].first || a.data != b.data || a.rank != b.rank || a.dtype != b.dtype ||
+        a.memory != b.memory || a.read_only != b.read_only)
+      return false;
+    for (int k = 0; k < a.rank && k < kMaxRank; ++k)
+      if (a.dims[k] != b.dims[k] || a.strides[k] != b.strides[k]) return false;
+  }
+  return true;
+}
+
+// The dict walk. `facts` (optional): each entry's uid and OperandBuffer, in order.
+Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* overrides = nullptr,
+                           Facts* facts = nullptr) {
   if (!PyDict_Check(d.ptr())) throw nb::type_error("variant_pack must be a dict {tensor or uid: buffer} or a prepared pack");
   Normalized n;
+  if (facts) facts->reserve(static_cast<std::size_t>(PyDict_Size(d.ptr())));
   n.graph = &g;
   VariantPack& pack = n.pack;
   PyObject *key, *value;
@@ -237,10 +264,12 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* over
       OperandBuffer a = OperandBuffer::address(b.data);
       a.memory = mem;
       pack.set(uid, a);
+      if (facts) facts->emplace_back(uid, a);
     } else {
       OperandBuffer a = OperandBuffer::make(b.data, b.dims, b.strides, b.byte_geometry ? DataType::UINT8 : b.dtype, mem);
       a.read_only = b.read_only;  // engines refuse a read-only output too (their operand tables)
       pack.set(uid, a);
+      if (facts) facts->emplace_back(uid, a);
     }
   }
   if (overrides) add_overrides(pack, *overrides);
@@ -322,9 +351,26 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
   PyGraph& g = nb::cast<PyGraph&>(self);
   PreparedPack* prepared = nullptr;
   Normalized local;
+  std::shared_ptr<const PyGraph::LastPack> same;  // the last call's normalised pack, when this one reads the same
   const bool over = !overrides.uids.empty();
   if (!nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) {
-    local = to_variant_pack(g, variant_pack, over ? &overrides : nullptr);
+    Facts facts;
+    local = to_variant_pack(g, variant_pack, over ? &overrides : nullptr, over ? nullptr : &facts);
+    // Every check above ran on this call's buffers; only the core's normalisation of
+    // identical facts is skipped (a pack with overrides is normalised each call).
+    if (!over && g.is_planned()) {
+      std::shared_ptr<const PyGraph::LastPack> last = g.last_pack();
+      if (last && same_facts(last->facts, facts)) {
+        same = std::move(last);
+      } else {
+        auto made = std::make_shared<PyGraph::LastPack>();
+        if (g.prepare_variant_pack(local.pack, made->ready).is_good()) {  // refused: execute says why
+          made->facts = std::move(facts);
+          same = made;
+          g.set_last_pack(std::move(made));
+        }
+      }
+    }
   } else if (over) {
     local = prepared->n;
     add_overrides(local.pack, overrides);
@@ -332,13 +378,47 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
   }
   const Normalized& n = prepared ? prepared->n : local;
   const Call c = prepare_call(g, self, n, workspace, handle);
-  const VariantPack& pack = prepared ? prepared->pack() : n.pack;
+  const VariantPack& pack = prepared ? prepared->pack() : same ? same->ready : n.pack;
   Status s;
   {
     nb::gil_scoped_release release;
     s = g.execute_routed(pack, n.kinds, c.ws, c.inner, index);
   }
   throw_if(s);
+}
+
+// Whether a dict pack needs pygraph's Python-level handling before the C++ walk
+// (_graph.py pygraph._execute_hooks): a None key (ignored), a pass-by-value tensor in the
+// graph (its entries are checked against the value and dropped), one declared without a
+// value (_deferred: the graph is built again per value), cudnn's output aliases
+// (_aliases), a deserialized graph's key map (_keys_by_uid). Without any, execute goes
+// straight to the C++ walk: no Python frame per call.
+bool needs_python_hooks(const PyGraph& g, nb::handle self, nb::handle pack) {
+  if (!PyDict_Check(pack.ptr())) return false;
+  const int has_none = PyDict_Contains(pack.ptr(), Py_None);
+  if (has_none != 0) {
+    if (has_none < 0) PyErr_Clear();  // unhashable keys cannot hold None; the walk names them
+    if (has_none > 0) return true;
+  }
+  if (g.has_pass_by_value()) return true;
+  static PyObject* const names[] = {PyUnicode_InternFromString("_deferred"), PyUnicode_InternFromString("_aliases"),
+                                    PyUnicode_InternFromString("_keys_by_uid")};
+  nb::object dict = nb::steal(PyObject_GenericGetDict(self.ptr(), nullptr));
+  if (!dict.is_valid()) {  // a plain _GraphBase: no __dict__, no hooks
+    PyErr_Clear();
+    return false;
+  }
+  for (PyObject* name : names) {
+    PyObject* v = PyDict_GetItemWithError(dict.ptr(), name);  // borrowed
+    if (!v) {
+      if (PyErr_Occurred()) throw nb::python_error();
+      continue;
+    }
+    const int truth = PyObject_IsTrue(v);
+    if (truth < 0) throw nb::python_error();
+    if (truth) return true;
+  }
+  return false;
 }
 
 std::vector<HeurMode> to_modes(nb::handle modes) {
@@ -458,14 +538,33 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            nb::arg("record"), "Plans this graph from a serialize_plan record (one-shot).")
       .def("execute",
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, nb::handle uids,
+              nb::handle shapes, nb::handle strides) -> nb::object {
+             static PyObject* s_hooks = PyUnicode_InternFromString("_execute_hooks");
+             if (needs_python_hooks(nb::cast<PyGraph&>(self), self, variant_pack) && nb::hasattr(self, s_hooks))
+               return self.attr(s_hooks)(variant_pack, workspace, handle, uids, shapes, strides);
+             run(self, variant_pack, workspace, handle, -1, to_overrides(uids, shapes, strides));
+             return nb::none();
+           },
+           nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
+           nb::arg("override_uids").none() = nb::none(), nb::arg("override_shapes").none() = nb::none(),
+           nb::arg("override_strides").none() = nb::none(),
+           "Runs the selected plan on `variant_pack` ({tensor or uid: buffer}, or a prepared pack). None keys are "
+           "ignored. A pass-by-value tensor declared without a value, or made by tensor_like of a host scalar, takes "
+           "its value from the pack (a value the graph was not built with builds it again, with the selected plan's "
+           "engine and knobs, once per value); one declared with value= must be given that value. override_uids / "
+           "override_shapes / override_strides: execute-time shapes, three parallel lists (uid or tensor; extents in "
+           "the graph's axis order; strides, or [] / None for packed row-major), elements. An override keeps the "
+           "tensor's layout class and the plan's engine must take it (docs/dynamic_shapes.md); a refused one raises "
+           "naming the tensor, its port and the rule, and nothing runs.")
+      .def("_execute_direct",
+           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, nb::handle uids,
               nb::handle shapes, nb::handle strides) {
              run(self, variant_pack, workspace, handle, -1, to_overrides(uids, shapes, strides));
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
            nb::arg("override_uids").none() = nb::none(), nb::arg("override_shapes").none() = nb::none(),
            nb::arg("override_strides").none() = nb::none(),
-           "Runs the selected plan on the buffers of `variant_pack` ({tensor or uid: buffer}, or a prepared pack). "
-           "override_uids / override_shapes / override_strides: execute-time shapes (docs/dynamic_shapes.md).")
+           "execute() after pygraph's Python-level handling of the pack (_execute_hooks): the C++ walk and run.")
       .def("prepare_variant_pack",
            [](nb::handle self, nb::handle variant_pack) {
              PyGraph& g = nb::cast<PyGraph&>(self);

@@ -9,6 +9,8 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,6 +36,8 @@ class PyGraph : public CoreGraph {
   void replace_with(CoreGraph&& other) {
     static_cast<CoreGraph&>(*this) = std::move(other);
     declared_.clear();
+    pass_by_value_.reset();
+    last_pack_.reset();
   }
   // What execute judges a buffer of `uid` against: the tensor holding the uid (null: none),
   // its data type, whether a node writes it (an output), the bytes its declared layout spans
@@ -53,8 +57,28 @@ class PyGraph : public CoreGraph {
   };
   Declared declared(std::int64_t uid) const;  // bind_plans.cpp
 
+  // Whether a tensor with a uid is pass-by-value (pygraph strips and checks those
+  // entries of a dict pack in Python: _graph.py _host_pack); cached once frozen.
+  bool has_pass_by_value() const;  // bind_plans.cpp
+
+  // The last dict execute's buffers as the binding read them (per entry, in the dict's
+  // order: the uid and the OperandBuffer it made) and the pack the core normalised from
+  // them (Graph::prepare_variant_pack). A call whose entries read exactly the same (every
+  // fact the checks look at: address, extents, strides, dtype, memory kind, read-only)
+  // hands that normalised pack to execute instead of normalising again: the key is what
+  // is checked, never the Python objects, so a tensor resized or moved in place misses.
+  // Read and replaced with the GIL held; a call keeps its own reference while it runs.
+  struct LastPack {
+    std::vector<std::pair<std::int64_t, OperandBuffer>> facts;
+    VariantPack ready;
+  };
+  std::shared_ptr<const LastPack> last_pack() const { return last_pack_; }
+  void set_last_pack(std::shared_ptr<const LastPack> p) const { last_pack_ = std::move(p); }
+
  private:
   mutable std::unordered_map<std::int64_t, Declared> declared_;  // frozen graphs: uid -> declaration
+  mutable std::optional<bool> pass_by_value_;                    // frozen graphs: has_pass_by_value()
+  mutable std::shared_ptr<const LastPack> last_pack_;
 };
 
 // A bad Status on its way to Python; the translator in bind_errors.cpp maps the
