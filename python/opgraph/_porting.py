@@ -418,12 +418,26 @@ def _cudnn_pointwise_strides(g, unset):
     return changed
 
 
+def _check_alibi_band(n):
+    """cudnn-frontend's rule (its SDPA forward and backward validation): ALiBi only with a right
+    bound of 0, which use_causal_mask / use_causal_mask_bottom_right set. Its tests waive on it."""
+    a = n.attributes
+    if a.get("use_alibi_mask") and not (a.get("diagonal_band_right_bound") == 0 or a.get("use_causal_mask")
+                                        or a.get("use_causal_mask_bottom_right")):
+        raise _C.GraphNotSupportedError(
+            f"op '{n.op}' (node '{n.name}'): attribute 'use_alibi_mask': rule alibi_needs_right_bound_0: "
+            f"cudnn-frontend supports ALiBi only with diagonal_band_right_bound = 0 (a causal band); "
+            f"this node's right bound is {a.get('diagonal_band_right_bound', 'not set')}")
+
+
 def validate(self):
     """validate(), then the non-virtual pointwise outputs nobody gave strides take cudnn-frontend's
     (their first same-dims input's, holes included; see above), and validate again if any did."""
     unset = set()
     if not self.is_validated:
         for n in self.nodes:
+            if n.op in ("sdpa", "sdpa_backward"):
+                _check_alibi_band(n)
             out = n.outputs.get("OUT_0") if n.op == "pointwise" else None
             if out is not None and not out.is_virtual and not list(out.strides):
                 unset.add(id(out))

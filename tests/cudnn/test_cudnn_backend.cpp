@@ -180,5 +180,24 @@ TEST(CudnnDeviceless, BadDescriptorErrorNamesStatusStepAndRecord) {
   EXPECT_NE(msg.find("tensor 'x'"), std::string::npos) << msg;
 }
 
+// A runtime-compiled kernel of one engine config that does not compile (cuDNN's
+// INTERNAL_ERROR_COMPILATION_FAILED when the execution plan is built) declines that
+// plan, so the next ranked plan is tried, as cudnn-frontend's build_plans skips a plan
+// that fails to build (test_mhas's d_v = 520 plan on the H200). Other internal
+// errors, and the same status at execute, stay failures.
+TEST(CudnnStatus, AKernelThatDoesNotCompileDeclinesItsPlan) {
+  const runtime::CudnnApi api{};  // no error-string functions: the status is named by number
+  Status s = cu::check(api, CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED, cu::Step::BUILD,
+                       "engine 1: execution plan: finalize");
+  EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << s.to_string();
+  for (const char* part : {"cudnn build", "engine 1", "4001", "did not compile"})
+    EXPECT_NE(s.message().find(part), std::string::npos) << part << " in " << s.message();
+  EXPECT_EQ(cu::check(api, CUDNN_STATUS_INTERNAL_ERROR, cu::Step::BUILD, "x").code(),
+            ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED);
+  EXPECT_EQ(cu::check(api, CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED, cu::Step::EXECUTE, "x").code(),
+            ErrorCode::GRAPH_EXECUTION_FAILED);
+  EXPECT_EQ(cu::check(api, CUDNN_STATUS_NOT_SUPPORTED, cu::Step::BUILD, "x").code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+}
+
 }  // namespace
 }  // namespace opgraph

@@ -27,7 +27,12 @@ Status check(const CudnnApi& api, cudnnStatus_t status, Step step, std::string_v
   int s = static_cast<int>(status);
   ErrorCode code = ErrorCode::CUDNN_BACKEND_API_FAILED;
   if (s >= 3000 && s < 4000) code = ErrorCode::GRAPH_NOT_SUPPORTED;
-  else if (step == Step::HEURISTICS) code = ErrorCode::HEURISTIC_QUERY_FAILED;
+  else if (step == Step::BUILD && status == CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED) {
+    // One engine config's runtime-compiled kernel: that plan declines and the next is tried
+    // (cudnn-frontend's build_plans skips a plan that fails to build).
+    code = ErrorCode::GRAPH_NOT_SUPPORTED;
+    msg += "; this engine config's runtime-compiled kernel did not compile, so the plan is declined";
+  } else if (step == Step::HEURISTICS) code = ErrorCode::HEURISTIC_QUERY_FAILED;
   else if (step == Step::BUILD) code = ErrorCode::GRAPH_EXECUTION_PLAN_CREATION_FAILED;
   else if (step == Step::EXECUTE) code = ErrorCode::GRAPH_EXECUTION_FAILED;
   return {code, std::move(msg)};

@@ -23,7 +23,9 @@ std::string_view to_string(Step s) noexcept;
 
 // OK for CUDNN_STATUS_SUCCESS; otherwise a Status whose message reads
 // "cudnn <step>: <what>: CUDNN_STATUS_X (<cudnnGetLastErrorString>)". The code:
-// NOT_SUPPORTED statuses (3000..3999) → GRAPH_NOT_SUPPORTED (a decline);
+// NOT_SUPPORTED statuses (3000..3999) → GRAPH_NOT_SUPPORTED (a decline), and so is
+// INTERNAL_ERROR_COMPILATION_FAILED at BUILD (that engine config's kernel did not compile:
+// the next plan is tried, as cudnn-frontend's build_plans does);
 // otherwise HEURISTICS → HEURISTIC_QUERY_FAILED, BUILD → GRAPH_EXECUTION_PLAN_CREATION_FAILED,
 // EXECUTE → GRAPH_EXECUTION_FAILED, else CUDNN_BACKEND_API_FAILED.
 Status check(const CudnnApi& api, cudnnStatus_t status, Step step, std::string_view what);
