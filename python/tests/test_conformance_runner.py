@@ -104,6 +104,8 @@ def test_table_counts_per_file_and_lists_what_passes_only_with_the_real_wheel(tm
     row = next(line for line in lines if line.startswith("test_mhas.py"))
     assert row.split()[1:] == ["2/0/1", "1/1/1"]
     assert "test_mhas.py::test_s[1]  [skipped]  -- needs cuDNN 9.9's paged SDPA" in text
+    declined = text.split("failing with opgraph, skipped with the real wheel: 1\n", 1)[1]
+    assert declined.startswith("  test_mhas.py::test_s[2]")
     assert "test_mhas.py::TestX::test_c" in table.read(real)
     assert table.main(["table.py", real, ours]) == 1
     assert table.main(["table.py", real, real]) == 0
@@ -243,6 +245,17 @@ def test_a_session_that_ends_the_process_is_resumed_past_that_test(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("test_slice.py"))
     assert row.split()[1:] == ["4/0/1", "3/1/1"]
     assert "test_slice.py::test_n[2]  [failed]" in text
+
+
+def test_skip_reasons_follow_the_ids(tmp_path):
+    real, ours = tmp_path / "real.tsv", tmp_path / "ours.tsv"
+    real.write_text("a.py::t1\tpassed\na.py::t2\tskipped\tGraph not supported: overrides\n")
+    ours.write_text("a.py::t1\tskipped\tTEST WAIVED: unsupported graph.\na.py::t2\tfailed\n#done\t1\n")
+    assert table.read_reasons(str(ours)) == {"a.py::t1": "TEST WAIVED: unsupported graph."}
+    lines, _ = table.table(table.read(str(real)), table.read(str(ours)), (), table.read_reasons(str(real)),
+                           table.read_reasons(str(ours)))
+    assert "  a.py::t1  [skipped]  (opgraph skip: TEST WAIVED: unsupported graph.)" in lines
+    assert "  a.py::t2  (real skip: Graph not supported: overrides)" in lines
 
 
 def test_the_outcome_log_reads_back(tmp_path):

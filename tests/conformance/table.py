@@ -8,8 +8,10 @@ Each input is the outcome file conformance_select.py writes (.tsv: "id<TAB>outco
 pytest --junitxml file (.xml). Per test file: passed / failed / skipped for each run
 (an error counts as failed); then every test id that passes with the real wheel and does not
 pass with opgraph, each with its opgraph outcome and, when NOTES.tsv names it, why (a test that
-needs what only the real cuDNN backend gives says so there; lines "id-prefix<TAB>reason").
-Exit status: 0 when no such id exists, 1 otherwise.
+needs what only the real cuDNN backend gives says so there; lines "id-prefix<TAB>reason"); then
+every id that fails with opgraph where the real wheel skipped it (opgraph should decline where
+cudnn does). A skip's reason, where the outcome file records one, follows the id.
+Exit status: 0 when no id passes with the real wheel only, 1 otherwise.
 """
 import sys
 import xml.etree.ElementTree as ET
@@ -51,6 +53,19 @@ def read_tsv(path):
     return out
 
 
+def read_reasons(path):
+    """{test id: skip reason} from conformance_select.py's log (a third column); {} for junit xml."""
+    out = {}
+    if not path or path.endswith(".xml"):
+        return out
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 3 and parts[0] != "start" and not parts[0].startswith("#") and parts[1] == "skipped":
+                out[parts[0]] = parts[2]
+    return out
+
+
 def read_notes(path):
     notes = []
     if not path:
@@ -69,8 +84,10 @@ def note_for(test_id, notes):
     return next((reason for prefix, reason in notes if test_id.startswith(prefix)), "")
 
 
-def table(real, ours, notes=()):
-    """The table's lines and the ids that pass with the real wheel only."""
+def table(real, ours, notes=(), real_reasons=None, our_reasons=None):
+    """The table's lines and the ids that pass with the real wheel only. *_reasons: {id: skip
+    reason} of each run (read_reasons), printed after a skipped id."""
+    real_reasons, our_reasons = real_reasons or {}, our_reasons or {}
     files = OrderedDict()
     for results, side in ((real, 0), (ours, 1)):
         for test_id, outcome in results.items():
@@ -93,14 +110,23 @@ def table(real, ours, notes=()):
     lines.append(f"passing with the real wheel, not with opgraph: {len(regressions)}")
     for t in regressions:
         why = note_for(t, notes)
-        lines.append(f"  {t}  [{ours.get(t, 'not run')}]" + (f"  -- {why}" if why else ""))
+        skip = f"  (opgraph skip: {our_reasons[t]})" if t in our_reasons else ""
+        lines.append(f"  {t}  [{ours.get(t, 'not run')}]{skip}" + (f"  -- {why}" if why else ""))
+    declined = [t for t, o in real.items() if o == "skipped" and ours.get(t) == "failed"]
+    lines.append("")
+    lines.append(f"failing with opgraph, skipped with the real wheel: {len(declined)}")
+    for t in declined:
+        skip = f"  (real skip: {real_reasons[t]})" if t in real_reasons else ""
+        why = note_for(t, notes)
+        lines.append(f"  {t}{skip}" + (f"  -- {why}" if why else ""))
     return lines, regressions
 
 
 def main(argv):
     if len(argv) not in (3, 4):
         sys.exit("usage: table.py REAL OPGRAPH [NOTES.tsv]  (outcome .tsv or junit .xml files)")
-    lines, regressions = table(read(argv[1]), read(argv[2]), read_notes(argv[3] if len(argv) == 4 else None))
+    lines, regressions = table(read(argv[1]), read(argv[2]), read_notes(argv[3] if len(argv) == 4 else None),
+                               read_reasons(argv[1]), read_reasons(argv[2]))
     print("\n".join(lines))
     return 1 if regressions else 0
 
