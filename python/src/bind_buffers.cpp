@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -149,6 +150,93 @@ Buffer from_ndarray(const Array& a, bool read_only) {
 // lives as long as the interpreter), else null.
 PyObject* g_torch_tensor_type = nullptr;
 
+// DLPack 1.3's C exchange table (DLPackExchangeAPI, the spec's C layout): a producer type
+// offers it as a class attribute so a consumer reads a tensor's DLTensor with one C call
+// instead of several Python attribute calls. Only its non-owning view is used here.
+struct ExchangeHeader {
+  std::uint32_t major, minor;  // DLPackVersion
+  ExchangeHeader* prev_api;
+};
+using DLTensorFromPy = int (*)(void* py_object, DLTensor* out);  // 0, or -1 with a Python error set
+struct ExchangeApi {
+  ExchangeHeader header;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  DLTensorFromPy dltensor_from_py_object_no_sync;  // may be null
+  void* current_work_stream;
+};
+
+// torch.Tensor's dltensor_from_py_object_no_sync, looked up once (torch >= 2.10:
+// __dlpack_c_exchange_api__, a capsule named "dlpack_exchange_api"; the earlier spelling
+// __c_dlpack_exchange_api__, a capsule or the table's address as an int), or null (an
+// older torch: execute reads the tensor's attributes instead, read_torch).
+DLTensorFromPy g_torch_dl = nullptr;
+bool g_torch_dl_looked = false;
+bool g_torch_dl_enabled = true;  // _C._torch_exchange_api(False) turns it off (tests, bench A/B)
+
+DLTensorFromPy torch_exchange() {
+  if (!g_torch_dl_looked && g_torch_tensor_type) {
+    g_torch_dl_looked = true;
+    for (const char* name : {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"}) {
+      PyObject* a = PyObject_GetAttrString(g_torch_tensor_type, name);
+      if (!a) {
+        PyErr_Clear();
+        continue;
+      }
+      const ExchangeApi* api = nullptr;
+      if (PyCapsule_CheckExact(a)) api = static_cast<const ExchangeApi*>(PyCapsule_GetPointer(a, "dlpack_exchange_api"));
+      else if (PyLong_Check(a)) api = static_cast<const ExchangeApi*>(PyLong_AsVoidPtr(a));
+      if (!api) PyErr_Clear();
+      Py_DECREF(a);  // the table itself is static in the producer, alive for the process
+      if (api && api->header.major == 1 && api->dltensor_from_py_object_no_sync) {
+        g_torch_dl = api->dltensor_from_py_object_no_sync;
+        break;
+      }
+    }
+  }
+  return g_torch_dl_enabled ? g_torch_dl : nullptr;
+}
+
+// read_torch from the exchange table's DLTensor: the same Buffer the attribute reads give
+// (data_ptr, is_cuda, is_contiguous() and nbytes, or shape and stride()), the dtype already
+// read from the tensor. False: a view it does not describe as they would (an element size
+// other than the dtype's, no shape): read_torch reads the attributes instead.
+bool from_exchange(const DLTensor& dl, Buffer& b, bool by_address) {
+  if (dl.ndim < 0 || dl.ndim > 64 || (dl.ndim > 0 && !dl.shape)) return false;
+  if (dl.dtype.lanes != 1 || dl.dtype.bits != bits_of(b.dtype)) return false;
+  b.data = static_cast<char*>(dl.data) + dl.byte_offset;
+  b.device = dl.device.device_type == kDLCUDA || dl.device.device_type == kDLROCM ? BufferDevice::CUDA
+                                                                                   : BufferDevice::HOST;
+  const int rank = static_cast<int>(dl.ndim);
+  std::int64_t numel = 1;
+  bool contiguous = true;  // torch's is_contiguous(): extents of 1 and empty tensors ignore strides
+  for (int i = 0; i < rank; ++i)
+    if (dl.shape[i] < 0 || __builtin_mul_overflow(numel, dl.shape[i], &numel)) return false;
+  if (numel != 0 && dl.strides) {
+    std::int64_t expected = 1;
+    for (int i = rank - 1; i >= 0; --i) {
+      if (dl.shape[i] == 1) continue;
+      if (dl.strides[i] != expected) {
+        contiguous = false;
+        break;
+      }
+      expected *= dl.shape[i];
+    }
+  }
+  if (by_address && contiguous) {
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(dl.dtype.bits / 8), &bytes)) return false;
+    b.nbytes = bytes;
+    return true;
+  }
+  b.dims.assign(dl.shape, dl.shape + rank);
+  if (dl.strides) b.strides.assign(dl.strides, dl.strides + rank);
+  else b.strides = Tensor::packed_strides(b.dims);
+  if (b.dims.empty()) b.dims.push_back(1), b.strides.push_back(1);  // a 0-d tensor is one element
+  return true;
+}
+
 }  // namespace
 
 std::string Buffer::dtype_name() const {
@@ -218,6 +306,20 @@ Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
     return static_cast<std::int64_t>(x);
   };
   Buffer b;
+  // A plain torch.Tensor with an element type opgraph has (fp4's byte geometry aside): one C
+  // call through torch's exchange table where it offers one; a call it refuses (a tensor
+  // DLPack cannot describe) falls back to the attributes below, as does any subclass.
+  if (Py_TYPE(v.ptr()) == reinterpret_cast<PyTypeObject*>(g_torch_tensor_type)) {
+    if (DLTensorFromPy dl_of = torch_exchange()) {
+      read_torch_dtype(v.ptr(), b);
+      if (b.dtype != DataType::NOT_SET && b.dtype != DataType::FP4_E2M1) {
+        DLTensor dl{};
+        if (dl_of(v.ptr(), &dl) != 0) PyErr_Clear();
+        else if (from_exchange(dl, b, by_address)) return b;
+      }
+      b = Buffer{};
+    }
+  }
   b.data = PyLong_AsVoidPtr(get(s_data_ptr, true).ptr());
   if (!b.data && PyErr_Occurred()) throw nb::python_error();
   b.device = get(s_is_cuda, false).ptr() == Py_True ? BufferDevice::CUDA : BufferDevice::HOST;
@@ -260,6 +362,20 @@ Buffer normalize_buffer(nb::handle v, const BufferRole& who) {
 }
 
 void bind_buffers(nb::module_& m) {
+  m.def(
+      "_torch_exchange_api",
+      [](std::optional<bool> enable) {
+        (void)is_torch_tensor(nb::none());  // finds torch.Tensor when torch is imported
+        const bool was = g_torch_dl_enabled;
+        g_torch_dl_enabled = true;
+        const bool found = torch_exchange() != nullptr;
+        g_torch_dl_enabled = enable ? *enable : was;
+        return nb::make_tuple(found, g_torch_dl_enabled);
+      },
+      nb::arg("enable").none() = nb::none(),
+      "(found, enabled): whether torch.Tensor offers DLPack's C exchange table, which execute then reads plain "
+      "torch tensors through (one C call instead of the attribute reads), and whether its use is on; "
+      "enable=False / True turns it off / on (tests, bench A/B).");
   m.def(
       "_describe_buffer",
       [](nb::handle v) {
