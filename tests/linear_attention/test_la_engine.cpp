@@ -347,15 +347,15 @@ TEST(LaKernels, PlanKernelsNameWhatBuildPlanLoads) {
   EXPECT_TRUE(engine->capabilities().arch_mismatch(PlanTarget{*sm80}).has_value());
 }
 
-// The prefill mode knob: PIPELINE_ARCH 0 (one pass, the default) or 1 (prep +
-// scan with a workspace of ceil(T / 64) + N chunk slots per head); decode is
-// the same under both.
+// The prefill mode knob: PIPELINE_ARCH 0 (one pass, the default), 1 (prep +
+// scan with a workspace of ceil(T / 64) + N chunk slots per head) or 2 (fused,
+// d = 128 only, no workspace); decode is the same under all.
 TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
   const auto& knobs = engine->capabilities().knobs;
   ASSERT_EQ(knobs.size(), 2u);
   EXPECT_EQ(knobs[0].type, KnobType::PIPELINE_ARCH);
-  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1, 2}));
   EXPECT_EQ(engine->default_knobs().at(KnobType::PIPELINE_ARCH), 0);
   EXPECT_EQ(knobs[1].type, KnobType::CHAIN_SPLIT);
   EXPECT_EQ(knobs[1].values, (std::vector<std::int64_t>{0, 8, 16, 32, 64, 128, 256}));
@@ -376,6 +376,11 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   // ceil(100 / 64) + 3 = 5 slots x 8 heads x (4 x 64 x 128 + 64 x 64 bf16, and one fp32).
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillTwoPass),
             5 * 8 * (2 * (4 * 64 * 128 + 64 * 64) + 4));
+  auto fz = linear_attention::kernel_requests(*p, linear_attention::kPrefillFused);
+  ASSERT_EQ(fz.size(), 1u);
+  EXPECT_EQ(fz[0].kernel, "gdn_prefill_fused_d128_bf16");
+  EXPECT_EQ(fz[0].source, "linear_attention/kernels/gdn_fused.cu");
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused), 0);
   // A pool with a final state: the copy comes last.
   c.init = c.pool = true;
   Attributes a;
@@ -415,7 +420,11 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   EXPECT_EQ(names_of(1, &st), (std::vector<std::string>{"gdn_prefill_scan_d64_bf16", "gdn_prefill_prep_d64_bf16"}));
   EXPECT_TRUE(st.is_good()) << st.message();
   EXPECT_EQ(names_of(0, &st), (std::vector<std::string>{"gdn_prefill_d64_bf16"}));
-  names_of(2, &st);
+  // The fused prefill serves d = 128 only: this d = 64 graph is refused by its rule.
+  EXPECT_TRUE(names_of(2, &st).empty());
+  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
+  names_of(3, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("PIPELINE_ARCH"), std::string::npos) << st.message();
 }
@@ -603,9 +612,11 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     ASSERT_TRUE(made.is_good()) << made.to_string();
     auto n0 = gp.get_plan_name_at_index(0);
     auto n1 = gp.get_plan_name_at_index(1);
-    ASSERT_TRUE(n0.is_good() && n1.is_good());
+    auto n2 = gp.get_plan_name_at_index(2);
+    ASSERT_TRUE(n0.is_good() && n1.is_good() && n2.is_good());
     EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // two-pass first: measured faster
-    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");  // fused (d = 128)
+    EXPECT_EQ(*n2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
   }
   // The decode graph: one plan of ours (both modes run the decode kernel).
   auto n1 = g.get_plan_name_at_index(1);
@@ -632,7 +643,7 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
-  ASSERT_EQ(all.size(), 29u);  // 7 entries x d {64, 128} x {bf16, fp16}, and the pool copy
+  ASSERT_EQ(all.size(), 31u);  // 7 entries x d {64, 128} x {bf16, fp16}, the fused one x {bf16, fp16}, the pool copy
   for (const auto& r : all) {
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();

@@ -109,7 +109,7 @@ struct Case {
   bool capture = false;          // execute once, capture an execute into a CUDA graph, replay it on new inputs
   std::int64_t n_pool = 0;
   std::optional<double> scale;
-  int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes
+  int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes, 2 fused
   std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
   std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
   std::int64_t ho() const { return std::max(hq, hv); }
@@ -280,10 +280,19 @@ PlanConfig config_of(int m) {
     return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, 1}, {KnobType::CHAIN_SPLIT, m}}, {}, -1};
   return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1};
 }
+// Every prefill mode a d-dim graph runs under: one pass, two passes, the split
+// two-pass, and the fused wgmma prefill (d = 128 only).
+constexpr int kFused = 2;
+std::vector<int> modes_for(std::int64_t d) {
+  std::vector<int> m = {0, 1, kSplit8};
+  if (d == 128) m.push_back(kFused);
+  return m;
+}
 const char* mode_name(int m) {
   switch (m) {
     case 0: return "1-pass";
     case 1: return "2-pass";
+    case 2: return "fused";
     case 8: return "split8";
     case 16: return "split16";
     case 32: return "split32";
@@ -439,7 +448,7 @@ class GdnGpu : public ::testing::Test {
 
 // Case c under both prefill modes and the split two-pass one, each on fresh inputs.
 void check(const Case& c0, std::mt19937& rng) {
-  for (int m : {0, 1, kSplit8}) {
+  for (int m : modes_for(c0.d)) {
     Case c = c0;
     c.prefill = m;
     Outcome r = run_case(c, rng);
@@ -590,7 +599,7 @@ void check_pool_mode(const Case& c, std::mt19937& rng) {
   EXPECT_EQ(diff, 0u) << c.name << " (" << mode_name(c.prefill) << "): pool rows no sequence addresses changed";
 }
 void check_pool(const Case& c, std::mt19937& rng) {
-  for (int m : {0, 1, kSplit8}) {
+  for (int m : modes_for(c.d)) {
     Case x = c;
     x.prefill = m;
     check_pool_mode(x, rng);
@@ -663,7 +672,7 @@ TEST_F(GdnGpu, CapturedExecuteReplaysOnNewContents) {
 TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
   std::mt19937 rng(14);
   const auto& api = *gpu().api;
-  for (int m : {0, 1, kSplit8}) {
+  for (int m : modes_for(128)) {
     SCOPED_TRACE(mode_name(m));
     Case built;
     built.l2 = true;
@@ -746,7 +755,7 @@ TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
 }
 
 TEST_F(GdnGpu, BatchInvariantBitwise) {
-  for (int m : {0, 1, kSplit8}) {
+  for (int m : modes_for(128)) {
     SCOPED_TRACE(mode_name(m));
     batch_invariant_bitwise(m);
   }
@@ -1081,8 +1090,10 @@ TEST_F(GdnGpu, TimingFiveCells) {
   std::printf("[ gdn timing ] o 2p~1p: RMS ratio of the two modes' O on the same inputs (no reference at this size)\n");
   std::printf("[ gdn timing ] split: 2-pass with CHAIN_SPLIT J (the heuristics' rule for this device; 64 where the\n");
   std::printf("[ gdn timing ]        rule splits nothing, marked *); best vs FI: the faster plan the list ranks first\n");
-  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %12s %10s %12s %10s %10s\n", "heads", "B x T", "1-pass ms",
-              "2-pass ms", "2p / 1p", "split ms (J)", "fla ms", "FlashInfer", "best vs FI", "o 2p~1p");
+  std::printf("[ gdn timing ] fused: PIPELINE_ARCH 2 (gdn_prefill_fused, wgmma); o fz~1p: its O against 1-pass's\n");
+  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %12s %10s %10s %12s %10s %10s %10s %10s\n", "heads", "B x T",
+              "1-pass ms", "2-pass ms", "2p / 1p", "split ms (J)", "fused ms", "fla ms", "FlashInfer", "best vs FI",
+              "fz vs FI", "o 2p~1p", "o fz~1p");
   for (const Cell& cell : cells) {
     Case c;
     c.l2 = true;
@@ -1096,13 +1107,15 @@ TEST_F(GdnGpu, TimingFiveCells) {
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
     const long long rule = linear_attention::chain_split_rule(*prob, gpu().props.sm_count);
     const int j = rule > 0 ? static_cast<int>(rule) : 64;
-    const std::vector<double> t = time_modes(c, rng, timing_reps(30), {0, 1, j}, &agree);
-    const double one = t[0], two = t[1], split = t[2];
+    const std::vector<double> t = time_modes(c, rng, timing_reps(30), {0, 1, j, kFused}, &agree);
+    const double one = t[0], two = t[1], split = t[2], fz = t[3];
     const double best = rule > 0 ? split : two;  // what the ranked list puts first
-    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %7.3f (%d%s) %10.3f %12.3f %9.2fx %10.2e\n",
-                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), one, two, two / one, split, j, rule > 0 ? "" : "*", cell.fla, cell.fi,
-                best / cell.fi, agree[1]);
+    std::printf(
+        "[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %7.3f (%d%s) %10.3f %10.3f %12.3f %9.2fx %9.2fx "
+        "%10.2e %10.2e\n",
+        static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+        static_cast<long long>(cell.t), one, two, two / one, split, j, rule > 0 ? "" : "*", fz, cell.fla, cell.fi,
+        best / cell.fi, fz / cell.fi, agree[1], agree[3]);
   }
 }
 

@@ -78,6 +78,7 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
   const std::string e = entry;
   r.source = e == "gdn_prefill"                             ? "linear_attention/kernels/gdn_prefill.cu"
+             : e == "gdn_prefill_fused"                     ? "linear_attention/kernels/gdn_fused.cu"
              : e == "gdn_decode" || e == "gdn_state_copy" ? "linear_attention/kernels/gdn_decode.cu"
                                                           : "linear_attention/kernels/gdn_two_pass.cu";
   r.entry = entry;
@@ -95,6 +96,16 @@ bool needs_pool_copy(const GdnProblem& p) { return p.state_indices >= 0 && p.fin
 
 // Whether plan `p` under prefill mode `mode` runs the two-pass prefill.
 bool two_pass(const GdnProblem& p, int mode) { return mode == kPrefillTwoPass && !use_decode(p); }
+// Whether plan `p` under prefill mode `mode` runs the fused prefill.
+bool fused(const GdnProblem& p, int mode) { return mode == kPrefillFused && !use_decode(p); }
+// The fused prefill's one shape rule (its tiles are written for d = 128).
+Status fused_head_dim(const GdnProblem& p, int mode) {
+  if (!fused(p, mode) || p.d == 128) return Status::ok();
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                "engine linear_attention: knob PIPELINE_ARCH 2 (the fused wgmma prefill): rule fused_head_dim: "
+                "its tiles are written for d_k = d_v = 128; this graph has " + std::to_string(p.d) +
+                    " (PIPELINE_ARCH 0 or 1 serve it)");
+}
 
 // The span length a config names (the CHAIN_SPLIT knob; absent: 0, no split).
 Result<long long> chain_split(const PlanConfig& config, int mode) {
@@ -113,9 +124,10 @@ Result<long long> chain_split(const PlanConfig& config, int mode) {
 Result<int> prefill_mode(const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
   if (it == config.knobs.end()) return kPrefillOnePass;
-  if (it->second != kPrefillOnePass && it->second != kPrefillTwoPass)
+  if (it->second != kPrefillOnePass && it->second != kPrefillTwoPass && it->second != kPrefillFused)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob PIPELINE_ARCH (prefill mode) is " +
-                                                std::to_string(it->second) + "; it takes 0 (one pass) or 1 (two passes)");
+                                                std::to_string(it->second) +
+                                                "; it takes 0 (one pass), 1 (two passes) or 2 (fused, d = 128)");
   return static_cast<int>(it->second);
 }
 
@@ -123,7 +135,7 @@ Result<int> prefill_mode(const PlanConfig& config) {
 enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kSlots };
 
 // Which kernels a plan runs; fixed at build (a call's overridden extents keep it).
-enum class Kind { kDecode, kPrefill, kTwoPass, kSplit };
+enum class Kind { kDecode, kPrefill, kTwoPass, kSplit, kFused };
 
 // Everything a plan launches for problem `p` under `kind` (split: the span length).
 struct GdnLaunch {
@@ -142,6 +154,10 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
   l.main.grid[2] = static_cast<unsigned>(p.n_seq);
   l.main.block[0] = decode ? kDecodeThreads : kPrefillThreads;
   l.main.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p.d));
+  if (kind == Kind::kFused) {
+    l.main.grid[0] = 1;
+    l.main.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fused_smem_bytes(p.d));
+  }
   if (kind == Kind::kTwoPass || kind == Kind::kSplit) {
     l.params.n_slots = opgraph_gdn::gdn_ws_slots(p.t, p.n_seq);
     l.workspace = opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho);
@@ -179,10 +195,12 @@ class GdnPlan final : public CompiledPlan {
   // `summary` and `fixup` non-null too: a chain split (`main` = the span scan).
   GdnPlan(GdnProblem p, runtime::KernelRuntime* rt, const runtime::LoadedKernel* main,
           const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, const runtime::LoadedKernel* summary,
-          const runtime::LoadedKernel* fixup, long long split, OperandTable table, std::array<std::int32_t, kSlots> rows)
+          const runtime::LoadedKernel* fixup, long long split, bool fused, OperandTable table,
+          std::array<std::int32_t, kSlots> rows)
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
         table_(std::move(table)), rows_(rows),
         kind_(use_decode(p_) ? Kind::kDecode
+              : fused        ? Kind::kFused
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
         split_(kind_ == Kind::kSplit ? split : 0), launch_(launch_for(p_, kind_, split_)) {}
@@ -322,7 +340,7 @@ class LaEngine final : public Engine {
     // Prefill mode: 0 one pass (gdn_prefill), 1 two passes (gdn_prefill_prep +
     // gdn_prefill_scan, with a workspace). The first value is the default.
     // Chain split: the two-pass scan in spans of this many chunks (0: off, the default).
-    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass}},
+    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass, kPrefillFused}},
                    KnobDomain{KnobType::CHAIN_SPLIT, {std::begin(kChainSplits), std::end(kChainSplits)}}};
   }
   const Capabilities& capabilities() const override { return caps_; }
@@ -340,6 +358,7 @@ class LaEngine final : public Engine {
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
     if (!two_pass(*p, *mode)) *split = 0;  // decode-sized graphs run the decode kernel
+    OPGRAPH_CHECK(fused_head_dim(*p, *mode));
     if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
       return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
                                                   ": N x spans (" + std::to_string(p->n_seq) + " x " +
@@ -372,8 +391,9 @@ class LaEngine final : public Engine {
       else if (r.entry == "gdn_span_fixup") fixup = *k;
       else main = *k;
     }
+    const bool is_fused = fused(*p, *mode);
     return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(std::move(*p), &rt, main, prep, copy, summary,
-                                                                   fixup, *split, std::move(*table), rows));
+                                                                   fixup, *split, is_fused, std::move(*table), rows));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
@@ -392,6 +412,7 @@ class LaEngine final : public Engine {
     if (!ctx.facts || !ctx.target().has_device())
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
+    OPGRAPH_CHECK(fused_head_dim(*p, *mode));
     for (const auto& r : kernel_requests(*p, *mode, *split)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
   }
@@ -511,6 +532,8 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
   } else if (two_pass(p, prefill_mode)) {
     out.push_back(request(p.d, p.io, "gdn_prefill_scan"));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
+  } else if (fused(p, prefill_mode) && p.d == 128) {
+    out.push_back(request(p.d, p.io, "gdn_prefill_fused"));
   } else {
     out.push_back(request(p.d, p.io, use_decode(p) ? "gdn_decode" : "gdn_prefill"));
   }
@@ -547,6 +570,7 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
                             "gdn_span_fixup", "gdn_span_scan"})
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
+  for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, "gdn_prefill_fused"));
   out.push_back(copy_request());
   return out;
 }
@@ -573,6 +597,9 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
             e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, j}}));
       out.push_back(plan::Proposal::plan(
           e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, 0}}));
+      if (p->d == 128)
+        out.push_back(plan::Proposal::plan(
+            e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, 0}}));
     }
     out.push_back(
         plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));

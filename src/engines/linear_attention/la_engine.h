@@ -37,9 +37,13 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 //  1 two passes: gdn_prefill_prep (one CTA per (chunk, head): everything that does
 //    not depend on the state, into the plan's workspace), then gdn_prefill_scan
 //    (one CTA per (V-slice, head, sequence): the state products per chunk).
-// Under use_decode both run the decode kernel (no workspace). Both keep
+//  2 fused (d = 128 only; sm_90a wgmma): gdn_prefill_fused, one CTA of two
+//    warpgroups per (head, sequence) walks the chunks with every product on
+//    wgmma and nothing between chunks in global memory (no workspace). A
+//    d = 64 graph is refused under it at build (rule fused_head_dim).
+// Under use_decode all run the decode kernel (no workspace). All keep
 // batch_invariant: a chunk's pieces depend only on its own tokens.
-enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1 };
+enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2 };
 
 // Chain splitting (knob CHAIN_SPLIT, two-pass prefill only; 0 = off): the
 // sequential pass split into spans of `split` 64-token chunks computed in

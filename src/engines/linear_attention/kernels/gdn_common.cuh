@@ -274,7 +274,8 @@ __device__ __forceinline__ void chunk_gate_cumsum(float* gam, int lane) {
 //  2. the blocks below, one block diagonal at a time:
 //     T_ij = -T_ii sum_{m=j}^{i-1} L_im T_mj, one element per thread per block,
 //     each sum in four independent partial sums (a short dependent chain).
-__device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u16* t, int tid) {
+// triangular_inverse_f32: steps 1 and 2 only (T in tf, readable by every thread on return).
+__device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* tf, int tid) {
   {
     const int task = tid >> 2, pp = tid & 3;
     const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
@@ -326,6 +327,9 @@ __device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u
       __syncthreads();
     }
   }
+}
+__device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u16* t, int tid) {
+  triangular_inverse_f32(lf, tf, tid);
   for (int i2 = tid; i2 < C * C; i2 += kThreads) {
     const int r = i2 / C, jj = i2 % C;
     t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LDF + jj] : 0.f);
