@@ -10,6 +10,7 @@ conveniences are wrapped here.
 from __future__ import annotations
 
 import collections
+import weakref
 
 from . import _C
 from ._builders import install
@@ -17,6 +18,8 @@ from ._dtypes import to_data_type
 
 # How many graphs built for other pass-by-value values a graph keeps (execute()).
 _REBUILT_KEPT = 16
+# Every live graph: tensor_like(another graph's tensor) looks up that graph's planning target.
+_GRAPHS = weakref.WeakSet()
 
 
 class pygraph(_C._GraphBase):
@@ -38,16 +41,14 @@ class pygraph(_C._GraphBase):
         self.is_override_shape_enabled = bool(is_override_shape_enabled)
         # The planning target: an explicit architecture (deviceless planning) first, else the
         # device the handle drives (cudnn.pygraph: the handle's device), else the device of the
-        # first CUDA buffer given to tensor_like, else (settled when planning starts) the current
-        # CUDA device where torch has one, as cudnn.pygraph's own handle would be, unless a host
-        # buffer was given to tensor_like; none of these: the host.
-        self._implicit_device = False
+        # first CUDA buffer given to tensor_like, else the target of the graph whose tensor was
+        # first given to tensor_like (a backward graph made from a forward graph's tensors);
+        # none of these: the host.
         if device_property is not None or sm_version is not None:
             self._set_device_properties(_device_properties_json(device_property, sm_version, sm_count))
         elif handle is not None:
             self._target_handle_device(handle)
-        else:
-            self._implicit_device = True
+        _GRAPHS.add(self)
 
     # ------------------------------------------------------------- tensors --
     def tensor(self, dim=None, stride=None, data_type=None, is_virtual=False, is_pass_by_value=False,
@@ -90,6 +91,11 @@ class pygraph(_C._GraphBase):
         built again for another value; see execute). is_pass_by_value=True asks the same of any
         one-element host buffer (numpy too); False keeps a CPU torch tensor a host buffer."""
         if isinstance(obj, _C.tensor):
+            if not self._has_device_target:
+                source = next((g for g in _GRAPHS if g is not self and g._has_device_target
+                               and any(t is obj for t in g.tensors)), None)
+                if source is not None:
+                    _retarget_like(self, source)  # planned where the graph of that tensor is
             return self._tensor_like(obj, name or "")
         if is_pass_by_value is None:
             is_pass_by_value = _is_torch(obj) and getattr(getattr(obj, "device", None), "type", "") == "cpu" \
@@ -100,8 +106,6 @@ class pygraph(_C._GraphBase):
         if d["device"] == "cuda" and not self._has_device_target:
             self._target_ordinal = d["device_id"] if d["device_id"] >= 0 else _current_cuda_device()
             self._target_device(self._target_ordinal)
-        elif d["device"] != "cuda":
-            self._implicit_device = False  # a host buffer: the graph runs host buffers (the host target)
         dt = d["data_type"]
         if dt == _C.data_type.NOT_SET and hasattr(obj, "dtype"):
             dt = to_data_type(obj.dtype)  # fp8 / fp4 torch dtypes DLPack has no code for
@@ -393,20 +397,10 @@ class pygraph(_C._GraphBase):
         return self._op_slice(input, slices=flat, strides=steps, compute_data_type=compute_data_type, name=name)
 
     # --------------------------------------------------------- lifecycle --
-    def _settle_target(self):
-        """A graph made with no handle and no architecture, given no buffer by tensor_like, plans for
-        the current CUDA device when torch has one (cudnn.pygraph creates its own handle there)."""
-        if self.__dict__.get("_implicit_device"):
-            self._implicit_device = False
-            ordinal = _implicit_cuda_device()
-            if ordinal is not None and not self._has_device_target and self._target_device(ordinal):
-                self._target_ordinal = ordinal
-
     def build_operation_graph(self, handle=None):
         """cudnn parity: validates (the graph has no separate backend build step)."""
         if not self.is_validated:
             self.validate()
-        self._settle_target()
 
     def check_support(self):
         """cudnn's check_support. A graph made with is_override_shape_enabled=True (its execute may
@@ -575,21 +569,9 @@ def _current_cuda_device():
         return 0
 
 
-def _implicit_cuda_device():
-    """torch's current CUDA device when torch is imported and has CUDA, else None."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    try:
-        return torch.cuda.current_device() if torch is not None and torch.cuda.is_available() else None
-    except Exception:  # torch without a working CUDA
-        return None
-
-
 def _retarget_like(g, source):
     """Gives g the planning target `source` has (deserializing a graph resets it): an explicit
-    architecture, else the handle's device, else the device tensor_like found (or planning settled)."""
-    g._implicit_device = source.__dict__.get("_implicit_device", False)
+    architecture, else the handle's device, else the device tensor_like found."""
     if source.device_property is not None or source.sm_version is not None:
         g._set_device_properties(_device_properties_json(source.device_property, source.sm_version,
                                                          source.sm_count))

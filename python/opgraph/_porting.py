@@ -340,7 +340,6 @@ def create_execution_plan(self, engine, knobs=None):
     of the engine (the plan records' form). A graph holds one such plan: a second call is refused
     (GraphNotSupportedError); cudnn appends to its plan list."""
     knobs = dict(knobs or {})
-    self._settle_target()
     if self.is_planned:
         raise _C.GraphNotSupportedError(
             "create_execution_plan: this graph is planned already; opgraph holds one plan made by "
@@ -448,11 +447,9 @@ def validate(self):
 
 
 def create_execution_plans(self, *args, **kwargs):
-    """Validates first (the Python validate, with cudnn's pointwise output strides), settles the
-    planning target (pygraph._settle_target), then plans."""
+    """Validates first (the Python validate, with cudnn's pointwise output strides), then plans."""
     if not self.is_validated:
         self.validate()
-    self._settle_target()
     return _C._GraphBase.create_execution_plans(self, *args, **kwargs)
 
 
