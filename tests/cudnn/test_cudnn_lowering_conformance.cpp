@@ -158,6 +158,26 @@ TEST(CudnnLoweringConformance, EverySbh3dBiasBackwardTheTestDrawsLowersOnHopper)
       }
 }
 
+// The deterministic backwards of test_cudnn_gpu (bwd_deterministic_causal, bwd_deterministic_bias_dbias:
+// b 2, h 4, s 128, d 64, BHSD) lower on Hopper, so on the H200 they reach cuDNN's heuristics.
+TEST(CudnnLoweringConformance, TheGpuSuitesDeterministicBackwardsLowerOnHopper) {
+  for (bool causal : {true, false}) {
+    Bwd w(Shape{2, 4, 4, 128, 128, 64});
+    w.a.set("use_deterministic_algorithm", true);
+    if (causal) w.a.set("use_causal_mask", true);
+    else {
+      w.a.set("dbias", true);
+      w.in.bias = w.g.tensor({1, 4, 128, 128}, DataType::BFLOAT16, "Bias");
+    }
+    w.out = w.g.sdpa_backward(w.q, w.k, w.v, w.o, w.dO, w.stats, w.a, w.in);
+    for (auto t : {w.out.dQ, w.out.dK, w.out.dV, w.out.dBias})
+      if (t) t->set_output(true).set_data_type(DataType::BFLOAT16);
+    ASSERT_TRUE(w.g.validate().is_good()) << causal;
+    auto p = lower(w.g, target(90));
+    EXPECT_TRUE(p.is_good()) << "causal " << causal << ": " << p.status().to_string();
+  }
+}
+
 TEST(CudnnLoweringConformance, DeterministicSdpaBackwardElsewhereDeclinesNamingTheRule) {
   for (int sm : {0, 80, 100}) {
     Bwd w = sbh3d_backward(2, 6, 64, 64);
