@@ -362,8 +362,11 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   }
   // The workspace, poisoned as the outputs are: a read of anything not written fails.
   const std::int64_t ws_bytes = (*plan)->workspace_size();
-  if (c.prefill >= 1 && c.t() > 8 * c.n()) {
+  if (c.prefill != 0 && c.prefill != kFused && c.t() > 8 * c.n()) {
     EXPECT_GT(ws_bytes, 0) << c.name << ": the two-pass prefill declares its workspace";
+  }
+  if (c.prefill == kFused) {
+    EXPECT_EQ(ws_bytes, 0) << c.name << ": the fused prefill keeps everything on chip";
   }
   std::unique_ptr<DeviceBuffer> ws;
   if (ws_bytes > 0) {
