@@ -227,6 +227,53 @@ TEST(GemmOverrides, SplitKScheduleMustFitTheScratchSizedAtBuild) {
   EXPECT_TRUE(override_fits_scratch(launch_plan_for(*kp, plain, 132, 0), none).is_good());
 }
 
+// Past the scratch a split-K plan allocated, an override runs the built kernel with fewer
+// K splits (the most that fit; the split count is a launch argument), down to one (no
+// scratch), instead of being refused; the scratch's counters are sized at build for the
+// partials' every schedule (scratch_counter_bytes), so more tiles at fewer splits fit.
+TEST(GemmOverrides, PastTheScratchTheBuiltKernelRunsWithFewerSplits) {
+  G t;
+  const GemmConfig c = v2(128, 4);
+  auto view = [&](std::int64_t M, std::int64_t N, std::int64_t K) {
+    auto p = t.pack(M, N, K);
+    EXPECT_TRUE(p.is_good());
+    auto kp = overridden_view(t.g, *p, t.built, c);
+    EXPECT_TRUE(kp.is_good()) << kp.status().message();
+    return *kp;
+  };
+  // Built at 256 x 256 x 1024: 4 tiles x 4 splits of partials.
+  const LaunchPlan built = launch_plan_for(view(256, 256, 1024), c, 132, 0);
+  ASSERT_EQ(built.sched.splits, 4);
+  LaunchPlan cap = built;
+  cap.counter_bytes = scratch_counter_bytes(c, built);
+  EXPECT_GE(cap.counter_bytes, built.counter_bytes);
+  EXPECT_EQ(cap.counter_bytes, 4 * 4 / 2 * 8);  // 16 slots: 8 tiles at 2 splits, 8 bytes each
+  // Within the scratch: the plan's own schedule.
+  const LaunchPlan same = override_launch(view(128, 256, 1024), c, 132, 0, cap);
+  EXPECT_EQ(same.sched.splits, 4);
+  // 8 tiles: 4 and 3 splits need 32 and 24 slots, 2 splits fit the 16 held.
+  const GemmProblem wider = view(512, 256, 1024);
+  const LaunchPlan asked = launch_plan_for(wider, c, 132, 0);
+  EXPECT_TRUE(override_fits_scratch(asked, cap).is_bad());
+  const LaunchPlan fewer = override_launch(wider, c, 132, 0, cap);
+  EXPECT_EQ(fewer.sched.splits, 2);
+  EXPECT_EQ(fewer.sched.tiles, asked.sched.tiles);
+  EXPECT_TRUE(override_fits_scratch(fewer, cap).is_good());
+  // The same kernel's launch: block, shared memory and cluster unchanged.
+  EXPECT_EQ(fewer.dims.shared_bytes, asked.dims.shared_bytes);
+  EXPECT_EQ(fewer.dims.block[0], asked.dims.block[0]);
+  EXPECT_EQ(fewer.dims.cluster[0], asked.dims.cluster[0]);
+  EXPECT_EQ(launch_params(wider, fewer.sched).problem.m, 512);
+  // 64 tiles: no split count fits; un-split, no scratch.
+  const LaunchPlan none = override_launch(view(1024, 1024, 1024), c, 132, 0, cap);
+  EXPECT_EQ(none.sched.splits, 1);
+  EXPECT_EQ(none.partial_bytes, 0);
+  EXPECT_EQ(none.counter_bytes, 0);
+  // A plan without split-K allocates no counters.
+  const GemmConfig plain = v2(128);
+  EXPECT_EQ(scratch_counter_bytes(plain, launch_plan_for(view(256, 256, 1024), plain, 132, 0)), 0);
+}
+
 namespace {
 class GemmCaptureScratch : public opgraph::gemm_fake::FakeDriverTest {};
 CUstream g_capturing = nullptr;  // the stream the fake driver reports as being captured

@@ -19,6 +19,15 @@
 namespace opgraph::gemm {
 namespace {
 
+// What a plan's split-K scratch holds: launch `l`'s partials, and counters for every
+// schedule those partials hold (scratch_counter_bytes), so an override with more tiles
+// and fewer splits runs within it (override_launch).
+LaunchPlan capacity_of(const LaunchPlan& l, const GemmConfig& c) {
+  LaunchPlan p = l;
+  p.counter_bytes = scratch_counter_bytes(c, l);
+  return p;
+}
+
 class GemmPlan final : public CompiledPlan {
  public:
   // `kc`: the config with the swap off (kp is already the kernel view);
@@ -46,7 +55,8 @@ class GemmPlan final : public CompiledPlan {
         table_(std::move(table)),
         slots_(slots),
         params_(launch_params(kp_, launch.sched)),
-        scratch_(launch.partial_bytes, launch.counter_bytes, rt->context()) {}
+        scratch_cap_(capacity_of(launch, kc)),
+        scratch_(scratch_cap_.partial_bytes, scratch_cap_.counter_bytes, rt->context()) {}
   // Split-K scratch is plan-owned, a bounded set of slots (StreamScratch, gemm_exec.h).
   std::int64_t workspace_size() const override { return 0; }
 
@@ -102,8 +112,9 @@ class GemmPlan final : public CompiledPlan {
   // arguments() for a pack with execute-time shape overrides: the table's rows
   // but the overridden slots' geometry, then the problem re-read at the call's
   // extents (overridden_view: same kernel, same config), its launch sized with
-  // the built plan's resident clusters (launch_plan_for: no driver query) and
-  // checked against the plan's split-K scratch; `launch` := that launch.
+  // the built plan's resident clusters (no driver query) within the plan's split-K
+  // scratch, with fewer splits where the call's tiles need it (override_launch);
+  // `launch` := that launch.
   // A serving loop repeats shapes: the last kShapes accepted ones are kept by
   // their overridden slots' geometry, so a repeat skips the analysis.
   Status overridden_arguments(const VariantPack& pack, RawLaunch& a, LaunchPlan& launch) const {
@@ -129,8 +140,7 @@ class GemmPlan final : public CompiledPlan {
     }
     auto kp = overridden_view(*graph_, pack, request_, config_);
     if (kp.is_bad()) return kp.status();
-    launch = launch_plan_for(*kp, cfg_, rt_->device().sm_count, launch_.resident);
-    OPGRAPH_CHECK(override_fits_scratch(launch, launch_));
+    launch = override_launch(*kp, cfg_, rt_->device().sm_count, launch_.resident, scratch_cap_);
     a.dims = launch.dims;
     a.params = launch_params(*kp, launch.sched);
     {
@@ -180,6 +190,7 @@ class GemmPlan final : public CompiledPlan {
   OperandSlots slots_;             // GemmParams operand -> table row
   GemmV2Params params_;            // the argument less pointers, maps and scratch (launch_params), fixed at build
   mutable TmaCache tma_;           // v2: maps by (pointer, extents, strides)
+  LaunchPlan scratch_cap_;         // the split-K scratch allocated: launch_'s partials, counters for fewer splits
   mutable StreamScratch scratch_;  // v2 with splits > 1: slots leased per launch, freed in rt_'s context
   // Overridden shapes accepted lately (overridden_arguments), most recent last.
   struct Shape {

@@ -100,6 +100,31 @@ Status override_fits_scratch(const LaunchPlan& now, const LaunchPlan& built) {
               std::to_string(built.counter_bytes) + " (build a plan for the larger shape, or one without split-K)"};
 }
 
+std::int64_t scratch_counter_bytes(const GemmConfig& c, const LaunchPlan& p) {
+  if (p.partial_bytes <= 0) return 0;
+  const std::int64_t slot = static_cast<std::int64_t>(std::max(c.tile_m, 128)) * c.tile_n * 4;  // v2_partial_bytes
+  const std::int64_t slots = p.partial_bytes / slot;  // split tiles x splits x cluster CTAs
+  return std::max(p.counter_bytes, slots / 2 * 8);  // at 2 splits: slots / 2 tile CTAs, 2 u32 each
+}
+
+LaunchPlan override_launch(const GemmProblem& kp, const GemmConfig& c, int sm_count, int resident,
+                           const LaunchPlan& cap) {
+  auto fits = [&](const LaunchPlan& p) {
+    return p.partial_bytes <= cap.partial_bytes && p.counter_bytes <= cap.counter_bytes;
+  };
+  LaunchPlan p = launch_plan_for(kp, c, sm_count, resident);
+  if (fits(p)) return p;
+  GemmConfig fewer = c;
+  fewer.stream_k = 0;
+  for (fewer.split_k = static_cast<int>(std::min<std::int64_t>(c.split_k, p.sched.splits)) - 1; fewer.split_k > 1;
+       --fewer.split_k) {
+    p = launch_plan_for(kp, fewer, sm_count, resident);
+    if (fits(p)) return p;
+  }
+  fewer.split_k = 1;
+  return launch_plan_for(kp, fewer, sm_count, resident);  // un-split: no scratch
+}
+
 Result<LaunchPlan> launch_plan(const GemmProblem& kp, const GemmConfig& c, int sm_count,
                                const MaxActiveClusters& max_active_clusters) {
   int resident = 0;

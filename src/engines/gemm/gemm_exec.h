@@ -120,6 +120,19 @@ bool same_kernel(const runtime::KernelRequest& a, const runtime::KernelRequest& 
 // stream-K schedule of larger extents needs more partials than the plan holds:
 // build a plan for the larger shape).
 Status override_fits_scratch(const LaunchPlan& now, const LaunchPlan& built);
+// The split-K counter bytes a v2 plan allocates with launch `p`'s partials: enough for
+// every schedule those partials hold at 2 splits or more (8 bytes per split tile and CTA
+// of a cluster), so an override with more tiles and fewer splits fits; 0 without partials.
+std::int64_t scratch_counter_bytes(const GemmConfig& c, const LaunchPlan& p);
+// The launch of an overridden kernel view `kp` under `c` (the kernel view's config),
+// with the built plan's resident clusters, within scratch `cap` (cap.partial_bytes,
+// cap.counter_bytes: what the plan allocated): the plan's own schedule at the call's
+// extents when it fits; else the same kernel with fewer K splits, the most that fit, down
+// to one (no scratch). The split count and stream-K are launch arguments, not kernel
+// defines, so every such launch runs the built cubin; a stream-K schedule past the
+// scratch runs with neither. Pure: CI tests it without a GPU.
+LaunchPlan override_launch(const GemmProblem& kp, const GemmConfig& c, int sm_count, int resident,
+                           const LaunchPlan& cap);
 
 // The split-K scratch of one v2 plan: fp32 partials (partial_bytes) then u32
 // tile counters (counter_bytes) per slot, at most `max_slots` slots (default
