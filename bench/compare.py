@@ -648,17 +648,17 @@ class Case:
 
 
 def host_cases(dry_run):
-    if dry_run:  # numpy on the host reference: the code paths, not the figures
+    if dry_run:  # numpy on the host reference: the code paths; small, so the binding's cost shows beside the run
         import numpy as np
-        a, b = np.random.default_rng(1).standard_normal((2, 1, 4096)).astype(np.float32)
-        c = np.full((1, 4096), np.nan, np.float32)
+        a, b = np.random.default_rng(1).standard_normal((2, 1, 64)).astype(np.float32)
+        c = np.full((1, 64), np.nan, np.float32)
 
         def add_np(m, g):
             A, B = g.tensor_like(a, name="a"), g.tensor_like(b, name="b")
             C = g.add(a=A, b=B)
             C.set_output(True).set_data_type(m.data_type.FLOAT)
             return {A: a, B: b, C: c}
-        return [Case("add 1x4096 fp32 (host reference)", "reference", lambda m: m.data_type.FLOAT, add_np, c,
+        return [Case("add 1x64 fp32 (host reference)", "reference", lambda m: m.data_type.FLOAT, add_np, c,
                      lambda: a + b, None)]
     cases = []
     a = torch.randn(1, 4096, device="cuda", dtype=torch.float16)
@@ -719,6 +719,9 @@ def run_host(args):
                 fe, fe_line = None, "cudnn-frontend's create_handle raised %s: %s" % (type(exc).__name__, exc)
                 print("peer: %s" % fe_line, flush=True)
         drain = torch.cuda.synchronize
+        print("torch tensors read through: %s" % (
+            "torch's DLPack C exchange table (__dlpack_c_exchange_api__)" if opgraph._C._torch_exchange_api()[0]
+            else "their attributes (this torch has no DLPack C exchange table)"), flush=True)
     failed += plan_build_table(args, fe, handle, fe_handle)
     failed += raw_launch_table(args, handle)
 
@@ -760,6 +763,15 @@ def run_host(args):
             ("opgraph Python execute, prepared pack", timing.host_us(lambda: g.execute(prepared, ws), r, bu, drain)),
             ("binding only (normalise, no run)", timing.host_us(lambda: g._normalize_only(pack, ws), r, bu, drain)),
         ]
+        if not args.dry_run and opgraph._C._torch_exchange_api()[0]:
+            # The same call reading each torch tensor's attributes instead of torch's DLPack C
+            # exchange table (the binding's fallback for an older torch): the table's gain.
+            opgraph._C._torch_exchange_api(False)
+            try:
+                vals.append(("Python execute, tensor keys, attribute reads",
+                             timing.host_us(lambda: g.execute(pack, ws), r, bu, drain)))
+            finally:
+                opgraph._C._torch_exchange_api(True)
         fe_note = None
         if case.fam == "cudnn_eng":
             if fe is None:

@@ -200,9 +200,11 @@ bool same_facts(const Facts& x, const Facts& y) {
   return true;
 }
 
-// The dict walk. `facts` (optional): each entry's uid and OperandBuffer, in order.
+// The dict walk. `facts` (optional): each entry's uid and OperandBuffer, in order;
+// `build_pack` false (with facts): every check runs but the caller pack is left empty,
+// for run() to fill from the facts only when it needs it (set_all).
 Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* overrides = nullptr,
-                           Facts* facts = nullptr) {
+                           Facts* facts = nullptr, bool build_pack = true) {
   if (!PyDict_Check(d.ptr())) throw nb::type_error("variant_pack must be a dict {tensor or uid: buffer} or a prepared pack");
   Normalized n;
   if (facts) facts->reserve(static_cast<std::size_t>(PyDict_Size(d.ptr())));
@@ -263,17 +265,22 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* over
     if (b.dims.empty()) {  // a bare address, or a contiguous torch tensor that covers it: the declaration
       OperandBuffer a = OperandBuffer::address(b.data);
       a.memory = mem;
-      pack.set(uid, a);
+      if (build_pack) pack.set(uid, a);
       if (facts) facts->emplace_back(uid, a);
     } else {
       OperandBuffer a = OperandBuffer::make(b.data, b.dims, b.strides, b.byte_geometry ? DataType::UINT8 : b.dtype, mem);
       a.read_only = b.read_only;  // engines refuse a read-only output too (their operand tables)
-      pack.set(uid, a);
+      if (build_pack) pack.set(uid, a);
       if (facts) facts->emplace_back(uid, a);
     }
   }
   if (overrides) add_overrides(pack, *overrides);
   return n;
+}
+
+// The caller pack of `facts` (to_variant_pack's entries, in their order).
+void set_all(VariantPack& pack, const Facts& facts) {
+  for (const auto& [uid, b] : facts) pack.set(uid, b);
 }
 
 Workspace to_workspace(nb::handle w) {
@@ -354,15 +361,17 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
   std::shared_ptr<const PyGraph::LastPack> same;  // the last call's normalised pack, when this one reads the same
   const bool over = !overrides.uids.empty();
   if (!nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) {
-    Facts facts;
-    local = to_variant_pack(g, variant_pack, over ? &overrides : nullptr, over ? nullptr : &facts);
-    // Every check above ran on this call's buffers; only the core's normalisation of
-    // identical facts is skipped (a pack with overrides is normalised each call).
+    // Every check of the walk runs on this call's buffers; only the core's normalisation of
+    // identical facts is skipped (a pack with overrides, or a graph not yet planned, is
+    // normalised each call).
     if (!over && g.is_planned()) {
+      Facts facts;
+      local = to_variant_pack(g, variant_pack, nullptr, &facts, /*build_pack=*/false);
       std::shared_ptr<const PyGraph::LastPack> last = g.last_pack();
       if (last && same_facts(last->facts, facts)) {
         same = std::move(last);
       } else {
+        set_all(local.pack, facts);
         auto made = std::make_shared<PyGraph::LastPack>();
         if (g.prepare_variant_pack(local.pack, made->ready).is_good()) {  // refused: execute says why
           made->facts = std::move(facts);
@@ -370,6 +379,8 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
           g.set_last_pack(std::move(made));
         }
       }
+    } else {
+      local = to_variant_pack(g, variant_pack, over ? &overrides : nullptr);
     }
   } else if (over) {
     local = prepared->n;

@@ -82,7 +82,7 @@ def test_dry_run_runs_every_host_table(tmp_path):
         assert "PLANBUILD graph=%s ours_build=" % name in out
         assert "ours_plan=-" not in out.split("PLANBUILD graph=%s" % name)[1].splitlines()[0]
     assert "RAWLAUNCH plan=gemm_v2_128x64s8 bursts=1,4,64" in out
-    assert "## add 1x4096 fp32 (host reference); plan reference; output checked" in out
+    assert "## add 1x64 fp32 (host reference); plan reference; output checked" in out
     assert "opgraph Python execute, prepared pack" in out
     assert "peer: " in out  # what cudnn-frontend is, or why it is absent
 
