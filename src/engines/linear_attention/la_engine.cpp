@@ -4,6 +4,8 @@
 // or two launches per execute.
 #include "engines/linear_attention/la_engine.h"
 
+#include "engines/linear_attention/gdn_bwd.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -345,10 +347,14 @@ class LaEngine final : public Engine {
   }
   const Capabilities& capabilities() const override { return caps_; }
 
-  Status check_support(const OpGraph& g, const PlanContext&) const override { return analyze_gdn(g).status(); }
+  // A gdn_bwd graph goes to gdn_bwd.cpp (check_support, build_plan, plan_kernels, heuristics).
+  Status check_support(const OpGraph& g, const PlanContext&) const override {
+    return is_gdn_bwd(g) ? gdn_bwd_support(g) : analyze_gdn(g).status();
+  }
 
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
                                                    const PlanContext& ctx) const override {
+    if (is_gdn_bwd(g)) return build_gdn_bwd_plan(g, ctx);
     if (!ctx.layout)
       return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: built without the graph's layout");
     auto mode = prefill_mode(config);
@@ -403,6 +409,7 @@ class LaEngine final : public Engine {
 
   Status plan_kernels(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
                       const KernelSink& sink) const override {
+    if (is_gdn_bwd(g)) return gdn_bwd_plan_kernels(g, ctx, sink);
     auto mode = prefill_mode(config);
     if (mode.is_bad()) return mode.status();
     auto split = chain_split(config, *mode);
@@ -582,6 +589,10 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
   std::vector<plan::Proposal> out;
   for (const Engine* e : offered) {
     if (e->name() != "linear_attention") continue;
+    if (is_gdn_bwd(ctx.facts->graph())) {
+      gdn_bwd_proposals(*e, ctx.facts->graph(), out);
+      continue;
+    }
     auto p = analyze_gdn(ctx.facts->graph());
     if (p.is_bad()) continue;
     // A prefill graph ranks the two-pass plan first: on the H200 it ran every numerics case

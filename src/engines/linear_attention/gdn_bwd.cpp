@@ -1,0 +1,472 @@
+// engines/linear_attention/gdn_bwd.cpp — gdn_bwd on the linear_attention engine:
+// the support rules (B1..B8, gdn_bwd.h), the kernel requests, the workspace and
+// the plan (five launches of kernels/gdn_bwd.cu per execute).
+#include "engines/linear_attention/gdn_bwd.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <string_view>
+#include <utility>
+
+#include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
+#include "engines/linear_attention/la_engine.h"
+#include "engines/linear_attention/kernels/gdn_params.cuh"
+#include "exec/operand_table.h"
+#include "opgraph/op_graph.h"
+#include "runtime/context_scope.h"
+#include "runtime/device.h"
+#include "runtime/shared_runtimes.h"
+
+namespace opgraph::linear_attention {
+namespace {
+
+using opgraph_gdn::GdnBwdParams;
+
+Status decline(const char* rule, const std::string& why) {
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED, std::string("engine linear_attention: gdn_bwd: ") + rule + " " + why);
+}
+
+std::string dt(DataType d) { return std::string(to_string(d)); }
+
+bool one_of(DataType d, std::initializer_list<DataType> set) {
+  for (DataType x : set)
+    if (d == x) return true;
+  return false;
+}
+
+// B7 for q, k, v [T, H, D] (the forward's L6): head dim contiguous, token and
+// head strides non-negative multiples of 8 elements.
+Status check_rows(const std::string& node, const char* port, const Tensor& t, std::int64_t* ts, std::int64_t* hs) {
+  const auto& dim = t.get_dim();
+  const auto& stride = t.get_stride();
+  auto fits = [&](std::size_t i) { return dim[i] == 1 || (stride[i] >= 0 && stride[i] % 8 == 0); };
+  const bool ok = dim.size() == 3 && stride.size() == 3 && stride[2] == 1 && fits(0) && fits(1);
+  if (!ok) {
+    std::string got;
+    for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
+    return decline("B7 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
+                                     got + "]; the head dim must be contiguous (stride 1) and the token and head "
+                                     "strides multiples of 8 elements (16 bytes)");
+  }
+  *ts = dim[0] == 1 ? 0 : stride[0];
+  *hs = dim[1] == 1 ? 0 : stride[1];
+  return Status::ok();
+}
+
+// B7: dense row-major as declared.
+Status check_packed(const std::string& node, const char* port, const Tensor& t) {
+  const auto& dim = t.get_dim();
+  const auto& stride = t.get_stride();
+  const auto packed = Tensor::packed_strides(dim);
+  bool ok = stride.size() == dim.size();
+  for (std::size_t i = 0; ok && i < dim.size(); ++i) ok = dim[i] == 1 || stride[i] == packed[i];
+  if (ok) return Status::ok();
+  std::string got, want;
+  for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
+  for (auto s : packed) want += (want.empty() ? "" : ", ") + std::to_string(s);
+  return decline("B7 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
+                                   got + "]; the kernels read and write it dense row-major [" + want + "]");
+}
+
+long long type_code(DataType d) {
+  switch (d) {
+    case DataType::BFLOAT16: return opgraph_gdn::kTypeBf16;
+    case DataType::HALF: return opgraph_gdn::kTypeF16;
+    default: return opgraph_gdn::kTypeF32;
+  }
+}
+
+constexpr unsigned kThreads = 256;
+constexpr unsigned kFinishTokensPerBlock = kThreads / 32;  // one warp a token
+
+runtime::KernelRequest request(long long d, DataType io, const char* entry) {
+  runtime::KernelRequest r;
+  r.family = "linear_attention";
+  const std::string io_name = io == DataType::HALF ? "f16" : "bf16";
+  r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
+  r.source = "linear_attention/kernels/gdn_bwd.cu";
+  r.entry = entry;
+  r.defines = {{"GDN_D", std::to_string(d)}, {"GDN_IO", io == DataType::HALF ? "1" : "0"}};
+  return r;
+}
+
+constexpr const char* kEntries[] = {"gdn_bwd_prep", "gdn_bwd_fwd_scan", "gdn_bwd_rev_scan", "gdn_bwd_grads",
+                                    "gdn_bwd_finish"};
+constexpr int kKernels = 5;
+
+// Operand order of the table rows.
+enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kDO, kDFinal, kDQ, kDK, kDV, kDG, kDBeta, kDInit, kSlots };
+
+// Everything a plan launches, fixed at build.
+struct BwdLaunch {
+  GdnBwdParams params{};
+  std::array<runtime::LaunchDims, kKernels> dims;
+  std::int64_t workspace = 0;
+};
+
+BwdLaunch launch_for(const GdnBwdProblem& p) {
+  BwdLaunch l;
+  GdnBwdParams& k = l.params;
+  k.t = p.t;
+  k.n_seq = p.n_seq;
+  k.hq = p.hq;
+  k.hk = p.hk;
+  k.hv = p.hv;
+  k.ho = p.ho;
+  k.n_slots = opgraph_gdn::gdn_bwd_slots(p.t, p.n_seq);
+  k.q_ts = p.q_ts;
+  k.q_hs = p.q_hs;
+  k.k_ts = p.k_ts;
+  k.k_hs = p.k_hs;
+  k.v_ts = p.v_ts;
+  k.v_hs = p.v_hs;
+  k.g_type = type_code(p.g_type);
+  k.beta_type = type_code(p.beta_type);
+  k.init_type = type_code(p.init_type);
+  k.do_type = type_code(p.do_type);
+  k.dfin_type = type_code(p.dfin_type);
+  k.dq_type = type_code(p.dq_type);
+  k.dk_type = type_code(p.dk_type);
+  k.dv_type = type_code(p.dv_type);
+  k.dg_type = type_code(p.dg_type);
+  k.dbeta_type = type_code(p.dbeta_type);
+  k.dinit_type = type_code(p.dinit_type);
+  long long f = 0;
+  if (p.l2norm) f |= opgraph_gdn::kFlagL2Norm;
+  if (p.linear_gate) f |= opgraph_gdn::kFlagLinearGate;
+  if (p.beta_sigmoid) f |= opgraph_gdn::kFlagBetaSigmoid;
+  if (p.neg_eig) f |= opgraph_gdn::kFlagNegEig;
+  if (p.initial_state >= 0) f |= opgraph_gdn::kFlagHasInit;
+  if (p.cu64) f |= opgraph_gdn::kFlagCu64;
+  if (p.d_final_state >= 0) f |= opgraph_gdn::kBwdFlagHasDFinal;
+  if (p.d_initial_state >= 0) f |= opgraph_gdn::kBwdFlagWriteDInit;
+  k.flags = f;
+  k.scale = p.scale;
+  const opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho);
+  k.ws_blocks = w.blocks;
+  k.ws_egc = w.egc;
+  k.ws_st = w.st;
+  k.ws_dst = w.dst;
+  k.ws_vn = w.vn;
+  k.ws_dvn = w.dvn;
+  k.ws_dq = w.dq;
+  k.ws_dk = w.dk;
+  k.ws_dv = w.dv;
+  l.workspace = w.total;
+  const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
+             seqs = static_cast<unsigned>(p.n_seq), slices = static_cast<unsigned>(p.d / 64);
+  auto dims = [](unsigned x, unsigned y, unsigned z, long long smem) {
+    runtime::LaunchDims d;
+    d.grid[0] = x;
+    d.grid[1] = y;
+    d.grid[2] = z;
+    d.block[0] = kThreads;
+    d.shared_bytes = static_cast<unsigned>(smem);
+    return d;
+  };
+  l.dims[0] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_prep_smem_bytes(p.d));
+  l.dims[1] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
+  l.dims[2] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
+  l.dims[3] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d));
+  l.dims[4] = dims(static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock), 1, 1, 0);
+  return l;
+}
+
+class GdnBwdPlan final : public CompiledPlan {
+ public:
+  GdnBwdPlan(GdnBwdProblem p, runtime::KernelRuntime* rt, std::array<const runtime::LoadedKernel*, kKernels> kernels,
+             OperandTable table, std::array<std::int32_t, kSlots> rows)
+      : p_(std::move(p)), rt_(rt), kernels_(kernels), table_(std::move(table)), rows_(rows), launch_(launch_for(p_)) {}
+  std::int64_t workspace_size() const override { return launch_.workspace; }
+
+  Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
+    if (!ctx.device)
+      return {ErrorCode::INVALID_VALUE,
+              "engine linear_attention executes device buffers; this call has no device handle"};
+    if (ctx.device->ordinal >= 0 && ctx.device->ordinal != rt_->device().ordinal)
+      return {ErrorCode::INVALID_CUDA_DEVICE, "engine linear_attention: the plan was built on device " +
+                                                  std::to_string(rt_->device().ordinal) +
+                                                  "; this call's handle drives device " +
+                                                  std::to_string(ctx.device->ordinal)};
+    if (!table_.accepts(pack)) return table_.explain(pack);  // shape overrides too (gdn_bwd_overrides)
+    if (ctx.workspace.bytes < launch_.workspace || !ctx.workspace.data)
+      return {ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd needs a workspace of " +
+                                            std::to_string(launch_.workspace) + " bytes, got " +
+                                            std::to_string(ctx.workspace.data ? ctx.workspace.bytes : 0)};
+    if (reinterpret_cast<std::uintptr_t>(ctx.workspace.data) % 256 != 0)
+      return {ErrorCode::INVALID_VALUE, "engine linear_attention: the gdn_bwd workspace must be 256-byte aligned"};
+    const runtime::ContextScope bound(rt_->api(), rt_->context());
+    OPGRAPH_CHECK(bound.status());
+    const OperandBuffer* ops = pack.operands().data();
+    auto ptr = [&](int slot) -> unsigned long long {
+      const std::int32_t row = rows_[static_cast<std::size_t>(slot)];
+      if (row < 0) return 0;
+      return reinterpret_cast<unsigned long long>(ops[table_.rows()[static_cast<std::size_t>(row)].position].data);
+    };
+    GdnBwdParams a = launch_.params;
+    a.q = ptr(kQ);
+    a.k = ptr(kK);
+    a.v = ptr(kV);
+    a.g = ptr(kG);
+    a.beta = ptr(kBeta);
+    a.cu_seqlens = ptr(kCu);
+    a.initial_state = ptr(kInit);
+    a.d_o = ptr(kDO);
+    a.d_final_state = ptr(kDFinal);
+    a.dq = ptr(kDQ);
+    a.dk = ptr(kDK);
+    a.dv = ptr(kDV);
+    a.dg = ptr(kDG);
+    a.dbeta = ptr(kDBeta);
+    a.d_initial_state = ptr(kDInit);
+    a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
+    if (a.n_seq <= 0 || a.ho <= 0) return Status::ok();
+    const CUstream stream = static_cast<CUstream>(ctx.stream);
+    void* args[] = {&a};
+    for (int i = 0; i < kKernels; ++i) {
+      const runtime::LaunchDims& d = launch_.dims[static_cast<std::size_t>(i)];
+      if (d.grid[0] == 0) continue;  // T = 0: no token to finish
+      OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, args));
+    }
+    return Status::ok();
+  }
+
+ private:
+  GdnBwdProblem p_;
+  runtime::KernelRuntime* rt_;
+  std::array<const runtime::LoadedKernel*, kKernels> kernels_;
+  OperandTable table_;
+  std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
+  BwdLaunch launch_;
+};
+
+Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLayout& layout,
+                                       std::array<std::int32_t, kSlots>& rows) {
+  const std::int64_t uids[kSlots] = {p.q,  p.k,  p.v,  p.g,  p.beta,  p.cu_seqlens, p.initial_state, p.d_o,
+                                     p.d_final_state, p.dq, p.dk, p.dv, p.dg, p.dbeta, p.d_initial_state};
+  std::vector<std::int64_t> positions;
+  rows.fill(-1);
+  for (int s = 0; s < kSlots; ++s) {
+    if (uids[s] < 0) continue;
+    const std::int64_t pos = layout.index_of(uids[s]);
+    if (pos < 0)
+      return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd: tensor uid " +
+                                                   std::to_string(uids[s]) +
+                                                   " has no position in the graph's operand layout");
+    auto it = std::find(positions.begin(), positions.end(), pos);
+    rows[static_cast<std::size_t>(s)] = static_cast<std::int32_t>(it - positions.begin());
+    if (it == positions.end()) positions.push_back(pos);
+  }
+  OperandNeeds needs;
+  needs.declared_extents = true;
+  needs.declared_strides = true;
+  needs.declared_dtype = true;
+  needs.memory = MemoryKind::DEVICE;
+  OperandTable table(layout, needs, "linear_attention", positions);
+  table.decline_overrides(
+      "engine linear_attention: rule gdn_bwd_overrides: a gdn_bwd plan runs the extents it was built for "
+      "(execute-time shape overrides are not served by the backward yet)");
+  // Row loads of q/k/v and pair loads / stores of dO, the gradients and the states.
+  for (int s : {kQ, kK, kV, kDO, kInit, kDFinal, kDQ, kDK, kDV, kDInit}) {
+    const std::int32_t row = rows[static_cast<std::size_t>(s)];
+    if (row >= 0) table.require_alignment(static_cast<std::size_t>(row), 16);
+  }
+  return table;
+}
+
+}  // namespace
+
+bool is_gdn_bwd(const OpGraph& graph) {
+  return graph.nodes().size() == 1 && graph.nodes().front()->op() == "gdn_bwd";
+}
+
+Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
+  // B1.
+  if (!is_gdn_bwd(graph))
+    return decline("B1 op:", "serves a graph of exactly one gdn_bwd node");
+  const Node& n = *graph.nodes().front();
+  GdnBwdProblem p;
+  p.node = n.name();
+  auto in = [&](const char* port) { return n.input(port); };
+  auto out = [&](const char* port) { return n.output(port); };
+  const TensorPtr q = in("q"), k = in("k"), v = in("v"), g = in("g"), beta = in("beta"), cu = in("cu_seqlens");
+  const TensorPtr init = in("initial_state"), d_o = in("dO"), dfin = in("d_final_state");
+  const TensorPtr dq = out("dQ"), dk = out("dK"), dv = out("dV"), dg = out("dG"), dbeta = out("dBeta"),
+                  dinit = out("d_initial_state");
+  if (!q || !k || !v || !g || !beta || !cu || !d_o || !dq || !dk || !dv || !dg || !dbeta)
+    return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd node '" + p.node +
+                                                 "' lacks a required port");
+
+  // B2 / B3.
+  p.io = q->get_data_type();
+  if (!one_of(p.io, {DataType::BFLOAT16, DataType::HALF}) || k->get_data_type() != p.io || v->get_data_type() != p.io)
+    return decline("B2 q/k/v:", "node '" + p.node + "': q, k, v must all be BFLOAT16 or all HALF; got " + dt(p.io) +
+                                    ", " + dt(k->get_data_type()) + ", " + dt(v->get_data_type()));
+  p.d = q->get_dim()[2];
+  const std::int64_t vd = v->get_dim()[2];
+  if (vd != p.d || (p.d != 64 && p.d != 128))
+    return decline("B3 head dim:", "node '" + p.node + "': K = V in {64, 128} is served; got K = " +
+                                       std::to_string(p.d) + ", V = " + std::to_string(vd));
+  p.t = q->get_dim()[0];
+  p.hq = q->get_dim()[1];
+  p.hk = k->get_dim()[1];
+  p.hv = v->get_dim()[1];
+  p.ho = std::max(p.hq, p.hv);
+  p.n_seq = cu->get_dim()[0] - 1;
+  p.cu64 = cu->get_data_type() == DataType::INT64;
+
+  // B4.
+  const auto floats = {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF};
+  const bool write_dinit = dinit && !dinit->get_is_virtual();
+  struct Typed {
+    const char* port;
+    TensorPtr t;
+    DataType* type;
+    bool state;
+  };
+  for (const Typed& x : {Typed{"g", g, &p.g_type, false}, Typed{"beta", beta, &p.beta_type, false},
+                         Typed{"dO", d_o, &p.do_type, false}, Typed{"dQ", dq, &p.dq_type, false},
+                         Typed{"dK", dk, &p.dk_type, false}, Typed{"dV", dv, &p.dv_type, false},
+                         Typed{"dG", dg, &p.dg_type, false}, Typed{"dBeta", dbeta, &p.dbeta_type, false},
+                         Typed{"initial_state", init, &p.init_type, true},
+                         Typed{"d_final_state", dfin, &p.dfin_type, true},
+                         Typed{"d_initial_state", write_dinit ? dinit : TensorPtr{}, &p.dinit_type, true}}) {
+    if (!x.t) continue;
+    const DataType d = x.t->get_data_type();
+    if (x.state ? !one_of(d, {DataType::FLOAT, DataType::BFLOAT16}) : !one_of(d, floats))
+      return decline("B4 types:", "node '" + p.node + "' port " + x.port + " is " + dt(d) + "; " +
+                                      (x.state ? "FLOAT or BFLOAT16" : "FLOAT, BFLOAT16 or HALF") + " is served");
+    *x.type = d;
+  }
+
+  // B5 / B6.
+  if (n.get_bool("safe_gate"))
+    return decline("B5 safe_gate:", "node '" + p.node + "': the in-kernel gate (safe_gate, with d_a_log / d_dt_bias) "
+                                    "is not served by the gdn_bwd kernels yet (the reference serves it)");
+  if (const std::int64_t every = n.get_int("checkpoint_every_n_tokens", 0); every > 0)
+    return decline("B6 checkpoints:", "node '" + p.node + "': checkpoint_every_n_tokens = " + std::to_string(every) +
+                                          " is not served by the gdn_bwd kernels yet (they recompute every chunk "
+                                          "state; the reference serves it)");
+
+  // B7.
+  for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"dQ", dq}, {"dK", dk}, {"dV", dv}, {"dG", dg},
+                                {"dBeta", dbeta}}) {
+    if (t->get_is_virtual())
+      return decline("B7 layout:", "node '" + p.node + "': " + port +
+                                       " must be a graph output (non-virtual): the engine writes it");
+  }
+  OPGRAPH_CHECK(check_rows(p.node, "q", *q, &p.q_ts, &p.q_hs));
+  OPGRAPH_CHECK(check_rows(p.node, "k", *k, &p.k_ts, &p.k_hs));
+  OPGRAPH_CHECK(check_rows(p.node, "v", *v, &p.v_ts, &p.v_hs));
+  for (const auto& [port, t] :
+       {std::pair<const char*, TensorPtr>{"g", g}, {"beta", beta}, {"cu_seqlens", cu}, {"initial_state", init},
+        {"dO", d_o}, {"d_final_state", dfin}, {"dQ", dq}, {"dK", dk}, {"dV", dv}, {"dG", dg}, {"dBeta", dbeta},
+        {"d_initial_state", write_dinit ? dinit : TensorPtr{}}}) {
+    if (t) OPGRAPH_CHECK(check_packed(p.node, port, *t));
+  }
+
+  // B8.
+  if (p.n_seq > 65535 || p.ho > 65535)
+    return decline("B8 grid:", "node '" + p.node + "': at most 65535 sequences and 65535 heads; got N = " +
+                                   std::to_string(p.n_seq) + ", HO = " + std::to_string(p.ho));
+
+  p.q = q->get_uid();
+  p.k = k->get_uid();
+  p.v = v->get_uid();
+  p.g = g->get_uid();
+  p.beta = beta->get_uid();
+  p.cu_seqlens = cu->get_uid();
+  p.d_o = d_o->get_uid();
+  p.dq = dq->get_uid();
+  p.dk = dk->get_uid();
+  p.dv = dv->get_uid();
+  p.dg = dg->get_uid();
+  p.dbeta = dbeta->get_uid();
+  if (init) p.initial_state = init->get_uid();
+  if (dfin) p.d_final_state = dfin->get_uid();
+  if (write_dinit) p.d_initial_state = dinit->get_uid();
+  p.l2norm = n.get_bool("use_qk_l2norm");
+  p.linear_gate = n.get_string("gate_domain", "log") == "linear";
+  p.beta_sigmoid = n.get_bool("use_beta_sigmoid");
+  p.neg_eig = n.get_bool("allow_neg_eigval");
+  p.batch_invariant = n.get_bool("batch_invariant");
+  p.overwrite = n.get_bool("overwrite_initial_state");
+  p.scale = n.attr_is_set("scale") ? n.get_float("scale") : 1.0 / std::sqrt(static_cast<double>(p.d));
+  return p;
+}
+
+Status gdn_bwd_support(const OpGraph& graph) {
+  const char* unverified = std::getenv("OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED");
+  if (!(unverified && std::string_view(unverified) == "1"))
+    return decline("B0 not_yet_run_on_h200:", "the gdn_bwd kernels have not passed their numerics tests on the H200 "
+                                              "yet; set OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1 to use them (the "
+                                              "reference serves the graph)");
+  return analyze_gdn_bwd(graph).status();
+}
+
+std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p) {
+  std::vector<runtime::KernelRequest> out;
+  for (const char* e : kEntries) out.push_back(request(p.d, p.io, e));
+  return out;
+}
+
+std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p) {
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho).total;
+}
+
+std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
+  std::vector<runtime::KernelRequest> out;
+  for (const char* e : kEntries)
+    for (long long d : {64, 128})
+      for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, e));
+  return out;
+}
+
+Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanContext& ctx) {
+  if (!ctx.layout)
+    return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd built without the graph's layout");
+  OPGRAPH_CHECK(gdn_bwd_support(graph));
+  auto p = analyze_gdn_bwd(graph);
+  if (p.is_bad()) return p.status();
+  std::array<std::int32_t, kSlots> rows{};
+  auto table = operand_table_for(*p, *ctx.layout, rows);
+  if (table.is_bad()) return table.status();
+  // The device the planning target names (device 0 for a target that names none),
+  // its runtime shared with the other families and held for the whole build.
+  const int ordinal = ctx.target().has_device() ? std::max(ctx.target().device->ordinal, 0) : 0;
+  auto leased = runtime::shared_kernel_runtime(ordinal);
+  if (leased.is_bad()) return leased.status();
+  runtime::KernelRuntime& rt = **leased;
+  const runtime::ContextScope bound(rt.api(), rt.context());
+  OPGRAPH_CHECK(bound.status());
+  std::array<const runtime::LoadedKernel*, kKernels> kernels{};
+  const auto requests = gdn_bwd_kernel_requests(*p);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto k = rt.get(requests[i]);
+    if (k.is_bad()) return k.status();
+    kernels[i] = *k;
+  }
+  return std::unique_ptr<CompiledPlan>(
+      std::make_unique<GdnBwdPlan>(std::move(*p), &rt, kernels, std::move(*table), rows));
+}
+
+Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanContext& ctx, const KernelSink& sink) {
+  auto p = analyze_gdn_bwd(graph);
+  if (p.is_bad()) return p.status();
+  if (!ctx.facts || !ctx.target().has_device())
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  "engine linear_attention: compiles for a device target; this target has none");
+  for (const auto& r : gdn_bwd_kernel_requests(*p)) OPGRAPH_CHECK(sink(r));
+  return Status::ok();
+}
+
+void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, std::vector<plan::Proposal>& out) {
+  if (gdn_bwd_support(graph).is_bad()) return;
+  out.push_back(plan::Proposal::plan(
+      engine.id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));
+}
+
+}  // namespace opgraph::linear_attention

@@ -1,0 +1,108 @@
+// engines/linear_attention/gdn_bwd.h — the linear_attention engine's gdn_bwd:
+// one gdn_bwd node reduced to a GdnBwdProblem, its support rules, the kernels a
+// plan compiles (kernels/gdn_bwd.cu) and the plan. la_engine.cpp hands every
+// graph whose one node is gdn_bwd here (is_gdn_bwd).
+//
+// analyze_gdn_bwd accepts a graph or declines with GRAPH_NOT_SUPPORTED naming
+// the rule (B1..B8), the node and the tensor:
+//  B1 op: exactly one node, op gdn_bwd;
+//  B2 q/k/v: BFLOAT16 or HALF, one type for the three;
+//  B3 head dim: K = V = D with D in {64, 128};
+//  B4 types: g, beta, dO and the gradients dQ, dK, dV, dG, dBeta FLOAT,
+//     BFLOAT16 or HALF; initial_state, d_final_state, d_initial_state FLOAT or
+//     BFLOAT16;
+//  B5 safe_gate: not served (the in-kernel gate and its d_a_log / d_dt_bias);
+//  B6 checkpoints: checkpoint_every_n_tokens > 0 not served (the backward
+//     recomputes every chunk state itself);
+//  B7 layout: q, k, v with the head dim contiguous and token / head strides
+//     multiples of 8 elements (as the forward's L6); every other operand dense
+//     row-major as declared; dQ, dK, dV, dG, dBeta non-virtual (a virtual
+//     d_initial_state is not written);
+//  B8 grid: N <= 65535 sequences, HO <= 65535 heads.
+// Served: scale, use_qk_l2norm, gate_domain log and linear, use_beta_sigmoid,
+// allow_neg_eigval, initial_state, d_final_state (absent: zero),
+// overwrite_initial_state (d_final_state and d_initial_state one buffer),
+// batch_invariant (every chunk's work and every reduction has a fixed order,
+// whatever the batch), grouped heads (dq, dk, dv summed over their groups),
+// varlen THD with empty sequences. Execute-time shape overrides are refused
+// (rule gdn_bwd_overrides): a plan runs its declared extents. The engine's
+// check_support adds rule B0 (gdn_bwd_support, below).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/declared_layout.h"
+#include "opgraph/data_type.h"
+#include "opgraph/engine.h"
+#include "opgraph/status.h"
+#include "plan/manifest.h"
+#include "runtime/nvrtc_compiler.h"
+
+namespace opgraph {
+class OpGraph;
+}
+namespace opgraph::linear_attention {
+
+struct GdnBwdProblem {
+  std::string node;
+  // Operand uids (-1: not bound / not produced).
+  std::int64_t q = -1, k = -1, v = -1, g = -1, beta = -1, cu_seqlens = -1, initial_state = -1, d_o = -1,
+               d_final_state = -1, dq = -1, dk = -1, dv = -1, dg = -1, dbeta = -1, d_initial_state = -1;
+  std::int64_t d = 0;             // K = V
+  std::int64_t t = 0, n_seq = 0;  // tokens, sequences
+  std::int64_t hq = 0, hk = 0, hv = 0, ho = 0;
+  std::int64_t q_ts = 0, q_hs = 0, k_ts = 0, k_hs = 0, v_ts = 0, v_hs = 0;
+  DataType io = DataType::BFLOAT16;
+  DataType g_type = DataType::FLOAT, beta_type = DataType::FLOAT, do_type = DataType::BFLOAT16;
+  DataType init_type = DataType::FLOAT, dfin_type = DataType::FLOAT, dinit_type = DataType::FLOAT;
+  DataType dq_type = DataType::BFLOAT16, dk_type = DataType::BFLOAT16, dv_type = DataType::BFLOAT16;
+  DataType dg_type = DataType::FLOAT, dbeta_type = DataType::FLOAT;
+  bool cu64 = false;
+  bool l2norm = false, linear_gate = false, beta_sigmoid = false, neg_eig = false;
+  bool batch_invariant = false, overwrite = false;
+  double scale = 0.0;  // resolved: the attribute, else D^-0.5
+};
+
+// Whether `graph` is one gdn_bwd node (the graphs la_engine.cpp hands here).
+bool is_gdn_bwd(const OpGraph& graph);
+
+// Reads `graph` (validated, frozen). GRAPH_NOT_SUPPORTED names the rule.
+Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph);
+
+// The engine's check_support of a gdn_bwd graph: analyze_gdn_bwd behind one more
+// rule, B0 not_yet_run_on_h200: until the GPU numerics tests
+// (tests/linear_attention_gpu/test_la_bwd_gpu.cpp) have passed on the H200 the
+// kernels are used only when OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1 (the device run
+// that checks them sets it); otherwise every gdn_bwd graph is declined (the
+// reference serves it), so no unchecked gradient reaches a caller.
+Status gdn_bwd_support(const OpGraph& graph);
+
+// The kernels a plan of `p` runs, in launch order: gdn_bwd_prep, gdn_bwd_fwd_scan,
+// gdn_bwd_rev_scan, gdn_bwd_grads, gdn_bwd_finish, specialised by D and the q/k/v type.
+std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p);
+
+// The workspace (bytes) a plan of `p` needs (kernels/gdn_bwd_params.cuh,
+// gdn_bwd_ws): per (64-token chunk slot, head) the chunk's tiles, the state and
+// its gradient at the chunk's boundary (bf16 [D][D] each), Vn and dVn; then
+// fp32 dq, dk, dv per output head [T, HO, D] each. At D = 128 about 172 KiB a
+// (chunk slot, head) plus 1.5 KiB a (token, head); ceil(T / 64) + N chunk slots.
+std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p);
+
+// Every specialisation gdn_bwd may compile: the five entries for D in {64, 128}
+// x q/k/v in {bf16, fp16}.
+std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
+
+// The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to
+// them when is_gdn_bwd): the plan (on the device the planning target names, as
+// the forward's; its kernels from the compiled cache; one plan whatever the
+// knobs, which change nothing here), the kernels it compiles, and the family
+// heuristics' proposal (one plan, PIPELINE_ARCH 0 / CHAIN_SPLIT 0, on a graph
+// analyze_gdn_bwd accepts; none otherwise).
+Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanContext& ctx);
+Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanContext& ctx, const KernelSink& sink);
+void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, std::vector<plan::Proposal>& out);
+
+}  // namespace opgraph::linear_attention

@@ -1,0 +1,92 @@
+// linear_attention/kernels/gdn_bwd_params.cuh — the launch contract of the gdn
+// backward kernels (gdn_bwd.cu): the one argument each takes, and the layout of
+// the workspace they share. The kernels (NVRTC) and the host
+// (engines/linear_attention/gdn_bwd.cpp fills it) include this same text. Plain
+// aggregate of 8-byte fields, no includes and no CUDA keywords: the same layout
+// under both compilers (LP64).
+#pragma once
+
+namespace opgraph_gdn {
+
+// GdnBwdParams::flags bits beyond gdn_params.cuh's kFlag* (which the backward
+// reads: kFlagL2Norm, kFlagLinearGate, kFlagBetaSigmoid, kFlagNegEig,
+// kFlagHasInit, kFlagCu64).
+enum : long long {
+  kBwdFlagHasDFinal = 1LL << 20,  // d_final_state bound (else a zero outgoing gradient)
+  kBwdFlagWriteDInit = 1LL << 21  // d_initial_state produced
+};
+
+// Every extent in ELEMENTS. q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
+// head dim contiguous and token / head strides q_ts, q_hs, ... (multiples of 8
+// elements); every other tensor is dense row-major in its declared shape:
+// g, beta, dG, dBeta [T, HO]; dO [T, HO, D]; dQ [T, HQ, D], dK [T, HK, D],
+// dV [T, HV, D]; initial_state, d_final_state, d_initial_state [N, HO, D, D]
+// (V-major: rows v of K elements).
+struct GdnBwdParams {
+  unsigned long long q, k, v, g, beta, cu_seqlens, initial_state, d_o, d_final_state;
+  unsigned long long dq, dk, dv, dg, dbeta, d_initial_state;
+  unsigned long long ws;       // the workspace (gdn_bwd_ws_* below), 256-byte aligned
+  long long t;                 // T (tokens); cu_seqlens offsets are clamped to [0, T]
+  long long n_seq;             // N (sequences)
+  long long hq, hk, hv, ho;    // head counts; HO = max(HQ, HV), each divides HO
+  long long n_slots;           // chunk slots: ceil(T / 64) + N (sequence s's chunk j is slot cu[s] / 64 + s + j)
+  long long q_ts, q_hs, k_ts, k_hs, v_ts, v_hs;
+  // Element type codes (kTypeBf16 / kTypeF16 / kTypeF32) of the run-time typed tensors.
+  long long g_type, beta_type, init_type, do_type, dfin_type;
+  long long dq_type, dk_type, dv_type, dg_type, dbeta_type, dinit_type;
+  long long flags;
+  double scale;                // o = scale * S^T q
+  // Byte offsets from ws of the workspace's regions (gdn_bwd_ws below; the host fills them).
+  long long ws_blocks, ws_egc, ws_st, ws_dst, ws_vn, ws_dvn, ws_dq, ws_dk, ws_dv;
+};
+
+// ---- the workspace (bytes from GdnBwdParams::ws; d the head dim, C = 64) ----
+// Per (chunk slot, output head) sh = slot * HO + h, in regions one after the other
+// (each starting on a 256-byte boundary):
+//   blocks  bf16 [sh][4 C d + C C]: the forward prep's tiles qe, wn, kd, u [C][d], p [C][C]
+//   egc     fp32 [sh]: exp(gamma_C)
+//   st      bf16 [sh][d][d]: S^T at the chunk's start (rows v)
+//   dst     bf16 [sh][d][d]: dS^T, the gradient of the state after the chunk
+//   vn      bf16 [sh][C][d]: V_new = U - W S
+//   dvn     bf16 [sh][C][d]: its gradient
+// then per token fp32 [T][HO][d] each: dq, dk, dv per output head (summed over
+// head groups, and taken through l2norm, by gdn_bwd_finish).
+constexpr long long gdn_bwd_round256(long long x) { return (x + 255) / 256 * 256; }
+constexpr long long gdn_bwd_slots(long long t, long long n_seq) { return (t + 63) / 64 + n_seq; }
+constexpr long long gdn_bwd_block_elems(long long d) { return 4 * 64 * d + 64 * 64; }
+struct GdnBwdWs {
+  long long blocks, egc, st, dst, vn, dvn, dq, dk, dv, total;
+};
+constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho) {
+  const long long sh = gdn_bwd_slots(t, n_seq) * ho;
+  GdnBwdWs w{};
+  w.blocks = 0;
+  w.egc = gdn_bwd_round256(w.blocks + sh * gdn_bwd_block_elems(d) * 2);
+  w.st = gdn_bwd_round256(w.egc + sh * 4);
+  w.dst = gdn_bwd_round256(w.st + sh * d * d * 2);
+  w.vn = gdn_bwd_round256(w.dst + sh * d * d * 2);
+  w.dvn = gdn_bwd_round256(w.vn + sh * 64 * d * 2);
+  w.dq = gdn_bwd_round256(w.dvn + sh * 64 * d * 2);
+  w.dk = gdn_bwd_round256(w.dq + t * ho * d * 4);
+  w.dv = gdn_bwd_round256(w.dk + t * ho * d * 4);
+  w.total = gdn_bwd_round256(w.dv + t * ho * d * 4);
+  return w;
+}
+
+// Dynamic shared memory of each kernel at head dim d (bf16 tiles [rows][d + 8],
+// [rows][64 + 8]; fp32 [64][65]). The kernels assert them.
+constexpr long long gdn_bwd_prep_smem_bytes(long long d) {
+  return (2 * 2 * 64 * (d + 8) > 4 * 2 * 64 * 65 ? 2 * 2 * 64 * (d + 8) : 4 * 2 * 64 * 65) +
+         2 * (2 * 64 * (d + 8) + 64 * 72) + 4 * 2 * 64;
+}
+// gdn_bwd_fwd_scan: wn, kd [C][d + 8]; s [64][d + 8]; vn [C][72].
+constexpr long long gdn_bwd_fwd_scan_smem_bytes(long long d) { return 2 * (3 * 64 * (d + 8) + 64 * 72); }
+// gdn_bwd_rev_scan: qe, wn, kd [C][d + 8]; p [C][72]; ds [64][d + 8]; dob, dvn [C][72].
+constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) { return 2 * (4 * 64 * (d + 8) + 3 * 64 * 72); }
+// gdn_bwd_grads: q, k, v, dob, vn, dvn, dw [C][d + 8]; st [d][d + 8]; t, c1, c2 [C][72];
+// fp32 lf, tf [C][65]; gam, bet, two rows each of rg, rb, rkd [C]; 8 reduction floats.
+constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
+  return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (2 * 64 * 65 + 8 * 64 + 8);
+}
+
+}  // namespace opgraph_gdn

@@ -1,0 +1,385 @@
+// tests/linear_attention/test_la_bwd.cpp — the linear_attention engine's gdn_bwd
+// without a GPU: its support rules (what it accepts, and the named rule of every
+// decline), the kernels and workspace of a plan, the engine's dispatch of a
+// gdn_bwd graph (check_support, plan_kernels, the family's ranked plan on a
+// device-less sm_90a target), and an NVRTC compile for sm_90a of every gdn_bwd
+// kernel specialisation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engines/linear_attention/gdn_bwd.h"
+#include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
+#include "engines/linear_attention/la_engine.h"
+#include "ir/linear_attention_fixture.h"
+#include "opgraph/graph.h"
+#include "runtime/loader.h"
+#include "runtime/nvrtc_compiler.h"
+
+namespace {
+
+using namespace opgraph;
+using la_test::Built;
+using la_test::Cfg;
+using linear_attention::analyze_gdn_bwd;
+
+// A gdn_bwd graph config at head dim `d` (K = V), GVA 2 / 8.
+Cfg cfg_of(std::int64_t d) {
+  Cfg c;
+  c.k = c.v = d;
+  c.hq = c.hk = 2;
+  c.hv = 8;
+  return c;
+}
+
+// The node's outputs made graph outputs (the builder leaves them virtual).
+void mark_outputs(Built& b) {
+  for (const auto& port : b.g.nodes().back()->outputs())
+    for (const auto& t : port)
+      if (t) t->set_output(true);
+}
+
+template <class Tweak>
+Built bwd(const Cfg& c, Attributes attrs, Tweak&& tweak, bool outputs = true) {
+  Built b = la_test::build(la_test::op_named("gdn_bwd"), c, std::move(attrs), tweak);
+  if (outputs) mark_outputs(b);
+  const Status v = b.g.validate();
+  EXPECT_TRUE(v.is_good()) << v.to_string();
+  return b;
+}
+Built bwd(const Cfg& c, Attributes attrs = {}) {
+  return bwd(c, std::move(attrs), [](Built&) {});
+}
+
+void expect_decline(const OpGraph& g, const std::string& rule) {
+  auto p = analyze_gdn_bwd(g);
+  ASSERT_TRUE(p.is_bad()) << "accepted; expected a decline naming " << rule;
+  EXPECT_EQ(p.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(p.status().message().find(rule), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("engine linear_attention: gdn_bwd"), std::string::npos)
+      << p.status().message();
+}
+
+// OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED set ("1") or unset for a scope (the engine's rule B0).
+class Unverified {
+ public:
+  explicit Unverified(bool on) {
+    if (const char* v = std::getenv(kVar)) old_ = v;
+    if (on) ::setenv(kVar, "1", 1);
+    else ::unsetenv(kVar);
+  }
+  ~Unverified() {
+    if (old_) ::setenv(kVar, old_->c_str(), 1);
+    else ::unsetenv(kVar);
+  }
+  Unverified(const Unverified&) = delete;
+  Unverified& operator=(const Unverified&) = delete;
+
+ private:
+  static constexpr const char* kVar = "OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED";
+  std::optional<std::string> old_;
+};
+
+const Engine& engine() {
+  static std::unique_ptr<Engine> e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  return *e;
+}
+
+TEST(LaBwdSupport, AcceptsBothHeadDimsTypesAndGroupedHeads) {
+  for (std::int64_t d : {64, 128})
+    for (DataType io : {DataType::BFLOAT16, DataType::HALF}) {
+      Built b = bwd(cfg_of(d), {}, [&](Built& x) {
+        x.q->set_data_type(io);
+        x.k->set_data_type(io);
+        x.v->set_data_type(io);
+        x.d_o->set_data_type(io);
+      });
+      auto p = analyze_gdn_bwd(b.g);
+      ASSERT_TRUE(p.is_good()) << d << " " << to_string(io) << ": " << p.status().message();
+      EXPECT_EQ(p->d, d);
+      EXPECT_EQ(p->io, io);
+      EXPECT_EQ(p->hq, 2);
+      EXPECT_EQ(p->hv, 8);
+      EXPECT_EQ(p->ho, 8);
+      EXPECT_EQ(p->n_seq, 3);  // {0, 4, 4, 10}: one empty sequence
+      EXPECT_EQ(p->t, 10);
+      EXPECT_EQ(p->dq_type, io);  // the gradients take their inputs' types
+      EXPECT_EQ(p->dg_type, DataType::FLOAT);
+      EXPECT_DOUBLE_EQ(p->scale, 1.0 / std::sqrt(static_cast<double>(d)));
+      EXPECT_EQ(p->initial_state, -1);
+      EXPECT_EQ(p->d_initial_state, -1);
+      EXPECT_EQ(p->d_final_state, -1);
+      // The engine's check_support hands the graph to the backward's rules.
+      Unverified on(true);
+      FactsCache facts(b.g, PlanTarget{});
+      EXPECT_TRUE(engine().check_support(b.g, PlanContext{&facts}).is_good());
+    }
+  // q heads > v heads (v shared): HO = HQ.
+  Cfg c = cfg_of(64);
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  auto p = analyze_gdn_bwd(bwd(c).g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_EQ(p->ho, 4);
+}
+
+TEST(LaBwdSupport, AcceptsTheAttributesItServes) {
+  Cfg c = cfg_of(128);
+  c.init = c.d_final = true;
+  Attributes a;
+  a.set("scale", 0.25);
+  a.set("use_qk_l2norm", true);
+  a.set("use_beta_sigmoid", true);
+  a.set("allow_neg_eigval", true);
+  a.set("gate_domain", std::string("linear"));
+  a.set("overwrite_initial_state", true);
+  a.set("batch_invariant", true);
+  Built b = bwd(c, a, [](Built& x) {
+    x.gate->set_data_type(DataType::BFLOAT16);
+    x.cu->set_data_type(DataType::INT64);
+    x.init->set_data_type(DataType::BFLOAT16);
+    x.d_final->set_data_type(DataType::BFLOAT16);
+  });
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_TRUE(p->l2norm && p->beta_sigmoid && p->neg_eig && p->linear_gate && p->batch_invariant && p->overwrite);
+  EXPECT_TRUE(p->cu64);
+  EXPECT_DOUBLE_EQ(p->scale, 0.25);
+  EXPECT_GE(p->initial_state, 0);
+  EXPECT_GE(p->d_final_state, 0);
+  EXPECT_GE(p->d_initial_state, 0);
+  EXPECT_EQ(p->g_type, DataType::BFLOAT16);
+  EXPECT_EQ(p->dg_type, DataType::BFLOAT16);
+  EXPECT_EQ(p->init_type, DataType::BFLOAT16);
+  EXPECT_EQ(p->dinit_type, DataType::BFLOAT16);
+  // A virtual d_initial_state is not written (accepted, no uid).
+  Built v = la_test::build(la_test::op_named("gdn_bwd"), c);
+  for (const char* port : {"dQ", "dK", "dV", "dG", "dBeta"}) v.g.nodes().back()->output(port)->set_output(true);
+  ASSERT_TRUE(v.g.validate().is_good());
+  auto pv = analyze_gdn_bwd(v.g);
+  ASSERT_TRUE(pv.is_good()) << pv.status().message();
+  EXPECT_EQ(pv->d_initial_state, -1);
+  EXPECT_GE(pv->initial_state, 0);
+}
+
+TEST(LaBwdSupport, DeclinesSafeGateAndCheckpoints) {
+  Cfg c = cfg_of(64);
+  c.a_log = c.dt_bias = true;
+  Attributes a;
+  a.set("safe_gate", true);
+  expect_decline(bwd(c, a).g, "B5 safe_gate:");
+  Cfg c2 = cfg_of(64);
+  Attributes s;
+  s.set("safe_gate", true);
+  expect_decline(bwd(c2, s).g, "B5 safe_gate:");  // without a_log / dt_bias too
+  Attributes ck;
+  ck.set("checkpoint_every_n_tokens", std::int64_t{128});
+  expect_decline(bwd(cfg_of(64), ck).g, "B6 checkpoints:");
+  // The engine's check_support gives the same decline (the reference serves these graphs).
+  Unverified on(true);
+  Built b = bwd(cfg_of(64), ck);
+  FactsCache facts(b.g, PlanTarget{});
+  const Status st = engine().check_support(b.g, PlanContext{&facts});
+  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(st.message().find("B6 checkpoints:"), std::string::npos) << st.message();
+}
+
+TEST(LaBwdSupport, DeclinesHeadDimsAndTypesOutsideTheSet) {
+  for (std::int64_t d : {32, 96, 256}) expect_decline(bwd(cfg_of(d)).g, "B3 head dim:");
+  Cfg c = cfg_of(128);
+  c.v = 64;
+  expect_decline(bwd(c).g, "B3 head dim:");
+  expect_decline(bwd(cfg_of(64), {}, [](Built& x) {
+                   x.q->set_data_type(DataType::FLOAT);
+                   x.k->set_data_type(DataType::FLOAT);
+                   x.v->set_data_type(DataType::FLOAT);
+                 }).g,
+                 "B2 q/k/v:");
+  expect_decline(bwd(cfg_of(64), {}, [](Built& x) { x.v->set_data_type(DataType::HALF); }).g, "B2 q/k/v:");
+  expect_decline(bwd(cfg_of(64), {}, [](Built& x) { x.gate->set_data_type(DataType::DOUBLE); }).g, "B4 types:");
+  expect_decline(bwd(cfg_of(64), {}, [](Built& x) { x.d_o->set_data_type(DataType::DOUBLE); }).g, "B4 types:");
+  Cfg ci = cfg_of(64);
+  ci.init = true;
+  expect_decline(bwd(ci, {}, [](Built& x) { x.init->set_data_type(DataType::HALF); }).g, "B4 types:");
+  Cfg cf = cfg_of(64);
+  cf.d_final = true;
+  expect_decline(bwd(cf, {}, [](Built& x) { x.d_final->set_data_type(DataType::HALF); }).g, "B4 types:");
+}
+
+TEST(LaBwdSupport, DeclinesLayoutsItDoesNotRead) {
+  // q, k, v: the forward's rule (head dim contiguous, strides multiples of 8).
+  expect_decline(bwd(cfg_of(64), {}, [](Built& x) { x.k->set_stride({68, 4, 1}); }).g, "B7 layout:");
+  // Views of a fused projection are served.
+  {
+    auto b = bwd(cfg_of(64), {}, [](Built& x) {
+      const std::int64_t row = (2 + 2 + 8) * 64;
+      x.q->set_stride({row, 64, 1});
+      x.k->set_stride({row, 64, 1});
+      x.v->set_stride({row, 64, 1});
+    });
+    auto p = analyze_gdn_bwd(b.g);
+    ASSERT_TRUE(p.is_good()) << p.status().message();
+    EXPECT_EQ(p->v_ts, (2 + 2 + 8) * 64);
+    EXPECT_EQ(p->v_hs, 64);
+  }
+  // Every other operand dense: a strided dO is declined.
+  expect_decline(bwd(cfg_of(64), {}, [](Built& x) { x.d_o->set_stride({8 * 128, 128, 1}); }).g, "B7 layout:");
+  // A virtual gradient is declined: the engine writes each one.
+  Built b = bwd(cfg_of(64), {}, [](Built&) {}, /*outputs=*/false);
+  expect_decline(b.g, "B7 layout:");
+  // A forward graph is not the backward's: B1 (the forward's own rules take it).
+  Built f = la_test::build(la_test::op_named("gdn"), cfg_of(64));
+  mark_outputs(f);
+  ASSERT_TRUE(f.g.validate().is_good());
+  expect_decline(f.g, "B1 op:");
+  EXPECT_FALSE(linear_attention::is_gdn_bwd(f.g));
+}
+
+// The five kernels in launch order, one specialisation per (D, q/k/v type), and the workspace.
+TEST(LaBwdKernels, RequestsAndWorkspace) {
+  Cfg c = cfg_of(128);
+  c.cu = {0, 30, 30, 100};  // T = 100, N = 3
+  auto p = analyze_gdn_bwd(bwd(c).g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  auto r = linear_attention::gdn_bwd_kernel_requests(*p);
+  std::vector<std::string> names;
+  for (const auto& x : r) names.push_back(x.kernel);
+  EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d128_bf16", "gdn_bwd_fwd_scan_d128_bf16",
+                                             "gdn_bwd_rev_scan_d128_bf16", "gdn_bwd_grads_d128_bf16",
+                                             "gdn_bwd_finish_d128_bf16"}));
+  for (const auto& x : r) EXPECT_EQ(x.source, "linear_attention/kernels/gdn_bwd.cu");
+  // ceil(100 / 64) + 3 = 5 chunk slots x 8 heads: the tiles (4 x 64 x 128 + 64 x 64 bf16), exp(gamma_C),
+  // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); fp32 dq, dk, dv [100, 8, 128].
+  const long long sh = 5 * 8;
+  auto up = [](long long x) { return (x + 255) / 256 * 256; };
+  long long want = up(sh * 2 * (4 * 64 * 128 + 64 * 64));
+  want = up(want + sh * 4);
+  want = up(want + sh * 2 * 128 * 128);
+  want = up(want + sh * 2 * 128 * 128);
+  want = up(want + sh * 2 * 64 * 128);
+  want = up(want + sh * 2 * 64 * 128);
+  want = up(want + 100 * 8 * 128 * 4);
+  want = up(want + 100 * 8 * 128 * 4);
+  want = up(want + 100 * 8 * 128 * 4);
+  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p), want);
+  // One kernel per layout class: lengths, heads and attributes do not enter the key.
+  Cfg other = cfg_of(128);
+  other.cu = {0, 500, 4000};
+  other.hq = other.hk = other.hv = 4;
+  Attributes l2;
+  l2.set("use_qk_l2norm", true);
+  auto po = analyze_gdn_bwd(bwd(other, l2).g);
+  ASSERT_TRUE(po.is_good());
+  EXPECT_EQ(linear_attention::gdn_bwd_kernel_requests(*po)[3].key("sm_90a"), r[3].key("sm_90a"));
+  // fp16 at d = 64.
+  auto ph = analyze_gdn_bwd(bwd(cfg_of(64), {}, [](Built& x) {
+                              x.q->set_data_type(DataType::HALF);
+                              x.k->set_data_type(DataType::HALF);
+                              x.v->set_data_type(DataType::HALF);
+                            }).g);
+  ASSERT_TRUE(ph.is_good());
+  EXPECT_EQ(linear_attention::gdn_bwd_kernel_requests(*ph)[0].kernel, "gdn_bwd_prep_d64_f16");
+  // Every kernel's shared memory fits the H200's 227 KiB a block.
+  for (long long d : {64, 128}) {
+    EXPECT_LE(opgraph_gdn::gdn_bwd_grads_smem_bytes(d), 227 * 1024) << d;
+    EXPECT_LE(opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(d), 227 * 1024) << d;
+  }
+}
+
+// The engine's dispatch: plan_kernels names the five kernels, and the family's
+// heuristics rank one plan of ours for an accepted gdn_bwd graph (none for a
+// declined one) on a device-less sm_90a target.
+TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
+  Unverified on(true);
+  Built b = bwd(cfg_of(64));
+  b.g.freeze();
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  FactsCache facts(b.g, PlanTarget{*sm90});
+  PlanContext ctx{&facts};
+  std::vector<std::string> names;
+  Status st = engine().plan_kernels(b.g, PlanConfig{engine().id(), {}, {}, -1}, ctx,
+                                    [&](const runtime::KernelRequest& r) {
+                                      names.push_back(r.kernel);
+                                      return Status::ok();
+                                    });
+  ASSERT_TRUE(st.is_good()) << st.message();
+  EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d64_bf16", "gdn_bwd_fwd_scan_d64_bf16",
+                                             "gdn_bwd_rev_scan_d64_bf16", "gdn_bwd_grads_d64_bf16",
+                                             "gdn_bwd_finish_d64_bf16"}));
+
+  for (HeurMode mode : {HeurMode::A, HeurMode::FALLBACK}) {
+    Built bp = bwd(cfg_of(128));
+    Graph g(std::move(bp.g));
+    g.set_device_properties(*sm90);
+    const Status made = g.create_execution_plans({mode});
+    ASSERT_TRUE(made.is_good()) << made.to_string();
+    auto n0 = g.get_plan_name_at_index(0);
+    ASSERT_TRUE(n0.is_good()) << n0.status().message();
+    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+    auto n1 = g.get_plan_name_at_index(1);
+    if (n1.is_good()) {
+      EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;  // one plan of ours
+    }
+  }
+  // A declined gdn_bwd graph (safe_gate): no plan of ours.
+  Cfg c = cfg_of(128);
+  Attributes a;
+  a.set("safe_gate", true);
+  Built bd = bwd(c, a);
+  Graph gd(std::move(bd.g));
+  gd.set_device_properties(*sm90);
+  if (gd.create_execution_plans({HeurMode::A}).is_good()) {
+    for (std::int64_t i = 0; i < gd.get_execution_plan_count(); ++i) {
+      auto n = gd.get_plan_name_at_index(i);
+      if (n.is_good()) {
+        EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
+      }
+    }
+  }
+}
+
+// Rule B0: until the kernels have passed on the H200, the engine declines every
+// gdn_bwd graph unless OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1, and ranks no plan of
+// its own for one (the reference serves it).
+TEST(LaBwdSupport, DeclinedUntilRunOnTheH200) {
+  Unverified off(false);
+  Built b = bwd(cfg_of(128));
+  ASSERT_TRUE(analyze_gdn_bwd(b.g).is_good());  // the rules accept it
+  FactsCache facts(b.g, PlanTarget{});
+  const Status st = engine().check_support(b.g, PlanContext{&facts});
+  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(st.message().find("B0 not_yet_run_on_h200"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED"), std::string::npos) << st.message();
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  Graph g(std::move(b.g));
+  g.set_device_properties(*sm90);
+  if (g.create_execution_plans({HeurMode::A}).is_good()) {
+    for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
+      auto n = g.get_plan_name_at_index(i);
+      if (n.is_good()) {
+        EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
+      }
+    }
+  }
+}
+
+TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  auto all = linear_attention::gdn_bwd_declared_specialisations();
+  ASSERT_EQ(all.size(), 20u);  // 5 entries x d {64, 128} x {bf16, fp16}
+  for (const auto& r : all) {
+    auto k = runtime::compile_kernel(r, "sm_90a");
+    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+  }
+}
+
+}  // namespace
