@@ -77,6 +77,17 @@ __device__ __forceinline__ unsigned long long mdesc(u32 tile, int kk) {
   return desc(tile + static_cast<u32>(kk) * 2048u, kPanel64, 1024);
 }
 
+// Shared-memory stores and loads by 32-bit shared address (st.shared / ld.shared:
+// no generic-address resolution).
+__device__ __forceinline__ void sts32(u32 a, u32 w) { asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(w) : "memory"); }
+__device__ __forceinline__ void sts64(u32 a, u32 lo, u32 hi) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(a), "r"(lo), "r"(hi) : "memory");
+}
+// The XOR term of swz for row r and the 16-byte chunk holding column c (c % 64 / 8).
+__device__ __forceinline__ u32 swz_chunk(int r, int c) {
+  return (static_cast<u32>((c & 63) >> 3) ^ static_cast<u32>(r & 7)) << 4;
+}
+
 template <int N>
 __device__ __forceinline__ void pin(float* acc) {
 #pragma unroll
@@ -91,19 +102,27 @@ using namespace opgraph_gdn;
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
-                                                         ~1023ull);
-  const u32 sb = static_cast<u32>(__cvta_generic_to_shared(base));
+  // The 1024-aligned base by pointer arithmetic on the shared array (the
+  // compiler keeps these pointers in the shared window: ld/st.shared).
+  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
+  unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
+  const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
   float* const lf = reinterpret_cast<float*>(base + kLf);
   float* const tf = reinterpret_cast<float*>(base + kTf);
   float* const gam = reinterpret_cast<float*>(base + kGam);
   float* const bet = reinterpret_cast<float*>(base + kBet);
-  auto st32 = [&](u32 off, u32 w) { *reinterpret_cast<u32*>(base + off) = w; };
+  auto st32 = [&](u32 off, u32 w) { sts32(sb + off, w); };
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wg = warp >> 2, wi = warp & 3;   // warpgroup, warp within it
   const int fr = 16 * wi + (lane >> 2);      // accumulator fragment row (and + 8)
   const int fc = 2 * (lane & 3);             // fragment column within an 8-column tile
+  // Byte offset, within a 64-column panel, of accumulator pair j's element
+  // (row fr + 8 hh, column 8 t + fc) less fr * 128 + 2 fc (fr % 8 = lane / 4).
+  auto frag = [&](int j) -> u32 {
+    return static_cast<u32>((j & 3) >> 1) * 1024u + ((static_cast<u32>((j >> 2) & 7) ^ static_cast<u32>(fr & 7)) << 4);
+  };
+  const u32 frag0 = static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
   const i64 h = blockIdx.y, seq = blockIdx.z;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
@@ -124,7 +143,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       if (load) load_any2(p.initial_state, sbase + static_cast<i64>(r) * D + c, p.state_type, a, b);
       st[j] = a;
       st[j + 1] = b;
-      st32(kS + swz(v0 + r, c, kPanelS), pack_bf16(a, b));
+      sts32(sb + kS + static_cast<u32>(j >> 5) * kPanelS + static_cast<u32>(v0) * 128u + frag0 + frag(j), pack_bf16(a, b));
     }
   }
 
@@ -133,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
   const u16* vg = reinterpret_cast<const u16*>(p.v);
   constexpr int RPW = C / (kThreads / 32);  // rows a warp
   RowRaw rq[RPW], rk[RPW], rv[RPW];
-  float g_raw = 0.f, b_raw = 0.f;
+  float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 0: tokens 2 lane, 2 lane + 1
   auto prefetch = [&](i64 c) {
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
@@ -146,30 +165,49 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
         rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
       }
     }
-    if (tid < C && c + tid < len) {
-      const i64 off = (bos + c + tid) * p.ho + h;
-      g_raw = load_any(p.g, off, p.g_type);
-      b_raw = load_any(p.beta, off, p.beta_type);
+    if (warp == 0) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        if (c + 2 * lane + e < len) {
+          const i64 off = (bos + c + 2 * lane + e) * p.ho + h;
+          g_raw[e] = load_any(p.g, off, p.g_type);
+          b_raw[e] = load_any(p.beta, off, p.beta_type);
+        }
+      }
     }
   };
   if (len > 0) prefetch(0);
 
   for (i64 c0 = 0; c0 < len; c0 += C) {
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
-    // Gate and beta of the chunk, then its inclusive cumsum (log2 units). The
-    // barrier also ends the previous chunk's reads of every tile.
-    if (tid < C) {
-      float gl = 0.f, b = 0.f;
-      if (tid < n) gate_beta_of(p, g_raw, b_raw, h, gl, b);
-      gam[tid] = gl;
-      bet[tid] = b;
+    // Gate and beta of the chunk and the gate's inclusive cumsum (log2 units),
+    // by warp 0 in registers (two tokens a lane). No one reads gam or bet after
+    // the previous chunk's last barrier; this barrier also ends that chunk's
+    // reads of every tile.
+    if (warp == 0) {
+      float gl[2] = {0.f, 0.f}, bb[2] = {0.f, 0.f};
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        if (2 * lane + e < n) gate_beta_of(p, g_raw[e], b_raw[e], h, gl[e], bb[e]);
+      float sum = gl[0] + gl[1];
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const float y = __shfl_up_sync(0xffffffffu, sum, o);
+        if (lane >= o) sum += y;
+      }
+      gam[2 * lane] = (sum - gl[1]) * kLog2e;
+      gam[2 * lane + 1] = sum * kLog2e;
+      bet[2 * lane] = bb[0];
+      bet[2 * lane + 1] = bb[1];
     }
     __syncthreads();
-    if (warp == 0) chunk_gate_cumsum(gam, lane);
-    __syncthreads();
 
-    // The rows: Qn, Kn, Qe, Kd, KB, VB (a warp's rows, a lane's EL columns).
+    // The rows: Qn, Kn, Qe, Kd, KB, VB (a warp's rows, a lane's EL = 4
+    // columns: 8 bytes of one 16-byte chunk). Rows r = warp + 8 i share r % 8,
+    // so the swizzled offset is one per thread plus 128 r.
     const float gc = gam[C - 1];
+    static_assert(EL == 4, "one 8-byte store a row and tile");
+    const u32 row0 = sb + swz(warp, lane * EL, kPanel64);
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
       const int r = warp + (kThreads / 32) * i;
@@ -178,17 +216,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       unpack_row(rk[i], xk);
       unpack_row(rv[i], xv);
       if (r < n && l2) l2norm_rows(xq, xk);
-      const float eg = exp2f(gam[r]), br = bet[r], dk = exp2f(gc - gam[r]);
-#pragma unroll
-      for (int e = 0; e < EL; e += 2) {
-        const u32 o = swz(r, lane * EL + e, kPanel64);
-        st32(kQn + o, pack_bf16(xq[e], xq[e + 1]));
-        st32(kKn + o, pack_bf16(xk[e], xk[e + 1]));
-        st32(kQe + o, pack_bf16(eg * xq[e], eg * xq[e + 1]));
-        st32(kKd + o, pack_bf16(dk * xk[e], dk * xk[e + 1]));
-        st32(kKB + o, pack_bf16(br * eg * xk[e], br * eg * xk[e + 1]));
-        st32(kVB + o, pack_bf16(br * xv[e], br * xv[e + 1]));
-      }
+      const float gr = gam[r], eg = exp2f(gr), br = bet[r], dk = exp2f(gc - gr), be = br * eg;
+      const u32 a = row0 + static_cast<u32>(r - warp) * 128u;
+      sts64(a + kQn, pack_bf16(xq[0], xq[1]), pack_bf16(xq[2], xq[3]));
+      sts64(a + kKn, pack_bf16(xk[0], xk[1]), pack_bf16(xk[2], xk[3]));
+      sts64(a + kQe, pack_bf16(eg * xq[0], eg * xq[1]), pack_bf16(eg * xq[2], eg * xq[3]));
+      sts64(a + kKd, pack_bf16(dk * xk[0], dk * xk[1]), pack_bf16(dk * xk[2], dk * xk[3]));
+      sts64(a + kKB, pack_bf16(be * xk[0], be * xk[1]), pack_bf16(be * xk[2], be * xk[3]));
+      sts64(a + kVB, pack_bf16(br * xv[0], br * xv[1]), pack_bf16(br * xv[2], br * xv[3]));
     }
     if (c0 + C < len) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
     fence_async_shared();
@@ -204,22 +239,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(acc);
+      // This thread's fragment rows fr, fr + 8 and columns 8 t + fc (+1).
+      const float gr[2] = {gam[fr], gam[fr + 8]};
+      if (wg == 0) {
+        const float br[2] = {bet[fr], bet[fr + 8]};
 #pragma unroll
-      for (int j = 0; j < 32; j += 2) {
-        const int r = fr + 8 * ((j & 3) >> 1), s0 = 8 * (j >> 2) + fc;
-        const float gr = gam[r], br = bet[r];
-        float x[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int s = s0 + e;
-          const float dec = s <= r ? exp2f(gr - gam[s]) : 0.f;
-          x[e] = wg == 0 ? (s < r ? br * acc[j + e] * dec : 0.f) : acc[j + e] * dec;
+        for (int j = 0; j < 32; j += 2) {
+          const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
+          const float x0 = s0 < r ? br[hh] * acc[j] * exp2f(gr[hh] - gam[s0]) : 0.f;
+          const float x1 = s0 + 1 < r ? br[hh] * acc[j + 1] * exp2f(gr[hh] - gam[s0 + 1]) : 0.f;
+          lf[r * LDF + s0] = x0;  // (LDF is odd: two 4-byte stores)
+          lf[r * LDF + s0 + 1] = x1;
         }
-        if (wg == 0) {
-          lf[r * LDF + s0] = x[0];
-          lf[r * LDF + s0 + 1] = x[1];
-        } else {
-          st32(kP + swz(r, s0, kPanel64), pack_bf16(x[0], x[1]));
+      } else {
+        const u32 prow = sb + kP + static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
+#pragma unroll
+        for (int j = 0; j < 32; j += 2) {
+          const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
+          const float x0 = s0 <= r ? acc[j] * exp2f(gr[hh] - gam[s0]) : 0.f;
+          const float x1 = s0 + 1 <= r ? acc[j + 1] * exp2f(gr[hh] - gam[s0 + 1]) : 0.f;
+          sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
         }
       }
     }
@@ -249,11 +288,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       wgmma_wait<0>();
       pin<32>(w);
       pin<32>(u);
+      const u32 wrow = sb + kQn + static_cast<u32>(wg) * kPanel64 + frag0;
 #pragma unroll
-      for (int j = 0; j < 32; j += 2) {
-        const int r = fr + 8 * ((j & 3) >> 1), cc = v0 + 8 * (j >> 2) + fc;
-        st32(kQn + swz(r, cc, kPanel64), pack_bf16(-w[j], -w[j + 1]));
-      }
+      for (int j = 0; j < 32; j += 2) sts32(wrow + frag(j), pack_bf16(-w[j], -w[j + 1]));
     }
     fence_async_shared();
     __syncthreads();  // Wn complete (both halves)
@@ -273,11 +310,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       pin<32>(u);
       pin<32>(o);
       // Vn (bf16) into this warpgroup's columns of the Vn tile (over Kn).
+      const u32 vrow = sb + kKn + static_cast<u32>(wg) * kPanel64 + frag0;
 #pragma unroll
-      for (int j = 0; j < 32; j += 2) {
-        const int r = fr + 8 * ((j & 3) >> 1), cc = v0 + 8 * (j >> 2) + fc;
-        st32(kKn + swz(r, cc, kPanel64), pack_bf16(u[j], u[j + 1]));
-      }
+      for (int j = 0; j < 32; j += 2) sts32(vrow + frag(j), pack_bf16(u[j], u[j + 1]));
     }
     fence_async_shared();
     wg_sync(wg);  // this warpgroup's Vn columns are complete; no one else reads them
@@ -298,16 +333,32 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       pin<32>(o);
       pin<64>(st);
     }
+    {
+      // O rows fr and fr + 8 of the chunk (those below n), columns v0 + 8 t + fc.
+      const i64 o0 = ((bos + c0 + fr) * p.ho + h) * D + v0 + fc, o8 = o0 + 8 * p.ho * D;
+      const bool in0 = fr < n, in8 = fr + 8 < n;
+      if (p.o_type == kTypeBf16) {
+        u32* const ob = reinterpret_cast<u32*>(p.o);
 #pragma unroll
-    for (int j = 0; j < 32; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), cc = v0 + 8 * (j >> 2) + fc;
-      if (r < n) store_any2(p.o, ((bos + c0 + r) * p.ho + h) * D + cc, p.o_type, scale * o[j], scale * o[j + 1]);
+        for (int j = 0; j < 32; j += 4) {
+          const i64 t8 = 8 * (j >> 2);
+          if (in0) ob[(o0 + t8) >> 1] = pack_bf16(scale * o[j], scale * o[j + 1]);
+          if (in8) ob[(o8 + t8) >> 1] = pack_bf16(scale * o[j + 2], scale * o[j + 3]);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < 32; j += 4) {
+          const i64 t8 = 8 * (j >> 2);
+          if (in0) store_any2(p.o, o0 + t8, p.o_type, scale * o[j], scale * o[j + 1]);
+          if (in8) store_any2(p.o, o8 + t8, p.o_type, scale * o[j + 2], scale * o[j + 3]);
+        }
+      }
     }
     // The state's bf16 copy (this warpgroup's rows: only it reads them).
+    {
+      const u32 scopy = sb + kS + static_cast<u32>(v0) * 128u + frag0;
 #pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      st32(kS + swz(v0 + r, c, kPanelS), pack_bf16(st[j], st[j + 1]));
+      for (int j = 0; j < 64; j += 2) sts32(scopy + static_cast<u32>(j >> 5) * kPanelS + frag(j), pack_bf16(st[j], st[j + 1]));
     }
     fence_async_shared();
   }
