@@ -1,0 +1,491 @@
+// tests/linear_attention_gpu/test_la_bwd_gpu.cpp — the linear_attention engine's
+// gdn_bwd on the device against the float64 reference's gdn_bwd
+// (--gtest_filter='GdnBwdGpu.*'; the fixture sets OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1,
+// the engine's rule B0).
+//
+// Every case draws fresh random inputs, poisons every output and the workspace
+// (all bits set: NaN in every type) before the run, and compares each gradient
+// with the reference's by RMS ratio, ||got - ref|| / ||ref|| (any NaN fails),
+// within fla's tolerances for 16-bit inputs: dQ, dK, dV and d_initial_state
+// 8e-3, dG and dBeta 2e-2. Inputs follow the forward's GPU tests (fla's): q, k
+// unit-norm rows (raw under use_qk_l2norm), v ~ N(0, 1), gates
+// logsigmoid(N(0, 1)) or strong decay g in [-10, -5] (alpha = e^g under the
+// linear gate), beta in (0, 1) or logits N(0, 1), initial state N(0, 1/4); dO ~
+// N(0, 1), d_final_state N(0, 1/4). The families: varlen with empty sequences and
+// sequences of 1, 63, 64, 65, 1000 and 4097 tokens at both head dims; fp16 and
+// bf16 inputs, bf16 gates and states; grouped heads both ways (q/k shared by
+// 4 value heads; v shared by 2 q heads) with int64 cu_seqlens; every attribute
+// the engine serves; d_final_state and d_initial_state one buffer
+// (overwrite_initial_state). Under batch_invariant a sequence's gradients are
+// bitwise the same alone and packed with others.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engines/linear_attention/la_engine.h"
+#include "engines/reference/executor.h"
+#include "gemm_gpu/gemm_gpu_util.h"
+#include "opgraph/device.h"
+#include "opgraph/op_graph.h"
+#include "runtime/device_buffer.h"
+
+namespace {
+
+using namespace opgraph;
+using gemm_testing::build_direct;
+using gemm_testing::gpu;
+
+std::size_t width(DataType d) {
+  switch (d) {
+    case DataType::FLOAT:
+    case DataType::INT32: return 4;
+    case DataType::INT64: return 8;
+    default: return 2;
+  }
+}
+
+// fp16 round to nearest (normal and subnormal range; the inputs here stay well inside).
+std::uint16_t to_f16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t sign = (u >> 16) & 0x8000u;
+  const float a = std::fabs(f);
+  if (!(a == a)) return 0x7e00;
+  if (a >= 65520.f) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  if (a < 6.103515625e-05f) {
+    const long m = std::lrint(a * 16777216.f);
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(m));
+  }
+  int e;
+  const float m = std::frexp(a, &e);
+  long mant = std::lrint((m * 2.f - 1.f) * 1024.f);
+  int be = e - 1 + 15;
+  if (mant == 1024) mant = 0, ++be;
+  return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(be) << 10) | static_cast<std::uint32_t>(mant));
+}
+
+std::vector<unsigned char> encode(const std::vector<double>& x, DataType d) {
+  std::vector<unsigned char> b(x.size() * width(d));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float f = static_cast<float>(x[i]);
+    if (d == DataType::FLOAT) {
+      std::memcpy(b.data() + 4 * i, &f, 4);
+    } else if (d == DataType::INT32) {
+      const std::int32_t v = static_cast<std::int32_t>(x[i]);
+      std::memcpy(b.data() + 4 * i, &v, 4);
+    } else if (d == DataType::INT64) {
+      const std::int64_t v = static_cast<std::int64_t>(x[i]);
+      std::memcpy(b.data() + 8 * i, &v, 8);
+    } else {
+      const std::uint16_t h = d == DataType::BFLOAT16 ? gemm_testing::to_bf16(f) : to_f16(f);
+      std::memcpy(b.data() + 2 * i, &h, 2);
+    }
+  }
+  return b;
+}
+std::vector<double> decode(const std::vector<unsigned char>& b, DataType d) {
+  std::vector<double> x(b.size() / width(d));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = gemm_testing::read_elem(b, d, i);
+  return x;
+}
+
+double rms_ratio(const std::vector<double>& got, const std::vector<double>& want) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double e = got[i] - want[i];
+    num += e * e;
+    den += want[i] * want[i];
+  }
+  if (!(num == num)) return num;  // NaN: an unwritten (poisoned) element
+  if (den == 0) return std::sqrt(num);
+  return std::sqrt(num / den);
+}
+
+struct Case {
+  std::string name;
+  std::vector<std::int64_t> lens;
+  std::int64_t hq = 2, hk = 2, hv = 8, d = 128;
+  DataType io = DataType::BFLOAT16, gate_t = DataType::FLOAT, beta_t = DataType::FLOAT, state_t = DataType::FLOAT;
+  bool init = true, d_final = true, overwrite = false, l2 = false, beta_sig = false, neg = false, linear = false,
+       strong = false, batch_inv = false, cu64 = false;
+  std::optional<double> scale;
+  std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
+  std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
+  std::int64_t ho() const { return std::max(hq, hv); }
+};
+
+struct Problem {
+  OpGraph g;
+  DeltaRuleGrads out;
+  TensorPtr q, k, v, gate, beta, cu, init, d_o, d_final;
+};
+
+std::unique_ptr<Problem> build(const Case& c) {
+  auto p = std::make_unique<Problem>();
+  OpGraph& g = p->g;
+  const std::int64_t T = c.t(), N = c.n(), HO = c.ho(), D = c.d;
+  p->q = g.tensor({T, c.hq, D}, c.io, "q");
+  p->k = g.tensor({T, c.hk, D}, c.io, "k");
+  p->v = g.tensor({T, c.hv, D}, c.io, "v");
+  p->gate = g.tensor({T, HO}, c.gate_t, "g");
+  p->beta = g.tensor({T, HO}, c.beta_t, "beta");
+  p->cu = g.tensor({N + 1}, c.cu64 ? DataType::INT64 : DataType::INT32, "cu_seqlens");
+  if (c.init) p->init = g.tensor({N, HO, D, D}, c.state_t, "initial_state");
+  p->d_o = g.tensor({T, HO, D}, c.io, "dO");
+  if (c.d_final) p->d_final = g.tensor({N, HO, D, D}, c.state_t, "d_final_state");
+  Attributes a;
+  if (c.scale) a.set("scale", *c.scale);
+  a.set("use_qk_l2norm", c.l2);
+  a.set("use_beta_sigmoid", c.beta_sig);
+  a.set("allow_neg_eigval", c.neg);
+  if (c.linear) a.set("gate_domain", std::string("linear"));
+  a.set("overwrite_initial_state", c.overwrite);
+  a.set("batch_invariant", c.batch_inv);
+  a.set_name("gdn_bwd0");
+  p->out = g.gdn_bwd(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, nullptr, nullptr, nullptr},
+                     p->d_o, p->d_final, a);
+  for (const TensorPtr& t : {p->out.dq, p->out.dk, p->out.dv, p->out.dg, p->out.dbeta, p->out.d_initial_state})
+    if (t) t->set_output(true);
+  return p;
+}
+
+// Host inputs (bytes per uid) drawn for case c.
+std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Problem& p, std::mt19937& rng) {
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_real_distribution<double> ud(0.0, 1.0);
+  const std::int64_t T = c.t(), HO = c.ho(), D = c.d, N = c.n();
+  std::map<std::int64_t, std::vector<unsigned char>> h;
+  auto rows = [&](std::int64_t heads, bool unit) {
+    std::vector<double> x(static_cast<std::size_t>(T * heads * D));
+    for (auto& e : x) e = nd(rng);
+    if (unit)
+      for (std::int64_t r = 0; r < T * heads; ++r) {
+        double ss = 0;
+        for (std::int64_t i = 0; i < D; ++i) ss += x[r * D + i] * x[r * D + i];
+        for (std::int64_t i = 0; i < D; ++i) x[r * D + i] /= std::sqrt(ss);
+      }
+    return x;
+  };
+  h[p.q->get_uid()] = encode(rows(c.hq, !c.l2), c.io);
+  h[p.k->get_uid()] = encode(rows(c.hk, !c.l2), c.io);
+  h[p.v->get_uid()] = encode(rows(c.hv, false), c.io);
+  h[p.d_o->get_uid()] = encode(rows(HO, false), c.io);
+  std::vector<double> g(static_cast<std::size_t>(T * HO)), b(g.size());
+  for (auto& e : g) {
+    const double lg = c.strong ? -5.0 - 5.0 * ud(rng) : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
+    e = c.linear ? std::exp(lg) : lg;
+  }
+  for (auto& e : b) e = c.beta_sig ? nd(rng) : ud(rng);
+  h[p.gate->get_uid()] = encode(g, c.gate_t);
+  h[p.beta->get_uid()] = encode(b, c.beta_t);
+  std::vector<double> cu{0};
+  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
+  h[p.cu->get_uid()] = encode(cu, c.cu64 ? DataType::INT64 : DataType::INT32);
+  auto state = [&] {
+    std::vector<double> s(static_cast<std::size_t>(N * HO * D * D));
+    for (auto& e : s) e = 0.5 * nd(rng);
+    return encode(s, c.state_t);
+  };
+  if (p.init) h[p.init->get_uid()] = state();
+  if (p.d_final) h[p.d_final->get_uid()] = state();
+  return h;
+}
+
+const Engine& la_engine() {
+  static std::unique_ptr<Engine> e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  return *e;
+}
+
+// The outputs checked, with their tolerance (fla's for 16-bit inputs).
+struct Checked {
+  const char* name;
+  TensorPtr t;
+  double tol;
+};
+std::vector<Checked> checked(const Problem& p) {
+  std::vector<Checked> out = {{"dQ", p.out.dq, 8e-3}, {"dK", p.out.dk, 8e-3},   {"dV", p.out.dv, 8e-3},
+                              {"dG", p.out.dg, 2e-2}, {"dBeta", p.out.dbeta, 2e-2}};
+  if (p.out.d_initial_state) out.push_back({"d_initial_state", p.out.d_initial_state, 8e-3});
+  return out;
+}
+
+struct Outcome {
+  std::map<std::string, std::vector<unsigned char>> got, ref;  // bytes by output name
+  std::map<std::string, double> ratio;
+  bool ran = false;
+};
+
+// Builds, runs on the device (outputs and workspace poisoned) and, unless
+// `run_reference` is false, on the reference; `given`: the inputs to use.
+Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, std::vector<unsigned char>>* given =
+                                                       nullptr,
+                 bool run_reference = true) {
+  Outcome r;
+  auto p = build(c);
+  const Status v = p->g.validate();
+  EXPECT_TRUE(v.is_good()) << c.name << ": " << v.to_string();
+  if (v.is_bad()) return r;
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  const Status sup = la_engine().check_support(p->g, ctx);
+  EXPECT_TRUE(sup.is_good()) << c.name << ": " << sup.message();
+  if (sup.is_bad()) return r;
+  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, 0}}, {}, -1};
+  auto plan = build_direct(la_engine(), p->g, config, ctx);
+  EXPECT_TRUE(plan.is_good()) << c.name << ": " << plan.status().message();
+  if (plan.is_bad()) return r;
+  const auto host = given ? *given : draw(c, *p, rng);
+  const auto& api = *gpu().api;
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  VariantPack pack;
+  for (const auto& [uid, bytes] : host) {
+    auto b = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes.size(), 4));
+    EXPECT_TRUE(b->status().is_good());
+    if (!bytes.empty()) {
+      EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+    }
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+  }
+  const auto outs = checked(*p);
+  auto bytes_of = [](const TensorPtr& t) {
+    return static_cast<std::size_t>(t->element_count()) * width(t->get_data_type());
+  };
+  for (const Checked& o : outs) {
+    const std::int64_t uid = o.t->get_uid();
+    if (c.overwrite && o.t == p->out.d_initial_state) {
+      // One buffer: d_final_state in, d_initial_state out.
+      pack.set(uid, reinterpret_cast<void*>(dev.at(p->d_final->get_uid())->ptr()));
+      continue;
+    }
+    const std::size_t n = std::max<std::size_t>(bytes_of(o.t), 4);
+    auto b = std::make_unique<DeviceBuffer>(api, n);
+    EXPECT_EQ(api.memset_d32(b->ptr(), 0xFFFFFFFFu, n / 4), CUDA_SUCCESS);
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+  }
+  const std::int64_t ws_bytes = (*plan)->workspace_size();
+  EXPECT_GT(ws_bytes, 0) << c.name;
+  std::unique_ptr<DeviceBuffer> ws;
+  if (ws_bytes > 0) {
+    ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
+    EXPECT_TRUE(ws->status().is_good());
+    EXPECT_EQ(api.memset_d32(ws->ptr(), 0xFFFFFFFFu, static_cast<std::size_t>(ws_bytes) / 4), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &gpu().props;
+  if (ws) ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes};
+  const Status ran = (*plan)->execute(pack, ec);
+  EXPECT_TRUE(ran.is_good()) << c.name << ": " << ran.message();
+  EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS) << c.name;
+  for (const Checked& o : outs) {
+    auto& b = r.got[o.name];
+    b.resize(bytes_of(o.t));
+    const std::int64_t uid = c.overwrite && o.t == p->out.d_initial_state ? p->d_final->get_uid() : o.t->get_uid();
+    if (!b.empty()) {
+      EXPECT_EQ(api.memcpy_dtoh(b.data(), dev.at(uid)->ptr(), b.size()), CUDA_SUCCESS);
+    }
+  }
+  r.ran = ran.is_good();
+  if (!run_reference) return r;
+  std::map<std::int64_t, reference::HostBuffer> hb;
+  for (const auto& [uid, bytes] : host) hb[uid] = reference::HostBuffer{const_cast<unsigned char*>(bytes.data())};
+  for (const Checked& o : outs) {
+    auto& b = r.ref[o.name];
+    b.assign(bytes_of(o.t), 0);
+    hb[o.t->get_uid()] = reference::HostBuffer{b.data()};
+  }
+  const Status ref = reference::execute(p->g, hb);
+  EXPECT_TRUE(ref.is_good()) << c.name << ": " << ref.message();
+  std::printf("[ gdn_bwd ] %-46s T=%-6lld N=%-3lld", c.name.c_str(), static_cast<long long>(c.t()),
+              static_cast<long long>(c.n()));
+  for (const Checked& o : outs) {
+    const DataType dt = o.t->get_data_type();
+    r.ratio[o.name] = rms_ratio(decode(r.got[o.name], dt), decode(r.ref[o.name], dt));
+    std::printf("  %s %.2e", o.name, r.ratio[o.name]);
+  }
+  std::printf("\n");
+  return r;
+}
+
+class GdnBwdGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Rule B0: the kernels are declined until they have passed here.
+    ::setenv("OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED", "1", 1);
+    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0)
+      GTEST_FAIL() << "no GPU: these tests run on the H200 only";
+    if (!gpu().stream) {
+      ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    }
+  }
+};
+
+void check(const Case& c, std::mt19937& rng) {
+  Outcome r = run_case(c, rng);
+  ASSERT_TRUE(r.ran) << c.name;
+  auto p = build(c);
+  for (const Checked& o : checked(*p)) {
+    ASSERT_TRUE(r.ratio.count(o.name)) << c.name << ": " << o.name << " not compared";
+    EXPECT_LE(r.ratio[o.name], o.tol) << c.name << ": " << o.name;  // NaN (an unwritten element) fails too
+  }
+}
+
+const std::vector<std::int64_t> kVarlen = {1, 63, 0, 64, 65, 1000, 4097, 0};
+
+TEST_F(GdnBwdGpu, VarlenBothHeadDims) {
+  std::mt19937 rng(11);
+  for (std::int64_t d : {128, 64}) {
+    Case c;
+    c.name = "varlen d" + std::to_string(d);
+    c.d = d;
+    c.lens = kVarlen;
+    c.hq = c.hk = 1;
+    c.hv = 2;
+    check(c, rng);
+  }
+}
+
+TEST_F(GdnBwdGpu, TypesAndGroupedHeads) {
+  std::mt19937 rng(12);
+  Case c;
+  c.lens = {300, 77, 129};
+  c.name = "fp16 io, bf16 gates, d64";
+  c.io = DataType::HALF;
+  c.gate_t = c.beta_t = DataType::BFLOAT16;
+  c.d = 64;
+  check(c, rng);
+  c.name = "fp16 io, d128";
+  c.d = 128;
+  c.gate_t = c.beta_t = DataType::FLOAT;
+  check(c, rng);
+  c = Case{};
+  c.lens = {300, 77, 129};
+  c.name = "GVA q/k 2 heads, v 8 heads";
+  check(c, rng);
+  c = Case{};
+  c.lens = {300, 77, 129};
+  c.name = "GQA q 4 heads, k 1, v 2 heads, int64 cu";
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  c.cu64 = true;
+  check(c, rng);
+  c = Case{};
+  c.lens = {200, 5, 0};
+  c.name = "no initial state, no d_final_state";
+  c.init = c.d_final = false;
+  check(c, rng);
+  c = Case{};
+  c.lens = {200, 5, 0};
+  c.name = "bf16 states";
+  c.state_t = DataType::BFLOAT16;
+  check(c, rng);
+}
+
+TEST_F(GdnBwdGpu, Attributes) {
+  std::mt19937 rng(13);
+  auto base = [] {
+    Case c;
+    c.lens = {130, 64, 1, 257};
+    return c;
+  };
+  Case c = base();
+  c.name = "strong decay g in [-10, -5]";
+  c.strong = true;
+  check(c, rng);
+  c = base();
+  c.name = "l2norm in kernel, scale 0.3";
+  c.l2 = true;
+  c.scale = 0.3;
+  check(c, rng);
+  c = base();
+  c.name = "l2norm in kernel, d64, GVA";
+  c.l2 = true;
+  c.d = 64;
+  check(c, rng);
+  c = base();
+  c.name = "beta sigmoid";
+  c.beta_sig = true;
+  check(c, rng);
+  c = base();
+  c.name = "beta 2 sigmoid (allow_neg_eigval)";
+  c.beta_sig = c.neg = true;
+  check(c, rng);
+  c = base();
+  c.name = "linear gate";
+  c.linear = true;
+  check(c, rng);
+  c = base();
+  c.name = "overwrite_initial_state (one state gradient buffer)";
+  c.overwrite = true;
+  check(c, rng);
+}
+
+// batch_invariant: a sequence's gradients are bitwise the same alone and packed
+// after other sequences (its token rows of dQ, dK, dV, dG, dBeta and its row of
+// d_initial_state).
+TEST_F(GdnBwdGpu, BatchInvariantBitwise) {
+  std::mt19937 rng(14);
+  Case packed;
+  packed.name = "batch_invariant, packed";
+  packed.batch_inv = true;
+  packed.lens = {77, 300, 129};
+  Case alone = packed;
+  alone.name = "batch_invariant, alone";
+  alone.lens = {300};
+  auto pp = build(packed);
+  auto pa = build(alone);
+  ASSERT_TRUE(pp->g.validate().is_good());  // uids as run_case's graphs will have them
+  ASSERT_TRUE(pa->g.validate().is_good());
+  auto hp = draw(packed, *pp, rng);
+  // The alone case's inputs: the packed case's middle sequence (tokens 77 .. 377, state row 1).
+  std::map<std::int64_t, std::vector<unsigned char>> ha;
+  const std::int64_t HO = packed.ho(), D = packed.d, t0 = 77, len = 300;
+  auto rows = [&](const TensorPtr& from, const TensorPtr& to, std::int64_t first, std::int64_t count) {
+    const std::size_t row = hp.at(from->get_uid()).size() / static_cast<std::size_t>(from->get_dim()[0]);
+    const auto& src = hp.at(from->get_uid());
+    ha[to->get_uid()].assign(src.begin() + static_cast<std::ptrdiff_t>(row * first),
+                             src.begin() + static_cast<std::ptrdiff_t>(row * (first + count)));
+  };
+  rows(pp->q, pa->q, t0, len);
+  rows(pp->k, pa->k, t0, len);
+  rows(pp->v, pa->v, t0, len);
+  rows(pp->gate, pa->gate, t0, len);
+  rows(pp->beta, pa->beta, t0, len);
+  rows(pp->d_o, pa->d_o, t0, len);
+  rows(pp->init, pa->init, 1, 1);
+  rows(pp->d_final, pa->d_final, 1, 1);
+  ha[pa->cu->get_uid()] = encode({0.0, 300.0}, DataType::INT32);
+  Outcome rp = run_case(packed, rng, &hp, /*run_reference=*/false);
+  Outcome ra = run_case(alone, rng, &ha, /*run_reference=*/false);
+  ASSERT_TRUE(rp.ran && ra.ran);
+  auto same_rows = [&](const char* name, std::size_t row_bytes, std::int64_t first) {
+    const auto& a = ra.got.at(name);
+    const auto& b = rp.got.at(name);
+    ASSERT_LE(row_bytes * static_cast<std::size_t>(first) + a.size(), b.size()) << name;
+    EXPECT_EQ(std::memcmp(a.data(), b.data() + row_bytes * static_cast<std::size_t>(first), a.size()), 0)
+        << name << ": the sequence's gradients differ alone and packed";
+  };
+  same_rows("dQ", static_cast<std::size_t>(packed.hq * D) * 2, t0);
+  same_rows("dK", static_cast<std::size_t>(packed.hk * D) * 2, t0);
+  same_rows("dV", static_cast<std::size_t>(packed.hv * D) * 2, t0);
+  same_rows("dG", static_cast<std::size_t>(HO) * 4, t0);
+  same_rows("dBeta", static_cast<std::size_t>(HO) * 4, t0);
+  same_rows("d_initial_state", static_cast<std::size_t>(HO * D * D) * 4, 1);
+}
+
+}  // namespace
