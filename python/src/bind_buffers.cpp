@@ -237,6 +237,77 @@ bool from_exchange(const DLTensor& dl, Buffer& b, bool by_address) {
   return true;
 }
 
+// numpy.ndarray once numpy is imported (a leaked reference), else null; numpy arrays of
+// that exact type are read through the buffer protocol (from_numpy) unless turned off.
+PyTypeObject* g_numpy_ndarray = nullptr;
+bool g_numpy_buffer_enabled = true;  // _C._numpy_buffer_protocol(False): nanobind's DLPack import instead
+
+bool is_numpy_array(PyObject* v) {
+  if (!g_numpy_ndarray) {
+    static PyObject* s_numpy = PyUnicode_InternFromString("numpy");
+    PyObject* np = PyImport_GetModule(s_numpy);  // only if already imported
+    if (!np) {
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* t = PyObject_GetAttrString(np, "ndarray");
+    Py_DECREF(np);
+    if (!t || !PyType_Check(t)) {
+      Py_XDECREF(t);
+      PyErr_Clear();
+      return false;
+    }
+    g_numpy_ndarray = reinterpret_cast<PyTypeObject*>(t);
+  }
+  return Py_TYPE(v) == g_numpy_ndarray;
+}
+
+// A numpy array through the buffer protocol: what nanobind's DLPack import of it gives
+// (from_ndarray: address, extents, strides in elements, the dtype by the same DLPack table,
+// host, device 0, bytes, read-only), without a DLPack capsule. False: one it may not
+// describe alike (a format that is not one native-order integer, bool or float character,
+// a byte stride that is no multiple of the element size, no elements): the general path reads it.
+bool from_numpy(PyObject* v, Buffer& b) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(v, &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  struct Release {
+    Py_buffer* view;
+    ~Release() { PyBuffer_Release(view); }
+  } release{&view};
+  using C = nb::dlpack::dtype_code;
+  const char* f = view.format;
+  if (!f || !f[0] || f[1] || view.itemsize <= 0 || view.itemsize > 8 || view.ndim < 0) return false;
+  C code;
+  switch (f[0]) {
+    case '?': code = C::Bool; break;
+    case 'b': case 'h': case 'i': case 'l': case 'q': code = C::Int; break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': code = C::UInt; break;
+    case 'e': case 'f': case 'd': code = C::Float; break;
+    default: return false;
+  }
+  const nb::dlpack::dtype dt{static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(view.itemsize * 8), 1};
+  std::int64_t numel = 1;
+  for (int i = 0; i < view.ndim; ++i) {
+    if (view.strides[i] % view.itemsize != 0) return false;
+    b.dims.push_back(static_cast<std::int64_t>(view.shape[i]));
+    b.strides.push_back(static_cast<std::int64_t>(view.strides[i] / view.itemsize));
+    numel *= view.shape[i];
+  }
+  if (numel == 0) return false;  // numpy's DLPack export zeroes an empty array's strides
+  if (b.dims.empty()) b.dims.push_back(1), b.strides.push_back(1);
+  b.data = view.buf;
+  b.dtype = from_dlpack(dt);
+  if (b.dtype == DataType::NOT_SET) b.foreign_dtype = dlpack_name(dt);
+  b.device = BufferDevice::HOST;
+  b.device_id = 0;
+  b.nbytes = numel * static_cast<std::int64_t>(view.itemsize);
+  b.read_only = view.readonly != 0;
+  return true;
+}
+
 }  // namespace
 
 std::string Buffer::dtype_name() const {
@@ -347,6 +418,11 @@ Buffer normalize_buffer(nb::handle v, const BufferRole& who) {
     b.data = address_of(v, who);
     return b;
   }
+  // numpy.ndarray itself (not a subclass, which may add __cuda_array_interface__): its buffer.
+  if (g_numpy_buffer_enabled && is_numpy_array(v.ptr())) {
+    Buffer b;
+    if (from_numpy(v.ptr(), b)) return b;
+  }
   if (nb::hasattr(v, "__cuda_array_interface__"))
     return from_interface(v.attr("__cuda_array_interface__"), BufferDevice::CUDA, who, "__cuda_array_interface__");
   // Writable first; a buffer that only imports read-only (numpy writeable=False, a DLPack 1.x
@@ -362,6 +438,15 @@ Buffer normalize_buffer(nb::handle v, const BufferRole& who) {
 }
 
 void bind_buffers(nb::module_& m) {
+  m.def(
+      "_numpy_buffer_protocol",
+      [](std::optional<bool> enable) {
+        if (enable) g_numpy_buffer_enabled = *enable;
+        return g_numpy_buffer_enabled;
+      },
+      nb::arg("enable").none() = nb::none(),
+      "Whether numpy arrays are read through the buffer protocol (the default) rather than nanobind's DLPack "
+      "import; enable=False / True turns it off / on (tests: both reads describe every array alike).");
   m.def(
       "_torch_exchange_api",
       [](std::optional<bool> enable) {
