@@ -36,6 +36,8 @@ def _arrays():
         "structured": np.zeros(3, dtype=[("a", np.int32), ("b", np.float32)]),
         "unaligned strides": np.lib.stride_tricks.as_strided(raw[1:].view(np.uint8), shape=(5,), strides=(3,)),
         "broadcast": np.broadcast_to(base[:1], (4, 6)),
+        "misaligned": np.frombuffer(raw.data, dtype=np.float32, count=4, offset=1),
+        "read-only bytes": np.frombuffer(bytes(16), dtype=np.int32),
     }
     for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
         cases[np.dtype(t).name] = (base * 10).astype(t)
