@@ -15,6 +15,7 @@
 #include "engines/linear_attention/gdn_bwd.h"
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
 #include "engines/linear_attention/la_engine.h"
+#include "exec/declared_layout.h"
 #include "ir/linear_attention_fixture.h"
 #include "opgraph/graph.h"
 #include "runtime/loader.h"
@@ -341,6 +342,81 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
         EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
       }
     }
+  }
+}
+
+// Execute-time shape overrides: T and N follow the call (the workspace with them);
+// heads, a token tensor left behind, state rows off N and a strided dO are refused.
+TEST(LaBwdOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
+  Cfg c = cfg_of(64);
+  c.cu = {0, 30, 30, 100};
+  c.init = c.d_final = true;
+  Built b = bwd(c);
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  auto layout = DeclaredLayout::compute(b.g);
+  ASSERT_TRUE(layout.is_good()) << layout.status().message();
+  std::vector<unsigned char> mem(64);  // stand-in addresses: nothing is read
+  auto pack_for = [&](std::int64_t t, std::int64_t n, std::int64_t rows, std::int64_t q_heads = 2) {
+    VariantPack v;
+    for (std::int64_t uid : {p->q, p->k, p->v, p->g, p->beta, p->cu_seqlens, p->initial_state, p->d_o,
+                             p->d_final_state, p->dq, p->dk, p->dv, p->dg, p->dbeta, p->d_initial_state})
+      v.set(uid, mem.data());
+    v.override_shape(p->q, {t, q_heads, 64});
+    v.override_shape(p->k, {t, 2, 64});
+    v.override_shape(p->v, {t, 8, 64});
+    v.override_shape(p->g, {t, 8});
+    v.override_shape(p->beta, {t, 8});
+    v.override_shape(p->d_o, {t, 8, 64});
+    v.override_shape(p->dq, {t, 2, 64});
+    v.override_shape(p->dk, {t, 2, 64});
+    v.override_shape(p->dv, {t, 8, 64});
+    v.override_shape(p->dg, {t, 8});
+    v.override_shape(p->dbeta, {t, 8});
+    v.override_shape(p->cu_seqlens, {n + 1});
+    for (std::int64_t uid : {p->initial_state, p->d_final_state, p->d_initial_state})
+      v.override_shape(uid, {rows, 8, 64, 64});
+    return v;
+  };
+  auto run = [&](const VariantPack& v) -> Result<linear_attention::GdnBwdProblem> {
+    VariantPack n;
+    OPGRAPH_CHECK(VariantPack::normalize(v, *layout, n));
+    EXPECT_TRUE(n.has_overrides());
+    return linear_attention::gdn_bwd_overridden_problem(*p, n, *layout);
+  };
+  auto q = run(pack_for(3000, 5, 5));
+  ASSERT_TRUE(q.is_good()) << q.status().message();
+  EXPECT_EQ(q->t, 3000);
+  EXPECT_EQ(q->n_seq, 5);
+  EXPECT_EQ(q->q_ts, 2 * 64);
+  EXPECT_EQ(q->v_ts, 8 * 64);
+  EXPECT_EQ(q->hq, p->hq);
+  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*q), opgraph_gdn::gdn_bwd_ws(64, 3000, 5, 8).total);
+  EXPECT_GT(linear_attention::gdn_bwd_workspace_bytes(*q), linear_attention::gdn_bwd_workspace_bytes(*p));
+  auto fewer = run(pack_for(40, 2, 2));
+  ASSERT_TRUE(fewer.is_good()) << fewer.status().message();
+  EXPECT_EQ(fewer->t, 40);
+  EXPECT_EQ(fewer->n_seq, 2);
+
+  auto refused = [&](const VariantPack& v, std::initializer_list<const char*> parts) {
+    auto r = run(v);
+    ASSERT_TRUE(r.is_bad()) << "accepted";
+    EXPECT_EQ(r.status().code(), ErrorCode::INVALID_VARIANT_PACK) << r.status().to_string();
+    for (const char* part : parts)
+      EXPECT_NE(r.status().message().find(part), std::string::npos) << "'" << part << "' not in " << r.status().message();
+  };
+  refused(pack_for(300, 3, 3, 4), {"'q'", "rule built_extents", "dim 1"});
+  {
+    VariantPack v = pack_for(300, 3, 3);
+    v.override_shape(p->dbeta, {100, 8});
+    refused(v, {"'dBeta'", "rule token_axis", "100 tokens here, 300"});
+  }
+  refused(pack_for(300, 4, 3), {"rule state_rows", "3 state rows for 4 sequences"});
+  {
+    VariantPack v = pack_for(300, 3, 3);
+    // (normalisation refuses a stride that does not pack the declaration's order first)
+    v.override_shape(p->d_o, {300, 8, 64}, {8 * 128, 128, 1});
+    refused(v, {"'dO'", "rule layout_class"});
   }
 }
 

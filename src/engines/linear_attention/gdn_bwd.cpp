@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -191,10 +192,23 @@ class GdnBwdPlan final : public CompiledPlan {
                                                   std::to_string(rt_->device().ordinal) +
                                                   "; this call's handle drives device " +
                                                   std::to_string(ctx.device->ordinal)};
-    if (!table_.accepts(pack)) return table_.explain(pack);  // shape overrides too (gdn_bwd_overrides)
-    if (ctx.workspace.bytes < launch_.workspace || !ctx.workspace.data)
+    // The one branch for execute-time shape overrides: the built launch, or one for
+    // the call's T and N (the same kernels), checked before anything runs.
+    BwdLaunch moved;
+    const BwdLaunch* l = &launch_;
+    if (!pack.has_overrides()) {
+      if (!table_.accepts(pack)) return table_.explain(pack);
+    } else {
+      if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+      auto q = gdn_bwd_overridden_problem(p_, pack, table_.layout());
+      if (q.is_bad()) return q.status();
+      moved = launch_for(*q);
+      l = &moved;
+    }
+    if (ctx.workspace.bytes < l->workspace || !ctx.workspace.data)
       return {ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd needs a workspace of " +
-                                            std::to_string(launch_.workspace) + " bytes, got " +
+                                            std::to_string(l->workspace) + " bytes" +
+                                            (l == &launch_ ? "" : " at the call's extents") + ", got " +
                                             std::to_string(ctx.workspace.data ? ctx.workspace.bytes : 0)};
     if (reinterpret_cast<std::uintptr_t>(ctx.workspace.data) % 256 != 0)
       return {ErrorCode::INVALID_VALUE, "engine linear_attention: the gdn_bwd workspace must be 256-byte aligned"};
@@ -206,7 +220,7 @@ class GdnBwdPlan final : public CompiledPlan {
       if (row < 0) return 0;
       return reinterpret_cast<unsigned long long>(ops[table_.rows()[static_cast<std::size_t>(row)].position].data);
     };
-    GdnBwdParams a = launch_.params;
+    GdnBwdParams a = l->params;
     a.q = ptr(kQ);
     a.k = ptr(kK);
     a.v = ptr(kV);
@@ -227,7 +241,7 @@ class GdnBwdPlan final : public CompiledPlan {
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     void* args[] = {&a};
     for (int i = 0; i < kKernels; ++i) {
-      const runtime::LaunchDims& d = launch_.dims[static_cast<std::size_t>(i)];
+      const runtime::LaunchDims& d = l->dims[static_cast<std::size_t>(i)];
       if (d.grid[0] == 0) continue;  // T = 0: no token to finish
       OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, args));
     }
@@ -266,9 +280,6 @@ Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLay
   needs.declared_dtype = true;
   needs.memory = MemoryKind::DEVICE;
   OperandTable table(layout, needs, "linear_attention", positions);
-  table.decline_overrides(
-      "engine linear_attention: rule gdn_bwd_overrides: a gdn_bwd plan runs the extents it was built for "
-      "(execute-time shape overrides are not served by the backward yet)");
   // Row loads of q/k/v and pair loads / stores of dO, the gradients and the states.
   for (int s : {kQ, kK, kV, kDO, kInit, kDFinal, kDQ, kDK, kDV, kDInit}) {
     const std::int32_t row = rows[static_cast<std::size_t>(s)];
@@ -278,6 +289,101 @@ Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLay
 }
 
 }  // namespace
+
+Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, const VariantPack& pack,
+                                         const DeclaredLayout& layout) {
+  struct Seen {
+    const OperandBuffer* buf = nullptr;
+    const DeclaredSlot* slot = nullptr;
+  };
+  auto seen = [&](std::int64_t uid) {
+    Seen x;
+    if (uid < 0) return x;
+    const std::int64_t pos = layout.index_of(uid);
+    if (pos < 0 || static_cast<std::size_t>(pos) >= pack.operands().size()) return x;
+    x.buf = &pack.operand(static_cast<std::size_t>(pos));
+    x.slot = &layout.slot(static_cast<std::size_t>(pos));
+    return x;
+  };
+  auto extent = [](const Seen& x, int i) { return x.buf->overridden ? x.buf->dims[i] : x.slot->dims[i]; };
+  auto refuse = [](const Seen& x, const std::string& rule) {
+    return Status(ErrorCode::INVALID_VARIANT_PACK,
+                  "engine linear_attention: gdn_bwd: shape override of " + operand_label(*x.slot) + ": " + rule);
+  };
+  auto list = [](const std::array<std::int64_t, kMaxRank>& v, int rank) {
+    std::string d;
+    for (int i = 0; i < rank; ++i) d += (i ? ", " : "") + std::to_string(v[i]);
+    return "[" + d + "]";
+  };
+  // Only dim 0 may change (heads and the head dim select the kernels); a tensor
+  // other than q, k, v stays dense row-major.
+  auto check_slot = [&](const Seen& x, bool dense) -> Status {
+    if (!x.buf || !x.buf->overridden) return Status::ok();
+    const int rank = x.slot->rank;
+    for (int i = 1; i < rank; ++i)
+      if (x.buf->dims[i] != x.slot->dims[i])
+        return refuse(x, "rule built_extents: extents " + list(x.buf->dims, rank) + " change dim " +
+                             std::to_string(i) + " (" + std::to_string(x.slot->dims[i]) +
+                             " when built); only the token count and the sequence count may change");
+    if (dense) {
+      std::int64_t want = 1;
+      for (int i = rank - 1; i >= 0; --i) {
+        if (x.buf->dims[i] != 1 && x.buf->strides[i] != want)
+          return refuse(x, "rule B7 layout: strides " + list(x.buf->strides, rank) +
+                               "; the kernels read and write it dense row-major");
+        want *= x.buf->dims[i];
+      }
+    }
+    return Status::ok();
+  };
+  GdnBwdProblem p = built;
+  const std::int64_t tok_uids[] = {built.q,   built.k,  built.v,  built.g,  built.beta, built.d_o,
+                                   built.dq,  built.dk, built.dv, built.dg, built.dbeta};
+  std::int64_t t = -1;
+  for (std::size_t i = 0; i < std::size(tok_uids); ++i) {
+    const Seen x = seen(tok_uids[i]);
+    if (!x.buf) continue;
+    OPGRAPH_CHECK(check_slot(x, i >= 3));
+    const std::int64_t e = extent(x, 0);
+    if (t < 0) t = e;
+    else if (e != t)
+      return refuse(x, "rule token_axis: " + std::to_string(e) + " tokens here, " + std::to_string(t) +
+                           " for q; override every tensor the token axis spans (q, k, v, g, beta, dO, dQ, dK, dV, "
+                           "dG, dBeta) alike");
+  }
+  // q, k, v: a view's token and head strides (rule B7).
+  struct Strides {
+    std::int64_t uid;
+    std::int64_t *ts, *hs;
+  };
+  for (const Strides& st :
+       {Strides{built.q, &p.q_ts, &p.q_hs}, Strides{built.k, &p.k_ts, &p.k_hs}, Strides{built.v, &p.v_ts, &p.v_hs}}) {
+    const Seen x = seen(st.uid);
+    if (!x.buf || !x.buf->overridden) continue;
+    const auto& b = *x.buf;
+    auto fits = [&](int i) { return b.dims[i] == 1 || (b.strides[i] >= 0 && b.strides[i] % 8 == 0); };
+    if (b.strides[2] != 1 || !fits(0) || !fits(1))
+      return refuse(x, "rule B7 layout: the head dim must stay contiguous and the token and head strides "
+                       "multiples of 8 elements; got strides " + list(b.strides, 3));
+    *st.ts = b.dims[0] == 1 ? 0 : b.strides[0];
+    *st.hs = b.dims[1] == 1 ? 0 : b.strides[1];
+  }
+  p.t = t;
+  const Seen cu = seen(built.cu_seqlens);
+  p.n_seq = cu.buf ? extent(cu, 0) - 1 : built.n_seq;
+  if (p.n_seq < 0 || p.n_seq > 65535)
+    return refuse(cu, "rule B8 grid: cu_seqlens holds N + 1 offsets with 0 <= N <= 65535; got " +
+                          std::to_string(p.n_seq + 1));
+  for (std::int64_t uid : {built.initial_state, built.d_final_state, built.d_initial_state}) {
+    const Seen x = seen(uid);
+    if (!x.buf) continue;
+    OPGRAPH_CHECK(check_slot(x, true));
+    if (extent(x, 0) != p.n_seq)
+      return refuse(x, "rule state_rows: " + std::to_string(extent(x, 0)) + " state rows for " +
+                           std::to_string(p.n_seq) + " sequences (one row a sequence)");
+  }
+  return p;
+}
 
 bool is_gdn_bwd(const OpGraph& graph) {
   return graph.nodes().size() == 1 && graph.nodes().front()->op() == "gdn_bwd";

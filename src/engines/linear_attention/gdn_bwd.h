@@ -24,9 +24,11 @@
 // overwrite_initial_state (d_final_state and d_initial_state one buffer),
 // batch_invariant (every chunk's work and every reduction has a fixed order,
 // whatever the batch), grouped heads (dq, dk, dv summed over their groups),
-// varlen THD with empty sequences. Execute-time shape overrides are refused
-// (rule gdn_bwd_overrides): a plan runs its declared extents. The engine's
-// check_support adds rule B0 (gdn_bwd_support, below).
+// varlen THD with empty sequences. Execute-time shape overrides of the token
+// count T and the sequence count N run the built kernels at the call's extents
+// (heads and the head dim may not change; q, k, v may change their strides
+// within B7, the other tensors stay dense). The engine's check_support adds rule
+// B0 (gdn_bwd_support, below).
 #pragma once
 
 #include <cstdint>
@@ -79,6 +81,16 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph);
 // that checks them sets it); otherwise every gdn_bwd graph is declined (the
 // reference serves it), so no unchecked gradient reaches a caller.
 Status gdn_bwd_support(const OpGraph& graph);
+
+// The problem an execute with shape overrides runs (one kernel per layout class:
+// the built plan's kernels at the call's extents): `built` with the token count T
+// (dim 0 of q, k, v, g, beta, dO and the token gradients, every one alike), the
+// sequence count N (cu_seqlens [N + 1]; dim 0 of the state tensors) and q / k / v's
+// strides (rule B7), read from the normalised `pack` laid out by `layout`. Heads and
+// the head dim select the kernels and may not change; the other tensors stay dense.
+// A refusal is INVALID_VARIANT_PACK naming the tensor, its port and the rule.
+Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, const VariantPack& pack,
+                                                 const DeclaredLayout& layout);
 
 // The kernels a plan of `p` runs, in launch order: gdn_bwd_prep, gdn_bwd_fwd_scan,
 // gdn_bwd_rev_scan, gdn_bwd_grads, gdn_bwd_finish, specialised by D and the q/k/v type.
