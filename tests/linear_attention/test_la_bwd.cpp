@@ -168,16 +168,32 @@ TEST(LaBwdSupport, AcceptsTheAttributesItServes) {
   EXPECT_GE(pv->initial_state, 0);
 }
 
-TEST(LaBwdSupport, DeclinesSafeGateAndCheckpoints) {
+TEST(LaBwdSupport, AcceptsSafeGateWithAndWithoutItsParameters) {
   Cfg c = cfg_of(64);
   c.a_log = c.dt_bias = true;
   Attributes a;
   a.set("safe_gate", true);
-  expect_decline(bwd(c, a).g, "B5 safe_gate:");
-  Cfg c2 = cfg_of(64);
-  Attributes s;
-  s.set("safe_gate", true);
-  expect_decline(bwd(c2, s).g, "B5 safe_gate:");  // without a_log / dt_bias too
+  Built b = bwd(c, a, [](Built& x) { x.dt_bias->set_data_type(DataType::BFLOAT16); });
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_TRUE(p->safe_gate);
+  EXPECT_GE(p->a_log, 0);
+  EXPECT_GE(p->dt_bias, 0);
+  EXPECT_GE(p->d_a_log, 0);
+  EXPECT_GE(p->d_dt_bias, 0);
+  EXPECT_EQ(p->dt_bias_type, DataType::BFLOAT16);
+  EXPECT_EQ(p->ddt_type, DataType::BFLOAT16);
+  // Without a_log / dt_bias: unit amplitude and zero bias, no parameter gradients.
+  auto p2 = analyze_gdn_bwd(bwd(cfg_of(64), a).g);
+  ASSERT_TRUE(p2.is_good()) << p2.status().message();
+  EXPECT_TRUE(p2->safe_gate);
+  EXPECT_EQ(p2->a_log, -1);
+  EXPECT_EQ(p2->d_a_log, -1);
+  EXPECT_EQ(p2->d_dt_bias, -1);
+  expect_decline(bwd(c, a, [](Built& x) { x.a_log->set_data_type(DataType::DOUBLE); }).g, "B4 types:");
+}
+
+TEST(LaBwdSupport, DeclinesCheckpoints) {
   Attributes ck;
   ck.set("checkpoint_every_n_tokens", std::int64_t{128});
   expect_decline(bwd(cfg_of(64), ck).g, "B6 checkpoints:");
@@ -241,7 +257,7 @@ TEST(LaBwdSupport, DeclinesLayoutsItDoesNotRead) {
   EXPECT_FALSE(linear_attention::is_gdn_bwd(f.g));
 }
 
-// The five kernels in launch order, one specialisation per (D, q/k/v type), and the workspace.
+// The six kernels in launch order, one specialisation per (D, q/k/v type), and the workspace.
 TEST(LaBwdKernels, RequestsAndWorkspace) {
   Cfg c = cfg_of(128);
   c.cu = {0, 30, 30, 100};  // T = 100, N = 3
@@ -252,10 +268,11 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
   for (const auto& x : r) names.push_back(x.kernel);
   EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d128_bf16", "gdn_bwd_fwd_scan_d128_bf16",
                                              "gdn_bwd_rev_scan_d128_bf16", "gdn_bwd_grads_d128_bf16",
-                                             "gdn_bwd_finish_d128_bf16"}));
+                                             "gdn_bwd_finish_d128_bf16", "gdn_bwd_gate_params_d128_bf16"}));
   for (const auto& x : r) EXPECT_EQ(x.source, "linear_attention/kernels/gdn_bwd.cu");
   // ceil(100 / 64) + 3 = 5 chunk slots x 8 heads: the tiles (4 x 64 x 128 + 64 x 64 bf16), exp(gamma_C),
-  // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); fp32 dq, dk, dv [100, 8, 128].
+  // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); fp32 dq, dk, dv [100, 8, 128];
+  // fp32 [8, 100] twice (the safe gate's terms).
   const long long sh = 5 * 8;
   auto up = [](long long x) { return (x + 255) / 256 * 256; };
   long long want = up(sh * 2 * (4 * 64 * 128 + 64 * 64));
@@ -267,6 +284,8 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
   want = up(want + 100 * 8 * 128 * 4);
   want = up(want + 100 * 8 * 128 * 4);
   want = up(want + 100 * 8 * 128 * 4);
+  want = up(want + 100 * 8 * 4);
+  want = up(want + 100 * 8 * 4);
   EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p), want);
   // One kernel per layout class: lengths, heads and attributes do not enter the key.
   Cfg other = cfg_of(128);
@@ -292,7 +311,7 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
   }
 }
 
-// The engine's dispatch: plan_kernels names the five kernels, and the family's
+// The engine's dispatch: plan_kernels names the six kernels, and the family's
 // heuristics rank one plan of ours for an accepted gdn_bwd graph (none for a
 // declined one) on a device-less sm_90a target.
 TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
@@ -312,7 +331,7 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
   ASSERT_TRUE(st.is_good()) << st.message();
   EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d64_bf16", "gdn_bwd_fwd_scan_d64_bf16",
                                              "gdn_bwd_rev_scan_d64_bf16", "gdn_bwd_grads_d64_bf16",
-                                             "gdn_bwd_finish_d64_bf16"}));
+                                             "gdn_bwd_finish_d64_bf16", "gdn_bwd_gate_params_d64_bf16"}));
 
   for (HeurMode mode : {HeurMode::A, HeurMode::FALLBACK}) {
     Built bp = bwd(cfg_of(128));
@@ -328,10 +347,10 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
       EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;  // one plan of ours
     }
   }
-  // A declined gdn_bwd graph (safe_gate): no plan of ours.
+  // A declined gdn_bwd graph (a checkpoint cadence): no plan of ours.
   Cfg c = cfg_of(128);
   Attributes a;
-  a.set("safe_gate", true);
+  a.set("checkpoint_every_n_tokens", std::int64_t{64});
   Built bd = bwd(c, a);
   Graph gd(std::move(bd.g));
   gd.set_device_properties(*sm90);
@@ -450,7 +469,7 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::gdn_bwd_declared_specialisations();
-  ASSERT_EQ(all.size(), 20u);  // 5 entries x d {64, 128} x {bf16, fp16}
+  ASSERT_EQ(all.size(), 24u);  // 6 entries x d {64, 128} x {bf16, fp16}
   for (const auto& r : all) {
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();

@@ -7,7 +7,7 @@
 // (all bits set: NaN in every type) before the run, and compares each gradient
 // with the reference's by RMS ratio, ||got - ref|| / ||ref|| (any NaN fails),
 // within fla's tolerances for 16-bit inputs: dQ, dK, dV and d_initial_state
-// 8e-3, dG and dBeta 2e-2. Inputs follow the forward's GPU tests (fla's): q, k
+// 8e-3, dG and dBeta 2e-2; d_a_log and d_dt_bias (safe_gate) 1e-2. Inputs follow the forward's GPU tests (fla's): q, k
 // unit-norm rows (raw under use_qk_l2norm), v ~ N(0, 1), gates
 // logsigmoid(N(0, 1)) or strong decay g in [-10, -5] (alpha = e^g under the
 // linear gate), beta in (0, 1) or logits N(0, 1), initial state N(0, 1/4); dO ~
@@ -15,7 +15,8 @@
 // sequences of 1, 63, 64, 65, 1000 and 4097 tokens at both head dims; fp16 and
 // bf16 inputs, bf16 gates and states; grouped heads both ways (q/k shared by
 // 4 value heads; v shared by 2 q heads) with int64 cu_seqlens; every attribute
-// the engine serves; d_final_state and d_initial_state one buffer
+// the engine serves (safe_gate with and without a_log / dt_bias: raw gate logits
+// N(0, 1), a_log = log(1 + 15 U), dt_bias N(0, 1)); d_final_state and d_initial_state one buffer
 // (overwrite_initial_state). Under batch_invariant a sequence's gradients are
 // bitwise the same alone and packed with others. A plan built for one T and N runs
 // another through execute-time shape overrides.
@@ -120,7 +121,7 @@ struct Case {
   std::int64_t hq = 2, hk = 2, hv = 8, d = 128;
   DataType io = DataType::BFLOAT16, gate_t = DataType::FLOAT, beta_t = DataType::FLOAT, state_t = DataType::FLOAT;
   bool init = true, d_final = true, overwrite = false, l2 = false, beta_sig = false, neg = false, linear = false,
-       strong = false, batch_inv = false, cu64 = false;
+       strong = false, batch_inv = false, cu64 = false, safe = false, a_log = false, dt = false;
   std::optional<double> scale;
   std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
   std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
@@ -130,7 +131,7 @@ struct Case {
 struct Problem {
   OpGraph g;
   DeltaRuleGrads out;
-  TensorPtr q, k, v, gate, beta, cu, init, d_o, d_final;
+  TensorPtr q, k, v, gate, beta, cu, init, d_o, d_final, a_log, dt;
 };
 
 std::unique_ptr<Problem> build(const Case& c) {
@@ -146,18 +147,22 @@ std::unique_ptr<Problem> build(const Case& c) {
   if (c.init) p->init = g.tensor({N, HO, D, D}, c.state_t, "initial_state");
   p->d_o = g.tensor({T, HO, D}, c.io, "dO");
   if (c.d_final) p->d_final = g.tensor({N, HO, D, D}, c.state_t, "d_final_state");
+  if (c.a_log) p->a_log = g.tensor({HO}, DataType::FLOAT, "a_log");
+  if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
   Attributes a;
   if (c.scale) a.set("scale", *c.scale);
   a.set("use_qk_l2norm", c.l2);
   a.set("use_beta_sigmoid", c.beta_sig);
+  a.set("safe_gate", c.safe);
   a.set("allow_neg_eigval", c.neg);
   if (c.linear) a.set("gate_domain", std::string("linear"));
   a.set("overwrite_initial_state", c.overwrite);
   a.set("batch_invariant", c.batch_inv);
   a.set_name("gdn_bwd0");
-  p->out = g.gdn_bwd(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, nullptr, nullptr, nullptr},
+  p->out = g.gdn_bwd(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, nullptr},
                      p->d_o, p->d_final, a);
-  for (const TensorPtr& t : {p->out.dq, p->out.dk, p->out.dv, p->out.dg, p->out.dbeta, p->out.d_initial_state})
+  for (const TensorPtr& t : {p->out.dq, p->out.dk, p->out.dv, p->out.dg, p->out.dbeta, p->out.d_initial_state,
+                             p->out.d_a_log, p->out.d_dt_bias})
     if (t) t->set_output(true);
   return p;
 }
@@ -185,6 +190,10 @@ std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Pro
   h[p.d_o->get_uid()] = encode(rows(HO, false), c.io);
   std::vector<double> g(static_cast<std::size_t>(T * HO)), b(g.size());
   for (auto& e : g) {
+    if (c.safe) {  // raw logits: the kernel computes g = -e^a_log softplus(x + dt_bias)
+      e = nd(rng);
+      continue;
+    }
     const double lg = c.strong ? -5.0 - 5.0 * ud(rng) : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
     e = c.linear ? std::exp(lg) : lg;
   }
@@ -201,6 +210,16 @@ std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Pro
   };
   if (p.init) h[p.init->get_uid()] = state();
   if (p.d_final) h[p.d_final->get_uid()] = state();
+  if (p.a_log) {
+    std::vector<double> x(static_cast<std::size_t>(HO));
+    for (auto& e : x) e = std::log(1.0 + 15.0 * ud(rng));
+    h[p.a_log->get_uid()] = encode(x, DataType::FLOAT);
+  }
+  if (p.dt) {
+    std::vector<double> x(static_cast<std::size_t>(HO));
+    for (auto& e : x) e = nd(rng);
+    h[p.dt->get_uid()] = encode(x, DataType::FLOAT);
+  }
   return h;
 }
 
@@ -219,6 +238,9 @@ std::vector<Checked> checked(const Problem& p) {
   std::vector<Checked> out = {{"dQ", p.out.dq, 8e-3}, {"dK", p.out.dk, 8e-3},   {"dV", p.out.dv, 8e-3},
                               {"dG", p.out.dg, 2e-2}, {"dBeta", p.out.dbeta, 2e-2}};
   if (p.out.d_initial_state) out.push_back({"d_initial_state", p.out.d_initial_state, 8e-3});
+  // The gate parameters' gradients (sums over every token of a head): 1e-2.
+  if (p.out.d_a_log) out.push_back({"d_a_log", p.out.d_a_log, 1e-2});
+  if (p.out.d_dt_bias) out.push_back({"d_dt_bias", p.out.d_dt_bias, 1e-2});
   return out;
 }
 
@@ -430,6 +452,22 @@ TEST_F(GdnBwdGpu, Attributes) {
   c = base();
   c.name = "linear gate";
   c.linear = true;
+  check(c, rng);
+  c = base();
+  c.name = "safe gate, a_log and dt_bias";
+  c.safe = c.a_log = c.dt = true;
+  check(c, rng);
+  c = base();
+  c.name = "safe gate, no a_log or dt_bias";
+  c.safe = true;
+  check(c, rng);
+  c = base();
+  c.name = "safe gate, dt_bias only, GQA, d64";
+  c.safe = c.dt = true;
+  c.d = 64;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
   check(c, rng);
   c = base();
   c.name = "overwrite_initial_state (one state gradient buffer)";

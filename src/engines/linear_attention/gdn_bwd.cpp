@@ -94,12 +94,15 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   return r;
 }
 
-constexpr const char* kEntries[] = {"gdn_bwd_prep", "gdn_bwd_fwd_scan", "gdn_bwd_rev_scan", "gdn_bwd_grads",
-                                    "gdn_bwd_finish"};
-constexpr int kKernels = 5;
+constexpr const char* kEntries[] = {"gdn_bwd_prep",  "gdn_bwd_fwd_scan", "gdn_bwd_rev_scan",
+                                    "gdn_bwd_grads", "gdn_bwd_finish",   "gdn_bwd_gate_params"};
+constexpr int kKernels = 6;
 
 // Operand order of the table rows.
-enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kDO, kDFinal, kDQ, kDK, kDV, kDG, kDBeta, kDInit, kSlots };
+enum Slot : int {
+  kQ, kK, kV, kG, kBeta, kCu, kInit, kDO, kDFinal, kALog, kDtBias,
+  kDQ, kDK, kDV, kDG, kDBeta, kDInit, kDALog, kDDt, kSlots
+};
 
 // Everything a plan launches, fixed at build.
 struct BwdLaunch {
@@ -135,6 +138,10 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   k.dg_type = type_code(p.dg_type);
   k.dbeta_type = type_code(p.dbeta_type);
   k.dinit_type = type_code(p.dinit_type);
+  k.a_log_type = type_code(p.a_log_type);
+  k.dt_bias_type = type_code(p.dt_bias_type);
+  k.dalog_type = type_code(p.dalog_type);
+  k.ddt_type = type_code(p.ddt_type);
   long long f = 0;
   if (p.l2norm) f |= opgraph_gdn::kFlagL2Norm;
   if (p.linear_gate) f |= opgraph_gdn::kFlagLinearGate;
@@ -144,6 +151,11 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   if (p.cu64) f |= opgraph_gdn::kFlagCu64;
   if (p.d_final_state >= 0) f |= opgraph_gdn::kBwdFlagHasDFinal;
   if (p.d_initial_state >= 0) f |= opgraph_gdn::kBwdFlagWriteDInit;
+  if (p.safe_gate) f |= opgraph_gdn::kFlagSafeGate;
+  if (p.a_log >= 0) f |= opgraph_gdn::kFlagHasALog;
+  if (p.dt_bias >= 0) f |= opgraph_gdn::kFlagHasDtBias;
+  if (p.d_a_log >= 0) f |= opgraph_gdn::kBwdFlagWriteDALog;
+  if (p.d_dt_bias >= 0) f |= opgraph_gdn::kBwdFlagWriteDDt;
   k.flags = f;
   k.scale = p.scale;
   const opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho);
@@ -156,6 +168,8 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   k.ws_dq = w.dq;
   k.ws_dk = w.dk;
   k.ws_dv = w.dv;
+  k.ws_ga = w.ga;
+  k.ws_gd = w.gd;
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
              seqs = static_cast<unsigned>(p.n_seq), slices = static_cast<unsigned>(p.d / 64);
@@ -173,6 +187,8 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   l.dims[2] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
   l.dims[3] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d));
   l.dims[4] = dims(static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock), 1, 1, 0);
+  // The gate parameters' sums: only when a d_a_log or d_dt_bias is produced.
+  l.dims[5] = dims(p.d_a_log >= 0 || p.d_dt_bias >= 0 ? heads : 0, 1, 1, 0);
   return l;
 }
 
@@ -236,13 +252,17 @@ class GdnBwdPlan final : public CompiledPlan {
     a.dg = ptr(kDG);
     a.dbeta = ptr(kDBeta);
     a.d_initial_state = ptr(kDInit);
+    a.a_log = ptr(kALog);
+    a.dt_bias = ptr(kDtBias);
+    a.d_a_log = ptr(kDALog);
+    a.d_dt_bias = ptr(kDDt);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
     if (a.n_seq <= 0 || a.ho <= 0) return Status::ok();
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     void* args[] = {&a};
     for (int i = 0; i < kKernels; ++i) {
       const runtime::LaunchDims& d = l->dims[static_cast<std::size_t>(i)];
-      if (d.grid[0] == 0) continue;  // T = 0: no token to finish
+      if (d.grid[0] == 0) continue;  // T = 0: no token to finish; no gate parameter gradient
       OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, args));
     }
     return Status::ok();
@@ -259,8 +279,9 @@ class GdnBwdPlan final : public CompiledPlan {
 
 Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLayout& layout,
                                        std::array<std::int32_t, kSlots>& rows) {
-  const std::int64_t uids[kSlots] = {p.q,  p.k,  p.v,  p.g,  p.beta,  p.cu_seqlens, p.initial_state, p.d_o,
-                                     p.d_final_state, p.dq, p.dk, p.dv, p.dg, p.dbeta, p.d_initial_state};
+  const std::int64_t uids[kSlots] = {p.q,  p.k,  p.v,  p.g,  p.beta,  p.cu_seqlens, p.initial_state,
+                                     p.d_o, p.d_final_state, p.a_log, p.dt_bias, p.dq, p.dk, p.dv,
+                                     p.dg, p.dbeta, p.d_initial_state, p.d_a_log, p.d_dt_bias};
   std::vector<std::int64_t> positions;
   rows.fill(-1);
   for (int s = 0; s < kSlots; ++s) {
@@ -399,9 +420,10 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   auto in = [&](const char* port) { return n.input(port); };
   auto out = [&](const char* port) { return n.output(port); };
   const TensorPtr q = in("q"), k = in("k"), v = in("v"), g = in("g"), beta = in("beta"), cu = in("cu_seqlens");
-  const TensorPtr init = in("initial_state"), d_o = in("dO"), dfin = in("d_final_state");
+  const TensorPtr init = in("initial_state"), d_o = in("dO"), dfin = in("d_final_state"), a_log = in("a_log"),
+                  dt_bias = in("dt_bias");
   const TensorPtr dq = out("dQ"), dk = out("dK"), dv = out("dV"), dg = out("dG"), dbeta = out("dBeta"),
-                  dinit = out("d_initial_state");
+                  dinit = out("d_initial_state"), dalog = out("d_a_log"), ddt = out("d_dt_bias");
   if (!q || !k || !v || !g || !beta || !cu || !d_o || !dq || !dk || !dv || !dg || !dbeta)
     return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd node '" + p.node +
                                                  "' lacks a required port");
@@ -427,6 +449,7 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   // B4.
   const auto floats = {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF};
   const bool write_dinit = dinit && !dinit->get_is_virtual();
+  const bool write_dalog = dalog && !dalog->get_is_virtual(), write_ddt = ddt && !ddt->get_is_virtual();
   struct Typed {
     const char* port;
     TensorPtr t;
@@ -439,7 +462,10 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
                          Typed{"dG", dg, &p.dg_type, false}, Typed{"dBeta", dbeta, &p.dbeta_type, false},
                          Typed{"initial_state", init, &p.init_type, true},
                          Typed{"d_final_state", dfin, &p.dfin_type, true},
-                         Typed{"d_initial_state", write_dinit ? dinit : TensorPtr{}, &p.dinit_type, true}}) {
+                         Typed{"d_initial_state", write_dinit ? dinit : TensorPtr{}, &p.dinit_type, true},
+                         Typed{"a_log", a_log, &p.a_log_type, false}, Typed{"dt_bias", dt_bias, &p.dt_bias_type, false},
+                         Typed{"d_a_log", write_dalog ? dalog : TensorPtr{}, &p.dalog_type, false},
+                         Typed{"d_dt_bias", write_ddt ? ddt : TensorPtr{}, &p.ddt_type, false}}) {
     if (!x.t) continue;
     const DataType d = x.t->get_data_type();
     if (x.state ? !one_of(d, {DataType::FLOAT, DataType::BFLOAT16}) : !one_of(d, floats))
@@ -448,10 +474,7 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
     *x.type = d;
   }
 
-  // B5 / B6.
-  if (n.get_bool("safe_gate"))
-    return decline("B5 safe_gate:", "node '" + p.node + "': the in-kernel gate (safe_gate, with d_a_log / d_dt_bias) "
-                                    "is not served by the gdn_bwd kernels yet (the reference serves it)");
+  // B6.
   if (const std::int64_t every = n.get_int("checkpoint_every_n_tokens", 0); every > 0)
     return decline("B6 checkpoints:", "node '" + p.node + "': checkpoint_every_n_tokens = " + std::to_string(every) +
                                           " is not served by the gdn_bwd kernels yet (they recompute every chunk "
@@ -470,7 +493,8 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   for (const auto& [port, t] :
        {std::pair<const char*, TensorPtr>{"g", g}, {"beta", beta}, {"cu_seqlens", cu}, {"initial_state", init},
         {"dO", d_o}, {"d_final_state", dfin}, {"dQ", dq}, {"dK", dk}, {"dV", dv}, {"dG", dg}, {"dBeta", dbeta},
-        {"d_initial_state", write_dinit ? dinit : TensorPtr{}}}) {
+        {"d_initial_state", write_dinit ? dinit : TensorPtr{}}, {"a_log", a_log}, {"dt_bias", dt_bias},
+        {"d_a_log", write_dalog ? dalog : TensorPtr{}}, {"d_dt_bias", write_ddt ? ddt : TensorPtr{}}}) {
     if (t) OPGRAPH_CHECK(check_packed(p.node, port, *t));
   }
 
@@ -494,6 +518,11 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   if (init) p.initial_state = init->get_uid();
   if (dfin) p.d_final_state = dfin->get_uid();
   if (write_dinit) p.d_initial_state = dinit->get_uid();
+  if (a_log) p.a_log = a_log->get_uid();
+  if (dt_bias) p.dt_bias = dt_bias->get_uid();
+  if (write_dalog) p.d_a_log = dalog->get_uid();
+  if (write_ddt) p.d_dt_bias = ddt->get_uid();
+  p.safe_gate = n.get_bool("safe_gate");
   p.l2norm = n.get_bool("use_qk_l2norm");
   p.linear_gate = n.get_string("gate_domain", "log") == "linear";
   p.beta_sigmoid = n.get_bool("use_beta_sigmoid");

@@ -8,18 +8,20 @@
 //  B1 op: exactly one node, op gdn_bwd;
 //  B2 q/k/v: BFLOAT16 or HALF, one type for the three;
 //  B3 head dim: K = V = D with D in {64, 128};
-//  B4 types: g, beta, dO and the gradients dQ, dK, dV, dG, dBeta FLOAT,
-//     BFLOAT16 or HALF; initial_state, d_final_state, d_initial_state FLOAT or
-//     BFLOAT16;
-//  B5 safe_gate: not served (the in-kernel gate and its d_a_log / d_dt_bias);
+//  B4 types: g, beta, dO, a_log, dt_bias and the gradients dQ, dK, dV, dG,
+//     dBeta, d_a_log, d_dt_bias FLOAT, BFLOAT16 or HALF; initial_state,
+//     d_final_state, d_initial_state FLOAT or BFLOAT16;
+//  (B5, safe_gate, was declined by the first version; it is served now)
 //  B6 checkpoints: checkpoint_every_n_tokens > 0 not served (the backward
 //     recomputes every chunk state itself);
 //  B7 layout: q, k, v with the head dim contiguous and token / head strides
 //     multiples of 8 elements (as the forward's L6); every other operand dense
 //     row-major as declared; dQ, dK, dV, dG, dBeta non-virtual (a virtual
-//     d_initial_state is not written);
+//     d_initial_state, d_a_log or d_dt_bias is not written);
 //  B8 grid: N <= 65535 sequences, HO <= 65535 heads.
-// Served: scale, use_qk_l2norm, gate_domain log and linear, use_beta_sigmoid,
+// Served: scale, use_qk_l2norm, gate_domain log and linear, safe_gate (with or
+// without a_log / dt_bias; d_a_log and d_dt_bias as deterministic sums over the
+// tokens), use_beta_sigmoid,
 // allow_neg_eigval, initial_state, d_final_state (absent: zero),
 // overwrite_initial_state (d_final_state and d_initial_state one buffer),
 // batch_invariant (every chunk's work and every reduction has a fixed order,
@@ -52,7 +54,8 @@ struct GdnBwdProblem {
   std::string node;
   // Operand uids (-1: not bound / not produced).
   std::int64_t q = -1, k = -1, v = -1, g = -1, beta = -1, cu_seqlens = -1, initial_state = -1, d_o = -1,
-               d_final_state = -1, dq = -1, dk = -1, dv = -1, dg = -1, dbeta = -1, d_initial_state = -1;
+               d_final_state = -1, a_log = -1, dt_bias = -1, dq = -1, dk = -1, dv = -1, dg = -1, dbeta = -1,
+               d_initial_state = -1, d_a_log = -1, d_dt_bias = -1;
   std::int64_t d = 0;             // K = V
   std::int64_t t = 0, n_seq = 0;  // tokens, sequences
   std::int64_t hq = 0, hk = 0, hv = 0, ho = 0;
@@ -62,8 +65,10 @@ struct GdnBwdProblem {
   DataType init_type = DataType::FLOAT, dfin_type = DataType::FLOAT, dinit_type = DataType::FLOAT;
   DataType dq_type = DataType::BFLOAT16, dk_type = DataType::BFLOAT16, dv_type = DataType::BFLOAT16;
   DataType dg_type = DataType::FLOAT, dbeta_type = DataType::FLOAT;
+  DataType a_log_type = DataType::FLOAT, dt_bias_type = DataType::FLOAT, dalog_type = DataType::FLOAT,
+           ddt_type = DataType::FLOAT;
   bool cu64 = false;
-  bool l2norm = false, linear_gate = false, beta_sigmoid = false, neg_eig = false;
+  bool l2norm = false, safe_gate = false, linear_gate = false, beta_sigmoid = false, neg_eig = false;
   bool batch_invariant = false, overwrite = false;
   double scale = 0.0;  // resolved: the attribute, else D^-0.5
 };
@@ -93,17 +98,19 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
                                                  const DeclaredLayout& layout);
 
 // The kernels a plan of `p` runs, in launch order: gdn_bwd_prep, gdn_bwd_fwd_scan,
-// gdn_bwd_rev_scan, gdn_bwd_grads, gdn_bwd_finish, specialised by D and the q/k/v type.
+// gdn_bwd_rev_scan, gdn_bwd_grads, gdn_bwd_finish, gdn_bwd_gate_params (launched
+// only when d_a_log or d_dt_bias is produced), specialised by D and the q/k/v type.
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p);
 
 // The workspace (bytes) a plan of `p` needs (kernels/gdn_bwd_params.cuh,
 // gdn_bwd_ws): per (64-token chunk slot, head) the chunk's tiles, the state and
 // its gradient at the chunk's boundary (bf16 [D][D] each), Vn and dVn; then
-// fp32 dq, dk, dv per output head [T, HO, D] each. At D = 128 about 172 KiB a
+// fp32 dq, dk, dv per output head [T, HO, D] each, and fp32 [HO, T] twice (the
+// safe gate's per-token terms). At D = 128 about 172 KiB a
 // (chunk slot, head) plus 1.5 KiB a (token, head); ceil(T / 64) + N chunk slots.
 std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p);
 
-// Every specialisation gdn_bwd may compile: the five entries for D in {64, 128}
+// Every specialisation gdn_bwd may compile: the six entries for D in {64, 128}
 // x q/k/v in {bf16, fp16}.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 

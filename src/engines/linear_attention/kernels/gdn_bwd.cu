@@ -21,6 +21,8 @@
 //                    dv per output head into fp32 staging, dG and dBeta final.
 //  gdn_bwd_finish    one warp per token: dq, dk, dv summed over each head
 //                    group, through the l2norm Jacobian, in the outputs' types.
+//  gdn_bwd_gate_params  (safe_gate only) one CTA per head: d_a_log and d_dt_bias,
+//                    the sums over tokens of the per-token terms gdn_bwd_grads staged.
 //
 // gdn_bwd_grads, per chunk (s <= r lower triangle, Gamma_rs = e^(gamma_r - gamma_s)):
 //   dQe = scale dO S^T    dKd = Vn dS^T    dW = -dVn S^T    dP = scale dO Vn^T
@@ -34,7 +36,9 @@
 //   dgamma_r = e^gamma_r q_r.dQe_r - e^(gamma_C - gamma_r) k_r.dKd_r + beta_r e^gamma_r k_r.dKb_r
 //              + sum_s E_rs - sum_s E_sr                          E = dP . P + beta_r F
 //   dgamma_C = sum_r e^(gamma_C - gamma_r) k_r.dKd_r + e^gamma_C <S, dS>, added at the last row;
-//   dg = the chunk's reverse cumsum of dgamma; then the gate / beta transforms.
+//   dg = the chunk's reverse cumsum of dgamma; then the gate / beta transforms
+//   (safe_gate: dx = dg (-e^a_log) sigmoid(x + dt_bias), and the per-token terms of
+//   d_a_log = sum dg g and d_dt_bias = sum dx staged for gdn_bwd_gate_params).
 // Matrix products on mma.sync (bf16 operands, fp32 accumulation), as the forward.
 #include "linear_attention/kernels/gdn_bwd_params.cuh"
 #include "linear_attention/kernels/gdn_common.cuh"
@@ -53,12 +57,25 @@ __device__ __forceinline__ i64 cu_at(const GdnBwdParams& p, i64 i, i64 lo) {
   return x < lo ? lo : (x > p.t ? p.t : x);
 }
 
-// The natural-log gate and the beta of token `tok`, head h (no safe gate: declined).
+// safe_gate's parameters of head h: exp(a_log) (1 without a_log) and dt_bias (0 without).
+__device__ __forceinline__ void gate_params(const GdnBwdParams& p, i64 h, float& ea, float& dt) {
+  ea = (p.flags & kFlagHasALog) ? expf(load_any(p.a_log, h, p.a_log_type)) : 1.f;
+  dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
+}
+
+// The natural-log gate and the beta of token `tok`, head h (as the forward's gate_beta_of).
 __device__ __forceinline__ void gate_beta(const GdnBwdParams& p, i64 tok, i64 h, float& gl, float& beta) {
   const i64 off = tok * p.ho + h;
   const float x = load_any(p.g, off, p.g_type), b = load_any(p.beta, off, p.beta_type);
-  if (p.flags & kFlagLinearGate) gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;
-  else gl = x;
+  if (p.flags & kFlagSafeGate) {
+    float ea, dt;
+    gate_params(p, h, ea, dt);
+    gl = -ea * softplusf_(x + dt);
+  } else if (p.flags & kFlagLinearGate) {
+    gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;
+  } else {
+    gl = x;
+  }
   beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
 }
 
@@ -884,7 +901,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
   if (tid < n) {
     const i64 tok = bos + c0 + tid, off = tok * p.ho + h;
     float dg = sm.gam[tid], db = sm.bet[tid];
-    if (p.flags & kFlagLinearGate) {
+    if (p.flags & kFlagSafeGate) {
+      // g' = -e^a_log softplus(x + dt): dx = dg' (-e^a_log) sigmoid(x + dt); the
+      // token's terms of d_a_log (dg' g') and d_dt_bias (dx) to the [HO][T] staging.
+      float ea, dt;
+      gate_params(p, h, ea, dt);
+      const float z = load_any(p.g, off, p.g_type) + dt;
+      const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
+      ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
+      ws32(p, p.ws_gd)[h * p.t + tok] = dx;
+      dg = dx;
+    } else if (p.flags & kFlagLinearGate) {
       const float a = load_any(p.g, off, p.g_type);
       dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
     }
@@ -946,4 +973,28 @@ extern "C" __global__ void __launch_bounds__(kThreads) gdn_bwd_finish(const GdnB
   finish_rows(p, tok, lane, ws32(p, p.ws_dq), p.hq, p.q, p.q_ts, p.q_hs, l2, p.dq, p.dq_type);
   finish_rows(p, tok, lane, ws32(p, p.ws_dk), p.hk, p.k, p.k_ts, p.k_hs, l2, p.dk, p.dk_type);
   finish_rows(p, tok, lane, ws32(p, p.ws_dv), p.hv, p.v, p.v_ts, p.v_hs, false, p.dv, p.dv_type);
+}
+
+// gdn_bwd_gate_params (safe_gate only): one CTA per output head h, d_a_log[h] =
+// sum over tokens of the staged dg . g and d_dt_bias[h] = sum of the staged dx,
+// each thread summing tokens tid, tid + 256, ... in order, then the warps' sums in
+// order (deterministic).
+extern "C" __global__ void __launch_bounds__(kThreads) gdn_bwd_gate_params(const GdnBwdParams p) {
+  __shared__ float red[2][kThreads / 32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const i64 h = blockIdx.x;
+  const float* ga = ws32(p, p.ws_ga) + h * p.t;
+  const float* gd = ws32(p, p.ws_gd) + h * p.t;
+  float sa = 0.f, sd = 0.f;
+  for (i64 t = tid; t < p.t; t += kThreads) sa += ga[t], sd += gd[t];
+  sa = warp_sum(sa);
+  sd = warp_sum(sd);
+  if (lane == 0) red[0][warp] = sa, red[1][warp] = sd;
+  __syncthreads();
+  if (tid == 0) {
+    float a = 0.f, d = 0.f;
+    for (int w = 0; w < kThreads / 32; ++w) a += red[0][w], d += red[1][w];
+    if (p.flags & kBwdFlagWriteDALog) store_any(p.d_a_log, h, p.dalog_type, a);
+    if (p.flags & kBwdFlagWriteDDt) store_any(p.d_dt_bias, h, p.ddt_type, d);
+  }
 }

@@ -9,11 +9,13 @@
 namespace opgraph_gdn {
 
 // GdnBwdParams::flags bits beyond gdn_params.cuh's kFlag* (which the backward
-// reads: kFlagL2Norm, kFlagLinearGate, kFlagBetaSigmoid, kFlagNegEig,
-// kFlagHasInit, kFlagCu64).
+// reads: kFlagL2Norm, kFlagSafeGate, kFlagLinearGate, kFlagBetaSigmoid,
+// kFlagNegEig, kFlagHasInit, kFlagHasALog, kFlagHasDtBias, kFlagCu64).
 enum : long long {
-  kBwdFlagHasDFinal = 1LL << 20,  // d_final_state bound (else a zero outgoing gradient)
-  kBwdFlagWriteDInit = 1LL << 21  // d_initial_state produced
+  kBwdFlagHasDFinal = 1LL << 20,   // d_final_state bound (else a zero outgoing gradient)
+  kBwdFlagWriteDInit = 1LL << 21,  // d_initial_state produced
+  kBwdFlagWriteDALog = 1LL << 22,  // d_a_log produced (safe_gate)
+  kBwdFlagWriteDDt = 1LL << 23     // d_dt_bias produced (safe_gate)
 };
 
 // Every extent in ELEMENTS. q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
@@ -25,6 +27,7 @@ enum : long long {
 struct GdnBwdParams {
   unsigned long long q, k, v, g, beta, cu_seqlens, initial_state, d_o, d_final_state;
   unsigned long long dq, dk, dv, dg, dbeta, d_initial_state;
+  unsigned long long a_log, dt_bias, d_a_log, d_dt_bias;  // safe_gate: [HO] each
   unsigned long long ws;       // the workspace (gdn_bwd_ws_* below), 256-byte aligned
   long long t;                 // T (tokens); cu_seqlens offsets are clamped to [0, T]
   long long n_seq;             // N (sequences)
@@ -34,10 +37,11 @@ struct GdnBwdParams {
   // Element type codes (kTypeBf16 / kTypeF16 / kTypeF32) of the run-time typed tensors.
   long long g_type, beta_type, init_type, do_type, dfin_type;
   long long dq_type, dk_type, dv_type, dg_type, dbeta_type, dinit_type;
+  long long a_log_type, dt_bias_type, dalog_type, ddt_type;
   long long flags;
   double scale;                // o = scale * S^T q
   // Byte offsets from ws of the workspace's regions (gdn_bwd_ws below; the host fills them).
-  long long ws_blocks, ws_egc, ws_st, ws_dst, ws_vn, ws_dvn, ws_dq, ws_dk, ws_dv;
+  long long ws_blocks, ws_egc, ws_st, ws_dst, ws_vn, ws_dvn, ws_dq, ws_dk, ws_dv, ws_ga, ws_gd;
 };
 
 // ---- the workspace (bytes from GdnBwdParams::ws; d the head dim, C = 64) ----
@@ -50,12 +54,14 @@ struct GdnBwdParams {
 //   vn      bf16 [sh][C][d]: V_new = U - W S
 //   dvn     bf16 [sh][C][d]: its gradient
 // then per token fp32 [T][HO][d] each: dq, dk, dv per output head (summed over
-// head groups, and taken through l2norm, by gdn_bwd_finish).
+// head groups, and taken through l2norm, by gdn_bwd_finish); then fp32 [HO][T]
+// each, ga and gd: per token the terms of d_a_log (dg . g) and d_dt_bias (dx)
+// under safe_gate (summed over tokens by gdn_bwd_gate_params).
 constexpr long long gdn_bwd_round256(long long x) { return (x + 255) / 256 * 256; }
 constexpr long long gdn_bwd_slots(long long t, long long n_seq) { return (t + 63) / 64 + n_seq; }
 constexpr long long gdn_bwd_block_elems(long long d) { return 4 * 64 * d + 64 * 64; }
 struct GdnBwdWs {
-  long long blocks, egc, st, dst, vn, dvn, dq, dk, dv, total;
+  long long blocks, egc, st, dst, vn, dvn, dq, dk, dv, ga, gd, total;
 };
 constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho) {
   const long long sh = gdn_bwd_slots(t, n_seq) * ho;
@@ -69,7 +75,9 @@ constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long lo
   w.dq = gdn_bwd_round256(w.dvn + sh * 64 * d * 2);
   w.dk = gdn_bwd_round256(w.dq + t * ho * d * 4);
   w.dv = gdn_bwd_round256(w.dk + t * ho * d * 4);
-  w.total = gdn_bwd_round256(w.dv + t * ho * d * 4);
+  w.ga = gdn_bwd_round256(w.dv + t * ho * d * 4);
+  w.gd = gdn_bwd_round256(w.ga + t * ho * 4);
+  w.total = gdn_bwd_round256(w.gd + t * ho * 4);
   return w;
 }
 
