@@ -503,6 +503,26 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_EQ(rule(2, 8, 1, 32768, true), 0);
   // Short sequences: nothing to split.
   EXPECT_EQ(rule(2, 8, 1, 300), 0);
+
+  // The fused prefill goes first from 0.9 of a wave of (sequence, head) CTAs: the issue's
+  // 4 x 8192 cells (256 and 128 CTAs), not the one-sequence cells (8 to 64 CTAs), nor d = 64.
+  auto fz = [](std::int64_t d, std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t) {
+    Cfg k = cfg_of(d);
+    k.hq = k.hk = hqk;
+    k.hv = hv;
+    k.cu.assign(1, 0);
+    for (std::int64_t i = 0; i < n; ++i) k.cu.push_back(k.cu.back() + t);
+    auto q = analyze_gdn(gdn(k).g);
+    EXPECT_TRUE(q.is_good()) << q.status().message();
+    return q.is_good() && linear_attention::fused_first(*q, 132);
+  };
+  EXPECT_TRUE(fz(128, 16, 64, 4, 8192));
+  EXPECT_TRUE(fz(128, 16, 32, 4, 8192));
+  EXPECT_FALSE(fz(128, 16, 64, 1, 32768));
+  EXPECT_FALSE(fz(128, 2, 8, 1, 32768));
+  EXPECT_FALSE(fz(64, 16, 64, 4, 8192));
+  EXPECT_TRUE(fz(128, 2, 8, 15, 1000));   // 120 CTAs >= 0.9 x 132
+  EXPECT_FALSE(fz(128, 2, 8, 14, 1000));  // 112 CTAs
 }
 
 // Execute-time shape overrides (docs/dynamic_shapes.md): a plan runs its built
@@ -617,6 +637,22 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // two-pass first: measured faster
     EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");  // fused (d = 128)
     EXPECT_EQ(*n2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+  }
+  // 20 sequences x 8 heads (160 CTAs on the H200's 132): the fused prefill first.
+  {
+    Cfg many = cfg_of(128);
+    many.cu.assign(1, 0);
+    for (int i = 0; i < 20; ++i) many.cu.push_back(many.cu.back() + 100);
+    Built bm = la_test::build(la_test::op_named("gdn"), many);
+    mark_outputs(bm);
+    Graph gm(std::move(bm.g));
+    gm.set_device_properties(*target);
+    ASSERT_TRUE(gm.create_execution_plans({HeurMode::A}).is_good());
+    auto m0 = gm.get_plan_name_at_index(0);
+    auto m1 = gm.get_plan_name_at_index(1);
+    ASSERT_TRUE(m0.is_good() && m1.is_good());
+    EXPECT_EQ(*m0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");
+    EXPECT_EQ(*m1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");
   }
   // The decode graph: one plan of ours (both modes run the decode kernel).
   auto n1 = g.get_plan_name_at_index(1);

@@ -717,7 +717,7 @@ TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
     }
     auto prob = linear_attention::analyze_gdn(pc->g);
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
-    const std::int64_t ws_bytes = linear_attention::workspace_bytes(*prob, m == 0 ? 0 : 1, m >= kSplit8 ? m : 0);
+    const std::int64_t ws_bytes = linear_attention::workspace_bytes(*prob, m >= kSplit8 ? 1 : m, m >= kSplit8 ? m : 0);
     std::unique_ptr<DeviceBuffer> ws;
     ExecutionContext ec;
     ec.stream = gpu().stream;

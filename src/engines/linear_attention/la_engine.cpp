@@ -571,6 +571,11 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count) {
   return best > 0 && 4 * best_cost <= 3 * unsplit ? best : 0;
 }
 
+bool fused_first(const GdnProblem& p, long long sm_count) {
+  if (p.d != 128 || use_decode(p) || sm_count <= 0) return false;
+  return 10 * p.n_seq * p.ho >= 9 * sm_count;
+}
+
 std::vector<runtime::KernelRequest> declared_specialisations() {
   std::vector<runtime::KernelRequest> out;
   for (const char* entry : {"gdn_prefill", "gdn_decode", "gdn_prefill_prep", "gdn_prefill_scan", "gdn_span_summary",
@@ -601,16 +606,19 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     // The one-pass plan follows (no workspace). Decode-sized graphs run the decode kernel
     // under either value: one plan.
     // A chain split goes first where its rule (chain_split_rule) expects it to pay.
+    // The fused prefill (d = 128) goes first where fused_first expects a full wave of
+    // its (sequence, head) CTAs, else after the two-pass plans.
     if (!use_decode(*p)) {
       const long long sms = ctx.target().has_device() ? ctx.target().device->sm_count : 0;
+      const Knobs fused_knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, 0}};
+      const bool fz_first = fused_first(*p, sms);
+      if (fz_first) out.push_back(plan::Proposal::plan(e->id(), fused_knobs));
       if (const long long j = chain_split_rule(*p, sms); j > 0)
         out.push_back(plan::Proposal::plan(
             e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, j}}));
       out.push_back(plan::Proposal::plan(
           e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, 0}}));
-      if (p->d == 128)
-        out.push_back(plan::Proposal::plan(
-            e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, 0}}));
+      if (p->d == 128 && !fz_first) out.push_back(plan::Proposal::plan(e->id(), fused_knobs));
     }
     out.push_back(
         plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));

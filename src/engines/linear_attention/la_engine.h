@@ -78,10 +78,20 @@ std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long sp
 // the unsplit one.
 long long chain_split_rule(const GdnProblem& p, long long sm_count);
 
-// The family's heuristics (every mode): on a graph the engine accepts, the
-// one-pass prefill plan first, then the two-pass one (not for a graph the
-// decode kernel serves: both modes run it), then the backend marker. A graph
-// the engine declines gets the marker only (the reference serves it).
+// Whether the heuristics rank the fused prefill (PIPELINE_ARCH 2) first for `p`
+// on a device of `sm_count` multiprocessors: d = 128, a prefill, and at least
+// 0.9 of a wave of (sequence, head) CTAs (one a multiprocessor). Measured on the
+// H200 (bench/results/2026-12-02-gdn-fused-h200.txt): 128 and 256 CTAs ran
+// 0.82x the two-pass time; 8 to 64 CTAs ran 1.6-8x it (its chains are as long as
+// the sequences, with no split), where the two-pass plan stays first.
+bool fused_first(const GdnProblem& p, long long sm_count);
+
+// The family's heuristics (every mode): on a prefill graph the engine accepts,
+// the fused plan first where fused_first holds, then the split two-pass plan
+// where chain_split_rule splits, the two-pass plan, the fused plan (d = 128,
+// when not first), the one-pass plan; a graph the decode kernel serves gets the
+// one-pass plan only (every mode runs the decode kernel); then the backend
+// marker. A graph the engine declines gets the marker only (the reference serves it).
 Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext& ctx,
                                                const std::vector<const Engine*>& offered);
 
