@@ -280,19 +280,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, D == 64 ? 2 : 1) gdn_bwd_
 // in shared memory (the B operand of the next products).
 namespace opgraph_gdn {
 namespace bwd {
-struct FwdScanSmem {
+// Two stages of each chunk's tiles: the next chunk's land (cp.async) while this one computes.
+struct FwdStage {
   u16 wn[C * LDD];
   u16 kd[C * LDD];
+};
+struct FwdScanSmem {
+  FwdStage st[2];
   u16 s[BV * LDD];
   u16 vn[C * LDB];
 };
 static_assert(sizeof(FwdScanSmem) == gdn_bwd_fwd_scan_smem_bytes(D), "gdn_bwd_fwd_scan_smem_bytes disagrees");
-struct RevScanSmem {
+struct RevStage {
   u16 qe[C * LDD];
   u16 wn[C * LDD];
   u16 kd[C * LDD];
-  u16 ds[BV * LDD];
   u16 p[C * LDC];
+};
+struct RevScanSmem {
+  RevStage st[2];
+  u16 ds[BV * LDD];
   u16 dob[C * LDB];  // scale * dO [C][BV]
   u16 dvn[C * LDB];
 };
@@ -328,13 +335,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_fwd_scan(const
       }
   }
   const float* egc = ws32(p, p.ws_egc);
-  for (i64 c0 = 0; c0 < len; c0 += C) {
+  auto prefetch = [&](i64 c0, int buf) {
+    const u16* blk = ws16(p, p.ws_blocks) + ((first + c0 / C) * p.ho + h) * kBlockElems;
+    copy_tile(sm.st[buf].wn, LDD, blk + kOffWn, D, C, D, tid);
+    copy_tile(sm.st[buf].kd, LDD, blk + kOffKd, D, C, D, tid);
+    cp_async_commit();
+  };
+  if (len > 0) prefetch(0, 0);
+  int buf = 0;
+  for (i64 c0 = 0; c0 < len; c0 += C, buf ^= 1) {
     const i64 sh = (first + c0 / C) * p.ho + h;
     const u16* blk = ws16(p, p.ws_blocks) + sh * kBlockElems;
-    __syncthreads();  // the previous chunk's readers of wn, kd, vn are done
-    copy_tile(sm.wn, LDD, blk + kOffWn, D, C, D, tid);
-    copy_tile(sm.kd, LDD, blk + kOffKd, D, C, D, tid);
-    cp_async_commit();
     // S^T at the chunk's start (this CTA's rows), bf16.
     {
       u16* dst = ws16(p, p.ws_st) + sh * D * D + v0 * D;
@@ -360,9 +371,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_fwd_scan(const
     }
     const float ec = egc[sh];
     cp_async_wait_all();
-    __syncthreads();
+    __syncthreads();  // this chunk's tiles landed; the previous chunk's readers of the other stage are done
+    if (c0 + C < len) prefetch(c0 + C, buf ^ 1);
+    const FwdStage& sg = sm.st[buf];
     // Vn = U + Wn S.
-    warp_mma<4, D>(cv, sm.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+    warp_mma<4, D>(cv, sg.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
     {
       u16* dst = ws16(p, p.ws_vn) + sh * C * D;
 #pragma unroll
@@ -374,13 +387,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_fwd_scan(const
           st_bf2(&dst[r * D + v0 + c], cv[j][2 * hh], cv[j][2 * hh + 1]);
         }
     }
-    __syncthreads();
+    __syncthreads();  // Vn written; every read of S (the bf16 copy) done
     // S^T = exp(gamma_C) S^T + Vn^T Kd.
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) st[j][e] *= ec;
-    warp_mma<NTS, C, true, true>(st, sm.vn + ms, LDB, sm.kd + ns, LDD, lane);
+    warp_mma<NTS, C, true, true>(st, sm.vn + ms, LDB, sg.kd + ns, LDD, lane);
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
@@ -421,24 +434,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
   }
   const float* egc = ws32(p, p.ws_egc);
   const i64 nch = (len + C - 1) / C;
-  for (i64 ci = nch - 1; ci >= 0; --ci) {
+  auto prefetch = [&](i64 ci, int buf) {
+    const u16* blk = ws16(p, p.ws_blocks) + ((first + ci) * p.ho + h) * kBlockElems;
+    RevStage& sg = sm.st[buf];
+    copy_tile(sg.qe, LDD, blk + kOffQe, D, C, D, tid);
+    copy_tile(sg.wn, LDD, blk + kOffWn, D, C, D, tid);
+    copy_tile(sg.kd, LDD, blk + kOffKd, D, C, D, tid);
+    copy_tile(sg.p, LDC, blk + kOffP, C, C, C, tid);
+    cp_async_commit();
+  };
+  if (nch > 0) prefetch(nch - 1, 0);
+  int buf = 0;
+  for (i64 ci = nch - 1; ci >= 0; --ci, buf ^= 1) {
     const i64 c0 = ci * C;
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
     const i64 sh = (first + ci) * p.ho + h;
-    const u16* blk = ws16(p, p.ws_blocks) + sh * kBlockElems;
-    __syncthreads();  // the previous chunk's readers are done
-    copy_tile(sm.qe, LDD, blk + kOffQe, D, C, D, tid);
-    copy_tile(sm.wn, LDD, blk + kOffWn, D, C, D, tid);
-    copy_tile(sm.kd, LDD, blk + kOffKd, D, C, D, tid);
-    copy_tile(sm.p, LDC, blk + kOffP, C, C, C, tid);
-    cp_async_commit();
-    // scale dO (this CTA's columns), rows past the chunk zero.
-    for (int i = tid; i < C * BV / 2; i += kThreads) {
-      const int r = i / (BV / 2), c = 2 * (i % (BV / 2));
-      float a = 0.f, b = 0.f;
-      if (r < n) load_any2(p.d_o, ((bos + c0 + r) * p.ho + h) * D + v0 + c, p.do_type, a, b);
-      st_bf2(&sm.dob[r * LDB + c], scale * a, scale * b);
-    }
     // dS^T after the chunk (this CTA's rows), bf16.
     {
       u16* dst = ws16(p, p.ws_dst) + sh * D * D + v0 * D;
@@ -452,12 +462,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     }
     const float ec = egc[sh];
     cp_async_wait_all();
-    __syncthreads();
+    __syncthreads();  // this chunk's tiles landed; the previous chunk's readers (dob, dvn, the other stage) done
+    if (ci > 0) prefetch(ci - 1, buf ^ 1);
+    // scale dO (this CTA's columns), rows past the chunk zero.
+    for (int i = tid; i < C * BV / 2; i += kThreads) {
+      const int r = i / (BV / 2), c = 2 * (i % (BV / 2));
+      float a = 0.f, b = 0.f;
+      if (r < n) load_any2(p.d_o, ((bos + c0 + r) * p.ho + h) * D + v0 + c, p.do_type, a, b);
+      st_bf2(&sm.dob[r * LDB + c], scale * a, scale * b);
+    }
+    __syncthreads();  // dob written
+    const RevStage& sg = sm.st[buf];
     // dVn = P^T (scale dO) + Kd dS.
     {
       float cdv[4][4] = {};
-      warp_mma<4, C, true, true>(cdv, sm.p + m0, LDC, sm.dob + n0, LDB, lane);
-      warp_mma<4, D>(cdv, sm.kd + m0 * LDD, LDD, sm.ds + n0 * LDD, LDD, lane);
+      warp_mma<4, C, true, true>(cdv, sg.p + m0, LDC, sm.dob + n0, LDB, lane);
+      warp_mma<4, D>(cdv, sg.kd + m0 * LDD, LDD, sm.ds + n0 * LDD, LDD, lane);
       u16* dst = ws16(p, p.ws_dvn) + sh * C * D;
 #pragma unroll
       for (int j = 0; j < 4; ++j)
@@ -468,14 +488,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
           st_bf2(&dst[r * D + v0 + c], cdv[j][2 * hh], cdv[j][2 * hh + 1]);
         }
     }
-    __syncthreads();
+    __syncthreads();  // dvn written; every read of dS (the bf16 copy) done
     // dS^T = exp(gamma_C) dS^T + (scale dO)^T Qe + dVn^T Wn.
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) ds[j][e] *= ec;
-    warp_mma<NTS, C, true, true>(ds, sm.dob + ms, LDB, sm.qe + ns, LDD, lane);
-    warp_mma<NTS, C, true, true>(ds, sm.dvn + ms, LDB, sm.wn + ns, LDD, lane);
+    warp_mma<NTS, C, true, true>(ds, sm.dob + ms, LDB, sg.qe + ns, LDD, lane);
+    warp_mma<NTS, C, true, true>(ds, sm.dvn + ms, LDB, sg.wn + ns, LDD, lane);
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
