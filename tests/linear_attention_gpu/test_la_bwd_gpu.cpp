@@ -19,7 +19,8 @@
 // N(0, 1), a_log = log(1 + 15 U), dt_bias N(0, 1)); d_final_state and d_initial_state one buffer
 // (overwrite_initial_state). Under batch_invariant a sequence's gradients are
 // bitwise the same alone and packed with others. A plan built for one T and N runs
-// another through execute-time shape overrides.
+// another through execute-time shape overrides. GdnBwdGpu.TimingFiveCells (figures,
+// not a check) times the five cells against fla's backward.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -616,6 +617,131 @@ TEST_F(GdnBwdGpu, BatchInvariantBitwise) {
   same_rows("dG", static_cast<std::size_t>(HO) * 4, t0);
   same_rows("dBeta", static_cast<std::size_t>(HO) * 4, t0);
   same_rows("d_initial_state", static_cast<std::size_t>(HO * D * D) * 4, 1);
+}
+
+}  // namespace
+
+namespace {
+
+// Inputs for timing (no reference at these sizes): uniform values straight into
+// their encodings, cheap to draw for 32k-token cells.
+std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::uint64_t seed) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto uni = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>((x >> 40) & 0xFFFFFF) / 16777216.f;
+  };
+  auto fill = [&](const TensorPtr& t, float lo, float hi, bool logsig) {
+    const DataType d = t->get_data_type();
+    const std::size_t n = static_cast<std::size_t>(t->element_count());
+    std::vector<unsigned char> b(n * width(d));
+    for (std::size_t i = 0; i < n; ++i) {
+      float f = lo + (hi - lo) * uni();
+      if (logsig) f = -std::log1p(std::exp(-f));
+      if (d == DataType::FLOAT) {
+        std::memcpy(b.data() + 4 * i, &f, 4);
+      } else {
+        const std::uint16_t h = d == DataType::BFLOAT16 ? gemm_testing::to_bf16(f) : to_f16(f);
+        std::memcpy(b.data() + 2 * i, &h, 2);
+      }
+    }
+    return b;
+  };
+  std::map<std::int64_t, std::vector<unsigned char>> h;
+  h[p.q->get_uid()] = fill(p.q, -1, 1, false);
+  h[p.k->get_uid()] = fill(p.k, -1, 1, false);
+  h[p.v->get_uid()] = fill(p.v, -1, 1, false);
+  h[p.d_o->get_uid()] = fill(p.d_o, -1, 1, false);
+  h[p.gate->get_uid()] = fill(p.gate, -2, 2, true);
+  h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
+  if (p.init) h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
+  if (p.d_final) h[p.d_final->get_uid()] = fill(p.d_final, -0.5f, 0.5f, false);
+  std::vector<double> cu{0};
+  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
+  h[p.cu->get_uid()] = encode(cu, DataType::INT32);
+  return h;
+}
+
+// The five cells, backward alone (every gdn_bwd kernel, no forward): median
+// of 20 executes, CUDA events around each; fla's backward (torch.autograd.grad of
+// (o, final_state) against (q, k, v, g, beta), 2026-12-01 on this H200) beside it.
+// Run by the device script for the figures, not a check.
+TEST_F(GdnBwdGpu, TimingFiveCells) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  struct Cell {
+    std::int64_t hqk, hv, b, t;
+    double fla;
+  };
+  const Cell cells[] = {{16, 64, 4, 8192, 9.922},
+                        {16, 64, 1, 32768, 10.734},
+                        {16, 32, 4, 8192, 5.661},
+                        {16, 32, 1, 32768, 6.720},
+                        {2, 8, 1, 32768, 2.709}};
+  const auto& api = *gpu().api;
+  std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20\n");
+  std::printf("[ gdn_bwd timing ] %-8s %-10s %10s %10s %8s %12s\n", "heads", "B x T", "ours ms", "fla ms", "ratio",
+              "workspace");
+  for (const Cell& cell : cells) {
+    Case c;
+    c.l2 = true;
+    c.hq = c.hk = cell.hqk;
+    c.hv = cell.hv;
+    c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
+    auto p = build(c);
+    ASSERT_TRUE(p->g.validate().is_good());
+    FactsCache facts(p->g, PlanTarget{gpu().props});
+    PlanContext ctx{&facts};
+    const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, 0}}, {}, -1};
+    auto plan = build_direct(la_engine(), p->g, config, ctx);
+    ASSERT_TRUE(plan.is_good()) << plan.status().message();
+    auto host = fast_inputs(c, *p, static_cast<std::uint64_t>(cell.hv * 131 + cell.b));
+    std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+    VariantPack pack;
+    for (auto& [uid, bytes] : host) {
+      auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
+      ASSERT_TRUE(b->status().is_good());
+      ASSERT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+      pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+      dev[uid] = std::move(b);
+    }
+    host.clear();
+    for (const Checked& o : checked(*p)) {
+      const std::size_t bytes = static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type());
+      auto b = std::make_unique<DeviceBuffer>(api, bytes);
+      ASSERT_TRUE(b->status().is_good());
+      pack.set(o.t->get_uid(), reinterpret_cast<void*>(b->ptr()));
+      dev[o.t->get_uid()] = std::move(b);
+    }
+    const std::int64_t wb = (*plan)->workspace_size();
+    auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
+    ASSERT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
+    ExecutionContext ec;
+    ec.stream = gpu().stream;
+    ec.device = &gpu().props;
+    ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
+    CUevent e0, e1;
+    ASSERT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    ASSERT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE((*plan)->execute(pack, ec).is_good());
+    std::vector<float> ms;
+    for (int i = 0; i < 20; ++i) {
+      api.event_record(e0, gpu().stream);
+      const Status st = (*plan)->execute(pack, ec);
+      EXPECT_TRUE(st.is_good()) << st.message();
+      api.event_record(e1, gpu().stream);
+      EXPECT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
+      float x = 0;
+      api.event_elapsed_time(&x, e0, e1);
+      ms.push_back(x);
+    }
+    api.event_destroy(e0);
+    api.event_destroy(e1);
+    std::sort(ms.begin(), ms.end());
+    const double med = ms[ms.size() / 2];
+    std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %7.2fx %9.2f GB\n",
+                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                static_cast<long long>(cell.t), med, cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
+  }
 }
 
 }  // namespace
