@@ -12,6 +12,11 @@ k=src/engines/linear_attention/kernels
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/base/linear_attention/kernels"
 for f in $(git ls-tree --name-only "$rev" "$k/"); do git show "$rev:$f" >"$tmp/base/linear_attention/kernels/$(basename "$f")"; done
+# The gemm family's Hopper headers (the fused prefill includes its wgmma wrappers).
+mkdir -p "$tmp/base/gemm/kernels"
+for f in $(git ls-tree --name-only "$rev" src/engines/gemm/kernels/); do
+  case $f in *.cuh) git show "$rev:$f" >"$tmp/base/gemm/kernels/$(basename "$f")" ;; esac
+done
 inc=(-Iinclude -Isrc/runtime/kernels/include)
 status=0
 for d in 128 64; do for io in 0 1; do

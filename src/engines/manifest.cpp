@@ -52,14 +52,14 @@ plan::Manifest make_default() {
   m.families.push_back(family("sdpa_bwd", 4, {"sdpa_backward", "sdpa_fp8_backward", "sdpa_mxfp8_backward"},
                               "scaled dot-product attention, backward"));
   m.families.push_back(family("linear_attention", 5,
-                              {"gdn", "gdn_bwd", "kda", "kda_bwd", "gdn2", "gdn2_bwd", "gdp", "gdp_bwd"},
+                              {"gdn", "gdn_bwd", "gdn_summary", "kda", "kda_bwd", "gdn2", "gdn2_bwd", "gdp", "gdp_bwd"},
                               "gated delta rule linear attention (GDN, KDA, GDN-2, GDP)"));
   // On by default for gdn forward (the other ops decline at check_support and
   // run on the reference): numerics in bench/results/2026-12-02-gdn-fwd-h200.txt.
   // Its plans: the one-pass prefill, then the two-pass (la_engine.h, heuristics).
   m.families.back().heuristics = linear_attention::heuristics;
   m.families.back().slots.push_back({"linear_attention", linear_attention::make_la_engine, false,
-                                     "NVRTC gdn forward: chunked mma.sync prefill, token-recurrent decode (sm_90)"});
+                                     "NVRTC gdn forward: chunked mma.sync / wgmma prefill, token-recurrent decode (sm_90)"});
   m.families.push_back(family("conv", 6, {"conv_fprop", "conv_dgrad", "conv_wgrad"}, "convolutions"));
   // The cuDNN backend: its plans per mode, discovered per graph (empty without a device or libcudnn).
   m.backend = make_cudnn_provider();

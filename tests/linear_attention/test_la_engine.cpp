@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engines/linear_attention/gdn_problem.h"
+#include "engines/linear_attention/gdn_bwd.h"
 #include "engines/linear_attention/la_engine.h"
 #include "engines/manifest.h"
 #include "exec/declared_layout.h"
@@ -124,12 +125,16 @@ TEST(LaSupport, AcceptsEveryAttributeTheIssueLists) {
 }
 
 TEST(LaSupport, DeclinesOtherOps) {
-  for (const char* op : {"gdn_bwd", "gdn_summary", "gdn_summary_bwd", "kda", "gdn2", "gdp"}) {
+  for (const char* op : {"gdn_bwd", "gdn_summary_bwd", "kda", "gdn2", "gdp"}) {
     Cfg c = cfg_of(64);
     Built b = la_test::build(la_test::op_named(op), c);
     ASSERT_TRUE(b.g.validate().is_good()) << op << ": " << b.g.validate().to_string();
     expect_decline(b.g, "L1 op:");
   }
+  // gdn_summary has its own rules (LaSummary below): S0 until its H200 run.
+  ::unsetenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED");
+  Built s = la_test::build(la_test::op_named("gdn_summary"), cfg_of(64));
+  expect_decline(s.g, "S0 not_yet_run_on_h200");
 }
 
 TEST(LaSupport, DeclinesHeadDimsOutsideTheSet) {
@@ -675,12 +680,67 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   }
 }
 
+// gdn_summary: declined by rule S0 until its H200 run (OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED=1
+// offers it); then served by the fused kernel's summary form (d = 128), one plan, no workspace.
+TEST(LaSummary, DeclinedUntilRunOnTheH200ThenOneFusedKernel) {
+  struct Unset {
+    ~Unset() { ::unsetenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED"); }
+  } unset;
+  auto summary = [](std::int64_t d) {
+    Cfg c = cfg_of(d);
+    c.cu = {0, 30, 30, 100};
+    Built b = la_test::build(la_test::op_named("gdn_summary"), c);
+    mark_outputs(b);
+    EXPECT_TRUE(b.g.validate().is_good()) << b.g.validate().to_string();
+    return b;
+  };
+  Built b = summary(128);
+  ::unsetenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED");
+  expect_decline(b.g, "S0 not_yet_run_on_h200");
+  ::setenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED", "1", 1);
+  auto p = analyze_gdn(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_TRUE(p->summary);
+  EXPECT_EQ(p->q, -1);
+  EXPECT_GE(p->o, 0);            // H
+  EXPECT_GE(p->final_state, 0);  // M
+  EXPECT_EQ(p->n_seq, 3);
+  EXPECT_EQ(p->ho, 8);
+  EXPECT_FALSE(linear_attention::use_decode(*p));
+  for (int mode : {0, 1, 2}) {
+    auto r = linear_attention::kernel_requests(*p, mode, mode == 1 ? 8 : 0);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].kernel, "gdn_summary_fused_d128_bf16");
+    EXPECT_EQ(linear_attention::workspace_bytes(*p, mode, mode == 1 ? 8 : 0), 0);
+  }
+  expect_decline(summary(64).g, "S3 head dim");
+  // One plan of ours, then the reference.
+  Built bp = summary(128);
+  Graph gp(std::move(bp.g));
+  auto target = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(target.is_good());
+  gp.set_device_properties(*target);
+  ASSERT_TRUE(gp.create_execution_plans({HeurMode::A}).is_good());
+  auto n0 = gp.get_plan_name_at_index(0);
+  ASSERT_TRUE(n0.is_good());
+  EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+  auto n1 = gp.get_plan_name_at_index(1);
+  if (n1.is_good()) {
+    EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;
+  }
+}
+
 TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
-  ASSERT_EQ(all.size(), 31u);  // 7 entries x d {64, 128} x {bf16, fp16}, the fused one x {bf16, fp16}, the pool copy
+  // 7 entries x d {64, 128} x {bf16, fp16}, the two fused ones (prefill, summary) x {bf16, fp16},
+  // the pool copy, and gdn_bwd's 24 (compiled by LaBwd's own test, test_la_bwd.cpp).
+  const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
+  ASSERT_EQ(bwd.size(), 24u);
+  ASSERT_EQ(all.size(), 33u + bwd.size());
   for (const auto& r : all) {
+    if (r.source == "linear_attention/kernels/gdn_bwd.cu") continue;
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
     EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;

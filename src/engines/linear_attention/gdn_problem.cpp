@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <initializer_list>
 
 #include "opgraph/op_graph.h"
@@ -69,7 +70,7 @@ Status check_packed(const std::string& node, const char* port, const Tensor& t, 
 
 }  // namespace
 
-bool use_decode(const GdnProblem& p) { return !p.batch_invariant && p.t <= 8 * p.n_seq; }
+bool use_decode(const GdnProblem& p) { return !p.summary && !p.batch_invariant && p.t <= 8 * p.n_seq; }
 
 Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   // L1: one gdn forward node.
@@ -80,9 +81,10 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
                                  std::to_string(graph.nodes().size()) + " nodes (" + ops + ")");
   }
   const Node& n = *graph.nodes().front();
+  if (n.op() == "gdn_summary") return analyze_gdn_summary(graph);
   if (n.op() != "gdn")
-    return decline("L1 op:", "serves gdn forward only; node '" + n.name() + "' is op '" + std::string(n.op()) +
-                                 "' (served by the reference)");
+    return decline("L1 op:", "serves gdn forward and gdn_summary; node '" + n.name() + "' is op '" +
+                                 std::string(n.op()) + "' (served by the reference)");
   GdnProblem p;
   p.node = n.name();
   auto in = [&](const char* port) { return n.input(port); };
@@ -186,6 +188,92 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   p.overwrite = n.get_bool("overwrite_initial_state");
   p.checkpoint_every = n.get_int("checkpoint_every_n_tokens", 0);
   p.scale = n.attr_is_set("scale") ? n.get_float("scale") : 1.0 / std::sqrt(static_cast<double>(p.d));
+  return p;
+}
+
+Result<GdnProblem> analyze_gdn_summary(const OpGraph& graph) {
+  if (graph.nodes().size() != 1 || graph.nodes().front()->op() != "gdn_summary")
+    return decline("S1 op:", "serves a graph of exactly one gdn_summary node");
+  const Node& n = *graph.nodes().front();
+  GdnProblem p;
+  p.node = n.name();
+  p.summary = true;
+  const char* gate = std::getenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED");
+  if (!gate || std::string(gate) != "1")
+    return decline("S0 not_yet_run_on_h200:", "node '" + p.node + "': the GPU gdn_summary (the fused kernel's summary "
+                                              "form) is declined until its H200 numerics run has passed; "
+                                              "OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED=1 offers it (the reference serves it)");
+  auto in = [&](const char* port) { return n.input(port); };
+  const TensorPtr k = in("k"), v = in("v"), g = in("g"), beta = in("beta"), cu = in("cu_seqlens");
+  const TensorPtr a_log = in("a_log"), dt_bias = in("dt_bias");
+  const TensorPtr hs = n.output("H"), ms = n.output("M");
+  if (!k || !v || !g || !beta || !cu || !hs || !ms)
+    return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: node '" + p.node + "' lacks a required port");
+  // S2 / S3.
+  p.io = k->get_data_type();
+  if (!one_of(p.io, {DataType::BFLOAT16, DataType::HALF}) || v->get_data_type() != p.io)
+    return decline("S2 k/v:", "node '" + p.node + "': k and v must both be BFLOAT16 or both HALF; got " + dt(p.io) +
+                                  ", " + dt(v->get_data_type()));
+  p.d = k->get_dim()[2];
+  if (v->get_dim()[2] != p.d || p.d != 128)
+    return decline("S3 head dim:", "node '" + p.node + "': K = V = 128 is served (the fused kernel's tiles); got K = " +
+                                       std::to_string(p.d) + ", V = " + std::to_string(v->get_dim()[2]));
+  p.t = k->get_dim()[0];
+  p.hq = k->get_dim()[1];  // no q: the k heads stand in (q head h / (HO / HQ) is never read)
+  p.hk = k->get_dim()[1];
+  p.hv = v->get_dim()[1];
+  p.ho = std::max(p.hk, p.hv);
+  p.n_seq = cu->get_dim()[0] - 1;
+  p.cu64 = cu->get_data_type() == DataType::INT64;
+  // S4.
+  const auto floats = {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF};
+  struct Typed {
+    const char* port;
+    TensorPtr t;
+    DataType* out;
+  };
+  for (const Typed& x : {Typed{"g", g, &p.g_type}, Typed{"beta", beta, &p.beta_type},
+                         Typed{"a_log", a_log, &p.a_log_type}, Typed{"dt_bias", dt_bias, &p.dt_bias_type},
+                         Typed{"H", hs, &p.o_type}, Typed{"M", ms, &p.state_type}}) {
+    if (!x.t) continue;
+    if (!one_of(x.t->get_data_type(), floats))
+      return decline("S4 types:", "node '" + p.node + "' port " + x.port + " is " + dt(x.t->get_data_type()) +
+                                      "; FLOAT, BFLOAT16 or HALF is served");
+    *x.out = x.t->get_data_type();
+  }
+  // S6.
+  for (const TensorPtr& t : {hs, ms})
+    if (t->get_is_virtual())
+      return decline("S6 layout:", "node '" + p.node + "': H and M must be graph outputs (non-virtual): the engine "
+                                   "writes them");
+  OPGRAPH_CHECK(check_rows(p.node, "k", *k, &p.k_ts, &p.k_hs));
+  OPGRAPH_CHECK(check_rows(p.node, "v", *v, &p.v_ts, &p.v_hs));
+  for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"g", g}, {"beta", beta}, {"cu_seqlens", cu},
+                                {"a_log", a_log}, {"dt_bias", dt_bias}, {"H", hs}, {"M", ms}}) {
+    if (t) OPGRAPH_CHECK(check_packed(p.node, port, *t));
+  }
+  // S7.
+  if (p.n_seq > 65535 || p.ho > 65535)
+    return decline("S7 grid:", "node '" + p.node + "': at most 65535 sequences and 65535 heads; got N = " +
+                                   std::to_string(p.n_seq) + ", HO = " + std::to_string(p.ho));
+  p.state_rows = p.n_seq;
+  p.state_row_stride = p.ho * p.d * p.d;
+  p.k = k->get_uid();
+  p.v = v->get_uid();
+  p.g = g->get_uid();
+  p.beta = beta->get_uid();
+  p.cu_seqlens = cu->get_uid();
+  p.o = hs->get_uid();
+  p.final_state = ms->get_uid();
+  if (a_log) p.a_log = a_log->get_uid();
+  if (dt_bias) p.dt_bias = dt_bias->get_uid();
+  p.l2norm = n.get_bool("use_qk_l2norm");
+  p.safe_gate = n.get_bool("safe_gate");
+  p.linear_gate = n.get_string("gate_domain", "log") == "linear";
+  p.beta_sigmoid = n.get_bool("use_beta_sigmoid");
+  p.neg_eig = n.get_bool("allow_neg_eigval");
+  p.batch_invariant = n.get_bool("batch_invariant");
+  p.scale = 1.0;
   return p;
 }
 

@@ -22,6 +22,14 @@
 // state_indices pools, overwrite_initial_state, batch_invariant, and
 // checkpoint_every_n_tokens (the IR declares no checkpoint output, so the cadence
 // changes nothing observable; the reference ignores it too).
+//
+// gdn_summary (analyze_gdn_summary, reached through analyze_gdn): per (sequence,
+// head) the end state H from a zero seed ([N, HO, V, K]) and the transition's
+// transpose M^T ([N, HO, K, K]), by the fused kernel's summary form. Rules S1..S7
+// as L1..L7 above with these differences: S3 head dim K = V = 128 only (the fused
+// tiles); S4 H and M FLOAT, BFLOAT16 or HALF, dense as declared; no q, O or
+// states. Declined, rule S0, unless OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED=1 until
+// its H200 numerics run has passed (docs/linear_attention.md).
 #pragma once
 
 #include <cstdint>
@@ -55,14 +63,19 @@ struct GdnProblem {
   bool batch_invariant = false, overwrite = false;
   std::int64_t checkpoint_every = 0;
   double scale = 0.0;                       // resolved: the attribute, else D^-0.5
+  // gdn_summary: o names H (o_type its type) and final_state M (state_type), both
+  // dense [N, HO, D, D]; q, initial_state, state_indices unbound.
+  bool summary = false;
 };
 
-// Reads `graph` (validated, frozen). GRAPH_NOT_SUPPORTED names the rule.
+// Reads `graph` (validated, frozen). GRAPH_NOT_SUPPORTED names the rule. A
+// gdn_summary node goes to analyze_gdn_summary.
 Result<GdnProblem> analyze_gdn(const OpGraph& graph);
+Result<GdnProblem> analyze_gdn_summary(const OpGraph& graph);
 
 // Whether the decode kernel serves `p` (not under batch_invariant, whose
 // outputs must not depend on the batch: the prefill kernel serves every
 // length; else when T <= 8 N, i.e. at most 8 tokens a sequence on average).
-bool use_decode(const GdnProblem& p);
+bool use_decode(const GdnProblem& p);  // false for a summary
 
 }  // namespace opgraph::linear_attention

@@ -80,7 +80,7 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
   const std::string e = entry;
   r.source = e == "gdn_prefill"                             ? "linear_attention/kernels/gdn_prefill.cu"
-             : e == "gdn_prefill_fused"                     ? "linear_attention/kernels/gdn_fused.cu"
+             : e == "gdn_prefill_fused" || e == "gdn_summary_fused" ? "linear_attention/kernels/gdn_fused.cu"
              : e == "gdn_decode" || e == "gdn_state_copy" ? "linear_attention/kernels/gdn_decode.cu"
                                                           : "linear_attention/kernels/gdn_two_pass.cu";
   r.entry = entry;
@@ -97,9 +97,9 @@ runtime::KernelRequest copy_request() {
 bool needs_pool_copy(const GdnProblem& p) { return p.state_indices >= 0 && p.final_state >= 0; }
 
 // Whether plan `p` under prefill mode `mode` runs the two-pass prefill.
-bool two_pass(const GdnProblem& p, int mode) { return mode == kPrefillTwoPass && !use_decode(p); }
+bool two_pass(const GdnProblem& p, int mode) { return !p.summary && mode == kPrefillTwoPass && !use_decode(p); }
 // Whether plan `p` under prefill mode `mode` runs the fused prefill.
-bool fused(const GdnProblem& p, int mode) { return mode == kPrefillFused && !use_decode(p); }
+bool fused(const GdnProblem& p, int mode) { return !p.summary && mode == kPrefillFused && !use_decode(p); }
 // The fused prefill's one shape rule (its tiles are written for d = 128).
 Status fused_head_dim(const GdnProblem& p, int mode) {
   if (!fused(p, mode) || p.d == 128) return Status::ok();
@@ -137,7 +137,7 @@ Result<int> prefill_mode(const PlanConfig& config) {
 enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kSlots };
 
 // Which kernels a plan runs; fixed at build (a call's overridden extents keep it).
-enum class Kind { kDecode, kPrefill, kTwoPass, kSplit, kFused };
+enum class Kind { kDecode, kPrefill, kTwoPass, kSplit, kFused, kSummary };
 
 // Everything a plan launches for problem `p` under `kind` (split: the span length).
 struct GdnLaunch {
@@ -156,8 +156,8 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
   l.main.grid[2] = static_cast<unsigned>(p.n_seq);
   l.main.block[0] = decode ? kDecodeThreads : kPrefillThreads;
   l.main.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p.d));
-  if (kind == Kind::kFused) {
-    l.main.grid[0] = 1;
+  if (kind == Kind::kFused || kind == Kind::kSummary) {
+    l.main.grid[0] = kind == Kind::kSummary ? 2 : 1;  // summary: H rows, then M^T rows
     l.main.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fused_smem_bytes(p.d));
   }
   if (kind == Kind::kTwoPass || kind == Kind::kSplit) {
@@ -201,7 +201,8 @@ class GdnPlan final : public CompiledPlan {
           std::array<std::int32_t, kSlots> rows)
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
         table_(std::move(table)), rows_(rows),
-        kind_(use_decode(p_) ? Kind::kDecode
+        kind_(p_.summary      ? Kind::kSummary
+              : use_decode(p_) ? Kind::kDecode
               : fused        ? Kind::kFused
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
@@ -226,6 +227,10 @@ class GdnPlan final : public CompiledPlan {
     if (!pack.has_overrides()) {
       if (!table_.accepts(pack)) return table_.explain(pack);
     } else {
+      if (kind_ == Kind::kSummary)
+        return {ErrorCode::INVALID_VARIANT_PACK,
+                "engine linear_attention: rule summary_overrides: a gdn_summary plan runs its declared extents "
+                "(execute-time shape overrides are served for gdn forward); plan a graph of the call's extents"};
       if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
       auto q = overridden_problem(p_, pack, table_.layout());
       if (q.is_bad()) return q.status();
@@ -363,7 +368,7 @@ class LaEngine final : public Engine {
     if (split.is_bad()) return split.status();
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
-    if (!two_pass(*p, *mode)) *split = 0;  // decode-sized graphs run the decode kernel
+    if (!two_pass(*p, *mode)) *split = 0;  // decode-sized graphs run the decode kernel; a summary its kernel
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
     if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
       return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
@@ -531,6 +536,10 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
 
 std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode, long long split) {
   std::vector<runtime::KernelRequest> out;
+  if (p.summary) {
+    out.push_back(request(p.d, p.io, "gdn_summary_fused"));
+    return out;
+  }
   if (two_pass(p, prefill_mode) && split > 0) {
     out.push_back(request(p.d, p.io, "gdn_span_scan"));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
@@ -582,7 +591,9 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
                             "gdn_span_fixup", "gdn_span_scan"})
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
-  for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, "gdn_prefill_fused"));
+  for (const char* entry : {"gdn_prefill_fused", "gdn_summary_fused"})
+    for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry));
+  for (auto& r : gdn_bwd_declared_specialisations()) out.push_back(std::move(r));
   out.push_back(copy_request());
   return out;
 }
@@ -608,6 +619,11 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     // A chain split goes first where its rule (chain_split_rule) expects it to pay.
     // The fused prefill (d = 128) goes first where fused_first expects a full wave of
     // its (sequence, head) CTAs, else after the two-pass plans.
+    if (p->summary) {  // every mode runs the summary kernel: one plan
+      out.push_back(plan::Proposal::plan(
+          e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));
+      continue;
+    }
     if (!use_decode(*p)) {
       const long long sms = ctx.target().has_device() ? ctx.target().device->sm_count : 0;
       const Knobs fused_knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, 0}};

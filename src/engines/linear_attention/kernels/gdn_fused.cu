@@ -100,8 +100,16 @@ __device__ __forceinline__ void wg_sync(int w) { asm volatile("bar.sync %0, 128;
 
 using namespace opgraph_gdn;
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+// The fused pass in two forms (PH):
+//  0  gdn_prefill_fused: O and final_state of the gdn forward (grid (1, HO, N)).
+//  1  gdn_summary_fused: the gdn_summary op (grid (2, HO, N)): CTA x = 0 runs the
+//     value rows from a zero seed, whose end state is H ([N, HO, V, K], written
+//     through p.o / p.o_type); x = 1 runs rows of the transition from the
+//     identity with U = 0 (the update X <- X (e^gC I + Wn^T Kd), rows
+//     independent), whose end is M^T ([N, HO, K, K], through p.final_state /
+//     p.state_type), the reference's stored transpose. No q, no O; no pools.
+template <int PH>
+__device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* smem_raw) {
   // The 1024-aligned base by pointer arithmetic on the shared array (the
   // compiler keeps these pointers in the shared window: ld/st.shared).
   const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
@@ -126,7 +134,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
   const i64 h = blockIdx.y, seq = blockIdx.z;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
-  const i64 srow = state_row(p, seq);
+  const i64 srow = PH == 0 ? state_row(p, seq) : seq;
+  const bool mrows = PH == 1 && blockIdx.x == 1;  // rows of M^T (uniform in the CTA)
   const float scale = static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const int v0 = 64 * wg;  // this warpgroup's value columns
@@ -134,13 +143,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
   // The state slice S^T [v0 .. v0 + 64][0 .. 128) in m64n128 accumulator order, and its bf16 copy.
   float st[64];
   {
-    const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+    const bool load = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
     const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
     for (int j = 0; j < 64; j += 2) {
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
       float a = 0.f, b = 0.f;
       if (load) load_any2(p.initial_state, sbase + static_cast<i64>(r) * D + c, p.state_type, a, b);
+      if (mrows) {  // the identity: row v0 + r, column c
+        a = v0 + r == c ? 1.f : 0.f;
+        b = v0 + r == c + 1 ? 1.f : 0.f;
+      }
       st[j] = a;
       st[j + 1] = b;
       sts32(sb + kS + static_cast<u32>(j >> 5) * kPanelS + static_cast<u32>(v0) * 128u + frag0 + frag(j), pack_bf16(a, b));
@@ -160,7 +173,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       rq[i] = rk[i] = rv[i] = 0;
       if (c + r < len) {
         const i64 tok = bos + c + r;
-        rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
+        if (PH == 0) rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
         rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
         rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
       }
@@ -218,9 +231,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       if (r < n && l2) l2norm_rows(xq, xk);
       const float gr = gam[r], eg = exp2f(gr), br = bet[r], dk = exp2f(gc - gr), be = br * eg;
       const u32 a = row0 + static_cast<u32>(r - warp) * 128u;
-      sts64(a + kQn, pack_bf16(xq[0], xq[1]), pack_bf16(xq[2], xq[3]));
+      if (PH == 0) sts64(a + kQn, pack_bf16(xq[0], xq[1]), pack_bf16(xq[2], xq[3]));
       sts64(a + kKn, pack_bf16(xk[0], xk[1]), pack_bf16(xk[2], xk[3]));
-      sts64(a + kQe, pack_bf16(eg * xq[0], eg * xq[1]), pack_bf16(eg * xq[2], eg * xq[3]));
+      if (PH == 0) sts64(a + kQe, pack_bf16(eg * xq[0], eg * xq[1]), pack_bf16(eg * xq[2], eg * xq[3]));
       sts64(a + kKd, pack_bf16(dk * xk[0], dk * xk[1]), pack_bf16(dk * xk[2], dk * xk[3]));
       sts64(a + kKB, pack_bf16(be * xk[0], be * xk[1]), pack_bf16(be * xk[2], be * xk[3]));
       sts64(a + kVB, pack_bf16(br * xv[0], br * xv[1]), pack_bf16(br * xv[2], br * xv[3]));
@@ -229,8 +242,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
     fence_async_shared();
     __syncthreads();
 
-    // L (warpgroup 0) and P (warpgroup 1): Kn Kn^T and Qn Kn^T, m64n64k128.
-    {
+    // L (warpgroup 0) and P (warpgroup 1): Kn Kn^T and Qn Kn^T, m64n64k128
+    // (the summary has no P: warpgroup 1 waits).
+    if (PH == 0 || wg == 0) {
       float acc[32];
       wgmma_fence();
 #pragma unroll
@@ -279,14 +293,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
     {
       float w[32];
       wgmma_fence();
+      if (!mrows) {
 #pragma unroll
-      for (int kk = 0; kk < C / 16; ++kk) {
-        MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKB + wg * kPanel64, kk), kk > 0);
-        MmaBt<64>::mma(u, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kVB + wg * kPanel64, kk), kk > 0);
+        for (int kk = 0; kk < C / 16; ++kk) {
+          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKB + wg * kPanel64, kk), kk > 0);
+          MmaBt<64>::mma(u, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kVB + wg * kPanel64, kk), kk > 0);
+        }
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < C / 16; ++kk)
+          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKB + wg * kPanel64, kk), kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(w);
+      if (mrows) {  // the transition's rows carry no U
+#pragma unroll
+        for (int j = 0; j < 32; ++j) u[j] = 0.f;
+      }
       pin<32>(u);
       const u32 wrow = sb + kQn + static_cast<u32>(wg) * kPanel64 + frag0;
 #pragma unroll
@@ -303,7 +327,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       for (int kk = 0; kk < D / 16; ++kk) {
         const unsigned long long ds = kdesc(sb + kS + v0 * 128, kk, kPanelS);
         Mma<64>::mma(u, kdesc(sb + kQn, kk, kPanel64), ds, 1);
-        Mma<64>::mma(o, kdesc(sb + kQe, kk, kPanel64), ds, kk > 0);
+        if (PH == 0) Mma<64>::mma(o, kdesc(sb + kQe, kk, kPanel64), ds, kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -325,7 +349,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < C / 16; ++kk) {
-        MmaBt<64>::mma(o, kdesc(sb + kP, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), 1);
+        if (PH == 0) MmaBt<64>::mma(o, kdesc(sb + kP, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), 1);
         MmaAtBt<128>::mma(st, mdesc(sb + kKn + wg * kPanel64, kk), mdesc(sb + kKd, kk), 1);
       }
       wgmma_commit();
@@ -333,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       pin<32>(o);
       pin<64>(st);
     }
-    {
+    if (PH == 0) {
       // O rows fr and fr + 8 of the chunk (those below n), columns v0 + 8 t + fc.
       const i64 o0 = ((bos + c0 + fr) * p.ho + h) * D + v0 + fc, o8 = o0 + 8 * p.ho * D;
       const bool in0 = fr < n, in8 = fr + 8 < n;
@@ -363,7 +387,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
     fence_async_shared();
   }
 
-  if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+  if (PH == 1) {
+    // H (value rows) or M^T (transition rows), dense [N, HO, D, D].
+    const u64 dst = mrows ? p.final_state : p.o;
+    const long long type = mrows ? p.state_type : p.o_type;
+    const i64 sbase = (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D;
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_any2(dst, sbase + static_cast<i64>(r) * D + c, type, st[j], st[j + 1]);
+    }
+  } else if ((p.flags & kFlagWriteFinal) && srow >= 0) {
     const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
     for (int j = 0; j < 64; j += 2) {
@@ -371,5 +405,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
       store_any2(p.final_state, sbase + static_cast<i64>(r) * D + c, p.state_type, st[j], st[j + 1]);
     }
   }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fused_pass<0>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_summary_fused(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fused_pass<1>(p, smem_raw);
 }
 #endif  // GDN_D == 128
