@@ -105,6 +105,14 @@ class CompiledPlan {
   virtual ~CompiledPlan() = default;
   // Scratch this plan needs, in BYTES (0 when none). Fixed once built.
   virtual std::int64_t workspace_size() const = 0;
+  // Scratch the call `pack` (NORMALISED, as execute gets it) needs: with
+  // execute-time shape overrides an engine whose scratch follows the extents
+  // answers for the call's (an override it refuses is refused here alike, naming
+  // the rule); without, and by default, workspace_size().
+  virtual Result<std::int64_t> workspace_size_for(const VariantPack& pack) const {
+    (void)pack;
+    return workspace_size();
+  }
   // Runs the plan on the caller's buffers, NORMALISED: `pack` holds one
   // OperandBuffer per position of the graph's DeclaredLayout (read them by
   // position; resolve positions at build). Refuses only caller errors (a missing

@@ -139,6 +139,10 @@ class Graph : public OpGraph {
   Status build_plan_at_index(std::int64_t index);
   // BYTES; the plan must be built (INVALID_VALUE otherwise).
   Result<std::int64_t> get_workspace_size_plan_at_index(std::int64_t index) const;
+  // BYTES the call `pack` needs from plan `index` — with execute-time shape
+  // overrides, at the call's extents (docs/dynamic_shapes.md); without, the same
+  // as above. A pack the plan would refuse is refused here alike, nothing run.
+  Result<std::int64_t> get_workspace_size_plan_at_index(std::int64_t index, const VariantPack& pack) const;
   Status execute_plan_at_index(const VariantPack& pack, Workspace workspace, std::int64_t index,
                                const Handle* handle = nullptr) const;
 
@@ -151,6 +155,8 @@ class Graph : public OpGraph {
   // The plan execute() runs: the one build_plans chose (INVALID_VALUE before).
   Result<std::int64_t> get_selected_plan_index() const;
   Result<std::int64_t> get_workspace_size() const;
+  // The selected plan's workspace for the call `pack` (overrides included).
+  Result<std::int64_t> get_workspace_size(const VariantPack& pack) const;
   // Runs the selected plan. workspace.bytes below the plan's need is INVALID_VALUE.
   Status execute(const VariantPack& pack, Workspace workspace = {}, const Handle* handle = nullptr) const;
   // --- routing: which plan runs a call's buffers (docs/architecture.md, "Routing") ---

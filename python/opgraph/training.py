@@ -91,18 +91,10 @@ class _Built:
                 shapes.append(list(s))
         pack = {self.tensors[n]: x for n, x in bufs.items()}
         like = bufs["q"]
-        ws_bytes = max(self.graph.get_workspace_size(), 1)
-        try:
-            self.graph.execute(pack, self.workspace(like, ws_bytes), handle, override_uids=uids or None,
-                               override_shapes=shapes or None)
-        except Exception as e:  # noqa: BLE001 - re-raised unless it names a larger workspace
-            # A two-pass plan's workspace grows with T and N, and no API yet answers it for overridden
-            # extents: the refusal names the bytes the call needs (nothing ran), so retry once with them.
-            need = _bytes_named(str(e))
-            if need is None or need <= ws_bytes:
-                raise
-            self.graph.execute(pack, self.workspace(like, need), handle, override_uids=uids or None,
-                               override_shapes=shapes or None)
+        over = dict(override_uids=uids or None, override_shapes=shapes or None)
+        # The workspace this call needs at its extents (a two-pass plan's grows with T and N).
+        ws_bytes = max(self.graph.get_workspace_size(pack, **over), 1)
+        self.graph.execute(pack, self.workspace(like, ws_bytes), handle, **over)
 
 
 def _workspace(like, nbytes):
@@ -111,13 +103,6 @@ def _workspace(like, nbytes):
         return torch.empty(nbytes, dtype=torch.uint8, device=like.device)
     import numpy as np
     return np.empty(nbytes, dtype=np.uint8)
-
-
-def _bytes_named(message):
-    """The byte count an engine's workspace refusal names ("needs a workspace of N bytes"), or None."""
-    import re
-    m = re.search(r"workspace of (\d+) bytes", message)
-    return int(m.group(1)) if m else None
 
 
 class GatedDeltaNet:

@@ -510,7 +510,31 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
       .def("build_plan_at_index", [](PyGraph& g, std::int64_t i) { throw_if(g.build_plan_at_index(i)); }, nb::arg("index"))
       .def("select_plan", [](PyGraph& g, std::int64_t i) { throw_if(g.select_plan(i)); }, nb::arg("index"))
       .def("get_selected_plan_index", [](const PyGraph& g) { return unwrap(g.get_selected_plan_index()); })
-      .def("get_workspace_size", [](const PyGraph& g) { return unwrap(g.get_workspace_size()); })
+      .def("get_workspace_size",
+           [](nb::handle self, nb::handle variant_pack, nb::handle uids, nb::handle shapes, nb::handle strides) {
+             PyGraph& g = nb::cast<PyGraph&>(self);
+             if (variant_pack.is_none()) {
+               if (!uids.is_none())
+                 throw nb::value_error("get_workspace_size: override_uids need the call's variant_pack (the "
+                                       "overrides are read against its buffers)");
+               return unwrap(g.get_workspace_size());
+             }
+             const Overrides o = to_overrides(uids, shapes, strides);
+             PreparedPack* prepared = nullptr;
+             Normalized local;
+             if (nb::try_cast<PreparedPack*>(variant_pack, prepared) && prepared) {
+               local = prepared->n;
+               if (!o.uids.empty()) add_overrides(local.pack, o);
+             } else {
+               local = to_variant_pack(g, variant_pack, o.uids.empty() ? nullptr : &o);
+             }
+             return unwrap(g.get_workspace_size(local.pack));
+           },
+           nb::arg("variant_pack").none() = nb::none(), nb::arg("override_uids").none() = nb::none(),
+           nb::arg("override_shapes").none() = nb::none(), nb::arg("override_strides").none() = nb::none(),
+           "Bytes of workspace the selected plan needs; with `variant_pack` (and execute's override_uids / "
+           "override_shapes / override_strides) the bytes that call needs at its extents (a plan whose scratch "
+           "follows the shapes: docs/dynamic_shapes.md). An override the plan refuses raises as execute would.")
       .def("get_workspace_size_plan_at_index",
            [](const PyGraph& g, std::int64_t i) { return unwrap(g.get_workspace_size_plan_at_index(i)); }, nb::arg("index"))
       .def("deselect_workspace_greater_than", [](PyGraph& g, std::int64_t b) { throw_if(g.deselect_workspace_greater_than(b)); },

@@ -111,3 +111,23 @@ def test_bad_override_arguments():
     with pytest.raises(ValueError, match="not an operand of this graph"):
         g.execute({A: a, B: b_flat(b), C: c}, override_uids=[999], override_shapes=[[1, 8, 4]])
     assert np.isnan(c).all()
+
+
+def test_workspace_size_of_a_call_with_overrides():
+    # get_workspace_size(pack, override_...) answers for the call's extents (the reference's is 0 at
+    # every extent; an engine whose scratch follows the shapes answers more: tests/exec/
+    # test_workspace_for_overrides.cpp), and refuses what execute refuses, naming the rule.
+    rng = np.random.default_rng(5)
+    g, A, B, C = matmul_graph()
+    assert g.get_workspace_size() == 0
+    a, b, c = buffers(rng)
+    assert g.get_workspace_size({A: a, B: b_flat(b), C: c}) == 0
+    m, n, k = 16, 5, 7
+    a, b, c = buffers(rng, m, n, k)
+    assert g.get_workspace_size({A: a, B: b_flat(b), C: c}, override_uids=[A, B, C],
+                                override_shapes=[[1, m, k], [1, k, n], [1, m, n]],
+                                override_strides=[None, [k * n, 1, k], None]) == 0
+    with pytest.raises(ValueError, match="override"):  # rank 2 for a rank-3 tensor: outside the class
+        g.get_workspace_size({A: a, B: b_flat(b), C: c}, override_uids=[A], override_shapes=[[m, k]])
+    with pytest.raises(ValueError, match="variant_pack"):
+        g.get_workspace_size(override_uids=[A], override_shapes=[[1, m, k]])

@@ -167,6 +167,23 @@ Result<std::int64_t> Graph::get_workspace_size() const {
   return get_workspace_size_plan_at_index(i.value());
 }
 
+Result<std::int64_t> Graph::get_workspace_size_plan_at_index(std::int64_t index, const VariantPack& pack) const {
+  OPGRAPH_CHECK(check_index(*st_, *this, index));
+  const PlanRecord& p = st_->plans[static_cast<std::size_t>(index)];
+  const CompiledPlan* c = p.live.get();
+  if (!c) return not_built(p, index);
+  if (st_->layout->prepared(pack)) return c->workspace_size_for(pack);
+  VariantPack normalized;
+  OPGRAPH_CHECK(VariantPack::normalize(pack, *st_->layout, normalized));
+  return c->workspace_size_for(normalized);
+}
+
+Result<std::int64_t> Graph::get_workspace_size(const VariantPack& pack) const {
+  auto i = get_selected_plan_index();
+  if (i.is_bad()) return i.status();
+  return get_workspace_size_plan_at_index(i.value(), pack);
+}
+
 namespace {
 
 // The pointer array a call normalises into: one per thread, reused, so its slot
@@ -216,7 +233,13 @@ Status run_plan(const GraphPlanState& st, const PlanRecord& p, const CompiledPla
     OPGRAPH_CHECK(VariantPack::normalize(pack, *st.layout, operands));
     use = &operands;
   }
+  // With overrides, the call's extents decide (an engine whose scratch follows them).
   std::int64_t need = plan.workspace_size();
+  if (use->has_overrides()) {
+    auto w = plan.workspace_size_for(*use);
+    if (w.is_bad()) return w.status();
+    need = w.value();
+  }
   if (workspace.bytes < need)
     return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(need) +
                                           " bytes, got " + std::to_string(workspace.bytes)};

@@ -198,6 +198,13 @@ class GdnBwdPlan final : public CompiledPlan {
              OperandTable table, std::array<std::int32_t, kSlots> rows)
       : p_(std::move(p)), rt_(rt), kernels_(kernels), table_(std::move(table)), rows_(rows), launch_(launch_for(p_)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
+  Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
+    if (!pack.has_overrides()) return launch_.workspace;
+    if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+    auto q = gdn_bwd_overridden_problem(p_, pack, table_.layout());
+    if (q.is_bad()) return q.status();
+    return launch_for(*q).workspace;
+  }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (!ctx.device)

@@ -208,6 +208,11 @@ class GdnPlan final : public CompiledPlan {
                                       : Kind::kPrefill)),
         split_(kind_ == Kind::kSplit ? split : 0), launch_(launch_for(p_, kind_, split_)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
+  Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
+    auto l = launch_of(pack);
+    if (l.is_bad()) return l.status();
+    return l.value()->workspace;
+  }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
     if (!ctx.device)
@@ -222,26 +227,10 @@ class GdnPlan final : public CompiledPlan {
                                                   std::to_string(ctx.device->ordinal)};
     // The one branch for execute-time shape overrides: the built launch, or one
     // for the call's T and N (the same kernels), checked before anything runs.
-    GdnLaunch moved;
-    const GdnLaunch* l = &launch_;
-    if (!pack.has_overrides()) {
-      if (!table_.accepts(pack)) return table_.explain(pack);
-    } else {
-      if (kind_ == Kind::kSummary)
-        return {ErrorCode::INVALID_VARIANT_PACK,
-                "engine linear_attention: rule summary_overrides: a gdn_summary plan runs its declared extents "
-                "(execute-time shape overrides are served for gdn forward); plan a graph of the call's extents"};
-      if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
-      auto q = overridden_problem(p_, pack, table_.layout());
-      if (q.is_bad()) return q.status();
-      if (kind_ == Kind::kSplit && q->n_seq * opgraph_gdn::gdn_split_spans(q->t, split_) > 65535)
-        return {ErrorCode::INVALID_VARIANT_PACK,
-                "engine linear_attention: shape override: N x spans (" + std::to_string(q->n_seq) + " x " +
-                    std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
-                    ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_)};
-      moved = launch_for(*q, kind_, split_);
-      l = &moved;
-    }
+    if (!pack.has_overrides() && !table_.accepts(pack)) return table_.explain(pack);
+    auto launched = launch_of(pack);
+    if (launched.is_bad()) return launched.status();
+    const GdnLaunch* l = launched.value();
     if (l->workspace > 0) {
       if (ctx.workspace.bytes < l->workspace || !ctx.workspace.data)
         return {ErrorCode::INVALID_VALUE, "engine linear_attention: the two-pass prefill needs a workspace of " +
@@ -304,6 +293,27 @@ class GdnPlan final : public CompiledPlan {
   Kind kind_;
   long long split_;
   GdnLaunch launch_;                       // the built launch
+
+  // The launch a call runs: the built one, or (execute-time overrides) one for the
+  // call's T and N, held in `moved_` per thread. Refuses an override by its rule.
+  Result<const GdnLaunch*> launch_of(const VariantPack& pack) const {
+    if (!pack.has_overrides()) return &launch_;
+    if (kind_ == Kind::kSummary)
+      return Status(ErrorCode::INVALID_VARIANT_PACK,
+                    "engine linear_attention: rule summary_overrides: a gdn_summary plan runs its declared extents "
+                    "(execute-time shape overrides are served for gdn forward); plan a graph of the call's extents");
+    if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+    auto q = overridden_problem(p_, pack, table_.layout());
+    if (q.is_bad()) return q.status();
+    if (kind_ == Kind::kSplit && q->n_seq * opgraph_gdn::gdn_split_spans(q->t, split_) > 65535)
+      return Status(ErrorCode::INVALID_VARIANT_PACK,
+                    "engine linear_attention: shape override: N x spans (" + std::to_string(q->n_seq) + " x " +
+                        std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
+                        ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_));
+    thread_local GdnLaunch moved;  // per thread: the plan stays thread-safe and allocation-free
+    moved = launch_for(*q, kind_, split_);
+    return &moved;
+  }
 };
 
 Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout& layout,
