@@ -55,8 +55,10 @@
 #                  OPGRAPH_GDN_PEERS_ARGS (e.g. "--only decode", "--cells 1x32768"), OPGRAPH_GDN_ROUNDS (20),
 #                  OPGRAPH_GDN_PEERS_TIMEOUT (default: 540 s less the time run.sh took to get there;
 #                  on expiry the cells done are tabled)
-#   tests          every GPU suite: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu,
-#                  scripts/gpu_python.sh; examples/graphs/matmul_bias_gelu.json and gdn_prefill_varlen.json
+#   tests          every GPU suite, in parallel processes (gemm in 6 shards, cudnn in 2, with
+#                  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 unless set: the gated lowerings' cases run), then
+#                  scripts/gpu_python.sh: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu
+#                  (GdnGpu and GdnBwdGpu, timing excluded); examples/graphs/matmul_bias_gelu.json and gdn_prefill_varlen.json
 #                  planned and run on this device (opgraph plan / run)
 #   plan           plan_chain 10000 100000 (planning time, linear in the nodes)
 #
@@ -377,11 +379,31 @@ area_gdn-peers() {
   say "compare_gdn rc=$rc ($(( $(date +%s) - t0 )) s)"
 }
 area_tests() {
-  section "tests: every GPU suite"
-  run gemm_gpu_all 400 "$BUILD/tests/test_gemm_gpu"; gtest_line gemm_gpu_all
-  run cudnn_gpu_all 300 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='-*Bench*'; gtest_line cudnn_gpu_all
-  run runtime_gpu 200 "$BUILD/tests/test_runtime_gpu"; gtest_line runtime_gpu
-  run la_gpu_all 400 "$BUILD/tests/test_la_gpu" --gtest_filter='-GdnGpu*.Timing*'; gtest_line la_gpu_all
+  section "tests: every GPU suite (parallel processes on the one GPU: gemm in 6 shards, cudnn in 2)"
+  # cudnn: OPGRAPH_CUDNN_INCLUDE_UNVERIFIED (default 1 here) runs the gated lowerings' cases instead of
+  # checking their decline; test_la_gpu's fixtures opt in to their own gated kernels (summary, gdn_bwd).
+  local names=() n i
+  for i in 0 1 2 3 4 5; do
+    GTEST_TOTAL_SHARDS=6 GTEST_SHARD_INDEX=$i run gemm_gpu_$i 400 "$BUILD/tests/test_gemm_gpu" &
+    names+=(gemm_gpu_$i)
+  done
+  for i in 0 1; do
+    OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=${OPGRAPH_CUDNN_INCLUDE_UNVERIFIED:-1} GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$i \
+      run cudnn_gpu_$i 300 "$BUILD/tests/test_cudnn_gpu" --gtest_filter='-*Bench*' &
+    names+=(cudnn_gpu_$i)
+  done
+  run runtime_gpu 200 "$BUILD/tests/test_runtime_gpu" & names+=(runtime_gpu)
+  run la_gpu 400 "$BUILD/tests/test_la_gpu" --gtest_filter='GdnGpu*:-*Timing*' & names+=(la_gpu)
+  run la_bwd_gpu 400 "$BUILD/tests/test_la_gpu" --gtest_filter='GdnBwdGpu*:-*Timing*' & names+=(la_bwd_gpu)
+  wait
+  # `run` counted its failures in the background shells: count them here from the result lines.
+  for n in "${names[@]}"; do
+    printf '%s: ' "$n" | tee -a "$FILE"
+    gtest_line "$n"
+    grep -q "^$n rc=0 " "$FILE" || fails=$((fails + 1))
+  done
+  grep -h -A12 "Failure" "$LOGS"/gemm_gpu_*.log "$LOGS"/cudnn_gpu_*.log "$LOGS"/runtime_gpu.log "$LOGS"/la_gpu.log \
+    "$LOGS"/la_bwd_gpu.log 2>/dev/null | head -80 | tee -a "$FILE"
   # The examples on this device: what cuDNN answers, `opgraph plan` (where the list puts each
   # engine) and `opgraph run` (the pick executed, checked against the reference).
   local ex=examples/graphs/matmul_bias_gelu.json
