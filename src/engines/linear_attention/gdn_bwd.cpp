@@ -14,6 +14,7 @@
 
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
 #include "engines/linear_attention/la_engine.h"
+#include "engines/linear_attention/la_rules.h"
 #include "engines/linear_attention/kernels/gdn_params.cuh"
 #include "exec/operand_table.h"
 #include "opgraph/op_graph.h"
@@ -26,58 +27,16 @@ namespace {
 
 using opgraph_gdn::GdnBwdParams;
 
-Status decline(const char* rule, const std::string& why) {
-  return Status(ErrorCode::GRAPH_NOT_SUPPORTED, std::string("engine linear_attention: gdn_bwd: ") + rule + " " + why);
-}
-
-std::string dt(DataType d) { return std::string(to_string(d)); }
-
-bool one_of(DataType d, std::initializer_list<DataType> set) {
-  for (DataType x : set)
-    if (d == x) return true;
-  return false;
-}
-
-// B7 for q, k, v [T, H, D] (the forward's L6): head dim contiguous, token and
-// head strides non-negative multiples of 8 elements.
+// gdn_bwd's forms of the shared rules (la_rules.h; rule B7 for layouts).
+Status decline(const char* rule, const std::string& why) { return rules::decline("gdn_bwd: ", rule, why); }
+std::string dt(DataType d) { return rules::type_name(d); }
+using rules::one_of;
+using rules::type_code;
 Status check_rows(const std::string& node, const char* port, const Tensor& t, std::int64_t* ts, std::int64_t* hs) {
-  const auto& dim = t.get_dim();
-  const auto& stride = t.get_stride();
-  auto fits = [&](std::size_t i) { return dim[i] == 1 || (stride[i] >= 0 && stride[i] % 8 == 0); };
-  const bool ok = dim.size() == 3 && stride.size() == 3 && stride[2] == 1 && fits(0) && fits(1);
-  if (!ok) {
-    std::string got;
-    for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
-    return decline("B7 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
-                                     got + "]; the head dim must be contiguous (stride 1) and the token and head "
-                                     "strides multiples of 8 elements (16 bytes)");
-  }
-  *ts = dim[0] == 1 ? 0 : stride[0];
-  *hs = dim[1] == 1 ? 0 : stride[1];
-  return Status::ok();
+  return rules::check_rows("gdn_bwd: ", "B7 layout:", node, port, t, ts, hs);
 }
-
-// B7: dense row-major as declared.
 Status check_packed(const std::string& node, const char* port, const Tensor& t) {
-  const auto& dim = t.get_dim();
-  const auto& stride = t.get_stride();
-  const auto packed = Tensor::packed_strides(dim);
-  bool ok = stride.size() == dim.size();
-  for (std::size_t i = 0; ok && i < dim.size(); ++i) ok = dim[i] == 1 || stride[i] == packed[i];
-  if (ok) return Status::ok();
-  std::string got, want;
-  for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
-  for (auto s : packed) want += (want.empty() ? "" : ", ") + std::to_string(s);
-  return decline("B7 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
-                                   got + "]; the kernels read and write it dense row-major [" + want + "]");
-}
-
-long long type_code(DataType d) {
-  switch (d) {
-    case DataType::BFLOAT16: return opgraph_gdn::kTypeBf16;
-    case DataType::HALF: return opgraph_gdn::kTypeF16;
-    default: return opgraph_gdn::kTypeF32;
-  }
+  return rules::check_packed("gdn_bwd: ", "B7 layout:", "read and write", node, port, t);
 }
 
 constexpr unsigned kThreads = 256;

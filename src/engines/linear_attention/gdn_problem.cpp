@@ -2,6 +2,9 @@
 // rules (L1..L7, gdn_problem.h) and the problem it hands the kernels.
 #include "engines/linear_attention/gdn_problem.h"
 
+#include "engines/linear_attention/kernels/gdn_params.cuh"
+#include "engines/linear_attention/la_rules.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -10,13 +13,14 @@
 #include "opgraph/op_graph.h"
 
 namespace opgraph::linear_attention {
-namespace {
 
-Status decline(const char* rule, const std::string& why) {
-  return Status(ErrorCode::GRAPH_NOT_SUPPORTED, std::string("engine linear_attention: ") + rule + " " + why);
+namespace rules {
+
+Status decline(std::string_view op, const char* rule, const std::string& why) {
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED, "engine linear_attention: " + std::string(op) + rule + " " + why);
 }
 
-std::string dt(DataType d) { return std::string(to_string(d)); }
+std::string type_name(DataType d) { return std::string(to_string(d)); }
 
 bool one_of(DataType d, std::initializer_list<DataType> set) {
   for (DataType x : set)
@@ -24,10 +28,8 @@ bool one_of(DataType d, std::initializer_list<DataType> set) {
   return false;
 }
 
-// L6 for q, k, v [T, H, D]: the head dim contiguous, the token and head
-// strides non-negative multiples of 8 elements (16 bytes: the kernels load
-// 16-byte pieces), e.g. views of a fused qkv projection. Returned in *ts, *hs.
-Status check_rows(const std::string& node, const char* port, const Tensor& t, std::int64_t* ts, std::int64_t* hs) {
+Status check_rows(std::string_view op, const char* rule, const std::string& node, const char* port, const Tensor& t,
+                  std::int64_t* ts, std::int64_t* hs) {
   const auto& dim = t.get_dim();
   const auto& stride = t.get_stride();
   auto fits = [&](std::size_t i) { return dim[i] == 1 || (stride[i] >= 0 && stride[i] % 8 == 0); };
@@ -35,19 +37,17 @@ Status check_rows(const std::string& node, const char* port, const Tensor& t, st
   if (!ok) {
     std::string got;
     for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
-    return decline("L6 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
-                                     got + "]; the head dim must be contiguous (stride 1) and the token and head "
-                                     "strides multiples of 8 elements (16 bytes)");
+    return decline(op, rule, "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
+                                 got + "]; the head dim must be contiguous (stride 1) and the token and head "
+                                 "strides multiples of 8 elements (16 bytes)");
   }
   *ts = dim[0] == 1 ? 0 : stride[0];
   *hs = dim[1] == 1 ? 0 : stride[1];
   return Status::ok();
 }
 
-// L6: dense row-major as declared; `row_pad` lets dim 0 carry a larger stride
-// (a multiple of 16 bytes), returned in *row_stride.
-Status check_packed(const std::string& node, const char* port, const Tensor& t, bool row_pad = false,
-                    std::int64_t* row_stride = nullptr) {
+Status check_packed(std::string_view op, const char* rule, const char* access, const std::string& node,
+                    const char* port, const Tensor& t, bool row_pad, std::int64_t* row_stride) {
   const auto& dim = t.get_dim();
   const auto& stride = t.get_stride();
   const auto packed = Tensor::packed_strides(dim);
@@ -63,9 +63,51 @@ Status check_packed(const std::string& node, const char* port, const Tensor& t, 
   std::string got, want;
   for (auto s : stride) got += (got.empty() ? "" : ", ") + std::to_string(s);
   for (auto s : packed) want += (want.empty() ? "" : ", ") + std::to_string(s);
-  return decline("L6 layout:", "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
-                                   got + "]; the kernels read it dense row-major [" + want + "]" +
-                                   (row_pad ? " (the row stride may be padded to a multiple of 16 bytes)" : ""));
+  return decline(op, rule, "node '" + node + "' port " + port + " (tensor '" + t.get_name() + "') has strides [" +
+                               got + "]; the kernels " + access + " it dense row-major [" + want + "]" +
+                               (row_pad ? " (the row stride may be padded to a multiple of 16 bytes)" : ""));
+}
+
+long long type_code(DataType d) {
+  switch (d) {
+    case DataType::BFLOAT16: return opgraph_gdn::kTypeBf16;
+    case DataType::HALF: return opgraph_gdn::kTypeF16;
+    default: return opgraph_gdn::kTypeF32;
+  }
+}
+
+}  // namespace rules
+
+namespace {
+
+// The forward's and the summary's forms of the shared rules (rule L6 for layouts).
+Status decline(const char* rule, const std::string& why) { return rules::decline("", rule, why); }
+std::string dt(DataType d) { return rules::type_name(d); }
+using rules::one_of;
+Status check_rows(const std::string& node, const char* port, const Tensor& t, std::int64_t* ts, std::int64_t* hs) {
+  return rules::check_rows("", "L6 layout:", node, port, t, ts, hs);
+}
+Status check_packed(const std::string& node, const char* port, const Tensor& t, bool row_pad = false,
+                    std::int64_t* row_stride = nullptr) {
+  return rules::check_packed("", "L6 layout:", "read", node, port, t, row_pad, row_stride);
+}
+
+// The element types of optional float operands (FLOAT, BFLOAT16 or HALF), each
+// bound one read into *out; `rule` names the decline.
+struct Typed {
+  const char* port;
+  TensorPtr t;
+  DataType* out;
+};
+Status read_float_types(const char* rule, const std::string& node, std::initializer_list<Typed> operands) {
+  for (const Typed& x : operands) {
+    if (!x.t) continue;
+    if (!one_of(x.t->get_data_type(), {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF}))
+      return decline(rule, "node '" + node + "' port " + x.port + " is " + dt(x.t->get_data_type()) +
+                               "; FLOAT, BFLOAT16 or HALF is served");
+    *x.out = x.t->get_data_type();
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -113,21 +155,9 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   p.cu64 = cu->get_data_type() == DataType::INT64;
 
   // L4.
-  const auto floats = {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF};
-  struct Typed {
-    const char* port;
-    TensorPtr t;
-    DataType* out;
-  };
-  for (const Typed& x : {Typed{"g", g, &p.g_type}, Typed{"beta", beta, &p.beta_type},
-                         Typed{"a_log", a_log, &p.a_log_type}, Typed{"dt_bias", dt_bias, &p.dt_bias_type},
-                         Typed{"O", o, &p.o_type}}) {
-    if (!x.t) continue;
-    if (!one_of(x.t->get_data_type(), floats))
-      return decline("L4 gates:", "node '" + p.node + "' port " + x.port + " is " + dt(x.t->get_data_type()) +
-                                      "; FLOAT, BFLOAT16 or HALF is served");
-    *x.out = x.t->get_data_type();
-  }
+  OPGRAPH_CHECK(read_float_types("L4 gates:", p.node, {{"g", g, &p.g_type}, {"beta", beta, &p.beta_type},
+                                                       {"a_log", a_log, &p.a_log_type},
+                                                       {"dt_bias", dt_bias, &p.dt_bias_type}, {"O", o, &p.o_type}}));
 
   // L5.
   const bool write_final = fin && !fin->get_is_virtual();
@@ -226,21 +256,10 @@ Result<GdnProblem> analyze_gdn_summary(const OpGraph& graph) {
   p.n_seq = cu->get_dim()[0] - 1;
   p.cu64 = cu->get_data_type() == DataType::INT64;
   // S4.
-  const auto floats = {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF};
-  struct Typed {
-    const char* port;
-    TensorPtr t;
-    DataType* out;
-  };
-  for (const Typed& x : {Typed{"g", g, &p.g_type}, Typed{"beta", beta, &p.beta_type},
-                         Typed{"a_log", a_log, &p.a_log_type}, Typed{"dt_bias", dt_bias, &p.dt_bias_type},
-                         Typed{"H", hs, &p.o_type}, Typed{"M", ms, &p.state_type}}) {
-    if (!x.t) continue;
-    if (!one_of(x.t->get_data_type(), floats))
-      return decline("S4 types:", "node '" + p.node + "' port " + x.port + " is " + dt(x.t->get_data_type()) +
-                                      "; FLOAT, BFLOAT16 or HALF is served");
-    *x.out = x.t->get_data_type();
-  }
+  OPGRAPH_CHECK(read_float_types("S4 types:", p.node, {{"g", g, &p.g_type}, {"beta", beta, &p.beta_type},
+                                                       {"a_log", a_log, &p.a_log_type},
+                                                       {"dt_bias", dt_bias, &p.dt_bias_type}, {"H", hs, &p.o_type},
+                                                       {"M", ms, &p.state_type}}));
   // S6.
   for (const TensorPtr& t : {hs, ms})
     if (t->get_is_virtual())

@@ -3,6 +3,7 @@
 // compiled and the operand table built at build_plan, one table check and one
 // or two launches per execute.
 #include "engines/linear_attention/la_engine.h"
+#include "engines/linear_attention/la_rules.h"
 
 #include "engines/linear_attention/gdn_bwd.h"
 
@@ -23,13 +24,7 @@ namespace {
 
 using opgraph_gdn::GdnParams;
 
-long long type_code(DataType d) {
-  switch (d) {
-    case DataType::BFLOAT16: return opgraph_gdn::kTypeBf16;
-    case DataType::HALF: return opgraph_gdn::kTypeF16;
-    default: return opgraph_gdn::kTypeF32;
-  }
-}
+using rules::type_code;
 
 constexpr unsigned kPrefillThreads = 256, kDecodeThreads = 128, kDecodeRows = 32, kCopyThreads = 256;
 

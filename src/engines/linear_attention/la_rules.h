@@ -1,0 +1,37 @@
+// engines/linear_attention/la_rules.h — the support-rule helpers the family's
+// analyses share (gdn_problem.cpp: gdn and gdn_summary; gdn_bwd.cpp: gdn_bwd): a
+// named decline, the q/k/v row-layout rule and the dense-layout rule, and the
+// kernels' run-time type codes. `op` prefixes the rule in messages ("" or
+// "gdn_bwd: "); `rule` is the rule's name as the analysis numbers it.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "opgraph/data_type.h"
+#include "opgraph/status.h"
+#include "opgraph/tensor.h"
+
+namespace opgraph::linear_attention::rules {
+
+// GRAPH_NOT_SUPPORTED: "engine linear_attention: <op><rule> <why>".
+Status decline(std::string_view op, const char* rule, const std::string& why);
+std::string type_name(DataType d);
+bool one_of(DataType d, std::initializer_list<DataType> set);
+// q, k, v [T, H, D]: the head dim contiguous, the token and head strides
+// non-negative multiples of 8 elements (16 bytes: the kernels load 16-byte
+// pieces), e.g. views of a fused qkv projection. The strides in *ts, *hs (0 on
+// an axis of extent 1).
+Status check_rows(std::string_view op, const char* rule, const std::string& node, const char* port, const Tensor& t,
+                  std::int64_t* ts, std::int64_t* hs);
+// Dense row-major as declared (`access`: how the kernels touch it, for the
+// message); `row_pad` lets dim 0 carry a larger stride (a multiple of 16 bytes),
+// returned in *row_stride.
+Status check_packed(std::string_view op, const char* rule, const char* access, const std::string& node,
+                    const char* port, const Tensor& t, bool row_pad = false, std::int64_t* row_stride = nullptr);
+// The kernels' run-time element type code (gdn_params.cuh: kTypeBf16, kTypeF16, kTypeF32).
+long long type_code(DataType d);
+
+}  // namespace opgraph::linear_attention::rules
