@@ -128,4 +128,20 @@ inline const OpId& op_named(const std::string& name) {
   throw std::logic_error("no op " + name);
 }
 
+// The engine tests' config at head dim `d` (K = V), GVA 2 / 8.
+inline Cfg engine_cfg(std::int64_t d) {
+  Cfg c;
+  c.k = c.v = d;
+  c.hq = c.hk = 2;
+  c.hv = 8;
+  return c;
+}
+
+// The last node's outputs made graph outputs (the builder leaves them virtual).
+inline void mark_outputs(Built& b) {
+  for (const auto& port : b.g.nodes().back()->outputs())
+    for (const auto& t : port)
+      if (t) t->set_output(true);
+}
+
 }  // namespace la_test

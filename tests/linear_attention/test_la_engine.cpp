@@ -24,21 +24,8 @@ using la_test::Built;
 using la_test::Cfg;
 using linear_attention::analyze_gdn;
 
-// A gdn graph at head dim `d` (K = V), GVA 2 / 8, validated.
-Cfg cfg_of(std::int64_t d) {
-  Cfg c;
-  c.k = c.v = d;
-  c.hq = c.hk = 2;
-  c.hv = 8;
-  return c;
-}
-
-// The node's outputs made graph outputs (the builder leaves them virtual).
-void mark_outputs(Built& b) {
-  for (const auto& port : b.g.nodes().back()->outputs())
-    for (const auto& t : port)
-      if (t) t->set_output(true);
-}
+Cfg cfg_of(std::int64_t d) { return la_test::engine_cfg(d); }
+using la_test::mark_outputs;
 
 template <class Tweak>
 Built gdn(const Cfg& c, Attributes attrs, Tweak&& tweak) {
