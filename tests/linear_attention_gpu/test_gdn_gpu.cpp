@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -177,6 +178,15 @@ std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Pro
   std::uniform_real_distribution<double> ud(0.0, 1.0);
   const std::int64_t T = c.t(), HO = c.ho(), D = c.d;
   std::map<std::int64_t, std::vector<unsigned char>> h;
+  // The bytes are keyed by uid: an unvalidated graph's tensors share the unset uid, and every
+  // input would get the last one's bytes (the summary test once read cu_seqlens as k and v).
+  {
+    std::set<std::int64_t> seen;
+    for (const TensorPtr& t : {p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.a_log, p.dt, p.idx})
+      if (t && !seen.insert(t->get_uid()).second)
+        ADD_FAILURE() << "draw: tensor '" << t->get_name() << "' shares uid " << t->get_uid()
+                      << " with another input; validate the graph before drawing";
+  }
   auto rows = [&](std::int64_t heads, bool unit) {
     std::vector<double> x(static_cast<std::size_t>(T * heads * D));
     for (auto& e : x) e = nd(rng);
@@ -876,6 +886,7 @@ TEST_F(GdnGpu, SummaryMatchesTheReference) {
     if (variant == 2) c.io = DataType::HALF;
     const DataType out_t = variant == 1 ? DataType::BFLOAT16 : DataType::FLOAT;
     auto fwd = build(c);  // the forward's tensors, for draw()
+    ASSERT_TRUE(fwd->g.validate().is_good());  // uids assigned: draw() keys the bytes by them
     auto host = draw(c, *fwd, rng, nullptr);
     const std::int64_t T = c.t(), N = c.n(), HO = c.ho(), D = c.d;
     OpGraph g;
