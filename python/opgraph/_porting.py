@@ -447,10 +447,21 @@ def validate(self):
 
 
 def create_execution_plans(self, *args, **kwargs):
-    """Validates first (the Python validate, with cudnn's pointwise output strides), then plans."""
+    """Validates first (the Python validate, with cudnn's pointwise output strides), then plans.
+    A graph made with is_override_shape_enabled=True promises execute-time shape overrides, which
+    opgraph's cuDNN engine refuses (it runs the declared extents): where the list also holds device
+    plans that take them (the gemm engine's), the cuDNN plans are deselected, as cuDNN itself lists
+    only override-capable engines for such a graph. A list of cuDNN plans alone is left to
+    check_support, which declines it naming why."""
     if not self.is_validated:
         self.validate()
-    return _C._GraphBase.create_execution_plans(self, *args, **kwargs)
+    result = _C._GraphBase.create_execution_plans(self, *args, **kwargs)
+    if getattr(self, "is_override_shape_enabled", False) and self._has_device_target:
+        names = [self.get_plan_name_at_index(i) for i in range(self.get_execution_plan_count())]
+        device = [n for n in names if not n.startswith("reference")]
+        if any(n.startswith("cudnn_eng") for n in device) and not all(n.startswith("cudnn_eng") for n in device):
+            self.deselect_engines(["cudnn_eng"])
+    return result
 
 
 def _install():

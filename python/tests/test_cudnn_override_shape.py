@@ -67,5 +67,31 @@ def test_an_override_enabled_matmul_keeps_its_gemm_plans():
     b = g.tensor(name="b", dim=[1, 64, 64], data_type=opgraph.data_type.HALF)
     g.matmul(a, b).set_output(True)
     g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
-    assert g.get_plan_name_at_index(0).startswith("gemm")
+    names = [g.get_plan_name_at_index(i) for i in range(g.get_execution_plan_count())]
+    assert any(n.startswith("gemm") for n in names), names
+    # Where a GPU lists cuDNN plans too (the H200 ranks cudnn_eng0 first for this shape), they are
+    # deselected: the first plan left is a gemm plan, and every cuDNN plan says why it is not used.
+    usable = [i for i, n in enumerate(names) if not g.get_plan_status_at_index(i)]
+    assert names[usable[0]].startswith("gemm"), names
+    for i, n in enumerate(names):
+        if n.startswith("cudnn_eng"):
+            assert "cudnn_eng" in g.get_plan_status_at_index(i)
     g.check_support()
+
+
+def test_an_override_enabled_graph_deselects_the_cudnn_plans_beside_gemm_plans(monkeypatch):
+    # The H200's list for this graph, stood in on a machine without a GPU.
+    names = ["cudnn_eng0[KERNEL_CFG=0]", "gemm_v2_128x64s4[TILE_M=128]", "reference[]"]
+    monkeypatch.setattr(opgraph.pygraph, "get_execution_plan_count", lambda self: len(names))
+    monkeypatch.setattr(opgraph.pygraph, "get_plan_name_at_index", lambda self, i: names[i])
+    denied = []
+    monkeypatch.setattr(opgraph._C._GraphBase, "deselect_engines", lambda self, s: denied.append(list(s)))
+    for override, want in ((True, [["cudnn_eng"]]), (False, [])):
+        denied.clear()
+        g = opgraph.pygraph(io_data_type=opgraph.data_type.HALF, compute_data_type=opgraph.data_type.FLOAT,
+                            sm_version=90, sm_count=132, is_override_shape_enabled=override)
+        a = g.tensor(name="a", dim=[1, 64, 64], data_type=opgraph.data_type.HALF)
+        b = g.tensor(name="b", dim=[1, 64, 64], data_type=opgraph.data_type.HALF)
+        g.matmul(a, b).set_output(True)
+        g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+        assert denied == want, override

@@ -41,15 +41,21 @@ def test_knobs_for_an_engine_span_the_values_its_plans_take():
     plans = ranked(sm_version=90, sm_count=132)
     g = matmul_graph(sm_version=90, sm_count=132)
     g.get_engine_count()
-    gemm_id = plans[0][0]
-    knobs = {k.type: k for k in g.get_knobs_for_engine(0)}
-    for t in plans[0][1]:
+    # The GEMM engine's entry (first in the list without a GPU; after cuDNN's engines on the H200).
+    engines = list(dict.fromkeys(e for e, _ in plans))
+    first = next(i for i, (e, k) in enumerate(plans) if "TILE_M" in {t.name for t in k})
+    gemm_id = plans[first][0]
+    knobs = {k.type: k for k in g.get_knobs_for_engine(engines.index(gemm_id))}
+    for t in plans[first][1]:
         taken = sorted({int(k[t]) for e, k in plans if e == gemm_id})
         assert knobs[t].min_value == taken[0] and knobs[t].max_value == taken[-1]
         assert all((v - taken[0]) % knobs[t].stride == 0 for v in taken)
         assert json.loads(repr(knobs[t]))["knob_type"] == t.name
     # the reference engine has no knobs
-    ref = next(i for i, e in enumerate(dict.fromkeys(e for e, _ in plans)) if not plans[[p[0] for p in plans].index(e)][1])
+    named = matmul_graph(sm_version=90, sm_count=132)
+    named.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    ref_id = next(plans[i][0] for i in range(len(plans)) if named.get_plan_name_at_index(i).startswith("reference"))
+    ref = engines.index(ref_id)
     assert g.get_knobs_for_engine(ref) == []
     with pytest.raises(RuntimeError, match="get_engine_count"):
         g.get_knobs_for_engine(g.get_engine_count())

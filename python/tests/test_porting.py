@@ -596,8 +596,9 @@ def test_sdpa_score_mod_writes_the_composite():
 def test_a_graph_built_again_for_a_pass_by_value_value_keeps_its_planning_target(rng):
     # On the H200, cudnn-frontend's test_layernorm failed here: the graph built again for the
     # epsilon given at execute had lost its device target ("the cuDNN backend needs a device").
-    # Planned for a device-less sm_90 target with the host fallback (this machine has no GPU), the
-    # graph built again must still plan for sm_90.
+    # Planned for an sm_90 target with the host fallback, the graph built again must still plan for
+    # sm_90. The host buffers run on the reference: where a GPU lists cuDNN plans first (the H200),
+    # they are deselected, and the graph built again keeps the same engine.
     g = graph(sm_version=90, sm_count=132)
     g.set_host_fallback(True)
     x = rng.standard_normal((4, 8)).astype(F32)
@@ -605,7 +606,11 @@ def test_a_graph_built_again_for_a_pass_by_value_value_keeps_its_planning_target
     S = g.tensor(name="s", dim=[1, 1], stride=[1, 1], is_pass_by_value=True, data_type=F32)
     Y = g.mul(X, S, name="scale")
     Y.set_output(True).set_data_type(F32)
-    build(g)
+    g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    g.deselect_engines(["cudnn"])
+    g.check_support()
+    g.build_plans()
+    assert g.get_plan_name_at_index(g.get_selected_plan_index()).startswith("reference")
     assert g._has_device_target
     y = np.full_like(x, np.nan)
     g.execute({X: x, S: _TorchLikeCpuScalar(2.5), Y: y}, None)

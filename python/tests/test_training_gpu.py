@@ -2,12 +2,12 @@
 the H200): the same model, initial weights, data and optimiser run twice for STEPS Adam steps — once
 on CUDA tensors (the linear_attention family's gdn and gdn_bwd kernels, bf16 q / k / v) and once on CPU
 tensors of the same dtypes (the float64 reference engine) — and the GPU loss curve must track the
-reference's: every RECORD-th step within CURVE_RTOL of it (relative), and both must have learned (the
-last loss at most LEARNED of the first).
+reference's: every RECORD-th step within CURVE_RTOL of it (relative) plus CURVE_ATOL of the first loss
+(the layer fits its 256 tokens, and a loss of 1e-6 differs by more than 10 % between two runs in bf16),
+and both must have learned (the last loss at most LEARNED of the first).
 
 Without CUDA + torch it is skipped, except under OPGRAPH_REQUIRE_GPU=1, where a missing torch or device
-fails it. The GPU gdn_bwd is declined until its H200 numerics run (rule B0); this test opts in with
-OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1, as the C++ GPU suite does."""
+fails it."""
 import copy
 import os
 
@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.skipif(not REQUIRE_GPU and not torch.cuda.is_available
 
 STEPS = 200          # Adam steps per run
 RECORD = 20          # the curve is compared every RECORD steps
-CURVE_RTOL = 0.10    # |loss_gpu - loss_ref| <= CURVE_RTOL * loss_ref at each compared step
+CURVE_RTOL = 0.10    # |loss_gpu - loss_ref| <= CURVE_RTOL * loss_ref + CURVE_ATOL * loss_ref[0] at each compared step
+CURVE_ATOL = 1e-3
 LEARNED = 0.5        # last loss <= LEARNED * first loss, on both runs
 LENS = [96, 0, 160]  # varlen with an empty sequence
 HQ, HV, D, C_IN = 2, 4, 64, 32
@@ -73,8 +74,7 @@ def train(model, x, y, cu, device):
     return losses
 
 
-def test_training_tracks_the_reference_loss_curve(monkeypatch):
-    monkeypatch.setenv("OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED", "1")
+def test_training_tracks_the_reference_loss_curve():
     torch.manual_seed(1234)
     t = sum(LENS)
     cu = torch.tensor([0] + [sum(LENS[:i + 1]) for i in range(len(LENS))], dtype=torch.int32)
@@ -90,7 +90,8 @@ def test_training_tracks_the_reference_loss_curve(monkeypatch):
     ref = train(copy.deepcopy(model), x, y, cu, "cpu")
     gpu = train(copy.deepcopy(model), x, y, cu, "cuda")
     for i in range(0, STEPS, RECORD):
-        print(f"step {i:4d}  loss gpu {gpu[i]:.5f}  reference {ref[i]:.5f}")
+        print(f"step {i:4d}  loss gpu {gpu[i]:.3e}  reference {ref[i]:.3e}")
     for i in list(range(0, STEPS, RECORD)) + [STEPS - 1]:
-        assert abs(gpu[i] - ref[i]) <= CURVE_RTOL * ref[i], f"step {i}: gpu {gpu[i]:.5f}, reference {ref[i]:.5f}"
+        assert abs(gpu[i] - ref[i]) <= CURVE_RTOL * ref[i] + CURVE_ATOL * ref[0], \
+            f"step {i}: gpu {gpu[i]:.3e}, reference {ref[i]:.3e}"
     assert ref[-1] <= LEARNED * ref[0] and gpu[-1] <= LEARNED * gpu[0], (ref[0], ref[-1], gpu[0], gpu[-1])
