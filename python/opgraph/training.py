@@ -10,9 +10,8 @@ through execute-time shape overrides (docs/dynamic_shapes.md).
     o, final_state = opgraph.training.gdn(q, k, v, g, beta, cu_seqlens, initial_state, layer=layer)
 
 Buffers are numpy arrays (host: the float64 reference engine runs them) or torch tensors (a CUDA
-tensor plans for its device; the backward runs the linear_attention family's GPU gdn_bwd, declined
-by rule B0 until its H200 numerics run: until then CUDA training raises GraphNotSupportedError
-naming why unless OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1). Each call's workspace is the graph's answer
+tensor plans for its device; the backward runs the linear_attention family's GPU gdn_bwd, whose
+numerics tests pass on the H200). Each call's workspace is the graph's answer
 at the call's extents (get_workspace_size with the call's overrides). Layouts are the IR's: q [T, HQ, K], k [T, HK, K], v [T, HV, V], g and beta
 [T, HO], cu_seqlens [N + 1], states [N, HO, V, K] (V-major), O [T, HO, V]; HO = max(HQ, HV).
 The backward recomputes the forward from the saved inputs (gdn_bwd takes q, k, v, g, beta and the

@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,26 +50,6 @@ void expect_decline(const OpGraph& g, const std::string& rule) {
       << p.status().message();
 }
 
-// OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED set ("1") or unset for a scope (the engine's rule B0).
-class Unverified {
- public:
-  explicit Unverified(bool on) {
-    if (const char* v = std::getenv(kVar)) old_ = v;
-    if (on) ::setenv(kVar, "1", 1);
-    else ::unsetenv(kVar);
-  }
-  ~Unverified() {
-    if (old_) ::setenv(kVar, old_->c_str(), 1);
-    else ::unsetenv(kVar);
-  }
-  Unverified(const Unverified&) = delete;
-  Unverified& operator=(const Unverified&) = delete;
-
- private:
-  static constexpr const char* kVar = "OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED";
-  std::optional<std::string> old_;
-};
-
 const Engine& engine() {
   static std::unique_ptr<Engine> e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
   return *e;
@@ -102,7 +80,6 @@ TEST(LaBwdSupport, AcceptsBothHeadDimsTypesAndGroupedHeads) {
       EXPECT_EQ(p->d_initial_state, -1);
       EXPECT_EQ(p->d_final_state, -1);
       // The engine's check_support hands the graph to the backward's rules.
-      Unverified on(true);
       FactsCache facts(b.g, PlanTarget{});
       EXPECT_TRUE(engine().check_support(b.g, PlanContext{&facts}).is_good());
     }
@@ -185,7 +162,6 @@ TEST(LaBwdSupport, DeclinesCheckpoints) {
   ck.set("checkpoint_every_n_tokens", std::int64_t{128});
   expect_decline(bwd(cfg_of(64), ck).g, "B6 checkpoints:");
   // The engine's check_support gives the same decline (the reference serves these graphs).
-  Unverified on(true);
   Built b = bwd(cfg_of(64), ck);
   FactsCache facts(b.g, PlanTarget{});
   const Status st = engine().check_support(b.g, PlanContext{&facts});
@@ -302,7 +278,6 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
 // heuristics rank one plan of ours for an accepted gdn_bwd graph (none for a
 // declined one) on a device-less sm_90a target.
 TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
-  Unverified on(true);
   Built b = bwd(cfg_of(64));
   b.g.freeze();
   auto sm90 = DeviceProperties::for_arch("sm_90a");
@@ -426,30 +401,36 @@ TEST(LaBwdOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
   }
 }
 
-// Rule B0: until the kernels have passed on the H200, the engine declines every
-// gdn_bwd graph unless OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1, and ranks no plan of
-// its own for one (the reference serves it).
-TEST(LaBwdSupport, DeclinedUntilRunOnTheH200) {
-  Unverified off(false);
-  Built b = bwd(cfg_of(128));
-  ASSERT_TRUE(analyze_gdn_bwd(b.g).is_good());  // the rules accept it
-  FactsCache facts(b.g, PlanTarget{});
-  const Status st = engine().check_support(b.g, PlanContext{&facts});
-  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
-  EXPECT_NE(st.message().find("B0 not_yet_run_on_h200"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED"), std::string::npos) << st.message();
+// The engine offers its gdn_bwd for every graph the rules accept, with nothing
+// to opt in (its GPU numerics tests pass on the H200; before that run a rule
+// declined every gdn_bwd graph here): check_support accepts it on a device-less
+// sm_90a target and the family's heuristics rank a plan of ours first, for both
+// head dims and both input types.
+TEST(LaBwdSupport, OfferedForAnSm90TargetByDefault) {
   auto sm90 = DeviceProperties::for_arch("sm_90a");
   ASSERT_TRUE(sm90.is_good());
-  Graph g(std::move(b.g));
-  g.set_device_properties(*sm90);
-  if (g.create_execution_plans({HeurMode::A}).is_good()) {
-    for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i) {
-      auto n = g.get_plan_name_at_index(i);
-      if (n.is_good()) {
-        EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
+  for (std::int64_t d : {64, 128})
+    for (DataType io : {DataType::BFLOAT16, DataType::HALF}) {
+      SCOPED_TRACE("d " + std::to_string(d) + " " + std::string(to_string(io)));
+      Built b = bwd(cfg_of(d), {}, [&](Built& x) {
+        x.q->set_data_type(io);
+        x.k->set_data_type(io);
+        x.v->set_data_type(io);
+        x.d_o->set_data_type(io);
+      });
+      {
+        FactsCache facts(b.g, PlanTarget{*sm90});
+        const Status st = engine().check_support(b.g, PlanContext{&facts});
+        EXPECT_TRUE(st.is_good()) << st.to_string();
       }
+      Graph g(std::move(b.g));
+      g.set_device_properties(*sm90);
+      const Status made = g.create_execution_plans({HeurMode::A});
+      ASSERT_TRUE(made.is_good()) << made.to_string();
+      auto n0 = g.get_plan_name_at_index(0);
+      ASSERT_TRUE(n0.is_good()) << n0.status().message();
+      EXPECT_EQ(n0->rfind("linear_attention", 0), 0u) << *n0;
     }
-  }
 }
 
 TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {

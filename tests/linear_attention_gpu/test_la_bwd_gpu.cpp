@@ -1,7 +1,6 @@
 // tests/linear_attention_gpu/test_la_bwd_gpu.cpp — the linear_attention engine's
 // gdn_bwd on the device against the float64 reference's gdn_bwd
-// (--gtest_filter='GdnBwdGpu.*'; the fixture sets OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1,
-// the engine's rule B0).
+// (--gtest_filter='GdnBwdGpu.*').
 //
 // Every case draws fresh random inputs, poisons every output and the workspace
 // (all bits set: NaN in every type) before the run, and compares each gradient
@@ -349,8 +348,6 @@ Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, 
 class GdnBwdGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    // Rule B0: the kernels are declined until they have passed here.
-    ::setenv("OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED", "1", 1);
     if (!gpu().context || !gpu().api || gpu().props.sm_count == 0)
       GTEST_FAIL() << "no GPU: these tests run on the H200 only";
     if (!gpu().stream) {

@@ -6,10 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <initializer_list>
 #include <iterator>
-#include <string_view>
 #include <utility>
 
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
@@ -499,14 +497,7 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   return p;
 }
 
-Status gdn_bwd_support(const OpGraph& graph) {
-  const char* unverified = std::getenv("OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED");
-  if (!(unverified && std::string_view(unverified) == "1"))
-    return decline("B0 not_yet_run_on_h200:", "the gdn_bwd kernels have not passed their numerics tests on the H200 "
-                                              "yet; set OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1 to use them (the "
-                                              "reference serves the graph)");
-  return analyze_gdn_bwd(graph).status();
-}
+Status gdn_bwd_support(const OpGraph& graph) { return analyze_gdn_bwd(graph).status(); }
 
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p) {
   std::vector<runtime::KernelRequest> out;

@@ -29,8 +29,8 @@
 // varlen THD with empty sequences. Execute-time shape overrides of the token
 // count T and the sequence count N run the built kernels at the call's extents
 // (heads and the head dim may not change; q, k, v may change their strides
-// within B7, the other tensors stay dense). The engine's check_support adds rule
-// B0 (gdn_bwd_support, below).
+// within B7, the other tensors stay dense). Its GPU numerics tests
+// (tests/linear_attention_gpu/test_la_bwd_gpu.cpp) pass on the H200.
 #pragma once
 
 #include <cstdint>
@@ -79,12 +79,8 @@ bool is_gdn_bwd(const OpGraph& graph);
 // Reads `graph` (validated, frozen). GRAPH_NOT_SUPPORTED names the rule.
 Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph);
 
-// The engine's check_support of a gdn_bwd graph: analyze_gdn_bwd behind one more
-// rule, B0 not_yet_run_on_h200: until the GPU numerics tests
-// (tests/linear_attention_gpu/test_la_bwd_gpu.cpp) have passed on the H200 the
-// kernels are used only when OPGRAPH_LA_BWD_INCLUDE_UNVERIFIED=1 (the device run
-// that checks them sets it); otherwise every gdn_bwd graph is declined (the
-// reference serves it), so no unchecked gradient reaches a caller.
+// The engine's check_support of a gdn_bwd graph: analyze_gdn_bwd's rules
+// (B1..B8); a graph they accept is offered to the planner.
 Status gdn_bwd_support(const OpGraph& graph);
 
 // The problem an execute with shape overrides runs (one kernel per layout class:
