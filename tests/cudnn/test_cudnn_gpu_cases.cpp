@@ -3,8 +3,12 @@
 // the reference engine plans it; a case expected to RUN lowers, needs no newer
 // cuDNN than the H200's 9.14 and (when libcudnn loads) finalizes device-less;
 // a case expected to DECLINE either declines in the lowering with its named
-// reason or lowers (cuDNN itself declines it on the device).
+// reason or lowers (cuDNN itself declines it on the device); a case left to
+// cuDNN's heuristics (RUNS_OR_DECLINES: the transpose with
+// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1) lowers as a RUNS case does.
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "cudnn/cudnn_test_util.h"
 #include "cudnn_gpu/gpu_harness.h"
@@ -34,7 +38,7 @@ void check_case(const Case& c, const runtime::CudnnApi* api) {
     EXPECT_NE(p.status().message().find(c.decline_note), std::string::npos) << p.status().message();
   } else {
     ASSERT_TRUE(p.is_good()) << p.status().to_string();
-    if (c.expect == Expect::RUNS) {
+    if (c.expect != Expect::DECLINES) {
       EXPECT_LE(p->min_cudnn_version, kH200Cudnn) << p->min_version_reason;
     }
     if (c.expect == Expect::DECLINES && c.decline_note.find("needs cuDNN") != std::string::npos) {
@@ -50,6 +54,48 @@ void check_case(const Case& c, const runtime::CudnnApi* api) {
   c.build(h);
   ASSERT_TRUE(h.create_execution_plans({HeurMode::FALLBACK}).is_good());
   EXPECT_EQ(h.get_plan_name_at_index(0).value(), "reference[]");
+}
+
+// The transpose cases under the engine's setting decline in the lowering naming rule
+// no_engine_config_on_h200; with the variable they lower and are left to cuDNN's
+// heuristics. The bn-beside-dBN case runs under both settings.
+TEST(CudnnGpuCases, TransposeCasesFollowTheVariable) {
+  const char* old = std::getenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
+  const std::string saved = old ? old : "";
+  std::size_t transposes = 0, bn = 0;
+  for (bool on : {false, true}) {
+    if (on) ::setenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED", "1", 1);
+    else ::unsetenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
+    for (const Case& c : cudnn_gpu::op_cases()) {
+      SCOPED_TRACE(c.name + (on ? " (variable set)" : " (variable unset)"));
+      if (c.name.rfind("transpose_", 0) == 0) {
+        ++transposes;
+        EXPECT_EQ(c.expect, on ? Expect::RUNS_OR_DECLINES : Expect::DECLINES);
+        EXPECT_EQ(c.decline_note, on ? "cudnn heuristics" : "rule no_engine_config_on_h200");
+        Graph g;
+        c.build(g);
+        ASSERT_TRUE(g.validate().is_good());
+        cu::LoweringOptions options;
+        options.include_unverified = on;
+        auto p = cu::lower(g, options);
+        if (on) {
+          EXPECT_TRUE(p.is_good()) << p.status().to_string();
+        } else {
+          ASSERT_TRUE(p.is_bad());
+          EXPECT_NE(p.status().message().find("rule no_engine_config_on_h200"), std::string::npos)
+              << p.status().message();
+        }
+      }
+      if (c.name == "bn_infer_drelu_dbn_half") {
+        ++bn;
+        EXPECT_EQ(c.expect, Expect::RUNS);
+      }
+    }
+  }
+  if (old) ::setenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED", saved.c_str(), 1);
+  else ::unsetenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
+  EXPECT_EQ(transposes, 4u);
+  EXPECT_EQ(bn, 2u);
 }
 
 TEST(CudnnGpuCases, EveryCaseValidatesAndLowersAsExpected) {

@@ -16,9 +16,8 @@
 // 4e-2/4e-2 (dBias too), FLOAT Stats / Max / Sum_exp / DSINK_TOKEN 5e-3/5e-3.
 // CudnnGpuSdpaBench.Bf16 times b=4 h=16 s=4096 d=128 bf16 forward and backward
 // (causal and not; CUDA events, median of 20) and prints "RESULT sdpa ..." and
-// "RESULT sdpa_bwd ..." lines. The deterministic backward is not yet run on the H200:
-// with OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 it must run and match like the others,
-// without it the engine must decline it naming rule not_yet_run_on_h200.
+// "RESULT sdpa_bwd ..." lines. The deterministic backward (cudnn-frontend's
+// dP-workspace composite on Hopper) runs and matches like the others.
 #include "cudnn_gpu/sdpa_gpu_util.h"
 
 #include <cstdio>
@@ -77,16 +76,6 @@ TEST_P(SdpaGpu, MatchesTheReferenceOnACudnnPlan) {
   gd.set_device_properties(props.value());
   Status ps = gd.create_execution_plans({HeurMode::A, HeurMode::FALLBACK});
   ASSERT_TRUE(ps.is_good()) << ps.to_string();
-  if (s.deterministic && !cudnn_gpu::unverified_included()) {
-    // Not yet run on the H200: the engine declines it by default (the reference plans instead).
-    std::string notes;
-    for (std::int64_t i = 0; i < gd.get_execution_plan_count(); ++i)
-      EXPECT_NE(gd.get_plan_name_at_index(i).value().rfind("cudnn_eng", 0), 0u) << "a cudnn plan was listed";
-    for (const auto& n : gd.planning_notes()) notes += n + " | ";
-    EXPECT_NE(notes.find("not_yet_run_on_h200"), std::string::npos) << notes;
-    std::printf("%-26s declined by default (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 runs it)\n", s.name.c_str());
-    return;
-  }
   std::int64_t bi = -1, refused = 0;
   std::string first_refusal;
   for (std::int64_t i = 0; i < gd.get_execution_plan_count() && bi < 0; ++i) {

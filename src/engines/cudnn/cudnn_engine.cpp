@@ -326,8 +326,9 @@ class CudnnEngine final : public Engine {
   static LoweringOptions options(const CudnnApi& api) {
     LoweringOptions o;
     o.cudnn_version = static_cast<std::int64_t>(api.version);
-    // The device run that checks the lowerings not yet run on the H200 turns them on
-    // (docs/environment.md); never on in normal use.
+    // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 also lowers transpose, for which cuDNN 9.14 on
+    // the H200 offered no engine config (LoweringOptions::include_unverified,
+    // docs/environment.md); never on in normal use.
     const char* unverified = std::getenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
     o.include_unverified = unverified && std::string_view(unverified) == "1";
     return o;

@@ -112,14 +112,14 @@ struct LoweringOptions {
   // the DSINK_TOKEN backward. Off (the engine's setting): those decline with
   // rule `failed_on_h200`. On: only the record tests, which check the structure.
   bool include_failed_variants = false;
-  // Also lower what was written from cudnn-frontend's backend graphs on
-  // 2026-12-02 but has not yet run on the H200: transpose (a permuted
-  // descriptor or a RESHAPE view), batchnorm_inference as one NORM_FORWARD
-  // (INFERENCE) beside a batchnorm_backward, and the deterministic sdpa_backward
-  // on Hopper. Off (the engine's setting): those decline with rule
-  // `not_yet_run_on_h200` (the graphs run elsewhere, as before); on: the
-  // lowering tests, which check the structure. The next device run of
-  // test_cudnn_gpu and the conformance table turns them on or fixes them.
+  // Also lower transpose (a permuted descriptor or a RESHAPE view, written from
+  // cudnn-frontend's backend graphs). On the H200 with cuDNN 9.14 the heuristics
+  // (modes A and FALLBACK) offered no engine config for the lowered graph in
+  // either form (test_cudnn_gpu's transpose_*_half cases, the run of 86c0a0b).
+  // Off (the engine's setting): a transpose declines with rule
+  // `no_engine_config_on_h200` (the graph runs elsewhere); on
+  // (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1): experiments with other cuDNN versions,
+  // and the lowering tests, which check the structure.
   bool include_unverified = false;
 };
 

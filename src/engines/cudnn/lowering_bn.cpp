@@ -87,13 +87,7 @@ Status lower_inference_norm_forward(Lowerer& l, const Node& n) {
 }
 
 Status lower_batchnorm_inference(Lowerer& l, const Node& n) {
-  if (beside_batchnorm_backward(l.graph())) {
-    if (!l.options().include_unverified)
-      return Lowerer::decline(n, "rule not_yet_run_on_h200: batchnorm_inference beside a batchnorm_backward lowers as "
-                                 "one NORM_FORWARD (INFERENCE) operation, written but not yet run on the H200 "
-                                 "(LoweringOptions::include_unverified)");
-    return lower_inference_norm_forward(l, n);
-  }
+  if (beside_batchnorm_backward(l.graph())) return lower_inference_norm_forward(l, n);
   using In = ops::BatchnormInference::In;
   TensorPtr x = n.input(In::X);
   auto rec_of = [&](In port) { return l.tensor(n.input(port)); };

@@ -216,10 +216,6 @@ Status lower_sdpa_node(Lowerer& l, const Node& n) {
   const Geom g = geom_of(n);
   const bool backward = n.op() == "sdpa_backward";
   OPGRAPH_CHECK(check_lowerable(n, g, backward, l.options().sm_version));
-  if (backward && ops::SdpaBackward::use_deterministic_algorithm(n) && !l.options().include_unverified)
-    return decline_rule(n, "attribute 'use_deterministic_algorithm'", "not_yet_run_on_h200",
-                        "the deterministic backward's dP-workspace composite is written but has not yet run on "
-                        "the H200 (LoweringOptions::include_unverified)");
   if (!l.options().include_failed_variants) OPGRAPH_CHECK(check_not_failed(n, backward));
   Builder bld(l, n);
   if (backward) return lower_backward_composite(bld, g);
