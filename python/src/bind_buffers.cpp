@@ -380,13 +380,20 @@ Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
   // A plain torch.Tensor with an element type opgraph has (fp4's byte geometry aside): one C
   // call through torch's exchange table where it offers one; a call it refuses (a tensor
   // DLPack cannot describe) falls back to the attributes below, as does any subclass.
+  // The element type: the DLTensor's own where the one DLPack table names an opgraph type
+  // other than fp4 (the type torch.dtype names for it: a plain tensor exports its own
+  // scalar type), else tensor.dtype, read as the attributes read it.
   if (Py_TYPE(v.ptr()) == reinterpret_cast<PyTypeObject*>(g_torch_tensor_type)) {
     if (DLTensorFromPy dl_of = torch_exchange()) {
-      read_torch_dtype(v.ptr(), b);
-      if (b.dtype != DataType::NOT_SET && b.dtype != DataType::FP4_E2M1) {
-        DLTensor dl{};
-        if (dl_of(v.ptr(), &dl) != 0) PyErr_Clear();
-        else if (from_exchange(dl, b, by_address)) return b;
+      DLTensor dl{};
+      if (dl_of(v.ptr(), &dl) != 0) {
+        PyErr_Clear();
+      } else {
+        const std::optional<DataType> t = data_type_of(dl.dtype);
+        if (t && *t != DataType::FP4_E2M1) b.dtype = *t;
+        else read_torch_dtype(v.ptr(), b);
+        if (b.dtype != DataType::NOT_SET && b.dtype != DataType::FP4_E2M1 && from_exchange(dl, b, by_address))
+          return b;
       }
       b = Buffer{};
     }

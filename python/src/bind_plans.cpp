@@ -186,25 +186,60 @@ void add_overrides(VariantPack& pack, const Overrides& o) {
 
 using Facts = std::vector<std::pair<std::int64_t, OperandBuffer>>;
 
-// Whether two calls' entries read the same (PyGraph::LastPack): every field the binding set.
-bool same_facts(const Facts& x, const Facts& y) {
-  if (x.size() != y.size()) return false;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const OperandBuffer &a = x[i].second, &b = y[i].second;
-    if (x[i].first != y[i].first || a.data != b.data || a.rank != b.rank || a.dtype != b.dtype ||
-        a.memory != b.memory || a.read_only != b.read_only)
-      return false;
-    for (int k = 0; k < a.rank && k < kMaxRank; ++k)
-      if (a.dims[k] != b.dims[k] || a.strides[k] != b.strides[k]) return false;
-  }
+// Whether an entry reads as another call's (PyGraph::LastPack): every field the binding set.
+bool same_fact(const std::pair<std::int64_t, OperandBuffer>& x, std::int64_t uid, const OperandBuffer& b) {
+  const OperandBuffer& a = x.second;
+  if (x.first != uid || a.data != b.data || a.rank != b.rank || a.dtype != b.dtype || a.memory != b.memory ||
+      a.read_only != b.read_only)
+    return false;
+  for (int k = 0; k < a.rank && k < kMaxRank; ++k)
+    if (a.dims[k] != b.dims[k] || a.strides[k] != b.strides[k]) return false;
   return true;
 }
 
-// The dict walk. `facts` (optional): each entry's uid and OperandBuffer, in order;
+// What the dict walk read, entry by entry (uid and OperandBuffer, in the dict's order),
+// compared with the last call's entries as it goes: while each entry equals the last call's
+// at its position nothing is stored (the call that reads as the last one copies and allocates
+// nothing); from the first that differs, the entries are kept (the equal prefix copied from
+// the last call's), for the caller pack and the next call's comparison.
+class FactLog {
+ public:
+  explicit FactLog(const Facts* last) : last_(last) {}
+  void reserve(std::size_t n) { expected_ = n; }
+  void add(std::int64_t uid, const OperandBuffer& b) {
+    if (matching_ && last_ && n_ < last_->size() && same_fact((*last_)[n_], uid, b)) {
+      ++n_;
+      return;
+    }
+    if (matching_) keep_prefix();
+    own_.emplace_back(uid, b);
+    ++n_;
+  }
+  // Every entry equals the last call's, and there are as many.
+  bool same() const { return matching_ && last_ && n_ == last_->size(); }
+  // The entries read, in order.
+  Facts take() && {
+    if (matching_) keep_prefix();
+    return std::move(own_);
+  }
+
+ private:
+  void keep_prefix() {
+    matching_ = false;
+    own_.reserve(std::max(expected_, n_ + 1));
+    if (last_) own_.assign(last_->begin(), last_->begin() + static_cast<std::ptrdiff_t>(n_));
+  }
+  const Facts* last_;
+  std::size_t n_ = 0, expected_ = 0;
+  bool matching_ = true;
+  Facts own_;
+};
+
+// The dict walk. `facts` (optional): records each entry's uid and OperandBuffer, in order;
 // `build_pack` false (with facts): every check runs but the caller pack is left empty,
 // for run() to fill from the facts only when it needs it (set_all).
 Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* overrides = nullptr,
-                           Facts* facts = nullptr, bool build_pack = true) {
+                           FactLog* facts = nullptr, bool build_pack = true) {
   if (!PyDict_Check(d.ptr())) throw nb::type_error("variant_pack must be a dict {tensor or uid: buffer} or a prepared pack");
   Normalized n;
   if (facts) facts->reserve(static_cast<std::size_t>(PyDict_Size(d.ptr())));
@@ -266,12 +301,12 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* over
       OperandBuffer a = OperandBuffer::address(b.data);
       a.memory = mem;
       if (build_pack) pack.set(uid, a);
-      if (facts) facts->emplace_back(uid, a);
+      if (facts) facts->add(uid, a);
     } else {
       OperandBuffer a = OperandBuffer::make(b.data, b.dims, b.strides, b.byte_geometry ? DataType::UINT8 : b.dtype, mem);
       a.read_only = b.read_only;  // engines refuse a read-only output too (their operand tables)
       if (build_pack) pack.set(uid, a);
-      if (facts) facts->emplace_back(uid, a);
+      if (facts) facts->add(uid, a);
     }
   }
   if (overrides) add_overrides(pack, *overrides);
@@ -360,17 +395,18 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
   Normalized local;
   std::shared_ptr<const PyGraph::LastPack> same;  // the last call's normalised pack, when this one reads the same
   const bool over = !overrides.uids.empty();
-  if (!nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) {
+  if (PyDict_Check(variant_pack.ptr()) || !nb::try_cast<PreparedPack*>(variant_pack, prepared) || !prepared) {
     // Every check of the walk runs on this call's buffers; only the core's normalisation of
     // identical facts is skipped (a pack with overrides, or a graph not yet planned, is
     // normalised each call).
     if (!over && g.is_planned()) {
-      Facts facts;
-      local = to_variant_pack(g, variant_pack, nullptr, &facts, /*build_pack=*/false);
       std::shared_ptr<const PyGraph::LastPack> last = g.last_pack();
-      if (last && same_facts(last->facts, facts)) {
+      FactLog log(last ? &last->facts : nullptr);
+      local = to_variant_pack(g, variant_pack, nullptr, &log, /*build_pack=*/false);
+      if (log.same()) {
         same = std::move(last);
       } else {
+        Facts facts = std::move(log).take();
         set_all(local.pack, facts);
         auto made = std::make_shared<PyGraph::LastPack>();
         if (g.prepare_variant_pack(local.pack, made->ready).is_good()) {  // refused: execute says why
