@@ -70,6 +70,7 @@ class pygraph(_C._GraphBase):
                          reordering_type or _C.tensor_reordering.NONE, name or "",
                          -1 if uid is None else int(uid))
         if deferred:
+            self._mark_python_hooks()  # execute looks _deferred up from now on
             self.__dict__.setdefault("_deferred", []).append(t)
         return t
 
@@ -125,6 +126,7 @@ class pygraph(_C._GraphBase):
             dt = to_data_type(obj.dtype)
         t = self.tensor(dim=d["dims"], stride=d["strides"], data_type=dt, is_pass_by_value=True,
                         value=_scalar_value(obj), name=name)
+        self._mark_python_hooks()
         self.__dict__.setdefault("_deferred", []).append(t)  # its value comes with each execute too
         return t
 
@@ -375,6 +377,7 @@ class pygraph(_C._GraphBase):
             given.clear_uid()
             produced.set_uid(uid)
         produced.set_output(True)
+        self._mark_python_hooks()  # execute looks _aliases up from now on
         self.__dict__.setdefault("_aliases", {})[given] = produced
         return produced
 

@@ -530,6 +530,7 @@ def deserialize_into(g, text, handle=None):
     g.deserialize_plan(json.dumps(doc["plan"]))
     g.check_support()
     g.build_plans()
+    g._mark_python_hooks()  # execute looks _keys_by_uid up from now on
     g._keys_by_uid = functools.partial(_key_by_uid, g)
     return g
 

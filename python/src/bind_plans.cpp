@@ -439,7 +439,9 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
 // graph (its entries are checked against the value and dropped), one declared without a
 // value (_deferred: the graph is built again per value), cudnn's output aliases
 // (_aliases), a deserialized graph's key map (_keys_by_uid). Without any, execute goes
-// straight to the C++ walk: no Python frame per call.
+// straight to the C++ walk: no Python frame per call. The last three are looked up in the
+// instance __dict__ only once pygraph has marked the graph (_mark_python_hooks, where it
+// writes them): a graph that never had them costs no dict lookups.
 bool needs_python_hooks(const PyGraph& g, nb::handle self, nb::handle pack) {
   if (!PyDict_Check(pack.ptr())) return false;
   const int has_none = PyDict_Contains(pack.ptr(), Py_None);
@@ -448,6 +450,7 @@ bool needs_python_hooks(const PyGraph& g, nb::handle self, nb::handle pack) {
     if (has_none > 0) return true;
   }
   if (g.has_pass_by_value()) return true;
+  if (!g.python_hooks()) return false;  // pygraph has written none of the attributes below
   static PyObject* const names[] = {PyUnicode_InternFromString("_deferred"), PyUnicode_InternFromString("_aliases"),
                                     PyUnicode_InternFromString("_keys_by_uid")};
   nb::object dict = nb::steal(PyObject_GenericGetDict(self.ptr(), nullptr));
@@ -627,6 +630,9 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            "the graph's axis order; strides, or [] / None for packed row-major), elements. An override keeps the "
            "tensor's layout class and the plan's engine must take it (docs/dynamic_shapes.md); a refused one raises "
            "naming the tensor, its port and the rule, and nothing runs.")
+      .def("_mark_python_hooks", [](PyGraph& g) { g.mark_python_hooks(); },
+           "pygraph calls it where it stores _deferred, _aliases or _keys_by_uid: from then on execute looks "
+           "them up to decide whether a dict pack needs _execute_hooks (until then it skips the lookups).")
       .def("_execute_direct",
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, nb::handle uids,
               nb::handle shapes, nb::handle strides) {

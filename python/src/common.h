@@ -75,10 +75,19 @@ class PyGraph : public CoreGraph {
   std::shared_ptr<const LastPack> last_pack() const { return last_pack_; }
   void set_last_pack(std::shared_ptr<const LastPack> p) const { last_pack_ = std::move(p); }
 
+  // Whether pygraph has stored (or may store) one of the attributes that send a dict pack
+  // through its Python-level handling (_deferred, _aliases, _keys_by_uid: see
+  // needs_python_hooks in bind_plans.cpp). Set by pygraph where it writes them
+  // (_mark_python_hooks) and never cleared; until set, execute does not look them up.
+  // It describes the Python object, so deserialize into this graph (replace_with) keeps it.
+  bool python_hooks() const { return python_hooks_; }
+  void mark_python_hooks() { python_hooks_ = true; }
+
  private:
   mutable std::unordered_map<std::int64_t, Declared> declared_;  // frozen graphs: uid -> declaration
   mutable std::optional<bool> pass_by_value_;                    // frozen graphs: has_pass_by_value()
   mutable std::shared_ptr<const LastPack> last_pack_;
+  bool python_hooks_ = false;
 };
 
 // A bad Status on its way to Python; the translator in bind_errors.cpp maps the

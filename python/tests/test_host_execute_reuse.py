@@ -115,6 +115,55 @@ def test_two_packs_alternating_each_write_their_own_output(bufs):
         np.testing.assert_allclose(o2, x2 + y2, rtol=1e-6)
 
 
+class Routed(Exception):
+    pass
+
+
+def route_of(g, pack):
+    """'hooks' when execute sends `pack` through pygraph._execute_hooks, else what the C++ walk says."""
+    def hooks(*args, **kwargs):
+        raise Routed()
+    g._execute_hooks = hooks  # the instance attribute: what the native execute looks up
+    try:
+        g.execute(pack)
+        return "ran"
+    except Routed:
+        return "hooks"
+    except Exception as e:  # noqa: BLE001
+        return "walk: %s" % type(e).__name__
+    finally:
+        del g._execute_hooks
+
+
+def test_every_writer_of_a_hook_attribute_sends_dict_packs_through_the_hooks():
+    # The native execute looks _deferred / _aliases / _keys_by_uid up only once pygraph has
+    # marked the graph where it writes them; each writer must mark it, planned or not.
+    DT = opgraph.data_type
+    g = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    x = g.tensor(dim=[1, 8], data_type=DT.FLOAT, name="x")
+    assert route_of(g, {x: np.zeros((1, 8), F32)}) == "walk: ValueError"  # nothing to handle: the walk
+    s = g.tensor(dim=[1], stride=[1], data_type=DT.FLOAT, is_pass_by_value=True, name="s")  # no value: _deferred
+    assert g._deferred == [s]
+    assert route_of(g, {x: np.zeros((1, 8), F32), s: 2.0}) == "hooks"  # unvalidated: no uid, so the mark decides
+
+    g2 = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    y = g2.tensor(dim=[1, 8], data_type=DT.FLOAT, name="y")
+    assert route_of(g2, {y: np.zeros((1, 8), F32)}).startswith("walk")
+    g2.tensor_like(np.array([3.0], F32), name="k", is_pass_by_value=True)  # a host scalar: _deferred too
+    assert route_of(g2, {y: np.zeros((1, 8), F32)}) == "hooks"
+
+    g3 = opgraph.pygraph(io_data_type=DT.HALF, intermediate_data_type=DT.FLOAT, compute_data_type=DT.FLOAT)
+    q, k, v = (g3.tensor(dim=[1, 2, 8, 16], data_type=DT.HALF, name=n) for n in "qkv")
+    seed = g3.tensor(dim=[1, 1, 1, 1], data_type=DT.INT64, name="seed")
+    offset = g3.tensor(dim=[1, 1, 1, 1], data_type=DT.INT64, name="offset")
+    dump = g3.tensor(dim=[1, 2, 8, 8], data_type=DT.FLOAT, name="rng_dump", uid=50)
+    pack = {q: np.zeros((1, 2, 8, 16), np.float16)}
+    assert route_of(g3, pack).startswith("walk")
+    o, _ = g3.sdpa(q=q, k=k, v=v, attn_scale=0.25, generate_stats=True, dropout=(0.1, seed, offset), rng_dump=dump)
+    assert g3._aliases  # cudnn's output alias
+    assert route_of(g3, pack) == "hooks"
+
+
 SCRIPT = textwrap.dedent(r'''
 import ctypes as c, sys, types
 import numpy as np
