@@ -279,7 +279,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     __syncthreads();
 
     // T = (I + L)^-1, fp32, then its bf16 copy (zero above the diagonal blocks).
-    triangular_inverse_f32(lf, tf, tid);
+    triangular_inverse_tc(lf, tf, tid);
     for (int i2 = tid; i2 < C * C / 2; i2 += kThreads) {
       const int r = (2 * i2) / C, s = (2 * i2) % C;
       const bool in = (r >> 4) >= (s >> 4);
