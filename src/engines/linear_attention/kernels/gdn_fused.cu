@@ -83,6 +83,14 @@ __device__ __forceinline__ void sts32(u32 a, u32 w) { asm volatile("st.shared.b3
 __device__ __forceinline__ void sts64(u32 a, u32 lo, u32 hi) {
   asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(a), "r"(lo), "r"(hi) : "memory");
 }
+__device__ __forceinline__ void sts128(u32 a, u32 x, u32 y, u32 z, u32 w) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+}
+// Element e (0..7) of eight io values held as 16 bytes, as a float.
+__device__ __forceinline__ float io_of(const uint4& w, int e) {
+  const u32 word = e < 2 ? w.x : e < 4 ? w.y : e < 6 ? w.z : w.w;
+  return io_to_f32(static_cast<u16>(word >> (16 * (e & 1))));
+}
 // The XOR term of swz for row r and the 16-byte chunk holding column c (c % 64 / 8).
 __device__ __forceinline__ u32 swz_chunk(int r, int c) {
   return (static_cast<u32>((c & 63) >> 3) ^ static_cast<u32>(r & 7)) << 4;
@@ -163,19 +171,26 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   const u16* qg = reinterpret_cast<const u16*>(p.q);
   const u16* kg = reinterpret_cast<const u16*>(p.k);
   const u16* vg = reinterpret_cast<const u16*>(p.v);
-  constexpr int RPW = C / (kThreads / 32);  // rows a warp
-  RowRaw rq[RPW], rk[RPW], rv[RPW];
+  // Row quarters: lane l of warp w holds one row of the chunk (below), the four
+  // 16-byte pieces of q, k and v at columns 8 (l % 4) + 32 i (the row's four lanes
+  // side by side in each 64-byte run: coalesced loads, and stores to four distinct
+  // 16-byte chunks of a swizzled row); the l2 norm is a sum over the four lanes.
+  static_assert(D == 128 && kThreads == 256, "row quarters: 64 rows of 128 columns, 8 warps");
+  // Row of lane group m = l / 4: 8 w + 4 (m % 2) + m / 2, so the two rows a quarter-warp
+  // stores (m = 2j, 2j + 1) differ in bit 2 and their swizzled chunks do not collide.
+  const int qm = lane >> 2, qr = 8 * warp + 4 * (qm & 1) + (qm >> 1), qc = 8 * (lane & 3);
+  uint4 rq[4], rk[4], rv[4];
   float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 0: tokens 2 lane, 2 lane + 1
   auto prefetch = [&](i64 c) {
+    const bool in = c + qr < len;
+    const i64 tok = bos + c + qr;
 #pragma unroll
-    for (int i = 0; i < RPW; ++i) {
-      const int r = warp + (kThreads / 32) * i;
-      rq[i] = rk[i] = rv[i] = 0;
-      if (c + r < len) {
-        const i64 tok = bos + c + r;
-        if (PH == 0) rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
-        rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
-        rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
+    for (int i = 0; i < 4; ++i) {
+      rq[i] = rk[i] = rv[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (in) {
+        if (PH == 0) rq[i] = *reinterpret_cast<const uint4*>(qg + tok * p.q_ts + hq * p.q_hs + qc + 32 * i);
+        rk[i] = *reinterpret_cast<const uint4*>(kg + tok * p.k_ts + hk * p.k_hs + qc + 32 * i);
+        rv[i] = *reinterpret_cast<const uint4*>(vg + tok * p.v_ts + hv * p.v_hs + qc + 32 * i);
       }
     }
     if (warp == 0) {
@@ -215,28 +230,49 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     }
     __syncthreads();
 
-    // The rows: Qn, Kn, Qe, Kd, KB, VB (a warp's rows, a lane's EL = 4
-    // columns: 8 bytes of one 16-byte chunk). Rows r = warp + 8 i share r % 8,
-    // so the swizzled offset is one per thread plus 128 r.
+    // The rows: Qn, Kn, Qe, Kd, KB, VB, a lane's quarter row at a time (one
+    // 16-byte store a piece and tile).
     const float gc = gam[C - 1];
-    static_assert(EL == 4, "one 8-byte store a row and tile");
-    const u32 row0 = sb + swz(warp, lane * EL, kPanel64);
+    {
+      const int r = qr;
+      float iq = 1.f, ik = 1.f;
+      if (l2) {
+        float sq = 0.f, sk = 0.f;
 #pragma unroll
-    for (int i = 0; i < RPW; ++i) {
-      const int r = warp + (kThreads / 32) * i;
-      float xq[EL], xk[EL], xv[EL];
-      unpack_row(rq[i], xq);
-      unpack_row(rk[i], xk);
-      unpack_row(rv[i], xv);
-      if (r < n && l2) l2norm_rows(xq, xk);
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const float x = io_of(rq[i], e), y = io_of(rk[i], e);
+            sq += x * x;
+            sk += y * y;
+          }
+        sq += __shfl_xor_sync(0xffffffffu, sq, 1);
+        sq += __shfl_xor_sync(0xffffffffu, sq, 2);
+        sk += __shfl_xor_sync(0xffffffffu, sk, 1);
+        sk += __shfl_xor_sync(0xffffffffu, sk, 2);
+        iq = rsqrtf(sq + 1e-6f);
+        ik = rsqrtf(sk + 1e-6f);
+      }
       const float gr = gam[r], eg = exp2f(gr), br = bet[r], dk = exp2f(gc - gr), be = br * eg;
-      const u32 a = row0 + static_cast<u32>(r - warp) * 128u;
-      if (PH == 0) sts64(a + kQn, pack_bf16(xq[0], xq[1]), pack_bf16(xq[2], xq[3]));
-      sts64(a + kKn, pack_bf16(xk[0], xk[1]), pack_bf16(xk[2], xk[3]));
-      if (PH == 0) sts64(a + kQe, pack_bf16(eg * xq[0], eg * xq[1]), pack_bf16(eg * xq[2], eg * xq[3]));
-      sts64(a + kKd, pack_bf16(dk * xk[0], dk * xk[1]), pack_bf16(dk * xk[2], dk * xk[3]));
-      sts64(a + kKB, pack_bf16(be * xk[0], be * xk[1]), pack_bf16(be * xk[2], be * xk[3]));
-      sts64(a + kVB, pack_bf16(br * xv[0], br * xv[1]), pack_bf16(br * xv[2], br * xv[3]));
+      const float sqe = iq * eg, skd = ik * dk, skb = ik * be;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int col = qc + 32 * i;
+        const u32 a = sb + static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+        float xq[8], xk[8], xv[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) xq[e] = io_of(rq[i], e), xk[e] = io_of(rk[i], e), xv[e] = io_of(rv[i], e);
+        auto put = [&](u32 tile, const float (&x)[8], float f) {
+          sts128(a + tile, pack_bf16(f * x[0], f * x[1]), pack_bf16(f * x[2], f * x[3]), pack_bf16(f * x[4], f * x[5]),
+                 pack_bf16(f * x[6], f * x[7]));
+        };
+        if (PH == 0) put(kQn, xq, iq);
+        put(kKn, xk, ik);
+        if (PH == 0) put(kQe, xq, sqe);
+        put(kKd, xk, skd);
+        put(kKB, xk, skb);
+        put(kVB, xv, br);
+      }
     }
     if (c0 + C < len) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
     fence_async_shared();
