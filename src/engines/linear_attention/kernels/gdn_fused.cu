@@ -7,14 +7,15 @@
 //   [64 w, 64 w + 64): its slice of the fp32 state S^T [64 x 128] lives in its
 //   wgmma accumulators for the whole sequence. Per chunk (gdn_two_pass.cu names
 //   the same pieces):
-//     rows     q, k l2-normalised; Qn, Kn; Qe = diag(e^gamma) Q;
-//              Kd = diag(e^(gamma_C - gamma)) K; KB = diag(beta e^gamma) K; VB = diag(beta) V
+//     rows     q, k l2-normalised; Qn, Kn; Kd = diag(e^(gamma_C - gamma)) K; V
 //     wg 0     L = strict_tril(diag(beta) (Kn Kn^T . Gamma))      (wgmma, fp32 to shared)
 //     wg 1     P = tril_incl(Qn Kn^T . Gamma)                    (wgmma, bf16 to shared)
-//     all      T = (I + L)^-1 (fp32, gdn_common.cuh), bf16 copy
-//     wg w     Wn[:, w] = -T KB[:, w] (to shared: both halves are every warpgroup's A);
-//              U[:, w] = T VB[:, w] (registers)
-//     wg w     Vn = U + Wn S_w;  O = scale (Qe S_w + P Vn);  S_w^T = e^gamma_C S_w^T + Vn^T Kd
+//     all      T = (I + L)^-1 (fp32, gdn_common.cuh: the off-diagonal blocks on tensor
+//              cores), bf16 copies T_k = T diag(beta e^gamma), T_v = T diag(beta)
+//     wg w     Wn[:, w] = -T_k Kn[:, w] (to shared: both halves are every warpgroup's A);
+//              U[:, w] = T_v V[:, w] (registers)
+//     wg w     Vn = U + Wn S_w;  O = scale (diag(e^gamma) Qn S_w + P Vn);
+//              S_w^T = e^gamma_C S_w^T + Vn^T Kd
 //   Every product is a wgmma from 128B-swizzled shared tiles (the canonical
 //   K-major / MN-major layouts gemm_v2 documents); the transposes Vn^T and
 //   the [k][n] operands KB, VB, Kd, Vn use wgmma's transpose bits, never a copy.
@@ -44,20 +45,25 @@ using MmaAtBt = opgraph_gemm::Wgmma<N, 0, 1, 1>;  // A MN-major, B MN-major
 // Byte offsets of the shared tiles from a 1024-aligned base (gdn_params.cuh:
 // gdn_fused_smem_bytes). [R][128] bf16 tiles are two panels of [R][64] (R x 128
 // bytes each); [R][64] tiles one panel.
-constexpr u32 kQn = 0;            // Qn [64][128]; Wn once L and P are formed
-constexpr u32 kKn = 16384;        // Kn [64][128]; Vn [64 c][128 v] once L and P are formed
-constexpr u32 kQe = 32768;        // Qe [64][128]
+// The row scales live in the products' other factors: Q S is scaled by e^gamma on
+// its rows (registers), KB = diag(beta e^gamma) K and VB = diag(beta) V by T's
+// columns (T_k = T diag(beta e^gamma), T_v = T diag(beta)), so the rows store Qn,
+// Kn, Kd and V only.
+constexpr u32 kQn = 0;            // Qn [64][128]
+constexpr u32 kKn = 16384;        // Kn [64][128]; Vn [64 c][128 v] once W and U are formed
+constexpr u32 kTv = 32768;        // T_v [64][64] (8 KiB of 16)
 constexpr u32 kKd = 49152;        // Kd [64][128]
-constexpr u32 kKB = 65536;        // KB [64][128]
-constexpr u32 kVB = 81920;        // VB [64][128]
-constexpr u32 kT = 98304;         // T [64][64]
+constexpr u32 kWn = 65536;        // Wn [64][128]
+constexpr u32 kV = 81920;         // V [64][128]
+constexpr u32 kT = 98304;         // T_k [64][64]
 constexpr u32 kP = 106496;        // P [64][64]
 constexpr u32 kS = 114688;        // S^T [128 v][128 k] (two panels of 16384 bytes)
 constexpr u32 kLf = 147456;       // L fp32 [64][LDF]
 constexpr u32 kTf = kLf + 4 * C * LDF;  // T fp32 [64][LDF]
 constexpr u32 kGam = kTf + 4 * C * LDF;
 constexpr u32 kBet = kGam + 4 * C;
-constexpr u32 kFusedBytes = kBet + 4 * C;
+constexpr u32 kBe = kBet + 4 * C;   // beta e^gamma a token (T_k's column scale)
+constexpr u32 kFusedBytes = kBe + 4 * C;
 static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
 constexpr u32 kPanelS = 128 * 128;    // a panel of S^T
@@ -127,6 +133,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   float* const tf = reinterpret_cast<float*>(base + kTf);
   float* const gam = reinterpret_cast<float*>(base + kGam);
   float* const bet = reinterpret_cast<float*>(base + kBet);
+  float* const be_tok = reinterpret_cast<float*>(base + kBe);
   auto st32 = [&](u32 off, u32 w) { sts32(sb + off, w); };
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -253,8 +260,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
         iq = rsqrtf(sq + 1e-6f);
         ik = rsqrtf(sk + 1e-6f);
       }
-      const float gr = gam[r], eg = exp2f(gr), br = bet[r], dk = exp2f(gc - gr), be = br * eg;
-      const float sqe = iq * eg, skd = ik * dk, skb = ik * be;
+      const float gr = gam[r], dk = exp2f(gc - gr), skd = ik * dk;
+      if ((lane & 3) == 0) be_tok[r] = bet[r] * exp2f(gr);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int col = qc + 32 * i;
@@ -268,10 +275,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
         };
         if (PH == 0) put(kQn, xq, iq);
         put(kKn, xk, ik);
-        if (PH == 0) put(kQe, xq, sqe);
         put(kKd, xk, skd);
-        put(kKB, xk, skb);
-        put(kVB, xv, br);
+        put(kV, xv, 1.f);
       }
     }
     if (c0 + C < len) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
@@ -319,12 +324,15 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     for (int i2 = tid; i2 < C * C / 2; i2 += kThreads) {
       const int r = (2 * i2) / C, s = (2 * i2) % C;
       const bool in = (r >> 4) >= (s >> 4);
-      st32(kT + swz(r, s, kPanel64), pack_bf16(in ? tf[r * LDF + s] : 0.f, in ? tf[r * LDF + s + 1] : 0.f));
+      const float t0 = in ? tf[r * LDF + s] : 0.f, t1 = in ? tf[r * LDF + s + 1] : 0.f;
+      const u32 o = swz(r, s, kPanel64);
+      st32(kT + o, pack_bf16(t0 * be_tok[s], t1 * be_tok[s + 1]));  // T_k
+      st32(kTv + o, pack_bf16(t0 * bet[s], t1 * bet[s + 1]));       // T_v
     }
     fence_async_shared();
     __syncthreads();
 
-    // Wn[:, v0 ..] = -T KB[:, v0 ..] (to shared, over Qn) and U = T VB[:, v0 ..] (kept): m64n64k64.
+    // Wn[:, v0 ..] = -T_k Kn[:, v0 ..] (to shared) and U = T_v V[:, v0 ..] (kept): m64n64k64.
     float u[32];
     {
       float w[32];
@@ -332,13 +340,13 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       if (!mrows) {
 #pragma unroll
         for (int kk = 0; kk < C / 16; ++kk) {
-          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKB + wg * kPanel64, kk), kk > 0);
-          MmaBt<64>::mma(u, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kVB + wg * kPanel64, kk), kk > 0);
+          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), kk > 0);
+          MmaBt<64>::mma(u, kdesc(sb + kTv, kk, kPanel64), mdesc(sb + kV + wg * kPanel64, kk), kk > 0);
         }
       } else {
 #pragma unroll
         for (int kk = 0; kk < C / 16; ++kk)
-          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKB + wg * kPanel64, kk), kk > 0);
+          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -348,27 +356,32 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
         for (int j = 0; j < 32; ++j) u[j] = 0.f;
       }
       pin<32>(u);
-      const u32 wrow = sb + kQn + static_cast<u32>(wg) * kPanel64 + frag0;
+      const u32 wrow = sb + kWn + static_cast<u32>(wg) * kPanel64 + frag0;
 #pragma unroll
       for (int j = 0; j < 32; j += 2) sts32(wrow + frag(j), pack_bf16(-w[j], -w[j + 1]));
     }
     fence_async_shared();
-    __syncthreads();  // Wn complete (both halves)
+    __syncthreads();  // Wn complete (both halves); every read of Kn by W is done (Vn goes over it)
 
-    // Vn = U + Wn S_w and o = Qe S_w: m64n64k128 against this warpgroup's S^T rows.
+    // Vn = U + Wn S_w and o = Qn S_w (scaled by e^gamma on its rows below): m64n64k128.
     float o[32];
     {
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         const unsigned long long ds = kdesc(sb + kS + v0 * 128, kk, kPanelS);
-        Mma<64>::mma(u, kdesc(sb + kQn, kk, kPanel64), ds, 1);
-        if (PH == 0) Mma<64>::mma(o, kdesc(sb + kQe, kk, kPanel64), ds, kk > 0);
+        Mma<64>::mma(u, kdesc(sb + kWn, kk, kPanel64), ds, 1);
+        if (PH == 0) Mma<64>::mma(o, kdesc(sb + kQn, kk, kPanel64), ds, kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(u);
       pin<32>(o);
+      if (PH == 0) {  // o = diag(e^gamma) Qn S: rows fr and fr + 8
+        const float e0 = exp2f(gam[fr]), e8 = exp2f(gam[fr + 8]);
+#pragma unroll
+        for (int j = 0; j < 32; ++j) o[j] *= (j & 2) ? e8 : e0;
+      }
       // Vn (bf16) into this warpgroup's columns of the Vn tile (over Kn).
       const u32 vrow = sb + kKn + static_cast<u32>(wg) * kPanel64 + frag0;
 #pragma unroll
