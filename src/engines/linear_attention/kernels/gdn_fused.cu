@@ -12,9 +12,9 @@
 //     wg 1     P = tril_incl(Qn Kn^T . Gamma)                    (wgmma, bf16 to shared)
 //     all      T = (I + L)^-1 (fp32, gdn_common.cuh: the off-diagonal blocks on tensor
 //              cores), bf16 copies T_k = T diag(beta e^gamma), T_v = T diag(beta)
-//     wg w     Wn[:, w] = -T_k Kn[:, w] (to shared: both halves are every warpgroup's A);
-//              U[:, w] = T_v V[:, w] (registers)
-//     wg w     Vn = U + Wn S_w;  O = scale (diag(e^gamma) Qn S_w + P Vn);
+//     wg w     Wn[:, w] = -T_k Kn[:, w] (to shared: both halves are every warpgroup's B)
+//     wg w     the state side transposed, S_w^T and Vn^T as register A operands:
+//              Vn^T = V^T T_v^T + S_w^T Wn^T;  O^T = scale (S_w^T Qn^T diag(e^gamma) + Vn^T P^T);
 //              S_w^T = e^gamma_C S_w^T + Vn^T Kd
 //   Every product is a wgmma from 128B-swizzled shared tiles (the canonical
 //   K-major / MN-major layouts gemm_v2 documents); the transposes Vn^T and
@@ -24,6 +24,7 @@
 #include "gemm/kernels/gemm_sm90.cuh"
 #include "gemm/kernels/gemm_wgmma.cuh"
 #include "linear_attention/kernels/gdn_common.cuh"
+#include "linear_attention/kernels/gdn_wgmma_rs.cuh"
 
 // Written for D = 128 (the engine requests no other specialisation); any
 // other GDN_D compiles to an empty translation unit.
@@ -41,6 +42,10 @@ template <int N>
 using MmaBt = opgraph_gemm::Wgmma<N, 0, 0, 1>;  // A K-major, B MN-major
 template <int N>
 using MmaAtBt = opgraph_gemm::Wgmma<N, 0, 1, 1>;  // A MN-major, B MN-major
+template <int N>
+using MmaAtB = opgraph_gemm::Wgmma<N, 0, 1, 0>;   // A MN-major, B K-major
+template <int N, int TB>
+using RS = WgmmaRS<N, TB>;                         // A from registers
 
 // Byte offsets of the shared tiles from a 1024-aligned base (gdn_params.cuh:
 // gdn_fused_smem_bytes). [R][128] bf16 tiles are two panels of [R][64] (R x 128
@@ -57,16 +62,15 @@ constexpr u32 kWn = 65536;        // Wn [64][128]
 constexpr u32 kV = 81920;         // V [64][128]
 constexpr u32 kT = 98304;         // T_k [64][64]
 constexpr u32 kP = 106496;        // P [64][64]
-constexpr u32 kS = 114688;        // S^T [128 v][128 k] (two panels of 16384 bytes)
-constexpr u32 kLf = 147456;       // L fp32 [64][LDF]
+constexpr u32 kLf = 114688;       // L fp32 [64][LDF]
 constexpr u32 kTf = kLf + 4 * C * LDF;  // T fp32 [64][LDF]
 constexpr u32 kGam = kTf + 4 * C * LDF;
 constexpr u32 kBet = kGam + 4 * C;
 constexpr u32 kBe = kBet + 4 * C;   // beta e^gamma a token (T_k's column scale)
-constexpr u32 kFusedBytes = kBe + 4 * C;
+constexpr u32 kEg = kBe + 4 * C;    // e^gamma a token (O^T's column scale)
+constexpr u32 kFusedBytes = kEg + 4 * C;
 static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
-constexpr u32 kPanelS = 128 * 128;    // a panel of S^T
 
 // Byte offset of element (r, c) in a 128B-swizzled tile whose panels are `panel` bytes.
 __device__ __forceinline__ u32 swz(int r, int c, u32 panel) {
@@ -134,6 +138,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   float* const gam = reinterpret_cast<float*>(base + kGam);
   float* const bet = reinterpret_cast<float*>(base + kBet);
   float* const be_tok = reinterpret_cast<float*>(base + kBe);
+  float* const eg_tok = reinterpret_cast<float*>(base + kEg);
   auto st32 = [&](u32 off, u32 w) { sts32(sb + off, w); };
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -155,7 +160,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const int v0 = 64 * wg;  // this warpgroup's value columns
 
-  // The state slice S^T [v0 .. v0 + 64][0 .. 128) in m64n128 accumulator order, and its bf16 copy.
+  // The state slice S^T [v0 .. v0 + 64][0 .. 128) in m64n128 accumulator order: it never leaves
+  // the registers (the products take it as wgmma's register A operand, packed to bf16).
   float st[64];
   {
     const bool load = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
@@ -171,7 +177,6 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       }
       st[j] = a;
       st[j + 1] = b;
-      sts32(sb + kS + static_cast<u32>(j >> 5) * kPanelS + static_cast<u32>(v0) * 128u + frag0 + frag(j), pack_bf16(a, b));
     }
   }
 
@@ -261,7 +266,11 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
         ik = rsqrtf(sk + 1e-6f);
       }
       const float gr = gam[r], dk = exp2f(gc - gr), skd = ik * dk;
-      if ((lane & 3) == 0) be_tok[r] = bet[r] * exp2f(gr);
+      if ((lane & 3) == 0) {
+        const float eg = exp2f(gr);
+        be_tok[r] = bet[r] * eg;
+        eg_tok[r] = eg;
+      }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int col = qc + 32 * i;
@@ -332,65 +341,70 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     fence_async_shared();
     __syncthreads();
 
-    // Wn[:, v0 ..] = -T_k Kn[:, v0 ..] (to shared) and U = T_v V[:, v0 ..] (kept): m64n64k64.
-    float u[32];
+    // Wn = -T_k Kn (m64n64k64, this warpgroup's 64 of Wn's 128 columns, to shared:
+    // both halves are every warpgroup's B below).
     {
       float w[32];
       wgmma_fence();
-      if (!mrows) {
 #pragma unroll
-        for (int kk = 0; kk < C / 16; ++kk) {
-          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), kk > 0);
-          MmaBt<64>::mma(u, kdesc(sb + kTv, kk, kPanel64), mdesc(sb + kV + wg * kPanel64, kk), kk > 0);
-        }
-      } else {
-#pragma unroll
-        for (int kk = 0; kk < C / 16; ++kk)
-          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), kk > 0);
-      }
+      for (int kk = 0; kk < C / 16; ++kk)
+        MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), kk > 0);
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(w);
-      if (mrows) {  // the transition's rows carry no U
-#pragma unroll
-        for (int j = 0; j < 32; ++j) u[j] = 0.f;
-      }
-      pin<32>(u);
       const u32 wrow = sb + kWn + static_cast<u32>(wg) * kPanel64 + frag0;
 #pragma unroll
       for (int j = 0; j < 32; j += 2) sts32(wrow + frag(j), pack_bf16(-w[j], -w[j + 1]));
     }
     fence_async_shared();
-    __syncthreads();  // Wn complete (both halves); every read of Kn by W is done (Vn goes over it)
+    __syncthreads();  // Wn complete (both halves)
 
-    // Vn = U + Wn S_w and o = Qn S_w (scaled by e^gamma on its rows below): m64n64k128.
-    float o[32];
+    // The state side, transposed (rows v of this warpgroup's slice, columns c of the chunk):
+    //   Vn^T = U^T + S^T Wn^T        U^T = V^T T_v^T (A = V MN-major from shared, B = T_v K-major)
+    //   O^T  = diag' (S^T Qn^T) + Vn^T P^T      (diag': columns c scaled by e^gamma_c)
+    //   S^T  = e^gamma_C S^T + Vn^T Kd
+    // S^T and Vn^T are register A operands (packed to bf16); Wn, Qn, P are K-major B
+    // operands in their natural [c][k] layouts, Kd an N-major one.
+    u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+    float vt[32], o[32];
     {
       wgmma_fence();
+      if (!mrows) {
+#pragma unroll
+        for (int kk = 0; kk < C / 16; ++kk)  // U^T (the transition's rows carry none)
+          MmaAtB<64>::mma(vt, mdesc(sb + kV + wg * kPanel64, kk), kdesc(sb + kTv, kk, kPanel64), kk > 0);
+      }
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        const unsigned long long ds = kdesc(sb + kS + v0 * 128, kk, kPanelS);
-        Mma<64>::mma(u, kdesc(sb + kWn, kk, kPanel64), ds, 1);
-        if (PH == 0) Mma<64>::mma(o, kdesc(sb + kQn, kk, kPanel64), ds, kk > 0);
+        RS<64, 0>::mma(vt, sa[kk], kdesc(sb + kWn, kk, kPanel64), mrows ? kk > 0 : 1);
+        if (PH == 0) RS<64, 0>::mma(o, sa[kk], kdesc(sb + kQn, kk, kPanel64), kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
-      pin<32>(u);
+      pin<32>(vt);
       pin<32>(o);
-      if (PH == 0) {  // o = diag(e^gamma) Qn S: rows fr and fr + 8
-        const float e0 = exp2f(gam[fr]), e8 = exp2f(gam[fr + 8]);
-#pragma unroll
-        for (int j = 0; j < 32; ++j) o[j] *= (j & 2) ? e8 : e0;
-      }
-      // Vn (bf16) into this warpgroup's columns of the Vn tile (over Kn).
-      const u32 vrow = sb + kKn + static_cast<u32>(wg) * kPanel64 + frag0;
-#pragma unroll
-      for (int j = 0; j < 32; j += 2) sts32(vrow + frag(j), pack_bf16(u[j], u[j + 1]));
     }
-    fence_async_shared();
-    wg_sync(wg);  // this warpgroup's Vn columns are complete; no one else reads them
-
-    // O += P Vn (m64n64k64); S_w^T = e^gamma_C S_w^T + Vn_w^T Kd (m64n128k64).
+    // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c).
+    u32 va[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) va[kk][q] = pack_bf16(vt[8 * kk + 2 * q], vt[8 * kk + 2 * q + 1]);
+    if (PH == 0) {  // O^T columns c scaled by e^gamma_c: this thread's columns 8 t + fc (+ 1)
+#pragma unroll
+      for (int t = 0; t < 8; ++t) {
+        const float e0 = eg_tok[8 * t + fc], e1 = eg_tok[8 * t + fc + 1];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          o[4 * t + 2 * hh] *= e0;
+          o[4 * t + 2 * hh + 1] *= e1;
+        }
+      }
+    }
     {
       const float ec = exp2f(gc);
 #pragma unroll
@@ -398,8 +412,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < C / 16; ++kk) {
-        if (PH == 0) MmaBt<64>::mma(o, kdesc(sb + kP, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), 1);
-        MmaAtBt<128>::mma(st, mdesc(sb + kKn + wg * kPanel64, kk), mdesc(sb + kKd, kk), 1);
+        if (PH == 0) RS<64, 0>::mma(o, va[kk], kdesc(sb + kP, kk, kPanel64), 1);
+        RS<128, 1>::mma(st, va[kk], mdesc(sb + kKd, kk), 1);
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -407,33 +421,22 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       pin<64>(st);
     }
     if (PH == 0) {
-      // O rows fr and fr + 8 of the chunk (those below n), columns v0 + 8 t + fc.
-      const i64 o0 = ((bos + c0 + fr) * p.ho + h) * D + v0 + fc, o8 = o0 + 8 * p.ho * D;
-      const bool in0 = fr < n, in8 = fr + 8 < n;
-      if (p.o_type == kTypeBf16) {
-        u32* const ob = reinterpret_cast<u32*>(p.o);
+      // O^T element (row v0 + fr (+ 8), column c = 8 t + fc (+ 1)) is O[token c][h][v]: for one
+      // column, the 8 lanes of a lane group hold 8 consecutive v (16 contiguous bytes).
+      const i64 orow = (bos + c0) * p.ho * D + h * D + v0 + fr;  // token 0 of the chunk, value v0 + fr
+      const i64 tok_stride = p.ho * D;
 #pragma unroll
-        for (int j = 0; j < 32; j += 4) {
-          const i64 t8 = 8 * (j >> 2);
-          if (in0) ob[(o0 + t8) >> 1] = pack_bf16(scale * o[j], scale * o[j + 1]);
-          if (in8) ob[(o8 + t8) >> 1] = pack_bf16(scale * o[j + 2], scale * o[j + 3]);
+      for (int t = 0; t < 8; ++t)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int c = 8 * t + fc + e;
+          if (c < n) {
+            const i64 at = orow + c * tok_stride;
+            store_any(p.o, at, p.o_type, scale * o[4 * t + e]);
+            store_any(p.o, at + 8, p.o_type, scale * o[4 * t + 2 + e]);
+          }
         }
-      } else {
-#pragma unroll
-        for (int j = 0; j < 32; j += 4) {
-          const i64 t8 = 8 * (j >> 2);
-          if (in0) store_any2(p.o, o0 + t8, p.o_type, scale * o[j], scale * o[j + 1]);
-          if (in8) store_any2(p.o, o8 + t8, p.o_type, scale * o[j + 2], scale * o[j + 3]);
-        }
-      }
     }
-    // The state's bf16 copy (this warpgroup's rows: only it reads them).
-    {
-      const u32 scopy = sb + kS + static_cast<u32>(v0) * 128u + frag0;
-#pragma unroll
-      for (int j = 0; j < 64; j += 2) sts32(scopy + static_cast<u32>(j >> 5) * kPanelS + frag(j), pack_bf16(st[j], st[j + 1]));
-    }
-    fence_async_shared();
   }
 
   if (PH == 1) {
