@@ -120,6 +120,9 @@ using namespace opgraph_gdn;
 
 // The fused pass in two forms (PH):
 //  0  gdn_prefill_fused: O and final_state of the gdn forward (grid (1, HO, N)).
+//  2  gdn_span_summary_fused, 3 gdn_span_scan_fused: a chain split's span summaries
+//     (H, M rows to the span blocks; the last span's CTAs exit) and span scans (from the
+//     fix-up's seed; O, and final_state from the last span); z = N x n_spans.
 //  1  gdn_summary_fused: the gdn_summary op (grid (2, HO, N)): CTA x = 0 runs the
 //     value rows from a zero seed, whose end state is H ([N, HO, V, K], written
 //     through p.o / p.o_type); x = 1 runs rows of the transition from the
@@ -151,11 +154,27 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     return static_cast<u32>((j & 3) >> 1) * 1024u + ((static_cast<u32>((j >> 2) & 7) ^ static_cast<u32>(fr & 7)) << 4);
   };
   const u32 frag0 = static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
-  const i64 h = blockIdx.y, seq = blockIdx.z;
+  constexpr bool kOut = PH == 0 || PH == 3;  // reads q, writes O
+  constexpr bool kSum = PH == 1 || PH == 2;  // grid x = 2: value rows, then transition rows
+  const i64 h = blockIdx.y;
+  const i64 seq = PH >= 2 ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
+  const i64 span = PH >= 2 ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
-  const i64 srow = PH == 0 ? state_row(p, seq) : seq;
-  const bool mrows = PH == 1 && blockIdx.x == 1;  // rows of M^T (uniform in the CTA)
+  // The tokens [tb, te) of this CTA: the sequence, or (PH 2, 3) its span of span_chunks chunks.
+  i64 tb = 0, te = len;
+  bool last_span = true;
+  if (PH >= 2) {
+    // An empty sequence has one (empty) span: its scan still writes the final state.
+    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+    if (span >= nsp) return;
+    last_span = span == nsp - 1;
+    if (PH == 2 && last_span) return;  // the last span seeds nothing
+    tb = span * p.span_chunks * C;
+    te = tb + p.span_chunks * C < len ? tb + p.span_chunks * C : len;
+  }
+  const i64 srow = kOut ? state_row(p, seq) : seq;
+  const bool mrows = kSum && blockIdx.x == 1;  // rows of M^T (uniform in the CTA)
   const float scale = static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const int v0 = 64 * wg;  // this warpgroup's value columns
@@ -171,6 +190,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
       float a = 0.f, b = 0.f;
       if (load) load_any2(p.initial_state, sbase + static_cast<i64>(r) * D + c, p.state_type, a, b);
+      if (PH == 3) load_f2(span_block(p, seq, span, h, kSumSeed) + static_cast<i64>(v0 + r) * D + c, a, b);
       if (mrows) {  // the identity: row v0 + r, column c
         a = v0 + r == c ? 1.f : 0.f;
         b = v0 + r == c + 1 ? 1.f : 0.f;
@@ -194,13 +214,13 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   uint4 rq[4], rk[4], rv[4];
   float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 0: tokens 2 lane, 2 lane + 1
   auto prefetch = [&](i64 c) {
-    const bool in = c + qr < len;
+    const bool in = c + qr < te;
     const i64 tok = bos + c + qr;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       rq[i] = rk[i] = rv[i] = make_uint4(0u, 0u, 0u, 0u);
       if (in) {
-        if (PH == 0) rq[i] = *reinterpret_cast<const uint4*>(qg + tok * p.q_ts + hq * p.q_hs + qc + 32 * i);
+        if (kOut) rq[i] = *reinterpret_cast<const uint4*>(qg + tok * p.q_ts + hq * p.q_hs + qc + 32 * i);
         rk[i] = *reinterpret_cast<const uint4*>(kg + tok * p.k_ts + hk * p.k_hs + qc + 32 * i);
         rv[i] = *reinterpret_cast<const uint4*>(vg + tok * p.v_ts + hv * p.v_hs + qc + 32 * i);
       }
@@ -208,7 +228,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     if (warp == 0) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        if (c + 2 * lane + e < len) {
+        if (c + 2 * lane + e < te) {
           const i64 off = (bos + c + 2 * lane + e) * p.ho + h;
           g_raw[e] = load_any(p.g, off, p.g_type);
           b_raw[e] = load_any(p.beta, off, p.beta_type);
@@ -216,10 +236,10 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       }
     }
   };
-  if (len > 0) prefetch(0);
+  if (te > tb) prefetch(tb);
 
-  for (i64 c0 = 0; c0 < len; c0 += C) {
-    const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+  for (i64 c0 = tb; c0 < te; c0 += C) {
+    const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
     // Gate and beta of the chunk and the gate's inclusive cumsum (log2 units),
     // by warp 0 in registers (two tokens a lane). No one reads gam or bet after
     // the previous chunk's last barrier; this barrier also ends that chunk's
@@ -282,19 +302,19 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
           sts128(a + tile, pack_bf16(f * x[0], f * x[1]), pack_bf16(f * x[2], f * x[3]), pack_bf16(f * x[4], f * x[5]),
                  pack_bf16(f * x[6], f * x[7]));
         };
-        if (PH == 0) put(kQn, xq, iq);
+        if (kOut) put(kQn, xq, iq);
         put(kKn, xk, ik);
         put(kKd, xk, skd);
         put(kV, xv, 1.f);
       }
     }
-    if (c0 + C < len) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
+    if (c0 + C < te) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
     fence_async_shared();
     __syncthreads();
 
     // L (warpgroup 0) and P (warpgroup 1): Kn Kn^T and Qn Kn^T, m64n64k128
     // (the summary has no P: warpgroup 1 waits).
-    if (PH == 0 || wg == 0) {
+    if (kOut || wg == 0) {
       float acc[32];
       wgmma_fence();
 #pragma unroll
@@ -381,7 +401,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         RS<64, 0>::mma(vt, sa[kk], kdesc(sb + kWn, kk, kPanel64), mrows ? kk > 0 : 1);
-        if (PH == 0) RS<64, 0>::mma(o, sa[kk], kdesc(sb + kQn, kk, kPanel64), kk > 0);
+        if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sb + kQn, kk, kPanel64), kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -394,7 +414,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
       for (int q = 0; q < 4; ++q) va[kk][q] = pack_bf16(vt[8 * kk + 2 * q], vt[8 * kk + 2 * q + 1]);
-    if (PH == 0) {  // O^T columns c scaled by e^gamma_c: this thread's columns 8 t + fc (+ 1)
+    if (kOut) {  // O^T columns c scaled by e^gamma_c: this thread's columns 8 t + fc (+ 1)
 #pragma unroll
       for (int t = 0; t < 8; ++t) {
         const float e0 = eg_tok[8 * t + fc], e1 = eg_tok[8 * t + fc + 1];
@@ -412,7 +432,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < C / 16; ++kk) {
-        if (PH == 0) RS<64, 0>::mma(o, va[kk], kdesc(sb + kP, kk, kPanel64), 1);
+        if (kOut) RS<64, 0>::mma(o, va[kk], kdesc(sb + kP, kk, kPanel64), 1);
         RS<128, 1>::mma(st, va[kk], mdesc(sb + kKd, kk), 1);
       }
       wgmma_commit();
@@ -420,7 +440,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       pin<32>(o);
       pin<64>(st);
     }
-    if (PH == 0) {
+    if (kOut) {
       // O^T element (row v0 + fr (+ 8), column c = 8 t + fc (+ 1)) is O[token c][h][v]: for one
       // column, the 8 lanes of a lane group hold 8 consecutive v (16 contiguous bytes).
       const i64 orow = (bos + c0) * p.ho * D + h * D + v0 + fr;  // token 0 of the chunk, value v0 + fr
@@ -449,7 +469,15 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
       store_any2(dst, sbase + static_cast<i64>(r) * D + c, type, st[j], st[j + 1]);
     }
-  } else if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+  } else if (PH == 2) {
+    // The span's H (value rows) or transition rows, fp32, to its span blocks.
+    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + static_cast<i64>(v0) * D;
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+    }
+  } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
     for (int j = 0; j < 64; j += 2) {
@@ -466,5 +494,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_summary_fused(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   fused_pass<1>(p, smem_raw);
+}
+// A chain split on the fused pass (knob CHAIN_SPLIT with PIPELINE_ARCH 2): the span
+// summaries (grid (2, HO, N x n_spans)), gdn_span_fixup (gdn_two_pass.cu), the span scan
+// (grid (1, HO, N x n_spans)); the span blocks are the two-pass split's (gdn_common.cuh).
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_summary_fused(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fused_pass<2>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_scan_fused(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fused_pass<3>(p, smem_raw);
 }
 #endif  // GDN_D == 128

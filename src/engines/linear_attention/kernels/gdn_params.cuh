@@ -98,6 +98,11 @@ constexpr long long gdn_split_ws_offset(long long d, long long t, long long n_se
 constexpr long long gdn_split_ws_bytes(long long d, long long t, long long n_seq, long long ho, long long span_chunks) {
   return gdn_split_ws_offset(d, t, n_seq, ho) + n_seq * gdn_split_spans(t, span_chunks) * ho * 3 * d * d * 4;
 }
+// The fused prefill's chain split: the span blocks alone (no chunk blocks).
+constexpr long long gdn_fused_split_ws_bytes(long long d, long long t, long long n_seq, long long ho,
+                                             long long span_chunks) {
+  return n_seq * gdn_split_spans(t, span_chunks) * ho * 3 * d * d * 4;
+}
 // Dynamic shared memory of gdn_span_fixup (FixupSmem: bf16 x [64 x (d + 8)], m [d x (d + 8)]).
 constexpr long long gdn_fixup_smem_bytes(long long d) { return 2 * (64 + d) * (d + 8); }
 // Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)]
