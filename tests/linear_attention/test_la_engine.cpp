@@ -441,6 +441,15 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillTwoPass, 8),
             (blocks + 255) / 256 * 256 + 3 * 2 * 8 * 3 * 128 * 128 * 4);
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillTwoPass, 0), blocks);
+  // The fused prefill's split: its span summary and span scan, the two-pass fix-up, and
+  // the span blocks alone as workspace.
+  auto fzr = linear_attention::kernel_requests(*p, linear_attention::kPrefillFused, 8);
+  ASSERT_EQ(fzr.size(), 3u);
+  EXPECT_EQ(fzr[0].entry, "gdn_span_scan_fused");
+  EXPECT_EQ(fzr[1].entry, "gdn_span_summary_fused");
+  EXPECT_EQ(fzr[2].entry, "gdn_span_fixup");
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 8), 3 * 2 * 8 * 3 * 128 * 128 * 4);
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 0), 0);
 
   // plan_kernels: the split's kernels; CHAIN_SPLIT without the two-pass mode, or outside
   // its domain, is refused by name.
@@ -466,7 +475,7 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_TRUE(st.is_good()) << st.message();
   plan_with(0, 16, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
-  EXPECT_NE(st.message().find("needs PIPELINE_ARCH 1"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("needs PIPELINE_ARCH 1 or 2"), std::string::npos) << st.message();
   plan_with(1, 12, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("CHAIN_SPLIT"), std::string::npos) << st.message();
@@ -721,11 +730,12 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
-  // 7 entries x d {64, 128} x {bf16, fp16}, the two fused ones (prefill, summary) x {bf16, fp16},
-  // the pool copy, and gdn_bwd's 24 (compiled by LaBwd's own test, test_la_bwd.cpp).
+  // 7 entries x d {64, 128} x {bf16, fp16}, the four fused ones (prefill, summary, span summary,
+  // span scan) x {bf16, fp16}, the pool copy, and gdn_bwd's 24 (compiled by LaBwd's own test,
+  // test_la_bwd.cpp).
   const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
   ASSERT_EQ(bwd.size(), 24u);
-  ASSERT_EQ(all.size(), 33u + bwd.size());
+  ASSERT_EQ(all.size(), 37u + bwd.size());
   for (const auto& r : all) {
     if (r.source == "linear_attention/kernels/gdn_bwd.cu") continue;
     auto k = runtime::compile_kernel(r, "sm_90a");

@@ -285,9 +285,14 @@ const Engine& la_engine() {
 // The plan config of prefill mode m: 0 one pass, 1 two passes, m >= 8 two passes
 // with the scan split into spans of m chunks (knob CHAIN_SPLIT).
 constexpr int kSplit8 = 8;  // the numerics checks' split: spans of 512 tokens
+// m >= 1000: the fused prefill split into spans of m - 1000 chunks.
+constexpr int kFusedSplit8 = 1008;
+int arch_of(int m) { return m >= 1000 ? 2 : m >= kSplit8 ? 1 : m; }
+int split_of(int m) { return m >= 1000 ? m - 1000 : m >= kSplit8 ? m : 0; }
 PlanConfig config_of(int m) {
   if (m >= kSplit8)
-    return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, 1}, {KnobType::CHAIN_SPLIT, m}}, {}, -1};
+    return PlanConfig{
+        la_engine().id(), {{KnobType::PIPELINE_ARCH, arch_of(m)}, {KnobType::CHAIN_SPLIT, split_of(m)}}, {}, -1};
   return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1};
 }
 // Every prefill mode a d-dim graph runs under: one pass, two passes, the split
@@ -295,7 +300,7 @@ PlanConfig config_of(int m) {
 constexpr int kFused = 2;
 std::vector<int> modes_for(std::int64_t d) {
   std::vector<int> m = {0, 1, kSplit8};
-  if (d == 128) m.push_back(kFused);
+  if (d == 128) m.push_back(kFused), m.push_back(kFusedSplit8);
   return m;
 }
 const char* mode_name(int m) {
@@ -303,6 +308,7 @@ const char* mode_name(int m) {
     case 0: return "1-pass";
     case 1: return "2-pass";
     case 2: return "fused";
+    case kFusedSplit8: return "fused-split8";
     case 8: return "split8";
     case 16: return "split16";
     case 32: return "split32";
@@ -727,7 +733,7 @@ TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
     }
     auto prob = linear_attention::analyze_gdn(pc->g);
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
-    const std::int64_t ws_bytes = linear_attention::workspace_bytes(*prob, m >= kSplit8 ? 1 : m, m >= kSplit8 ? m : 0);
+    const std::int64_t ws_bytes = linear_attention::workspace_bytes(*prob, arch_of(m), split_of(m));
     std::unique_ptr<DeviceBuffer> ws;
     ExecutionContext ec;
     ec.stream = gpu().stream;

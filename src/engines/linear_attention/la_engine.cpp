@@ -75,7 +75,9 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
   const std::string e = entry;
   r.source = e == "gdn_prefill"                             ? "linear_attention/kernels/gdn_prefill.cu"
-             : e == "gdn_prefill_fused" || e == "gdn_summary_fused" ? "linear_attention/kernels/gdn_fused.cu"
+             : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
+                       e == "gdn_span_scan_fused"
+                 ? "linear_attention/kernels/gdn_fused.cu"
              : e == "gdn_decode" || e == "gdn_state_copy" ? "linear_attention/kernels/gdn_decode.cu"
                                                           : "linear_attention/kernels/gdn_two_pass.cu";
   r.entry = entry;
@@ -111,9 +113,10 @@ Result<long long> chain_split(const PlanConfig& config, int mode) {
   if (std::find(std::begin(kChainSplits), std::end(kChainSplits), it->second) == std::end(kChainSplits))
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT (chunks per span) is " +
                                                 std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
-  if (it->second != 0 && mode != kPrefillTwoPass)
+  if (it->second != 0 && mode != kPrefillTwoPass && mode != kPrefillFused)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(it->second) +
-                                                " splits the two-pass prefill's scan; it needs PIPELINE_ARCH 1");
+                                                " splits the two-pass or fused prefill's scan; it needs PIPELINE_ARCH "
+                                                "1 or 2");
   return static_cast<long long>(it->second);
 }
 
@@ -132,7 +135,8 @@ Result<int> prefill_mode(const PlanConfig& config) {
 enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kSlots };
 
 // Which kernels a plan runs; fixed at build (a call's overridden extents keep it).
-enum class Kind { kDecode, kPrefill, kTwoPass, kSplit, kFused, kSummary };
+enum class Kind { kDecode, kPrefill, kTwoPass, kSplit, kFused, kFusedSplit, kSummary };
+bool splits(Kind k) { return k == Kind::kSplit || k == Kind::kFusedSplit; }
 
 // Everything a plan launches for problem `p` under `kind` (split: the span length).
 struct GdnLaunch {
@@ -140,7 +144,7 @@ struct GdnLaunch {
   runtime::LaunchDims main, prep, summary, fixup, copy;
   long long copy_words = 0;
   std::int64_t workspace = 0;     // bytes (two-pass only)
-  long long split_offset = 0;     // bytes from the workspace to the span summaries (0: no split)
+  long long split_offset = -1;    // bytes from the workspace to the span summaries (-1: no split)
 };
 GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
   GdnLaunch l;
@@ -151,7 +155,7 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
   l.main.grid[2] = static_cast<unsigned>(p.n_seq);
   l.main.block[0] = decode ? kDecodeThreads : kPrefillThreads;
   l.main.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p.d));
-  if (kind == Kind::kFused || kind == Kind::kSummary) {
+  if (kind == Kind::kFused || kind == Kind::kFusedSplit || kind == Kind::kSummary) {
     l.main.grid[0] = kind == Kind::kSummary ? 2 : 1;  // summary: H rows, then M^T rows
     l.main.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fused_smem_bytes(p.d));
   }
@@ -164,14 +168,16 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
     l.prep.block[0] = kPrefillThreads;
     l.prep.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_prep_smem_bytes(p.d));
   }
-  if (kind == Kind::kSplit) {
+  if (splits(kind)) {
     l.params.span_chunks = split;
     l.params.n_spans = opgraph_gdn::gdn_split_spans(p.t, split);
-    l.split_offset = opgraph_gdn::gdn_split_ws_offset(p.d, p.t, p.n_seq, p.ho);
-    l.workspace = opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
+    // Two-pass: the span blocks after the chunk blocks; fused: the span blocks alone.
+    l.split_offset = kind == Kind::kSplit ? opgraph_gdn::gdn_split_ws_offset(p.d, p.t, p.n_seq, p.ho) : 0;
+    l.workspace = kind == Kind::kSplit ? opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split)
+                                       : opgraph_gdn::gdn_fused_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
     l.main.grid[2] = static_cast<unsigned>(p.n_seq * l.params.n_spans);
     l.summary = l.main;
-    l.summary.grid[0] = static_cast<unsigned>(2 * p.d / 64);
+    l.summary.grid[0] = kind == Kind::kSplit ? static_cast<unsigned>(2 * p.d / 64) : 2u;
     l.fixup.grid[0] = static_cast<unsigned>(p.d / 64);
     l.fixup.grid[1] = static_cast<unsigned>(p.ho);
     l.fixup.grid[2] = static_cast<unsigned>(p.n_seq);
@@ -198,10 +204,10 @@ class GdnPlan final : public CompiledPlan {
         table_(std::move(table)), rows_(rows),
         kind_(p_.summary      ? Kind::kSummary
               : use_decode(p_) ? Kind::kDecode
-              : fused        ? Kind::kFused
+              : fused        ? (summary_ && fixup_ && split > 0 ? Kind::kFusedSplit : Kind::kFused)
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
-        split_(kind_ == Kind::kSplit ? split : 0), launch_(launch_for(p_, kind_, split_)) {}
+        split_(splits(kind_) ? split : 0), launch_(launch_for(p_, kind_, split_)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
   Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
     auto l = launch_of(pack);
@@ -257,7 +263,7 @@ class GdnPlan final : public CompiledPlan {
     a.o = ptr(kO);
     a.final_state = ptr(kFinal);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
-    if (l->split_offset > 0) a.sum_ws = a.ws + static_cast<unsigned long long>(l->split_offset);
+    if (l->split_offset >= 0) a.sum_ws = a.ws + static_cast<unsigned long long>(l->split_offset);
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     // Distinct pool buffers: rows no sequence addresses keep their value.
     if (copy_ && a.final_state != a.initial_state && l->copy_words > 0) {
@@ -268,7 +274,7 @@ class GdnPlan final : public CompiledPlan {
     if (a.n_seq <= 0 || a.ho <= 0) return Status::ok();  // no sequence: nothing to compute
     void* args[] = {&a};
     if (prep_ && a.n_slots > 0) OPGRAPH_CHECK(rt_->launch(*prep_, l->prep, stream, args));
-    if (l->split_offset > 0) {
+    if (l->split_offset >= 0) {
       OPGRAPH_CHECK(rt_->launch(*summary_, l->summary, stream, args));
       OPGRAPH_CHECK(rt_->launch(*fixup_, l->fixup, stream, args));
     }
@@ -300,7 +306,7 @@ class GdnPlan final : public CompiledPlan {
     if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
     auto q = overridden_problem(p_, pack, table_.layout());
     if (q.is_bad()) return q.status();
-    if (kind_ == Kind::kSplit && q->n_seq * opgraph_gdn::gdn_split_spans(q->t, split_) > 65535)
+    if (splits(kind_) && q->n_seq * opgraph_gdn::gdn_split_spans(q->t, split_) > 65535)
       return Status(ErrorCode::INVALID_VARIANT_PACK,
                     "engine linear_attention: shape override: N x spans (" + std::to_string(q->n_seq) + " x " +
                         std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
@@ -373,7 +379,8 @@ class LaEngine final : public Engine {
     if (split.is_bad()) return split.status();
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
-    if (!two_pass(*p, *mode)) *split = 0;  // decode-sized graphs run the decode kernel; a summary its kernel
+    // Decode-sized graphs run the decode kernel, a summary its kernel: no split.
+    if (!two_pass(*p, *mode) && !fused(*p, *mode)) *split = 0;
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
     if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
       return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
@@ -403,7 +410,7 @@ class LaEngine final : public Engine {
       if (k.is_bad()) return k.status();
       if (r.entry == "gdn_state_copy") copy = *k;
       else if (r.entry == "gdn_prefill_prep") prep = *k;
-      else if (r.entry == "gdn_span_summary") summary = *k;
+      else if (r.entry == "gdn_span_summary" || r.entry == "gdn_span_summary_fused") summary = *k;
       else if (r.entry == "gdn_span_fixup") fixup = *k;
       else main = *k;
     }
@@ -553,6 +560,10 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
   } else if (two_pass(p, prefill_mode)) {
     out.push_back(request(p.d, p.io, "gdn_prefill_scan"));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
+  } else if (fused(p, prefill_mode) && p.d == 128 && split > 0) {
+    out.push_back(request(p.d, p.io, "gdn_span_scan_fused"));
+    out.push_back(request(p.d, p.io, "gdn_span_summary_fused"));
+    out.push_back(request(p.d, p.io, "gdn_span_fixup"));
   } else if (fused(p, prefill_mode) && p.d == 128) {
     out.push_back(request(p.d, p.io, "gdn_prefill_fused"));
   } else {
@@ -563,6 +574,7 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
 }
 
 std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long split) {
+  if (fused(p, prefill_mode) && split > 0) return opgraph_gdn::gdn_fused_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
   if (!two_pass(p, prefill_mode)) return 0;
   return split > 0 ? opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split)
                    : opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho);
@@ -596,7 +608,7 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
                             "gdn_span_fixup", "gdn_span_scan"})
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
-  for (const char* entry : {"gdn_prefill_fused", "gdn_summary_fused"})
+  for (const char* entry : {"gdn_prefill_fused", "gdn_summary_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
     for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry));
   for (auto& r : gdn_bwd_declared_specialisations()) out.push_back(std::move(r));
   out.push_back(copy_request());
@@ -634,12 +646,17 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
       const Knobs fused_knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, 0}};
       const bool fz_first = fused_first(*p, sms);
       if (fz_first) out.push_back(plan::Proposal::plan(e->id(), fused_knobs));
-      if (const long long j = chain_split_rule(*p, sms); j > 0)
+      const long long j = chain_split_rule(*p, sms);
+      if (j > 0)
         out.push_back(plan::Proposal::plan(
             e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, j}}));
       out.push_back(plan::Proposal::plan(
           e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, 0}}));
       if (p->d == 128 && !fz_first) out.push_back(plan::Proposal::plan(e->id(), fused_knobs));
+      // The fused prefill split as the two-pass one would be (not yet measured: after them).
+      if (p->d == 128 && j > 0)
+        out.push_back(
+            plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, j}}));
     }
     out.push_back(
         plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));

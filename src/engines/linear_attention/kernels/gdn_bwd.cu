@@ -104,15 +104,6 @@ __device__ __forceinline__ bool slot_chunk(const GdnBwdParams& p, i64 slot, int 
   return true;
 }
 
-// Two adjacent fp32 values (8-byte aligned).
-__device__ __forceinline__ void load_f2(const float* a, float& x, float& y) {
-  const u64 w = *reinterpret_cast<const u64*>(a);
-  x = __uint_as_float(static_cast<u32>(w));
-  y = __uint_as_float(static_cast<u32>(w >> 32));
-}
-__device__ __forceinline__ void store_f2(float* a, float x, float y) {
-  *reinterpret_cast<u64*>(a) = static_cast<u64>(__float_as_uint(x)) | (static_cast<u64>(__float_as_uint(y)) << 32);
-}
 __device__ __forceinline__ void st_bf2(u16* a, float x, float y) { *reinterpret_cast<u32*>(a) = pack_bf16(x, y); }
 
 // Copies rows x cols bf16 (cols a multiple of 8) from global (row stride gs) to

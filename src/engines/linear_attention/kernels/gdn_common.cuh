@@ -328,6 +328,146 @@ __device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* t
     }
   }
 }
+// Two adjacent fp32 values (8-byte aligned).
+__device__ __forceinline__ void load_f2(const float* p, float& a, float& b) {
+  const u64 w = *reinterpret_cast<const u64*>(p);
+  a = __uint_as_float(static_cast<u32>(w));
+  b = __uint_as_float(static_cast<u32>(w >> 32));
+}
+__device__ __forceinline__ void store_f2(float* p, float a, float b) {
+  *reinterpret_cast<u64*>(p) = static_cast<u64>(__float_as_uint(a)) | (static_cast<u64>(__float_as_uint(b)) << 32);
+}
+
+// The span summaries of a chain split (gdn_params.cuh): per (sequence, span,
+// head) three fp32 [D][D] blocks, H (the span's end state from a zero seed,
+// S^T rows), M (the span's transition, K x K) and the seed (the true state at
+// the span's start, S^T rows), written by gdn_span_summary / gdn_span_fixup (or the fused
+// kernel's span forms, gdn_fused.cu).
+__device__ __forceinline__ float* span_block(const GdnParams& p, i64 seq, i64 span, i64 h, int which) {
+  return reinterpret_cast<float*>(p.sum_ws) + ((((seq * p.n_spans + span) * p.ho + h) * 3 + which) * D) * D;
+}
+constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
+
+// ---- the inverse's block merges on tensor cores (3xTF32: fp32-accurate products) ----
+// mma.sync m16n8k8 with tf32 operands and fp32 accumulation. Fragments (g = lane / 4,
+// t = lane % 4): A 16 x 8 row-major, a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3
+// (g + 8, t + 4); B 8 x 8, b0 (k t, n g), b1 (k t + 4, n g); C 16 x 8, c0 (g, 2t),
+// c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1).
+__device__ __forceinline__ u32 tf32_of(float x) {
+  u32 r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// c += A[16 x K] B[K x 8] over k in [k0, k1) (multiples of 8), fp32 tiles in shared memory
+// (row stride LDF) at A (row 0, col 0) and B (row 0 = k 0, col 0), each product as
+// hi*hi + hi*lo + lo*hi of the operands' tf32 splits (x = hi + lo): close to fp32.
+__device__ __forceinline__ void warp_mma_3xtf32(float (&c)[4], const float* A, const float* B, int k0, int k1,
+                                                int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  for (int k = k0; k < k1; k += 8) {
+    const float av[4] = {A[g * LDF + k + t], A[(g + 8) * LDF + k + t], A[g * LDF + k + t + 4],
+                         A[(g + 8) * LDF + k + t + 4]};
+    const float bv[2] = {B[(k + t) * LDF + g], B[(k + t + 4) * LDF + g]};
+    u32 ah[4], al[4], bh[2], bl[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      ah[i] = tf32_of(av[i]);
+      al[i] = tf32_of(av[i] - __uint_as_float(ah[i]));
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      bh[i] = tf32_of(bv[i]);
+      bl[i] = tf32_of(bv[i] - __uint_as_float(bh[i]));
+    }
+    mma_tf32(c, al, bh);
+    mma_tf32(c, ah, bl);
+    mma_tf32(c, ah, bh);
+  }
+}
+// The negated accumulator tile to shared memory at D (row 0, col 0; row stride LDF).
+__device__ __forceinline__ void store_neg_tile(float* D, const float (&c)[4], int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  D[g * LDF + 2 * t] = -c[0];
+  D[g * LDF + 2 * t + 1] = -c[1];
+  D[(g + 8) * LDF + 2 * t] = -c[2];
+  D[(g + 8) * LDF + 2 * t + 1] = -c[3];
+}
+__device__ __forceinline__ void store_tile(float* D, const float (&c)[4], int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  D[g * LDF + 2 * t] = c[0];
+  D[g * LDF + 2 * t + 1] = c[1];
+  D[(g + 8) * LDF + 2 * t] = c[2];
+  D[(g + 8) * LDF + 2 * t + 1] = c[3];
+}
+
+// T = (I + L)^-1 as triangular_inverse_f32, its off-diagonal blocks by two levels
+// of block merges on tensor cores (every thread of the CTA calls it; 8 warps):
+//   [[a, 0], [l, b]]^-1 = [[a^-1, 0], [-b^-1 l a^-1, b^-1]]
+// step 1 as triangular_inverse_f32's (the 16 x 16 diagonal blocks, fp32); level 1
+// merges blocks (0, 1) and (2, 3) into 32 x 32 inverses (X = l a, then -b X; warps
+// 0-3, one 16 x 8 tile each), level 2 the two halves (X = L21 A, then -B X; eight
+// 16 x 8 tiles of the 32 x 32 result a level, one a warp). The X of each level is
+// parked in a block above the diagonal (read by no product: the k ranges skip the
+// zero upper blocks of the lower-triangular operands); the bf16 copy masks those.
+__device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf, int tid) {
+  {
+    const int task = tid >> 2, pp = tid & 3;
+    const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
+#pragma unroll
+    for (int rr = 0; rr < 16; ++rr) {
+      const int r = b16 + rr;
+      float acc = 0.f;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int s2 = b16 + pp + 4 * q;
+        if (s2 < r) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
+      }
+      acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+      acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
+    }
+  }
+  __syncthreads();
+  const int lane = tid & 31, warp = tid >> 5;
+  // Level 1, merge p (rows / cols 32 p ..), n-tile nt: X = L[32p+16.., 32p..] a -> parked at
+  // (32 p, 32 p + 16); then T[32p+16.., 32p..] = -b X.
+  const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
+  if (warp < 4) {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
+    store_tile(tf + o * LDF + o + 16 + 8 * nt, c, lane);
+  }
+  __syncthreads();
+  if (warp < 4) {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32(c, tf + (o + 16) * LDF + o + 16, tf + o * LDF + o + 16 + 8 * nt, 0, 16, lane);
+    store_neg_tile(tf + (o + 16) * LDF + o + 8 * nt, c, lane);
+  }
+  __syncthreads();
+  // Level 2, tile (mi, nj) of the 32 x 32 result: X2 = L[32.., 0..32) A (A's block (0, 1)
+  // is zero: n-tiles 2, 3 sum k from 16) -> parked at (0, 32); then T[32.., 0..32) = -B X2
+  // (B's block (0, 1) is zero: m-tile 0 sums k below 16).
+  const int mi = warp >> 2, nj = warp & 3;
+  {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32(c, lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
+    store_tile(tf + 16 * mi * LDF + 32 + 8 * nj, c, lane);
+  }
+  __syncthreads();
+  {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32(c, tf + (32 + 16 * mi) * LDF + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
+    store_neg_tile(tf + (32 + 16 * mi) * LDF + 8 * nj, c, lane);
+  }
+  __syncthreads();
+}
+
 __device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u16* t, int tid) {
   triangular_inverse_f32(lf, tf, tid);
   for (int i2 = tid; i2 < C * C; i2 += kThreads) {

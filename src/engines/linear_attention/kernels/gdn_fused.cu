@@ -7,14 +7,15 @@
 //   [64 w, 64 w + 64): its slice of the fp32 state S^T [64 x 128] lives in its
 //   wgmma accumulators for the whole sequence. Per chunk (gdn_two_pass.cu names
 //   the same pieces):
-//     rows     q, k l2-normalised; Qn, Kn; Qe = diag(e^gamma) Q;
-//              Kd = diag(e^(gamma_C - gamma)) K; KB = diag(beta e^gamma) K; VB = diag(beta) V
+//     rows     q, k l2-normalised; Qn, Kn; Kd = diag(e^(gamma_C - gamma)) K; V
 //     wg 0     L = strict_tril(diag(beta) (Kn Kn^T . Gamma))      (wgmma, fp32 to shared)
 //     wg 1     P = tril_incl(Qn Kn^T . Gamma)                    (wgmma, bf16 to shared)
-//     all      T = (I + L)^-1 (fp32, gdn_common.cuh), bf16 copy
-//     wg w     Wn[:, w] = -T KB[:, w] (to shared: both halves are every warpgroup's A);
-//              U[:, w] = T VB[:, w] (registers)
-//     wg w     Vn = U + Wn S_w;  O = scale (Qe S_w + P Vn);  S_w^T = e^gamma_C S_w^T + Vn^T Kd
+//     all      T = (I + L)^-1 (fp32, gdn_common.cuh: the off-diagonal blocks on tensor
+//              cores), bf16 copies T_k = T diag(beta e^gamma), T_v = T diag(beta)
+//     wg w     Wn[:, w] = -T_k Kn[:, w] (to shared: both halves are every warpgroup's B)
+//     wg w     the state side transposed, S_w^T and Vn^T as register A operands:
+//              Vn^T = V^T T_v^T + S_w^T Wn^T;  O^T = scale (S_w^T Qn^T diag(e^gamma) + Vn^T P^T);
+//              S_w^T = e^gamma_C S_w^T + Vn^T Kd
 //   Every product is a wgmma from 128B-swizzled shared tiles (the canonical
 //   K-major / MN-major layouts gemm_v2 documents); the transposes Vn^T and
 //   the [k][n] operands KB, VB, Kd, Vn use wgmma's transpose bits, never a copy.
@@ -23,6 +24,7 @@
 #include "gemm/kernels/gemm_sm90.cuh"
 #include "gemm/kernels/gemm_wgmma.cuh"
 #include "linear_attention/kernels/gdn_common.cuh"
+#include "linear_attention/kernels/gdn_wgmma_rs.cuh"
 
 // Written for D = 128 (the engine requests no other specialisation); any
 // other GDN_D compiles to an empty translation unit.
@@ -40,27 +42,35 @@ template <int N>
 using MmaBt = opgraph_gemm::Wgmma<N, 0, 0, 1>;  // A K-major, B MN-major
 template <int N>
 using MmaAtBt = opgraph_gemm::Wgmma<N, 0, 1, 1>;  // A MN-major, B MN-major
+template <int N>
+using MmaAtB = opgraph_gemm::Wgmma<N, 0, 1, 0>;   // A MN-major, B K-major
+template <int N, int TB>
+using RS = WgmmaRS<N, TB>;                         // A from registers
 
 // Byte offsets of the shared tiles from a 1024-aligned base (gdn_params.cuh:
 // gdn_fused_smem_bytes). [R][128] bf16 tiles are two panels of [R][64] (R x 128
 // bytes each); [R][64] tiles one panel.
-constexpr u32 kQn = 0;            // Qn [64][128]; Wn once L and P are formed
-constexpr u32 kKn = 16384;        // Kn [64][128]; Vn [64 c][128 v] once L and P are formed
-constexpr u32 kQe = 32768;        // Qe [64][128]
+// The row scales live in the products' other factors: Q S is scaled by e^gamma on
+// its rows (registers), KB = diag(beta e^gamma) K and VB = diag(beta) V by T's
+// columns (T_k = T diag(beta e^gamma), T_v = T diag(beta)), so the rows store Qn,
+// Kn, Kd and V only.
+constexpr u32 kQn = 0;            // Qn [64][128]
+constexpr u32 kKn = 16384;        // Kn [64][128]; Vn [64 c][128 v] once W and U are formed
+constexpr u32 kTv = 32768;        // T_v [64][64] (8 KiB of 16)
 constexpr u32 kKd = 49152;        // Kd [64][128]
-constexpr u32 kKB = 65536;        // KB [64][128]
-constexpr u32 kVB = 81920;        // VB [64][128]
-constexpr u32 kT = 98304;         // T [64][64]
+constexpr u32 kWn = 65536;        // Wn [64][128]
+constexpr u32 kV = 81920;         // V [64][128]
+constexpr u32 kT = 98304;         // T_k [64][64]
 constexpr u32 kP = 106496;        // P [64][64]
-constexpr u32 kS = 114688;        // S^T [128 v][128 k] (two panels of 16384 bytes)
-constexpr u32 kLf = 147456;       // L fp32 [64][LDF]
+constexpr u32 kLf = 114688;       // L fp32 [64][LDF]
 constexpr u32 kTf = kLf + 4 * C * LDF;  // T fp32 [64][LDF]
 constexpr u32 kGam = kTf + 4 * C * LDF;
 constexpr u32 kBet = kGam + 4 * C;
-constexpr u32 kFusedBytes = kBet + 4 * C;
+constexpr u32 kBe = kBet + 4 * C;   // beta e^gamma a token (T_k's column scale)
+constexpr u32 kEg = kBe + 4 * C;    // e^gamma a token (O^T's column scale)
+constexpr u32 kFusedBytes = kEg + 4 * C;
 static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
-constexpr u32 kPanelS = 128 * 128;    // a panel of S^T
 
 // Byte offset of element (r, c) in a 128B-swizzled tile whose panels are `panel` bytes.
 __device__ __forceinline__ u32 swz(int r, int c, u32 panel) {
@@ -83,6 +93,14 @@ __device__ __forceinline__ void sts32(u32 a, u32 w) { asm volatile("st.shared.b3
 __device__ __forceinline__ void sts64(u32 a, u32 lo, u32 hi) {
   asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(a), "r"(lo), "r"(hi) : "memory");
 }
+__device__ __forceinline__ void sts128(u32 a, u32 x, u32 y, u32 z, u32 w) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+}
+// Element e (0..7) of eight io values held as 16 bytes, as a float.
+__device__ __forceinline__ float io_of(const uint4& w, int e) {
+  const u32 word = e < 2 ? w.x : e < 4 ? w.y : e < 6 ? w.z : w.w;
+  return io_to_f32(static_cast<u16>(word >> (16 * (e & 1))));
+}
 // The XOR term of swz for row r and the 16-byte chunk holding column c (c % 64 / 8).
 __device__ __forceinline__ u32 swz_chunk(int r, int c) {
   return (static_cast<u32>((c & 63) >> 3) ^ static_cast<u32>(r & 7)) << 4;
@@ -102,6 +120,9 @@ using namespace opgraph_gdn;
 
 // The fused pass in two forms (PH):
 //  0  gdn_prefill_fused: O and final_state of the gdn forward (grid (1, HO, N)).
+//  2  gdn_span_summary_fused, 3 gdn_span_scan_fused: a chain split's span summaries
+//     (H, M rows to the span blocks; the last span's CTAs exit) and span scans (from the
+//     fix-up's seed; O, and final_state from the last span); z = N x n_spans.
 //  1  gdn_summary_fused: the gdn_summary op (grid (2, HO, N)): CTA x = 0 runs the
 //     value rows from a zero seed, whose end state is H ([N, HO, V, K], written
 //     through p.o / p.o_type); x = 1 runs rows of the transition from the
@@ -119,6 +140,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   float* const tf = reinterpret_cast<float*>(base + kTf);
   float* const gam = reinterpret_cast<float*>(base + kGam);
   float* const bet = reinterpret_cast<float*>(base + kBet);
+  float* const be_tok = reinterpret_cast<float*>(base + kBe);
+  float* const eg_tok = reinterpret_cast<float*>(base + kEg);
   auto st32 = [&](u32 off, u32 w) { sts32(sb + off, w); };
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -131,16 +154,33 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     return static_cast<u32>((j & 3) >> 1) * 1024u + ((static_cast<u32>((j >> 2) & 7) ^ static_cast<u32>(fr & 7)) << 4);
   };
   const u32 frag0 = static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
-  const i64 h = blockIdx.y, seq = blockIdx.z;
+  constexpr bool kOut = PH == 0 || PH == 3;  // reads q, writes O
+  constexpr bool kSum = PH == 1 || PH == 2;  // grid x = 2: value rows, then transition rows
+  const i64 h = blockIdx.y;
+  const i64 seq = PH >= 2 ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
+  const i64 span = PH >= 2 ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
-  const i64 srow = PH == 0 ? state_row(p, seq) : seq;
-  const bool mrows = PH == 1 && blockIdx.x == 1;  // rows of M^T (uniform in the CTA)
+  // The tokens [tb, te) of this CTA: the sequence, or (PH 2, 3) its span of span_chunks chunks.
+  i64 tb = 0, te = len;
+  bool last_span = true;
+  if (PH >= 2) {
+    // An empty sequence has one (empty) span: its scan still writes the final state.
+    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+    if (span >= nsp) return;
+    last_span = span == nsp - 1;
+    if (PH == 2 && last_span) return;  // the last span seeds nothing
+    tb = span * p.span_chunks * C;
+    te = tb + p.span_chunks * C < len ? tb + p.span_chunks * C : len;
+  }
+  const i64 srow = kOut ? state_row(p, seq) : seq;
+  const bool mrows = kSum && blockIdx.x == 1;  // rows of M^T (uniform in the CTA)
   const float scale = static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const int v0 = 64 * wg;  // this warpgroup's value columns
 
-  // The state slice S^T [v0 .. v0 + 64][0 .. 128) in m64n128 accumulator order, and its bf16 copy.
+  // The state slice S^T [v0 .. v0 + 64][0 .. 128) in m64n128 accumulator order: it never leaves
+  // the registers (the products take it as wgmma's register A operand, packed to bf16).
   float st[64];
   {
     const bool load = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
@@ -150,38 +190,45 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
       float a = 0.f, b = 0.f;
       if (load) load_any2(p.initial_state, sbase + static_cast<i64>(r) * D + c, p.state_type, a, b);
+      if (PH == 3) load_f2(span_block(p, seq, span, h, kSumSeed) + static_cast<i64>(v0 + r) * D + c, a, b);
       if (mrows) {  // the identity: row v0 + r, column c
         a = v0 + r == c ? 1.f : 0.f;
         b = v0 + r == c + 1 ? 1.f : 0.f;
       }
       st[j] = a;
       st[j + 1] = b;
-      sts32(sb + kS + static_cast<u32>(j >> 5) * kPanelS + static_cast<u32>(v0) * 128u + frag0 + frag(j), pack_bf16(a, b));
     }
   }
 
   const u16* qg = reinterpret_cast<const u16*>(p.q);
   const u16* kg = reinterpret_cast<const u16*>(p.k);
   const u16* vg = reinterpret_cast<const u16*>(p.v);
-  constexpr int RPW = C / (kThreads / 32);  // rows a warp
-  RowRaw rq[RPW], rk[RPW], rv[RPW];
+  // Row quarters: lane l of warp w holds one row of the chunk (below), the four
+  // 16-byte pieces of q, k and v at columns 8 (l % 4) + 32 i (the row's four lanes
+  // side by side in each 64-byte run: coalesced loads, and stores to four distinct
+  // 16-byte chunks of a swizzled row); the l2 norm is a sum over the four lanes.
+  static_assert(D == 128 && kThreads == 256, "row quarters: 64 rows of 128 columns, 8 warps");
+  // Row of lane group m = l / 4: 8 w + 4 (m % 2) + m / 2, so the two rows a quarter-warp
+  // stores (m = 2j, 2j + 1) differ in bit 2 and their swizzled chunks do not collide.
+  const int qm = lane >> 2, qr = 8 * warp + 4 * (qm & 1) + (qm >> 1), qc = 8 * (lane & 3);
+  uint4 rq[4], rk[4], rv[4];
   float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 0: tokens 2 lane, 2 lane + 1
   auto prefetch = [&](i64 c) {
+    const bool in = c + qr < te;
+    const i64 tok = bos + c + qr;
 #pragma unroll
-    for (int i = 0; i < RPW; ++i) {
-      const int r = warp + (kThreads / 32) * i;
-      rq[i] = rk[i] = rv[i] = 0;
-      if (c + r < len) {
-        const i64 tok = bos + c + r;
-        if (PH == 0) rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
-        rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
-        rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
+    for (int i = 0; i < 4; ++i) {
+      rq[i] = rk[i] = rv[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (in) {
+        if (kOut) rq[i] = *reinterpret_cast<const uint4*>(qg + tok * p.q_ts + hq * p.q_hs + qc + 32 * i);
+        rk[i] = *reinterpret_cast<const uint4*>(kg + tok * p.k_ts + hk * p.k_hs + qc + 32 * i);
+        rv[i] = *reinterpret_cast<const uint4*>(vg + tok * p.v_ts + hv * p.v_hs + qc + 32 * i);
       }
     }
     if (warp == 0) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        if (c + 2 * lane + e < len) {
+        if (c + 2 * lane + e < te) {
           const i64 off = (bos + c + 2 * lane + e) * p.ho + h;
           g_raw[e] = load_any(p.g, off, p.g_type);
           b_raw[e] = load_any(p.beta, off, p.beta_type);
@@ -189,10 +236,10 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       }
     }
   };
-  if (len > 0) prefetch(0);
+  if (te > tb) prefetch(tb);
 
-  for (i64 c0 = 0; c0 < len; c0 += C) {
-    const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+  for (i64 c0 = tb; c0 < te; c0 += C) {
+    const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
     // Gate and beta of the chunk and the gate's inclusive cumsum (log2 units),
     // by warp 0 in registers (two tokens a lane). No one reads gam or bet after
     // the previous chunk's last barrier; this barrier also ends that chunk's
@@ -215,36 +262,59 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     }
     __syncthreads();
 
-    // The rows: Qn, Kn, Qe, Kd, KB, VB (a warp's rows, a lane's EL = 4
-    // columns: 8 bytes of one 16-byte chunk). Rows r = warp + 8 i share r % 8,
-    // so the swizzled offset is one per thread plus 128 r.
+    // The rows: Qn, Kn, Qe, Kd, KB, VB, a lane's quarter row at a time (one
+    // 16-byte store a piece and tile).
     const float gc = gam[C - 1];
-    static_assert(EL == 4, "one 8-byte store a row and tile");
-    const u32 row0 = sb + swz(warp, lane * EL, kPanel64);
+    {
+      const int r = qr;
+      float iq = 1.f, ik = 1.f;
+      if (l2) {
+        float sq = 0.f, sk = 0.f;
 #pragma unroll
-    for (int i = 0; i < RPW; ++i) {
-      const int r = warp + (kThreads / 32) * i;
-      float xq[EL], xk[EL], xv[EL];
-      unpack_row(rq[i], xq);
-      unpack_row(rk[i], xk);
-      unpack_row(rv[i], xv);
-      if (r < n && l2) l2norm_rows(xq, xk);
-      const float gr = gam[r], eg = exp2f(gr), br = bet[r], dk = exp2f(gc - gr), be = br * eg;
-      const u32 a = row0 + static_cast<u32>(r - warp) * 128u;
-      if (PH == 0) sts64(a + kQn, pack_bf16(xq[0], xq[1]), pack_bf16(xq[2], xq[3]));
-      sts64(a + kKn, pack_bf16(xk[0], xk[1]), pack_bf16(xk[2], xk[3]));
-      if (PH == 0) sts64(a + kQe, pack_bf16(eg * xq[0], eg * xq[1]), pack_bf16(eg * xq[2], eg * xq[3]));
-      sts64(a + kKd, pack_bf16(dk * xk[0], dk * xk[1]), pack_bf16(dk * xk[2], dk * xk[3]));
-      sts64(a + kKB, pack_bf16(be * xk[0], be * xk[1]), pack_bf16(be * xk[2], be * xk[3]));
-      sts64(a + kVB, pack_bf16(br * xv[0], br * xv[1]), pack_bf16(br * xv[2], br * xv[3]));
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const float x = io_of(rq[i], e), y = io_of(rk[i], e);
+            sq += x * x;
+            sk += y * y;
+          }
+        sq += __shfl_xor_sync(0xffffffffu, sq, 1);
+        sq += __shfl_xor_sync(0xffffffffu, sq, 2);
+        sk += __shfl_xor_sync(0xffffffffu, sk, 1);
+        sk += __shfl_xor_sync(0xffffffffu, sk, 2);
+        iq = rsqrtf(sq + 1e-6f);
+        ik = rsqrtf(sk + 1e-6f);
+      }
+      const float gr = gam[r], dk = exp2f(gc - gr), skd = ik * dk;
+      if ((lane & 3) == 0) {
+        const float eg = exp2f(gr);
+        be_tok[r] = bet[r] * eg;
+        eg_tok[r] = eg;
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int col = qc + 32 * i;
+        const u32 a = sb + static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+        float xq[8], xk[8], xv[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) xq[e] = io_of(rq[i], e), xk[e] = io_of(rk[i], e), xv[e] = io_of(rv[i], e);
+        auto put = [&](u32 tile, const float (&x)[8], float f) {
+          sts128(a + tile, pack_bf16(f * x[0], f * x[1]), pack_bf16(f * x[2], f * x[3]), pack_bf16(f * x[4], f * x[5]),
+                 pack_bf16(f * x[6], f * x[7]));
+        };
+        if (kOut) put(kQn, xq, iq);
+        put(kKn, xk, ik);
+        put(kKd, xk, skd);
+        put(kV, xv, 1.f);
+      }
     }
-    if (c0 + C < len) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
+    if (c0 + C < te) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
     fence_async_shared();
     __syncthreads();
 
     // L (warpgroup 0) and P (warpgroup 1): Kn Kn^T and Qn Kn^T, m64n64k128
     // (the summary has no P: warpgroup 1 waits).
-    if (PH == 0 || wg == 0) {
+    if (kOut || wg == 0) {
       float acc[32];
       wgmma_fence();
 #pragma unroll
@@ -279,69 +349,82 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     __syncthreads();
 
     // T = (I + L)^-1, fp32, then its bf16 copy (zero above the diagonal blocks).
-    triangular_inverse_f32(lf, tf, tid);
+    triangular_inverse_tc(lf, tf, tid);
     for (int i2 = tid; i2 < C * C / 2; i2 += kThreads) {
       const int r = (2 * i2) / C, s = (2 * i2) % C;
       const bool in = (r >> 4) >= (s >> 4);
-      st32(kT + swz(r, s, kPanel64), pack_bf16(in ? tf[r * LDF + s] : 0.f, in ? tf[r * LDF + s + 1] : 0.f));
+      const float t0 = in ? tf[r * LDF + s] : 0.f, t1 = in ? tf[r * LDF + s + 1] : 0.f;
+      const u32 o = swz(r, s, kPanel64);
+      st32(kT + o, pack_bf16(t0 * be_tok[s], t1 * be_tok[s + 1]));  // T_k
+      st32(kTv + o, pack_bf16(t0 * bet[s], t1 * bet[s + 1]));       // T_v
     }
     fence_async_shared();
     __syncthreads();
 
-    // Wn[:, v0 ..] = -T KB[:, v0 ..] (to shared, over Qn) and U = T VB[:, v0 ..] (kept): m64n64k64.
-    float u[32];
+    // Wn = -T_k Kn (m64n64k64, this warpgroup's 64 of Wn's 128 columns, to shared:
+    // both halves are every warpgroup's B below).
     {
       float w[32];
       wgmma_fence();
-      if (!mrows) {
 #pragma unroll
-        for (int kk = 0; kk < C / 16; ++kk) {
-          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKB + wg * kPanel64, kk), kk > 0);
-          MmaBt<64>::mma(u, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kVB + wg * kPanel64, kk), kk > 0);
-        }
-      } else {
-#pragma unroll
-        for (int kk = 0; kk < C / 16; ++kk)
-          MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKB + wg * kPanel64, kk), kk > 0);
-      }
+      for (int kk = 0; kk < C / 16; ++kk)
+        MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), kk > 0);
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(w);
-      if (mrows) {  // the transition's rows carry no U
-#pragma unroll
-        for (int j = 0; j < 32; ++j) u[j] = 0.f;
-      }
-      pin<32>(u);
-      const u32 wrow = sb + kQn + static_cast<u32>(wg) * kPanel64 + frag0;
+      const u32 wrow = sb + kWn + static_cast<u32>(wg) * kPanel64 + frag0;
 #pragma unroll
       for (int j = 0; j < 32; j += 2) sts32(wrow + frag(j), pack_bf16(-w[j], -w[j + 1]));
     }
     fence_async_shared();
     __syncthreads();  // Wn complete (both halves)
 
-    // Vn = U + Wn S_w and o = Qe S_w: m64n64k128 against this warpgroup's S^T rows.
-    float o[32];
+    // The state side, transposed (rows v of this warpgroup's slice, columns c of the chunk):
+    //   Vn^T = U^T + S^T Wn^T        U^T = V^T T_v^T (A = V MN-major from shared, B = T_v K-major)
+    //   O^T  = diag' (S^T Qn^T) + Vn^T P^T      (diag': columns c scaled by e^gamma_c)
+    //   S^T  = e^gamma_C S^T + Vn^T Kd
+    // S^T and Vn^T are register A operands (packed to bf16); Wn, Qn, P are K-major B
+    // operands in their natural [c][k] layouts, Kd an N-major one.
+    u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+    float vt[32], o[32];
     {
       wgmma_fence();
+      if (!mrows) {
+#pragma unroll
+        for (int kk = 0; kk < C / 16; ++kk)  // U^T (the transition's rows carry none)
+          MmaAtB<64>::mma(vt, mdesc(sb + kV + wg * kPanel64, kk), kdesc(sb + kTv, kk, kPanel64), kk > 0);
+      }
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        const unsigned long long ds = kdesc(sb + kS + v0 * 128, kk, kPanelS);
-        Mma<64>::mma(u, kdesc(sb + kQn, kk, kPanel64), ds, 1);
-        if (PH == 0) Mma<64>::mma(o, kdesc(sb + kQe, kk, kPanel64), ds, kk > 0);
+        RS<64, 0>::mma(vt, sa[kk], kdesc(sb + kWn, kk, kPanel64), mrows ? kk > 0 : 1);
+        if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sb + kQn, kk, kPanel64), kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
-      pin<32>(u);
+      pin<32>(vt);
       pin<32>(o);
-      // Vn (bf16) into this warpgroup's columns of the Vn tile (over Kn).
-      const u32 vrow = sb + kKn + static_cast<u32>(wg) * kPanel64 + frag0;
-#pragma unroll
-      for (int j = 0; j < 32; j += 2) sts32(vrow + frag(j), pack_bf16(u[j], u[j + 1]));
     }
-    fence_async_shared();
-    wg_sync(wg);  // this warpgroup's Vn columns are complete; no one else reads them
-
-    // O += P Vn (m64n64k64); S_w^T = e^gamma_C S_w^T + Vn_w^T Kd (m64n128k64).
+    // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c).
+    u32 va[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) va[kk][q] = pack_bf16(vt[8 * kk + 2 * q], vt[8 * kk + 2 * q + 1]);
+    if (kOut) {  // O^T columns c scaled by e^gamma_c: this thread's columns 8 t + fc (+ 1)
+#pragma unroll
+      for (int t = 0; t < 8; ++t) {
+        const float e0 = eg_tok[8 * t + fc], e1 = eg_tok[8 * t + fc + 1];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          o[4 * t + 2 * hh] *= e0;
+          o[4 * t + 2 * hh + 1] *= e1;
+        }
+      }
+    }
     {
       const float ec = exp2f(gc);
 #pragma unroll
@@ -349,42 +432,31 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < C / 16; ++kk) {
-        if (PH == 0) MmaBt<64>::mma(o, kdesc(sb + kP, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), 1);
-        MmaAtBt<128>::mma(st, mdesc(sb + kKn + wg * kPanel64, kk), mdesc(sb + kKd, kk), 1);
+        if (kOut) RS<64, 0>::mma(o, va[kk], kdesc(sb + kP, kk, kPanel64), 1);
+        RS<128, 1>::mma(st, va[kk], mdesc(sb + kKd, kk), 1);
       }
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(o);
       pin<64>(st);
     }
-    if (PH == 0) {
-      // O rows fr and fr + 8 of the chunk (those below n), columns v0 + 8 t + fc.
-      const i64 o0 = ((bos + c0 + fr) * p.ho + h) * D + v0 + fc, o8 = o0 + 8 * p.ho * D;
-      const bool in0 = fr < n, in8 = fr + 8 < n;
-      if (p.o_type == kTypeBf16) {
-        u32* const ob = reinterpret_cast<u32*>(p.o);
+    if (kOut) {
+      // O^T element (row v0 + fr (+ 8), column c = 8 t + fc (+ 1)) is O[token c][h][v]: for one
+      // column, the 8 lanes of a lane group hold 8 consecutive v (16 contiguous bytes).
+      const i64 orow = (bos + c0) * p.ho * D + h * D + v0 + fr;  // token 0 of the chunk, value v0 + fr
+      const i64 tok_stride = p.ho * D;
 #pragma unroll
-        for (int j = 0; j < 32; j += 4) {
-          const i64 t8 = 8 * (j >> 2);
-          if (in0) ob[(o0 + t8) >> 1] = pack_bf16(scale * o[j], scale * o[j + 1]);
-          if (in8) ob[(o8 + t8) >> 1] = pack_bf16(scale * o[j + 2], scale * o[j + 3]);
+      for (int t = 0; t < 8; ++t)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int c = 8 * t + fc + e;
+          if (c < n) {
+            const i64 at = orow + c * tok_stride;
+            store_any(p.o, at, p.o_type, scale * o[4 * t + e]);
+            store_any(p.o, at + 8, p.o_type, scale * o[4 * t + 2 + e]);
+          }
         }
-      } else {
-#pragma unroll
-        for (int j = 0; j < 32; j += 4) {
-          const i64 t8 = 8 * (j >> 2);
-          if (in0) store_any2(p.o, o0 + t8, p.o_type, scale * o[j], scale * o[j + 1]);
-          if (in8) store_any2(p.o, o8 + t8, p.o_type, scale * o[j + 2], scale * o[j + 3]);
-        }
-      }
     }
-    // The state's bf16 copy (this warpgroup's rows: only it reads them).
-    {
-      const u32 scopy = sb + kS + static_cast<u32>(v0) * 128u + frag0;
-#pragma unroll
-      for (int j = 0; j < 64; j += 2) sts32(scopy + static_cast<u32>(j >> 5) * kPanelS + frag(j), pack_bf16(st[j], st[j + 1]));
-    }
-    fence_async_shared();
   }
 
   if (PH == 1) {
@@ -397,7 +469,15 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
       store_any2(dst, sbase + static_cast<i64>(r) * D + c, type, st[j], st[j + 1]);
     }
-  } else if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+  } else if (PH == 2) {
+    // The span's H (value rows) or transition rows, fp32, to its span blocks.
+    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + static_cast<i64>(v0) * D;
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+    }
+  } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
     for (int j = 0; j < 64; j += 2) {
@@ -414,5 +494,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(cons
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_summary_fused(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   fused_pass<1>(p, smem_raw);
+}
+// A chain split on the fused pass (knob CHAIN_SPLIT with PIPELINE_ARCH 2): the span
+// summaries (grid (2, HO, N x n_spans)), gdn_span_fixup (gdn_two_pass.cu), the span scan
+// (grid (1, HO, N x n_spans)); the span blocks are the two-pass split's (gdn_common.cuh).
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_summary_fused(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fused_pass<2>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_scan_fused(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fused_pass<3>(p, smem_raw);
 }
 #endif  // GDN_D == 128

@@ -98,6 +98,11 @@ constexpr long long gdn_split_ws_offset(long long d, long long t, long long n_se
 constexpr long long gdn_split_ws_bytes(long long d, long long t, long long n_seq, long long ho, long long span_chunks) {
   return gdn_split_ws_offset(d, t, n_seq, ho) + n_seq * gdn_split_spans(t, span_chunks) * ho * 3 * d * d * 4;
 }
+// The fused prefill's chain split: the span blocks alone (no chunk blocks).
+constexpr long long gdn_fused_split_ws_bytes(long long d, long long t, long long n_seq, long long ho,
+                                             long long span_chunks) {
+  return n_seq * gdn_split_spans(t, span_chunks) * ho * 3 * d * d * 4;
+}
 // Dynamic shared memory of gdn_span_fixup (FixupSmem: bf16 x [64 x (d + 8)], m [d x (d + 8)]).
 constexpr long long gdn_fixup_smem_bytes(long long d) { return 2 * (64 + d) * (d + 8); }
 // Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)]
@@ -113,10 +118,11 @@ constexpr long long gdn_scan_smem_bytes(long long d) {
   return 2 * (2 * (3 * 64 * (d + 8) + 64 * 72) + 64 * (d + 8) + 64 * 72);
 }
 // Dynamic shared memory of gdn_prefill_fused (gdn_fused.cu, d = 128 only): bf16
-// 128B-swizzled tiles Qn/Wn, Kn/Vn, Qe, Kd, KB, VB [64 x d], T, P [64 x 64],
-// S^T [d x d]; fp32 lf, tf [64 x 65], gam, bet [64]; 1024 bytes to align the base.
+// 128B-swizzled tiles Qn, Kn, T_v (in a [64 x d] slot), Kd, Wn, V [64 x d], T_k,
+// P [64 x 64]; fp32 lf, tf [64 x 65], gam, bet, beta e^gamma, e^gamma [64]; 1024
+// bytes to align the base. (The state stays in registers: no tile of it.)
 constexpr long long gdn_fused_smem_bytes(long long d) {
-  return 2 * (6 * 64 * d + 2 * 64 * 64 + d * d) + 4 * (2 * 64 * 65 + 2 * 64) + 1024;
+  return 2 * (6 * 64 * d + 2 * 64 * 64) + 4 * (2 * 64 * 65 + 4 * 64) + 1024;
 }
 
 }  // namespace opgraph_gdn

@@ -204,25 +204,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
   }
 }
 
-// Two adjacent fp32 values (8-byte aligned).
-__device__ __forceinline__ void load_f2(const float* p, float& a, float& b) {
-  const u64 w = *reinterpret_cast<const u64*>(p);
-  a = __uint_as_float(static_cast<u32>(w));
-  b = __uint_as_float(static_cast<u32>(w >> 32));
-}
-__device__ __forceinline__ void store_f2(float* p, float a, float b) {
-  *reinterpret_cast<u64*>(p) = static_cast<u64>(__float_as_uint(a)) | (static_cast<u64>(__float_as_uint(b)) << 32);
-}
-
-// The span summaries of a chain split (gdn_params.cuh): per (sequence, span,
-// head) three fp32 [D][D] blocks, H (the span's end state from a zero seed,
-// S^T rows), M (the span's transition, K x K) and the seed (the true state at
-// the span's start, S^T rows), written by gdn_span_summary / gdn_span_fixup.
-__device__ __forceinline__ float* span_block(const GdnParams& p, i64 seq, i64 span, i64 h, int which) {
-  return reinterpret_cast<float*>(p.sum_ws) + ((((seq * p.n_spans + span) * p.ho + h) * 3 + which) * D) * D;
-}
-constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
-
 // The sequential pass, in three forms (PH):
 //  0  gdn_prefill_scan: one CTA per (V-slice, head, sequence), the whole
 //     sequence from initial_state; O and final_state.
