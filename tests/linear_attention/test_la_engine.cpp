@@ -118,10 +118,9 @@ TEST(LaSupport, DeclinesOtherOps) {
     ASSERT_TRUE(b.g.validate().is_good()) << op << ": " << b.g.validate().to_string();
     expect_decline(b.g, "L1 op:");
   }
-  // gdn_summary has its own rules (LaSummary below): S0 until its H200 run.
-  ::unsetenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED");
+  // gdn_summary has its own rules (LaSummary below): d = 64 is declined by S3.
   Built s = la_test::build(la_test::op_named("gdn_summary"), cfg_of(64));
-  expect_decline(s.g, "S0 not_yet_run_on_h200");
+  expect_decline(s.g, "S3");
 }
 
 TEST(LaSupport, DeclinesHeadDimsOutsideTheSet) {
@@ -676,12 +675,9 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   }
 }
 
-// gdn_summary: declined by rule S0 until its H200 run (OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED=1
-// offers it); then served by the fused kernel's summary form (d = 128), one plan, no workspace.
-TEST(LaSummary, DeclinedUntilRunOnTheH200ThenOneFusedKernel) {
-  struct Unset {
-    ~Unset() { ::unsetenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED"); }
-  } unset;
+// gdn_summary: served by the fused kernel's summary form (d = 128), one plan, no workspace
+// (its numerics: GdnGpu.SummaryMatchesTheReference on the H200).
+TEST(LaSummary, OneFusedKernel) {
   auto summary = [](std::int64_t d) {
     Cfg c = cfg_of(d);
     c.cu = {0, 30, 30, 100};
@@ -691,9 +687,6 @@ TEST(LaSummary, DeclinedUntilRunOnTheH200ThenOneFusedKernel) {
     return b;
   };
   Built b = summary(128);
-  ::unsetenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED");
-  expect_decline(b.g, "S0 not_yet_run_on_h200");
-  ::setenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED", "1", 1);
   auto p = analyze_gdn(b.g);
   ASSERT_TRUE(p.is_good()) << p.status().message();
   EXPECT_TRUE(p->summary);

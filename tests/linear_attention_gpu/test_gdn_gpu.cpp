@@ -872,12 +872,10 @@ TEST_F(GdnGpu, TwoPassRefusesASmallWorkspace) {
 // another device before launching (the poisoned O stays poisoned), and runs
 // with its own. (Builds and launches on device 1 of a two-device driver:
 // tests/runtime/test_device_ordinal.cpp.)
-// gdn_summary on the fused kernel's summary form (declined by rule S0 unless
-// OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED=1): H and M^T per (sequence, head) against
+// gdn_summary on the fused kernel's summary form: H and M^T per (sequence, head) against
 // the reference, varlen with empty sequences, grouped heads, with and without
 // l2norm and a safe gate; H and M poisoned first.
 TEST_F(GdnGpu, SummaryMatchesTheReference) {
-  ::setenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED", "1", 1);
   const auto& api = *gpu().api;
   std::mt19937 rng(21);
   for (int variant = 0; variant < 3; ++variant) {
@@ -962,7 +960,6 @@ TEST_F(GdnGpu, SummaryMatchesTheReference) {
     EXPECT_LE(rh, kTol) << c.name << ": H";
     EXPECT_LE(rm, kTol) << c.name << ": M";
   }
-  ::unsetenv("OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED");
 }
 
 TEST_F(GdnGpu, DeviceOrdinals) {

@@ -28,8 +28,7 @@
 // transpose M^T ([N, HO, K, K]), by the fused kernel's summary form. Rules S1..S7
 // as L1..L7 above with these differences: S3 head dim K = V = 128 only (the fused
 // tiles); S4 H and M FLOAT, BFLOAT16 or HALF, dense as declared; no q, O or
-// states. Declined, rule S0, unless OPGRAPH_LA_SUMMARY_INCLUDE_UNVERIFIED=1 until
-// its H200 numerics run has passed (docs/linear_attention.md).
+// states (its H200 numerics: GdnGpu.SummaryMatchesTheReference).
 #pragma once
 
 #include <cstdint>
