@@ -111,6 +111,17 @@ __device__ __forceinline__ void store_any2(u64 base, i64 off, long long type, fl
   }
 }
 
+// Four adjacent fp32 elements, 16-byte aligned: one 128-bit access. The state is read
+// once and written once per launch (decode): the load bypasses L1, the store streams.
+__device__ __forceinline__ void load_f4_stream(const float* p, float& a, float& b, float& c, float& d) {
+  asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
+               : "l"(p));
+}
+__device__ __forceinline__ void store_f4_stream(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+
 // A lane's share of a D-row (EL consecutive io elements), raw, and as floats.
 using RowRaw = typename opgraph_kernels_select<EL == 4>::type;
 __device__ __forceinline__ RowRaw load_row_raw(const u16* p) { return *reinterpret_cast<const RowRaw*>(p); }

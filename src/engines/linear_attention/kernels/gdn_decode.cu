@@ -30,15 +30,32 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
 
   float st[kRowsPerWarp][EL];
   const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+  // fp32 state at d = 128 with every lane's 4 elements 16-byte aligned: one 128-bit
+  // access per row (the row stride is a multiple of 4 elements, so the first row decides).
+  auto f4_at = [&](u64 base) {
+    return EL == 4 && p.state_type == kTypeF32 && (p.state_row_stride & 3) == 0 &&
+           ((base + static_cast<u64>(sbase) * 4u) & 15u) == 0;
+  };
+  if (load && f4_at(p.initial_state)) {
+    const float* src = reinterpret_cast<const float*>(p.initial_state) + sbase;
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i)
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      float x[4];
+      load_f4_stream(src + static_cast<i64>(i) * D, x[0], x[1], x[2], x[3]);
 #pragma unroll
-    for (int e = 0; e < EL; e += 2) {
-      float a = 0.f, b = 0.f;
-      if (load) load_any2(p.initial_state, sbase + static_cast<i64>(i) * D + e, p.state_type, a, b);
-      st[i][e] = a;
-      st[i][e + 1] = b;
+      for (int e = 0; e < EL; ++e) st[i][e] = x[e & 3];
     }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i)
+#pragma unroll
+      for (int e = 0; e < EL; e += 2) {
+        float a = 0.f, b = 0.f;
+        if (load) load_any2(p.initial_state, sbase + static_cast<i64>(i) * D + e, p.state_type, a, b);
+        st[i][e] = a;
+        st[i][e + 1] = b;
+      }
+  }
 
   const u16* qg = reinterpret_cast<const u16*>(p.q);
   const u16* kg = reinterpret_cast<const u16*>(p.k);
@@ -90,11 +107,18 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
   }
 
   if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+    if (f4_at(p.final_state)) {
+      float* dst = reinterpret_cast<float*>(p.final_state) + sbase;
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i)
+      for (int i = 0; i < kRowsPerWarp; ++i)
+        store_f4_stream(dst + static_cast<i64>(i) * D, st[i][0], st[i][1 % EL], st[i][2 % EL], st[i][3 % EL]);
+    } else {
 #pragma unroll
-      for (int e = 0; e < EL; e += 2)
-        store_any2(p.final_state, sbase + static_cast<i64>(i) * D + e, p.state_type, st[i][e], st[i][e + 1]);
+      for (int i = 0; i < kRowsPerWarp; ++i)
+#pragma unroll
+        for (int e = 0; e < EL; e += 2)
+          store_any2(p.final_state, sbase + static_cast<i64>(i) * D + e, p.state_type, st[i][e], st[i][e + 1]);
+    }
   }
 }
 
