@@ -116,6 +116,16 @@ bool holds(const PyGraph& g, const Tensor* t) {
   return false;
 }
 
+// The Tensor a variant pack key is, or null when it is no opgraph.tensor: an instance of the
+// exact type is read through nanobind's instance pointer (no type-table lookup), anything
+// else (a subclass, an instance not yet constructed) through nb::try_cast as before.
+Tensor* tensor_key(PyObject* key) {
+  static PyTypeObject* const s_tensor = reinterpret_cast<PyTypeObject*>(nb::type<Tensor>().ptr());
+  if (s_tensor && Py_TYPE(key) == s_tensor && nb::inst_ready(nb::handle(key))) return nb::inst_ptr<Tensor>(key);
+  Tensor* t = nullptr;
+  return nb::try_cast<Tensor*>(nb::handle(key), t) ? t : nullptr;
+}
+
 // The uid a variant pack key names; ValueError for an int outside 64 bits.
 std::int64_t uid_of_int(PyObject* key) {
   int overflow = 0;
@@ -251,7 +261,7 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* over
     std::int64_t uid;
     Tensor* t = nullptr;
     if (PyLong_CheckExact(key)) uid = uid_of_int(key);
-    else if (nb::try_cast<Tensor*>(nb::handle(key), t) && t) uid = t->get_uid();
+    else if ((t = tensor_key(key)) != nullptr) uid = t->get_uid();
     else if (PyLong_Check(key)) uid = uid_of_int(key);
     else throw nb::type_error("variant pack keys must be opgraph.tensor objects or int uids");
     const BufferRole who{&g, uid, "variant pack entry"};
