@@ -32,9 +32,21 @@ std::string dlpack_name(nb::dlpack::dtype t) {
     case C::Bool: base = "bool"; break;
     default: break;
   }
-  std::string s = base ? base + std::to_string(t.bits)
-                       : "DLPack code " + std::to_string(t.code) + " (" + std::to_string(t.bits) + " bits)";
-  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  std::string s;
+  if (base) {
+    s = base;
+    s += std::to_string(t.bits);
+  } else {
+    s = "DLPack code ";
+    s += std::to_string(t.code);
+    s += " (";
+    s += std::to_string(t.bits);
+    s += " bits)";
+  }
+  if (t.lanes != 1) {
+    s += 'x';
+    s += std::to_string(t.lanes);
+  }
   return s;
 }
 
@@ -357,12 +369,6 @@ bool is_torch_tensor(nb::handle v) {
 }
 
 Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
-  static PyObject* s_data_ptr = PyUnicode_InternFromString("data_ptr");
-  static PyObject* s_is_cuda = PyUnicode_InternFromString("is_cuda");
-  static PyObject* s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
-  static PyObject* s_nbytes = PyUnicode_InternFromString("nbytes");
-  static PyObject* s_shape = PyUnicode_InternFromString("shape");
-  static PyObject* s_stride = PyUnicode_InternFromString("stride");
   auto get = [&](PyObject* name, bool call) {
     nb::object o = nb::steal(call ? PyObject_CallMethodNoArgs(v.ptr(), name) : PyObject_GetAttr(v.ptr(), name));
     if (!o.is_valid()) throw nb::python_error();
@@ -398,6 +404,14 @@ Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
       b = Buffer{};
     }
   }
+  // (The names below are made at the first call that reads attributes: the exchange table's
+  // path above passes no initialisation guard.)
+  static PyObject* s_data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* s_is_cuda = PyUnicode_InternFromString("is_cuda");
+  static PyObject* s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
+  static PyObject* s_nbytes = PyUnicode_InternFromString("nbytes");
+  static PyObject* s_shape = PyUnicode_InternFromString("shape");
+  static PyObject* s_stride = PyUnicode_InternFromString("stride");
   b.data = PyLong_AsVoidPtr(get(s_data_ptr, true).ptr());
   if (!b.data && PyErr_Occurred()) throw nb::python_error();
   b.device = get(s_is_cuda, false).ptr() == Py_True ? BufferDevice::CUDA : BufferDevice::HOST;
