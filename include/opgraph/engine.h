@@ -113,6 +113,14 @@ class CompiledPlan {
     (void)pack;
     return workspace_size();
   }
+  // workspace_size_for asked by an execute with overrides, about to run `pack`
+  // on `ctx` (its stream): an engine that does device work to answer (cuDNN
+  // finalises a plan for the call's extents) reads the stream, e.g. to refuse
+  // that work under CUDA-graph capture. Default: workspace_size_for(pack).
+  virtual Result<std::int64_t> workspace_size_for_call(const VariantPack& pack, const ExecutionContext& ctx) const {
+    (void)ctx;
+    return workspace_size_for(pack);
+  }
   // Runs the plan on the caller's buffers, NORMALISED: `pack` holds one
   // OperandBuffer per position of the graph's DeclaredLayout (read them by
   // position; resolve positions at build). Refuses only caller errors (a missing

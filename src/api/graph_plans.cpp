@@ -233,13 +233,19 @@ Status run_plan(const GraphPlanState& st, const PlanRecord& p, const CompiledPla
     OPGRAPH_CHECK(VariantPack::normalize(pack, *st.layout, operands));
     use = &operands;
   }
-  // With overrides, the call's extents decide (an engine whose scratch follows them).
-  std::int64_t need = plan.workspace_size();
+  // With overrides, the call's extents decide (an engine whose scratch follows them),
+  // asked with the call's stream (an engine may finalise work for the extents).
   if (use->has_overrides()) {
-    auto w = plan.workspace_size_for(*use);
+    auto ctx = ExecutionContext::make(handle, workspace);
+    if (ctx.is_bad()) return ctx.status();
+    auto w = plan.workspace_size_for_call(*use, ctx.value());
     if (w.is_bad()) return w.status();
-    need = w.value();
+    if (workspace.bytes < w.value())
+      return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(w.value()) +
+                                            " bytes, got " + std::to_string(workspace.bytes)};
+    return plan.execute(*use, ctx.value());
   }
+  const std::int64_t need = plan.workspace_size();
   if (workspace.bytes < need)
     return {ErrorCode::INVALID_VALUE, "workspace too small for " + p.name + ": needs " + std::to_string(need) +
                                           " bytes, got " + std::to_string(workspace.bytes)};

@@ -5,11 +5,14 @@
 #include "engines/cudnn/cudnn_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
 
 #include "engines/cudnn/backend.h"
+#include "engines/cudnn/dynamic_shapes.h"
 #include "engines/cudnn/heuristics.h"
 #include "exec/operand_table.h"
 #include "runtime/context_scope.h"
@@ -21,7 +24,14 @@ namespace {
 
 using namespace cudnn;
 
+// Process-wide counts of execute-time shape overrides served by cuDNN plans (tests read them).
+std::atomic<std::int64_t> g_shapes_finalized{0}, g_shapes_reused{0}, g_shapes_declined{0};
+
 }  // namespace
+
+DynamicShapeCounts dynamic_shape_counts() noexcept {
+  return {g_shapes_finalized.load(), g_shapes_reused.load(), g_shapes_declined.load()};
+}
 
 // The plan's operand table: one row per caller tensor (lp.caller_uids, in that
 // order) at its position in the graph's layout, asking for the declared
@@ -47,13 +57,13 @@ Result<OperandTable> operand_table_of(const LoweringPlan& lp, const DeclaredLayo
   needs.memory = MemoryKind::DEVICE;
   needs.declared_alignment = true;
   OperandTable table(*layout, needs, "cudnn", positions);
-  // cuDNN's own dynamic shapes finalise a new operation graph and execution plan
-  // per shape (sharing a kernel cache); the built plan's descriptors hold the
-  // declared extents and strides, so a call cannot change them.
+  // The built plan's descriptors hold the declared extents and strides; a call
+  // that overrides them runs a plan finalised for its extents (CudnnPlan's
+  // execute_overridden, which checks the table with accepts_overridden). This
+  // reason is what a check of the declared geometry alone says.
   table.decline_overrides(
-      "cudnn: execute-time shape overrides need an execution plan finalised for the new extents (cuDNN's "
-      "dynamic shapes re-lower and re-finalise per shape through a kernel cache, which this engine's lowering does "
-      "not do); plan a graph of the new shape (Graph::set_plan_cache reuses the ranked list of its layout class)");
+      "cudnn: the built execution plan runs the declared extents and strides; other extents run an execution plan "
+      "finalised for them on cuDNN's dynamic shapes (docs/dynamic_shapes.md)");
   for (std::size_t i = 0; i < lp.caller_uids.size(); ++i) {
     const TensorRecord* t = lp.tensor(lp.caller_uids[i]);
     if (!t || t->record < 0) continue;
@@ -65,6 +75,40 @@ Result<OperandTable> operand_table_of(const LoweringPlan& lp, const DeclaredLayo
 
 namespace {
 
+// What a plan re-lowers an execute-time shape override from: the graph it was
+// built on (frozen; it outlives its plans), the lowering options, the engine
+// config built, and the reason overrides are declined outright ("" : served).
+struct DynamicSource {
+  const OpGraph* graph = nullptr;
+  LoweringOptions options;
+  PlanConfig config;
+  std::string unavailable;
+};
+
+// One shape's execution plan (or its cached refusal), finalised on the graph
+// lowered at the call's extents with cuDNN's dynamic shapes. Members in
+// destruction order: the plan before the operation graph it references.
+struct ShapePlan {
+  Status declined = Status::ok();      // not ok: this shape is refused with it (cached)
+  LoweringPlan lowering;               // at the shape's extents (same uids as the built one)
+  std::shared_ptr<Materialised> graph;  // its descriptors, alive while the plan is
+  Descriptor plan;
+  WorkspaceLayout ws;
+};
+
+// A plan's per-shape state, guarded by mu. The kernel cache (created with the
+// first shape finalised, bound to that shape's operation graph, which it keeps
+// alive) is shared by every shape's execution plan, so a later shape reuses
+// the kernels cuDNN compiled for an earlier one. Destruction order: the shapes'
+// plans, then the cache, then the graph it references.
+struct DynamicState {
+  std::mutex mu;
+  std::shared_ptr<Materialised> cache_graph;
+  Descriptor kernel_cache;
+  ShapeCache<const ShapePlan> shapes{kShapePlansPerPlan};
+  std::string json;  // the graph's canonical JSON, read at the first override
+};
+
 class CudnnPlan final : public CompiledPlan {
  public:
   // `ws`: the engine's own workspace bytes; the lowering's scratch tensors follow
@@ -73,12 +117,14 @@ class CudnnPlan final : public CompiledPlan {
   // device that context belongs to (a handle on another one is refused).
   // `table`: the operand table over the caller's tensors, one row per
   // caller_uids entry in that order (operand_table_of).
+  // `dynamic`: what an execute-time shape override re-lowers and re-finalises
+  // with (the graph, the options it was lowered with, the engine config built).
   CudnnPlan(const CudnnApi& api, const runtime::CudaDriverApi& driver, BoundHandle built_on, int ordinal,
-            LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws, OperandTable table)
+            LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws, OperandTable table, DynamicSource dynamic)
       : api_(&api), driver_(&driver), context_(built_on.context), ordinal_(ordinal), lowering_(std::move(lp)),
         graph_(std::move(m)),
-        plan_(std::move(plan)), scratch_at_((ws + 255) / 256 * 256),
-        workspace_(lowering_.scratch.empty() ? ws : scratch_at_ + lowering_.scratch_bytes), table_(std::move(table)) {
+        plan_(std::move(plan)), scratch_at_(workspace_layout(ws, lowering_).scratch_at),
+        workspace_(workspace_layout(ws, lowering_).total), table_(std::move(table)), dynamic_(std::move(dynamic)) {
     // The uid order (caller, by-value, scratch) and the by-value pointers are
     // fixed by the lowering: built once here, not per execute.
     uids_.reserve(lowering_.caller_uids.size() + lowering_.by_value_uids.size() + lowering_.scratch.size());
@@ -138,6 +184,18 @@ class CudnnPlan final : public CompiledPlan {
 
   std::int64_t workspace_size() const override { return workspace_; }
 
+  // With overrides the call's extents decide: the workspace of the execution
+  // plan finalised for them (finalised here on the first call at a shape, so a
+  // later execute at it finalises nothing). Refusals as execute's.
+  Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
+    if (!pack.has_overrides() || table_.accepts(pack)) return workspace_;
+    return overridden_workspace(pack, nullptr);
+  }
+  Result<std::int64_t> workspace_size_for_call(const VariantPack& pack, const ExecutionContext& ctx) const override {
+    if (!pack.has_overrides() || table_.accepts(pack)) return workspace_;
+    return overridden_workspace(pack, &ctx);
+  }
+
   // Runs with the plan's context current on the calling thread (any thread:
   // none current, or another device's) and the caller's put back after; on
   // this thread's handle for that context, with ctx.stream set on it.
@@ -148,6 +206,8 @@ class CudnnPlan final : public CompiledPlan {
       return {ErrorCode::INVALID_CUDA_DEVICE, "engine cudnn: the plan was built on device " + std::to_string(ordinal_) +
                                                   "; this call's handle drives device " +
                                                   std::to_string(ctx.device->ordinal)};
+    // The one branch an override adds (an override equal to the declaration runs the built plan).
+    if (pack.has_overrides() && !table_.accepts(pack)) return execute_overridden(pack, ctx);
     if (ctx.workspace.bytes < workspace_)
       return {ErrorCode::INVALID_VALUE, "engine cudnn: workspace too small: needs " + std::to_string(workspace_) +
                                             " bytes, got " + std::to_string(ctx.workspace.bytes)};
@@ -230,10 +290,187 @@ class CudnnPlan final : public CompiledPlan {
   }
 
   // The error's label is built only on failure: a successful call allocates nothing.
-  Status run(cudnnHandle_t h, const Descriptor& vp) const {
-    const auto r = static_cast<cudnnStatus_t>(api_->backend_execute(h, plan_.get(), vp.get()));
+  Status run(cudnnHandle_t h, const Descriptor& vp, const Descriptor* plan = nullptr) const {
+    const auto r = static_cast<cudnnStatus_t>(api_->backend_execute(h, (plan ? plan : &plan_)->get(), vp.get()));
     if (r == CUDNN_STATUS_SUCCESS) return Status::ok();
     return check(*api_, r, Step::EXECUTE, "cudnnBackendExecute of " + lowering_.operations_summary());
+  }
+
+  // --- execute-time shape overrides (docs/dynamic_shapes.md) ---
+
+  // A call whose overridden operands differ from the declaration: the
+  // execution plan finalised for its extents (made on the first call at them,
+  // reused after), the call's workspace checked against it, the caller's
+  // pointers, one variant pack, one cudnnBackendExecute. Any refusal leaves
+  // the caller's buffers untouched.
+  Status execute_overridden(const VariantPack& pack, const ExecutionContext& ctx) const {
+    if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+    std::optional<runtime::ContextScope> bound;
+    if (context_) {
+      bound.emplace(*driver_, context_);
+      if (bound->status().is_bad())
+        return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
+    }
+    auto sp = shape_plan(pack, &ctx);
+    if (sp.is_bad()) return sp.status();
+    const ShapePlan& shape = *sp.value();
+    if (ctx.workspace.bytes < shape.ws.total)
+      return {ErrorCode::INVALID_VALUE, "engine cudnn: workspace too small for the execution plan at the call's "
+                                        "overridden extents: needs " + std::to_string(shape.ws.total) +
+                                            " bytes, got " + std::to_string(ctx.workspace.bytes) +
+                                            " (Graph::get_workspace_size(pack) answers for the call); nothing was launched"};
+    // The uids are the built plan's (lowering_difference checked the caller's,
+    // by-value and scratch tensors are the same); the scratch offsets are the shape's.
+    thread_local std::vector<void*> ptrs;
+    ptrs.clear();
+    const OperandBuffer* ops = pack.operands().data();
+    for (const OperandRow& r : table_.rows()) ptrs.push_back(ops[r.position].data);
+    ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
+    void* ws = ctx.workspace.data;
+    for (std::size_t i = 0; i < shape.lowering.scratch.size(); ++i)
+      ptrs.push_back(constant_at_[i] ? reinterpret_cast<void*>(constant_at_[i])
+                                     : static_cast<char*>(ws) + shape.ws.scratch_at + shape.lowering.scratch[i].offset);
+    auto vp = variant_pack(ptrs, ws);
+    if (vp.is_bad()) return vp.status();
+    auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream), context_);
+    if (h.is_bad()) return h.status();
+    return run(h->handle, vp.value(), &shape.plan);
+  }
+
+  // workspace_size_for with overrides: the shape's plan (finalised if new) and its workspace.
+  Result<std::int64_t> overridden_workspace(const VariantPack& pack, const ExecutionContext* ctx) const {
+    if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
+    std::optional<runtime::ContextScope> bound;
+    if (context_) {
+      bound.emplace(*driver_, context_);
+      if (bound->status().is_bad())
+        return Status{ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
+    }
+    auto sp = shape_plan(pack, ctx);
+    if (sp.is_bad()) return sp.status();
+    return sp.value()->ws.total;
+  }
+
+  // Whether `stream` is being captured into a CUDA graph (false when the driver cannot say).
+  bool capturing(void* stream) const {
+    if (!driver_->stream_is_capturing) return false;
+    CUstreamCaptureStatus c = CU_STREAM_CAPTURE_STATUS_NONE;
+    return driver_->stream_is_capturing(static_cast<CUstream>(stream), &c) == CUDA_SUCCESS &&
+           c != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+
+  // The call's shape plan: the cached one (a refusal cached alike), else one
+  // finalised now and kept (the oldest of kShapePlansPerPlan dropped). `ctx`:
+  // the call's (its stream is checked for capture before anything is
+  // finalised); null for Graph::get_workspace_size. The plan's context is bound.
+  Result<std::shared_ptr<const ShapePlan>> shape_plan(const VariantPack& pack, const ExecutionContext* ctx) const {
+    std::lock_guard<std::mutex> lock(dyn_.mu);
+    const auto ops = pack.operands();
+    const auto rows = std::span<const OperandRow>(table_.rows());
+    if (auto hit = dyn_.shapes.find(ops, rows)) {
+      if (hit->declined.is_bad()) return hit->declined;
+      g_shapes_reused.fetch_add(1, std::memory_order_relaxed);
+      return hit;
+    }
+    if (ctx && capturing(ctx->stream))
+      return Status{ErrorCode::INVALID_VALUE,
+                    "engine cudnn: the first call at these overridden extents finalises an execution plan for them "
+                    "(cuDNN allocates and may compile kernels), which cannot run under CUDA-graph stream capture: "
+                    "execute the plan once at these extents before capturing (or ask Graph::get_workspace_size(pack) "
+                    "for them, which finalises it); a shape already finalised runs under capture"};
+    auto made = make_shape_plan(pack);
+    if (made.is_bad()) return made.status();  // not about the shape (a context, a handle): not cached
+    std::vector<std::int64_t> key;
+    shape_key(ops, rows, key);
+    std::shared_ptr<const ShapePlan> entry = std::move(made.value());
+    dyn_.shapes.insert(std::move(key), entry);
+    if (entry->declined.is_bad()) {
+      g_shapes_declined.fetch_add(1, std::memory_order_relaxed);
+      return entry->declined;
+    }
+    g_shapes_finalized.fetch_add(1, std::memory_order_relaxed);
+    return entry;
+  }
+
+  // A shape's plan: the graph at the call's extents, lowered with dynamic shapes,
+  // checked to differ from the built lowering in extents and strides only, its
+  // operation graph materialised, the built engine config finalised on it with
+  // the kernel cache. What the shape decides (a graph that does not validate or
+  // lower there, a lowering that needs the declared extents, anything cuDNN
+  // refuses) is a ShapePlan holding the refusal; a bad status is not the shape's.
+  Result<std::shared_ptr<ShapePlan>> make_shape_plan(const VariantPack& pack) const {
+    auto sp = std::make_shared<ShapePlan>();
+    const DeclaredLayout& layout = table_.layout();
+    const auto ops = pack.operands();
+    auto decline = [&](const std::string& why) {
+      sp->declined = override_declined(layout, ops, why);
+      return sp;
+    };
+    if (!dynamic_.unavailable.empty()) return decline(dynamic_.unavailable);
+    if (dyn_.json.empty()) {
+      auto j = const_cast<OpGraph*>(dynamic_.graph)->serialize();  // frozen: serialize() only reads
+      if (j.is_bad()) return decline("the graph's JSON, which the plan re-lowers at other extents, could not be read: " +
+                                     j.status().message());
+      dyn_.json = std::move(j.value());
+    }
+    auto g = graph_at_extents(dyn_.json, layout, ops);
+    if (g.is_bad()) {
+      if (g.status().code() == ErrorCode::INVALID_VARIANT_PACK) {
+        sp->declined = {ErrorCode::INVALID_VARIANT_PACK,
+                        "engine cudnn: execute-time shape override: " + g.status().message() + "; nothing was launched"};
+        return sp;
+      }
+      return decline(g.status().message());
+    }
+    LoweringOptions o = dynamic_.options;
+    o.dynamic_shapes = true;
+    auto lp = lower(g.value(), o);
+    if (lp.is_bad()) return decline("the graph does not lower at these extents: " + lp.status().message());
+    if (static_cast<std::int64_t>(api_->version) < lp->min_cudnn_version)
+      return decline("at these extents " + lp->min_version_reason + "; the loaded libcudnn is " +
+                     cudnn_version_string(static_cast<std::int64_t>(api_->version)));
+    if (std::string d = lowering_difference(lowering_, lp.value()); !d.empty())
+      return decline("a plan finalised at other extents runs the built operation graph with other tensor extents and "
+                     "strides only, and " + d);
+    auto h = thread_handle(*api_);
+    if (h.is_bad()) return h.status();
+    auto m = materialise(*api_, lp.value(), h->handle);
+    if (m.is_bad())
+      return decline("cuDNN refused the dynamic-shape operation graph at these extents: " + m.status().message());
+    auto graph = std::make_shared<Materialised>(std::move(m.value()));
+    const Descriptor& op_graph = graph->operation_graph(lp.value());
+    if (!dyn_.kernel_cache) {
+      auto kc = kernel_cache_for(op_graph);
+      if (kc.is_bad()) return decline("cuDNN refused the kernel cache: " + kc.status().message());
+      dyn_.kernel_cache = std::move(kc.value());
+      dyn_.cache_graph = graph;
+    }
+    auto plan = build_execution_plan(*api_, h->handle, op_graph, dynamic_.config, dyn_.kernel_cache.get());
+    if (plan.is_bad())
+      return decline("cuDNN did not finalise the built engine config (engine " +
+                     std::to_string(dynamic_.config.engine_id) + ") on the dynamic-shape operation graph at these "
+                     "extents: " + plan.status().message());
+    auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
+    if (ws.is_bad()) return decline(ws.status().message());
+    sp->ws = workspace_layout(ws.value(), lp.value());
+    sp->lowering = std::move(lp.value());
+    sp->graph = std::move(graph);
+    sp->plan = std::move(plan.value());
+    return sp;
+  }
+
+  // A finalised KERNEL_CACHE descriptor, bound to `op_graph` where the loaded
+  // cuDNN takes that (>= 9.5, CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH).
+  Result<Descriptor> kernel_cache_for(const Descriptor& op_graph) const {
+    auto kc = Descriptor::create(*api_, CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel cache");
+    if (kc.is_bad()) return kc.status();
+    if (static_cast<std::int64_t>(api_->version) >= kKernelCacheGraphMinVersion) {
+      cudnnBackendDescriptor_t g = op_graph.get();
+      OPGRAPH_CHECK(kc->set(CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g, Step::BUILD,
+                            "kernel cache"));
+    }
+    OPGRAPH_CHECK(kc->finalize(Step::BUILD, "kernel cache"));
+    return kc;
   }
 
   // The last finalized variant pack and what it was made of (guarded by mu;
@@ -260,6 +497,8 @@ class CudnnPlan final : public CompiledPlan {
   std::vector<CUdeviceptr> constant_at_;  // per lowering scratch tensor: its constant copy, 0: in the workspace
   OperandTable table_;                // the caller's tensors, parallel to caller_uids
   mutable VariantPackCache cache_;
+  DynamicSource dynamic_;
+  mutable DynamicState dyn_;
 };
 
 class CudnnEngine final : public Engine {
@@ -296,6 +535,23 @@ class CudnnEngine final : public Engine {
                                                         "; the loaded libcudnn (" + api.value()->path + ") is " +
                                                         cudnn_version_string(have)};
     return lp;
+  }
+
+  // What a built plan re-lowers an execute-time shape override from: the graph
+  // (frozen: its canonical JSON is read at the first override), the options it
+  // was lowered with, the engine config; "unavailable" on a cuDNN without
+  // dynamic shapes, or a graph that is not frozen (nothing to re-read).
+  static DynamicSource dynamic_source(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
+                                      const CudnnApi& api) {
+    DynamicSource d;
+    d.graph = &g;
+    d.options = options(api);
+    d.options.sm_version = ctx.target().device->sm_version();  // mismatch() checked the target has a device
+    d.config = config;
+    d.unavailable = dynamic_shapes_unavailable(static_cast<std::int64_t>(api.version));
+    if (d.unavailable.empty() && !g.is_frozen())
+      d.unavailable = "the plan was built on a graph that is not frozen, whose JSON it cannot re-lower at other extents";
+    return d;
   }
 
   // The loader's driver table: loaded once mismatch() passed (it checks).
@@ -359,7 +615,7 @@ class CudnnEngine final : public Engine {
     if (table.is_bad()) return table.status();
     auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
                                              std::move(m.value()), std::move(plan.value()), ws.value(),
-                                             std::move(table.value()));
+                                             std::move(table.value()), dynamic_source(g, config, ctx, *api.value()));
     OPGRAPH_CHECK(built->upload_constants());
     return std::unique_ptr<CompiledPlan>(std::move(built));
   }
@@ -388,7 +644,6 @@ class CudnnEngine final : public Engine {
   // The lowering still runs (it names the variant pack's uids and by-value scalars).
   Result<std::unique_ptr<CompiledPlan>> load_serialized(const OpGraph& g, const PlanConfig& config, std::string_view blob,
                                                         const PlanContext& ctx) const override {
-    (void)config;
     auto lp = lower_supported(g, ctx);
     if (lp.is_bad()) return lp.status();
     auto dev = target_device(ctx);
@@ -406,7 +661,7 @@ class CudnnEngine final : public Engine {
     if (table.is_bad()) return table.status();
     auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
                                              Materialised{}, std::move(plan.value()), ws.value(),
-                                             std::move(table.value()));
+                                             std::move(table.value()), dynamic_source(g, config, ctx, *api.value()));
     OPGRAPH_CHECK(built->upload_constants());
     return std::unique_ptr<CompiledPlan>(std::move(built));
   }

@@ -43,6 +43,19 @@ struct LoweringPlan;
 // null or a caller tensor has no position in it.
 Result<OperandTable> operand_table_of(const cudnn::LoweringPlan& lp, const DeclaredLayout* layout);
 
+// Execute-time shape overrides served by cuDNN plans in this process, counted
+// per call that overrides a plan's extents: `finalized` — calls that finalised
+// an execution plan for a new shape; `reused` — calls served by a shape's plan
+// finalised before (nothing finalised); `declined` — shapes refused the first
+// time (a refused shape is remembered: a second call is refused alike, uncounted).
+// Tests read the difference around a call.
+struct DynamicShapeCounts {
+  std::int64_t finalized = 0;
+  std::int64_t reused = 0;
+  std::int64_t declined = 0;
+};
+DynamicShapeCounts dynamic_shape_counts() noexcept;
+
 // The provider (and the engine it owns, named "cudnn").
 std::shared_ptr<plan::BackendProvider> make_cudnn_provider();
 

@@ -122,7 +122,7 @@ Result<std::vector<PlanConfig>> query_heuristics(const CudnnApi& api, const Desc
 }
 
 Result<Descriptor> build_execution_plan(const CudnnApi& api, cudnnHandle_t handle, const Descriptor& op_graph,
-                                        const PlanConfig& config) {
+                                        const PlanConfig& config, cudnnBackendDescriptor_t kernel_cache) {
   const std::string what = "engine " + std::to_string(config.engine_id);
   auto eng = Descriptor::create(api, CUDNN_BACKEND_ENGINE_DESCRIPTOR, what);
   if (eng.is_bad()) return eng.status();
@@ -159,6 +159,9 @@ Result<Descriptor> build_execution_plan(const CudnnApi& api, cudnnHandle_t handl
   cudnnBackendDescriptor_t c = cfg->get();
   OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, Step::BUILD, what));
   OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, Step::BUILD, what));
+  if (kernel_cache)
+    OPGRAPH_CHECK(plan->set(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &kernel_cache,
+                            Step::BUILD, what + ": kernel cache"));
   OPGRAPH_CHECK(plan->finalize(Step::BUILD, what + ": execution plan"));
   return plan;
 }

@@ -27,8 +27,11 @@ Result<PlanNotes> engine_notes(const CudnnApi& api, const Descriptor& op_graph, 
 Result<std::vector<PlanConfig>> query_heuristics(const CudnnApi& api, const Descriptor& op_graph, HeurMode mode);
 
 // ENGINE(global index) + KNOB_CHOICEs + ENGINECFG → finalized EXECUTION_PLAN.
+// `kernel_cache` (a finalized KERNEL_CACHE descriptor, or null): set as
+// CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, for a plan on a dynamic-shape
+// operation graph (cuDNN >= 9.4); null sets nothing (the built plans).
 Result<Descriptor> build_execution_plan(const CudnnApi& api, cudnnHandle_t handle, const Descriptor& op_graph,
-                                        const PlanConfig& config);
+                                        const PlanConfig& config, cudnnBackendDescriptor_t kernel_cache = nullptr);
 
 // The finalized execution plan's JSON (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION),
 // exactly the bytes cuDNN reports. cuDNN refuses plans it cannot serialise

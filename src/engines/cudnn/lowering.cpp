@@ -287,6 +287,11 @@ const std::vector<std::string>& lowered_ops() {
 Result<LoweringPlan> lower(const OpGraph& g, const LoweringOptions& options) {
   LoweringPlan plan;
   if (g.nodes().empty()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "cudnn lowering: the graph has no node"};
+  if (options.dynamic_shapes && options.cudnn_version < kDynamicShapesMinVersion)
+    return Status{ErrorCode::GRAPH_NOT_SUPPORTED,
+                  "cudnn lowering: dynamic shapes (CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED and the kernel "
+                  "cache) need cuDNN >= " + cudnn_version_string(kDynamicShapesMinVersion) + "; the loaded one is " +
+                      (options.cudnn_version > 0 ? cudnn_version_string(options.cudnn_version) : std::string("unknown"))};
   // Refuse first (cheap and names the op), then size the common rank.
   const Node* first_conv = nullptr;
   for (const auto& n : g.nodes()) {
@@ -322,6 +327,7 @@ Result<LoweringPlan> lower(const OpGraph& g, const LoweringOptions& options) {
   }
   int og = l.add(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph '" + g.context().name + "'");
   l.set_refs(og, CUDNN_ATTR_OPERATIONGRAPH_OPS, plan.operations);
+  if (options.dynamic_shapes) l.set_int(og, CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED, CUDNN_TYPE_BOOLEAN, 1);
   plan.operation_graph = og;
   for (const auto& t : plan.tensors) {
     bool scratch = std::any_of(plan.scratch.begin(), plan.scratch.end(),

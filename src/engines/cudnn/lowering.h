@@ -121,7 +121,21 @@ struct LoweringOptions {
   // (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1): experiments with other cuDNN versions,
   // and the lowering tests, which check the structure.
   bool include_unverified = false;
+  // Lower for cuDNN's dynamic shapes: the operation graph record carries
+  // CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED = true, so that execution
+  // plans finalised on it may share a kernel cache (an execute-time shape override
+  // of a built plan, cudnn_engine.cpp). Needs cuDNN >= kDynamicShapesMinVersion:
+  // on an older (or unknown) version lower() declines naming it.
+  bool dynamic_shapes = false;
 };
+
+// The oldest cuDNN with dynamic-shape operation graphs and the kernel cache
+// (CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED,
+// CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE): 9.4.0.
+inline constexpr std::int64_t kDynamicShapesMinVersion = 90400;
+// The oldest cuDNN whose kernel cache takes the operation graph it serves
+// (CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH): 9.5.0. Below it the cache is finalised without one.
+inline constexpr std::int64_t kKernelCacheGraphMinVersion = 90500;
 
 struct LoweringPlan {
   std::vector<DescriptorRecord> records;  // creation order; refs point backwards
