@@ -75,11 +75,11 @@ Result<OperandTable> operand_table_of(const LoweringPlan& lp, const DeclaredLayo
 
 namespace {
 
-// What a plan re-lowers an execute-time shape override from: the graph it was
-// built on (frozen; it outlives its plans), the lowering options, the engine
-// config built, and the reason overrides are declined outright ("" : served).
+// What a plan re-lowers an execute-time shape override from: the canonical
+// JSON of the graph it was built on, the lowering options, the engine config
+// built, and the reason overrides are declined outright ("" : served).
 struct DynamicSource {
-  const OpGraph* graph = nullptr;
+  std::string json;
   LoweringOptions options;
   PlanConfig config;
   std::string unavailable;
@@ -106,7 +106,6 @@ struct DynamicState {
   std::shared_ptr<Materialised> cache_graph;
   Descriptor kernel_cache;
   ShapeCache<const ShapePlan> shapes{kShapePlansPerPlan};
-  std::string json;  // the graph's canonical JSON, read at the first override
 };
 
 class CudnnPlan final : public CompiledPlan {
@@ -407,13 +406,7 @@ class CudnnPlan final : public CompiledPlan {
       return sp;
     };
     if (!dynamic_.unavailable.empty()) return decline(dynamic_.unavailable);
-    if (dyn_.json.empty()) {
-      auto j = const_cast<OpGraph*>(dynamic_.graph)->serialize();  // frozen: serialize() only reads
-      if (j.is_bad()) return decline("the graph's JSON, which the plan re-lowers at other extents, could not be read: " +
-                                     j.status().message());
-      dyn_.json = std::move(j.value());
-    }
-    auto g = graph_at_extents(dyn_.json, layout, ops);
+    auto g = graph_at_extents(dynamic_.json, layout, ops);
     if (g.is_bad()) {
       if (g.status().code() == ErrorCode::INVALID_VARIANT_PACK) {
         sp->declined = {ErrorCode::INVALID_VARIANT_PACK,
@@ -537,20 +530,23 @@ class CudnnEngine final : public Engine {
     return lp;
   }
 
-  // What a built plan re-lowers an execute-time shape override from: the graph
-  // (frozen: its canonical JSON is read at the first override), the options it
-  // was lowered with, the engine config; "unavailable" on a cuDNN without
-  // dynamic shapes, or a graph that is not frozen (nothing to re-read).
+  // What a built plan re-lowers an execute-time shape override from: the
+  // graph's canonical JSON, the options it was lowered with, the engine config;
+  // "unavailable" on a cuDNN without dynamic shapes, or a graph whose JSON
+  // cannot be read (not frozen).
   static DynamicSource dynamic_source(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
                                       const CudnnApi& api) {
     DynamicSource d;
-    d.graph = &g;
     d.options = options(api);
     d.options.sm_version = ctx.target().device->sm_version();  // mismatch() checked the target has a device
     d.config = config;
     d.unavailable = dynamic_shapes_unavailable(static_cast<std::int64_t>(api.version));
-    if (d.unavailable.empty() && !g.is_frozen())
-      d.unavailable = "the plan was built on a graph that is not frozen, whose JSON it cannot re-lower at other extents";
+    if (!d.unavailable.empty()) return d;
+    // A frozen graph's serialize() assigns nothing (its uids are final): it only reads.
+    auto j = g.is_frozen() ? const_cast<OpGraph&>(g).serialize()
+                           : Result<std::string>(Status{ErrorCode::INVALID_VALUE, "the graph is not frozen"});
+    if (j.is_good()) d.json = std::move(j.value());
+    else d.unavailable = "the graph's JSON, which a plan re-lowers at other extents, could not be read: " + j.status().message();
     return d;
   }
 

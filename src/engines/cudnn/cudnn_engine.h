@@ -44,10 +44,11 @@ struct LoweringPlan;
 Result<OperandTable> operand_table_of(const cudnn::LoweringPlan& lp, const DeclaredLayout* layout);
 
 // Execute-time shape overrides served by cuDNN plans in this process, counted
-// per call that overrides a plan's extents: `finalized` — calls that finalised
-// an execution plan for a new shape; `reused` — calls served by a shape's plan
-// finalised before (nothing finalised); `declined` — shapes refused the first
-// time (a refused shape is remembered: a second call is refused alike, uncounted).
+// per look-up of a call's shape (Graph::execute with overrides looks it up
+// twice: its workspace, then the run): `finalized` — an execution plan
+// finalised for a new shape; `reused` — a shape's plan finalised before
+// served it (nothing finalised); `declined` — a shape refused the first time
+// (a refused shape is remembered: a later call is refused alike, uncounted).
 // Tests read the difference around a call.
 struct DynamicShapeCounts {
   std::int64_t finalized = 0;
