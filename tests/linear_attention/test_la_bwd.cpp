@@ -232,7 +232,11 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
   EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d128_bf16", "gdn_bwd_fwd_scan_d128_bf16",
                                              "gdn_bwd_rev_scan_d128_bf16", "gdn_bwd_grads_d128_bf16",
                                              "gdn_bwd_finish_d128_bf16", "gdn_bwd_gate_params_d128_bf16"}));
-  for (const auto& x : r) EXPECT_EQ(x.source, "linear_attention/kernels/gdn_bwd.cu");
+  // The prep and the two scans compile from one source, the gradient kernels from the other.
+  for (std::size_t i = 0; i < r.size(); ++i)
+    EXPECT_EQ(r[i].source, i < 3 ? "linear_attention/kernels/gdn_bwd_states.cu"
+                                 : "linear_attention/kernels/gdn_bwd_grads.cu")
+        << r[i].kernel;
   // ceil(100 / 64) + 3 = 5 chunk slots x 8 heads: the tiles (4 x 64 x 128 + 64 x 64 bf16), exp(gamma_C),
   // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); fp32 dq, dk, dv [100, 8, 128];
   // fp32 [8, 100] twice (the safe gate's terms).

@@ -1,6 +1,7 @@
 // engines/linear_attention/gdn_bwd.cpp — gdn_bwd on the linear_attention engine:
 // the support rules (B1..B8, gdn_bwd.h), the kernel requests, the workspace and
-// the plan (five launches of kernels/gdn_bwd.cu per execute).
+// the plan (five launches of kernels/gdn_bwd_states.cu and gdn_bwd_grads.cu per
+// execute).
 #include "engines/linear_attention/gdn_bwd.h"
 
 #include <algorithm>
@@ -45,7 +46,11 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   r.family = "linear_attention";
   const std::string io_name = io == DataType::HALF ? "f16" : "bf16";
   r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
-  r.source = "linear_attention/kernels/gdn_bwd.cu";
+  // The prep and the two scans in one source, the gradient kernels in the other.
+  const std::string e = entry;
+  r.source = e == "gdn_bwd_prep" || e == "gdn_bwd_fwd_scan" || e == "gdn_bwd_rev_scan"
+                 ? "linear_attention/kernels/gdn_bwd_states.cu"
+                 : "linear_attention/kernels/gdn_bwd_grads.cu";
   r.entry = entry;
   r.defines = {{"GDN_D", std::to_string(d)}, {"GDN_IO", io == DataType::HALF ? "1" : "0"}};
   return r;

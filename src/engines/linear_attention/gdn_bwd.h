@@ -1,6 +1,6 @@
 // engines/linear_attention/gdn_bwd.h — the linear_attention engine's gdn_bwd:
 // one gdn_bwd node reduced to a GdnBwdProblem, its support rules, the kernels a
-// plan compiles (kernels/gdn_bwd.cu) and the plan. la_engine.cpp hands every
+// plan compiles (kernels/gdn_bwd_states.cu, gdn_bwd_grads.cu) and the plan. la_engine.cpp hands every
 // graph whose one node is gdn_bwd here (is_gdn_bwd).
 //
 // analyze_gdn_bwd accepts a graph or declines with GRAPH_NOT_SUPPORTED naming

@@ -1,7 +1,7 @@
 // linear_attention/kernels/gdn_bwd_params.cuh — the launch contract of the gdn
-// backward kernels (gdn_bwd.cu): the one argument each takes, and the layout of
-// the workspace they share. The kernels (NVRTC) and the host
-// (engines/linear_attention/gdn_bwd.cpp fills it) include this same text. Plain
+// backward kernels (gdn_bwd_states.cu, gdn_bwd_grads.cu): the one argument each
+// takes, and the layout of the workspace they share. The kernels (NVRTC) and the
+// host (engines/linear_attention/gdn_bwd.cpp fills it) include this same text. Plain
 // aggregate of 8-byte fields, no includes and no CUDA keywords: the same layout
 // under both compilers (LP64).
 #pragma once

@@ -1,0 +1,125 @@
+// linear_attention/kernels/gdn_bwd_common.cuh — what the Gated DeltaNet backward's
+// kernel sources share (gdn_bwd_states.cu: gdn_bwd_prep and the two scans;
+// gdn_bwd_grads.cu: gdn_bwd_grads, gdn_bwd_finish and gdn_bwd_gate_params): the
+// workspace block's tile offsets, the cu_seqlens / gate / beta reads of
+// GdnBwdParams, the chunk-slot lookup and the tile copies.
+//
+// The Gated DeltaNet backward (gdn_bwd), chunked (C = 64 tokens), five kernels
+// launched in this order (gdn_bwd_params.cuh for the argument and the workspace):
+//
+//  gdn_bwd_prep      one CTA per (chunk slot, output head): the chunk's
+//                    state-free tiles (the forward's prep: gamma, L, T =
+//                    (I + L)^-1, Wn = -T diag(beta e^gamma) K, U = T diag(beta) V,
+//                    Qe = diag(e^gamma) Q, Kd = diag(e^(gamma_C - gamma)) K,
+//                    P = tril_incl(Q K^T . Gamma)) into the workspace.
+//  gdn_bwd_fwd_scan  one CTA per (64-wide V slice, head, sequence): the state
+//                    forward from initial_state, storing S^T at every chunk's
+//                    start and Vn = U + Wn S (bf16).
+//  gdn_bwd_rev_scan  the same grid, the chunks in reverse with dS (fp32 in
+//                    registers) from d_final_state: stores dS^T (the gradient
+//                    of the state after the chunk), then
+//                      dVn = scale P^T dO + Kd dS
+//                      dS <- e^gamma_C dS + scale Qe^T dO + Wn^T dVn
+//                    and writes d_initial_state at the end.
+//  gdn_bwd_grads     one CTA per (chunk slot, output head): every token
+//                    gradient of the chunk from S, dS, Vn, dVn (below), dq, dk,
+//                    dv per output head into fp32 staging, dG and dBeta final.
+//  gdn_bwd_finish    one warp per token: dq, dk, dv summed over each head
+//                    group, through the l2norm Jacobian, in the outputs' types.
+//  gdn_bwd_gate_params  (safe_gate only) one CTA per head: d_a_log and d_dt_bias,
+//                    the sums over tokens of the per-token terms gdn_bwd_grads staged.
+//
+// gdn_bwd_grads, per chunk (s <= r lower triangle, Gamma_rs = e^(gamma_r - gamma_s)):
+//   dQe = scale dO S^T    dKd = Vn dS^T    dW = -dVn S^T    dP = scale dO Vn^T
+//   dT  = dW K^T diag(beta e^gamma) + dVn V^T diag(beta)
+//   dL  = strict_tril(-T^T dT T^T);  M1 = tril_incl(dP . Gamma);  M2 = dL . beta_r Gamma
+//   dKb = T^T dW;  dVb = T^T dVn
+//   dq  = e^gamma dQe + M1 K
+//   dk  = e^(gamma_C - gamma) dKd + beta e^gamma dKb + M1^T Q + M2 K + M2^T K
+//   dv  = beta dVb
+//   dbeta_r  = e^gamma_r k_r.dKb_r + v_r.dVb_r + sum_s F_rs      F = dL . (K K^T) . Gamma
+//   dgamma_r = e^gamma_r q_r.dQe_r - e^(gamma_C - gamma_r) k_r.dKd_r + beta_r e^gamma_r k_r.dKb_r
+//              + sum_s E_rs - sum_s E_sr                          E = dP . P + beta_r F
+//   dgamma_C = sum_r e^(gamma_C - gamma_r) k_r.dKd_r + e^gamma_C <S, dS>, added at the last row;
+//   dg = the chunk's reverse cumsum of dgamma; then the gate / beta transforms
+//   (safe_gate: dx = dg (-e^a_log) sigmoid(x + dt_bias), and the per-token terms of
+//   d_a_log = sum dg g and d_dt_bias = sum dx staged for gdn_bwd_gate_params).
+// Matrix products on mma.sync (bf16 operands, fp32 accumulation), as the forward.
+#pragma once
+
+#include "linear_attention/kernels/gdn_bwd_params.cuh"
+#include "linear_attention/kernels/gdn_common.cuh"
+
+namespace opgraph_gdn {
+namespace bwd {
+
+constexpr i64 kBlockElems = gdn_bwd_block_elems(D);
+constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKd = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
+
+__device__ __forceinline__ i64 cu_at(const GdnBwdParams& p, i64 i, i64 lo) {
+  const i64 x = (p.flags & kFlagCu64) ? reinterpret_cast<const long long*>(p.cu_seqlens)[i]
+                                      : static_cast<i64>(reinterpret_cast<const int*>(p.cu_seqlens)[i]);
+  return x < lo ? lo : (x > p.t ? p.t : x);
+}
+
+// safe_gate's parameters of head h: exp(a_log) (1 without a_log) and dt_bias (0 without).
+__device__ __forceinline__ void gate_params(const GdnBwdParams& p, i64 h, float& ea, float& dt) {
+  ea = (p.flags & kFlagHasALog) ? expf(load_any(p.a_log, h, p.a_log_type)) : 1.f;
+  dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
+}
+
+// The natural-log gate and the beta of token `tok`, head h (as the forward's gate_beta_of).
+__device__ __forceinline__ void gate_beta(const GdnBwdParams& p, i64 tok, i64 h, float& gl, float& beta) {
+  const i64 off = tok * p.ho + h;
+  const float x = load_any(p.g, off, p.g_type), b = load_any(p.beta, off, p.beta_type);
+  if (p.flags & kFlagSafeGate) {
+    float ea, dt;
+    gate_params(p, h, ea, dt);
+    gl = -ea * softplusf_(x + dt);
+  } else if (p.flags & kFlagLinearGate) {
+    gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;
+  } else {
+    gl = x;
+  }
+  beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+
+__device__ __forceinline__ u16* ws16(const GdnBwdParams& p, long long off) {
+  return reinterpret_cast<u16*>(p.ws + static_cast<u64>(off));
+}
+__device__ __forceinline__ float* ws32(const GdnBwdParams& p, long long off) {
+  return reinterpret_cast<float*>(p.ws + static_cast<u64>(off));
+}
+
+// The sequence owning chunk slot `slot` (as the forward's prep): the count of s
+// in [1, N) with cu[s] / C + s <= slot, each warp's lanes loading side by side.
+// Returns false for a slot no chunk uses; else bos, the chunk's first token
+// offset c0 within the sequence, and its length n.
+__device__ __forceinline__ bool slot_chunk(const GdnBwdParams& p, i64 slot, int lane, i64& bos, i64& c0, int& n) {
+  unsigned below = 0;
+  for (i64 s2 = 1 + lane; s2 < p.n_seq; s2 += 32) below += cu_at(p, s2, 0) / C + s2 <= slot ? 1u : 0u;
+  const i64 seq = __reduce_add_sync(0xffffffffu, below);
+  bos = cu_at(p, seq, 0);
+  const i64 len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  if (first > slot) return false;
+  c0 = (slot - first) * C;
+  if (c0 >= len) return false;
+  n = static_cast<int>(len - c0 < C ? len - c0 : C);
+  return true;
+}
+
+__device__ __forceinline__ void st_bf2(u16* a, float x, float y) { *reinterpret_cast<u32*>(a) = pack_bf16(x, y); }
+
+// Copies rows x cols bf16 (cols a multiple of 8) from global (row stride gs) to
+// shared (row stride ls) with cp.async; the caller commits and waits.
+__device__ __forceinline__ void copy_tile(u16* dst, int ls, const u16* src, i64 gs, int rows, int cols, int tid) {
+  const int pieces = cols / 8;
+  for (int i = tid; i < rows * pieces; i += kThreads) {
+    const int r = i / pieces, c = (i % pieces) * 8;
+    cp_async16(dst + r * ls + c, src + r * gs + c, 16);
+  }
+}
+
+}  // namespace bwd
+}  // namespace opgraph_gdn

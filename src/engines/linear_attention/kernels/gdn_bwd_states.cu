@@ -1,0 +1,396 @@
+// linear_attention/kernels/gdn_bwd_states.cu — the Gated DeltaNet backward's
+// state-side kernels: gdn_bwd_prep (the chunks' state-free tiles) and the two
+// sequential passes, gdn_bwd_fwd_scan (S at every chunk's start, Vn) and
+// gdn_bwd_rev_scan (dS, dVn, d_initial_state). gdn_bwd_common.cuh for the whole
+// backward and what the sources share; gdn_bwd_grads.cu for the rest.
+#include "linear_attention/kernels/gdn_bwd_common.cuh"
+
+using namespace opgraph_gdn;
+using namespace opgraph_gdn::bwd;
+
+// ---------------------------------------------------------------------------
+// gdn_bwd_prep: the forward's gdn_prefill_prep on the backward's argument.
+namespace opgraph_gdn {
+namespace bwd {
+struct PrepRows {
+  u16 q[C * LDD];
+  u16 k[C * LDD];
+};
+struct PrepInverse {
+  float lf[C * LDF];
+  float tf[C * LDF];
+};
+struct PrepSmem {
+  union {
+    PrepRows in;
+    PrepInverse inv;
+  } u;
+  u16 kb[C * LDD];   // diag(beta exp(gamma)) K
+  u16 vb[C * LDD];   // diag(beta) V
+  u16 t[C * LDC];    // T = (I + L)^-1
+  float gam[C];      // chunk-local cumulative gate, log2 units
+  float bet[C];      // beta (0 past the chunk's last token)
+};
+static_assert(sizeof(PrepSmem) == gdn_bwd_prep_smem_bytes(D), "gdn_bwd_prep_smem_bytes disagrees with PrepSmem");
+}  // namespace bwd
+}  // namespace opgraph_gdn
+
+// Two CTAs a multiprocessor at D = 64; one at D = 128 (at two, its 128 registers spill).
+extern "C" __global__ void __launch_bounds__(kThreads, D == 64 ? 2 : 1) gdn_bwd_prep(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
+  u16* const sq = sm.u.in.q;
+  u16* const sk = sm.u.in.k;
+  float* const lf = sm.u.inv.lf;
+  float* const tf = sm.u.inv.tf;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 slot = blockIdx.x, h = blockIdx.y;
+  if (p.n_seq <= 0) return;
+  i64 bos = 0, c0 = 0;
+  int n = 0;
+  if (!slot_chunk(p, slot, lane, bos, c0, n)) return;
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  u16* blk = ws16(p, p.ws_blocks) + (slot * p.ho + h) * kBlockElems;
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  constexpr int RPW = C / (kThreads / 32);
+  RowRaw rq[RPW], rk[RPW], rv[RPW];
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp + (kThreads / 32) * i;
+    rq[i] = rk[i] = rv[i] = 0;
+    if (r < n) {
+      const i64 tok = bos + c0 + r;
+      rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
+      rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
+      rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
+    }
+  }
+  if (tid < C) {
+    float gl = 0.f, b = 0.f;
+    if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
+    sm.gam[tid] = gl;
+    sm.bet[tid] = b;
+  }
+  __syncthreads();
+  if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
+  __syncthreads();
+  const float gc = sm.gam[C - 1];
+#pragma unroll
+  for (int i = 0; i < RPW; ++i) {
+    const int r = warp + (kThreads / 32) * i;
+    float xq[EL], xk[EL], xv[EL];
+    unpack_row(rq[i], xq);
+    unpack_row(rk[i], xk);
+    unpack_row(rv[i], xv);
+    if (r < n) {
+      if (l2) l2norm_rows(xq, xk);
+    } else {
+#pragma unroll
+      for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f, xv[e] = 0.f;
+    }
+    const float eg = exp2f(sm.gam[r]), br = sm.bet[r], dk = exp2f(gc - sm.gam[r]);
+#pragma unroll
+    for (int e = 0; e < EL; e += 2) {
+      const int col = lane * EL + e;
+      st_bf2(&sq[r * LDD + col], xq[e], xq[e + 1]);
+      st_bf2(&sk[r * LDD + col], xk[e], xk[e + 1]);
+      st_bf2(&sm.kb[r * LDD + col], br * eg * xk[e], br * eg * xk[e + 1]);
+      st_bf2(&sm.vb[r * LDD + col], br * xv[e], br * xv[e + 1]);
+      st_bf2(&blk[kOffQe + r * D + col], eg * xq[e], eg * xq[e + 1]);
+      st_bf2(&blk[kOffKd + r * D + col], dk * xk[e], dk * xk[e + 1]);
+    }
+  }
+  if (tid == 0) ws32(p, p.ws_egc)[slot * p.ho + h] = exp2f(gc);
+  __syncthreads();
+  {
+    const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
+    float ckk[4][4] = {}, cqk[4][4] = {};
+    warp_mma<4, D>(ckk, sk + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
+    warp_mma<4, D>(cqk, sq + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
+    __syncthreads();  // q, k read: lf (their space) may be written
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+        const float gr = sm.gam[r], br = sm.bet[r];
+        float pv[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int s = s0 + e;
+          const float dec = s <= r ? exp2f(gr - sm.gam[s]) : 0.f;
+          lf[r * LDF + s] = s < r ? br * ckk[j][2 * hh + e] * dec : 0.f;
+          pv[e] = cqk[j][2 * hh + e] * dec;
+        }
+        st_bf2(&blk[kOffP + r * C + s0], pv[0], pv[1]);
+      }
+  }
+  __syncthreads();
+  triangular_inverse(lf, tf, sm.t, tid);
+  {
+    constexpr int NT = D / 16;
+    const int m0 = 16 * (warp & 3), nd0 = (D / 2) * (warp >> 2);
+#pragma unroll
+    for (int which = 0; which < 2; ++which) {
+      float acc[NT][4] = {};
+      warp_mma<NT, C, false, true>(acc, sm.t + m0 * LDC, LDC, (which == 0 ? sm.kb : sm.vb) + nd0, LDD, lane);
+      const float sign = which == 0 ? -1.f : 1.f;
+      u16* dst = blk + (which == 0 ? kOffWn : kOffU);
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, col = nd0 + 8 * j + 2 * t4;
+          st_bf2(&dst[r * D + col], sign * acc[j][2 * hh], sign * acc[j][2 * hh + 1]);
+        }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The two sequential passes: one CTA per (V slice of BV = 64, head, sequence).
+// The state slice (S^T or dS^T rows v0 .. v0 + 63, all D columns) lives in fp32
+// registers as mma fragments (warp tile 16 rows x D/2 columns) with a bf16 copy
+// in shared memory (the B operand of the next products).
+namespace opgraph_gdn {
+namespace bwd {
+// Two stages of each chunk's tiles: the next chunk's land (cp.async) while this one computes.
+struct FwdStage {
+  u16 wn[C * LDD];
+  u16 kd[C * LDD];
+};
+struct FwdScanSmem {
+  FwdStage st[2];
+  u16 s[BV * LDD];
+  u16 vn[C * LDB];
+};
+static_assert(sizeof(FwdScanSmem) == gdn_bwd_fwd_scan_smem_bytes(D), "gdn_bwd_fwd_scan_smem_bytes disagrees");
+struct RevStage {
+  u16 qe[C * LDD];
+  u16 wn[C * LDD];
+  u16 kd[C * LDD];
+  u16 p[C * LDC];
+};
+struct RevScanSmem {
+  RevStage st[2];
+  u16 ds[BV * LDD];
+  u16 dob[C * LDB];  // scale * dO [C][BV]
+  u16 dvn[C * LDB];
+};
+static_assert(sizeof(RevScanSmem) == gdn_bwd_rev_scan_smem_bytes(D), "gdn_bwd_rev_scan_smem_bytes disagrees");
+}  // namespace bwd
+}  // namespace opgraph_gdn
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_fwd_scan(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  FwdScanSmem& sm = *reinterpret_cast<FwdScanSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 v0 = static_cast<i64>(blockIdx.x) * BV, h = blockIdx.y, seq = blockIdx.z;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);  // state tile: rows v, columns k
+  const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);       // Vn tile: rows token, columns v
+  float st[NTS][4];
+  {
+    const bool from_init = (p.flags & kFlagHasInit) != 0;
+    const i64 base = (seq * p.ho + h) * D * D + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (from_init) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.init_type, a, b);
+        st[j][2 * hh] = a;
+        st[j][2 * hh + 1] = b;
+        st_bf2(&sm.s[v * LDD + kk], a, b);
+      }
+  }
+  const float* egc = ws32(p, p.ws_egc);
+  auto prefetch = [&](i64 c0, int buf) {
+    const u16* blk = ws16(p, p.ws_blocks) + ((first + c0 / C) * p.ho + h) * kBlockElems;
+    copy_tile(sm.st[buf].wn, LDD, blk + kOffWn, D, C, D, tid);
+    copy_tile(sm.st[buf].kd, LDD, blk + kOffKd, D, C, D, tid);
+    cp_async_commit();
+  };
+  if (len > 0) prefetch(0, 0);
+  int buf = 0;
+  for (i64 c0 = 0; c0 < len; c0 += C, buf ^= 1) {
+    const i64 sh = (first + c0 / C) * p.ho + h;
+    const u16* blk = ws16(p, p.ws_blocks) + sh * kBlockElems;
+    // S^T at the chunk's start (this CTA's rows), bf16.
+    {
+      u16* dst = ws16(p, p.ws_st) + sh * D * D + v0 * D;
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+          st_bf2(&dst[static_cast<i64>(v) * D + kk], st[j][2 * hh], st[j][2 * hh + 1]);
+        }
+    }
+    float cv[4][4];
+    {
+      const u16* u = blk + kOffU;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const u32 w = *reinterpret_cast<const u32*>(&u[(m0 + g8 + 8 * hh) * D + v0 + n0 + 8 * j + 2 * t4]);
+          cv[j][2 * hh] = bf16_to_f32(static_cast<u16>(w));
+          cv[j][2 * hh + 1] = bf16_to_f32(static_cast<u16>(w >> 16));
+        }
+    }
+    const float ec = egc[sh];
+    cp_async_wait_all();
+    __syncthreads();  // this chunk's tiles landed; the previous chunk's readers of the other stage are done
+    if (c0 + C < len) prefetch(c0 + C, buf ^ 1);
+    const FwdStage& sg = sm.st[buf];
+    // Vn = U + Wn S.
+    warp_mma<4, D>(cv, sg.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+    {
+      u16* dst = ws16(p, p.ws_vn) + sh * C * D;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, c = n0 + 8 * j + 2 * t4;
+          st_bf2(&sm.vn[r * LDB + c], cv[j][2 * hh], cv[j][2 * hh + 1]);
+          st_bf2(&dst[r * D + v0 + c], cv[j][2 * hh], cv[j][2 * hh + 1]);
+        }
+    }
+    __syncthreads();  // Vn written; every read of S (the bf16 copy) done
+    // S^T = exp(gamma_C) S^T + Vn^T Kd.
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[j][e] *= ec;
+    warp_mma<NTS, C, true, true>(st, sm.vn + ms, LDB, sg.kd + ns, LDD, lane);
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        st_bf2(&sm.s[v * LDD + kk], st[j][2 * hh], st[j][2 * hh + 1]);
+      }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  RevScanSmem& sm = *reinterpret_cast<RevScanSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  const i64 v0 = static_cast<i64>(blockIdx.x) * BV, h = blockIdx.y, seq = blockIdx.z;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  const float scale = static_cast<float>(p.scale);
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
+  const i64 sbase = (seq * p.ho + h) * D * D + v0 * D;  // this CTA's rows of the [N, HO, D, D] states
+  float ds[NTS][4];
+  {
+    const bool from_fin = (p.flags & kBwdFlagHasDFinal) != 0;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (from_fin) load_any2(p.d_final_state, sbase + static_cast<i64>(v) * D + kk, p.dfin_type, a, b);
+        ds[j][2 * hh] = a;
+        ds[j][2 * hh + 1] = b;
+        st_bf2(&sm.ds[v * LDD + kk], a, b);
+      }
+  }
+  const float* egc = ws32(p, p.ws_egc);
+  const i64 nch = (len + C - 1) / C;
+  auto prefetch = [&](i64 ci, int buf) {
+    const u16* blk = ws16(p, p.ws_blocks) + ((first + ci) * p.ho + h) * kBlockElems;
+    RevStage& sg = sm.st[buf];
+    copy_tile(sg.qe, LDD, blk + kOffQe, D, C, D, tid);
+    copy_tile(sg.wn, LDD, blk + kOffWn, D, C, D, tid);
+    copy_tile(sg.kd, LDD, blk + kOffKd, D, C, D, tid);
+    copy_tile(sg.p, LDC, blk + kOffP, C, C, C, tid);
+    cp_async_commit();
+  };
+  if (nch > 0) prefetch(nch - 1, 0);
+  int buf = 0;
+  for (i64 ci = nch - 1; ci >= 0; --ci, buf ^= 1) {
+    const i64 c0 = ci * C;
+    const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+    const i64 sh = (first + ci) * p.ho + h;
+    // dS^T after the chunk (this CTA's rows), bf16.
+    {
+      u16* dst = ws16(p, p.ws_dst) + sh * D * D + v0 * D;
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+          st_bf2(&dst[static_cast<i64>(v) * D + kk], ds[j][2 * hh], ds[j][2 * hh + 1]);
+        }
+    }
+    const float ec = egc[sh];
+    cp_async_wait_all();
+    __syncthreads();  // this chunk's tiles landed; the previous chunk's readers (dob, dvn, the other stage) done
+    if (ci > 0) prefetch(ci - 1, buf ^ 1);
+    // scale dO (this CTA's columns), rows past the chunk zero.
+    for (int i = tid; i < C * BV / 2; i += kThreads) {
+      const int r = i / (BV / 2), c = 2 * (i % (BV / 2));
+      float a = 0.f, b = 0.f;
+      if (r < n) load_any2(p.d_o, ((bos + c0 + r) * p.ho + h) * D + v0 + c, p.do_type, a, b);
+      st_bf2(&sm.dob[r * LDB + c], scale * a, scale * b);
+    }
+    __syncthreads();  // dob written
+    const RevStage& sg = sm.st[buf];
+    // dVn = P^T (scale dO) + Kd dS.
+    {
+      float cdv[4][4] = {};
+      warp_mma<4, C, true, true>(cdv, sg.p + m0, LDC, sm.dob + n0, LDB, lane);
+      warp_mma<4, D>(cdv, sg.kd + m0 * LDD, LDD, sm.ds + n0 * LDD, LDD, lane);
+      u16* dst = ws16(p, p.ws_dvn) + sh * C * D;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, c = n0 + 8 * j + 2 * t4;
+          st_bf2(&sm.dvn[r * LDB + c], cdv[j][2 * hh], cdv[j][2 * hh + 1]);
+          st_bf2(&dst[r * D + v0 + c], cdv[j][2 * hh], cdv[j][2 * hh + 1]);
+        }
+    }
+    __syncthreads();  // dvn written; every read of dS (the bf16 copy) done
+    // dS^T = exp(gamma_C) dS^T + (scale dO)^T Qe + dVn^T Wn.
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) ds[j][e] *= ec;
+    warp_mma<NTS, C, true, true>(ds, sm.dob + ms, LDB, sg.qe + ns, LDD, lane);
+    warp_mma<NTS, C, true, true>(ds, sm.dvn + ms, LDB, sg.wn + ns, LDD, lane);
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        st_bf2(&sm.ds[v * LDD + kk], ds[j][2 * hh], ds[j][2 * hh + 1]);
+      }
+  }
+  if (p.flags & kBwdFlagWriteDInit) {
+    // Read d_final_state above (this CTA's rows only) before writing: the two may share one buffer.
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_any2(p.d_initial_state, sbase + static_cast<i64>(v) * D + kk, p.dinit_type, ds[j][2 * hh],
+                   ds[j][2 * hh + 1]);
+      }
+  }
+}
