@@ -245,11 +245,16 @@ class FactLog {
   Facts own_;
 };
 
+// What the walk throws at a None key when its caller (execute) sends such packs through
+// pygraph's Python-level handling instead (execute's other callers refuse the key).
+struct NoneKey {};
+
 // The dict walk. `facts` (optional): records each entry's uid and OperandBuffer, in order;
 // `build_pack` false (with facts): every check runs but the caller pack is left empty,
-// for run() to fill from the facts only when it needs it (set_all).
+// for run() to fill from the facts only when it needs it (set_all). `none_key` true: a None
+// key throws NoneKey (execute then hands the pack to _execute_hooks, which drops it).
 Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* overrides = nullptr,
-                           FactLog* facts = nullptr, bool build_pack = true) {
+                           FactLog* facts = nullptr, bool build_pack = true, bool none_key = false) {
   if (!PyDict_Check(d.ptr())) throw nb::type_error("variant_pack must be a dict {tensor or uid: buffer} or a prepared pack");
   Normalized n;
   if (facts) facts->reserve(static_cast<std::size_t>(PyDict_Size(d.ptr())));
@@ -263,6 +268,7 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* over
     if (PyLong_CheckExact(key)) uid = uid_of_int(key);
     else if ((t = tensor_key(key)) != nullptr) uid = t->get_uid();
     else if (PyLong_Check(key)) uid = uid_of_int(key);
+    else if (key == Py_None && none_key) throw NoneKey{};
     else throw nb::type_error("variant pack keys must be opgraph.tensor objects or int uids");
     const BufferRole who{&g, uid, "variant pack entry"};
     // The declaration this buffer is judged against (tensor null: no tensor of this graph has
@@ -348,18 +354,10 @@ Workspace to_workspace(nb::handle w) {
   return {b.data, b.nbytes};
 }
 
-const Handle* to_handle(nb::handle h, nb::handle graph) {
-  if (h.is_none()) {
-    static PyObject* s_handle = PyUnicode_InternFromString("handle");
-    PyObject* a = PyObject_GetAttr(graph.ptr(), s_handle);
-    if (!a) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    nb::object owned = nb::steal(a);  // the graph keeps its handle alive
-    if (owned.is_none()) return nullptr;
-    return nb::cast<PyHandle*>(owned);
-  }
+// The call's handle, else the graph's (pygraph.handle, which the graph keeps alive), else none.
+const Handle* to_handle(nb::handle h, const PyGraph& g) {
+  if (h.is_none()) h = g.handle_object();
+  if (h.is_none()) return nullptr;
   return nb::cast<PyHandle*>(h);
 }
 
@@ -371,9 +369,9 @@ struct Call {
   const Handle* inner = nullptr;  // the caller's handle (its stream, its device), or none
 };
 
-Call prepare_call(PyGraph& g, nb::handle self, const Normalized& n, nb::handle workspace, nb::handle handle) {
+Call prepare_call(PyGraph& g, const Normalized& n, nb::handle workspace, nb::handle handle) {
   if (n.graph != &g) throw nb::value_error("this prepared variant pack was made for another graph");
-  return Call{to_workspace(workspace), to_handle(handle, self)};
+  return Call{to_workspace(workspace), to_handle(handle, g)};
 }
 
 // A variant pack normalised ahead of time (pygraph.prepare_variant_pack): execute skips the
@@ -398,9 +396,9 @@ struct PreparedPack {
 // execute / execute_plan_at_index (index < 0: the selected plan), normalising everything once.
 // With overrides (non-empty): the caller's pack plus override_shape per entry; a
 // prepared pack is copied first (its normalised form holds no override).
-void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, std::int64_t index,
-         const Overrides& overrides = {}) {
-  PyGraph& g = nb::cast<PyGraph&>(self);
+// `none_key`: a None key of a dict pack throws NoneKey (execute's; see to_variant_pack).
+void run(PyGraph& g, nb::handle variant_pack, nb::handle workspace, nb::handle handle, std::int64_t index,
+         const Overrides& overrides = {}, bool none_key = false) {
   PreparedPack* prepared = nullptr;
   Normalized local;
   std::shared_ptr<const PyGraph::LastPack> same;  // the last call's normalised pack, when this one reads the same
@@ -412,7 +410,7 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
     if (!over && g.is_planned()) {
       std::shared_ptr<const PyGraph::LastPack> last = g.last_pack();
       FactLog log(last ? &last->facts : nullptr);
-      local = to_variant_pack(g, variant_pack, nullptr, &log, /*build_pack=*/false);
+      local = to_variant_pack(g, variant_pack, nullptr, &log, /*build_pack=*/false, none_key);
       if (log.same()) {
         same = std::move(last);
       } else {
@@ -426,7 +424,7 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
         }
       }
     } else {
-      local = to_variant_pack(g, variant_pack, over ? &overrides : nullptr);
+      local = to_variant_pack(g, variant_pack, over ? &overrides : nullptr, nullptr, true, none_key);
     }
   } else if (over) {
     local = prepared->n;
@@ -434,7 +432,7 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
     prepared = nullptr;
   }
   const Normalized& n = prepared ? prepared->n : local;
-  const Call c = prepare_call(g, self, n, workspace, handle);
+  const Call c = prepare_call(g, n, workspace, handle);
   const VariantPack& pack = prepared ? prepared->pack() : same ? same->ready : n.pack;
   Status s;
   {
@@ -445,7 +443,8 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
 }
 
 // Whether a dict pack needs pygraph's Python-level handling before the C++ walk
-// (_graph.py pygraph._execute_hooks): a None key (ignored), a pass-by-value tensor in the
+// (_graph.py pygraph._execute_hooks): a None key (ignored; the walk meets it and execute
+// then sends the pack to the hooks, so it costs no lookup here), a pass-by-value tensor in the
 // graph (its entries are checked against the value and dropped), one declared without a
 // value (_deferred: the graph is built again per value), cudnn's output aliases
 // (_aliases), a deserialized graph's key map (_keys_by_uid). Without any, execute goes
@@ -454,11 +453,6 @@ void run(nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::han
 // writes them): a graph that never had them costs no dict lookups.
 bool needs_python_hooks(const PyGraph& g, nb::handle self, nb::handle pack) {
   if (!PyDict_Check(pack.ptr())) return false;
-  const int has_none = PyDict_Contains(pack.ptr(), Py_None);
-  if (has_none != 0) {
-    if (has_none < 0) PyErr_Clear();  // unhashable keys cannot hold None; the walk names them
-    if (has_none > 0) return true;
-  }
   if (g.has_pass_by_value()) return true;
   if (!g.python_hooks()) return false;  // pygraph has written none of the attributes below
   static PyObject* const names[] = {PyUnicode_InternFromString("_deferred"), PyUnicode_InternFromString("_aliases"),
@@ -624,9 +618,17 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, nb::handle uids,
               nb::handle shapes, nb::handle strides) -> nb::object {
              static PyObject* s_hooks = PyUnicode_InternFromString("_execute_hooks");
-             if (needs_python_hooks(nb::cast<PyGraph&>(self), self, variant_pack) && nb::hasattr(self, s_hooks))
+             PyGraph& g = nb::cast<PyGraph&>(self);
+             if (needs_python_hooks(g, self, variant_pack) && nb::hasattr(self, s_hooks))
                return self.attr(s_hooks)(variant_pack, workspace, handle, uids, shapes, strides);
-             run(self, variant_pack, workspace, handle, -1, to_overrides(uids, shapes, strides));
+             const Overrides o = to_overrides(uids, shapes, strides);
+             try {  // a None key is met by the walk (no lookup per call): the pack goes to the hooks
+               run(g, variant_pack, workspace, handle, -1, o, /*none_key=*/true);
+             } catch (const NoneKey&) {
+               if (nb::hasattr(self, s_hooks))
+                 return self.attr(s_hooks)(variant_pack, workspace, handle, uids, shapes, strides);
+               run(g, variant_pack, workspace, handle, -1, o);  // a plain _GraphBase: the walk refuses the key
+             }
              return nb::none();
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
@@ -640,13 +642,17 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            "the graph's axis order; strides, or [] / None for packed row-major), elements. An override keeps the "
            "tensor's layout class and the plan's engine must take it (docs/dynamic_shapes.md); a refused one raises "
            "naming the tensor, its port and the rule, and nothing runs.")
+      .def_prop_rw(
+          "handle", [](const PyGraph& g) { return nb::borrow(g.handle_object()); },
+          [](PyGraph& g, nb::object h) { g.set_handle_object(std::move(h)); }, nb::for_setter(nb::arg("value").none()),
+          "The handle execute uses when the call names none (None: no handle); held by the graph.")
       .def("_mark_python_hooks", [](PyGraph& g) { g.mark_python_hooks(); },
            "pygraph calls it where it stores _deferred, _aliases or _keys_by_uid: from then on execute looks "
            "them up to decide whether a dict pack needs _execute_hooks (until then it skips the lookups).")
       .def("_execute_direct",
-           [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle, nb::handle uids,
+           [](PyGraph& g, nb::handle variant_pack, nb::handle workspace, nb::handle handle, nb::handle uids,
               nb::handle shapes, nb::handle strides) {
-             run(self, variant_pack, workspace, handle, -1, to_overrides(uids, shapes, strides));
+             run(g, variant_pack, workspace, handle, -1, to_overrides(uids, shapes, strides));
            },
            nb::arg("variant_pack"), nb::arg("workspace").none() = nb::none(), nb::arg("handle").none() = nb::none(),
            nb::arg("override_uids").none() = nb::none(), nb::arg("override_shapes").none() = nb::none(),
@@ -664,7 +670,7 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, nb::handle handle) {
              PyGraph& g = nb::cast<PyGraph&>(self);
              Normalized n = to_variant_pack(g, variant_pack);
-             const Call c = prepare_call(g, self, n, workspace, handle);
+             const Call c = prepare_call(g, n, workspace, handle);
              (void)unwrap(g.route(n.kinds, -1, c.inner));  // what execute_routed decides first
              nb::gil_scoped_release release;
              return static_cast<std::int64_t>(n.pack.size()) + (c.ws.data ? 1 : 0);
@@ -675,7 +681,7 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            [](nb::handle self, nb::handle variant_pack, nb::handle workspace, std::int64_t count) {
              PyGraph& g = nb::cast<PyGraph&>(self);
              Normalized n = to_variant_pack(g, variant_pack);
-             const Call c = prepare_call(g, self, n, workspace, nb::none());
+             const Call c = prepare_call(g, n, workspace, nb::none());
              Status s;
              {
                nb::gil_scoped_release release;
@@ -692,7 +698,7 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
               nb::handle uids, nb::handle shapes, nb::handle strides) {
              if (index < 0)
                throw StatusError{Status(ErrorCode::INVALID_VALUE, "plan index " + std::to_string(index) + " is negative")};
-             run(self, variant_pack, workspace, handle, index, to_overrides(uids, shapes, strides));
+             run(nb::cast<PyGraph&>(self), variant_pack, workspace, handle, index, to_overrides(uids, shapes, strides));
            },
            nb::arg("variant_pack"), nb::arg("workspace").none(), nb::arg("index"),
            nb::arg("handle").none() = nb::none(), nb::arg("override_uids").none() = nb::none(),

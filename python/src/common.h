@@ -83,11 +83,19 @@ class PyGraph : public CoreGraph {
   bool python_hooks() const { return python_hooks_; }
   void mark_python_hooks() { python_hooks_ = true; }
 
+  // pygraph.handle: the handle execute uses when a call names none (None: none). A property
+  // of the native class, so execute reads it without an attribute lookup. It belongs to the
+  // Python object, so deserialize into this graph (replace_with) keeps it. Set and read with
+  // the GIL held; the graph is destroyed with it held (the Python object's deallocation).
+  nb::handle handle_object() const { return handle_object_; }
+  void set_handle_object(nb::object h) { handle_object_ = std::move(h); }
+
  private:
   mutable std::unordered_map<std::int64_t, Declared> declared_;  // frozen graphs: uid -> declaration
   mutable std::optional<bool> pass_by_value_;                    // frozen graphs: has_pass_by_value()
   mutable std::shared_ptr<const LastPack> last_pack_;
   bool python_hooks_ = false;
+  nb::object handle_object_ = nb::none();
 };
 
 // A bad Status on its way to Python; the translator in bind_errors.cpp maps the

@@ -115,6 +115,56 @@ def test_two_packs_alternating_each_write_their_own_output(bufs):
         np.testing.assert_allclose(o2, x2 + y2, rtol=1e-6)
 
 
+def test_a_none_key_anywhere_is_dropped_as_the_hooks_drop_it(bufs):
+    # The walk meets the None key and execute hands the pack to _execute_hooks; the outcome must
+    # be the hooks' own: _host_pack drops the key, then the walk (_execute_direct) judges the rest.
+    x, y, x2, y2, o1, o2 = bufs
+    bad = x.astype(np.float64)
+    for make in (lambda a, b, c: {None: 0, a: x, b: y, c: o1},
+                 lambda a, b, c: {a: x, None: 0, b: y, c: o1},
+                 lambda a, b, c: {a: x, b: y, c: o1, None: 0},
+                 lambda a, b, c: {a: bad, None: 0, b: y, c: o1},   # a bad entry before the None key
+                 lambda a, b, c: {a: x, None: 0, b: bad, c: o1},   # and after it
+                 lambda a, b, c: {None: 0, a: x, c: o1}):          # an operand missing
+        g, a, b, c = add_graph()
+        got = outcome(g, make(a, b, c), o1)
+        g2, a2, b2, c2 = add_graph()
+        pack = make(a2, b2, c2)
+        o1[...] = np.nan
+        try:
+            g2._execute_direct(g2._host_pack(pack))
+            want = "ran", o1.copy()
+        except Exception as e:  # noqa: BLE001
+            want = "%s: %s" % (type(e).__name__, e), o1.copy()
+        assert got[0] == want[0]
+        np.testing.assert_array_equal(got[1], want[1])
+    g, a, b, c = add_graph()
+    with pytest.raises(TypeError, match="variant pack keys must be"):  # without the hooks: refused
+        g._execute_direct({a: x, None: 0, b: y, c: o1})
+
+
+def test_the_graph_handle_is_a_property_execute_reads():
+    g = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    assert g.handle is None and "handle" not in vars(g)
+    h = opgraph.create_handle()
+    g.handle = h
+    assert g.handle is h
+    g.handle = None
+    assert g.handle is None
+    g2 = opgraph.pygraph(handle=h)
+    assert g2.handle is h
+    g3, a, b, c = add_graph()
+    x = np.ones((1, 8), F32)
+    out = np.zeros((1, 8), F32)
+    g3.handle = "not a handle"  # stored as given; execute refuses it, as it refused the attribute (bad_cast)
+    with pytest.raises(RuntimeError):
+        g3.execute({a: x, b: x, c: out})
+    assert (out == 0).all()
+    g3.handle = None
+    g3.execute({a: x, b: x, c: out})
+    np.testing.assert_allclose(out, 2 * x)
+
+
 class Routed(Exception):
     pass
 
