@@ -2,7 +2,7 @@
 // execute-time shape override, without a GPU (engines/cudnn/dynamic_shapes.h):
 //  * lowering with dynamic shapes sets CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED
 //    on the operation graph record (and only then); an older cuDNN declines naming both versions;
-//  * the shape key: overridden slots' extents and strides, in the operand table's row order;
+//  * the shape key: overridden slots' positions, extents and strides;
 //    the bounded per-plan cache finds a shape again and drops the oldest;
 //  * the graph at a call's extents re-infers the virtual tensors, refuses an operand left at
 //    its declaration whose extents change, and lowers to the built lowering but for extents;
@@ -112,57 +112,55 @@ OperandBuffer over(D dims, D strides) {
 }
 
 TEST(CudnnDynamicShapes, TheShapeKeyIsTheOverriddenSlotsExtentsAndStrides) {
-  // Three rows over positions 2, 0, 1 of a pack of three slots.
-  std::vector<OperandRow> rows(3);
-  rows[0].position = 2;
-  rows[1].position = 0;
-  rows[2].position = 1;
   std::vector<OperandBuffer> ops(3);
   ops[0] = over({1, 48, 32}, {1536, 32, 1});
   ops[2] = over({1, 48, 24}, {1152, 24, 1});
   ops[1].rank = 3;  // bound, not overridden: no part of the key
   ops[1].dims = {1, 32, 24};
   std::vector<std::int64_t> key;
-  cu::shape_key(ops, rows, key);
-  // Row 0 (position 2), then row 1 (position 0): index, rank, dims, strides.
-  EXPECT_EQ(key, (D{0, 3, 1, 48, 24, 1152, 24, 1, 1, 3, 1, 48, 32, 1536, 32, 1}));
-  EXPECT_TRUE(cu::same_shape(key, ops, rows));
+  cu::shape_key(ops, key);
+  // Position 0, then position 2: position, rank, dims, strides.
+  EXPECT_EQ(key, (D{0, 3, 1, 48, 32, 1536, 32, 1, 2, 3, 1, 48, 24, 1152, 24, 1}));
+  EXPECT_TRUE(cu::same_shape(key, ops));
 
   auto other = ops;
   other[0].strides[0] = 1537;  // a stride alone makes another shape
-  EXPECT_FALSE(cu::same_shape(key, other, rows));
+  EXPECT_FALSE(cu::same_shape(key, other));
   other = ops;
   other[1] = over({1, 32, 24}, {768, 24, 1});  // one more overridden slot
-  EXPECT_FALSE(cu::same_shape(key, other, rows));
+  EXPECT_FALSE(cu::same_shape(key, other));
   other = ops;
   other[2].overridden = false;  // one fewer
-  EXPECT_FALSE(cu::same_shape(key, other, rows));
-  EXPECT_FALSE(cu::same_shape({}, ops, rows));
+  EXPECT_FALSE(cu::same_shape(key, other));
+  other = ops;
+  std::swap(other[0], other[2]);  // the same extents on other operands
+  EXPECT_FALSE(cu::same_shape(key, other));
+  EXPECT_FALSE(cu::same_shape({}, ops));
   std::vector<std::int64_t> none;
-  cu::shape_key(std::vector<OperandBuffer>(3), rows, none);
+  cu::shape_key(std::vector<OperandBuffer>(3), none);
   EXPECT_TRUE(none.empty());
 
   // The cache: found again by the same shape, the oldest dropped at capacity.
   cu::ShapeCache<int> cache(2);
   cache.insert(key, std::make_shared<int>(1));
-  ASSERT_NE(cache.find(ops, rows), nullptr);
-  EXPECT_EQ(*cache.find(ops, rows), 1);
+  ASSERT_NE(cache.find(ops), nullptr);
+  EXPECT_EQ(*cache.find(ops), 1);
   auto s2 = ops;
   s2[0] = over({1, 64, 32}, {2048, 32, 1});
   s2[2] = over({1, 64, 24}, {1536, 24, 1});
-  EXPECT_EQ(cache.find(s2, rows), nullptr);
+  EXPECT_EQ(cache.find(s2), nullptr);
   std::vector<std::int64_t> k2, k3;
-  cu::shape_key(s2, rows, k2);
+  cu::shape_key(s2, k2);
   cache.insert(k2, std::make_shared<int>(2));
   auto s3 = ops;
   s3[0] = over({1, 80, 32}, {2560, 32, 1});
   s3[2] = over({1, 80, 24}, {1920, 24, 1});
-  cu::shape_key(s3, rows, k3);
+  cu::shape_key(s3, k3);
   cache.insert(k3, std::make_shared<int>(3));
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_EQ(cache.find(ops, rows), nullptr) << "the oldest shape was dropped";
-  EXPECT_EQ(*cache.find(s2, rows), 2);
-  EXPECT_EQ(*cache.find(s3, rows), 3);
+  EXPECT_EQ(cache.find(ops), nullptr) << "the oldest shape was dropped";
+  EXPECT_EQ(*cache.find(s2), 2);
+  EXPECT_EQ(*cache.find(s3), 3);
   EXPECT_EQ(cu::kShapePlansPerPlan, 8u);
 }
 

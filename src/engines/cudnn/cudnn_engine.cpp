@@ -365,8 +365,7 @@ class CudnnPlan final : public CompiledPlan {
   Result<std::shared_ptr<const ShapePlan>> shape_plan(const VariantPack& pack, const ExecutionContext* ctx) const {
     std::lock_guard<std::mutex> lock(dyn_.mu);
     const auto ops = pack.operands();
-    const auto rows = std::span<const OperandRow>(table_.rows());
-    if (auto hit = dyn_.shapes.find(ops, rows)) {
+    if (auto hit = dyn_.shapes.find(ops)) {
       if (hit->declined.is_bad()) return hit->declined;
       g_shapes_reused.fetch_add(1, std::memory_order_relaxed);
       return hit;
@@ -380,7 +379,7 @@ class CudnnPlan final : public CompiledPlan {
     auto made = make_shape_plan(pack);
     if (made.is_bad()) return made.status();  // not about the shape (a context, a handle): not cached
     std::vector<std::int64_t> key;
-    shape_key(ops, rows, key);
+    shape_key(ops, key);
     std::shared_ptr<const ShapePlan> entry = std::move(made.value());
     dyn_.shapes.insert(std::move(key), entry);
     if (entry->declined.is_bad()) {

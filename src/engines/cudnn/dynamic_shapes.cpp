@@ -47,26 +47,25 @@ std::string dynamic_shapes_unavailable(std::int64_t cudnn_version) {
          (cudnn_version > 0 ? cudnn_version_string(cudnn_version) : std::string("of unknown version"));
 }
 
-void shape_key(std::span<const OperandBuffer> ops, std::span<const OperandRow> rows, std::vector<std::int64_t>& out) {
+void shape_key(std::span<const OperandBuffer> ops, std::vector<std::int64_t>& out) {
   out.clear();
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const OperandBuffer& b = ops[static_cast<std::size_t>(rows[i].position)];
+  for (std::size_t p = 0; p < ops.size(); ++p) {
+    const OperandBuffer& b = ops[p];
     if (!b.overridden) continue;
-    out.push_back(static_cast<std::int64_t>(i));
+    out.push_back(static_cast<std::int64_t>(p));
     out.push_back(b.rank);
     for (int k = 0; k < b.rank; ++k) out.push_back(b.dims[static_cast<std::size_t>(k)]);
     for (int k = 0; k < b.rank; ++k) out.push_back(b.strides[static_cast<std::size_t>(k)]);
   }
 }
 
-bool same_shape(std::span<const std::int64_t> key, std::span<const OperandBuffer> ops,
-                std::span<const OperandRow> rows) noexcept {
+bool same_shape(std::span<const std::int64_t> key, std::span<const OperandBuffer> ops) noexcept {
   std::size_t at = 0;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const OperandBuffer& b = ops[static_cast<std::size_t>(rows[i].position)];
+  for (std::size_t p = 0; p < ops.size(); ++p) {
+    const OperandBuffer& b = ops[p];
     if (!b.overridden) continue;
     const auto n = static_cast<std::size_t>(b.rank < 0 ? 0 : b.rank);
-    if (at + 2 + 2 * n > key.size() || key[at] != static_cast<std::int64_t>(i) || key[at + 1] != b.rank) return false;
+    if (at + 2 + 2 * n > key.size() || key[at] != static_cast<std::int64_t>(p) || key[at + 1] != b.rank) return false;
     at += 2;
     for (std::size_t k = 0; k < n; ++k)
       if (key[at + k] != b.dims[k] || key[at + n + k] != b.strides[k]) return false;

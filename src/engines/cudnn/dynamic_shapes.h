@@ -24,7 +24,6 @@
 
 #include "engines/cudnn/lowering.h"
 #include "exec/declared_layout.h"
-#include "exec/operand_table.h"
 
 namespace opgraph::engines::cudnn {
 
@@ -32,14 +31,13 @@ namespace opgraph::engines::cudnn {
 // overrides: "" when it can (>= kDynamicShapesMinVersion).
 std::string dynamic_shapes_unavailable(std::int64_t cudnn_version);
 
-// The key of a call's shape: for each row of `rows` (the plan's operand table,
-// in its order) whose slot in `ops` (the normalised pack's operands) an override
-// wrote: the row's index, the rank, the extents, the strides. Rows not
-// overridden contribute nothing (they keep their declaration). `out` is cleared first.
-void shape_key(std::span<const OperandBuffer> ops, std::span<const OperandRow> rows, std::vector<std::int64_t>& out);
+// The key of a call's shape: for each slot of `ops` (the normalised pack's
+// operands, in the layout's position order) that an override wrote: its
+// position, the rank, the extents, the strides. Slots not overridden contribute
+// nothing (they keep their declaration). `out` is cleared first.
+void shape_key(std::span<const OperandBuffer> ops, std::vector<std::int64_t>& out);
 // Whether `key` (a shape_key) is the call's, compared in place (no allocation).
-bool same_shape(std::span<const std::int64_t> key, std::span<const OperandBuffer> ops,
-                std::span<const OperandRow> rows) noexcept;
+bool same_shape(std::span<const std::int64_t> key, std::span<const OperandBuffer> ops) noexcept;
 
 // The per-shape entries of one plan, the most recent `capacity` shapes (the
 // oldest is dropped first). Not thread-safe: the plan guards it with its mutex.
@@ -48,9 +46,9 @@ class ShapeCache {
  public:
   explicit ShapeCache(std::size_t capacity) : capacity_(capacity) {}
   // The entry of the call's shape, or null.
-  std::shared_ptr<T> find(std::span<const OperandBuffer> ops, std::span<const OperandRow> rows) const noexcept {
+  std::shared_ptr<T> find(std::span<const OperandBuffer> ops) const noexcept {
     for (const auto& e : entries_)
-      if (same_shape(e.first, ops, rows)) return e.second;
+      if (same_shape(e.first, ops)) return e.second;
     return nullptr;
   }
   // Adds `value` under `key` (a shape_key), dropping the oldest entry at capacity.
