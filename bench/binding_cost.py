@@ -2,6 +2,7 @@
 """bench/binding_cost.py — the Python binding's own per-call cost of execute, on the CPU.
 
   PYTHONPATH=build-py python3 bench/binding_cost.py [--reps 300] [--burst 50] [--runs 3] [--n 8]
+  PYTHONPATH=build-py python3 bench/binding_cost.py --loop exec|prepared|normalize|repeat --calls N
 
 No torch, no GPU: an add of two [1, n] fp32 tensors planned on the host reference engine (so
 the run itself is short), timed as compare.py host times execute (bench/timing.py host_us: the
@@ -22,6 +23,12 @@ minimum over --reps bursts of --burst calls, per call; the minimum of --runs run
 and each Python row's figure above the C++ execute. The stand-in is no model of torch's own
 attribute and exchange-call costs (the device run, compare.py host, has those); it times the
 binding's side of the same path. Exit 1 when an output is wrong.
+
+--loop runs N calls of one row (torch, tensor keys; prepared; _normalize_only; _execute_repeat in
+bursts of 50) and nothing else, for an instruction count that does not wander as times do:
+instructions per call = (Ir of --calls 22000 - Ir of --calls 2000) / 20000, each run under
+`OPENBLAS_NUM_THREADS=1 valgrind --tool=callgrind python3 bench/binding_cost.py --loop ...`
+(the real python3 binary, not a pyenv shim). docs/autotune.md "Measured host cost" has both.
 """
 import argparse
 import os
@@ -70,6 +77,9 @@ def main():
     ap.add_argument("--burst", type=int, default=50)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--n", type=int, default=8, help="the add's row length")
+    ap.add_argument("--loop", choices=("exec", "prepared", "normalize", "repeat"),
+                    help="only run --calls calls of this row (for callgrind)")
+    ap.add_argument("--calls", type=int, default=20000)
     args = ap.parse_args()
     torch = stand_in_torch()
     import numpy as np
@@ -103,6 +113,15 @@ def main():
         if not np.allclose(c, a + b, rtol=1e-6):
             print("WRONG output for %s" % type(pack).__name__)
             return 1
+
+    if args.loop:
+        run = {"exec": lambda: g.execute(torch_pack, ws), "prepared": lambda: g.execute(prepared, ws),
+               "normalize": lambda: g._normalize_only(torch_pack, ws),
+               "repeat": lambda: g._execute_repeat(torch_pack, ws, 50)}[args.loop]
+        for _ in range(args.calls // 50 if args.loop == "repeat" else args.calls):
+            run()
+        print("%s: %d calls" % (args.loop, args.calls))
+        return 0
 
     def attribute_reads():
         opgraph._C._torch_exchange_api(False)
