@@ -85,6 +85,15 @@ struct DynamicSource {
   std::string unavailable;
 };
 
+// The last finalized variant pack of a plan and what it was made of (guarded
+// by mu; ptrs keeps its capacity across misses).
+struct VariantPackCache {
+  std::mutex mu;
+  Descriptor vp;
+  std::vector<void*> ptrs;  // parallel to the plan's uids
+  void* ws = nullptr;
+};
+
 // One shape's execution plan (or its cached refusal), finalised on the graph
 // lowered at the call's extents with cuDNN's dynamic shapes. Members in
 // destruction order: the plan before the operation graph it references.
@@ -94,6 +103,7 @@ struct ShapePlan {
   std::shared_ptr<Materialised> graph;  // its descriptors, alive while the plan is
   Descriptor plan;
   WorkspaceLayout ws;
+  mutable VariantPackCache packs;  // its last variant pack (destroyed before the plan)
 };
 
 // A plan's per-shape state, guarded by mu. The kernel cache (created with the
@@ -320,20 +330,46 @@ class CudnnPlan final : public CompiledPlan {
                                             " (Graph::get_workspace_size(pack) answers for the call); nothing was launched"};
     // The uids are the built plan's (lowering_difference checked the caller's,
     // by-value and scratch tensors are the same); the scratch offsets are the shape's.
-    thread_local std::vector<void*> ptrs;
+    // The shape's last variant pack serves a call with its pointers and workspace,
+    // as the built plan's does (one call at a time; another finalizes its own).
+    void* ws = ctx.workspace.data;
+    VariantPackCache& cache = shape.packs;
+    std::unique_lock<std::mutex> lock(cache.mu, std::try_to_lock);
+    if (lock.owns_lock() && cache.vp && cache.ws == ws && pointers_are(pack, cache.ptrs))
+      return launch_plan(ctx, cache.vp, shape.plan);
+    std::vector<void*> own;
+    std::vector<void*>& ptrs = lock.owns_lock() ? cache.ptrs : own;
+    if (lock.owns_lock()) cache.vp = Descriptor();  // invalid until the new one is finalized
     ptrs.clear();
     const OperandBuffer* ops = pack.operands().data();
     for (const OperandRow& r : table_.rows()) ptrs.push_back(ops[r.position].data);
     ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
-    void* ws = ctx.workspace.data;
     for (std::size_t i = 0; i < shape.lowering.scratch.size(); ++i)
       ptrs.push_back(constant_at_[i] ? reinterpret_cast<void*>(constant_at_[i])
                                      : static_cast<char*>(ws) + shape.ws.scratch_at + shape.lowering.scratch[i].offset);
     auto vp = variant_pack(ptrs, ws);
     if (vp.is_bad()) return vp.status();
+    if (!lock.owns_lock()) return launch_plan(ctx, vp.value(), shape.plan);
+    cache.vp = std::move(vp.value());
+    cache.ws = ws;
+    return launch_plan(ctx, cache.vp, shape.plan);
+  }
+
+  // Whether the caller's buffers are `ptrs`' first table_.rows().size() entries.
+  bool pointers_are(const VariantPack& pack, const std::vector<void*>& ptrs) const {
+    const OperandBuffer* ops = pack.operands().data();
+    const auto& rows = table_.rows();
+    if (ptrs.size() < rows.size()) return false;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (ops[rows[i].position].data != ptrs[i]) return false;
+    return true;
+  }
+
+  // launch() with a shape's execution plan.
+  Status launch_plan(const ExecutionContext& ctx, const Descriptor& vp, const Descriptor& plan) const {
     auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream), context_);
     if (h.is_bad()) return h.status();
-    return run(h->handle, vp.value(), &shape.plan);
+    return run(h->handle, vp, &plan);
   }
 
   // workspace_size_for with overrides: the shape's plan (finalised if new) and its workspace.
@@ -464,15 +500,6 @@ class CudnnPlan final : public CompiledPlan {
     OPGRAPH_CHECK(kc->finalize(Step::BUILD, "kernel cache"));
     return kc;
   }
-
-  // The last finalized variant pack and what it was made of (guarded by mu;
-  // ptrs keeps its capacity across misses).
-  struct VariantPackCache {
-    std::mutex mu;
-    Descriptor vp;
-    std::vector<void*> ptrs;  // parallel to uids_
-    void* ws = nullptr;
-  };
 
   const CudnnApi* api_;
   const runtime::CudaDriverApi* driver_;
