@@ -387,8 +387,9 @@ Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
   // call through torch's exchange table where it offers one; a call it refuses (a tensor
   // DLPack cannot describe) falls back to the attributes below, as does any subclass.
   // The element type: the DLTensor's own where the one DLPack table names an opgraph type
-  // other than fp4 (the type torch.dtype names for it: a plain tensor exports its own
-  // scalar type), else tensor.dtype, read as the attributes read it.
+  // that only one torch dtype exports (a plain tensor exports its own scalar type), else
+  // tensor.dtype, read as the attributes read it. Not 8-bit ints: torch exports its
+  // sub-byte uint1..uint7 / int1..int7 as 8-bit kDLUInt / kDLInt too; not fp4 (its bytes).
   if (Py_TYPE(v.ptr()) == reinterpret_cast<PyTypeObject*>(g_torch_tensor_type)) {
     if (DLTensorFromPy dl_of = torch_exchange()) {
       DLTensor dl{};
@@ -396,7 +397,7 @@ Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
         PyErr_Clear();
       } else {
         const std::optional<DataType> t = data_type_of(dl.dtype);
-        if (t && *t != DataType::FP4_E2M1) b.dtype = *t;
+        if (t && *t != DataType::FP4_E2M1 && *t != DataType::UINT8 && *t != DataType::INT8) b.dtype = *t;
         else read_torch_dtype(v.ptr(), b);
         if (b.dtype != DataType::NOT_SET && b.dtype != DataType::FP4_E2M1 && from_exchange(dl, b, by_address))
           return b;

@@ -7,8 +7,9 @@ checked against the path without it:
   fresh graph built the same way (no last call: every entry kept); outcomes, messages and
   outputs must agree;
 * a plain torch.Tensor read through torch's DLPack C exchange table takes its element type from
-  the DLTensor when the DLPack type table names an opgraph type other than fp4, without reading
-  tensor.dtype; any other type (int16, complex, fp8 variants opgraph lacks, fp4) is read from
+  the DLTensor when the DLPack type table names an opgraph type that one torch dtype alone
+  exports, without reading tensor.dtype; any other (8-bit ints, which torch's sub-byte uint1..7
+  and int1..7 export too, int16, complex, fp8 variants opgraph lacks, fp4) is read from
   tensor.dtype as before. A stand-in torch (ctypes, in a subprocess) exports each torch type's
   DLPack code as torch does; each case runs through the table and through the attributes, and
   the outcomes and messages must agree.
@@ -242,6 +243,7 @@ TYPES = {
     "float8_e4m3fn": (np.uint8, (10, 8, 1)), "float8_e5m2": (np.uint8, (12, 8, 1)),
     "float8_e4m3fnuz": (np.uint8, (11, 8, 1)), "float8_e8m0fnu": (np.uint8, (14, 8, 1)),
     "float4_e2m1fn_x2": (np.uint8, (17, 4, 2)),
+    "uint4": (np.uint8, (1, 8, 1)), "int2": (np.int8, (0, 8, 1)),  # torch's sub-byte types: 8-bit DLPack codes
 }
 DTYPES = {name: dtype(name) for name in TYPES}
 CALLS = {"attributes": 0, "exchange": 0, "dtype": 0}
@@ -343,9 +345,10 @@ def test_the_dlpack_element_type_and_torch_dtype_judge_every_buffer_alike():
         if line.startswith("CASE "):
             head, fast, slow, dtype_reads, exchange, same = (f.strip() for f in line[5:].split("|"))
             cases[head] = (fast, slow, int(dtype_reads.split()[-1]), int(exchange.split()[-1]), same)
-    assert len(cases) == 20, r.stdout
-    # opgraph's types (the DLPack table, fp4 aside): no tensor.dtype read for the operand
-    in_table = {"float32", "float16", "float64", "bfloat16", "int8", "int32", "int64", "uint8", "bool",
+    assert len(cases) == 22, r.stdout
+    # opgraph's types that one torch dtype alone exports (the DLPack table; not fp4, not the 8-bit
+    # ints, which torch's sub-byte uint1..7 / int1..7 export too): no tensor.dtype read
+    in_table = {"float32", "float16", "float64", "bfloat16", "int32", "int64", "bool",
                 "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"}
     for head, (fast, slow, dtype_reads, exchange, same) in cases.items():
         assert fast == slow, head  # the same outcome, the same message
@@ -353,12 +356,14 @@ def test_the_dlpack_element_type_and_torch_dtype_judge_every_buffer_alike():
         declared, name = head.split(" ", 1)
         if name in in_table:
             assert dtype_reads == 0 and exchange >= 1, (head, dtype_reads, exchange)
-        else:  # tensor.dtype names it: int16, uint16, complex64, float8_e4m3fnuz, fp4
+        else:  # tensor.dtype names it: int8, uint8, int16, uint16, complex64, float8_e4m3fnuz, fp4, uint4
             assert dtype_reads >= 1, (head, dtype_reads)
     assert cases["FLOAT float32"][0] == "ran, correct"
     assert cases["HALF float16"][0] == "ran, correct"
     assert "INT32" in cases["FLOAT int32"][0] and "'a'" in cases["FLOAT int32"][0]
     assert "torch.int16" in cases["FLOAT int16"][0]
+    assert "torch.uint4" in cases["FLOAT uint4"][0] and "torch.int2" in cases["FLOAT int2"][0]  # never read as 8-bit
+    assert "UINT8" in cases["FLOAT uint8"][0] and "INT8" in cases["FLOAT int8"][0]
     assert "torch.complex64" in cases["FLOAT complex64"][0]
     assert "torch.float8_e4m3fnuz" in cases["FLOAT float8_e4m3fnuz"][0]
     assert "FP8_E4M3" in cases["FLOAT float8_e4m3fn"][0]
