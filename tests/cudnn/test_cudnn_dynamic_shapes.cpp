@@ -10,11 +10,15 @@
 //    scalar, another operation) is named by lowering_difference, the reason the override declines;
 //  * the workspace of a shape's plan: the engine's bytes, then its scratch tensors (which
 //    grow with the extents in the SDPA backward).
+//  * where libcudnn loads (CI): it takes the dynamic-shape flag on an operation graph, a
+//    kernel cache descriptor, and that cache on an execution plan, device-less.
 #include <cstring>
 
 #include "cudnn/sdpa_lowering_util.h"
+#include "engines/cudnn/backend.h"
 #include "engines/cudnn/dynamic_shapes.h"
 #include "exec/declared_layout.h"
+#include "runtime/loader.h"
 
 namespace opgraph {
 namespace {
@@ -303,6 +307,55 @@ TEST(CudnnDynamicShapes, AShapesWorkspaceIsItsEngineBytesThenItsScratch) {
   EXPECT_EQ(wa.total, 1024 + a->scratch_bytes);
   EXPECT_EQ(wb.total, 1024 + b->scratch_bytes);
   EXPECT_GT(wb.total, wa.total) << "a longer sequence's plan needs more of the caller's workspace";
+}
+
+}  // namespace
+}  // namespace opgraph
+
+namespace opgraph {
+namespace {
+
+namespace cu = engines::cudnn;
+
+// The attributes the per-shape plans set, through the real library without a device
+// (skipped only where libcudnn cannot be loaded; CI loads it): the loaded cuDNN takes
+// the dynamic-shape flag on an operation graph as the lowering records it (BOOLEAN),
+// creates a kernel cache descriptor, and takes it on an execution plan.
+TEST(CudnnDynamicShapes, TheLoadedCudnnTakesTheDynamicShapeAttributes) {
+  auto api = runtime::cudnn();
+  if (api.is_bad()) GTEST_SKIP() << "libcudnn not loadable: " << api.status().to_string();
+  const auto version = static_cast<std::int64_t>(api.value()->version);
+  std::printf("libcudnn %s from %s\n", cu::cudnn_version_string(version).c_str(), api.value()->path.c_str());
+  if (version < cu::kDynamicShapesMinVersion) {
+    EXPECT_NE(cu::dynamic_shapes_unavailable(version), "");
+    GTEST_SKIP() << "cuDNN " << cu::cudnn_version_string(version) << " predates dynamic shapes: overrides decline";
+  }
+  Mm m(16, 32, 24);
+  auto p = cu::lower(m.g, opts(version, true));
+  ASSERT_TRUE(p.is_good()) << p.status().to_string();
+  auto mat = cu::materialise(*api.value(), p.value(), nullptr);  // device-less: the graph record is created only
+  ASSERT_TRUE(mat.is_good()) << mat.status().to_string();
+  const cu::Descriptor& og = mat->operation_graph(p.value());
+  const AttrRecord* flag = dynamic_flag(*p);
+  ASSERT_NE(flag, nullptr);
+  const unsigned char on = 1;  // as materialise() passes a BOOLEAN record
+  Status s = og.set(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED, flag->type, 1, &on, cu::Step::FINALIZE,
+                    "operation graph");
+  EXPECT_TRUE(s.is_good()) << s.to_string();
+  auto kc = cu::Descriptor::create(*api.value(), CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel cache");
+  ASSERT_TRUE(kc.is_good()) << kc.status().to_string();
+  auto plan = cu::Descriptor::create(*api.value(), CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "execution plan");
+  ASSERT_TRUE(plan.is_good()) << plan.status().to_string();
+  cudnnBackendDescriptor_t raw = kc->get();
+  s = plan->set(CUDNN_ATTR_EXECUTION_PLAN_KERNEL_CACHE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, cu::Step::BUILD,
+                "execution plan");
+  EXPECT_TRUE(s.is_good()) << s.to_string();
+  if (version >= cu::kKernelCacheGraphMinVersion) {
+    cudnnBackendDescriptor_t g = og.get();
+    s = kc->set(CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g, cu::Step::BUILD,
+                "kernel cache");
+    EXPECT_TRUE(s.is_good()) << s.to_string();
+  }
 }
 
 }  // namespace
