@@ -368,7 +368,7 @@ bool is_torch_tensor(nb::handle v) {
   return PyObject_IsInstance(v.ptr(), g_torch_tensor_type) == 1;
 }
 
-Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
+Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address, bool bytes_only) {
   auto get = [&](PyObject* name, bool call) {
     nb::object o = nb::steal(call ? PyObject_CallMethodNoArgs(v.ptr(), name) : PyObject_GetAttr(v.ptr(), name));
     if (!o.is_valid()) throw nb::python_error();
@@ -397,7 +397,8 @@ Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address) {
         PyErr_Clear();
       } else {
         const std::optional<DataType> t = data_type_of(dl.dtype);
-        if (t && *t != DataType::FP4_E2M1 && *t != DataType::UINT8 && *t != DataType::INT8) b.dtype = *t;
+        if (t && *t != DataType::FP4_E2M1 && (bytes_only || (*t != DataType::UINT8 && *t != DataType::INT8)))
+          b.dtype = *t;
         else read_torch_dtype(v.ptr(), b);
         if (b.dtype != DataType::NOT_SET && b.dtype != DataType::FP4_E2M1 && from_exchange(dl, b, by_address))
           return b;

@@ -339,7 +339,7 @@ Workspace to_workspace(nb::handle w) {
   static constexpr BufferRole kWho{nullptr, -1, "workspace"};
   if (PyLong_CheckExact(w.ptr())) return {address_of(w, kWho), INT64_MAX};  // the caller vouches for its size
   if (is_torch_tensor(w)) {  // the hot path: no DLPack round trip for the usual torch workspace
-    Buffer b = read_torch(w, kWho, /*by_address=*/true);
+    Buffer b = read_torch(w, kWho, /*by_address=*/true, /*bytes_only=*/true);
     if (!b.dims.empty())  // nbytes counts elements, not memory, of a strided or expanded tensor
       throw StatusError{Status(ErrorCode::INVALID_VALUE, "workspace is a torch tensor that is not contiguous; its "
                                                          "bytes are not its memory: pass a contiguous tensor")};

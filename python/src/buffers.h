@@ -74,6 +74,9 @@ bool is_torch_tensor(nb::handle v);
 //   otherwise, or a tensor that is not contiguous: shape and stride() (dims/strides in
 //     elements, nbytes -1), judged by the core like any strided buffer.
 // torch's float4_e2m1fn_x2 counts bytes (element pairs) in its shape: byte_geometry is set.
-Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address);
+// bytes_only (the workspace): only the address and bytes matter, so an 8-bit int type from
+// the exchange table is taken as it is (torch's uint8 and its sub-byte uint1..7 have the
+// same bytes) instead of reading tensor.dtype to tell them apart.
+Buffer read_torch(nb::handle v, const BufferRole& who, bool by_address, bool bytes_only = false);
 
 }  // namespace opgraph::py

@@ -332,6 +332,29 @@ for declared, name in CASES + [(F, "float4 one lane")]:
     print("CASE %s %s | %s | %s | dtype reads %d | exchange %d | %s" % (
         declared.name, name, fast, slow, fast_calls["dtype"], fast_calls["exchange"],
         "same output" if np.array_equal(out_fast, out_slow) else "OUTPUTS DIFFER"))
+
+# The workspace: only its address and bytes are read (an 8-bit type is taken from the table as it is).
+def ws_case(ws):
+    g, a, b, y = graph(F)
+    x = np.ones((1, 8), np.float32)
+    out = np.zeros((1, 8), np.float32)
+    try:
+        g.execute({a: Tensor(x, "float32"), b: Tensor(x, "float32"), y: Tensor(out, "float32")}, ws)
+        return "ran, %s" % ("correct" if (out == 2).all() else "WRONG")
+    except Exception as e:
+        return "%s: %s" % (type(e).__name__, e)
+WS = {"uint8": lambda: Tensor(np.zeros(64, np.uint8), "uint8"), "uint4": lambda: Tensor(np.zeros(64, np.uint8), "uint4"),
+      "int8": lambda: Tensor(np.zeros(64, np.int8), "int8"), "float32": lambda: Tensor(np.zeros(16, np.float32), "float32"),
+      "strided uint8": lambda: Tensor(np.zeros(128, np.uint8)[::2], "uint8"),
+      "complex64": lambda: Tensor(np.zeros(8, np.complex64), "complex64")}
+for name, make in WS.items():
+    CALLS.update(attributes=0, exchange=0, dtype=0)
+    fast = ws_case(make())
+    fast_calls = dict(CALLS)
+    opgraph._C._torch_exchange_api(False)
+    slow = ws_case(make())
+    opgraph._C._torch_exchange_api(True)
+    print("WS %s | %s | %s | dtype reads %d" % (name, fast, slow, fast_calls["dtype"]))
 ''')
 
 
@@ -369,3 +392,12 @@ def test_the_dlpack_element_type_and_torch_dtype_judge_every_buffer_alike():
     assert "FP8_E4M3" in cases["FLOAT float8_e4m3fn"][0]
     assert "FP4_E2M1" in cases["FLOAT float4_e2m1fn_x2"][0] and "FP4_E2M1" in cases["FLOAT float4 one lane"][0]
     assert "FLOAT" in cases["HALF float32"][0] and "HALF" in cases["HALF float32"][0]
+    ws = {line.split("|")[0][3:].strip(): [f.strip() for f in line.split("|")[1:]]
+          for line in r.stdout.splitlines() if line.startswith("WS ")}
+    assert len(ws) == 6, r.stdout
+    for name, (fast, slow, reads) in ws.items():
+        assert fast == slow, name  # the same outcome, the same message
+    for name in ("uint8", "uint4", "int8", "float32"):
+        assert ws[name][0] == "ran, correct" and ws[name][2] == "dtype reads 0", (name, ws[name])
+    assert "not contiguous" in ws["strided uint8"][0]
+    assert ws["complex64"][0] == "ran, correct" and ws["complex64"][2] != "dtype reads 0"  # not in the table
