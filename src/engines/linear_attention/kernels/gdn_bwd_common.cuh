@@ -51,16 +51,10 @@
 #include "linear_attention/kernels/gdn_common.cuh"
 
 namespace opgraph_gdn {
-namespace bwd {
 
-constexpr i64 kBlockElems = gdn_bwd_block_elems(D);
-constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKd = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
-
-__device__ __forceinline__ i64 cu_at(const GdnBwdParams& p, i64 i, i64 lo) {
-  const i64 x = (p.flags & kFlagCu64) ? reinterpret_cast<const long long*>(p.cu_seqlens)[i]
-                                      : static_cast<i64>(reinterpret_cast<const int*>(p.cu_seqlens)[i]);
-  return x < lo ? lo : (x > p.t ? p.t : x);
-}
+// The backward's overloads of the forward's GdnParams readers (gdn_common.cuh),
+// in the params' namespace: the templates both share (the chunk prep, gdn_prep.cuh)
+// find them.
 
 // safe_gate's parameters of head h: exp(a_log) (1 without a_log) and dt_bias (0 without).
 __device__ __forceinline__ void gate_params(const GdnBwdParams& p, i64 h, float& ea, float& dt) {
@@ -84,32 +78,16 @@ __device__ __forceinline__ void gate_beta(const GdnBwdParams& p, i64 tok, i64 h,
   beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
 }
 
+namespace bwd {
+
+constexpr i64 kBlockElems = gdn_bwd_block_elems(D);
+
 __device__ __forceinline__ u16* ws16(const GdnBwdParams& p, long long off) {
   return reinterpret_cast<u16*>(p.ws + static_cast<u64>(off));
 }
 __device__ __forceinline__ float* ws32(const GdnBwdParams& p, long long off) {
   return reinterpret_cast<float*>(p.ws + static_cast<u64>(off));
 }
-
-// The sequence owning chunk slot `slot` (as the forward's prep): the count of s
-// in [1, N) with cu[s] / C + s <= slot, each warp's lanes loading side by side.
-// Returns false for a slot no chunk uses; else bos, the chunk's first token
-// offset c0 within the sequence, and its length n.
-__device__ __forceinline__ bool slot_chunk(const GdnBwdParams& p, i64 slot, int lane, i64& bos, i64& c0, int& n) {
-  unsigned below = 0;
-  for (i64 s2 = 1 + lane; s2 < p.n_seq; s2 += 32) below += cu_at(p, s2, 0) / C + s2 <= slot ? 1u : 0u;
-  const i64 seq = __reduce_add_sync(0xffffffffu, below);
-  bos = cu_at(p, seq, 0);
-  const i64 len = cu_at(p, seq + 1, bos) - bos;
-  const i64 first = bos / C + seq;
-  if (first > slot) return false;
-  c0 = (slot - first) * C;
-  if (c0 >= len) return false;
-  n = static_cast<int>(len - c0 < C ? len - c0 : C);
-  return true;
-}
-
-__device__ __forceinline__ void st_bf2(u16* a, float x, float y) { *reinterpret_cast<u32*>(a) = pack_bf16(x, y); }
 
 // Copies rows x cols bf16 (cols a multiple of 8) from global (row stride gs) to
 // shared (row stride ls) with cp.async; the caller commits and waits.

@@ -4,151 +4,26 @@
 // gdn_bwd_rev_scan (dS, dVn, d_initial_state). gdn_bwd_common.cuh for the whole
 // backward and what the sources share; gdn_bwd_grads.cu for the rest.
 #include "linear_attention/kernels/gdn_bwd_common.cuh"
+#include "linear_attention/kernels/gdn_prep.cuh"
 
 using namespace opgraph_gdn;
 using namespace opgraph_gdn::bwd;
 
 // ---------------------------------------------------------------------------
-// gdn_bwd_prep: the forward's gdn_prefill_prep on the backward's argument.
+// gdn_bwd_prep: the forward's gdn_prefill_prep (gdn_prep.cuh) on the backward's
+// argument, into the backward's workspace.
 namespace opgraph_gdn {
-namespace bwd {
-struct PrepRows {
-  u16 q[C * LDD];
-  u16 k[C * LDD];
-};
-struct PrepInverse {
-  float lf[C * LDF];
-  float tf[C * LDF];
-};
-struct PrepSmem {
-  union {
-    PrepRows in;
-    PrepInverse inv;
-  } u;
-  u16 kb[C * LDD];   // diag(beta exp(gamma)) K
-  u16 vb[C * LDD];   // diag(beta) V
-  u16 t[C * LDC];    // T = (I + L)^-1
-  float gam[C];      // chunk-local cumulative gate, log2 units
-  float bet[C];      // beta (0 past the chunk's last token)
-};
 static_assert(sizeof(PrepSmem) == gdn_bwd_prep_smem_bytes(D), "gdn_bwd_prep_smem_bytes disagrees with PrepSmem");
-}  // namespace bwd
+__device__ __forceinline__ u16* prep_block(const GdnBwdParams& p, i64 slot, i64 h) {
+  return bwd::ws16(p, p.ws_blocks) + (slot * p.ho + h) * bwd::kBlockElems;
+}
+__device__ __forceinline__ float* prep_egc(const GdnBwdParams& p) { return bwd::ws32(p, p.ws_egc); }
 }  // namespace opgraph_gdn
 
 // Two CTAs a multiprocessor at D = 64; one at D = 128 (at two, its 128 registers spill).
 extern "C" __global__ void __launch_bounds__(kThreads, D == 64 ? 2 : 1) gdn_bwd_prep(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
-  u16* const sq = sm.u.in.q;
-  u16* const sk = sm.u.in.k;
-  float* const lf = sm.u.inv.lf;
-  float* const tf = sm.u.inv.tf;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g8 = lane >> 2, t4 = lane & 3;
-  const i64 slot = blockIdx.x, h = blockIdx.y;
-  if (p.n_seq <= 0) return;
-  i64 bos = 0, c0 = 0;
-  int n = 0;
-  if (!slot_chunk(p, slot, lane, bos, c0, n)) return;
-  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
-  const bool l2 = (p.flags & kFlagL2Norm) != 0;
-  u16* blk = ws16(p, p.ws_blocks) + (slot * p.ho + h) * kBlockElems;
-  const u16* qg = reinterpret_cast<const u16*>(p.q);
-  const u16* kg = reinterpret_cast<const u16*>(p.k);
-  const u16* vg = reinterpret_cast<const u16*>(p.v);
-  constexpr int RPW = C / (kThreads / 32);
-  RowRaw rq[RPW], rk[RPW], rv[RPW];
-#pragma unroll
-  for (int i = 0; i < RPW; ++i) {
-    const int r = warp + (kThreads / 32) * i;
-    rq[i] = rk[i] = rv[i] = 0;
-    if (r < n) {
-      const i64 tok = bos + c0 + r;
-      rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
-      rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
-      rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
-    }
-  }
-  if (tid < C) {
-    float gl = 0.f, b = 0.f;
-    if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
-    sm.gam[tid] = gl;
-    sm.bet[tid] = b;
-  }
-  __syncthreads();
-  if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
-  __syncthreads();
-  const float gc = sm.gam[C - 1];
-#pragma unroll
-  for (int i = 0; i < RPW; ++i) {
-    const int r = warp + (kThreads / 32) * i;
-    float xq[EL], xk[EL], xv[EL];
-    unpack_row(rq[i], xq);
-    unpack_row(rk[i], xk);
-    unpack_row(rv[i], xv);
-    if (r < n) {
-      if (l2) l2norm_rows(xq, xk);
-    } else {
-#pragma unroll
-      for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f, xv[e] = 0.f;
-    }
-    const float eg = exp2f(sm.gam[r]), br = sm.bet[r], dk = exp2f(gc - sm.gam[r]);
-#pragma unroll
-    for (int e = 0; e < EL; e += 2) {
-      const int col = lane * EL + e;
-      st_bf2(&sq[r * LDD + col], xq[e], xq[e + 1]);
-      st_bf2(&sk[r * LDD + col], xk[e], xk[e + 1]);
-      st_bf2(&sm.kb[r * LDD + col], br * eg * xk[e], br * eg * xk[e + 1]);
-      st_bf2(&sm.vb[r * LDD + col], br * xv[e], br * xv[e + 1]);
-      st_bf2(&blk[kOffQe + r * D + col], eg * xq[e], eg * xq[e + 1]);
-      st_bf2(&blk[kOffKd + r * D + col], dk * xk[e], dk * xk[e + 1]);
-    }
-  }
-  if (tid == 0) ws32(p, p.ws_egc)[slot * p.ho + h] = exp2f(gc);
-  __syncthreads();
-  {
-    const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);
-    float ckk[4][4] = {}, cqk[4][4] = {};
-    warp_mma<4, D>(ckk, sk + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
-    warp_mma<4, D>(cqk, sq + m0 * LDD, LDD, sk + n0 * LDD, LDD, lane);
-    __syncthreads();  // q, k read: lf (their space) may be written
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
-        const float gr = sm.gam[r], br = sm.bet[r];
-        float pv[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int s = s0 + e;
-          const float dec = s <= r ? exp2f(gr - sm.gam[s]) : 0.f;
-          lf[r * LDF + s] = s < r ? br * ckk[j][2 * hh + e] * dec : 0.f;
-          pv[e] = cqk[j][2 * hh + e] * dec;
-        }
-        st_bf2(&blk[kOffP + r * C + s0], pv[0], pv[1]);
-      }
-  }
-  __syncthreads();
-  triangular_inverse(lf, tf, sm.t, tid);
-  {
-    constexpr int NT = D / 16;
-    const int m0 = 16 * (warp & 3), nd0 = (D / 2) * (warp >> 2);
-#pragma unroll
-    for (int which = 0; which < 2; ++which) {
-      float acc[NT][4] = {};
-      warp_mma<NT, C, false, true>(acc, sm.t + m0 * LDC, LDC, (which == 0 ? sm.kb : sm.vb) + nd0, LDD, lane);
-      const float sign = which == 0 ? -1.f : 1.f;
-      u16* dst = blk + (which == 0 ? kOffWn : kOffU);
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          const int r = m0 + g8 + 8 * hh, col = nd0 + 8 * j + 2 * t4;
-          st_bf2(&dst[r * D + col], sign * acc[j][2 * hh], sign * acc[j][2 * hh + 1]);
-        }
-    }
-  }
+  prep_chunk<false>(p, smem_raw);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // linear_attention/kernels/gdn_common.cuh — what the gdn kernels share
-// (gdn_prefill.cu, gdn_two_pass.cu, gdn_decode.cu): the tile constants, element
+// (gdn_prefill.cu, gdn_two_pass.cu, gdn_decode.cu, gdn_fused.cu and the backward's
+// gdn_bwd_states.cu, gdn_bwd_grads.cu): the tile constants, element
 // conversions, run-time typed loads and stores, the gate and beta of a token,
 // the ldmatrix + mma.sync tile product, and the blocked triangular inverse.
 //
@@ -44,6 +45,9 @@ constexpr int LDB = BV + 8;   // bf16 row stride of [*][BV] tiles
 constexpr int LDF = C + 1;    // fp32 row stride of [C][C] tiles
 constexpr int EL = D / 32;    // elements of a D-row per lane
 constexpr float kLog2e = 1.4426950408889634f;
+// A chunk's workspace block (the two-pass prefill's and the backward's,
+// gdn_params.cuh): element offsets of Qe, Wn, Kd, U ([C][D] each), then P [C][C].
+constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKd = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
 
 template <bool Wide> struct opgraph_kernels_select { using type = u32; };
 template <> struct opgraph_kernels_select<true> { using type = u64; };
@@ -73,6 +77,8 @@ __device__ __forceinline__ u32 pack_bf16(float lo, float hi) {
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
   return w;
 }
+// x, y as a bf16 pair at a (4-byte aligned).
+__device__ __forceinline__ void st_bf2(u16* a, float x, float y) { *reinterpret_cast<u32*>(a) = pack_bf16(x, y); }
 
 // A run-time typed element (code kTypeBf16 / kTypeF16 / kTypeF32).
 __device__ __forceinline__ float load_any(u64 base, i64 off, long long type) {
@@ -172,10 +178,34 @@ __device__ __forceinline__ void gate_beta(const GdnParams& p, i64 tok, i64 h, fl
 
 // cu_seqlens[i] clamped to [lo, T]: offsets are caller data, and a bad table
 // must not send a CTA outside the tensors (the reference refuses it by name).
-__device__ __forceinline__ i64 cu_at(const GdnParams& p, i64 i, i64 lo) {
+// P: GdnParams or the backward's GdnBwdParams (flags, cu_seqlens, t).
+template <class P>
+__device__ __forceinline__ i64 cu_at(const P& p, i64 i, i64 lo) {
   const i64 x = (p.flags & kFlagCu64) ? reinterpret_cast<const long long*>(p.cu_seqlens)[i]
                                       : static_cast<i64>(reinterpret_cast<const int*>(p.cu_seqlens)[i]);
   return x < lo ? lo : (x > p.t ? p.t : x);
+}
+
+// The chunk of chunk slot `slot` (the workspace's slots: sequence s's chunks at
+// cu[s] / C + s ..): its sequence is the last s with cu[s] / C + s <= slot, that is
+// the count of s in [1, n_seq) with it (strictly increasing in s), each warp's
+// lanes loading the table side by side (independent loads, not the dependent
+// chain of a binary search). Returns false for a slot no chunk uses; else bos
+// (the sequence's first token), the chunk's first token offset c0 within the
+// sequence, and its length n. P as cu_at's.
+template <class P>
+__device__ __forceinline__ bool slot_chunk(const P& p, i64 slot, int lane, i64& bos, i64& c0, int& n) {
+  unsigned below = 0;
+  for (i64 s2 = 1 + lane; s2 < p.n_seq; s2 += 32) below += cu_at(p, s2, 0) / C + s2 <= slot ? 1u : 0u;
+  const i64 seq = __reduce_add_sync(0xffffffffu, below);
+  bos = cu_at(p, seq, 0);
+  const i64 len = cu_at(p, seq + 1, bos) - bos;
+  const i64 first = bos / C + seq;
+  if (first > slot) return false;
+  c0 = (slot - first) * C;
+  if (c0 >= len) return false;
+  n = static_cast<int>(len - c0 < C ? len - c0 : C);
+  return true;
 }
 
 // The state row of sequence `seq` (-1: none to read or write).
