@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <set>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -34,125 +33,52 @@
 #include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_util.h"
 #include "gpu/capture.h"
+#include "linear_attention_gpu/la_gpu_util.h"
 #include "opgraph/device.h"
 #include "opgraph/op_graph.h"
 
 namespace {
 
 using namespace opgraph;
+using namespace opgraph::la_testing;
 using gemm_testing::build_direct;
 using gemm_testing::gpu;
 
-std::uint16_t to_f16(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const std::uint32_t sign = (u >> 16) & 0x8000u;
-  const float a = std::fabs(f);
-  if (!(a == a)) return 0x7e00;
-  if (a >= 65520.f) return static_cast<std::uint16_t>(sign | 0x7c00u);
-  if (a < 6.103515625e-05f) {  // subnormal: multiples of 2^-24
-    const long m = std::lrint(a * 16777216.f);
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(m));
-  }
-  int e;
-  const float m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
-  long mant = std::lrint((m * 2.f - 1.f) * 1024.f);
-  int be = e - 1 + 15;
-  if (mant == 1024) mant = 0, ++be;
-  return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(be) << 10) | static_cast<std::uint32_t>(mant));
-}
-
-std::size_t width(DataType d) {
-  switch (d) {
-    case DataType::FLOAT:
-    case DataType::INT32: return 4;
-    case DataType::INT64: return 8;
-    default: return 2;
-  }
-}
-
-// Host bytes of `x` in type d (rounded as the device would read them).
-std::vector<unsigned char> encode(const std::vector<double>& x, DataType d) {
-  std::vector<unsigned char> b(x.size() * width(d));
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const float f = static_cast<float>(x[i]);
-    if (d == DataType::FLOAT) {
-      std::memcpy(b.data() + 4 * i, &f, 4);
-    } else if (d == DataType::INT32) {
-      const std::int32_t v = static_cast<std::int32_t>(x[i]);
-      std::memcpy(b.data() + 4 * i, &v, 4);
-    } else if (d == DataType::INT64) {
-      const std::int64_t v = static_cast<std::int64_t>(x[i]);
-      std::memcpy(b.data() + 8 * i, &v, 8);
-    } else {
-      const std::uint16_t h = d == DataType::BFLOAT16 ? gemm_testing::to_bf16(f) : to_f16(f);
-      std::memcpy(b.data() + 2 * i, &h, 2);
-    }
-  }
-  return b;
-}
-std::vector<double> decode(const std::vector<unsigned char>& b, DataType d) {
-  std::vector<double> x(b.size() / width(d));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = gemm_testing::read_elem(b, d, i);
-  return x;
-}
-
-struct Case {
-  std::string name;
-  std::vector<std::int64_t> lens;
-  std::int64_t hq = 2, hk = 2, hv = 8, d = 128;
-  DataType io = DataType::BFLOAT16, gate_t = DataType::FLOAT, beta_t = DataType::FLOAT;
-  DataType state_t = DataType::FLOAT, o_t = DataType::BFLOAT16;
-  bool init = true, final_out = true, pool = false, overwrite = false, l2 = false, safe = false, a_log = false,
-       dt = false, beta_sig = false, neg = false, linear = false, strong = false, batch_inv = false, cu64 = false;
+// The forward's case: CaseBase's inputs and attributes, and what only the forward has.
+struct Case : CaseBase {
+  DataType o_t = DataType::BFLOAT16;
+  bool final_out = true, pool = false;
   bool flashinfer_uids = false;  // the uids FlashInfer's cudnn.pygraph gdn graph gives its tensors
   bool fused_qkv = false;        // q, k, v as views of one [T, HQ + HK + HV, D] projection
   bool capture = false;          // execute once, capture an execute into a CUDA graph, replay it on new inputs
   std::int64_t n_pool = 0;
-  std::optional<double> scale;
   int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes, 2 fused
-  std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
-  std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
-  std::int64_t ho() const { return std::max(hq, hv); }
   std::int64_t rows() const { return pool ? n_pool : n(); }
 };
 
-struct Problem {
+struct Problem : Inputs {
   OpGraph g;
   DeltaRuleOutputs out;
-  TensorPtr q, k, v, gate, beta, cu, init, a_log, dt, idx;
+  TensorPtr idx;
 };
 
 std::unique_ptr<Problem> build(const Case& c) {
   auto p = std::make_unique<Problem>();
   OpGraph& g = p->g;
-  const std::int64_t T = c.t(), N = c.n(), HO = c.ho(), D = c.d;
-  p->q = g.tensor({T, c.hq, D}, c.io, "q");
-  p->k = g.tensor({T, c.hk, D}, c.io, "k");
-  p->v = g.tensor({T, c.hv, D}, c.io, "v");
+  const std::int64_t N = c.n(), HO = c.ho(), D = c.d;
+  add_token_inputs(g, c, *p);
   if (c.fused_qkv) {
     const std::int64_t row = (c.hq + c.hk + c.hv) * D;
     p->q->set_stride({row, D, 1});
     p->k->set_stride({row, D, 1});
     p->v->set_stride({row, D, 1});
   }
-  p->gate = g.tensor({T, HO}, c.gate_t, "g");
-  p->beta = g.tensor({T, HO}, c.beta_t, "beta");
-  p->cu = g.tensor({N + 1}, c.cu64 ? DataType::INT64 : DataType::INT32, "cu_seqlens");
   if (c.init) p->init = g.tensor({c.rows(), HO, D, D}, c.state_t, "initial_state");
   if (c.a_log) p->a_log = g.tensor({HO}, DataType::FLOAT, "a_log");
   if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
   if (c.pool) p->idx = g.tensor({N}, DataType::INT32, "state_indices");
-  Attributes a;
-  if (c.scale) a.set("scale", *c.scale);
-  a.set("use_qk_l2norm", c.l2);
-  a.set("safe_gate", c.safe);
-  a.set("use_beta_sigmoid", c.beta_sig);
-  a.set("allow_neg_eigval", c.neg);
-  if (c.linear) a.set("gate_domain", std::string("linear"));
+  Attributes a = common_attributes(c);
   a.set("output_final_state", c.final_out);
-  a.set("overwrite_initial_state", c.overwrite);
-  a.set("batch_invariant", c.batch_inv);
   a.set_name("gdn0");
   p->out = g.gdn(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, p->idx}, a);
   p->out.o->set_output(true).set_data_type(c.o_t).set_name("O");
@@ -171,36 +97,18 @@ std::unique_ptr<Problem> build(const Case& c) {
   return p;
 }
 
-// Host inputs (bytes per uid) drawn for case c.
-std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Problem& p, std::mt19937& rng,
-                                                        std::vector<std::int64_t>* rows_used) {
-  std::normal_distribution<double> nd(0.0, 1.0);
-  std::uniform_real_distribution<double> ud(0.0, 1.0);
+// Host inputs (bytes per uid) drawn for case c: q, k unit-norm rows (raw under
+// use_qk_l2norm), v ~ N(0, 1), g and beta (Drawer::gates_betas), cu_seqlens, the
+// initial state N(0, 1/4), a_log and dt_bias, and the pool rows (a random choice of
+// distinct rows, into *rows_used). Fails the test when two inputs share a uid.
+HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng, std::vector<std::int64_t>* rows_used) {
+  Drawer dr{rng};
   const std::int64_t T = c.t(), HO = c.ho(), D = c.d;
-  std::map<std::int64_t, std::vector<unsigned char>> h;
-  // The bytes are keyed by uid: an unvalidated graph's tensors share the unset uid, and every
-  // input would get the last one's bytes (the summary test once read cu_seqlens as k and v).
-  {
-    std::set<std::int64_t> seen;
-    for (const TensorPtr& t : {p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.a_log, p.dt, p.idx})
-      if (t && !seen.insert(t->get_uid()).second)
-        ADD_FAILURE() << "draw: tensor '" << t->get_name() << "' shares uid " << t->get_uid()
-                      << " with another input; validate the graph before drawing";
-  }
-  auto rows = [&](std::int64_t heads, bool unit) {
-    std::vector<double> x(static_cast<std::size_t>(T * heads * D));
-    for (auto& e : x) e = nd(rng);
-    if (unit)
-      for (std::int64_t r = 0; r < T * heads; ++r) {
-        double ss = 0;
-        for (std::int64_t i = 0; i < D; ++i) ss += x[r * D + i] * x[r * D + i];
-        for (std::int64_t i = 0; i < D; ++i) x[r * D + i] /= std::sqrt(ss);
-      }
-    return x;
-  };
-  h[p.q->get_uid()] = encode(rows(c.hq, !c.l2), c.io);
-  h[p.k->get_uid()] = encode(rows(c.hk, !c.l2), c.io);
-  h[p.v->get_uid()] = encode(rows(c.hv, false), c.io);
+  HostInputs h;
+  expect_distinct_uids({p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.a_log, p.dt, p.idx});
+  h[p.q->get_uid()] = encode(dr.rows(T, c.hq, D, !c.l2), c.io);
+  h[p.k->get_uid()] = encode(dr.rows(T, c.hk, D, !c.l2), c.io);
+  h[p.v->get_uid()] = encode(dr.rows(T, c.hv, D, false), c.io);
   if (c.fused_qkv) {
     // One [T, HQ + HK + HV, D] projection holding q, k, v; each view's buffer is
     // the projection's bytes from the view's first element on (its strided span).
@@ -224,35 +132,10 @@ std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Pro
       off += part.second * D;
     }
   }
-  std::vector<double> g(static_cast<std::size_t>(T * HO)), b(g.size());
-  for (auto& e : g) {
-    if (c.safe) e = nd(rng);
-    else {
-      const double lg = c.strong ? -5.0 - 5.0 * ud(rng) : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
-      e = c.linear ? std::exp(lg) : lg;
-    }
-  }
-  for (auto& e : b) e = c.beta_sig ? nd(rng) : ud(rng);
-  h[p.gate->get_uid()] = encode(g, c.gate_t);
-  h[p.beta->get_uid()] = encode(b, c.beta_t);
-  std::vector<double> cu{0};
-  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
-  h[p.cu->get_uid()] = encode(cu, c.cu64 ? DataType::INT64 : DataType::INT32);
-  if (p.init) {
-    std::vector<double> s(static_cast<std::size_t>(c.rows() * HO * D * D));
-    for (auto& e : s) e = 0.5 * nd(rng);
-    h[p.init->get_uid()] = encode(s, c.state_t);
-  }
-  if (p.a_log) {
-    std::vector<double> x(static_cast<std::size_t>(HO));
-    for (auto& e : x) e = std::log(1.0 + 15.0 * ud(rng));
-    h[p.a_log->get_uid()] = encode(x, DataType::FLOAT);
-  }
-  if (p.dt) {
-    std::vector<double> x(static_cast<std::size_t>(HO));
-    for (auto& e : x) e = nd(rng);
-    h[p.dt->get_uid()] = encode(x, DataType::FLOAT);
-  }
+  dr.gates_betas(c, p, h);
+  h[p.cu->get_uid()] = cu_seqlens_bytes(c);
+  if (p.init) h[p.init->get_uid()] = dr.state(c.rows() * HO * D * D, c.state_t);
+  dr.gate_params(c, p, h);
   if (p.idx) {
     std::vector<std::int64_t> perm(static_cast<std::size_t>(c.n_pool));
     std::iota(perm.begin(), perm.end(), 0);
@@ -262,24 +145,6 @@ std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Pro
     h[p.idx->get_uid()] = encode(std::vector<double>(perm.begin(), perm.end()), DataType::INT32);
   }
   return h;
-}
-
-double rms_ratio(const std::vector<double>& got, const std::vector<double>& want, double* worst = nullptr) {
-  double num = 0, den = 0, w = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double e = got[i] - want[i];
-    num += e * e;
-    den += want[i] * want[i];
-    if (!(std::fabs(e) <= w)) w = std::fabs(e);
-  }
-  if (worst) *worst = w;
-  if (den == 0) return std::sqrt(num);
-  return std::sqrt(num / den);
-}
-
-const Engine& la_engine() {
-  static std::unique_ptr<Engine> e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
-  return *e;
 }
 
 // The plan config of prefill mode m: 0 one pass, 1 two passes, m >= 8 two passes
@@ -356,18 +221,9 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
       f_uid >= 0 ? static_cast<std::size_t>(p->out.final_state->element_count()) * width(c.state_t) : 0;
   DeviceRun d;
   VariantPack pack;
-  for (auto& [uid, bytes] : host) {
-    auto b = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes.size(), 4));
-    EXPECT_TRUE(b->status().is_good());
-    if (!bytes.empty()) {
-      EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
-    }
-    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-    d.dev[uid] = std::move(b);
-  }
+  upload_inputs(host, d.dev, pack);
   auto out_buf = [&](std::int64_t uid, std::size_t bytes) {
-    auto b = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes, 4));
-    EXPECT_EQ(api.memset_d32(b->ptr(), 0xFFFFFFFFu, std::max<std::size_t>(bytes, 4) / 4), CUDA_SUCCESS);
+    auto b = poisoned_buffer(bytes);
     pack.set(uid, reinterpret_cast<void*>(b->ptr()));
     d.dev[uid] = std::move(b);
   };
@@ -384,12 +240,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   if (c.prefill == kFused) {
     EXPECT_EQ(ws_bytes, 0) << c.name << ": the fused prefill keeps everything on chip";
   }
-  std::unique_ptr<DeviceBuffer> ws;
-  if (ws_bytes > 0) {
-    ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
-    EXPECT_TRUE(ws->status().is_good());
-    EXPECT_EQ(api.memset_d32(ws->ptr(), 0xFFFFFFFFu, static_cast<std::size_t>(ws_bytes) / 4), CUDA_SUCCESS);
-  }
+  std::unique_ptr<DeviceBuffer> ws = poisoned_workspace(ws_bytes);
   EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
   ExecutionContext ec;
   ec.stream = gpu().stream;
@@ -454,16 +305,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
 
 constexpr double kTol = 5e-3;  // fla's: o and final state, 16-bit inputs
 
-class GdnGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0)
-      GTEST_FAIL() << "no GPU: these tests run on the H200 only";
-    if (!gpu().stream) {
-      ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-    }
-  }
-};
+class GdnGpu : public LaGpuTest {};
 
 // Case c under both prefill modes and the split two-pass one, each on fresh inputs.
 void check(const Case& c0, std::mt19937& rng) {

@@ -39,6 +39,7 @@
 #include "engines/linear_attention/la_engine.h"
 #include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_util.h"
+#include "linear_attention_gpu/la_gpu_util.h"
 #include "opgraph/device.h"
 #include "opgraph/op_graph.h"
 #include "runtime/device_buffer.h"
@@ -46,118 +47,32 @@
 namespace {
 
 using namespace opgraph;
+using namespace opgraph::la_testing;
 using gemm_testing::build_direct;
 using gemm_testing::gpu;
 
-std::size_t width(DataType d) {
-  switch (d) {
-    case DataType::FLOAT:
-    case DataType::INT32: return 4;
-    case DataType::INT64: return 8;
-    default: return 2;
-  }
-}
-
-// fp16 round to nearest (normal and subnormal range; the inputs here stay well inside).
-std::uint16_t to_f16(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const std::uint32_t sign = (u >> 16) & 0x8000u;
-  const float a = std::fabs(f);
-  if (!(a == a)) return 0x7e00;
-  if (a >= 65520.f) return static_cast<std::uint16_t>(sign | 0x7c00u);
-  if (a < 6.103515625e-05f) {
-    const long m = std::lrint(a * 16777216.f);
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(m));
-  }
-  int e;
-  const float m = std::frexp(a, &e);
-  long mant = std::lrint((m * 2.f - 1.f) * 1024.f);
-  int be = e - 1 + 15;
-  if (mant == 1024) mant = 0, ++be;
-  return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(be) << 10) | static_cast<std::uint32_t>(mant));
-}
-
-std::vector<unsigned char> encode(const std::vector<double>& x, DataType d) {
-  std::vector<unsigned char> b(x.size() * width(d));
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const float f = static_cast<float>(x[i]);
-    if (d == DataType::FLOAT) {
-      std::memcpy(b.data() + 4 * i, &f, 4);
-    } else if (d == DataType::INT32) {
-      const std::int32_t v = static_cast<std::int32_t>(x[i]);
-      std::memcpy(b.data() + 4 * i, &v, 4);
-    } else if (d == DataType::INT64) {
-      const std::int64_t v = static_cast<std::int64_t>(x[i]);
-      std::memcpy(b.data() + 8 * i, &v, 8);
-    } else {
-      const std::uint16_t h = d == DataType::BFLOAT16 ? gemm_testing::to_bf16(f) : to_f16(f);
-      std::memcpy(b.data() + 2 * i, &h, 2);
-    }
-  }
-  return b;
-}
-std::vector<double> decode(const std::vector<unsigned char>& b, DataType d) {
-  std::vector<double> x(b.size() / width(d));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = gemm_testing::read_elem(b, d, i);
-  return x;
-}
-
-double rms_ratio(const std::vector<double>& got, const std::vector<double>& want) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double e = got[i] - want[i];
-    num += e * e;
-    den += want[i] * want[i];
-  }
-  if (!(num == num)) return num;  // NaN: an unwritten (poisoned) element
-  if (den == 0) return std::sqrt(num);
-  return std::sqrt(num / den);
-}
-
-struct Case {
-  std::string name;
-  std::vector<std::int64_t> lens;
-  std::int64_t hq = 2, hk = 2, hv = 8, d = 128;
-  DataType io = DataType::BFLOAT16, gate_t = DataType::FLOAT, beta_t = DataType::FLOAT, state_t = DataType::FLOAT;
-  bool init = true, d_final = true, overwrite = false, l2 = false, beta_sig = false, neg = false, linear = false,
-       strong = false, batch_inv = false, cu64 = false, safe = false, a_log = false, dt = false;
-  std::optional<double> scale;
-  std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
-  std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
-  std::int64_t ho() const { return std::max(hq, hv); }
+// The backward's case: CaseBase's inputs and attributes, and d_final_state.
+struct Case : CaseBase {
+  bool d_final = true;
 };
 
-struct Problem {
+struct Problem : Inputs {
   OpGraph g;
   DeltaRuleGrads out;
-  TensorPtr q, k, v, gate, beta, cu, init, d_o, d_final, a_log, dt;
+  TensorPtr d_o, d_final;
 };
 
 std::unique_ptr<Problem> build(const Case& c) {
   auto p = std::make_unique<Problem>();
   OpGraph& g = p->g;
   const std::int64_t T = c.t(), N = c.n(), HO = c.ho(), D = c.d;
-  p->q = g.tensor({T, c.hq, D}, c.io, "q");
-  p->k = g.tensor({T, c.hk, D}, c.io, "k");
-  p->v = g.tensor({T, c.hv, D}, c.io, "v");
-  p->gate = g.tensor({T, HO}, c.gate_t, "g");
-  p->beta = g.tensor({T, HO}, c.beta_t, "beta");
-  p->cu = g.tensor({N + 1}, c.cu64 ? DataType::INT64 : DataType::INT32, "cu_seqlens");
+  add_token_inputs(g, c, *p);
   if (c.init) p->init = g.tensor({N, HO, D, D}, c.state_t, "initial_state");
   p->d_o = g.tensor({T, HO, D}, c.io, "dO");
   if (c.d_final) p->d_final = g.tensor({N, HO, D, D}, c.state_t, "d_final_state");
   if (c.a_log) p->a_log = g.tensor({HO}, DataType::FLOAT, "a_log");
   if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
-  Attributes a;
-  if (c.scale) a.set("scale", *c.scale);
-  a.set("use_qk_l2norm", c.l2);
-  a.set("use_beta_sigmoid", c.beta_sig);
-  a.set("safe_gate", c.safe);
-  a.set("allow_neg_eigval", c.neg);
-  if (c.linear) a.set("gate_domain", std::string("linear"));
-  a.set("overwrite_initial_state", c.overwrite);
-  a.set("batch_invariant", c.batch_inv);
+  Attributes a = common_attributes(c);
   a.set_name("gdn_bwd0");
   p->out = g.gdn_bwd(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, nullptr},
                      p->d_o, p->d_final, a);
@@ -167,65 +82,25 @@ std::unique_ptr<Problem> build(const Case& c) {
   return p;
 }
 
-// Host inputs (bytes per uid) drawn for case c.
-std::map<std::int64_t, std::vector<unsigned char>> draw(const Case& c, const Problem& p, std::mt19937& rng) {
-  std::normal_distribution<double> nd(0.0, 1.0);
-  std::uniform_real_distribution<double> ud(0.0, 1.0);
+// Host inputs (bytes per uid) drawn for case c: q, k unit-norm rows (raw under
+// use_qk_l2norm), v and dO ~ N(0, 1), g and beta (Drawer::gates_betas), cu_seqlens,
+// initial_state and d_final_state N(0, 1/4), a_log and dt_bias. Fails the test when
+// two inputs share a uid.
+HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng) {
+  Drawer dr{rng};
   const std::int64_t T = c.t(), HO = c.ho(), D = c.d, N = c.n();
-  std::map<std::int64_t, std::vector<unsigned char>> h;
-  auto rows = [&](std::int64_t heads, bool unit) {
-    std::vector<double> x(static_cast<std::size_t>(T * heads * D));
-    for (auto& e : x) e = nd(rng);
-    if (unit)
-      for (std::int64_t r = 0; r < T * heads; ++r) {
-        double ss = 0;
-        for (std::int64_t i = 0; i < D; ++i) ss += x[r * D + i] * x[r * D + i];
-        for (std::int64_t i = 0; i < D; ++i) x[r * D + i] /= std::sqrt(ss);
-      }
-    return x;
-  };
-  h[p.q->get_uid()] = encode(rows(c.hq, !c.l2), c.io);
-  h[p.k->get_uid()] = encode(rows(c.hk, !c.l2), c.io);
-  h[p.v->get_uid()] = encode(rows(c.hv, false), c.io);
-  h[p.d_o->get_uid()] = encode(rows(HO, false), c.io);
-  std::vector<double> g(static_cast<std::size_t>(T * HO)), b(g.size());
-  for (auto& e : g) {
-    if (c.safe) {  // raw logits: the kernel computes g = -e^a_log softplus(x + dt_bias)
-      e = nd(rng);
-      continue;
-    }
-    const double lg = c.strong ? -5.0 - 5.0 * ud(rng) : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
-    e = c.linear ? std::exp(lg) : lg;
-  }
-  for (auto& e : b) e = c.beta_sig ? nd(rng) : ud(rng);
-  h[p.gate->get_uid()] = encode(g, c.gate_t);
-  h[p.beta->get_uid()] = encode(b, c.beta_t);
-  std::vector<double> cu{0};
-  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
-  h[p.cu->get_uid()] = encode(cu, c.cu64 ? DataType::INT64 : DataType::INT32);
-  auto state = [&] {
-    std::vector<double> s(static_cast<std::size_t>(N * HO * D * D));
-    for (auto& e : s) e = 0.5 * nd(rng);
-    return encode(s, c.state_t);
-  };
-  if (p.init) h[p.init->get_uid()] = state();
-  if (p.d_final) h[p.d_final->get_uid()] = state();
-  if (p.a_log) {
-    std::vector<double> x(static_cast<std::size_t>(HO));
-    for (auto& e : x) e = std::log(1.0 + 15.0 * ud(rng));
-    h[p.a_log->get_uid()] = encode(x, DataType::FLOAT);
-  }
-  if (p.dt) {
-    std::vector<double> x(static_cast<std::size_t>(HO));
-    for (auto& e : x) e = nd(rng);
-    h[p.dt->get_uid()] = encode(x, DataType::FLOAT);
-  }
+  HostInputs h;
+  expect_distinct_uids({p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.d_o, p.d_final, p.a_log, p.dt});
+  h[p.q->get_uid()] = encode(dr.rows(T, c.hq, D, !c.l2), c.io);
+  h[p.k->get_uid()] = encode(dr.rows(T, c.hk, D, !c.l2), c.io);
+  h[p.v->get_uid()] = encode(dr.rows(T, c.hv, D, false), c.io);
+  h[p.d_o->get_uid()] = encode(dr.rows(T, HO, D, false), c.io);
+  dr.gates_betas(c, p, h);
+  h[p.cu->get_uid()] = cu_seqlens_bytes(c);
+  if (p.init) h[p.init->get_uid()] = dr.state(N * HO * D * D, c.state_t);
+  if (p.d_final) h[p.d_final->get_uid()] = dr.state(N * HO * D * D, c.state_t);
+  dr.gate_params(c, p, h);
   return h;
-}
-
-const Engine& la_engine() {
-  static std::unique_ptr<Engine> e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
-  return *e;
 }
 
 // The outputs checked, with their tolerance (fla's for 16-bit inputs).
@@ -271,17 +146,9 @@ Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, 
   if (plan.is_bad()) return r;
   const auto host = given ? *given : draw(c, *p, rng);
   const auto& api = *gpu().api;
-  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  DeviceBuffers dev;
   VariantPack pack;
-  for (const auto& [uid, bytes] : host) {
-    auto b = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes.size(), 4));
-    EXPECT_TRUE(b->status().is_good());
-    if (!bytes.empty()) {
-      EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
-    }
-    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-    dev[uid] = std::move(b);
-  }
+  upload_inputs(host, dev, pack);
   const auto outs = checked(*p);
   auto bytes_of = [](const TensorPtr& t) {
     return static_cast<std::size_t>(t->element_count()) * width(t->get_data_type());
@@ -293,20 +160,13 @@ Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, 
       pack.set(uid, reinterpret_cast<void*>(dev.at(p->d_final->get_uid())->ptr()));
       continue;
     }
-    const std::size_t n = std::max<std::size_t>(bytes_of(o.t), 4);
-    auto b = std::make_unique<DeviceBuffer>(api, n);
-    EXPECT_EQ(api.memset_d32(b->ptr(), 0xFFFFFFFFu, n / 4), CUDA_SUCCESS);
+    auto b = poisoned_buffer(bytes_of(o.t));
     pack.set(uid, reinterpret_cast<void*>(b->ptr()));
     dev[uid] = std::move(b);
   }
   const std::int64_t ws_bytes = (*plan)->workspace_size();
   EXPECT_GT(ws_bytes, 0) << c.name;
-  std::unique_ptr<DeviceBuffer> ws;
-  if (ws_bytes > 0) {
-    ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
-    EXPECT_TRUE(ws->status().is_good());
-    EXPECT_EQ(api.memset_d32(ws->ptr(), 0xFFFFFFFFu, static_cast<std::size_t>(ws_bytes) / 4), CUDA_SUCCESS);
-  }
+  std::unique_ptr<DeviceBuffer> ws = poisoned_workspace(ws_bytes);
   EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
   ExecutionContext ec;
   ec.stream = gpu().stream;
@@ -345,16 +205,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, 
   return r;
 }
 
-class GdnBwdGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!gpu().context || !gpu().api || gpu().props.sm_count == 0)
-      GTEST_FAIL() << "no GPU: these tests run on the H200 only";
-    if (!gpu().stream) {
-      ASSERT_EQ(gpu().api->stream_create(&gpu().stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-    }
-  }
-};
+class GdnBwdGpu : public LaGpuTest {};
 
 void check(const Case& c, std::mt19937& rng) {
   Outcome r = run_case(c, rng);
