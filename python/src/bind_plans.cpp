@@ -358,7 +358,12 @@ Workspace to_workspace(nb::handle w) {
 const Handle* to_handle(nb::handle h, const PyGraph& g) {
   if (h.is_none()) h = g.handle_object();
   if (h.is_none()) return nullptr;
-  return nb::cast<PyHandle*>(h);
+  PyHandle* p = nullptr;
+  if (!nb::try_cast<PyHandle*>(h, p) || !p)
+    throw nb::type_error(("handle: expected a handle made by create_handle() or None, got an object of type '" +
+                          std::string(nb::type_name(h.type()).c_str()) + "'")
+                             .c_str());
+  return p;
 }
 
 // What one call runs with, read with the GIL held: the workspace and the caller's handle.
@@ -644,7 +649,15 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            "naming the tensor, its port and the rule, and nothing runs.")
       .def_prop_rw(
           "handle", [](const PyGraph& g) { return nb::borrow(g.handle_object()); },
-          [](PyGraph& g, nb::object h) { g.set_handle_object(std::move(h)); }, nb::for_setter(nb::arg("value").none()),
+          [](PyGraph& g, nb::object h) {
+            PyHandle* p = nullptr;
+            if (!h.is_none() && (!nb::try_cast<PyHandle*>(h, p) || !p))
+              throw nb::type_error(("pygraph.handle: expected a handle made by create_handle() or None, got an "
+                                    "object of type '" + std::string(nb::type_name(h.type()).c_str()) + "'")
+                                       .c_str());
+            g.set_handle_object(std::move(h));
+          },
+          nb::for_setter(nb::arg("value").none()),
           "The handle execute uses when the call names none (None: no handle); held by the graph.")
       .def("_mark_python_hooks", [](PyGraph& g) { g.mark_python_hooks(); },
            "pygraph calls it where it stores _deferred, _aliases or _keys_by_uid: from then on execute looks "

@@ -157,11 +157,12 @@ def test_the_graph_handle_is_a_property_execute_reads():
     g3, a, b, c = add_graph()
     x = np.ones((1, 8), F32)
     out = np.zeros((1, 8), F32)
-    g3.handle = "not a handle"  # stored as given; execute refuses it, as it refused the attribute (bad_cast)
-    with pytest.raises(RuntimeError):
-        g3.execute({a: x, b: x, c: out})
+    with pytest.raises(TypeError, match="pygraph.handle: expected a handle made by create_handle.*'str'"):
+        g3.handle = "not a handle"
+    assert g3.handle is None
+    with pytest.raises(TypeError, match="handle: expected a handle made by create_handle.*'int'"):
+        g3.execute({a: x, b: x, c: out}, None, 7)  # a call's handle of the wrong type: named, nothing runs
     assert (out == 0).all()
-    g3.handle = None
     g3.execute({a: x, b: x, c: out})
     np.testing.assert_allclose(out, 2 * x)
 
