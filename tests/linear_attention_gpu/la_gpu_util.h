@@ -269,6 +269,39 @@ inline std::unique_ptr<DeviceBuffer> poisoned_workspace(std::int64_t bytes) {
   return ws;
 }
 
+// The median time (ms) of `reps` executes of `plan` on the suites' stream (after three
+// untimed ones), CUDA events around each; -1 when the events cannot be made (the test
+// fails then).
+inline double median_execute_ms(const CompiledPlan& plan, const VariantPack& pack, const ExecutionContext& ec,
+                                int reps) {
+  const auto& api = *gemm_testing::gpu().api;
+  CUevent e0, e1;
+  const bool made = api.event_create(&e0, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+  EXPECT_TRUE(made) << "event_create";
+  if (!made) return -1;
+  if (api.event_create(&e1, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    ADD_FAILURE() << "event_create";
+    api.event_destroy(e0);
+    return -1;
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(plan.execute(pack, ec).is_good());
+  std::vector<float> ms;
+  for (int i = 0; i < reps; ++i) {
+    api.event_record(e0, gemm_testing::gpu().stream);
+    const Status st = plan.execute(pack, ec);
+    EXPECT_TRUE(st.is_good()) << st.message();
+    api.event_record(e1, gemm_testing::gpu().stream);
+    EXPECT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
+    float x = 0;
+    api.event_elapsed_time(&x, e0, e1);
+    ms.push_back(x);
+  }
+  api.event_destroy(e0);
+  api.event_destroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 // The suites' fixture: fails without a GPU, makes the shared stream once.
 class LaGpuTest : public ::testing::Test {
  protected:

@@ -988,25 +988,7 @@ std::vector<double> time_modes(const Case& c, std::mt19937& rng, int reps, const
       EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
       ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
     }
-    CUevent e0, e1;
-    EXPECT_EQ(api.event_create(&e0, CU_EVENT_DEFAULT), CUDA_SUCCESS);
-    EXPECT_EQ(api.event_create(&e1, CU_EVENT_DEFAULT), CUDA_SUCCESS);
-    for (int i = 0; i < 3; ++i) EXPECT_TRUE((*plan)->execute(pack, ec).is_good());
-    std::vector<float> ms;
-    for (int i = 0; i < reps; ++i) {
-      api.event_record(e0, gpu().stream);
-      const Status st = (*plan)->execute(pack, ec);
-      EXPECT_TRUE(st.is_good()) << st.message();
-      api.event_record(e1, gpu().stream);
-      EXPECT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
-      float x = 0;
-      api.event_elapsed_time(&x, e0, e1);
-      ms.push_back(x);
-    }
-    api.event_destroy(e0);
-    api.event_destroy(e1);
-    std::sort(ms.begin(), ms.end());
-    out.push_back(ms[ms.size() / 2]);
+    out.push_back(median_execute_ms(**plan, pack, ec, reps));
     if (o_vs_first) {
       // O after the timed runs (an in-place state changes the inputs between
       // runs, so compare only cases whose state is not overwritten).
