@@ -509,8 +509,13 @@ __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf
   __syncthreads();
 }
 
+// triangular_inverse_f32 or (TC) triangular_inverse_tc, then T's bf16 copy into t (the
+// upper blocks zero); ends at a barrier. The one-pass prefill keeps the fp32 form (at
+// 255 registers the tensor-core merges spill there).
+template <bool TC = true>
 __device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u16* t, int tid) {
-  triangular_inverse_f32(lf, tf, tid);
+  if constexpr (TC) triangular_inverse_tc(lf, tf, tid);
+  else triangular_inverse_f32(lf, tf, tid);
   for (int i2 = tid; i2 < C * C; i2 += kThreads) {
     const int r = i2 / C, jj = i2 % C;
     t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LDF + jj] : 0.f);

@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill(const GdnP
     __syncthreads();
 
     // D. T = (I + L)^-1 and its bf16 copy (triangular_inverse).
-    triangular_inverse(sm.lf, sm.tf, sm.t, tid);
+    triangular_inverse<false>(sm.lf, sm.tf, sm.t, tid);
 
     // E. K S and Q S; R = diag(beta) (V - diag(exp(gamma)) K S); o = diag(exp(gamma)) Q S.
     float co[4][4] = {};
