@@ -315,8 +315,9 @@ __device__ __forceinline__ void chunk_gate_cumsum(float* gam, int lane) {
 //  2. the blocks below, one block diagonal at a time:
 //     T_ij = -T_ii sum_{m=j}^{i-1} L_im T_mj, one element per thread per block,
 //     each sum in four independent partial sums (a short dependent chain).
-// triangular_inverse_f32: steps 1 and 2 only (T in tf, readable by every thread on return).
-__device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* tf, int tid) {
+// Step 1 of both inverses: the four 16 x 16 diagonal blocks of T by forward
+// substitution (fp32; four lanes a column, each row's sum over the lanes), into tf.
+__device__ __forceinline__ void inverse_diagonal_blocks(const float* lf, float* tf, int tid) {
   {
     const int task = tid >> 2, pp = tid & 3;
     const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
@@ -334,6 +335,11 @@ __device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* t
       if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
     }
   }
+}
+
+// triangular_inverse_f32: steps 1 and 2 only (T in tf, readable by every thread on return).
+__device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* tf, int tid) {
+  inverse_diagonal_blocks(lf, tf, tid);
   __syncthreads();
   {
     const int rr = tid >> 4, cc = tid & 15;
@@ -457,23 +463,7 @@ __device__ __forceinline__ void store_tile(float* D, const float (&c)[4], int la
 // parked in a block above the diagonal (read by no product: the k ranges skip the
 // zero upper blocks of the lower-triangular operands); the bf16 copy masks those.
 __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf, int tid) {
-  {
-    const int task = tid >> 2, pp = tid & 3;
-    const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
-#pragma unroll
-    for (int rr = 0; rr < 16; ++rr) {
-      const int r = b16 + rr;
-      float acc = 0.f;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int s2 = b16 + pp + 4 * q;
-        if (s2 < r) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
-      }
-      acc += __shfl_xor_sync(0xffffffffu, acc, 1);
-      acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
-    }
-  }
+  inverse_diagonal_blocks(lf, tf, tid);
   __syncthreads();
   const int lane = tid & 31, warp = tid >> 5;
   // Level 1, merge p (rows / cols 32 p ..), n-tile nt: X = L[32p+16.., 32p..] a -> parked at
