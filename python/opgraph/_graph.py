@@ -408,17 +408,20 @@ class pygraph(_C._GraphBase):
     def check_support(self):
         """cudnn's check_support. A graph made with is_override_shape_enabled=True (its execute may
         override shapes and strides) whose device plans are all cuDNN engine plans is not supported:
-        those run the declared extents and strides only, as cuDNN's Hopper engines do for such a graph
-        (cudnn-frontend declines it at build there)."""
+        a cuDNN plan takes an override only where cuDNN finalises its built engine config on the
+        dynamic-shape operation graph at the new extents, which the H200's cuDNN 9.14 refused for the
+        matmul and SDPA configs it picks (NOT_SUPPORTED_GRAPH_PATTERN; cudnn-frontend declines such an
+        SDPA graph at build on Hopper too). The C++ API still tries per shape and names cuDNN's answer."""
         if self.is_override_shape_enabled and self._has_device_target:
             names = [self.get_plan_name_at_index(i) for i in range(self.get_execution_plan_count())]
             device = [n for n in names if not n.startswith("reference")]
             if device and all(n.startswith("cudnn_eng") for n in device):
                 raise _C.GraphNotSupportedError(
                     "is_override_shape_enabled: every device plan of this graph is a cuDNN engine plan, and "
-                    "opgraph's cuDNN engine runs the declared extents and strides only (execute-time shape "
-                    "overrides are taken by the gemm engine and the host reference); plan a graph of each "
-                    "shape instead")
+                    "a cuDNN plan takes execute-time shape overrides only where cuDNN finalises its built engine "
+                    "config on the dynamic-shape operation graph (cuDNN 9.14 refused that for matmul and SDPA on "
+                    "the H200: NOT_SUPPORTED_GRAPH_PATTERN); the gemm engine and the host reference take them; "
+                    "plan a graph of each shape instead")
         return super().check_support()
 
     def build_plans(self, *args, **kwargs):

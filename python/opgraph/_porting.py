@@ -449,9 +449,10 @@ def validate(self):
 def create_execution_plans(self, *args, **kwargs):
     """Validates first (the Python validate, with cudnn's pointwise output strides), then plans.
     A graph made with is_override_shape_enabled=True promises execute-time shape overrides, which
-    opgraph's cuDNN engine refuses (it runs the declared extents): where the list also holds device
-    plans that take them (the gemm engine's), the cuDNN plans are deselected, as cuDNN itself lists
-    only override-capable engines for such a graph. A list of cuDNN plans alone is left to
+    a cuDNN plan takes only where cuDNN finalises its engine config on the dynamic-shape graph (the
+    H200's cuDNN 9.14 refused that for matmul and SDPA): where the list also holds device plans that
+    take them (the gemm engine's, microseconds a new shape), the cuDNN plans are deselected, as
+    cuDNN itself lists only override-capable engines for such a graph. A list of cuDNN plans alone is left to
     check_support, which declines it naming why."""
     if not self.is_validated:
         self.validate()

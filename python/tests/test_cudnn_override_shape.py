@@ -1,5 +1,6 @@
 """A graph made with is_override_shape_enabled=True promises execute-time shape and stride
-overrides. opgraph's cuDNN engine runs the declared extents only, so such a graph whose device
+overrides. opgraph's cuDNN plans take them only where cuDNN finalises the built engine config on
+its dynamic-shape graph, which cuDNN 9.14 refused for matmul and SDPA on the H200, so such a graph whose device
 plans are all cuDNN plans is not supported (GraphNotSupportedError at check_support, where
 cudnn-frontend's test_sdpa_thd waives: cuDNN's Hopper engines decline it too); a graph the gemm
 engine runs keeps its plans (that engine takes overrides). Without a GPU no cuDNN plan is listed,
