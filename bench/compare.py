@@ -7,6 +7,8 @@
                                  [--dry-run]
   python3 bench/compare.py gdn   [--rounds 20] [--only prefill|decode] [--cells TOKEN,...] [--dry-run]
                                  (bench/compare_gdn.py: gdn forward, ours vs fla vs FlashInfer; its docstring)
+  python3 bench/compare.py gdn-bwd [--rounds 20] [--mode bwd|fwdbwd|both] [--cells TOKEN,...] [--dry-run]
+                                 (bench/compare_gdn_bwd.py: gdn backward and forward + backward, ours vs fla)
 
 bench/run.sh runs these with the Python module built (PYTHONPATH=build-py) and torch's libcudnn
 named in OPGRAPH_LIBCUDNN, so opgraph's cuDNN plans and torch run the same library.
@@ -836,6 +838,9 @@ def main():
     if sys.argv[1:2] == ["gdn"]:  # its own arguments and module (bench/compare_gdn.py)
         import compare_gdn
         return compare_gdn.main(sys.argv[2:])
+    if sys.argv[1:2] == ["gdn-bwd"]:  # bench/compare_gdn_bwd.py: gdn backward, ours vs fla
+        import compare_gdn_bwd
+        return compare_gdn_bwd.main(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("gemm", "sdpa", "host"))
     ap.add_argument("--rounds", type=int, default=10)

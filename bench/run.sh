@@ -55,6 +55,11 @@
 #                  OPGRAPH_GDN_PEERS_ARGS (e.g. "--only decode", "--cells 1x32768"), OPGRAPH_GDN_ROUNDS (20),
 #                  OPGRAPH_GDN_PEERS_TIMEOUT (default: 540 s less the time run.sh took to get there;
 #                  on expiry the cells done are tabled)
+#   gdn-bwd-peers  bench/compare.py gdn-bwd (bench/compare_gdn_bwd.py): gdn backward alone and forward +
+#                  backward in ONE process, ours (gdn_bwd, and our forward's first plan) vs fla-core 0.6.0
+#                  (torch.autograd.grad through chunk_gated_delta_rule), fla's gradients checked against ours
+#                  (RMS ratio), the table last with the issue's anchors and FlashQLA's published figure; the
+#                  peer site and OPGRAPH_GDN_PEERS_ARGS / _TIMEOUT / OPGRAPH_GDN_ROUNDS as gdn-peers
 #   tests          every GPU suite, in parallel processes (gemm in 6 shards, cudnn in 2, with
 #                  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 unless set: the gated lowerings' cases run), then
 #                  scripts/gpu_python.sh: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu
@@ -74,7 +79,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 AREAS=("$@")
 [ ${#AREAS[@]} -eq 0 ] && AREAS=(gemm sdpa host)
-known=" gemm gemm-variants gemm-ncu sdpa host runtime trust cudnn gdn gdn-peers tests plan "
+known=" gemm gemm-variants gemm-ncu sdpa host runtime trust cudnn gdn gdn-peers gdn-bwd-peers tests plan "
 for a in "${AREAS[@]}"; do
   [[ "$known" == *" $a "* ]] || { echo "bench/run.sh: unknown area '$a' (areas:$known)" >&2; exit 2; }
 done
@@ -151,7 +156,7 @@ elif [ ${#TARGETS[@]} -gt 0 ]; then
   fi
 fi
 PYBUILD=${OPGRAPH_PY_BUILD_DIR:-$ROOT/build-py}
-if [ "${OPGRAPH_NO_BUILD:-0}" != 1 ] && { has gemm || has sdpa || has host || has gdn-peers; }; then
+if [ "${OPGRAPH_NO_BUILD:-0}" != 1 ] && { has gemm || has sdpa || has host || has gdn-peers || has gdn-bwd-peers; }; then
   NB_DIR=$($PY -c "import nanobind; print(nanobind.cmake_dir())")
   GEN=(-G Ninja)
   [ -d .device-deps/prefix ] && GEN+=("-DCMAKE_PREFIX_PATH=$ROOT/.device-deps/prefix")
@@ -377,6 +382,22 @@ area_gdn-peers() {
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || fails=$((fails + 1))
   say "compare_gdn rc=$rc ($(( $(date +%s) - t0 )) s)"
+}
+area_gdn-bwd-peers() {
+  section "gdn-bwd-peers: gdn backward and forward + backward, ours vs fla in one process (bench/compare.py gdn-bwd)"
+  local site=${OPGRAPH_PEER_SITE:-/tmp/site} t0 rc limit
+  limit=${OPGRAPH_GDN_PEERS_TIMEOUT:-$(( SECONDS < 450 ? 540 - SECONDS : 90 ))}
+  if [ -d "$site" ]; then say "peers: $site holds: $(cd "$site" && ls -d fla 2>/dev/null | xargs)"
+  else say "peers: no $site (peer_wheels.py's install.sh not run): the fla columns stay empty"; fi
+  t0=$(date +%s)
+  say "limit ${limit} s"
+  # shellcheck disable=SC2086
+  timeout "$limit" env PYTHONPATH="$PYBUILD:$ROOT/bench:$site${PYTHONPATH:+:$PYTHONPATH}" \
+    PYTHONUNBUFFERED=1 "$PY" bench/compare.py gdn-bwd --rounds "${OPGRAPH_GDN_ROUNDS:-20}" ${OPGRAPH_GDN_PEERS_ARGS:-} \
+    2>&1 | tee "$LOGS/compare_gdn_bwd.log" | tee -a "$FILE"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || fails=$((fails + 1))
+  say "compare_gdn_bwd rc=$rc ($(( $(date +%s) - t0 )) s)"
 }
 area_tests() {
   section "tests: every GPU suite (parallel processes on the one GPU: gemm in 6 shards, cudnn in 2)"
