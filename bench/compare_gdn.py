@@ -659,14 +659,9 @@ def parse(argv):
     return ap.parse_args(argv)
 
 
-def main(argv=None):
-    args = parse(sys.argv[1:] if argv is None else argv)
-    sel = select(cells(), args.only, args.cells)
-    if not sel:
-        print("compare.py gdn: no cell matches --only %s --cells %r" % (args.only, args.cells), file=sys.stderr)
-        return 2
-    if args.dry_run:
-        return dry_run(args, sel)
+def runtime_ready(prog):
+    """True where a device run can start: torch with a CUDA device, opgraph's module and bench/timing.py
+    importable; else names what is missing on stderr."""
     need = []
     for mod, what in (("torch", "torch with CUDA"), ("opgraph", "opgraph's Python module (PYTHONPATH=build-py)"),
                       ("timing", "bench/timing.py (run from bench/ or with it on PYTHONPATH)")):
@@ -675,13 +670,26 @@ def main(argv=None):
         except ImportError as exc:
             need.append("%s: %s" % (what, exc))
     if need:
-        print("compare.py gdn: cannot run, missing: %s" % "; ".join(need), file=sys.stderr)
-        return 2
+        print("%s: cannot run, missing: %s" % (prog, "; ".join(need)), file=sys.stderr)
+        return False
     import torch
     if not torch.cuda.is_available():
-        print("compare.py gdn: cannot run, missing: a CUDA device (torch.cuda.is_available() is False)",
-              file=sys.stderr)
+        print("%s: cannot run, missing: a CUDA device (torch.cuda.is_available() is False)" % prog, file=sys.stderr)
+        return False
+    return True
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    sel = select(cells(), args.only, args.cells)
+    if not sel:
+        print("compare.py gdn: no cell matches --only %s --cells %r" % (args.only, args.cells), file=sys.stderr)
         return 2
+    if args.dry_run:
+        return dry_run(args, sel)
+    if not runtime_ready("compare.py gdn"):
+        return 2
+    import torch
     print("# compare.py gdn: %s (%d SMs); torch %s (CUDA %s); %d cells, %d rounds" % (
         torch.cuda.get_device_name(), torch.cuda.get_device_properties(0).multi_processor_count, torch.__version__,
         torch.version.cuda, len(sel), args.rounds), flush=True)

@@ -377,20 +377,9 @@ def main(argv=None):
         return 2
     if args.dry_run:
         return dry_run(args, sel)
-    need = []
-    for mod, what in (("torch", "torch with CUDA"), ("opgraph", "opgraph's Python module (PYTHONPATH=build-py)"),
-                      ("timing", "bench/timing.py")):
-        try:
-            __import__(mod)
-        except ImportError as exc:
-            need.append("%s: %s" % (what, exc))
-    if need:
-        print("compare.py gdn-bwd: cannot run, missing: %s" % "; ".join(need), file=sys.stderr)
+    if not fwd.runtime_ready("compare.py gdn-bwd"):
         return 2
     import torch
-    if not torch.cuda.is_available():
-        print("compare.py gdn-bwd: cannot run, missing: a CUDA device", file=sys.stderr)
-        return 2
     print("# compare.py gdn-bwd: %s (%d SMs); torch %s; %d cells, %d rounds, mode %s" % (
         torch.cuda.get_device_name(), torch.cuda.get_device_properties(0).multi_processor_count, torch.__version__,
         len(sel), args.rounds, args.mode), flush=True)
