@@ -13,18 +13,9 @@ import numpy as np
 import pytest
 
 import opgraph
+from _host_helpers import add_graph
 
 F32 = np.float32
-
-
-def add_graph(n=8):
-    g = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
-    a_np = np.zeros((1, n), F32)
-    a, b = g.tensor_like(a_np, name="a"), g.tensor_like(a_np, name="b")
-    c = g.add(a=a, b=b)
-    c.set_output(True).set_name("c").set_data_type(opgraph.data_type.FLOAT)
-    g.build([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
-    return g, a, b, c
 
 
 def test_execute_is_the_native_method():

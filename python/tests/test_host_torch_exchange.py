@@ -14,26 +14,9 @@ import subprocess
 import sys
 import textwrap
 
-SCRIPT = textwrap.dedent(r'''
-import ctypes, sys, types
-import numpy as np
+from _host_helpers import DLPACK_STANDIN
 
-c = ctypes
-class DLDevice(c.Structure): _fields_ = [("device_type", c.c_int32), ("device_id", c.c_int32)]
-class DLDataType(c.Structure): _fields_ = [("code", c.c_uint8), ("bits", c.c_uint8), ("lanes", c.c_uint16)]
-class DLTensor(c.Structure):
-    _fields_ = [("data", c.c_void_p), ("device", DLDevice), ("ndim", c.c_int32), ("dtype", DLDataType),
-                ("shape", c.POINTER(c.c_int64)), ("strides", c.POINTER(c.c_int64)), ("byte_offset", c.c_uint64)]
-class Header(c.Structure): _fields_ = [("major", c.c_uint32), ("minor", c.c_uint32), ("prev", c.c_void_p)]
-FROM = c.CFUNCTYPE(c.c_int, c.c_void_p, c.POINTER(DLTensor))
-class Api(c.Structure):
-    _fields_ = [("header", Header), ("alloc", c.c_void_p), ("mfrom", c.c_void_p), ("mto", c.c_void_p),
-                ("dlfrom", FROM), ("stream", c.c_void_p)]
-
-torch = types.ModuleType("torch")
-class dtype:
-    def __init__(self, name): self.name = name
-    def __str__(self): return "torch." + self.name
+SCRIPT = DLPACK_STANDIN + textwrap.dedent(r'''
 DTYPES = {np.dtype(np.float32): dtype("float32"), np.dtype(np.float64): dtype("float64"),
           np.dtype(np.float16): dtype("float16")}
 CALLS = {"attributes": 0, "exchange": 0, "refuse": False}
