@@ -97,6 +97,11 @@ struct PlanContext {
   // The graph's operand order and declared storage geometry (exec/declared_layout.h),
   // computed once at planning; build_plan reads it into the plan's operand table.
   const DeclaredLayout* layout = nullptr;
+  // The graph is planned for execute-time shape overrides from the start
+  // (Graph::set_dynamic_shapes): an engine that plans differently for them
+  // (cuDNN: a dynamic-shape operation graph for its heuristics, configs and
+  // plans) does so for every step; false: the static planning of today.
+  bool dynamic_shapes = false;
   const PlanTarget& target() const { return facts->target(); }
 };
 

@@ -114,6 +114,18 @@ class Graph : public OpGraph {
   // default. Throws FrozenError once planned.
   Graph& set_plan_cache(bool use);
   bool plan_cache() const noexcept;
+  // Opt-in, before planning: the graph is planned for execute-time shape
+  // overrides from the start (cudnn-frontend's is_dynamic_shape_enabled;
+  // docs/dynamic_shapes.md). Engines see it in PlanContext::dynamic_shapes: the
+  // cuDNN engine lowers the operation graph with cuDNN's dynamic-shape flag for
+  // its heuristics query, its engine configs and the built plan, and attaches
+  // the plan's kernel cache at build, so an override finalises the config the
+  // heuristics chose for that dynamic graph. The ranked list of such a graph is
+  // cached and recorded under keys apart from the static graph's (plan cache,
+  // plan-choice file). Off by default: planning is the static one. Throws
+  // FrozenError once planned.
+  Graph& set_dynamic_shapes(bool enabled);
+  bool dynamic_shapes() const noexcept;
   // Replays a recorded plan: the list becomes that one entry. `knobs` must name
   // every axis of the engine, inside its domains (INVALID_VALUE otherwise); an id
   // no slot holds is INVALID_VALUE; an opt-in engine not enabled, a backend id with

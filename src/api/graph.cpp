@@ -44,6 +44,7 @@ Graph::Graph(Graph&& other) : st_(std::make_unique<GraphPlanState>()) {
   st_->target = other.st_->target;
   st_->host_fallback = other.st_->host_fallback;
   st_->plan_cache = other.st_->plan_cache;
+  st_->dynamic_shapes = other.st_->dynamic_shapes;
   adopt(std::move(other));
 }
 
@@ -53,6 +54,7 @@ Graph& Graph::operator=(Graph&& other) {
   st_->target = other.st_->target;
   st_->host_fallback = other.st_->host_fallback;
   st_->plan_cache = other.st_->plan_cache;
+  st_->dynamic_shapes = other.st_->dynamic_shapes;
   adopt(std::move(other));
   return *this;
 }
@@ -77,6 +79,15 @@ Graph& Graph::set_plan_cache(bool use) {
 }
 
 bool Graph::plan_cache() const noexcept { return st_->plan_cache; }
+
+Graph& Graph::set_dynamic_shapes(bool enabled) {
+  if (st_->planned)
+    throw FrozenError("graph '" + context().name + "' is planned: set_dynamic_shapes comes before planning");
+  st_->dynamic_shapes = enabled;
+  return *this;
+}
+
+bool Graph::dynamic_shapes() const noexcept { return st_->dynamic_shapes; }
 
 const PlanTarget& Graph::plan_target() const { return st_->target; }
 bool Graph::is_planned() const noexcept { return st_->planned; }
@@ -185,7 +196,7 @@ Status Graph::create_execution_plans(const std::vector<HeurMode>& modes) {
   const plan::Manifest& m = current_manifest();
   std::string cache_key;
   if (st_->plan_cache) {
-    auto k = plan_cache::key_for(*this, st_->target, modes);
+    auto k = plan_cache::key_for(*this, st_->target, modes, st_->dynamic_shapes);
     if (k.is_bad()) return k.status();
     cache_key = std::move(k.value());
     if (auto hit = plan_cache::find(cache_key)) return adopt_cached(*this, *st_, m, std::move(*hit));

@@ -140,7 +140,7 @@ Result<AutotuneResult> Graph::autotune(const VariantPack& pack, Workspace worksp
   OPGRAPH_CHECK(select_plan(result.selected));
 
   const runtime::PlanChoiceStore store = plan_choice_store(st_->target);
-  auto key = OpGraph::key();
+  auto key = plan_choice_key(*this, *st_);
   if (key.is_good()) result.record_path = store.record_path(*key).string();
   if (!options.persist) {
     result.record_note = "not asked to record (AutotuneOptions::persist is false)";

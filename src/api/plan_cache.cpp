@@ -144,7 +144,8 @@ const std::string& fingerprint_hash(const std::optional<DeviceProperties>& devic
 
 }  // namespace
 
-Result<std::string> key_for(OpGraph& g, const PlanTarget& target, const std::vector<HeurMode>& modes) {
+Result<std::string> key_for(OpGraph& g, const PlanTarget& target, const std::vector<HeurMode>& modes,
+                            bool dynamic_shapes) {
   auto cls = layout_class128(g);
   if (cls.is_bad()) return cls.status();
   std::string key;
@@ -163,6 +164,8 @@ Result<std::string> key_for(OpGraph& g, const PlanTarget& target, const std::vec
   std::snprintf(manifest, sizeof(manifest), "/%p/", static_cast<const void*>(&current_manifest()));
   key += manifest;
   if (const char* e = std::getenv("OPGRAPH_ENABLE_ENGINES")) key += e;
+  // Planned for execute-time shape overrides: the engines ranked another graph (cuDNN's dynamic one).
+  if (dynamic_shapes) key += "/dynamic";
   return key;
 }
 

@@ -55,8 +55,11 @@ struct Entry {
 };
 
 // The cache key of a graph planned for `target` with `modes` (layout class
-// included). Errors: the graph's serialisation errors.
-Result<std::string> key_for(OpGraph& g, const PlanTarget& target, const std::vector<HeurMode>& modes);
+// included), and planned for execute-time shape overrides or not
+// (Graph::set_dynamic_shapes: a dynamic graph's list is another list).
+// Errors: the graph's serialisation errors.
+Result<std::string> key_for(OpGraph& g, const PlanTarget& target, const std::vector<HeurMode>& modes,
+                            bool dynamic_shapes = false);
 
 std::optional<Entry> find(const std::string& key);
 void store(const std::string& key, Entry entry);

@@ -43,10 +43,20 @@ runtime::PlanChoiceStore plan_choice_store(const PlanTarget& target) {
   return runtime::PlanChoiceStore(runtime::PlanChoiceOptions::from_env(), environment_of(target.device));
 }
 
+Result<std::uint64_t> plan_choice_key(OpGraph& g, const GraphPlanState& st) {
+  auto key = g.key();
+  if (key.is_bad() || !st.dynamic_shapes) return key;
+  // splitmix64's finaliser over the key and the tag "dynamic": another key, as well spread.
+  std::uint64_t z = key.value() ^ 0x64796e616d6963ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 void apply_recorded_choice(OpGraph& g, GraphPlanState& st) {
   const runtime::PlanChoiceStore& store = planning_store(st.target);
   if (!store.has_environment_dir()) return;
-  auto key = g.key();
+  auto key = plan_choice_key(g, st);
   if (key.is_bad()) return;
   std::string why;
   auto choice = store.lookup(*key, &why);

@@ -55,6 +55,7 @@ struct GraphPlanState {
   std::int64_t host_plan = -1;   // the first plan whose engine needs no device; set when the list is made
   bool host_fallback = false;    // Graph::set_host_fallback: heuristics may take the host plan on a device target
   bool plan_cache = false;       // Graph::set_plan_cache: reuse a ranked list of the layout class (api/plan_cache.h)
+  bool dynamic_shapes = false;   // Graph::set_dynamic_shapes: engines plan for execute-time shape overrides
   std::atomic<std::int64_t> candidate{-1};          // the built plan execute() runs; -1: none
   std::int64_t workspace_limit = -1;                // -1: none
   std::vector<std::unique_ptr<CompiledPlan>> retired;  // deselected plans, kept alive (see LivePlan)
@@ -76,7 +77,7 @@ struct GraphPlanState {
     if (c >= 0 && !plans[static_cast<std::size_t>(c)].compiled) candidate.store(-1, std::memory_order_release);
   }
 
-  PlanContext ctx() const { return PlanContext{facts.get(), layout.get()}; }
+  PlanContext ctx() const { return PlanContext{facts.get(), layout.get(), dynamic_shapes}; }
 
   // Records host_plan once the plan list is made (graph.cpp's two planning calls).
   void find_host_plan() {
