@@ -75,6 +75,20 @@ Result<OperandTable> operand_table_of(const LoweringPlan& lp, const DeclaredLayo
 
 namespace {
 
+// A finalised KERNEL_CACHE descriptor, bound to `op_graph` where the loaded
+// cuDNN takes that (>= 9.5, CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH).
+Result<Descriptor> kernel_cache_for(const CudnnApi& api, const Descriptor& op_graph) {
+  auto kc = Descriptor::create(api, CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel cache");
+  if (kc.is_bad()) return kc.status();
+  if (static_cast<std::int64_t>(api.version) >= kKernelCacheGraphMinVersion) {
+    cudnnBackendDescriptor_t g = op_graph.get();
+    OPGRAPH_CHECK(kc->set(CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g, Step::BUILD,
+                          "kernel cache"));
+  }
+  OPGRAPH_CHECK(kc->finalize(Step::BUILD, "kernel cache"));
+  return kc;
+}
+
 // What a plan re-lowers an execute-time shape override from: the canonical
 // JSON of the graph it was built on, the lowering options, the engine config
 // built, and the reason overrides are declined outright ("" : served).
@@ -128,10 +142,15 @@ class CudnnPlan final : public CompiledPlan {
   // caller_uids entry in that order (operand_table_of).
   // `dynamic`: what an execute-time shape override re-lowers and re-finalises
   // with (the graph, the options it was lowered with, the engine config built).
+  // `build_cache`: the kernel cache `plan` was finalised with (a graph planned
+  // dynamic, Graph::set_dynamic_shapes), bound to `m`'s operation graph; every
+  // shape's plan then shares it. Empty for a static plan (the first shape
+  // finalised makes one).
   CudnnPlan(const CudnnApi& api, const runtime::CudaDriverApi& driver, BoundHandle built_on, int ordinal,
-            LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws, OperandTable table, DynamicSource dynamic)
+            LoweringPlan lp, Materialised m, Descriptor plan, std::int64_t ws, OperandTable table, DynamicSource dynamic,
+            Descriptor build_cache = Descriptor())
       : api_(&api), driver_(&driver), context_(built_on.context), ordinal_(ordinal), lowering_(std::move(lp)),
-        graph_(std::move(m)),
+        graph_(std::move(m)), build_cache_(std::move(build_cache)),
         plan_(std::move(plan)), scratch_at_(workspace_layout(ws, lowering_).scratch_at),
         workspace_(workspace_layout(ws, lowering_).total), table_(std::move(table)), dynamic_(std::move(dynamic)) {
     // The uid order (caller, by-value, scratch) and the by-value pointers are
@@ -467,17 +486,22 @@ class CudnnPlan final : public CompiledPlan {
       return decline("cuDNN refused the dynamic-shape operation graph at these extents: " + m.status().message());
     auto graph = std::make_shared<Materialised>(std::move(m.value()));
     const Descriptor& op_graph = graph->operation_graph(lp.value());
-    if (!dyn_.kernel_cache) {
-      auto kc = kernel_cache_for(op_graph);
+    // A plan built on a dynamic-shape graph shares the kernel cache it was built with.
+    if (!build_cache_ && !dyn_.kernel_cache) {
+      auto kc = kernel_cache_for(*api_, op_graph);
       if (kc.is_bad()) return decline("cuDNN refused the kernel cache: " + kc.status().message());
       dyn_.kernel_cache = std::move(kc.value());
       dyn_.cache_graph = graph;
     }
-    auto plan = build_execution_plan(*api_, h->handle, op_graph, dynamic_.config, dyn_.kernel_cache.get());
+    cudnnBackendDescriptor_t cache = build_cache_ ? build_cache_.get() : dyn_.kernel_cache.get();
+    auto plan = build_execution_plan(*api_, h->handle, op_graph, dynamic_.config, cache);
     if (plan.is_bad())
       return decline("cuDNN did not finalise the built engine config (engine " +
-                     std::to_string(dynamic_.config.engine_id) + ") on the dynamic-shape operation graph at these "
-                     "extents: " + plan.status().message());
+                     std::to_string(dynamic_.config.engine_id) + ", " +
+                     (build_cache_ ? "chosen by the heuristics of the graph planned dynamic"
+                                   : "chosen by the heuristics of the static graph: Graph::set_dynamic_shapes(true) "
+                                     "plans it dynamic from the start") +
+                     ") on the dynamic-shape operation graph at these extents: " + plan.status().message());
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return decline(ws.status().message());
     sp->ws = workspace_layout(ws.value(), lp.value());
@@ -487,26 +511,13 @@ class CudnnPlan final : public CompiledPlan {
     return sp;
   }
 
-  // A finalised KERNEL_CACHE descriptor, bound to `op_graph` where the loaded
-  // cuDNN takes that (>= 9.5, CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH).
-  Result<Descriptor> kernel_cache_for(const Descriptor& op_graph) const {
-    auto kc = Descriptor::create(*api_, CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel cache");
-    if (kc.is_bad()) return kc.status();
-    if (static_cast<std::int64_t>(api_->version) >= kKernelCacheGraphMinVersion) {
-      cudnnBackendDescriptor_t g = op_graph.get();
-      OPGRAPH_CHECK(kc->set(CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g, Step::BUILD,
-                            "kernel cache"));
-    }
-    OPGRAPH_CHECK(kc->finalize(Step::BUILD, "kernel cache"));
-    return kc;
-  }
-
   const CudnnApi* api_;
   const runtime::CudaDriverApi* driver_;
   CUcontext context_;  // the building handle's: bound by every execute (none: nothing bound)
   int ordinal_;        // the device context_ belongs to
   LoweringPlan lowering_;
   Materialised graph_;  // kept alive: the execution plan references it
+  Descriptor build_cache_;  // the kernel cache plan_ was finalised with (planned dynamic); else empty
   Descriptor plan_;
   std::int64_t scratch_at_;  // bytes: where the lowering's scratch tensors start
   std::int64_t workspace_;
@@ -544,9 +555,7 @@ class CudnnEngine final : public Engine {
     if (auto why = mismatch(ctx)) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + *why};
     auto api = runtime::cudnn();
     if (api.is_bad()) return Status{ErrorCode::GRAPH_NOT_SUPPORTED, "engine cudnn: " + api.status().message()};
-    LoweringOptions opts = options(*api.value());
-    opts.sm_version = ctx.target().device->sm_version();  // mismatch() checked the target has a device
-    auto lp = lower(g, opts);
+    auto lp = lower(g, options(*api.value(), ctx));
     if (lp.is_bad()) return lp.status();
     auto have = static_cast<std::int64_t>(api.value()->version);
     if (have < lp->min_cudnn_version)
@@ -563,8 +572,7 @@ class CudnnEngine final : public Engine {
   static DynamicSource dynamic_source(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
                                       const CudnnApi& api) {
     DynamicSource d;
-    d.options = options(api);
-    d.options.sm_version = ctx.target().device->sm_version();  // mismatch() checked the target has a device
+    d.options = options(api, ctx);
     d.config = config;
     d.unavailable = dynamic_shapes_unavailable(static_cast<std::int64_t>(api.version));
     if (!d.unavailable.empty()) return d;
@@ -600,16 +608,12 @@ class CudnnEngine final : public Engine {
     return TargetDevice{ordinal, c.value()};
   }
 
-  // What the lowering may know about the loaded library (its version gates native operations).
-  static LoweringOptions options(const CudnnApi& api) {
-    LoweringOptions o;
-    o.cudnn_version = static_cast<std::int64_t>(api.version);
-    // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 also lowers transpose, for which cuDNN 9.14 on
-    // the H200 offered no engine config (LoweringOptions::include_unverified,
-    // docs/environment.md); never on in normal use.
-    const char* unverified = std::getenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
-    o.include_unverified = unverified && std::string_view(unverified) == "1";
-    return o;
+  // What the lowering may know about the loaded library (its version gates native
+  // operations), the target, and whether the graph is planned dynamic
+  // (planning_options). mismatch() checked the target has a device.
+  static LoweringOptions options(const CudnnApi& api, const PlanContext& ctx) {
+    return planning_options(static_cast<std::int64_t>(api.version), ctx.target().device->sm_version(),
+                            ctx.dynamic_shapes);
   }
 
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
@@ -629,7 +633,17 @@ class CudnnEngine final : public Engine {
     if (h.is_bad()) return h.status();
     auto m = materialise(*api.value(), lp.value(), h->handle);
     if (m.is_bad()) return m.status();
-    auto plan = build_execution_plan(*api.value(), h->handle, m->operation_graph(lp.value()), config);
+    // A graph planned dynamic: the plan is finalised with its kernel cache (bound
+    // to this operation graph), which every shape an override finalises shares.
+    Descriptor cache;
+    if (lowered_dynamic(lp.value())) {
+      auto kc = kernel_cache_for(*api.value(), m->operation_graph(lp.value()));
+      if (kc.is_bad())
+        return Status{kc.status().code(), "engine cudnn: the kernel cache of a graph planned dynamic: " +
+                                              kc.status().message() + " [" + lp->operations_summary() + "]"};
+      cache = std::move(kc.value());
+    }
+    auto plan = build_execution_plan(*api.value(), h->handle, m->operation_graph(lp.value()), config, cache.get());
     if (plan.is_bad()) return Status{plan.status().code(), plan.status().message() + " [" + lp->operations_summary() + "]"};
     auto ws = plan->get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, Step::BUILD, "workspace size");
     if (ws.is_bad()) return ws.status();
@@ -637,7 +651,8 @@ class CudnnEngine final : public Engine {
     if (table.is_bad()) return table.status();
     auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
                                              std::move(m.value()), std::move(plan.value()), ws.value(),
-                                             std::move(table.value()), dynamic_source(g, config, ctx, *api.value()));
+                                             std::move(table.value()), dynamic_source(g, config, ctx, *api.value()),
+                                             std::move(cache));
     OPGRAPH_CHECK(built->upload_constants());
     return std::unique_ptr<CompiledPlan>(std::move(built));
   }

@@ -2,6 +2,8 @@
 #include "engines/cudnn/dynamic_shapes.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "opgraph/op_graph.h"
 
@@ -17,8 +19,8 @@ std::string list(const std::int64_t* v, int n) {
 std::string list(const std::vector<std::int64_t>& v) { return list(v.data(), static_cast<int>(v.size())); }
 
 // The attributes a lowering at other extents may change: a tensor's extents and
-// strides, and the operation graph's dynamic-shape flag (the built plan's graph
-// is lowered without it).
+// strides, and the operation graph's dynamic-shape flag (a static graph's built
+// plan is lowered without it; one planned dynamic, with it).
 bool may_differ(const DescriptorRecord& r, const AttrRecord& a) {
   if (a.name == CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED) return true;
   return r.type == CUDNN_BACKEND_TENSOR_DESCRIPTOR &&
@@ -45,6 +47,26 @@ std::string dynamic_shapes_unavailable(std::int64_t cudnn_version) {
   return "cuDNN's dynamic shapes (an operation graph with CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED and "
          "the kernel cache) need cuDNN >= " + cudnn_version_string(kDynamicShapesMinVersion) + "; the loaded libcudnn is " +
          (cudnn_version > 0 ? cudnn_version_string(cudnn_version) : std::string("of unknown version"));
+}
+
+LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, bool planned_dynamic) {
+  LoweringOptions o;
+  o.cudnn_version = cudnn_version;
+  o.sm_version = sm_version;
+  // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 also lowers transpose, for which cuDNN 9.14 on
+  // the H200 offered no engine config (LoweringOptions::include_unverified,
+  // docs/environment.md); never on in normal use.
+  const char* unverified = std::getenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
+  o.include_unverified = unverified && std::string_view(unverified) == "1";
+  o.dynamic_shapes = planned_dynamic;
+  return o;
+}
+
+bool lowered_dynamic(const LoweringPlan& lp) noexcept {
+  if (lp.operation_graph < 0 || static_cast<std::size_t>(lp.operation_graph) >= lp.records.size()) return false;
+  const AttrRecord* a =
+      lp.records[static_cast<std::size_t>(lp.operation_graph)].find(CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED);
+  return a && !a->ints.empty() && a->ints[0] != 0;
 }
 
 void shape_key(std::span<const OperandBuffer> ops, std::vector<std::int64_t>& out) {

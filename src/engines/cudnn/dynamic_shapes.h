@@ -31,6 +31,19 @@ namespace opgraph::engines::cudnn {
 // overrides: "" when it can (>= kDynamicShapesMinVersion).
 std::string dynamic_shapes_unavailable(std::int64_t cudnn_version);
 
+// The lowering options the cuDNN engine plans a graph with (check_support, the
+// heuristics query, a plan's notes, its build, and what an override re-lowers
+// from): the loaded cuDNN's version, the target's compute capability
+// (major * 10 + minor), include_unverified from OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1,
+// and dynamic_shapes = `planned_dynamic` (PlanContext::dynamic_shapes, set by
+// Graph::set_dynamic_shapes): a graph planned dynamic is lowered with cuDNN's
+// dynamic-shape flag at every step, a static one exactly as before.
+LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, bool planned_dynamic);
+
+// Whether `lp`'s operation graph record carries the dynamic-shape flag: a plan
+// built from it gets the plan's kernel cache at build.
+bool lowered_dynamic(const LoweringPlan& lp) noexcept;
+
 // The key of a call's shape: for each slot of `ops` (the normalised pack's
 // operands, in the layout's position order) that an override wrote: its
 // position, the rank, the extents, the strides. Slots not overridden contribute
