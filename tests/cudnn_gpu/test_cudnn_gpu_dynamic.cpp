@@ -27,6 +27,12 @@
 // never finalised is refused with the message that says to execute it once
 // first (the capture ends cleanly); after one eager call at it, the same
 // capture succeeds and its replay matches the reference.
+// Planned dynamic (Graph::set_dynamic_shapes): the same two problems on a graph
+// planned dynamic from the start, so cuDNN's heuristics ranked the dynamic-shape
+// operation graph and the built plan carries its kernel cache; each shape must
+// do as above (served, or cuDNN's decline named), and where cuDNN offers or
+// builds no config for the dynamic graph at all the test prints why (the
+// planning notes and the cudnn plans' build refusals) and passes.
 // Tolerances: fp16 C |err| <= 3e-2 + 1e-2 |want| (K <= 256 products of [-1, 1]),
 // bf16 O 2e-2, FLOAT Stats 5e-3 (as test_cudnn_gpu_sdpa.cpp).
 #include "cudnn_gpu/sdpa_gpu_util.h"
@@ -103,6 +109,7 @@ struct Problem {
   int shapes = 3;
   Build build;
   std::function<std::string(int)> describe;  // "M=64 K=128 N=96"
+  bool dynamic = false;                       // planned dynamic (Graph::set_dynamic_shapes)
 };
 
 double tolerance(DataType t, bool relative) {
@@ -210,13 +217,28 @@ void expect_named_decline(const Status& s, const std::string& what) {
   EXPECT_NE(s.message().find("nothing was launched"), std::string::npos) << what << ": " << s.message();
 }
 
-// The device graph of `p` at its declared shape, planned for device 0; the
-// index of its first cudnn plan that builds (-1: none).
-std::int64_t first_cudnn_plan(Graph& gd, const DeviceProperties& props) {
+// The device graph of `p` at its declared shape, planned for device 0 (planned
+// dynamic when `dynamic`); the index of its first cudnn plan that builds (-1:
+// none, and `why` (when given) says what cuDNN answered: the planning notes
+// that name cudnn, and each cudnn plan's build refusal).
+std::int64_t first_cudnn_plan(Graph& gd, const DeviceProperties& props, bool dynamic = false,
+                              std::string* why = nullptr) {
   gd.set_device_properties(props);
+  gd.set_dynamic_shapes(dynamic);
   EXPECT_TRUE(gd.create_execution_plans({HeurMode::A, HeurMode::FALLBACK}).is_good());
-  for (std::int64_t i = 0; i < gd.get_execution_plan_count(); ++i)
-    if (gd.get_plan_name_at_index(i).value().rfind("cudnn_eng", 0) == 0 && gd.build_plan_at_index(i).is_good()) return i;
+  std::string reasons;
+  for (std::int64_t i = 0; i < gd.get_execution_plan_count(); ++i) {
+    const std::string name = gd.get_plan_name_at_index(i).value();
+    if (name.rfind("cudnn_eng", 0) != 0) continue;
+    const Status b = gd.build_plan_at_index(i);
+    if (b.is_good()) return i;
+    reasons += (reasons.empty() ? "" : "; ") + name + ": " + b.message();
+  }
+  if (why) {
+    for (const std::string& n : gd.planning_notes())
+      if (n.find("cudnn") != std::string::npos) reasons += (reasons.empty() ? "" : "; ") + n;
+    *why = reasons.empty() ? std::string("no cudnn plan in the list and no planning note names cudnn") : reasons;
+  }
   return -1;
 }
 
@@ -229,12 +251,19 @@ void run_problem(const Problem& p) {
   std::mt19937 rng(std::random_device{}());
   Graph gd;
   const Instance device = p.build(gd, 0, rng);
-  const std::int64_t bi = first_cudnn_plan(gd, props.value());
-  ASSERT_GE(bi, 0) << p.name << ": no cudnn plan built at the declared shape";
-  const std::string plan = gd.get_plan_name_at_index(bi).value();
+  std::string why;
+  const std::int64_t bi = first_cudnn_plan(gd, props.value(), p.dynamic, &why);
   const std::size_t v = api.value()->version;
-  std::printf("%s: plan %s, libcudnn %zu.%zu.%zu (%s)\n", p.name.c_str(), plan.c_str(), v / 10000, v / 100 % 100,
-              v % 100, api.value()->path.c_str());
+  if (bi < 0 && p.dynamic) {  // cuDNN offered or built no config for the dynamic-shape graph: named, and passes
+    std::printf("%s (planned dynamic), libcudnn %zu.%zu.%zu: no cudnn plan: DECLINED by cuDNN: %s\n", p.name.c_str(),
+                v / 10000, v / 100 % 100, v % 100, why.c_str());
+    EXPECT_TRUE(gd.dynamic_shapes());
+    return;
+  }
+  ASSERT_GE(bi, 0) << p.name << ": no cudnn plan built at the declared shape: " << why;
+  const std::string plan = gd.get_plan_name_at_index(bi).value();
+  std::printf("%s: plan %s (planned %s), libcudnn %zu.%zu.%zu (%s)\n", p.name.c_str(), plan.c_str(),
+              p.dynamic ? "dynamic" : "static", v / 10000, v / 100 % 100, v % 100, api.value()->path.c_str());
   CUstream stream = nullptr;
   ASSERT_EQ(drv()->stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   gpu_testing::StreamHandle handle(stream, &props.value());
@@ -364,6 +393,16 @@ TEST(CudnnGpuDynamic, MatmulRunsOverriddenShapes) {
 
 TEST(CudnnGpuDynamic, SdpaForwardRunsOverriddenShapes) {
   run_problem({"sdpa_fwd_causal_bf16", 3, build_sdpa, describe_sdpa});
+}
+
+// The same problems on graphs planned dynamic from the start: the heuristics'
+// configs are the dynamic-shape graph's, the plan is built with its kernel cache.
+TEST(CudnnGpuDynamic, MatmulPlannedDynamicRunsOverriddenShapes) {
+  run_problem({"matmul_fp16_planned_dynamic", 3, build_matmul, describe_matmul, true});
+}
+
+TEST(CudnnGpuDynamic, SdpaForwardPlannedDynamicRunsOverriddenShapes) {
+  run_problem({"sdpa_fwd_causal_bf16_planned_dynamic", 3, build_sdpa, describe_sdpa, true});
 }
 
 // Under capture a shape never finalised is refused (finalising allocates); once
