@@ -72,7 +72,7 @@ Status TmaCache::maps(const runtime::CudaDriverApi& api, const GemmProblem& kp, 
                                          c.tile_m, &fa1, &fa0)
                                 : key_of(a_ptr, kp.in, kp.m, kp.k, kp.a.sc, kp.batch1, kp.a.s1, kp.batch0, kp.a.s0,
                                          64, &fa1, &fa0);
-  // A K-major B's box: the CTA's columns in one box of at most 256 rows (320: two of 160; gemm_v2.cu kBBox).
+  // A K-major B's box: the CTA's columns in one box of at most 256 rows (320: two of 160; gemm_v2_config.cuh kBBox).
   const int b_box = c.tile_n / c.cluster_m > 256 ? c.tile_n / c.cluster_m / 2 : c.tile_n / c.cluster_m;
   const TmaKey kb = kp.b_kmajor ? key_of(b_ptr, kp.in, kp.k, kp.n, kp.b.sc, kp.batch1, kp.b.s1, kp.batch0, kp.b.s0,
                                          b_box, &fb1, &fb0)
