@@ -39,6 +39,11 @@ class pygraph(_C._GraphBase):
         self.device_property = device_property
         self.is_dynamic_shape_enabled = bool(is_dynamic_shape_enabled)
         self.is_override_shape_enabled = bool(is_override_shape_enabled)
+        # Either makes the graph planned dynamic from the start (Graph::set_dynamic_shapes): the
+        # cuDNN engine's heuristics, engine configs and plans are those of the dynamic-shape
+        # operation graph, which an execute-time shape override then finalises at its extents.
+        if self.is_dynamic_shape_enabled or self.is_override_shape_enabled:
+            self.set_dynamic_shapes(True)
         # The planning target: an explicit architecture (deviceless planning) first, else the
         # device the handle drives (cudnn.pygraph: the handle's device), else the device of the
         # first CUDA buffer given to tensor_like, else the target of the graph whose tensor was
@@ -339,6 +344,7 @@ class pygraph(_C._GraphBase):
         g._deserialize_into(json.dumps(doc))
         _retarget_like(g, self)  # deserializing resets the planning target
         g.set_host_fallback(self.host_fallback)
+        g.set_dynamic_shapes(self.dynamic_shapes)
         engine_id, knobs = self.get_engine_and_knobs_at_index(self.get_selected_plan_index())
         g.create_execution_plan(engine_id, knobs)
         g.check_support()

@@ -278,6 +278,7 @@ def _ranked_configs(g):
     copy._deserialize_into(g._serialize())
     _retarget_like(copy, g)  # g's planning target, after the graph (deserializing resets it)
     copy.set_host_fallback(g.host_fallback)
+    copy.set_dynamic_shapes(g.dynamic_shapes)  # a graph planned dynamic ranks the dynamic graph's plans
     copy.create_execution_plans([_C.heur_mode.A, _C.heur_mode.FALLBACK])
     configs = [copy.get_engine_and_knobs_at_index(i) for i in range(copy.get_execution_plan_count())]
     g._ranked_copy = configs

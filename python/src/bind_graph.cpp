@@ -187,7 +187,10 @@ nb::class_<PyGraph> bind_graph(nb::module_& m) {
            }, nb::arg("tensor"))
       .def("_serialize", [](PyGraph& g) { return unwrap(g.serialize()); })
       .def("_deserialize_into", [](PyGraph& g, const std::string& text) {
+             // Planned for shape overrides is the Python object's (its constructor's): kept.
+             const bool dynamic = g.dynamic_shapes();
              g.replace_with(unwrap(CoreGraph::deserialize(text)));
+             g.set_dynamic_shapes(dynamic);
            })
       .def("key", [](PyGraph& g) { return unwrap(g.key()); }, "64-bit hash of the canonical graph JSON.");
   return cls;

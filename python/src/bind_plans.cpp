@@ -552,6 +552,11 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
            "Lets check_support / build_plans take the host reference on a graph planned for a device that no "
            "device engine accepts (off by default: GraphNotSupportedError, as cudnn-frontend).")
       .def_prop_ro("host_fallback", [](const PyGraph& g) { return g.host_fallback(); })
+      .def("set_dynamic_shapes", [](PyGraph& g, bool enabled) { g.set_dynamic_shapes(enabled); }, nb::arg("enabled"),
+           "Plans the graph for execute-time shape overrides from the start (before planning): the cuDNN engine "
+           "lowers it with cuDNN's dynamic-shape flag for its heuristics, configs and built plan. "
+           "pygraph(is_dynamic_shape_enabled=True) or (is_override_shape_enabled=True) sets it.")
+      .def_prop_ro("dynamic_shapes", [](const PyGraph& g) { return g.dynamic_shapes(); })
       .def("check_support", [](PyGraph& g) { throw_if(g.check_support()); })
       .def("build_plans", [](PyGraph& g, BuildPlanPolicy p) { throw_if(g.build_plans(p)); },
            nb::arg("policy") = BuildPlanPolicy::HEURISTICS_CHOICE)
