@@ -69,3 +69,22 @@ def test_deserializing_into_the_graph_keeps_it():
         g = graph(**kw)
         g.deserialize(text)
         assert g.dynamic_shapes is want, kw
+
+
+def test_a_graph_rebuilt_for_a_pass_by_value_keeps_it(rng):
+    # execute builds the graph again for a pass-by-value given only at execute: that graph is
+    # planned dynamic too (the plan it replays was ranked on the dynamic graph).
+    g = graph(is_dynamic_shape_enabled=True)
+    x_np = rng.standard_normal((2, 8)).astype(F32)
+    x = g.tensor(name="x", dim=[2, 8], data_type=F32)
+    alpha = g.tensor(name="alpha", dim=[1, 1], stride=[1, 1], is_pass_by_value=True, data_type=F32)
+    y = g.mul(a=x, b=alpha)
+    y.set_output(True).set_data_type(F32)
+    g.build()
+    for value in (2.5, -0.75):
+        out = np.full((2, 8), np.nan, F32)
+        g.execute({x: x_np, alpha: np.array([value], F32), y: out}, None)
+        np.testing.assert_allclose(out, x_np.astype(np.float64) * np.float32(value), rtol=1e-6, atol=1e-6)
+    rebuilt = list(g._rebuilt.values())
+    assert rebuilt, "a value other than the declared one rebuilds the graph"
+    assert all(r.dynamic_shapes is True for r in rebuilt)
