@@ -7,7 +7,8 @@
 //   informative), knobs {KNOB_NAME: value} (public form), numerical_notes /
 //   behavior_notes [names], and optionally backend_plan (the engine's own
 //   serialised plan, e.g. cuDNN's execution-plan JSON) or backend_refused (why
-//   the engine could not serialise it).
+//   the engine could not serialise it), and dynamic_shapes true when the graph
+//   was planned dynamic (Graph::set_dynamic_shapes; absent otherwise).
 // (engine_id, knobs) is the portable form: it replays on any build that has the
 // engine. backend_plan only skips heuristics and the build; when the engine
 // refuses it (another library version, another GPU) the plan is rebuilt.
@@ -38,6 +39,7 @@ struct Parsed {
   Knobs knobs;
   PlanNotes notes;
   std::optional<std::string> backend_plan;
+  bool dynamic_shapes = false;
 };
 
 Result<Parsed> parse(std::string_view text) {
@@ -56,6 +58,10 @@ Result<Parsed> parse(std::string_view text) {
   const json* key = str("graph_key");
   if (!key) return bad("'graph_key' is missing or not a string");
   p.graph_key = key->get<std::string>();
+  if (auto d = j.find("dynamic_shapes"); d != j.end()) {
+    if (!d->is_boolean()) return bad("'dynamic_shapes' is not a boolean");
+    p.dynamic_shapes = d->get<bool>();
+  }
   auto id = j.find("engine_id");
   if (id == j.end() || !id->is_number_integer()) return bad("'engine_id' is missing or not an integer");
   p.engine_id = id->get<std::int64_t>();
@@ -107,6 +113,7 @@ Result<std::string> Graph::serialize_plan_at_index(std::int64_t index) {
   j["version"] = kRecordVersion;
   j["graph"] = context().name;
   j["graph_key"] = hex_key(k.value());
+  if (st_->dynamic_shapes) j["dynamic_shapes"] = true;  // ranked and built on the dynamic graph
   j["engine_id"] = p.config.engine_id;
   j["engine"] = p.engine->label(p.config);
   json knobs = json::object();
@@ -141,7 +148,18 @@ Status Graph::deserialize_plan(std::string_view record) {
       return {ErrorCode::INVALID_VALUE, "plan record was made for graph key " + r->graph_key + "; graph '" +
                                             context().name + "' has key " + hex_key(k.value())};
   }
-  OPGRAPH_CHECK(create_execution_plan(r->engine_id, r->knobs));  // refuses a second planning
+  // The record's plan was ranked and built on a graph planned dynamic or not (cuDNN's
+  // dynamic-shape operation graph or the static one): the graph is planned as it was,
+  // and a planning note says when that changed the graph's setting.
+  const bool was_dynamic = st_->dynamic_shapes;
+  if (!st_->planned) st_->dynamic_shapes = r->dynamic_shapes;
+  if (Status s = create_execution_plan(r->engine_id, r->knobs); s.is_bad()) {  // refuses a second planning
+    if (!st_->planned) st_->dynamic_shapes = was_dynamic;  // a refused record changes nothing
+    return s;
+  }
+  if (was_dynamic != st_->dynamic_shapes)
+    st_->notes.push_back(std::string("the plan record was made for a graph planned ") +
+                         (st_->dynamic_shapes ? "dynamic" : "static") + ": planned so (Graph::set_dynamic_shapes)");
   PlanRecord& p = st_->plans.front();
   p.config.notes.merge(r->notes);
   if (!r->backend_plan) return Status::ok();

@@ -151,5 +151,66 @@ TEST(DynamicShapesOption, ThePlanChoiceKeyOfADynamicGraphIsAnother) {
   EXPECT_EQ(plan_choice_key(g, dyn).value(), k_dyn.value());  // stable
 }
 
+// A plan record says the graph was planned dynamic (a static graph's record is
+// as before), and replaying it plans the fresh graph so, with a note when that
+// changed the graph's setting.
+TEST(DynamicShapesOption, APlanRecordCarriesItAndItsReplayPlansTheGraphSo) {
+  Seen w;
+  plan::testing::ScopedManifest scope(w.m);
+  auto record_of = [](bool dynamic) {
+    Graph g;
+    build_mm(g, 4, 8, 4);
+    g.set_dynamic_shapes(dynamic);
+    EXPECT_TRUE(g.create_execution_plans({HeurMode::A}).is_good());
+    EXPECT_TRUE(g.build_plans().is_good());
+    auto r = g.serialize_plan();
+    EXPECT_TRUE(r.is_good()) << r.status().to_string();
+    return r.is_good() ? r.value() : std::string();
+  };
+  const std::string dyn = record_of(true), fixed = record_of(false);
+  EXPECT_NE(dyn.find("\"dynamic_shapes\":true"), std::string::npos) << dyn;
+  EXPECT_EQ(fixed.find("dynamic_shapes"), std::string::npos) << fixed;
+
+  auto has_note = [](const Graph& g, const std::string& what) {
+    for (const auto& n : g.planning_notes())
+      if (n.find(what) != std::string::npos) return true;
+    return false;
+  };
+  Graph plain;  // not set: the dynamic record plans it dynamic, and says so
+  build_mm(plain, 4, 8, 4);
+  ASSERT_TRUE(plain.deserialize_plan(dyn).is_good());
+  EXPECT_TRUE(plain.dynamic_shapes());
+  EXPECT_TRUE(has_note(plain, "the plan record was made for a graph planned dynamic"));
+  EXPECT_TRUE(plain.build_plans().is_good());
+
+  Graph set;  // set: a static record plans it static, and says so
+  build_mm(set, 4, 8, 4);
+  set.set_dynamic_shapes(true);
+  ASSERT_TRUE(set.deserialize_plan(fixed).is_good());
+  EXPECT_FALSE(set.dynamic_shapes());
+  EXPECT_TRUE(has_note(set, "planned static"));
+
+  Graph same;  // the same setting: no note
+  build_mm(same, 4, 8, 4);
+  same.set_dynamic_shapes(true);
+  ASSERT_TRUE(same.deserialize_plan(dyn).is_good());
+  EXPECT_TRUE(same.dynamic_shapes());
+  EXPECT_FALSE(has_note(same, "the plan record was made"));
+
+  Graph other;  // a refused record changes nothing
+  build_mm(other, 16, 8, 4);
+  Status s = other.deserialize_plan(dyn);
+  EXPECT_EQ(s.code(), ErrorCode::INVALID_VALUE) << s.to_string();
+  EXPECT_FALSE(other.dynamic_shapes());
+
+  std::string wrong = dyn;
+  wrong.replace(wrong.find("\"dynamic_shapes\":true"), 21, "\"dynamic_shapes\":1");
+  Graph bad;
+  build_mm(bad, 4, 8, 4);
+  Status b = bad.deserialize_plan(wrong);
+  EXPECT_EQ(b.code(), ErrorCode::UNSUPPORTED_GRAPH_FORMAT) << b.to_string();
+  EXPECT_NE(b.message().find("'dynamic_shapes' is not a boolean"), std::string::npos) << b.message();
+}
+
 }  // namespace
 }  // namespace opgraph
