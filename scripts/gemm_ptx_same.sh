@@ -22,7 +22,9 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # The declared specialisations' preludes, one block per kernel ("@@ <kernel> <source>").
 libs=()
 for l in gemm engines plan exec runtime "" ir; do libs+=("$build/src/libopgraph${l:+_$l}.a"); done
-for l in "${libs[@]}"; do [[ -f $l ]] || { echo "gemm_ptx_same: $l missing (build opgraph_gemm in $build first)" >&2; exit 2; }; done
+for l in "${libs[@]}"; do
+  [[ -f $l ]] || { echo "gemm_ptx_same: $l missing (build opgraph_gemm in $build first)" >&2; exit 2; }
+done
 cat >"$tmp/dump.cpp" <<'CPP'
 #include <cstdio>
 #include <string>
