@@ -267,6 +267,9 @@ class Graph : public OpGraph {
   // (engine_id, knobs) with the record's notes. With a backend blob the engine
   // loads it now (the plan is built on return); if the engine refuses it, a
   // planning note says why and build_plans rebuilds from (engine_id, knobs).
+  // A record of a graph planned dynamic says so ("dynamic_shapes": true): the
+  // graph is planned as the record's was (set_dynamic_shapes), with a planning
+  // note when that changed its setting.
   Status deserialize_plan(std::string_view record);
 
   // --- filters (after planning, before building) ---

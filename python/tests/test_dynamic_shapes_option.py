@@ -88,3 +88,22 @@ def test_a_graph_rebuilt_for_a_pass_by_value_keeps_it(rng):
     rebuilt = list(g._rebuilt.values())
     assert rebuilt, "a value other than the declared one rebuilds the graph"
     assert all(r.dynamic_shapes is True for r in rebuilt)
+
+
+def test_a_built_graph_serialized_and_read_back_is_planned_dynamic_again(rng):
+    # serialize() of a built graph carries its plan record, which says the graph was planned
+    # dynamic; opgraph.deserialize (a plain pygraph) plans the graph read back so.
+    for kw, want in (({"is_override_shape_enabled": True}, True), ({}, False)):
+        g = graph(**kw)
+        a_np = rng.standard_normal((1, 4, 6)).astype(F32)
+        b_np = rng.standard_normal((1, 6, 3)).astype(F32)
+        a, b = g.tensor_like(a_np, name="a"), g.tensor_like(b_np, name="b")
+        c = g.matmul(A=a, B=b)
+        c.set_output(True)
+        g.build()
+        back = opgraph.deserialize(g.serialize())
+        assert back.dynamic_shapes is want, kw
+        out = np.full((1, 4, 3), np.nan, F32)
+        ws = np.empty(max(back.get_workspace_size(), 1), np.uint8)
+        back.execute({a.get_uid(): a_np, b.get_uid(): b_np, c.get_uid(): out}, ws)
+        np.testing.assert_allclose(out, a_np.astype(np.float64) @ b_np.astype(np.float64), rtol=1e-5, atol=1e-5)
