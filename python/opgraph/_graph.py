@@ -39,10 +39,12 @@ class pygraph(_C._GraphBase):
         self.device_property = device_property
         self.is_dynamic_shape_enabled = bool(is_dynamic_shape_enabled)
         self.is_override_shape_enabled = bool(is_override_shape_enabled)
-        # Either makes the graph planned dynamic from the start (Graph::set_dynamic_shapes): the
-        # cuDNN engine's heuristics, engine configs and plans are those of the dynamic-shape
+        # is_dynamic_shape_enabled plans the graph dynamic from the start (Graph::set_dynamic_shapes):
+        # the cuDNN engine's heuristics, engine configs and plans are those of the dynamic-shape
         # operation graph, which an execute-time shape override then finalises at its extents.
-        if self.is_dynamic_shape_enabled or self.is_override_shape_enabled:
+        # is_override_shape_enabled alone does not (cudnn-frontend keeps the two apart): such a
+        # graph's cuDNN plans are deselected beside gemm plans, or refused at check_support.
+        if self.is_dynamic_shape_enabled:
             self.set_dynamic_shapes(True)
         # The planning target: an explicit architecture (deviceless planning) first, else the
         # device the handle drives (cudnn.pygraph: the handle's device), else the device of the
