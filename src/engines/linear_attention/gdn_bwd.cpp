@@ -42,18 +42,12 @@ constexpr unsigned kThreads = 256;
 constexpr unsigned kFinishTokensPerBlock = kThreads / 32;  // one warp a token
 
 runtime::KernelRequest request(long long d, DataType io, const char* entry) {
-  runtime::KernelRequest r;
-  r.family = "linear_attention";
-  const std::string io_name = io == DataType::HALF ? "f16" : "bf16";
-  r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
   // The prep and the two scans in one source, the gradient kernels in the other.
   const std::string e = entry;
-  r.source = e == "gdn_bwd_prep" || e == "gdn_bwd_fwd_scan" || e == "gdn_bwd_rev_scan"
-                 ? "linear_attention/kernels/gdn_bwd_states.cu"
-                 : "linear_attention/kernels/gdn_bwd_grads.cu";
-  r.entry = entry;
-  r.defines = {{"GDN_D", std::to_string(d)}, {"GDN_IO", io == DataType::HALF ? "1" : "0"}};
-  return r;
+  return rules::kernel_request(d, io, entry,
+                               e == "gdn_bwd_prep" || e == "gdn_bwd_fwd_scan" || e == "gdn_bwd_rev_scan"
+                                   ? "linear_attention/kernels/gdn_bwd_states.cu"
+                                   : "linear_attention/kernels/gdn_bwd_grads.cu");
 }
 
 constexpr const char* kEntries[] = {"gdn_bwd_prep",  "gdn_bwd_fwd_scan", "gdn_bwd_rev_scan",

@@ -68,6 +68,16 @@ Status check_packed(std::string_view op, const char* rule, const char* access, c
                                (row_pad ? " (the row stride may be padded to a multiple of 16 bytes)" : ""));
 }
 
+runtime::KernelRequest kernel_request(long long d, DataType io, const char* entry, const char* source) {
+  runtime::KernelRequest r;
+  r.family = "linear_attention";
+  r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + (io == DataType::HALF ? "f16" : "bf16");
+  r.source = source;
+  r.entry = entry;
+  r.defines = {{"GDN_D", std::to_string(d)}, {"GDN_IO", io == DataType::HALF ? "1" : "0"}};
+  return r;
+}
+
 long long type_code(DataType d) {
   switch (d) {
     case DataType::BFLOAT16: return opgraph_gdn::kTypeBf16;

@@ -69,20 +69,14 @@ GdnParams params_of(const GdnProblem& p) {
 }
 
 runtime::KernelRequest request(long long d, DataType io, const char* entry) {
-  runtime::KernelRequest r;
-  r.family = "linear_attention";
-  const std::string io_name = io == DataType::HALF ? "f16" : "bf16";
-  r.kernel = std::string(entry) + "_d" + std::to_string(d) + "_" + io_name;
   const std::string e = entry;
-  r.source = e == "gdn_prefill"                             ? "linear_attention/kernels/gdn_prefill.cu"
-             : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
-                       e == "gdn_span_scan_fused"
-                 ? "linear_attention/kernels/gdn_fused.cu"
-             : e == "gdn_decode" || e == "gdn_state_copy" ? "linear_attention/kernels/gdn_decode.cu"
-                                                          : "linear_attention/kernels/gdn_two_pass.cu";
-  r.entry = entry;
-  r.defines = {{"GDN_D", std::to_string(d)}, {"GDN_IO", io == DataType::HALF ? "1" : "0"}};
-  return r;
+  const char* source = e == "gdn_prefill" ? "linear_attention/kernels/gdn_prefill.cu"
+                       : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
+                               e == "gdn_span_scan_fused"
+                           ? "linear_attention/kernels/gdn_fused.cu"
+                       : e == "gdn_decode" || e == "gdn_state_copy" ? "linear_attention/kernels/gdn_decode.cu"
+                                                                    : "linear_attention/kernels/gdn_two_pass.cu";
+  return rules::kernel_request(d, io, entry, source);
 }
 // The pool copy does not depend on the layout class: one specialisation.
 runtime::KernelRequest copy_request() {

@@ -1,7 +1,7 @@
 // engines/linear_attention/la_rules.h — the support-rule helpers the family's
 // analyses share (gdn_problem.cpp: gdn and gdn_summary; gdn_bwd.cpp: gdn_bwd): a
-// named decline, the q/k/v row-layout rule and the dense-layout rule, and the
-// kernels' run-time type codes. `op` prefixes the rule in messages ("" or
+// named decline, the q/k/v row-layout rule and the dense-layout rule, the
+// kernels' run-time type codes, and the kernel request of an entry. `op` prefixes the rule in messages ("" or
 // "gdn_bwd: "); `rule` is the rule's name as the analysis numbers it.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "opgraph/data_type.h"
 #include "opgraph/status.h"
 #include "opgraph/tensor.h"
+#include "runtime/nvrtc_compiler.h"
 
 namespace opgraph::linear_attention::rules {
 
@@ -33,5 +34,8 @@ Status check_packed(std::string_view op, const char* rule, const char* access, c
                     const char* port, const Tensor& t, bool row_pad = false, std::int64_t* row_stride = nullptr);
 // The kernels' run-time element type code (gdn_params.cuh: kTypeBf16, kTypeF16, kTypeF32).
 long long type_code(DataType d);
+// The family's kernel `entry` of `source` (a file under the kernels' include root) specialised for
+// head dim d and q/k/v type io: kernel name <entry>_d<d>_<bf16|f16>, defines GDN_D and GDN_IO.
+runtime::KernelRequest kernel_request(long long d, DataType io, const char* entry, const char* source);
 
 }  // namespace opgraph::linear_attention::rules
