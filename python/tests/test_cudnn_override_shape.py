@@ -61,13 +61,19 @@ def test_without_override_the_same_plans_are_supported(h200_cudnn_plans, monkeyp
     assert called == [1]
 
 
-def test_an_override_enabled_matmul_keeps_its_gemm_plans():
+def planned_matmul(override):
+    """A 64^3 fp16 matmul for an sm_90 target, planned (create_execution_plans)."""
     g = opgraph.pygraph(io_data_type=opgraph.data_type.HALF, compute_data_type=opgraph.data_type.FLOAT,
-                        sm_version=90, sm_count=132, is_override_shape_enabled=True)
+                        sm_version=90, sm_count=132, is_override_shape_enabled=override)
     a = g.tensor(name="a", dim=[1, 64, 64], data_type=opgraph.data_type.HALF)
     b = g.tensor(name="b", dim=[1, 64, 64], data_type=opgraph.data_type.HALF)
     g.matmul(a, b).set_output(True)
     g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    return g
+
+
+def test_an_override_enabled_matmul_keeps_its_gemm_plans():
+    g = planned_matmul(True)
     names = [g.get_plan_name_at_index(i) for i in range(g.get_execution_plan_count())]
     assert any(n.startswith("gemm") for n in names), names
     # Where a GPU lists cuDNN plans too (the H200 ranks cudnn_eng0 first for this shape), they are
@@ -89,10 +95,5 @@ def test_an_override_enabled_graph_deselects_the_cudnn_plans_beside_gemm_plans(m
     monkeypatch.setattr(opgraph._C._GraphBase, "deselect_engines", lambda self, s: denied.append(list(s)))
     for override, want in ((True, [["cudnn_eng"]]), (False, [])):
         denied.clear()
-        g = opgraph.pygraph(io_data_type=opgraph.data_type.HALF, compute_data_type=opgraph.data_type.FLOAT,
-                            sm_version=90, sm_count=132, is_override_shape_enabled=override)
-        a = g.tensor(name="a", dim=[1, 64, 64], data_type=opgraph.data_type.HALF)
-        b = g.tensor(name="b", dim=[1, 64, 64], data_type=opgraph.data_type.HALF)
-        g.matmul(a, b).set_output(True)
-        g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+        planned_matmul(override)
         assert denied == want, override
