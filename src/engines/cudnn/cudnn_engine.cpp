@@ -240,69 +240,83 @@ class CudnnPlan final : public CompiledPlan {
       return {ErrorCode::INVALID_VALUE, "engine cudnn: workspace too small: needs " + std::to_string(workspace_) +
                                             " bytes, got " + std::to_string(ctx.workspace.bytes)};
     std::optional<runtime::ContextScope> bound;
-    if (context_) {
-      bound.emplace(*driver_, context_);
-      if (bound->status().is_bad())
-        return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
-    }
+    OPGRAPH_CHECK(bind_context(bound));
     // The one check: the caller's buffers against the table built at build (a
     // refusal goes to its checker, which names the operand and the rule).
     if (!table_.accepts(pack)) return table_.explain(pack);
-    void* ws = ctx.workspace.data;
-    // The last call's finalized variant pack serves this one when its pointers and
-    // workspace are this call's (compared in place: a hit allocates nothing). One
-    // call at a time uses it: a call that finds another holding it finalizes a
-    // pack of its own in a pointer array of its own (never waits).
-    std::unique_lock<std::mutex> lock(cache_.mu, std::try_to_lock);
-    if (lock.owns_lock() && cache_.vp && cache_.ws == ws && cached_pointers_are(pack)) return launch(ctx, cache_.vp);
-    std::vector<void*> own;
-    std::vector<void*>& ptrs = lock.owns_lock() ? cache_.ptrs : own;
-    if (lock.owns_lock()) cache_.vp = Descriptor();  // invalid until the new one is finalized
-    OPGRAPH_CHECK(gather(pack, ws, ptrs));
-    auto vp = variant_pack(ptrs, ws);
-    if (vp.is_bad()) return vp.status();
-    if (!lock.owns_lock()) return launch(ctx, vp.value());
-    cache_.vp = std::move(vp.value());
-    cache_.ws = ws;
-    return launch(ctx, cache_.vp);
+    return run_cached(pack, ctx, cache_, plan_, scratch_at_, lowering_.scratch);
   }
 
   Result<std::string> serialize_backend() const override { return execution_plan_json(*api_, plan_); }
 
  private:
-  // Whether the caller's buffers are the cached pack's (its first
-  // caller_uids.size() pointers; the by-value and scratch ones follow from the
-  // lowering and the workspace). A missing buffer is a miss: gather() names it.
-  bool cached_pointers_are(const VariantPack& pack) const {
+  // The plan's context made current on this thread for the scope of `bound`
+  // (nothing when the plan has none).
+  Status bind_context(std::optional<runtime::ContextScope>& bound) const {
+    if (!context_) return Status::ok();
+    bound.emplace(*driver_, context_);
+    if (bound->status().is_bad())
+      return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
+    return Status::ok();
+  }
+
+  // Runs `plan` (the built one, or a shape's) on the caller's buffers: the last
+  // call's finalized variant pack in `cache` serves this one when its pointers
+  // and workspace are this call's (compared in place: a hit allocates nothing).
+  // One call at a time uses it: a call that finds another holding it finalizes a
+  // pack of its own in a pointer array of its own (never waits). `scratch_at`,
+  // `scratch`: where the plan's lowering puts its scratch tensors in the workspace.
+  Status run_cached(const VariantPack& pack, const ExecutionContext& ctx, VariantPackCache& cache,
+                    const Descriptor& plan, std::int64_t scratch_at, const std::vector<ScratchTensor>& scratch) const {
+    void* ws = ctx.workspace.data;
+    std::unique_lock<std::mutex> lock(cache.mu, std::try_to_lock);
+    if (lock.owns_lock() && cache.vp && cache.ws == ws && pointers_are(pack, cache.ptrs))
+      return launch(ctx, cache.vp, plan);
+    std::vector<void*> own;
+    std::vector<void*>& ptrs = lock.owns_lock() ? cache.ptrs : own;
+    if (lock.owns_lock()) cache.vp = Descriptor();  // invalid until the new one is finalized
+    gather(pack, ws, scratch_at, scratch, ptrs);
+    auto vp = variant_pack(ptrs, ws);
+    if (vp.is_bad()) return vp.status();
+    if (!lock.owns_lock()) return launch(ctx, vp.value(), plan);
+    cache.vp = std::move(vp.value());
+    cache.ws = ws;
+    return launch(ctx, cache.vp, plan);
+  }
+
+  // Whether the caller's buffers are `ptrs`' first table_.rows().size() entries
+  // (the by-value and scratch ones follow from the lowering and the workspace).
+  bool pointers_are(const VariantPack& pack, const std::vector<void*>& ptrs) const {
     const OperandBuffer* ops = pack.operands().data();
     const auto& rows = table_.rows();
+    if (ptrs.size() < rows.size()) return false;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      if (ops[rows[i].position].data != cache_.ptrs[i]) return false;
+      if (ops[rows[i].position].data != ptrs[i]) return false;
     return true;
   }
 
   // `ptrs` (cleared first) := the pack's pointers parallel to uids_: the
   // caller's buffers, the by-value scalars, the scratch tensors in `ws`.
   // The table accepted the pack: every caller buffer is bound.
-  Status gather(const VariantPack& pack, void* ws, std::vector<void*>& ptrs) const {
+  void gather(const VariantPack& pack, void* ws, std::int64_t scratch_at, const std::vector<ScratchTensor>& scratch,
+              std::vector<void*>& ptrs) const {
     ptrs.clear();
     ptrs.reserve(uids_.size());
     const OperandBuffer* ops = pack.operands().data();
     for (const OperandRow& r : table_.rows()) ptrs.push_back(ops[r.position].data);
     ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
-    for (std::size_t i = 0; i < lowering_.scratch.size(); ++i)
+    for (std::size_t i = 0; i < scratch.size(); ++i)
       ptrs.push_back(constant_at_[i] ? reinterpret_cast<void*>(constant_at_[i])
-                                     : static_cast<char*>(ws) + scratch_at_ + lowering_.scratch[i].offset);
-    return Status::ok();
+                                     : static_cast<char*>(ws) + scratch_at + scratch[i].offset);
   }
 
-  // cudnnBackendExecute of `vp` on this thread's handle for the (bound) context
-  // with ctx.stream set: one enqueue, nothing else on the stream.
-  Status launch(const ExecutionContext& ctx, const Descriptor& vp) const {
+  // cudnnBackendExecute of `plan` with `vp` on this thread's handle for the
+  // (bound) context with ctx.stream set: one enqueue, nothing else on the stream.
+  Status launch(const ExecutionContext& ctx, const Descriptor& vp, const Descriptor& plan) const {
     // execute() bound context_ (when known): the handle lookup need not ask again.
     auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream), context_);
     if (h.is_bad()) return h.status();
-    return run(h->handle, vp);
+    return run(h->handle, vp, plan);
   }
 
   // A finalized VARIANT_PACK over `ptrs` (parallel to uids_) and workspace `ws`.
@@ -318,8 +332,8 @@ class CudnnPlan final : public CompiledPlan {
   }
 
   // The error's label is built only on failure: a successful call allocates nothing.
-  Status run(cudnnHandle_t h, const Descriptor& vp, const Descriptor* plan = nullptr) const {
-    const auto r = static_cast<cudnnStatus_t>(api_->backend_execute(h, (plan ? plan : &plan_)->get(), vp.get()));
+  Status run(cudnnHandle_t h, const Descriptor& vp, const Descriptor& plan) const {
+    const auto r = static_cast<cudnnStatus_t>(api_->backend_execute(h, plan.get(), vp.get()));
     if (r == CUDNN_STATUS_SUCCESS) return Status::ok();
     return check(*api_, r, Step::EXECUTE, "cudnnBackendExecute of " + lowering_.operations_summary());
   }
@@ -334,11 +348,7 @@ class CudnnPlan final : public CompiledPlan {
   Status execute_overridden(const VariantPack& pack, const ExecutionContext& ctx) const {
     if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
     std::optional<runtime::ContextScope> bound;
-    if (context_) {
-      bound.emplace(*driver_, context_);
-      if (bound->status().is_bad())
-        return {ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
-    }
+    OPGRAPH_CHECK(bind_context(bound));
     auto sp = shape_plan(pack, &ctx);
     if (sp.is_bad()) return sp.status();
     const ShapePlan& shape = *sp.value();
@@ -349,57 +359,14 @@ class CudnnPlan final : public CompiledPlan {
                                             " (Graph::get_workspace_size(pack) answers for the call); nothing was launched"};
     // The uids are the built plan's (lowering_difference checked the caller's,
     // by-value and scratch tensors are the same); the scratch offsets are the shape's.
-    // The shape's last variant pack serves a call with its pointers and workspace,
-    // as the built plan's does (one call at a time; another finalizes its own).
-    void* ws = ctx.workspace.data;
-    VariantPackCache& cache = shape.packs;
-    std::unique_lock<std::mutex> lock(cache.mu, std::try_to_lock);
-    if (lock.owns_lock() && cache.vp && cache.ws == ws && pointers_are(pack, cache.ptrs))
-      return launch_plan(ctx, cache.vp, shape.plan);
-    std::vector<void*> own;
-    std::vector<void*>& ptrs = lock.owns_lock() ? cache.ptrs : own;
-    if (lock.owns_lock()) cache.vp = Descriptor();  // invalid until the new one is finalized
-    ptrs.clear();
-    const OperandBuffer* ops = pack.operands().data();
-    for (const OperandRow& r : table_.rows()) ptrs.push_back(ops[r.position].data);
-    ptrs.insert(ptrs.end(), by_value_ptrs_.begin(), by_value_ptrs_.end());
-    for (std::size_t i = 0; i < shape.lowering.scratch.size(); ++i)
-      ptrs.push_back(constant_at_[i] ? reinterpret_cast<void*>(constant_at_[i])
-                                     : static_cast<char*>(ws) + shape.ws.scratch_at + shape.lowering.scratch[i].offset);
-    auto vp = variant_pack(ptrs, ws);
-    if (vp.is_bad()) return vp.status();
-    if (!lock.owns_lock()) return launch_plan(ctx, vp.value(), shape.plan);
-    cache.vp = std::move(vp.value());
-    cache.ws = ws;
-    return launch_plan(ctx, cache.vp, shape.plan);
-  }
-
-  // Whether the caller's buffers are `ptrs`' first table_.rows().size() entries.
-  bool pointers_are(const VariantPack& pack, const std::vector<void*>& ptrs) const {
-    const OperandBuffer* ops = pack.operands().data();
-    const auto& rows = table_.rows();
-    if (ptrs.size() < rows.size()) return false;
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      if (ops[rows[i].position].data != ptrs[i]) return false;
-    return true;
-  }
-
-  // launch() with a shape's execution plan.
-  Status launch_plan(const ExecutionContext& ctx, const Descriptor& vp, const Descriptor& plan) const {
-    auto h = thread_handle_on(*api_, static_cast<CUstream>(ctx.stream), context_);
-    if (h.is_bad()) return h.status();
-    return run(h->handle, vp, &plan);
+    return run_cached(pack, ctx, shape.packs, shape.plan, shape.ws.scratch_at, shape.lowering.scratch);
   }
 
   // workspace_size_for with overrides: the shape's plan (finalised if new) and its workspace.
   Result<std::int64_t> overridden_workspace(const VariantPack& pack, const ExecutionContext* ctx) const {
     if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
     std::optional<runtime::ContextScope> bound;
-    if (context_) {
-      bound.emplace(*driver_, context_);
-      if (bound->status().is_bad())
-        return Status{ErrorCode::GRAPH_EXECUTION_FAILED, "engine cudnn: " + bound->status().message()};
-    }
+    OPGRAPH_CHECK(bind_context(bound));
     auto sp = shape_plan(pack, ctx);
     if (sp.is_bad()) return sp.status();
     return sp.value()->ws.total;
