@@ -43,6 +43,13 @@ struct DeclaredSlot {
   std::string port;
 };
 
+// How an error spells extents or strides: "[1, 64, 128]" (the first n of v).
+inline std::string int_list(const std::int64_t* v, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 // How an error names a slot with its port: "operand 'B' (uid 2, input 'B' of node 'mm')".
 inline std::string operand_label(const DeclaredSlot& s) {
   return "operand '" + (s.tensor ? s.tensor->get_name() : std::string("?")) + "' (uid " + std::to_string(s.uid) +

@@ -22,11 +22,7 @@ Status refuse_override(const DeclaredSlot& s, const std::string& rule) {
   return {ErrorCode::INVALID_VARIANT_PACK, "variant pack: shape override of " + operand_label(s) + ": " + rule};
 }
 
-std::string dims_list(int rank, const std::int64_t* v) {
-  std::string s = "[";
-  for (int i = 0; i < rank && i < kMaxRank; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
+std::string dims_list(int rank, const std::int64_t* v) { return int_list(v, rank < kMaxRank ? rank : kMaxRank); }
 
 MemoryKind memory_of(DLDevice d) {
   switch (d.device_type) {

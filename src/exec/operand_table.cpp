@@ -7,12 +7,6 @@
 namespace opgraph {
 namespace {
 
-std::string list(const std::int64_t* v, int n) {
-  std::string s = "[";
-  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 const char* memory_name(MemoryKind m) { return m == MemoryKind::HOST ? "host" : "device"; }
 
 std::int64_t pow2_at_least(std::int64_t bytes) {
@@ -110,18 +104,18 @@ Status OperandTable::explain_rows(const VariantPack& pack, bool overridden_geome
     if (geometry && b.overridden && ((r.check_extents && other_extents) || (r.check_strides && !same_strides(r, b))))
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine " + engine_ + ": " + operand_label(s) + ": execute-time shape override " +
-                        list(b.dims.data(), b.rank) +
+                        int_list(b.dims.data(), b.rank) +
                         " (slots) refused: " +
                         (no_overrides_.empty() ? "engine " + engine_ + " runs the declared extents and strides only"
                                                : no_overrides_) +
                         "; nothing was launched");
     if (geometry && r.check_extents && other_extents)
-      return no("buffer extents " + list(b.dims.data(), b.rank) + " (slots) are not the declared " +
-                list(r.dims.data(), r.rank) + " and it is not a dense buffer covering the declared " +
+      return no("buffer extents " + int_list(b.dims.data(), b.rank) + " (slots) are not the declared " +
+                int_list(r.dims.data(), r.rank) + " and it is not a dense buffer covering the declared " +
                 std::to_string(s.bytes) + " bytes; this engine runs the declared extents (it would read past the buffer)");
     if (geometry && r.check_strides && !same_strides(r, b))
-      return no("buffer strides " + list(b.strides.data(), b.rank) + " are not the declared " +
-                list(r.strides.data(), r.rank) + " (slots, axes of extent > 1); this engine reads and writes by the declaration");
+      return no("buffer strides " + int_list(b.strides.data(), b.rank) + " are not the declared " +
+                int_list(r.strides.data(), r.rank) + " (slots, axes of extent > 1); this engine reads and writes by the declaration");
     if (r.check_dtype && b.dtype != r.dtype)
       return no("buffer holds " + std::string(to_string(b.dtype)) + " (" + std::to_string(slot_bits(b.dtype)) +
                 "-bit slots), the declaration is " + std::string(to_string(r.dtype)) + " (" +

@@ -10,13 +10,7 @@
 namespace opgraph::engines::cudnn {
 namespace {
 
-std::string list(const std::int64_t* v, int n) {
-  std::string s = "[";
-  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-std::string list(const std::vector<std::int64_t>& v) { return list(v.data(), static_cast<int>(v.size())); }
+std::string list(const std::vector<std::int64_t>& v) { return int_list(v.data(), static_cast<int>(v.size())); }
 
 // The attributes a lowering at other extents may change: a tensor's extents and
 // strides, and the operation graph's dynamic-shape flag (a static graph's built
@@ -207,8 +201,8 @@ Status override_declined(const DeclaredLayout& layout, std::span<const OperandBu
       ++more;
       continue;
     }
-    who = operand_label(layout.slot(p)) + " to " + list(b.dims.data(), b.rank) + " (strides " +
-          list(b.strides.data(), b.rank) + ")";
+    who = operand_label(layout.slot(p)) + " to " + int_list(b.dims.data(), b.rank) + " (strides " +
+          int_list(b.strides.data(), b.rank) + ")";
   }
   if (who.empty()) who = "(no overridden operand)";
   if (more > 0) who += " (+" + std::to_string(more) + " more overridden)";

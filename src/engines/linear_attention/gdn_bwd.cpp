@@ -294,11 +294,7 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
     return Status(ErrorCode::INVALID_VARIANT_PACK,
                   "engine linear_attention: gdn_bwd: shape override of " + operand_label(*x.slot) + ": " + rule);
   };
-  auto list = [](const std::array<std::int64_t, kMaxRank>& v, int rank) {
-    std::string d;
-    for (int i = 0; i < rank; ++i) d += (i ? ", " : "") + std::to_string(v[i]);
-    return "[" + d + "]";
-  };
+  auto list = [](const std::array<std::int64_t, kMaxRank>& v, int rank) { return int_list(v.data(), rank); };
   // Only dim 0 may change (heads and the head dim select the kernels); a tensor
   // other than q, k, v stays dense row-major.
   auto check_slot = [&](const Seen& x, bool dense) -> Status {

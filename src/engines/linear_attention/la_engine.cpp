@@ -465,11 +465,7 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
     return Status(ErrorCode::INVALID_VARIANT_PACK,
                   "engine linear_attention: shape override of " + operand_label(*x.slot) + ": " + rule);
   };
-  auto dims_str = [](const Seen& x) {
-    std::string d;
-    for (int i = 0; i < x.slot->rank; ++i) d += (i ? ", " : "") + std::to_string(x.buf->dims[i]);
-    return "[" + d + "]";
-  };
+  auto dims_str = [](const Seen& x) { return int_list(x.buf->dims.data(), x.slot->rank); };
   // Only the token count T (dim 0 of q, k, v, g, beta, O), the sequence count N
   // (cu_seqlens [N + 1], state_indices [N]) and the state rows (dim 0 of the
   // states) may change: heads and the head dim select the kernels.
