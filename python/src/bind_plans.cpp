@@ -354,16 +354,24 @@ Workspace to_workspace(nb::handle w) {
   return {b.data, b.nbytes};
 }
 
+// `h` as a handle (not None); TypeError naming `what` and h's type when it is none.
+PyHandle* handle_of(nb::handle h, const char* what) {
+  PyHandle* p = nullptr;
+  if (!nb::try_cast<PyHandle*>(h, p) || !p) {
+    std::string msg = what;  // appended piece by piece (GCC 12 misreports the concatenation under -O3)
+    msg += ": expected a handle made by create_handle() or None, got an object of type '";
+    msg += nb::type_name(h.type()).c_str();
+    msg += "'";
+    throw nb::type_error(msg.c_str());
+  }
+  return p;
+}
+
 // The call's handle, else the graph's (pygraph.handle, which the graph keeps alive), else none.
 const Handle* to_handle(nb::handle h, const PyGraph& g) {
   if (h.is_none()) h = g.handle_object();
   if (h.is_none()) return nullptr;
-  PyHandle* p = nullptr;
-  if (!nb::try_cast<PyHandle*>(h, p) || !p)
-    throw nb::type_error(("handle: expected a handle made by create_handle() or None, got an object of type '" +
-                          std::string(nb::type_name(h.type()).c_str()) + "'")
-                             .c_str());
-  return p;
+  return handle_of(h, "handle");
 }
 
 // What one call runs with, read with the GIL held: the workspace and the caller's handle.
@@ -555,7 +563,7 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
       .def("set_dynamic_shapes", [](PyGraph& g, bool enabled) { g.set_dynamic_shapes(enabled); }, nb::arg("enabled"),
            "Plans the graph for execute-time shape overrides from the start (before planning): the cuDNN engine "
            "lowers it with cuDNN's dynamic-shape flag for its heuristics, configs and built plan. "
-           "pygraph(is_dynamic_shape_enabled=True) or (is_override_shape_enabled=True) sets it.")
+           "pygraph(is_dynamic_shape_enabled=True) sets it.")
       .def_prop_ro("dynamic_shapes", [](const PyGraph& g) { return g.dynamic_shapes(); })
       .def("check_support", [](PyGraph& g) { throw_if(g.check_support()); })
       .def("build_plans", [](PyGraph& g, BuildPlanPolicy p) { throw_if(g.build_plans(p)); },
@@ -655,11 +663,7 @@ void bind_plans(nb::module_& m, nb::class_<PyGraph>& cls) {
       .def_prop_rw(
           "handle", [](const PyGraph& g) { return nb::borrow(g.handle_object()); },
           [](PyGraph& g, nb::object h) {
-            PyHandle* p = nullptr;
-            if (!h.is_none() && (!nb::try_cast<PyHandle*>(h, p) || !p))
-              throw nb::type_error(("pygraph.handle: expected a handle made by create_handle() or None, got an "
-                                    "object of type '" + std::string(nb::type_name(h.type()).c_str()) + "'")
-                                       .c_str());
+            if (!h.is_none()) handle_of(h, "pygraph.handle");
             g.set_handle_object(std::move(h));
           },
           nb::for_setter(nb::arg("value").none()),
