@@ -364,40 +364,33 @@ area_gdn() {
     "$BUILD/tests/test_la_gpu" --gtest_filter='GdnGpu.TimingFiveCells' >"$LOGS/la_ncu.csv" 2>"$LOGS/la_ncu.err"
   $PY bench/gdn_kernel_times.py "$LOGS/la_ncu.csv" | tee -a "$FILE"
 }
-area_gdn-peers() {
-  section "gdn-peers: gdn forward, ours vs fla vs FlashInfer in one process (bench/compare.py gdn)"
-  local site=${OPGRAPH_PEER_SITE:-/tmp/site} t0 rc limit
+# bench/compare.py <sub> in one process against the peers of $OPGRAPH_PEER_SITE, straight into the result
+# file (a call cut short still returns the cells done); $3: the peer folders to list.
+peers_compare() {
+  local sub=$1 log=$2 peers=$3 site=${OPGRAPH_PEER_SITE:-/tmp/site} t0 rc limit
   # Default limit: what is left of a 600 s device call that also ran install.sh (~30 s) and the build
-  # (bash's SECONDS: since run.sh began); on expiry compare_gdn.py tables the cells done.
+  # (bash's SECONDS: since run.sh began); on expiry compare_gdn*.py tables the cells done.
   limit=${OPGRAPH_GDN_PEERS_TIMEOUT:-$(( SECONDS < 450 ? 540 - SECONDS : 90 ))}
-  if [ -d "$site" ]; then say "peers: $site holds: $(cd "$site" && ls -d fla flashinfer cutlass 2>/dev/null | xargs)"
-  else say "peers: no $site (peer_wheels.py's install.sh not run): the fla / FlashInfer columns stay empty"; fi
+  # shellcheck disable=SC2086
+  if [ -d "$site" ]; then say "peers: $site holds: $(cd "$site" && ls -d $peers 2>/dev/null | xargs)"
+  else say "peers: no $site (peer_wheels.py's install.sh not run): the peers' columns stay empty"; fi
   t0=$(date +%s)
   say "limit ${limit} s"
-  # Straight into the result file, so a call cut short still returns the cells done.
   # shellcheck disable=SC2086
   timeout "$limit" env PYTHONPATH="$PYBUILD:$ROOT/bench:$site${PYTHONPATH:+:$PYTHONPATH}" \
-    PYTHONUNBUFFERED=1 "$PY" bench/compare.py gdn --rounds "${OPGRAPH_GDN_ROUNDS:-20}" ${OPGRAPH_GDN_PEERS_ARGS:-} \
-    2>&1 | tee "$LOGS/compare_gdn.log" | tee -a "$FILE"
+    PYTHONUNBUFFERED=1 "$PY" bench/compare.py "$sub" --rounds "${OPGRAPH_GDN_ROUNDS:-20}" ${OPGRAPH_GDN_PEERS_ARGS:-} \
+    2>&1 | tee "$LOGS/$log.log" | tee -a "$FILE"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || fails=$((fails + 1))
-  say "compare_gdn rc=$rc ($(( $(date +%s) - t0 )) s)"
+  say "$log rc=$rc ($(( $(date +%s) - t0 )) s)"
+}
+area_gdn-peers() {
+  section "gdn-peers: gdn forward, ours vs fla vs FlashInfer in one process (bench/compare.py gdn)"
+  peers_compare gdn compare_gdn "fla flashinfer cutlass"
 }
 area_gdn-bwd-peers() {
   section "gdn-bwd-peers: gdn backward and forward + backward, ours vs fla in one process (bench/compare.py gdn-bwd)"
-  local site=${OPGRAPH_PEER_SITE:-/tmp/site} t0 rc limit
-  limit=${OPGRAPH_GDN_PEERS_TIMEOUT:-$(( SECONDS < 450 ? 540 - SECONDS : 90 ))}
-  if [ -d "$site" ]; then say "peers: $site holds: $(cd "$site" && ls -d fla 2>/dev/null | xargs)"
-  else say "peers: no $site (peer_wheels.py's install.sh not run): the fla columns stay empty"; fi
-  t0=$(date +%s)
-  say "limit ${limit} s"
-  # shellcheck disable=SC2086
-  timeout "$limit" env PYTHONPATH="$PYBUILD:$ROOT/bench:$site${PYTHONPATH:+:$PYTHONPATH}" \
-    PYTHONUNBUFFERED=1 "$PY" bench/compare.py gdn-bwd --rounds "${OPGRAPH_GDN_ROUNDS:-20}" ${OPGRAPH_GDN_PEERS_ARGS:-} \
-    2>&1 | tee "$LOGS/compare_gdn_bwd.log" | tee -a "$FILE"
-  rc=${PIPESTATUS[0]}
-  [ "$rc" = 0 ] || fails=$((fails + 1))
-  say "compare_gdn_bwd rc=$rc ($(( $(date +%s) - t0 )) s)"
+  peers_compare gdn-bwd compare_gdn_bwd "fla"
 }
 area_tests() {
   section "tests: every GPU suite (parallel processes on the one GPU: gemm in 6 shards, cudnn in 2)"
