@@ -203,10 +203,8 @@ std::vector<Case> op_cases() {
                  out(r[0], "dX", DataType::HALF)->set_stride({kC * kH * kW, 1, kC * kW, kC});
                  return Io{{x, dy, s, b, mean, iv}, {r[0], out_like_channel(r[1], "dscale"), out_like_channel(r[2], "dbias")}};
                }, 5e-2, 2e-2});
-  // The transpose lowering: declined by default (rule no_engine_config_on_h200: on the H200
-  // cuDNN 9.14's heuristics offered no engine config for either form); with
-  // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 lowered, and cuDNN's heuristics decide (gpu_harness.h
-  // transpose_case()).
+  // The transpose lowering beside a lone matmul: lowered, and cuDNN's heuristics (9.14 and
+  // 9.19 on the H200) offer no engine config for either form (gpu_harness.h transpose_case()).
   // cudnn-frontend's K^T: C = Q K^T with K in BSHD memory, the transpose folded into K's descriptor.
   cs.push_back(transpose_case({"transpose_kt_matmul_half", [](Graph& g) {
                  float_graph(g);

@@ -63,13 +63,12 @@ struct Case {
   std::map<std::string, std::pair<double, double>> ranges;
 };
 
-// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1: the engine also lowers transpose
-// (LoweringOptions::include_unverified, docs/environment.md).
+// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 (LoweringOptions::include_unverified,
+// docs/environment.md): what the engine does that has not been checked on the H200.
 bool unverified_included();
-// A case of the transpose lowering. By default the engine declines it with rule
-// no_engine_config_on_h200 (on the H200, cuDNN 9.14's heuristics offered no engine
-// config for it): DECLINES naming that rule. With unverified_included() it is
-// lowered and cuDNN decides: RUNS_OR_DECLINES, a decline naming cuDNN's heuristics.
+// A case of the transpose lowering beside a lone matmul. The engine lowers it (by
+// default since 2026-12-02), and on the H200 cuDNN's heuristics (9.14 and 9.19, modes
+// A and FALLBACK) offer no engine config for it: DECLINES naming cuDNN's heuristics.
 Case transpose_case(Case c);
 
 // What happened, one line for the table ("ran on cudnn_eng1[...]", "declined: ...").

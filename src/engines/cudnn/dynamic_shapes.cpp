@@ -47,9 +47,8 @@ LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, boo
   LoweringOptions o;
   o.cudnn_version = cudnn_version;
   o.sm_version = sm_version;
-  // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 also lowers transpose, for which cuDNN 9.14 on
-  // the H200 offered no engine config (LoweringOptions::include_unverified,
-  // docs/environment.md); never on in normal use.
+  // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1: what has not been checked on the H200
+  // (LoweringOptions::include_unverified, docs/environment.md); never on in normal use.
   const char* unverified = std::getenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
   o.include_unverified = unverified && std::string_view(unverified) == "1";
   o.dynamic_shapes = planned_dynamic;

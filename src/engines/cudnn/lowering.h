@@ -112,14 +112,10 @@ struct LoweringOptions {
   // the DSINK_TOKEN backward. Off (the engine's setting): those decline with
   // rule `failed_on_h200`. On: only the record tests, which check the structure.
   bool include_failed_variants = false;
-  // Also lower transpose (a permuted descriptor or a RESHAPE view, written from
-  // cudnn-frontend's backend graphs). On the H200 with cuDNN 9.14 the heuristics
-  // (modes A and FALLBACK) offered no engine config for the lowered graph in
-  // either form (test_cudnn_gpu's transpose_*_half cases, the run of 86c0a0b).
-  // Off (the engine's setting): a transpose declines with rule
-  // `no_engine_config_on_h200` (the graph runs elsewhere); on
-  // (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1): experiments with other cuDNN versions,
-  // and the lowering tests, which check the structure.
+  // What has not been checked on the H200 (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1,
+  // planning_options; docs/environment.md). No lowering reads it since 2026-12-02:
+  // transpose, its last user, lowers by default (the flexible-SDPA composites that
+  // hold it ran and passed on the H200 with cuDNN 9.19).
   bool include_unverified = false;
   // Lower for cuDNN's dynamic shapes: the operation graph record carries
   // CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED = true, so that execution

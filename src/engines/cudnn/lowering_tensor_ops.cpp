@@ -53,18 +53,13 @@ Status lower_reshape(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t typ
 //    (Y's own type: a transpose that also casts, as cudnn-frontend's P^T);
 //  * a non-virtual Y declines: its buffer is packed in Y's order, which a view of
 //    X is not.
-// Declined by default, rule no_engine_config_on_h200: on the H200 with cuDNN 9.14
-// the heuristics (modes A and FALLBACK) offered no engine config for the lowered
-// graph in either form (test_cudnn_gpu's transpose_kt_matmul_half: Q K^T with K^T
-// folded into K's descriptor; transpose_view_matmul_half: the RESHAPE view of an
-// intermediate; the run of 86c0a0b). LoweringOptions::include_unverified still
-// lowers it, for experiments with other cuDNN versions.
+// Lowered by default since 2026-12-02: on the H200 with cuDNN 9.19 the flexible-SDPA
+// composites, which hold these transposes, ran and passed cudnn-frontend's tests
+// (test_flexible_sdpa.py: 2 of 3, test_flexible_sdpa_bprop.py). A transpose beside a
+// lone matmul (test_cudnn_gpu's transpose_kt_matmul_half, transpose_view_matmul_half)
+// lowers too, but cuDNN's heuristics (9.14 and 9.19, modes A and FALLBACK) offer no
+// engine config for that graph: it declines there, named, and runs elsewhere.
 Status lower_transpose(Lowerer& l, const Node& n, cudnnBackendDescriptorType_t type) {
-  if (!l.options().include_unverified)
-    return Lowerer::decline(n, "rule no_engine_config_on_h200: on the H200 with cuDNN 9.14 the heuristics (modes A and "
-                               "FALLBACK) offered no engine config for the lowered transpose, in either form (a "
-                               "permuted descriptor or a RESHAPE view); OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 "
-                               "(LoweringOptions::include_unverified) lowers it anyway, for experiments");
   const TensorPtr x = n.input(ops::Transpose::In::X), y = n.output(ops::Transpose::Out::Y);
   if (!y->get_is_virtual())
     return Lowerer::decline(n, "a transpose writing the non-virtual tensor '" + y->get_name() +
