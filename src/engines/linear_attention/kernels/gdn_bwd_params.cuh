@@ -87,10 +87,13 @@ constexpr long long gdn_bwd_prep_smem_bytes(long long d) {
   return (2 * 2 * 64 * (d + 8) > 4 * 2 * 64 * 65 ? 2 * 2 * 64 * (d + 8) : 4 * 2 * 64 * 65) +
          2 * (2 * 64 * (d + 8) + 64 * 72) + 4 * 2 * 64;
 }
-// gdn_bwd_fwd_scan: two stages of wn, kd [C][d + 8]; s [64][d + 8]; vn [C][72].
-constexpr long long gdn_bwd_fwd_scan_smem_bytes(long long d) { return 2 * (5 * 64 * (d + 8) + 64 * 72); }
-// gdn_bwd_rev_scan: two stages of qe, wn, kd [C][d + 8] and p [C][72]; ds [64][d + 8]; dob, dvn [C][72].
-constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) { return 2 * (7 * 64 * (d + 8) + 4 * 64 * 72); }
+// gdn_bwd_fwd_scan: two stages of wn, kd [C][d + 8] and u [C][72]; s [64][d + 8]; vn [C][72].
+constexpr long long gdn_bwd_fwd_scan_smem_bytes(long long d) { return 2 * (5 * 64 * (d + 8) + 3 * 64 * 72); }
+// gdn_bwd_rev_scan: two stages of qe, wn, kd [C][d + 8], p [C][72] and dO's raw bytes [C][64] x 4; ds [64][d + 8];
+// dob, dvn [C][72].
+constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) {
+  return 2 * (7 * 64 * (d + 8) + 4 * 64 * 72) + 2 * 64 * 64 * 4;
+}
 // gdn_bwd_grads: q, k, v, dob, vn, dvn, dw [C][d + 8]; st [d][d + 8]; t, c1, c2 [C][72];
 // fp32 lf, tf [C][65]; gam, bet, two rows each of rg, rb, rkd [C]; 8 reduction floats.
 constexpr long long gdn_bwd_grads_smem_bytes(long long d) {

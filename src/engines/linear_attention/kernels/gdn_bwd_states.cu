@@ -37,6 +37,7 @@ namespace bwd {
 struct FwdStage {
   u16 wn[C * LDD];
   u16 kd[C * LDD];
+  u16 u[C * LDB];  // U's columns v0 .. v0 + BV
 };
 struct FwdScanSmem {
   FwdStage st[2];
@@ -49,6 +50,9 @@ struct RevStage {
   u16 wn[C * LDD];
   u16 kd[C * LDD];
   u16 p[C * LDC];
+  // The chunk's dO rows (this CTA's BV columns) as the caller stored them (bf16,
+  // fp16 or fp32: up to 4 bytes an element), rows past the chunk zero-filled.
+  alignas(16) unsigned char dor[C * BV * 4];
 };
 struct RevScanSmem {
   RevStage st[2];
@@ -60,7 +64,7 @@ static_assert(sizeof(RevScanSmem) == gdn_bwd_rev_scan_smem_bytes(D), "gdn_bwd_re
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_fwd_scan(const GdnBwdParams p) {
+extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   FwdScanSmem& sm = *reinterpret_cast<FwdScanSmem*>(smem_raw);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -92,13 +96,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_fwd_scan(const
     const u16* blk = ws16(p, p.ws_blocks) + ((first + c0 / C) * p.ho + h) * kBlockElems;
     copy_tile(sm.st[buf].wn, LDD, blk + kOffWn, D, C, D, tid);
     copy_tile(sm.st[buf].kd, LDD, blk + kOffKd, D, C, D, tid);
+    copy_tile(sm.st[buf].u, LDB, blk + kOffU + v0, D, C, BV, tid);
     cp_async_commit();
   };
   if (len > 0) prefetch(0, 0);
   int buf = 0;
   for (i64 c0 = 0; c0 < len; c0 += C, buf ^= 1) {
     const i64 sh = (first + c0 / C) * p.ho + h;
-    const u16* blk = ws16(p, p.ws_blocks) + sh * kBlockElems;
     // S^T at the chunk's start (this CTA's rows), bf16.
     {
       u16* dst = ws16(p, p.ws_st) + sh * D * D + v0 * D;
@@ -110,23 +114,20 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_fwd_scan(const
           st_bf2(&dst[static_cast<i64>(v) * D + kk], st[j][2 * hh], st[j][2 * hh + 1]);
         }
     }
-    float cv[4][4];
-    {
-      const u16* u = blk + kOffU;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          const u32 w = *reinterpret_cast<const u32*>(&u[(m0 + g8 + 8 * hh) * D + v0 + n0 + 8 * j + 2 * t4]);
-          cv[j][2 * hh] = bf16_to_f32(static_cast<u16>(w));
-          cv[j][2 * hh + 1] = bf16_to_f32(static_cast<u16>(w >> 16));
-        }
-    }
     const float ec = egc[sh];
     cp_async_wait_all();
     __syncthreads();  // this chunk's tiles landed; the previous chunk's readers of the other stage are done
     if (c0 + C < len) prefetch(c0 + C, buf ^ 1);
     const FwdStage& sg = sm.st[buf];
+    float cv[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const u32 w = lds32(&sg.u[(m0 + g8 + 8 * hh) * LDB + n0 + 8 * j + 2 * t4]);
+        cv[j][2 * hh] = bf16_to_f32(static_cast<u16>(w));
+        cv[j][2 * hh + 1] = bf16_to_f32(static_cast<u16>(w >> 16));
+      }
     // Vn = U + Wn S.
     warp_mma<4, D>(cv, sg.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
     {
@@ -187,6 +188,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
   }
   const float* egc = ws32(p, p.ws_egc);
   const i64 nch = (len + C - 1) / C;
+  // dO lands with the chunk's other tiles (cp.async, one chunk ahead) where its
+  // rows are 16-byte aligned; otherwise it is read from global memory in the pass below.
+  const int eb = p.do_type == kTypeF32 ? 4 : 2;
+  const bool do_async = (p.d_o & 15) == 0;
   auto prefetch = [&](i64 ci, int buf) {
     const u16* blk = ws16(p, p.ws_blocks) + ((first + ci) * p.ho + h) * kBlockElems;
     RevStage& sg = sm.st[buf];
@@ -194,6 +199,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     copy_tile(sg.wn, LDD, blk + kOffWn, D, C, D, tid);
     copy_tile(sg.kd, LDD, blk + kOffKd, D, C, D, tid);
     copy_tile(sg.p, LDC, blk + kOffP, C, C, C, tid);
+    if (do_async) {
+      const i64 c0 = ci * C;
+      const int rows = static_cast<int>(len - c0 < C ? len - c0 : C);
+      const int pieces = BV * eb / 16;  // 16-byte pieces a row
+      const unsigned char* g = reinterpret_cast<const unsigned char*>(p.d_o);
+      for (int i = tid; i < C * pieces; i += kThreads) {
+        const int r = i / pieces, c = i % pieces;
+        const i64 tok = bos + c0 + (r < rows ? r : 0);
+        const unsigned char* src = g + (((tok * p.ho + h) * D + v0) * eb + 16 * c);
+        cp_async16(reinterpret_cast<u16*>(sg.dor + r * BV * eb + 16 * c), reinterpret_cast<const u16*>(src),
+                   r < rows ? 16 : 0);
+      }
+    }
     cp_async_commit();
   };
   if (nch > 0) prefetch(nch - 1, 0);
@@ -218,11 +236,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     __syncthreads();  // this chunk's tiles landed; the previous chunk's readers (dob, dvn, the other stage) done
     if (ci > 0) prefetch(ci - 1, buf ^ 1);
     // scale dO (this CTA's columns), rows past the chunk zero.
-    for (int i = tid; i < C * BV / 2; i += kThreads) {
-      const int r = i / (BV / 2), c = 2 * (i % (BV / 2));
-      float a = 0.f, b = 0.f;
-      if (r < n) load_any2(p.d_o, ((bos + c0 + r) * p.ho + h) * D + v0 + c, p.do_type, a, b);
-      st_bf2(&sm.dob[r * LDB + c], scale * a, scale * b);
+    if (do_async) {
+      const u64 raw = reinterpret_cast<u64>(sm.st[buf].dor);
+      for (int i = tid; i < C * BV / 2; i += kThreads) {
+        const int r = i / (BV / 2), c = 2 * (i % (BV / 2));
+        float a, b;
+        load_any2(raw, r * BV + c, p.do_type, a, b);
+        st_bf2(&sm.dob[r * LDB + c], scale * a, scale * b);
+      }
+    } else {
+      for (int i = tid; i < C * BV / 2; i += kThreads) {
+        const int r = i / (BV / 2), c = 2 * (i % (BV / 2));
+        float a = 0.f, b = 0.f;
+        if (r < n) load_any2(p.d_o, ((bos + c0 + r) * p.ho + h) * D + v0 + c, p.do_type, a, b);
+        st_bf2(&sm.dob[r * LDB + c], scale * a, scale * b);
+      }
     }
     __syncthreads();  // dob written
     const RevStage& sg = sm.st[buf];
