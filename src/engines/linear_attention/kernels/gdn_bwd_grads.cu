@@ -57,6 +57,19 @@ __device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, 
   r0 = a0;
   r1 = a1;
 }
+// A lane's EL consecutive elements of a row as bf16 at a: one 64-bit store at
+// EL = 4 (the warp's 32 stores then fill distinct banks), 32-bit pairs otherwise.
+__device__ __forceinline__ void st_row(u16* a, const float (&x)[EL]) {
+  if constexpr (EL == 4) {
+    uint2 w;
+    w.x = pack_bf16(x[0], x[1]);
+    w.y = pack_bf16(x[2], x[3]);
+    *reinterpret_cast<uint2*>(a) = w;
+  } else {
+#pragma unroll
+    for (int e = 0; e < EL; e += 2) st_bf2(a + e, x[e], x[e + 1]);
+  }
+}
 template <int NT>
 __device__ __forceinline__ void zero(float (&f)[NT][4]) {
 #pragma unroll
@@ -106,13 +119,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
 #pragma unroll
         for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f, xv[e] = 0.f;
       }
-#pragma unroll
-      for (int e = 0; e < EL; e += 2) {
-        const int col = lane * EL + e;
-        st_bf2(&sm.q[r * LDD + col], xq[e], xq[e + 1]);
-        st_bf2(&sm.k[r * LDD + col], xk[e], xk[e + 1]);
-        st_bf2(&sm.v[r * LDD + col], xv[e], xv[e + 1]);
-      }
+      st_row(&sm.q[r * LDD + lane * EL], xq);
+      st_row(&sm.k[r * LDD + lane * EL], xk);
+      st_row(&sm.v[r * LDD + lane * EL], xv);
     }
   }
   for (int i = tid; i < C * D / 2; i += kThreads) {

@@ -20,8 +20,8 @@ __device__ __forceinline__ u16* prep_block(const GdnBwdParams& p, i64 slot, i64 
 __device__ __forceinline__ float* prep_egc(const GdnBwdParams& p) { return bwd::ws32(p, p.ws_egc); }
 }  // namespace opgraph_gdn
 
-// Two CTAs a multiprocessor at D = 64; one at D = 128 (at two, its 128 registers spill).
-extern "C" __global__ void __launch_bounds__(kThreads, D == 64 ? 2 : 1) gdn_bwd_prep(const GdnBwdParams p) {
+// Two CTAs a multiprocessor (at D = 128 in 128 registers, without spilling).
+extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_prep(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   prep_chunk<false>(p, smem_raw);
 }
