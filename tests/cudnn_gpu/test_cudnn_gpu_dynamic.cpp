@@ -20,6 +20,15 @@
 //    ...; nothing was launched") from get_workspace_size AND execute, the
 //    outputs still poisoned (untouched), and a second call refused alike.
 // The suite passes either way and says which ("served" / "DECLINED by cuDNN").
+// SDPA graphs (rule sdpa_kernel_cache_reuse_wrong_on_h200, engines/cudnn/
+// dynamic_shapes.h override_policy): on the H200 with cuDNN 9.19 (2026-12-02)
+// their per-shape plans gave wrong O and Stats where they could reuse a kernel
+// the plan's kernel cache compiled for another sequence length. So without
+// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 every override of the SDPA problems must be
+// declined by that rule (named, nothing written, "DECLINED by rule"); with it the
+// engine gives each shape a kernel cache of its own and the override must be
+// served and match on cuDNN >= 9.19 (an older cuDNN may still decline it itself,
+// as 9.14 does: finalize NOT_SUPPORTED_GRAPH_PATTERN), never by the rule.
 //
 // Graphs: matmul fp16 [1, M, K] x [1, K, N] -> [1, M, N] (float compute), and
 // SDPA forward (bf16 Q/K/V [b, h, s, d], causal, O and Stats) with s_q = s_kv
@@ -110,7 +119,13 @@ struct Problem {
   Build build;
   std::function<std::string(int)> describe;  // "M=64 K=128 N=96"
   bool dynamic = false;                       // planned dynamic (Graph::set_dynamic_shapes)
+  bool sdpa = false;                          // holds attention: rule kSdpaKernelCacheRule applies
 };
+
+// The cuDNN the SDPA overrides were measured wrong on with a shared kernel cache,
+// and on which a kernel cache per shape must serve them under the variable.
+constexpr std::size_t kSdpaMeasuredCudnn = 91900;
+const std::string kSdpaRule = "rule sdpa_kernel_cache_reuse_wrong_on_h200";
 
 double tolerance(DataType t, bool relative) {
   if (t == DataType::HALF) return relative ? 1e-2 : 3e-2;
@@ -264,6 +279,12 @@ void run_problem(const Problem& p) {
   const std::string plan = gd.get_plan_name_at_index(bi).value();
   std::printf("%s: plan %s (planned %s), libcudnn %zu.%zu.%zu (%s)\n", p.name.c_str(), plan.c_str(),
               p.dynamic ? "dynamic" : "static", v / 10000, v / 100 % 100, v % 100, api.value()->path.c_str());
+  // An SDPA graph's overrides are declined by the rule unless the variable asks for a kernel cache per shape.
+  const bool by_rule = p.sdpa && !cudnn_gpu::unverified_included();
+  if (p.sdpa)
+    std::printf("  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED %s: overrides %s\n", by_rule ? "unset" : "=1",
+                by_rule ? "declined by rule sdpa_kernel_cache_reuse_wrong_on_h200"
+                        : "served with a kernel cache per shape");
   CUstream stream = nullptr;
   ASSERT_EQ(drv()->stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   gpu_testing::StreamHandle handle(stream, &props.value());
@@ -275,9 +296,27 @@ void run_problem(const Problem& p) {
     Call call(device, shaped);
     const DynamicShapeCounts before = dynamic_shape_counts();
     auto ws = gd.get_workspace_size_plan_at_index(bi, call.pack);
+    if (shape != 0 && by_rule) {
+      EXPECT_TRUE(ws.is_bad()) << what << ": without OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 an SDPA override must be "
+                               << "declined by " << kSdpaRule << "; it was served";
+    }
     if (ws.is_bad()) {
       ASSERT_NE(shape, 0) << what << ": the declared extents must run the built plan: " << ws.status().to_string();
-      std::printf("  %-40s DECLINED by cuDNN: %s\n", what.c_str(), ws.status().message().c_str());
+      const std::string& m = ws.status().message();
+      const bool ruled = m.find(kSdpaRule) != std::string::npos;
+      std::printf("  %-40s DECLINED by %s: %s\n", what.c_str(), ruled ? "rule" : "cuDNN", m.c_str());
+      if (by_rule) {
+        for (const char* part : {"cuDNN 9.19", "H200", "wrong O and Stats", "another sequence length",
+                                 "OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1"})
+          EXPECT_NE(m.find(part), std::string::npos) << what << ": '" << part << "' in " << m;
+        EXPECT_TRUE(ruled) << what << ": declined, but not by " << kSdpaRule << ": " << m;
+      } else {
+        EXPECT_FALSE(ruled) << what << ": the rule declined although it does not apply here: " << m;
+        if (p.sdpa) {
+          EXPECT_LT(v, kSdpaMeasuredCudnn) << what << ": with OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 cuDNN >= 9.19 must "
+                                           << "serve the override (a kernel cache per shape): " << m;
+        }
+      }
       expect_named_decline(ws.status(), what + " (get_workspace_size)");
       EXPECT_EQ(delta(before).declined, 1) << what;
       DevMem wsm(1 << 20);
@@ -392,7 +431,7 @@ TEST(CudnnGpuDynamic, MatmulRunsOverriddenShapes) {
 }
 
 TEST(CudnnGpuDynamic, SdpaForwardRunsOverriddenShapes) {
-  run_problem({"sdpa_fwd_causal_bf16", 3, build_sdpa, describe_sdpa});
+  run_problem({"sdpa_fwd_causal_bf16", 3, build_sdpa, describe_sdpa, false, true});
 }
 
 // The same problems on graphs planned dynamic from the start: the heuristics'
@@ -402,7 +441,7 @@ TEST(CudnnGpuDynamic, MatmulPlannedDynamicRunsOverriddenShapes) {
 }
 
 TEST(CudnnGpuDynamic, SdpaForwardPlannedDynamicRunsOverriddenShapes) {
-  run_problem({"sdpa_fwd_causal_bf16_planned_dynamic", 3, build_sdpa, describe_sdpa, true});
+  run_problem({"sdpa_fwd_causal_bf16_planned_dynamic", 3, build_sdpa, describe_sdpa, true, true});
 }
 
 // Under capture a shape never finalised is refused (finalising allocates); once

@@ -91,12 +91,15 @@ Result<Descriptor> kernel_cache_for(const CudnnApi& api, const Descriptor& op_gr
 
 // What a plan re-lowers an execute-time shape override from: the canonical
 // JSON of the graph it was built on, the lowering options, the engine config
-// built, and the reason overrides are declined outright ("" : served).
+// built, the reason overrides are declined outright ("" : served), and whether
+// each shape's execution plan gets a kernel cache of its own (override_policy:
+// an SDPA graph under OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1) instead of the shared one.
 struct DynamicSource {
   std::string json;
   LoweringOptions options;
   PlanConfig config;
   std::string unavailable;
+  bool fresh_kernel_cache = false;
 };
 
 // The last finalized variant pack of a plan and what it was made of (guarded
@@ -110,11 +113,13 @@ struct VariantPackCache {
 
 // One shape's execution plan (or its cached refusal), finalised on the graph
 // lowered at the call's extents with cuDNN's dynamic shapes. Members in
-// destruction order: the plan before the operation graph it references.
+// destruction order: the plan before its own kernel cache (if any) before the
+// operation graph they reference.
 struct ShapePlan {
   Status declined = Status::ok();      // not ok: this shape is refused with it (cached)
   LoweringPlan lowering;               // at the shape's extents (same uids as the built one)
   std::shared_ptr<Materialised> graph;  // its descriptors, alive while the plan is
+  Descriptor kernel_cache;              // its own (DynamicSource::fresh_kernel_cache); else empty
   Descriptor plan;
   WorkspaceLayout ws;
   mutable VariantPackCache packs;  // its last variant pack (destroyed before the plan)
@@ -123,7 +128,8 @@ struct ShapePlan {
 // A plan's per-shape state, guarded by mu. The kernel cache (created with the
 // first shape finalised, bound to that shape's operation graph, which it keeps
 // alive) is shared by every shape's execution plan, so a later shape reuses
-// the kernels cuDNN compiled for an earlier one. Destruction order: the shapes'
+// the kernels cuDNN compiled for an earlier one (not for an SDPA graph, whose
+// shapes each get their own: DynamicSource::fresh_kernel_cache). Destruction order: the shapes'
 // plans, then the cache, then the graph it references.
 struct DynamicState {
   std::mutex mu;
@@ -426,7 +432,7 @@ class CudnnPlan final : public CompiledPlan {
       sp->declined = override_declined(layout, ops, why);
       return sp;
     };
-    if (!dynamic_.unavailable.empty()) return decline(dynamic_.unavailable);
+    if (!dynamic_.unavailable.empty()) return decline(dynamic_.unavailable);  // e.g. rule kSdpaKernelCacheRule
     auto g = graph_at_extents(dynamic_.json, layout, ops);
     if (g.is_bad()) {
       if (g.status().code() == ErrorCode::INVALID_VARIANT_PACK) {
@@ -453,14 +459,22 @@ class CudnnPlan final : public CompiledPlan {
       return decline("cuDNN refused the dynamic-shape operation graph at these extents: " + m.status().message());
     auto graph = std::make_shared<Materialised>(std::move(m.value()));
     const Descriptor& op_graph = graph->operation_graph(lp.value());
-    // A plan built on a dynamic-shape graph shares the kernel cache it was built with.
-    if (!build_cache_ && !dyn_.kernel_cache) {
+    // An SDPA graph's shape gets a kernel cache of its own, bound to its operation
+    // graph (override_policy). Otherwise a plan built on a dynamic-shape graph shares
+    // the kernel cache it was built with, and a static one the cache its first shape made.
+    if (dynamic_.fresh_kernel_cache) {
+      auto kc = kernel_cache_for(*api_, op_graph);
+      if (kc.is_bad()) return decline("cuDNN refused the kernel cache: " + kc.status().message());
+      sp->kernel_cache = std::move(kc.value());
+    } else if (!build_cache_ && !dyn_.kernel_cache) {
       auto kc = kernel_cache_for(*api_, op_graph);
       if (kc.is_bad()) return decline("cuDNN refused the kernel cache: " + kc.status().message());
       dyn_.kernel_cache = std::move(kc.value());
       dyn_.cache_graph = graph;
     }
-    cudnnBackendDescriptor_t cache = build_cache_ ? build_cache_.get() : dyn_.kernel_cache.get();
+    cudnnBackendDescriptor_t cache = sp->kernel_cache ? sp->kernel_cache.get()
+                                     : build_cache_   ? build_cache_.get()
+                                                      : dyn_.kernel_cache.get();
     auto plan = build_execution_plan(*api_, h->handle, op_graph, dynamic_.config, cache);
     if (plan.is_bad())
       return decline("cuDNN did not finalise the built engine config (engine " +
@@ -534,14 +548,20 @@ class CudnnEngine final : public Engine {
 
   // What a built plan re-lowers an execute-time shape override from: the
   // graph's canonical JSON, the options it was lowered with, the engine config;
-  // "unavailable" on a cuDNN without dynamic shapes, or a graph whose JSON
-  // cannot be read (not frozen).
-  static DynamicSource dynamic_source(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
-                                      const CudnnApi& api) {
+  // "unavailable" on a cuDNN without dynamic shapes, for a lowering that holds
+  // attention (rule kSdpaKernelCacheRule, override_policy; with
+  // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 its shapes get kernel caches of their own
+  // instead), or a graph whose JSON cannot be read (not frozen).
+  static DynamicSource dynamic_source(const OpGraph& g, const LoweringPlan& lp, const PlanConfig& config,
+                                      const PlanContext& ctx, const CudnnApi& api) {
     DynamicSource d;
     d.options = options(api, ctx);
     d.config = config;
     d.unavailable = dynamic_shapes_unavailable(static_cast<std::int64_t>(api.version));
+    if (!d.unavailable.empty()) return d;
+    OverridePolicy policy = override_policy(lp, d.options);
+    d.fresh_kernel_cache = policy.fresh_kernel_cache;
+    d.unavailable = std::move(policy.declined);
     if (!d.unavailable.empty()) return d;
     // A frozen graph's serialize() assigns nothing (its uids are final): it only reads.
     auto j = g.is_frozen() ? const_cast<OpGraph&>(g).serialize()
@@ -616,10 +636,10 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
+    DynamicSource dynamic = dynamic_source(g, lp.value(), config, ctx, *api.value());
     auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
                                              std::move(m.value()), std::move(plan.value()), ws.value(),
-                                             std::move(table.value()), dynamic_source(g, config, ctx, *api.value()),
-                                             std::move(cache));
+                                             std::move(table.value()), std::move(dynamic), std::move(cache));
     OPGRAPH_CHECK(built->upload_constants());
     return std::unique_ptr<CompiledPlan>(std::move(built));
   }
@@ -663,9 +683,10 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
+    DynamicSource dynamic = dynamic_source(g, lp.value(), config, ctx, *api.value());
     auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
                                              Materialised{}, std::move(plan.value()), ws.value(),
-                                             std::move(table.value()), dynamic_source(g, config, ctx, *api.value()));
+                                             std::move(table.value()), std::move(dynamic));
     OPGRAPH_CHECK(built->upload_constants());
     return std::unique_ptr<CompiledPlan>(std::move(built));
   }

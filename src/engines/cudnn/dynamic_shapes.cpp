@@ -34,6 +34,92 @@ bool same_attr(const AttrRecord& a, const AttrRecord& b) {
 
 std::string desc(const DescriptorRecord& r) { return "descriptor '" + r.label + "'"; }
 
+// "op 'x' (node 'n')" of an operation record's label.
+std::string op_node(const DescriptorRecord& r) { return r.label.substr(0, r.label.find(')') + 1); }
+
+bool is_sdpa_op(const std::string& op) {
+  for (const char* name : {"sdpa", "sdpa_backward", "sdpa_fp8", "sdpa_fp8_backward", "sdpa_mxfp8", "sdpa_mxfp8_backward"})
+    if (op == name) return true;
+  return false;
+}
+
+// The attributes through which an operation writes a tensor (the others that
+// reference a tensor record read one). The operations attention is built of:
+// matmul, pointwise (its backward modes write DX), reduction, reshape, paged load.
+bool writes(cudnnBackendAttributeName_t a) {
+  switch (a) {
+    case CUDNN_ATTR_OPERATION_MATMUL_CDESC:
+    case CUDNN_ATTR_OPERATION_POINTWISE_YDESC:
+    case CUDNN_ATTR_OPERATION_POINTWISE_DXDESC:
+    case CUDNN_ATTR_OPERATION_REDUCTION_YDESC:
+    case CUDNN_ATTR_OPERATION_RESHAPE_YDESC:
+    case CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The data flow of a lowering's operations over its tensor records.
+struct Flow {
+  const LoweringPlan& lp;
+  std::vector<int> producer;  // per record: the operation record writing it (a tensor), else -1
+
+  explicit Flow(const LoweringPlan& p) : lp(p), producer(p.records.size(), -1) {
+    for (int op : lp.operations)
+      for (const AttrRecord& a : rec(op).attrs)
+        if (writes(a.name))
+          for (int t : a.refs) producer[static_cast<std::size_t>(t)] = op;
+  }
+  const DescriptorRecord& rec(int i) const { return lp.records[static_cast<std::size_t>(i)]; }
+  bool is_tensor(int i) const { return rec(i).type == CUDNN_BACKEND_TENSOR_DESCRIPTOR; }
+  bool is_virtual(int i) const {
+    const AttrRecord* v = rec(i).find(CUDNN_ATTR_TENSOR_IS_VIRTUAL);
+    return v && !v->ints.empty() && v->ints[0] != 0;
+  }
+  bool is_matmul(int op) const { return rec(op).type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR; }
+  bool is_exp(int op) const {
+    if (rec(op).type != CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR) return false;
+    const AttrRecord* d = rec(op).find(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR);
+    if (!d || d->refs.empty()) return false;
+    const AttrRecord* m = rec(d->refs[0]).find(CUDNN_ATTR_POINTWISE_MODE);
+    return m && !m->ints.empty() && m->ints[0] == CUDNN_POINTWISE_EXP;
+  }
+  // The operations upstream of the tensors `from` through virtual tensors only
+  // (each operation whose virtual output one of them is, then its inputs' writers).
+  std::vector<int> upstream(std::vector<int> from) const {
+    std::vector<int> ops;
+    std::vector<bool> seen(lp.records.size(), false);
+    while (!from.empty()) {
+      const int t = from.back();
+      from.pop_back();
+      if (seen[static_cast<std::size_t>(t)]) continue;
+      seen[static_cast<std::size_t>(t)] = true;
+      const int op = producer[static_cast<std::size_t>(t)];
+      if (op < 0 || !is_virtual(t) || std::find(ops.begin(), ops.end(), op) != ops.end()) continue;
+      ops.push_back(op);
+      for (int in : reads(op)) from.push_back(in);
+    }
+    return ops;
+  }
+  // The tensor records `op` reads.
+  std::vector<int> reads(int op) const {
+    std::vector<int> out;
+    for (const AttrRecord& a : rec(op).attrs)
+      if (!writes(a.name))
+        for (int t : a.refs)
+          if (is_tensor(t)) out.push_back(t);
+    return out;
+  }
+  std::vector<int> operands(int matmul) const {
+    std::vector<int> out;
+    for (auto name : {CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC})
+      if (const AttrRecord* a = rec(matmul).find(name))
+        out.insert(out.end(), a->refs.begin(), a->refs.end());
+    return out;
+  }
+};
+
 }  // namespace
 
 std::string dynamic_shapes_unavailable(std::int64_t cudnn_version) {
@@ -53,6 +139,40 @@ LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, boo
   o.include_unverified = unverified && std::string_view(unverified) == "1";
   o.dynamic_shapes = planned_dynamic;
   return o;
+}
+
+std::string sdpa_pattern(const LoweringPlan& lp) {
+  for (int op : lp.operations)
+    if (is_sdpa_op(lp.records[static_cast<std::size_t>(op)].op)) return op_node(lp.records[static_cast<std::size_t>(op)]);
+  const Flow f(lp);
+  for (int second : lp.operations) {
+    if (!f.is_matmul(second)) continue;
+    for (int e : f.upstream(f.operands(second))) {
+      if (!f.is_exp(e)) continue;
+      for (int first : f.upstream(f.reads(e)))
+        if (f.is_matmul(first) && first != second)
+          return "the matmul of " + op_node(f.rec(first)) + " through the exp of " + op_node(f.rec(e)) +
+                 " into the matmul of " + op_node(f.rec(second));
+    }
+  }
+  return {};
+}
+
+OverridePolicy override_policy(const LoweringPlan& built, const LoweringOptions& options) {
+  OverridePolicy p;
+  const std::string where = sdpa_pattern(built);
+  if (where.empty()) return p;
+  if (options.include_unverified) {
+    p.fresh_kernel_cache = true;
+    return p;
+  }
+  p.declined = "rule " + std::string(kSdpaKernelCacheRule) + ": the graph holds attention (" + where +
+               "); on the H200 with cuDNN 9.19 (2026-12-02) an SDPA graph's execution plans finalised at other "
+               "extents gave wrong O and Stats where they could reuse a kernel the plan's kernel cache had compiled "
+               "for another sequence length, so the cudnn engine runs such a graph at its declared extents only "
+               "(plan a graph of these extents instead); OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 serves the override "
+               "with a kernel cache of its own per shape, not yet checked on the H200";
+  return p;
 }
 
 bool lowered_dynamic(const LoweringPlan& lp) noexcept {

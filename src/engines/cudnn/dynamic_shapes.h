@@ -10,7 +10,9 @@
 // e.g. a constant computed from an extent, declines), and its operation graph,
 // with the built plan's engine config (engine index + knobs) and a kernel cache
 // the plan owns, is finalised once per shape and kept in a ShapeCache keyed by
-// the overridden slots' extents and strides.
+// the overridden slots' extents and strides. A graph that holds attention is
+// the exception (override_policy): its overrides decline by rule, or under
+// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 get a kernel cache per shape.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,40 @@ LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, boo
 // Whether `lp`'s operation graph record carries the dynamic-shape flag: a plan
 // built from it gets the plan's kernel cache at build.
 bool lowered_dynamic(const LoweringPlan& lp) noexcept;
+
+// The rule that declines execute-time overrides of a plan whose lowering holds
+// attention (override_policy).
+inline constexpr std::string_view kSdpaKernelCacheRule = "sdpa_kernel_cache_reuse_wrong_on_h200";
+
+// Where `lp` holds attention, "" where it does not: an operation of an SDPA op
+// (sdpa, sdpa_backward, their fp8 / mxfp8 forms: native or composite, the
+// lowering labels each of their records with the op), named "op 'sdpa' (node
+// 'n')"; or the flexible-SDPA composite the Python package writes out of IR ops
+// (sdpa(score_mod=fn)): a matmul whose result reaches, through virtual tensors
+// only, a pointwise EXP whose result reaches, through virtual tensors only, an
+// operand of another matmul (Q K^T -> softmax -> P V; the backward's P^T dO),
+// named "the matmul of op 'matmul' (node 'a') through the exp of ... into the
+// matmul of ...".
+std::string sdpa_pattern(const LoweringPlan& lp);
+
+// How a plan built from the lowering `built` with `options` takes execute-time
+// shape overrides. On the H200 with cuDNN 9.19 (2026-12-02) the per-shape
+// execution plans of an SDPA graph that could reuse a kernel the plan's kernel
+// cache had compiled for another sequence length gave wrong O and Stats, while
+// the first shape finalised with nothing to reuse was right (matmuls were right
+// at every shape). So for a lowering that holds attention (sdpa_pattern):
+//  * by default every override is declined by rule kSdpaKernelCacheRule
+//    (`declined`, the reason override_declined wraps); the plan still runs its
+//    declared extents (a graph planned dynamic included);
+//  * with options.include_unverified (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1) each
+//    shape's execution plan is finalised with a kernel cache of its own
+//    (`fresh_kernel_cache`: nothing reused across shapes), unchecked on the H200.
+// Any other lowering: served as before, one kernel cache shared by its shapes.
+struct OverridePolicy {
+  std::string declined;
+  bool fresh_kernel_cache = false;
+};
+OverridePolicy override_policy(const LoweringPlan& built, const LoweringOptions& options);
 
 // The key of a call's shape: for each slot of `ops` (the normalised pack's
 // operands, in the layout's position order) that an override wrote: its

@@ -113,9 +113,12 @@ struct LoweringOptions {
   // rule `failed_on_h200`. On: only the record tests, which check the structure.
   bool include_failed_variants = false;
   // What has not been checked on the H200 (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1,
-  // planning_options; docs/environment.md). No lowering reads it since 2026-12-02:
-  // transpose, its last user, lowers by default (the flexible-SDPA composites that
-  // hold it ran and passed on the H200 with cuDNN 9.19).
+  // planning_options; docs/environment.md). No lowering reads it since 2026-12-02
+  // (transpose, its last user, lowers by default: the flexible-SDPA composites that
+  // hold it ran and passed on the H200 with cuDNN 9.19). The engine reads it for
+  // execute-time shape overrides of a graph that holds attention (override_policy,
+  // dynamic_shapes.h): off, they decline by rule sdpa_kernel_cache_reuse_wrong_on_h200;
+  // on, each shape is served with a kernel cache of its own.
   bool include_unverified = false;
   // Lower for cuDNN's dynamic shapes: the operation graph record carries
   // CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED = true, so that execution
