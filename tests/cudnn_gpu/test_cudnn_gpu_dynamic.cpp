@@ -282,7 +282,7 @@ void run_problem(const Problem& p) {
   // An SDPA graph's overrides are declined by the rule unless the variable asks for a kernel cache per shape.
   const bool by_rule = p.sdpa && !cudnn_gpu::unverified_included();
   if (p.sdpa)
-    std::printf("  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED %s: overrides %s\n", by_rule ? "unset" : "=1",
+    std::printf("  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED %s: overrides %s\n", by_rule ? "not 1" : "=1",
                 by_rule ? "declined by rule sdpa_kernel_cache_reuse_wrong_on_h200"
                         : "served with a kernel cache per shape");
   CUstream stream = nullptr;
