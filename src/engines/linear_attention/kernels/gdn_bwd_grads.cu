@@ -12,6 +12,10 @@ using namespace opgraph_gdn::bwd;
 // gdn_bwd_grads: one CTA per (chunk slot, output head); the formulas at the top.
 namespace opgraph_gdn {
 namespace bwd {
+// Row stride of the fp32 [C][C] tiles here: even, so a lane's two adjacent
+// fragment elements go as one 64-bit store, the 32 lanes' pairs on distinct banks
+// (the odd LDF of the other kernels leaves two to four lanes on a bank).
+constexpr int LDG = C + 8;
 struct GradSmem {
   u16 q[C * LDD];    // l2-normalised q rows (bf16), zero past the chunk
   u16 k[C * LDD];
@@ -24,12 +28,13 @@ struct GradSmem {
   u16 t[C * LDC];    // T
   u16 c1[C * LDC];   // dT, then M2
   u16 c2[C * LDC];   // X = T^T dT, then M1
-  float lf[C * LDF]; // L, then E
-  float tf[C * LDF]; // T (fp32), then F
+  float lf[C * LDG]; // L, then E
+  float tf[C * LDG]; // T (fp32), then F
   float gam[C], bet[C];
   float rg[2][C];    // dgamma row partials (per column half)
   float rb[2][C];    // dbeta row partials
   float rkd[2][C];   // e^(gamma_C - gamma_r) k_r . dKd_r partials
+  float re[C], rf[C]; // row sums of E and F
   float red[8];      // per-warp partial sums
 };
 static_assert(sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D), "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
@@ -167,13 +172,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int r = m0 + g8 + 8 * (e >> 1), s = n0 + 8 * j + 2 * t4 + (e & 1);
-        sm.lf[r * LDF + s] = s < r ? sm.bet[r] * ckk[j][e] * exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = m0 + g8 + 8 * hh, s = n0 + 8 * j + 2 * t4;
+        const float x0 = s < r ? sm.bet[r] * ckk[j][2 * hh] * exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
+        const float x1 = s + 1 < r ? sm.bet[r] * ckk[j][2 * hh + 1] * exp2f(sm.gam[r] - sm.gam[s + 1]) : 0.f;
+        store_f2(&sm.lf[r * LDG + s], x0, x1);
       }
   }
   __syncthreads();
-  triangular_inverse(sm.lf, sm.tf, sm.t, tid);  // ends at a barrier: t readable, lf / tf free
+  triangular_inverse<true, LDG>(sm.lf, sm.tf, sm.t, tid);  // ends at a barrier: t readable, lf / tf free
 
   float dk[NTD][4], tmp[NTD][4];
   float pg[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f}, pkd[2] = {0.f, 0.f};  // row partials (rows ra, rb_)
@@ -270,17 +277,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
-        float m2[2];
+        float m2[2], f[2];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int s = s0 + e;
           const float gam_rs = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
           const float d = -dl[j][2 * hh + e];
-          const float f = d * kk[j][2 * hh + e] * gam_rs;
+          f[e] = d * kk[j][2 * hh + e] * gam_rs;
           m2[e] = d * sm.bet[r] * gam_rs;
-          sm.tf[r * LDF + s] = f;
-          sm.lf[r * LDF + s] = sm.bet[r] * f;
         }
+        store_f2(&sm.tf[r * LDG + s0], f[0], f[1]);
+        store_f2(&sm.lf[r * LDG + s0], sm.bet[r] * f[0], sm.bet[r] * f[1]);
         st_bf2(&sm.c1[r * LDC + s0], m2[0], m2[1]);
       }
   }
@@ -302,8 +309,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
           const int s = s0 + e;
           const float gam_rs = s <= r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
           m1[e] = dp[j][2 * hh + e] * gam_rs;
-          sm.lf[r * LDF + s] += m1[e] * qk[j][2 * hh + e];
         }
+        float e0, e1;
+        load_f2(&sm.lf[r * LDG + s0], e0, e1);
+        store_f2(&sm.lf[r * LDG + s0], e0 + m1[0] * qk[j][2 * hh], e1 + m1[1] * qk[j][2 * hh + 1]);
         st_bf2(&sm.c2[r * LDC + s0], m1[0], m1[1]);
       }
   }
@@ -388,17 +397,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
     sm.rkd[half][ra] = pkd[0];
     sm.rkd[half][rb_] = pkd[1];
   }
+  // Row sums of E and F: warp w rows 8w .. 8w + 7, the lanes across a row.
+#pragma unroll
+  for (int i = 0; i < C / (kThreads / 32); ++i) {
+    const int r = (C / (kThreads / 32)) * warp + i;
+    const float e = warp_sum(sm.lf[r * LDG + lane] + sm.lf[r * LDG + lane + 32]);
+    const float f = warp_sum(sm.tf[r * LDG + lane] + sm.tf[r * LDG + lane + 32]);
+    if (lane == 0) sm.re[r] = e, sm.rf[r] = f;
+  }
   __syncthreads();
 
   // ---- per row: dgamma (with the E sums), dbeta (with the F sums); warp 0 finishes ----
   if (warp < 2) {
     const int r = tid;  // 0 .. 63
-    float e_row = 0.f, e_col = 0.f, f_row = 0.f;
-    for (int s = 0; s < C; ++s) {
-      e_row += sm.lf[r * LDF + s];
-      e_col += sm.lf[s * LDF + r];
-      f_row += sm.tf[r * LDF + s];
-    }
+    float e_col = 0.f;
+    for (int s = 0; s < C; ++s) e_col += sm.lf[s * LDG + r];
+    const float e_row = sm.re[r], f_row = sm.rf[r];
     const bool in = r < n;
     sm.gam[r] = in ? sm.rg[0][r] + sm.rg[1][r] + e_row - e_col : 0.f;  // gamma no longer needed: dgamma
     sm.bet[r] = in ? sm.rb[0][r] + sm.rb[1][r] + f_row : 0.f;           // beta no longer needed: dbeta
