@@ -20,15 +20,14 @@
 //    ...; nothing was launched") from get_workspace_size AND execute, the
 //    outputs still poisoned (untouched), and a second call refused alike.
 // The suite passes either way and says which ("served" / "DECLINED by cuDNN").
-// SDPA graphs (rule sdpa_kernel_cache_reuse_wrong_on_h200, engines/cudnn/
-// dynamic_shapes.h override_policy): on the H200 with cuDNN 9.19 (2026-12-02)
-// their per-shape plans gave wrong O and Stats where they could reuse a kernel
-// the plan's kernel cache compiled for another sequence length. So without
-// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 every override of the SDPA problems must be
-// declined by that rule (named, nothing written, "DECLINED by rule"); with it the
-// engine gives each shape a kernel cache of its own and the override must be
-// served and match on cuDNN >= 9.19 (an older cuDNN may still decline it itself,
-// as 9.14 does: finalize NOT_SUPPORTED_GRAPH_PATTERN), never by the rule.
+// SDPA graphs (engines/cudnn/dynamic_shapes.h override_policy): on the H200 with
+// cuDNN 9.19 (2026-12-02) their per-shape plans gave wrong O and Stats where they
+// shared the plan's kernel cache (and could reuse a kernel it compiled for another
+// sequence length), and right ones with a kernel cache of their own per shape. The
+// engine now gives each shape of an SDPA graph its own kernel cache, whatever
+// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED says, and every override of the SDPA problems
+// must be served and match on cuDNN >= 9.19; an older cuDNN may still decline it
+// itself (as 9.14 does: finalize NOT_SUPPORTED_GRAPH_PATTERN), named as above.
 //
 // Graphs: matmul fp16 [1, M, K] x [1, K, N] -> [1, M, N] (float compute), and
 // SDPA forward (bf16 Q/K/V [b, h, s, d], causal, O and Stats) with s_q = s_kv
@@ -119,13 +118,13 @@ struct Problem {
   Build build;
   std::function<std::string(int)> describe;  // "M=64 K=128 N=96"
   bool dynamic = false;                       // planned dynamic (Graph::set_dynamic_shapes)
-  bool sdpa = false;                          // holds attention: rule kSdpaKernelCacheRule applies
+  bool sdpa = false;                          // holds attention: a kernel cache per shape (override_policy)
 };
 
-// The cuDNN the SDPA overrides were measured wrong on with a shared kernel cache,
-// and on which a kernel cache per shape must serve them under the variable.
+// The cuDNN on which an SDPA graph's overrides, each shape with a kernel cache of
+// its own, were measured served and right (H200, 2026-12-02): from it on they
+// must be served; below it cuDNN's own decline is accepted.
 constexpr std::size_t kSdpaMeasuredCudnn = 91900;
-const std::string kSdpaRule = "rule sdpa_kernel_cache_reuse_wrong_on_h200";
 
 double tolerance(DataType t, bool relative) {
   if (t == DataType::HALF) return relative ? 1e-2 : 3e-2;
@@ -279,12 +278,13 @@ void run_problem(const Problem& p) {
   const std::string plan = gd.get_plan_name_at_index(bi).value();
   std::printf("%s: plan %s (planned %s), libcudnn %zu.%zu.%zu (%s)\n", p.name.c_str(), plan.c_str(),
               p.dynamic ? "dynamic" : "static", v / 10000, v / 100 % 100, v % 100, api.value()->path.c_str());
-  // An SDPA graph's overrides are declined by the rule unless the variable asks for a kernel cache per shape.
-  const bool by_rule = p.sdpa && !cudnn_gpu::unverified_included();
+  // An SDPA graph's overrides are served with a kernel cache per shape, and must be from cuDNN 9.19 on.
+  const bool must_serve = p.sdpa && v >= kSdpaMeasuredCudnn;
   if (p.sdpa)
-    std::printf("  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED %s: overrides %s\n", by_rule ? "not 1" : "=1",
-                by_rule ? "declined by rule sdpa_kernel_cache_reuse_wrong_on_h200"
-                        : "served with a kernel cache per shape");
+    std::printf("  overrides served with a kernel cache per shape%s (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED %s, "
+                "which changes nothing)\n",
+                must_serve ? ", required on this cuDNN" : "; cuDNN below 9.19 may decline them",
+                cudnn_gpu::unverified_included() ? "=1" : "not 1");
   CUstream stream = nullptr;
   ASSERT_EQ(drv()->stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   gpu_testing::StreamHandle handle(stream, &props.value());
@@ -296,27 +296,12 @@ void run_problem(const Problem& p) {
     Call call(device, shaped);
     const DynamicShapeCounts before = dynamic_shape_counts();
     auto ws = gd.get_workspace_size_plan_at_index(bi, call.pack);
-    if (shape != 0 && by_rule) {
-      EXPECT_TRUE(ws.is_bad()) << what << ": without OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 an SDPA override must be "
-                               << "declined by " << kSdpaRule << "; it was served";
-    }
     if (ws.is_bad()) {
       ASSERT_NE(shape, 0) << what << ": the declared extents must run the built plan: " << ws.status().to_string();
       const std::string& m = ws.status().message();
-      const bool ruled = m.find(kSdpaRule) != std::string::npos;
-      std::printf("  %-40s DECLINED by %s: %s\n", what.c_str(), ruled ? "rule" : "cuDNN", m.c_str());
-      if (by_rule) {
-        for (const char* part : {"cuDNN 9.19", "H200", "wrong O and Stats", "another sequence length",
-                                 "OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1"})
-          EXPECT_NE(m.find(part), std::string::npos) << what << ": '" << part << "' in " << m;
-        EXPECT_TRUE(ruled) << what << ": declined, but not by " << kSdpaRule << ": " << m;
-      } else {
-        EXPECT_FALSE(ruled) << what << ": the rule declined although it does not apply here: " << m;
-        if (p.sdpa) {
-          EXPECT_LT(v, kSdpaMeasuredCudnn) << what << ": with OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 cuDNN >= 9.19 must "
-                                           << "serve the override (a kernel cache per shape): " << m;
-        }
-      }
+      std::printf("  %-40s DECLINED by cuDNN: %s\n", what.c_str(), m.c_str());
+      EXPECT_FALSE(must_serve) << what << ": on cuDNN >= 9.19 an SDPA override must be served (a kernel cache "
+                               << "per shape, verified on the H200): " << m;
       expect_named_decline(ws.status(), what + " (get_workspace_size)");
       EXPECT_EQ(delta(before).declined, 1) << what;
       DevMem wsm(1 << 20);

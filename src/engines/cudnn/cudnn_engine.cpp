@@ -93,7 +93,7 @@ Result<Descriptor> kernel_cache_for(const CudnnApi& api, const Descriptor& op_gr
 // JSON of the graph it was built on, the lowering options, the engine config
 // built, the reason overrides are declined outright ("" : served), and whether
 // each shape's execution plan gets a kernel cache of its own (override_policy:
-// an SDPA graph under OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1) instead of the shared one.
+// a graph that holds attention) instead of the shared one.
 struct DynamicSource {
   std::string json;
   LoweringOptions options;
@@ -432,7 +432,7 @@ class CudnnPlan final : public CompiledPlan {
       sp->declined = override_declined(layout, ops, why);
       return sp;
     };
-    if (!dynamic_.unavailable.empty()) return decline(dynamic_.unavailable);  // e.g. rule kSdpaKernelCacheRule
+    if (!dynamic_.unavailable.empty()) return decline(dynamic_.unavailable);  // e.g. a cuDNN below 9.4
     auto g = graph_at_extents(dynamic_.json, layout, ops);
     if (g.is_bad()) {
       if (g.status().code() == ErrorCode::INVALID_VARIANT_PACK) {
@@ -460,7 +460,8 @@ class CudnnPlan final : public CompiledPlan {
     auto graph = std::make_shared<Materialised>(std::move(m.value()));
     const Descriptor& op_graph = graph->operation_graph(lp.value());
     // An SDPA graph's shape gets a kernel cache of its own, bound to its operation
-    // graph (override_policy). Otherwise a plan built on a dynamic-shape graph shares
+    // graph (override_policy: sharing one across its shapes gave wrong O and Stats on
+    // cuDNN 9.19, a fresh one per shape right ones; H200, 2026-12-02). Otherwise a plan built on a dynamic-shape graph shares
     // the kernel cache it was built with, and a static one the cache its first shape made.
     if (dynamic_.fresh_kernel_cache) {
       auto kc = kernel_cache_for(*api_, op_graph);
@@ -548,10 +549,9 @@ class CudnnEngine final : public Engine {
 
   // What a built plan re-lowers an execute-time shape override from: the
   // graph's canonical JSON, the options it was lowered with, the engine config;
-  // "unavailable" on a cuDNN without dynamic shapes, for a lowering that holds
-  // attention (rule kSdpaKernelCacheRule, override_policy; with
-  // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 its shapes get kernel caches of their own
-  // instead), or a graph whose JSON cannot be read (not frozen).
+  // "unavailable" on a cuDNN without dynamic shapes or for a graph whose JSON
+  // cannot be read (not frozen); a lowering that holds attention has its shapes'
+  // plans finalised with kernel caches of their own (override_policy).
   static DynamicSource dynamic_source(const OpGraph& g, const LoweringPlan& lp, const PlanConfig& config,
                                       const PlanContext& ctx, const CudnnApi& api) {
     DynamicSource d;
@@ -559,10 +559,7 @@ class CudnnEngine final : public Engine {
     d.config = config;
     d.unavailable = dynamic_shapes_unavailable(static_cast<std::int64_t>(api.version));
     if (!d.unavailable.empty()) return d;
-    OverridePolicy policy = override_policy(lp, d.options);
-    d.fresh_kernel_cache = policy.fresh_kernel_cache;
-    d.unavailable = std::move(policy.declined);
-    if (!d.unavailable.empty()) return d;
+    d.fresh_kernel_cache = override_policy(lp).fresh_kernel_cache;
     // A frozen graph's serialize() assigns nothing (its uids are final): it only reads.
     auto j = g.is_frozen() ? const_cast<OpGraph&>(g).serialize()
                            : Result<std::string>(Status{ErrorCode::INVALID_VALUE, "the graph is not frozen"});

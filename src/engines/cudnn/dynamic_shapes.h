@@ -11,8 +11,8 @@
 // with the built plan's engine config (engine index + knobs) and a kernel cache
 // the plan owns, is finalised once per shape and kept in a ShapeCache keyed by
 // the overridden slots' extents and strides. A graph that holds attention is
-// the exception (override_policy): its overrides decline by rule, or under
-// OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 get a kernel cache per shape.
+// the exception (override_policy): each of its shapes gets a kernel cache of
+// its own.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +36,8 @@ std::string dynamic_shapes_unavailable(std::int64_t cudnn_version);
 // The lowering options the cuDNN engine plans a graph with (check_support, the
 // heuristics query, a plan's notes, its build, and what an override re-lowers
 // from): the loaded cuDNN's version, the target's compute capability
-// (major * 10 + minor), include_unverified from OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1,
-// and dynamic_shapes = `planned_dynamic` (PlanContext::dynamic_shapes, set by
+// (major * 10 + minor), include_unverified from OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1
+// (read, but it gates nothing in the engine since 2026-12-02), and dynamic_shapes = `planned_dynamic` (PlanContext::dynamic_shapes, set by
 // Graph::set_dynamic_shapes): a graph planned dynamic is lowered with cuDNN's
 // dynamic-shape flag at every step, a static one exactly as before.
 LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, bool planned_dynamic);
@@ -45,10 +45,6 @@ LoweringOptions planning_options(std::int64_t cudnn_version, int sm_version, boo
 // Whether `lp`'s operation graph record carries the dynamic-shape flag: a plan
 // built from it gets the plan's kernel cache at build.
 bool lowered_dynamic(const LoweringPlan& lp) noexcept;
-
-// The rule that declines execute-time overrides of a plan whose lowering holds
-// attention (override_policy).
-inline constexpr std::string_view kSdpaKernelCacheRule = "sdpa_kernel_cache_reuse_wrong_on_h200";
 
 // Where `lp` holds attention, "" where it does not: an operation of an SDPA op
 // (sdpa, sdpa_backward, their fp8 / mxfp8 forms: native or composite, the
@@ -61,24 +57,23 @@ inline constexpr std::string_view kSdpaKernelCacheRule = "sdpa_kernel_cache_reus
 // matmul of ...".
 std::string sdpa_pattern(const LoweringPlan& lp);
 
-// How a plan built from the lowering `built` with `options` takes execute-time
-// shape overrides. On the H200 with cuDNN 9.19 (2026-12-02) the per-shape
-// execution plans of an SDPA graph that could reuse a kernel the plan's kernel
-// cache had compiled for another sequence length gave wrong O and Stats, while
-// the first shape finalised with nothing to reuse was right (matmuls were right
-// at every shape). So for a lowering that holds attention (sdpa_pattern):
-//  * by default every override is declined by rule kSdpaKernelCacheRule
-//    (`declined`, the reason override_declined wraps); the plan still runs its
-//    declared extents (a graph planned dynamic included);
-//  * with options.include_unverified (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1) each
-//    shape's execution plan is finalised with a kernel cache of its own
-//    (`fresh_kernel_cache`: nothing reused across shapes), unchecked on the H200.
-// Any other lowering: served as before, one kernel cache shared by its shapes.
+// How a plan built from the lowering `built` takes execute-time shape
+// overrides. Measured on the H200 with cuDNN 9.19 (2026-12-02): an SDPA graph's
+// per-shape execution plans that shared the plan's kernel cache, and so could
+// reuse a kernel it had compiled for another sequence length, gave wrong O and
+// Stats (the first shape finalised, with nothing to reuse, was right; matmuls
+// were right at every shape); finalised each with a kernel cache of its own, the
+// same overrides (b=3 s=256, b=4 s=64, planned static and planned dynamic) gave
+// the right O and Stats. So a lowering that holds attention (sdpa_pattern,
+// `attention` names where) has every shape's execution plan finalised with a
+// fresh kernel cache (`fresh_kernel_cache`: nothing reused across shapes),
+// whatever OPGRAPH_CUDNN_INCLUDE_UNVERIFIED says. Any other lowering: one
+// kernel cache shared by its shapes.
 struct OverridePolicy {
-  std::string declined;
+  std::string attention;
   bool fresh_kernel_cache = false;
 };
-OverridePolicy override_policy(const LoweringPlan& built, const LoweringOptions& options);
+OverridePolicy override_policy(const LoweringPlan& built);
 
 // The key of a call's shape: for each slot of `ops` (the normalised pack's
 // operands, in the layout's position order) that an override wrote: its

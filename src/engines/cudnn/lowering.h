@@ -115,10 +115,11 @@ struct LoweringOptions {
   // What has not been checked on the H200 (OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1,
   // planning_options; docs/environment.md). No lowering reads it since 2026-12-02
   // (transpose, its last user, lowers by default: the flexible-SDPA composites that
-  // hold it ran and passed on the H200 with cuDNN 9.19). The engine reads it for
-  // execute-time shape overrides of a graph that holds attention (override_policy,
-  // dynamic_shapes.h): off, they decline by rule sdpa_kernel_cache_reuse_wrong_on_h200;
-  // on, each shape is served with a kernel cache of its own.
+  // hold it ran and passed on the H200 with cuDNN 9.19), and the engine gates
+  // nothing on it either: execute-time shape overrides of a graph that holds
+  // attention, which it once gated, are served by default with a kernel cache per
+  // shape (override_policy, dynamic_shapes.h; verified on the H200, cuDNN 9.19).
+  // Still read from the variable and set by the tests, for what may need it again.
   bool include_unverified = false;
   // Lower for cuDNN's dynamic shapes: the operation graph record carries
   // CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED = true, so that execution
