@@ -298,7 +298,7 @@ void run_problem(const Problem& p) {
     auto ws = gd.get_workspace_size_plan_at_index(bi, call.pack);
     if (ws.is_bad()) {
       ASSERT_NE(shape, 0) << what << ": the declared extents must run the built plan: " << ws.status().to_string();
-      const std::string& m = ws.status().message();
+      const std::string m = ws.status().message();  // a copy: status() is a temporary
       std::printf("  %-40s DECLINED by cuDNN: %s\n", what.c_str(), m.c_str());
       EXPECT_FALSE(must_serve) << what << ": on cuDNN >= 9.19 an SDPA override must be served (a kernel cache "
                                << "per shape, verified on the H200): " << m;
