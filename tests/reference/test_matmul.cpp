@@ -1,6 +1,6 @@
 // Reference matmul group: matmul (hand-computed product, identity, batch broadcast,
 // per-dtype rounding against an independent triple loop, M/N/K overrides with
-// padding, bad overrides), moe_grouped_matmul (NONE/GATHER/SCATTER against
+// padding, in cuDNN's broadcast form, the override shape rule, bad overrides), moe_grouped_matmul (NONE/GATHER/SCATTER against
 // per-expert matmuls composed in the test, bad offsets/indices) and
 // moe_grouped_matmul_bwd against central finite differences of the forward.
 #include <gtest/gtest.h>
@@ -45,6 +45,12 @@ std::vector<std::int64_t> range(std::int64_t lo, std::int64_t hi) {
   std::vector<std::int64_t> r;
   for (std::int64_t i = lo; i < hi; ++i) r.push_back(i);
   return r;
+}
+
+std::string dims_text(const Dims& d) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
 }
 
 Array ints(Dims d, std::vector<double> v) {
@@ -147,6 +153,79 @@ TEST(Matmul, OverridesPadBeyondTheExtent) {
         }
         EXPECT_NEAR(out.at({bt, m, n}), e, 1e-14) << bt << "," << m << "," << n;
       }
+}
+
+// cuDNN's broadcast form of the overrides (C's rank, unit M/N axes, batch axes 1 or C's), as
+// cudnn-frontend's SDPA hands seq_len [b, 1, 1, 1] to its [b, h] matmuls: entry (i, j) reads the
+// override at (i, j) with axes of extent 1 broadcast. M broadcast over heads, N over the batch,
+// K one per (batch, head) in the broadcast form itself.
+TEST(Matmul, BroadcastOverridesReadAtTheBatchIndex) {
+  const std::int64_t B = 2, H = 3, M = 4, K = 5, N = 6;
+  Case c;
+  c.name = "matmul_broadcast_overrides";
+  c.build = [&](OpGraph& g) {
+    auto a = g.tensor({B, H, M, K}, DataType::DOUBLE, "a");
+    auto b = g.tensor({B, H, K, N}, DataType::DOUBLE, "b");
+    auto mo = g.tensor({B, 1, 1, 1}, DataType::INT32, "mo");
+    auto no = g.tensor({1, H, 1, 1}, DataType::INT32, "no");
+    auto ko = g.tensor({B, H, 1, 1}, DataType::INT64, "ko");
+    g.matmul(a, b, Attributes().set("padding", 7.25), mo, no, ko)->set_output(true).set_name("c");
+  };
+  const std::vector<double> mo{3, 1}, no{6, 2, 4}, ko{5, 1, 3, 2, 4, 0};
+  c.fixed["mo"] = ints({B, 1, 1, 1}, mo);
+  c.fixed["no"] = ints({1, H, 1, 1}, no);
+  c.fixed["ko"] = ints({B, H, 1, 1}, ko);
+  Values v = check_case(c);
+  const Array &a = v.at("a"), &b = v.at("b"), &out = v.at("c");
+  int padded = 0, summed = 0;
+  for (int i = 0; i < B; ++i)
+    for (int j = 0; j < H; ++j)
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+          double e = 7.25;
+          if (m < mo[i] && n < no[j]) {
+            e = 0;
+            for (int k = 0; k < ko[i * H + j]; ++k) e += a.at({i, j, m, k}) * b.at({i, j, k, n});
+            ++summed;
+          } else {
+            ++padded;
+          }
+          EXPECT_NEAR(out.at({i, j, m, n}), e, 1e-13) << i << "," << j << "," << m << "," << n;
+        }
+  EXPECT_GT(padded, 0);
+  EXPECT_GT(summed, 0);
+}
+
+// The override shapes validate() takes, and the error naming tensor, port and rule for others.
+TEST(Matmul, OverrideShapeRule) {
+  auto build = [](const Dims& ovr, const char* port) {
+    OpGraph g;
+    auto a = g.tensor({2, 3, 4, 5}, DataType::FLOAT, "a");
+    auto b = g.tensor({2, 3, 5, 6}, DataType::FLOAT, "b");
+    auto o = g.tensor(ovr, DataType::INT32, "len");
+    const std::string p = port;
+    g.matmul(a, b, Attributes().set_name("mm"), p == "M_override" ? o : nullptr, p == "N_override" ? o : nullptr,
+             p == "K_override" ? o : nullptr)
+        ->set_output(true)
+        .set_name("c");
+    return g.validate();
+  };
+  for (const char* port : {"M_override", "N_override", "K_override"}) {
+    // one element per batch entry, any shape; or the broadcast form
+    for (const Dims& ok : {Dims{6}, Dims{2, 3, 1, 1}, Dims{6, 1, 1}, Dims{2, 1, 1, 1}, Dims{1, 3, 1, 1}, Dims{1, 1, 1, 1}}) {
+      const Status s = build(ok, port);
+      EXPECT_TRUE(s.is_good()) << port << " " << dims_text(ok) << ": " << s.to_string();
+    }
+    for (const Dims& bad : {Dims{2, 2, 1, 1}, Dims{2, 1, 1}, Dims{2, 1, 1, 2}, Dims{1, 3, 3, 1, 1}, Dims{2}}) {
+      const Status s = build(bad, port);
+      ASSERT_TRUE(s.is_bad()) << port << " " << dims_text(bad);
+      EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+      for (const std::string& part : {std::string(port), std::string("'len'"), std::string("node 'mm'"),
+                                     std::string("one extent per batch entry (6 elements)"),
+                                     std::string("cuDNN's broadcast form"), std::string("[2, 3]")})
+        EXPECT_NE(s.message().find(part), std::string::npos) << part << " in " << s.message();
+    }
+  }
 }
 
 TEST(Matmul, OverrideOutsideExtentFails) {

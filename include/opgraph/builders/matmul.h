@@ -8,7 +8,8 @@ namespace opgraph {
 class MatmulBuilders : public virtual NodeSink {
  public:
   // C[..., M, N] = A[..., M, K] @ B[..., K, N], batch axes broadcast.
-  // Optional per-batch overrides (M_override, N_override, K_override) are int32/int64 [B,1,1] tensors.
+  // Optional per-batch overrides (M_override, N_override, K_override): int32/int64, one element per batch
+  // entry ([B,1,1]) or cuDNN's broadcast form (C's rank, unit M/N axes, batch axes 1 or C's: [b,1,1,1]).
   // Attributes: padding (FLOAT, value for rows/cols beyond an override).
   TensorPtr matmul(TensorPtr a, TensorPtr b, const Attributes& attrs = {}, TensorPtr m_override = nullptr,
                    TensorPtr n_override = nullptr, TensorPtr k_override = nullptr);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "engines/cudnn/lowering_internal.h"
+#include "exec/declared_layout.h"
 
 namespace opgraph::engines::cudnn {
 namespace {
@@ -104,7 +105,31 @@ bool nchw_pointwise_graph(const OpGraph& g) {
   return true;
 }
 
+// cuDNN reads a GEMM override descriptor as a tensor broadcast over C's batch axes: C's rank
+// (leading unit axes added, as every tensor of the plan), unit M and N axes, each batch axis 1
+// or C's. The IR also admits one element per batch entry in any shape ([b * h] for a [b, h]
+// batch), which cuDNN would read another way: such an override declines here.
+Status check_override_form(const Node& n, ops::Matmul::In port) {
+  const TensorPtr o = n.input(port), c = n.output(ops::Matmul::Out::C);
+  if (!o || !c) return Status::ok();
+  const std::vector<std::int64_t>& od = o->get_dim();
+  const std::vector<std::int64_t>& cd = c->get_dim();
+  bool ok = od.size() <= cd.size() && cd.size() >= 2;
+  for (std::size_t i = 0; ok && i < cd.size(); ++i) {
+    const std::size_t lead = cd.size() - od.size();
+    const std::int64_t x = i < lead ? 1 : od[i - lead];
+    ok = i + 2 >= cd.size() ? x == 1 : (x == 1 || x == cd[i]);
+  }
+  if (ok) return Status::ok();
+  return Lowerer::decline(n, std::string(ops::name(port)) + " '" + o->get_name() + "' " + int_list(od.data(), static_cast<int>(od.size())) +
+                                 " holds one extent per batch entry in a shape cuDNN does not read so: cuDNN takes an "
+                                 "override of C's rank with unit M and N axes and each batch axis 1 or C's " +
+                                 int_list(cd.data(), static_cast<int>(cd.size())));
+}
+
 Status lower_matmul(Lowerer& l, const Node& n) {
+  for (auto port : {ops::Matmul::In::M_override, ops::Matmul::In::N_override, ops::Matmul::In::K_override})
+    OPGRAPH_CHECK(check_override_form(n, port));
   int desc = l.add(CUDNN_BACKEND_MATMUL_DESCRIPTOR, Lowerer::node_label(n) + " matmul descriptor", "matmul");
   l.set_int(desc, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, l.compute_type(n));
   if (n.attr_is_set("padding"))

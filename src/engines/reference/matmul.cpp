@@ -1,11 +1,13 @@
 // engines/reference/matmul.cpp — reference kernels of the matmul op group
 // (semantics at the top of src/ir/ops/matmul.cpp), accumulating in float64.
 //
-// matmul overrides: the batch entry b is the row-major flat index over C's batch
-// axes. With M_override, rows m >= M_override[b] of C hold `padding`; with
-// N_override, columns n >= N_override[b] hold `padding`; with K_override, the sum
-// runs over k < K_override[b] only. An override outside [0, extent] is
-// GRAPH_EXECUTION_FAILED naming the port, batch entry and value.
+// matmul overrides: an override holding one element per batch entry is read at the
+// row-major flat index b over C's batch axes; one in cuDNN's broadcast form (C's
+// rank, unit M/N axes, batch axes 1 or C's, e.g. [b, 1, 1, 1] for a [b, h] batch)
+// at C's batch index, broadcast. With M_override, rows m >= M_override[b] of C hold
+// `padding`; with N_override, columns n >= N_override[b] hold `padding`; with
+// K_override, the sum runs over k < K_override[b] only. An override outside
+// [0, extent] is GRAPH_EXECUTION_FAILED naming the port, batch entry and value.
 // moe_grouped_matmul: expert e owns rows [FirstTokenOffset[e], FirstTokenOffset[e+1]) (the
 // last ends at the row count); offsets must be non-decreasing within [0, rows] or the
 // kernel fails; rows before the first group belong to no expert and stay 0.
@@ -34,11 +36,17 @@ std::int64_t batch_offset(const Dims& bd, std::span<const std::int64_t> idx) {
   return off;
 }
 
-// The override of `port` at batch entry b (or `full` if the port is unbound), checked against [0, full].
-Status override_at(KernelContext& c, std::string_view port, std::int64_t b, std::int64_t full, std::int64_t* out) {
+// The override of `port` at batch entry b, C's batch index idx (or `full` if the port is unbound),
+// checked against [0, full]. One element per batch entry: read at b; otherwise the broadcast form
+// the IR admits (C's rank, unit M/N axes): read at idx, axes of extent 1 broadcast.
+Status override_at(KernelContext& c, std::string_view port, std::int64_t b, std::span<const std::int64_t> idx,
+                   std::int64_t batch_count, std::int64_t full, std::int64_t* out) {
   *out = full;
   if (!c.has(port)) return Status::ok();
-  double v = c.in(port)[b];
+  const Array& o = c.in(port);
+  std::int64_t at = b;
+  if (o.numel() != batch_count) at = batch_offset(Dims(o.dims.begin(), o.dims.end() - 2), idx);
+  double v = o[at];
   if (!(v >= 0.0) || v > static_cast<double>(full))
     return c.fail(std::string(port) + " of batch entry " + std::to_string(b) + " is " + std::to_string(v) +
                   ", outside [0, " + std::to_string(full) + "]");
@@ -54,13 +62,15 @@ Status matmul(KernelContext& c) {
   const Dims a_batch(a.dims.begin(), a.dims.end() - 2), b_batch(bm.dims.begin(), bm.dims.end() - 2);
   const Dims c_batch(out.dims.begin(), out.dims.end() - 2);
   const double padding = ops::Matmul::padding(c.node());
+  std::int64_t batch_count = 1;
+  for (auto x : c_batch) batch_count *= x;
   std::int64_t b = 0;
   Status status;
   for_each_index(c_batch, [&](std::span<const std::int64_t> idx) {
     std::int64_t mo = 0, no = 0, ko = 0;
-    if (status.is_good()) status = override_at(c, "M_override", b, m_full, &mo);
-    if (status.is_good()) status = override_at(c, "N_override", b, n_full, &no);
-    if (status.is_good()) status = override_at(c, "K_override", b, k_full, &ko);
+    if (status.is_good()) status = override_at(c, "M_override", b, idx, batch_count, m_full, &mo);
+    if (status.is_good()) status = override_at(c, "N_override", b, idx, batch_count, n_full, &no);
+    if (status.is_good()) status = override_at(c, "K_override", b, idx, batch_count, k_full, &ko);
     if (status.is_bad()) return;
     const double* pa = a.v.data() + batch_offset(a_batch, idx) * m_full * k_full;
     const double* pb = bm.v.data() + batch_offset(b_batch, idx) * k_full * n_full;

@@ -1,9 +1,13 @@
 // ir/ops/matmul.cpp — matmul and the MoE grouped matmuls.
 //
 // matmul: C[..., M, N] = A[..., M, K] @ B[..., K, N]. Batch axes broadcast
-//   (numpy rules on the leading axes). M/N/K overrides are per-batch INT32/INT64
-//   tensors holding one extent per batch entry; rows/cols beyond an override hold
-//   `padding` in C.
+//   (numpy rules on the leading axes). M/N/K overrides are INT32/INT64 tensors
+//   giving each batch entry its extent, in one of two forms: one element per batch
+//   entry (entry = the row-major flat index over C's batch axes), or cuDNN's
+//   broadcast form, C's rank with unit M and N axes and each batch axis 1 or C's
+//   (cudnn-frontend's SDPA hands seq_len [b, 1, 1, 1] to its [b, h] matmuls). Rows
+//   m >= M_override and columns n >= N_override of C hold `padding`; the sum runs
+//   over k < K_override.
 // moe_grouped_matmul: tokens grouped by expert. Token [1, T, K], Weight [E, K, N],
 //   FirstTokenOffset [E] (INT32/INT64, start row of each expert's group, groups
 //   contiguous, the last ends at T).
@@ -17,6 +21,15 @@
 
 namespace opgraph::ops {
 namespace {
+
+// cuDNN's broadcast form of an override: C's rank, unit M and N axes, each batch axis 1 or C's.
+bool override_broadcasts(const Dims& override_dims, const Dims& batch) {
+  if (override_dims.size() != batch.size() + 2) return false;
+  if (override_dims[batch.size()] != 1 || override_dims[batch.size() + 1] != 1) return false;
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (override_dims[i] != 1 && override_dims[i] != batch[i]) return false;
+  return true;
+}
 
 Status infer_matmul(InferContext& c) {
   OPGRAPH_CHECK(c.require_rank_between(ops::in::A, 2, 8));
@@ -37,7 +50,11 @@ Status infer_matmul(InferContext& c) {
   for (const char* p : {"M_override", "N_override", "K_override"}) {
     if (!c.has(p)) continue;
     OPGRAPH_CHECK(c.require_integer_index(p));
-    OPGRAPH_CHECK(c.require_numel(p, batch_count, "one extent per batch entry"));
+    if (c.in(p)->element_count() == batch_count || override_broadcasts(c.dims(p), *batch)) continue;
+    return c.fail(p, "must hold one extent per batch entry (" + std::to_string(batch_count) +
+                         " elements) or be cuDNN's broadcast form: C's rank " + std::to_string(batch->size() + 2) +
+                         ", unit M and N axes, each batch axis 1 or C's " + InferContext::dims_str(*batch) +
+                         " (e.g. [b, 1, 1, 1] for a [b, h] batch); got dims " + InferContext::dims_str(c.dims(p)));
   }
   Dims out = *batch;
   out.push_back(m);
@@ -115,6 +132,7 @@ const OpSpec kSpecs[] = {
 }  // namespace
 
 std::span<const OpSpec> matmul_specs() { return kSpecs; }
+
 
 }  // namespace opgraph::ops
 
