@@ -621,12 +621,21 @@ def _flex_heads(op, q, k, v):
                 "takes as many K/V heads as query heads, or one (MQA), not grouped query attention")
 
 
-def _flex_scores(g, op, a, name, q, k, fn, seq_len_kv, bias):
-    """The modified scores: score_mod(attn_scale * Q K^T), then bias, then (with SEQ_LEN_KV) the
-    columns at or beyond each batch's length set to -inf, as cuDNN's kernels stop there."""
+def _flex_matmul(g, a, b, name, m=None, n=None, k=None):
+    """A matmul of the composite with cudnn-frontend's GEMM overrides: the sequence lengths
+    ([b, 1, 1, 1], broadcast over the heads) bound to M / N / K where given. Rows and columns past
+    an M / N override hold the matmul's padding (0); a K override sums the first K terms only."""
+    kw = {name_: t for name_, t in (("M_override", m), ("N_override", n), ("K_override", k)) if t is not None}
+    return g.matmul(A=a, B=b, name=name, **kw)
+
+
+def _flex_scores(g, op, a, name, q, k, fn, seq_len_q, seq_len_kv, bias):
+    """The modified scores: score_mod(attn_scale * Q K^T), then bias. As cudnn-frontend's composite,
+    SEQ_LEN_Q / SEQ_LEN_KV are the Q K^T matmul's M / N overrides: scores past a batch's lengths
+    hold the padding 0 before attn_scale and the score_mod (which masks them if it wants them out)."""
     kt = g.transpose(input=k, permutation=[0, 1, 3, 2], name=f"{name}::k_transpose")
     kt.set_data_type(k.get_data_type())  # K^T is K read the other way (cudnn: K's own descriptor)
-    s = g.matmul(A=q, B=kt, name=f"{name}::matmul_q_kt")
+    s = _flex_matmul(g, q, kt, f"{name}::matmul_q_kt", m=seq_len_q, n=seq_len_kv)
     shape = [q.dims[0], q.dims[1], q.dims[2], k.dims[2]]
     s.set_dim(shape)
     s = _flex_scale(g, s, a.get("attn_scale"), name)
@@ -635,14 +644,6 @@ def _flex_scores(g, op, a, name, q, k, fn, seq_len_kv, bias):
         s = _flex_call(g, op, fn, s, "score_mod")
     if bias is not None:
         s = g.add(a=s, b=_flex_tensor(g, op, "bias", bias), name=f"{name}::add_bias")
-    if seq_len_kv is not None:
-        col = g.gen_index(input=s, axis=3, name=f"{name}::kv_index")
-        col.set_data_type(_C.data_type.INT32)
-        keep = g.cmp_lt(input=col, comparison=seq_len_kv, name=f"{name}::kv_in_length")
-        keep.set_data_type(_C.data_type.BOOLEAN)
-        ninf = g.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=_C.data_type.FLOAT, is_pass_by_value=True,
-                        value=float("-inf"), name=f"{name}::neg_inf")
-        s = g.binary_select(input0=s, input1=ninf, mask=keep, name=f"{name}::kv_padding")
     return s
 
 
@@ -677,7 +678,9 @@ def flexible_sdpa(g, op, kw, compute, name):
             else:
                 v = y
     _flex_heads(op, q, k, v)
-    s = _flex_scores(g, op, a, name, q, k, fn, seq_kv, a.get("bias"))
+    seq_q = _flex_tensor(g, op, "seq_len_q", seq_q) if seq_q is not None else None
+    seq_kv = _flex_tensor(g, op, "seq_len_kv", seq_kv) if seq_kv is not None else None
+    s = _flex_scores(g, op, a, name, q, k, fn, seq_q, seq_kv, a.get("bias"))
     m = g.reduction(input=s, mode="MAX", name=f"{name}::max")
     m.set_dim(_rows(q))
     e = g.exp(input=g.sub(a=s, b=m, name=f"{name}::sub_max"), name=f"{name}::exp")
@@ -688,9 +691,10 @@ def flexible_sdpa(g, op, kw, compute, name):
     stats.set_data_type(_C.data_type.FLOAT).set_dim(_rows(q))
     p = g.div(a=e, b=z, name=f"{name}::softmax")
     p.set_data_type(q.get_data_type())  # the P V matmul takes P in the io type, as cudnn's composite
-    o = g.matmul(A=p, B=v, name=f"{name}::matmul_p_v")
+    # O = P V over the first SEQ_LEN_KV keys (K override), rows past SEQ_LEN_Q 0 (M override), as cudnn's bmm2
+    o = _flex_matmul(g, p, v, f"{name}::matmul_p_v", m=seq_q, k=seq_kv)
     o.set_data_type(q.get_data_type()).set_dim([q.dims[0], q.dims[1], q.dims[2], v.dims[3]])
-    del compute, seq_q  # the composite's math runs in the graph's compute type; seq_len_q feeds score_mod only
+    del compute  # the composite's math runs in the graph's compute type
     return [o, stats if stats_wanted else None]
 
 
@@ -718,26 +722,28 @@ def flexible_sdpa_backward(g, op, kw, compute, name):
     one = g.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=_C.data_type.FLOAT, is_pass_by_value=True,
                    value=1.0, name=f"{name}::one")
     rowdot = g.mul(a=rowdot, b=one, name=f"{name}::softmax_sum")
-    # the scores again, through the same score_mod; K is read transposed (cudnn: K's own descriptor)
-    s = _flex_scores(g, op, a, name, q, k, fn, a.get("seq_len_kv"), a.get("bias"))
+    # the scores again, through the same score_mod; K is read transposed (cudnn: K's own descriptor).
+    # Every matmul takes the sequence lengths as cudnn-frontend's backward composite gives them.
+    sq, skv = (_flex_tensor(g, op, x, a[x]) if a.get(x) is not None else None for x in ("seq_len_q", "seq_len_kv"))
+    s = _flex_scores(g, op, a, name, q, k, fn, sq, skv, a.get("bias"))
     kt = next(n for n in reversed(g.nodes) if n.name == f"{name}::k_transpose").outputs["Y"]
     p = g.exp(input=g.sub(a=s, b=stats, name=f"{name}::sub_stats"), name=f"{name}::p")
     pt = g.transpose(input=p, permutation=swap, name=f"{name}::p_transpose")
     pt.set_data_type(io)  # P^T in the io type for the dV matmul, as cudnn's reshape_p
-    dv = g.matmul(A=pt, B=do, name=f"{name}::matmul_pt_do")
+    dv = _flex_matmul(g, pt, do, f"{name}::matmul_pt_do", m=skv, k=sq)
     vt = g.transpose(input=v, permutation=swap, name=f"{name}::v_transpose")
     vt.set_data_type(v.get_data_type())
-    dp = g.matmul(A=do, B=vt, name=f"{name}::matmul_do_vt")
+    dp = _flex_matmul(g, do, vt, f"{name}::matmul_do_vt", m=sq, n=skv)
     ds = g.mul(a=g.sub(a=dp, b=rowdot, name=f"{name}::sub_dp_sum"), b=p, name=f"{name}::ds")
     if fn_b is not None:
         ds = _flex_call(g, op, fn_b, ds, "score_mod_bprop")
     ds = _flex_scale(g, ds, a.get("attn_scale"), name + "::ds")
     dst = g.transpose(input=ds, permutation=swap, name=f"{name}::ds_transpose")
     dst.set_data_type(io)  # dS^T in the io type, as cudnn's reshape_dS
-    dk = g.matmul(A=dst, B=q, name=f"{name}::matmul_dst_q")
+    dk = _flex_matmul(g, dst, q, f"{name}::matmul_dst_q", m=skv, k=sq)
     k_back = g.transpose(input=kt, permutation=swap, name=f"{name}::k_back")  # cudnn's reshape_k
     k_back.set_data_type(k.get_data_type())
-    dq = g.matmul(A=ds, B=k_back, name=f"{name}::matmul_ds_k")
+    dq = _flex_matmul(g, ds, k_back, f"{name}::matmul_ds_k", m=sq, k=skv)
     for t, like in ((dq, q), (dk, k), (dv, v)):
         t.set_data_type(io).set_dim(list(like.dims))
     del compute

@@ -163,23 +163,47 @@ def test_score_mod_reads_other_graph_tensors(rng):
     np.testing.assert_allclose(out, softmax64(s)[0] @ vn.astype(np.float64), **TOL)
 
 
-def test_score_mod_with_paged_kv_and_sequence_lengths(rng):
-    # Paged K/V (page tables into block containers) with per-batch lengths: the score_mod sees the
-    # lengths; key columns at or beyond SEQ_LEN_KV take no part in the softmax (cuDNN's kernels
-    # stop there), whatever the score_mod does.
-    b, h, sq, d, block, pages = 2, 2, 3, 8, 4, 3
-    s_kv = block * pages
-    kd = rng.standard_normal((b, h, s_kv, d)).astype(F32)
-    vd = rng.standard_normal((b, h, s_kv, d)).astype(F32)
-    qn = rng.standard_normal((b, h, sq, d)).astype(F32)
-    order = rng.permutation(b * pages)
-    table = order.reshape(b, 1, pages, 1).astype(np.int32)
-    kc = np.zeros((b * pages, h, block, d), F32)
-    vc = np.zeros((b * pages, h, block, d), F32)
+def paged(rng, b, h, s_kv, d, block):
+    """Random K / V [b, h, s_kv, d] and their block containers with one shuffled page table."""
+    pages = s_kv // block
+    kd, vd = (rng.standard_normal((b, h, s_kv, d)).astype(F32) for _ in range(2))
+    table = rng.permutation(b * pages).reshape(b, 1, pages, 1).astype(np.int32)
+    kc, vc = (np.zeros((b * pages, h, block, d), F32) for _ in range(2))
     for bi in range(b):
         for p in range(pages):
             kc[table[bi, 0, p, 0]] = kd[bi, :, p * block:(p + 1) * block]
             vc[table[bi, 0, p, 0]] = vd[bi, :, p * block:(p + 1) * block]
+    return kd, vd, kc, vc, table
+
+
+def composite64(qn, kd, vd, scale, len_q, len_kv, score_mod):
+    """cudnn-frontend's composite in float64 with its GEMM overrides: S = Q K^T with rows past
+    SEQ_LEN_Q and columns past SEQ_LEN_KV holding the padding 0, * scale, score_mod(S, r, c, batch),
+    softmax over every column, O = P V over the first SEQ_LEN_KV keys with rows past SEQ_LEN_Q 0."""
+    b, _, sq, _ = qn.shape
+    s_kv = kd.shape[2]
+    r, c = np.arange(sq)[:, None], np.arange(s_kv)[None, :]
+    s = qn.astype(np.float64) @ kd.astype(np.float64).swapaxes(-1, -2)
+    o = np.zeros(qn.shape[:3] + (vd.shape[3],))
+    stats = np.zeros(qn.shape[:3] + (1,))
+    for bi in range(b):
+        lq, lkv = int(len_q[bi].flat[0]), int(len_kv[bi].flat[0])
+        sb = np.where((r < lq) & (c < lkv), s[bi], 0.0) * scale
+        sb = score_mod(sb, r, c, bi)
+        p, stats[bi] = softmax64(sb)
+        o[bi, :, :lq] = p[:, :lq, :lkv] @ vd[bi, :, :lkv].astype(np.float64)
+    return o, stats
+
+
+def test_score_mod_with_paged_kv_and_sequence_lengths(rng):
+    # Paged K/V (page tables into block containers) with per-batch lengths [b, 1, 1, 1]. As
+    # cudnn-frontend's composite, the lengths are the matmuls' GEMM overrides, broadcast over the
+    # heads: Q K^T takes SEQ_LEN_Q / SEQ_LEN_KV as M / N (scores past them hold the padding 0, which
+    # the score_mod sees and may mask), P V as M / K (the first SEQ_LEN_KV keys, rows past SEQ_LEN_Q 0).
+    b, h, sq, d, block, pages = 2, 2, 3, 8, 4, 3
+    s_kv = block * pages
+    kd, vd, kc, vc, table = paged(rng, b, h, s_kv, d, block)
+    qn = rng.standard_normal((b, h, sq, d)).astype(F32)
     len_q = np.array([3, 2], np.int32).reshape(b, 1, 1, 1)
     len_kv = np.array([s_kv - 1, 5], np.int32).reshape(b, 1, 1, 1)
 
@@ -207,14 +231,75 @@ def test_score_mod_with_paged_kv_and_sequence_lengths(rng):
     run(g, {q: qn, kct: kc, vct: vc, tk: table, tv: table, sq_t: len_q, skv_t: len_kv, o: out_o, stats: out_s,
             neg_inf: np.full((1, 1, 1, 1), -1e9, F32)})
 
-    s = 0.4 * qn.astype(np.float64) @ kd.astype(np.float64).swapaxes(-1, -2)
-    r, c = np.arange(sq)[:, None], np.arange(s_kv)[None, :]
-    for bi in range(b):
-        s[bi] = np.where((r < len_q[bi, 0, 0, 0]) | (c == 0), s[bi], -1e9)
-        s[bi][..., len_kv[bi, 0, 0, 0]:] = -np.inf
-    p, lse = softmax64(s)
-    np.testing.assert_allclose(out_o, p @ vd.astype(np.float64), **TOL)
-    np.testing.assert_allclose(out_s, lse, **TOL)
+    def mod(sb, r, c, bi):
+        return np.where((r < len_q[bi, 0, 0, 0]) | (c == 0), sb, -1e9)
+
+    want_o, want_s = composite64(qn, kd, vd, 0.4, len_q, len_kv, mod)
+    assert not np.all(want_o[1, :, 2:] != 0)  # batch 1's row past SEQ_LEN_Q is the padding 0
+    np.testing.assert_allclose(out_o, want_o, **TOL)
+    np.testing.assert_allclose(out_s, want_s, **TOL)
+
+
+def test_cudnn_frontends_flexible_graph_takes_the_lengths_as_gemm_overrides(rng):
+    # test_flexible_sdpa.py::test_sdpa_with_flexible_graph of cudnn-frontend at small extents:
+    # decode (s_q = 1), paged K / V in blocks of 1, HALF io, its softcap and padding-mask score_mod
+    # (BINARY_SELECT of the scores where rows >= SEQ_LEN_Q AND columns >= SEQ_LEN_KV, else -1e9). The
+    # graph is cudnn-frontend's: the two
+    # matmuls carry the lengths as M / N and M / K overrides, no kv-length mask of opgraph's own.
+    b, h, sq, s_kv, d, block, cap, scale = 3, 2, 1, 12, 16, 1, 0.8, 16 ** -0.5
+    kd, vd, kc, vc, table = paged(rng, b, h, s_kv, d, block)
+    kd, vd, kc, vc = (x.astype(np.float16) for x in (kd, vd, kc, vc))
+    qn = rng.standard_normal((b, h, sq, d)).astype(np.float16)
+    len_q = np.ones((b, 1, 1, 1), np.int32)
+    len_kv = np.array([s_kv, 5, 1], np.int32).reshape(b, 1, 1, 1)
+    g = opgraph.pygraph(io_data_type=np.float16, intermediate_data_type=F32, compute_data_type=F32)
+    q = g.tensor(name="q", dim=[b, h, sq, d], stride=[sq * h * d, d, h * d, 1], data_type=opgraph.data_type.HALF)
+    kct, vct = g.tensor_like(kc, name="container_k"), g.tensor_like(vc, name="container_v")
+    tk, tv = g.tensor_like(table, name="page_table_k"), g.tensor_like(table, name="page_table_v")
+    sq_t, skv_t = g.tensor_like(len_q, name="seq_len_q"), g.tensor_like(len_kv, name="seq_len_kv")
+    cap_t, neg_inf = scalar(g, "softcap_scalar"), scalar(g, "neg_inf_scalar")
+
+    def decode_mask(gg, s):
+        s = gg.mul(a=gg.tanh(input=gg.div(a=s, b=cap_t)), b=cap_t)
+        rows = gg.gen_index(input=s, axis=2, compute_data_type=I32)
+        rows.set_data_type(I32)
+        cols = gg.gen_index(input=s, axis=3, compute_data_type=I32)
+        cols.set_data_type(I32)
+        row_mask = gg.cmp_ge(input=rows, comparison=sq_t, compute_data_type=F32)
+        row_mask.set_data_type(BOOL)
+        col_mask = gg.cmp_ge(input=cols, comparison=skv_t, compute_data_type=F32)
+        col_mask.set_data_type(BOOL)
+        both = gg.logical_and(a=row_mask, b=col_mask, compute_data_type=F32)
+        both.set_data_type(BOOL)
+        return gg.binary_select(input0=s, input1=neg_inf, mask=both)
+
+    o, none = g.sdpa(name="sdpa", q=q, k=kct, v=vct, seq_len_q=sq_t, seq_len_kv=skv_t, generate_stats=False,
+                     attn_scale=scale, use_causal_mask=False, paged_attention_k_table=tk, paged_attention_v_table=tv,
+                     paged_attention_max_seq_len_kv=s_kv, score_mod=decode_mask)
+    assert none is None
+    o.set_output(True).set_dim([b, h, sq, d]).set_stride([sq * h * d, d, h * d, 1])
+    by_name = {nd.name: nd for nd in g.nodes}
+    bmm1, bmm2 = by_name["sdpa::matmul_q_kt"], by_name["sdpa::matmul_p_v"]
+    assert bmm1.inputs["M_override"] is sq_t and bmm1.inputs["N_override"] is skv_t
+    assert bmm1.inputs.get("K_override") is None
+    assert bmm2.inputs["M_override"] is sq_t and bmm2.inputs["K_override"] is skv_t
+    assert bmm2.inputs.get("N_override") is None
+    modes = [nd.attributes.get("mode") for nd in g.nodes if nd.op == "pointwise"]
+    assert modes.count("GEN_INDEX") == 2 and modes.count("BINARY_SELECT") == 1  # the score_mod's only
+    assert "CMP_LT" not in modes  # no kv-length mask of opgraph's own
+
+    out = np.full(o.dims, np.nan, np.float16)
+    run(g, {q: qn, kct: kc, vct: vc, tk: table, tv: table, sq_t: len_q, skv_t: len_kv, o: out,
+            cap_t: np.full((1, 1, 1, 1), cap, F32), neg_inf: np.full((1, 1, 1, 1), -1e9, F32)})
+
+    def mod(sb, r, c, bi):
+        sb = cap * np.tanh(sb / cap)
+        # BINARY_SELECT takes input0 where the mask holds: the test's mask keeps only the scores past
+        # both lengths, all others become -1e9 (none is kept at s_q = 1: every row is uniform)
+        return np.where((r >= len_q[bi, 0, 0, 0]) & (c >= len_kv[bi, 0, 0, 0]), sb, -1e9)
+
+    want, _ = composite64(qn, kd, vd, scale, len_q, len_kv, mod)
+    np.testing.assert_allclose(out.astype(np.float64), want, rtol=5e-3, atol=5e-3)
 
 
 @pytest.mark.parametrize("with_bprop", [True, False])
@@ -250,6 +335,53 @@ def test_backward_with_score_mod_and_its_bprop(rng, with_bprop):
         ds = np.where(causal, ds, 0.0)  # masked entries have P = 0 anyway: the bprop mask changes nothing here
     ds *= scale
     for out, ref in zip(outs, (ds @ K, ds.swapaxes(-1, -2) @ Q, P.swapaxes(-1, -2) @ dO)):
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_backward_with_sequence_lengths_takes_them_as_gemm_overrides(rng):
+    # As cudnn-frontend's backward composite: Q K^T and dO V^T take SEQ_LEN_Q / SEQ_LEN_KV as M / N,
+    # P^T dO and dS^T Q as M / K (SEQ_LEN_KV rows, summed over the first SEQ_LEN_Q queries), dS K
+    # as M / K (SEQ_LEN_Q rows, over the first SEQ_LEN_KV keys); past them the padding 0.
+    b, h, sq, skv, d, scale = 2, 2, 5, 7, 8, 0.3
+    qn, don = (rng.standard_normal((b, h, sq, d)).astype(F32) for _ in range(2))
+    kn, vn = (rng.standard_normal((b, h, skv, d)).astype(F32) for _ in range(2))
+    on = rng.standard_normal((b, h, sq, d)).astype(F32)
+    stn = (rng.standard_normal((b, h, sq, 1)) + 2.0).astype(F32)
+    len_q = np.array([sq, 3], np.int32).reshape(b, 1, 1, 1)
+    len_kv = np.array([4, skv], np.int32).reshape(b, 1, 1, 1)
+    g = graph()
+    q, k, v, o, do, st = (g.tensor_like(x, name=n) for x, n in
+                          ((qn, "q"), (kn, "k"), (vn, "v"), (on, "o"), (don, "dO"), (stn, "stats")))
+    sq_t, skv_t = g.tensor_like(len_q, name="seq_q"), g.tensor_like(len_kv, name="seq_kv")
+    dq, dk, dv = g.sdpa_backward(q=q, k=k, v=v, o=o, dO=do, stats=st, attn_scale=scale, seq_len_q=sq_t,
+                                 seq_len_kv=skv_t, score_mod=lambda gg, x: x)
+    overrides = {nd.name.split("::")[-1]: {p_: t.get_name() for p_, t in nd.inputs.items() if "override" in p_}
+                 for nd in g.nodes if nd.op == "matmul"}
+    assert overrides == {"matmul_q_kt": {"M_override": "seq_q", "N_override": "seq_kv"},
+                         "matmul_pt_do": {"M_override": "seq_kv", "K_override": "seq_q"},
+                         "matmul_do_vt": {"M_override": "seq_q", "N_override": "seq_kv"},
+                         "matmul_dst_q": {"M_override": "seq_kv", "K_override": "seq_q"},
+                         "matmul_ds_k": {"M_override": "seq_q", "K_override": "seq_kv"}}
+    for t in (dq, dk, dv):
+        t.set_output(True)
+    outs = [poisoned(t) for t in (dq, dk, dv)]
+    run(g, {q: qn, k: kn, v: vn, o: on, do: don, st: stn, sq_t: len_q, skv_t: len_kv,
+            dq: outs[0], dk: outs[1], dv: outs[2]})
+
+    Q, K, V, O, dO, St = (x.astype(np.float64) for x in (qn, kn, vn, on, don, stn))
+    want = [np.zeros_like(Q), np.zeros_like(K), np.zeros_like(V)]
+    for bi in range(b):
+        lq, lkv = len_q[bi, 0, 0, 0], len_kv[bi, 0, 0, 0]
+        s = np.zeros((h, sq, skv))
+        s[:, :lq, :lkv] = Q[bi, :, :lq] @ K[bi, :, :lkv].swapaxes(-1, -2)
+        P = np.exp(scale * s - St[bi])
+        dp = np.zeros((h, sq, skv))
+        dp[:, :lq, :lkv] = dO[bi, :, :lq] @ V[bi, :, :lkv].swapaxes(-1, -2)
+        ds = scale * (dp - (dO[bi] * O[bi]).sum(-1, keepdims=True)) * P
+        want[2][bi, :, :lkv] = P[:, :lq, :lkv].swapaxes(-1, -2) @ dO[bi, :, :lq]
+        want[1][bi, :, :lkv] = ds[:, :lq, :lkv].swapaxes(-1, -2) @ Q[bi, :, :lq]
+        want[0][bi, :, :lq] = ds[:, :lq, :lkv] @ K[bi, :, :lkv]
+    for out, ref in zip(outs, want):
         np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
 
 
