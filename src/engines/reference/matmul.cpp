@@ -45,7 +45,11 @@ Status override_at(KernelContext& c, std::string_view port, std::int64_t b, std:
   if (!c.has(port)) return Status::ok();
   const Array& o = c.in(port);
   std::int64_t at = b;
-  if (o.numel() != batch_count) at = batch_offset(Dims(o.dims.begin(), o.dims.end() - 2), idx);
+  if (o.numel() != batch_count) {
+    if (o.dims.size() != idx.size() + 2)  // validate() admits no other shape
+      return c.fail(std::string(port) + " has dims of neither admitted form");
+    at = batch_offset(Dims(o.dims.begin(), o.dims.end() - 2), idx);
+  }
   double v = o[at];
   if (!(v >= 0.0) || v > static_cast<double>(full))
     return c.fail(std::string(port) + " of batch entry " + std::to_string(b) + " is " + std::to_string(v) +
