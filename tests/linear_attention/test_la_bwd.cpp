@@ -237,23 +237,34 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
     EXPECT_EQ(r[i].source, i < 3 ? "linear_attention/kernels/gdn_bwd_states.cu"
                                  : "linear_attention/kernels/gdn_bwd_grads.cu")
         << r[i].kernel;
-  // ceil(100 / 64) + 3 = 5 chunk slots x 8 heads: the tiles (4 x 64 x 128 + 64 x 64 bf16), exp(gamma_C),
-  // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); fp32 dq, dk, dv [100, 8, 128];
+  // ceil(100 / 64) + 3 = 5 chunk slots x 8 heads: the tiles (4 x 64 x 128 + 2 x 64 x 64 bf16: P and T), exp(gamma_C),
+  // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); fp32 dq, dk [100, 8, 128] (no dv
+  // staging: every v head is its own output head here, HV = HO, so the grads kernel writes dV itself);
   // fp32 [8, 100] twice (the safe gate's terms).
   const long long sh = 5 * 8;
   auto up = [](long long x) { return (x + 255) / 256 * 256; };
-  long long want = up(sh * 2 * (4 * 64 * 128 + 64 * 64));
+  long long want = up(sh * 2 * (4 * 64 * 128 + 2 * 64 * 64));
   want = up(want + sh * 4);
+  want = up(want + sh * 16 * 4);  // <S^T, dS^T>'s partial sums
   want = up(want + sh * 2 * 128 * 128);
   want = up(want + sh * 2 * 128 * 128);
   want = up(want + sh * 2 * 64 * 128);
   want = up(want + sh * 2 * 64 * 128);
-  want = up(want + 100 * 8 * 128 * 4);
+  ASSERT_EQ(p->hv, p->ho);
   want = up(want + 100 * 8 * 128 * 4);
   want = up(want + 100 * 8 * 128 * 4);
   want = up(want + 100 * 8 * 4);
   want = up(want + 100 * 8 * 4);
   EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p), want);
+  // Grouped v heads (HV = 2 < HO = 8): dV per output head is staged in fp32 for the finish kernel's group sums.
+  Cfg gv = c;
+  gv.hq = gv.hk = 8;
+  gv.hv = 2;
+  auto pg = analyze_gdn_bwd(bwd(gv).g);
+  ASSERT_TRUE(pg.is_good()) << pg.status().message();
+  ASSERT_EQ(pg->ho, 8);
+  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*pg) - linear_attention::gdn_bwd_workspace_bytes(*p),
+            up(100 * 8 * 128 * 4));
   // One kernel per layout class: lengths, heads and attributes do not enter the key.
   Cfg other = cfg_of(128);
   other.cu = {0, 500, 4000};
@@ -376,7 +387,7 @@ TEST(LaBwdOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
   EXPECT_EQ(q->q_ts, 2 * 64);
   EXPECT_EQ(q->v_ts, 8 * 64);
   EXPECT_EQ(q->hq, p->hq);
-  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*q), opgraph_gdn::gdn_bwd_ws(64, 3000, 5, 8).total);
+  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*q), opgraph_gdn::gdn_bwd_ws(64, 3000, 5, 8, q->hv != q->ho).total);
   EXPECT_GT(linear_attention::gdn_bwd_workspace_bytes(*q), linear_attention::gdn_bwd_workspace_bytes(*p));
   auto fewer = run(pack_for(40, 2, 2));
   ASSERT_TRUE(fewer.is_good()) << fewer.status().message();

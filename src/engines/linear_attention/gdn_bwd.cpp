@@ -114,7 +114,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   if (p.d_dt_bias >= 0) f |= opgraph_gdn::kBwdFlagWriteDDt;
   k.flags = f;
   k.scale = p.scale;
-  const opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho);
+  const opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, p.hv != p.ho);
   k.ws_blocks = w.blocks;
   k.ws_egc = w.egc;
   k.ws_st = w.st;
@@ -126,6 +126,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   k.ws_dv = w.dv;
   k.ws_ga = w.ga;
   k.ws_gd = w.gd;
+  k.ws_sds = w.sds;
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
              seqs = static_cast<unsigned>(p.n_seq), slices = static_cast<unsigned>(p.d / 64);
@@ -501,7 +502,7 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
 }
 
 std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p) {
-  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho).total;
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, p.hv != p.ho).total;
 }
 
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {

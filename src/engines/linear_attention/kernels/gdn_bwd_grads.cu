@@ -12,9 +12,9 @@ using namespace opgraph_gdn::bwd;
 // gdn_bwd_grads: one CTA per (chunk slot, output head); the formulas at the top.
 namespace opgraph_gdn {
 namespace bwd {
-// Row stride of the fp32 [C][C] tiles here: even, so a lane's two adjacent
-// fragment elements go as one 64-bit store, the 32 lanes' pairs on distinct banks
-// (the odd LDF of the other kernels leaves two to four lanes on a bank).
+// Row stride of the fp32 [C][C] tiles here (E and F): even, so a lane's two
+// adjacent fragment elements go as one 64-bit store, the 32 lanes' pairs on
+// distinct banks (the odd LDF of the other kernels leaves two to four lanes on a bank).
 constexpr int LDG = C + 8;
 struct GradSmem {
   u16 q[C * LDD];    // l2-normalised q rows (bf16), zero past the chunk
@@ -25,17 +25,17 @@ struct GradSmem {
   u16 dvn[C * LDD];
   u16 dw[C * LDD];   // dW = -dVn S^T
   u16 st[D * LDD];   // S^T, then dS^T
-  u16 t[C * LDC];    // T
+  u16 t[C * LDC];    // T = (I + L)^-1, the prep's bf16 copy (workspace block, kOffT)
   u16 c1[C * LDC];   // dT, then M2
   u16 c2[C * LDC];   // X = T^T dT, then M1
-  float lf[C * LDG]; // L, then E
-  float tf[C * LDG]; // T (fp32), then F
+  float lf[C * LDG]; // E
+  float tf[C * LDG]; // F
   float gam[C], bet[C];
   float rg[2][C];    // dgamma row partials (per column half)
   float rb[2][C];    // dbeta row partials
   float rkd[2][C];   // e^(gamma_C - gamma_r) k_r . dKd_r partials
   float re[C], rf[C]; // row sums of E and F
-  float red[8];      // per-warp partial sums
+  float red[16];     // <S^T, dS^T>'s partial sums (gdn_bwd_rev_scan's, 8 a V slice)
 };
 static_assert(sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D), "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
 
@@ -104,6 +104,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
   copy_tile(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
   copy_tile(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
   copy_tile(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+  copy_tile(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
   cp_async_commit();
   {
     const u16* qg = reinterpret_cast<const u16*>(p.q);
@@ -141,19 +142,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
     sm.gam[tid] = gl;
     sm.bet[tid] = b;
   }
-  // e^gamma_C <S, dS> over the whole [D][D] tile pair, straight from the workspace.
-  float sds = 0.f;
-  {
-    const u32* a = reinterpret_cast<const u32*>(ws16(p, p.ws_st) + sh * D * D);
-    const u32* b = reinterpret_cast<const u32*>(ws16(p, p.ws_dst) + sh * D * D);
-    for (int i = tid; i < D * D / 2; i += kThreads) {
-      const u32 x = a[i], y = b[i];
-      sds += bf16_to_f32(static_cast<u16>(x)) * bf16_to_f32(static_cast<u16>(y)) +
-             bf16_to_f32(static_cast<u16>(x >> 16)) * bf16_to_f32(static_cast<u16>(y >> 16));
-    }
-    sds = warp_sum(sds);
-    if (lane == 0) sm.red[warp] = sds;
-  }
+  // <S, dS> over the whole [D][D] tile pair: the reverse scan's partial sums.
+  if (tid < 8 * (D / BV)) sm.red[tid] = ws32(p, p.ws_sds)[sh * 16 + tid];
   __syncthreads();
   if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
   cp_async_wait_all();
@@ -164,23 +154,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
   const float ega = exp2f(sm.gam[ra]), egb = exp2f(sm.gam[rb_]);
   const float eda = exp2f(gc - sm.gam[ra]), edb = exp2f(gc - sm.gam[rb_]);
   const float ba = sm.bet[ra], bb = sm.bet[rb_];
-
-  // ---- L = strict_tril(diag(beta) (K K^T . Gamma)) and T = (I + L)^-1 (as the prep) ----
-  {
-    float ckk[4][4] = {};
-    warp_mma<4, D>(ckk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int r = m0 + g8 + 8 * hh, s = n0 + 8 * j + 2 * t4;
-        const float x0 = s < r ? sm.bet[r] * ckk[j][2 * hh] * exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
-        const float x1 = s + 1 < r ? sm.bet[r] * ckk[j][2 * hh + 1] * exp2f(sm.gam[r] - sm.gam[s + 1]) : 0.f;
-        store_f2(&sm.lf[r * LDG + s], x0, x1);
-      }
-  }
-  __syncthreads();
-  triangular_inverse<true, LDG>(sm.lf, sm.tf, sm.t, tid);  // ends at a barrier: t readable, lf / tf free
 
   float dk[NTD][4], tmp[NTD][4];
   float pg[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f}, pkd[2] = {0.f, 0.f};  // row partials (rows ra, rb_)
@@ -377,6 +350,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
     row_dot(tmp, sm.v, m0, nd0, lane, r0, r1);
     pb[0] += r0;
     pb[1] += r1;
+    // Every v head its own output head (HV = HO): dV in its type straight to the
+    // output, [T][HV][D] as the staging's rows; otherwise fp32 to the staging, which
+    // gdn_bwd_finish sums over each v head's group.
+    const bool direct = p.hv == p.ho;
     float* sv_ = ws32(p, p.ws_dv);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
@@ -385,8 +362,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
       if (r >= n) continue;
       const i64 row = ((bos + c0 + r) * p.ho + h) * D;
 #pragma unroll
-      for (int j = 0; j < NTD; ++j)
-        store_f2(sv_ + row + nd0 + 8 * j + 2 * t4, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
+      for (int j = 0; j < NTD; ++j) {
+        const i64 at = row + nd0 + 8 * j + 2 * t4;
+        if (direct)
+          store_any2(p.dv, at, p.dv_type, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
+        else
+          store_f2(sv_ + at, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
+      }
     }
   }
   if (t4 == 0) {
@@ -422,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
   if (tid == 0) {
     float sum_kd = 0.f, red = 0.f;
     for (int r = 0; r < C; ++r) sum_kd += sm.rkd[0][r];
-    for (int w = 0; w < kThreads / 32; ++w) red += sm.red[w];
+    for (int w = 0; w < 8 * (D / BV); ++w) red += sm.red[w];
     const float dgc = sum_kd + exp2f(gc) * red;
     // Reverse cumsum: dg_r = sum_{s >= r} dgamma_s, with dgamma_C at the last row.
     float acc = dgc;
@@ -506,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) gdn_bwd_finish(const GdnB
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   finish_rows(p, tok, lane, ws32(p, p.ws_dq), p.hq, p.q, p.q_ts, p.q_hs, l2, p.dq, p.dq_type);
   finish_rows(p, tok, lane, ws32(p, p.ws_dk), p.hk, p.k, p.k_ts, p.k_hs, l2, p.dk, p.dk_type);
-  finish_rows(p, tok, lane, ws32(p, p.ws_dv), p.hv, p.v, p.v_ts, p.v_hs, false, p.dv, p.dv_type);
+  if (p.hv != p.ho) finish_rows(p, tok, lane, ws32(p, p.ws_dv), p.hv, p.v, p.v_ts, p.v_hs, false, p.dv, p.dv_type);
 }
 
 // gdn_bwd_gate_params (safe_gate only): one CTA per output head h, d_a_log[h] =

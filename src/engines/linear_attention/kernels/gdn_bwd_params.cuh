@@ -41,41 +41,45 @@ struct GdnBwdParams {
   long long flags;
   double scale;                // o = scale * S^T q
   // Byte offsets from ws of the workspace's regions (gdn_bwd_ws below; the host fills them).
-  long long ws_blocks, ws_egc, ws_st, ws_dst, ws_vn, ws_dvn, ws_dq, ws_dk, ws_dv, ws_ga, ws_gd;
+  long long ws_blocks, ws_egc, ws_st, ws_dst, ws_vn, ws_dvn, ws_dq, ws_dk, ws_dv, ws_ga, ws_gd, ws_sds;
 };
 
 // ---- the workspace (bytes from GdnBwdParams::ws; d the head dim, C = 64) ----
 // Per (chunk slot, output head) sh = slot * HO + h, in regions one after the other
 // (each starting on a 256-byte boundary):
-//   blocks  bf16 [sh][4 C d + C C]: the forward prep's tiles qe, wn, kd, u [C][d], p [C][C]
+//   blocks  bf16 [sh][4 C d + 2 C C]: the forward prep's tiles qe, wn, kd, u [C][d], p [C][C], then T [C][C]
 //   egc     fp32 [sh]: exp(gamma_C)
+//   sds     fp32 [sh][16]: <S^T, dS^T> over the chunk's state tile pair, in partial sums of
+//           gdn_bwd_rev_scan's warps (8 a 64-row V slice; slot 8 s + w: slice s, warp w)
 //   st      bf16 [sh][d][d]: S^T at the chunk's start (rows v)
 //   dst     bf16 [sh][d][d]: dS^T, the gradient of the state after the chunk
 //   vn      bf16 [sh][C][d]: V_new = U - W S
 //   dvn     bf16 [sh][C][d]: its gradient
 // then per token fp32 [T][HO][d] each: dq, dk, dv per output head (summed over
-// head groups, and taken through l2norm, by gdn_bwd_finish); then fp32 [HO][T]
+// head groups, and taken through l2norm, by gdn_bwd_finish; dv only where v heads
+// are grouped, HV < HO: otherwise gdn_bwd_grads writes dV itself); then fp32 [HO][T]
 // each, ga and gd: per token the terms of d_a_log (dg . g) and d_dt_bias (dx)
 // under safe_gate (summed over tokens by gdn_bwd_gate_params).
 constexpr long long gdn_bwd_round256(long long x) { return (x + 255) / 256 * 256; }
 constexpr long long gdn_bwd_slots(long long t, long long n_seq) { return (t + 63) / 64 + n_seq; }
-constexpr long long gdn_bwd_block_elems(long long d) { return 4 * 64 * d + 64 * 64; }
+constexpr long long gdn_bwd_block_elems(long long d) { return 4 * 64 * d + 2 * 64 * 64; }
 struct GdnBwdWs {
-  long long blocks, egc, st, dst, vn, dvn, dq, dk, dv, ga, gd, total;
+  long long blocks, egc, sds, st, dst, vn, dvn, dq, dk, dv, ga, gd, total;
 };
-constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho) {
+constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho, bool dv_staged) {
   const long long sh = gdn_bwd_slots(t, n_seq) * ho;
   GdnBwdWs w{};
   w.blocks = 0;
   w.egc = gdn_bwd_round256(w.blocks + sh * gdn_bwd_block_elems(d) * 2);
-  w.st = gdn_bwd_round256(w.egc + sh * 4);
+  w.sds = gdn_bwd_round256(w.egc + sh * 4);
+  w.st = gdn_bwd_round256(w.sds + sh * 16 * 4);
   w.dst = gdn_bwd_round256(w.st + sh * d * d * 2);
   w.vn = gdn_bwd_round256(w.dst + sh * d * d * 2);
   w.dvn = gdn_bwd_round256(w.vn + sh * 64 * d * 2);
   w.dq = gdn_bwd_round256(w.dvn + sh * 64 * d * 2);
   w.dk = gdn_bwd_round256(w.dq + t * ho * d * 4);
   w.dv = gdn_bwd_round256(w.dk + t * ho * d * 4);
-  w.ga = gdn_bwd_round256(w.dv + t * ho * d * 4);
+  w.ga = gdn_bwd_round256(w.dv + (dv_staged ? t * ho * d * 4 : 0));
   w.gd = gdn_bwd_round256(w.ga + t * ho * 4);
   w.total = gdn_bwd_round256(w.gd + t * ho * 4);
   return w;
@@ -89,15 +93,15 @@ constexpr long long gdn_bwd_prep_smem_bytes(long long d) {
 }
 // gdn_bwd_fwd_scan: two stages of wn, kd [C][d + 8] and u [C][72]; s [64][d + 8]; vn [C][72].
 constexpr long long gdn_bwd_fwd_scan_smem_bytes(long long d) { return 2 * (5 * 64 * (d + 8) + 3 * 64 * 72); }
-// gdn_bwd_rev_scan: two stages of qe, wn, kd [C][d + 8], p [C][72] and dO's raw bytes [C][64] x 4; ds [64][d + 8];
-// dob, dvn [C][72].
+// gdn_bwd_rev_scan: two stages of qe, wn, kd [C][d + 8], p [C][72], dO's raw bytes [C][64] x 4 and the S^T
+// slice [64][d + 8]; ds [64][d + 8]; dob, dvn [C][72].
 constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) {
-  return 2 * (7 * 64 * (d + 8) + 4 * 64 * 72) + 2 * 64 * 64 * 4;
+  return 2 * (7 * 64 * (d + 8) + 4 * 64 * 72) + 2 * 64 * 64 * 4 + 2 * 2 * 64 * (d + 8);
 }
 // gdn_bwd_grads: q, k, v, dob, vn, dvn, dw [C][d + 8]; st [d][d + 8]; t, c1, c2 [C][72];
-// fp32 lf, tf [C][72]; gam, bet, two rows each of rg, rb, rkd, re, rf [C]; 8 reduction floats.
+// fp32 lf, tf [C][72]; gam, bet, two rows each of rg, rb, rkd, re, rf [C]; 16 reduction floats.
 constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
-  return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (2 * 64 * 72 + 10 * 64 + 8);
+  return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (2 * 64 * 72 + 10 * 64 + 16);
 }
 
 }  // namespace opgraph_gdn

@@ -23,7 +23,7 @@ __device__ __forceinline__ float* prep_egc(const GdnBwdParams& p) { return bwd::
 // Two CTAs a multiprocessor (at D = 128 in 128 registers, without spilling).
 extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_prep(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  prep_chunk<false>(p, smem_raw);
+  prep_chunk<false, true>(p, smem_raw);
 }
 
 // ---------------------------------------------------------------------------
@@ -53,6 +53,7 @@ struct RevStage {
   // The chunk's dO rows (this CTA's BV columns) as the caller stored them (bf16,
   // fp16 or fp32: up to 4 bytes an element), rows past the chunk zero-filled.
   alignas(16) unsigned char dor[C * BV * 4];
+  u16 s[BV * LDD];  // S^T at the chunk's start, this CTA's rows (fwd_scan's), for <S^T, dS^T>
 };
 struct RevScanSmem {
   RevStage st[2];
@@ -199,6 +200,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     copy_tile(sg.wn, LDD, blk + kOffWn, D, C, D, tid);
     copy_tile(sg.kd, LDD, blk + kOffKd, D, C, D, tid);
     copy_tile(sg.p, LDC, blk + kOffP, C, C, C, tid);
+    copy_tile(sg.s, LDD, ws16(p, p.ws_st) + ((first + ci) * p.ho + h) * D * D + v0 * D, D, BV, D, tid);
     if (do_async) {
       const i64 c0 = ci * C;
       const int rows = static_cast<int>(len - c0 < C ? len - c0 : C);
@@ -254,6 +256,20 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     }
     __syncthreads();  // dob written
     const RevStage& sg = sm.st[buf];
+    // <S^T, dS^T> over this CTA's rows (dS^T after the chunk, fp32; S^T at its start):
+    // one partial sum a warp, summed by gdn_bwd_grads in a fixed order.
+    {
+      float acc = 0.f;
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const u32 w = lds32(&sg.s[(ms + g8 + 8 * hh) * LDD + ns + 8 * j + 2 * t4]);
+          acc += ds[j][2 * hh] * bf16_to_f32(static_cast<u16>(w)) + ds[j][2 * hh + 1] * bf16_to_f32(static_cast<u16>(w >> 16));
+        }
+      acc = warp_sum(acc);
+      if (lane == 0) ws32(p, p.ws_sds)[sh * 16 + 8 * blockIdx.x + warp] = acc;
+    }
     // dVn = P^T (scale dO) + Kd dS.
     {
       float cdv[4][4] = {};

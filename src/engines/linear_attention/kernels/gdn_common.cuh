@@ -46,8 +46,11 @@ constexpr int LDF = C + 1;    // fp32 row stride of [C][C] tiles
 constexpr int EL = D / 32;    // elements of a D-row per lane
 constexpr float kLog2e = 1.4426950408889634f;
 // A chunk's workspace block (the two-pass prefill's and the backward's,
-// gdn_params.cuh): element offsets of Qe, Wn, Kd, U ([C][D] each), then P [C][C].
-constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKd = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D;
+// gdn_params.cuh): element offsets of Qe, Wn, Kd, U ([C][D] each), then P [C][C];
+// the backward's block also holds T [C][C] (bf16, zero above the diagonal blocks)
+// after P, for its gradient kernel (gdn_bwd_params.cuh).
+constexpr i64 kOffQe = 0, kOffWn = C * D, kOffKd = 2 * C * D, kOffU = 3 * C * D, kOffP = 4 * C * D,
+              kOffT = 4 * C * D + C * C;
 
 template <bool Wide> struct opgraph_kernels_select { using type = u32; };
 template <> struct opgraph_kernels_select<true> { using type = u64; };
@@ -306,7 +309,7 @@ __device__ __forceinline__ void chunk_gate_cumsum(float* gam, int lane) {
 }
 
 // T = (I + L)^-1 for the strictly lower triangular fp32 L [C][C] (row stride
-// LD: LDF unless the caller names another), in fp32 by 16 x 16 blocks, into tf, then its bf16 copy t (row stride
+// LDF), in fp32 by 16 x 16 blocks, into tf, then its bf16 copy t (row stride
 // LDC; zero above the diagonal blocks). Every thread of the CTA calls it; it
 // begins and ends at a barrier's far side (L written, t readable).
 //  1. the diagonal blocks T_bb = (I + L_bb)^-1 by forward substitution, one
@@ -317,7 +320,6 @@ __device__ __forceinline__ void chunk_gate_cumsum(float* gam, int lane) {
 //     each sum in four independent partial sums (a short dependent chain).
 // Step 1 of both inverses: the four 16 x 16 diagonal blocks of T by forward
 // substitution (fp32; four lanes a column, each row's sum over the lanes), into tf.
-template <int LD = LDF>
 __device__ __forceinline__ void inverse_diagonal_blocks(const float* lf, float* tf, int tid) {
   {
     const int task = tid >> 2, pp = tid & 3;
@@ -329,19 +331,18 @@ __device__ __forceinline__ void inverse_diagonal_blocks(const float* lf, float* 
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const int s2 = b16 + pp + 4 * q;
-        if (s2 < r) acc += lf[r * LD + s2] * tf[s2 * LD + j];
+        if (s2 < r) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
       }
       acc += __shfl_xor_sync(0xffffffffu, acc, 1);
       acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-      if ((rr & 3) == pp) tf[r * LD + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
+      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
     }
   }
 }
 
 // triangular_inverse_f32: steps 1 and 2 only (T in tf, readable by every thread on return).
-template <int LD = LDF>
 __device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* tf, int tid) {
-  inverse_diagonal_blocks<LD>(lf, tf, tid);
+  inverse_diagonal_blocks(lf, tf, tid);
   __syncthreads();
   {
     const int rr = tid >> 4, cc = tid & 15;
@@ -354,12 +355,12 @@ __device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* t
         float a[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int s2 = 16 * bj; s2 < 16 * bi; ++s2)
-          a[s2 & 3] += lf[(16 * bi + rr) * LD + s2] * tf[s2 * LD + 16 * bj + cc];
+          a[s2 & 3] += lf[(16 * bi + rr) * LDF + s2] * tf[s2 * LDF + 16 * bj + cc];
         x[bi - lv] = (a[0] + a[1]) + (a[2] + a[3]);
       }
       // The (i, j) slots are read by no one at this level: park X there.
 #pragma unroll
-      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LD + 16 * (bi - lv) + cc] = x[bi - lv];
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
       __syncthreads();
 #pragma unroll
       for (int bi = lv; bi < 4; ++bi) {
@@ -367,12 +368,12 @@ __device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* t
         float a[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int m = 0; m < 16; ++m)
-          a[m & 3] += tf[(16 * bi + rr) * LD + 16 * bi + m] * tf[(16 * bi + m) * LD + 16 * bj + cc];
+          a[m & 3] += tf[(16 * bi + rr) * LDF + 16 * bi + m] * tf[(16 * bi + m) * LDF + 16 * bj + cc];
         x[bi - lv] = -((a[0] + a[1]) + (a[2] + a[3]));
       }
       __syncthreads();
 #pragma unroll
-      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LD + 16 * (bi - lv) + cc] = x[bi - lv];
+      for (int bi = lv; bi < 4; ++bi) tf[(16 * bi + rr) * LDF + 16 * (bi - lv) + cc] = x[bi - lv];
       __syncthreads();
     }
   }
@@ -414,16 +415,15 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const u32 (&a)[4], const
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 // c += A[16 x K] B[K x 8] over k in [k0, k1) (multiples of 8), fp32 tiles in shared memory
-// (row stride LD) at A (row 0, col 0) and B (row 0 = k 0, col 0), each product as
+// (row stride LDF) at A (row 0, col 0) and B (row 0 = k 0, col 0), each product as
 // hi*hi + hi*lo + lo*hi of the operands' tf32 splits (x = hi + lo): close to fp32.
-template <int LD = LDF>
 __device__ __forceinline__ void warp_mma_3xtf32(float (&c)[4], const float* A, const float* B, int k0, int k1,
                                                 int lane) {
   const int g = lane >> 2, t = lane & 3;
   for (int k = k0; k < k1; k += 8) {
-    const float av[4] = {A[g * LD + k + t], A[(g + 8) * LD + k + t], A[g * LD + k + t + 4],
-                         A[(g + 8) * LD + k + t + 4]};
-    const float bv[2] = {B[(k + t) * LD + g], B[(k + t + 4) * LD + g]};
+    const float av[4] = {A[g * LDF + k + t], A[(g + 8) * LDF + k + t], A[g * LDF + k + t + 4],
+                         A[(g + 8) * LDF + k + t + 4]};
+    const float bv[2] = {B[(k + t) * LDF + g], B[(k + t + 4) * LDF + g]};
     u32 ah[4], al[4], bh[2], bl[2];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -440,32 +440,20 @@ __device__ __forceinline__ void warp_mma_3xtf32(float (&c)[4], const float* A, c
     mma_tf32(c, ah, bh);
   }
 }
-// The negated accumulator tile to shared memory at D (row 0, col 0; row stride LD; 64-bit pairs where LD is even).
-template <int LD = LDF>
+// The negated accumulator tile to shared memory at D (row 0, col 0; row stride LDF).
 __device__ __forceinline__ void store_neg_tile(float* D, const float (&c)[4], int lane) {
   const int g = lane >> 2, t = lane & 3;
-  if constexpr (LD % 2 == 0) {  // even stride: 64-bit pairs
-    store_f2(D + g * LD + 2 * t, -c[0], -c[1]);
-    store_f2(D + (g + 8) * LD + 2 * t, -c[2], -c[3]);
-  } else {
-    D[g * LD + 2 * t] = -c[0];
-    D[g * LD + 2 * t + 1] = -c[1];
-    D[(g + 8) * LD + 2 * t] = -c[2];
-    D[(g + 8) * LD + 2 * t + 1] = -c[3];
-  }
+  D[g * LDF + 2 * t] = -c[0];
+  D[g * LDF + 2 * t + 1] = -c[1];
+  D[(g + 8) * LDF + 2 * t] = -c[2];
+  D[(g + 8) * LDF + 2 * t + 1] = -c[3];
 }
-template <int LD = LDF>
 __device__ __forceinline__ void store_tile(float* D, const float (&c)[4], int lane) {
   const int g = lane >> 2, t = lane & 3;
-  if constexpr (LD % 2 == 0) {
-    store_f2(D + g * LD + 2 * t, c[0], c[1]);
-    store_f2(D + (g + 8) * LD + 2 * t, c[2], c[3]);
-  } else {
-    D[g * LD + 2 * t] = c[0];
-    D[g * LD + 2 * t + 1] = c[1];
-    D[(g + 8) * LD + 2 * t] = c[2];
-    D[(g + 8) * LD + 2 * t + 1] = c[3];
-  }
+  D[g * LDF + 2 * t] = c[0];
+  D[g * LDF + 2 * t + 1] = c[1];
+  D[(g + 8) * LDF + 2 * t] = c[2];
+  D[(g + 8) * LDF + 2 * t + 1] = c[3];
 }
 
 // T = (I + L)^-1 as triangular_inverse_f32, its off-diagonal blocks by two levels
@@ -477,9 +465,8 @@ __device__ __forceinline__ void store_tile(float* D, const float (&c)[4], int la
 // 16 x 8 tiles of the 32 x 32 result a level, one a warp). The X of each level is
 // parked in a block above the diagonal (read by no product: the k ranges skip the
 // zero upper blocks of the lower-triangular operands); the bf16 copy masks those.
-template <int LD = LDF>
 __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf, int tid) {
-  inverse_diagonal_blocks<LD>(lf, tf, tid);
+  inverse_diagonal_blocks(lf, tf, tid);
   __syncthreads();
   const int lane = tid & 31, warp = tid >> 5;
   // Level 1, merge p (rows / cols 32 p ..), n-tile nt: X = L[32p+16.., 32p..] a -> parked at
@@ -487,14 +474,14 @@ __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
   if (warp < 4) {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<LD>(c, lf + (o + 16) * LD + o, tf + o * LD + o + 8 * nt, 0, 16, lane);
-    store_tile<LD>(tf + o * LD + o + 16 + 8 * nt, c, lane);
+    warp_mma_3xtf32(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
+    store_tile(tf + o * LDF + o + 16 + 8 * nt, c, lane);
   }
   __syncthreads();
   if (warp < 4) {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<LD>(c, tf + (o + 16) * LD + o + 16, tf + o * LD + o + 16 + 8 * nt, 0, 16, lane);
-    store_neg_tile<LD>(tf + (o + 16) * LD + o + 8 * nt, c, lane);
+    warp_mma_3xtf32(c, tf + (o + 16) * LDF + o + 16, tf + o * LDF + o + 16 + 8 * nt, 0, 16, lane);
+    store_neg_tile(tf + (o + 16) * LDF + o + 8 * nt, c, lane);
   }
   __syncthreads();
   // Level 2, tile (mi, nj) of the 32 x 32 result: X2 = L[32.., 0..32) A (A's block (0, 1)
@@ -503,14 +490,14 @@ __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf
   const int mi = warp >> 2, nj = warp & 3;
   {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<LD>(c, lf + (32 + 16 * mi) * LD, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
-    store_tile<LD>(tf + 16 * mi * LD + 32 + 8 * nj, c, lane);
+    warp_mma_3xtf32(c, lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
+    store_tile(tf + 16 * mi * LDF + 32 + 8 * nj, c, lane);
   }
   __syncthreads();
   {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<LD>(c, tf + (32 + 16 * mi) * LD + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
-    store_neg_tile<LD>(tf + (32 + 16 * mi) * LD + 8 * nj, c, lane);
+    warp_mma_3xtf32(c, tf + (32 + 16 * mi) * LDF + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
+    store_neg_tile(tf + (32 + 16 * mi) * LDF + 8 * nj, c, lane);
   }
   __syncthreads();
 }
@@ -518,13 +505,13 @@ __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf
 // triangular_inverse_f32 or (TC) triangular_inverse_tc, then T's bf16 copy into t (the
 // upper blocks zero); ends at a barrier. The one-pass prefill keeps the fp32 form (at
 // 255 registers the tensor-core merges spill there).
-template <bool TC = true, int LD = LDF>
+template <bool TC = true>
 __device__ __forceinline__ void triangular_inverse(const float* lf, float* tf, u16* t, int tid) {
-  if constexpr (TC) triangular_inverse_tc<LD>(lf, tf, tid);
-  else triangular_inverse_f32<LD>(lf, tf, tid);
+  if constexpr (TC) triangular_inverse_tc(lf, tf, tid);
+  else triangular_inverse_f32(lf, tf, tid);
   for (int i2 = tid; i2 < C * C; i2 += kThreads) {
     const int r = i2 / C, jj = i2 % C;
-    t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LD + jj] : 0.f);
+    t[r * LDC + jj] = f32_to_bf16((r >> 4) >= (jj >> 4) ? tf[r * LDF + jj] : 0.f);
   }
   __syncthreads();
 }

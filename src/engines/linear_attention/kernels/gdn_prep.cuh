@@ -46,7 +46,8 @@ struct PrepSmem {
 // the backward's). The stores are the same; the order only places independent
 // instructions, and each kernel keeps its own so that its PTX stays the one its
 // device checks ran on.
-template <bool kValueFirst, class P>
+// kStoreT: T's bf16 copy also goes to the block at kOffT (the backward's block has room).
+template <bool kValueFirst, bool kStoreT = false, class P>
 __device__ __forceinline__ void prep_chunk(const P& p, unsigned char* smem_raw) {
   PrepSmem& sm = *reinterpret_cast<PrepSmem*>(smem_raw);
   u16* const sq = sm.u.in.q;
@@ -163,6 +164,12 @@ __device__ __forceinline__ void prep_chunk(const P& p, unsigned char* smem_raw) 
 
   // T = (I + L)^-1 and its bf16 copy.
   triangular_inverse(lf, tf, sm.t, tid);
+  if constexpr (kStoreT) {
+    for (int i = tid; i < C * C / 8; i += kThreads) {  // 16 bytes a thread a step
+      const int r = i / (C / 8), c = 8 * (i % (C / 8));
+      *reinterpret_cast<uint4*>(&blk[kOffT + r * C + c]) = *reinterpret_cast<const uint4*>(&sm.t[r * LDC + c]);
+    }
+  }
 
   // Wn = -T KB and U = T VB ([C x D]; warp tile 16 rows x D/2 columns).
   {
