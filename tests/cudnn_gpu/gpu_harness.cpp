@@ -139,7 +139,12 @@ Outcome run_case(const Case& c) {
   }
   if (c.expect == Expect::DECLINES) {
     EXPECT_EQ(listed, 0) << "expected a decline, got " << listed << " cudnn plan(s)";
-    EXPECT_NE(note.find(c.decline_note), std::string::npos) << "planning notes: " << note;
+    // A version gate ("needs cuDNN >= X") the loaded cuDNN passes leaves the decision to cuDNN's
+    // heuristics (the moe case on the H200 with torch's 9.19: no engine config, 2026-12-02).
+    const bool gate_passed = c.decline_note.find("needs cuDNN >=") != std::string::npos &&
+                             note.find("needs cuDNN >=") == std::string::npos;
+    EXPECT_NE(note.find(gate_passed ? std::string("cudnn heuristics") : c.decline_note), std::string::npos)
+        << "planning notes: " << note;
     EXPECT_GE(gd.get_execution_plan_count(), 1) << "the reference still plans";
     return {c.name, listed ? "FAIL: listed " + std::to_string(listed) + " plans" : "declined: " + note};
   }
