@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "cudnn/sdpa_lowering_util.h"
+#include "cudnn_gpu/flexible_seq_len_graph.h"
 #include "engines/cudnn/backend.h"
 #include "runtime/loader.h"
 
@@ -29,51 +30,9 @@ cu::LoweringOptions h200() {
 }
 
 // The test's graph, dims as its own (b 4, h 12, s_q 1, s_kv 32 Ki, d 128, block 1).
-struct FlexibleGraph {
-  static constexpr std::int64_t b = 4, h = 12, s_q = 1, s_kv = 32 * 1024, d = 128, blk = 1;
-  static constexpr std::int64_t pages = s_kv / blk;
+struct FlexibleGraph : cudnn_gpu::FlexibleSeqLen {
   Graph g;
-  TensorPtr q, k_cont, v_cont, table_k, table_v, seq_q, seq_kv, k, v, kt, bmm1, o;
-  FlexibleGraph() {
-    g.set_io_data_type(DataType::HALF).set_intermediate_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
-    const D bshd{s_q * h * d, d, h * d, 1};
-    q = g.tensor({b, h, s_q, d}, DataType::HALF, "q", bshd);
-    k_cont = g.tensor({b * pages, h, blk, d}, DataType::HALF, "container_k");
-    v_cont = g.tensor({b * pages, h, blk, d}, DataType::HALF, "container_v");
-    table_k = g.tensor({b, 1, pages, 1}, DataType::INT32, "page_table_k");
-    table_v = g.tensor({b, 1, pages, 1}, DataType::INT32, "page_table_v");
-    seq_q = g.tensor({b, 1, 1, 1}, DataType::INT32, "seq_len_q");
-    seq_kv = g.tensor({b, 1, 1, 1}, DataType::INT32, "seq_len_kv");
-    auto cap = g.tensor_scalar(0.8), neg_inf = g.tensor_scalar(-1e9);
-    k = g.paged_cache_load(k_cont, seq_kv, table_k);
-    k->set_dim({b, h, s_kv, d});
-    v = g.paged_cache_load(v_cont, seq_kv, table_v);
-    v->set_dim({b, h, s_kv, d});
-    kt = g.transpose(k, Attributes().set("permutation", D{0, 1, 3, 2}));
-    kt->set_data_type(DataType::HALF);
-    bmm1 = g.matmul(q, kt, Attributes().set_name("sdpa::matmul_q_kt"), seq_q, seq_kv);
-    auto s = g.mul(bmm1, g.tensor_scalar(0.08838834764831845));
-    s = g.mul(g.tanh(g.div(s, cap)), cap);  // the test's softcap
-    auto row = g.gen_index(s, 2), col = g.gen_index(s, 3);
-    row->set_data_type(DataType::INT32);
-    col->set_data_type(DataType::INT32);
-    auto row_mask = g.cmp_ge(row, seq_q), col_mask = g.cmp_ge(col, seq_kv);
-    row_mask->set_data_type(DataType::BOOLEAN);
-    col_mask->set_data_type(DataType::BOOLEAN);
-    auto both = g.logical_and(row_mask, col_mask);
-    both->set_data_type(DataType::BOOLEAN);
-    s = g.binary_select(s, neg_inf, both);  // the test's padding mask (its score_mod ends here)
-    auto mx = g.reduction(s, Attributes().set("mode", "MAX"));
-    mx->set_dim({b, h, s_q, 1});
-    auto e = g.exp(g.sub(s, mx));
-    auto z = g.reduction(e, Attributes().set("mode", "ADD"));
-    z->set_dim({b, h, s_q, 1});
-    g.add(mx, g.log(z))->set_data_type(DataType::FLOAT);  // Stats, virtual (generate_stats=False)
-    auto p = g.div(e, z);
-    p->set_data_type(DataType::HALF);
-    o = g.matmul(p, v, Attributes().set_name("sdpa::matmul_p_v"), seq_q, nullptr, seq_kv);
-    o->set_output(true).set_data_type(DataType::HALF).set_stride(bshd);
-  }
+  FlexibleGraph() : cudnn_gpu::FlexibleSeqLen{4, 12, 1, 32 * 1024, 128, 1} { build(g); }
 };
 
 TEST(CudnnFlexibleSeqLen, TheTestsGraphIsCudnnFrontendsBackendGraph) {

@@ -10,6 +10,7 @@
 // linked into test_cudnn (CI): every case validates and lowers as expected.
 #include <cstdio>
 
+#include "cudnn_gpu/flexible_seq_len_graph.h"
 #include "cudnn_gpu/gpu_harness.h"
 
 using namespace opgraph;
@@ -238,49 +239,12 @@ std::vector<Case> op_cases() {
   // reference, whose reading of the overrides (scores past SEQ_LEN_KV hold the padding 0 and enter
   // the softmax unless masked, P V sums the first SEQ_LEN_KV keys) is then checked against cuDNN.
   Case flex{"flexible_sdpa_paged_seq_len_half", [](Graph& g) {
-              g.set_io_data_type(DataType::HALF).set_intermediate_data_type(DataType::FLOAT)
-                  .set_compute_data_type(DataType::FLOAT);
-              const std::int64_t b = 2, h = 2, sq = 1, skv = 64, d = 64, blk = 16, pages = skv / blk;
-              const D bshd{sq * h * d, d, h * d, 1};
-              auto q = g.tensor({b, h, sq, d}, DataType::HALF, "q", bshd);
-              auto kc = g.tensor({b * pages, h, blk, d}, DataType::HALF, "container_k");
-              auto vc = g.tensor({b * pages, h, blk, d}, DataType::HALF, "container_v");
-              auto tk = g.tensor({b, 1, pages, 1}, DataType::INT32, "table_k");
-              auto tv = g.tensor({b, 1, pages, 1}, DataType::INT32, "table_v");
-              auto len_q = g.tensor({b, 1, 1, 1}, DataType::INT32, "seq_len_q");
-              auto len_kv = g.tensor({b, 1, 1, 1}, DataType::INT32, "seq_len_kv");
-              auto cap = g.tensor_scalar(0.8), neg_inf = g.tensor_scalar(-1e9);
-              auto k = g.paged_cache_load(kc, len_kv, tk);
-              k->set_dim({b, h, skv, d});
-              auto v = g.paged_cache_load(vc, len_kv, tv);
-              v->set_dim({b, h, skv, d});
-              auto kt = g.transpose(k, Attributes().set("permutation", D{0, 1, 3, 2}));
-              kt->set_data_type(DataType::HALF);
-              auto s = g.mul(g.matmul(q, kt, {}, len_q, len_kv), g.tensor_scalar(0.125));
-              s = g.mul(g.tanh(g.div(s, cap)), cap);
-              auto row = g.gen_index(s, 2), col = g.gen_index(s, 3);
-              row->set_data_type(DataType::INT32);
-              col->set_data_type(DataType::INT32);
-              auto rm = g.cmp_ge(row, len_q), cm = g.cmp_ge(col, len_kv);
-              rm->set_data_type(DataType::BOOLEAN);
-              cm->set_data_type(DataType::BOOLEAN);
-              auto both = g.logical_and(rm, cm);
-              both->set_data_type(DataType::BOOLEAN);
-              s = g.binary_select(s, neg_inf, both);
-              auto mx = g.reduction(s, Attributes().set("mode", "MAX"));
-              mx->set_dim({b, h, sq, 1});
-              auto e = g.exp(g.sub(s, mx));
-              auto z = g.reduction(e, Attributes().set("mode", "ADD"));
-              z->set_dim({b, h, sq, 1});
-              g.add(mx, g.log(z))->set_data_type(DataType::FLOAT);  // Stats, not asked for (virtual)
-              auto p = g.div(e, z);
-              p->set_data_type(DataType::HALF);
-              auto o = out(g.matmul(p, v, {}, len_q, nullptr, len_kv), "O", DataType::HALF);
-              o->set_stride(bshd);
-              return Io{{q, kc, vc, tk, tv, len_q, len_kv}, {o}};
+              FlexibleSeqLen f{2, 2, 1, 64, 64, 16};
+              f.build(g);
+              return Io{{f.q, f.k_cont, f.v_cont, f.table_k, f.table_v, f.seq_q, f.seq_kv}, {f.o}};
             }, 2e-2, 2e-2};
   flex.expect = Expect::RUNS_OR_DECLINES;
-  flex.ranges = {{"table_k", {0.0, 8.0}}, {"table_v", {0.0, 8.0}}, {"seq_len_q", {1.0, 2.0}},
+  flex.ranges = {{"page_table_k", {0.0, 8.0}}, {"page_table_v", {0.0, 8.0}}, {"seq_len_q", {1.0, 2.0}},
                  {"seq_len_kv", {1.0, 65.0}}};
   cs.push_back(flex);
   return cs;
