@@ -61,7 +61,7 @@
 #                  (RMS ratio), the table last with the issue's anchors and FlashQLA's published figure; the
 #                  peer site and OPGRAPH_GDN_PEERS_ARGS / _TIMEOUT / OPGRAPH_GDN_ROUNDS as gdn-peers
 #   tests          every GPU suite, in parallel processes (gemm in 6 shards, cudnn in 2, with
-#                  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 unless set: the gated lowerings' cases run), then
+#                  OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 unless set, which gates nothing today), then
 #                  scripts/gpu_python.sh: test_gemm_gpu, test_cudnn_gpu, test_runtime_gpu, test_la_gpu
 #                  (GdnGpu and GdnBwdGpu, timing excluded); examples/graphs/matmul_bias_gelu.json and gdn_prefill_varlen.json
 #                  planned and run on this device (opgraph plan / run)
@@ -394,8 +394,8 @@ area_gdn-bwd-peers() {
 }
 area_tests() {
   section "tests: every GPU suite (parallel processes on the one GPU: gemm in 6 shards, cudnn in 2)"
-  # cudnn: OPGRAPH_CUDNN_INCLUDE_UNVERIFIED (default 1 here) runs the gated lowerings' cases instead of
-  # checking their decline; test_la_gpu's fixtures opt in to their own gated kernels (summary, gdn_bwd).
+  # cudnn: OPGRAPH_CUDNN_INCLUDE_UNVERIFIED (default 1 here) gates nothing in the cuDNN engine today
+  # (docs/environment.md); it stays set so a gate added later runs its cases here.
   local names=() n i
   for i in 0 1 2 3 4 5; do
     GTEST_TOTAL_SHARDS=6 GTEST_SHARD_INDEX=$i run gemm_gpu_$i 400 "$BUILD/tests/test_gemm_gpu" &

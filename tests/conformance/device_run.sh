@@ -8,8 +8,8 @@
 # It installs the real wheel, builds the extension in /tmp/bp while the real wheel's run goes,
 # runs opgraph's, and writes $OUT/table.txt, $OUT/ids.txt and $OUT/cfo.tgz (outcomes and logs).
 # Environment: TT per-test limit (60 s), RL / OL the real / opgraph run limits (170 s each);
-# OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 lets the opgraph side's cuDNN engine lower what has not yet
-# run on the H200 (docs/environment.md), which the ids noted so in cudnn_fe_notes.tsv need.
+# OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 would let the opgraph side's cuDNN engine do what has not yet
+# run on the H200 (docs/environment.md); it gates nothing today and no id needs it.
 set -u
 R=$PWD; W=$R/.dev/cfw; O=${OUT:-/tmp/o}; SHA=$1; SIDE=${2:-both}; mkdir -p "$O"
 echo "# cudnn-frontend conformance, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"

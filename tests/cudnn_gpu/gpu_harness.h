@@ -64,7 +64,8 @@ struct Case {
 };
 
 // OPGRAPH_CUDNN_INCLUDE_UNVERIFIED=1 (LoweringOptions::include_unverified,
-// docs/environment.md): what the engine does that has not been checked on the H200.
+// docs/environment.md): what the engine would do that has not been checked on the H200
+// (nothing today; the cases print it).
 bool unverified_included();
 // A case of the transpose lowering beside a lone matmul. The engine lowers it (by
 // default since 2026-12-02), and on the H200 cuDNN's heuristics (9.14 and 9.19, modes
