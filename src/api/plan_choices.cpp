@@ -1,6 +1,8 @@
 // api/plan_choices.cpp — a recorded autotune choice put first at planning.
 #include "api/plan_choices.h"
 
+#include "ir/graph_hash.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -46,11 +48,8 @@ runtime::PlanChoiceStore plan_choice_store(const PlanTarget& target) {
 Result<std::uint64_t> plan_choice_key(OpGraph& g, const GraphPlanState& st) {
   auto key = g.key();
   if (key.is_bad() || !st.dynamic_shapes) return key;
-  // splitmix64's finaliser over the key and the tag "dynamic": another key, as well spread.
-  std::uint64_t z = key.value() ^ 0x64796e616d6963ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  // The finaliser over the key and the tag "dynamic": another key, as well spread.
+  return graph_hash::stafford(key.value() ^ 0x64796e616d6963ULL);
 }
 
 void apply_recorded_choice(OpGraph& g, GraphPlanState& st) {

@@ -65,13 +65,6 @@ class Hasher {
     x *= 0xc4ceb9fe1a85ec53ull;
     return x ^ (x >> 33);
   }
-  static std::uint64_t stafford(std::uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-  }
   std::uint64_t a_, b_, n_ = 0;
 };
 

@@ -31,4 +31,14 @@ enum class Mode {
 // Assigns uids first when the graph is not frozen (as serialize() does).
 Result<Hash128> content_hash(OpGraph& g, Mode mode);
 
+// Stafford's variant 13 of splitmix64's finaliser: a bijective 64-bit mixer (one
+// of the hash's two lanes; also what derives a key from another, plan_choices.cpp).
+constexpr std::uint64_t stafford(std::uint64_t x) noexcept {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 }  // namespace opgraph::graph_hash
