@@ -91,15 +91,12 @@ Result<Descriptor> kernel_cache_for(const CudnnApi& api, const Descriptor& op_gr
 
 // What a plan re-lowers an execute-time shape override from: the canonical
 // JSON of the graph it was built on, the lowering options, the engine config
-// built, the reason overrides are declined outright ("" : served), and whether
-// each shape's execution plan gets a kernel cache of its own (override_policy:
-// a graph that holds attention) instead of the shared one.
+// built, and the reason overrides are declined outright ("" : served).
 struct DynamicSource {
   std::string json;
   LoweringOptions options;
   PlanConfig config;
   std::string unavailable;
-  bool fresh_kernel_cache = false;
 };
 
 // The last finalized variant pack of a plan and what it was made of (guarded
@@ -119,7 +116,7 @@ struct ShapePlan {
   Status declined = Status::ok();      // not ok: this shape is refused with it (cached)
   LoweringPlan lowering;               // at the shape's extents (same uids as the built one)
   std::shared_ptr<Materialised> graph;  // its descriptors, alive while the plan is
-  Descriptor kernel_cache;              // its own (DynamicSource::fresh_kernel_cache); else empty
+  Descriptor kernel_cache;              // its own (DynamicState::fresh_kernel_cache); else empty
   Descriptor plan;
   WorkspaceLayout ws;
   mutable VariantPackCache packs;  // its last variant pack (destroyed before the plan)
@@ -129,10 +126,13 @@ struct ShapePlan {
 // first shape finalised, bound to that shape's operation graph, which it keeps
 // alive) is shared by every shape's execution plan, so a later shape reuses
 // the kernels cuDNN compiled for an earlier one (not for an SDPA graph, whose
-// shapes each get their own: DynamicSource::fresh_kernel_cache). Destruction order: the shapes'
-// plans, then the cache, then the graph it references.
+// shapes each get their own: fresh_kernel_cache, override_policy of the built
+// lowering, decided at the plan's first override, so a plan never overridden
+// never looks). Destruction order: the shapes' plans, then the cache, then the
+// graph it references.
 struct DynamicState {
   std::mutex mu;
+  std::optional<bool> fresh_kernel_cache;
   std::shared_ptr<Materialised> cache_graph;
   Descriptor kernel_cache;
   ShapeCache<const ShapePlan> shapes{kShapePlansPerPlan};
@@ -460,18 +460,21 @@ class CudnnPlan final : public CompiledPlan {
     auto graph = std::make_shared<Materialised>(std::move(m.value()));
     const Descriptor& op_graph = graph->operation_graph(lp.value());
     // An SDPA graph's shape gets a kernel cache of its own, bound to its operation
-    // graph (override_policy: sharing one across its shapes gave wrong O and Stats on
-    // cuDNN 9.19, a fresh one per shape right ones; H200, 2026-12-02). Otherwise a plan built on a dynamic-shape graph shares
-    // the kernel cache it was built with, and a static one the cache its first shape made.
-    if (dynamic_.fresh_kernel_cache) {
+    // graph (override_policy: sharing one across its shapes gave wrong O and Stats
+    // on cuDNN 9.19, a fresh one per shape right ones; H200, 2026-12-02). Otherwise
+    // a plan built on a dynamic-shape graph shares the kernel cache it was built
+    // with, and a static one the cache its first shape made.
+    if (!dyn_.fresh_kernel_cache) dyn_.fresh_kernel_cache = override_policy(lowering_).fresh_kernel_cache;
+    const bool own_cache = *dyn_.fresh_kernel_cache;
+    if (own_cache || (!build_cache_ && !dyn_.kernel_cache)) {
       auto kc = kernel_cache_for(*api_, op_graph);
       if (kc.is_bad()) return decline("cuDNN refused the kernel cache: " + kc.status().message());
-      sp->kernel_cache = std::move(kc.value());
-    } else if (!build_cache_ && !dyn_.kernel_cache) {
-      auto kc = kernel_cache_for(*api_, op_graph);
-      if (kc.is_bad()) return decline("cuDNN refused the kernel cache: " + kc.status().message());
-      dyn_.kernel_cache = std::move(kc.value());
-      dyn_.cache_graph = graph;
+      if (own_cache) {
+        sp->kernel_cache = std::move(kc.value());
+      } else {
+        dyn_.kernel_cache = std::move(kc.value());
+        dyn_.cache_graph = graph;
+      }
     }
     cudnnBackendDescriptor_t cache = sp->kernel_cache ? sp->kernel_cache.get()
                                      : build_cache_   ? build_cache_.get()
@@ -550,16 +553,14 @@ class CudnnEngine final : public Engine {
   // What a built plan re-lowers an execute-time shape override from: the
   // graph's canonical JSON, the options it was lowered with, the engine config;
   // "unavailable" on a cuDNN without dynamic shapes or for a graph whose JSON
-  // cannot be read (not frozen); a lowering that holds attention has its shapes'
-  // plans finalised with kernel caches of their own (override_policy).
-  static DynamicSource dynamic_source(const OpGraph& g, const LoweringPlan& lp, const PlanConfig& config,
-                                      const PlanContext& ctx, const CudnnApi& api) {
+  // cannot be read (not frozen).
+  static DynamicSource dynamic_source(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
+                                      const CudnnApi& api) {
     DynamicSource d;
     d.options = options(api, ctx);
     d.config = config;
     d.unavailable = dynamic_shapes_unavailable(static_cast<std::int64_t>(api.version));
     if (!d.unavailable.empty()) return d;
-    d.fresh_kernel_cache = override_policy(lp).fresh_kernel_cache;
     // A frozen graph's serialize() assigns nothing (its uids are final): it only reads.
     auto j = g.is_frozen() ? const_cast<OpGraph&>(g).serialize()
                            : Result<std::string>(Status{ErrorCode::INVALID_VALUE, "the graph is not frozen"});
@@ -633,7 +634,7 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
-    DynamicSource dynamic = dynamic_source(g, lp.value(), config, ctx, *api.value());
+    DynamicSource dynamic = dynamic_source(g, config, ctx, *api.value());
     auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
                                              std::move(m.value()), std::move(plan.value()), ws.value(),
                                              std::move(table.value()), std::move(dynamic), std::move(cache));
@@ -680,7 +681,7 @@ class CudnnEngine final : public Engine {
     if (ws.is_bad()) return ws.status();
     auto table = operand_table_of(lp.value(), ctx.layout);
     if (table.is_bad()) return table.status();
-    DynamicSource dynamic = dynamic_source(g, lp.value(), config, ctx, *api.value());
+    DynamicSource dynamic = dynamic_source(g, config, ctx, *api.value());
     auto built = std::make_unique<CudnnPlan>(*api.value(), driver(), h.value(), dev->ordinal, std::move(lp.value()),
                                              Materialised{}, std::move(plan.value()), ws.value(),
                                              std::move(table.value()), std::move(dynamic));
