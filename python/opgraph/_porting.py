@@ -594,6 +594,11 @@ def _flex_tensor(g, op, name, value):
     return value
 
 
+def _flex_seq_lens(g, op, a):
+    """seq_len_q, seq_len_kv of the call's arguments (each an opgraph.tensor, or None)."""
+    return tuple(_flex_tensor(g, op, x, a[x]) if a.get(x) is not None else None for x in ("seq_len_q", "seq_len_kv"))
+
+
 def _flex_call(g, op, fn, scores, what):
     out = fn(g, scores)
     if not isinstance(out, _C.tensor):
@@ -678,8 +683,7 @@ def flexible_sdpa(g, op, kw, compute, name):
             else:
                 v = y
     _flex_heads(op, q, k, v)
-    seq_q = _flex_tensor(g, op, "seq_len_q", seq_q) if seq_q is not None else None
-    seq_kv = _flex_tensor(g, op, "seq_len_kv", seq_kv) if seq_kv is not None else None
+    seq_q, seq_kv = _flex_seq_lens(g, op, a)
     s = _flex_scores(g, op, a, name, q, k, fn, seq_q, seq_kv, a.get("bias"))
     m = g.reduction(input=s, mode="MAX", name=f"{name}::max")
     m.set_dim(_rows(q))
@@ -724,7 +728,7 @@ def flexible_sdpa_backward(g, op, kw, compute, name):
     rowdot = g.mul(a=rowdot, b=one, name=f"{name}::softmax_sum")
     # the scores again, through the same score_mod; K is read transposed (cudnn: K's own descriptor).
     # Every matmul takes the sequence lengths as cudnn-frontend's backward composite gives them.
-    sq, skv = (_flex_tensor(g, op, x, a[x]) if a.get(x) is not None else None for x in ("seq_len_q", "seq_len_kv"))
+    sq, skv = _flex_seq_lens(g, op, a)
     s = _flex_scores(g, op, a, name, q, k, fn, sq, skv, a.get("bias"))
     kt = next(n for n in reversed(g.nodes) if n.name == f"{name}::k_transpose").outputs["Y"]
     p = g.exp(input=g.sub(a=s, b=stats, name=f"{name}::sub_stats"), name=f"{name}::p")
