@@ -399,15 +399,16 @@ def _ours_sides(c, torch, opgraph, tensors, make_outputs, reset_outputs, failed)
 
 
 def prefill_cell(c, args, peers, prop, torch, opgraph, timing, failed):
-    torch.manual_seed(20261202 + c.t + 7 * c.hv + c.n)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(20261202 + c.t + 7 * c.hv + c.n)
     dev = "cuda"
-    q = torch.randn(c.t, c.hq, D, device=dev, dtype=torch.bfloat16)
-    k = torch.randn(c.t, c.hq, D, device=dev, dtype=torch.bfloat16)
-    v = torch.randn(c.t, c.hv, D, device=dev, dtype=torch.bfloat16)
-    g_log = torch.nn.functional.logsigmoid(torch.randn(c.t, c.hv, device=dev, dtype=torch.float32))
-    beta = torch.sigmoid(torch.randn(c.t, c.hv, device=dev, dtype=torch.float32))
+    q = torch.randn(c.t, c.hq, D, device=dev, generator=gen, dtype=torch.bfloat16)
+    k = torch.randn(c.t, c.hq, D, device=dev, generator=gen, dtype=torch.bfloat16)
+    v = torch.randn(c.t, c.hv, D, device=dev, generator=gen, dtype=torch.bfloat16)
+    g_log = torch.nn.functional.logsigmoid(torch.randn(c.t, c.hv, device=dev, generator=gen, dtype=torch.float32))
+    beta = torch.sigmoid(torch.randn(c.t, c.hv, device=dev, generator=gen, dtype=torch.float32))
     cu = torch.tensor([0] + list(_cumsum(c.lengths)), device=dev, dtype=torch.int64)
-    h0 = 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, dtype=torch.float32)
+    h0 = 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, generator=gen, dtype=torch.float32)
     tensors = {"q": q, "k": k, "v": v, "g": g_log, "beta": beta, "cu_seqlens": cu, "h0": h0}
     scale = D ** -0.5
 
@@ -473,18 +474,19 @@ def _cumsum(xs):
 
 
 def decode_cell(c, args, peers, prop, torch, opgraph, timing, failed):
-    torch.manual_seed(20261203 + c.n + 7 * c.hv)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(20261203 + c.n + 7 * c.hv)
     dev = "cuda"
-    q = torch.randn(c.n, c.hq, D, device=dev, dtype=torch.bfloat16)
-    k = torch.randn(c.n, c.hq, D, device=dev, dtype=torch.bfloat16)
-    v = torch.randn(c.n, c.hv, D, device=dev, dtype=torch.bfloat16)
-    a = torch.randn(c.n, c.hv, device=dev, dtype=torch.bfloat16)
-    b = torch.randn(c.n, c.hv, device=dev, dtype=torch.bfloat16)
-    a_log = torch.log(torch.empty(c.hv, device=dev, dtype=torch.float32).uniform_(1, 16))
-    dt_bias = 0.5 * torch.randn(c.hv, device=dev, dtype=torch.float32)
+    q = torch.randn(c.n, c.hq, D, device=dev, generator=gen, dtype=torch.bfloat16)
+    k = torch.randn(c.n, c.hq, D, device=dev, generator=gen, dtype=torch.bfloat16)
+    v = torch.randn(c.n, c.hv, D, device=dev, generator=gen, dtype=torch.bfloat16)
+    a = torch.randn(c.n, c.hv, device=dev, generator=gen, dtype=torch.bfloat16)
+    b = torch.randn(c.n, c.hv, device=dev, generator=gen, dtype=torch.bfloat16)
+    a_log = torch.log(torch.empty(c.hv, device=dev, dtype=torch.float32).uniform_(1, 16, generator=gen))
+    dt_bias = 0.5 * torch.randn(c.hv, device=dev, generator=gen, dtype=torch.float32)
     cu = torch.arange(c.n + 1, device=dev, dtype=torch.int64)
     idx = torch.randperm(c.n, device=dev).to(torch.int32)
-    pool0 = 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, dtype=torch.float32)
+    pool0 = 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, generator=gen, dtype=torch.float32)
     scale = D ** -0.5
 
     pool_ours = pool0.clone()

@@ -245,17 +245,20 @@ def _fla(c, torch, fla_gdn, prepare_chunk_indices, t):
 
 
 def cell_run(c, args, fla_peer, torch, opgraph, timing, failed):
-    torch.manual_seed(20261204 + c.t + 7 * c.hv + c.n)
+    # A generator of the cell's own: a peer whose CUDA-graph capture failed (fla's backward) leaves the
+    # default generator mid-capture, and the next cell's torch.randn on it would raise.
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(20261204 + c.t + 7 * c.hv + c.n)
     dev = "cuda"
-    t = {"q": torch.randn(c.t, c.hq, D, device=dev, dtype=torch.bfloat16),
-         "k": torch.randn(c.t, c.hq, D, device=dev, dtype=torch.bfloat16),
-         "v": torch.randn(c.t, c.hv, D, device=dev, dtype=torch.bfloat16),
-         "g": torch.nn.functional.logsigmoid(torch.randn(c.t, c.hv, device=dev, dtype=torch.float32)),
-         "beta": torch.sigmoid(torch.randn(c.t, c.hv, device=dev, dtype=torch.float32)),
+    t = {"q": torch.randn(c.t, c.hq, D, device=dev, generator=gen, dtype=torch.bfloat16),
+         "k": torch.randn(c.t, c.hq, D, device=dev, generator=gen, dtype=torch.bfloat16),
+         "v": torch.randn(c.t, c.hv, D, device=dev, generator=gen, dtype=torch.bfloat16),
+         "g": torch.nn.functional.logsigmoid(torch.randn(c.t, c.hv, device=dev, generator=gen, dtype=torch.float32)),
+         "beta": torch.sigmoid(torch.randn(c.t, c.hv, device=dev, generator=gen, dtype=torch.float32)),
          "cu_seqlens": torch.tensor([0] + list(fwd._cumsum(c.lengths)), device=dev, dtype=torch.int64),
-         "initial_state": 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, dtype=torch.float32),
-         "dO": torch.randn(c.t, c.hv, D, device=dev, dtype=torch.bfloat16),
-         "d_final_state": 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, dtype=torch.float32)}
+         "initial_state": 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, generator=gen, dtype=torch.float32),
+         "dO": torch.randn(c.t, c.hv, D, device=dev, generator=gen, dtype=torch.bfloat16),
+         "d_final_state": 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, generator=gen, dtype=torch.float32)}
     run_b, run_fb, outs, poison, on_stream, _keep = _ours(c, torch, opgraph, t, failed)
     poison()
     torch.cuda.synchronize()
