@@ -345,6 +345,18 @@ TEST_F(GdnGpu, PrefillTypesAndGva) {
   c.gate_t = c.beta_t = DataType::BFLOAT16;
   c.d = 64;
   check(c, rng);
+  // d = 128 (the fused prefill's head dim): its 16-bit O leaves through a shared-memory
+  // transpose, fp32 O element by element; both, and fp16 O.
+  c = Case{};
+  c.lens = {300, 77, 129};
+  c.name = "fp16 io and out, d 128";
+  c.io = c.o_t = DataType::HALF;
+  check(c, rng);
+  c = Case{};
+  c.lens = {300, 77, 129};
+  c.name = "bf16 io, fp32 out, d 128";
+  c.o_t = DataType::FLOAT;
+  check(c, rng);
   c = Case{};
   c.lens = {300, 77, 129};
   c.name = "GQA q 4 heads, v 2 heads, int64 cu";

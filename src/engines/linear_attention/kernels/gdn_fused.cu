@@ -72,11 +72,6 @@ constexpr u32 kFusedBytes = kEg + 4 * C;
 static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
 
-// Byte offset of element (r, c) in a 128B-swizzled tile whose panels are `panel` bytes.
-__device__ __forceinline__ u32 swz(int r, int c, u32 panel) {
-  return static_cast<u32>(c >> 6) * panel + static_cast<u32>(r) * 128u +
-         ((static_cast<u32>((c & 63) >> 3) ^ static_cast<u32>(r & 7)) << 4) + (static_cast<u32>(c & 7) << 1);
-}
 // Descriptors: K-major (k16 step kk of a tile with `panel`-byte panels of 64
 // K columns) and MN-major (k16 step kk: 16 rows of 128 bytes on; 64-wide MN
 // blocks one 64-row panel apart).
@@ -111,6 +106,38 @@ __device__ __forceinline__ void pin(float* acc) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 }
+// Four 8 x 8 b16 matrices to shared memory, transposed (stmatrix .trans): lane l
+// names row l % 8 of matrix l / 8; register i holds this lane's pair of matrix i
+// (row l / 4, columns 2 (l % 4), + 1: an mma accumulator fragment packed to 16 bits).
+__device__ __forceinline__ void stmatrix_x4_trans(u32 a, u32 r0, u32 r1, u32 r2, u32 r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ uint4 lds128(u32 a) {
+  uint4 w;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "r"(a) : "memory");
+  return w;
+}
+__device__ __forceinline__ float4 lds128f(u32 a) {
+  float4 w;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(w.x), "=f"(w.y), "=f"(w.z), "=f"(w.w) : "r"(a) : "memory");
+  return w;
+}
+// Two values as one fp16 pair (lo in the low half).
+__device__ __forceinline__ u32 pack_f16(float lo, float hi) {
+  u32 w;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+}
+// 2^x flushed to zero below 2^-126 (one MUFU; the gate products are at most 1 and
+// their subnormal tails are zeros at bf16 precision anyway).
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // The 128 threads of warpgroup w (barrier 1 + w).
 __device__ __forceinline__ void wg_sync(int w) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory"); }
 
@@ -142,7 +169,6 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   float* const bet = reinterpret_cast<float*>(base + kBet);
   float* const be_tok = reinterpret_cast<float*>(base + kBe);
   float* const eg_tok = reinterpret_cast<float*>(base + kEg);
-  auto st32 = [&](u32 off, u32 w) { sts32(sb + off, w); };
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wg = warp >> 2, wi = warp & 3;   // warpgroup, warp within it
@@ -289,7 +315,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       if ((lane & 3) == 0) {
         const float eg = exp2f(gr);
         be_tok[r] = bet[r] * eg;
-        eg_tok[r] = eg;
+        eg_tok[r] = scale * eg;  // O^T's column scale, the output scale folded in
       }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
@@ -305,7 +331,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
         if (kOut) put(kQn, xq, iq);
         put(kKn, xk, ik);
         put(kKd, xk, skd);
-        put(kV, xv, 1.f);
+        if (GDN_IO == 0) sts128(a + kV, rv[i].x, rv[i].y, rv[i].z, rv[i].w);  // bf16 V as loaded
+        else put(kV, xv, 1.f);
       }
     }
     if (c0 + C < te) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
@@ -330,8 +357,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #pragma unroll
         for (int j = 0; j < 32; j += 2) {
           const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
-          const float x0 = s0 < r ? br[hh] * acc[j] * exp2f(gr[hh] - gam[s0]) : 0.f;
-          const float x1 = s0 + 1 < r ? br[hh] * acc[j + 1] * exp2f(gr[hh] - gam[s0 + 1]) : 0.f;
+          const float x0 = s0 < r ? br[hh] * acc[j] * ex2_ftz(gr[hh] - gam[s0]) : 0.f;
+          const float x1 = s0 + 1 < r ? br[hh] * acc[j + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]) : 0.f;
           lf[r * LDF + s0] = x0;  // (LDF is odd: two 4-byte stores)
           lf[r * LDF + s0 + 1] = x1;
         }
@@ -340,8 +367,9 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #pragma unroll
         for (int j = 0; j < 32; j += 2) {
           const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
-          const float x0 = s0 <= r ? acc[j] * exp2f(gr[hh] - gam[s0]) : 0.f;
-          const float x1 = s0 + 1 <= r ? acc[j + 1] * exp2f(gr[hh] - gam[s0 + 1]) : 0.f;
+          // P carries the output scale (O^T = diag'(S^T Qn^T) + Vn^T P^T, both terms scaled).
+          const float x0 = s0 <= r ? scale * acc[j] * ex2_ftz(gr[hh] - gam[s0]) : 0.f;
+          const float x1 = s0 + 1 <= r ? scale * acc[j + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]) : 0.f;
           sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
         }
       }
@@ -350,13 +378,30 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 
     // T = (I + L)^-1, fp32, then its bf16 copy (zero above the diagonal blocks).
     triangular_inverse_tc(lf, tf, tid);
-    for (int i2 = tid; i2 < C * C / 2; i2 += kThreads) {
-      const int r = (2 * i2) / C, s = (2 * i2) % C;
-      const bool in = (r >> 4) >= (s >> 4);
-      const float t0 = in ? tf[r * LDF + s] : 0.f, t1 = in ? tf[r * LDF + s + 1] : 0.f;
-      const u32 o = swz(r, s, kPanel64);
-      st32(kT + o, pack_bf16(t0 * be_tok[s], t1 * be_tok[s + 1]));  // T_k
-      st32(kTv + o, pack_bf16(t0 * bet[s], t1 * bet[s + 1]));       // T_v
+    {
+      // Thread t: row t / 4, columns 16 (t % 4) .. + 16 (one 16 x 16 block column: all in
+      // T's lower blocks or all above them), two 16-byte chunks a tile.
+      static_assert(kThreads == 4 * C, "T copies: four threads a row");
+      const int r = tid >> 2, g = tid & 3, s = 16 * g;
+      u32 wk[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u}, wv[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
+      if (g <= (r >> 4)) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float4 b4 = lds128f(sb + kBe + 4u * static_cast<u32>(s + 4 * q));
+          const float4 v4 = lds128f(sb + kBet + 4u * static_cast<u32>(s + 4 * q));
+          const float* tr = tf + r * LDF + s + 4 * q;
+          const float t0 = tr[0], t1 = tr[1], t2 = tr[2], t3 = tr[3];
+          wk[2 * q] = pack_bf16(t0 * b4.x, t1 * b4.y);
+          wk[2 * q + 1] = pack_bf16(t2 * b4.z, t3 * b4.w);
+          wv[2 * q] = pack_bf16(t0 * v4.x, t1 * v4.y);
+          wv[2 * q + 1] = pack_bf16(t2 * v4.z, t3 * v4.w);
+        }
+      }
+      const u32 o0 = static_cast<u32>(r) * 128u + swz_chunk(r, s), o1 = static_cast<u32>(r) * 128u + swz_chunk(r, s + 8);
+      sts128(sb + kT + o0, wk[0], wk[1], wk[2], wk[3]);  // T_k
+      sts128(sb + kT + o1, wk[4], wk[5], wk[6], wk[7]);
+      sts128(sb + kTv + o0, wv[0], wv[1], wv[2], wv[3]);  // T_v
+      sts128(sb + kTv + o1, wv[4], wv[5], wv[6], wv[7]);
     }
     fence_async_shared();
     __syncthreads();
@@ -440,9 +485,39 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       pin<32>(o);
       pin<64>(st);
     }
-    if (kOut) {
-      // O^T element (row v0 + fr (+ 8), column c = 8 t + fc (+ 1)) is O[token c][h][v]: for one
-      // column, the 8 lanes of a lane group hold 8 consecutive v (16 contiguous bytes).
+    if (kOut && p.o_type != kTypeF32 && (p.o & 15u) == 0) {
+      // 16-bit O: O^T's 8 x 8 fragments packed and stored transposed (stmatrix) into this
+      // warpgroup's V panel (read by no other warpgroup; dead since the first product group
+      // completed; the next chunk's rows write it after their barrier) as O[c][v0 .. v0 + 64),
+      // 128-byte rows, 16-byte chunks swizzled by c % 8; then 16-byte stores, coalesced by row.
+      const bool bf = p.o_type == kTypeBf16;
+      const u32 stage = sb + kV + static_cast<u32>(wg) * kPanel64;
+      const int mi = lane >> 3, mk = lane & 7;
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        u32 w4[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {  // matrix i: the 8 x 8 block (t = 2 m + i / 2, hh = i % 2)
+          const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1);
+          w4[i] = bf ? pack_bf16(o[j], o[j + 1]) : pack_f16(o[j], o[j + 1]);
+        }
+        const int c = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
+        stmatrix_x4_trans(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(c & 7)) << 4),
+                          w4[0], w4[1], w4[2], w4[3]);
+      }
+      wg_sync(wg);
+      const int tw = tid & 127;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int q = tw + 128 * k, c = q >> 3, ch = q & 7;
+        if (c < n) {
+          const uint4 w = lds128(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(ch) ^ static_cast<u32>(c & 7)) << 4));
+          *reinterpret_cast<uint4*>(reinterpret_cast<u16*>(p.o) + (bos + c0 + c) * p.ho * D + h * D + v0 + 8 * ch) = w;
+        }
+      }
+    } else if (kOut) {
+      // fp32 (or unaligned) O: element by element. O^T element (row v0 + fr (+ 8), column
+      // c = 8 t + fc (+ 1)) is O[token c][h][v].
       const i64 orow = (bos + c0) * p.ho * D + h * D + v0 + fr;  // token 0 of the chunk, value v0 + fr
       const i64 tok_stride = p.ho * D;
 #pragma unroll
@@ -452,8 +527,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
           const int c = 8 * t + fc + e;
           if (c < n) {
             const i64 at = orow + c * tok_stride;
-            store_any(p.o, at, p.o_type, scale * o[4 * t + e]);
-            store_any(p.o, at + 8, p.o_type, scale * o[4 * t + 2 + e]);
+            store_any(p.o, at, p.o_type, o[4 * t + e]);
+            store_any(p.o, at + 8, p.o_type, o[4 * t + 2 + e]);
           }
         }
     }
