@@ -321,21 +321,47 @@ __device__ __forceinline__ void chunk_gate_cumsum(float* gam, int lane) {
 // Step 1 of both inverses: the four 16 x 16 diagonal blocks of T by forward
 // substitution (fp32; four lanes a column, each row's sum over the lanes), into tf.
 __device__ __forceinline__ void inverse_diagonal_blocks(const float* lf, float* tf, int tid) {
-  {
-    const int task = tid >> 2, pp = tid & 3;
-    const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
+  // Lane pp of column j keeps the entries it computes (rows b16 + pp + 4 q) in x[q]: the
+  // recurrence reads no shared memory. L's entries are loaded four rows ahead, so their
+  // loads never wait behind the recurrence's stores. Sums run in the order they always
+  // did (the masked terms, all after the live ones, add zeros): the same bits as before.
+  const int task = tid >> 2, pp = tid & 3;
+  const int b16 = (task >> 4) * 16, j = b16 + (task & 15);
+  float x[4] = {0.f, 0.f, 0.f, 0.f};
+  float lcur[4][4], lnxt[4][4];
+  auto load_rows = [&](int g, float (&l)[4][4]) {
 #pragma unroll
-    for (int rr = 0; rr < 16; ++rr) {
-      const int r = b16 + rr;
-      float acc = 0.f;
+    for (int i = 0; i < 4; ++i)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const int s2 = b16 + pp + 4 * q;
-        if (s2 < r) acc += lf[r * LDF + s2] * tf[s2 * LDF + j];
+        const int rr = 4 * g + i;
+        l[i][q] = pp + 4 * q < rr ? lf[(b16 + rr) * LDF + b16 + pp + 4 * q] : 0.f;
       }
+  };
+  load_rows(0, lcur);
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    if (g < 3) load_rows(g + 1, lnxt);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int rr = 4 * g + i, r = b16 + rr;
+      float acc = 0.f;
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (4 * q < rr) acc += lcur[i][q] * x[q];
       acc += __shfl_xor_sync(0xffffffffu, acc, 1);
       acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-      if ((rr & 3) == pp) tf[r * LDF + j] = r == j ? 1.f : (r > j ? -acc : 0.f);
+      const float val = r == j ? 1.f : (r > j ? -acc : 0.f);
+      if ((rr & 3) == pp) {
+        x[rr >> 2] = val;
+        tf[r * LDF + j] = val;
+      }
+    }
+    if (g < 3) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) lcur[i][q] = lnxt[i][q];
     }
   }
 }
