@@ -67,7 +67,7 @@ constexpr u32 kTf = kLf + 4 * C * LDF;  // T fp32 [64][LDF]
 constexpr u32 kGam = kTf + 4 * C * LDF;
 constexpr u32 kBet = kGam + 4 * C;
 constexpr u32 kBe = kBet + 4 * C;   // beta e^gamma a token (T_k's column scale)
-constexpr u32 kEg = kBe + 4 * C;    // e^gamma a token (O^T's column scale)
+constexpr u32 kEg = kBe + 4 * C;    // scale e^gamma a token (O^T's column scale)
 constexpr u32 kFusedBytes = kEg + 4 * C;
 static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
