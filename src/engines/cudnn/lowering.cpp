@@ -10,6 +10,7 @@
 
 #include "engines/cudnn/lowering_internal.h"
 #include "exec/declared_layout.h"
+#include "ir/ops/matmul_common.h"
 
 namespace opgraph::engines::cudnn {
 namespace {
@@ -114,13 +115,11 @@ Status check_override_form(const Node& n, ops::Matmul::In port) {
   if (!o || !c) return Status::ok();
   const std::vector<std::int64_t>& od = o->get_dim();
   const std::vector<std::int64_t>& cd = c->get_dim();
-  bool ok = od.size() <= cd.size() && cd.size() >= 2;
-  for (std::size_t i = 0; ok && i < cd.size(); ++i) {
-    const std::size_t lead = cd.size() - od.size();
-    const std::int64_t x = i < lead ? 1 : od[i - lead];
-    ok = i + 2 >= cd.size() ? x == 1 : (x == 1 || x == cd[i]);
+  if (od.size() <= cd.size() && cd.size() >= 2) {
+    std::vector<std::int64_t> padded(cd.size() - od.size(), 1);  // leading unit axes, as cuDNN pads
+    padded.insert(padded.end(), od.begin(), od.end());
+    if (ops::override_broadcasts(padded, std::vector<std::int64_t>(cd.begin(), cd.end() - 2))) return Status::ok();
   }
-  if (ok) return Status::ok();
   return Lowerer::decline(n, std::string(ops::name(port)) + " '" + o->get_name() + "' " + int_list(od.data(), static_cast<int>(od.size())) +
                                  " holds one extent per batch entry in a shape cuDNN does not read so: cuDNN takes an "
                                  "override of C's rank with unit M and N axes and each batch axis 1 or C's " +

@@ -67,6 +67,12 @@ struct BwdLaunch {
   std::int64_t workspace = 0;
 };
 
+// The workspace layout of problem `p`: dV staged in fp32 only where v heads are grouped
+// (HV < HO, summed by gdn_bwd_finish); otherwise gdn_bwd_grads writes dV itself.
+opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p) {
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, p.hv != p.ho);
+}
+
 BwdLaunch launch_for(const GdnBwdProblem& p) {
   BwdLaunch l;
   GdnBwdParams& k = l.params;
@@ -114,7 +120,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   if (p.d_dt_bias >= 0) f |= opgraph_gdn::kBwdFlagWriteDDt;
   k.flags = f;
   k.scale = p.scale;
-  const opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, p.hv != p.ho);
+  const opgraph_gdn::GdnBwdWs w = workspace_of(p);
   k.ws_blocks = w.blocks;
   k.ws_egc = w.egc;
   k.ws_st = w.st;
@@ -502,7 +508,7 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
 }
 
 std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p) {
-  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, p.hv != p.ho).total;
+  return workspace_of(p).total;
 }
 
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {

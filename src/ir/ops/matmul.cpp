@@ -17,19 +17,11 @@
 // moe_grouped_matmul_bwd: DWeight[E, K, N] = sum over group e of Token^T @ DOutput.
 #include "ir/infer_context.h"
 #include "ir/ops/groups.h"
+#include "ir/ops/matmul_common.h"
 #include "opgraph/builders/matmul.h"
 
 namespace opgraph::ops {
 namespace {
-
-// cuDNN's broadcast form of an override: C's rank, unit M and N axes, each batch axis 1 or C's.
-bool override_broadcasts(const Dims& override_dims, const Dims& batch) {
-  if (override_dims.size() != batch.size() + 2) return false;
-  if (override_dims[batch.size()] != 1 || override_dims[batch.size() + 1] != 1) return false;
-  for (std::size_t i = 0; i < batch.size(); ++i)
-    if (override_dims[i] != 1 && override_dims[i] != batch[i]) return false;
-  return true;
-}
 
 Status infer_matmul(InferContext& c) {
   OPGRAPH_CHECK(c.require_rank_between(ops::in::A, 2, 8));
@@ -132,7 +124,6 @@ const OpSpec kSpecs[] = {
 }  // namespace
 
 std::span<const OpSpec> matmul_specs() { return kSpecs; }
-
 
 }  // namespace opgraph::ops
 
