@@ -13,20 +13,43 @@
 using namespace opgraph_gdn;
 
 // ---- decode: the token recurrence, state rows in registers ----
-constexpr int kDecodeThreads = 128;  // 4 warps
-constexpr int kDecodeRows = 32;      // value rows per CTA
-constexpr int kRowsPerWarp = kDecodeRows / (kDecodeThreads / 32);
+// decode_body<R, W>: a CTA of W warps covers R * W value rows of one (head, sequence);
+// each warp keeps R state rows in registers (lane l holds elements [EL l, EL l + EL)).
+// The entries below instantiate the shapes the engine launches; every shape computes
+// each row with the same operations in the same order, so their outputs are bitwise equal.
+constexpr int kDecodeThreads = 128;  // 4 warps (gdn_decode)
+constexpr int kDecodeRows = 32;      // value rows per CTA (gdn_decode)
 
-extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
+// kEarly: the first token's q, k, v, gate and beta are loaded before the state (their
+// latency overlaps the state's), not after it.
+template <int kRowsPerWarp, int kWarps, bool kEarly>
+__device__ __forceinline__ void decode_body(const GdnParams& p) {
+  constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const i64 h = blockIdx.y, seq = blockIdx.z;
-  const i64 vbase = static_cast<i64>(blockIdx.x) * kDecodeRows + warp * kRowsPerWarp;
+  const i64 vbase = static_cast<i64>(blockIdx.x) * kDecodeRowsT + warp * kRowsPerWarp;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
   const i64 srow = state_row(p, seq);
   const float scale = static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;
+
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  // One token's raw inputs (the lane's q and k elements, gate and beta, the value of row
+  // `lane` of the warp's rows).
+  float xq[EL], xk[EL], gx = 0.f, bx = 0.f, vmine = 0.f;
+  auto load_token = [&](i64 tok) {
+    load_row_share(qg + tok * p.q_ts + hq * p.q_hs + lane * EL, xq);
+    load_row_share(kg + tok * p.k_ts + hk * p.k_hs + lane * EL, xk);
+    const i64 off = tok * p.ho + h;
+    gx = load_any(p.g, off, p.g_type);
+    bx = load_any(p.beta, off, p.beta_type);
+    vmine = lane < kRowsPerWarp ? io_to_f32(vg[tok * p.v_ts + hv * p.v_hs + vbase + lane]) : 0.f;
+  };
+  if (kEarly && bos < eos) load_token(bos);
 
   float st[kRowsPerWarp][EL];
   const bool load = (p.flags & kFlagHasInit) && srow >= 0;
@@ -57,19 +80,12 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
       }
   }
 
-  const u16* qg = reinterpret_cast<const u16*>(p.q);
-  const u16* kg = reinterpret_cast<const u16*>(p.k);
-  const u16* vg = reinterpret_cast<const u16*>(p.v);
   for (i64 tok = bos; tok < eos; ++tok) {
-    float xq[EL], xk[EL];
-    load_row_share(qg + tok * p.q_ts + hq * p.q_hs + lane * EL, xq);
-    load_row_share(kg + tok * p.k_ts + hk * p.k_hs + lane * EL, xk);
+    if (!kEarly || tok != bos) load_token(tok);
     if (l2) l2norm_rows(xq, xk);
     float gl, beta;
-    gate_beta(p, tok, h, gl, beta);
+    gate_beta_of(p, gx, bx, h, gl, beta);
     const float a = expf(gl);
-    // The lane's value of row i (lanes 0..7 hold rows 0..7), broadcast below.
-    const float vmine = lane < kRowsPerWarp ? io_to_f32(vg[tok * p.v_ts + hv * p.v_hs + vbase + lane]) : 0.f;
     float kv[kRowsPerWarp];
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
@@ -121,6 +137,20 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
     }
   }
 }
+
+extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, false>(p);
+}
+
+#ifdef GDN_DECODE_VARIANTS
+// The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early).
+#define GDN_DECODE_VARIANT(R, W, E)                                                                    \
+  extern "C" __global__ void __launch_bounds__(32 * W) gdn_decode_r##R##_w##W##_e##E(const GdnParams p) { \
+    decode_body<R, W, E != 0>(p);                                                                     \
+  }
+GDN_DECODE_VARIANTS
+#undef GDN_DECODE_VARIANT
+#endif
 
 // ---- the pool copy: words [0, words) of initial_state to final_state ----
 extern "C" __global__ void gdn_state_copy(const GdnParams p, long long words) {
