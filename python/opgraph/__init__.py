@@ -10,6 +10,7 @@ Code written for cudnn.pygraph ports by changing the import (see README.md, "Pyt
 from . import _C
 from ._C import (  # noqa: F401
     FRONTEND_KNOB_TYPE_BASE,
+    BindingWarning,
     FrozenGraphError,
     GraphNotSupportedError,
     behavior_note,
@@ -19,6 +20,7 @@ from ._C import (  # noqa: F401
     cudnnGraphNotSupportedError,
     data_type,
     destroy_handle,
+    get_binding_policy,
     get_stream,
     handle,
     heur_mode,
@@ -29,6 +31,7 @@ from ._C import (  # noqa: F401
     op_specs,
     pointwise_builders,
     scalar_type,
+    set_binding_policy,
     set_stream,
     tensor,
     tensor_reordering,

@@ -8,6 +8,9 @@
 #include <Python.h>
 #include <nanobind/stl/string.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "common.h"
 
 namespace opgraph::py {
@@ -49,6 +52,9 @@ constexpr ErrorCode kAllCodes[] = {
 
 }  // namespace
 
+PyObject* g_binding_warning = nullptr;
+bool g_bind_by_address = false;
+
 PyObject* mapped_exception(ErrorCode code) {
   for (const auto& row : kErrorTable) {
     if (row.code != code) continue;
@@ -73,6 +79,31 @@ void bind_errors(nb::module_& m) {
   m.attr("GraphNotSupportedError") = nb::handle(g_not_supported);
   m.attr("cudnnGraphNotSupportedError") = nb::handle(g_not_supported);
   m.attr("FrozenGraphError") = nb::handle(g_frozen);
+  g_binding_warning = PyErr_NewExceptionWithDoc(
+      "opgraph.BindingWarning",
+      "A variant pack buffer was bound by its address as cuDNN binds it: its element type is not the "
+      "declared one but has the declared width, so the plan reads its bits as the declared type. "
+      "warnings.simplefilter('error', opgraph.BindingWarning) makes it an error.",
+      PyExc_UserWarning, nullptr);
+  m.attr("BindingWarning") = nb::handle(g_binding_warning);
+  // The binding policy: OPGRAPH_BINDING=cudnn at import, or set_binding_policy at any time.
+  if (const char* e = std::getenv("OPGRAPH_BINDING"); e && std::string_view(e) == "cudnn") g_bind_by_address = true;
+  m.def(
+      "set_binding_policy",
+      [](const std::string& policy) {
+        if (policy != "strict" && policy != "cudnn")
+          throw nb::value_error(("set_binding_policy: policy '" + policy + "' is not 'strict' or 'cudnn'").c_str());
+        g_bind_by_address = policy == "cudnn";
+      },
+      nb::arg("policy"),
+      "How execute binds a buffer whose element type is not the declared one. 'strict' (the default): "
+      "refused, naming both types. 'cudnn': one of the declared width (bfloat16 for HALF, INT32 for "
+      "FLOAT) is bound by its address as cuDNN binds every buffer, its bits read as the declared type, "
+      "with an opgraph.BindingWarning; another width is refused under both. The environment variable "
+      "OPGRAPH_BINDING=cudnn sets 'cudnn' at import.");
+  m.def(
+      "get_binding_policy", [] { return std::string(g_bind_by_address ? "cudnn" : "strict"); },
+      "The binding policy execute applies ('strict' or 'cudnn'; set_binding_policy).");
 
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {

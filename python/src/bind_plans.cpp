@@ -101,10 +101,28 @@ bool dtype_accepted(DataType have, DataType declared) {
   return have == DataType::UINT8 && byte_storage;
 }
 
+// Whether `b` holds another element type of `declared`'s width (not a byte-geometry or a
+// foreign type): cuDNN binds such a buffer by its address, and so does pygraph (with a warning).
+bool same_width_type(const Buffer& b, DataType declared) {
+  return b.foreign_dtype.empty() && !b.byte_geometry && b.dtype != DataType::NOT_SET &&
+         declared != DataType::NOT_SET && slot_bits(b.dtype) == slot_bits(declared) && slot_bits(declared) >= 8;
+}
+
+// opgraph.BindingWarning for a buffer of another type bound as `declared` (an error where the
+// warnings filter makes it one: the Python exception propagates).
+void warn_bound_by_address(const BufferRole& who, const Buffer& b, DataType declared) {
+  const std::string msg = who.text() + ": rule bind_by_address: buffer element type " + b.dtype_name() +
+                          " is not the declared " + std::string(to_string(declared)) +
+                          "; bound by its address as cuDNN binds it, its bits read as " +
+                          std::string(to_string(declared)) + " (convert it, e.g. torch .to, to bind the values)";
+  if (PyErr_WarnEx(g_binding_warning, msg.c_str(), 1) < 0) throw nb::python_error();
+}
+
 std::string dtype_rule(DataType declared) {
   if (dtype_accepted(DataType::UINT8, declared))
     return std::string(to_string(declared)) + " is bound as its own dtype or as uint8 storage";
-  return "a buffer holds the declared element type (convert it first, e.g. numpy .astype or torch .to)";
+  return "a buffer holds the declared element type (convert it first, e.g. numpy .astype or torch .to; "
+         "opgraph.set_binding_policy('cudnn') binds another type of the same width by address, as cuDNN does)";
 }
 
 // Whether `t` is one of `g`'s tensors although its uid does not name it (an unvalidated
@@ -291,11 +309,19 @@ Normalized to_variant_pack(const PyGraph& g, nb::handle d, const Overrides* over
                                             "bytes or a read-only memoryview) but the operand is an output the plan "
                                             "writes; pass a writable buffer")};
     // The element type: the declared one, or uint8 storage for fp8 / fp4 (dtype_accepted).
-    // A bare address says nothing and lends the declaration.
-    if (d.tensor && (b.dtype != DataType::NOT_SET || !b.foreign_dtype.empty()) && !dtype_accepted(b.dtype, d.dtype))
-      throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
-                               who.text() + ": buffer element type " + b.dtype_name() + " is not the declared " +
-                                   std::string(to_string(d.dtype)) + "; " + dtype_rule(d.dtype))};
+    // A bare address says nothing and lends the declaration. Under the binding policy
+    // "cudnn" (opt-in: set_binding_policy, OPGRAPH_BINDING=cudnn) another type of the
+    // declared width (bfloat16 for HALF, INT32 for FLOAT) is bound by address as cuDNN binds
+    // every entry, its bits read as the declared type, with an opgraph.BindingWarning naming
+    // both (rule bind_by_address); another width is refused under either policy.
+    if (d.tensor && (b.dtype != DataType::NOT_SET || !b.foreign_dtype.empty()) && !dtype_accepted(b.dtype, d.dtype)) {
+      if (!g_bind_by_address || !same_width_type(b, d.dtype))
+        throw StatusError{Status(ErrorCode::INVALID_VARIANT_PACK,
+                                 who.text() + ": buffer element type " + b.dtype_name() + " is not the declared " +
+                                     std::string(to_string(d.dtype)) + "; " + dtype_rule(d.dtype))};
+      warn_bound_by_address(who, b, d.dtype);
+      b.dtype = d.dtype;
+    }
     // What the pack holds, for Graph::route (which refuses device memory on a host graph).
     if (b.device == BufferDevice::CUDA && !n.kinds.device) n.kinds.first_device_uid = uid;
     n.kinds.device |= b.device == BufferDevice::CUDA;

@@ -116,6 +116,12 @@ T unwrap(Result<T>&& r) {
 
 // The Python exception type the table gives `code` (borrowed reference).
 PyObject* mapped_exception(ErrorCode code);
+// opgraph.BindingWarning (a UserWarning): a buffer bound by address as cuDNN binds it (an
+// element type of the declared width that is not the declared type); bind_plans.cpp.
+extern PyObject* g_binding_warning;
+// The binding policy (set_binding_policy): false "strict" (the default: a buffer holds the
+// declared element type), true "cudnn" (another type of the declared width is bound by address).
+extern bool g_bind_by_address;
 
 // Registration, one per bind_*.cpp file, called in this order by module.cpp.
 void bind_errors(nb::module_& m);

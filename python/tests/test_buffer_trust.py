@@ -461,3 +461,63 @@ def test_torch_extent_rules_on_a_stand_in(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), os.path.dirname(__file__)] + sys.path)
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "stand-in checks passed" in r.stdout, r.stdout + r.stderr
+
+
+# ------------------------------------------------- the "cudnn" binding policy --
+@pytest.fixture
+def cudnn_binding():
+    before = opgraph.get_binding_policy()
+    opgraph.set_binding_policy("cudnn")
+    yield
+    opgraph.set_binding_policy(before)
+
+
+def test_the_default_policy_is_strict():
+    assert opgraph.get_binding_policy() == "strict"
+    with pytest.raises(ValueError, match="set_binding_policy"):
+        opgraph.set_binding_policy("loose")
+
+
+def test_cudnn_policy_binds_a_same_width_type_by_address_with_a_warning(rng, cudnn_binding):
+    # cuDNN binds every entry by its address: an INT32 buffer for a FLOAT input is read as the
+    # FLOAT bits it holds. Under the "cudnn" policy opgraph does the same and warns, naming both.
+    g, a, y = neg_graph()
+    x = rng.standard_normal((2, 3)).astype(F32)
+    out = np.full((2, 3), 7, F32)
+    with pytest.warns(opgraph.BindingWarning, match=r"tensor 'a'.*bind_by_address.*INT32.*declared FLOAT"):
+        g.execute({a: x.view(np.int32), y: out})
+    np.testing.assert_array_equal(out, -x)
+    out16 = np.full((2, 3), 7, F32)  # another width stays refused: the plan would read past it
+    with pytest.raises(ValueError, match=r"tensor 'a'.*DOUBLE.*declared FLOAT"):
+        g.execute({a: x.astype(np.float64), y: out16})
+    assert (out16 == 7).all()
+
+
+def test_cudnn_policy_warning_as_error_leaves_the_outputs_untouched(rng, cudnn_binding):
+    import warnings
+
+    g, a, y = neg_graph()
+    out = np.full((2, 3), 7, F32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", opgraph.BindingWarning)
+        with pytest.raises(opgraph.BindingWarning, match="tensor 'a'"):
+            g.execute({a: np.ones((2, 3), np.int32), y: out})
+    assert (out == 7).all()
+
+
+def test_strict_policy_refuses_what_cudnn_policy_binds():
+    g, a, y = neg_graph()
+    with pytest.raises(ValueError, match=r"tensor 'a'.*INT32.*declared FLOAT.*set_binding_policy"):
+        g.execute({a: np.ones((2, 3), np.int32), y: np.zeros((2, 3), F32)})
+
+
+def test_the_environment_sets_the_cudnn_policy_at_import():
+    import os
+    import subprocess
+    import sys
+
+    code = "import opgraph; print(opgraph.get_binding_policy())"
+    for value, want in [("cudnn", "cudnn"), ("strict", "strict"), ("", "strict")]:
+        env = dict(os.environ, OPGRAPH_BINDING=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == want

@@ -178,3 +178,47 @@ def test_conv_fprop_cudnn_keywords():
     assert y.dims == [2, 4, 5, 5]
     node = g.nodes[0]
     assert node.inputs["X"] is x and node.inputs["W"] is w and node.attributes["stride"] == [2, 2]
+
+
+def _conv2d_int(x, w, pad):
+    """Integer cross-correlation in int64 (numpy): x [N, C, H, W], w [K, C, R, S], stride 1."""
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    xp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad), np.int64)
+    xp[:, :, pad:pad + h, pad:pad + wd] = x
+    ho, wo = h + 2 * pad - r + 1, wd + 2 * pad - s + 1
+    y = np.zeros((n, k, ho, wo), np.int64)
+    for i in range(r):
+        for j in range(s):
+            y += np.einsum("nchw,kc->nkhw", xp[:, :, i:i + ho, j:j + wo], w[:, :, i, j].astype(np.int64))
+    return y
+
+
+def test_conv_fprop_int8_accumulates_exactly_in_int32():
+    # cudnn-frontend's int8 convolution graph (test_conv_bias.py::test_conv_int8's shape):
+    # INT8 image and filter, INT32 intermediate and compute, identity to an INT32 output.
+    rng = np.random.default_rng(11)
+    x = rng.integers(-127, 128, size=(2, 16, 6, 5), dtype=np.int8)
+    w = rng.integers(-127, 128, size=(4, 16, 3, 3), dtype=np.int8)
+    g = opgraph.pygraph(io_data_type=opgraph.data_type.INT8, intermediate_data_type=opgraph.data_type.INT32,
+                        compute_data_type=opgraph.data_type.INT32)
+    X = g.tensor_like(x)
+    W = g.tensor_like(w)
+    conv = g.conv_fprop(image=X, weight=W, padding=[1, 1], stride=[1, 1], dilation=[1, 1])
+    Y = g.identity(input=conv)
+    Y.set_output(True).set_data_type(opgraph.data_type.INT32)
+    g.build([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    y = np.full(Y.dims, -7, np.int32)
+    g.execute({X: x, W: w, Y: y}, None)
+    want = _conv2d_int(x, w, 1)
+    assert np.abs(want).max() > 2 ** 16  # sums far past int8 and int16
+    np.testing.assert_array_equal(y, want.astype(np.int32))
+
+
+def test_conv_fprop_mixed_integer_and_float_operands_are_refused():
+    g = opgraph.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    x = g.tensor(dim=[1, 4, 5, 5], data_type=opgraph.data_type.INT8, name="x8")
+    w = g.tensor(dim=[2, 4, 3, 3], data_type=np.float32, name="wf")
+    g.conv_fprop(image=x, weight=w, padding=[1, 1], stride=[1, 1], dilation=[1, 1])
+    with pytest.raises(opgraph.GraphNotSupportedError, match=r"(?s)conv_operand_types.*got X INT8 and W FLOAT"):
+        g.validate()

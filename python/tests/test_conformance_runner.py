@@ -138,7 +138,12 @@ def test_dry_run_lists_what_it_would_run(tmp_path):
     for name in select_ids.IN_SCOPE:
         assert f"  {name}\n" in r.stdout
     assert "make_alias.py" in r.stdout and "table.py" in r.stdout
+    assert "OPGRAPH_BINDING=cudnn" in r.stdout  # opgraph's run binds as cuDNN does by default
     assert not (tmp_path / "out").exists()  # a dry run writes nothing
+    r = run_sh("--fe", str(fe), "--binding", "strict", "--dry-run")
+    assert r.returncode == 0 and "OPGRAPH_BINDING=strict" in r.stdout, r.stderr
+    r = run_sh("--fe", str(fe), "--binding", "loose", "--dry-run")
+    assert r.returncode == 2 and "--binding must be cudnn or strict" in r.stderr
 
 
 @pytest.mark.parametrize("case", ["wrong release", "missing file", "inside the tree", "no checkout"])
@@ -202,6 +207,7 @@ def test_a_whole_run_on_a_stand_in_checkout_and_wheel(tmp_path):
     assert "passing with the real wheel, not with opgraph: 1" in text
     assert "test_slice.py::test_only_the_real_wheel_has_this  [failed]" in text
     assert (out / "alias" / "cudnn" / "__init__.py").exists()
+    assert "== opgraph: PYTHONPATH=" in r.stdout and "OPGRAPH_BINDING=cudnn" in r.stdout
 
 
 def test_a_session_that_ends_the_process_is_resumed_past_that_test(tmp_path):

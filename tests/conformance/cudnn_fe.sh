@@ -6,7 +6,7 @@
 #
 #   cudnn_fe.sh --fe DIR [--real-site DIR] [--opgraph-path DIR] [--out DIR]
 #               [--side both|real|opgraph] [--sample N] [--test-timeout S] [--run-limit S]
-#               [--python PY] [--dry-run]
+#               [--binding cudnn|strict] [--python PY] [--dry-run]
 #
 #   --fe DIR            a checkout of github.com/NVIDIA/cudnn-frontend at release 1.23.0, outside
 #                       this repository (only its test/python and include/cudnn_frontend_version.h
@@ -23,6 +23,9 @@
 #                       interpreter has it; default 120), so one hang cannot eat a device call
 #   --run-limit S       each side's pytest is interrupted (SIGINT) after S seconds; the tests not
 #                       reached are missing from its outcomes (default: no limit)
+#   --binding P         opgraph's binding policy for its run (OPGRAPH_BINDING; default cudnn: a
+#                       buffer of another element type of the declared width is bound by address
+#                       as cuDNN binds it, with an opgraph.BindingWarning; strict refuses it)
 #   --dry-run           check the checkout and print what would run; run nothing
 set -euo pipefail
 
@@ -30,6 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 PIN=1.23.0
 fe="" real_site="" og_path="" out="${OUT:-/tmp}/cudnn_fe_out" side=both sample=24 dry=0 test_timeout=120 run_limit=0
+binding=cudnn binding_env=""
 py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
     --test-timeout) test_timeout=$2; shift 2 ;;
     --run-limit) run_limit=$2; shift 2 ;;
     --python) py=$2; shift 2 ;;
+    --binding) binding=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
     *) echo "cudnn_fe.sh: unknown argument $1 (see the header)" >&2; exit 2 ;;
   esac
@@ -58,6 +63,7 @@ version_h="$fe/include/cudnn_frontend_version.h"
 got=$(awk '/define CUDNN_FRONTEND_(MAJOR|MINOR|PATCH)_VERSION/ {v = v (v ? "." : "") $3} END {print v}' "$version_h")
 [ "$got" = "$PIN" ] || die "the checkout is cudnn-frontend $got; this table is pinned to $PIN"
 case "$side" in both|real|opgraph) ;; *) die "--side must be both, real or opgraph" ;; esac
+case "$binding" in cudnn|strict) ;; *) die "--binding must be cudnn or strict" ;; esac
 
 files=$("$py" -c "import sys; sys.path.insert(0, '$here'); import select_ids; print(' '.join(select_ids.IN_SCOPE))")
 missing=""
@@ -67,7 +73,7 @@ for f in $files; do [ -f "$tests/$f" ] || missing="$missing $f"; done
 alias_dir="$out/alias"
 run_pytest() {  # run_pytest SIDE PYTHONPATH: pytest over the chosen ids, resumed after a crash
   local name=$1 path=$2 t0 limit=() stop=() left round=0
-  echo "== $name: PYTHONPATH=$path"
+  echo "== $name: PYTHONPATH=$path${binding_env:+ $binding_env}"
   "$py" -c "import pytest_timeout" 2>/dev/null && limit=(--timeout="$test_timeout")
   t0=$(date +%s)
   : > "$out/$name.tsv"; : > "$out/$name.log"
@@ -81,7 +87,8 @@ run_pytest() {  # run_pytest SIDE PYTHONPATH: pytest over the chosen ids, resume
       stop=(timeout -s INT -k 20 "$left")
     fi
     echo "=== session $round" >> "$out/$name.log"
-    (cd "$tests" && PYTHONPATH="$here:$path" OPGRAPH_CONFORMANCE_IDS="$out/ids.txt" \
+    # shellcheck disable=SC2086  # binding_env: empty, or one NAME=VALUE word
+    (cd "$tests" && env $binding_env PYTHONPATH="$here:$path" OPGRAPH_CONFORMANCE_IDS="$out/ids.txt" \
        OPGRAPH_CONFORMANCE_LOG="$out/$name.tsv" "${stop[@]}" "$py" -m pytest -p conformance_select \
        -p no:cacheprovider -q -rs --continue-on-collection-errors "${limit[@]}" $files) >> "$out/$name.log" 2>&1 || true  # failures are the data
   done
@@ -95,7 +102,7 @@ if [ "$dry" = 1 ]; then
   for f in $files; do echo "  $f"; done
   echo "would: collect ids with the real wheel (PYTHONPATH=${real_site:-<--real-site>}), select_ids.py -> $out/ids.txt"
   [ "$side" = opgraph ] || echo "would: pytest (real wheel) -> $out/real.tsv"
-  [ "$side" = real ] || echo "would: make_alias.py $alias_dir; pytest (alias over opgraph at ${og_path:-<--opgraph-path>}) -> $out/opgraph.tsv"
+  [ "$side" = real ] || echo "would: make_alias.py $alias_dir; pytest (alias over opgraph at ${og_path:-<--opgraph-path>}, OPGRAPH_BINDING=$binding) -> $out/opgraph.tsv"
   echo "would: table.py $out/real.tsv $out/opgraph.tsv $here/cudnn_fe_notes.tsv -> $out/table.txt"
   exit 0
 fi
@@ -122,7 +129,7 @@ if [ "$side" != real ]; then
       case "$(basename "$e")" in cudnn|cudnn.*|nvidia_cudnn_frontend*|include|bin) ;; *) ln -s "$e" "$deps/" ;; esac
     done
   fi
-  run_pytest opgraph "$alias_dir:$og_path:$deps"
+  binding_env="OPGRAPH_BINDING=$binding" run_pytest opgraph "$alias_dir:$og_path:$deps"
 fi
 if [ -f "$out/real.tsv" ] && [ -f "$out/opgraph.tsv" ]; then
   "$py" "$here/table.py" "$out/real.tsv" "$out/opgraph.tsv" "$here/cudnn_fe_notes.tsv" | tee "$out/table.txt" || true

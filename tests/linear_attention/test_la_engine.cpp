@@ -270,8 +270,26 @@ TEST(LaKernels, DecodeForShortSequencesPrefillOtherwiseAndUnderBatchInvariant) {
   ASSERT_TRUE(p.is_good());
   auto r = linear_attention::kernel_requests(*p);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].entry, "gdn_decode");
-  EXPECT_EQ(r[0].kernel, "gdn_decode_d128_bf16");
+  // 3 sequences x 8 heads: at most kDecodeSmallPairs (sequence, head) pairs, the small CTA.
+  EXPECT_TRUE(linear_attention::decode_small(*p));
+  EXPECT_EQ(r[0].entry, "gdn_decode_small");
+  EXPECT_EQ(r[0].kernel, "gdn_decode_small_d128_bf16");
+  {  // Past kDecodeSmallPairs pairs: gdn_decode (32 rows a CTA of 4 warps).
+    Cfg many = cfg_of(128);
+    const std::int64_t n = linear_attention::kDecodeSmallPairs / many.ho() + 1;
+    many.cu.resize(static_cast<std::size_t>(n) + 1);
+    for (std::int64_t i = 0; i <= n; ++i) many.cu[static_cast<std::size_t>(i)] = i;
+    auto pm = analyze_gdn(gdn(many).g);
+    ASSERT_TRUE(pm.is_good());
+    EXPECT_GT(pm->n_seq * pm->ho, linear_attention::kDecodeSmallPairs);
+    EXPECT_FALSE(linear_attention::decode_small(*pm));
+    EXPECT_EQ(linear_attention::kernel_requests(*pm)[0].entry, "gdn_decode");
+    many.cu.resize(static_cast<std::size_t>(n));  // one sequence fewer: exactly the bound or below
+    auto pe = analyze_gdn(gdn(many).g);
+    ASSERT_TRUE(pe.is_good());
+    EXPECT_LE(pe->n_seq * pe->ho, linear_attention::kDecodeSmallPairs);
+    EXPECT_EQ(linear_attention::kernel_requests(*pe)[0].entry, "gdn_decode_small");
+  }
   Attributes bi;
   bi.set("batch_invariant", true);
   auto pb = analyze_gdn(gdn(c, bi).g);
@@ -324,7 +342,7 @@ TEST(LaKernels, PlanKernelsNameWhatBuildPlanLoads) {
                                    });
   ASSERT_TRUE(st.is_good()) << st.message();
   // T = 10 over N = 3 sequences: the decode kernel.
-  EXPECT_EQ(names, (std::vector<std::string>{"gdn_decode_d64_bf16", "gdn_state_copy"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"gdn_decode_small_d64_bf16", "gdn_state_copy"}));
   FactsCache host(b.g, PlanTarget{});
   PlanContext hctx{&host};
   Status none = engine->plan_kernels(b.g, PlanConfig{engine->id(), {}, {}, -1}, hctx,
@@ -386,7 +404,7 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   d.cu = {0, 1, 2, 4};
   auto pd = analyze_gdn(gdn(d).g);
   ASSERT_TRUE(pd.is_good());
-  EXPECT_EQ(linear_attention::kernel_requests(*pd, linear_attention::kPrefillTwoPass)[0].entry, "gdn_decode");
+  EXPECT_EQ(linear_attention::kernel_requests(*pd, linear_attention::kPrefillTwoPass)[0].entry, "gdn_decode_small");
   EXPECT_EQ(linear_attention::workspace_bytes(*pd, linear_attention::kPrefillTwoPass), 0);
 
   // plan_kernels names what the knob picks; a value outside the domain is refused by name.
@@ -723,12 +741,12 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
-  // 7 entries x d {64, 128} x {bf16, fp16}, the four fused ones (prefill, summary, span summary,
+  // 8 entries (gdn_decode and gdn_decode_small among them) x d {64, 128} x {bf16, fp16}, the four fused ones (prefill, summary, span summary,
   // span scan) x {bf16, fp16}, the pool copy, and gdn_bwd's 24 (compiled by LaBwd's own test,
   // test_la_bwd.cpp).
   const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
   ASSERT_EQ(bwd.size(), 24u);
-  ASSERT_EQ(all.size(), 37u + bwd.size());
+  ASSERT_EQ(all.size(), 41u + bwd.size());
   for (const auto& r : all) {
     if (r.kernel.rfind("gdn_bwd_", 0) == 0) continue;
     auto k = runtime::compile_kernel(r, "sm_90a");

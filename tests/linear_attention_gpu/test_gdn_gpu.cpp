@@ -514,6 +514,19 @@ TEST_F(GdnGpu, DecodeOneToEightTokens) {
   c.name = "decode d64 fp16";
   c.strong = true;
   check(c, rng);
+  // Both decode kernels (la_engine.h decode_small): the cases above run gdn_decode_small
+  // (at most kDecodeSmallPairs (sequence, head) pairs); these run gdn_decode, past it.
+  for (std::int64_t t : {1, 3}) {
+    Case big;
+    big.hq = big.hk = 2;
+    big.hv = 8;
+    big.lens.assign(static_cast<std::size_t>(linear_attention::kDecodeSmallPairs / 8 + 7), t);
+    big.pool = big.overwrite = true;
+    big.n_pool = static_cast<std::int64_t>(big.lens.size()) + 3;
+    big.l2 = true;
+    big.name = "decode T=" + std::to_string(t) + " past the small CTA's pairs (gdn_decode)";
+    check_pool(big, rng);
+  }
 }
 
 void batch_invariant_bitwise(int m);  // below

@@ -27,6 +27,8 @@ using opgraph_gdn::GdnParams;
 using rules::type_code;
 
 constexpr unsigned kPrefillThreads = 256, kDecodeThreads = 128, kDecodeRows = 32, kCopyThreads = 256;
+// gdn_decode_small (kernels/gdn_decode.cu): 8 value rows a CTA of 2 warps.
+constexpr unsigned kDecodeSmallThreads = 64, kDecodeSmallRows = 8;
 
 // Everything but the pointers, fixed at build.
 GdnParams params_of(const GdnProblem& p) {
@@ -74,7 +76,8 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
                        : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
                                e == "gdn_span_scan_fused"
                            ? "linear_attention/kernels/gdn_fused.cu"
-                       : e == "gdn_decode" || e == "gdn_state_copy" ? "linear_attention/kernels/gdn_decode.cu"
+                       : e == "gdn_decode" || e == "gdn_decode_small" || e == "gdn_state_copy"
+                           ? "linear_attention/kernels/gdn_decode.cu"
                                                                     : "linear_attention/kernels/gdn_two_pass.cu";
   return rules::kernel_request(d, io, entry, source);
 }
@@ -129,7 +132,7 @@ Result<int> prefill_mode(const PlanConfig& config) {
 enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kSlots };
 
 // Which kernels a plan runs; fixed at build (a call's overridden extents keep it).
-enum class Kind { kDecode, kPrefill, kTwoPass, kSplit, kFused, kFusedSplit, kSummary };
+enum class Kind { kDecode, kDecodeSmall, kPrefill, kTwoPass, kSplit, kFused, kFusedSplit, kSummary };
 bool splits(Kind k) { return k == Kind::kSplit || k == Kind::kFusedSplit; }
 
 // Everything a plan launches for problem `p` under `kind` (split: the span length).
@@ -143,11 +146,12 @@ struct GdnLaunch {
 GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
   GdnLaunch l;
   l.params = params_of(p);
-  const bool decode = kind == Kind::kDecode;
-  l.main.grid[0] = static_cast<unsigned>(decode ? p.d / kDecodeRows : p.d / 64);
+  const bool decode = kind == Kind::kDecode || kind == Kind::kDecodeSmall;
+  const bool small = kind == Kind::kDecodeSmall;
+  l.main.grid[0] = static_cast<unsigned>(decode ? p.d / (small ? kDecodeSmallRows : kDecodeRows) : p.d / 64);
   l.main.grid[1] = static_cast<unsigned>(p.ho);
   l.main.grid[2] = static_cast<unsigned>(p.n_seq);
-  l.main.block[0] = decode ? kDecodeThreads : kPrefillThreads;
+  l.main.block[0] = decode ? (small ? kDecodeSmallThreads : kDecodeThreads) : kPrefillThreads;
   l.main.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p.d));
   if (kind == Kind::kFused || kind == Kind::kFusedSplit || kind == Kind::kSummary) {
     l.main.grid[0] = kind == Kind::kSummary ? 2 : 1;  // summary: H rows, then M^T rows
@@ -197,7 +201,7 @@ class GdnPlan final : public CompiledPlan {
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
         table_(std::move(table)), rows_(rows),
         kind_(p_.summary      ? Kind::kSummary
-              : use_decode(p_) ? Kind::kDecode
+              : use_decode(p_) ? (decode_small(p_) ? Kind::kDecodeSmall : Kind::kDecode)
               : fused        ? (summary_ && fixup_ && split > 0 ? Kind::kFusedSplit : Kind::kFused)
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
@@ -557,7 +561,7 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
   } else if (fused(p, prefill_mode) && p.d == 128) {
     out.push_back(request(p.d, p.io, "gdn_prefill_fused"));
   } else {
-    out.push_back(request(p.d, p.io, use_decode(p) ? "gdn_decode" : "gdn_prefill"));
+    out.push_back(request(p.d, p.io, !use_decode(p) ? "gdn_prefill" : decode_small(p) ? "gdn_decode_small" : "gdn_decode"));
   }
   if (needs_pool_copy(p)) out.push_back(copy_request());
   return out;
@@ -587,6 +591,8 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count) {
   return best > 0 && 4 * best_cost <= 3 * unsplit ? best : 0;
 }
 
+bool decode_small(const GdnProblem& p) { return p.n_seq * p.ho <= kDecodeSmallPairs; }
+
 bool fused_first(const GdnProblem& p, long long sm_count) {
   if (p.d != 128 || use_decode(p) || sm_count <= 0) return false;
   return 10 * p.n_seq * p.ho >= 9 * sm_count;
@@ -594,7 +600,7 @@ bool fused_first(const GdnProblem& p, long long sm_count) {
 
 std::vector<runtime::KernelRequest> declared_specialisations() {
   std::vector<runtime::KernelRequest> out;
-  for (const char* entry : {"gdn_prefill", "gdn_decode", "gdn_prefill_prep", "gdn_prefill_scan", "gdn_span_summary",
+  for (const char* entry : {"gdn_prefill", "gdn_decode", "gdn_decode_small", "gdn_prefill_prep", "gdn_prefill_scan", "gdn_span_summary",
                             "gdn_span_fixup", "gdn_span_scan"})
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));

@@ -78,6 +78,15 @@ std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long sp
 // the unsplit one.
 long long chain_split_rule(const GdnProblem& p, long long sm_count);
 
+// Whether a decode plan of `p` (use_decode) runs gdn_decode_small (8 value rows a CTA of
+// 2 warps) rather than gdn_decode (32 rows a CTA of 4 warps): at most kDecodeSmallPairs
+// (sequence, head) pairs. Measured on the H200 (bench/gdn_decode_sweep.sh,
+// bench/results/2026-12-03-gdn-decode-sweep-h200.txt; 16/32 and 16/64 heads, T = 1, fp32
+// pool in place, both with the token inputs loaded first): the small CTA is 3 % faster at
+// B = 64 (2048 and 4096 pairs) and 2.4 % at 8192 pairs, 0.6-1.8 % slower from 16384. Fixed at build (a replayed plan keeps its kernel).
+inline constexpr long long kDecodeSmallPairs = 8192;
+bool decode_small(const GdnProblem& p);
+
 // Whether the heuristics rank the fused prefill (PIPELINE_ARCH 2) first for `p`
 // on a device of `sm_count` multiprocessors: d = 128, a prefill, and at least
 // 0.9 of a wave of (sequence, head) CTAs (one a multiprocessor). Measured on the

@@ -113,9 +113,24 @@ Status check_conv(InferContext& c, std::string_view x_port, const Dims& x, std::
   return read_geometry(c, x.size() - 2, g);
 }
 
-Status infer_fprop(InferContext& c) {
+// conv_fprop's operand types: both floating point, or both INT8 (integer convolution,
+// cuDNN's int8 configs: exact sums, INT32 accumulation; the output type is the graph's).
+Status fprop_types(InferContext& c) {
+  OPGRAPH_CHECK(c.require(ops::in::X));
+  OPGRAPH_CHECK(c.require(ops::in::W));
+  const DataType x = c.dtype(ops::in::X), w = c.dtype(ops::in::W);
+  if (x == DataType::INT8 || w == DataType::INT8) {
+    if (x == w) return Status::ok();
+    return c.fail(x == DataType::INT8 ? ops::in::W : ops::in::X,
+                  "rule conv_operand_types: X and W are both floating point or both INT8 (integer convolution); "
+                  "got X " + std::string(to_string(x)) + " and W " + std::string(to_string(w)));
+  }
   OPGRAPH_CHECK(c.require_floating(ops::in::X));
-  OPGRAPH_CHECK(c.require_floating(ops::in::W));
+  return c.require_floating(ops::in::W);
+}
+
+Status infer_fprop(InferContext& c) {
+  OPGRAPH_CHECK(fprop_types(c));
   const Dims& x = c.dims(ops::in::X);
   const Dims& w = c.dims(ops::in::W);
   ConvGeometry g;

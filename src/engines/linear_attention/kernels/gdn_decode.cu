@@ -1,10 +1,10 @@
 // linear_attention/kernels/gdn_decode.cu — the Gated DeltaNet token recurrence
 // for short sequences and the state-pool copy; gdn_common.cuh for the shared parts.
 //
-// gdn_decode: the token recurrence (research note §1.2) for short sequences
-//   (decode and speculative verify): one CTA of 4 warps per (32-row V-slice,
-//   head, sequence); each warp keeps 8 state rows in registers, reads and
-//   writes the state once.
+// gdn_decode, gdn_decode_small: the token recurrence (research note §1.2) for short
+//   sequences (decode and speculative verify): one CTA of 4 warps per (32-row V-slice,
+//   head, sequence), each warp keeping 8 state rows in registers, or of 2 warps per
+//   8-row slice (4 rows a warp; few pairs); the state is read and written once.
 // gdn_state_copy: copies the state pool from initial_state to a distinct
 //   final_state buffer ahead of the launch, so rows no sequence addresses keep
 //   their value (state_indices with distinct buffers).
@@ -138,9 +138,13 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   }
 }
 
+// The two shapes the engine launches (la_engine.h, decode_small): the token inputs first
+// (bench/gdn_decode_sweep.sh: 0-2 % faster than after the state, never slower beyond noise).
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
-  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, false>(p);
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, true>(p);
 }
+// 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
+extern "C" __global__ void __launch_bounds__(64) gdn_decode_small(const GdnParams p) { decode_body<4, 2, true>(p); }
 
 #ifdef GDN_DECODE_VARIANTS
 // The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early).
