@@ -15,6 +15,9 @@
 // Groups are not an attribute: groups = C(X) / C(W) (X's channels over the filter's
 // per-group channels, as cuDNN infers them); C(X) must be a multiple of C(W) and K of groups.
 // Output extent per spatial axis: (in + pre + post - dilation * (f - 1) - 1) / stride + 1 (floor), >= 1.
+// Types: conv_fprop's X and W are both floating point or both INT8 (integer convolution, as
+// cuDNN's int8 configs: exact sums, INT32 accumulation; Y's type is the graph's, e.g. INT32;
+// rule conv_operand_types); conv_dgrad and conv_wgrad take floating point only.
 #pragma once
 
 #include "opgraph/builders/node_sink.h"
