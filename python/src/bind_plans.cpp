@@ -102,7 +102,8 @@ bool dtype_accepted(DataType have, DataType declared) {
 }
 
 // Whether `b` holds another element type of `declared`'s width (not a byte-geometry or a
-// foreign type): cuDNN binds such a buffer by its address, and so does pygraph (with a warning).
+// foreign type): cuDNN binds such a buffer by its address, and so does the binding under the
+// "cudnn" policy (with a warning).
 bool same_width_type(const Buffer& b, DataType declared) {
   return b.foreign_dtype.empty() && !b.byte_geometry && b.dtype != DataType::NOT_SET &&
          declared != DataType::NOT_SET && slot_bits(b.dtype) == slot_bits(declared) && slot_bits(declared) >= 8;
