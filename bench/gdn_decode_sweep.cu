@@ -54,7 +54,7 @@ struct Shape {
 std::vector<Shape> shapes() {
   // The engine's two entries first (la_engine.h: decode_small picks by (sequence, head) pairs).
   std::vector<Shape> v{{"gdn_decode (R8 W4)", gdn_decode, kDecodeRows, kDecodeThreads},
-                       {"gdn_decode_small (R4 W2)", gdn_decode_small, 8, 64}};
+                       {"gdn_decode_small (R4 W2)", gdn_decode_small, kDecodeSmallRows, kDecodeSmallThreads}};
 #undef GDN_DECODE_VARIANT
 #define GDN_DECODE_VARIANT(R, W, E) \
   v.push_back({"R" #R " W" #W " early" #E, gdn_decode_r##R##_w##W##_e##E, (R) * (W), 32 * (W)});
@@ -226,8 +226,8 @@ int main(int argc, char** argv) {
                     us / copy_us, us / dec_us);
         if (i < sh.size() && us < median(t[best])) best = i;
       }
-      // The engine's pick (la_engine.h decode_small: at most 8192 (sequence, head) pairs).
-      const size_t pick = static_cast<long long>(b) * ho <= 8192 ? 1 : 0;
+      // The engine's pick (la_engine.h decode_small: at most kDecodeSmallPairs (sequence, head) pairs).
+      const size_t pick = static_cast<long long>(b) * ho <= kDecodeSmallPairs ? 1 : 0;
       char line[320];
       std::snprintf(line, sizeof line,
                     "%2d/%-3d B=%-5d engine picks %-24s %8.2f us = %.3f x copy, %.3f x best (%s %.2f us)", hq, ho, b,

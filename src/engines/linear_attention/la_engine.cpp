@@ -26,9 +26,11 @@ using opgraph_gdn::GdnParams;
 
 using rules::type_code;
 
-constexpr unsigned kPrefillThreads = 256, kDecodeThreads = 128, kDecodeRows = 32, kCopyThreads = 256;
-// gdn_decode_small (kernels/gdn_decode.cu): 8 value rows a CTA of 2 warps.
-constexpr unsigned kDecodeSmallThreads = 64, kDecodeSmallRows = 8;
+constexpr unsigned kPrefillThreads = 256, kCopyThreads = 256;
+using opgraph_gdn::kDecodeRows;  // the decode shapes: gdn_params.cuh
+using opgraph_gdn::kDecodeSmallRows;
+using opgraph_gdn::kDecodeSmallThreads;
+using opgraph_gdn::kDecodeThreads;
 
 // Everything but the pointers, fixed at build.
 GdnParams params_of(const GdnProblem& p) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engines/linear_attention/gdn_problem.h"
+#include "engines/linear_attention/kernels/gdn_params.cuh"
 #include "exec/declared_layout.h"
 #include "opgraph/engine.h"
 #include "plan/manifest.h"
@@ -84,7 +85,7 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count);
 // bench/results/2026-12-03-gdn-decode-sweep-h200.txt; 16/32 and 16/64 heads, T = 1, fp32
 // pool in place, both with the token inputs loaded first): the small CTA is 3 % faster at
 // B = 64 (2048 and 4096 pairs) and 2.4 % at 8192 pairs, 0.6-1.8 % slower from 16384. Fixed at build (a replayed plan keeps its kernel).
-inline constexpr long long kDecodeSmallPairs = 8192;
+inline constexpr long long kDecodeSmallPairs = opgraph_gdn::kDecodeSmallPairs;  // gdn_params.cuh
 bool decode_small(const GdnProblem& p);
 
 // Whether the heuristics rank the fused prefill (PIPELINE_ARCH 2) first for `p`

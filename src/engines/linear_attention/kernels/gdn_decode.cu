@@ -17,8 +17,7 @@ using namespace opgraph_gdn;
 // each warp keeps R state rows in registers (lane l holds elements [EL l, EL l + EL)).
 // The entries below instantiate the shapes the engine launches; every shape computes
 // each row with the same operations in the same order, so their outputs are bitwise equal.
-constexpr int kDecodeThreads = 128;  // 4 warps (gdn_decode)
-constexpr int kDecodeRows = 32;      // value rows per CTA (gdn_decode)
+// (The shapes' constants: gdn_params.cuh, shared with the engine.)
 
 // kEarly: the first token's q, k, v, gate and beta are loaded before the state (their
 // latency overlaps the state's), not after it.
@@ -144,7 +143,9 @@ extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const Gd
   decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, true>(p);
 }
 // 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
-extern "C" __global__ void __launch_bounds__(64) gdn_decode_small(const GdnParams p) { decode_body<4, 2, true>(p); }
+extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {
+  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, true>(p);
+}
 
 #ifdef GDN_DECODE_VARIANTS
 // The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early).

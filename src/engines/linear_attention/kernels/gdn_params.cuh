@@ -58,6 +58,17 @@ struct GdnParams {
 
 namespace opgraph_gdn {
 
+// The decode kernels' CTA shapes (gdn_decode.cu instantiates them, the engine launches them):
+// gdn_decode covers kDecodeRows value rows a CTA of kDecodeThreads threads, gdn_decode_small
+// kDecodeSmallRows of kDecodeSmallThreads, and serves plans of at most kDecodeSmallPairs
+// (sequence, head) pairs (la_engine.h decode_small).
+constexpr int kDecodeRows = 32, kDecodeThreads = 128, kDecodeSmallRows = 8, kDecodeSmallThreads = 64;
+constexpr long long kDecodeSmallPairs = 8192;
+
+}  // namespace opgraph_gdn
+
+namespace opgraph_gdn {
+
 // Dynamic shared memory of gdn_prefill at head dim d (its PrefillSmem: bf16
 // staging xq, xk [64 x d], xv [64 x 64]; bf16 tiles q, k, s [64 x (d + 8)],
 // t, p [64 x 72], r, vn, vd [64 x 72]; fp32 lf, tf [64 x 65], gam, bet [64]).
