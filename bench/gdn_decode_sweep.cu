@@ -18,9 +18,185 @@
 //        bench/gdn_decode_sweep.cu -o gdn_decode_sweep && ./gdn_decode_sweep
 #define GDN_DECODE_VARIANTS                                                                                      \
   GDN_DECODE_VARIANT(8, 4, 0) GDN_DECODE_VARIANT(4, 4, 1) GDN_DECODE_VARIANT(2, 4, 1) GDN_DECODE_VARIANT(8, 2, 1) \
-  GDN_DECODE_VARIANT(16, 4, 1) GDN_DECODE_VARIANT(16, 2, 1) GDN_DECODE_VARIANT(8, 8, 1)
+  GDN_DECODE_VARIANT(16, 4, 1) GDN_DECODE_VARIANT(16, 2, 1) GDN_DECODE_VARIANT(8, 8, 1) GDN_DECODE_VARIANT(8, 4, 2) \
+  GDN_DECODE_VARIANT(4, 2, 2) GDN_DECODE_VARIANT(16, 4, 2) GDN_DECODE_VARIANT(2, 4, 2)
+// decode_staged: rows a CTA, rows a tile, warps, streaming stores.
+#define GDN_DECODE_STAGED_VARIANTS                                                          \
+  GDN_DECODE_STAGED_VARIANT(16, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(16, 8, 4, 1)              \
+  GDN_DECODE_STAGED_VARIANT(16, 4, 4, 0) GDN_DECODE_STAGED_VARIANT(16, 16, 4, 0)             \
+  GDN_DECODE_STAGED_VARIANT(32, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(32, 16, 4, 0)             \
+  GDN_DECODE_STAGED_VARIANT(8, 8, 2, 0) GDN_DECODE_STAGED_VARIANT(8, 4, 2, 0)                \
+  GDN_DECODE_STAGED_VARIANT(8, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(32, 8, 8, 0)
 
 #include "linear_attention/kernels/gdn_decode.cu"
+
+// ---- an alternative measured here, not in the engine: the CTA's rows staged in shared
+// memory by cp.async, tile by tile (FlashInfer 0.7.2's float32 T = 1 schedule, as read) ----
+// decode_staged<R, TR, W, CS>: a CTA of W warps covers R value rows of one (head, sequence) in
+// tiles of TR rows; every tile's 16-byte pieces are requested at the start (cp.async, L2 only:
+// one commit group a tile, each lane fetching exactly the pieces it reads back), then warp w
+// computes rows w, w + W, ... of tile 0 as soon as tile 0 has landed and writes each back at
+// once, then tile 1, ... (CS: the write-back streams, st.global.cs). A row's arithmetic is
+// decode_body's, operation for operation, so the outputs are bitwise equal to gdn_decode's.
+// Rows are independent in the recurrence (row v of S sees only v's value), so a tile runs all
+// of a sequence's tokens before the next one; the first token's inputs are kept for every tile.
+__device__ __forceinline__ void cp_async16_f(u32 dst, const float* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait_n() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+template <int kRows, int kTileRows, int kWarps, bool kCs>
+__device__ __forceinline__ void decode_staged(const GdnParams& p) {
+  static_assert(kRows % kTileRows == 0 && kTileRows % kWarps == 0 && kRows <= 32, "decode_staged shape");
+  constexpr int kTiles = kRows / kTileRows, kRw = kTileRows / kWarps;  // rows a warp a tile
+  __shared__ __align__(16) float stage[kRows * D];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 vbase = static_cast<i64>(blockIdx.x) * kRows;
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
+  const i64 srow = state_row(p, seq);
+  const float scale = static_cast<float>(p.scale);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;  // row 0 of the CTA
+  const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+  const bool f4in = load && EL == 4 && p.state_type == kTypeF32 && (p.state_row_stride & 3) == 0 &&
+                    ((p.initial_state + static_cast<u64>(sbase) * 4u) & 15u) == 0;
+  // Row r of tile t that warp w computes: t * TR + w + W i.
+  auto row_of = [&](int t, int i) { return t * kTileRows + warp + kWarps * i; };
+  const u32 sst = static_cast<u32>(__cvta_generic_to_shared(stage)) + static_cast<u32>(lane) * 16u;
+  if (f4in) {
+    const float* src = reinterpret_cast<const float*>(p.initial_state) + sbase;
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) {
+#pragma unroll
+      for (int i = 0; i < kRw; ++i) cp_async16_f(sst + static_cast<u32>(row_of(t, i)) * (D * 4u), src + static_cast<i64>(row_of(t, i)) * D);
+      cp_async_commit();
+    }
+  }
+
+  const u16* qg = reinterpret_cast<const u16*>(p.q);
+  const u16* kg = reinterpret_cast<const u16*>(p.k);
+  const u16* vg = reinterpret_cast<const u16*>(p.v);
+  // A token's inputs as decode_body forms them: q, k (normalised), a = e^g, beta, and the
+  // value of row `lane` of the CTA (lane < R).
+  struct Tok {
+    float xq[EL], xk[EL], a, beta, vmine;
+  };
+  auto load_token = [&](i64 tok, Tok& x) {
+    load_row_share(qg + tok * p.q_ts + hq * p.q_hs + lane * EL, x.xq);
+    load_row_share(kg + tok * p.k_ts + hk * p.k_hs + lane * EL, x.xk);
+    const i64 off = tok * p.ho + h;
+    const float gx = load_any(p.g, off, p.g_type), bx = load_any(p.beta, off, p.beta_type);
+    x.vmine = lane < kRows ? io_to_f32(vg[tok * p.v_ts + hv * p.v_hs + vbase + lane]) : 0.f;
+    if (l2) l2norm_rows(x.xq, x.xk);
+    float gl;
+    gate_beta_of(p, gx, bx, h, gl, x.beta);
+    x.a = expf(gl);
+  };
+  Tok first{};
+  if (bos < eos) load_token(bos, first);
+
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t) {
+    float st[kRw][EL];
+    if (f4in) {
+      // Tile t landed once at most kTiles - 1 - t groups are pending.
+      if (t == 0) cp_async_wait_n<kTiles - 1>();
+      else if (t == 1) cp_async_wait_n<(kTiles >= 2 ? kTiles - 2 : 0)>();
+      else if (t == 2) cp_async_wait_n<(kTiles >= 3 ? kTiles - 3 : 0)>();
+      else cp_async_wait_n<0>();
+#pragma unroll
+      for (int i = 0; i < kRw; ++i) {
+        const float4 x = *reinterpret_cast<const float4*>(stage + row_of(t, i) * D + lane * EL);
+        st[i][0] = x.x, st[i][1] = x.y, st[i][2] = x.z, st[i][3] = x.w;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kRw; ++i)
+#pragma unroll
+        for (int e = 0; e < EL; e += 2) {
+          float a = 0.f, b = 0.f;
+          if (load) load_any2(p.initial_state, sbase + static_cast<i64>(row_of(t, i)) * D + e, p.state_type, a, b);
+          st[i][e] = a;
+          st[i][e + 1] = b;
+        }
+    }
+    for (i64 tok = bos; tok < eos; ++tok) {
+      Tok x = first;  // by value: a reference to one of two would put both in local memory
+      if (tok != bos) load_token(tok, x);
+      float kv[kRw];
+#pragma unroll
+      for (int i = 0; i < kRw; ++i) {
+        float y = 0.f;
+#pragma unroll
+        for (int e = 0; e < EL; ++e) y += st[i][e] * x.xk[e];
+        kv[i] = y;
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int i = 0; i < kRw; ++i) kv[i] += __shfl_xor_sync(0xffffffffu, kv[i], o);
+      float ov[kRw];
+#pragma unroll
+      for (int i = 0; i < kRw; ++i) {
+        const float vi = __shfl_sync(0xffffffffu, x.vmine, row_of(t, i));
+        const float u = x.beta * (vi - x.a * kv[i]);
+        float y = 0.f;
+#pragma unroll
+        for (int e = 0; e < EL; ++e) {
+          st[i][e] = x.a * st[i][e] + x.xk[e] * u;
+          y += st[i][e] * x.xq[e];
+        }
+        ov[i] = y;
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int i = 0; i < kRw; ++i) ov[i] += __shfl_xor_sync(0xffffffffu, ov[i], o);
+      if (lane < kRw) {
+        float mine = 0.f;
+#pragma unroll
+        for (int i = 0; i < kRw; ++i)
+          if (lane == i) mine = ov[i];
+        store_any(p.o, (tok * p.ho + h) * D + vbase + row_of(t, lane), p.o_type, scale * mine);
+      }
+    }
+    if ((p.flags & kFlagWriteFinal) && srow >= 0) {
+      const bool f4out = EL == 4 && p.state_type == kTypeF32 && (p.state_row_stride & 3) == 0 &&
+                         ((p.final_state + static_cast<u64>(sbase) * 4u) & 15u) == 0;
+      if (f4out) {
+        float* dst = reinterpret_cast<float*>(p.final_state) + sbase;
+#pragma unroll
+        for (int i = 0; i < kRw; ++i) {
+          float* d = dst + static_cast<i64>(row_of(t, i)) * D;
+          if (kCs) {
+            store_f4_stream(d, st[i][0], st[i][1 % EL], st[i][2 % EL], st[i][3 % EL]);
+          } else {
+            *reinterpret_cast<float4*>(d) = make_float4(st[i][0], st[i][1 % EL], st[i][2 % EL], st[i][3 % EL]);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < kRw; ++i)
+#pragma unroll
+          for (int e = 0; e < EL; e += 2)
+            store_any2(p.final_state, sbase + static_cast<i64>(row_of(t, i)) * D + e, p.state_type, st[i][e], st[i][e + 1]);
+      }
+    }
+  }
+}
+
+// decode_staged's shapes for the sweep (rows a CTA, rows a tile, warps, streaming stores).
+#define GDN_DECODE_STAGED_VARIANT(R, TR, W, CS)                                                      \
+  extern "C" __global__ void __launch_bounds__(32 * W)                                               \
+      gdn_decode_s##R##_t##TR##_w##W##_cs##CS(const GdnParams p) {                                  \
+    decode_staged<R, TR, W, CS != 0>(p);                                                             \
+  }
+GDN_DECODE_STAGED_VARIANTS
+#undef GDN_DECODE_STAGED_VARIANT
 
 #include <cuda_runtime.h>
 
@@ -60,6 +236,11 @@ std::vector<Shape> shapes() {
   v.push_back({"R" #R " W" #W " early" #E, gdn_decode_r##R##_w##W##_e##E, (R) * (W), 32 * (W)});
   GDN_DECODE_VARIANTS
 #undef GDN_DECODE_VARIANT
+#define GDN_DECODE_STAGED_VARIANT(R, TR, W, CS)                                                        \
+  v.push_back({"staged R" #R " T" #TR " W" #W " cs" #CS, gdn_decode_s##R##_t##TR##_w##W##_cs##CS, (R), \
+               32 * (W)});
+  GDN_DECODE_STAGED_VARIANTS
+#undef GDN_DECODE_STAGED_VARIANT
   return v;
 }
 
@@ -67,6 +248,16 @@ __global__ void copy_f4(const float4* __restrict__ src, float4* __restrict__ dst
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x)
     dst[i] = src[i];
+}
+
+// The pool rewritten in place (read and written at the same addresses, as the decode does);
+// f is 1 at run time (a store of the loaded value itself could be elided).
+__global__ void rewrite_f4(float4* p, long long n, float f) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const float4 x = p[i];
+    p[i] = make_float4(x.x * f, x.y * f, x.z * f, x.w * f);
+  }
 }
 
 unsigned short to_bf16(float x) {
@@ -102,7 +293,7 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(20261203);
   std::normal_distribution<float> nd;
   int fails = 0;
-  std::printf("%-6s %-5s %-24s %10s %10s %8s %8s\n", "heads", "B", "kernel", "us", "state TB/s", "/copy", "/decode");
+  std::printf("%-6s %-5s %-28s %10s %10s %8s %8s\n", "heads", "B", "kernel", "us", "state TB/s", "/copy", "/decode");
   std::vector<std::string> summary;
   for (int ho : {32, 64})
     for (int b : {1, 64, 256, 1024}) {
@@ -203,6 +394,7 @@ int main(int argc, char** argv) {
       capture([&] { copy_f4<<<132 * 16, 256, 0, stream>>>(reinterpret_cast<const float4*>(dpool),
                                                           reinterpret_cast<float4*>(dpool2), n4); });
       capture([&] { CK(cudaMemcpyAsync(dpool2, dpool, pool * 4, cudaMemcpyDeviceToDevice, stream)); });
+      capture([&] { rewrite_f4<<<132 * 16, 256, 0, stream>>>(reinterpret_cast<float4*>(dpool2), n4, 1.f); });
       std::vector<std::vector<double>> t(ge.size());
       for (auto& x : ge) CK(cudaGraphLaunch(x, stream));  // warm-up
       for (int r = 0; r < rounds; ++r)
@@ -221,8 +413,11 @@ int main(int argc, char** argv) {
       size_t best = 0;
       for (size_t i = 0; i < ge.size(); ++i) {
         const double us = median(t[i]);
-        const std::string name = i < sh.size() ? sh[i].name : i == sh.size() ? "copy kernel (float4)" : "cudaMemcpyAsync";
-        std::printf("%2d/%-3d %-5d %-24s %10.2f %10.3f %8.3f %8.3f\n", hq, ho, b, name.c_str(), us, bytes / us * 1e-6,
+        const std::string name = i < sh.size()       ? sh[i].name
+                                 : i == sh.size()     ? "copy kernel (float4)"
+                                 : i == sh.size() + 1 ? "cudaMemcpyAsync"
+                                                      : "in-place rewrite (float4)";
+        std::printf("%2d/%-3d %-5d %-28s %10.2f %10.3f %8.3f %8.3f\n", hq, ho, b, name.c_str(), us, bytes / us * 1e-6,
                     us / copy_us, us / dec_us);
         if (i < sh.size() && us < median(t[best])) best = i;
       }
@@ -230,7 +425,7 @@ int main(int argc, char** argv) {
       const size_t pick = static_cast<long long>(b) * ho <= kDecodeSmallPairs ? 1 : 0;
       char line[320];
       std::snprintf(line, sizeof line,
-                    "%2d/%-3d B=%-5d engine picks %-24s %8.2f us = %.3f x copy, %.3f x best (%s %.2f us)", hq, ho, b,
+                    "%2d/%-3d B=%-5d engine picks %-28s %8.2f us = %.3f x copy, %.3f x best (%s %.2f us)", hq, ho, b,
                     sh[pick].name.c_str(), median(t[pick]), median(t[pick]) / copy_us, median(t[pick]) / median(t[best]),
                     sh[best].name.c_str(), median(t[best]));
       summary.push_back(line);

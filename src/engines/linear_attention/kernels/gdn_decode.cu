@@ -19,20 +19,20 @@ using namespace opgraph_gdn;
 // each row with the same operations in the same order, so their outputs are bitwise equal.
 // (The shapes' constants: gdn_params.cuh, shared with the engine.)
 
-// kEarly: the first token's q, k, v, gate and beta are loaded before the state (their
-// latency overlaps the state's), not after it.
-template <int kRowsPerWarp, int kWarps, bool kEarly>
+// kEarly 1: the first token's q, k, v, gate and beta are loaded before the state (their
+// latency overlaps the state's), not after it (0). kEarly 2: besides, token `seq` is loaded
+// before cu_seqlens is read: with one token a sequence (the decode's common layout) it is the
+// sequence's first, so the token loads no longer wait for cu_seqlens; a sequence that starts
+// elsewhere loads its first token again once cu_seqlens is known.
+template <int kRowsPerWarp, int kWarps, int kEarly>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const i64 h = blockIdx.y, seq = blockIdx.z;
   const i64 vbase = static_cast<i64>(blockIdx.x) * kDecodeRowsT + warp * kRowsPerWarp;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
-  const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
-  const i64 srow = state_row(p, seq);
   const float scale = static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
-  const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;
 
   const u16* qg = reinterpret_cast<const u16*>(p.q);
   const u16* kg = reinterpret_cast<const u16*>(p.k);
@@ -48,8 +48,16 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
     bx = load_any(p.beta, off, p.beta_type);
     vmine = lane < kRowsPerWarp ? io_to_f32(vg[tok * p.v_ts + hv * p.v_hs + vbase + lane]) : 0.f;
   };
-  if (kEarly && bos < eos) load_token(bos);
+  i64 loaded = -1;  // the token whose inputs xq, xk, gx, bx, vmine hold
+  if (kEarly == 2 && seq < p.t) {
+    load_token(seq);
+    loaded = seq;
+  }
+  const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
+  const i64 srow = state_row(p, seq);
+  if (kEarly >= 1 && bos < eos && loaded != bos) load_token(bos);
 
+  const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;
   float st[kRowsPerWarp][EL];
   const bool load = (p.flags & kFlagHasInit) && srow >= 0;
   // fp32 state at d = 128 with every lane's 4 elements 16-byte aligned: one 128-bit
@@ -80,7 +88,7 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   }
 
   for (i64 tok = bos; tok < eos; ++tok) {
-    if (!kEarly || tok != bos) load_token(tok);
+    if (kEarly == 0 || tok != bos) load_token(tok);
     if (l2) l2norm_rows(xq, xk);
     float gl, beta;
     gate_beta_of(p, gx, bx, h, gl, beta);
@@ -151,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_sma
 // The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early).
 #define GDN_DECODE_VARIANT(R, W, E)                                                                    \
   extern "C" __global__ void __launch_bounds__(32 * W) gdn_decode_r##R##_w##W##_e##E(const GdnParams p) { \
-    decode_body<R, W, E != 0>(p);                                                                     \
+    decode_body<R, W, E>(p);                                                                     \
   }
 GDN_DECODE_VARIANTS
 #undef GDN_DECODE_VARIANT
