@@ -441,10 +441,14 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const u32 (&a)[4], const
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 // c += A[16 x K] B[K x 8] over k in [k0, k1) (multiples of 8), fp32 tiles in shared memory
-// (row stride LDF) at A (row 0, col 0) and B (row 0 = k 0, col 0), each product as
-// hi*hi + hi*lo + lo*hi of the operands' tf32 splits (x = hi + lo): close to fp32.
+// (row stride LDF) at A (row 0, col 0) and B (row 0 = k 0, col 0). kPasses 3: each product
+// as hi*hi + hi*lo + lo*hi of the operands' tf32 splits (x = hi + lo): close to fp32.
+// kPasses 1: hi*hi alone (tf32 operands, 11 significant bits: finer than the bf16 the
+// fused prefill rounds T to before using it).
+template <int kPasses = 3>
 __device__ __forceinline__ void warp_mma_3xtf32(float (&c)[4], const float* A, const float* B, int k0, int k1,
                                                 int lane) {
+  static_assert(kPasses == 1 || kPasses == 3, "warp_mma_3xtf32: one pass or three");
   const int g = lane >> 2, t = lane & 3;
   for (int k = k0; k < k1; k += 8) {
     const float av[4] = {A[g * LDF + k + t], A[(g + 8) * LDF + k + t], A[g * LDF + k + t + 4],
@@ -454,15 +458,17 @@ __device__ __forceinline__ void warp_mma_3xtf32(float (&c)[4], const float* A, c
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       ah[i] = tf32_of(av[i]);
-      al[i] = tf32_of(av[i] - __uint_as_float(ah[i]));
+      if (kPasses == 3) al[i] = tf32_of(av[i] - __uint_as_float(ah[i]));
     }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       bh[i] = tf32_of(bv[i]);
-      bl[i] = tf32_of(bv[i] - __uint_as_float(bh[i]));
+      if (kPasses == 3) bl[i] = tf32_of(bv[i] - __uint_as_float(bh[i]));
     }
-    mma_tf32(c, al, bh);
-    mma_tf32(c, ah, bl);
+    if (kPasses == 3) {
+      mma_tf32(c, al, bh);
+      mma_tf32(c, ah, bl);
+    }
     mma_tf32(c, ah, bh);
   }
 }
@@ -491,6 +497,8 @@ __device__ __forceinline__ void store_tile(float* D, const float (&c)[4], int la
 // 16 x 8 tiles of the 32 x 32 result a level, one a warp). The X of each level is
 // parked in a block above the diagonal (read by no product: the k ranges skip the
 // zero upper blocks of the lower-triangular operands); the bf16 copy masks those.
+// kPasses: the merges' products in 3xTF32 (default) or one TF32 pass (warp_mma_3xtf32).
+template <int kPasses = 3>
 __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf, int tid) {
   inverse_diagonal_blocks(lf, tf, tid);
   __syncthreads();
@@ -500,13 +508,13 @@ __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
   if (warp < 4) {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
+    warp_mma_3xtf32<kPasses>(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
     store_tile(tf + o * LDF + o + 16 + 8 * nt, c, lane);
   }
   __syncthreads();
   if (warp < 4) {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32(c, tf + (o + 16) * LDF + o + 16, tf + o * LDF + o + 16 + 8 * nt, 0, 16, lane);
+    warp_mma_3xtf32<kPasses>(c, tf + (o + 16) * LDF + o + 16, tf + o * LDF + o + 16 + 8 * nt, 0, 16, lane);
     store_neg_tile(tf + (o + 16) * LDF + o + 8 * nt, c, lane);
   }
   __syncthreads();
@@ -516,13 +524,13 @@ __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf
   const int mi = warp >> 2, nj = warp & 3;
   {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32(c, lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
+    warp_mma_3xtf32<kPasses>(c, lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
     store_tile(tf + 16 * mi * LDF + 32 + 8 * nj, c, lane);
   }
   __syncthreads();
   {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32(c, tf + (32 + 16 * mi) * LDF + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
+    warp_mma_3xtf32<kPasses>(c, tf + (32 + 16 * mi) * LDF + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
     store_neg_tile(tf + (32 + 16 * mi) * LDF + 8 * nj, c, lane);
   }
   __syncthreads();

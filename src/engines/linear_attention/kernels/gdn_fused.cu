@@ -7,20 +7,23 @@
 //   [64 w, 64 w + 64): its slice of the fp32 state S^T [64 x 128] lives in its
 //   wgmma accumulators for the whole sequence. Per chunk (gdn_two_pass.cu names
 //   the same pieces):
-//     rows     q, k l2-normalised; Qn, Kn; Kd = diag(e^(gamma_C - gamma)) K; V
-//     wg 0     L = strict_tril(diag(beta) (Kn Kn^T . Gamma))      (wgmma, fp32 to shared)
-//     wg 1     P = tril_incl(Qn Kn^T . Gamma)                    (wgmma, bf16 to shared)
-//     all      T = (I + L)^-1 (fp32, gdn_common.cuh: the off-diagonal blocks on tensor
-//              cores), bf16 copies T_k = T diag(beta e^gamma), T_v = T diag(beta)
-//     wg w     Wn[:, w] = -T_k Kn[:, w] (to shared: both halves are every warpgroup's B)
+//     rows     q, k, v as loaded (raw bf16 tiles; the l2 norms' inverses iq, ik a token)
+//     wg 0     L = strict_tril(diag(beta ik) (K K^T . Gamma) diag(ik))   (wgmma, fp32 to shared)
+//     wg 1     P = tril_incl(diag(iq) (Q K^T . Gamma) diag(ik))          (wgmma, bf16 to shared)
+//     all      T = (I + L)^-1 (gdn_common.cuh: fp32 diagonal blocks, the off-diagonal ones
+//              by one-pass TF32 merges on tensor cores), bf16 copies T_k = T diag(beta e^gamma ik),
+//              T_v = T diag(beta)
+//     wg w     Wn[:, w] = -T_k K[:, w] (to shared: both halves are every warpgroup's B)
 //     wg w     the state side transposed, S_w^T and Vn^T as register A operands:
-//              Vn^T = V^T T_v^T + S_w^T Wn^T;  O^T = scale (S_w^T Qn^T diag(e^gamma) + Vn^T P^T);
-//              S_w^T = e^gamma_C S_w^T + Vn^T Kd
+//              Vn^T = V^T T_v^T + S_w^T Wn^T;  O^T = scale (S_w^T Q^T diag(iq e^gamma) + Vn^T P^T);
+//              S_w^T = e^gamma_C S_w^T + (Vn^T diag(ik e^(gamma_C - gamma))) K
+//   Every row scale (the l2 norms, the gates) lives in a product's other factor or its
+//   epilogue, so q, k and v go from global to shared by cp.async untouched (fp16 inputs
+//   are turned to bf16 in place by the thread that loaded them), two stages: the next
+//   chunk's rows and raw gate / beta load while this chunk computes.
 //   Every product is a wgmma from 128B-swizzled shared tiles (the canonical
 //   K-major / MN-major layouts gemm_v2 documents); the transposes Vn^T and
-//   the [k][n] operands KB, VB, Kd, Vn use wgmma's transpose bits, never a copy.
-//   The next chunk's q, k, v rows and raw gate / beta are loaded into
-//   registers while this chunk computes.
+//   the [k][n] operands K, V use wgmma's transpose bits, never a copy.
 #include "gemm/kernels/gemm_sm90.cuh"
 #include "gemm/kernels/gemm_wgmma.cuh"
 #include "linear_attention/kernels/gdn_common.cuh"
@@ -50,25 +53,26 @@ using RS = WgmmaRS<N, TB>;                         // A from registers
 // Byte offsets of the shared tiles from a 1024-aligned base (gdn_params.cuh:
 // gdn_fused_smem_bytes). [R][128] bf16 tiles are two panels of [R][64] (R x 128
 // bytes each); [R][64] tiles one panel.
-// The row scales live in the products' other factors: Q S is scaled by e^gamma on
-// its rows (registers), KB = diag(beta e^gamma) K and VB = diag(beta) V by T's
-// columns (T_k = T diag(beta e^gamma), T_v = T diag(beta)), so the rows store Qn,
-// Kn, Kd and V only.
-constexpr u32 kQn = 0;            // Qn [64][128]
-constexpr u32 kKn = 16384;        // Kn [64][128]; Vn [64 c][128 v] once W and U are formed
-constexpr u32 kTv = 32768;        // T_v [64][64] (8 KiB of 16)
-constexpr u32 kKd = 49152;        // Kd [64][128]
-constexpr u32 kWn = 65536;        // Wn [64][128]
-constexpr u32 kV = 81920;         // V [64][128]
-constexpr u32 kT = 98304;         // T_k [64][64]
-constexpr u32 kP = 106496;        // P [64][64]
-constexpr u32 kLf = 114688;       // L fp32 [64][LDF]
+// The row scales live in the products' other factors (the header), so the rows are
+// stored as loaded: q, k, v in two stages (chunk j in stage j % 2).
+constexpr u32 kQ = 0;             // q [64][128] (stage 0; stage 1 kStage on)
+constexpr u32 kK = 16384;         // k [64][128]
+constexpr u32 kV = 32768;         // v [64][128]; O staged in it once U is formed
+constexpr u32 kStage = 49152;
+constexpr u32 kWn = 98304;        // Wn [64][128]
+constexpr u32 kTv = 114688;       // T_v [64][64]
+constexpr u32 kT = 122880;        // T_k [64][64]
+constexpr u32 kP = 131072;        // P [64][64]
+constexpr u32 kLf = 139264;       // L fp32 [64][LDF]
 constexpr u32 kTf = kLf + 4 * C * LDF;  // T fp32 [64][LDF]
 constexpr u32 kGam = kTf + 4 * C * LDF;
 constexpr u32 kBet = kGam + 4 * C;
-constexpr u32 kBe = kBet + 4 * C;   // beta e^gamma a token (T_k's column scale)
-constexpr u32 kEg = kBe + 4 * C;    // scale e^gamma a token (O^T's column scale)
-constexpr u32 kFusedBytes = kEg + 4 * C;
+constexpr u32 kBe = kBet + 4 * C;   // beta e^gamma ik a token (T_k's column scale)
+constexpr u32 kEg = kBe + 4 * C;    // scale e^gamma iq a token (O^T's column scale)
+constexpr u32 kIq = kEg + 4 * C;    // iq a token (P's rows)
+constexpr u32 kIk = kIq + 4 * C;    // ik a token (L's rows and columns, P's columns)
+constexpr u32 kKf = kIk + 4 * C;    // ik e^(gamma_C - gamma) a token (Vn^T's columns in the state update)
+constexpr u32 kFusedBytes = kKf + 4 * C;
 static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
 
@@ -138,6 +142,11 @@ __device__ __forceinline__ float ex2_ftz(float x) {
   return y;
 }
 
+// 16 bytes global -> shared (by shared address), L2 only; bytes = 0 zero-fills.
+__device__ __forceinline__ void cp_async16s(u32 dst, const void* src, u32 bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
 // The 128 threads of warpgroup w (barrier 1 + w).
 __device__ __forceinline__ void wg_sync(int w) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory"); }
 
@@ -169,6 +178,9 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   float* const bet = reinterpret_cast<float*>(base + kBet);
   float* const be_tok = reinterpret_cast<float*>(base + kBe);
   float* const eg_tok = reinterpret_cast<float*>(base + kEg);
+  float* const iq_tok = reinterpret_cast<float*>(base + kIq);
+  float* const ik_tok = reinterpret_cast<float*>(base + kIk);
+  float* const kf_tok = reinterpret_cast<float*>(base + kKf);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wg = warp >> 2, wi = warp & 3;   // warpgroup, warp within it
@@ -229,31 +241,39 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   const u16* qg = reinterpret_cast<const u16*>(p.q);
   const u16* kg = reinterpret_cast<const u16*>(p.k);
   const u16* vg = reinterpret_cast<const u16*>(p.v);
-  // Row quarters: lane l of warp w holds one row of the chunk (below), the four
-  // 16-byte pieces of q, k and v at columns 8 (l % 4) + 32 i (the row's four lanes
-  // side by side in each 64-byte run: coalesced loads, and stores to four distinct
-  // 16-byte chunks of a swizzled row); the l2 norm is a sum over the four lanes.
+  // Row quarters: lane l of warp w loads one row of the chunk (below), the four 16-byte
+  // pieces of q, k and v at columns 8 (l % 4) + 32 i (the row's four lanes side by side in
+  // each 64-byte run: coalesced loads, to four distinct 16-byte chunks of a swizzled row),
+  // and reads the same pieces back for the l2 norms (a sum over the four lanes): its own
+  // cp.async data, so no barrier comes between.
   static_assert(D == 128 && kThreads == 256, "row quarters: 64 rows of 128 columns, 8 warps");
   // Row of lane group m = l / 4: 8 w + 4 (m % 2) + m / 2, so the two rows a quarter-warp
-  // stores (m = 2j, 2j + 1) differ in bit 2 and their swizzled chunks do not collide.
+  // reaches (m = 2j, 2j + 1) differ in bit 2 and their swizzled chunks do not collide.
   const int qm = lane >> 2, qr = 8 * warp + 4 * (qm & 1) + (qm >> 1), qc = 8 * (lane & 3);
-  uint4 rq[4], rk[4], rv[4];
+  // This thread's piece i of row qr within a tile.
+  auto piece = [&](int i) -> u32 {
+    const int col = qc + 32 * i;
+    return static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(qr) * 128u + swz_chunk(qr, col);
+  };
   float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 0: tokens 2 lane, 2 lane + 1
-  auto prefetch = [&](i64 c) {
+  // Chunk c's rows into stage st (rows past the span zero-filled), its raw gate and beta
+  // into registers.
+  auto prefetch = [&](i64 c, int stg) {
     const bool in = c + qr < te;
-    const i64 tok = bos + c + qr;
+    const i64 tok = in ? bos + c + qr : bos;  // a row of the sequence either way (none read when zero-filling)
+    const u32 nb = in ? 16u : 0u, at = sb + static_cast<u32>(stg) * kStage;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      rq[i] = rk[i] = rv[i] = make_uint4(0u, 0u, 0u, 0u);
-      if (in) {
-        if (kOut) rq[i] = *reinterpret_cast<const uint4*>(qg + tok * p.q_ts + hq * p.q_hs + qc + 32 * i);
-        rk[i] = *reinterpret_cast<const uint4*>(kg + tok * p.k_ts + hk * p.k_hs + qc + 32 * i);
-        rv[i] = *reinterpret_cast<const uint4*>(vg + tok * p.v_ts + hv * p.v_hs + qc + 32 * i);
-      }
+      const int col = qc + 32 * i;
+      if (kOut) cp_async16s(at + kQ + piece(i), qg + tok * p.q_ts + hq * p.q_hs + col, nb);
+      cp_async16s(at + kK + piece(i), kg + tok * p.k_ts + hk * p.k_hs + col, nb);
+      cp_async16s(at + kV + piece(i), vg + tok * p.v_ts + hv * p.v_hs + col, nb);
     }
+    cp_async_commit();
     if (warp == 0) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
+        g_raw[e] = b_raw[e] = 0.f;
         if (c + 2 * lane + e < te) {
           const i64 off = (bos + c + 2 * lane + e) * p.ho + h;
           g_raw[e] = load_any(p.g, off, p.g_type);
@@ -262,14 +282,51 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       }
     }
   };
-  if (te > tb) prefetch(tb);
+  if (te > tb) prefetch(tb, 0);
 
   for (i64 c0 = tb; c0 < te; c0 += C) {
     const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
+    const int stg = static_cast<int>(((c0 - tb) / C) & 1);
+    const u32 sQ = sb + static_cast<u32>(stg) * kStage + kQ, sK = sQ - kQ + kK, sV = sQ - kQ + kV;
+    // This thread's pieces of the chunk's rows have landed: fp16 inputs turned to bf16 in
+    // place, the l2 norms' inverses of row qr (iq, ik: 1 without use_qk_l2norm).
+    cp_async_wait_all();
+    float iq = 1.f, ik = 1.f;
+    if (l2 || GDN_IO != 0) {
+      float sq = 0.f, sk = 0.f;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+#pragma unroll
+        for (int t3 = 0; t3 < 3; ++t3) {
+          if (t3 == 0 && !kOut) continue;
+          const u32 a = (t3 == 0 ? sQ : t3 == 1 ? sK : sV) + piece(i);
+          const uint4 w = lds128(a);
+          float x[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) x[e] = io_of(w, e);
+          if (t3 == 0)
+#pragma unroll
+            for (int e = 0; e < 8; ++e) sq += x[e] * x[e];
+          if (t3 == 1)
+#pragma unroll
+            for (int e = 0; e < 8; ++e) sk += x[e] * x[e];
+          if (GDN_IO != 0)
+            sts128(a, pack_bf16(x[0], x[1]), pack_bf16(x[2], x[3]), pack_bf16(x[4], x[5]), pack_bf16(x[6], x[7]));
+        }
+      }
+      if (l2) {
+        sq += __shfl_xor_sync(0xffffffffu, sq, 1);
+        sq += __shfl_xor_sync(0xffffffffu, sq, 2);
+        sk += __shfl_xor_sync(0xffffffffu, sk, 1);
+        sk += __shfl_xor_sync(0xffffffffu, sk, 2);
+        iq = rsqrtf(sq + 1e-6f);
+        ik = rsqrtf(sk + 1e-6f);
+      }
+    }
     // Gate and beta of the chunk and the gate's inclusive cumsum (log2 units),
     // by warp 0 in registers (two tokens a lane). No one reads gam or bet after
     // the previous chunk's last barrier; this barrier also ends that chunk's
-    // reads of every tile.
+    // reads of every tile, and makes this chunk's rows visible to the tensor cores.
     if (warp == 0) {
       float gl[2] = {0.f, 0.f}, bb[2] = {0.f, 0.f};
 #pragma unroll
@@ -286,90 +343,60 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       bet[2 * lane] = bb[0];
       bet[2 * lane + 1] = bb[1];
     }
-    __syncthreads();
-
-    // The rows: Qn, Kn, Qe, Kd, KB, VB, a lane's quarter row at a time (one
-    // 16-byte store a piece and tile).
-    const float gc = gam[C - 1];
-    {
-      const int r = qr;
-      float iq = 1.f, ik = 1.f;
-      if (l2) {
-        float sq = 0.f, sk = 0.f;
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            const float x = io_of(rq[i], e), y = io_of(rk[i], e);
-            sq += x * x;
-            sk += y * y;
-          }
-        sq += __shfl_xor_sync(0xffffffffu, sq, 1);
-        sq += __shfl_xor_sync(0xffffffffu, sq, 2);
-        sk += __shfl_xor_sync(0xffffffffu, sk, 1);
-        sk += __shfl_xor_sync(0xffffffffu, sk, 2);
-        iq = rsqrtf(sq + 1e-6f);
-        ik = rsqrtf(sk + 1e-6f);
-      }
-      const float gr = gam[r], dk = exp2f(gc - gr), skd = ik * dk;
-      if ((lane & 3) == 0) {
-        const float eg = exp2f(gr);
-        be_tok[r] = bet[r] * eg;
-        eg_tok[r] = scale * eg;  // O^T's column scale, the output scale folded in
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int col = qc + 32 * i;
-        const u32 a = sb + static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
-        float xq[8], xk[8], xv[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) xq[e] = io_of(rq[i], e), xk[e] = io_of(rk[i], e), xv[e] = io_of(rv[i], e);
-        auto put = [&](u32 tile, const float (&x)[8], float f) {
-          sts128(a + tile, pack_bf16(f * x[0], f * x[1]), pack_bf16(f * x[2], f * x[3]), pack_bf16(f * x[4], f * x[5]),
-                 pack_bf16(f * x[6], f * x[7]));
-        };
-        if (kOut) put(kQn, xq, iq);
-        put(kKn, xk, ik);
-        put(kKd, xk, skd);
-        if (GDN_IO == 0) sts128(a + kV, rv[i].x, rv[i].y, rv[i].z, rv[i].w);  // bf16 V as loaded
-        else put(kV, xv, 1.f);
-      }
-    }
-    if (c0 + C < te) prefetch(c0 + C);  // the next chunk's loads fly over this chunk's products
     fence_async_shared();
     __syncthreads();
+    // The next chunk's rows go to the other stage (its last reader, the chunk before this
+    // one, ended at the barrier above) and fly over this chunk's products.
+    if (c0 + C < te) prefetch(c0 + C, stg ^ 1);
 
-    // L (warpgroup 0) and P (warpgroup 1): Kn Kn^T and Qn Kn^T, m64n64k128
-    // (the summary has no P: warpgroup 1 waits).
+    // The token factors of row qr (one lane of its four).
+    const float gc = gam[C - 1];
+    if ((lane & 3) == 0) {
+      const int r = qr;
+      const float gr = gam[r], eg = exp2f(gr);
+      iq_tok[r] = iq;
+      ik_tok[r] = ik;
+      be_tok[r] = bet[r] * eg * ik;
+      eg_tok[r] = scale * eg * iq;  // O^T's column scale, the output scale folded in
+      kf_tok[r] = ik * exp2f(gc - gr);
+    }
+
+    // L (warpgroup 0) and P (warpgroup 1): K K^T and Q K^T, m64n64k128 (the summary has
+    // no P: warpgroup 1 waits); the barrier between issue and epilogue publishes the
+    // token factors.
+    float acc[32];
     if (kOut || wg == 0) {
-      float acc[32];
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
-        Mma<64>::mma(acc, kdesc(sb + (wg == 0 ? kKn : kQn), kk, kPanel64), kdesc(sb + kKn, kk, kPanel64), kk > 0);
+        Mma<64>::mma(acc, kdesc(wg == 0 ? sK : sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
       wgmma_commit();
+    }
+    __syncthreads();
+    if (kOut || wg == 0) {
       wgmma_wait<0>();
       pin<32>(acc);
       // This thread's fragment rows fr, fr + 8 and columns 8 t + fc (+1).
       const float gr[2] = {gam[fr], gam[fr + 8]};
       if (wg == 0) {
-        const float br[2] = {bet[fr], bet[fr + 8]};
+        const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
 #pragma unroll
         for (int j = 0; j < 32; j += 2) {
           const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
-          const float x0 = s0 < r ? br[hh] * acc[j] * ex2_ftz(gr[hh] - gam[s0]) : 0.f;
-          const float x1 = s0 + 1 < r ? br[hh] * acc[j + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]) : 0.f;
+          const float x0 = s0 < r ? br[hh] * acc[j] * (ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0])) : 0.f;
+          const float x1 = s0 + 1 < r ? br[hh] * acc[j + 1] * (ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1])) : 0.f;
           lf[r * LDF + s0] = x0;  // (LDF is odd: two 4-byte stores)
           lf[r * LDF + s0 + 1] = x1;
         }
       } else {
         const u32 prow = sb + kP + static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
+        const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
 #pragma unroll
         for (int j = 0; j < 32; j += 2) {
           const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
-          // P carries the output scale (O^T = diag'(S^T Qn^T) + Vn^T P^T, both terms scaled).
-          const float x0 = s0 <= r ? scale * acc[j] * ex2_ftz(gr[hh] - gam[s0]) : 0.f;
-          const float x1 = s0 + 1 <= r ? scale * acc[j + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]) : 0.f;
+          // P carries the output scale (O^T = diag'(S^T Q^T) + Vn^T P^T, both terms scaled).
+          const float x0 = s0 <= r ? qs[hh] * acc[j] * (ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0])) : 0.f;
+          const float x1 = s0 + 1 <= r ? qs[hh] * acc[j + 1] * (ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1])) : 0.f;
           sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
         }
       }
@@ -377,7 +404,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     __syncthreads();
 
     // T = (I + L)^-1, fp32, then its bf16 copy (zero above the diagonal blocks).
-    triangular_inverse_tc(lf, tf, tid);
+    triangular_inverse_tc<1>(lf, tf, tid);  // one TF32 pass: T is rounded to bf16 below
     {
       // Thread t: row t / 4, columns 16 (t % 4) .. + 16 (one 16 x 16 block column: all in
       // T's lower blocks or all above them), two 16-byte chunks a tile.
@@ -406,14 +433,14 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     fence_async_shared();
     __syncthreads();
 
-    // Wn = -T_k Kn (m64n64k64, this warpgroup's 64 of Wn's 128 columns, to shared:
+    // Wn = -T_k K (m64n64k64, this warpgroup's 64 of Wn's 128 columns, to shared:
     // both halves are every warpgroup's B below).
     {
       float w[32];
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < C / 16; ++kk)
-        MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sb + kKn + wg * kPanel64, kk), kk > 0);
+        MmaBt<64>::mma(w, kdesc(sb + kT, kk, kPanel64), mdesc(sK + wg * kPanel64, kk), kk > 0);
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(w);
@@ -426,10 +453,10 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 
     // The state side, transposed (rows v of this warpgroup's slice, columns c of the chunk):
     //   Vn^T = U^T + S^T Wn^T        U^T = V^T T_v^T (A = V MN-major from shared, B = T_v K-major)
-    //   O^T  = diag' (S^T Qn^T) + Vn^T P^T      (diag': columns c scaled by e^gamma_c)
-    //   S^T  = e^gamma_C S^T + Vn^T Kd
-    // S^T and Vn^T are register A operands (packed to bf16); Wn, Qn, P are K-major B
-    // operands in their natural [c][k] layouts, Kd an N-major one.
+    //   O^T  = diag' (S^T Q^T) + Vn^T P^T      (diag': columns c scaled by scale iq_c e^gamma_c)
+    //   S^T  = e^gamma_C S^T + (Vn^T diag(kf)) K      (kf_c = ik_c e^(gamma_C - gamma_c))
+    // S^T and Vn^T are register A operands (packed to bf16); Wn, Q, P are K-major B
+    // operands in their natural [c][k] layouts, K an N-major one.
     u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk)
@@ -441,24 +468,31 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       if (!mrows) {
 #pragma unroll
         for (int kk = 0; kk < C / 16; ++kk)  // U^T (the transition's rows carry none)
-          MmaAtB<64>::mma(vt, mdesc(sb + kV + wg * kPanel64, kk), kdesc(sb + kTv, kk, kPanel64), kk > 0);
+          MmaAtB<64>::mma(vt, mdesc(sV + wg * kPanel64, kk), kdesc(sb + kTv, kk, kPanel64), kk > 0);
       }
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         RS<64, 0>::mma(vt, sa[kk], kdesc(sb + kWn, kk, kPanel64), mrows ? kk > 0 : 1);
-        if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sb + kQn, kk, kPanel64), kk > 0);
+        if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
       pin<32>(vt);
       pin<32>(o);
     }
-    // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c).
-    u32 va[4][4];
+    // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c): as it is (va, for
+    // P) and with its columns scaled by kf (vk, for the state update). vt[4 t + 2 hh + e]
+    // is column 8 t + fc + e.
+    u32 va[4][4], vk[4][4];
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) va[kk][q] = pack_bf16(vt[8 * kk + 2 * q], vt[8 * kk + 2 * q + 1]);
+      for (int q = 0; q < 4; ++q) {
+        const int j = 8 * kk + 2 * q, c = 8 * (j >> 2) + fc;
+        const float2 f = *reinterpret_cast<const float2*>(kf_tok + c);
+        va[kk][q] = pack_bf16(vt[j], vt[j + 1]);
+        vk[kk][q] = pack_bf16(vt[j] * f.x, vt[j + 1] * f.y);
+      }
     if (kOut) {  // O^T columns c scaled by e^gamma_c: this thread's columns 8 t + fc (+ 1)
 #pragma unroll
       for (int t = 0; t < 8; ++t) {
@@ -478,7 +512,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #pragma unroll
       for (int kk = 0; kk < C / 16; ++kk) {
         if (kOut) RS<64, 0>::mma(o, va[kk], kdesc(sb + kP, kk, kPanel64), 1);
-        RS<128, 1>::mma(st, va[kk], mdesc(sb + kKd, kk), 1);
+        RS<128, 1>::mma(st, vk[kk], mdesc(sK, kk), 1);
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -487,11 +521,12 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     }
     if (kOut && p.o_type != kTypeF32 && (p.o & 15u) == 0) {
       // 16-bit O: O^T's 8 x 8 fragments packed and stored transposed (stmatrix) into this
-      // warpgroup's V panel (read by no other warpgroup; dead since the first product group
-      // completed; the next chunk's rows write it after their barrier) as O[c][v0 .. v0 + 64),
+      // warpgroup's V panel of the stage (read by no other warpgroup; dead since the first
+      // product group completed; the chunk after next loads into it after the next chunk's
+      // first barrier) as O[c][v0 .. v0 + 64),
       // 128-byte rows, 16-byte chunks swizzled by c % 8; then 16-byte stores, coalesced by row.
       const bool bf = p.o_type == kTypeBf16;
-      const u32 stage = sb + kV + static_cast<u32>(wg) * kPanel64;
+      const u32 stage = sV + static_cast<u32>(wg) * kPanel64;
       const int mi = lane >> 3, mk = lane & 7;
 #pragma unroll
       for (int m = 0; m < 4; ++m) {

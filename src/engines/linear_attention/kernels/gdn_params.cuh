@@ -129,11 +129,11 @@ constexpr long long gdn_scan_smem_bytes(long long d) {
   return 2 * (2 * (3 * 64 * (d + 8) + 64 * 72) + 64 * (d + 8) + 64 * 72);
 }
 // Dynamic shared memory of gdn_prefill_fused (gdn_fused.cu, d = 128 only): bf16
-// 128B-swizzled tiles Qn, Kn, T_v (in a [64 x d] slot), Kd, Wn, V [64 x d], T_k,
-// P [64 x 64]; fp32 lf, tf [64 x 65], gam, bet, beta e^gamma, e^gamma [64]; 1024
-// bytes to align the base. (The state stays in registers: no tile of it.)
+// 128B-swizzled tiles q, k, v [64 x d] in two stages, Wn [64 x d], T_v, T_k, P
+// [64 x 64]; fp32 lf, tf [64 x 65], seven token factors [64]; 1024 bytes to align
+// the base. (The state stays in registers: no tile of it.)
 constexpr long long gdn_fused_smem_bytes(long long d) {
-  return 2 * (6 * 64 * d + 2 * 64 * 64) + 4 * (2 * 64 * 65 + 4 * 64) + 1024;
+  return 2 * (7 * 64 * d + 3 * 64 * 64) + 4 * (2 * 64 * 65 + 7 * 64) + 1024;
 }
 
 }  // namespace opgraph_gdn
