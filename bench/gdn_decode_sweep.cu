@@ -16,17 +16,15 @@
 // Build and run (the device script bench/gdn_decode_sweep.sh does both):
 //   nvcc -std=c++20 -O3 -arch=sm_90a -DGDN_D=128 -DGDN_IO=0 -Isrc/engines -Isrc/runtime/kernels/include \
 //        bench/gdn_decode_sweep.cu -o gdn_decode_sweep && ./gdn_decode_sweep
+// decode_body: rows a warp, warps, kEarly (0: token after the state, 1: before it, 2: token seq
+// before cu_seqlens too, as gdn_decode and gdn_decode_small).
 #define GDN_DECODE_VARIANTS                                                                                      \
-  GDN_DECODE_VARIANT(8, 4, 0) GDN_DECODE_VARIANT(4, 4, 1) GDN_DECODE_VARIANT(2, 4, 1) GDN_DECODE_VARIANT(8, 2, 1) \
-  GDN_DECODE_VARIANT(16, 4, 1) GDN_DECODE_VARIANT(16, 2, 1) GDN_DECODE_VARIANT(8, 8, 1) GDN_DECODE_VARIANT(8, 4, 2) \
-  GDN_DECODE_VARIANT(4, 2, 2) GDN_DECODE_VARIANT(16, 4, 2) GDN_DECODE_VARIANT(2, 4, 2)
-// decode_staged: rows a CTA, rows a tile, warps, streaming stores.
-#define GDN_DECODE_STAGED_VARIANTS                                                          \
-  GDN_DECODE_STAGED_VARIANT(16, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(16, 8, 4, 1)              \
-  GDN_DECODE_STAGED_VARIANT(16, 4, 4, 0) GDN_DECODE_STAGED_VARIANT(16, 16, 4, 0)             \
-  GDN_DECODE_STAGED_VARIANT(32, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(32, 16, 4, 0)             \
-  GDN_DECODE_STAGED_VARIANT(8, 8, 2, 0) GDN_DECODE_STAGED_VARIANT(8, 4, 2, 0)                \
-  GDN_DECODE_STAGED_VARIANT(8, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(32, 8, 8, 0)
+  GDN_DECODE_VARIANT(8, 4, 0) GDN_DECODE_VARIANT(8, 4, 1) GDN_DECODE_VARIANT(4, 2, 1) GDN_DECODE_VARIANT(4, 4, 2) \
+  GDN_DECODE_VARIANT(2, 4, 2) GDN_DECODE_VARIANT(8, 2, 2) GDN_DECODE_VARIANT(16, 4, 2) GDN_DECODE_VARIANT(16, 2, 2)
+// decode_staged (below): rows a CTA, rows a tile, warps, streaming stores (all shapes measured:
+// bench/results/2026-12-03-gdn-decode-staged-h200.txt).
+#define GDN_DECODE_STAGED_VARIANTS \
+  GDN_DECODE_STAGED_VARIANT(16, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(32, 8, 4, 0) GDN_DECODE_STAGED_VARIANT(32, 16, 4, 0)
 
 #include "linear_attention/kernels/gdn_decode.cu"
 

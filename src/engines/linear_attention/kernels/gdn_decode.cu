@@ -145,14 +145,14 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   }
 }
 
-// The two shapes the engine launches (la_engine.h, decode_small): the token inputs first
-// (bench/gdn_decode_sweep.sh: 0-2 % faster than after the state, never slower beyond noise).
+// The two shapes the engine launches (la_engine.h, decode_small): the token inputs first,
+// token `seq` before cu_seqlens (kEarly 2; bench/gdn_decode_sweep.sh times 0, 1 and 2).
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
-  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, true>(p);
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 2>(p);
 }
 // 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
 extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {
-  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, true>(p);
+  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 2>(p);
 }
 
 #ifdef GDN_DECODE_VARIANTS

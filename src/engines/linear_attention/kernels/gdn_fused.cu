@@ -250,24 +250,38 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   // Row of lane group m = l / 4: 8 w + 4 (m % 2) + m / 2, so the two rows a quarter-warp
   // reaches (m = 2j, 2j + 1) differ in bit 2 and their swizzled chunks do not collide.
   const int qm = lane >> 2, qr = 8 * warp + 4 * (qm & 1) + (qm >> 1), qc = 8 * (lane & 3);
-  // This thread's piece i of row qr within a tile.
-  auto piece = [&](int i) -> u32 {
+  // This thread's piece i of row qr within a tile (byte offsets, fixed for the CTA).
+  u32 piece_at[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
     const int col = qc + 32 * i;
-    return static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(qr) * 128u + swz_chunk(qr, col);
-  };
+    piece_at[i] = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(qr) * 128u + swz_chunk(qr, col);
+  }
+  auto piece = [&](int i) -> u32 { return piece_at[i]; };
+  // Row qr's first piece in q, k and v at the span's first chunk (chunk c: (c - tb) / C rows
+  // of C further on), and at the sequence's first token (the address a zero-filled piece
+  // names; none of it is read).
+  const u16* const q_at = qg + (bos + tb + qr) * p.q_ts + hq * p.q_hs + qc;
+  const u16* const k_at = kg + (bos + tb + qr) * p.k_ts + hk * p.k_hs + qc;
+  const u16* const v_at = vg + (bos + tb + qr) * p.v_ts + hv * p.v_hs + qc;
+  const u16* const q_safe = qg + bos * p.q_ts + hq * p.q_hs + qc;
+  const u16* const k_safe = kg + bos * p.k_ts + hk * p.k_hs + qc;
+  const u16* const v_safe = vg + bos * p.v_ts + hv * p.v_hs + qc;
   float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 0: tokens 2 lane, 2 lane + 1
   // Chunk c's rows into stage st (rows past the span zero-filled), its raw gate and beta
   // into registers.
   auto prefetch = [&](i64 c, int stg) {
     const bool in = c + qr < te;
-    const i64 tok = in ? bos + c + qr : bos;  // a row of the sequence either way (none read when zero-filling)
+    const i64 dc = c - tb;
+    const u16* const qs = in ? q_at + dc * p.q_ts : q_safe;
+    const u16* const ks = in ? k_at + dc * p.k_ts : k_safe;
+    const u16* const vs = in ? v_at + dc * p.v_ts : v_safe;
     const u32 nb = in ? 16u : 0u, at = sb + static_cast<u32>(stg) * kStage;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int col = qc + 32 * i;
-      if (kOut) cp_async16s(at + kQ + piece(i), qg + tok * p.q_ts + hq * p.q_hs + col, nb);
-      cp_async16s(at + kK + piece(i), kg + tok * p.k_ts + hk * p.k_hs + col, nb);
-      cp_async16s(at + kV + piece(i), vg + tok * p.v_ts + hv * p.v_hs + col, nb);
+      if (kOut) cp_async16s(at + kQ + piece(i), qs + 32 * i, nb);
+      cp_async16s(at + kK + piece(i), ks + 32 * i, nb);
+      cp_async16s(at + kV + piece(i), vs + 32 * i, nb);
     }
     cp_async_commit();
     if (warp == 0) {
