@@ -26,7 +26,8 @@
 #                  on the CPU; --exec: create_execution_plans + build_plans per example graph with every
 #                  kernel cached, and a new shape of a known layout class - override execute, plan-cache
 #                  new graph + build + execute, uncached - above a plain execute, for gemm, cudnn, gdn),
-#                  host_overhead_gpu (execute vs a raw cuLaunchKernelEx), trust_gpu --host-only (the gemm
+#                  host_overhead_gpu (execute vs a raw cuLaunchKernelEx), gdn_host_overhead_gpu (a gdn decode
+#                  and fused prefill plan's execute vs a raw launch of its kernel), trust_gpu --host-only (the gemm
 #                  plan vs a raw launch of its kernel), bench/compare.py host (plan + build through Python
 #                  beside cudnn-frontend's, Python execute vs trust_gpu's raw launch of the same plan, cuDNN
 #                  plans' Python execute vs the C++ execute and cudnn-frontend's pygraph.execute).
@@ -133,7 +134,7 @@ cudnn_version() {  # cudnnGetVersion of one copy, loaded alone
 TARGETS=()
 has gemm-variants && TARGETS+=(gemm_bench)
 has gemm-ncu && TARGETS+=(gemm_bench)
-has host && TARGETS+=(host_overhead host_overhead_gpu trust_gpu plan_host_cost)
+has host && TARGETS+=(host_overhead host_overhead_gpu gdn_host_overhead_gpu trust_gpu plan_host_cost)
 has runtime && TARGETS+=(test_runtime test_runtime_gpu runtime_cold_warm opgraph_tool)
 has trust && TARGETS+=(trust_gpu test_gemm_gpu test_cudnn_gpu test_exec)
 has cudnn && TARGETS+=(test_cudnn test_cudnn_gpu)
@@ -261,6 +262,7 @@ area_host() {
     return
   fi
   cmd host_overhead_gpu 60 "$BUILD/bench/host_overhead_gpu"
+  cmd gdn_host_overhead_gpu 120 "$BUILD/bench/gdn_host_overhead_gpu"
   cmd trust_host 120 "$BUILD/bench/trust_gpu" --host-only
   # cudnn-frontend's Python package (the real `cudnn`), installed from the carried wheel folder.
   local fe_site=/tmp/opgraph-cudnn-fe
