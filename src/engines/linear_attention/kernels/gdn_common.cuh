@@ -366,6 +366,28 @@ __device__ __forceinline__ void inverse_diagonal_blocks(const float* lf, float* 
   }
 }
 
+// Step 1 by columns, one thread a column (threads 0-63; the caller's barrier follows): thread
+// j of diagonal block b = j / 16 keeps the block's 16 partial row sums and, once entry s of
+// its column is final (x_s = 1 on the diagonal, -sum_s below it, 0 above), adds
+// L[16 b + i][16 b + s] x_s to every later row i. The dependent chain is one FMA a step (the
+// row form: a 4-term sum and two shuffles a step); the sixteen columns of a block read the
+// same L entries (broadcast reads). Sums run in ascending s: other bits than the row form.
+__device__ __forceinline__ void inverse_diagonal_blocks_col(const float* lf, float* tf, int tid) {
+  const int b16 = (tid >> 4) * 16, jj = tid & 15, j = b16 + jj;
+  float acc[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int s = 0; s < 16; ++s) {
+    const float xs = s == jj ? 1.f : (s > jj ? -acc[s] : 0.f);
+    acc[s] = xs;  // row s is final: keep its entry in its slot
+#pragma unroll
+    for (int i = s + 1; i < 16; ++i) acc[i] += lf[(b16 + i) * LDF + b16 + s] * xs;
+  }
+#pragma unroll
+  for (int i = 0; i < 16; ++i) tf[(b16 + i) * LDF + j] = acc[i];
+}
+
 // triangular_inverse_f32: steps 1 and 2 only (T in tf, readable by every thread on return).
 __device__ __forceinline__ void triangular_inverse_f32(const float* lf, float* tf, int tid) {
   inverse_diagonal_blocks(lf, tf, tid);
@@ -498,9 +520,14 @@ __device__ __forceinline__ void store_tile(float* D, const float (&c)[4], int la
 // parked in a block above the diagonal (read by no product: the k ranges skip the
 // zero upper blocks of the lower-triangular operands); the bf16 copy masks those.
 // kPasses: the merges' products in 3xTF32 (default) or one TF32 pass (warp_mma_3xtf32).
-template <int kPasses = 3>
+// kColDiag: step 1 by inverse_diagonal_blocks_col (threads 0-63) instead of the row form.
+template <int kPasses = 3, bool kColDiag = false>
 __device__ __forceinline__ void triangular_inverse_tc(const float* lf, float* tf, int tid) {
-  inverse_diagonal_blocks(lf, tf, tid);
+  if (kColDiag) {
+    if (tid < 64) inverse_diagonal_blocks_col(lf, tf, tid);
+  } else {
+    inverse_diagonal_blocks(lf, tf, tid);
+  }
   __syncthreads();
   const int lane = tid & 31, warp = tid >> 5;
   // Level 1, merge p (rows / cols 32 p ..), n-tile nt: X = L[32p+16.., 32p..] a -> parked at

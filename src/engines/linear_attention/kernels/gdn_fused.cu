@@ -32,6 +32,9 @@
 // Written for D = 128 (the engine requests no other specialisation); any
 // other GDN_D compiles to an empty translation unit.
 #if GDN_D == 128
+#ifndef GDN_FUSED_INV_COL
+#define GDN_FUSED_INV_COL 0
+#endif
 namespace opgraph_gdn {
 
 using opgraph_gemm::desc;
@@ -418,7 +421,9 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     __syncthreads();
 
     // T = (I + L)^-1, fp32, then its bf16 copy (zero above the diagonal blocks).
-    triangular_inverse_tc<1>(lf, tf, tid);  // one TF32 pass: T is rounded to bf16 below
+    // One TF32 pass: T is rounded to bf16 below. GDN_FUSED_INV_COL (a variant under trial,
+    // bench/gdn_fused_ab.sh; off in the engine): the diagonal blocks by columns.
+    triangular_inverse_tc<1, GDN_FUSED_INV_COL != 0>(lf, tf, tid);
     {
       // Thread t: row t / 4, columns 16 (t % 4) .. + 16 (one 16 x 16 block column: all in
       // T's lower blocks or all above them), two 16-byte chunks a tile.

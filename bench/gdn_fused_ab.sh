@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Two builds of the fused gdn prefill on the same inputs in one process (bench/gdn_fused_ab.cu):
+# A = kernels/gdn_fused.cu as the engine compiles it, B = the same source with the defines given
+# (a variant under trial). Run on the GPU machine from the repository root:
+#   bash bench/gdn_fused_ab.sh "-DSOME_VARIANT=1" [rounds]
+# Writes the log to ${OUT:-/tmp}/gdn_fused_ab.log; prints the table last. No carry needed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp}
+defs=${1:?"the variant's defines, e.g. -DGDN_FUSED_INV_COL=1"}
+rounds=${2:-20}
+dir=$(mktemp -d)
+common=(-std=c++20 -O3 -arch=sm_90a -DGDN_D=128 -DGDN_IO=0 -Isrc/engines -Isrc/runtime/kernels/include)
+src=src/engines/linear_attention/kernels/gdn_fused.cu
+nvcc "${common[@]}" -cubin "$src" -o "$dir/a.cubin"
+# shellcheck disable=SC2086
+nvcc "${common[@]}" $defs -cubin "$src" -o "$dir/b.cubin"
+nvcc -std=c++20 -O2 -Isrc/engines bench/gdn_fused_ab.cu -o "$dir/ab" -lcuda
+{
+  echo "# gdn fused A/B: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  echo "# command: bash bench/gdn_fused_ab.sh \"$defs\" $rounds"
+  for c in a b; do
+    echo "# $c: $(nvcc "${common[@]}" $( [ $c = b ] && echo $defs ) -cubin "$src" -o /dev/null -Xptxas -v 2>&1 |
+      grep -A3 "Compiling entry function 'gdn_prefill_fused'" | grep -o "Used [0-9]* registers.*" | head -1)"
+  done
+  "$dir/ab" "$dir/a.cubin" "$dir/b.cubin" "$rounds"
+} 2>&1 | tee "$out/gdn_fused_ab.log"
