@@ -1,6 +1,7 @@
 // bench/gdn_fused_ab.cu — two builds of the fused gdn prefill (kernels/gdn_fused.cu compiled to two
 // cubins with different defines: the engine's, and a variant under trial) on the same inputs, in one
 // process: their outputs against each other, then their kernel time, interleaved round by round.
+// Each build's block size and shared memory come from its cubin (a variant may be warp-specialised).
 // bench/gdn_fused_ab.sh builds the cubins and this program and runs it on the GPU machine:
 //   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_VARIANT_DEFINE=1" [rounds]
 //
@@ -75,17 +76,26 @@ double median(std::vector<double> x) {
   return x[x.size() / 2];
 }
 
+// A build's entry, its block size (the entry's __launch_bounds__) and dynamic shared memory (the
+// cubin's gdn_prefill_fused_smem_bytes: a variant may lay its tiles out otherwise).
 struct Side {
   CUmodule mod = nullptr;
   CUfunction fn = nullptr;
+  int threads = 0;
+  unsigned smem = 0;
 };
 
 Side load(const char* path) {
   Side s;
   CD(cuModuleLoad(&s.mod, path));
   CD(cuModuleGetFunction(&s.fn, s.mod, "gdn_prefill_fused"));
-  CD(cuFuncSetAttribute(s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        static_cast<int>(gdn::gdn_fused_smem_bytes(128))));
+  CD(cuFuncGetAttribute(&s.threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s.fn));
+  CUdeviceptr at = 0;
+  size_t bytes = 0;
+  CD(cuModuleGetGlobal(&at, &bytes, s.mod, "gdn_prefill_fused_smem_bytes"));
+  CD(cuMemcpyDtoH(&s.smem, at, sizeof s.smem));
+  CD(cuFuncSetAttribute(s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(s.smem)));
+  std::printf("# %s: %d threads a CTA, %u bytes of dynamic shared memory\n", path, s.threads, s.smem);
   return s;
 }
 
@@ -173,8 +183,7 @@ int main(int argc, char** argv) {
     p.q_ts = HQ * D, p.q_hs = D, p.k_ts = HQ * D, p.k_hs = D, p.v_ts = HO * D, p.v_hs = D;
     void* args[] = {&p};
     auto launch = [&](int s) {
-      CD(cuLaunchKernel(sides[s].fn, 1, HO, N, 256, 1, 1, static_cast<unsigned>(gdn::gdn_fused_smem_bytes(D)),
-                        stream, args, nullptr));
+      CD(cuLaunchKernel(sides[s].fn, 1, HO, N, sides[s].threads, 1, 1, sides[s].smem, stream, args, nullptr));
     };
     // 1. outputs, each side from a poisoned start
     std::vector<float> o[2], f[2];

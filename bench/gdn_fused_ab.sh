@@ -2,7 +2,8 @@
 # Two builds of the fused gdn prefill on the same inputs in one process (bench/gdn_fused_ab.cu):
 # A = kernels/gdn_fused.cu as the engine compiles it, B = the same source with the defines given
 # (a variant under trial). Run on the GPU machine from the repository root:
-#   bash bench/gdn_fused_ab.sh "-DSOME_VARIANT=1" [rounds]
+#   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_INV_COL=1" [rounds]     (the diagonal blocks by columns)
+#   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=1" [rounds]          (the warp-specialised form)
 # Writes the log to ${OUT:-/tmp}/gdn_fused_ab.log; prints the table last. No carry needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

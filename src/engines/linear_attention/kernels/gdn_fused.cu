@@ -35,6 +35,9 @@
 #ifndef GDN_FUSED_INV_COL
 #define GDN_FUSED_INV_COL 0
 #endif
+#ifndef GDN_FUSED_WS
+#define GDN_FUSED_WS 0
+#endif
 namespace opgraph_gdn {
 
 using opgraph_gemm::desc;
@@ -616,10 +619,22 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   }
 }
 
+#if GDN_FUSED_WS
+// The warp-specialised form (a variant under trial, gdn_fused_ws.cuh; off in the engine).
+#include "linear_attention/kernels/gdn_fused_ws.cuh"
+extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::kWsBytes + 1024;
+extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) gdn_prefill_fused(const GdnParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  opgraph_gdn::ws::ws_pass(p, smem_raw);
+}
+#else
+// The dynamic shared memory the entry below needs (bench/gdn_fused_ab.cu reads it from the cubin).
+extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = kFusedBytes + 1024;
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   fused_pass<0>(p, smem_raw);
 }
+#endif
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_summary_fused(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   fused_pass<1>(p, smem_raw);
