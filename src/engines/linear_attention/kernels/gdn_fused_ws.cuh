@@ -17,8 +17,9 @@
 // EMPTY(s) (the state side arrives once done with the stage's chunk, the auxiliary side syncs
 // before it loads the chunk after next into it). The auxiliary side loads chunk c + 1's rows in
 // the middle of chunk c's work (after the inverse), so they land before it needs them.
-// Registers: setmaxnreg gives the state warpgroups 200 and the auxiliary one 112 (the CTA's
-// 65536). The arithmetic is gdn_prefill_fused's, step for step (the diagonal blocks as under
+// Registers: launched at 168 a thread (65536 / 384), setmaxnreg moves the auxiliary warpgroup to
+// 120 and the state warpgroups to 192 (the CTA's pool balances: 2 x 128 x 24 = 128 x 48; no spills). The
+// arithmetic is gdn_prefill_fused's, step for step (the diagonal blocks as under
 // GDN_FUSED_INV_COL); only who computes what, and when, differ.
 namespace opgraph_gdn {
 namespace ws {
@@ -122,7 +123,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
 
   if (wg == 2) {
     // ---------------- the auxiliary side ----------------
-    setmaxnreg_dec<112>();
+    setmaxnreg_dec<120>();
     const int a = tid - 256;  // 0..127
     float* const lf = reinterpret_cast<float*>(base + kALf);
     float* const tf = reinterpret_cast<float*>(base + kATf);
@@ -341,7 +342,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   }
 
   // ---------------- the state side (warpgroups 0 and 1) ----------------
-  setmaxnreg_inc<200>();
+  setmaxnreg_inc<192>();
   const int v0 = 64 * wg;
   float st[64];
   {
