@@ -755,4 +755,27 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   }
 }
 
+// The fused prefill's variants under trial (kernels/gdn_fused.cu: GDN_FUSED_INV_COL, the diagonal
+// blocks by columns; GDN_FUSED_WS, the warp-specialised form in gdn_fused_ws.cuh) are no plan's
+// kernels yet; bench/gdn_fused_ab.sh runs them on the GPU. They compile for sm_90a from the
+// embedded sources as the engine would compile them, both input types.
+TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  int fused = 0;
+  for (auto r : linear_attention::declared_specialisations()) {
+    if (r.entry != "gdn_prefill_fused") continue;
+    ++fused;
+    for (const char* variant : {"GDN_FUSED_INV_COL", "GDN_FUSED_WS"}) {
+      runtime::KernelRequest v = r;
+      v.defines.push_back({variant, "1"});
+      v.kernel += std::string("_") + variant;
+      auto k = runtime::compile_kernel(v, "sm_90a");
+      ASSERT_TRUE(k.is_good()) << v.kernel << ": " << k.status().message();
+      EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << v.kernel;
+    }
+  }
+  EXPECT_EQ(fused, 2);  // bf16 and fp16 q / k / v
+}
+
 }  // namespace
