@@ -156,6 +156,218 @@ __device__ __forceinline__ void cp_async16s(u32 dst, const void* src, u32 bytes)
 // The 128 threads of warpgroup w (barrier 1 + w).
 __device__ __forceinline__ void wg_sync(int w) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory"); }
 
+// ---- pieces of a chunk both forms of the fused pass run (fused_pass below; gdn_fused_ws.cuh) ----
+
+// The chunk's natural-log gates and betas from one warp's raw inputs (two tokens a lane, the
+// chunk's n tokens; the rest 0): gam = their inclusive cumsum in log2 units, bet = beta.
+__device__ __forceinline__ void chunk_gates(const GdnParams& p, const float (&g_raw)[2], const float (&b_raw)[2], int n,
+                                            i64 h, int lane, float* gam, float* bet) {
+  float gl[2] = {0.f, 0.f}, bb[2] = {0.f, 0.f};
+#pragma unroll
+  for (int e = 0; e < 2; ++e)
+    if (2 * lane + e < n) gate_beta_of(p, g_raw[e], b_raw[e], h, gl[e], bb[e]);
+  float sum = gl[0] + gl[1];
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_up_sync(0xffffffffu, sum, o);
+    if (lane >= o) sum += y;
+  }
+  gam[2 * lane] = (sum - gl[1]) * kLog2e;
+  gam[2 * lane + 1] = sum * kLog2e;
+  bet[2 * lane] = bb[0];
+  bet[2 * lane + 1] = bb[1];
+}
+
+// One row quarter's pieces (byte offsets pieces[0..3] within the q, k, v tiles at sQ, sK, sV, as
+// this thread loaded them): fp16 inputs turned to bf16 in place, and under l2 the inverses of the
+// q and k rows' norms (sums over the row's four lanes, which call this together); 1 otherwise.
+// withq: the q tile is loaded (the summary forms have none).
+__device__ __forceinline__ void quarter_norms(u32 sQ, u32 sK, u32 sV, const u32 (&pieces)[4], bool withq, bool l2,
+                                              float& iq, float& ik) {
+  iq = ik = 1.f;
+  if (!l2 && GDN_IO == 0) return;
+  float sq = 0.f, sk = 0.f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+#pragma unroll
+    for (int t3 = 0; t3 < 3; ++t3) {
+      if (t3 == 0 && !withq) continue;
+      const u32 a = (t3 == 0 ? sQ : t3 == 1 ? sK : sV) + pieces[i];
+      const uint4 w = lds128(a);
+      float x[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) x[e] = io_of(w, e);
+      if (t3 == 0)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) sq += x[e] * x[e];
+      if (t3 == 1)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) sk += x[e] * x[e];
+      if (GDN_IO != 0)
+        sts128(a, pack_bf16(x[0], x[1]), pack_bf16(x[2], x[3]), pack_bf16(x[4], x[5]), pack_bf16(x[6], x[7]));
+    }
+  }
+  if (l2) {
+    sq += __shfl_xor_sync(0xffffffffu, sq, 1);
+    sq += __shfl_xor_sync(0xffffffffu, sq, 2);
+    sk += __shfl_xor_sync(0xffffffffu, sk, 1);
+    sk += __shfl_xor_sync(0xffffffffu, sk, 2);
+    iq = rsqrtf(sq + 1e-6f);
+    ik = rsqrtf(sk + 1e-6f);
+  }
+}
+
+// T's bf16 copies for task q (row q / 4, columns 16 (q % 4) .. + 16: one 16 x 16 block column,
+// all in T's lower blocks or all above them, where it writes zeros): T_k = T diag(be) to the tile
+// at tk, T_v = T diag(beta) to the tile at tv (two 16-byte swizzled chunks each); be and beta a
+// token at be_at, bet_at (shared addresses).
+__device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 bet_at, u32 tk, u32 tv) {
+  const int r = q >> 2, g = q & 3, s = 16 * g;
+  u32 wk[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u}, wv[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
+  if (g <= (r >> 4)) {
+#pragma unroll
+    for (int q4 = 0; q4 < 4; ++q4) {
+      const float4 b4 = lds128f(be_at + 4u * static_cast<u32>(s + 4 * q4));
+      const float4 v4 = lds128f(bet_at + 4u * static_cast<u32>(s + 4 * q4));
+      const float* tr = tf + r * LDF + s + 4 * q4;
+      const float t0 = tr[0], t1 = tr[1], t2 = tr[2], t3 = tr[3];
+      wk[2 * q4] = pack_bf16(t0 * b4.x, t1 * b4.y);
+      wk[2 * q4 + 1] = pack_bf16(t2 * b4.z, t3 * b4.w);
+      wv[2 * q4] = pack_bf16(t0 * v4.x, t1 * v4.y);
+      wv[2 * q4 + 1] = pack_bf16(t2 * v4.z, t3 * v4.w);
+    }
+  }
+  const u32 o0 = static_cast<u32>(r) * 128u + swz_chunk(r, s), o1 = static_cast<u32>(r) * 128u + swz_chunk(r, s + 8);
+  sts128(tk + o0, wk[0], wk[1], wk[2], wk[3]);
+  sts128(tk + o1, wk[4], wk[5], wk[6], wk[7]);
+  sts128(tv + o0, wv[0], wv[1], wv[2], wv[3]);
+  sts128(tv + o1, wv[4], wv[5], wv[6], wv[7]);
+}
+
+// The state side of a chunk for one warpgroup (rows v of its slice, columns c of the chunk):
+//   Vn^T = U^T + S^T Wn^T        U^T = V^T T_v^T (A = V's panel MN-major, B = T_v K-major)
+//   O^T  = diag' (S^T Q^T) + Vn^T P^T      (diag': columns c scaled by eg_c = scale iq_c e^gamma_c)
+//   S^T  = ec S^T + (Vn^T diag(kf)) K      (ec = e^gamma_C, kf_c = ik_c e^(gamma_C - gamma_c))
+// S^T and Vn^T are register A operands (packed to bf16); Wn, Q, P are K-major B operands in
+// their natural [c][k] layouts, K an N-major one. kOut: O is formed (else o is untouched);
+// mrows: the transition's rows (no U).
+template <bool kOut>
+__device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sWn,
+                                            u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok, float ec,
+                                            int fc) {
+  u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+  float vt[32];
+  {
+    wgmma_fence();
+    if (!mrows) {
+#pragma unroll
+      for (int kk = 0; kk < C / 16; ++kk)  // U^T (the transition's rows carry none)
+        MmaAtB<64>::mma(vt, mdesc(sVp, kk), kdesc(sTv, kk, kPanel64), kk > 0);
+    }
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      RS<64, 0>::mma(vt, sa[kk], kdesc(sWn, kk, kPanel64), mrows ? kk > 0 : 1);
+      if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin<32>(vt);
+    pin<32>(o);
+  }
+  // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c): as it is (va, for
+  // P) and with its columns scaled by kf (vk, for the state update). vt[4 t + 2 hh + e]
+  // is column 8 t + fc + e.
+  u32 va[4][4], vk[4][4];
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int j = 8 * kk + 2 * q, c = 8 * (j >> 2) + fc;
+      const float2 f = *reinterpret_cast<const float2*>(kf_tok + c);
+      va[kk][q] = pack_bf16(vt[j], vt[j + 1]);
+      vk[kk][q] = pack_bf16(vt[j] * f.x, vt[j + 1] * f.y);
+    }
+  if (kOut) {  // O^T columns c scaled by eg_c: this thread's columns 8 t + fc (+ 1)
+#pragma unroll
+    for (int t = 0; t < 8; ++t) {
+      const float e0 = eg_tok[8 * t + fc], e1 = eg_tok[8 * t + fc + 1];
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        o[4 * t + 2 * hh] *= e0;
+        o[4 * t + 2 * hh + 1] *= e1;
+      }
+    }
+  }
+  {
+#pragma unroll
+    for (int j = 0; j < 64; ++j) st[j] *= ec;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < C / 16; ++kk) {
+      if (kOut) RS<64, 0>::mma(o, va[kk], kdesc(sP, kk, kPanel64), 1);
+      RS<128, 1>::mma(st, vk[kk], mdesc(sK, kk), 1);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin<32>(o);
+    pin<64>(st);
+  }
+}
+
+// The chunk's O (n tokens from token bos + c0; value columns v0 .. v0 + 64 of head h) from this
+// warpgroup's O^T fragments. 16-bit O, 16-byte aligned: the fragments packed and stored
+// transposed (stmatrix) into the warpgroup's panel `stage` (a panel no one else reads, dead
+// once U^T is formed) as O[c][v0 .. v0 + 64), 128-byte rows, 16-byte chunks swizzled by c % 8;
+// then 16-byte stores, coalesced by row. fp32 (or unaligned) O: element by element.
+__device__ __forceinline__ void store_o(const GdnParams& p, const float (&o)[32], u32 stage, int wg, int wi, int lane,
+                                        int tid, int fr, int fc, int n, i64 bos, i64 c0, i64 h, int v0) {
+  if (p.o_type != kTypeF32 && (p.o & 15u) == 0) {
+    const bool bf = p.o_type == kTypeBf16;
+    const int mi = lane >> 3, mk = lane & 7;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      u32 w4[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {  // matrix i: the 8 x 8 block (t = 2 m + i / 2, hh = i % 2)
+        const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1);
+        w4[i] = bf ? pack_bf16(o[j], o[j + 1]) : pack_f16(o[j], o[j + 1]);
+      }
+      const int c = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
+      stmatrix_x4_trans(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(c & 7)) << 4),
+                        w4[0], w4[1], w4[2], w4[3]);
+    }
+    wg_sync(wg);
+    const int tw = tid & 127;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int q = tw + 128 * k, c = q >> 3, ch = q & 7;
+      if (c < n) {
+        const uint4 w = lds128(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(ch) ^ static_cast<u32>(c & 7)) << 4));
+        *reinterpret_cast<uint4*>(reinterpret_cast<u16*>(p.o) + (bos + c0 + c) * p.ho * D + h * D + v0 + 8 * ch) = w;
+      }
+    }
+  } else {
+    // O^T element (row v0 + fr (+ 8), column c = 8 t + fc (+ 1)) is O[token c][h][v].
+    const i64 orow = (bos + c0) * p.ho * D + h * D + v0 + fr;  // token 0 of the chunk, value v0 + fr
+    const i64 tok_stride = p.ho * D;
+#pragma unroll
+    for (int t = 0; t < 8; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = 8 * t + fc + e;
+        if (c < n) {
+          const i64 at = orow + c * tok_stride;
+          store_any(p.o, at, p.o_type, o[4 * t + e]);
+          store_any(p.o, at + 8, p.o_type, o[4 * t + 2 + e]);
+        }
+      }
+  }
+}
+
 }  // namespace opgraph_gdn
 
 using namespace opgraph_gdn;
@@ -263,7 +475,6 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     const int col = qc + 32 * i;
     piece_at[i] = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(qr) * 128u + swz_chunk(qr, col);
   }
-  auto piece = [&](int i) -> u32 { return piece_at[i]; };
   // Row qr's first piece in q, k and v at the span's first chunk (chunk c: (c - tb) / C rows
   // of C further on), and at the sequence's first token (the address a zero-filled piece
   // names; none of it is read).
@@ -285,9 +496,9 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     const u32 nb = in ? 16u : 0u, at = sb + static_cast<u32>(stg) * kStage;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      if (kOut) cp_async16s(at + kQ + piece(i), qs + 32 * i, nb);
-      cp_async16s(at + kK + piece(i), ks + 32 * i, nb);
-      cp_async16s(at + kV + piece(i), vs + 32 * i, nb);
+      if (kOut) cp_async16s(at + kQ + piece_at[i], qs + 32 * i, nb);
+      cp_async16s(at + kK + piece_at[i], ks + 32 * i, nb);
+      cp_async16s(at + kV + piece_at[i], vs + 32 * i, nb);
     }
     cp_async_commit();
     if (warp == 0) {
@@ -311,58 +522,13 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     // This thread's pieces of the chunk's rows have landed: fp16 inputs turned to bf16 in
     // place, the l2 norms' inverses of row qr (iq, ik: 1 without use_qk_l2norm).
     cp_async_wait_all();
-    float iq = 1.f, ik = 1.f;
-    if (l2 || GDN_IO != 0) {
-      float sq = 0.f, sk = 0.f;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-#pragma unroll
-        for (int t3 = 0; t3 < 3; ++t3) {
-          if (t3 == 0 && !kOut) continue;
-          const u32 a = (t3 == 0 ? sQ : t3 == 1 ? sK : sV) + piece(i);
-          const uint4 w = lds128(a);
-          float x[8];
-#pragma unroll
-          for (int e = 0; e < 8; ++e) x[e] = io_of(w, e);
-          if (t3 == 0)
-#pragma unroll
-            for (int e = 0; e < 8; ++e) sq += x[e] * x[e];
-          if (t3 == 1)
-#pragma unroll
-            for (int e = 0; e < 8; ++e) sk += x[e] * x[e];
-          if (GDN_IO != 0)
-            sts128(a, pack_bf16(x[0], x[1]), pack_bf16(x[2], x[3]), pack_bf16(x[4], x[5]), pack_bf16(x[6], x[7]));
-        }
-      }
-      if (l2) {
-        sq += __shfl_xor_sync(0xffffffffu, sq, 1);
-        sq += __shfl_xor_sync(0xffffffffu, sq, 2);
-        sk += __shfl_xor_sync(0xffffffffu, sk, 1);
-        sk += __shfl_xor_sync(0xffffffffu, sk, 2);
-        iq = rsqrtf(sq + 1e-6f);
-        ik = rsqrtf(sk + 1e-6f);
-      }
-    }
+    float iq, ik;
+    quarter_norms(sQ, sK, sV, piece_at, kOut, l2, iq, ik);
     // Gate and beta of the chunk and the gate's inclusive cumsum (log2 units),
     // by warp 0 in registers (two tokens a lane). No one reads gam or bet after
     // the previous chunk's last barrier; this barrier also ends that chunk's
     // reads of every tile, and makes this chunk's rows visible to the tensor cores.
-    if (warp == 0) {
-      float gl[2] = {0.f, 0.f}, bb[2] = {0.f, 0.f};
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-        if (2 * lane + e < n) gate_beta_of(p, g_raw[e], b_raw[e], h, gl[e], bb[e]);
-      float sum = gl[0] + gl[1];
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const float y = __shfl_up_sync(0xffffffffu, sum, o);
-        if (lane >= o) sum += y;
-      }
-      gam[2 * lane] = (sum - gl[1]) * kLog2e;
-      gam[2 * lane + 1] = sum * kLog2e;
-      bet[2 * lane] = bb[0];
-      bet[2 * lane + 1] = bb[1];
-    }
+    if (warp == 0) chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
     fence_async_shared();
     __syncthreads();
     // The next chunk's rows go to the other stage (its last reader, the chunk before this
@@ -427,31 +593,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     // One TF32 pass: T is rounded to bf16 below. GDN_FUSED_INV_COL (a variant under trial,
     // bench/gdn_fused_ab.sh; off in the engine): the diagonal blocks by columns.
     triangular_inverse_tc<1, GDN_FUSED_INV_COL != 0>(lf, tf, tid);
-    {
-      // Thread t: row t / 4, columns 16 (t % 4) .. + 16 (one 16 x 16 block column: all in
-      // T's lower blocks or all above them), two 16-byte chunks a tile.
-      static_assert(kThreads == 4 * C, "T copies: four threads a row");
-      const int r = tid >> 2, g = tid & 3, s = 16 * g;
-      u32 wk[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u}, wv[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-      if (g <= (r >> 4)) {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float4 b4 = lds128f(sb + kBe + 4u * static_cast<u32>(s + 4 * q));
-          const float4 v4 = lds128f(sb + kBet + 4u * static_cast<u32>(s + 4 * q));
-          const float* tr = tf + r * LDF + s + 4 * q;
-          const float t0 = tr[0], t1 = tr[1], t2 = tr[2], t3 = tr[3];
-          wk[2 * q] = pack_bf16(t0 * b4.x, t1 * b4.y);
-          wk[2 * q + 1] = pack_bf16(t2 * b4.z, t3 * b4.w);
-          wv[2 * q] = pack_bf16(t0 * v4.x, t1 * v4.y);
-          wv[2 * q + 1] = pack_bf16(t2 * v4.z, t3 * v4.w);
-        }
-      }
-      const u32 o0 = static_cast<u32>(r) * 128u + swz_chunk(r, s), o1 = static_cast<u32>(r) * 128u + swz_chunk(r, s + 8);
-      sts128(sb + kT + o0, wk[0], wk[1], wk[2], wk[3]);  // T_k
-      sts128(sb + kT + o1, wk[4], wk[5], wk[6], wk[7]);
-      sts128(sb + kTv + o0, wv[0], wv[1], wv[2], wv[3]);  // T_v
-      sts128(sb + kTv + o1, wv[4], wv[5], wv[6], wv[7]);
-    }
+    static_assert(kThreads == 4 * C, "T copies: four threads a row");
+    t_copy(tid, tf, sb + kBe, sb + kBet, sb + kT, sb + kTv);
     fence_async_shared();
     __syncthreads();
 
@@ -473,122 +616,11 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     fence_async_shared();
     __syncthreads();  // Wn complete (both halves)
 
-    // The state side, transposed (rows v of this warpgroup's slice, columns c of the chunk):
-    //   Vn^T = U^T + S^T Wn^T        U^T = V^T T_v^T (A = V MN-major from shared, B = T_v K-major)
-    //   O^T  = diag' (S^T Q^T) + Vn^T P^T      (diag': columns c scaled by scale iq_c e^gamma_c)
-    //   S^T  = e^gamma_C S^T + (Vn^T diag(kf)) K      (kf_c = ik_c e^(gamma_C - gamma_c))
-    // S^T and Vn^T are register A operands (packed to bf16); Wn, Q, P are K-major B
-    // operands in their natural [c][k] layouts, K an N-major one.
-    u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
-    float vt[32], o[32];
-    {
-      wgmma_fence();
-      if (!mrows) {
-#pragma unroll
-        for (int kk = 0; kk < C / 16; ++kk)  // U^T (the transition's rows carry none)
-          MmaAtB<64>::mma(vt, mdesc(sV + wg * kPanel64, kk), kdesc(sb + kTv, kk, kPanel64), kk > 0);
-      }
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        RS<64, 0>::mma(vt, sa[kk], kdesc(sb + kWn, kk, kPanel64), mrows ? kk > 0 : 1);
-        if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-      pin<32>(vt);
-      pin<32>(o);
-    }
-    // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c): as it is (va, for
-    // P) and with its columns scaled by kf (vk, for the state update). vt[4 t + 2 hh + e]
-    // is column 8 t + fc + e.
-    u32 va[4][4], vk[4][4];
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int j = 8 * kk + 2 * q, c = 8 * (j >> 2) + fc;
-        const float2 f = *reinterpret_cast<const float2*>(kf_tok + c);
-        va[kk][q] = pack_bf16(vt[j], vt[j + 1]);
-        vk[kk][q] = pack_bf16(vt[j] * f.x, vt[j + 1] * f.y);
-      }
-    if (kOut) {  // O^T columns c scaled by e^gamma_c: this thread's columns 8 t + fc (+ 1)
-#pragma unroll
-      for (int t = 0; t < 8; ++t) {
-        const float e0 = eg_tok[8 * t + fc], e1 = eg_tok[8 * t + fc + 1];
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          o[4 * t + 2 * hh] *= e0;
-          o[4 * t + 2 * hh + 1] *= e1;
-        }
-      }
-    }
-    {
-      const float ec = exp2f(gc);
-#pragma unroll
-      for (int j = 0; j < 64; ++j) st[j] *= ec;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < C / 16; ++kk) {
-        if (kOut) RS<64, 0>::mma(o, va[kk], kdesc(sb + kP, kk, kPanel64), 1);
-        RS<128, 1>::mma(st, vk[kk], mdesc(sK, kk), 1);
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-      pin<32>(o);
-      pin<64>(st);
-    }
-    if (kOut && p.o_type != kTypeF32 && (p.o & 15u) == 0) {
-      // 16-bit O: O^T's 8 x 8 fragments packed and stored transposed (stmatrix) into this
-      // warpgroup's V panel of the stage (read by no other warpgroup; dead since the first
-      // product group completed; the chunk after next loads into it after the next chunk's
-      // first barrier) as O[c][v0 .. v0 + 64),
-      // 128-byte rows, 16-byte chunks swizzled by c % 8; then 16-byte stores, coalesced by row.
-      const bool bf = p.o_type == kTypeBf16;
-      const u32 stage = sV + static_cast<u32>(wg) * kPanel64;
-      const int mi = lane >> 3, mk = lane & 7;
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        u32 w4[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {  // matrix i: the 8 x 8 block (t = 2 m + i / 2, hh = i % 2)
-          const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1);
-          w4[i] = bf ? pack_bf16(o[j], o[j + 1]) : pack_f16(o[j], o[j + 1]);
-        }
-        const int c = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
-        stmatrix_x4_trans(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(c & 7)) << 4),
-                          w4[0], w4[1], w4[2], w4[3]);
-      }
-      wg_sync(wg);
-      const int tw = tid & 127;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int q = tw + 128 * k, c = q >> 3, ch = q & 7;
-        if (c < n) {
-          const uint4 w = lds128(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(ch) ^ static_cast<u32>(c & 7)) << 4));
-          *reinterpret_cast<uint4*>(reinterpret_cast<u16*>(p.o) + (bos + c0 + c) * p.ho * D + h * D + v0 + 8 * ch) = w;
-        }
-      }
-    } else if (kOut) {
-      // fp32 (or unaligned) O: element by element. O^T element (row v0 + fr (+ 8), column
-      // c = 8 t + fc (+ 1)) is O[token c][h][v].
-      const i64 orow = (bos + c0) * p.ho * D + h * D + v0 + fr;  // token 0 of the chunk, value v0 + fr
-      const i64 tok_stride = p.ho * D;
-#pragma unroll
-      for (int t = 0; t < 8; ++t)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int c = 8 * t + fc + e;
-          if (c < n) {
-            const i64 at = orow + c * tok_stride;
-            store_any(p.o, at, p.o_type, o[4 * t + e]);
-            store_any(p.o, at + 8, p.o_type, o[4 * t + 2 + e]);
-          }
-        }
-    }
+    // The state side (state_chunk).
+    float o[32];
+    state_chunk<kOut>(st, o, mrows, sV + static_cast<u32>(wg) * kPanel64, sb + kTv, sb + kWn, sQ, sb + kP, sK, kf_tok,
+                      eg_tok, exp2f(gc), fc);
+    if (kOut) store_o(p, o, sV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
   }
 
   if (PH == 1) {

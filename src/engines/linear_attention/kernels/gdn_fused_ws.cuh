@@ -18,7 +18,7 @@
 // before it loads the chunk after next into it). The auxiliary side loads chunk c + 1's rows in
 // the middle of chunk c's work (after the inverse), so they land before it needs them.
 // Registers: launched at 168 a thread (65536 / 384), setmaxnreg moves the auxiliary warpgroup to
-// 120 and the state warpgroups to 192 (the CTA's pool balances: 2 x 128 x 24 = 128 x 48; no spills). The
+// 120 and the state warpgroups to 192 (the CTA's pool balances: 2 x 128 x 24 = 128 x 48; 8-16 bytes of spill). The
 // arithmetic is gdn_prefill_fused's, step for step (the diagonal blocks as under
 // GDN_FUSED_INV_COL); only who computes what, and when, differ.
 namespace opgraph_gdn {
@@ -192,55 +192,10 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       const u32 sQ = st + kSQ, sK = st + kSK, sV = st + kSV;
       // Own pieces landed: fp16 inputs to bf16 in place; the norms' inverses of rows qr[].
       cp_async_wait_all();
-      float iq[2] = {1.f, 1.f}, ik[2] = {1.f, 1.f};
-      if (l2 || GDN_IO != 0) {
+      float iq[2], ik[2];
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          float sq = 0.f, sk = 0.f;
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int t3 = 0; t3 < 3; ++t3) {
-              const u32 ad = (t3 == 0 ? sQ : t3 == 1 ? sK : sV) + piece_at[hh][i];
-              const uint4 w = lds128(ad);
-              float x[8];
-#pragma unroll
-              for (int e = 0; e < 8; ++e) x[e] = io_of(w, e);
-              if (t3 == 0)
-#pragma unroll
-                for (int e = 0; e < 8; ++e) sq += x[e] * x[e];
-              if (t3 == 1)
-#pragma unroll
-                for (int e = 0; e < 8; ++e) sk += x[e] * x[e];
-              if (GDN_IO != 0)
-                sts128(ad, pack_bf16(x[0], x[1]), pack_bf16(x[2], x[3]), pack_bf16(x[4], x[5]), pack_bf16(x[6], x[7]));
-            }
-          if (l2) {
-            sq += __shfl_xor_sync(0xffffffffu, sq, 1);
-            sq += __shfl_xor_sync(0xffffffffu, sq, 2);
-            sk += __shfl_xor_sync(0xffffffffu, sk, 1);
-            sk += __shfl_xor_sync(0xffffffffu, sk, 2);
-            iq[hh] = rsqrtf(sq + 1e-6f);
-            ik[hh] = rsqrtf(sk + 1e-6f);
-          }
-        }
-      }
-      if (wi == 0) {  // the gate cumsum and beta (two tokens a lane)
-        float gl[2] = {0.f, 0.f}, bb[2] = {0.f, 0.f};
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          if (2 * lane + e < n) gate_beta_of(p, g_raw[e], b_raw[e], h, gl[e], bb[e]);
-        float sum = gl[0] + gl[1];
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-          const float y = __shfl_up_sync(0xffffffffu, sum, o);
-          if (lane >= o) sum += y;
-        }
-        gam[2 * lane] = (sum - gl[1]) * kLog2e;
-        gam[2 * lane + 1] = sum * kLog2e;
-        bet[2 * lane] = bb[0];
-        bet[2 * lane + 1] = bb[1];
-      }
+      for (int hh = 0; hh < 2; ++hh) quarter_norms(sQ, sK, sV, piece_at[hh], true, l2, iq[hh], ik[hh]);
+      if (wi == 0) chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
       fence_async_shared();
       aux_sync();
       const float gc = gam[C - 1];
@@ -293,30 +248,9 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         if (c >= 1) nb_sync(kBarEmpty + ((c + 1) & 1), kWsThreads);
         prefetch(c + 1);
       }
-      // T_k (scratch) and T_v (the stage): two row quarters of 16 columns a thread.
+      // T_k (scratch) and T_v (the stage): two tasks a thread.
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int q = a + 128 * hh, r = q >> 2, g = q & 3, s = 16 * g;
-        u32 wk[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u}, wv[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-        if (g <= (r >> 4)) {
-#pragma unroll
-          for (int q4 = 0; q4 < 4; ++q4) {
-            const float4 b4 = lds128f(sb + kABe + 4u * static_cast<u32>(s + 4 * q4));
-            const float4 v4 = lds128f(sb + kABet + 4u * static_cast<u32>(s + 4 * q4));
-            const float* tr = tf + r * LDF + s + 4 * q4;
-            const float t0 = tr[0], t1 = tr[1], t2 = tr[2], t3 = tr[3];
-            wk[2 * q4] = pack_bf16(t0 * b4.x, t1 * b4.y);
-            wk[2 * q4 + 1] = pack_bf16(t2 * b4.z, t3 * b4.w);
-            wv[2 * q4] = pack_bf16(t0 * v4.x, t1 * v4.y);
-            wv[2 * q4 + 1] = pack_bf16(t2 * v4.z, t3 * v4.w);
-          }
-        }
-        const u32 o0 = static_cast<u32>(r) * 128u + swz_chunk(r, s), o1 = static_cast<u32>(r) * 128u + swz_chunk(r, s + 8);
-        sts128(sb + kAT + o0, wk[0], wk[1], wk[2], wk[3]);
-        sts128(sb + kAT + o1, wk[4], wk[5], wk[6], wk[7]);
-        sts128(st + kSTv + o0, wv[0], wv[1], wv[2], wv[3]);
-        sts128(st + kSTv + o1, wv[4], wv[5], wv[6], wv[7]);
-      }
+      for (int hh = 0; hh < 2; ++hh) t_copy(a + 128 * hh, tf, sb + kABe, sb + kABet, sb + kAT, st + kSTv);
       fence_async_shared();
       aux_sync();
       // Wn = -T_k K, both 64-column halves (m64n64k64 each) into the stage.
@@ -365,101 +299,10 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     const float* const eg_tok = reinterpret_cast<const float*>(sp + kSEg);
     const float* const kf_tok = reinterpret_cast<const float*>(sp + kSKf);
     nb_sync(kBarFull + (c & 1), kWsThreads);
-    u32 sa[8][4];
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
-    float vt[32], o[32];
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < C / 16; ++kk)
-      MmaAtB<64>::mma(vt, mdesc(sg + kSV + static_cast<u32>(wg) * kPanel64, kk), kdesc(sg + kSTv, kk, kPanel64), kk > 0);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      RS<64, 0>::mma(vt, sa[kk], kdesc(sg + kSWn, kk, kPanel64), 1);
-      RS<64, 0>::mma(o, sa[kk], kdesc(sg + kSQ, kk, kPanel64), kk > 0);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    pin<32>(vt);
-    pin<32>(o);
-    u32 va[4][4], vk[4][4];
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int j = 8 * kk + 2 * q, cc = 8 * (j >> 2) + fc;
-        const float2 f = *reinterpret_cast<const float2*>(kf_tok + cc);
-        va[kk][q] = pack_bf16(vt[j], vt[j + 1]);
-        vk[kk][q] = pack_bf16(vt[j] * f.x, vt[j + 1] * f.y);
-      }
-#pragma unroll
-    for (int t = 0; t < 8; ++t) {
-      const float e0 = eg_tok[8 * t + fc], e1 = eg_tok[8 * t + fc + 1];
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        o[4 * t + 2 * hh] *= e0;
-        o[4 * t + 2 * hh + 1] *= e1;
-      }
-    }
-    {
-      const float ec = *reinterpret_cast<const float*>(sp + kSGc);
-#pragma unroll
-      for (int j = 0; j < 64; ++j) st[j] *= ec;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < C / 16; ++kk) {
-        RS<64, 0>::mma(o, va[kk], kdesc(sg + kSP, kk, kPanel64), 1);
-        RS<128, 1>::mma(st, vk[kk], mdesc(sg + kSK, kk), 1);
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-      pin<32>(o);
-      pin<64>(st);
-    }
-    if (p.o_type != kTypeF32 && (p.o & 15u) == 0) {
-      // 16-bit O through this warpgroup's V panel of the stage (as gdn_prefill_fused).
-      const bool bf = p.o_type == kTypeBf16;
-      const u32 stage = sg + kSV + static_cast<u32>(wg) * kPanel64;
-      const int mi = lane >> 3, mk = lane & 7;
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        u32 w4[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1);
-          w4[i] = bf ? pack_bf16(o[j], o[j + 1]) : pack_f16(o[j], o[j + 1]);
-        }
-        const int cc = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
-        stmatrix_x4_trans(stage + static_cast<u32>(cc) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(cc & 7)) << 4),
-                          w4[0], w4[1], w4[2], w4[3]);
-      }
-      wg_sync(wg);
-      const int tw = tid & 127;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int q = tw + 128 * k, cc = q >> 3, ch = q & 7;
-        if (cc < n) {
-          const uint4 w = lds128(stage + static_cast<u32>(cc) * 128u + ((static_cast<u32>(ch) ^ static_cast<u32>(cc & 7)) << 4));
-          *reinterpret_cast<uint4*>(reinterpret_cast<u16*>(p.o) + (bos + c0 + cc) * p.ho * D + h * D + v0 + 8 * ch) = w;
-        }
-      }
-    } else {
-      const i64 orow = (bos + c0) * p.ho * D + h * D + v0 + fr;
-      const i64 tok_stride = p.ho * D;
-#pragma unroll
-      for (int t = 0; t < 8; ++t)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int cc = 8 * t + fc + e;
-          if (cc < n) {
-            const i64 at = orow + cc * tok_stride;
-            store_any(p.o, at, p.o_type, o[4 * t + e]);
-            store_any(p.o, at + 8, p.o_type, o[4 * t + 2 + e]);
-          }
-        }
-    }
+    float o[32];
+    state_chunk<true>(st, o, false, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ, sg + kSP,
+                      sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc);
+    store_o(p, o, sg + kSV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
     // Done with the stage: the auxiliary side may load the chunk after next into it.
     if (c + 2 < nch) nb_arrive(kBarEmpty + (c & 1), kWsThreads);
   }
