@@ -196,8 +196,6 @@ __device__ __forceinline__ void decode_staged(const GdnParams& p) {
 GDN_DECODE_STAGED_VARIANTS
 #undef GDN_DECODE_STAGED_VARIANT
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -208,16 +206,14 @@ GDN_DECODE_STAGED_VARIANTS
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "cuda_bench.h"
+
 
 namespace {
+
+using cuda_bench::dev_copy;
+using cuda_bench::median;
+using cuda_bench::to_bf16;
 
 struct Shape {
   std::string name;
@@ -258,25 +254,8 @@ __global__ void rewrite_f4(float4* p, long long n, float f) {
   }
 }
 
-unsigned short to_bf16(float x) {
-  unsigned u;
-  std::memcpy(&u, &x, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<unsigned short>(u >> 16);
-}
 
-template <class T>
-T* dev_copy(const std::vector<T>& h) {
-  T* d = nullptr;
-  CK(cudaMalloc(&d, h.size() * sizeof(T)));
-  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
 
-double median(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  return x[x.size() / 2];
-}
 
 }  // namespace
 

@@ -14,8 +14,6 @@
 // test_la_gpu) fails. Timing: CUDA events around one launch, A and B alternated in each round
 // (order swapped every round), median of the rounds.
 #include <cuda.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,16 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "cuda_bench.h"
+
 #include "linear_attention/kernels/gdn_params.cuh"
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                             \
-    }                                                                                           \
-  } while (0)
 #define CD(x)                                                                     \
   do {                                                                            \
     CUresult r_ = (x);                                                            \
@@ -48,14 +40,12 @@
 
 namespace {
 
+using cuda_bench::dev_copy;
+using cuda_bench::median;
+using cuda_bench::to_bf16;
+
 namespace gdn = opgraph_gdn;
 
-unsigned short to_bf16(float x) {
-  unsigned u;
-  std::memcpy(&u, &x, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<unsigned short>(u >> 16);
-}
 float from_bf16(unsigned short h) {
   const unsigned u = static_cast<unsigned>(h) << 16;
   float f;
@@ -63,18 +53,7 @@ float from_bf16(unsigned short h) {
   return f;
 }
 
-template <class T>
-T* dev_copy(const std::vector<T>& h) {
-  T* d = nullptr;
-  CK(cudaMalloc(&d, h.size() * sizeof(T)));
-  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
 
-double median(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  return x[x.size() / 2];
-}
 
 // A build's entry, its block size (the entry's __launch_bounds__) and dynamic shared memory (the
 // cubin's gdn_prefill_fused_smem_bytes: a variant may lay its tiles out otherwise).
