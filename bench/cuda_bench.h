@@ -1,15 +1,19 @@
 // bench/cuda_bench.h — what the standalone CUDA benches (bench/*.cu, built by nvcc on the GPU
 // machine: gdn_decode_sweep, gdn_fused_ab) share: the runtime-API check, bf16 by rounding to
-// nearest even, a host vector copied to the device, the median of samples.
+// nearest even, a host vector copied to the device, the median of samples, a stream with two
+// events timing what a callable enqueues, and the gdn kernels' argument for dense inputs.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "linear_attention/kernels/gdn_params.cuh"
 
 #define CK(x)                                                                                   \
   do {                                                                                          \
@@ -40,6 +44,51 @@ T* dev_copy(const std::vector<T>& h) {
 inline double median(std::vector<double> x) {
   std::sort(x.begin(), x.end());
   return x[x.size() / 2];
+}
+
+// A non-blocking stream and two events: ms(f) is the time, in milliseconds, of what f enqueues
+// on `stream`, by events around it (synchronised).
+struct EventTimer {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  EventTimer() {
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+  }
+  template <class F>
+  float ms(F&& f) {
+    CK(cudaEventRecord(e0, stream));
+    f();
+    CK(cudaEventRecord(e1, stream));
+    CK(cudaEventSynchronize(e1));
+    float t = 0.f;
+    CK(cudaEventElapsedTime(&t, e0, e1));
+    return t;
+  }
+};
+
+// The gdn kernels' argument for dense inputs: q, k [T, hq, d] and v [T, hv, d] bf16, g and beta
+// [T, hv] fp32 (log-space gates), cu_seqlens int32 [n + 1], fp32 state rows [state_rows, hv, d,
+// d] (initial and final: the same buffer for a pool in place), O bf16 [T, hv, d]; hq = hk, hv =
+// ho; scale d^-1/2; `flags` as gdn_params.cuh names them.
+inline opgraph_gdn::GdnParams dense_gdn_params(const void* q, const void* k, const void* v, const void* g,
+                                               const void* beta, const void* cu, const void* init, void* fin,
+                                               const void* idx, void* o, long long t, long long n, long long hq,
+                                               long long hv, long long d, long long state_rows, long long flags) {
+  namespace gdn = opgraph_gdn;
+  auto u = [](const void* x) { return reinterpret_cast<unsigned long long>(x); };
+  gdn::GdnParams p{};
+  p.q = u(q), p.k = u(k), p.v = u(v), p.g = u(g), p.beta = u(beta), p.cu_seqlens = u(cu);
+  p.initial_state = u(init), p.final_state = u(fin), p.state_indices = u(idx), p.o = u(o);
+  p.t = t, p.n_seq = n, p.hq = p.hk = hq, p.hv = p.ho = hv;
+  p.state_rows = state_rows, p.state_row_stride = hv * d * d;
+  p.g_type = p.beta_type = p.state_type = p.a_log_type = p.dt_bias_type = gdn::kTypeF32;
+  p.o_type = gdn::kTypeBf16;
+  p.flags = flags;
+  p.scale = 1.0 / std::sqrt(static_cast<double>(d));
+  p.q_ts = hq * d, p.q_hs = d, p.k_ts = hq * d, p.k_hs = d, p.v_ts = hv * d, p.v_hs = d;
+  return p;
 }
 
 }  // namespace cuda_bench

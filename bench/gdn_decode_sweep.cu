@@ -262,11 +262,8 @@ __global__ void rewrite_f4(float4* p, long long n, float f) {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 15;
   const std::vector<Shape> sh = shapes();
-  cudaStream_t stream;
-  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  cuda_bench::EventTimer timer;
+  const cudaStream_t stream = timer.stream;
   std::mt19937_64 rng(20261203);
   std::normal_distribution<float> nd;
   int fails = 0;
@@ -303,27 +300,8 @@ int main(int argc, char** argv) {
       unsigned short* dout = nullptr;
       CK(cudaMalloc(&dout, tv * 2));
 
-      GdnParams p{};
-      p.q = reinterpret_cast<unsigned long long>(dq);
-      p.k = reinterpret_cast<unsigned long long>(dk);
-      p.v = reinterpret_cast<unsigned long long>(dv);
-      p.g = reinterpret_cast<unsigned long long>(dg);
-      p.beta = reinterpret_cast<unsigned long long>(db);
-      p.cu_seqlens = reinterpret_cast<unsigned long long>(dcu);
-      p.initial_state = p.final_state = reinterpret_cast<unsigned long long>(dpool);
-      p.state_indices = reinterpret_cast<unsigned long long>(didx);
-      p.o = reinterpret_cast<unsigned long long>(dout);
-      p.t = b;
-      p.n_seq = b;
-      p.hq = p.hk = hq;
-      p.hv = p.ho = ho;
-      p.state_rows = b;
-      p.state_row_stride = static_cast<long long>(ho) * d * d;
-      p.g_type = p.beta_type = p.state_type = kTypeF32;
-      p.o_type = kTypeBf16;
-      p.flags = kFlagL2Norm | kFlagHasInit | kFlagWriteFinal | kFlagPool;
-      p.scale = 1.0 / std::sqrt(128.0);
-      p.q_ts = hq * d, p.q_hs = d, p.k_ts = hq * d, p.k_hs = d, p.v_ts = ho * d, p.v_hs = d;
+      const GdnParams p = cuda_bench::dense_gdn_params(dq, dk, dv, dg, db, dcu, dpool, dpool, didx, dout, b, b, hq, ho, d,
+                                                       b, kFlagL2Norm | kFlagHasInit | kFlagWriteFinal | kFlagPool);
 
       auto launch = [&](const Shape& s) {
         dim3 grid(d / s.rows_per_cta, ho, b);
@@ -376,12 +354,7 @@ int main(int argc, char** argv) {
       for (auto& x : ge) CK(cudaGraphLaunch(x, stream));  // warm-up
       for (int r = 0; r < rounds; ++r)
         for (size_t i = 0; i < ge.size(); ++i) {
-          CK(cudaEventRecord(e0, stream));
-          CK(cudaGraphLaunch(ge[i], stream));
-          CK(cudaEventRecord(e1, stream));
-          CK(cudaEventSynchronize(e1));
-          float ms = 0.f;
-          CK(cudaEventElapsedTime(&ms, e0, e1));
+          const float ms = timer.ms([&] { CK(cudaGraphLaunch(ge[i], stream)); });
           t[i].push_back(1000.0 * ms / reps);
         }
       const double bytes = 2.0 * pool * 4;

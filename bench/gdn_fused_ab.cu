@@ -25,7 +25,6 @@
 
 #include "cuda_bench.h"
 
-#include "linear_attention/kernels/gdn_params.cuh"
 
 #define CD(x)                                                                     \
   do {                                                                            \
@@ -105,11 +104,8 @@ int main(int argc, char** argv) {
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 20;
   CK(cudaFree(nullptr));  // the primary context, current
   const Side sides[2] = {load(argv[1]), load(argv[2])};
-  cudaStream_t stream;
-  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  cuda_bench::EventTimer timer;
+  const cudaStream_t stream = timer.stream;
   std::mt19937_64 rng(20261203);
   std::normal_distribution<float> nd;
   const int D = 128, HQ = 16;
@@ -143,23 +139,8 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&dfin, hs.size() * 4));
     CK(cudaMalloc(&dout, std::max<long long>(T, 1) * HO * D * 2));
 
-    gdn::GdnParams p{};
-    p.q = reinterpret_cast<unsigned long long>(dq);
-    p.k = reinterpret_cast<unsigned long long>(dk);
-    p.v = reinterpret_cast<unsigned long long>(dv);
-    p.g = reinterpret_cast<unsigned long long>(dg);
-    p.beta = reinterpret_cast<unsigned long long>(db);
-    p.cu_seqlens = reinterpret_cast<unsigned long long>(dcu);
-    p.initial_state = reinterpret_cast<unsigned long long>(dinit);
-    p.final_state = reinterpret_cast<unsigned long long>(dfin);
-    p.o = reinterpret_cast<unsigned long long>(dout);
-    p.t = T, p.n_seq = N, p.hq = p.hk = HQ, p.hv = p.ho = HO;
-    p.state_rows = N, p.state_row_stride = static_cast<long long>(HO) * D * D;
-    p.g_type = p.beta_type = p.state_type = p.a_log_type = p.dt_bias_type = gdn::kTypeF32;
-    p.o_type = gdn::kTypeBf16;
-    p.flags = gdn::kFlagL2Norm | gdn::kFlagHasInit | gdn::kFlagWriteFinal;
-    p.scale = 1.0 / std::sqrt(static_cast<double>(D));
-    p.q_ts = HQ * D, p.q_hs = D, p.k_ts = HQ * D, p.k_hs = D, p.v_ts = HO * D, p.v_hs = D;
+    gdn::GdnParams p = cuda_bench::dense_gdn_params(dq, dk, dv, dg, db, dcu, dinit, dfin, nullptr, dout, T, N, HQ, HO, D,
+                                                    N, gdn::kFlagL2Norm | gdn::kFlagHasInit | gdn::kFlagWriteFinal);
     void* args[] = {&p};
     auto launch = [&](int s) {
       CD(cuLaunchKernel(sides[s].fn, 1, HO, N, sides[s].threads, 1, 1, sides[s].smem, stream, args, nullptr));
@@ -189,13 +170,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r)
       for (int i = 0; i < 2; ++i) {
         const int s = (r & 1) ? 1 - i : i;
-        CK(cudaEventRecord(e0, stream));
-        launch(s);
-        CK(cudaEventRecord(e1, stream));
-        CK(cudaEventSynchronize(e1));
-        float ms = 0.f;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t[s].push_back(ms);
+        t[s].push_back(timer.ms([&] { launch(s); }));
       }
     char line[320];
     std::snprintf(line, sizeof line, "%-48s A %8.3f ms  B %8.3f ms  B/A %6.3f | B vs A: O %.2e, final state %.2e %s",
