@@ -368,6 +368,95 @@ __device__ __forceinline__ void store_o(const GdnParams& p, const float (&o)[32]
   }
 }
 
+// What a CTA of the fused pass in form PH covers: its sequence and span, the sequence's first
+// token bos, the tokens [tb, te) of the CTA (the sequence, or (PH 2, 3) its span of span_chunks
+// chunks), whether it is the sequence's last span, and whether the CTA runs at all (a span past
+// the sequence's end, or PH 2's last span, which seeds nothing, exits).
+struct PassRange {
+  i64 seq, span, bos, tb, te;
+  bool last_span, run;
+};
+template <int PH>
+__device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
+  PassRange r;
+  r.seq = PH >= 2 ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
+  r.span = PH >= 2 ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
+  r.bos = cu_at(p, r.seq, 0);
+  const i64 len = cu_at(p, r.seq + 1, r.bos) - r.bos;
+  r.tb = 0;
+  r.te = len;
+  r.last_span = true;
+  r.run = true;
+  if (PH >= 2) {
+    // An empty sequence has one (empty) span: its scan still writes the final state.
+    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+    if (r.span >= nsp) {
+      r.run = false;
+      return r;
+    }
+    r.last_span = r.span == nsp - 1;
+    if (PH == 2 && r.last_span) r.run = false;  // the last span seeds nothing
+    r.tb = r.span * p.span_chunks * C;
+    r.te = r.tb + p.span_chunks * C < len ? r.tb + p.span_chunks * C : len;
+  }
+  return r;
+}
+
+// The state slice S^T [v0 .. v0 + 64][0 .. 128) a warpgroup starts from, in m64n128 accumulator
+// order (fragment row fr, column fc): PH 0 the initial state's row srow (zero without one), PH 3
+// the span's seed, the transition's rows (mrows) the identity, otherwise zero.
+template <int PH>
+__device__ __forceinline__ void pass_state_in(const GdnParams& p, float (&st)[64], i64 srow, i64 seq, i64 span, i64 h,
+                                              int v0, int fr, int fc, bool mrows) {
+  const bool load = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
+  const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+  for (int j = 0; j < 64; j += 2) {
+    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+    float a = 0.f, b = 0.f;
+    if (load) load_any2(p.initial_state, sbase + static_cast<i64>(r) * D + c, p.state_type, a, b);
+    if (PH == 3) load_f2(span_block(p, seq, span, h, kSumSeed) + static_cast<i64>(v0 + r) * D + c, a, b);
+    if (mrows) {  // the identity: row v0 + r, column c
+      a = v0 + r == c ? 1.f : 0.f;
+      b = v0 + r == c + 1 ? 1.f : 0.f;
+    }
+    st[j] = a;
+    st[j + 1] = b;
+  }
+}
+
+// Where the slice goes at the end: PH 1 H (value rows) or M^T (transition rows), dense [N, HO,
+// D, D]; PH 2 the span's H or transition rows, fp32, to its span blocks; PH 0 and the last span
+// of PH 3 the final state's row srow.
+template <int PH>
+__device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (&st)[64], i64 srow, i64 seq, i64 span,
+                                               i64 h, int v0, int fr, int fc, bool mrows, bool last_span) {
+  if (PH == 1) {
+    const u64 dst = mrows ? p.final_state : p.o;
+    const long long type = mrows ? p.state_type : p.o_type;
+    const i64 sbase = (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D;
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_any2(dst, sbase + static_cast<i64>(r) * D + c, type, st[j], st[j + 1]);
+    }
+  } else if (PH == 2) {
+    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + static_cast<i64>(v0) * D;
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+    }
+  } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
+    const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_any2(p.final_state, sbase + static_cast<i64>(r) * D + c, p.state_type, st[j], st[j + 1]);
+    }
+  }
+}
+
 }  // namespace opgraph_gdn
 
 using namespace opgraph_gdn;
@@ -413,22 +502,11 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   constexpr bool kOut = PH == 0 || PH == 3;  // reads q, writes O
   constexpr bool kSum = PH == 1 || PH == 2;  // grid x = 2: value rows, then transition rows
   const i64 h = blockIdx.y;
-  const i64 seq = PH >= 2 ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
-  const i64 span = PH >= 2 ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
+  const PassRange rg = pass_range<PH>(p);
+  if (!rg.run) return;
+  const i64 seq = rg.seq, span = rg.span, bos = rg.bos, tb = rg.tb, te = rg.te;
+  const bool last_span = rg.last_span;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
-  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
-  // The tokens [tb, te) of this CTA: the sequence, or (PH 2, 3) its span of span_chunks chunks.
-  i64 tb = 0, te = len;
-  bool last_span = true;
-  if (PH >= 2) {
-    // An empty sequence has one (empty) span: its scan still writes the final state.
-    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
-    if (span >= nsp) return;
-    last_span = span == nsp - 1;
-    if (PH == 2 && last_span) return;  // the last span seeds nothing
-    tb = span * p.span_chunks * C;
-    te = tb + p.span_chunks * C < len ? tb + p.span_chunks * C : len;
-  }
   const i64 srow = kOut ? state_row(p, seq) : seq;
   const bool mrows = kSum && blockIdx.x == 1;  // rows of M^T (uniform in the CTA)
   const float scale = static_cast<float>(p.scale);
@@ -438,23 +516,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   // The state slice S^T [v0 .. v0 + 64][0 .. 128) in m64n128 accumulator order: it never leaves
   // the registers (the products take it as wgmma's register A operand, packed to bf16).
   float st[64];
-  {
-    const bool load = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
-    const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      float a = 0.f, b = 0.f;
-      if (load) load_any2(p.initial_state, sbase + static_cast<i64>(r) * D + c, p.state_type, a, b);
-      if (PH == 3) load_f2(span_block(p, seq, span, h, kSumSeed) + static_cast<i64>(v0 + r) * D + c, a, b);
-      if (mrows) {  // the identity: row v0 + r, column c
-        a = v0 + r == c ? 1.f : 0.f;
-        b = v0 + r == c + 1 ? 1.f : 0.f;
-      }
-      st[j] = a;
-      st[j + 1] = b;
-    }
-  }
+  pass_state_in<PH>(p, st, srow, seq, span, h, v0, fr, fc, mrows);
 
   const u16* qg = reinterpret_cast<const u16*>(p.q);
   const u16* kg = reinterpret_cast<const u16*>(p.k);
@@ -623,63 +685,34 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     if (kOut) store_o(p, o, sV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
   }
 
-  if (PH == 1) {
-    // H (value rows) or M^T (transition rows), dense [N, HO, D, D].
-    const u64 dst = mrows ? p.final_state : p.o;
-    const long long type = mrows ? p.state_type : p.o_type;
-    const i64 sbase = (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      store_any2(dst, sbase + static_cast<i64>(r) * D + c, type, st[j], st[j + 1]);
-    }
-  } else if (PH == 2) {
-    // The span's H (value rows) or transition rows, fp32, to its span blocks.
-    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + static_cast<i64>(v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
-    }
-  } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
-    const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      store_any2(p.final_state, sbase + static_cast<i64>(r) * D + c, p.state_type, st[j], st[j + 1]);
-    }
-  }
+  pass_state_out<PH>(p, st, srow, seq, span, h, v0, fr, fc, mrows, last_span);
 }
 
 #if GDN_FUSED_WS
-// The warp-specialised form (a variant under trial, gdn_fused_ws.cuh; off in the engine).
+// The warp-specialised forms (a variant under trial, gdn_fused_ws.cuh; off in the engine): every
+// entry below, with its grid and outputs, on 384 threads and the stages' shared memory.
 #include "linear_attention/kernels/gdn_fused_ws.cuh"
+#define GDN_FUSED_ENTRY(name, PH)                                                                   \
+  extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) name(const GdnParams p) { \
+    extern __shared__ __align__(16) unsigned char smem_raw[];                                       \
+    opgraph_gdn::ws::ws_pass<PH>(p, smem_raw);                                                      \
+  }
 extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::kWsBytes + 1024;
-extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) gdn_prefill_fused(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  opgraph_gdn::ws::ws_pass(p, smem_raw);
-}
 #else
-// The dynamic shared memory the entry below needs (bench/gdn_fused_ab.cu reads it from the cubin).
+// The dynamic shared memory the entries need (bench/gdn_fused_ab.cu reads it from the cubin).
+#define GDN_FUSED_ENTRY(name, PH)                                                      \
+  extern "C" __global__ void __launch_bounds__(kThreads, 1) name(const GdnParams p) { \
+    extern __shared__ __align__(16) unsigned char smem_raw[];                          \
+    fused_pass<PH>(p, smem_raw);                                                       \
+  }
 extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = kFusedBytes + 1024;
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_fused(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  fused_pass<0>(p, smem_raw);
-}
 #endif
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_summary_fused(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  fused_pass<1>(p, smem_raw);
-}
-// A chain split on the fused pass (knob CHAIN_SPLIT with PIPELINE_ARCH 2): the span
-// summaries (grid (2, HO, N x n_spans)), gdn_span_fixup (gdn_two_pass.cu), the span scan
-// (grid (1, HO, N x n_spans)); the span blocks are the two-pass split's (gdn_common.cuh).
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_summary_fused(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  fused_pass<2>(p, smem_raw);
-}
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_scan_fused(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  fused_pass<3>(p, smem_raw);
-}
+GDN_FUSED_ENTRY(gdn_prefill_fused, 0)
+GDN_FUSED_ENTRY(gdn_summary_fused, 1)
+// A chain split on the fused pass (knob CHAIN_SPLIT with PIPELINE_ARCH 2): the span summaries
+// (grid (2, HO, N x n_spans)), gdn_span_fixup (gdn_two_pass.cu), the span scan (grid (1, HO,
+// N x n_spans)); the span blocks are the two-pass split's (gdn_common.cuh).
+GDN_FUSED_ENTRY(gdn_span_summary_fused, 2)
+GDN_FUSED_ENTRY(gdn_span_scan_fused, 3)
+#undef GDN_FUSED_ENTRY
 #endif  // GDN_D == 128

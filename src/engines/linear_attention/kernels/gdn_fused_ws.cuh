@@ -3,7 +3,8 @@
 // engine; bench/gdn_fused_ab.sh runs it against the engine's build). Included by gdn_fused.cu
 // after its helpers (descriptors, swizzle, shared-memory access, the wgmma forms).
 //
-// One CTA of three warpgroups per (output head, sequence), as gdn_prefill_fused:
+// One CTA of three warpgroups per (output head, sequence) — or per span, or per (value or transition
+// rows, ...) in fused_pass's other forms, whose grids and outputs it keeps (PH as fused_pass's):
 //   warpgroups 0, 1  the state side: warpgroup w keeps S^T's value rows [64 w, 64 w + 64) in its
 //                    accumulators and per chunk runs only the products that need the state
 //                    (U^T + S^T Wn^T, S^T Q^T; P and the state update), then stores O.
@@ -99,8 +100,12 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a) {
   aux_sync();
 }
 
-// The forward (PH 0 of fused_pass) on three warpgroups.
+// fused_pass's form PH (0 the forward, 1 gdn_summary, 2 span summaries, 3 span scans) on three
+// warpgroups.
+template <int PH>
 __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_raw) {
+  constexpr bool kOut = PH == 0 || PH == 3;  // reads q, writes O
+  constexpr bool kSum = PH == 1 || PH == 2;  // grid x = 2: value rows, then transition rows
   const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
   unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
   const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -111,11 +116,14 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     return static_cast<u32>((j & 3) >> 1) * 1024u + ((static_cast<u32>((j >> 2) & 7) ^ static_cast<u32>(fr & 7)) << 4);
   };
   const u32 frag0 = static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
-  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 h = blockIdx.y;
+  const PassRange rg = pass_range<PH>(p);
+  if (!rg.run) return;
+  const i64 seq = rg.seq, bos = rg.bos, tb = rg.tb, te = rg.te;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
-  const i64 bos = cu_at(p, seq, 0), te = cu_at(p, seq + 1, bos) - bos;
-  const int nch = static_cast<int>((te + C - 1) / C);
-  const i64 srow = state_row(p, seq);
+  const int nch = static_cast<int>((te - tb + C - 1) / C);  // chunk c: tokens tb + C c .. of the sequence
+  const i64 srow = kOut ? state_row(p, seq) : seq;
+  const bool mrows = kSum && blockIdx.x == 1;  // rows of M^T (uniform in the CTA)
   const float scale = static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   auto stage_at = [&](int c) -> u32 { return sb + static_cast<u32>(c & 1) * kStageBytes; };
@@ -153,7 +161,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of the next chunk
     auto prefetch = [&](int c) {
       const u32 at = stage_at(c);
-      const i64 c0 = static_cast<i64>(c) * C;
+      const i64 c0 = tb + static_cast<i64>(c) * C;
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const bool in = c0 + qr[hh] < te;
@@ -164,7 +172,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         const u16* const vs = vg + tok * p.v_ts + hv * p.v_hs + qc;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          cp_async16s(at + kSQ + piece_at[hh][i], qs + 32 * i, nb);
+          if (kOut) cp_async16s(at + kSQ + piece_at[hh][i], qs + 32 * i, nb);
           cp_async16s(at + kSK + piece_at[hh][i], ks + 32 * i, nb);
           cp_async16s(at + kSV + piece_at[hh][i], vs + 32 * i, nb);
         }
@@ -184,7 +192,8 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     };
     if (nch > 0) prefetch(0);
     for (int c = 0; c < nch; ++c) {
-      const int n = static_cast<int>(te - static_cast<i64>(c) * C < C ? te - static_cast<i64>(c) * C : C);
+      const i64 c0 = tb + static_cast<i64>(c) * C;
+      const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
       const u32 st = stage_at(c);
       unsigned char* const sp = stage_ptr(c);
       float* const eg_tok = reinterpret_cast<float*>(sp + kSEg);
@@ -194,7 +203,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       cp_async_wait_all();
       float iq[2], ik[2];
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) quarter_norms(sQ, sK, sV, piece_at[hh], true, l2, iq[hh], ik[hh]);
+      for (int hh = 0; hh < 2; ++hh) quarter_norms(sQ, sK, sV, piece_at[hh], kOut, l2, iq[hh], ik[hh]);
       if (wi == 0) chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
       fence_async_shared();
       aux_sync();
@@ -212,18 +221,20 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         }
       }
       if (a == 0) *reinterpret_cast<float*>(sp + kSGc) = exp2f(gc);
-      // L = K K^T and P = Q K^T, both here (m64n64k128 each).
+      // L = K K^T and P = Q K^T, both here (m64n64k128 each; the summary forms have no P).
       float accl[32], accp[32];
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accl, kdesc(sK, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
+      if (kOut) {
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accp, kdesc(sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
+        for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accp, kdesc(sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
+      }
       wgmma_commit();
       aux_sync();  // the token factors
       wgmma_wait<0>();
       pin<32>(accl);
-      pin<32>(accp);
+      if (kOut) pin<32>(accp);
       {
         const float gr[2] = {gam[fr], gam[fr + 8]};
         const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
@@ -235,9 +246,11 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
           const float f0 = ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0]), f1 = ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]);
           lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
           lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
-          const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
-          const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
-          sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
+          if (kOut) {
+            const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
+            const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
+            sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
+          }
         }
       }
       aux_sync();
@@ -279,20 +292,9 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   setmaxnreg_inc<192>();
   const int v0 = 64 * wg;
   float st[64];
-  {
-    const bool load = (p.flags & kFlagHasInit) && srow >= 0;
-    const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      float x = 0.f, y = 0.f;
-      if (load) load_any2(p.initial_state, sbase + static_cast<i64>(r) * D + c, p.state_type, x, y);
-      st[j] = x;
-      st[j + 1] = y;
-    }
-  }
+  pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
   for (int c = 0; c < nch; ++c) {
-    const i64 c0 = static_cast<i64>(c) * C;
+    const i64 c0 = tb + static_cast<i64>(c) * C;
     const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
     const u32 sg = stage_at(c);
     const unsigned char* const sp = stage_ptr(c);
@@ -300,20 +302,13 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     const float* const kf_tok = reinterpret_cast<const float*>(sp + kSKf);
     nb_sync(kBarFull + (c & 1), kWsThreads);
     float o[32];
-    state_chunk<true>(st, o, false, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ, sg + kSP,
+    state_chunk<kOut>(st, o, mrows, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ, sg + kSP,
                       sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc);
-    store_o(p, o, sg + kSV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
+    if (kOut) store_o(p, o, sg + kSV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
     // Done with the stage: the auxiliary side may load the chunk after next into it.
     if (c + 2 < nch) nb_arrive(kBarEmpty + (c & 1), kWsThreads);
   }
-  if ((p.flags & kFlagWriteFinal) && srow >= 0) {
-    const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), cc = 8 * (j >> 2) + fc;
-      store_any2(p.final_state, sbase + static_cast<i64>(r) * D + cc, p.state_type, st[j], st[j + 1]);
-    }
-  }
+  pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
 }
 
 }  // namespace ws
