@@ -5,6 +5,7 @@
 #   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_INV_COL=1" [rounds]     (the diagonal blocks by columns)
 #   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=1" [rounds]          (the warp-specialised form)
 # Writes the log to ${OUT:-/tmp}/gdn_fused_ab.log; prints the table last. No carry needed.
+# OPGRAPH_AB_TIMEOUT (default 120 s) bounds the run: a variant that hangs is reported, not waited on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}
@@ -13,17 +14,19 @@ rounds=${2:-20}
 dir=$(mktemp -d)
 common=(-std=c++20 -O3 -arch=sm_90a -DGDN_D=128 -DGDN_IO=0 -Isrc/engines -Isrc/runtime/kernels/include)
 src=src/engines/linear_attention/kernels/gdn_fused.cu
-nvcc "${common[@]}" -cubin "$src" -o "$dir/a.cubin"
+nvcc "${common[@]}" -cubin "$src" -o "$dir/a.cubin" -Xptxas -v >"$dir/a.ptxas" 2>&1
 # shellcheck disable=SC2086
-nvcc "${common[@]}" $defs -cubin "$src" -o "$dir/b.cubin"
+nvcc "${common[@]}" $defs -cubin "$src" -o "$dir/b.cubin" -Xptxas -v >"$dir/b.ptxas" 2>&1
 nvcc -std=c++20 -O2 -Isrc/engines bench/gdn_fused_ab.cu -o "$dir/ab" -lcuda
 {
   echo "# gdn fused A/B: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "# command: bash bench/gdn_fused_ab.sh \"$defs\" $rounds"
   for c in a b; do
-    echo "# $c: $(nvcc "${common[@]}" $( [ $c = b ] && echo $defs ) -cubin "$src" -o /dev/null -Xptxas -v 2>&1 |
-      grep -A3 "Compiling entry function 'gdn_prefill_fused'" | grep -o "Used [0-9]* registers.*" | head -1)"
+    echo "# $c, gdn_prefill_fused: $(grep -A3 "Compiling entry function 'gdn_prefill_fused'" "$dir/$c.ptxas" |
+      grep -oE "[0-9]+ bytes spill stores|Used [0-9]+ registers" | paste -sd ' ')"
   done
-  "$dir/ab" "$dir/a.cubin" "$dir/b.cubin" "$rounds"
+  # A variant that hangs (a barrier never completing) costs at most this long.
+  timeout "${OPGRAPH_AB_TIMEOUT:-120}" "$dir/ab" "$dir/a.cubin" "$dir/b.cubin" "$rounds" ||
+    echo "ab exited with status $? (124: the ${OPGRAPH_AB_TIMEOUT:-120} s limit: a hang)"
 } 2>&1 | tee "$out/gdn_fused_ab.log"
