@@ -756,7 +756,7 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
 }
 
 // The fused pass's variants under trial (kernels/gdn_fused.cu: GDN_FUSED_INV_COL, the diagonal
-// blocks by columns; GDN_FUSED_WS, the warp-specialised forms in gdn_fused_ws.cuh) are no plan's
+// blocks by columns; GDN_FUSED_WS, the warp-specialised forms, ws::ws_pass in gdn_fused.cu) are no plan's
 // kernels yet; bench/gdn_fused_ab.sh runs them on the GPU. They compile for sm_90a from the
 // embedded sources as the engine would compile them, both input types (each cubin holds all four
 // fused entries: the prefill, the summary, the span summary and the span scan).
