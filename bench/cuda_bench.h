@@ -46,6 +46,21 @@ inline double median(std::vector<double> x) {
   return x[x.size() / 2];
 }
 
+// The gdn benches' random inputs, drawn from N(0, 1) by `nd` in place: bf16 rows, log-space gates
+// logsigmoid(x), betas sigmoid(x), fp32 state entries 0.1 x.
+enum class Draw { kBf16, kLogGate, kBeta, kState };
+template <class T, class Rng, class Dist>
+void draw(std::vector<T>& v, Draw kind, Rng& rng, Dist& nd) {
+  for (auto& x : v) {
+    const float r = nd(rng);
+    if constexpr (sizeof(T) == 2) {
+      x = to_bf16(r);
+    } else {
+      x = kind == Draw::kLogGate ? -std::log1p(std::exp(-r)) : kind == Draw::kBeta ? 1.f / (1.f + std::exp(-r)) : 0.1f * r;
+    }
+  }
+}
+
 // A non-blocking stream and two events: ms(f) is the time, in milliseconds, of what f enqueues
 // on `stream`, by events around it (synchronised).
 struct EventTimer {

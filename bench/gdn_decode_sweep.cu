@@ -275,13 +275,13 @@ int main(int argc, char** argv) {
       const long long tq = static_cast<long long>(b) * hq * d, tv = static_cast<long long>(b) * ho * d;
       const long long pool = static_cast<long long>(b) * ho * d * d;
       std::vector<unsigned short> hqv(tq), hkv(tq), hvv(tv);
-      for (auto& x : hqv) x = to_bf16(nd(rng));
-      for (auto& x : hkv) x = to_bf16(nd(rng));
-      for (auto& x : hvv) x = to_bf16(nd(rng));
+      cuda_bench::draw(hqv, cuda_bench::Draw::kBf16, rng, nd);
+      cuda_bench::draw(hkv, cuda_bench::Draw::kBf16, rng, nd);
+      cuda_bench::draw(hvv, cuda_bench::Draw::kBf16, rng, nd);
       std::vector<float> hg(static_cast<size_t>(b) * ho), hb(static_cast<size_t>(b) * ho), hs(pool);
-      for (auto& x : hg) x = -std::log1p(std::exp(-nd(rng)));  // logsigmoid
-      for (auto& x : hb) x = 1.f / (1.f + std::exp(-nd(rng)));
-      for (auto& x : hs) x = 0.1f * nd(rng);
+      cuda_bench::draw(hg, cuda_bench::Draw::kLogGate, rng, nd);
+      cuda_bench::draw(hb, cuda_bench::Draw::kBeta, rng, nd);
+      cuda_bench::draw(hs, cuda_bench::Draw::kState, rng, nd);
       std::vector<int> cu(b + 1), idx(b);
       std::iota(cu.begin(), cu.end(), 0);
       std::iota(idx.begin(), idx.end(), 0);
