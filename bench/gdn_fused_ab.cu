@@ -61,6 +61,7 @@ struct Side {
   CUfunction fn = nullptr;
   int threads = 0;
   unsigned smem = 0;
+  CUdeviceptr clock = 0;  // gdn_ws_clock, where the build has it (GDN_WS_CLOCK)
 };
 
 Side load(const char* path) {
@@ -74,6 +75,7 @@ Side load(const char* path) {
   CD(cuMemcpyDtoH(&s.smem, at, sizeof s.smem));
   CD(cuFuncSetAttribute(s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(s.smem)));
   std::printf("# %s: %d threads a CTA, %u bytes of dynamic shared memory\n", path, s.threads, s.smem);
+  if (cuModuleGetGlobal(&s.clock, &bytes, s.mod, "gdn_ws_clock") != CUDA_SUCCESS) s.clock = 0;
   return s;
 }
 
@@ -177,6 +179,20 @@ int main(int argc, char** argv) {
                   c.name, median(t[0]), median(t[1]), median(t[1]) / median(t[0]), ro, rf, ok ? "ok" : "FAIL");
     std::printf("%s\n", line);
     table.push_back(line);
+    // A build with GDN_WS_CLOCK: the phases' cycles a chunk in CTA (0, 0, 0) of its last launch.
+    for (int s = 0; s < 2; ++s)
+      if (sides[s].clock) {
+        long long ck[16];
+        CD(cuMemcpyDtoH(ck, sides[s].clock, sizeof ck));
+        std::snprintf(line, sizeof line,
+                      "  %c clocks a chunk: aux [norms %lld, L/P %lld, inverse %lld, EMPTY wait %lld, prefetch %lld, "
+                      "T copies %lld, Wn %lld]  state [FULL wait %lld, S pack %lld, U/O products %lld, Vn pack %lld, "
+                      "P/update products %lld, rest %lld, store_o %lld]",
+                      'A' + s, ck[0], ck[1], ck[2], ck[3], ck[4], ck[5], ck[6], ck[8], ck[12], ck[13], ck[14], ck[15],
+                      ck[9], ck[10]);
+        std::printf("%s\n", line);
+        table.push_back(line);
+      }
     for (void* x : {static_cast<void*>(dq), static_cast<void*>(dk), static_cast<void*>(dv), static_cast<void*>(dg),
                     static_cast<void*>(db), static_cast<void*>(dcu), static_cast<void*>(dinit),
                     static_cast<void*>(dfin), static_cast<void*>(dout)})

@@ -161,7 +161,7 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   raw.gridDimX = static_cast<unsigned>(decode ? D / (small ? gdn::kDecodeSmallRows : gdn::kDecodeRows) : 1);
   raw.gridDimY = static_cast<unsigned>(HO);
   raw.gridDimZ = static_cast<unsigned>(N);
-  raw.blockDimX = decode ? (small ? gdn::kDecodeSmallThreads : gdn::kDecodeThreads) : 256;
+  raw.blockDimX = decode ? (small ? gdn::kDecodeSmallThreads : gdn::kDecodeThreads) : gdn::kGdnFusedThreads;
   raw.blockDimY = raw.blockDimZ = 1;
   raw.sharedMemBytes = decode ? 0u : static_cast<unsigned>(gdn::gdn_fused_smem_bytes(D));
   void* args[] = {&prm};

@@ -1,7 +1,12 @@
 // linear_attention/kernels/gdn_fused.cu — the fused Gated DeltaNet prefill on
 // wgmma (the engine's PIPELINE_ARCH knob 2; sm_90a, D = 128 only).
 //
-// gdn_prefill_fused: one CTA of two warpgroups per (output head, sequence); the
+// The engine builds every fused entry warp-specialised (GDN_FUSED_WS = 1, ws::ws_pass
+// below: two state warpgroups, an auxiliary one a chunk ahead; H200, 16/64 heads 4 x 8192:
+// 1.70 ms against 1.85 for the eight-warp form). The eight-warp form (fused_pass,
+// GDN_FUSED_WS = 0) stays as bench/gdn_fused_ab.sh's other side; both do the same arithmetic:
+//
+// gdn_prefill_fused (eight-warp form): one CTA of two warpgroups per (output head, sequence); the
 //   CTA walks the sequence's 64-token chunks in order with nothing in global
 //   memory between them (no workspace). Warpgroup w owns value columns
 //   [64 w, 64 w + 64): its slice of the fp32 state S^T [64 x 128] lives in its
@@ -33,10 +38,10 @@
 // other GDN_D compiles to an empty translation unit.
 #if GDN_D == 128
 #ifndef GDN_FUSED_INV_COL
-#define GDN_FUSED_INV_COL 0
+#define GDN_FUSED_INV_COL 1
 #endif
 #ifndef GDN_FUSED_WS
-#define GDN_FUSED_WS 0
+#define GDN_FUSED_WS 1
 #endif
 namespace opgraph_gdn {
 
@@ -79,7 +84,7 @@ constexpr u32 kIq = kEg + 4 * C;    // iq a token (P's rows)
 constexpr u32 kIk = kIq + 4 * C;    // ik a token (L's rows and columns, P's columns)
 constexpr u32 kKf = kIk + 4 * C;    // ik e^(gamma_C - gamma) a token (Vn^T's columns in the state update)
 constexpr u32 kFusedBytes = kKf + 4 * C;
-static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
+static_assert(kFusedBytes + 1024 == gdn_fused_pass_smem_bytes(D), "gdn_fused_pass_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
 
 // Descriptors: K-major (k16 step kk of a tile with `panel`-byte panels of 64
@@ -251,15 +256,20 @@ __device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 be
 // S^T and Vn^T are register A operands (packed to bf16); Wn, Q, P are K-major B operands in
 // their natural [c][k] layouts, K an N-major one. kOut: O is formed (else o is untouched);
 // mrows: the transition's rows (no U).
-template <bool kOut>
+// Tick: a measuring hook (GDN_WS_CLOCK: tick(i) adds the span since the last tick to phase i).
+struct NoTick {
+  __device__ __forceinline__ void operator()(int) const {}
+};
+template <bool kOut, class Tick = NoTick>
 __device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sWn,
                                             u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok, float ec,
-                                            int fc) {
+                                            int fc, Tick tick = {}) {
   u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
 #pragma unroll
   for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
     for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+  tick(4);
   float vt[32];
   {
     wgmma_fence();
@@ -278,6 +288,7 @@ __device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], boo
     pin<32>(vt);
     pin<32>(o);
   }
+  tick(5);
   // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c): as it is (va, for
   // P) and with its columns scaled by kf (vk, for the state update). vt[4 t + 2 hh + e]
   // is column 8 t + fc + e.
@@ -305,6 +316,7 @@ __device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], boo
   {
 #pragma unroll
     for (int j = 0; j < 64; ++j) st[j] *= ec;
+    tick(6);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < C / 16; ++kk) {
@@ -316,6 +328,7 @@ __device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], boo
     pin<32>(o);
     pin<64>(st);
   }
+  tick(7);
 }
 
 // The chunk's O (n tokens from token bos + c0; value columns v0 .. v0 + 64 of head h) from this
@@ -652,8 +665,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     __syncthreads();
 
     // T = (I + L)^-1, fp32, then its bf16 copy (zero above the diagonal blocks).
-    // One TF32 pass: T is rounded to bf16 below. GDN_FUSED_INV_COL (a variant under trial,
-    // bench/gdn_fused_ab.sh; off in the engine): the diagonal blocks by columns.
+    // One TF32 pass: T is rounded to bf16 below. GDN_FUSED_INV_COL (the default; 2 % faster on
+    // the H200): the diagonal blocks by columns; 0, by rows.
     triangular_inverse_tc<1, GDN_FUSED_INV_COL != 0>(lf, tf, tid);
     static_assert(kThreads == 4 * C, "T copies: four threads a row");
     t_copy(tid, tf, sb + kBe, sb + kBet, sb + kT, sb + kTv);
@@ -689,12 +702,10 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 }
 
 #if GDN_FUSED_WS
-// The warp-specialised forms (a variant under trial, ws::ws_pass above; off in the engine): every
-// entry below, with its grid and outputs, on 384 threads and the stages' shared memory.
-// ---- the warp-specialised forms: a variant under trial (GDN_FUSED_WS=1 builds every fused entry
-// from them; off in the engine; bench/gdn_fused_ab.sh runs them against the engine's build). Kept
-// in this file: one more embedded kernel file makes LeakSanitizer crash at exit in the sanitizer
-// job (Nvrtc.EveryKernelInTheTreeCompilesForSm90a: NVRTC given 24 headers instead of 23; see
+// ---- the warp-specialised forms, the engine's (GDN_FUSED_WS = 1, the default, builds every fused
+// entry from them: 384 threads, kGdnFusedThreads; gdn_fused_smem_bytes). Kept in this file: one
+// more embedded kernel file makes LeakSanitizer crash at exit in the sanitizer job
+// (Nvrtc.EveryKernelInTheTreeCompilesForSm90a: NVRTC given 24 headers instead of 23; see
 // docs/architecture.md, "Hardening") ----
 //
 // One CTA of three warpgroups per (output head, sequence) — or per span, or per (value or transition
@@ -713,13 +724,38 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 // before it loads the chunk after next into it). The auxiliary side loads chunk c + 1's rows in
 // the middle of chunk c's work (after the inverse), so they land before it needs them.
 // Registers: launched at 168 a thread (65536 / 384), setmaxnreg moves the auxiliary warpgroup to
-// 120 and the state warpgroups to 192 (the CTA's pool balances: 2 x 128 x 24 = 128 x 48; 8-16 bytes of spill). The
-// arithmetic is gdn_prefill_fused's, step for step (the diagonal blocks as under
-// GDN_FUSED_INV_COL); only who computes what, and when, differ.
+// 120 and the state warpgroups to 192 (the CTA's pool balances: 2 x 128 x 24 = 128 x 48; up to
+// 16 bytes of spill). The arithmetic is fused_pass's, step for step (the diagonal blocks as
+// under GDN_FUSED_INV_COL); only who computes what, and when, differ.
+// Where the time goes (GDN_WS_CLOCK, H200, 16/64 heads 4 x 8192; cycles a chunk): the auxiliary
+// side is the critical path, busy about 11.6k (norms and the rows' wait 3.0k, L / P 2.6k, the
+// inverse 3.1k, the prefetch 1.2k, T copies 0.95k, Wn 0.7k); the state side about 3.4k (its
+// products 2.6k, store_o 0.7k) and waits the rest on FULL. (bar.sync is issued as DEFER_BLOCKING:
+// a wait shows in the phase after the barrier, so FULL's wait reads as the S pack's.)
+// GDN_WS_CLOCK (a measuring aid, never in the engine): thread 0 of the state side and of the
+// auxiliary side add up clock64() spans a phase, CTA (0, 0, 0) stores them a chunk at its end
+// into gdn_ws_clock (bench/gdn_fused_ab.cu prints them when the cubin has it):
+//   bash bench/gdn_fused_ab.sh "-DGDN_WS_CLOCK=1"
+#ifndef GDN_WS_CLOCK
+#define GDN_WS_CLOCK 0
+#endif
+#if GDN_WS_CLOCK
+extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
+#define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
+#define WS_CLK(i) do { const long long t_ = clock64(); clk_acc[i] += t_ - clk_t; clk_t = t_; } while (0)
+#define WS_CLK_PRINT(slot, nch)                                                     \
+  if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && (nch) > 0)        \
+    for (int i_ = 0; i_ < 8; ++i_) gdn_ws_clock[8 * (slot) + i_] = clk_acc[i_] / (nch);
+#else
+#define WS_CLK_DECL
+#define WS_CLK(i) do { } while (0)
+#define WS_CLK_PRINT(slot, nch)
+#endif
 namespace opgraph_gdn {
 namespace ws {
 
 constexpr int kWsThreads = 384;
+static_assert(kWsThreads == kGdnFusedThreads, "kGdnFusedThreads disagrees with the warpgroups");
 // A stage (bytes from its base; stage s at s * kStageBytes).
 constexpr u32 kSQ = 0, kSK = 16384, kSV = 32768;  // raw q, k, v [64][128]
 constexpr u32 kSWn = 49152;                       // Wn [64][128]
@@ -740,6 +776,7 @@ constexpr u32 kABe = kABet + 4 * C;        // beta e^gamma ik (T_k's column scal
 constexpr u32 kAIq = kABe + 4 * C;
 constexpr u32 kAIk = kAIq + 4 * C;
 constexpr u32 kWsBytes = kAIk + 4 * C;  // + 1024 to align the base: gdn_prefill_fused_smem_bytes
+static_assert(kWsBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the stages' map");
 
 // Named barriers (0: __syncthreads; 1, 2: wg_sync of warpgroups 0, 1).
 constexpr int kBarAux = 3, kBarFull = 4, kBarEmpty = 6;  // FULL(s) = 4 + s, EMPTY(s) = 6 + s
@@ -885,6 +922,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       }
     };
     if (nch > 0) prefetch(0);
+    WS_CLK_DECL
     for (int c = 0; c < nch; ++c) {
       const i64 c0 = tb + static_cast<i64>(c) * C;
       const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
@@ -901,6 +939,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       if (wi == 0) chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
       fence_async_shared();
       aux_sync();
+      WS_CLK(0);
       const float gc = gam[C - 1];
       if ((lane & 3) == 0) {
 #pragma unroll
@@ -948,18 +987,23 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         }
       }
       aux_sync();
+      WS_CLK(1);
       inverse_aux(lf, tf, a);
+      WS_CLK(2);
       // The next chunk's rows into the other stage, once the state side is done with the chunk
       // before this one there (nothing to wait for before chunk 2).
       if (c + 1 < nch) {
         if (c >= 1) nb_sync(kBarEmpty + ((c + 1) & 1), kWsThreads);
+        WS_CLK(3);
         prefetch(c + 1);
+        WS_CLK(4);
       }
       // T_k (scratch) and T_v (the stage): two tasks a thread.
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) t_copy(a + 128 * hh, tf, sb + kABe, sb + kABet, sb + kAT, st + kSTv);
       fence_async_shared();
       aux_sync();
+      WS_CLK(5);
       // Wn = -T_k K, both 64-column halves (m64n64k64 each) into the stage.
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
@@ -978,7 +1022,9 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       fence_async_shared();
       // The stage is the state side's (its writes published by the arrive).
       nb_arrive(kBarFull + (c & 1), kWsThreads);
+      WS_CLK(6);
     }
+    if (a == 0) WS_CLK_PRINT(0, nch)  // ready + norms, L / P, inverse, EMPTY wait, prefetch, T copies, Wn
     return;
   }
 
@@ -987,6 +1033,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   const int v0 = 64 * wg;
   float st[64];
   pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
+  WS_CLK_DECL
   for (int c = 0; c < nch; ++c) {
     const i64 c0 = tb + static_cast<i64>(c) * C;
     const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
@@ -995,13 +1042,21 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     const float* const eg_tok = reinterpret_cast<const float*>(sp + kSEg);
     const float* const kf_tok = reinterpret_cast<const float*>(sp + kSKf);
     nb_sync(kBarFull + (c & 1), kWsThreads);
+    WS_CLK(0);
     float o[32];
     state_chunk<kOut>(st, o, mrows, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ, sg + kSP,
-                      sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc);
+                      sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc
+#if GDN_WS_CLOCK
+                      , [&](int i) { WS_CLK(i); }
+#endif
+    );
+    WS_CLK(1);
     if (kOut) store_o(p, o, sg + kSV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
+    WS_CLK(2);
     // Done with the stage: the auxiliary side may load the chunk after next into it.
     if (c + 2 < nch) nb_arrive(kBarEmpty + (c & 1), kWsThreads);
   }
+  if (tid == 0) WS_CLK_PRINT(1, nch)  // FULL wait, state_chunk, store_o
   pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
 }
 
