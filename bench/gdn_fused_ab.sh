@@ -2,14 +2,14 @@
 # Two builds of the fused gdn prefill on the same inputs in one process (bench/gdn_fused_ab.cu):
 # A = kernels/gdn_fused.cu as the engine compiles it, B = the same source with the defines given
 # (a variant under trial). Run on the GPU machine from the repository root:
-#   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=0" [rounds]          (the eight-warp form)
-#   bash bench/gdn_fused_ab.sh "-DGDN_WS_CLOCK=1" [rounds]          (the engine's form with its phase clocks)
+#   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=1" [rounds]          (the warp-specialised form)
+#   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=1 -DGDN_WS_CLOCK=1"  (the same with its phase clocks)
 # Writes the log to ${OUT:-/tmp}/gdn_fused_ab.log; prints the table last. No carry needed.
 # OPGRAPH_AB_TIMEOUT (default 120 s) bounds the run: a variant that hangs is reported, not waited on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}
-defs=${1:?"the variant's defines, e.g. -DGDN_FUSED_WS=0"}
+defs=${1:?"the variant's defines, e.g. -DGDN_FUSED_WS=1"}
 rounds=${2:-20}
 dir=$(mktemp -d)
 common=(-std=c++20 -O3 -arch=sm_90a -DGDN_D=128 -DGDN_IO=0 -Isrc/engines -Isrc/runtime/kernels/include)

@@ -755,21 +755,20 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   }
 }
 
-// The fused pass's other builds (kernels/gdn_fused.cu): GDN_FUSED_WS=0, the eight-warp form
-// (fused_pass), with the diagonal blocks by columns (the default) and by rows
-// (GDN_FUSED_INV_COL=0); GDN_WS_CLOCK=1, the engine's warp-specialised form with its phase clocks.
-// No plan runs them; bench/gdn_fused_ab.sh runs them on the GPU against the engine's build. They
-// compile for sm_90a from the embedded sources as the engine would compile them, both input types
-// (each cubin holds all four fused entries: the prefill, the summary, the span summary and the
-// span scan).
+// The fused pass's variants under trial (kernels/gdn_fused.cu): GDN_FUSED_INV_COL=1, the diagonal
+// blocks by columns; GDN_FUSED_WS=1, the warp-specialised forms (ws::ws_pass); the latter with
+// GDN_WS_CLOCK=1, its phase clocks. No plan runs them; bench/gdn_fused_ab.sh runs them on the GPU
+// against the engine's build. They compile for sm_90a from the embedded sources as the engine
+// would compile them, both input types (each cubin holds all four fused entries: the prefill,
+// the summary, the span summary and the span scan).
 TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   using Defines = std::vector<std::pair<std::string, std::string>>;
   const std::vector<std::pair<const char*, Defines>> variants = {
-      {"eight_warp", {{"GDN_FUSED_WS", "0"}}},
-      {"eight_warp_inv_rows", {{"GDN_FUSED_WS", "0"}, {"GDN_FUSED_INV_COL", "0"}}},
-      {"ws_clock", {{"GDN_WS_CLOCK", "1"}}},
+      {"inv_col", {{"GDN_FUSED_INV_COL", "1"}}},
+      {"ws", {{"GDN_FUSED_WS", "1"}}},
+      {"ws_clock", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_CLOCK", "1"}}},
   };
   int fused = 0;
   for (auto r : linear_attention::declared_specialisations()) {

@@ -157,7 +157,7 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
   l.main.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p.d));
   if (kind == Kind::kFused || kind == Kind::kFusedSplit || kind == Kind::kSummary) {
     l.main.grid[0] = kind == Kind::kSummary ? 2 : 1;  // summary: H rows, then M^T rows
-    l.main.block[0] = opgraph_gdn::kGdnFusedThreads;   // the warp-specialised form: three warpgroups
+    l.main.block[0] = opgraph_gdn::kGdnFusedThreads;   // the form gdn_fused.cu builds by default
     l.main.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fused_smem_bytes(p.d));
   }
   if (kind == Kind::kTwoPass || kind == Kind::kSplit) {

@@ -1,10 +1,11 @@
 // linear_attention/kernels/gdn_fused.cu — the fused Gated DeltaNet prefill on
 // wgmma (the engine's PIPELINE_ARCH knob 2; sm_90a, D = 128 only).
 //
-// The engine builds every fused entry warp-specialised (GDN_FUSED_WS = 1, ws::ws_pass
-// below: two state warpgroups, an auxiliary one a chunk ahead; H200, 16/64 heads 4 x 8192:
-// 1.70 ms against 1.85 for the eight-warp form). The eight-warp form (fused_pass,
-// GDN_FUSED_WS = 0) stays as bench/gdn_fused_ab.sh's other side; both do the same arithmetic:
+// Two forms of every fused entry, the same arithmetic: the eight-warp form (fused_pass, the
+// engine's; below) and the warp-specialised one (GDN_FUSED_WS = 1, ws::ws_pass: two state
+// warpgroups, an auxiliary one a chunk ahead; a variant under trial: 1.70 ms against 1.85 at
+// 16/64 heads 4 x 8192 on the H200 through bench/gdn_fused_ab.sh's nvcc build, but the engine's
+// NVRTC build of it did not finish test_la_gpu's fused cases there — docs/linear_attention.md).
 //
 // gdn_prefill_fused (eight-warp form): one CTA of two warpgroups per (output head, sequence); the
 //   CTA walks the sequence's 64-token chunks in order with nothing in global
@@ -38,10 +39,10 @@
 // other GDN_D compiles to an empty translation unit.
 #if GDN_D == 128
 #ifndef GDN_FUSED_INV_COL
-#define GDN_FUSED_INV_COL 1
+#define GDN_FUSED_INV_COL 0
 #endif
 #ifndef GDN_FUSED_WS
-#define GDN_FUSED_WS 1
+#define GDN_FUSED_WS 0
 #endif
 namespace opgraph_gdn {
 
@@ -84,7 +85,7 @@ constexpr u32 kIq = kEg + 4 * C;    // iq a token (P's rows)
 constexpr u32 kIk = kIq + 4 * C;    // ik a token (L's rows and columns, P's columns)
 constexpr u32 kKf = kIk + 4 * C;    // ik e^(gamma_C - gamma) a token (Vn^T's columns in the state update)
 constexpr u32 kFusedBytes = kKf + 4 * C;
-static_assert(kFusedBytes + 1024 == gdn_fused_pass_smem_bytes(D), "gdn_fused_pass_smem_bytes disagrees with the tile map");
+static_assert(kFusedBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the tile map");
 constexpr u32 kPanel64 = 64 * 128;    // a panel of a 64-row tile
 
 // Descriptors: K-major (k16 step kk of a tile with `panel`-byte panels of 64
@@ -665,8 +666,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     __syncthreads();
 
     // T = (I + L)^-1, fp32, then its bf16 copy (zero above the diagonal blocks).
-    // One TF32 pass: T is rounded to bf16 below. GDN_FUSED_INV_COL (the default; 2 % faster on
-    // the H200): the diagonal blocks by columns; 0, by rows.
+    // One TF32 pass: T is rounded to bf16 below. GDN_FUSED_INV_COL (a variant under trial, 2 %
+    // faster on the H200 through bench/gdn_fused_ab.sh): the diagonal blocks by columns.
     triangular_inverse_tc<1, GDN_FUSED_INV_COL != 0>(lf, tf, tid);
     static_assert(kThreads == 4 * C, "T copies: four threads a row");
     t_copy(tid, tf, sb + kBe, sb + kBet, sb + kT, sb + kTv);
@@ -702,8 +703,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 }
 
 #if GDN_FUSED_WS
-// ---- the warp-specialised forms, the engine's (GDN_FUSED_WS = 1, the default, builds every fused
-// entry from them: 384 threads, kGdnFusedThreads; gdn_fused_smem_bytes). Kept in this file: one
+// ---- the warp-specialised forms, a variant under trial (GDN_FUSED_WS = 1 builds every fused entry
+// from them: 384 threads, gdn_fused_ws_smem_bytes; off in the engine). Kept in this file: one
 // more embedded kernel file makes LeakSanitizer crash at exit in the sanitizer job
 // (Nvrtc.EveryKernelInTheTreeCompilesForSm90a: NVRTC given 24 headers instead of 23; see
 // docs/architecture.md, "Hardening") ----
@@ -735,7 +736,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 // GDN_WS_CLOCK (a measuring aid, never in the engine): thread 0 of the state side and of the
 // auxiliary side add up clock64() spans a phase, CTA (0, 0, 0) stores them a chunk at its end
 // into gdn_ws_clock (bench/gdn_fused_ab.cu prints them when the cubin has it):
-//   bash bench/gdn_fused_ab.sh "-DGDN_WS_CLOCK=1"
+//   bash bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=1 -DGDN_WS_CLOCK=1"
 #ifndef GDN_WS_CLOCK
 #define GDN_WS_CLOCK 0
 #endif
@@ -755,7 +756,6 @@ namespace opgraph_gdn {
 namespace ws {
 
 constexpr int kWsThreads = 384;
-static_assert(kWsThreads == kGdnFusedThreads, "kGdnFusedThreads disagrees with the warpgroups");
 // A stage (bytes from its base; stage s at s * kStageBytes).
 constexpr u32 kSQ = 0, kSK = 16384, kSV = 32768;  // raw q, k, v [64][128]
 constexpr u32 kSWn = 49152;                       // Wn [64][128]
@@ -776,7 +776,7 @@ constexpr u32 kABe = kABet + 4 * C;        // beta e^gamma ik (T_k's column scal
 constexpr u32 kAIq = kABe + 4 * C;
 constexpr u32 kAIk = kAIq + 4 * C;
 constexpr u32 kWsBytes = kAIk + 4 * C;  // + 1024 to align the base: gdn_prefill_fused_smem_bytes
-static_assert(kWsBytes + 1024 == gdn_fused_smem_bytes(D), "gdn_fused_smem_bytes disagrees with the stages' map");
+static_assert(kWsBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
 
 // Named barriers (0: __syncthreads; 1, 2: wg_sync of warpgroups 0, 1).
 constexpr int kBarAux = 3, kBarFull = 4, kBarEmpty = 6;  // FULL(s) = 4 + s, EMPTY(s) = 6 + s
@@ -1069,6 +1069,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   }
 extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::kWsBytes + 1024;
 #else
+static_assert(kThreads == kGdnFusedThreads, "kGdnFusedThreads (the engine's launch) disagrees with the entries' block");
 // The dynamic shared memory the entries need (bench/gdn_fused_ab.cu reads it from the cubin).
 #define GDN_FUSED_ENTRY(name, PH)                                                      \
   extern "C" __global__ void __launch_bounds__(kThreads, 1) name(const GdnParams p) { \
