@@ -15,8 +15,14 @@ dir=$(mktemp -d)
 common=(-std=c++20 -O3 -arch=sm_90a -DGDN_D=128 -DGDN_IO=0 -Isrc/engines -Isrc/runtime/kernels/include)
 src=src/engines/linear_attention/kernels/gdn_fused.cu
 nvcc "${common[@]}" -cubin "$src" -o "$dir/a.cubin" -Xptxas -v >"$dir/a.ptxas" 2>&1
-# shellcheck disable=SC2086
-nvcc "${common[@]}" $defs -cubin "$src" -o "$dir/b.cubin" -Xptxas -v >"$dir/b.ptxas" 2>&1
+# OPGRAPH_AB_B_CUBIN: B is that cubin as built elsewhere (e.g. the engine's NVRTC build from the
+# kernel cache), not this source with the defines (then given only to name the run).
+if [ -n "${OPGRAPH_AB_B_CUBIN:-}" ]; then
+  cp "$OPGRAPH_AB_B_CUBIN" "$dir/b.cubin" && echo "(B: $OPGRAPH_AB_B_CUBIN, not compiled here)" >"$dir/b.ptxas"
+else
+  # shellcheck disable=SC2086
+  nvcc "${common[@]}" $defs -cubin "$src" -o "$dir/b.cubin" -Xptxas -v >"$dir/b.ptxas" 2>&1
+fi
 nvcc -std=c++20 -O2 -Isrc/engines bench/gdn_fused_ab.cu -o "$dir/ab" -lcuda
 {
   echo "# gdn fused A/B: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"

@@ -740,6 +740,13 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #ifndef GDN_WS_CLOCK
 #define GDN_WS_CLOCK 0
 #endif
+// GDN_WS_START_SYNC (default 1): every warp of the CTA meets once after its setmaxnreg, so no
+// auxiliary warp exits (an empty sequence's CTA: no chunk) before the state warpgroups have taken
+// the registers it released into the CTA's pool. A candidate cause of the engine build's hang on
+// 2026-12-03 (docs/linear_attention.md), not yet confirmed on the GPU: 0 leaves it out.
+#ifndef GDN_WS_START_SYNC
+#define GDN_WS_START_SYNC 1
+#endif
 #if GDN_WS_CLOCK
 extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
 #define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
@@ -863,6 +870,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   if (wg == 2) {
     // ---------------- the auxiliary side ----------------
     setmaxnreg_dec<120>();
+    if (GDN_WS_START_SYNC) __syncthreads();
     const int a = tid - 256;  // 0..127
     float* const lf = reinterpret_cast<float*>(base + kALf);
     float* const tf = reinterpret_cast<float*>(base + kATf);
@@ -1030,6 +1038,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
 
   // ---------------- the state side (warpgroups 0 and 1) ----------------
   setmaxnreg_inc<192>();
+  if (GDN_WS_START_SYNC) __syncthreads();
   const int v0 = 64 * wg;
   float st[64];
   pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
