@@ -4,7 +4,9 @@
 // sm_90a target, and an NVRTC compile for sm_90a of every declared kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "engines/linear_attention/gdn_problem.h"
@@ -364,7 +366,7 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   const auto& knobs = engine->capabilities().knobs;
   ASSERT_EQ(knobs.size(), 2u);
   EXPECT_EQ(knobs[0].type, KnobType::PIPELINE_ARCH);
-  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(engine->default_knobs().at(KnobType::PIPELINE_ARCH), 0);
   EXPECT_EQ(knobs[1].type, KnobType::CHAIN_SPLIT);
   EXPECT_EQ(knobs[1].values, (std::vector<std::int64_t>{0, 8, 16, 32, 64, 128, 256}));
@@ -433,9 +435,74 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   EXPECT_TRUE(names_of(2, &st).empty());
   EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
   EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
-  names_of(3, &st);
+  // 3, the warp-specialised fused prefill, is experimental: refused by its rule unless the
+  // process opts in (LaKernels.WarpSpecialisedFusedIsOptIn); 4 is no mode.
+  ASSERT_EQ(std::getenv("OPGRAPH_EXPERIMENTAL_GDN_WS"), nullptr) << "the suite runs without the opt-in";
+  EXPECT_TRUE(names_of(3, &st).empty());
+  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(st.message().find("rule experimental_ws"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("OPGRAPH_EXPERIMENTAL_GDN_WS=1"), std::string::npos) << st.message();
+  names_of(4, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("PIPELINE_ARCH"), std::string::npos) << st.message();
+}
+
+// PIPELINE_ARCH 3 under OPGRAPH_EXPERIMENTAL_GDN_WS=1: the fused entries' warp-specialised build
+// (define GDN_FUSED_WS=1, kernel names ending _ws, a cache key of their own), split or not; the
+// two-pass fix-up between the spans is the same kernel as under 2; no workspace unsplit. Without
+// the opt-in the same config is refused (above), whatever it was before in the process.
+TEST(LaKernels, WarpSpecialisedFusedIsOptIn) {
+  auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  Cfg c = cfg_of(128);
+  c.cu = {0, 700, 700, 1000};
+  Built b = gdn(c);
+  b.g.freeze();
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  FactsCache facts(b.g, PlanTarget{*sm90});
+  PlanContext ctx{&facts};
+  auto requests_of = [&](std::int64_t split, Status* st) {
+    std::vector<runtime::KernelRequest> out;
+    *st = engine->plan_kernels(
+        b.g, PlanConfig{engine->id(), {{KnobType::PIPELINE_ARCH, 3}, {KnobType::CHAIN_SPLIT, split}}, {}, -1}, ctx,
+        [&](const runtime::KernelRequest& r) {
+          out.push_back(r);
+          return Status::ok();
+        });
+    return out;
+  };
+  auto has_ws_define = [](const runtime::KernelRequest& r) {
+    return std::any_of(r.defines.begin(), r.defines.end(),
+                       [](const runtime::KernelDefine& d) { return d.name == "GDN_FUSED_WS" && d.value == "1"; });
+  };
+  ASSERT_EQ(::setenv("OPGRAPH_EXPERIMENTAL_GDN_WS", "1", 1), 0);
+  Status st;
+  auto whole = requests_of(0, &st);
+  auto split = requests_of(8, &st);
+  Status split_st = st;
+  ASSERT_EQ(::unsetenv("OPGRAPH_EXPERIMENTAL_GDN_WS"), 0);
+  ASSERT_TRUE(split_st.is_good()) << split_st.message();
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].kernel, "gdn_prefill_fused_d128_bf16_ws");
+  EXPECT_EQ(whole[0].entry, "gdn_prefill_fused");
+  EXPECT_TRUE(has_ws_define(whole[0]));
+  ASSERT_EQ(split.size(), 3u);
+  EXPECT_EQ(split[0].kernel, "gdn_span_scan_fused_d128_bf16_ws");
+  EXPECT_EQ(split[1].kernel, "gdn_span_summary_fused_d128_bf16_ws");
+  EXPECT_TRUE(has_ws_define(split[0]) && has_ws_define(split[1]));
+  EXPECT_EQ(split[2].kernel, "gdn_span_fixup_d128_bf16");
+  EXPECT_FALSE(has_ws_define(split[2]));
+  auto p = analyze_gdn(b.g);
+  ASSERT_TRUE(p.is_good());
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFusedWs), 0);
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFusedWs, 8),
+            linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 8));
+  // The plain fused prefill never carries the define.
+  for (const auto& r : linear_attention::kernel_requests(*p, linear_attention::kPrefillFused, 8))
+    EXPECT_FALSE(has_ws_define(r)) << r.kernel;
+  // The opt-in withdrawn: refused again.
+  EXPECT_TRUE(requests_of(0, &st).empty());
+  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
 }
 
 // Chain splitting (knob CHAIN_SPLIT, two-pass only): the kernels and workspace
@@ -492,7 +559,7 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_TRUE(st.is_good()) << st.message();
   plan_with(0, 16, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
-  EXPECT_NE(st.message().find("needs PIPELINE_ARCH 1 or 2"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("needs PIPELINE_ARCH 1, 2 or 3"), std::string::npos) << st.message();
   plan_with(1, 12, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("CHAIN_SPLIT"), std::string::npos) << st.message();

@@ -150,10 +150,12 @@ HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng, std::vector<
 // The plan config of prefill mode m: 0 one pass, 1 two passes, m >= 8 two passes
 // with the scan split into spans of m chunks (knob CHAIN_SPLIT).
 constexpr int kSplit8 = 8;  // the numerics checks' split: spans of 512 tokens
-// m >= 1000: the fused prefill split into spans of m - 1000 chunks.
+// m >= 1000: the fused prefill split into spans of m - 1000 chunks; m >= 3000: the
+// warp-specialised fused prefill (PIPELINE_ARCH 3) split into spans of m - 3000 chunks.
 constexpr int kFusedSplit8 = 1008;
-int arch_of(int m) { return m >= 1000 ? 2 : m >= kSplit8 ? 1 : m; }
-int split_of(int m) { return m >= 1000 ? m - 1000 : m >= kSplit8 ? m : 0; }
+constexpr int kFusedWsSplit8 = 3008;
+int arch_of(int m) { return m >= 3000 ? 3 : m >= 1000 ? 2 : m >= kSplit8 ? 1 : m; }
+int split_of(int m) { return m >= 3000 ? m - 3000 : m >= 1000 ? m - 1000 : m >= kSplit8 ? m : 0; }
 PlanConfig config_of(int m) {
   if (m >= kSplit8)
     return PlanConfig{
@@ -161,11 +163,20 @@ PlanConfig config_of(int m) {
   return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1};
 }
 // Every prefill mode a d-dim graph runs under: one pass, two passes, the split
-// two-pass, and the fused wgmma prefill (d = 128 only).
+// two-pass, and the fused wgmma prefill (d = 128 only); where the process sets
+// OPGRAPH_EXPERIMENTAL_GDN_WS=1, the warp-specialised fused prefill too (PIPELINE_ARCH 3,
+// experimental: la_engine.h), split and not.
 constexpr int kFused = 2;
+constexpr int kFusedWs = 3;
+bool ws_opted_in() {
+  const char* v = std::getenv("OPGRAPH_EXPERIMENTAL_GDN_WS");
+  return v && std::string(v) == "1";
+}
+bool is_fused_mode(int m) { return m == kFused || m == kFusedWs; }
 std::vector<int> modes_for(std::int64_t d) {
   std::vector<int> m = {0, 1, kSplit8};
   if (d == 128) m.push_back(kFused), m.push_back(kFusedSplit8);
+  if (d == 128 && ws_opted_in()) m.push_back(kFusedWs), m.push_back(kFusedWsSplit8);
   return m;
 }
 const char* mode_name(int m) {
@@ -174,6 +185,8 @@ const char* mode_name(int m) {
     case 1: return "2-pass";
     case 2: return "fused";
     case kFusedSplit8: return "fused-split8";
+    case kFusedWs: return "fused-ws";
+    case kFusedWsSplit8: return "fused-ws-split8";
     case 8: return "split8";
     case 16: return "split16";
     case 32: return "split32";
@@ -234,10 +247,10 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   }
   // The workspace, poisoned as the outputs are: a read of anything not written fails.
   const std::int64_t ws_bytes = (*plan)->workspace_size();
-  if (c.prefill != 0 && c.prefill != kFused && c.t() > 8 * c.n()) {
+  if (c.prefill != 0 && !is_fused_mode(c.prefill) && c.t() > 8 * c.n()) {
     EXPECT_GT(ws_bytes, 0) << c.name << ": the two-pass prefill declares its workspace";
   }
-  if (c.prefill == kFused) {
+  if (is_fused_mode(c.prefill)) {
     EXPECT_EQ(ws_bytes, 0) << c.name << ": the fused prefill keeps everything on chip";
   }
   std::unique_ptr<DeviceBuffer> ws = poisoned_workspace(ws_bytes);

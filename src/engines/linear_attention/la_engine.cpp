@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 #include "engines/linear_attention/kernels/gdn_params.cuh"
 #include "exec/declared_layout.h"
@@ -72,7 +74,8 @@ GdnParams params_of(const GdnProblem& p) {
   return k;
 }
 
-runtime::KernelRequest request(long long d, DataType io, const char* entry) {
+runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false);
+runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws) {
   const std::string e = entry;
   const char* source = e == "gdn_prefill" ? "linear_attention/kernels/gdn_prefill.cu"
                        : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
@@ -81,7 +84,12 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
                        : e == "gdn_decode" || e == "gdn_decode_small" || e == "gdn_state_copy"
                            ? "linear_attention/kernels/gdn_decode.cu"
                                                                     : "linear_attention/kernels/gdn_two_pass.cu";
-  return rules::kernel_request(d, io, entry, source);
+  runtime::KernelRequest r = rules::kernel_request(d, io, entry, source);
+  if (ws) {  // the warp-specialised build of the fused entries (PIPELINE_ARCH 3)
+    r.defines.push_back({"GDN_FUSED_WS", "1"});
+    r.kernel += "_ws";
+  }
+  return r;
 }
 // The pool copy does not depend on the layout class: one specialisation.
 runtime::KernelRequest copy_request() {
@@ -95,12 +103,17 @@ bool needs_pool_copy(const GdnProblem& p) { return p.state_indices >= 0 && p.fin
 // Whether plan `p` under prefill mode `mode` runs the two-pass prefill.
 bool two_pass(const GdnProblem& p, int mode) { return !p.summary && mode == kPrefillTwoPass && !use_decode(p); }
 // Whether plan `p` under prefill mode `mode` runs the fused prefill.
-bool fused(const GdnProblem& p, int mode) { return !p.summary && mode == kPrefillFused && !use_decode(p); }
+bool fused(const GdnProblem& p, int mode) {
+  return !p.summary && (mode == kPrefillFused || mode == kPrefillFusedWs) && !use_decode(p);
+}
+// Whether the fused entries are the warp-specialised build (PIPELINE_ARCH 3).
+bool fused_ws(const GdnProblem& p, int mode) { return fused(p, mode) && mode == kPrefillFusedWs; }
 // The fused prefill's one shape rule (its tiles are written for d = 128).
 Status fused_head_dim(const GdnProblem& p, int mode) {
   if (!fused(p, mode) || p.d == 128) return Status::ok();
   return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                "engine linear_attention: knob PIPELINE_ARCH 2 (the fused wgmma prefill): rule fused_head_dim: "
+                "engine linear_attention: knob PIPELINE_ARCH " + std::to_string(mode) +
+                    " (the fused wgmma prefill): rule fused_head_dim: "
                 "its tiles are written for d_k = d_v = 128; this graph has " + std::to_string(p.d) +
                     " (PIPELINE_ARCH 0 or 1 serve it)");
 }
@@ -112,10 +125,10 @@ Result<long long> chain_split(const PlanConfig& config, int mode) {
   if (std::find(std::begin(kChainSplits), std::end(kChainSplits), it->second) == std::end(kChainSplits))
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT (chunks per span) is " +
                                                 std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
-  if (it->second != 0 && mode != kPrefillTwoPass && mode != kPrefillFused)
+  if (it->second != 0 && mode != kPrefillTwoPass && mode != kPrefillFused && mode != kPrefillFusedWs)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(it->second) +
                                                 " splits the two-pass or fused prefill's scan; it needs PIPELINE_ARCH "
-                                                "1 or 2");
+                                                "1, 2 or 3");
   return static_cast<long long>(it->second);
 }
 
@@ -123,10 +136,20 @@ Result<long long> chain_split(const PlanConfig& config, int mode) {
 Result<int> prefill_mode(const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
   if (it == config.knobs.end()) return kPrefillOnePass;
-  if (it->second != kPrefillOnePass && it->second != kPrefillTwoPass && it->second != kPrefillFused)
+  if (it->second != kPrefillOnePass && it->second != kPrefillTwoPass && it->second != kPrefillFused &&
+      it->second != kPrefillFusedWs)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob PIPELINE_ARCH (prefill mode) is " +
                                                 std::to_string(it->second) +
-                                                "; it takes 0 (one pass), 1 (two passes) or 2 (fused, d = 128)");
+                                                "; it takes 0 (one pass), 1 (two passes), 2 (fused, d = 128) or 3 "
+                                                "(fused warp-specialised, experimental)");
+  if (it->second == kPrefillFusedWs) {
+    const char* opt_in = std::getenv("OPGRAPH_EXPERIMENTAL_GDN_WS");
+    if (!opt_in || std::string_view(opt_in) != "1")
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                    "engine linear_attention: knob PIPELINE_ARCH 3 (the warp-specialised fused prefill): rule "
+                    "experimental_ws: experimental, it has not yet passed test_la_gpu on the H200; set "
+                    "OPGRAPH_EXPERIMENTAL_GDN_WS=1 to plan it (PIPELINE_ARCH 2 is the tested fused prefill)");
+  }
   return static_cast<int>(it->second);
 }
 
@@ -145,7 +168,7 @@ struct GdnLaunch {
   std::int64_t workspace = 0;     // bytes (two-pass only)
   long long split_offset = -1;    // bytes from the workspace to the span summaries (-1: no split)
 };
-GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
+GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws) {
   GdnLaunch l;
   l.params = params_of(p);
   const bool decode = kind == Kind::kDecode || kind == Kind::kDecodeSmall;
@@ -157,8 +180,11 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split) {
   l.main.shared_bytes = decode ? 0u : static_cast<unsigned>(opgraph_gdn::gdn_prefill_smem_bytes(p.d));
   if (kind == Kind::kFused || kind == Kind::kFusedSplit || kind == Kind::kSummary) {
     l.main.grid[0] = kind == Kind::kSummary ? 2 : 1;  // summary: H rows, then M^T rows
-    l.main.block[0] = opgraph_gdn::kGdnFusedThreads;   // the form gdn_fused.cu builds by default
-    l.main.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fused_smem_bytes(p.d));
+    // The form gdn_fused.cu builds by default, or the warp-specialised one (three warpgroups).
+    const bool ws_form = ws && kind != Kind::kSummary;
+    l.main.block[0] = ws_form ? opgraph_gdn::kGdnFusedWsThreads : opgraph_gdn::kGdnFusedThreads;
+    l.main.shared_bytes = static_cast<unsigned>(ws_form ? opgraph_gdn::gdn_fused_ws_smem_bytes(p.d)
+                                                        : opgraph_gdn::gdn_fused_smem_bytes(p.d));
   }
   if (kind == Kind::kTwoPass || kind == Kind::kSplit) {
     l.params.n_slots = opgraph_gdn::gdn_ws_slots(p.t, p.n_seq);
@@ -199,7 +225,7 @@ class GdnPlan final : public CompiledPlan {
   // `summary` and `fixup` non-null too: a chain split (`main` = the span scan).
   GdnPlan(GdnProblem p, runtime::KernelRuntime* rt, const runtime::LoadedKernel* main,
           const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, const runtime::LoadedKernel* summary,
-          const runtime::LoadedKernel* fixup, long long split, bool fused, OperandTable table,
+          const runtime::LoadedKernel* fixup, long long split, bool fused, bool ws, OperandTable table,
           std::array<std::int32_t, kSlots> rows)
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
         table_(std::move(table)), rows_(rows),
@@ -208,7 +234,7 @@ class GdnPlan final : public CompiledPlan {
               : fused        ? (summary_ && fixup_ && split > 0 ? Kind::kFusedSplit : Kind::kFused)
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
-        split_(splits(kind_) ? split : 0), launch_(launch_for(p_, kind_, split_)) {}
+        split_(splits(kind_) ? split : 0), ws_(ws), launch_(launch_for(p_, kind_, split_, ws_)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
   Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
     auto l = launch_of(pack);
@@ -294,6 +320,7 @@ class GdnPlan final : public CompiledPlan {
   std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
   Kind kind_;
   long long split_;
+  bool ws_;                                // the fused entries' warp-specialised build (PIPELINE_ARCH 3)
   GdnLaunch launch_;                       // the built launch
 
   // The launch a call runs: the built one, or (execute-time overrides) one for the
@@ -313,7 +340,7 @@ class GdnPlan final : public CompiledPlan {
                         std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
                         ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_));
     thread_local GdnLaunch moved;  // per thread: the plan stays thread-safe and allocation-free
-    moved = launch_for(*q, kind_, split_);
+    moved = launch_for(*q, kind_, split_, ws_);
     return &moved;
   }
 };
@@ -359,7 +386,9 @@ class LaEngine final : public Engine {
     // Prefill mode: 0 one pass (gdn_prefill), 1 two passes (gdn_prefill_prep +
     // gdn_prefill_scan, with a workspace). The first value is the default.
     // Chain split: the two-pass scan in spans of this many chunks (0: off, the default).
-    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass, kPrefillFused}},
+    // PIPELINE_ARCH 3 (experimental) is in the domain so that it can be named; it plans only
+    // under OPGRAPH_EXPERIMENTAL_GDN_WS=1 (rule experimental_ws) and is never proposed.
+    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass, kPrefillFused, kPrefillFusedWs}},
                    KnobDomain{KnobType::CHAIN_SPLIT, {std::begin(kChainSplits), std::end(kChainSplits)}}};
   }
   const Capabilities& capabilities() const override { return caps_; }
@@ -415,9 +444,9 @@ class LaEngine final : public Engine {
       else if (r.entry == "gdn_span_fixup") fixup = *k;
       else main = *k;
     }
-    const bool is_fused = fused(*p, *mode);
-    return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(std::move(*p), &rt, main, prep, copy, summary,
-                                                                   fixup, *split, is_fused, std::move(*table), rows));
+    const bool is_fused = fused(*p, *mode), is_ws = fused_ws(*p, *mode);
+    return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(
+        std::move(*p), &rt, main, prep, copy, summary, fixup, *split, is_fused, is_ws, std::move(*table), rows));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
@@ -558,11 +587,12 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
     out.push_back(request(p.d, p.io, "gdn_prefill_scan"));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
   } else if (fused(p, prefill_mode) && p.d == 128 && split > 0) {
-    out.push_back(request(p.d, p.io, "gdn_span_scan_fused"));
-    out.push_back(request(p.d, p.io, "gdn_span_summary_fused"));
+    const bool ws = fused_ws(p, prefill_mode);
+    out.push_back(request(p.d, p.io, "gdn_span_scan_fused", ws));
+    out.push_back(request(p.d, p.io, "gdn_span_summary_fused", ws));
     out.push_back(request(p.d, p.io, "gdn_span_fixup"));
   } else if (fused(p, prefill_mode) && p.d == 128) {
-    out.push_back(request(p.d, p.io, "gdn_prefill_fused"));
+    out.push_back(request(p.d, p.io, "gdn_prefill_fused", fused_ws(p, prefill_mode)));
   } else {
     out.push_back(request(p.d, p.io, !use_decode(p) ? "gdn_prefill" : decode_small(p) ? "gdn_decode_small" : "gdn_decode"));
   }

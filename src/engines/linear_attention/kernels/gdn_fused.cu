@@ -703,8 +703,9 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 }
 
 #if GDN_FUSED_WS
-// ---- the warp-specialised forms, a variant under trial (GDN_FUSED_WS = 1 builds every fused entry
-// from them: 384 threads, gdn_fused_ws_smem_bytes; off in the engine). Kept in this file: one
+// ---- the warp-specialised forms, experimental (GDN_FUSED_WS = 1 builds every fused entry from
+// them: 384 threads, gdn_fused_ws_smem_bytes; the engine's PIPELINE_ARCH 3 under
+// OPGRAPH_EXPERIMENTAL_GDN_WS=1, la_engine.h). Kept in this file: one
 // more embedded kernel file makes LeakSanitizer crash at exit in the sanitizer job
 // (Nvrtc.EveryKernelInTheTreeCompilesForSm90a: NVRTC given 24 headers instead of 23; see
 // docs/architecture.md, "Hardening") ----
@@ -763,6 +764,7 @@ namespace opgraph_gdn {
 namespace ws {
 
 constexpr int kWsThreads = 384;
+static_assert(kWsThreads == kGdnFusedWsThreads, "kGdnFusedWsThreads (the engine's launch) disagrees with the warpgroups");
 // A stage (bytes from its base; stage s at s * kStageBytes).
 constexpr u32 kSQ = 0, kSK = 16384, kSV = 32768;  // raw q, k, v [64][128]
 constexpr u32 kSWn = 49152;                       // Wn [64][128]

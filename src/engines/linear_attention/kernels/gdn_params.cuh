@@ -131,17 +131,18 @@ constexpr long long gdn_scan_smem_bytes(long long d) {
 // The fused entries (gdn_fused.cu, d = 128 only) as the engine builds them: the
 // eight-warp form (fused_pass; GDN_FUSED_WS = 0, the default), two warpgroups.
 constexpr unsigned kGdnFusedThreads = 256;
+constexpr unsigned kGdnFusedWsThreads = 384;
 // Its dynamic shared memory: bf16 128B-swizzled tiles q, k, v [64 x d] in two stages,
 // Wn [64 x d], T_v, T_k, P [64 x 64]; fp32 lf, tf [64 x 65], seven token factors [64];
 // 1024 bytes to align the base. (The state stays in registers: no tile of it.)
 constexpr long long gdn_fused_smem_bytes(long long d) {
   return 2 * (7 * 64 * d + 3 * 64 * 64) + 4 * (2 * 64 * 65 + 7 * 64) + 1024;
 }
-// The warp-specialised form (ws::ws_pass; GDN_FUSED_WS = 1, a variant under trial:
-// 384 threads): two stages, each bf16 tiles q, k, v, Wn [64 x d] and T_v, P [64 x 64],
-// three token factors (1 KiB, keeping the tiles 1024-aligned); then the auxiliary
-// warpgroup's T_k [64 x 64] bf16, fp32 lf, tf [64 x 65] and five token factors [64];
-// 1024 bytes to align the base.
+// The warp-specialised form (ws::ws_pass; GDN_FUSED_WS = 1, the engine's experimental
+// PIPELINE_ARCH 3), kGdnFusedWsThreads threads: two stages, each bf16 tiles q, k, v, Wn
+// [64 x d] and T_v, P [64 x 64], three token factors (1 KiB, keeping the tiles
+// 1024-aligned); then the auxiliary warpgroup's T_k [64 x 64] bf16, fp32 lf, tf
+// [64 x 65] and five token factors [64]; 1024 bytes to align the base.
 constexpr long long gdn_fused_ws_smem_bytes(long long d) {
   return 2 * (2 * (4 * 64 * d + 2 * 64 * 64) + 1024) + 2 * 64 * 64 + 4 * (2 * 64 * 65 + 5 * 64) + 1024;
 }
