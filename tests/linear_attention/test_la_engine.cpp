@@ -358,6 +358,26 @@ TEST(LaKernels, PlanKernelsNameWhatBuildPlanLoads) {
   EXPECT_TRUE(engine->capabilities().arch_mismatch(PlanTarget{*sm80}).has_value());
 }
 
+// The kernel requests plan_kernels gives graph `c` under `knobs` for an sm_90a target
+// (st: its status; nothing on a refusal).
+std::vector<runtime::KernelRequest> planned_kernels(const Engine& engine, const Cfg& c, const Knobs& knobs, Status* st) {
+  Built b = gdn(c);
+  b.g.freeze();
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  if (sm90.is_bad()) {
+    *st = sm90.status();
+    return {};
+  }
+  FactsCache facts(b.g, PlanTarget{*sm90});
+  PlanContext ctx{&facts};
+  std::vector<runtime::KernelRequest> out;
+  *st = engine.plan_kernels(b.g, PlanConfig{engine.id(), knobs, {}, -1}, ctx, [&](const runtime::KernelRequest& r) {
+    out.push_back(r);
+    return Status::ok();
+  });
+  return out;
+}
+
 // The prefill mode knob: PIPELINE_ARCH 0 (one pass, the default), 1 (prep +
 // scan with a workspace of ceil(T / 64) + N chunk slots per head) or 2 (fused,
 // d = 128 only, no workspace); decode is the same under all.
@@ -412,19 +432,9 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   // plan_kernels names what the knob picks; a value outside the domain is refused by name.
   Cfg e = cfg_of(64);
   e.cu = {0, 30, 30, 100};
-  Built b = gdn(e);
-  b.g.freeze();
-  auto sm90 = DeviceProperties::for_arch("sm_90a");
-  ASSERT_TRUE(sm90.is_good());
-  FactsCache facts(b.g, PlanTarget{*sm90});
-  PlanContext ctx{&facts};
   auto names_of = [&](std::int64_t mode, Status* st) {
     std::vector<std::string> names;
-    *st = engine->plan_kernels(b.g, PlanConfig{engine->id(), {{KnobType::PIPELINE_ARCH, mode}}, {}, -1}, ctx,
-                               [&](const runtime::KernelRequest& r) {
-                                 names.push_back(r.kernel);
-                                 return Status::ok();
-                               });
+    for (const auto& r : planned_kernels(*engine, e, {{KnobType::PIPELINE_ARCH, mode}}, st)) names.push_back(r.kernel);
     return names;
   };
   Status st;
@@ -455,21 +465,8 @@ TEST(LaKernels, WarpSpecialisedFusedIsOptIn) {
   auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
   Cfg c = cfg_of(128);
   c.cu = {0, 700, 700, 1000};
-  Built b = gdn(c);
-  b.g.freeze();
-  auto sm90 = DeviceProperties::for_arch("sm_90a");
-  ASSERT_TRUE(sm90.is_good());
-  FactsCache facts(b.g, PlanTarget{*sm90});
-  PlanContext ctx{&facts};
   auto requests_of = [&](std::int64_t split, Status* st) {
-    std::vector<runtime::KernelRequest> out;
-    *st = engine->plan_kernels(
-        b.g, PlanConfig{engine->id(), {{KnobType::PIPELINE_ARCH, 3}, {KnobType::CHAIN_SPLIT, split}}, {}, -1}, ctx,
-        [&](const runtime::KernelRequest& r) {
-          out.push_back(r);
-          return Status::ok();
-        });
-    return out;
+    return planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 3}, {KnobType::CHAIN_SPLIT, split}}, st);
   };
   auto has_ws_define = [](const runtime::KernelRequest& r) {
     return std::any_of(r.defines.begin(), r.defines.end(),
@@ -492,7 +489,7 @@ TEST(LaKernels, WarpSpecialisedFusedIsOptIn) {
   EXPECT_TRUE(has_ws_define(split[0]) && has_ws_define(split[1]));
   EXPECT_EQ(split[2].kernel, "gdn_span_fixup_d128_bf16");
   EXPECT_FALSE(has_ws_define(split[2]));
-  auto p = analyze_gdn(b.g);
+  auto p = analyze_gdn(gdn(c).g);
   ASSERT_TRUE(p.is_good());
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFusedWs), 0);
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFusedWs, 8),
