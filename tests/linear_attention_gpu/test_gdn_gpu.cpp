@@ -1088,6 +1088,13 @@ TEST_F(GdnGpu, TimingFiveCells) {
         static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
         static_cast<long long>(cell.t), one, two, two / one, split, j, rule > 0 ? "" : "*", fz, cell.fla, cell.fi,
         best / cell.fi, fz / cell.fi, agree[1], agree[3]);
+    if (ws_opted_in()) {  // PIPELINE_ARCH 3 (experimental) against 2, on the same inputs
+      std::vector<double> agree_ws;
+      const std::vector<double> w = time_modes(c, rng, timing_reps(30), {kFused, kFusedWs}, &agree_ws);
+      std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld fused-ws %8.3f ms, fused %8.3f ms: %6.3fx; o ws~fz %.2e\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), w[1], w[0], w[1] / w[0], agree_ws[1]);
+    }
   }
 }
 

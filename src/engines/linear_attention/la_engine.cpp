@@ -74,8 +74,7 @@ GdnParams params_of(const GdnProblem& p) {
   return k;
 }
 
-runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false);
-runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws) {
+runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false) {
   const std::string e = entry;
   const char* source = e == "gdn_prefill" ? "linear_attention/kernels/gdn_prefill.cu"
                        : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
