@@ -387,7 +387,8 @@ class LaEngine final : public Engine {
     // Chain split: the two-pass scan in spans of this many chunks (0: off, the default).
     // PIPELINE_ARCH 3 (experimental) is in the domain so that it can be named; it plans only
     // under OPGRAPH_EXPERIMENTAL_GDN_WS=1 (rule experimental_ws) and is never proposed.
-    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass, kPrefillFused, kPrefillFusedWs}},
+    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH,
+                              {kPrefillOnePass, kPrefillTwoPass, kPrefillFused, kPrefillFusedWs}},
                    KnobDomain{KnobType::CHAIN_SPLIT, {std::begin(kChainSplits), std::end(kChainSplits)}}};
   }
   const Capabilities& capabilities() const override { return caps_; }
