@@ -752,13 +752,17 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
 #define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
 #define WS_CLK(i) do { const long long t_ = clock64(); clk_acc[i] += t_ - clk_t; clk_t = t_; } while (0)
-#define WS_CLK_PRINT(slot, nch)                                                     \
-  if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && (nch) > 0)        \
-    for (int i_ = 0; i_ < 8; ++i_) gdn_ws_clock[8 * (slot) + i_] = clk_acc[i_] / (nch);
+#define WS_CLK_PRINT(who, slot, nch)                                                              \
+  do {                                                                                            \
+    if ((who) && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && (nch) > 0)             \
+      for (int i_ = 0; i_ < 8; ++i_) gdn_ws_clock[8 * (slot) + i_] = clk_acc[i_] / (nch);         \
+  } while (0)
 #else
+// Statements either way (each use ends in ';'): 2026-12-03's hang was `if (a == 0)
+// WS_CLK_PRINT(...)` with an empty expansion taking the next line (`return;`) as its body.
 #define WS_CLK_DECL
 #define WS_CLK(i) do { } while (0)
-#define WS_CLK_PRINT(slot, nch)
+#define WS_CLK_PRINT(who, slot, nch) do { } while (0)
 #endif
 namespace opgraph_gdn {
 namespace ws {
@@ -1034,7 +1038,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       nb_arrive(kBarFull + (c & 1), kWsThreads);
       WS_CLK(6);
     }
-    if (a == 0) WS_CLK_PRINT(0, nch)  // ready + norms, L / P, inverse, EMPTY wait, prefetch, T copies, Wn
+    WS_CLK_PRINT(a == 0, 0, nch);  // ready + norms, L / P, inverse, EMPTY wait, prefetch, T copies, Wn
     return;
   }
 
@@ -1067,7 +1071,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     // Done with the stage: the auxiliary side may load the chunk after next into it.
     if (c + 2 < nch) nb_arrive(kBarEmpty + (c & 1), kWsThreads);
   }
-  if (tid == 0) WS_CLK_PRINT(1, nch)  // FULL wait, state_chunk, store_o
+  WS_CLK_PRINT(tid == 0, 1, nch);  // FULL wait, state_chunk, store_o
   pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
 }
 
