@@ -185,8 +185,9 @@ def declare(opgraph, g, c, tensors, io="bf16", **attr_overrides):
 
 
 def plan_label(name, kind="prefill"):
-    """'linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]' -> '2p' (PIPELINE_ARCH 0: '1p'); CHAIN_SPLIT J > 0 ->
-    'split<J>'; a decode cell's one plan runs the decode kernel under any knob value: 'decode'."""
+    """'linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]' -> '2p' (PIPELINE_ARCH 0: '1p', 2: 'fused', 3: 'fused-ws');
+    CHAIN_SPLIT J > 0 -> 'split<J>' (two-pass), 'fused-split<J>', 'fused-ws-split<J>'; a decode cell's one plan runs
+    the decode kernel under any knob value: 'decode'."""
     if kind == "decode":
         return "decode"
     knobs = {}
@@ -195,9 +196,10 @@ def plan_label(name, kind="prefill"):
             if "=" in kv:
                 k, v = kv.strip().split("=", 1)
                 knobs[k] = v
+    arch = knobs.get("PIPELINE_ARCH")
     if knobs.get("CHAIN_SPLIT", "0") != "0":
-        return "split%s" % knobs["CHAIN_SPLIT"]
-    return {"1": "2p", "0": "1p"}.get(knobs.get("PIPELINE_ARCH"), name)
+        return {"2": "fused-", "3": "fused-ws-"}.get(arch, "") + "split%s" % knobs["CHAIN_SPLIT"]
+    return {"1": "2p", "0": "1p", "2": "fused", "3": "fused-ws"}.get(arch, name)
 
 
 def our_plans(opgraph, g):

@@ -3,7 +3,7 @@
 # (PIPELINE_ARCH 3, GDN_FUSED_WS) end to end, each step bounded so a hang is reported, not waited on:
 #   1. the A/B harness, nvcc builds: eight-warp (A) vs WS (B) on its four cells (incl. test_la_gpu's
 #      varlen case), then WS without the start barrier (GDN_WS_START_SYNC=0) as B;
-#   2. test_la_gpu (built here, carry .device-deps) with OPGRAPH_EXPERIMENTAL_GDN_WS=1 on the prefill
+#   2. test_la_gpu (built here, carry .device-deps; PIPELINE_ARCH 3 in every d = 128 case) on the prefill
 #      cases; if they hang, the engine's NVRTC cubin of the WS entry goes through the A/B harness as B;
 #   3. if every step finished: the whole GdnGpu suite under the opt-in, then GdnGpu.TimingFiveCells.
 # Run from the repository root on the GPU machine:  bash bench/gdn_ws_diag.sh
@@ -39,10 +39,10 @@ wait $build
 if [ "$(cat "$out/build.rc")" != 0 ]; then
   note "build failed: $(tail -5 "$out/cmake.log")"
 else
-  OPGRAPH_EXPERIMENTAL_GDN_WS=1 timeout -s KILL 150 stdbuf -oL "$B/tests/test_la_gpu" \
+  timeout -s KILL 150 stdbuf -oL "$B/tests/test_la_gpu" \
     --gtest_filter='GdnGpu.Prefill*' >"$out/la_prefill_ws.log" 2>&1
   rc=$?
-  note "test_la_gpu GdnGpu.Prefill* (WS opted in): rc $rc ($(grep -c 'fused-ws' "$out/la_prefill_ws.log") fused-ws lines; $(grep -E '^\[  (PASSED|FAILED)' "$out/la_prefill_ws.log" | paste -sd ' '))"
+  note "test_la_gpu GdnGpu.Prefill*: rc $rc ($(grep -c 'fused-ws' "$out/la_prefill_ws.log") fused-ws lines; $(grep -E '^\[  (PASSED|FAILED)' "$out/la_prefill_ws.log" | paste -sd ' '))"
   [ $rc = 137 ] && { note "  last line: $(tail -1 "$out/la_prefill_ws.log" | cut -c1-100)"; hung test_la_gpu; }
   cub=$(find "$XDG_CACHE_HOME" -name '*gdn_prefill_fused_ws*bf16*.cubin' | head -1)
   if [ -n "$cub" ] && [ $rc = 137 ]; then
@@ -53,10 +53,10 @@ else
     grep -q 'status 124' "$out/ab_engine_cubin.log" && hung "tmp\\..*/ab "
   fi
   if [ $rc = 0 ] || [ $rc = 1 ]; then
-    OPGRAPH_EXPERIMENTAL_GDN_WS=1 timeout -s KILL 200 stdbuf -oL "$B/tests/test_la_gpu" \
+    timeout -s KILL 200 stdbuf -oL "$B/tests/test_la_gpu" \
       --gtest_filter='GdnGpu*:-GdnGpu*.Timing*:GdnGpu.Prefill*' >"$out/la_rest_ws.log" 2>&1
-    note "test_la_gpu GdnGpu* rest (WS opted in): rc $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/la_rest_ws.log" | paste -sd ' '))"
-    OPGRAPH_EXPERIMENTAL_GDN_WS=1 timeout -s KILL 120 stdbuf -oL "$B/tests/test_la_gpu" \
+    note "test_la_gpu GdnGpu* rest: rc $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/la_rest_ws.log" | paste -sd ' '))"
+    timeout -s KILL 120 stdbuf -oL "$B/tests/test_la_gpu" \
       --gtest_filter='GdnGpu.TimingFiveCells' >"$out/la_timing_ws.log" 2>&1
     note "timing rc $?"
   fi

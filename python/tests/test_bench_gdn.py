@@ -69,6 +69,10 @@ def test_plan_labels(cg):
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]") == "1p"
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]") == "split64"
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]", "decode") == "decode"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]") == "fused"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]") == "fused-ws"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=8, PIPELINE_ARCH=2]") == "fused-split8"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=8, PIPELINE_ARCH=3]") == "fused-ws-split8"
 
 
 def test_dry_run_declares_and_plans_every_cell():
@@ -101,6 +105,10 @@ def test_dry_run_declares_and_plans_every_cell():
     for b in blocks:
         if not b.startswith("2/8@"):
             assert "CHAIN_SPLIT=64" not in b
+    # The fused prefill's warp-specialised form (PIPELINE_ARCH 3) right before the eight-warp one (2).
+    full = next(b for b in blocks if b.startswith("16/64@4x8192"))
+    assert ("our plans (sm_90, 132 SMs): fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
+            "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=") in full
 
 
 @pytest.mark.parametrize("which", ["gdn", "gdn-bwd"])

@@ -445,23 +445,19 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   EXPECT_TRUE(names_of(2, &st).empty());
   EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
   EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
-  // 3, the warp-specialised fused prefill, is experimental: refused by its rule unless the
-  // process opts in (LaKernels.WarpSpecialisedFusedIsOptIn); 4 is no mode.
-  ASSERT_EQ(std::getenv("OPGRAPH_EXPERIMENTAL_GDN_WS"), nullptr) << "the suite runs without the opt-in";
+  // 3, the warp-specialised fused prefill, serves d = 128 only too; 4 is no mode.
   EXPECT_TRUE(names_of(3, &st).empty());
   EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
-  EXPECT_NE(st.message().find("rule experimental_ws"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("OPGRAPH_EXPERIMENTAL_GDN_WS=1"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
   names_of(4, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("PIPELINE_ARCH"), std::string::npos) << st.message();
 }
 
-// PIPELINE_ARCH 3 under OPGRAPH_EXPERIMENTAL_GDN_WS=1: the fused entries' warp-specialised build
-// (define GDN_FUSED_WS=1, kernel names ending _ws, a cache key of their own), split or not; the
-// two-pass fix-up between the spans is the same kernel as under 2; no workspace unsplit. Without
-// the opt-in the same config is refused (above), whatever it was before in the process.
-TEST(LaKernels, WarpSpecialisedFusedIsOptIn) {
+// PIPELINE_ARCH 3: the fused entries' warp-specialised build (define GDN_FUSED_WS=1, kernel names
+// ending _ws, a cache key of their own), split or not; the two-pass fix-up between the spans is
+// the same kernel as under 2; no workspace unsplit.
+TEST(LaKernels, WarpSpecialisedFusedRequests) {
   auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
   Cfg c = cfg_of(128);
   c.cu = {0, 700, 700, 1000};
@@ -472,13 +468,11 @@ TEST(LaKernels, WarpSpecialisedFusedIsOptIn) {
     return std::any_of(r.defines.begin(), r.defines.end(),
                        [](const runtime::KernelDefine& d) { return d.name == "GDN_FUSED_WS" && d.value == "1"; });
   };
-  ASSERT_EQ(::setenv("OPGRAPH_EXPERIMENTAL_GDN_WS", "1", 1), 0);
   Status st;
   auto whole = requests_of(0, &st);
+  ASSERT_TRUE(st.is_good()) << st.message();
   auto split = requests_of(8, &st);
-  Status split_st = st;
-  ASSERT_EQ(::unsetenv("OPGRAPH_EXPERIMENTAL_GDN_WS"), 0);
-  ASSERT_TRUE(split_st.is_good()) << split_st.message();
+  ASSERT_TRUE(st.is_good()) << st.message();
   ASSERT_EQ(whole.size(), 1u);
   EXPECT_EQ(whole[0].kernel, "gdn_prefill_fused_d128_bf16_ws");
   EXPECT_EQ(whole[0].entry, "gdn_prefill_fused");
@@ -497,9 +491,6 @@ TEST(LaKernels, WarpSpecialisedFusedIsOptIn) {
   // The plain fused prefill never carries the define.
   for (const auto& r : linear_attention::kernel_requests(*p, linear_attention::kPrefillFused, 8))
     EXPECT_FALSE(has_ws_define(r)) << r.kernel;
-  // The opt-in withdrawn: refused again.
-  EXPECT_TRUE(requests_of(0, &st).empty());
-  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
 }
 
 // Chain splitting (knob CHAIN_SPLIT, two-pass only): the kernels and workspace
@@ -715,10 +706,12 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     auto n0 = gp.get_plan_name_at_index(0);
     auto n1 = gp.get_plan_name_at_index(1);
     auto n2 = gp.get_plan_name_at_index(2);
-    ASSERT_TRUE(n0.is_good() && n1.is_good() && n2.is_good());
+    auto n3 = gp.get_plan_name_at_index(3);
+    ASSERT_TRUE(n0.is_good() && n1.is_good() && n2.is_good() && n3.is_good());
     EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // two-pass first: measured faster
-    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");  // fused (d = 128)
-    EXPECT_EQ(*n2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");  // fused, warp-specialised (d = 128)
+    EXPECT_EQ(*n2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");  // fused, eight warps
+    EXPECT_EQ(*n3, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
   }
   // 20 sequences x 8 heads (160 CTAs on the H200's 132): the fused prefill first.
   {
@@ -732,9 +725,11 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     ASSERT_TRUE(gm.create_execution_plans({HeurMode::A}).is_good());
     auto m0 = gm.get_plan_name_at_index(0);
     auto m1 = gm.get_plan_name_at_index(1);
-    ASSERT_TRUE(m0.is_good() && m1.is_good());
-    EXPECT_EQ(*m0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");
-    EXPECT_EQ(*m1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");
+    auto m2 = gm.get_plan_name_at_index(2);
+    ASSERT_TRUE(m0.is_good() && m1.is_good() && m2.is_good());
+    EXPECT_EQ(*m0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");
+    EXPECT_EQ(*m1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");
+    EXPECT_EQ(*m2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");
   }
   // The decode graph: one plan of ours (both modes run the decode kernel).
   auto n1 = g.get_plan_name_at_index(1);

@@ -163,20 +163,14 @@ PlanConfig config_of(int m) {
   return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1};
 }
 // Every prefill mode a d-dim graph runs under: one pass, two passes, the split
-// two-pass, and the fused wgmma prefill (d = 128 only); where the process sets
-// OPGRAPH_EXPERIMENTAL_GDN_WS=1, the warp-specialised fused prefill too (PIPELINE_ARCH 3,
-// experimental: la_engine.h), split and not.
+// two-pass, and the fused wgmma prefill (d = 128 only), eight-warp (PIPELINE_ARCH 2) and
+// warp-specialised (3), split and not.
 constexpr int kFused = 2;
 constexpr int kFusedWs = 3;
-bool ws_opted_in() {
-  const char* v = std::getenv("OPGRAPH_EXPERIMENTAL_GDN_WS");
-  return v && std::string(v) == "1";
-}
 bool is_fused_mode(int m) { return m == kFused || m == kFusedWs; }
 std::vector<int> modes_for(std::int64_t d) {
   std::vector<int> m = {0, 1, kSplit8};
-  if (d == 128) m.push_back(kFused), m.push_back(kFusedSplit8);
-  if (d == 128 && ws_opted_in()) m.push_back(kFusedWs), m.push_back(kFusedWsSplit8);
+  if (d == 128) m.push_back(kFused), m.push_back(kFusedSplit8), m.push_back(kFusedWs), m.push_back(kFusedWsSplit8);
   return m;
 }
 const char* mode_name(int m) {
@@ -1061,7 +1055,9 @@ TEST_F(GdnGpu, TimingFiveCells) {
   std::printf("[ gdn timing ] o 2p~1p: RMS ratio of the two modes' O on the same inputs (no reference at this size)\n");
   std::printf("[ gdn timing ] split: 2-pass with CHAIN_SPLIT J (the heuristics' rule for this device; 64 where the\n");
   std::printf("[ gdn timing ]        rule splits nothing, marked *); best vs FI: the faster plan the list ranks first\n");
-  std::printf("[ gdn timing ] fused: PIPELINE_ARCH 2 (gdn_prefill_fused, wgmma); o fz~1p: its O against 1-pass's\n");
+  std::printf("[ gdn timing ] fused: PIPELINE_ARCH 3 (gdn_prefill_fused, wgmma, warp-specialised; the fused plan the\n");
+  std::printf("[ gdn timing ]        list ranks first); o fz~1p: its O against 1-pass's; the line under a cell: 3 vs 2\n");
+  std::printf("[ gdn timing ]        (the eight-warp form), interleaved in the same calls\n");
   std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %12s %10s %10s %12s %10s %10s %10s %10s\n", "heads", "B x T",
               "1-pass ms", "2-pass ms", "2p / 1p", "split ms (J)", "fused ms", "fla ms", "FlashInfer", "best vs FI",
               "fz vs FI", "o 2p~1p", "o fz~1p");
@@ -1078,8 +1074,8 @@ TEST_F(GdnGpu, TimingFiveCells) {
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
     const long long rule = linear_attention::chain_split_rule(*prob, gpu().props.sm_count);
     const int j = rule > 0 ? static_cast<int>(rule) : 64;
-    const std::vector<double> t = time_modes(c, rng, timing_reps(30), {0, 1, j, kFused}, &agree);
-    const double one = t[0], two = t[1], split = t[2], fz = t[3];
+    const std::vector<double> t = time_modes(c, rng, timing_reps(30), {0, 1, j, kFusedWs, kFused}, &agree);
+    const double one = t[0], two = t[1], split = t[2], fz = t[3], fz8 = t[4];
     // What the ranked list puts first (the heuristics' order).
     const double best = linear_attention::fused_first(*prob, gpu().props.sm_count) ? fz : (rule > 0 ? split : two);
     std::printf(
@@ -1088,13 +1084,9 @@ TEST_F(GdnGpu, TimingFiveCells) {
         static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
         static_cast<long long>(cell.t), one, two, two / one, split, j, rule > 0 ? "" : "*", fz, cell.fla, cell.fi,
         best / cell.fi, fz / cell.fi, agree[1], agree[3]);
-    if (ws_opted_in()) {  // PIPELINE_ARCH 3 (experimental) against 2, on the same inputs
-      std::vector<double> agree_ws;
-      const std::vector<double> w = time_modes(c, rng, timing_reps(30), {kFused, kFusedWs}, &agree_ws);
-      std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld fused-ws %8.3f ms, fused %8.3f ms: %6.3fx; o ws~fz %.2e\n",
-                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                  static_cast<long long>(cell.t), w[1], w[0], w[1] / w[0], agree_ws[1]);
-    }
+    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld fused-ws %8.3f ms, fused (eight warps) %8.3f ms: %6.3fx; o fz8~1p %.2e\n",
+                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                static_cast<long long>(cell.t), fz, fz8, fz / fz8, agree[4]);
   }
 }
 

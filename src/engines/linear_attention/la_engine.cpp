@@ -140,15 +140,7 @@ Result<int> prefill_mode(const PlanConfig& config) {
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob PIPELINE_ARCH (prefill mode) is " +
                                                 std::to_string(it->second) +
                                                 "; it takes 0 (one pass), 1 (two passes), 2 (fused, d = 128) or 3 "
-                                                "(fused warp-specialised, experimental)");
-  if (it->second == kPrefillFusedWs) {
-    const char* opt_in = std::getenv("OPGRAPH_EXPERIMENTAL_GDN_WS");
-    if (!opt_in || std::string_view(opt_in) != "1")
-      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                    "engine linear_attention: knob PIPELINE_ARCH 3 (the warp-specialised fused prefill): rule "
-                    "experimental_ws: experimental, it has not yet passed test_la_gpu on the H200; set "
-                    "OPGRAPH_EXPERIMENTAL_GDN_WS=1 to plan it (PIPELINE_ARCH 2 is the tested fused prefill)");
-  }
+                                                "(fused warp-specialised, d = 128)");
   return static_cast<int>(it->second);
 }
 
@@ -385,8 +377,7 @@ class LaEngine final : public Engine {
     // Prefill mode: 0 one pass (gdn_prefill), 1 two passes (gdn_prefill_prep +
     // gdn_prefill_scan, with a workspace). The first value is the default.
     // Chain split: the two-pass scan in spans of this many chunks (0: off, the default).
-    // PIPELINE_ARCH 3 (experimental) is in the domain so that it can be named; it plans only
-    // under OPGRAPH_EXPERIMENTAL_GDN_WS=1 (rule experimental_ws) and is never proposed.
+    // PIPELINE_ARCH 2 and 3: the fused prefill (d = 128), eight-warp and warp-specialised.
     caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH,
                               {kPrefillOnePass, kPrefillTwoPass, kPrefillFused, kPrefillFusedWs}},
                    KnobDomain{KnobType::CHAIN_SPLIT, {std::begin(kChainSplits), std::end(kChainSplits)}}};
@@ -672,20 +663,25 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     }
     if (!use_decode(*p)) {
       const long long sms = ctx.target().has_device() ? ctx.target().device->sm_count : 0;
-      const Knobs fused_knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, 0}};
+      // The fused prefill, split j (0: not): the warp-specialised form (PIPELINE_ARCH 3; 0.92-0.94x
+      // the eight-warp form's time on the H200, bench/results/2026-12-03-gdn-fused-ws-h200.txt),
+      // then the eight-warp one (2).
+      auto push_fused = [&](long long split) {
+        for (int arch : {kPrefillFusedWs, kPrefillFused})
+          out.push_back(
+              plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
+      };
       const bool fz_first = fused_first(*p, sms);
-      if (fz_first) out.push_back(plan::Proposal::plan(e->id(), fused_knobs));
+      if (fz_first) push_fused(0);
       const long long j = chain_split_rule(*p, sms);
       if (j > 0)
         out.push_back(plan::Proposal::plan(
             e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, j}}));
       out.push_back(plan::Proposal::plan(
           e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, 0}}));
-      if (p->d == 128 && !fz_first) out.push_back(plan::Proposal::plan(e->id(), fused_knobs));
+      if (p->d == 128 && !fz_first) push_fused(0);
       // The fused prefill split as the two-pass one would be (not yet measured: after them).
-      if (p->d == 128 && j > 0)
-        out.push_back(
-            plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillFused}, {KnobType::CHAIN_SPLIT, j}}));
+      if (p->d == 128 && j > 0) push_fused(j);
     }
     out.push_back(
         plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));

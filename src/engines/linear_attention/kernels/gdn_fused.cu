@@ -1,11 +1,10 @@
 // linear_attention/kernels/gdn_fused.cu — the fused Gated DeltaNet prefill on
-// wgmma (the engine's PIPELINE_ARCH knob 2; sm_90a, D = 128 only).
+// wgmma (the engine's PIPELINE_ARCH knobs 2 and 3; sm_90a, D = 128 only).
 //
-// Two forms of every fused entry, the same arithmetic: the eight-warp form (fused_pass, the
-// engine's; below) and the warp-specialised one (GDN_FUSED_WS = 1, ws::ws_pass: two state
-// warpgroups, an auxiliary one a chunk ahead; a variant under trial: 1.70 ms against 1.85 at
-// 16/64 heads 4 x 8192 on the H200 through bench/gdn_fused_ab.sh's nvcc build, but the engine's
-// NVRTC build of it did not finish test_la_gpu's fused cases there — docs/linear_attention.md).
+// Two forms of every fused entry, the same arithmetic: the eight-warp form (fused_pass, below;
+// PIPELINE_ARCH 2) and the warp-specialised one (GDN_FUSED_WS = 1, ws::ws_pass: two state
+// warpgroups, an auxiliary one a chunk ahead; PIPELINE_ARCH 3, ranked first: 1.70 ms against
+// 1.85 at 16/64 heads 4 x 8192 on the H200, bench/results/2026-12-03-gdn-fused-ws-h200.txt).
 //
 // gdn_prefill_fused (eight-warp form): one CTA of two warpgroups per (output head, sequence); the
 //   CTA walks the sequence's 64-token chunks in order with nothing in global
@@ -703,9 +702,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 }
 
 #if GDN_FUSED_WS
-// ---- the warp-specialised forms, experimental (GDN_FUSED_WS = 1 builds every fused entry from
-// them: 384 threads, gdn_fused_ws_smem_bytes; the engine's PIPELINE_ARCH 3 under
-// OPGRAPH_EXPERIMENTAL_GDN_WS=1, la_engine.h). Kept in this file: one
+// ---- the warp-specialised forms (GDN_FUSED_WS = 1 builds every fused entry from them: 384
+// threads, gdn_fused_ws_smem_bytes; the engine's PIPELINE_ARCH 3, la_engine.h). Kept in this file: one
 // more embedded kernel file makes LeakSanitizer crash at exit in the sanitizer job
 // (Nvrtc.EveryKernelInTheTreeCompilesForSm90a: NVRTC given 24 headers instead of 23; see
 // docs/architecture.md, "Hardening") ----
@@ -743,8 +741,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #endif
 // GDN_WS_START_SYNC (default 1): every warp of the CTA meets once after its setmaxnreg, so no
 // auxiliary warp exits (an empty sequence's CTA: no chunk) before the state warpgroups have taken
-// the registers it released into the CTA's pool. A candidate cause of the engine build's hang on
-// 2026-12-03 (docs/linear_attention.md), not yet confirmed on the GPU: 0 leaves it out.
+// the registers it released into the CTA's pool. A guard: both settings ran every A/B cell on the
+// H200 within noise of each other (1.695 / 1.700 ms at 16/64 4 x 8192); 0 leaves it out.
 #ifndef GDN_WS_START_SYNC
 #define GDN_WS_START_SYNC 1
 #endif

@@ -128,8 +128,8 @@ constexpr long long gdn_prep_smem_bytes(long long d) {
 constexpr long long gdn_scan_smem_bytes(long long d) {
   return 2 * (2 * (3 * 64 * (d + 8) + 64 * 72) + 64 * (d + 8) + 64 * 72);
 }
-// The fused entries (gdn_fused.cu, d = 128 only) as the engine builds them: the
-// eight-warp form (fused_pass; GDN_FUSED_WS = 0, the default), two warpgroups.
+// The fused entries (gdn_fused.cu, d = 128 only): the eight-warp form (fused_pass;
+// GDN_FUSED_WS = 0, PIPELINE_ARCH 2), two warpgroups, and the warp-specialised one (3).
 constexpr unsigned kGdnFusedThreads = 256;
 constexpr unsigned kGdnFusedWsThreads = 384;
 // Its dynamic shared memory: bf16 128B-swizzled tiles q, k, v [64 x d] in two stages,
@@ -138,7 +138,7 @@ constexpr unsigned kGdnFusedWsThreads = 384;
 constexpr long long gdn_fused_smem_bytes(long long d) {
   return 2 * (7 * 64 * d + 3 * 64 * 64) + 4 * (2 * 64 * 65 + 7 * 64) + 1024;
 }
-// The warp-specialised form (ws::ws_pass; GDN_FUSED_WS = 1, the engine's experimental
+// The warp-specialised form (ws::ws_pass; GDN_FUSED_WS = 1, the engine's
 // PIPELINE_ARCH 3), kGdnFusedWsThreads threads: two stages, each bf16 tiles q, k, v, Wn
 // [64 x d] and T_v, P [64 x 64], three token factors (1 KiB, keeping the tiles
 // 1024-aligned); then the auxiliary warpgroup's T_k [64 x 64] bf16, fp32 lf, tf
