@@ -76,8 +76,9 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   out.final_state->set_output(true).set_name("final_state");
   if (Status s = g.create_execution_plans({HeurMode::A}); s.is_bad()) return fail(s);
   // Decode: the first plan (the linear_attention engine's decode kernel, whatever its knobs); prefill:
-  // the fused plan without a chain split (one kernel), whatever the heuristics rank first here.
-  const std::string want = decode ? "linear_attention[" : "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]";
+  // the fused plan the list ranks first among the fused ones, the warp-specialised form (PIPELINE_ARCH 3)
+  // without a chain split (one kernel), whatever the heuristics rank first here.
+  const std::string want = decode ? "linear_attention[" : "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]";
   std::int64_t at = -1;
   for (std::int64_t i = 0; i < g.get_execution_plan_count() && at < 0; ++i) {
     auto nm = g.get_plan_name_at_index(i);
@@ -100,7 +101,7 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   runtime::KernelRuntime* lr = linear_attention::shared_runtime_if_open(0);
   if (!lr) return fail({ErrorCode::INVALID_VALUE, "the linear_attention engine's runtime is not open"});
   const runtime::LoadedKernel* kern = nullptr;
-  for (const runtime::KernelRequest& r : linear_attention::kernel_requests(p, linear_attention::kPrefillFused))
+  for (const runtime::KernelRequest& r : linear_attention::kernel_requests(p, linear_attention::kPrefillFusedWs))
     if (r.entry == entry) {
       auto kk = lr->get(r);
       if (kk.is_bad()) return fail(kk.status());
@@ -161,9 +162,9 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   raw.gridDimX = static_cast<unsigned>(decode ? D / (small ? gdn::kDecodeSmallRows : gdn::kDecodeRows) : 1);
   raw.gridDimY = static_cast<unsigned>(HO);
   raw.gridDimZ = static_cast<unsigned>(N);
-  raw.blockDimX = decode ? (small ? gdn::kDecodeSmallThreads : gdn::kDecodeThreads) : gdn::kGdnFusedThreads;
+  raw.blockDimX = decode ? (small ? gdn::kDecodeSmallThreads : gdn::kDecodeThreads) : gdn::kGdnFusedWsThreads;
   raw.blockDimY = raw.blockDimZ = 1;
-  raw.sharedMemBytes = decode ? 0u : static_cast<unsigned>(gdn::gdn_fused_smem_bytes(D));
+  raw.sharedMemBytes = decode ? 0u : static_cast<unsigned>(gdn::gdn_fused_ws_smem_bytes(D));
   void* args[] = {&prm};
 
   CUstream stream = nullptr;

@@ -428,6 +428,22 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   ASSERT_TRUE(pd.is_good());
   EXPECT_EQ(linear_attention::kernel_requests(*pd, linear_attention::kPrefillTwoPass)[0].entry, "gdn_decode_small");
   EXPECT_EQ(linear_attention::workspace_bytes(*pd, linear_attention::kPrefillTwoPass), 0);
+  // Every mode and split runs a decode-sized graph on the decode kernel alone (d = 128 too, where
+  // the fused modes plan): test_la_gpu's decode cases therefore run two modes, not all seven.
+  Cfg d128 = cfg_of(128);
+  d128.cu = {0, 1, 2, 4};
+  auto pd128 = analyze_gdn(gdn(d128).g);
+  ASSERT_TRUE(pd128.is_good());
+  for (const linear_attention::GdnProblem* q : {&*pd, &*pd128})
+    for (int mode : {linear_attention::kPrefillOnePass, linear_attention::kPrefillTwoPass,
+                     linear_attention::kPrefillFused, linear_attention::kPrefillFusedWs})
+      for (long long split : {0LL, 8LL}) {
+        if (mode == linear_attention::kPrefillOnePass && split > 0) continue;
+        auto rd = linear_attention::kernel_requests(*q, mode, split);
+        ASSERT_EQ(rd.size(), 1u) << "mode " << mode << " split " << split;
+        EXPECT_EQ(rd[0].entry, "gdn_decode_small") << "mode " << mode << " split " << split;
+        EXPECT_EQ(linear_attention::workspace_bytes(*q, mode, split), 0) << "mode " << mode << " split " << split;
+      }
 
   // plan_kernels names what the knob picks; a value outside the domain is refused by name.
   Cfg e = cfg_of(64);
