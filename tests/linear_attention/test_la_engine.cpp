@@ -844,6 +844,8 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"inv_col", {{"GDN_FUSED_INV_COL", "1"}}},
       {"ws", {{"GDN_FUSED_WS", "1"}}},
       {"ws_clock", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_CLOCK", "1"}}},
+      {"ws_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_ROWS_AT", "1"}}},
+      {"ws_rows_at_2", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_ROWS_AT", "2"}}},
   };
   int fused = 0;
   for (auto r : linear_attention::declared_specialisations()) {

@@ -746,6 +746,17 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #ifndef GDN_WS_START_SYNC
 #define GDN_WS_START_SYNC 1
 #endif
+// GDN_WS_ROWS_AT (a variant under trial; bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=1 -DGDN_WS_ROWS_AT=1"):
+// where in chunk c the auxiliary side waits on EMPTY and requests chunk c + 1's rows. 0 (the
+// engine's): after the inverse. 1: after the L / P epilogue, ~3k cycles earlier. 2: between
+// issuing L / P and waiting on them (the requests' issue overlaps the wgmma). The clocks put
+// "norms + rows' wait" at ~3.0k of the ~11.6k a chunk on the critical path; the state side is busy
+// ~3.4k a chunk, so an earlier EMPTY wait should rarely block (2 may: the state side can still be
+// on chunk c - 1 then). The hand-over order is the same in all three: EMPTY wait, rows, FULL arrive.
+#ifndef GDN_WS_ROWS_AT
+#define GDN_WS_ROWS_AT 0
+#endif
+static_assert(GDN_WS_ROWS_AT >= 0 && GDN_WS_ROWS_AT <= 2, "GDN_WS_ROWS_AT takes 0, 1 or 2");
 #if GDN_WS_CLOCK
 extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
 #define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
@@ -966,6 +977,16 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         }
       }
       if (a == 0) *reinterpret_cast<float*>(sp + kSGc) = exp2f(gc);
+      // The next chunk's rows into the other stage, once the state side is done with the chunk
+      // before this one there (nothing to wait for before chunk 2); where: GDN_WS_ROWS_AT.
+      auto next_rows = [&] {
+        if (c + 1 < nch) {
+          if (c >= 1) nb_sync(kBarEmpty + ((c + 1) & 1), kWsThreads);
+          WS_CLK(3);
+          prefetch(c + 1);
+          WS_CLK(4);
+        }
+      };
       // L = K K^T and P = Q K^T, both here (m64n64k128 each; the summary forms have no P).
       float accl[32], accp[32];
       wgmma_fence();
@@ -976,6 +997,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accp, kdesc(sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
       }
       wgmma_commit();
+      if (GDN_WS_ROWS_AT == 2) next_rows();
       aux_sync();  // the token factors
       wgmma_wait<0>();
       pin<32>(accl);
@@ -1000,16 +1022,10 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       }
       aux_sync();
       WS_CLK(1);
+      if (GDN_WS_ROWS_AT == 1) next_rows();
       inverse_aux(lf, tf, a);
       WS_CLK(2);
-      // The next chunk's rows into the other stage, once the state side is done with the chunk
-      // before this one there (nothing to wait for before chunk 2).
-      if (c + 1 < nch) {
-        if (c >= 1) nb_sync(kBarEmpty + ((c + 1) & 1), kWsThreads);
-        WS_CLK(3);
-        prefetch(c + 1);
-        WS_CLK(4);
-      }
+      if (GDN_WS_ROWS_AT == 0) next_rows();
       // T_k (scratch) and T_v (the stage): two tasks a thread.
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) t_copy(a + 128 * hh, tf, sb + kABe, sb + kABet, sb + kAT, st + kSTv);
