@@ -753,6 +753,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 // "norms + rows' wait" at ~3.0k of the ~11.6k a chunk on the critical path; the state side is busy
 // ~3.4k a chunk, so an earlier EMPTY wait should rarely block (2 may: the state side can still be
 // on chunk c - 1 then). The hand-over order is the same in all three: EMPTY wait, rows, FULL arrive.
+// H200 (bench/results/2026-12-03-gdn-ws-rows-at-h200.txt): 1 takes 0.966-0.994x the time of 0, outputs
+// bitwise equal; 2 takes 1.00-1.07x (its EMPTY wait blocks). 1 becomes the engine's once test_la_gpu ran it.
 #ifndef GDN_WS_ROWS_AT
 #define GDN_WS_ROWS_AT 0
 #endif
