@@ -630,6 +630,9 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
   for (const char* entry : {"gdn_prefill_fused", "gdn_summary_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
     for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry));
+  // PIPELINE_ARCH 3's warp-specialised builds (gdn_summary has none: it keeps the eight-warp form).
+  for (const char* entry : {"gdn_prefill_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
+    for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry, /*ws=*/true));
   for (auto& r : gdn_bwd_declared_specialisations()) out.push_back(std::move(r));
   out.push_back(copy_request());
   return out;
