@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstdlib>
-#include <string_view>
 
 #include "engines/linear_attention/kernels/gdn_params.cuh"
 #include "exec/declared_layout.h"

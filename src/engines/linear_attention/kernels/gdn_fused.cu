@@ -746,7 +746,8 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #ifndef GDN_WS_START_SYNC
 #define GDN_WS_START_SYNC 1
 #endif
-// GDN_WS_ROWS_AT (a variant under trial; bench/gdn_fused_ab.sh "-DGDN_FUSED_WS=1 -DGDN_WS_ROWS_AT=1"):
+// GDN_WS_ROWS_AT (a variant under trial; OPGRAPH_AB_A_DEFS=-DGDN_FUSED_WS=1 bench/gdn_fused_ab.sh
+// "-DGDN_FUSED_WS=1 -DGDN_WS_ROWS_AT=1"):
 // where in chunk c the auxiliary side waits on EMPTY and requests chunk c + 1's rows. 0 (the
 // engine's): after the inverse. 1: after the L / P epilogue, ~3k cycles earlier. 2: between
 // issuing L / P and waiting on them (the requests' issue overlaps the wgmma). The clocks put
