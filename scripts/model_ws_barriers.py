@@ -12,12 +12,24 @@ Three processes, as the kernel's three warpgroups run them (128 threads each):
 Named-barrier semantics (PTX bar.sync / bar.arrive with a count of 384): a barrier completes once
 384 threads have arrived or synced in its current phase; the syncing threads wait for completion.
 
+With --loads, the GDN_WS_LOADS hand-over (the state side requests the rows):
+  S0, S1  before the loop: load their half of chunks 0 and 1's rows, each half followed by an arrive
+       on ROWS(stage) (cp.async.mbarrier.arrive: modelled as landing at once, the earliest it can).
+       Chunk c: sync FULL(c % 2); read stage c % 2; when c + 2 < n: sync STATE (the two state
+       warpgroups, 256 threads), load their half of chunk c + 2's rows into stage c % 2, arrive
+       ROWS(c % 2).
+  AUX  chunk c: wait ROWS(c % 2) for phase c / 2 (mbarrier.try_wait.parity with parity (c / 2) % 2:
+       it passes while the barrier's current phase has the other parity), write, arrive FULL(c % 2).
+  ROWS(s) is an mbarrier of 256 arrivals a phase. Checked besides: AUX passes its wait only with the
+  phase c / 2 just completed (never a later one), and a stage's rows are loaded for chunk c only
+  after S0, S1 finished reading chunk c - 2 there and AUX wrote it.
+
 Checked for n = 0 .. N chunks, over every interleaving (breadth-first over the state space):
 no deadlock; a stage is never loaded or written by AUX for chunk c while S0 or S1 still reads it
 for chunk c - 2; S0 / S1 read chunk c's stage only after AUX finished writing it; every barrier is
 idle (no pending arrivals) when all three have finished.
 
-    python3 scripts/model_ws_barriers.py [N]   (default 6; prints one line a chunk count)
+    python3 scripts/model_ws_barriers.py [N] [--loads]   (default 6; prints one line a chunk count)
 """
 import sys
 from collections import deque
@@ -25,8 +37,32 @@ from collections import deque
 THREADS = {"AUX": 128, "S0": 128, "S1": 128}
 
 
-def program(name, n):
+def program_loads(name, n):
+    """GDN_WS_LOADS: the process's operations in order."""
+    ops = []
+    if name == "AUX":
+        for c in range(n):
+            ops.append(("mwait", c))  # ROWS(c % 2), phase c // 2
+            ops.append(("write", c))
+            ops.append(("arrive", ("FULL", c % 2)))
+    else:
+        for c in range(min(n, 2)):
+            ops.append(("load", c))
+            ops.append(("marrive", c % 2))
+        for c in range(n):
+            ops.append(("sync", ("FULL", c % 2)))
+            ops.append(("read", c))
+            if c + 2 < n:
+                ops.append(("sync", ("STATE", 0)))
+                ops.append(("load", c + 2))
+                ops.append(("marrive", c % 2))
+    return ops
+
+
+def program(name, n, loads=False):
     """The process's operations in order: (kind, arg)."""
+    if loads:
+        return program_loads(name, n)
     ops = []
     if name == "AUX":
         if n > 0:
@@ -47,13 +83,14 @@ def program(name, n):
     return ops
 
 
-def check(n):
+def check(n, loads=False):
     names = ["AUX", "S0", "S1"]
-    progs = {p: program(p, n) for p in names}
-    barriers = [("FULL", 0), ("FULL", 1), ("EMPTY", 0), ("EMPTY", 1)]
-    # State: program counters, per barrier (count, waiters frozenset), stage owner info:
-    # stage_chunk[s] = chunk whose data stage s holds; done_reading[(proc, chunk)] implied by pc.
-    start = (tuple(0 for _ in names), tuple((0, frozenset()) for _ in barriers))
+    progs = {p: program(p, n, loads) for p in names}
+    barriers = [("FULL", 0), ("FULL", 1), ("EMPTY", 0), ("EMPTY", 1), ("STATE", 0)]
+    need = {("FULL", 0): 384, ("FULL", 1): 384, ("EMPTY", 0): 384, ("EMPTY", 1): 384, ("STATE", 0): 256}
+    # State: program counters, per named barrier (count, waiters frozenset), per ROWS mbarrier
+    # (arrivals in its current phase, phases completed); who read what follows from the pcs.
+    start = (tuple(0 for _ in names), tuple((0, frozenset()) for _ in barriers), ((0, 0), (0, 0)))
     seen = {start}
     q = deque([start])
     bidx = {b: i for i, b in enumerate(barriers)}
@@ -73,12 +110,20 @@ def check(n):
                 return pcs[0] > i
         return False
 
+    def loaded_by(pcs, proc, chunk):
+        """Whether proc has loaded its half of chunk's rows."""
+        ops = progs[proc]
+        return ("load", chunk) in ops and pcs[names.index(proc)] > ops.index(("load", chunk))
+
     while q:
-        pcs, bars = q.popleft()
+        pcs, bars, mb = q.popleft()
         if all(pcs[i] == len(progs[p]) for i, p in enumerate(names)):
             for i, (cnt, w) in enumerate(bars):
                 if cnt or w:
                     raise AssertionError(f"n={n}: barrier {barriers[i]} left with {cnt} arrivals, waiters {set(w)}")
+            for s_, (cnt, _) in enumerate(mb):
+                if cnt:
+                    raise AssertionError(f"n={n}: ROWS({s_}) left with {cnt} arrivals")
             continue
         moved = False
         for i, p in enumerate(names):
@@ -88,12 +133,29 @@ def check(n):
                 continue  # waiting at a barrier
             kind, arg = progs[p][pcs[i]]
             nb = list(bars)
-            if kind in ("load", "write"):
+            nm = list(mb)
+            if kind == "mwait":
+                c = arg
+                cnt, done = nm[c % 2]
+                if done % 2 == (c // 2) % 2:
+                    continue  # the current phase has the awaited parity: not yet complete
+                if done != c // 2 + 1:
+                    raise AssertionError(f"n={n}: AUX passes ROWS({c % 2}) for chunk {c} with {done} phases complete")
+                for r in ("S0", "S1"):
+                    if not loaded_by(pcs, r, c):
+                        raise AssertionError(f"n={n}: AUX passes ROWS for chunk {c} before {r} loaded it")
+            elif kind == "marrive":
+                cnt, done = nm[arg]
+                cnt += THREADS[p]
+                nm[arg] = (0, done + 1) if cnt == 256 else (cnt, done)
+            elif kind in ("load", "write"):
                 c = arg
                 # Stage c % 2 held chunk c - 2: both readers must be done with it.
                 for r in ("S0", "S1"):
                     if not reads_done(pcs, r, c - 2):
-                        raise AssertionError(f"n={n}: AUX {kind}s chunk {c} into stage {c % 2} while {r} reads chunk {c - 2}")
+                        raise AssertionError(f"n={n}: {p} {kind}s chunk {c} into stage {c % 2} while {r} reads chunk {c - 2}")
+                if kind == "load" and c >= 2 and not wrote(pcs, c - 2):
+                    raise AssertionError(f"n={n}: {p} loads chunk {c} into stage {c % 2} before AUX wrote chunk {c - 2}")
             elif kind == "read":
                 if not wrote(pcs, arg):
                     raise AssertionError(f"n={n}: {p} reads chunk {arg} before AUX finished writing it")
@@ -101,15 +163,15 @@ def check(n):
                 j = bidx[arg]
                 cnt, w = nb[j]
                 cnt += THREADS[p]
-                if cnt > 384:
+                if cnt > need[arg]:
                     raise AssertionError(f"n={n}: barrier {arg} over-arrived")
-                if cnt == 384:  # completes: release the waiters (and p itself)
+                if cnt == need[arg]:  # completes: release the waiters (and p itself)
                     nb[j] = (0, frozenset())
                 else:
                     nb[j] = (cnt, w | {p} if kind == "sync" else w)
             npcs = list(pcs)
             npcs[i] += 1
-            st = (tuple(npcs), tuple(nb))
+            st = (tuple(npcs), tuple(nb), tuple(nm))
             # A waiter's pc already points past its sync; it just may not move while listed.
             if st not in seen:
                 seen.add(st)
@@ -121,10 +183,13 @@ def check(n):
 
 
 def main(argv):
-    top = int(argv[1]) if len(argv) > 1 else 6
+    loads = "--loads" in argv
+    args = [a for a in argv[1:] if a != "--loads"]
+    top = int(args[0]) if args else 6
     for n in range(0, top + 1):
-        states = check(n)
-        print(f"n = {n} chunks: {states} states, no deadlock, no stage overwritten or read early, barriers idle at exit")
+        states = check(n, loads)
+        print(f"n = {n} chunks{' (GDN_WS_LOADS)' if loads else ''}: {states} states, no deadlock, "
+              "no stage overwritten or read early, barriers idle at exit")
     return 0
 
 

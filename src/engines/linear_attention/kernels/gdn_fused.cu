@@ -225,7 +225,8 @@ __device__ __forceinline__ void quarter_norms(u32 sQ, u32 sK, u32 sV, const u32 
 // T's bf16 copies for task q (row q / 4, columns 16 (q % 4) .. + 16: one 16 x 16 block column,
 // all in T's lower blocks or all above them, where it writes zeros): T_k = T diag(be) to the tile
 // at tk, T_v = T diag(beta) to the tile at tv (two 16-byte swizzled chunks each); be and beta a
-// token at be_at, bet_at (shared addresses).
+// token at be_at, bet_at (shared addresses). kTk false: T_v alone (GDN_WS_KE has no T_k).
+template <bool kTk = true>
 __device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 bet_at, u32 tk, u32 tv) {
   const int r = q >> 2, g = q & 3, s = 16 * g;
   u32 wk[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u}, wv[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
@@ -243,8 +244,10 @@ __device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 be
     }
   }
   const u32 o0 = static_cast<u32>(r) * 128u + swz_chunk(r, s), o1 = static_cast<u32>(r) * 128u + swz_chunk(r, s + 8);
-  sts128(tk + o0, wk[0], wk[1], wk[2], wk[3]);
-  sts128(tk + o1, wk[4], wk[5], wk[6], wk[7]);
+  if (kTk) {
+    sts128(tk + o0, wk[0], wk[1], wk[2], wk[3]);
+    sts128(tk + o1, wk[4], wk[5], wk[6], wk[7]);
+  }
   sts128(tv + o0, wv[0], wv[1], wv[2], wv[3]);
   sts128(tv + o1, wv[4], wv[5], wv[6], wv[7]);
 }
@@ -260,35 +263,11 @@ __device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 be
 struct NoTick {
   __device__ __forceinline__ void operator()(int) const {}
 };
-template <bool kOut, class Tick = NoTick>
-__device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sWn,
-                                            u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok, float ec,
-                                            int fc, Tick tick = {}) {
-  u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
-#pragma unroll
-  for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-    for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
-  tick(4);
-  float vt[32];
-  {
-    wgmma_fence();
-    if (!mrows) {
-#pragma unroll
-      for (int kk = 0; kk < C / 16; ++kk)  // U^T (the transition's rows carry none)
-        MmaAtB<64>::mma(vt, mdesc(sVp, kk), kdesc(sTv, kk, kPanel64), kk > 0);
-    }
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      RS<64, 0>::mma(vt, sa[kk], kdesc(sWn, kk, kPanel64), mrows ? kk > 0 : 1);
-      if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    pin<32>(vt);
-    pin<32>(o);
-  }
-  tick(5);
+// The rest of a chunk's state side once Vn^T is in vt (state_chunk; ws::state_chunk_x): O^T's
+// column scale, O^T += Vn^T P^T, S^T = ec S^T + (Vn^T diag(kf)) K.
+template <bool kOut, class Tick>
+__device__ __forceinline__ void state_tail(float (&st)[64], float (&o)[32], const float (&vt)[32], u32 sP, u32 sK,
+                                           const float* kf_tok, const float* eg_tok, float ec, int fc, Tick tick) {
   // Vn^T as bf16 A fragments (k16 steps over the chunk's 64 columns c): as it is (va, for
   // P) and with its columns scaled by kf (vk, for the state update). vt[4 t + 2 hh + e]
   // is column 8 t + fc + e.
@@ -329,6 +308,37 @@ __device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], boo
     pin<64>(st);
   }
   tick(7);
+}
+template <bool kOut, class Tick = NoTick>
+__device__ __forceinline__ void state_chunk(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sWn,
+                                            u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok, float ec,
+                                            int fc, Tick tick = {}) {
+  u32 sa[8][4];  // S^T as bf16 A fragments, k16 step kk: columns 16 kk .. 16 kk + 15
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+  tick(4);
+  float vt[32];
+  {
+    wgmma_fence();
+    if (!mrows) {
+#pragma unroll
+      for (int kk = 0; kk < C / 16; ++kk)  // U^T (the transition's rows carry none)
+        MmaAtB<64>::mma(vt, mdesc(sVp, kk), kdesc(sTv, kk, kPanel64), kk > 0);
+    }
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      RS<64, 0>::mma(vt, sa[kk], kdesc(sWn, kk, kPanel64), mrows ? kk > 0 : 1);
+      if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin<32>(vt);
+    pin<32>(o);
+  }
+  tick(5);
+  state_tail<kOut>(st, o, vt, sP, sK, kf_tok, eg_tok, ec, fc, tick);
 }
 
 // The chunk's O (n tokens from token bos + c0; value columns v0 .. v0 + 64 of head h) from this
@@ -760,6 +770,27 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 #define GDN_WS_ROWS_AT 0
 #endif
 static_assert(GDN_WS_ROWS_AT >= 0 && GDN_WS_ROWS_AT <= 2, "GDN_WS_ROWS_AT takes 0, 1 or 2");
+// GDN_WS_LOADS (a variant under trial): the state side requests the rows, not the auxiliary side.
+// Once both state warpgroups are done with chunk c (a 256-thread named barrier), they load chunk
+// c + 2's q, k, v into the stage they just left (12 cp.async a thread) and each arrives on the
+// stage's mbarrier when its copies land (cp.async.mbarrier.arrive.noinc; 256 arrivals a phase);
+// chunks 0 and 1 are requested before the state is read in. The auxiliary side waits on that
+// mbarrier (phase c / 2 of stage c % 2) instead of its own cp.async group, and no longer waits on
+// EMPTY (the rows' landing implies the state side has left the stage) nor issues row copies
+// (~1.2k cycles a chunk of its critical path; GDN_WS_ROWS_AT then places only the g / beta loads).
+#ifndef GDN_WS_LOADS
+#define GDN_WS_LOADS 0
+#endif
+// GDN_WS_KE (a variant under trial): Vn^T = (V^T - S^T Ke^T) T_v^T with Ke = diag(e^gamma ik) K, as
+// FlashInfer's state warpgroups form it, instead of U^T + S^T Wn^T with Wn = -T_k K: the auxiliary
+// side writes -Ke (an elementwise scale of its K pieces) where Wn was and drops T_k and the Wn
+// products (~1.1k cycles a chunk); the state side starts its accumulators from V^T (ldmatrix.trans
+// of its V panel), adds S^T (-Ke)^T, packs X^T to bf16 and forms X^T T_v^T (one more wgmma group).
+// The same product, rounded otherwise: X = V - Ke S is rounded to bf16 once, where the WY form
+// rounded T_k K and T_v separately.
+#ifndef GDN_WS_KE
+#define GDN_WS_KE 0
+#endif
 #if GDN_WS_CLOCK
 extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
 #define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
@@ -790,7 +821,8 @@ constexpr u32 kSEg = 81920;                       // scale iq e^gamma a token (O
 constexpr u32 kSKf = kSEg + 4 * C;                // ik e^(gamma_C - gamma) a token
 constexpr u32 kSGc = kSKf + 4 * C;                // e^gamma_C (one float)
 constexpr u32 kStageBytes = 82944;                // 81 KiB: the tiles stay 1024-aligned
-static_assert(kSGc + 4 <= kStageBytes, "stage overflow");
+constexpr u32 kSMbar = kStageBytes - 64;          // GDN_WS_LOADS: the stage's rows-landed mbarrier
+static_assert(kSGc + 4 <= kSMbar, "stage overflow");
 // The auxiliary side's scratch, after the two stages.
 constexpr u32 kAT = 2 * kStageBytes;       // T_k [64][64]
 constexpr u32 kALf = kAT + 8192;           // L fp32 [64][LDF]
@@ -805,6 +837,7 @@ static_assert(kWsBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_
 
 // Named barriers (0: __syncthreads; 1, 2: wg_sync of warpgroups 0, 1).
 constexpr int kBarAux = 3, kBarFull = 4, kBarEmpty = 6;  // FULL(s) = 4 + s, EMPTY(s) = 6 + s
+constexpr int kBarState = 6;  // GDN_WS_LOADS (no EMPTY then): the two state warpgroups, 256 threads
 __device__ __forceinline__ void nb_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void nb_arrive(int id, int n) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
@@ -856,6 +889,79 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a) {
   aux_sync();
 }
 
+// GDN_WS_LOADS: this thread's arrive on the mbarrier at `bar` once its cp.asyncs so far have landed.
+__device__ __forceinline__ void cp_async_mbar_arrive(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ float bf16_lo(u32 w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float bf16_hi(u32 w) { return __uint_as_float(w & 0xffff0000u); }
+
+#if GDN_WS_KE
+// state_chunk under GDN_WS_KE (see there; the arguments as state_chunk's, sKe the stage's -Ke):
+//   X^T  = V^T + S^T (-Ke)^T     (the transition's rows: no V^T)
+//   Vn^T = X^T T_v^T             (X^T packed to bf16 as a register A operand)
+// then O^T and the state update as state_chunk forms them. wi, lane: the warp in the warpgroup.
+template <bool kOut, class Tick = NoTick>
+__device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sKe,
+                                              u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok, float ec,
+                                              int fc, int wi, int lane, Tick tick = {}) {
+  u32 sa[8][4];
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
+  float vt[32];
+  if (!mrows) {
+    // V^T's accumulator fragments from the V panel ([c][64 values], 128-byte rows swizzled by c % 8):
+    // ldmatrix.trans matrix i of step m is the 8 x 8 block (t = 2 m + i / 2, hh = i % 2), store_o's map.
+    const int mi = lane >> 3, mk = lane & 7;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const int c = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
+      const u32 at = sVp + static_cast<u32>(c) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(c & 7)) << 4);
+      u32 r[4];
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                   : "r"(at));
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1);
+        vt[j] = bf16_lo(r[i]);
+        vt[j + 1] = bf16_hi(r[i]);
+      }
+    }
+  }
+  tick(4);
+  {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      RS<64, 0>::mma(vt, sa[kk], kdesc(sKe, kk, kPanel64), mrows ? kk > 0 : 1);
+      if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin<32>(vt);
+    pin<32>(o);
+  }
+  u32 xa[4][4];
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) xa[kk][q] = pack_bf16(vt[8 * kk + 2 * q], vt[8 * kk + 2 * q + 1]);
+  {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < C / 16; ++kk) RS<64, 0>::mma(vt, xa[kk], kdesc(sTv, kk, kPanel64), kk > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin<32>(vt);
+  }
+  tick(5);
+  state_tail<kOut>(st, o, vt, sP, sK, kf_tok, eg_tok, ec, fc, tick);
+}
+#endif
+
 // fused_pass's form PH (0 the forward, 1 gdn_summary, 2 span summaries, 3 span scans) on three
 // warpgroups.
 template <int PH>
@@ -884,6 +990,17 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   auto stage_at = [&](int c) -> u32 { return sb + static_cast<u32>(c & 1) * kStageBytes; };
   auto stage_ptr = [&](int c) -> unsigned char* { return base + static_cast<u32>(c & 1) * kStageBytes; };
+  const u16* const qg = reinterpret_cast<const u16*>(p.q);
+  const u16* const kg = reinterpret_cast<const u16*>(p.k);
+  const u16* const vg = reinterpret_cast<const u16*>(p.v);
+#if GDN_WS_LOADS
+  if (tid == 0) {
+    opgraph_gemm::bar_init(sb + kSMbar, 256);
+    opgraph_gemm::bar_init(sb + kStageBytes + kSMbar, 256);
+    opgraph_gemm::bar_init_fence();
+  }
+  __syncthreads();
+#endif
 
   if (wg == 2) {
     // ---------------- the auxiliary side ----------------
@@ -897,9 +1014,6 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     float* const be_tok = reinterpret_cast<float*>(base + kABe);
     float* const iq_tok = reinterpret_cast<float*>(base + kAIq);
     float* const ik_tok = reinterpret_cast<float*>(base + kAIk);
-    const u16* qg = reinterpret_cast<const u16*>(p.q);
-    const u16* kg = reinterpret_cast<const u16*>(p.k);
-    const u16* vg = reinterpret_cast<const u16*>(p.v);
     // Row quarters: thread a covers rows qr[0], qr[1] (virtual warps wi and wi + 4 of the
     // 8-warp layout: conflict-free swizzled pieces), pieces (lane % 4) + 4 i.
     const int qm = lane >> 2, qc = 8 * (lane & 3);
@@ -920,7 +1034,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       const u32 at = stage_at(c);
       const i64 c0 = tb + static_cast<i64>(c) * C;
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
+      for (int hh = 0; hh < 2 && !GDN_WS_LOADS; ++hh) {
         const bool in = c0 + qr[hh] < te;
         const i64 tok = bos + (in ? c0 + qr[hh] : 0);
         const u32 nb = in ? 16u : 0u;
@@ -934,7 +1048,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
           cp_async16s(at + kSV + piece_at[hh][i], vs + 32 * i, nb);
         }
       }
-      cp_async_commit();
+      if (!GDN_WS_LOADS) cp_async_commit();
       if (wi == 0) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
@@ -957,8 +1071,13 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       float* const eg_tok = reinterpret_cast<float*>(sp + kSEg);
       float* const kf_tok = reinterpret_cast<float*>(sp + kSKf);
       const u32 sQ = st + kSQ, sK = st + kSK, sV = st + kSV;
-      // Own pieces landed: fp16 inputs to bf16 in place; the norms' inverses of rows qr[].
+      // Own pieces landed (GDN_WS_LOADS: the state side's, on the stage's mbarrier): fp16 inputs to
+      // bf16 in place; the norms' inverses of rows qr[].
+#if GDN_WS_LOADS
+      opgraph_gemm::bar_wait(st + kSMbar, static_cast<u32>(c >> 1) & 1u);
+#else
       cp_async_wait_all();
+#endif
       float iq[2], ik[2];
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) quarter_norms(sQ, sK, sV, piece_at[hh], kOut, l2, iq[hh], ik[hh]);
@@ -980,11 +1099,25 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         }
       }
       if (a == 0) *reinterpret_cast<float*>(sp + kSGc) = exp2f(gc);
+#if GDN_WS_KE
+      // -Ke = -diag(e^gamma ik) K where Wn goes: this thread's pieces of rows qr[].
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const float f = -exp2f(gam[qr[hh]]) * ik[hh];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const uint4 w = lds128(sK + piece_at[hh][i]);
+          sts128(st + kSWn + piece_at[hh][i], pack_bf16(f * bf16_lo(w.x), f * bf16_hi(w.x)),
+                 pack_bf16(f * bf16_lo(w.y), f * bf16_hi(w.y)), pack_bf16(f * bf16_lo(w.z), f * bf16_hi(w.z)),
+                 pack_bf16(f * bf16_lo(w.w), f * bf16_hi(w.w)));
+        }
+      }
+#endif
       // The next chunk's rows into the other stage, once the state side is done with the chunk
       // before this one there (nothing to wait for before chunk 2); where: GDN_WS_ROWS_AT.
       auto next_rows = [&] {
         if (c + 1 < nch) {
-          if (c >= 1) nb_sync(kBarEmpty + ((c + 1) & 1), kWsThreads);
+          if (c >= 1 && !GDN_WS_LOADS) nb_sync(kBarEmpty + ((c + 1) & 1), kWsThreads);
           WS_CLK(3);
           prefetch(c + 1);
           WS_CLK(4);
@@ -1031,13 +1164,13 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       if (GDN_WS_ROWS_AT == 0) next_rows();
       // T_k (scratch) and T_v (the stage): two tasks a thread.
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) t_copy(a + 128 * hh, tf, sb + kABe, sb + kABet, sb + kAT, st + kSTv);
+      for (int hh = 0; hh < 2; ++hh) t_copy<!GDN_WS_KE>(a + 128 * hh, tf, sb + kABe, sb + kABet, sb + kAT, st + kSTv);
       fence_async_shared();
       aux_sync();
       WS_CLK(5);
-      // Wn = -T_k K, both 64-column halves (m64n64k64 each) into the stage.
+      // Wn = -T_k K, both 64-column halves (m64n64k64 each) into the stage (GDN_WS_KE: none).
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
+      for (int half = 0; half < 2 && !GDN_WS_KE; ++half) {
         float w[32];
         wgmma_fence();
 #pragma unroll
@@ -1063,6 +1196,32 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   setmaxnreg_inc<192>();
   if (GDN_WS_START_SYNC) __syncthreads();
   const int v0 = 64 * wg;
+#if GDN_WS_LOADS
+  // Chunk c's q, k, v rows into its stage: thread tid takes row tid / 4, pieces (tid % 4) + 4 i (of
+  // 16 bytes), then arrives on the stage's mbarrier when they land. Past the span's end: zeros.
+  const int lr = tid >> 2, lq = tid & 3;
+  auto request_rows = [&](int c) {
+    const u32 at = stage_at(c);
+    const i64 c0 = tb + static_cast<i64>(c) * C;
+    const bool in = c0 + lr < te;
+    const i64 tok = bos + (in ? c0 + lr : 0);
+    const u32 nb = in ? 16u : 0u;
+    const u16* const qs = qg + tok * p.q_ts + hq * p.q_hs + 8 * lq;
+    const u16* const ks = kg + tok * p.k_ts + hk * p.k_hs + 8 * lq;
+    const u16* const vs = vg + tok * p.v_ts + hv * p.v_hs + 8 * lq;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int col = 8 * lq + 32 * i;
+      const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(lr) * 128u + swz_chunk(lr, col);
+      if (kOut) cp_async16s(at + kSQ + off, qs + 32 * i, nb);
+      cp_async16s(at + kSK + off, ks + 32 * i, nb);
+      cp_async16s(at + kSV + off, vs + 32 * i, nb);
+    }
+    cp_async_mbar_arrive(at + kSMbar);
+  };
+  if (nch > 0) request_rows(0);
+  if (nch > 1) request_rows(1);
+#endif
   float st[64];
   pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
   WS_CLK_DECL
@@ -1076,8 +1235,13 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     nb_sync(kBarFull + (c & 1), kWsThreads);
     WS_CLK(0);
     float o[32];
+#if GDN_WS_KE
+    state_chunk_x<kOut>(st, o, mrows, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ,
+                        sg + kSP, sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc, wi, lane
+#else
     state_chunk<kOut>(st, o, mrows, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ, sg + kSP,
                       sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc
+#endif
 #if GDN_WS_CLOCK
                       , [&](int i) { WS_CLK(i); }
 #endif
@@ -1085,8 +1249,16 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     WS_CLK(1);
     if (kOut) store_o(p, o, sg + kSV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
     WS_CLK(2);
-    // Done with the stage: the auxiliary side may load the chunk after next into it.
+    // Done with the stage: the auxiliary side may load the chunk after next into it (GDN_WS_LOADS:
+    // once both state warpgroups are, this side loads it).
+#if GDN_WS_LOADS
+    if (c + 2 < nch) {
+      nb_sync(kBarState, 256);
+      request_rows(c + 2);
+    }
+#else
     if (c + 2 < nch) nb_arrive(kBarEmpty + (c & 1), kWsThreads);
+#endif
   }
   WS_CLK_PRINT(tid == 0, 1, nch);  // FULL wait, state_chunk, store_o
   pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
