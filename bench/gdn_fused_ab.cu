@@ -184,7 +184,9 @@ int main(int argc, char** argv) {
                   c.name, median(t[0]), median(t[1]), median(t[1]) / median(t[0]), ro, rf, ok ? "ok" : "FAIL");
     std::printf("%s\n", line);
     table.push_back(line);
-    // A build with GDN_WS_CLOCK: the phases' cycles a chunk in CTA (0, 0, 0) of its last launch.
+    // A build with GDN_WS_CLOCK: the phases' cycles a chunk in CTA (0, 0, 0) of its last launch. The
+    // labels are ws_pass's; GDN_WS_R3's slots (ws3_pass) read: aux [gates, factors + L/P, inverse, ROWS
+    // wait, -, T_v copy, arrive], state "after" its norms of chunk c + 2 and requests of c + 3.
     for (int s = 0; s < 2; ++s)
       if (sides[s].clock) {
         long long ck[16];
@@ -192,9 +194,9 @@ int main(int argc, char** argv) {
         std::snprintf(line, sizeof line,
                       "  %c clocks a chunk: aux [norms %lld, L/P %lld, inverse %lld, EMPTY wait %lld, prefetch %lld, "
                       "T copies %lld, Wn %lld]  state [FULL wait %lld, S pack %lld, U/O products %lld, Vn pack %lld, "
-                      "P/update products %lld, rest %lld, store_o %lld]",
+                      "P/update products %lld, rest %lld, store_o %lld, after %lld]",
                       'A' + s, ck[0], ck[1], ck[2], ck[3], ck[4], ck[5], ck[6], ck[8], ck[12], ck[13], ck[14], ck[15],
-                      ck[9], ck[10]);
+                      ck[9], ck[10], ck[11]);
         std::printf("%s\n", line);
         table.push_back(line);
       }

@@ -3,14 +3,14 @@
 # base build on the same inputs (bench/gdn_fused_ab.sh, one process a variant), then the table.
 #   bash bench/gdn_ws_variants.sh [rounds]
 # Base: OPGRAPH_WS_BASE (default "-DGDN_FUSED_WS=1 -DGDN_WS_ROWS_AT=1"). Variants: OPGRAPH_WS_VARIANTS,
-# ';'-separated define sets added to the base (default: GDN_WS_KE, GDN_WS_LOADS, both, both with the
-# phase clocks). No carry needed. Logs to $OUT/ab<i>/; the summary last.
+# ';'-separated define sets added to the base (default: GDN_WS_KE, GDN_WS_LOADS, both, GDN_WS_R3, and
+# GDN_WS_R3 with the phase clocks). No carry needed. Logs to $OUT/ab<i>/; the summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gdn_ws_variants}
 rounds=${1:-10}
 base=${OPGRAPH_WS_BASE:-"-DGDN_FUSED_WS=1 -DGDN_WS_ROWS_AT=1"}
-variants=${OPGRAPH_WS_VARIANTS:-"-DGDN_WS_KE=1;-DGDN_WS_LOADS=1;-DGDN_WS_LOADS=1 -DGDN_WS_KE=1;-DGDN_WS_LOADS=1 -DGDN_WS_KE=1 -DGDN_WS_CLOCK=1"}
+variants=${OPGRAPH_WS_VARIANTS:-"-DGDN_WS_KE=1;-DGDN_WS_LOADS=1;-DGDN_WS_LOADS=1 -DGDN_WS_KE=1;-DGDN_WS_R3=1;-DGDN_WS_R3=1 -DGDN_WS_CLOCK=1"}
 IFS=';' read -r -a list <<<"$variants"
 i=0
 for v in "${list[@]}"; do

@@ -24,12 +24,25 @@ With --loads, the GDN_WS_LOADS hand-over (the state side requests the rows):
   phase c / 2 just completed (never a later one), and a stage's rows are loaded for chunk c only
   after S0, S1 finished reading chunk c - 2 there and AUX wrote it.
 
+With --r3, GDN_WS_R3 (ws3_pass: three row stages, two product stages):
+  S0, S1  before the loop: load their half of chunks 0, 1, 2's rows (row stage c % 3), then
+       normalise ("norm", the half they loaded) chunks 0 and 1, each followed by an arrive on ROWS(c % 3)
+       (a plain mbarrier arrive: they waited for their own copies). Chunk c: sync FULL(c % 2);
+       read row stage c % 3 and product stage c % 2; when c + 2 < n: norm chunk c + 2, arrive
+       ROWS((c + 2) % 3); when c + 3 < n: sync STATE, load chunk c + 3 into row stage c % 3.
+  AUX  chunk c: wait ROWS(c % 3) for phase c / 3, read row stage c % 3 (q, k, the norms), write
+       product stage c % 2, arrive FULL(c % 2).
+  Checked: rows are loaded into a row stage only after S0, S1 and AUX are done reading its
+  previous chunk; a chunk is normalised only after both halves are loaded; AUX reads chunk c's
+  rows only after both halves were normalised, and writes product stage c % 2 only after S0, S1
+  finished reading chunk c - 2 there; S0, S1 read chunk c only after AUX wrote it.
+
 Checked for n = 0 .. N chunks, over every interleaving (breadth-first over the state space):
 no deadlock; a stage is never loaded or written by AUX for chunk c while S0 or S1 still reads it
 for chunk c - 2; S0 / S1 read chunk c's stage only after AUX finished writing it; every barrier is
 idle (no pending arrivals) when all three have finished.
 
-    python3 scripts/model_ws_barriers.py [N] [--loads]   (default 6; prints one line a chunk count)
+    python3 scripts/model_ws_barriers.py [N] [--loads | --r3]   (default 6; prints one line a chunk count)
 """
 import sys
 from collections import deque
@@ -59,8 +72,37 @@ def program_loads(name, n):
     return ops
 
 
+def program_r3(name, n):
+    """GDN_WS_R3: the process's operations in order."""
+    ops = []
+    if name == "AUX":
+        for c in range(n):
+            ops.append(("mwait", c))  # ROWS(c % 3), phase c // 3
+            ops.append(("auxread", c))  # q, k, the norms of row stage c % 3
+            ops.append(("write", c))  # product stage c % 2
+            ops.append(("arrive", ("FULL", c % 2)))
+    else:
+        for c in range(min(n, 3)):
+            ops.append(("load", c))
+        for c in range(min(n, 2)):
+            ops.append(("norm", c))
+            ops.append(("marrive", c % 3))
+        for c in range(n):
+            ops.append(("sync", ("FULL", c % 2)))
+            ops.append(("read", c))
+            if c + 2 < n:
+                ops.append(("norm", c + 2))
+                ops.append(("marrive", (c + 2) % 3))
+            if c + 3 < n:
+                ops.append(("sync", ("STATE", 0)))
+                ops.append(("load", c + 3))
+    return ops
+
+
 def program(name, n, loads=False):
     """The process's operations in order: (kind, arg)."""
+    if loads == "r3":
+        return program_r3(name, n)
     if loads:
         return program_loads(name, n)
     ops = []
@@ -90,7 +132,8 @@ def check(n, loads=False):
     need = {("FULL", 0): 384, ("FULL", 1): 384, ("EMPTY", 0): 384, ("EMPTY", 1): 384, ("STATE", 0): 256}
     # State: program counters, per named barrier (count, waiters frozenset), per ROWS mbarrier
     # (arrivals in its current phase, phases completed); who read what follows from the pcs.
-    start = (tuple(0 for _ in names), tuple((0, frozenset()) for _ in barriers), ((0, 0), (0, 0)))
+    nrows = 3 if loads == "r3" else 2
+    start = (tuple(0 for _ in names), tuple((0, frozenset()) for _ in barriers), tuple((0, 0) for _ in range(nrows)))
     seen = {start}
     q = deque([start])
     bidx = {b: i for i, b in enumerate(barriers)}
@@ -110,10 +153,14 @@ def check(n, loads=False):
                 return pcs[0] > i
         return False
 
+    def done_op(pcs, proc, op):
+        """Whether proc has executed op (its pc is past it); False when it has no such op."""
+        ops = progs[proc]
+        return op in ops and pcs[names.index(proc)] > ops.index(op)
+
     def loaded_by(pcs, proc, chunk):
         """Whether proc has loaded its half of chunk's rows."""
-        ops = progs[proc]
-        return ("load", chunk) in ops and pcs[names.index(proc)] > ops.index(("load", chunk))
+        return done_op(pcs, proc, ("load", chunk))
 
     while q:
         pcs, bars, mb = q.popleft()
@@ -136,14 +183,29 @@ def check(n, loads=False):
             nm = list(mb)
             if kind == "mwait":
                 c = arg
-                cnt, done = nm[c % 2]
-                if done % 2 == (c // 2) % 2:
+                cnt, done = nm[c % nrows]
+                if done % 2 == (c // nrows) % 2:
                     continue  # the current phase has the awaited parity: not yet complete
-                if done != c // 2 + 1:
-                    raise AssertionError(f"n={n}: AUX passes ROWS({c % 2}) for chunk {c} with {done} phases complete")
+                if done != c // nrows + 1:
+                    raise AssertionError(f"n={n}: AUX passes ROWS({c % nrows}) for chunk {c} with {done} phases complete")
                 for r in ("S0", "S1"):
                     if not loaded_by(pcs, r, c):
                         raise AssertionError(f"n={n}: AUX passes ROWS for chunk {c} before {r} loaded it")
+                    if loads == "r3" and not done_op(pcs, r, ("norm", c)):
+                        raise AssertionError(f"n={n}: AUX passes ROWS for chunk {c} before {r} normalised it")
+            elif kind == "norm":  # its own rows: the copies it waited for
+                if not loaded_by(pcs, p, arg):
+                    raise AssertionError(f"n={n}: {p} normalises chunk {arg} before it loaded its half")
+            elif kind == "auxread":
+                pass  # its order is checked by the loads' rule
+            elif loads == "r3" and kind in ("load", "write"):
+                c = arg
+                back = 3 if kind == "load" else 2  # the chunk that held the stage before
+                for r in ("S0", "S1"):
+                    if not reads_done(pcs, r, c - back):
+                        raise AssertionError(f"n={n}: {p} {kind}s chunk {c} while {r} reads chunk {c - back}")
+                if kind == "load" and c >= 3 and not done_op(pcs, "AUX", ("auxread", c - 3)):
+                    raise AssertionError(f"n={n}: {p} loads chunk {c} before AUX read chunk {c - 3}")
             elif kind == "marrive":
                 cnt, done = nm[arg]
                 cnt += THREADS[p]
@@ -183,12 +245,13 @@ def check(n, loads=False):
 
 
 def main(argv):
-    loads = "--loads" in argv
-    args = [a for a in argv[1:] if a != "--loads"]
+    loads = "r3" if "--r3" in argv else "--loads" in argv
+    args = [a for a in argv[1:] if a not in ("--loads", "--r3")]
     top = int(args[0]) if args else 6
     for n in range(0, top + 1):
         states = check(n, loads)
-        print(f"n = {n} chunks{' (GDN_WS_LOADS)' if loads else ''}: {states} states, no deadlock, "
+        tag = " (GDN_WS_R3)" if loads == "r3" else " (GDN_WS_LOADS)" if loads else ""
+        print(f"n = {n} chunks{tag}: {states} states, no deadlock, "
               "no stage overwritten or read early, barriers idle at exit")
     return 0
 

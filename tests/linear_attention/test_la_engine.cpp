@@ -850,6 +850,7 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws_clock", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_CLOCK", "1"}}},
       {"ws_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws_loads_ke", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
+      {"ws_r3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "1"}}},
   };
   // bf16 only (the input type is a define the forms share; the declared set compiles both), from
   // the eight-warp request (the WS form itself is declared: EveryDeclaredSpecialisation...).

@@ -233,7 +233,7 @@ __device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 be
   if (g <= (r >> 4)) {
 #pragma unroll
     for (int q4 = 0; q4 < 4; ++q4) {
-      const float4 b4 = lds128f(be_at + 4u * static_cast<u32>(s + 4 * q4));
+      const float4 b4 = kTk ? lds128f(be_at + 4u * static_cast<u32>(s + 4 * q4)) : float4{0.f, 0.f, 0.f, 0.f};
       const float4 v4 = lds128f(bet_at + 4u * static_cast<u32>(s + 4 * q4));
       const float* tr = tf + r * LDF + s + 4 * q4;
       const float t0 = tr[0], t1 = tr[1], t2 = tr[2], t3 = tr[3];
@@ -791,6 +791,11 @@ static_assert(GDN_WS_ROWS_AT >= 0 && GDN_WS_ROWS_AT <= 2, "GDN_WS_ROWS_AT takes 
 #ifndef GDN_WS_KE
 #define GDN_WS_KE 0
 #endif
+// GDN_WS_R3 (a form under trial, ws::ws3_pass below): three row stages; the state side loads and
+// normalises the rows, the auxiliary side keeps only the gates, L / P, the inverse and T_v.
+#ifndef GDN_WS_R3
+#define GDN_WS_R3 0
+#endif
 #if GDN_WS_CLOCK
 extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
 #define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
@@ -896,53 +901,76 @@ __device__ __forceinline__ void cp_async_mbar_arrive(u32 bar) {
 __device__ __forceinline__ float bf16_lo(u32 w) { return __uint_as_float(w << 16); }
 __device__ __forceinline__ float bf16_hi(u32 w) { return __uint_as_float(w & 0xffff0000u); }
 
-#if GDN_WS_KE
-// state_chunk under GDN_WS_KE (see there; the arguments as state_chunk's, sKe the stage's -Ke):
-//   X^T  = V^T + S^T (-Ke)^T     (the transition's rows: no V^T)
+// V^T's accumulator fragments (a warpgroup's m64n64 layout: vt[4 t + 2 hh + e] = V^T[16 wi + lane / 4 +
+// 8 hh][8 t + 2 (lane % 4) + e]) from its V panel ([c][64 values], 128-byte rows swizzled by c % 8):
+// ldmatrix.trans matrix i of step m is the 8 x 8 block (t = 2 m + i / 2, hh = i % 2), store_o's map
+// (checked in float64 by scripts/emulate_fused_chunk.py). Raw bf16 pairs, r[m][i] (lo: e = 0).
+__device__ __forceinline__ void v_panel_frags(u32 sVp, int wi, int lane, u32 (&r)[4][4]) {
+  const int mi = lane >> 3, mk = lane & 7;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    const int c = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
+    const u32 at = sVp + static_cast<u32>(c) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(c & 7)) << 4);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[m][0]), "=r"(r[m][1]), "=r"(r[m][2]), "=r"(r[m][3])
+                 : "r"(at));
+  }
+}
+
+// The state side of a chunk in the X form (GDN_WS_KE, GDN_WS_R3; the arguments as state_chunk's):
+//   X^T  = V^T - S^T Ke^T        Ke = diag(e^gamma ik) K   (the transition's rows: no V^T)
 //   Vn^T = X^T T_v^T             (X^T packed to bf16 as a register A operand)
-// then O^T and the state update as state_chunk forms them. wi, lane: the warp in the warpgroup.
-template <bool kOut, class Tick = NoTick>
-__device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sKe,
-                                              u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok, float ec,
-                                              int fc, int wi, int lane, Tick tick = {}) {
+// then state_tail. kColScale false (GDN_WS_KE): sB is the stage's -Ke tile and the accumulators
+// start from V^T. kColScale true (GDN_WS_R3): sB is K itself, and X^T = V^T - (S^T K^T) diag(ke)
+// in the epilogue (ke_tok: e^gamma ik a token), so no Ke tile exists. wi, lane: the warp in the
+// warpgroup.
+template <bool kOut, bool kColScale, class Tick = NoTick>
+__device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sB,
+                                              u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok,
+                                              const float* ke_tok, float ec, int fc, int wi, int lane, Tick tick = {}) {
   u32 sa[8][4];
 #pragma unroll
   for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
     for (int q = 0; q < 4; ++q) sa[kk][q] = pack_bf16(st[8 * kk + 2 * q], st[8 * kk + 2 * q + 1]);
   float vt[32];
-  if (!mrows) {
-    // V^T's accumulator fragments from the V panel ([c][64 values], 128-byte rows swizzled by c % 8):
-    // ldmatrix.trans matrix i of step m is the 8 x 8 block (t = 2 m + i / 2, hh = i % 2), store_o's map.
-    const int mi = lane >> 3, mk = lane & 7;
+  if (!kColScale && !mrows) {
+    u32 r[4][4];
+    v_panel_frags(sVp, wi, lane, r);
 #pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      const int c = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
-      const u32 at = sVp + static_cast<u32>(c) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(c & 7)) << 4);
-      u32 r[4];
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                   : "r"(at));
+    for (int m = 0; m < 4; ++m)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1);
-        vt[j] = bf16_lo(r[i]);
-        vt[j + 1] = bf16_hi(r[i]);
+        vt[j] = bf16_lo(r[m][i]);
+        vt[j + 1] = bf16_hi(r[m][i]);
       }
-    }
   }
   tick(4);
   {
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      RS<64, 0>::mma(vt, sa[kk], kdesc(sKe, kk, kPanel64), mrows ? kk > 0 : 1);
+      RS<64, 0>::mma(vt, sa[kk], kdesc(sB, kk, kPanel64), kColScale || mrows ? kk > 0 : 1);
       if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
     }
     wgmma_commit();
     wgmma_wait<0>();
     pin<32>(vt);
     pin<32>(o);
+  }
+  if (kColScale) {
+    u32 r[4][4];
+    if (!mrows) v_panel_frags(sVp, wi, lane, r);
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1), c = 8 * (j >> 2) + fc;
+        const float2 f = *reinterpret_cast<const float2*>(ke_tok + c);
+        vt[j] = (mrows ? 0.f : bf16_lo(r[m][i])) - vt[j] * f.x;
+        vt[j + 1] = (mrows ? 0.f : bf16_hi(r[m][i])) - vt[j + 1] * f.y;
+      }
   }
   u32 xa[4][4];
 #pragma unroll
@@ -960,7 +988,6 @@ __device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], b
   tick(5);
   state_tail<kOut>(st, o, vt, sP, sK, kf_tok, eg_tok, ec, fc, tick);
 }
-#endif
 
 // fused_pass's form PH (0 the forward, 1 gdn_summary, 2 span summaries, 3 span scans) on three
 // warpgroups.
@@ -1236,8 +1263,9 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     WS_CLK(0);
     float o[32];
 #if GDN_WS_KE
-    state_chunk_x<kOut>(st, o, mrows, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ,
-                        sg + kSP, sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc, wi, lane
+    state_chunk_x<kOut, false>(st, o, mrows, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ,
+                               sg + kSP, sg + kSK, kf_tok, eg_tok, nullptr, *reinterpret_cast<const float*>(sp + kSGc),
+                               fc, wi, lane
 #else
     state_chunk<kOut>(st, o, mrows, sg + kSV + static_cast<u32>(wg) * kPanel64, sg + kSTv, sg + kSWn, sg + kSQ, sg + kSP,
                       sg + kSK, kf_tok, eg_tok, *reinterpret_cast<const float*>(sp + kSGc), fc
@@ -1264,14 +1292,279 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
 }
 
+#if GDN_WS_R3
+// ---- GDN_WS_R3 (a form under trial): three row stages, the state side loading and normalising ----
+// The same three warpgroups and arithmetic as ws_pass (X form: state_chunk_x<kOut, true>), rebalanced:
+//   state side  after chunk c: waits for its own copies of chunk c + 2's rows (requested after
+//               chunk c - 1), forms their norms (quarter_norms: fp16 to bf16 in place, iq and ik a
+//               row into the row stage) and arrives on ROWS((c + 2) % 3); then, both state
+//               warpgroups done with chunk c (a 256-thread named barrier), requests chunk c + 3's
+//               rows into the row stage chunk c leaves (12 cp.async a thread). Chunks 0 .. 2 are
+//               requested, and 0, 1 normalised, before the state is read in.
+//   aux side    chunk c: waits ROWS(c % 3) (phase c / 3), the gates, the factors (eg, kf, ke a
+//               token, e^gamma_C) into product stage c % 2, L and P (P into the product stage),
+//               the inverse, T_v; arrives FULL(c % 2). No rows, no norms, no Wn, no T_k.
+// Row stage r (49 KiB): q, k, v [64][128] bf16, iq and ik a row, ROWS(r) (an mbarrier, 256
+// arrivals a phase). Product stage s (17 KiB): T_v, P [64][64] bf16, the factors. Then the
+// auxiliary side's lf, tf, gamma, beta. ROWS(c % 3) completing implies the state side is done with
+// chunk c - 2 (it normalises chunk c after chunk c - 2), so product stage c % 2 is free then;
+// the row stage a request fills held chunk c - 3, which both state warpgroups have left, and the
+// auxiliary side read it (q, k) before its FULL arrive for that chunk. Model-checked:
+// python3 scripts/model_ws_barriers.py 8 --r3.
+namespace r3 {
+constexpr u32 kRQ = 0, kRK = 16384, kRV = 32768;  // a row stage's tiles
+constexpr u32 kRIq = 49152, kRIk = kRIq + 4 * C;  // 1 / ||q||, 1 / ||k|| a row (1 without l2)
+constexpr u32 kRMbar = kRIk + 4 * C;              // ROWS(r)
+constexpr u32 kRBytes = 50176;                    // 49 KiB: the tiles stay 1024-aligned
+static_assert(kRMbar + 8 <= kRBytes, "row stage overflow");
+constexpr u32 kPTv = 0, kPP = 8192;               // a product stage's tiles
+constexpr u32 kPEg = 16384, kPKf = kPEg + 4 * C, kPKe = kPKf + 4 * C, kPGc = kPKe + 4 * C;
+constexpr u32 kPBytes = 17408;                    // 17 KiB
+static_assert(kPGc + 4 <= kPBytes, "product stage overflow");
+constexpr u32 kP0 = 3 * kRBytes;                  // product stages
+constexpr u32 kXLf = kP0 + 2 * kPBytes;           // the auxiliary side's scratch
+constexpr u32 kXTf = kXLf + 4 * C * LDF;
+constexpr u32 kXGam = kXTf + 4 * C * LDF;        // gamma, beta: two chunks' (by chunk parity: warp 8
+constexpr u32 kXBet = kXGam + 8 * C;              // forms chunk c + 1's while the others still read c's)
+constexpr u32 kBytes = kXBet + 8 * C;             // + 1024 to align the base
+static_assert(kBytes + 1024 <= 232448, "over the 227 KiB a CTA may have");
+}  // namespace r3
+
+template <int PH>
+__device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem_raw) {
+  using namespace r3;
+  constexpr bool kOut = PH == 0 || PH == 3;
+  constexpr bool kSum = PH == 1 || PH == 2;
+  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
+  unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
+  const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wg = warp >> 2, wi = warp & 3;
+  const int fr = 16 * wi + (lane >> 2), fc = 2 * (lane & 3);
+  const i64 h = blockIdx.y;
+  const PassRange rg = pass_range<PH>(p);
+  if (!rg.run) return;
+  const i64 seq = rg.seq, bos = rg.bos, tb = rg.tb, te = rg.te;
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const int nch = static_cast<int>((te - tb + C - 1) / C);
+  const i64 srow = kOut ? state_row(p, seq) : seq;
+  const bool mrows = kSum && blockIdx.x == 1;
+  const float scale = static_cast<float>(p.scale);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  auto rows_at = [&](int c) -> u32 { return sb + static_cast<u32>(c % 3) * kRBytes; };
+  auto rows_ptr = [&](int c) -> unsigned char* { return base + static_cast<u32>(c % 3) * kRBytes; };
+  auto prod_at = [&](int c) -> u32 { return sb + kP0 + static_cast<u32>(c & 1) * kPBytes; };
+  auto prod_ptr = [&](int c) -> unsigned char* { return base + kP0 + static_cast<u32>(c & 1) * kPBytes; };
+  if (tid == 0) {
+#pragma unroll
+    for (int r = 0; r < 3; ++r) opgraph_gemm::bar_init(sb + static_cast<u32>(r) * kRBytes + kRMbar, 256);
+    opgraph_gemm::bar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 2) {
+    // ---------------- the auxiliary side ----------------
+    setmaxnreg_dec<120>();
+    if (GDN_WS_START_SYNC) __syncthreads();
+    const int a = tid - 256;
+    float* const lf = reinterpret_cast<float*>(base + kXLf);
+    float* const tf = reinterpret_cast<float*>(base + kXTf);
+    float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
+    auto gates_of = [&](int c) {
+      const i64 c0 = tb + static_cast<i64>(c) * C;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        g_raw[e] = b_raw[e] = 0.f;
+        if (c0 + 2 * lane + e < te) {
+          const i64 off = (bos + c0 + 2 * lane + e) * p.ho + h;
+          g_raw[e] = load_any(p.g, off, p.g_type);
+          b_raw[e] = load_any(p.beta, off, p.beta_type);
+        }
+      }
+    };
+    if (nch > 0 && wi == 0) gates_of(0);
+    WS_CLK_DECL
+    for (int c = 0; c < nch; ++c) {
+      const i64 c0 = tb + static_cast<i64>(c) * C;
+      const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
+      const u32 rs = rows_at(c), ps = prod_at(c);
+      const float* const iq_tok = reinterpret_cast<const float*>(rows_ptr(c) + kRIq);
+      const float* const ik_tok = reinterpret_cast<const float*>(rows_ptr(c) + kRIk);
+      unsigned char* const pp = prod_ptr(c);
+      float* const eg_tok = reinterpret_cast<float*>(pp + kPEg);
+      float* const kf_tok = reinterpret_cast<float*>(pp + kPKf);
+      float* const ke_tok = reinterpret_cast<float*>(pp + kPKe);
+      const u32 sQ = rs + kRQ, sK = rs + kRK;
+      const u32 gb = static_cast<u32>(c & 1) * 4u * C;
+      float* const gam = reinterpret_cast<float*>(base + kXGam + gb);
+      float* const bet = reinterpret_cast<float*>(base + kXBet + gb);
+      if (wi == 0) {
+        chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
+        if (c + 1 < nch) gates_of(c + 1);
+      }
+      WS_CLK(0);
+      opgraph_gemm::bar_wait(rs + kRMbar, static_cast<u32>((c / 3) & 1));
+      fence_async_shared();
+      aux_sync();  // gam, bet
+      WS_CLK(3);
+      const float gc = gam[C - 1];
+      if (a < C) {
+        const float gr = gam[a], eg = exp2f(gr);
+        eg_tok[a] = scale * eg * iq_tok[a];
+        kf_tok[a] = ik_tok[a] * exp2f(gc - gr);
+        ke_tok[a] = eg * ik_tok[a];
+      }
+      if (a == 0) *reinterpret_cast<float*>(pp + kPGc) = exp2f(gc);
+      float accl[32], accp[32];
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accl, kdesc(sK, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
+      if (kOut) {
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accp, kdesc(sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      pin<32>(accl);
+      if (kOut) pin<32>(accp);
+      {
+        const float gr[2] = {gam[fr], gam[fr + 8]};
+        const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
+        const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
+        const u32 prow = ps + kPP + static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
+#pragma unroll
+        for (int j = 0; j < 32; j += 2) {
+          const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
+          const float f0 = ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0]), f1 = ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]);
+          lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
+          lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
+          if (kOut) {
+            const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
+            const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
+            sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
+          }
+        }
+      }
+      aux_sync();
+      WS_CLK(1);
+      inverse_aux(lf, tf, a);
+      WS_CLK(2);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+      fence_async_shared();
+      WS_CLK(5);
+      nb_arrive(kBarFull + (c & 1), kWsThreads);
+      WS_CLK(6);
+    }
+    WS_CLK_PRINT(a == 0, 0, nch);  // gates, L / P, inverse, ROWS wait, -, T_v copy, arrive
+    return;
+  }
+
+  // ---------------- the state side (warpgroups 0 and 1) ----------------
+  setmaxnreg_inc<192>();
+  if (GDN_WS_START_SYNC) __syncthreads();
+  const int v0 = 64 * wg;
+  const u16* const qg = reinterpret_cast<const u16*>(p.q);
+  const u16* const kg = reinterpret_cast<const u16*>(p.k);
+  const u16* const vg = reinterpret_cast<const u16*>(p.v);
+  // Thread tid's row lr and 16-byte pieces lq + 4 i of every tile (the four lanes of a row together:
+  // quarter_norms' shuffles).
+  const int lr = tid >> 2, lq = tid & 3;
+  u32 piece[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int col = 8 * lq + 32 * i;
+    piece[i] = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(lr) * 128u + swz_chunk(lr, col);
+  }
+  auto request_rows = [&](int c) {
+    const u32 at = rows_at(c);
+    const i64 c0 = tb + static_cast<i64>(c) * C;
+    const bool in = c0 + lr < te;
+    const i64 tok = bos + (in ? c0 + lr : 0);
+    const u32 nb = in ? 16u : 0u;
+    const u16* const qs = qg + tok * p.q_ts + hq * p.q_hs + 8 * lq;
+    const u16* const ks = kg + tok * p.k_ts + hk * p.k_hs + 8 * lq;
+    const u16* const vs = vg + tok * p.v_ts + hv * p.v_hs + 8 * lq;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if (kOut) cp_async16s(at + kRQ + piece[i], qs + 32 * i, nb);
+      cp_async16s(at + kRK + piece[i], ks + 32 * i, nb);
+      cp_async16s(at + kRV + piece[i], vs + 32 * i, nb);
+    }
+    cp_async_commit();
+  };
+  // Chunk c's rows landed (this thread's copies; the caller waited): norms, then ROWS(c % 3).
+  auto publish_rows = [&](int c) {
+    const u32 at = rows_at(c);
+    float iq, ik;
+    quarter_norms(at + kRQ, at + kRK, at + kRV, piece, kOut, l2, iq, ik);
+    if (lq == 0) {
+      float* const rp = reinterpret_cast<float*>(rows_ptr(c));
+      rp[kRIq / 4 + lr] = iq;
+      rp[kRIk / 4 + lr] = ik;
+    }
+    fence_async_shared();
+    opgraph_gemm::bar_arrive(at + kRMbar);
+  };
+  for (int c = 0; c < nch && c < 3; ++c) request_rows(c);
+  float st[64];
+  pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
+  cp_async_wait_all();
+  for (int c = 0; c < nch && c < 2; ++c) publish_rows(c);
+  WS_CLK_DECL
+  for (int c = 0; c < nch; ++c) {
+    const i64 c0 = tb + static_cast<i64>(c) * C;
+    const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
+    const u32 rs = rows_at(c), ps = prod_at(c);
+    const unsigned char* const pp = prod_ptr(c);
+    const float* const eg_tok = reinterpret_cast<const float*>(pp + kPEg);
+    const float* const kf_tok = reinterpret_cast<const float*>(pp + kPKf);
+    const float* const ke_tok = reinterpret_cast<const float*>(pp + kPKe);
+    nb_sync(kBarFull + (c & 1), kWsThreads);
+    WS_CLK(0);
+    float o[32];
+    state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
+                              ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
+                              fc, wi, lane
+#if GDN_WS_CLOCK
+                              , [&](int i) { WS_CLK(i); }
+#endif
+    );
+    WS_CLK(1);
+    if (kOut) store_o(p, o, rs + kRV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
+    WS_CLK(2);
+    if (c + 2 < nch) {
+      cp_async_wait_all();  // chunk c + 2's copies (requested after chunk c - 1, or before the loop)
+      publish_rows(c + 2);
+    }
+    if (c + 3 < nch) {
+      nb_sync(kBarState, 256);  // both state warpgroups have left row stage c % 3
+      request_rows(c + 3);
+    }
+    WS_CLK(3);
+  }
+  WS_CLK_PRINT(tid == 0, 1, nch);  // FULL wait, state_chunk, store_o, norms + requests
+  pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
+}
+#endif
+
 }  // namespace ws
 }  // namespace opgraph_gdn
+#if GDN_WS_R3
+#define GDN_FUSED_ENTRY(name, PH)                                                                   \
+  extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) name(const GdnParams p) { \
+    extern __shared__ __align__(16) unsigned char smem_raw[];                                       \
+    opgraph_gdn::ws::ws3_pass<PH>(p, smem_raw);                                                     \
+  }
+extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::r3::kBytes + 1024;
+#else
 #define GDN_FUSED_ENTRY(name, PH)                                                                   \
   extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) name(const GdnParams p) { \
     extern __shared__ __align__(16) unsigned char smem_raw[];                                       \
     opgraph_gdn::ws::ws_pass<PH>(p, smem_raw);                                                      \
   }
 extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::kWsBytes + 1024;
+#endif
 #else
 static_assert(kThreads == kGdnFusedThreads, "kGdnFusedThreads (the engine's launch) disagrees with the entries' block");
 // The dynamic shared memory the entries need (bench/gdn_fused_ab.cu reads it from the cubin).
