@@ -792,10 +792,8 @@ static_assert(GDN_WS_ROWS_AT >= 0 && GDN_WS_ROWS_AT <= 2, "GDN_WS_ROWS_AT takes 
 #define GDN_WS_KE 0
 #endif
 // GDN_WS_R3 (a form under trial, ws::ws3_pass below): three row stages; the state side loads and
-// normalises the rows, the auxiliary side keeps only the gates, L / P, the inverse and T_v.
-#ifndef GDN_WS_R3
-#define GDN_WS_R3 0
-#endif
+// normalises the rows, the auxiliary side keeps only the gates, L / P, the inverse and T_v. Its
+// default is gdn_params.cuh's (the engine's launch sizes shared memory by it).
 #if GDN_WS_CLOCK
 extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
 #define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
@@ -838,7 +836,8 @@ constexpr u32 kABe = kABet + 4 * C;        // beta e^gamma ik (T_k's column scal
 constexpr u32 kAIq = kABe + 4 * C;
 constexpr u32 kAIk = kAIq + 4 * C;
 constexpr u32 kWsBytes = kAIk + 4 * C;  // + 1024 to align the base: gdn_prefill_fused_smem_bytes
-static_assert(kWsBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
+static_assert(GDN_WS_R3 || kWsBytes + 1024 == gdn_fused_ws_smem_bytes(D),
+              "gdn_fused_ws_smem_bytes disagrees with the stages' map");
 
 // Named barriers (0: __syncthreads; 1, 2: wg_sync of warpgroups 0, 1).
 constexpr int kBarAux = 3, kBarFull = 4, kBarEmpty = 6;  // FULL(s) = 4 + s, EMPTY(s) = 6 + s
@@ -1328,6 +1327,7 @@ constexpr u32 kXGam = kXTf + 4 * C * LDF;        // gamma, beta: two chunks' (by
 constexpr u32 kXBet = kXGam + 8 * C;              // forms chunk c + 1's while the others still read c's)
 constexpr u32 kBytes = kXBet + 8 * C;             // + 1024 to align the base
 static_assert(kBytes + 1024 <= 232448, "over the 227 KiB a CTA may have");
+static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
 }  // namespace r3
 
 template <int PH>

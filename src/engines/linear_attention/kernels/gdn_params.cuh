@@ -143,8 +143,16 @@ constexpr long long gdn_fused_smem_bytes(long long d) {
 // [64 x d] and T_v, P [64 x 64], three token factors (1 KiB, keeping the tiles
 // 1024-aligned); then the auxiliary warpgroup's T_k [64 x 64] bf16, fp32 lf, tf
 // [64 x 65] and five token factors [64]; 1024 bytes to align the base.
+// Under GDN_WS_R3 (ws::ws3_pass, a form under trial; its default lives here so the engine's launch and
+// the kernel agree: one line turns it on for both): three row stages (q, k, v [64 x d] bf16, 1 KiB for
+// the rows' norms and the stage's mbarrier), two product stages (T_v, P [64 x 64] bf16, 1 KiB of
+// factors); fp32 lf, tf [64 x 65], two chunks' gamma and beta [64]; 1024 bytes to align the base.
+#ifndef GDN_WS_R3
+#define GDN_WS_R3 0
+#endif
 constexpr long long gdn_fused_ws_smem_bytes(long long d) {
-  return 2 * (2 * (4 * 64 * d + 2 * 64 * 64) + 1024) + 2 * 64 * 64 + 4 * (2 * 64 * 65 + 5 * 64) + 1024;
+  return GDN_WS_R3 ? 3 * (3 * 64 * d * 2 + 1024) + 2 * (2 * 64 * 64 * 2 + 1024) + 4 * (2 * 64 * 65 + 4 * 64) + 1024
+                   : 2 * (2 * (4 * 64 * d + 2 * 64 * 64) + 1024) + 2 * 64 * 64 + 4 * (2 * 64 * 65 + 5 * 64) + 1024;
 }
 
 }  // namespace opgraph_gdn
