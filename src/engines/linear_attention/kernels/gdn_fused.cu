@@ -856,6 +856,43 @@ __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
+// L = K K^T and P = Q K^T (m64n64k128 each; the summary forms have no P), issued as one group.
+template <bool kOut>
+__device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u32 sK, u32 sQ) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accl, kdesc(sK, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
+  if (kOut) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accp, kdesc(sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
+  }
+  wgmma_commit();
+}
+// Their epilogue once waited for: L's strict lower part (beta ik row, ik column, e^(gamma_r -
+// gamma_s)) into lf (fp32) and P's lower part (scale iq row, the same column factors) as bf16 into the
+// swizzled [64][64] tile at sP; gam, bet, ik_tok, iq_tok a token.
+template <bool kOut>
+__device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
+                                            const float* bet, const float* ik_tok, const float* iq_tok, float scale,
+                                            float* lf, u32 sP, int fr, int fc) {
+  const float gr[2] = {gam[fr], gam[fr + 8]};
+  const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
+  const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
+  const u32 prow = sP + static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
+#pragma unroll
+  for (int j = 0; j < 32; j += 2) {
+    const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
+    const float f0 = ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0]), f1 = ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]);
+    lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
+    lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
+    if (kOut) {
+      const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
+      const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
+      sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
+    }
+  }
+}
+
 // T = (I + L)^-1 by the auxiliary warpgroup's 128 threads (a: 0..127): the diagonal blocks by
 // columns, then triangular_inverse_tc's two merge levels in one TF32 pass (level 2's eight tiles
 // two a warp). Begins after L is readable; ends with T readable by the warpgroup.
@@ -1151,37 +1188,13 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       };
       // L = K K^T and P = Q K^T, both here (m64n64k128 each; the summary forms have no P).
       float accl[32], accp[32];
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accl, kdesc(sK, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
-      if (kOut) {
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accp, kdesc(sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
-      }
-      wgmma_commit();
+      lp_issue<kOut>(accl, accp, sK, sQ);
       if (GDN_WS_ROWS_AT == 2) next_rows();
       aux_sync();  // the token factors
       wgmma_wait<0>();
       pin<32>(accl);
       if (kOut) pin<32>(accp);
-      {
-        const float gr[2] = {gam[fr], gam[fr + 8]};
-        const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
-        const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
-        const u32 prow = st + kSP + static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
-#pragma unroll
-        for (int j = 0; j < 32; j += 2) {
-          const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
-          const float f0 = ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0]), f1 = ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]);
-          lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
-          lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
-          if (kOut) {
-            const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
-            const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
-            sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
-          }
-        }
-      }
+      lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, st + kSP, fr, fc);
       aux_sync();
       WS_CLK(1);
       if (GDN_WS_ROWS_AT == 1) next_rows();
@@ -1416,35 +1429,11 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       }
       if (a == 0) *reinterpret_cast<float*>(pp + kPGc) = exp2f(gc);
       float accl[32], accp[32];
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accl, kdesc(sK, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
-      if (kOut) {
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) Mma<64>::mma(accp, kdesc(sQ, kk, kPanel64), kdesc(sK, kk, kPanel64), kk > 0);
-      }
-      wgmma_commit();
+      lp_issue<kOut>(accl, accp, sK, sQ);
       wgmma_wait<0>();
       pin<32>(accl);
       if (kOut) pin<32>(accp);
-      {
-        const float gr[2] = {gam[fr], gam[fr + 8]};
-        const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
-        const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
-        const u32 prow = ps + kPP + static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
-#pragma unroll
-        for (int j = 0; j < 32; j += 2) {
-          const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
-          const float f0 = ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0]), f1 = ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]);
-          lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
-          lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
-          if (kOut) {
-            const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
-            const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
-            sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
-          }
-        }
-      }
+      lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, ps + kPP, fr, fc);
       aux_sync();
       WS_CLK(1);
       inverse_aux(lf, tf, a);
