@@ -930,6 +930,33 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a) {
   aux_sync();
 }
 
+// The state side's row requests (GDN_WS_LOADS, GDN_WS_R3): thread (lr, lq) copies 16-byte pieces lq +
+// 4 i of row lr of a [64][128] tile; piece[i] their swizzled offsets in a tile.
+__device__ __forceinline__ void quarter_row_pieces(int lr, int lq, u32 (&piece)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int col = 8 * lq + 32 * i;
+    piece[i] = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(lr) * 128u + swz_chunk(lr, col);
+  }
+}
+// Its pieces of token c0 + lr's q (kOut), k, v rows into the tiles at aq, ak, av (cp.async; a row past
+// te is zero-filled, read from nowhere).
+template <bool kOut>
+__device__ __forceinline__ void request_quarter_row(const GdnParams& p, u32 aq, u32 ak, u32 av, const u32 (&piece)[4],
+                                                    i64 bos, i64 c0, i64 te, int lr, int lq, i64 hq, i64 hk, i64 hv) {
+  const bool in = c0 + lr < te;
+  const i64 tok = bos + (in ? c0 + lr : 0);
+  const u32 nb = in ? 16u : 0u;
+  const u16* const qs = reinterpret_cast<const u16*>(p.q) + tok * p.q_ts + hq * p.q_hs + 8 * lq;
+  const u16* const ks = reinterpret_cast<const u16*>(p.k) + tok * p.k_ts + hk * p.k_hs + 8 * lq;
+  const u16* const vs = reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + 8 * lq;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if (kOut) cp_async16s(aq + piece[i], qs + 32 * i, nb);
+    cp_async16s(ak + piece[i], ks + 32 * i, nb);
+    cp_async16s(av + piece[i], vs + 32 * i, nb);
+  }
+}
 // GDN_WS_LOADS: this thread's arrive on the mbarrier at `bar` once its cp.asyncs so far have landed.
 __device__ __forceinline__ void cp_async_mbar_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
@@ -1239,23 +1266,12 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
   // Chunk c's q, k, v rows into its stage: thread tid takes row tid / 4, pieces (tid % 4) + 4 i (of
   // 16 bytes), then arrives on the stage's mbarrier when they land. Past the span's end: zeros.
   const int lr = tid >> 2, lq = tid & 3;
+  u32 piece[4];
+  quarter_row_pieces(lr, lq, piece);
   auto request_rows = [&](int c) {
     const u32 at = stage_at(c);
-    const i64 c0 = tb + static_cast<i64>(c) * C;
-    const bool in = c0 + lr < te;
-    const i64 tok = bos + (in ? c0 + lr : 0);
-    const u32 nb = in ? 16u : 0u;
-    const u16* const qs = qg + tok * p.q_ts + hq * p.q_hs + 8 * lq;
-    const u16* const ks = kg + tok * p.k_ts + hk * p.k_hs + 8 * lq;
-    const u16* const vs = vg + tok * p.v_ts + hv * p.v_hs + 8 * lq;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int col = 8 * lq + 32 * i;
-      const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(lr) * 128u + swz_chunk(lr, col);
-      if (kOut) cp_async16s(at + kSQ + off, qs + 32 * i, nb);
-      cp_async16s(at + kSK + off, ks + 32 * i, nb);
-      cp_async16s(at + kSV + off, vs + 32 * i, nb);
-    }
+    request_quarter_row<kOut>(p, at + kSQ, at + kSK, at + kSV, piece, bos, tb + static_cast<i64>(c) * C, te, lr, lq, hq,
+                              hk, hv);
     cp_async_mbar_arrive(at + kSMbar);
   };
   if (nch > 0) request_rows(0);
@@ -1453,33 +1469,15 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   setmaxnreg_inc<192>();
   if (GDN_WS_START_SYNC) __syncthreads();
   const int v0 = 64 * wg;
-  const u16* const qg = reinterpret_cast<const u16*>(p.q);
-  const u16* const kg = reinterpret_cast<const u16*>(p.k);
-  const u16* const vg = reinterpret_cast<const u16*>(p.v);
   // Thread tid's row lr and 16-byte pieces lq + 4 i of every tile (the four lanes of a row together:
   // quarter_norms' shuffles).
   const int lr = tid >> 2, lq = tid & 3;
   u32 piece[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int col = 8 * lq + 32 * i;
-    piece[i] = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(lr) * 128u + swz_chunk(lr, col);
-  }
+  quarter_row_pieces(lr, lq, piece);
   auto request_rows = [&](int c) {
     const u32 at = rows_at(c);
-    const i64 c0 = tb + static_cast<i64>(c) * C;
-    const bool in = c0 + lr < te;
-    const i64 tok = bos + (in ? c0 + lr : 0);
-    const u32 nb = in ? 16u : 0u;
-    const u16* const qs = qg + tok * p.q_ts + hq * p.q_hs + 8 * lq;
-    const u16* const ks = kg + tok * p.k_ts + hk * p.k_hs + 8 * lq;
-    const u16* const vs = vg + tok * p.v_ts + hv * p.v_hs + 8 * lq;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if (kOut) cp_async16s(at + kRQ + piece[i], qs + 32 * i, nb);
-      cp_async16s(at + kRK + piece[i], ks + 32 * i, nb);
-      cp_async16s(at + kRV + piece[i], vs + 32 * i, nb);
-    }
+    request_quarter_row<kOut>(p, at + kRQ, at + kRK, at + kRV, piece, bos, tb + static_cast<i64>(c) * C, te, lr, lq, hq,
+                              hk, hv);
     cp_async_commit();
   };
   // Chunk c's rows landed (this thread's copies; the caller waited): norms, then ROWS(c % 3).
