@@ -30,11 +30,13 @@ for c0 in range(0,T,C):
     # GDN_WS_KE's form of the same product: X^T = V^T + S^T (-Ke)^T, Vn^T = X^T T_v^T
     Ke=np.exp(gam)[:,None]*K
     ke_err=max(ke_err, np.abs((V.T + St@(-Ke).T)@Tv.T - VnT).max())
+    # GDN_WS_R3's: the column scale on the product, K itself as the operand
+    ke_err=max(ke_err, np.abs((V.T - (St@K.T)*np.exp(gam)[None,:])@Tv.T - VnT).max())
     OT=(St@Q.T)*np.exp(gam)[None,:] + VnT@P.T
     St=np.exp(gc)*St + VnT@Kd
     Ok[sl]=scale*OT.T[:n]
 print("O max err", np.abs(Ok-O).max(), "S max err", np.abs(St.T-S).max())
-print("GDN_WS_KE form: Vn^T max diff from the WY form", ke_err)
+print("GDN_WS_KE / GDN_WS_R3 forms: Vn^T max diff from the WY form", ke_err)
 assert ke_err < 1e-12
 
 # GDN_WS_KE's V^T fragments (ws::state_chunk_x): ldmatrix.x4.trans of the swizzled V panel
