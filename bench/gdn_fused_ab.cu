@@ -185,8 +185,9 @@ int main(int argc, char** argv) {
     std::printf("%s\n", line);
     table.push_back(line);
     // A build with GDN_WS_CLOCK: the phases' cycles a chunk in CTA (0, 0, 0) of its last launch. The
-    // labels are ws_pass's; GDN_WS_R3's slots (ws3_pass) read: aux [gates, factors + L/P, inverse, ROWS
-    // wait, -, T_v copy, arrive], state "after" its norms of chunk c + 2 and requests of c + 3.
+    // labels are ws_pass's; GDN_WS_R3's slots (ws3_pass) read: aux [gates, factors + L/P, the inverse's
+    // merges, ROWS wait, the inverse's diagonal blocks, T_v copy, arrive], state "after" its norms of
+    // chunk c + 2 and requests of c + 3.
     for (int s = 0; s < 2; ++s)
       if (sides[s].clock) {
         long long ck[16];

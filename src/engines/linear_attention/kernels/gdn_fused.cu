@@ -895,10 +895,13 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
 
 // T = (I + L)^-1 by the auxiliary warpgroup's 128 threads (a: 0..127): the diagonal blocks by
 // columns, then triangular_inverse_tc's two merge levels in one TF32 pass (level 2's eight tiles
-// two a warp). Begins after L is readable; ends with T readable by the warpgroup.
-__device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a) {
+// two a warp). Begins after L is readable; ends with T readable by the warpgroup. tick(4) once the
+// diagonal blocks are done (GDN_WS_CLOCK under GDN_WS_R3).
+template <class Tick = NoTick>
+__device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}) {
   if (a < 64) inverse_diagonal_blocks_col(lf, tf, a);
   aux_sync();
+  tick(4);
   const int lane = a & 31, warp = a >> 5;
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
   {
@@ -1452,7 +1455,11 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, ps + kPP, fr, fc);
       aux_sync();
       WS_CLK(1);
-      inverse_aux(lf, tf, a);
+      inverse_aux(lf, tf, a
+#if GDN_WS_CLOCK
+                  , [&](int i) { WS_CLK(i); }
+#endif
+      );
       WS_CLK(2);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
@@ -1461,7 +1468,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       nb_arrive(kBarFull + (c & 1), kWsThreads);
       WS_CLK(6);
     }
-    WS_CLK_PRINT(a == 0, 0, nch);  // gates, L / P, inverse, ROWS wait, -, T_v copy, arrive
+    WS_CLK_PRINT(a == 0, 0, nch);  // gates, L / P, the inverse's merges, ROWS wait, its diagonal blocks, T_v, arrive
     return;
   }
 
