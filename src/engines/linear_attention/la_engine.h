@@ -43,7 +43,7 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 //    wgmma and nothing between chunks in global memory (no workspace). A
 //    d = 64 graph is refused under it at build (rule fused_head_dim).
 //  3 fused, warp-specialised (d = 128): the same entries built with GDN_FUSED_WS=1
-//    (kernels/gdn_fused.cu ws::ws_pass: two state warpgroups and an auxiliary one a
+//    (kernels/gdn_fused_ws.cuh ws::ws_pass: two state warpgroups and an auxiliary one a
 //    chunk ahead, 384 threads); 0.92-0.94x mode 2's time on the H200. The heuristics
 //    propose it right before mode 2 wherever they propose mode 2.
 // Under use_decode all run the decode kernel (no workspace). All keep
