@@ -1,0 +1,227 @@
+// linear_attention/kernels/gdn_fused_ws3.cuh — GDN_WS_R3, a warp-specialised form of the fused Gated
+// DeltaNet prefill under trial (ws::ws3_pass). A part of gdn_fused_ws.cuh, which includes it under
+// GDN_WS_R3 after the pieces it shares with ws_pass (state_chunk_x, lp_issue, lp_epilogue,
+// inverse_aux, quarter_row_pieces, request_quarter_row, the named barriers).
+#pragma once
+namespace opgraph_gdn {
+namespace ws {
+
+// ---- GDN_WS_R3 (a form under trial): three row stages, the state side loading and normalising ----
+// The same three warpgroups and arithmetic as ws_pass (X form: state_chunk_x<kOut, true>), rebalanced:
+//   state side  after chunk c: waits for its own copies of chunk c + 2's rows (requested after
+//               chunk c - 1), forms their norms (quarter_norms: fp16 to bf16 in place, iq and ik a
+//               row into the row stage) and arrives on ROWS((c + 2) % 3); then, both state
+//               warpgroups done with chunk c (a 256-thread named barrier), requests chunk c + 3's
+//               rows into the row stage chunk c leaves (12 cp.async a thread). Chunks 0 .. 2 are
+//               requested, and 0, 1 normalised, before the state is read in.
+//   aux side    chunk c: waits ROWS(c % 3) (phase c / 3), the gates, the factors (eg, kf, ke a
+//               token, e^gamma_C) into product stage c % 2, L and P (P into the product stage),
+//               the inverse, T_v; arrives FULL(c % 2). No rows, no norms, no Wn, no T_k.
+// Row stage r (49 KiB): q, k, v [64][128] bf16, iq and ik a row, ROWS(r) (an mbarrier, 256
+// arrivals a phase). Product stage s (17 KiB): T_v, P [64][64] bf16, the factors. Then the
+// auxiliary side's lf, tf, gamma, beta. ROWS(c % 3) completing implies the state side is done with
+// chunk c - 2 (it normalises chunk c after chunk c - 2), so product stage c % 2 is free then;
+// the row stage a request fills held chunk c - 3, which both state warpgroups have left, and the
+// auxiliary side read it (q, k) before its FULL arrive for that chunk. Model-checked:
+// python3 scripts/model_ws_barriers.py 8 --r3.
+namespace r3 {
+constexpr u32 kRQ = 0, kRK = 16384, kRV = 32768;  // a row stage's tiles
+constexpr u32 kRIq = 49152, kRIk = kRIq + 4 * C;  // 1 / ||q||, 1 / ||k|| a row (1 without l2)
+constexpr u32 kRMbar = kRIk + 4 * C;              // ROWS(r)
+constexpr u32 kRBytes = 50176;                    // 49 KiB: the tiles stay 1024-aligned
+static_assert(kRMbar + 8 <= kRBytes, "row stage overflow");
+constexpr u32 kPTv = 0, kPP = 8192;               // a product stage's tiles
+constexpr u32 kPEg = 16384, kPKf = kPEg + 4 * C, kPKe = kPKf + 4 * C, kPGc = kPKe + 4 * C;
+constexpr u32 kPBytes = 17408;                    // 17 KiB
+static_assert(kPGc + 4 <= kPBytes, "product stage overflow");
+constexpr u32 kP0 = 3 * kRBytes;                  // product stages
+constexpr u32 kXLf = kP0 + 2 * kPBytes;           // the auxiliary side's scratch
+constexpr u32 kXTf = kXLf + 4 * C * LDF;
+constexpr u32 kXGam = kXTf + 4 * C * LDF;        // gamma, beta: two chunks' (by chunk parity: warp 8
+constexpr u32 kXBet = kXGam + 8 * C;              // forms chunk c + 1's while the others still read c's)
+constexpr u32 kBytes = kXBet + 8 * C;             // + 1024 to align the base
+static_assert(kBytes + 1024 <= 232448, "over the 227 KiB a CTA may have");
+static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
+}  // namespace r3
+
+template <int PH>
+__device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem_raw) {
+  using namespace r3;
+  constexpr bool kOut = PH == 0 || PH == 3;
+  constexpr bool kSum = PH == 1 || PH == 2;
+  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
+  unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
+  const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wg = warp >> 2, wi = warp & 3;
+  const int fr = 16 * wi + (lane >> 2), fc = 2 * (lane & 3);
+  const i64 h = blockIdx.y;
+  const PassRange rg = pass_range<PH>(p);
+  if (!rg.run) return;
+  const i64 seq = rg.seq, bos = rg.bos, tb = rg.tb, te = rg.te;
+  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const int nch = static_cast<int>((te - tb + C - 1) / C);
+  const i64 srow = kOut ? state_row(p, seq) : seq;
+  const bool mrows = kSum && blockIdx.x == 1;
+  const float scale = static_cast<float>(p.scale);
+  const bool l2 = (p.flags & kFlagL2Norm) != 0;
+  auto rows_at = [&](int c) -> u32 { return sb + static_cast<u32>(c % 3) * kRBytes; };
+  auto rows_ptr = [&](int c) -> unsigned char* { return base + static_cast<u32>(c % 3) * kRBytes; };
+  auto prod_at = [&](int c) -> u32 { return sb + kP0 + static_cast<u32>(c & 1) * kPBytes; };
+  auto prod_ptr = [&](int c) -> unsigned char* { return base + kP0 + static_cast<u32>(c & 1) * kPBytes; };
+  if (tid == 0) {
+#pragma unroll
+    for (int r = 0; r < 3; ++r) opgraph_gemm::bar_init(sb + static_cast<u32>(r) * kRBytes + kRMbar, 256);
+    opgraph_gemm::bar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 2) {
+    // ---------------- the auxiliary side ----------------
+    setmaxnreg_dec<120>();
+    if (GDN_WS_START_SYNC) __syncthreads();
+    const int a = tid - 256;
+    float* const lf = reinterpret_cast<float*>(base + kXLf);
+    float* const tf = reinterpret_cast<float*>(base + kXTf);
+    float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
+    auto gates_of = [&](int c) {
+      const i64 c0 = tb + static_cast<i64>(c) * C;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        g_raw[e] = b_raw[e] = 0.f;
+        if (c0 + 2 * lane + e < te) {
+          const i64 off = (bos + c0 + 2 * lane + e) * p.ho + h;
+          g_raw[e] = load_any(p.g, off, p.g_type);
+          b_raw[e] = load_any(p.beta, off, p.beta_type);
+        }
+      }
+    };
+    if (nch > 0 && wi == 0) gates_of(0);
+    WS_CLK_DECL
+    for (int c = 0; c < nch; ++c) {
+      const i64 c0 = tb + static_cast<i64>(c) * C;
+      const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
+      const u32 rs = rows_at(c), ps = prod_at(c);
+      const float* const iq_tok = reinterpret_cast<const float*>(rows_ptr(c) + kRIq);
+      const float* const ik_tok = reinterpret_cast<const float*>(rows_ptr(c) + kRIk);
+      unsigned char* const pp = prod_ptr(c);
+      float* const eg_tok = reinterpret_cast<float*>(pp + kPEg);
+      float* const kf_tok = reinterpret_cast<float*>(pp + kPKf);
+      float* const ke_tok = reinterpret_cast<float*>(pp + kPKe);
+      const u32 sQ = rs + kRQ, sK = rs + kRK;
+      const u32 gb = static_cast<u32>(c & 1) * 4u * C;
+      float* const gam = reinterpret_cast<float*>(base + kXGam + gb);
+      float* const bet = reinterpret_cast<float*>(base + kXBet + gb);
+      if (wi == 0) {
+        chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
+        if (c + 1 < nch) gates_of(c + 1);
+      }
+      WS_CLK(0);
+      opgraph_gemm::bar_wait(rs + kRMbar, static_cast<u32>((c / 3) & 1));
+      fence_async_shared();
+      aux_sync();  // gam, bet
+      WS_CLK(3);
+      const float gc = gam[C - 1];
+      if (a < C) {
+        const float gr = gam[a], eg = exp2f(gr);
+        eg_tok[a] = scale * eg * iq_tok[a];
+        kf_tok[a] = ik_tok[a] * exp2f(gc - gr);
+        ke_tok[a] = eg * ik_tok[a];
+      }
+      if (a == 0) *reinterpret_cast<float*>(pp + kPGc) = exp2f(gc);
+      float accl[32], accp[32];
+      lp_issue<kOut>(accl, accp, sK, sQ);
+      wgmma_wait<0>();
+      pin<32>(accl);
+      if (kOut) pin<32>(accp);
+      lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, ps + kPP, fr, fc);
+      aux_sync();
+      WS_CLK(1);
+      inverse_aux(lf, tf, a
+#if GDN_WS_CLOCK
+                  , [&](int i) { WS_CLK(i); }
+#endif
+      );
+      WS_CLK(2);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+      fence_async_shared();
+      WS_CLK(5);
+      nb_arrive(kBarFull + (c & 1), kWsThreads);
+      WS_CLK(6);
+    }
+    WS_CLK_PRINT(a == 0, 0, nch);  // gates, L / P, the inverse's merges, ROWS wait, its diagonal blocks, T_v, arrive
+    return;
+  }
+
+  // ---------------- the state side (warpgroups 0 and 1) ----------------
+  setmaxnreg_inc<192>();
+  if (GDN_WS_START_SYNC) __syncthreads();
+  const int v0 = 64 * wg;
+  // Thread tid's row lr and 16-byte pieces lq + 4 i of every tile (the four lanes of a row together:
+  // quarter_norms' shuffles).
+  const int lr = tid >> 2, lq = tid & 3;
+  u32 piece[4];
+  quarter_row_pieces(lr, lq, piece);
+  auto request_rows = [&](int c) {
+    const u32 at = rows_at(c);
+    request_quarter_row<kOut>(p, at + kRQ, at + kRK, at + kRV, piece, bos, tb + static_cast<i64>(c) * C, te, lr, lq, hq,
+                              hk, hv);
+    cp_async_commit();
+  };
+  // Chunk c's rows landed (this thread's copies; the caller waited): norms, then ROWS(c % 3).
+  auto publish_rows = [&](int c) {
+    const u32 at = rows_at(c);
+    float iq, ik;
+    quarter_norms(at + kRQ, at + kRK, at + kRV, piece, kOut, l2, iq, ik);
+    if (lq == 0) {
+      float* const rp = reinterpret_cast<float*>(rows_ptr(c));
+      rp[kRIq / 4 + lr] = iq;
+      rp[kRIk / 4 + lr] = ik;
+    }
+    fence_async_shared();
+    opgraph_gemm::bar_arrive(at + kRMbar);
+  };
+  for (int c = 0; c < nch && c < 3; ++c) request_rows(c);
+  float st[64];
+  pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
+  cp_async_wait_all();
+  for (int c = 0; c < nch && c < 2; ++c) publish_rows(c);
+  WS_CLK_DECL
+  for (int c = 0; c < nch; ++c) {
+    const i64 c0 = tb + static_cast<i64>(c) * C;
+    const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
+    const u32 rs = rows_at(c), ps = prod_at(c);
+    const unsigned char* const pp = prod_ptr(c);
+    const float* const eg_tok = reinterpret_cast<const float*>(pp + kPEg);
+    const float* const kf_tok = reinterpret_cast<const float*>(pp + kPKf);
+    const float* const ke_tok = reinterpret_cast<const float*>(pp + kPKe);
+    nb_sync(kBarFull + (c & 1), kWsThreads);
+    WS_CLK(0);
+    float o[32];
+    state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
+                              ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
+                              fc, wi, lane
+#if GDN_WS_CLOCK
+                              , [&](int i) { WS_CLK(i); }
+#endif
+    );
+    WS_CLK(1);
+    if (kOut) store_o(p, o, rs + kRV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
+    WS_CLK(2);
+    if (c + 2 < nch) {
+      cp_async_wait_all();  // chunk c + 2's copies (requested after chunk c - 1, or before the loop)
+      publish_rows(c + 2);
+    }
+    if (c + 3 < nch) {
+      nb_sync(kBarState, 256);  // both state warpgroups have left row stage c % 3
+      request_rows(c + 3);
+    }
+    WS_CLK(3);
+  }
+  WS_CLK_PRINT(tid == 0, 1, nch);  // FULL wait, state_chunk, store_o, norms + requests
+  pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
+}
+
+}  // namespace ws
+}  // namespace opgraph_gdn
