@@ -127,7 +127,7 @@ def program(name, n, loads=False):
 
 def check(n, loads=False):
     names = ["AUX", "S0", "S1"]
-    progs = {p: program(p, n, loads) for p in names}
+    progs = {p: (program(p, n, loads) if loads else program(p, n)) for p in names}
     barriers = [("FULL", 0), ("FULL", 1), ("EMPTY", 0), ("EMPTY", 1), ("STATE", 0)]
     need = {("FULL", 0): 384, ("FULL", 1): 384, ("EMPTY", 0): 384, ("EMPTY", 1): 384, ("STATE", 0): 256}
     # State: program counters, per named barrier (count, waiters frozenset), per ROWS mbarrier
