@@ -12,8 +12,9 @@
 // ratio of B against A (||B - A|| / ||A||) is reported for O and the final state, and a NaN or a
 // ratio above 5e-3 (fla's tolerance against a float64 reference, which both sides are held to by
 // test_la_gpu) fails. The small cells (T x HO <= 32768) are also checked against the token recurrence
-// in float64 on the host (each side within 5e-3), so a variant's numerics stand on their own. Timing: CUDA events around one launch, A and B alternated in each round
-// (order swapped every round), median of the rounds.
+// in float64 on the host (each side within 5e-3), so a variant's numerics stand on their own.
+// Timing: CUDA events around one launch, A and B alternated in each round (order swapped every
+// round), median of the rounds.
 #include <cuda.h>
 #include <algorithm>
 #include <cmath>

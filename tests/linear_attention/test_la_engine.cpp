@@ -835,9 +835,10 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   }
 }
 
-// The fused pass's variants under trial (kernels/gdn_fused.cu): GDN_FUSED_INV_COL=1, the diagonal
-// blocks by columns; the warp-specialised forms (GDN_FUSED_WS=1, PIPELINE_ARCH 3's build) with
-// GDN_WS_CLOCK=1, their phase clocks, and with GDN_WS_ROWS_AT 1 and 2, the rows requested earlier.
+// The fused pass's variants under trial (kernels/gdn_fused.cu, gdn_fused_ws*.cuh): GDN_FUSED_INV_COL=1,
+// the diagonal blocks by columns; the warp-specialised forms (GDN_FUSED_WS=1, PIPELINE_ARCH 3's build)
+// with GDN_WS_CLOCK=1, their phase clocks; GDN_WS_ROWS_AT=1, the rows requested earlier; GDN_WS_LOADS
+// with GDN_WS_KE, the state side loading the rows and forming X; GDN_WS_R3, three row stages.
 // No plan runs them; bench/gdn_fused_ab.sh runs them on the GPU against the engine's build. They
 // compile for sm_90a from the embedded sources as the engine would compile them, bf16 inputs (each
 // cubin holds all four fused entries: the prefill, the summary, the span summary and the span scan).

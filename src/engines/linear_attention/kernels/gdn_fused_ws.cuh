@@ -249,12 +249,26 @@ __device__ __forceinline__ void request_quarter_row(const GdnParams& p, u32 aq, 
     cp_async16s(av + piece[i], vs + 32 * i, nb);
   }
 }
+// The raw gates and betas of tokens c0 + 2 lane, c0 + 2 lane + 1 of head h (0 past te), into the
+// registers chunk_gates takes: the auxiliary side's warp 8 loads a chunk's a chunk ahead.
+__device__ __forceinline__ void load_gates(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int lane,
+                                           float (&g_raw)[2], float (&b_raw)[2]) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    g_raw[e] = b_raw[e] = 0.f;
+    if (c0 + 2 * lane + e < te) {
+      const i64 off = (bos + c0 + 2 * lane + e) * p.ho + h;
+      g_raw[e] = load_any(p.g, off, p.g_type);
+      b_raw[e] = load_any(p.beta, off, p.beta_type);
+    }
+  }
+}
 // GDN_WS_LOADS: this thread's arrive on the mbarrier at `bar` once its cp.asyncs so far have landed.
 __device__ __forceinline__ void cp_async_mbar_arrive(u32 bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
-__device__ __forceinline__ float bf16_lo(u32 w) { return __uint_as_float(w << 16); }
-__device__ __forceinline__ float bf16_hi(u32 w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ float bf16_lo(u32 w) { return bf16_to_f32(static_cast<u16>(w)); }
+__device__ __forceinline__ float bf16_hi(u32 w) { return bf16_to_f32(static_cast<u16>(w >> 16)); }
 
 // V^T's accumulator fragments (a warpgroup's m64n64 layout: vt[4 t + 2 hh + e] = V^T[16 wi + lane / 4 +
 // 8 hh][8 t + 2 (lane % 4) + e]) from its V panel ([c][64 values], 128-byte rows swizzled by c % 8):
@@ -397,7 +411,10 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     float* const iq_tok = reinterpret_cast<float*>(base + kAIq);
     float* const ik_tok = reinterpret_cast<float*>(base + kAIk);
     // Row quarters: thread a covers rows qr[0], qr[1] (virtual warps wi and wi + 4 of the
-    // 8-warp layout: conflict-free swizzled pieces), pieces (lane % 4) + 4 i.
+    // 8-warp layout: conflict-free swizzled pieces), pieces (lane % 4) + 4 i. The pieces, the copies
+    // and the gate loads below are quarter_row_pieces', request_quarter_row's and load_gates' work
+    // written out: through them this form (the engine's PIPELINE_ARCH 3) compiles to other machine
+    // code (the same copies, scheduled otherwise), and its H200 figures are this code's.
     const int qm = lane >> 2, qc = 8 * (lane & 3);
     int qr[2];
 #pragma unroll
@@ -616,17 +633,14 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
 }  // namespace opgraph_gdn
 #if GDN_WS_R3
 #include "linear_attention/kernels/gdn_fused_ws3.cuh"
-#define GDN_FUSED_ENTRY(name, PH)                                                                   \
-  extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) name(const GdnParams p) { \
-    extern __shared__ __align__(16) unsigned char smem_raw[];                                       \
-    opgraph_gdn::ws::ws3_pass<PH>(p, smem_raw);                                                     \
-  }
+#define GDN_WS_PASS opgraph_gdn::ws::ws3_pass
 extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::r3::kBytes + 1024;
 #else
+#define GDN_WS_PASS opgraph_gdn::ws::ws_pass
+extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::kWsBytes + 1024;
+#endif
 #define GDN_FUSED_ENTRY(name, PH)                                                                   \
   extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) name(const GdnParams p) { \
     extern __shared__ __align__(16) unsigned char smem_raw[];                                       \
-    opgraph_gdn::ws::ws_pass<PH>(p, smem_raw);                                                      \
+    GDN_WS_PASS<PH>(p, smem_raw);                                                                   \
   }
-extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::kWsBytes + 1024;
-#endif

@@ -84,19 +84,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     float* const lf = reinterpret_cast<float*>(base + kXLf);
     float* const tf = reinterpret_cast<float*>(base + kXTf);
     float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
-    auto gates_of = [&](int c) {
-      const i64 c0 = tb + static_cast<i64>(c) * C;
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        g_raw[e] = b_raw[e] = 0.f;
-        if (c0 + 2 * lane + e < te) {
-          const i64 off = (bos + c0 + 2 * lane + e) * p.ho + h;
-          g_raw[e] = load_any(p.g, off, p.g_type);
-          b_raw[e] = load_any(p.beta, off, p.beta_type);
-        }
-      }
-    };
-    if (nch > 0 && wi == 0) gates_of(0);
+    if (nch > 0 && wi == 0) load_gates(p, bos, tb, te, h, lane, g_raw, b_raw);
     WS_CLK_DECL
     for (int c = 0; c < nch; ++c) {
       const i64 c0 = tb + static_cast<i64>(c) * C;
@@ -114,7 +102,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       float* const bet = reinterpret_cast<float*>(base + kXBet + gb);
       if (wi == 0) {
         chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
-        if (c + 1 < nch) gates_of(c + 1);
+        if (c + 1 < nch) load_gates(p, bos, c0 + C, te, h, lane, g_raw, b_raw);
       }
       WS_CLK(0);
       opgraph_gemm::bar_wait(rs + kRMbar, static_cast<u32>((c / 3) & 1));
