@@ -467,9 +467,12 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const u32 (&a)[4], const
 // as hi*hi + hi*lo + lo*hi of the operands' tf32 splits (x = hi + lo): close to fp32.
 // kPasses 1: hi*hi alone (tf32 operands, 11 significant bits: finer than the bf16 the
 // fused prefill rounds T to before using it).
-template <int kPasses = 3>
+// kRaw (one pass only): the fp32 bits given to the mma as they are, which reads their tf32 part (the low
+// 13 mantissa bits dropped: rounding toward zero) instead of cvt.rna's round-to-nearest.
+template <int kPasses = 3, bool kRaw = false>
 __device__ __forceinline__ void warp_mma_3xtf32(float (&c)[4], const float* A, const float* B, int k0, int k1,
                                                 int lane) {
+  static_assert(!kRaw || kPasses == 1, "warp_mma_3xtf32: raw operands in one pass only");
   static_assert(kPasses == 1 || kPasses == 3, "warp_mma_3xtf32: one pass or three");
   const int g = lane >> 2, t = lane & 3;
   for (int k = k0; k < k1; k += 8) {
@@ -479,12 +482,12 @@ __device__ __forceinline__ void warp_mma_3xtf32(float (&c)[4], const float* A, c
     u32 ah[4], al[4], bh[2], bl[2];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      ah[i] = tf32_of(av[i]);
+      ah[i] = kRaw ? __float_as_uint(av[i]) : tf32_of(av[i]);
       if (kPasses == 3) al[i] = tf32_of(av[i] - __uint_as_float(ah[i]));
     }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      bh[i] = tf32_of(bv[i]);
+      bh[i] = kRaw ? __float_as_uint(bv[i]) : tf32_of(bv[i]);
       if (kPasses == 3) bl[i] = tf32_of(bv[i] - __uint_as_float(bh[i]));
     }
     if (kPasses == 3) {

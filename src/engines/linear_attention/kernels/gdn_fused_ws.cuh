@@ -80,6 +80,11 @@ static_assert(GDN_WS_ROWS_AT >= 0 && GDN_WS_ROWS_AT <= 2, "GDN_WS_ROWS_AT takes 
 #ifndef GDN_WS_KE
 #define GDN_WS_KE 0
 #endif
+// GDN_WS3_TF32RAW (a trial): the inverse's merges (inverse_aux) give the mma their fp32 operands' bits
+// as they are (warp_mma_3xtf32's kRaw: tf32 by truncation) instead of converting each (cvt.rna).
+#ifndef GDN_WS3_TF32RAW
+#define GDN_WS3_TF32RAW 1
+#endif
 // GDN_WS_R3 (a form under trial, ws::ws3_pass below): three row stages; the state side loads and
 // normalises the rows, the auxiliary side keeps only the gates, L / P, the inverse and T_v. Its
 // default is gdn_params.cuh's (the engine's launch sizes shared memory by it).
@@ -195,13 +200,13 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, T
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
   {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<1>(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
     store_tile(tf + o * LDF + o + 16 + 8 * nt, c, lane);
   }
   aux_sync();
   {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<1>(c, tf + (o + 16) * LDF + o + 16, tf + o * LDF + o + 16 + 8 * nt, 0, 16, lane);
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, tf + (o + 16) * LDF + o + 16, tf + o * LDF + o + 16 + 8 * nt, 0, 16, lane);
     store_neg_tile(tf + (o + 16) * LDF + o + 8 * nt, c, lane);
   }
   aux_sync();
@@ -209,14 +214,14 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, T
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi) {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<1>(c, lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
     store_tile(tf + 16 * mi * LDF + 32 + 8 * nj, c, lane);
   }
   aux_sync();
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi) {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    warp_mma_3xtf32<1>(c, tf + (32 + 16 * mi) * LDF + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, tf + (32 + 16 * mi) * LDF + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
     store_neg_tile(tf + (32 + 16 * mi) * LDF + 8 * nj, c, lane);
   }
   aux_sync();

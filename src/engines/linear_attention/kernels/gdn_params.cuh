@@ -148,7 +148,7 @@ constexpr long long gdn_fused_smem_bytes(long long d) {
 // the rows' norms and the stage's mbarrier), two product stages (T_v, P [64 x 64] bf16, 1 KiB of
 // factors); fp32 lf, tf [64 x 65], two chunks' gamma and beta [64]; 1024 bytes to align the base.
 #ifndef GDN_WS_R3
-#define GDN_WS_R3 0
+#define GDN_WS_R3 1
 #endif
 constexpr long long gdn_fused_ws_smem_bytes(long long d) {
   return GDN_WS_R3 ? 3 * (3 * 64 * d * 2 + 1024) + 2 * (2 * 64 * 64 * 2 + 1024) + 4 * (2 * 64 * 65 + 4 * 64) + 1024
