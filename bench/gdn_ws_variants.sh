@@ -2,15 +2,18 @@
 # bench/gdn_ws_variants.sh — one device call: the WS fused prefill's trial variants, each against a
 # base build on the same inputs (bench/gdn_fused_ab.sh, one process a variant), then the table.
 #   bash bench/gdn_ws_variants.sh [rounds]
-# Base: OPGRAPH_WS_BASE (default "-DGDN_FUSED_WS=1 -DGDN_WS_ROWS_AT=1"). Variants: OPGRAPH_WS_VARIANTS,
-# ';'-separated define sets added to the base (default: GDN_WS_KE, GDN_WS_LOADS, both, GDN_WS_R3, and
-# GDN_WS_R3 with the phase clocks). No carry needed. Logs to $OUT/ab<i>/; the summary last.
+# Base: OPGRAPH_WS_BASE (default "-DGDN_FUSED_WS=1": the engine's PIPELINE_ARCH 3, the R3 form). Variants:
+# OPGRAPH_WS_VARIANTS, ';'-separated define sets added to the base (default: the previous two-stage form
+# (GDN_WS_R3=0 with GDN_WS_ROWS_AT=1), R3's auxiliary side before 0b900ea (GDN_WS3_GATES, _EPI, _TF32RAW at 0),
+# and the base with its phase clocks). No carry needed. Logs to $OUT/ab<i>/; the summary last.
+# (2026-12-03's runs: bench/results/2026-12-03-gdn-ws-variants-634f576-h200.txt and ...-gdn-ws3-aux-h200.txt,
+# with the base and variants their headers name.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gdn_ws_variants}
 rounds=${1:-10}
-base=${OPGRAPH_WS_BASE:-"-DGDN_FUSED_WS=1 -DGDN_WS_ROWS_AT=1"}
-variants=${OPGRAPH_WS_VARIANTS:-"-DGDN_WS_KE=1;-DGDN_WS_LOADS=1;-DGDN_WS_LOADS=1 -DGDN_WS_KE=1;-DGDN_WS_R3=1;-DGDN_WS_R3=1 -DGDN_WS_CLOCK=1"}
+base=${OPGRAPH_WS_BASE:-"-DGDN_FUSED_WS=1"}
+variants=${OPGRAPH_WS_VARIANTS:-"-DGDN_WS_R3=0 -DGDN_WS_ROWS_AT=1;-DGDN_WS3_GATES=0 -DGDN_WS3_EPI=0 -DGDN_WS3_TF32RAW=0;-DGDN_WS_CLOCK=1"}
 IFS=';' read -r -a list <<<"$variants"
 i=0
 for v in "${list[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/model_ws_barriers.py — the warp-specialised fused prefill's stage hand-over
-(src/engines/linear_attention/kernels/gdn_fused.cu, ws::ws_pass under GDN_FUSED_WS), model-checked
-over every interleaving.
+(src/engines/linear_attention/kernels/gdn_fused_ws*.cuh under GDN_FUSED_WS), model-checked over every
+interleaving. The default is the two-stage form (ws::ws_pass, GDN_WS_R3=0); --r3 is the engine's
+PIPELINE_ARCH 3 since 0b900ea (ws::ws3_pass); --loads a trial on ws_pass.
 
 Three processes, as the kernel's three warpgroups run them (128 threads each):
   AUX  chunk c: write chunk c's stage (factors, P, T_v, Wn: stage c % 2); after the inverse,

@@ -836,9 +836,11 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
 }
 
 // The fused pass's variants under trial (kernels/gdn_fused.cu, gdn_fused_ws*.cuh): GDN_FUSED_INV_COL=1,
-// the diagonal blocks by columns; the warp-specialised forms (GDN_FUSED_WS=1, PIPELINE_ARCH 3's build)
-// with GDN_WS_CLOCK=1, their phase clocks; GDN_WS_ROWS_AT=1, the rows requested earlier; GDN_WS_LOADS
-// with GDN_WS_KE, the state side loading the rows and forming X; GDN_WS_R3, three row stages.
+// the diagonal blocks by columns; the warp-specialised forms (GDN_FUSED_WS=1, PIPELINE_ARCH 3's build,
+// the R3 form by default) with GDN_WS_CLOCK=1, their phase clocks; R3's auxiliary side as it was before
+// 0b900ea (GDN_WS3_GATES, _EPI, _TF32RAW at 0); the previous two-stage form (GDN_WS_R3=0, ws_pass) with
+// GDN_WS_ROWS_AT=1, the rows requested earlier, and with GDN_WS_LOADS and GDN_WS_KE, the state side
+// loading the rows and forming X.
 // No plan runs them; bench/gdn_fused_ab.sh runs them on the GPU against the engine's build. They
 // compile for sm_90a from the embedded sources as the engine would compile them, bf16 inputs (each
 // cubin holds all four fused entries: the prefill, the summary, the span summary and the span scan).
@@ -849,9 +851,10 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
   const std::vector<std::pair<const char*, Defines>> variants = {
       {"inv_col", {{"GDN_FUSED_INV_COL", "1"}}},
       {"ws_clock", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_CLOCK", "1"}}},
-      {"ws_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_ROWS_AT", "1"}}},
-      {"ws_loads_ke", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
-      {"ws_r3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "1"}}},
+      {"ws3_aux_before", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "0"}, {"GDN_WS3_EPI", "0"}, {"GDN_WS3_TF32RAW", "0"}}},
+      {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
+      {"ws2_loads_ke",
+       {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
   };
   // bf16 only (the input type is a define the forms share; the declared set compiles both), from
   // the eight-warp request (the WS form itself is declared: EveryDeclaredSpecialisation...).

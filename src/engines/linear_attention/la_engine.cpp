@@ -664,8 +664,8 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     }
     if (!use_decode(*p)) {
       const long long sms = ctx.target().has_device() ? ctx.target().device->sm_count : 0;
-      // The fused prefill, split j (0: not): the warp-specialised form (PIPELINE_ARCH 3; 0.92-0.94x
-      // the eight-warp form's time on the H200, bench/results/2026-12-03-gdn-fused-ws-h200.txt),
+      // The fused prefill, split j (0: not): the warp-specialised form (PIPELINE_ARCH 3; 0.78-0.80x
+      // the eight-warp form's time on the H200, bench/results/2026-12-03-gdn-ws-suite-0b900ea-h200.txt),
       // then the eight-warp one (2).
       auto push_fused = [&](long long split) {
         for (int arch : {kPrefillFusedWs, kPrefillFused})

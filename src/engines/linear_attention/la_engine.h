@@ -43,9 +43,11 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 //    wgmma and nothing between chunks in global memory (no workspace). A
 //    d = 64 graph is refused under it at build (rule fused_head_dim).
 //  3 fused, warp-specialised (d = 128): the same entries built with GDN_FUSED_WS=1
-//    (kernels/gdn_fused_ws.cuh ws::ws_pass: two state warpgroups and an auxiliary one a
-//    chunk ahead, 384 threads); 0.92-0.94x mode 2's time on the H200. The heuristics
-//    propose it right before mode 2 wherever they propose mode 2.
+//    (kernels/gdn_fused_ws3.cuh ws::ws3_pass: two state warpgroups, which also load and
+//    normalise the rows three chunks deep, and an auxiliary one a chunk ahead with the
+//    gates, L / P, the inverse and T_v; 384 threads); 0.78-0.80x mode 2's time on the
+//    H200 (2026-12-03, 0b900ea). The heuristics propose it right before mode 2 wherever
+//    they propose mode 2.
 // Under use_decode all run the decode kernel (no workspace). All keep
 // batch_invariant: a chunk's pieces depend only on its own tokens.
 enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefillFusedWs = 3 };
