@@ -80,12 +80,12 @@ static_assert(GDN_WS_ROWS_AT >= 0 && GDN_WS_ROWS_AT <= 2, "GDN_WS_ROWS_AT takes 
 #ifndef GDN_WS_KE
 #define GDN_WS_KE 0
 #endif
-// GDN_WS3_TF32RAW (a trial): the inverse's merges (inverse_aux) give the mma their fp32 operands' bits
+// GDN_WS3_TF32RAW (on: 0.98x on the H200, O within 1.05e-4 of the cvt.rna form): the inverse's merges (inverse_aux) give the mma their fp32 operands' bits
 // as they are (warp_mma_3xtf32's kRaw: tf32 by truncation) instead of converting each (cvt.rna).
 #ifndef GDN_WS3_TF32RAW
 #define GDN_WS3_TF32RAW 1
 #endif
-// GDN_WS_R3 (a form under trial, ws::ws3_pass below): three row stages; the state side loads and
+// GDN_WS_R3 (1: the engine's PIPELINE_ARCH 3, ws::ws3_pass below; 0: ws_pass): three row stages; the state side loads and
 // normalises the rows, the auxiliary side keeps only the gates, L / P, the inverse and T_v. Its
 // default is gdn_params.cuh's (the engine's launch sizes shared memory by it).
 #if GDN_WS_CLOCK

@@ -1,12 +1,12 @@
-// linear_attention/kernels/gdn_fused_ws3.cuh — GDN_WS_R3, a warp-specialised form of the fused Gated
-// DeltaNet prefill under trial (ws::ws3_pass). A part of gdn_fused_ws.cuh, which includes it under
+// linear_attention/kernels/gdn_fused_ws3.cuh — GDN_WS_R3, the warp-specialised form of the fused Gated
+// DeltaNet prefill that the engine builds as PIPELINE_ARCH 3 (ws::ws3_pass; since 0b900ea). A part of gdn_fused_ws.cuh, which includes it under
 // GDN_WS_R3 after the pieces it shares with ws_pass (state_chunk_x, lp_issue, lp_epilogue,
 // inverse_aux, quarter_row_pieces, request_quarter_row, the named barriers).
 #pragma once
 namespace opgraph_gdn {
 namespace ws {
 
-// ---- GDN_WS_R3 (a form under trial): three row stages, the state side loading and normalising ----
+// ---- GDN_WS_R3 (the engine's PIPELINE_ARCH 3): three row stages, the state side loading and normalising ----
 // The same three warpgroups and arithmetic as ws_pass (X form: state_chunk_x<kOut, true>), rebalanced:
 //   state side  after chunk c: waits for its own copies of chunk c + 2's rows (requested after
 //               chunk c - 1), forms their norms (quarter_norms: fp16 to bf16 in place, iq and ik a
@@ -44,7 +44,8 @@ static_assert(kBytes + 1024 <= 232448, "over the 227 KiB a CTA may have");
 static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
 }  // namespace r3
 
-// Trials on R3's auxiliary side (default off until measured):
+// R3's auxiliary side, three changes measured on the H200 (each 0.96-0.98x, together 0.905-0.917x;
+// bench/results/2026-12-03-gdn-ws3-aux-h200.txt), on by default; 0 builds the form before them:
 //   GDN_WS3_GATES  warp 8 forms chunk c + 1's gates (and loads chunk c + 2's) while chunk c's L / P
 //                  products run (between lp_issue and their wait), not at the chunk's top, where the
 //                  other three aux warps waited for it at aux_sync.

@@ -138,12 +138,12 @@ constexpr unsigned kGdnFusedWsThreads = 384;
 constexpr long long gdn_fused_smem_bytes(long long d) {
   return 2 * (7 * 64 * d + 3 * 64 * 64) + 4 * (2 * 64 * 65 + 7 * 64) + 1024;
 }
-// The warp-specialised form (ws::ws_pass; GDN_FUSED_WS = 1, the engine's
-// PIPELINE_ARCH 3), kGdnFusedWsThreads threads: two stages, each bf16 tiles q, k, v, Wn
+// The two-stage warp-specialised form (ws::ws_pass; GDN_FUSED_WS = 1 with GDN_WS_R3 = 0, PIPELINE_ARCH
+// 3 before 0b900ea), kGdnFusedWsThreads threads: two stages, each bf16 tiles q, k, v, Wn
 // [64 x d] and T_v, P [64 x 64], three token factors (1 KiB, keeping the tiles
 // 1024-aligned); then the auxiliary warpgroup's T_k [64 x 64] bf16, fp32 lf, tf
 // [64 x 65] and five token factors [64]; 1024 bytes to align the base.
-// Under GDN_WS_R3 (ws::ws3_pass, a form under trial; its default lives here so the engine's launch and
+// Under GDN_WS_R3 (ws::ws3_pass, the engine's PIPELINE_ARCH 3; its default lives here so the engine's launch and
 // the kernel agree: one line turns it on for both): three row stages (q, k, v [64 x d] bf16, 1 KiB for
 // the rows' norms and the stage's mbarrier), two product stages (T_v, P [64 x 64] bf16, 1 KiB of
 // factors); fp32 lf, tf [64 x 65], two chunks' gamma and beta [64]; 1024 bytes to align the base.
