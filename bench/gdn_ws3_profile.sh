@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/gdn_ws3_profile.sh — where the warp-specialised fused prefill (PIPELINE_ARCH 3, the R3 form) spends
 # its time, region by region between barriers: one launch of gdn_prefill_fused built as the engine builds it
+# (NVRTC; the run of 2026-12-03 in bench/results/...-gdn-ws3-profile-h200.txt was an nvcc build)
 # (-DGDN_FUSED_WS=1 plus any defines given), the 16/64 4 x 8192 cell of bench/gdn_fused_ab.cu (its first
 # launch), under Nsight Compute's source counters, read by scripts/ncu_sass_regions.py. No carry needed.
 #   bash bench/gdn_ws3_profile.sh ["-DGDN_WS_EXTRA=1"]
@@ -12,9 +13,11 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}
 defs="-DGDN_FUSED_WS=1 ${1:-}"
 dir=$(mktemp -d)
+# Through NVRTC as the engine compiles it (bench/nvrtc_cubin.cpp; nvcc's build runs ~8% faster), with line tables.
+nvcc -std=c++17 bench/nvrtc_cubin.cpp -o "$dir/nvrtc_cubin" -lnvrtc
 # shellcheck disable=SC2086
-nvcc -std=c++20 -O3 -arch=sm_90a -DGDN_D=128 -DGDN_IO=0 -Isrc/engines -Isrc/runtime/kernels/include $defs -lineinfo \
-  -cubin src/engines/linear_attention/kernels/gdn_fused.cu -o "$dir/b.cubin"
+"$dir/nvrtc_cubin" "$dir/b.cubin" sm_90a src/engines/linear_attention/kernels/gdn_fused.cu -DGDN_D=128 -DGDN_IO=0 $defs \
+  -lineinfo 2>/dev/null
 nvcc -std=c++20 -O2 -Isrc/engines bench/gdn_fused_ab.cu -o "$dir/ab" -lcuda
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "no ncu on this machine"; exit 1; }

@@ -183,6 +183,20 @@ __device__ __forceinline__ void chunk_gates(const GdnParams& p, const float (&g_
   bet[2 * lane + 1] = bb[1];
 }
 
+// The raw gates and betas of tokens c0 + 2 lane, c0 + 2 lane + 1 of head h (0 past te), into the
+// registers chunk_gates takes (one warp loads a chunk's a chunk ahead).
+__device__ __forceinline__ void load_gates(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int lane,
+                                           float (&g_raw)[2], float (&b_raw)[2]) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    g_raw[e] = b_raw[e] = 0.f;
+    if (c0 + 2 * lane + e < te) {
+      const i64 off = (bos + c0 + 2 * lane + e) * p.ho + h;
+      g_raw[e] = load_any(p.g, off, p.g_type);
+      b_raw[e] = load_any(p.beta, off, p.beta_type);
+    }
+  }
+}
 // One row quarter's pieces (byte offsets pieces[0..3] within the q, k, v tiles at sQ, sK, sV, as
 // this thread loaded them): fp16 inputs turned to bf16 in place, and under l2 the inverses of the
 // q and k rows' norms (sums over the row's four lanes, which call this together); 1 otherwise.
@@ -586,17 +600,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
       cp_async16s(at + kV + piece_at[i], vs + 32 * i, nb);
     }
     cp_async_commit();
-    if (warp == 0) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        g_raw[e] = b_raw[e] = 0.f;
-        if (c + 2 * lane + e < te) {
-          const i64 off = (bos + c + 2 * lane + e) * p.ho + h;
-          g_raw[e] = load_any(p.g, off, p.g_type);
-          b_raw[e] = load_any(p.beta, off, p.beta_type);
-        }
-      }
-    }
+    if (warp == 0) load_gates(p, bos, c, te, h, lane, g_raw, b_raw);
   };
   if (te > tb) prefetch(tb, 0);
 

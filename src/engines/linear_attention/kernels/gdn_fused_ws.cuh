@@ -162,27 +162,37 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
   }
   wgmma_commit();
 }
-// Their epilogue once waited for: L's strict lower part (beta ik row, ik column, e^(gamma_r -
-// gamma_s)) into lf (fp32) and P's lower part (scale iq row, the same column factors) as bf16 into the
-// swizzled [64][64] tile at sP; gam, bet, ik_tok, iq_tok a token.
+// Their epilogue once waited for: L's strict lower part (beta ik row, ik column, e^(gamma_r - gamma_s))
+// into lf (fp32) and P's lower part (scale iq row, the same column factors) as bf16 into the swizzled
+// [64][64] tile at pP (its generic address); gam, bet, ik_tok, iq_tok a token (gam, ik_tok read in pairs:
+// 8-byte aligned, fc even). Plain stores, so the compiler may hoist the next elements' loads and ex2
+// above them (an asm store's memory clobber held each element behind the previous one's store: 0.96x
+// on the H200, bench/results/2026-12-03-gdn-ws3-aux-h200.txt); the caller's aux_sync and async-proxy
+// fence order them for the readers.
 template <bool kOut>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
-                                            const float* bet, const float* ik_tok, const float* iq_tok, float scale,
-                                            float* lf, u32 sP, int fr, int fc) {
+                                                 const float* bet, const float* ik_tok, const float* iq_tok, float scale,
+                                                 float* lf, unsigned char* pP, int fr, int fc) {
   const float gr[2] = {gam[fr], gam[fr + 8]};
   const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
   const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
-  const u32 prow = sP + static_cast<u32>(fr) * 128u + (static_cast<u32>(fc) << 1);
+  unsigned char* const prow = pP + fr * 128 + 2 * fc;
 #pragma unroll
-  for (int j = 0; j < 32; j += 2) {
-    const int hh = (j & 3) >> 1, r = fr + 8 * hh, s0 = 8 * (j >> 2) + fc;
-    const float f0 = ik_tok[s0] * ex2_ftz(gr[hh] - gam[s0]), f1 = ik_tok[s0 + 1] * ex2_ftz(gr[hh] - gam[s0 + 1]);
-    lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
-    lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
-    if (kOut) {
-      const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
-      const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
-      sts32(prow + static_cast<u32>(hh) * 1024u + swz_chunk(r, s0), pack_bf16(x0, x1));
+  for (int t = 0; t < 8; ++t) {
+    const int s0 = 8 * t + fc;
+    const float2 g2 = *reinterpret_cast<const float2*>(gam + s0);
+    const float2 k2 = *reinterpret_cast<const float2*>(ik_tok + s0);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int j = 4 * t + 2 * hh, r = fr + 8 * hh;
+      const float f0 = k2.x * ex2_ftz(gr[hh] - g2.x), f1 = k2.y * ex2_ftz(gr[hh] - g2.y);
+      lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
+      lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
+      if (kOut) {
+        const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
+        const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
+        *reinterpret_cast<u32*>(prow + hh * 1024 + swz_chunk(r, s0)) = pack_bf16(x0, x1);
+      }
     }
   }
 }
@@ -252,20 +262,6 @@ __device__ __forceinline__ void request_quarter_row(const GdnParams& p, u32 aq, 
     if (kOut) cp_async16s(aq + piece[i], qs + 32 * i, nb);
     cp_async16s(ak + piece[i], ks + 32 * i, nb);
     cp_async16s(av + piece[i], vs + 32 * i, nb);
-  }
-}
-// The raw gates and betas of tokens c0 + 2 lane, c0 + 2 lane + 1 of head h (0 past te), into the
-// registers chunk_gates takes: the auxiliary side's warp 8 loads a chunk's a chunk ahead.
-__device__ __forceinline__ void load_gates(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int lane,
-                                           float (&g_raw)[2], float (&b_raw)[2]) {
-#pragma unroll
-  for (int e = 0; e < 2; ++e) {
-    g_raw[e] = b_raw[e] = 0.f;
-    if (c0 + 2 * lane + e < te) {
-      const i64 off = (bos + c0 + 2 * lane + e) * p.ho + h;
-      g_raw[e] = load_any(p.g, off, p.g_type);
-      b_raw[e] = load_any(p.beta, off, p.beta_type);
-    }
   }
 }
 // GDN_WS_LOADS: this thread's arrive on the mbarrier at `bar` once its cp.asyncs so far have landed.
@@ -416,10 +412,10 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
     float* const iq_tok = reinterpret_cast<float*>(base + kAIq);
     float* const ik_tok = reinterpret_cast<float*>(base + kAIk);
     // Row quarters: thread a covers rows qr[0], qr[1] (virtual warps wi and wi + 4 of the
-    // 8-warp layout: conflict-free swizzled pieces), pieces (lane % 4) + 4 i. The pieces, the copies
-    // and the gate loads below are quarter_row_pieces', request_quarter_row's and load_gates' work
-    // written out: through them this form (the engine's PIPELINE_ARCH 3) compiles to other machine
-    // code (the same copies, scheduled otherwise), and its H200 figures are this code's.
+    // 8-warp layout: conflict-free swizzled pieces), pieces (lane % 4) + 4 i. The pieces and the
+    // copies below are quarter_row_pieces' and request_quarter_row's work written out, as this form
+    // was measured while it was the engine's PIPELINE_ARCH 3 (through the helpers it compiles to
+    // other machine code); it is the A/B reference for R3 now (GDN_WS_R3=0).
     const int qm = lane >> 2, qc = 8 * (lane & 3);
     int qr[2];
 #pragma unroll
@@ -453,17 +449,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
         }
       }
       if (!GDN_WS_LOADS) cp_async_commit();
-      if (wi == 0) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          g_raw[e] = b_raw[e] = 0.f;
-          if (c0 + 2 * lane + e < te) {
-            const i64 off = (bos + c0 + 2 * lane + e) * p.ho + h;
-            g_raw[e] = load_any(p.g, off, p.g_type);
-            b_raw[e] = load_any(p.beta, off, p.beta_type);
-          }
-        }
-      }
+      if (wi == 0) load_gates(p, bos, c0, te, h, lane, g_raw, b_raw);
     };
     if (nch > 0) prefetch(0);
     WS_CLK_DECL
@@ -535,7 +521,7 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
       wgmma_wait<0>();
       pin<32>(accl);
       if (kOut) pin<32>(accp);
-      lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, st + kSP, fr, fc);
+      lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, stage_ptr(c) + kSP, fr, fc);
       aux_sync();
       WS_CLK(1);
       if (GDN_WS_ROWS_AT == 1) next_rows();

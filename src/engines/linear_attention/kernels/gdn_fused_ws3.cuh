@@ -44,51 +44,14 @@ static_assert(kBytes + 1024 <= 232448, "over the 227 KiB a CTA may have");
 static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
 }  // namespace r3
 
-// R3's auxiliary side, three changes measured on the H200 (each 0.96-0.98x, together 0.905-0.917x;
-// bench/results/2026-12-03-gdn-ws3-aux-h200.txt), on by default; 0 builds the form before them:
+// R3's auxiliary side: two of the three changes measured on the H200 (together with the L / P epilogue's
+// plain stores, lp_epilogue: 0.905-0.917x; bench/results/2026-12-03-gdn-ws3-aux-h200.txt), on by default:
 //   GDN_WS3_GATES  warp 8 forms chunk c + 1's gates (and loads chunk c + 2's) while chunk c's L / P
 //                  products run (between lp_issue and their wait), not at the chunk's top, where the
 //                  other three aux warps waited for it at aux_sync.
-//   GDN_WS3_EPI    the L / P epilogue with plain stores (lp_epilogue_free): the asm store's memory
-//                  clobber kept each element's loads behind the previous element's store; the
-//                  token factors read as float2.
 #ifndef GDN_WS3_GATES
 #define GDN_WS3_GATES 1
 #endif
-#ifndef GDN_WS3_EPI
-#define GDN_WS3_EPI 1
-#endif
-// lp_epilogue's arithmetic with generic stores (P at pP, the tile's generic address) and paired token
-// loads (gam, ik_tok 8-byte aligned; fc even), so the compiler may hoist the next elements' loads and
-// ex2 above the stores; the caller's aux_sync and async-proxy fence order them for the readers.
-template <bool kOut>
-__device__ __forceinline__ void lp_epilogue_free(const float (&accl)[32], const float (&accp)[32], const float* gam,
-                                                 const float* bet, const float* ik_tok, const float* iq_tok, float scale,
-                                                 float* lf, unsigned char* pP, int fr, int fc) {
-  const float gr[2] = {gam[fr], gam[fr + 8]};
-  const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
-  const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
-  unsigned char* const prow = pP + fr * 128 + 2 * fc;
-#pragma unroll
-  for (int t = 0; t < 8; ++t) {
-    const int s0 = 8 * t + fc;
-    const float2 g2 = *reinterpret_cast<const float2*>(gam + s0);
-    const float2 k2 = *reinterpret_cast<const float2*>(ik_tok + s0);
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const int j = 4 * t + 2 * hh, r = fr + 8 * hh;
-      const float f0 = k2.x * ex2_ftz(gr[hh] - g2.x), f1 = k2.y * ex2_ftz(gr[hh] - g2.y);
-      lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
-      lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
-      if (kOut) {
-        const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
-        const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
-        *reinterpret_cast<u32*>(prow + hh * 1024 + swz_chunk(r, s0)) = pack_bf16(x0, x1);
-      }
-    }
-  }
-}
-
 template <int PH>
 __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem_raw) {
   using namespace r3;
@@ -180,10 +143,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       wgmma_wait<0>();
       pin<32>(accl);
       if (kOut) pin<32>(accp);
-      if (GDN_WS3_EPI)
-        lp_epilogue_free<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
-      else
-        lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, ps + kPP, fr, fc);
+      lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       aux_sync();
       WS_CLK(1);
       inverse_aux(lf, tf, a
