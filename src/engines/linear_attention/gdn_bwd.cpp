@@ -136,19 +136,19 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
              seqs = static_cast<unsigned>(p.n_seq), slices = static_cast<unsigned>(p.d / 64);
-  auto dims = [](unsigned x, unsigned y, unsigned z, long long smem) {
+  auto dims = [](unsigned x, unsigned y, unsigned z, long long smem, unsigned threads = kThreads) {
     runtime::LaunchDims d;
     d.grid[0] = x;
     d.grid[1] = y;
     d.grid[2] = z;
-    d.block[0] = kThreads;
+    d.block[0] = threads;
     d.shared_bytes = static_cast<unsigned>(smem);
     return d;
   };
   l.dims[0] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_prep_smem_bytes(p.d));
   l.dims[1] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
   l.dims[2] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
-  l.dims[3] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d));
+  l.dims[3] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d), opgraph_gdn::kGdnBwdGradsThreads);
   l.dims[4] = dims(static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock), 1, 1, 0);
   // The gate parameters' sums: only when a d_a_log or d_dt_bias is produced.
   l.dims[5] = dims(p.d_a_log >= 0 || p.d_dt_bias >= 0 ? heads : 0, 1, 1, 0);

@@ -9,13 +9,19 @@ using namespace opgraph_gdn;
 using namespace opgraph_gdn::bwd;
 
 // ---------------------------------------------------------------------------
-// gdn_bwd_grads: one CTA per (chunk slot, output head); the formulas at the top.
+// gdn_bwd_grads: one CTA of 16 warps per (chunk slot, output head); the formulas at
+// the top. Warp w's tile of a [C][D] product is rows 16 (w % 4) .. + 16, columns
+// (D / 4)(w / 4) .. + D / 4; of a [C][C] product rows 16 (w % 4), columns 16 (w / 4).
+// Sixteen warps (four a scheduler) hide the latency of the products' short chains
+// between barriers that eight could not; each keeps its dq and dk fragments in
+// registers across the phases, and the row and column sums of E and F come from the
+// fragments (shuffles, then the four warps' partials in a fixed order), not from fp32
+// [C][C] tiles read back serially.
 namespace opgraph_gdn {
 namespace bwd {
-// Row stride of the fp32 [C][C] tiles here (E and F): even, so a lane's two
-// adjacent fragment elements go as one 64-bit store, the 32 lanes' pairs on
-// distinct banks (the odd LDF of the other kernels leaves two to four lanes on a bank).
-constexpr int LDG = C + 8;
+constexpr int kGT = kGdnBwdGradsThreads;  // 512
+constexpr int kGW = kGT / 32;             // 16 warps
+static_assert(kGW == 16, "the warp tiles below assume 16 warps");
 struct GradSmem {
   u16 q[C * LDD];    // l2-normalised q rows (bf16), zero past the chunk
   u16 k[C * LDD];
@@ -28,20 +34,19 @@ struct GradSmem {
   u16 t[C * LDC];    // T = (I + L)^-1, the prep's bf16 copy (workspace block, kOffT)
   u16 c1[C * LDC];   // dT, then M2
   u16 c2[C * LDC];   // X = T^T dT, then M1
-  float lf[C * LDG]; // E
-  float tf[C * LDG]; // F
   float gam[C], bet[C];
-  float rg[2][C];    // dgamma row partials (per column half)
-  float rb[2][C];    // dbeta row partials
-  float rkd[2][C];   // e^(gamma_C - gamma_r) k_r . dKd_r partials
-  float re[C], rf[C]; // row sums of E and F
+  // Per row, one partial sum per column quarter (the four warps sharing the row's
+  // 16-row band): dgamma's, dbeta's and e^(gamma_C - gamma_r) k_r . dKd_r's terms from
+  // the [C][D] fragments, the row sums of E and F; per column, the partial column
+  // sums of E of each 16-row band.
+  float rg[4][C], rb[4][C], rkd[4][C], re[4][C], rf[4][C], ec[4][C];
   float red[16];     // <S^T, dS^T>'s partial sums (gdn_bwd_rev_scan's, 8 a V slice)
 };
 static_assert(sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D), "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
 
-constexpr int NTD = D / 16;  // n-tiles of a warp's [16 x D/2] piece of a [C][D] product
+constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
 
-// Per row of a warp's [16 x D/2] fragment f, the dot product with the same
+// Per row of a warp's [16 x D/4] fragment f, the dot product with the same
 // piece of the bf16 tile x ([C][LDD]): r0 for row m0 + g8, r1 for m0 + g8 + 8
 // (summed over the four lanes of a row).
 __device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, int m0, int nd0, int lane, float& r0,
@@ -80,10 +85,39 @@ __device__ __forceinline__ void zero(float (&f)[NT][4]) {
 #pragma unroll
   for (int j = 0; j < NT; ++j) f[j][0] = f[j][1] = f[j][2] = f[j][3] = 0.f;
 }
+// copy_tile with the grads kernel's block.
+__device__ __forceinline__ void copy_tile_g(u16* dst, int ls, const u16* src, i64 gs, int rows, int cols, int tid) {
+  const int pieces = cols / 8;
+  for (int i = tid; i < rows * pieces; i += kGT) {
+    const int r = i / pieces, c = (i % pieces) * 8;
+    cp_async16(dst + r * ls + c, src + r * gs + c, 16);
+  }
+}
+// A 16 x 16 fragment pair's (j = 0, 1) row sums (over this warp's 16 columns: rows
+// g8, g8 + 8) and column sums (over its 16 rows: columns 8j + 2 t4 + e), by shuffles;
+// every lane ends with the sums of its rows and columns.
+__device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2], float (&col)[2][2]) {
+  row[0] = x[0][0] + x[0][1] + x[1][0] + x[1][1];
+  row[1] = x[0][2] + x[0][3] + x[1][2] + x[1][3];
+#pragma unroll
+  for (int o = 1; o <= 2; o <<= 1) {
+    row[0] += __shfl_xor_sync(0xffffffffu, row[0], o);
+    row[1] += __shfl_xor_sync(0xffffffffu, row[1], o);
+  }
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float c = x[j][e] + x[j][2 + e];
+#pragma unroll
+      for (int o = 4; o <= 16; o <<= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
+      col[j][e] = c;
+    }
+}
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const GdnBwdParams p) {
+extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_grads(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   GradSmem& sm = *reinterpret_cast<GradSmem*>(smem_raw);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -97,44 +131,56 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const i64 sh = slot * p.ho + h;
   const float scale = static_cast<float>(p.scale);
-  // Warp tiles: [C][D] products 16 rows x D/2 columns; [C][C] products 16 x 32.
-  const int m0 = 16 * (warp & 3), nd0 = (D / 2) * (warp >> 2), n0 = 32 * (warp >> 2), half = warp >> 2;
+  // Warp tiles: [C][D] products 16 rows x D/4 columns; [C][C] products 16 x 16.
+  const int band = warp & 3, quarter = warp >> 2;
+  const int m0 = 16 * band, nd0 = (D / 4) * quarter, n0 = 16 * quarter;
 
-  // ---- inputs: Vn, dVn, S^T (cp.async); q, k, v rows; gates; scale dO ----
-  copy_tile(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
-  copy_tile(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
-  copy_tile(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
-  copy_tile(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
+  // ---- inputs: Vn, dVn, S^T, T (cp.async); q, k, v, dO rows; gates ----
+  copy_tile_g(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
+  copy_tile_g(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
+  copy_tile_g(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+  copy_tile_g(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
   cp_async_commit();
   {
     const u16* qg = reinterpret_cast<const u16*>(p.q);
     const u16* kg = reinterpret_cast<const u16*>(p.k);
     const u16* vg = reinterpret_cast<const u16*>(p.v);
-    constexpr int RPW = C / (kThreads / 32);
+    constexpr int RPW = C / kGW;  // 4 rows a warp
+    // Every load first (the warp's rows all in flight), then the conversions.
+    RowRaw rq[RPW], rk[RPW], rv[RPW];
+    float od[RPW][EL];
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
-      const int r = warp + (kThreads / 32) * i;
-      float xq[EL], xk[EL], xv[EL];
+      const int r = warp + kGW * i;
       if (r < n) {
         const i64 tok = bos + c0 + r;
-        unpack_row(load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL), xq);
-        unpack_row(load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL), xk);
-        unpack_row(load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL), xv);
-        if (l2) l2norm_rows(xq, xk);
-      } else {
+        rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
+        rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
+        rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
+        const i64 o = ((tok * p.ho + h) * D) + lane * EL;
 #pragma unroll
-        for (int e = 0; e < EL; ++e) xq[e] = 0.f, xk[e] = 0.f, xv[e] = 0.f;
+        for (int e = 0; e < EL; e += 2) load_any2(p.d_o, o + e, p.do_type, od[i][e], od[i][e + 1]);
+      } else {
+        rq[i] = 0, rk[i] = 0, rv[i] = 0;
+#pragma unroll
+        for (int e = 0; e < EL; ++e) od[i][e] = 0.f;
       }
+    }
+#pragma unroll
+    for (int i = 0; i < RPW; ++i) {
+      const int r = warp + kGW * i;
+      float xq[EL], xk[EL], xv[EL];
+      unpack_row(rq[i], xq);
+      unpack_row(rk[i], xk);
+      unpack_row(rv[i], xv);
+      if (l2 && r < n) l2norm_rows(xq, xk);
+#pragma unroll
+      for (int e = 0; e < EL; ++e) od[i][e] *= scale;
       st_row(&sm.q[r * LDD + lane * EL], xq);
       st_row(&sm.k[r * LDD + lane * EL], xk);
       st_row(&sm.v[r * LDD + lane * EL], xv);
+      st_row(&sm.dob[r * LDD + lane * EL], od[i]);
     }
-  }
-  for (int i = tid; i < C * D / 2; i += kThreads) {
-    const int r = i / (D / 2), c = 2 * (i % (D / 2));
-    float a = 0.f, b = 0.f;
-    if (r < n) load_any2(p.d_o, ((bos + c0 + r) * p.ho + h) * D + c, p.do_type, a, b);
-    st_bf2(&sm.dob[r * LDD + c], scale * a, scale * b);
   }
   if (tid < C) {
     float gl = 0.f, b = 0.f;
@@ -155,9 +201,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
   const float eda = exp2f(gc - sm.gam[ra]), edb = exp2f(gc - sm.gam[rb_]);
   const float ba = sm.bet[ra], bb = sm.bet[rb_];
 
-  float dk[NTD][4], tmp[NTD][4];
+  float dq[NTD][4], dk[NTD][4], tmp[NTD][4];
   float pg[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f}, pkd[2] = {0.f, 0.f};  // row partials (rows ra, rb_)
-  // ---- products with S^T: dQe = (scale dO) S^T, dW = -dVn S^T ----
+  // ---- products with S^T: dQe = (scale dO) S^T (dq = e^gamma dQe), dW = -dVn S^T ----
   zero(tmp);
   warp_mma<NTD, D, false, true>(tmp, sm.dob + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
   {
@@ -165,16 +211,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
     row_dot(tmp, sm.q, m0, nd0, lane, r0, r1);
     pg[0] += ega * r0;
     pg[1] += egb * r1;
-    // e^gamma dQe to the dq staging now (this thread adds M1 K to the same elements below).
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const int r = hh ? rb_ : ra;
-      const float f = hh ? egb : ega;
-      if (r >= n) continue;
-      float* row = ws32(p, p.ws_dq) + ((bos + c0 + r) * p.ho + h) * D;
-#pragma unroll
-      for (int j = 0; j < NTD; ++j)
-        store_f2(row + nd0 + 8 * j + 2 * t4, f * tmp[j][2 * hh], f * tmp[j][2 * hh + 1]);
+    for (int j = 0; j < NTD; ++j) {
+      dq[j][0] = ega * tmp[j][0];
+      dq[j][1] = ega * tmp[j][1];
+      dq[j][2] = egb * tmp[j][2];
+      dq[j][3] = egb * tmp[j][3];
     }
   }
   zero(tmp);
@@ -186,16 +228,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
     st_bf2(&sm.dw[rb_ * LDD + col], -tmp[j][2], -tmp[j][3]);
   }
   __syncthreads();  // S^T read by every warp; dw written
-  copy_tile(sm.st, LDD, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
+  copy_tile_g(sm.st, LDD, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
   cp_async_commit();
 
   // ---- dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta), into c1 ----
   {
-    float a1[4][4] = {}, a2[4][4] = {};
-    warp_mma<4, D>(a1, sm.dw + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
-    warp_mma<4, D>(a2, sm.dvn + m0 * LDD, LDD, sm.v + n0 * LDD, LDD, lane);
+    float a1[2][4] = {}, a2[2][4] = {};
+    warp_mma<2, D>(a1, sm.dw + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+    warp_mma<2, D>(a2, sm.dvn + m0 * LDD, LDD, sm.v + n0 * LDD, LDD, lane);
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int r = m0 + g8 + 8 * hh, s = n0 + 8 * j + 2 * t4;
@@ -230,49 +272,54 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
 
   // ---- X = T^T dT into c2 ----
   {
-    float x[4][4] = {};
-    warp_mma<4, C, true, true>(x, sm.t + m0, LDC, sm.c1 + n0, LDC, lane);
+    float x[2][4] = {};
+    warp_mma<2, C, true, true>(x, sm.t + m0, LDC, sm.c1 + n0, LDC, lane);
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh)
         st_bf2(&sm.c2[(m0 + g8 + 8 * hh) * LDC + n0 + 8 * j + 2 * t4], x[j][2 * hh], x[j][2 * hh + 1]);
   }
   __syncthreads();  // X in c2; dT read by every warp (c1 free)
 
-  // ---- dL = strict_tril(-X T^T): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma, E = beta_r F ----
+  // ---- dL = strict_tril(-X T^T): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row
+  // sums), E = beta_r F (kept in registers for the dP . P term) ----
+  float ef[2][4];
   {
-    float dl[4][4] = {}, kk[4][4] = {};
-    warp_mma<4, C>(dl, sm.c2 + m0 * LDC, LDC, sm.t + n0 * LDC, LDC, lane);
-    warp_mma<4, D>(kk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+    float dl[2][4] = {}, kk[2][4] = {};
+    warp_mma<2, C>(dl, sm.c2 + m0 * LDC, LDC, sm.t + n0 * LDC, LDC, lane);
+    warp_mma<2, D>(kk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+    float f[2][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
-        float m2[2], f[2];
+        float m2[2];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int s = s0 + e;
           const float gam_rs = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
           const float d = -dl[j][2 * hh + e];
-          f[e] = d * kk[j][2 * hh + e] * gam_rs;
+          f[j][2 * hh + e] = d * kk[j][2 * hh + e] * gam_rs;
+          ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
           m2[e] = d * sm.bet[r] * gam_rs;
         }
-        store_f2(&sm.tf[r * LDG + s0], f[0], f[1]);
-        store_f2(&sm.lf[r * LDG + s0], sm.bet[r] * f[0], sm.bet[r] * f[1]);
         st_bf2(&sm.c1[r * LDC + s0], m2[0], m2[1]);
       }
+    float row[2], col[2][2];
+    frag_sums(f, row, col);
+    if (t4 == 0) sm.rf[quarter][ra] = row[0], sm.rf[quarter][rb_] = row[1];
   }
   __syncthreads();  // c2 (X) read by every warp
 
-  // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P ----
+  // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
   {
-    float dp[4][4] = {}, qk[4][4] = {};
-    warp_mma<4, D>(dp, sm.dob + m0 * LDD, LDD, sm.vn + n0 * LDD, LDD, lane);
-    warp_mma<4, D>(qk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+    float dp[2][4] = {}, qk[2][4] = {};
+    warp_mma<2, D>(dp, sm.dob + m0 * LDD, LDD, sm.vn + n0 * LDD, LDD, lane);
+    warp_mma<2, D>(qk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
@@ -282,29 +329,28 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
           const int s = s0 + e;
           const float gam_rs = s <= r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
           m1[e] = dp[j][2 * hh + e] * gam_rs;
+          ef[j][2 * hh + e] += m1[e] * qk[j][2 * hh + e];
         }
-        float e0, e1;
-        load_f2(&sm.lf[r * LDG + s0], e0, e1);
-        store_f2(&sm.lf[r * LDG + s0], e0 + m1[0] * qk[j][2 * hh], e1 + m1[1] * qk[j][2 * hh + 1]);
         st_bf2(&sm.c2[r * LDC + s0], m1[0], m1[1]);
       }
+    float row[2], col[2][2];
+    frag_sums(ef, row, col);
+    if (t4 == 0) sm.re[quarter][ra] = row[0], sm.re[quarter][rb_] = row[1];
+    if (g8 == 0)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) store_f2(&sm.ec[band][n0 + 8 * j + 2 * t4], col[j][0], col[j][1]);
   }
-  __syncthreads();  // M1 in c2, M2 in c1, E in lf, F in tf
+  __syncthreads();  // M1 in c2, M2 in c1
 
-  // ---- dq += M1 K (onto the staged e^gamma dQe);  dk += M1^T Q + M2 K + M2^T K ----
-  zero(tmp);
-  warp_mma<NTD, C, false, true>(tmp, sm.c2 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
+  // ---- dq += M1 K (onto e^gamma dQe);  dk += M1^T Q + M2 K + M2^T K ----
+  warp_mma<NTD, C, false, true>(dq, sm.c2 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int r = hh ? rb_ : ra;
     if (r >= n) continue;
     float* row = ws32(p, p.ws_dq) + ((bos + c0 + r) * p.ho + h) * D;
 #pragma unroll
-    for (int j = 0; j < NTD; ++j) {
-      float a, b;
-      load_f2(row + nd0 + 8 * j + 2 * t4, a, b);
-      store_f2(row + nd0 + 8 * j + 2 * t4, a + tmp[j][2 * hh], b + tmp[j][2 * hh + 1]);
-    }
+    for (int j = 0; j < NTD; ++j) store_f2(row + nd0 + 8 * j + 2 * t4, dq[j][2 * hh], dq[j][2 * hh + 1]);
   }
   warp_mma<NTD, C, true, true>(dk, sm.c2 + m0, LDC, sm.q + nd0, LDD, lane);
   warp_mma<NTD, C, false, true>(dk, sm.c1 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
@@ -372,51 +418,52 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_grads(const Gd
     }
   }
   if (t4 == 0) {
-    sm.rg[half][ra] = pg[0];
-    sm.rg[half][rb_] = pg[1];
-    sm.rb[half][ra] = pb[0];
-    sm.rb[half][rb_] = pb[1];
-    sm.rkd[half][ra] = pkd[0];
-    sm.rkd[half][rb_] = pkd[1];
-  }
-  // Row sums of E and F: warp w rows 8w .. 8w + 7, the lanes across a row.
-#pragma unroll
-  for (int i = 0; i < C / (kThreads / 32); ++i) {
-    const int r = (C / (kThreads / 32)) * warp + i;
-    const float e = warp_sum(sm.lf[r * LDG + lane] + sm.lf[r * LDG + lane + 32]);
-    const float f = warp_sum(sm.tf[r * LDG + lane] + sm.tf[r * LDG + lane + 32]);
-    if (lane == 0) sm.re[r] = e, sm.rf[r] = f;
+    sm.rg[quarter][ra] = pg[0];
+    sm.rg[quarter][rb_] = pg[1];
+    sm.rb[quarter][ra] = pb[0];
+    sm.rb[quarter][rb_] = pb[1];
+    sm.rkd[quarter][ra] = pkd[0];
+    sm.rkd[quarter][rb_] = pkd[1];
   }
   __syncthreads();
 
-  // ---- per row: dgamma (with the E sums), dbeta (with the F sums); warp 0 finishes ----
-  if (warp < 2) {
-    const int r = tid;  // 0 .. 63
-    float e_col = 0.f;
-    for (int s = 0; s < C; ++s) e_col += sm.lf[s * LDG + r];
-    const float e_row = sm.re[r], f_row = sm.rf[r];
-    const bool in = r < n;
-    sm.gam[r] = in ? sm.rg[0][r] + sm.rg[1][r] + e_row - e_col : 0.f;  // gamma no longer needed: dgamma
-    sm.bet[r] = in ? sm.rb[0][r] + sm.rb[1][r] + f_row : 0.f;           // beta no longer needed: dbeta
-    sm.rkd[0][r] = in ? sm.rkd[0][r] + sm.rkd[1][r] : 0.f;
-  }
-  __syncthreads();
-  if (tid == 0) {
-    float sum_kd = 0.f, red = 0.f;
-    for (int r = 0; r < C; ++r) sum_kd += sm.rkd[0][r];
-    for (int w = 0; w < 8 * (D / BV); ++w) red += sm.red[w];
-    const float dgc = sum_kd + exp2f(gc) * red;
-    // Reverse cumsum: dg_r = sum_{s >= r} dgamma_s, with dgamma_C at the last row.
-    float acc = dgc;
-    for (int r = n - 1; r >= 0; --r) {
-      acc += sm.gam[r];
-      sm.gam[r] = acc;
+  // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
+  // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----
+  if (warp != 0) return;
+  float dgam[2], dbet[2], kd[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = 2 * lane + i;
+    float g = 0.f, b = 0.f, x = 0.f;
+#pragma unroll
+    for (int q4 = 0; q4 < 4; ++q4) {
+      g += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
+      b += sm.rb[q4][r] + sm.rf[q4][r];
+      x += sm.rkd[q4][r];
     }
+    const bool in = r < n;
+    dgam[i] = in ? g : 0.f;
+    dbet[i] = in ? b : 0.f;
+    kd[i] = in ? x : 0.f;
   }
-  __syncthreads();
-  if (tid < n) {
-    const i64 tok = bos + c0 + tid, off = tok * p.ho + h;
-    float dg = sm.gam[tid], db = sm.bet[tid];
+  const float sum_kd = warp_sum(kd[0] + kd[1]);
+  const float red = warp_sum(lane < 8 * (D / BV) ? sm.red[lane] : 0.f);
+  const float dgc = sum_kd + exp2f(gc) * red;
+  // dg_r = dgamma_C + sum_{s >= r} dgamma_s: the lanes' pair sums scanned from the last lane down.
+  float suffix = dgam[0] + dgam[1];
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_down_sync(0xffffffffu, suffix, o);
+    if (lane + o < 32) suffix += y;
+  }
+  const float after = suffix - dgam[0] - dgam[1];  // the lanes above this one
+  const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = 2 * lane + i;
+    if (r >= n) continue;
+    const i64 tok = bos + c0 + r, off = tok * p.ho + h;
+    float dg = dgr[i], db = dbet[i];
     if (p.flags & kFlagSafeGate) {
       // g' = -e^a_log softplus(x + dt): dx = dg' (-e^a_log) sigmoid(x + dt); the
       // token's terms of d_a_log (dg' g') and d_dt_bias (dx) to the [HO][T] staging.

@@ -99,9 +99,11 @@ constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) {
   return 2 * (7 * 64 * (d + 8) + 4 * 64 * 72) + 2 * 64 * 64 * 4 + 2 * 2 * 64 * (d + 8);
 }
 // gdn_bwd_grads: q, k, v, dob, vn, dvn, dw [C][d + 8]; st [d][d + 8]; t, c1, c2 [C][72];
-// fp32 lf, tf [C][72]; gam, bet, two rows each of rg, rb, rkd, re, rf [C]; 16 reduction floats.
+// fp32 gam, bet [C], six [4][C] partial-sum tables, 16 reduction floats.
 constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
-  return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (2 * 64 * 72 + 10 * 64 + 16);
+  return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (2 * 64 + 6 * 4 * 64 + 16);
 }
+// Threads a CTA of gdn_bwd_grads (16 warps; every other backward kernel has 256).
+constexpr int kGdnBwdGradsThreads = 512;
 
 }  // namespace opgraph_gdn

@@ -1,0 +1,321 @@
+// bench/gdn_bwd_ab.cu — two builds of the gdn backward (kernels/gdn_bwd_states.cu and
+// kernels/gdn_bwd_grads.cu, each compiled to a cubin per side: A the engine's, B a variant under
+// trial) on the same inputs, in one process: their gradients against each other, then every
+// kernel's time, the two sides interleaved round by round. bench/gdn_bwd_ab.sh builds the cubins
+// (through NVRTC with the engine's options) and this program, and runs it on the GPU machine:
+//   bash bench/gdn_bwd_ab.sh "-DVARIANT_DEFINE=1" [rounds]
+//
+// Inputs (drawn on the device from a counter hash, fresh per cell): q, k, v, dO bf16 N(0, 1) (dO
+// times 0.1), fp32 log-space gates logsigmoid(N(0, 1)), beta sigmoid(N(0, 1)), fp32 initial state
+// and d_final_state 0.1 N(0, 1); use_qk_l2norm, scale d^-1/2, d = 128; the launch argument filled
+// as engines/linear_attention/gdn_bwd.cpp's launch_for fills it. Each side runs from poisoned
+// outputs and a poisoned workspace (0xff bytes: NaN); a gradient element A leaves unwritten or not
+// finite fails the cell, and so does an RMS ratio of B against A (||B - A|| / ||A||) above 2e-3 for
+// dQ, dK, dV, d_initial_state or above 1e-2 for dG, dBeta (the engine's tests hold A to fla's 8e-3 and
+// 2e-2 against the float64 reference; B against A here catches a broken variant, not rounding).
+// Timing: CUDA events around each kernel of one backward, A and B alternated each round (order
+// swapped every round); the median per kernel and of the sum.
+// Each kernel's block size is its entry's __launch_bounds__ (from the cubin); its dynamic shared
+// memory is given per side (gdn_bwd_params.cuh's formulas of that side's sources, which
+// bench/gdn_bwd_ab.sh prints: "prep,fwd_scan,rev_scan,grads" bytes).
+#include <cuda.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_bench.h"
+#include "linear_attention/kernels/gdn_bwd_params.cuh"
+
+#define CD(x)                                                                        \
+  do {                                                                               \
+    CUresult r_ = (x);                                                               \
+    if (r_ != CUDA_SUCCESS) {                                                        \
+      const char* s_ = nullptr;                                                      \
+      cuGetErrorString(r_, &s_);                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); \
+      std::exit(2);                                                                  \
+    }                                                                                \
+  } while (0)
+
+namespace {
+
+namespace gdn = opgraph_gdn;
+using cuda_bench::median;
+
+constexpr int D = 128;
+constexpr int kK = 5;  // prep, fwd_scan, rev_scan, grads, finish
+const char* const kNames[kK] = {"gdn_bwd_prep", "gdn_bwd_fwd_scan", "gdn_bwd_rev_scan", "gdn_bwd_grads",
+                                "gdn_bwd_finish"};
+const char* const kShort[kK] = {"prep", "fwd_scan", "rev_scan", "grads", "finish"};
+
+struct Kernel {
+  CUfunction fn = nullptr;
+  int threads = 0;
+  unsigned smem = 0;
+};
+struct Side {
+  CUmodule states = nullptr, grads = nullptr;
+  Kernel k[kK];
+};
+
+Side load(const char* states_path, const char* grads_path, const char* smem_csv, const char* tag) {
+  Side s;
+  CD(cuModuleLoad(&s.states, states_path));
+  CD(cuModuleLoad(&s.grads, grads_path));
+  unsigned smem[kK] = {0, 0, 0, 0, 0};
+  if (std::sscanf(smem_csv, "%u,%u,%u,%u", &smem[0], &smem[1], &smem[2], &smem[3]) != 4) {
+    std::fprintf(stderr, "shared memory sizes 'prep,fwd_scan,rev_scan,grads' expected, got '%s'\n", smem_csv);
+    std::exit(2);
+  }
+  for (int i = 0; i < kK; ++i) {
+    CUmodule m = i < 3 ? s.states : s.grads;
+    Kernel& k = s.k[i];
+    CD(cuModuleGetFunction(&k.fn, m, kNames[i]));
+    CD(cuFuncGetAttribute(&k.threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k.fn));
+    k.smem = smem[i];
+    if (k.smem > 48 * 1024)
+      CD(cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(k.smem)));
+    int regs = 0;
+    CD(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k.fn));
+    std::printf("# %s %-16s %4d threads, %6u bytes of dynamic shared memory, %3d registers\n", tag, kNames[i],
+                k.threads, k.smem, regs);
+  }
+  return s;
+}
+
+// A counter hash to N(0, 1) (Box-Muller on two 24-bit uniforms).
+__device__ __forceinline__ unsigned mix(unsigned long long x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return static_cast<unsigned>(x);
+}
+__device__ __forceinline__ float normal_at(unsigned long long seed, unsigned long long i) {
+  const float u1 = (static_cast<float>(mix(seed * 0x9e3779b97f4a7c15ULL + 2 * i) >> 8) + 1.f) * (1.f / 16777217.f);
+  const float u2 = static_cast<float>(mix(seed * 0x9e3779b97f4a7c15ULL + 2 * i + 1) >> 8) * (1.f / 16777216.f);
+  return sqrtf(-2.f * logf(u1)) * cospif(2.f * u2);
+}
+enum Fill { kBf16 = 0, kBf16Small = 1, kLogGate = 2, kBeta = 3, kState = 4 };
+__global__ void fill(void* out, unsigned long long n, unsigned long long seed, int kind) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += 256ull * gridDim.x) {
+    const float r = normal_at(seed, i);
+    if (kind <= kBf16Small) {
+      const float x = kind == kBf16 ? r : 0.1f * r;
+      reinterpret_cast<unsigned short*>(out)[i] = static_cast<unsigned short>(__float_as_uint(x) >> 16) +
+                                                  static_cast<unsigned short>((__float_as_uint(x) >> 15) & 1u);
+    } else {
+      reinterpret_cast<float*>(out)[i] =
+          kind == kLogGate ? -log1pf(expf(-r)) : kind == kBeta ? 1.f / (1.f + expf(-r)) : 0.1f * r;
+    }
+  }
+}
+void* dev_fill(unsigned long long n, int kind, unsigned long long seed) {
+  void* p = nullptr;
+  const size_t bytes = std::max<unsigned long long>(n, 1) * (kind <= kBf16Small ? 2 : 4);
+  CK(cudaMalloc(&p, bytes));
+  if (n) fill<<<1024, 256>>>(p, n, seed, kind);
+  CK(cudaGetLastError());
+  return p;
+}
+
+float bf16f(unsigned short h) {
+  const unsigned u = static_cast<unsigned>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+std::vector<float> to_host(const void* d, size_t n, bool bf16) {
+  std::vector<float> out(n);
+  if (bf16) {
+    std::vector<unsigned short> raw(n);
+    CK(cudaMemcpy(raw.data(), d, n * 2, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i) out[i] = bf16f(raw[i]);
+  } else {
+    CK(cudaMemcpy(out.data(), d, n * 4, cudaMemcpyDeviceToHost));
+  }
+  return out;
+}
+// RMS ratio ||b - a|| / ||a||; nan if an element of either is not finite.
+double rms_ratio(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(b[i]) || !std::isfinite(a[i])) return std::nan("");
+    num += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
+    den += double(a[i]) * a[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+struct Cell {
+  const char* name;
+  int hq, hv;  // q and k heads, value heads (HO = max)
+  std::vector<int> lens;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 7) {
+    std::fprintf(stderr, "usage: %s A_states.cubin A_grads.cubin A_SMEM B_states.cubin B_grads.cubin B_SMEM [rounds]\n"
+                 "  (SMEM: prep,fwd_scan,rev_scan,grads dynamic shared memory bytes)\n", argv[0]);
+    return 2;
+  }
+  const int rounds = argc > 7 ? std::atoi(argv[7]) : 10;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  CK(cudaFree(nullptr));
+  const Side sides[2] = {load(argv[1], argv[2], argv[3], "A"), load(argv[4], argv[5], argv[6], "B")};
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t ev[kK + 1];
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  // The issue's five cells, then two small varlen batches with empty and short sequences: one
+  // with v heads grouped over q heads (dV staged and summed by gdn_bwd_finish).
+  const Cell cells[] = {{"16/64 4 x 8192", 16, 64, {8192, 8192, 8192, 8192}},
+                        {"16/64 1 x 32768", 16, 64, {32768}},
+                        {"16/32 4 x 8192", 16, 32, {8192, 8192, 8192, 8192}},
+                        {"16/32 1 x 32768", 16, 32, {32768}},
+                        {"2/8 1 x 32768", 2, 8, {32768}},
+                        {"2/4 varlen (1, 63, 0, 64, 65, 1000, 4097, 0)", 2, 4, {1, 63, 0, 64, 65, 1000, 4097, 0}},
+                        {"4/2 varlen (0, 1, 63, 64, 65, 1000, 4097, 0)", 4, 2, {0, 1, 63, 64, 65, 1000, 4097, 0}}};
+  int fails = 0;
+  std::vector<std::string> table;
+  unsigned long long seed = 20261203;
+  // OPGRAPH_AB_CELLS=n: the first n cells only (a profiler run).
+  const int n_cells = std::getenv("OPGRAPH_AB_CELLS") ? std::atoi(std::getenv("OPGRAPH_AB_CELLS")) : 1000;
+  int cell_no = 0;
+  for (const Cell& c : cells) {
+    if (cell_no++ >= n_cells) break;
+    const int N = static_cast<int>(c.lens.size()), HQ = c.hq, HV = c.hv, HO = std::max(HQ, HV);
+    std::vector<int> cu(N + 1, 0);
+    for (int i = 0; i < N; ++i) cu[i + 1] = cu[i] + c.lens[i];
+    const long long T = cu[N];
+    const unsigned long long nq = T * HQ * D, nv = T * HV * D, no = T * HO * D, ng = T * HO,
+                             ns = static_cast<unsigned long long>(N) * HO * D * D;
+    void* q = dev_fill(nq, kBf16, ++seed);
+    void* k = dev_fill(nq, kBf16, ++seed);
+    void* v = dev_fill(nv, kBf16, ++seed);
+    void* d_o = dev_fill(no, kBf16Small, ++seed);
+    void* g = dev_fill(ng, kLogGate, ++seed);
+    void* beta = dev_fill(ng, kBeta, ++seed);
+    void* init = dev_fill(ns, kState, ++seed);
+    void* dfin = dev_fill(ns, kState, ++seed);
+    int* dcu = cuda_bench::dev_copy(cu);
+    const gdn::GdnBwdWs w = gdn::gdn_bwd_ws(D, T, N, HO, HV != HO);
+    void* ws = nullptr;
+    CK(cudaMalloc(&ws, w.total));
+    // Outputs, one set a side.
+    const unsigned long long n_out[6] = {nq, nq, nv, ng, ng, ns};
+    const bool out_bf16[6] = {true, true, true, false, false, false};
+    const char* out_name[6] = {"dQ", "dK", "dV", "dG", "dBeta", "dInit"};
+    void* outs[2][6];
+    for (auto& side : outs)
+      for (int i = 0; i < 6; ++i) CK(cudaMalloc(&side[i], std::max<unsigned long long>(n_out[i], 1) * (out_bf16[i] ? 2 : 4)));
+    CK(cudaDeviceSynchronize());
+
+    gdn::GdnBwdParams base{};
+    auto u = [](const void* x) { return reinterpret_cast<unsigned long long>(x); };
+    base.q = u(q), base.k = u(k), base.v = u(v), base.g = u(g), base.beta = u(beta), base.cu_seqlens = u(dcu);
+    base.initial_state = u(init), base.d_o = u(d_o), base.d_final_state = u(dfin), base.ws = u(ws);
+    base.t = T, base.n_seq = N, base.hq = HQ, base.hk = HQ, base.hv = HV, base.ho = HO;
+    base.n_slots = gdn::gdn_bwd_slots(T, N);
+    base.q_ts = HQ * D, base.q_hs = D, base.k_ts = HQ * D, base.k_hs = D, base.v_ts = HV * D, base.v_hs = D;
+    base.g_type = base.beta_type = base.init_type = base.dfin_type = gdn::kTypeF32;
+    base.do_type = gdn::kTypeBf16;
+    base.dq_type = base.dk_type = base.dv_type = gdn::kTypeBf16;
+    base.dg_type = base.dbeta_type = base.dinit_type = gdn::kTypeF32;
+    base.a_log_type = base.dt_bias_type = base.dalog_type = base.ddt_type = gdn::kTypeF32;
+    base.flags = gdn::kFlagL2Norm | gdn::kFlagHasInit | gdn::kBwdFlagHasDFinal | gdn::kBwdFlagWriteDInit;
+    base.scale = 1.0 / std::sqrt(static_cast<double>(D));
+    base.ws_blocks = w.blocks, base.ws_egc = w.egc, base.ws_st = w.st, base.ws_dst = w.dst, base.ws_vn = w.vn;
+    base.ws_dvn = w.dvn, base.ws_dq = w.dq, base.ws_dk = w.dk, base.ws_dv = w.dv, base.ws_ga = w.ga, base.ws_gd = w.gd;
+    base.ws_sds = w.sds;
+    gdn::GdnBwdParams par[2] = {base, base};
+    for (int s = 0; s < 2; ++s) {
+      par[s].dq = u(outs[s][0]), par[s].dk = u(outs[s][1]), par[s].dv = u(outs[s][2]);
+      par[s].dg = u(outs[s][3]), par[s].dbeta = u(outs[s][4]), par[s].d_initial_state = u(outs[s][5]);
+    }
+    auto launch = [&](int s, int i) {
+      const Kernel& kn = sides[s].k[i];
+      unsigned gx, gy = 1, gz = 1;
+      if (i == 0 || i == 3) gx = static_cast<unsigned>(base.n_slots), gy = HO;
+      else if (i < 3) gx = D / 64, gy = HO, gz = N;
+      else gx = static_cast<unsigned>((T + kn.threads / 32 - 1) / (kn.threads / 32));
+      if (gx == 0) return;
+      void* args[] = {&par[s]};
+      CD(cuLaunchKernel(kn.fn, gx, gy, gz, kn.threads, 1, 1, kn.smem, stream, args, nullptr));
+    };
+    // 1. gradients, each side from poisoned outputs and workspace
+    std::vector<float> got[2][6];
+    for (int s = 0; s < 2; ++s) {
+      CK(cudaMemsetAsync(ws, 0xff, w.total, stream));
+      for (int i = 0; i < 6; ++i)
+        CK(cudaMemsetAsync(outs[s][i], 0xff, std::max<unsigned long long>(n_out[i], 1) * (out_bf16[i] ? 2 : 4), stream));
+      for (int i = 0; i < kK; ++i) launch(s, i);
+      CK(cudaStreamSynchronize(stream));
+      for (int i = 0; i < 6; ++i) got[s][i] = to_host(outs[s][i], n_out[i], out_bf16[i]);
+    }
+    bool ok = true, same = true;
+    std::string cmp;
+    for (int i = 0; i < 6; ++i) {
+      const double self = rms_ratio(got[0][i], got[0][i]);
+      const double r = rms_ratio(got[0][i], got[1][i]);
+      const double lim = (i == 3 || i == 4) ? 1e-2 : 2e-3;
+      const bool good = std::isfinite(self) && std::isfinite(r) && r <= lim;
+      ok = ok && good;
+      same = same && got[0][i].size() == got[1][i].size() &&
+             std::memcmp(got[0][i].data(), got[1][i].data(), got[0][i].size() * 4) == 0;
+      char b[64];
+      std::snprintf(b, sizeof b, " %s %.1e%s", out_name[i], r, good ? "" : "!");
+      cmp += b;
+    }
+    fails += !ok;
+    // 2. time, interleaved
+    std::vector<double> t[2][kK + 1];
+    for (int s = 0; s < 2; ++s)
+      for (int i = 0; i < kK; ++i) launch(s, i);  // warm
+    for (int r = 0; r < rounds; ++r)
+      for (int j = 0; j < 2; ++j) {
+        const int s = (r & 1) ? 1 - j : j;
+        CK(cudaEventRecord(ev[0], stream));
+        for (int i = 0; i < kK; ++i) {
+          launch(s, i);
+          CK(cudaEventRecord(ev[i + 1], stream));
+        }
+        CK(cudaEventSynchronize(ev[kK]));
+        float sum = 0.f;
+        for (int i = 0; i < kK; ++i) {
+          float ms = 0.f;
+          CK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+          t[s][i].push_back(ms);
+          sum += ms;
+        }
+        t[s][kK].push_back(sum);
+      }
+    char line[512];
+    std::snprintf(line, sizeof line, "%-46s total A %7.3f B %7.3f ms B/A %5.3f |", c.name, median(t[0][kK]),
+                  median(t[1][kK]), median(t[1][kK]) / median(t[0][kK]));
+    std::string row = line;
+    for (int i = 0; i < kK; ++i) {
+      std::snprintf(line, sizeof line, " %s %.3f/%.3f", kShort[i], median(t[0][i]), median(t[1][i]));
+      row += line;
+    }
+    row += " | B vs A:" + cmp + (same ? " (bitwise)" : "") + (ok ? " ok" : " FAIL");
+    std::printf("%s\n", row.c_str());
+    table.push_back(row);
+    for (void* x : {q, k, v, d_o, g, beta, init, dfin, static_cast<void*>(dcu), ws}) CK(cudaFree(x));
+    for (auto& side : outs)
+      for (void* x : side) CK(cudaFree(x));
+  }
+  std::printf("\n== gdn_bwd A (%s, %s) vs B (%s, %s); CUDA events around each kernel, median of %d rounds (A and B "
+              "alternated); per kernel A/B ms; gradients: RMS ratio of B against A\n",
+              argv[1], argv[2], argv[4], argv[5], rounds);
+  for (const auto& l : table) std::printf("%s\n", l.c_str());
+  return fails ? 1 : 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Two builds of the gdn backward on the same inputs in one process (bench/gdn_bwd_ab.cu): A =
+# kernels/gdn_bwd_states.cu and kernels/gdn_bwd_grads.cu as the engine compiles them (NVRTC, the
+# engine's options: bench/nvrtc_cubin.cpp), B = the same sources with the defines given (a variant
+# under trial). Run on the GPU machine from the repository root (no carry needed):
+#   bash bench/gdn_bwd_ab.sh "-DGDN_BWD_VARIANT=1" [rounds]
+# OPGRAPH_AB_A_DEFS: defines for A too. OPGRAPH_AB_A_REV: A's sources from that git revision instead of
+# the work tree (the engine's kernels before a change, B the work tree's: pass "" as the defines);
+# OPGRAPH_AB_A_DIR: from that directory (holding src/engines and src/runtime/kernels/include, e.g.
+# `git archive REV src | tar -x -C DIR` here, carried to a machine without the repository's history).
+# Writes the log to ${OUT:-/tmp}/gdn_bwd_ab.log; prints the table last. OPGRAPH_AB_TIMEOUT (default
+# 300 s) bounds the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp}
+mkdir -p "$out"
+defs=${1-}
+rounds=${2:-10}
+dir=$(mktemp -d)
+adefs=${OPGRAPH_AB_A_DEFS:-}
+nvcc -std=c++17 bench/nvrtc_cubin.cpp -o "$dir/nvrtc_cubin" -lnvrtc
+asrc=${OPGRAPH_AB_A_DIR:-.}
+if [ -n "${OPGRAPH_AB_A_REV:-}" ]; then
+  asrc=$dir/arev
+  mkdir -p "$asrc"
+  git archive "$OPGRAPH_AB_A_REV" src/engines src/runtime/kernels/include | tar -x -C "$asrc"
+fi
+# build ROOT OUT.cubin SOURCE DEFINES: through NVRTC at d = 128, bf16 q / k / v (the engine's d128 bf16 build).
+build() {
+  (cd "$1" && "$dir/nvrtc_cubin" "$2" sm_90a "src/engines/linear_attention/kernels/$3" -DGDN_D=128 -DGDN_IO=0 $4 \
+    --ptxas-options=-v)
+}
+for f in states grads; do
+  build "$asrc" "$dir/a_$f.cubin" "gdn_bwd_$f.cu" "$adefs" >"$dir/a_$f.ptxas" 2>&1 || { cat "$dir/a_$f.ptxas"; exit 1; }
+  build . "$dir/b_$f.cubin" "gdn_bwd_$f.cu" "$defs" >"$dir/b_$f.ptxas" 2>&1 || { cat "$dir/b_$f.ptxas"; exit 1; }
+done
+nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
+# Each side's dynamic shared memory by its own gdn_bwd_params.cuh (a variant may lay its tiles out otherwise).
+cat >"$dir/smem.cpp" <<'CPP'
+#include <cstdio>
+#include "linear_attention/kernels/gdn_bwd_params.cuh"
+int main() {
+  using namespace opgraph_gdn;
+  std::printf("%lld,%lld,%lld,%lld\n", gdn_bwd_prep_smem_bytes(128), gdn_bwd_fwd_scan_smem_bytes(128),
+              gdn_bwd_rev_scan_smem_bytes(128), gdn_bwd_grads_smem_bytes(128));
+}
+CPP
+g++ -std=c++17 -I"$asrc/src/engines" "$dir/smem.cpp" -o "$dir/a_smem" && asmem=$("$dir/a_smem")
+g++ -std=c++17 -Isrc/engines "$dir/smem.cpp" -o "$dir/b_smem" && bsmem=$("$dir/b_smem")
+{
+  echo "# gdn_bwd A/B: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src 2>/dev/null || echo ' (+ uncommitted src changes)')"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+  echo "# command: ${adefs:+OPGRAPH_AB_A_DEFS=\"$adefs\" }${OPGRAPH_AB_A_REV:+OPGRAPH_AB_A_REV=$OPGRAPH_AB_A_REV }${OPGRAPH_AB_A_DIR:+OPGRAPH_AB_A_DIR=$OPGRAPH_AB_A_DIR }bash bench/gdn_bwd_ab.sh \"$defs\" $rounds"
+  for c in a b; do
+    for f in states grads; do
+      grep -E "Compiling entry function|spill stores|Used [0-9]+ registers" "$dir/${c}_$f.ptxas" |
+        sed -E "s/.*entry function '([a-z_]+)'.*/\1/; s/^ptxas info *: //" | paste -sd ' ' | sed "s/^/# $c: /" || true
+    done
+  done
+  timeout "${OPGRAPH_AB_TIMEOUT:-300}" "$dir/ab" "$dir/a_states.cubin" "$dir/a_grads.cubin" "$asmem" \
+    "$dir/b_states.cubin" "$dir/b_grads.cubin" "$bsmem" "$rounds" || echo "ab exited with status $? (124: the ${OPGRAPH_AB_TIMEOUT:-300} s limit)"
+} 2>&1 | tee "$out/gdn_bwd_ab.log"
