@@ -10,14 +10,16 @@
 // and d_final_state 0.1 N(0, 1); use_qk_l2norm, scale d^-1/2, d = 128; the launch argument filled
 // as engines/linear_attention/gdn_bwd.cpp's launch_for fills it. Each side runs from poisoned
 // outputs and a poisoned workspace (0xff bytes: NaN); a gradient element A leaves unwritten or not
-// finite fails the cell, and so does an RMS ratio of B against A (||B - A|| / ||A||) above 2e-3 for
+// finite fails the cell, and so does an RMS ratio of B against A (||B - A|| / ||A||) above 4e-3 for
 // dQ, dK, dV, d_initial_state or above 1e-2 for dG, dBeta (the engine's tests hold A to fla's 8e-3 and
 // 2e-2 against the float64 reference; B against A here catches a broken variant, not rounding).
 // Timing: CUDA events around each kernel of one backward, A and B alternated each round (order
 // swapped every round); the median per kernel and of the sum.
 // Each kernel's block size is its entry's __launch_bounds__ (from the cubin); its dynamic shared
 // memory is given per side (gdn_bwd_params.cuh's formulas of that side's sources, which
-// bench/gdn_bwd_ab.sh prints: "prep,fwd_scan,rev_scan,grads" bytes).
+// bench/gdn_bwd_ab.sh prints: "prep,fwd_scan,rev_scan,grads" bytes), and whether its grads kernel
+// takes a q / k head's group of output heads (kBwdFlagQkDirect in that side's header: then the
+// launch sets the flag and grads_group, and gdn_bwd_finish leaves dQ and dK alone).
 #include <cuda.h>
 
 #include <algorithm>
@@ -61,17 +63,19 @@ struct Kernel {
 struct Side {
   CUmodule states = nullptr, grads = nullptr;
   Kernel k[kK];
+  bool grouped = false;  // gdn_bwd_grads takes a q / k head's group of output heads (kBwdFlagQkDirect)
 };
 
 Side load(const char* states_path, const char* grads_path, const char* smem_csv, const char* tag) {
   Side s;
   CD(cuModuleLoad(&s.states, states_path));
   CD(cuModuleLoad(&s.grads, grads_path));
-  unsigned smem[kK] = {0, 0, 0, 0, 0};
-  if (std::sscanf(smem_csv, "%u,%u,%u,%u", &smem[0], &smem[1], &smem[2], &smem[3]) != 4) {
-    std::fprintf(stderr, "shared memory sizes 'prep,fwd_scan,rev_scan,grads' expected, got '%s'\n", smem_csv);
+  unsigned smem[kK] = {0, 0, 0, 0, 0}, grouped = 0;
+  if (std::sscanf(smem_csv, "%u,%u,%u,%u,%u", &smem[0], &smem[1], &smem[2], &smem[3], &grouped) != 5) {
+    std::fprintf(stderr, "'prep,fwd_scan,rev_scan,grads,grouped' expected, got '%s'\n", smem_csv);
     std::exit(2);
   }
+  s.grouped = grouped != 0;
   for (int i = 0; i < kK; ++i) {
     CUmodule m = i < 3 ? s.states : s.grads;
     Kernel& k = s.k[i];
@@ -207,7 +211,7 @@ int main(int argc, char** argv) {
     void* init = dev_fill(ns, kState, ++seed);
     void* dfin = dev_fill(ns, kState, ++seed);
     int* dcu = cuda_bench::dev_copy(cu);
-    const gdn::GdnBwdWs w = gdn::gdn_bwd_ws(D, T, N, HO, HV != HO);
+    const gdn::GdnBwdWs w = gdn::gdn_bwd_ws(D, T, N, HO, true, HV != HO);  // both sides' layouts: dq, dk staged
     void* ws = nullptr;
     CK(cudaMalloc(&ws, w.total));
     // Outputs, one set a side.
@@ -237,14 +241,21 @@ int main(int argc, char** argv) {
     base.ws_dvn = w.dvn, base.ws_dq = w.dq, base.ws_dk = w.dk, base.ws_dv = w.dv, base.ws_ga = w.ga, base.ws_gd = w.gd;
     base.ws_sds = w.sds;
     gdn::GdnBwdParams par[2] = {base, base};
+    long long group[2] = {1, 1};
     for (int s = 0; s < 2; ++s) {
+      // What the engine's launch_for sets for a side whose grads kernel takes head groups (HQ = HK).
+      if (sides[s].grouped) {  // hk = hq in every cell here
+        par[s].flags |= gdn::kBwdFlagQkDirect;
+        group[s] = HO / HQ;
+      }
+      par[s].grads_group = group[s];
       par[s].dq = u(outs[s][0]), par[s].dk = u(outs[s][1]), par[s].dv = u(outs[s][2]);
       par[s].dg = u(outs[s][3]), par[s].dbeta = u(outs[s][4]), par[s].d_initial_state = u(outs[s][5]);
     }
     auto launch = [&](int s, int i) {
       const Kernel& kn = sides[s].k[i];
       unsigned gx, gy = 1, gz = 1;
-      if (i == 0 || i == 3) gx = static_cast<unsigned>(base.n_slots), gy = HO;
+      if (i == 0 || i == 3) gx = static_cast<unsigned>(base.n_slots), gy = static_cast<unsigned>(i == 3 ? HO / group[s] : HO);
       else if (i < 3) gx = D / 64, gy = HO, gz = N;
       else gx = static_cast<unsigned>((T + kn.threads / 32 - 1) / (kn.threads / 32));
       if (gx == 0) return;
@@ -266,7 +277,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 6; ++i) {
       const double self = rms_ratio(got[0][i], got[0][i]);
       const double r = rms_ratio(got[0][i], got[1][i]);
-      const double lim = (i == 3 || i == 4) ? 1e-2 : 2e-3;
+      const double lim = (i == 3 || i == 4) ? 1e-2 : 4e-3;
       const bool good = std::isfinite(self) && std::isfinite(r) && r <= lim;
       ok = ok && good;
       same = same && got[0][i].size() == got[1][i].size() &&

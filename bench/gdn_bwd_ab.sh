@@ -41,15 +41,18 @@ cat >"$dir/smem.cpp" <<'CPP'
 #include "linear_attention/kernels/gdn_bwd_params.cuh"
 int main() {
   using namespace opgraph_gdn;
-  std::printf("%lld,%lld,%lld,%lld\n", gdn_bwd_prep_smem_bytes(128), gdn_bwd_fwd_scan_smem_bytes(128),
-              gdn_bwd_rev_scan_smem_bytes(128), gdn_bwd_grads_smem_bytes(128));
+  std::printf("%lld,%lld,%lld,%lld,%d\n", gdn_bwd_prep_smem_bytes(128), gdn_bwd_fwd_scan_smem_bytes(128),
+              gdn_bwd_rev_scan_smem_bytes(128), gdn_bwd_grads_smem_bytes(128), GROUPED);
 }
 CPP
-g++ -std=c++17 -I"$asrc/src/engines" "$dir/smem.cpp" -o "$dir/a_smem" && asmem=$("$dir/a_smem")
-g++ -std=c++17 -Isrc/engines "$dir/smem.cpp" -o "$dir/b_smem" && bsmem=$("$dir/b_smem")
+# ... and whether its gdn_bwd_grads takes head groups (kBwdFlagQkDirect in its header).
+grouped() { grep -q kBwdFlagQkDirect "$1/src/engines/linear_attention/kernels/gdn_bwd_params.cuh" && echo 1 || echo 0; }
+g++ -std=c++17 -DGROUPED="$(grouped "$asrc")" -I"$asrc/src/engines" "$dir/smem.cpp" -o "$dir/a_smem" && asmem=$("$dir/a_smem")
+g++ -std=c++17 -DGROUPED="$(grouped .)" -Isrc/engines "$dir/smem.cpp" -o "$dir/b_smem" && bsmem=$("$dir/b_smem")
 {
   echo "# gdn_bwd A/B: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src 2>/dev/null || echo ' (+ uncommitted src changes)')"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+  echo "# dynamic shared memory and head grouping (prep,fwd_scan,rev_scan,grads,grouped): A $asmem, B $bsmem"
   echo "# command: ${adefs:+OPGRAPH_AB_A_DEFS=\"$adefs\" }${OPGRAPH_AB_A_REV:+OPGRAPH_AB_A_REV=$OPGRAPH_AB_A_REV }${OPGRAPH_AB_A_DIR:+OPGRAPH_AB_A_DIR=$OPGRAPH_AB_A_DIR }bash bench/gdn_bwd_ab.sh \"$defs\" $rounds"
   for c in a b; do
     for f in states grads; do

@@ -22,11 +22,12 @@ cat >"$dir/smem.cpp" <<'CPP'
 #include "linear_attention/kernels/gdn_bwd_params.cuh"
 int main() {
   using namespace opgraph_gdn;
-  std::printf("%lld,%lld,%lld,%lld\n", gdn_bwd_prep_smem_bytes(128), gdn_bwd_fwd_scan_smem_bytes(128),
-              gdn_bwd_rev_scan_smem_bytes(128), gdn_bwd_grads_smem_bytes(128));
+  std::printf("%lld,%lld,%lld,%lld,%d\n", gdn_bwd_prep_smem_bytes(128), gdn_bwd_fwd_scan_smem_bytes(128),
+              gdn_bwd_rev_scan_smem_bytes(128), gdn_bwd_grads_smem_bytes(128), GROUPED);
 }
 CPP
-g++ -std=c++17 -Isrc/engines "$dir/smem.cpp" -o "$dir/smem"
+g++ -std=c++17 -DGROUPED="$(grep -q kBwdFlagQkDirect src/engines/linear_attention/kernels/gdn_bwd_params.cuh && echo 1 || echo 0)" \
+  -Isrc/engines "$dir/smem.cpp" -o "$dir/smem"
 smem=$("$dir/smem")
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "no ncu on this machine"; exit 1; }

@@ -238,9 +238,9 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
                                  : "linear_attention/kernels/gdn_bwd_grads.cu")
         << r[i].kernel;
   // ceil(100 / 64) + 3 = 5 chunk slots x 8 heads: the tiles (4 x 64 x 128 + 2 x 64 x 64 bf16: P and T), exp(gamma_C),
-  // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); fp32 dq, dk [100, 8, 128] (no dv
-  // staging: every v head is its own output head here, HV = HO, so the grads kernel writes dV itself);
-  // fp32 [8, 100] twice (the safe gate's terms).
+  // S^T and dS^T (128 x 128 bf16 each), Vn and dVn (64 x 128 bf16 each); no fp32 dq, dk staging (HQ = HK: the
+  // grads kernel sums each q / k head's group and writes dQ, dK itself), no dv staging (every v head is its own
+  // output head here, HV = HO, so the grads kernel writes dV itself); fp32 [8, 100] twice (the safe gate's terms).
   const long long sh = 5 * 8;
   auto up = [](long long x) { return (x + 255) / 256 * 256; };
   long long want = up(sh * 2 * (4 * 64 * 128 + 2 * 64 * 64));
@@ -251,8 +251,7 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
   want = up(want + sh * 2 * 64 * 128);
   want = up(want + sh * 2 * 64 * 128);
   ASSERT_EQ(p->hv, p->ho);
-  want = up(want + 100 * 8 * 128 * 4);
-  want = up(want + 100 * 8 * 128 * 4);
+  ASSERT_EQ(p->hq, p->hk);
   want = up(want + 100 * 8 * 4);
   want = up(want + 100 * 8 * 4);
   EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p), want);
@@ -265,6 +264,16 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
   ASSERT_EQ(pg->ho, 8);
   EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*pg) - linear_attention::gdn_bwd_workspace_bytes(*p),
             up(100 * 8 * 128 * 4));
+  // q and k heads that differ (HQ = 2, HK = 4): dq and dk per output head are staged in fp32 too, for the
+  // finish kernel's group sums.
+  Cfg qk = c;
+  qk.hq = 2;
+  qk.hk = 4;
+  auto pq = analyze_gdn_bwd(bwd(qk).g);
+  ASSERT_TRUE(pq.is_good()) << pq.status().message();
+  ASSERT_EQ(pq->ho, 8);
+  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*pq) - linear_attention::gdn_bwd_workspace_bytes(*p),
+            2 * up(100 * 8 * 128 * 4));
   // One kernel per layout class: lengths, heads and attributes do not enter the key.
   Cfg other = cfg_of(128);
   other.cu = {0, 500, 4000};
@@ -387,7 +396,7 @@ TEST(LaBwdOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
   EXPECT_EQ(q->q_ts, 2 * 64);
   EXPECT_EQ(q->v_ts, 8 * 64);
   EXPECT_EQ(q->hq, p->hq);
-  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*q), opgraph_gdn::gdn_bwd_ws(64, 3000, 5, 8, q->hv != q->ho).total);
+  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*q), opgraph_gdn::gdn_bwd_ws(64, 3000, 5, 8, q->hq != q->hk, q->hv != q->ho).total);
   EXPECT_GT(linear_attention::gdn_bwd_workspace_bytes(*q), linear_attention::gdn_bwd_workspace_bytes(*p));
   auto fewer = run(pack_for(40, 2, 2));
   ASSERT_TRUE(fewer.is_good()) << fewer.status().message();

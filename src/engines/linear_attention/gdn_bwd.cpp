@@ -69,8 +69,13 @@ struct BwdLaunch {
 
 // The workspace layout of problem `p`: dV staged in fp32 only where v heads are grouped
 // (HV < HO, summed by gdn_bwd_finish); otherwise gdn_bwd_grads writes dV itself.
+// HQ = HK: gdn_bwd_grads takes each q / k head's group of output heads in one CTA and
+// writes dQ and dK itself (kBwdFlagQkDirect); otherwise they are staged in fp32 per output
+// head and summed by gdn_bwd_finish.
+bool qk_direct(const GdnBwdProblem& p) { return p.hq == p.hk; }
+
 opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p) {
-  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, p.hv != p.ho);
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho);
 }
 
 BwdLaunch launch_for(const GdnBwdProblem& p) {
@@ -118,7 +123,9 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   if (p.dt_bias >= 0) f |= opgraph_gdn::kFlagHasDtBias;
   if (p.d_a_log >= 0) f |= opgraph_gdn::kBwdFlagWriteDALog;
   if (p.d_dt_bias >= 0) f |= opgraph_gdn::kBwdFlagWriteDDt;
+  if (qk_direct(p)) f |= opgraph_gdn::kBwdFlagQkDirect;
   k.flags = f;
+  k.grads_group = qk_direct(p) ? p.ho / p.hq : 1;
   k.scale = p.scale;
   const opgraph_gdn::GdnBwdWs w = workspace_of(p);
   k.ws_blocks = w.blocks;
@@ -148,8 +155,11 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   l.dims[0] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_prep_smem_bytes(p.d));
   l.dims[1] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
   l.dims[2] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
-  l.dims[3] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d), opgraph_gdn::kGdnBwdGradsThreads);
-  l.dims[4] = dims(static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock), 1, 1, 0);
+  l.dims[3] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1, opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d),
+                   opgraph_gdn::kGdnBwdGradsThreads);
+  // The head-group sums of what gdn_bwd_grads staged: only where it staged something.
+  const bool finish = !qk_direct(p) || p.hv != p.ho;
+  l.dims[4] = dims(finish ? static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock) : 0, 1, 1, 0);
   // The gate parameters' sums: only when a d_a_log or d_dt_bias is produced.
   l.dims[5] = dims(p.d_a_log >= 0 || p.d_dt_bias >= 0 ? heads : 0, 1, 1, 0);
   return l;

@@ -21,25 +21,32 @@ namespace opgraph_gdn {
 namespace bwd {
 constexpr int kGT = kGdnBwdGradsThreads;  // 512
 constexpr int kGW = kGT / 32;             // 16 warps
+constexpr int LDQ = D + 8;  // fp32 row stride of dqs: a warp's 64-bit fragment pairs on distinct banks
 static_assert(kGW == 16, "the warp tiles below assume 16 warps");
 struct GradSmem {
   u16 q[C * LDD];    // l2-normalised q rows (bf16), zero past the chunk
   u16 k[C * LDD];
   u16 v[C * LDD];
-  u16 dob[C * LDD];  // scale * dO
+  u16 dob[C * LDD];  // dO (bf16; the products with it take the scale)
   u16 vn[C * LDD];
   u16 dvn[C * LDD];
   u16 dw[C * LDD];   // dW = -dVn S^T
+  // dq of the CTA's rows, summed over its heads (fp32; each thread reads and writes only
+  // its own fragments' elements, so no barrier guards it): out of the registers between
+  // a head's first product and its last.
+  float dqs[C * LDQ];
   u16 st[D * LDD];   // S^T, then dS^T
   u16 t[C * LDC];    // T = (I + L)^-1, the prep's bf16 copy (workspace block, kOffT)
   u16 c1[C * LDC];   // dT, then M2
   u16 c2[C * LDC];   // X = T^T dT, then M1
   float gam[C], bet[C];
+  float rq[C], rk[C];  // the q and k rows' inverse norms (1 without use_qk_l2norm)
   // Per row, one partial sum per column quarter (the four warps sharing the row's
   // 16-row band): dgamma's, dbeta's and e^(gamma_C - gamma_r) k_r . dKd_r's terms from
   // the [C][D] fragments, the row sums of E and F; per column, the partial column
   // sums of E of each 16-row band.
   float rg[4][C], rb[4][C], rkd[4][C], re[4][C], rf[4][C], ec[4][C];
+  float jq[4][C], jk[4][C];  // <x, dy> of the q and k rows, for the Jacobian (per column quarter)
   float red[16];     // <S^T, dS^T>'s partial sums (gdn_bwd_rev_scan's, 8 a V slice)
 };
 static_assert(sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D), "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
@@ -49,16 +56,19 @@ constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D]
 // Per row of a warp's [16 x D/4] fragment f, the dot product with the same
 // piece of the bf16 tile x ([C][LDD]): r0 for row m0 + g8, r1 for m0 + g8 + 8
 // (summed over the four lanes of a row).
+// IO: x holds io-type elements (the raw rows), else bf16.
+template <bool IO = false>
 __device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, int m0, int nd0, int lane, float& r0,
                                         float& r1) {
   const int g8 = lane >> 2, t4 = lane & 3;
+  auto cv = [](u16 h) { return IO ? io_to_f32(h) : bf16_to_f32(h); };
   float a0 = 0.f, a1 = 0.f;
 #pragma unroll
   for (int j = 0; j < NTD; ++j) {
     const int col = nd0 + 8 * j + 2 * t4;
     const u32 w0 = lds32(&x[(m0 + g8) * LDD + col]), w1 = lds32(&x[(m0 + g8 + 8) * LDD + col]);
-    a0 += f[j][0] * bf16_to_f32(static_cast<u16>(w0)) + f[j][1] * bf16_to_f32(static_cast<u16>(w0 >> 16));
-    a1 += f[j][2] * bf16_to_f32(static_cast<u16>(w1)) + f[j][3] * bf16_to_f32(static_cast<u16>(w1 >> 16));
+    a0 += f[j][0] * cv(static_cast<u16>(w0)) + f[j][1] * cv(static_cast<u16>(w0 >> 16));
+    a1 += f[j][2] * cv(static_cast<u16>(w1)) + f[j][3] * cv(static_cast<u16>(w1 >> 16));
   }
   a0 += __shfl_xor_sync(0xffffffffu, a0, 1);
   a0 += __shfl_xor_sync(0xffffffffu, a0, 2);
@@ -122,33 +132,54 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   GradSmem& sm = *reinterpret_cast<GradSmem*>(smem_raw);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
-  const i64 slot = blockIdx.x, h = blockIdx.y;
+  const i64 slot = blockIdx.x;
   if (p.n_seq <= 0) return;
   i64 bos = 0, c0 = 0;
   int n = 0;
   if (!slot_chunk(p, slot, lane, bos, c0, n)) return;
-  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  // The CTA's output heads h0 .. h0 + G - 1: one q / k head's group (kBwdFlagQkDirect), else one head.
+  const bool direct_qk = (p.flags & kBwdFlagQkDirect) != 0;
+  const i64 G = direct_qk ? p.grads_group : 1, h0 = static_cast<i64>(blockIdx.y) * G;
+  const i64 hq = h0 / (p.ho / p.hq), hk = h0 / (p.ho / p.hk);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
-  const i64 sh = slot * p.ho + h;
   const float scale = static_cast<float>(p.scale);
   // Warp tiles: [C][D] products 16 rows x D/4 columns; [C][C] products 16 x 16.
   const int band = warp & 3, quarter = warp >> 2;
   const int m0 = 16 * band, nd0 = (D / 4) * quarter, n0 = 16 * quarter;
+  // This thread's two rows of every [C][*] fragment.
+  const int ra = m0 + g8, rb_ = m0 + g8 + 8;
+  constexpr int RPW = C / kGW;  // rows a warp in the row loads: 4
 
-  // ---- inputs: Vn, dVn, S^T, T (cp.async); q, k, v, dO rows; gates ----
-  copy_tile_g(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
-  copy_tile_g(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
-  copy_tile_g(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
-  copy_tile_g(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
-  cp_async_commit();
+  // v and dO rows land raw by cp.async with the tiles where they are bf16 already (the
+  // tensor-core operand type): v under bf16 q / k / v, dO when it is bf16; otherwise
+  // through registers. dO is not scaled in the tile: the products with it are.
+  constexpr bool kRawV = GDN_IO == 0;
+  const bool raw_do = p.do_type == kTypeBf16;
+  // cp.async of head h's tiles (this thread's share), one commit group.
+  auto issue_tiles = [&](i64 h) {
+    const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
+    copy_tile_g(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
+    copy_tile_g(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
+    copy_tile_g(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+    copy_tile_g(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
+    constexpr int pieces = D / 8;
+    for (int i = tid; i < C * pieces; i += kGT) {
+      const int r = i / pieces, c = (i % pieces) * 8;
+      const bool in = r < n;
+      const i64 tok = bos + c0 + (in ? r : 0);
+      if (kRawV)
+        cp_async16(&sm.v[r * LDD + c], reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + c, in ? 16 : 0);
+      if (raw_do)
+        cp_async16(&sm.dob[r * LDD + c], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c, in ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+  issue_tiles(h0);
+  // q and k rows once (l2-normalised, bf16), their raw copies and inverse norms.
   {
     const u16* qg = reinterpret_cast<const u16*>(p.q);
     const u16* kg = reinterpret_cast<const u16*>(p.k);
-    const u16* vg = reinterpret_cast<const u16*>(p.v);
-    constexpr int RPW = C / kGW;  // 4 rows a warp
-    // Every load first (the warp's rows all in flight), then the conversions.
-    RowRaw rq[RPW], rk[RPW], rv[RPW];
-    float od[RPW][EL];
+    RowRaw rq[RPW], rk[RPW];
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
       const int r = warp + kGW * i;
@@ -156,334 +187,451 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         const i64 tok = bos + c0 + r;
         rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
         rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
-        rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
-        const i64 o = ((tok * p.ho + h) * D) + lane * EL;
-#pragma unroll
-        for (int e = 0; e < EL; e += 2) load_any2(p.d_o, o + e, p.do_type, od[i][e], od[i][e + 1]);
       } else {
-        rq[i] = 0, rk[i] = 0, rv[i] = 0;
-#pragma unroll
-        for (int e = 0; e < EL; ++e) od[i][e] = 0.f;
+        rq[i] = 0, rk[i] = 0;
       }
     }
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
       const int r = warp + kGW * i;
-      float xq[EL], xk[EL], xv[EL];
+      float xq[EL], xk[EL];
       unpack_row(rq[i], xq);
       unpack_row(rk[i], xk);
-      unpack_row(rv[i], xv);
-      if (l2 && r < n) l2norm_rows(xq, xk);
+      float iq = 1.f, ik = 1.f;
+      if (l2) {
+        // use_qk_l2norm: x / sqrt(sum x^2 + 1e-6) (gdn_common.cuh's l2norm_rows), keeping the factor.
+        float sq = 0.f, sk = 0.f;
 #pragma unroll
-      for (int e = 0; e < EL; ++e) od[i][e] *= scale;
+        for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
+        iq = rsqrtf(warp_sum(sq) + 1e-6f);
+        ik = rsqrtf(warp_sum(sk) + 1e-6f);
+#pragma unroll
+        for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
+      }
+      if (lane == 0) sm.rq[r] = iq, sm.rk[r] = ik;
       st_row(&sm.q[r * LDD + lane * EL], xq);
       st_row(&sm.k[r * LDD + lane * EL], xk);
-      st_row(&sm.v[r * LDD + lane * EL], xv);
-      st_row(&sm.dob[r * LDD + lane * EL], od[i]);
     }
   }
-  if (tid < C) {
-    float gl = 0.f, b = 0.f;
-    if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
-    sm.gam[tid] = gl;
-    sm.bet[tid] = b;
-  }
-  // <S, dS> over the whole [D][D] tile pair: the reverse scan's partial sums.
-  if (tid < 8 * (D / BV)) sm.red[tid] = ws32(p, p.ws_sds)[sh * 16 + tid];
-  __syncthreads();
-  if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
-  cp_async_wait_all();
-  __syncthreads();
-  const float gc = sm.gam[C - 1];
-  // This thread's two rows of every [C][*] fragment and their scalars.
-  const int ra = m0 + g8, rb_ = m0 + g8 + 8;
-  const float ega = exp2f(sm.gam[ra]), egb = exp2f(sm.gam[rb_]);
-  const float eda = exp2f(gc - sm.gam[ra]), edb = exp2f(gc - sm.gam[rb_]);
-  const float ba = sm.bet[ra], bb = sm.bet[rb_];
 
+  // dk of the rows' fragments, summed over the CTA's heads (dq: sm.dqs, then dq).
   float dq[NTD][4], dk[NTD][4], tmp[NTD][4];
-  float pg[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f}, pkd[2] = {0.f, 0.f};  // row partials (rows ra, rb_)
-  // ---- products with S^T: dQe = (scale dO) S^T (dq = e^gamma dQe), dW = -dVn S^T ----
-  zero(tmp);
-  warp_mma<NTD, D, false, true>(tmp, sm.dob + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
-  {
-    float r0, r1;
-    row_dot(tmp, sm.q, m0, nd0, lane, r0, r1);
-    pg[0] += ega * r0;
-    pg[1] += egb * r1;
+  zero(dk);
+#pragma unroll 1
+  for (i64 g = 0; g < G; ++g) {
+    const i64 h = h0 + g, hv = h / (p.ho / p.hv), sh = slot * p.ho + h;
+    if (g) {
+      __syncthreads();  // the previous head's tiles, partial sums and gates all read
+      issue_tiles(h);
+    }
+    if (!kRawV || !raw_do) {
+      const u16* vg = reinterpret_cast<const u16*>(p.v);
+#pragma unroll
+      for (int i = 0; i < RPW; ++i) {
+        const int r = warp + kGW * i;
+        const i64 tok = bos + c0 + r;
+        float x[EL];
+        if (!kRawV) {
+          if (r < n) load_row_share(vg + tok * p.v_ts + hv * p.v_hs + lane * EL, x);
+          else
+#pragma unroll
+            for (int e = 0; e < EL; ++e) x[e] = 0.f;
+          st_row(&sm.v[r * LDD + lane * EL], x);
+        }
+        if (!raw_do) {
+#pragma unroll
+          for (int e = 0; e < EL; e += 2) {
+            x[e] = x[e + 1] = 0.f;
+            if (r < n) load_any2(p.d_o, (tok * p.ho + h) * D + lane * EL + e, p.do_type, x[e], x[e + 1]);
+          }
+          st_row(&sm.dob[r * LDD + lane * EL], x);
+        }
+      }
+    }
+    if (tid < C) {
+      float gl = 0.f, b = 0.f;
+      if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
+      sm.gam[tid] = gl;
+      sm.bet[tid] = b;
+    }
+    // <S, dS> over the whole [D][D] tile pair: the reverse scan's partial sums.
+    if (tid < 8 * (D / BV)) sm.red[tid] = ws32(p, p.ws_sds)[sh * 16 + tid];
+    __syncthreads();
+    if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
+    cp_async_wait_all();
+    __syncthreads();
+    const float gc = sm.gam[C - 1];
+    // This thread's rows' scalars.
+    const float ega = exp2f(sm.gam[ra]), egb = exp2f(sm.gam[rb_]);
+    const float eda = exp2f(gc - sm.gam[ra]), edb = exp2f(gc - sm.gam[rb_]);
+    const float ba = sm.bet[ra], bb = sm.bet[rb_];
+
+    float pg[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f}, pkd[2] = {0.f, 0.f};  // row partials (rows ra, rb_)
+    // ---- products with S^T: dQe = (scale dO) S^T (dq += e^gamma dQe), dW = -dVn S^T ----
+    zero(tmp);
+    warp_mma<NTD, D, false, true>(tmp, sm.dob + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
+    {
+      float r0, r1;
+      row_dot(tmp, sm.q, m0, nd0, lane, r0, r1);
+      const float fa = scale * ega, fb = scale * egb;  // dO's scale
+      pg[0] += fa * r0;
+      pg[1] += fb * r1;
+#pragma unroll
+      for (int j = 0; j < NTD; ++j) {
+        float* a = &sm.dqs[ra * LDQ + nd0 + 8 * j + 2 * t4];
+        float* b = &sm.dqs[rb_ * LDQ + nd0 + 8 * j + 2 * t4];
+        float a0 = 0.f, a1 = 0.f, b0 = 0.f, b1 = 0.f;
+        if (g) load_f2(a, a0, a1), load_f2(b, b0, b1);
+        store_f2(a, a0 + fa * tmp[j][0], a1 + fa * tmp[j][1]);
+        store_f2(b, b0 + fb * tmp[j][2], b1 + fb * tmp[j][3]);
+      }
+    }
+    zero(tmp);
+    warp_mma<NTD, D, false, true>(tmp, sm.dvn + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
 #pragma unroll
     for (int j = 0; j < NTD; ++j) {
-      dq[j][0] = ega * tmp[j][0];
-      dq[j][1] = ega * tmp[j][1];
-      dq[j][2] = egb * tmp[j][2];
-      dq[j][3] = egb * tmp[j][3];
+      const int col = nd0 + 8 * j + 2 * t4;
+      st_bf2(&sm.dw[ra * LDD + col], -tmp[j][0], -tmp[j][1]);
+      st_bf2(&sm.dw[rb_ * LDD + col], -tmp[j][2], -tmp[j][3]);
     }
-  }
-  zero(tmp);
-  warp_mma<NTD, D, false, true>(tmp, sm.dvn + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
-#pragma unroll
-  for (int j = 0; j < NTD; ++j) {
-    const int col = nd0 + 8 * j + 2 * t4;
-    st_bf2(&sm.dw[ra * LDD + col], -tmp[j][0], -tmp[j][1]);
-    st_bf2(&sm.dw[rb_ * LDD + col], -tmp[j][2], -tmp[j][3]);
-  }
-  __syncthreads();  // S^T read by every warp; dw written
-  copy_tile_g(sm.st, LDD, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
-  cp_async_commit();
+    __syncthreads();  // S^T read by every warp; dw written
+    copy_tile_g(sm.st, LDD, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
+    cp_async_commit();
 
-  // ---- dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta), into c1 ----
-  {
-    float a1[2][4] = {}, a2[2][4] = {};
-    warp_mma<2, D>(a1, sm.dw + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
-    warp_mma<2, D>(a2, sm.dvn + m0 * LDD, LDD, sm.v + n0 * LDD, LDD, lane);
+    // ---- dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta), into c1 ----
+    {
+      float a1[2][4] = {}, a2[2][4] = {};
+      warp_mma<2, D>(a1, sm.dw + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+      warp_mma<2, D>(a2, sm.dvn + m0 * LDD, LDD, sm.v + n0 * LDD, LDD, lane);
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+      for (int j = 0; j < 2; ++j)
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int r = m0 + g8 + 8 * hh, s = n0 + 8 * j + 2 * t4;
-        float x[2];
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, s = n0 + 8 * j + 2 * t4;
+          float x[2];
 #pragma unroll
-        for (int e = 0; e < 2; ++e)
-          x[e] = sm.bet[s + e] * (exp2f(sm.gam[s + e]) * a1[j][2 * hh + e] + a2[j][2 * hh + e]);
-        st_bf2(&sm.c1[r * LDC + s], x[0], x[1]);
+          for (int e = 0; e < 2; ++e)
+            x[e] = sm.bet[s + e] * (exp2f(sm.gam[s + e]) * a1[j][2 * hh + e] + a2[j][2 * hh + e]);
+          st_bf2(&sm.c1[r * LDC + s], x[0], x[1]);
+        }
+    }
+    cp_async_wait_all();
+    __syncthreads();  // dT in c1, dS^T in st
+
+    // ---- dKd = Vn dS^T: dk += e^(gamma_C - gamma) dKd ----
+    zero(tmp);
+    warp_mma<NTD, D, false, true>(tmp, sm.vn + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
+    {
+      float r0, r1;
+      row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
+      pkd[0] += eda * r0;
+      pkd[1] += edb * r1;
+      pg[0] -= eda * r0;
+      pg[1] -= edb * r1;
+#pragma unroll
+      for (int j = 0; j < NTD; ++j) {
+        dk[j][0] += eda * tmp[j][0];
+        dk[j][1] += eda * tmp[j][1];
+        dk[j][2] += edb * tmp[j][2];
+        dk[j][3] += edb * tmp[j][3];
       }
-  }
-  cp_async_wait_all();
-  __syncthreads();  // dT in c1, dS^T in st
+    }
 
-  // ---- dKd = Vn dS^T ----
-  zero(tmp);
-  warp_mma<NTD, D, false, true>(tmp, sm.vn + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
-  {
-    float r0, r1;
-    row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
-    pkd[0] += eda * r0;
-    pkd[1] += edb * r1;
-    pg[0] -= eda * r0;
-    pg[1] -= edb * r1;
+    // ---- X = T^T dT into c2 ----
+    {
+      float x[2][4] = {};
+      warp_mma<2, C, true, true>(x, sm.t + m0, LDC, sm.c1 + n0, LDC, lane);
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+          st_bf2(&sm.c2[(m0 + g8 + 8 * hh) * LDC + n0 + 8 * j + 2 * t4], x[j][2 * hh], x[j][2 * hh + 1]);
+    }
+    __syncthreads();  // X in c2; dT read by every warp (c1 free)
+
+    // ---- dL = strict_tril(-X T^T): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row
+    // sums), E = beta_r F (kept in registers for the dP . P term) ----
+    float ef[2][4];
+    {
+      float dl[2][4] = {}, kk[2][4] = {};
+      warp_mma<2, C>(dl, sm.c2 + m0 * LDC, LDC, sm.t + n0 * LDC, LDC, lane);
+      warp_mma<2, D>(kk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+      float f[2][4];
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+          float m2[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int s = s0 + e;
+            const float gam_rs = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
+            const float d = -dl[j][2 * hh + e];
+            f[j][2 * hh + e] = d * kk[j][2 * hh + e] * gam_rs;
+            ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
+            m2[e] = d * sm.bet[r] * gam_rs;
+          }
+          st_bf2(&sm.c1[r * LDC + s0], m2[0], m2[1]);
+        }
+      float row[2], col[2][2];
+      frag_sums(f, row, col);
+      if (t4 == 0) sm.rf[quarter][ra] = row[0], sm.rf[quarter][rb_] = row[1];
+    }
+    __syncthreads();  // c2 (X) read by every warp
+
+    // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
+    {
+      float dp[2][4] = {}, qk[2][4] = {};
+      warp_mma<2, D>(dp, sm.dob + m0 * LDD, LDD, sm.vn + n0 * LDD, LDD, lane);
+      warp_mma<2, D>(qk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+          float m1[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int s = s0 + e;
+            const float gam_rs = s <= r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
+            m1[e] = scale * dp[j][2 * hh + e] * gam_rs;  // dO's scale
+            ef[j][2 * hh + e] += m1[e] * qk[j][2 * hh + e];
+          }
+          st_bf2(&sm.c2[r * LDC + s0], m1[0], m1[1]);
+        }
+      float row[2], col[2][2];
+      frag_sums(ef, row, col);
+      if (t4 == 0) sm.re[quarter][ra] = row[0], sm.re[quarter][rb_] = row[1];
+      if (g8 == 0)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) store_f2(&sm.ec[band][n0 + 8 * j + 2 * t4], col[j][0], col[j][1]);
+    }
+    __syncthreads();  // M1 in c2, M2 in c1
+
+    // ---- dq += M1 K;  dk += M1^T Q + M2 K + M2^T K ----
 #pragma unroll
     for (int j = 0; j < NTD; ++j) {
-      dk[j][0] = eda * tmp[j][0];
-      dk[j][1] = eda * tmp[j][1];
-      dk[j][2] = edb * tmp[j][2];
-      dk[j][3] = edb * tmp[j][3];
+      load_f2(&sm.dqs[ra * LDQ + nd0 + 8 * j + 2 * t4], dq[j][0], dq[j][1]);
+      load_f2(&sm.dqs[rb_ * LDQ + nd0 + 8 * j + 2 * t4], dq[j][2], dq[j][3]);
+    }
+    warp_mma<NTD, C, false, true>(dq, sm.c2 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
+    if (direct_qk && g + 1 < G)
+#pragma unroll
+      for (int j = 0; j < NTD; ++j) {
+        store_f2(&sm.dqs[ra * LDQ + nd0 + 8 * j + 2 * t4], dq[j][0], dq[j][1]);
+        store_f2(&sm.dqs[rb_ * LDQ + nd0 + 8 * j + 2 * t4], dq[j][2], dq[j][3]);
+      }
+    warp_mma<NTD, C, true, true>(dk, sm.c2 + m0, LDC, sm.q + nd0, LDD, lane);
+    warp_mma<NTD, C, false, true>(dk, sm.c1 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
+    warp_mma<NTD, C, true, true>(dk, sm.c1 + m0, LDC, sm.k + nd0, LDD, lane);
+
+    // ---- dKb = T^T dW: dk += beta e^gamma dKb ----
+    zero(tmp);
+    warp_mma<NTD, C, true, true>(tmp, sm.t + m0, LDC, sm.dw + nd0, LDD, lane);
+    {
+      float r0, r1;
+      row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
+      pb[0] += ega * r0;
+      pb[1] += egb * r1;
+      pg[0] += ba * ega * r0;
+      pg[1] += bb * egb * r1;
+      const float fa = ba * ega, fb = bb * egb;
+#pragma unroll
+      for (int j = 0; j < NTD; ++j) {
+        dk[j][0] += fa * tmp[j][0];
+        dk[j][1] += fa * tmp[j][1];
+        dk[j][2] += fb * tmp[j][2];
+        dk[j][3] += fb * tmp[j][3];
+      }
+    }
+    if (!direct_qk) {
+      // One head a CTA (HQ != HK): dq and dk to the fp32 staging, which gdn_bwd_finish sums
+      // over the head groups (G = 1: the registers restart at zero, and the loop ends here).
+      float* sq_ = ws32(p, p.ws_dq);
+      float* sk_ = ws32(p, p.ws_dk);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = hh ? rb_ : ra;
+        if (r >= n) continue;
+        const i64 row = ((bos + c0 + r) * p.ho + h) * D;
+#pragma unroll
+        for (int j = 0; j < NTD; ++j) {
+          store_f2(sq_ + row + nd0 + 8 * j + 2 * t4, dq[j][2 * hh], dq[j][2 * hh + 1]);
+          store_f2(sk_ + row + nd0 + 8 * j + 2 * t4, dk[j][2 * hh], dk[j][2 * hh + 1]);
+        }
+      }
+    }
+    // ---- dVb = T^T dVn: dv = beta dVb ----
+    zero(tmp);
+    warp_mma<NTD, C, true, true>(tmp, sm.t + m0, LDC, sm.dvn + nd0, LDD, lane);
+    {
+      float r0, r1;
+      row_dot(tmp, sm.v, m0, nd0, lane, r0, r1);
+      pb[0] += r0;
+      pb[1] += r1;
+      // Every v head its own output head (HV = HO): dV in its type straight to the
+      // output, [T][HV][D] as the staging's rows; otherwise fp32 to the staging, which
+      // gdn_bwd_finish sums over each v head's group.
+      const bool direct = p.hv == p.ho;
+      float* sv_ = ws32(p, p.ws_dv);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = hh ? rb_ : ra;
+        const float br = hh ? bb : ba;
+        if (r >= n) continue;
+        const i64 row = ((bos + c0 + r) * p.ho + h) * D;
+#pragma unroll
+        for (int j = 0; j < NTD; ++j) {
+          const i64 at = row + nd0 + 8 * j + 2 * t4;
+          if (direct)
+            store_any2(p.dv, at, p.dv_type, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
+          else
+            store_f2(sv_ + at, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
+        }
+      }
+    }
+    if (t4 == 0) {
+      sm.rg[quarter][ra] = pg[0];
+      sm.rg[quarter][rb_] = pg[1];
+      sm.rb[quarter][ra] = pb[0];
+      sm.rb[quarter][rb_] = pb[1];
+      sm.rkd[quarter][ra] = pkd[0];
+      sm.rkd[quarter][rb_] = pkd[1];
+    }
+    __syncthreads();
+
+    // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
+    // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----
+    if (warp == 0) {
+      float dgam[2], dbet[2], kd[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = 2 * lane + i;
+        float gs = 0.f, bs = 0.f, x = 0.f;
+#pragma unroll
+        for (int q4 = 0; q4 < 4; ++q4) {
+          gs += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
+          bs += sm.rb[q4][r] + sm.rf[q4][r];
+          x += sm.rkd[q4][r];
+        }
+        const bool in = r < n;
+        dgam[i] = in ? gs : 0.f;
+        dbet[i] = in ? bs : 0.f;
+        kd[i] = in ? x : 0.f;
+      }
+      const float sum_kd = warp_sum(kd[0] + kd[1]);
+      const float red = warp_sum(lane < 8 * (D / BV) ? sm.red[lane] : 0.f);
+      const float dgc = sum_kd + exp2f(gc) * red;
+      // dg_r = dgamma_C + sum_{s >= r} dgamma_s: the lanes' pair sums scanned from the last lane down.
+      float suffix = dgam[0] + dgam[1];
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const float y = __shfl_down_sync(0xffffffffu, suffix, o);
+        if (lane + o < 32) suffix += y;
+      }
+      const float after = suffix - dgam[0] - dgam[1];  // the lanes above this one
+      const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = 2 * lane + i;
+        if (r >= n) continue;
+        const i64 tok = bos + c0 + r, off = tok * p.ho + h;
+        float dg = dgr[i], db = dbet[i];
+        if (p.flags & kFlagSafeGate) {
+          // g' = -e^a_log softplus(x + dt): dx = dg' (-e^a_log) sigmoid(x + dt); the
+          // token's terms of d_a_log (dg' g') and d_dt_bias (dx) to the [HO][T] staging.
+          float ea, dt;
+          gate_params(p, h, ea, dt);
+          const float z = load_any(p.g, off, p.g_type) + dt;
+          const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
+          ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
+          ws32(p, p.ws_gd)[h * p.t + tok] = dx;
+          dg = dx;
+        } else if (p.flags & kFlagLinearGate) {
+          const float a = load_any(p.g, off, p.g_type);
+          dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
+        }
+        if (p.flags & kFlagBetaSigmoid) {
+          const float sg = sigmoidf_(load_any(p.beta, off, p.beta_type));
+          db *= ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sg * (1.f - sg);
+        }
+        store_any(p.dg, off, p.dg_type, dg);
+        store_any(p.dbeta, off, p.dbeta_type, db);
+      }
     }
   }
+  if (!direct_qk) return;
 
-  // ---- X = T^T dT into c2 ----
-  {
-    float x[2][4] = {};
-    warp_mma<2, C, true, true>(x, sm.t + m0, LDC, sm.c1 + n0, LDC, lane);
+  // ---- dQ, dK of the group's sums: under use_qk_l2norm through the Jacobian of x -> r x
+  // (r = (|x|^2 + 1e-6)^-1/2): dx = r (dy - r x <r x, dy>), with the raw rows (global: read
+  // again, this CTA's own rows) ----
+  float sq_[2] = {1.f, 1.f}, sk_[2] = {1.f, 1.f}, dotq[2] = {0.f, 0.f}, dotk[2] = {0.f, 0.f};
+  float xq[2][NTD][2], xk[2][NTD][2];  // the raw elements of this thread's fragments (rows ra, rb_)
+  if (l2) {
+    const u16* qg = reinterpret_cast<const u16*>(p.q);
+    const u16* kg = reinterpret_cast<const u16*>(p.k);
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = hh ? rb_ : ra;
+      const i64 tok = bos + c0 + (r < n ? r : 0);
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh)
-        st_bf2(&sm.c2[(m0 + g8 + 8 * hh) * LDC + n0 + 8 * j + 2 * t4], x[j][2 * hh], x[j][2 * hh + 1]);
-  }
-  __syncthreads();  // X in c2; dT read by every warp (c1 free)
-
-  // ---- dL = strict_tril(-X T^T): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row
-  // sums), E = beta_r F (kept in registers for the dP . P term) ----
-  float ef[2][4];
-  {
-    float dl[2][4] = {}, kk[2][4] = {};
-    warp_mma<2, C>(dl, sm.c2 + m0 * LDC, LDC, sm.t + n0 * LDC, LDC, lane);
-    warp_mma<2, D>(kk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
-    float f[2][4];
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
-        float m2[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int s = s0 + e;
-          const float gam_rs = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
-          const float d = -dl[j][2 * hh + e];
-          f[j][2 * hh + e] = d * kk[j][2 * hh + e] * gam_rs;
-          ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
-          m2[e] = d * sm.bet[r] * gam_rs;
-        }
-        st_bf2(&sm.c1[r * LDC + s0], m2[0], m2[1]);
+      for (int j = 0; j < NTD; ++j) {
+        const int col = nd0 + 8 * j + 2 * t4;
+        const u32 wq = r < n ? lds32(qg + tok * p.q_ts + hq * p.q_hs + col) : 0u;
+        const u32 wk = r < n ? lds32(kg + tok * p.k_ts + hk * p.k_hs + col) : 0u;
+        xq[hh][j][0] = io_to_f32(static_cast<u16>(wq)), xq[hh][j][1] = io_to_f32(static_cast<u16>(wq >> 16));
+        xk[hh][j][0] = io_to_f32(static_cast<u16>(wk)), xk[hh][j][1] = io_to_f32(static_cast<u16>(wk >> 16));
       }
-    float row[2], col[2][2];
-    frag_sums(f, row, col);
-    if (t4 == 0) sm.rf[quarter][ra] = row[0], sm.rf[quarter][rb_] = row[1];
+    }
+    float q0 = 0.f, q1 = 0.f, k0 = 0.f, k1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < NTD; ++j) {
+      q0 += dq[j][0] * xq[0][j][0] + dq[j][1] * xq[0][j][1];
+      q1 += dq[j][2] * xq[1][j][0] + dq[j][3] * xq[1][j][1];
+      k0 += dk[j][0] * xk[0][j][0] + dk[j][1] * xk[0][j][1];
+      k1 += dk[j][2] * xk[1][j][0] + dk[j][3] * xk[1][j][1];
+    }
+#pragma unroll
+    for (int o = 1; o <= 2; o <<= 1) {
+      q0 += __shfl_xor_sync(0xffffffffu, q0, o);
+      q1 += __shfl_xor_sync(0xffffffffu, q1, o);
+      k0 += __shfl_xor_sync(0xffffffffu, k0, o);
+      k1 += __shfl_xor_sync(0xffffffffu, k1, o);
+    }
+    if (t4 == 0) {
+      sm.jq[quarter][ra] = q0, sm.jq[quarter][rb_] = q1;
+      sm.jk[quarter][ra] = k0, sm.jk[quarter][rb_] = k1;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = hh ? rb_ : ra;
+      sq_[hh] = sm.rq[r];
+      sk_[hh] = sm.rk[r];
+      float a = 0.f, b = 0.f;
+#pragma unroll
+      for (int q4 = 0; q4 < 4; ++q4) a += sm.jq[q4][r], b += sm.jk[q4][r];
+      dotq[hh] = sq_[hh] * sq_[hh] * a;  // r <r x, dy> = r^2 <x, dy>
+      dotk[hh] = sk_[hh] * sk_[hh] * b;
+    }
   }
-  __syncthreads();  // c2 (X) read by every warp
-
-  // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
-  {
-    float dp[2][4] = {}, qk[2][4] = {};
-    warp_mma<2, D>(dp, sm.dob + m0 * LDD, LDD, sm.vn + n0 * LDD, LDD, lane);
-    warp_mma<2, D>(qk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
-        float m1[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int s = s0 + e;
-          const float gam_rs = s <= r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
-          m1[e] = dp[j][2 * hh + e] * gam_rs;
-          ef[j][2 * hh + e] += m1[e] * qk[j][2 * hh + e];
-        }
-        st_bf2(&sm.c2[r * LDC + s0], m1[0], m1[1]);
-      }
-    float row[2], col[2][2];
-    frag_sums(ef, row, col);
-    if (t4 == 0) sm.re[quarter][ra] = row[0], sm.re[quarter][rb_] = row[1];
-    if (g8 == 0)
-#pragma unroll
-      for (int j = 0; j < 2; ++j) store_f2(&sm.ec[band][n0 + 8 * j + 2 * t4], col[j][0], col[j][1]);
-  }
-  __syncthreads();  // M1 in c2, M2 in c1
-
-  // ---- dq += M1 K (onto e^gamma dQe);  dk += M1^T Q + M2 K + M2^T K ----
-  warp_mma<NTD, C, false, true>(dq, sm.c2 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int r = hh ? rb_ : ra;
     if (r >= n) continue;
-    float* row = ws32(p, p.ws_dq) + ((bos + c0 + r) * p.ho + h) * D;
-#pragma unroll
-    for (int j = 0; j < NTD; ++j) store_f2(row + nd0 + 8 * j + 2 * t4, dq[j][2 * hh], dq[j][2 * hh + 1]);
-  }
-  warp_mma<NTD, C, true, true>(dk, sm.c2 + m0, LDC, sm.q + nd0, LDD, lane);
-  warp_mma<NTD, C, false, true>(dk, sm.c1 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
-  warp_mma<NTD, C, true, true>(dk, sm.c1 + m0, LDC, sm.k + nd0, LDD, lane);
-
-  // ---- dKb = T^T dW: dk += beta e^gamma dKb ----
-  zero(tmp);
-  warp_mma<NTD, C, true, true>(tmp, sm.t + m0, LDC, sm.dw + nd0, LDD, lane);
-  {
-    float r0, r1;
-    row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
-    pb[0] += ega * r0;
-    pb[1] += egb * r1;
-    pg[0] += ba * ega * r0;
-    pg[1] += bb * egb * r1;
-    const float fa = ba * ega, fb = bb * egb;
+    const i64 tok = bos + c0 + r;
 #pragma unroll
     for (int j = 0; j < NTD; ++j) {
-      dk[j][0] += fa * tmp[j][0];
-      dk[j][1] += fa * tmp[j][1];
-      dk[j][2] += fb * tmp[j][2];
-      dk[j][3] += fb * tmp[j][3];
+      const int col = nd0 + 8 * j + 2 * t4;
+      const float x0 = l2 ? xq[hh][j][0] : 0.f, x1 = l2 ? xq[hh][j][1] : 0.f;
+      const float y0 = l2 ? xk[hh][j][0] : 0.f, y1 = l2 ? xk[hh][j][1] : 0.f;
+      const float a0 = dq[j][2 * hh], a1 = dq[j][2 * hh + 1], b0 = dk[j][2 * hh], b1 = dk[j][2 * hh + 1];
+      store_any2(p.dq, (tok * p.hq + hq) * D + col, p.dq_type, sq_[hh] * (a0 - x0 * dotq[hh]),
+                 sq_[hh] * (a1 - x1 * dotq[hh]));
+      store_any2(p.dk, (tok * p.hk + hk) * D + col, p.dk_type, sk_[hh] * (b0 - y0 * dotk[hh]),
+                 sk_[hh] * (b1 - y1 * dotk[hh]));
     }
-  }
-  // dk to the staging (rows of the chunk).
-  {
-    float* sk_ = ws32(p, p.ws_dk);
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const int r = hh ? rb_ : ra;
-      if (r >= n) continue;
-      const i64 row = ((bos + c0 + r) * p.ho + h) * D;
-#pragma unroll
-      for (int j = 0; j < NTD; ++j)
-        store_f2(sk_ + row + nd0 + 8 * j + 2 * t4, dk[j][2 * hh], dk[j][2 * hh + 1]);
-    }
-  }
-  // ---- dVb = T^T dVn: dv = beta dVb ----
-  zero(tmp);
-  warp_mma<NTD, C, true, true>(tmp, sm.t + m0, LDC, sm.dvn + nd0, LDD, lane);
-  {
-    float r0, r1;
-    row_dot(tmp, sm.v, m0, nd0, lane, r0, r1);
-    pb[0] += r0;
-    pb[1] += r1;
-    // Every v head its own output head (HV = HO): dV in its type straight to the
-    // output, [T][HV][D] as the staging's rows; otherwise fp32 to the staging, which
-    // gdn_bwd_finish sums over each v head's group.
-    const bool direct = p.hv == p.ho;
-    float* sv_ = ws32(p, p.ws_dv);
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const int r = hh ? rb_ : ra;
-      const float br = hh ? bb : ba;
-      if (r >= n) continue;
-      const i64 row = ((bos + c0 + r) * p.ho + h) * D;
-#pragma unroll
-      for (int j = 0; j < NTD; ++j) {
-        const i64 at = row + nd0 + 8 * j + 2 * t4;
-        if (direct)
-          store_any2(p.dv, at, p.dv_type, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
-        else
-          store_f2(sv_ + at, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
-      }
-    }
-  }
-  if (t4 == 0) {
-    sm.rg[quarter][ra] = pg[0];
-    sm.rg[quarter][rb_] = pg[1];
-    sm.rb[quarter][ra] = pb[0];
-    sm.rb[quarter][rb_] = pb[1];
-    sm.rkd[quarter][ra] = pkd[0];
-    sm.rkd[quarter][rb_] = pkd[1];
-  }
-  __syncthreads();
-
-  // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
-  // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----
-  if (warp != 0) return;
-  float dgam[2], dbet[2], kd[2];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int r = 2 * lane + i;
-    float g = 0.f, b = 0.f, x = 0.f;
-#pragma unroll
-    for (int q4 = 0; q4 < 4; ++q4) {
-      g += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
-      b += sm.rb[q4][r] + sm.rf[q4][r];
-      x += sm.rkd[q4][r];
-    }
-    const bool in = r < n;
-    dgam[i] = in ? g : 0.f;
-    dbet[i] = in ? b : 0.f;
-    kd[i] = in ? x : 0.f;
-  }
-  const float sum_kd = warp_sum(kd[0] + kd[1]);
-  const float red = warp_sum(lane < 8 * (D / BV) ? sm.red[lane] : 0.f);
-  const float dgc = sum_kd + exp2f(gc) * red;
-  // dg_r = dgamma_C + sum_{s >= r} dgamma_s: the lanes' pair sums scanned from the last lane down.
-  float suffix = dgam[0] + dgam[1];
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const float y = __shfl_down_sync(0xffffffffu, suffix, o);
-    if (lane + o < 32) suffix += y;
-  }
-  const float after = suffix - dgam[0] - dgam[1];  // the lanes above this one
-  const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int r = 2 * lane + i;
-    if (r >= n) continue;
-    const i64 tok = bos + c0 + r, off = tok * p.ho + h;
-    float dg = dgr[i], db = dbet[i];
-    if (p.flags & kFlagSafeGate) {
-      // g' = -e^a_log softplus(x + dt): dx = dg' (-e^a_log) sigmoid(x + dt); the
-      // token's terms of d_a_log (dg' g') and d_dt_bias (dx) to the [HO][T] staging.
-      float ea, dt;
-      gate_params(p, h, ea, dt);
-      const float z = load_any(p.g, off, p.g_type) + dt;
-      const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
-      ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
-      ws32(p, p.ws_gd)[h * p.t + tok] = dx;
-      dg = dx;
-    } else if (p.flags & kFlagLinearGate) {
-      const float a = load_any(p.g, off, p.g_type);
-      dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
-    }
-    if (p.flags & kFlagBetaSigmoid) {
-      const float sg = sigmoidf_(load_any(p.beta, off, p.beta_type));
-      db *= ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sg * (1.f - sg);
-    }
-    store_any(p.dg, off, p.dg_type, dg);
-    store_any(p.dbeta, off, p.dbeta_type, db);
   }
 }
 
@@ -533,8 +681,10 @@ extern "C" __global__ void __launch_bounds__(kThreads) gdn_bwd_finish(const GdnB
   const i64 tok = static_cast<i64>(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
   if (tok >= p.t) return;
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
-  finish_rows(p, tok, lane, ws32(p, p.ws_dq), p.hq, p.q, p.q_ts, p.q_hs, l2, p.dq, p.dq_type);
-  finish_rows(p, tok, lane, ws32(p, p.ws_dk), p.hk, p.k, p.k_ts, p.k_hs, l2, p.dk, p.dk_type);
+  if (!(p.flags & kBwdFlagQkDirect)) {  // else gdn_bwd_grads wrote dQ and dK
+    finish_rows(p, tok, lane, ws32(p, p.ws_dq), p.hq, p.q, p.q_ts, p.q_hs, l2, p.dq, p.dq_type);
+    finish_rows(p, tok, lane, ws32(p, p.ws_dk), p.hk, p.k, p.k_ts, p.k_hs, l2, p.dk, p.dk_type);
+  }
   if (p.hv != p.ho) finish_rows(p, tok, lane, ws32(p, p.ws_dv), p.hv, p.v, p.v_ts, p.v_hs, false, p.dv, p.dv_type);
 }
 

@@ -15,7 +15,11 @@ enum : long long {
   kBwdFlagHasDFinal = 1LL << 20,   // d_final_state bound (else a zero outgoing gradient)
   kBwdFlagWriteDInit = 1LL << 21,  // d_initial_state produced
   kBwdFlagWriteDALog = 1LL << 22,  // d_a_log produced (safe_gate)
-  kBwdFlagWriteDDt = 1LL << 23     // d_dt_bias produced (safe_gate)
+  kBwdFlagWriteDDt = 1LL << 23,    // d_dt_bias produced (safe_gate)
+  // HQ = HK: gdn_bwd_grads's CTA takes the grads_group output heads of one q / k head,
+  // sums dq and dk over them in registers and writes dQ, dK itself (through the l2norm
+  // Jacobian); gdn_bwd_finish then leaves them alone (no fp32 staging for them).
+  kBwdFlagQkDirect = 1LL << 24
 };
 
 // Every extent in ELEMENTS. q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
@@ -42,6 +46,7 @@ struct GdnBwdParams {
   double scale;                // o = scale * S^T q
   // Byte offsets from ws of the workspace's regions (gdn_bwd_ws below; the host fills them).
   long long ws_blocks, ws_egc, ws_st, ws_dst, ws_vn, ws_dvn, ws_dq, ws_dk, ws_dv, ws_ga, ws_gd, ws_sds;
+  long long grads_group;       // under kBwdFlagQkDirect: HO / HQ (gdn_bwd_grads's grid y is HQ); else 1
 };
 
 // ---- the workspace (bytes from GdnBwdParams::ws; d the head dim, C = 64) ----
@@ -56,8 +61,9 @@ struct GdnBwdParams {
 //   vn      bf16 [sh][C][d]: V_new = U - W S
 //   dvn     bf16 [sh][C][d]: its gradient
 // then per token fp32 [T][HO][d] each: dq, dk, dv per output head (summed over
-// head groups, and taken through l2norm, by gdn_bwd_finish; dv only where v heads
-// are grouped, HV < HO: otherwise gdn_bwd_grads writes dV itself); then fp32 [HO][T]
+// head groups, and taken through l2norm, by gdn_bwd_finish; dq and dk only where
+// HQ != HK, otherwise gdn_bwd_grads writes dQ and dK itself (kBwdFlagQkDirect); dv only
+// where v heads are grouped, HV < HO: otherwise gdn_bwd_grads writes dV itself); then fp32 [HO][T]
 // each, ga and gd: per token the terms of d_a_log (dg . g) and d_dt_bias (dx)
 // under safe_gate (summed over tokens by gdn_bwd_gate_params).
 constexpr long long gdn_bwd_round256(long long x) { return (x + 255) / 256 * 256; }
@@ -66,7 +72,8 @@ constexpr long long gdn_bwd_block_elems(long long d) { return 4 * 64 * d + 2 * 6
 struct GdnBwdWs {
   long long blocks, egc, sds, st, dst, vn, dvn, dq, dk, dv, ga, gd, total;
 };
-constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho, bool dv_staged) {
+constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho, bool qk_staged,
+                              bool dv_staged) {
   const long long sh = gdn_bwd_slots(t, n_seq) * ho;
   GdnBwdWs w{};
   w.blocks = 0;
@@ -77,8 +84,8 @@ constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long lo
   w.vn = gdn_bwd_round256(w.dst + sh * d * d * 2);
   w.dvn = gdn_bwd_round256(w.vn + sh * 64 * d * 2);
   w.dq = gdn_bwd_round256(w.dvn + sh * 64 * d * 2);
-  w.dk = gdn_bwd_round256(w.dq + t * ho * d * 4);
-  w.dv = gdn_bwd_round256(w.dk + t * ho * d * 4);
+  w.dk = gdn_bwd_round256(w.dq + (qk_staged ? t * ho * d * 4 : 0));
+  w.dv = gdn_bwd_round256(w.dk + (qk_staged ? t * ho * d * 4 : 0));
   w.ga = gdn_bwd_round256(w.dv + (dv_staged ? t * ho * d * 4 : 0));
   w.gd = gdn_bwd_round256(w.ga + t * ho * 4);
   w.total = gdn_bwd_round256(w.gd + t * ho * 4);
@@ -99,9 +106,10 @@ constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) {
   return 2 * (7 * 64 * (d + 8) + 4 * 64 * 72) + 2 * 64 * 64 * 4 + 2 * 2 * 64 * (d + 8);
 }
 // gdn_bwd_grads: q, k, v, dob, vn, dvn, dw [C][d + 8]; st [d][d + 8]; t, c1, c2 [C][72];
-// fp32 gam, bet [C], six [4][C] partial-sum tables, 16 reduction floats.
+// fp32 dq [C][d + 8], gam, bet, the rows' inverse norms [C], eight [4][C] partial-sum
+// tables, 16 reduction floats.
 constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
-  return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (2 * 64 + 6 * 4 * 64 + 16);
+  return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (64 * (d + 8) + 4 * 64 + 8 * 4 * 64 + 16);
 }
 // Threads a CTA of gdn_bwd_grads (16 warps; every other backward kernel has 256).
 constexpr int kGdnBwdGradsThreads = 512;
