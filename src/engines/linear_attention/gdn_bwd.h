@@ -94,16 +94,18 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
                                                  const DeclaredLayout& layout);
 
 // The kernels a plan of `p` runs, in launch order: gdn_bwd_prep, gdn_bwd_fwd_scan,
-// gdn_bwd_rev_scan, gdn_bwd_grads, gdn_bwd_finish, gdn_bwd_gate_params (launched
-// only when d_a_log or d_dt_bias is produced), specialised by D and the q/k/v type.
+// gdn_bwd_rev_scan, gdn_bwd_grads, gdn_bwd_finish (launched only when something is
+// staged for it: HQ != HK or HV < HO), gdn_bwd_gate_params (launched only when
+// d_a_log or d_dt_bias is produced), specialised by D and the q/k/v type.
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p);
 
 // The workspace (bytes) a plan of `p` needs (kernels/gdn_bwd_params.cuh,
 // gdn_bwd_ws): per (64-token chunk slot, head) the chunk's tiles, the state and
 // its gradient at the chunk's boundary (bf16 [D][D] each), Vn and dVn; then
-// fp32 dq, dk, dv per output head [T, HO, D] each, and fp32 [HO, T] twice (the
-// safe gate's per-token terms). At D = 128 about 172 KiB a
-// (chunk slot, head) plus 1.5 KiB a (token, head); ceil(T / 64) + N chunk slots.
+// fp32 dq, dk per output head [T, HO, D] each only where HQ != HK, dv only where
+// HV < HO, and fp32 [HO, T] twice (the safe gate's per-token terms). At D = 128
+// about 180 KiB a (chunk slot, head) plus up to 1.5 KiB a (token, head) of
+// staging; ceil(T / 64) + N chunk slots.
 std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p);
 
 // Every specialisation gdn_bwd may compile: the six entries for D in {64, 128}

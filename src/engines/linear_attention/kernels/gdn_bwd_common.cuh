@@ -21,11 +21,16 @@
 //                      dVn = scale P^T dO + Kd dS
 //                      dS <- e^gamma_C dS + scale Qe^T dO + Wn^T dVn
 //                    and writes d_initial_state at the end.
-//  gdn_bwd_grads     one CTA per (chunk slot, output head): every token
-//                    gradient of the chunk from S, dS, Vn, dVn (below), dq, dk,
-//                    dv per output head into fp32 staging, dG and dBeta final.
-//  gdn_bwd_finish    one warp per token: dq, dk, dv summed over each head
-//                    group, through the l2norm Jacobian, in the outputs' types.
+//  gdn_bwd_grads     one CTA of 16 warps per (chunk slot, q / k head) taking its
+//                    group of output heads in turn where HQ = HK (kBwdFlagQkDirect;
+//                    else per (chunk slot, output head)): every token gradient of
+//                    the chunk from S, dS, Vn, dVn (below); dq, dk summed over the
+//                    group and written through the l2norm Jacobian (else staged in
+//                    fp32 per output head), dV written (else staged where HV < HO),
+//                    dG and dBeta final.
+//  gdn_bwd_finish    one warp per token, only for what is staged: dq, dk, dv
+//                    summed over each head group, through the l2norm Jacobian,
+//                    in the outputs' types.
 //  gdn_bwd_gate_params  (safe_gate only) one CTA per head: d_a_log and d_dt_bias,
 //                    the sums over tokens of the per-token terms gdn_bwd_grads staged.
 //
