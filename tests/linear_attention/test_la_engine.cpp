@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "engines/linear_attention/gdn_problem.h"
@@ -872,6 +874,24 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
     }
   }
   EXPECT_EQ(fused, 1);
+}
+
+// bench/nvrtc_cubin.cpp builds the A/B harnesses' cubins (bench/gdn_fused_ab.sh, gdn_bwd_ab.sh,
+// gdn_bwd_profile.sh) "with the engine's options": every option the runtime compiles with must be in its
+// list (it cannot call the runtime: the harnesses build on the GPU machine without cmake), so the two
+// cannot drift apart unnoticed. The architecture comes from its command line.
+TEST(LaNvrtc, BenchCubinToolUsesTheRuntimesOptions) {
+  std::ifstream in(std::string(OPGRAPH_SOURCE_DIR) + "/bench/nvrtc_cubin.cpp");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string src = text.str();
+  for (const std::string& o : runtime::nvrtc_options("sm_90a")) {
+    if (o == "-lineinfo") continue;  // only under OPGRAPH_NVRTC_LINEINFO=1 (the profile scripts pass it)
+    const std::string want = o.rfind("--gpu-architecture=", 0) == 0 ? "\"--gpu-architecture=\") + argv[2]"
+                                                                   : "\"" + o + "\"";
+    EXPECT_NE(src.find(want), std::string::npos) << "bench/nvrtc_cubin.cpp lacks the runtime's option " << o;
+  }
 }
 
 }  // namespace
