@@ -1,9 +1,10 @@
 // bench/cuda_bench.h — what the standalone CUDA benches (bench/*.cu, built by nvcc on the GPU
-// machine: gdn_decode_sweep, gdn_fused_ab) share: the runtime-API check, bf16 by rounding to
-// nearest even, a host vector copied to the device, the median of samples, a stream with two
+// machine: gdn_decode_sweep, gdn_fused_ab, gdn_bwd_ab) share: the runtime- and driver-API checks, bf16 by rounding to
+// nearest even and back, the RMS ratio of two outputs, a host vector copied to the device, the median of samples, a stream with two
 // events timing what a callable enqueues, and the gdn kernels' argument for dense inputs.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,6 +25,18 @@
     }                                                                                           \
   } while (0)
 
+// The driver-API check (the A/B benches load cubins with cuModuleLoad).
+#define CD(x)                                                                        \
+  do {                                                                               \
+    CUresult r_ = (x);                                                               \
+    if (r_ != CUDA_SUCCESS) {                                                        \
+      const char* s_ = nullptr;                                                      \
+      cuGetErrorString(r_, &s_);                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); \
+      std::exit(2);                                                                  \
+    }                                                                                \
+  } while (0)
+
 namespace cuda_bench {
 
 inline unsigned short to_bf16(float x) {
@@ -31,6 +44,24 @@ inline unsigned short to_bf16(float x) {
   std::memcpy(&u, &x, 4);
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<unsigned short>(u >> 16);
+}
+
+inline float from_bf16(unsigned short h) {
+  const unsigned u = static_cast<unsigned>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// RMS ratio ||b - a|| / ||a||; nan if an element of either is not finite.
+inline double rms_ratio(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(b[i]) || !std::isfinite(a[i])) return std::nan("");
+    num += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
+    den += double(a[i]) * a[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 template <class T>

@@ -33,21 +33,12 @@
 #include "cuda_bench.h"
 #include "linear_attention/kernels/gdn_bwd_params.cuh"
 
-#define CD(x)                                                                        \
-  do {                                                                               \
-    CUresult r_ = (x);                                                               \
-    if (r_ != CUDA_SUCCESS) {                                                        \
-      const char* s_ = nullptr;                                                      \
-      cuGetErrorString(r_, &s_);                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); \
-      std::exit(2);                                                                  \
-    }                                                                                \
-  } while (0)
 
 namespace {
 
 namespace gdn = opgraph_gdn;
 using cuda_bench::median;
+using cuda_bench::rms_ratio;
 
 constexpr int D = 128;
 constexpr int kK = 5;  // prep, fwd_scan, rev_scan, grads, finish
@@ -129,32 +120,16 @@ void* dev_fill(unsigned long long n, int kind, unsigned long long seed) {
   return p;
 }
 
-float bf16f(unsigned short h) {
-  const unsigned u = static_cast<unsigned>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 std::vector<float> to_host(const void* d, size_t n, bool bf16) {
   std::vector<float> out(n);
   if (bf16) {
     std::vector<unsigned short> raw(n);
     CK(cudaMemcpy(raw.data(), d, n * 2, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; ++i) out[i] = bf16f(raw[i]);
+    for (size_t i = 0; i < n; ++i) out[i] = cuda_bench::from_bf16(raw[i]);
   } else {
     CK(cudaMemcpy(out.data(), d, n * 4, cudaMemcpyDeviceToHost));
   }
   return out;
-}
-// RMS ratio ||b - a|| / ||a||; nan if an element of either is not finite.
-double rms_ratio(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(b[i]) || !std::isfinite(a[i])) return std::nan("");
-    num += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
-    den += double(a[i]) * a[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 struct Cell {

@@ -35,20 +35,13 @@ for f in states grads; do
   build . "$dir/b_$f.cubin" "gdn_bwd_$f.cu" "$defs" >"$dir/b_$f.ptxas" 2>&1 || { cat "$dir/b_$f.ptxas"; exit 1; }
 done
 nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
-# Each side's dynamic shared memory by its own gdn_bwd_params.cuh (a variant may lay its tiles out otherwise).
-cat >"$dir/smem.cpp" <<'CPP'
-#include <cstdio>
-#include "linear_attention/kernels/gdn_bwd_params.cuh"
-int main() {
-  using namespace opgraph_gdn;
-  std::printf("%lld,%lld,%lld,%lld,%d\n", gdn_bwd_prep_smem_bytes(128), gdn_bwd_fwd_scan_smem_bytes(128),
-              gdn_bwd_rev_scan_smem_bytes(128), gdn_bwd_grads_smem_bytes(128), GROUPED);
-}
-CPP
-# ... and whether its gdn_bwd_grads takes head groups (kBwdFlagQkDirect in its header).
+# Each side's dynamic shared memory by its own gdn_bwd_params.cuh (a variant may lay its tiles out otherwise),
+# and whether its gdn_bwd_grads takes head groups (kBwdFlagQkDirect in its header): bench/gdn_bwd_smem.cpp.
 grouped() { grep -q kBwdFlagQkDirect "$1/src/engines/linear_attention/kernels/gdn_bwd_params.cuh" && echo 1 || echo 0; }
-g++ -std=c++17 -DGROUPED="$(grouped "$asrc")" -I"$asrc/src/engines" "$dir/smem.cpp" -o "$dir/a_smem" && asmem=$("$dir/a_smem")
-g++ -std=c++17 -DGROUPED="$(grouped .)" -Isrc/engines "$dir/smem.cpp" -o "$dir/b_smem" && bsmem=$("$dir/b_smem")
+g++ -std=c++17 -DGROUPED="$(grouped "$asrc")" -I"$asrc/src/engines" bench/gdn_bwd_smem.cpp -o "$dir/a_smem"
+g++ -std=c++17 -DGROUPED="$(grouped .)" -Isrc/engines bench/gdn_bwd_smem.cpp -o "$dir/b_smem"
+asmem=$("$dir/a_smem")
+bsmem=$("$dir/b_smem")
 {
   echo "# gdn_bwd A/B: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src 2>/dev/null || echo ' (+ uncommitted src changes)')"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true

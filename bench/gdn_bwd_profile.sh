@@ -17,17 +17,8 @@ for f in states grads; do
     -lineinfo 2>/dev/null
 done
 nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
-cat >"$dir/smem.cpp" <<'CPP'
-#include <cstdio>
-#include "linear_attention/kernels/gdn_bwd_params.cuh"
-int main() {
-  using namespace opgraph_gdn;
-  std::printf("%lld,%lld,%lld,%lld,%d\n", gdn_bwd_prep_smem_bytes(128), gdn_bwd_fwd_scan_smem_bytes(128),
-              gdn_bwd_rev_scan_smem_bytes(128), gdn_bwd_grads_smem_bytes(128), GROUPED);
-}
-CPP
 g++ -std=c++17 -DGROUPED="$(grep -q kBwdFlagQkDirect src/engines/linear_attention/kernels/gdn_bwd_params.cuh && echo 1 || echo 0)" \
-  -Isrc/engines "$dir/smem.cpp" -o "$dir/smem"
+  -Isrc/engines bench/gdn_bwd_smem.cpp -o "$dir/smem"
 smem=$("$dir/smem")
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "no ncu on this machine"; exit 1; }

@@ -28,31 +28,17 @@
 #include "cuda_bench.h"
 
 
-#define CD(x)                                                                     \
-  do {                                                                            \
-    CUresult r_ = (x);                                                            \
-    if (r_ != CUDA_SUCCESS) {                                                     \
-      const char* s_ = nullptr;                                                   \
-      cuGetErrorString(r_, &s_);                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); \
-      std::exit(2);                                                               \
-    }                                                                             \
-  } while (0)
 
 namespace {
 
 using cuda_bench::dev_copy;
+using cuda_bench::from_bf16;
+using cuda_bench::rms_ratio;
 using cuda_bench::median;
 using cuda_bench::to_bf16;
 
 namespace gdn = opgraph_gdn;
 
-float from_bf16(unsigned short h) {
-  const unsigned u = static_cast<unsigned>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 
 
@@ -87,16 +73,6 @@ struct Cell {
   std::vector<int> lens;
 };
 
-// RMS ratio ||b - a|| / ||a|| over the finite elements; nan if any element of b is not finite.
-double rms_ratio(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(b[i]) || !std::isfinite(a[i])) return std::nan("");
-    num += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
-    den += double(a[i]) * a[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
 
 // The token recurrence in float64 (the kernels' contract under kFlagL2Norm | kFlagHasInit |
 // kFlagWriteFinal, log-space gates, beta as given): per sequence and output head, S^T [v][k] from the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/compile_bench_harnesses.sh — the standalone CUDA benches under bench/ (built by nvcc on the GPU
 # machine by their scripts) still compile here against the tree's kernel headers and launch contracts
-# (GdnParams, GdnBwdParams), and bench/nvrtc_cubin.cpp builds: a ctest test (bench_harnesses_compile), so a
+# (GdnParams, GdnBwdParams), and bench/nvrtc_cubin.cpp and bench/gdn_bwd_smem.cpp build: a ctest test (bench_harnesses_compile), so a
 # change to a kernel's parameters cannot leave a device-side harness broken until a device call finds it.
 # Compile only (no GPU, no libcuda needed), with the flags of each harness's script.
 set -euo pipefail
@@ -14,4 +14,5 @@ nvcc -std=c++20 -O0 -Isrc/engines -c bench/gdn_fused_ab.cu -o "$dir/b.o"
 nvcc -std=c++20 -O0 -arch=sm_90a -DGDN_D=128 -DGDN_IO=0 -Isrc/engines -Isrc/runtime/kernels/include \
   -c bench/gdn_decode_sweep.cu -o "$dir/c.o"
 nvcc -std=c++17 -c bench/nvrtc_cubin.cpp -o "$dir/d.o"
+g++ -std=c++17 -DGROUPED=1 -Isrc/engines -c bench/gdn_bwd_smem.cpp -o "$dir/e.o"
 echo "bench harnesses compile"
