@@ -67,13 +67,14 @@ struct BwdLaunch {
   std::int64_t workspace = 0;
 };
 
-// The workspace layout of problem `p`: dV staged in fp32 only where v heads are grouped
-// (HV < HO, summed by gdn_bwd_finish); otherwise gdn_bwd_grads writes dV itself.
 // HQ = HK: gdn_bwd_grads takes each q / k head's group of output heads in one CTA and
 // writes dQ and dK itself (kBwdFlagQkDirect); otherwise they are staged in fp32 per output
 // head and summed by gdn_bwd_finish.
 bool qk_direct(const GdnBwdProblem& p) { return p.hq == p.hk; }
 
+// The workspace layout of problem `p`: dq, dk staged in fp32 only where HQ != HK, dV only
+// where v heads are grouped (HV < HO); gdn_bwd_finish sums what is staged, and
+// gdn_bwd_grads writes the rest itself.
 opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p) {
   return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho);
 }

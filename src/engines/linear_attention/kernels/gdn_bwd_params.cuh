@@ -17,8 +17,8 @@ enum : long long {
   kBwdFlagWriteDALog = 1LL << 22,  // d_a_log produced (safe_gate)
   kBwdFlagWriteDDt = 1LL << 23,    // d_dt_bias produced (safe_gate)
   // HQ = HK: gdn_bwd_grads's CTA takes the grads_group output heads of one q / k head,
-  // sums dq and dk over them in registers and writes dQ, dK itself (through the l2norm
-  // Jacobian); gdn_bwd_finish then leaves them alone (no fp32 staging for them).
+  // sums dq (in shared memory) and dk (in registers) over them and writes dQ, dK itself
+  // (through the l2norm Jacobian); gdn_bwd_finish then leaves them alone (no fp32 staging).
   kBwdFlagQkDirect = 1LL << 24
 };
 
