@@ -95,10 +95,12 @@ __device__ __forceinline__ float* ws32(const GdnBwdParams& p, long long off) {
 }
 
 // Copies rows x cols bf16 (cols a multiple of 8) from global (row stride gs) to
-// shared (row stride ls) with cp.async; the caller commits and waits.
+// shared (row stride ls) with cp.async, the NTHR threads of the block sharing the
+// pieces; the caller commits and waits.
+template <int NTHR = kThreads>
 __device__ __forceinline__ void copy_tile(u16* dst, int ls, const u16* src, i64 gs, int rows, int cols, int tid) {
   const int pieces = cols / 8;
-  for (int i = tid; i < rows * pieces; i += kThreads) {
+  for (int i = tid; i < rows * pieces; i += NTHR) {
     const int r = i / pieces, c = (i % pieces) * 8;
     cp_async16(dst + r * ls + c, src + r * gs + c, 16);
   }

@@ -9,14 +9,15 @@ using namespace opgraph_gdn;
 using namespace opgraph_gdn::bwd;
 
 // ---------------------------------------------------------------------------
-// gdn_bwd_grads: one CTA of 16 warps per (chunk slot, output head); the formulas at
-// the top. Warp w's tile of a [C][D] product is rows 16 (w % 4) .. + 16, columns
-// (D / 4)(w / 4) .. + D / 4; of a [C][C] product rows 16 (w % 4), columns 16 (w / 4).
-// Sixteen warps (four a scheduler) hide the latency of the products' short chains
-// between barriers that eight could not; each keeps its dq and dk fragments in
-// registers across the phases, and the row and column sums of E and F come from the
-// fragments (shuffles, then the four warps' partials in a fixed order), not from fp32
-// [C][C] tiles read back serially.
+// gdn_bwd_grads: one CTA of 16 warps per (chunk slot, q / k head) taking that head's
+// group of output heads in turn where HQ = HK (kBwdFlagQkDirect), else per (chunk slot,
+// output head); the formulas at the top. Warp w's tile of a [C][D] product is rows
+// 16 (w % 4) .. + 16, columns (D / 4)(w / 4) .. + D / 4; of a [C][C] product rows
+// 16 (w % 4), columns 16 (w / 4). Sixteen warps (four a scheduler) hide the latency of
+// the products' short chains between barriers that eight could not. Over the group's
+// heads dq accumulates in shared memory (sm.dqs) and dk in registers; the row and
+// column sums of E and F come from the fragments (shuffles, then the four warps'
+// partials in a fixed order), not from fp32 [C][C] tiles read back serially.
 namespace opgraph_gdn {
 namespace bwd {
 constexpr int kGT = kGdnBwdGradsThreads;  // 512
@@ -56,19 +57,16 @@ constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D]
 // Per row of a warp's [16 x D/4] fragment f, the dot product with the same
 // piece of the bf16 tile x ([C][LDD]): r0 for row m0 + g8, r1 for m0 + g8 + 8
 // (summed over the four lanes of a row).
-// IO: x holds io-type elements (the raw rows), else bf16.
-template <bool IO = false>
 __device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, int m0, int nd0, int lane, float& r0,
                                         float& r1) {
   const int g8 = lane >> 2, t4 = lane & 3;
-  auto cv = [](u16 h) { return IO ? io_to_f32(h) : bf16_to_f32(h); };
   float a0 = 0.f, a1 = 0.f;
 #pragma unroll
   for (int j = 0; j < NTD; ++j) {
     const int col = nd0 + 8 * j + 2 * t4;
     const u32 w0 = lds32(&x[(m0 + g8) * LDD + col]), w1 = lds32(&x[(m0 + g8 + 8) * LDD + col]);
-    a0 += f[j][0] * cv(static_cast<u16>(w0)) + f[j][1] * cv(static_cast<u16>(w0 >> 16));
-    a1 += f[j][2] * cv(static_cast<u16>(w1)) + f[j][3] * cv(static_cast<u16>(w1 >> 16));
+    a0 += f[j][0] * bf16_to_f32(static_cast<u16>(w0)) + f[j][1] * bf16_to_f32(static_cast<u16>(w0 >> 16));
+    a1 += f[j][2] * bf16_to_f32(static_cast<u16>(w1)) + f[j][3] * bf16_to_f32(static_cast<u16>(w1 >> 16));
   }
   a0 += __shfl_xor_sync(0xffffffffu, a0, 1);
   a0 += __shfl_xor_sync(0xffffffffu, a0, 2);
@@ -94,14 +92,6 @@ template <int NT>
 __device__ __forceinline__ void zero(float (&f)[NT][4]) {
 #pragma unroll
   for (int j = 0; j < NT; ++j) f[j][0] = f[j][1] = f[j][2] = f[j][3] = 0.f;
-}
-// copy_tile with the grads kernel's block.
-__device__ __forceinline__ void copy_tile_g(u16* dst, int ls, const u16* src, i64 gs, int rows, int cols, int tid) {
-  const int pieces = cols / 8;
-  for (int i = tid; i < rows * pieces; i += kGT) {
-    const int r = i / pieces, c = (i % pieces) * 8;
-    cp_async16(dst + r * ls + c, src + r * gs + c, 16);
-  }
 }
 // A 16 x 16 fragment pair's (j = 0, 1) row sums (over this warp's 16 columns: rows
 // g8, g8 + 8) and column sums (over its 16 rows: columns 8j + 2 t4 + e), by shuffles;
@@ -158,10 +148,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   // cp.async of head h's tiles (this thread's share), one commit group.
   auto issue_tiles = [&](i64 h) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
-    copy_tile_g(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
-    copy_tile_g(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
-    copy_tile_g(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
-    copy_tile_g(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
+    copy_tile<kGT>(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
+    copy_tile<kGT>(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
+    copy_tile<kGT>(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+    copy_tile<kGT>(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
     constexpr int pieces = D / 8;
     for (int i = tid; i < C * pieces; i += kGT) {
       const int r = i / pieces, c = (i % pieces) * 8;
@@ -295,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       st_bf2(&sm.dw[rb_ * LDD + col], -tmp[j][2], -tmp[j][3]);
     }
     __syncthreads();  // S^T read by every warp; dw written
-    copy_tile_g(sm.st, LDD, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
+    copy_tile<kGT>(sm.st, LDD, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
     cp_async_commit();
 
     // ---- dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta), into c1 ----
