@@ -199,15 +199,100 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
 
 // T = (I + L)^-1 by the auxiliary warpgroup's 128 threads (a: 0..127): the diagonal blocks by
 // columns, then triangular_inverse_tc's two merge levels in one TF32 pass (level 2's eight tiles
-// two a warp). Begins after L is readable; ends with T readable by the warpgroup. tick(4) once the
-// diagonal blocks are done (GDN_WS_CLOCK under GDN_WS_R3).
-template <class Tick = NoTick>
-__device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}) {
-  if (a < 64) inverse_diagonal_blocks_col(lf, tf, a);
+// two a warp; GDN_WS3_MERGE2: a level a phase). Begins after L is readable; ends with T readable by the warpgroup. tick(4) once the
+// diagonal blocks are done (GDN_WS_CLOCK under GDN_WS_R3). side(): what threads 64..127 do while
+// threads 0..63 form the diagonal blocks (R3's GDN_WS3_GATES 2: the next chunk's gates).
+struct NoSide {
+  __device__ __forceinline__ void operator()() const {}
+};
+// GDN_WS3_MERGE2 (1, the engine's since 2026-12-04): each merge level in one phase: the warp that forms a tile
+// of X (level 1) or a column of X2's tiles (level 2) keeps it in registers and hands it to the second product
+// as its B operand (c_tile_as_b's shuffles) instead of parking it in tf behind a barrier (0: four phases, three
+// barriers). The same products in the same order on the same bits: T is bitwise the same (H200: 0.964x the
+// fused prefill's time, bench/results/2026-12-04-gdn-ws3-gates-merge-h200.txt).
+#ifndef GDN_WS3_MERGE2
+#define GDN_WS3_MERGE2 1
+#endif
+// An m16n8 accumulator tile X as the B operand of m16n8k8 mma over its 16 rows (k-steps 0 and 1): lane (g, t)
+// gets X[t][g], X[t + 4][g] (b[0]) and X[8 + t][g], X[12 + t][g] (b[1]); X[r][col] lives in lane 4 (r % 8) +
+// col / 2, c[2 (r >= 8) + col % 2].
+__device__ __forceinline__ void c_tile_as_b(const float (&c)[4], float (*b)[2], int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  const int s0 = 4 * t + (g >> 1), s1 = 4 * (t + 4) + (g >> 1);
+  float v0[4], v1[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    v0[q] = __shfl_sync(0xffffffffu, c[q], s0);
+    v1[q] = __shfl_sync(0xffffffffu, c[q], s1);
+  }
+  const bool odd = (g & 1) != 0;
+  b[0][0] = odd ? v0[1] : v0[0];
+  b[0][1] = odd ? v1[1] : v1[0];
+  b[1][0] = odd ? v0[3] : v0[2];
+  b[1][1] = odd ? v1[3] : v1[2];
+}
+// c += A[16 x 8 nks] B, A fp32 in shared memory (row stride LDF), B's k-steps in registers (c_tile_as_b's form),
+// one TF32 pass as warp_mma_3xtf32<1, kRaw>.
+template <bool kRaw>
+__device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const float (*b)[2], int nks, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    if (ks >= nks) break;
+    const int k = 8 * ks;
+    const float av[4] = {A[g * LDF + k + t], A[(g + 8) * LDF + k + t], A[g * LDF + k + t + 4],
+                         A[(g + 8) * LDF + k + t + 4]};
+    u32 ah[4], bh[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) ah[i] = kRaw ? __float_as_uint(av[i]) : tf32_of(av[i]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) bh[i] = kRaw ? __float_as_uint(b[ks][i]) : tf32_of(b[ks][i]);
+    mma_tf32(c, ah, bh);
+  }
+}
+template <class Tick = NoTick, class Side = NoSide>
+__device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
+  if (a < 64) {
+    inverse_diagonal_blocks_col(lf, tf, a);
+  } else {
+    side();
+  }
   aux_sync();
   tick(4);
   const int lane = a & 31, warp = a >> 5;
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
+  constexpr bool kRaw = GDN_WS3_TF32RAW != 0;
+  if (GDN_WS3_MERGE2) {
+    {  // level 1: X = l a (registers), T21 = -b X
+      float x[4] = {0.f, 0.f, 0.f, 0.f}, xb[2][2];
+      warp_mma_3xtf32<1, kRaw>(x, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
+      c_tile_as_b(x, xb, lane);
+      float c[4] = {0.f, 0.f, 0.f, 0.f};
+      warp_mma_rb<kRaw>(c, tf + (o + 16) * LDF + o + 16, xb, 2, lane);
+      store_neg_tile(tf + (o + 16) * LDF + o + 8 * nt, c, lane);
+    }
+    aux_sync();
+    {  // level 2: X2 = L21 A (both row tiles of column tile nj = warp), then -B X2
+      const int nj = warp;
+      float x2[2][4], xb[4][2];  // X2's k-steps: rows 0-7, 8-15 (tile 0), 16-23, 24-31 (tile 1)
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x2[mi][q] = 0.f;
+        warp_mma_3xtf32<1, kRaw>(x2[mi], lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
+      }
+      c_tile_as_b(x2[0], xb, lane);
+      c_tile_as_b(x2[1], xb + 2, lane);
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        float c[4] = {0.f, 0.f, 0.f, 0.f};
+        warp_mma_rb<kRaw>(c, tf + (32 + 16 * mi) * LDF + 32, xb, mi == 0 ? 2 : 4, lane);
+        store_neg_tile(tf + (32 + 16 * mi) * LDF + 8 * nj, c, lane);
+      }
+    }
+    aux_sync();
+    return;
+  }
   {
     float c[4] = {0.f, 0.f, 0.f, 0.f};
     warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);

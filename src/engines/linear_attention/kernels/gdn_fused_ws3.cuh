@@ -14,9 +14,10 @@ namespace ws {
 //               warpgroups done with chunk c (a 256-thread named barrier), requests chunk c + 3's
 //               rows into the row stage chunk c leaves (12 cp.async a thread). Chunks 0 .. 2 are
 //               requested, and 0, 1 normalised, before the state is read in.
-//   aux side    chunk c: waits ROWS(c % 3) (phase c / 3), the gates, the factors (eg, kf, ke a
-//               token, e^gamma_C) into product stage c % 2, L and P (P into the product stage),
-//               the inverse, T_v; arrives FULL(c % 2). No rows, no norms, no Wn, no T_k.
+//   aux side    chunk c: waits ROWS(c % 3) (phase c / 3), the factors (eg, kf, ke a token,
+//               e^gamma_C) into product stage c % 2, L and P (P into the product stage), the inverse
+//               (chunk c + 1's gates formed meanwhile: GDN_WS3_GATES), T_v; arrives FULL(c % 2). No
+//               rows, no norms, no Wn, no T_k.
 // Row stage r (49 KiB): q, k, v [64][128] bf16, iq and ik a row, ROWS(r) (an mbarrier, 256
 // arrivals a phase). Product stage s (17 KiB): T_v, P [64][64] bf16, the factors. Then the
 // auxiliary side's lf, tf, gamma, beta. ROWS(c % 3) completing implies the state side is done with
@@ -46,12 +47,43 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 
 // R3's auxiliary side: two of the three changes measured on the H200 (together with the L / P epilogue's
 // plain stores, lp_epilogue: 0.905-0.917x; bench/results/2026-12-03-gdn-ws3-aux-h200.txt), on by default:
-//   GDN_WS3_GATES  warp 8 forms chunk c + 1's gates (and loads chunk c + 2's) while chunk c's L / P
-//                  products run (between lp_issue and their wait), not at the chunk's top, where the
-//                  other three aux warps waited for it at aux_sync.
+//   GDN_WS3_GATES  2 (the engine's since 2026-12-04): warps 10 and 11, idle while warps 8 and 9 form the
+//                  inverse's diagonal blocks, form chunk c + 1's gates there, a token a lane (each its
+//                  half's prefix sums; at chunk c + 1's top threads 32..63 add the first half's total, before
+//                  the barrier after which anyone reads them), and load chunk c + 2's raw gates (H200:
+//                  0.94x; with GDN_WS3_MERGE2 0.90-0.91x, bench/results/2026-12-04-gdn-ws3-gates-merge-h200.txt).
+//                  Chunk c + 1's gates go to the parity chunk c - 1 used, which its T_v copy read last,
+//                  before chunk c's first barrier. 1 (0b900ea's): warp 8 forms them while chunk c's L / P
+//                  products run; Nsight Compute then showed the other three aux warps waiting for warp 8 at
+//                  the barrier after the L / P epilogue, ~18 % of the aux side's time
+//                  (bench/results/2026-12-04-gdn-ws3-profile-8a91c12-h200.txt). 0: warp 8 at the chunk's top.
 #ifndef GDN_WS3_GATES
-#define GDN_WS3_GATES 1
+#define GDN_WS3_GATES 2
 #endif
+// GDN_WS3_GATES 2: token j (a chunk's 32 (wi - 2) + lane) of a chunk starting at c0: its raw gate and beta
+// (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
+__device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int j, float& g,
+                                          float& b) {
+  g = b = 0.f;
+  if (c0 + j < te) {
+    const i64 off = (bos + c0 + j) * p.ho + h;
+    g = load_any(p.g, off, p.g_type);
+    b = load_any(p.beta, off, p.beta_type);
+  }
+}
+__device__ __forceinline__ void half_gates(const GdnParams& p, float g, float b, int n, i64 h, int j, int lane,
+                                           float* gam, float* bet) {
+  float gl = 0.f, bb = 0.f;
+  if (j < n) gate_beta_of(p, g, b, h, gl, bb);
+  float sum = gl;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_up_sync(0xffffffffu, sum, o);
+    if (lane >= o) sum += y;
+  }
+  gam[j] = sum * kLog2e;
+  bet[j] = bb;
+}
 template <int PH>
 __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem_raw) {
   using namespace r3;
@@ -92,8 +124,19 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     float* const lf = reinterpret_cast<float*>(base + kXLf);
     float* const tf = reinterpret_cast<float*>(base + kXTf);
     float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
-    if (nch > 0 && wi == 0) load_gates(p, bos, tb, te, h, lane, g_raw, b_raw);
-    if (GDN_WS3_GATES && nch > 0 && wi == 0) {  // chunk 0's gates into parity 0; chunk 1's loaded
+    const int gj = 32 * (wi - 2) + lane;                  // GDN_WS3_GATES 2: warps 10, 11's token
+    if (GDN_WS3_GATES == 2 && nch > 0 && wi >= 2) {       // chunk 0's gates into parity 0; chunk 1's loaded
+      gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
+      half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
+                 reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
+      if (nch > 1) gate_raw1(p, bos, tb + C, te, h, gj, g_raw[0], b_raw[0]);
+    }
+    // Chunk 0's halves written before threads 32..63 read them at its top (later chunks' were written a chunk
+    // ahead, behind the inverse's barriers). Without it, test_la_gpu's safe-gate case with a_log and dt_bias
+    // (the longest gate path) read chunk 0's gates unwritten on the H200 (fused-ws-split8's final state).
+    if (GDN_WS3_GATES == 2 && nch > 0) aux_sync();
+    if (GDN_WS3_GATES != 2 && nch > 0 && wi == 0) load_gates(p, bos, tb, te, h, lane, g_raw, b_raw);
+    if (GDN_WS3_GATES == 1 && nch > 0 && wi == 0) {  // chunk 0's gates into parity 0; chunk 1's loaded
       chunk_gates(p, g_raw, b_raw, static_cast<int>(te - tb < C ? te - tb : C), h, lane,
                   reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
       if (nch > 1) load_gates(p, bos, tb + C, te, h, lane, g_raw, b_raw);
@@ -113,13 +156,14 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       const u32 gb = static_cast<u32>(c & 1) * 4u * C;
       float* const gam = reinterpret_cast<float*>(base + kXGam + gb);
       float* const bet = reinterpret_cast<float*>(base + kXBet + gb);
-      if (!GDN_WS3_GATES && wi == 0) {
+      if (GDN_WS3_GATES == 0 && wi == 0) {
         chunk_gates(p, g_raw, b_raw, n, h, lane, gam, bet);
         if (c + 1 < nch) load_gates(p, bos, c0 + C, te, h, lane, g_raw, b_raw);
       }
       WS_CLK(0);
       opgraph_gemm::bar_wait(rs + kRMbar, static_cast<u32>((c / 3) & 1));
       fence_async_shared();
+      if (GDN_WS3_GATES == 2 && a >= 32 && a < 64) gam[a] += gam[31];  // the second half's prefix sums
       aux_sync();  // gam, bet
       WS_CLK(3);
       const float gc = gam[C - 1];
@@ -134,7 +178,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       lp_issue<kOut>(accl, accp, sK, sQ);
       // GDN_WS3_GATES: chunk c + 1's gates into the other parity's gamma / beta (chunk c - 1's: every
       // aux thread left them before this chunk's aux_sync above), chunk c + 2's loaded.
-      if (GDN_WS3_GATES && wi == 0 && c + 1 < nch) {
+      if (GDN_WS3_GATES == 1 && wi == 0 && c + 1 < nch) {
         const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
         chunk_gates(p, g_raw, b_raw, static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, lane,
                     reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
@@ -146,11 +190,21 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       aux_sync();
       WS_CLK(1);
-      inverse_aux(lf, tf, a
+      // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
+      // before this chunk's barriers), chunk c + 2's loaded.
+      auto next_gates = [&] {
+        if (GDN_WS3_GATES != 2 || c + 1 >= nch) return;
+        const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
+        half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
+                   reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
+        if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
+      };
 #if GDN_WS_CLOCK
-                  , [&](int i) { WS_CLK(i); }
+      auto tick = [&](int i) { WS_CLK(i); };
+#else
+      const NoTick tick{};
 #endif
-      );
+      inverse_aux(lf, tf, a, tick, next_gates);
       WS_CLK(2);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
