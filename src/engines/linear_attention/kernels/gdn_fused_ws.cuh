@@ -169,7 +169,12 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
 // above them (an asm store's memory clobber held each element behind the previous one's store: 0.96x
 // on the H200, bench/results/2026-12-03-gdn-ws3-aux-h200.txt); the caller's aux_sync and async-proxy
 // fence order them for the readers.
-template <bool kOut>
+// WI >= 0 (R3's GDN_WS3_EPIW: the warp's index in the warpgroup, a compile-time constant): rows 16 WI .. 16 WI + 15
+// only. Columns past its diagonal block are above the diagonal for every row: nothing is written there (no reader
+// takes lf's entries on or above the diagonal, and P's tile was zeroed once: ws3_pass); L goes out unmasked (its
+// entries on and above the diagonal are never read, whatever their value), and P is masked only where the
+// diagonal crosses its diagonal block, so the per-element masks (predicates the compiler kept as bit masks) go.
+template <bool kOut, int WI = -1>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
                                                  const float* bet, const float* ik_tok, const float* iq_tok, float scale,
                                                  float* lf, unsigned char* pP, int fr, int fc) {
@@ -179,13 +184,26 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
   unsigned char* const prow = pP + fr * 128 + 2 * fc;
 #pragma unroll
   for (int t = 0; t < 8; ++t) {
+    if (WI >= 0 && t > 2 * WI + 1) continue;  // above the warp's diagonal block
     const int s0 = 8 * t + fc;
     const float2 g2 = *reinterpret_cast<const float2*>(gam + s0);
     const float2 k2 = *reinterpret_cast<const float2*>(ik_tok + s0);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
+      if (WI >= 0 && t == 2 * WI + 1 && hh == 0) continue;  // the diagonal block's upper right quarter
       const int j = 4 * t + 2 * hh, r = fr + 8 * hh;
       const float f0 = k2.x * ex2_ftz(gr[hh] - g2.x), f1 = k2.y * ex2_ftz(gr[hh] - g2.y);
+      if (WI >= 0) {
+        lf[r * LDF + s0] = br[hh] * accl[j] * f0;
+        lf[r * LDF + s0 + 1] = br[hh] * accl[j + 1] * f1;
+        if (kOut) {
+          const bool below = t < 2 * WI || (t == 2 * WI && hh == 1);  // every element at or below the diagonal
+          const float x0 = below || s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
+          const float x1 = below || s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
+          *reinterpret_cast<u32*>(prow + hh * 1024 + swz_chunk(r, s0)) = pack_bf16(x0, x1);
+        }
+        continue;
+      }
       lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
       lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
       if (kOut) {

@@ -60,6 +60,15 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #ifndef GDN_WS3_GATES
 #define GDN_WS3_GATES 2
 #endif
+// GDN_WS3_EPIW (1, the engine's since 2026-12-04): the forms with O (the prefill, the span scan) run the L / P
+// epilogue specialised on the warp's index (lp_epilogue<kOut, WI>, one copy a warp: no work above a warp's diagonal
+// block, no mask but P's on it; the ~190 mask instructions a warp a chunk that the compiler kept as bit masks go);
+// both product stages' P tiles zeroed once before the first chunk (the entries above the diagonal are then never
+// written). H200: 0.971-0.981x, outputs bitwise equal (bench/results/2026-12-04-gdn-ws3-epiw-h200.txt). The summary
+// forms keep the generic epilogue (four copies there spill 124-136 bytes).
+#ifndef GDN_WS3_EPIW
+#define GDN_WS3_EPIW 1
+#endif
 // GDN_WS3_GATES 2: token j (a chunk's 32 (wi - 2) + lane) of a chunk starting at c0: its raw gate and beta
 // (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
 __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int j, float& g,
@@ -141,6 +150,13 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
                   reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
       if (nch > 1) load_gates(p, bos, tb + C, te, h, lane, g_raw, b_raw);
     }
+    if (GDN_WS3_EPIW && kOut) {  // both product stages' P tiles: lp_epilogue<kOut, WI> never writes above the diagonal
+#pragma unroll
+      for (int k = 0; k < 2; ++k)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          *reinterpret_cast<uint4*>(prod_ptr(k) + kPP + 16 * a + 2048 * i) = make_uint4(0u, 0u, 0u, 0u);
+    }
     WS_CLK_DECL
     for (int c = 0; c < nch; ++c) {
       const i64 c0 = tb + static_cast<i64>(c) * C;
@@ -187,7 +203,16 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       wgmma_wait<0>();
       pin<32>(accl);
       if (kOut) pin<32>(accp);
-      lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
+      if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
+        switch (wi) {
+          case 0: lp_epilogue<kOut, 0>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
+          case 1: lp_epilogue<kOut, 1>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
+          case 2: lp_epilogue<kOut, 2>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
+          default: lp_epilogue<kOut, 3>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
+        }
+      } else {
+        lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
+      }
       aux_sync();
       WS_CLK(1);
       // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
