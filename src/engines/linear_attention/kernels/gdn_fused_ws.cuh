@@ -174,10 +174,13 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
 // takes lf's entries on or above the diagonal, and P's tile was zeroed once: ws3_pass); L goes out unmasked (its
 // entries on and above the diagonal are never read, whatever their value), and P is masked only where the
 // diagonal crosses its diagonal block, so the per-element masks (predicates the compiler kept as bit masks) go.
-template <bool kOut, int WI = -1>
+// kPart (WI >= 0 only): 0 every column tile, 1 the warp's diagonal block's alone, 2 the others alone
+// (GDN_WS3_DIAGW: the diagonal block first, so the warp can invert it while it forms the rest).
+template <bool kOut, int WI = -1, int kPart = 0>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
                                                  const float* bet, const float* ik_tok, const float* iq_tok, float scale,
                                                  float* lf, unsigned char* pP, int fr, int fc) {
+  static_assert(kPart == 0 || WI >= 0, "lp_epilogue: a part needs the warp's index");
   const float gr[2] = {gam[fr], gam[fr + 8]};
   const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
   const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
@@ -185,6 +188,8 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
 #pragma unroll
   for (int t = 0; t < 8; ++t) {
     if (WI >= 0 && t > 2 * WI + 1) continue;  // above the warp's diagonal block
+    if (kPart == 1 && t < 2 * WI) continue;
+    if (kPart == 2 && t >= 2 * WI) continue;
     const int s0 = 8 * t + fc;
     const float2 g2 = *reinterpret_cast<const float2*>(gam + s0);
     const float2 k2 = *reinterpret_cast<const float2*>(ik_tok + s0);
@@ -213,6 +218,20 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
       }
     }
   }
+}
+
+// GDN_WS3_DIAGW: warp WI's epilogue with its own diagonal block of T: the block's L entries first, then (the
+// warp's own stores: __syncwarp) its inverse by columns (inverse_diagonal_blocks_col, column 16 WI + lane % 16;
+// lanes 16..31 repeat lanes 0..15's work and stores, same values) in the same straight-line code as the rest of
+// the epilogue, which the compiler may interleave with the inverse's dependent chain.
+template <bool kOut, int WI>
+__device__ __forceinline__ void lp_epilogue_diag(const float (&accl)[32], const float (&accp)[32], const float* gam,
+                                                 const float* bet, const float* ik_tok, const float* iq_tok, float scale,
+                                                 float* lf, float* tf, unsigned char* pP, int fr, int fc, int lane) {
+  lp_epilogue<kOut, WI, 1>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pP, fr, fc);
+  __syncwarp();
+  inverse_diagonal_blocks_col(lf, tf, 16 * WI + (lane & 15));
+  lp_epilogue<kOut, WI, 2>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pP, fr, fc);
 }
 
 // T = (I + L)^-1 by the auxiliary warpgroup's 128 threads (a: 0..127): the diagonal blocks by
@@ -268,14 +287,17 @@ __device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const
     mma_tf32(c, ah, bh);
   }
 }
-template <class Tick = NoTick, class Side = NoSide>
+// kDiagDone (GDN_WS3_DIAGW): the diagonal blocks are in tf already (lp_epilogue_diag) and readable: the merges alone.
+template <bool kDiagDone = false, class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
-  if (a < 64) {
-    inverse_diagonal_blocks_col(lf, tf, a);
-  } else {
-    side();
+  if (!kDiagDone) {
+    if (a < 64) {
+      inverse_diagonal_blocks_col(lf, tf, a);
+    } else {
+      side();
+    }
+    aux_sync();
   }
-  aux_sync();
   tick(4);
   const int lane = a & 31, warp = a >> 5;
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;

@@ -69,6 +69,18 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #ifndef GDN_WS3_EPIW
 #define GDN_WS3_EPIW 1
 #endif
+// GDN_WS3_DIAGW (a variant under trial, not yet run on the GPU; needs GDN_WS3_EPIW): in the forms with O each aux
+// warp inverts its own diagonal block of T inside its L / P epilogue (lp_epilogue_diag), so no diagonal-block
+// phase and one barrier fewer a chunk; the next chunk's gates then go to warps 8 and 9 (the lightest epilogues)
+// after theirs. ptxas keeps the block's column chain and the rest of the epilogue apart (no interleaving in the
+// SASS), so its gain is the barrier and the gates' placement; the chain's ~120 LDS + 120 FFMA a lane stay on
+// warp 11's path.
+#ifndef GDN_WS3_DIAGW
+#define GDN_WS3_DIAGW 0
+#endif
+#if GDN_WS3_DIAGW && !GDN_WS3_EPIW
+#error "GDN_WS3_DIAGW needs GDN_WS3_EPIW"
+#endif
 // GDN_WS3_GATES 2: token j (a chunk's 32 (wi - 2) + lane) of a chunk starting at c0: its raw gate and beta
 // (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
 __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int j, float& g,
@@ -133,8 +145,12 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     float* const lf = reinterpret_cast<float*>(base + kXLf);
     float* const tf = reinterpret_cast<float*>(base + kXTf);
     float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
-    const int gj = 32 * (wi - 2) + lane;                  // GDN_WS3_GATES 2: warps 10, 11's token
-    if (GDN_WS3_GATES == 2 && nch > 0 && wi >= 2) {       // chunk 0's gates into parity 0; chunk 1's loaded
+    // GDN_WS3_GATES 2: warps 10, 11 (GDN_WS3_DIAGW's forms with O: 8, 9, after their epilogues; the summary forms
+    // keep the diagonal-block phase, where 10 and 11 form them) form the gates, token gj each lane.
+    constexpr int kGw = GDN_WS3_DIAGW && kOut ? 0 : 2;
+    const bool gate_warp = wi >= kGw && wi < kGw + 2;
+    const int gj = 32 * (wi - kGw) + lane;
+    if (GDN_WS3_GATES == 2 && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
       gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
       half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
                  reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
@@ -203,7 +219,25 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       wgmma_wait<0>();
       pin<32>(accl);
       if (kOut) pin<32>(accp);
-      if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
+      // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
+      // before this chunk's barriers), chunk c + 2's loaded.
+      auto next_gates = [&] {
+        if (GDN_WS3_GATES != 2 || c + 1 >= nch || !gate_warp) return;
+        const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
+        half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
+                   reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
+        if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
+      };
+      constexpr bool kDiagW = GDN_WS3_DIAGW && kOut;
+      if (kDiagW) {
+        switch (wi) {
+          case 0: lp_epilogue_diag<kOut, 0>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
+          case 1: lp_epilogue_diag<kOut, 1>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
+          case 2: lp_epilogue_diag<kOut, 2>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
+          default: lp_epilogue_diag<kOut, 3>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
+        }
+        next_gates();
+      } else if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
         switch (wi) {
           case 0: lp_epilogue<kOut, 0>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
           case 1: lp_epilogue<kOut, 1>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
@@ -215,21 +249,16 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       }
       aux_sync();
       WS_CLK(1);
-      // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
-      // before this chunk's barriers), chunk c + 2's loaded.
-      auto next_gates = [&] {
-        if (GDN_WS3_GATES != 2 || c + 1 >= nch) return;
-        const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
-        half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
-                   reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
-        if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
-      };
 #if GDN_WS_CLOCK
       auto tick = [&](int i) { WS_CLK(i); };
 #else
       const NoTick tick{};
 #endif
-      inverse_aux(lf, tf, a, tick, next_gates);
+      if (kDiagW) {
+        inverse_aux<true>(lf, tf, a, tick);
+      } else {
+        inverse_aux<false>(lf, tf, a, tick, next_gates);
+      }
       WS_CLK(2);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
