@@ -97,6 +97,13 @@ class DeclaredLayout {
   std::size_t size() const noexcept { return slots_.size(); }
   // Position of `uid` (binary search over ascending uids), or -1.
   std::int64_t index_of(std::int64_t uid) const noexcept;
+  // The same, trying position `hint` first (normalisation passes the slot after the previous entry's: callers
+  // bind in the declaration's order more often than not, and a hit skips the search's branches).
+  std::int64_t index_of(std::int64_t uid, std::int64_t hint) const noexcept {
+    if (hint >= 0 && static_cast<std::size_t>(hint) < slots_.size() && slots_[static_cast<std::size_t>(hint)].uid == uid)
+      return hint;
+    return index_of(uid);
+  }
 
   // This layout's generation (see above); never 0.
   std::uint64_t generation() const noexcept { return generation_; }

@@ -168,6 +168,10 @@ struct PackNormalizer {
   // The rules: the declaration is the contract; the buffer supplies pointer, bytes, alignment.
   static Status describe(const DeclaredSlot& s, OperandBuffer& b) {
     b.bound = true;
+    // Only normalisation says a slot holds the declaration's description or an override (the tables skip
+    // comparing such a slot with the declaration): a caller's buffer carrying either flag is not believed.
+    b.graph_described = false;
+    b.overridden = false;
     if (!s.unspellable.empty()) return refuse(&s, s.uid, s.unspellable);
     auto lend = [&] {
       b.rank = s.rank;
@@ -241,10 +245,19 @@ Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& l
   out.overrides_.clear();
   out.layout_ = &layout;
   out.layout_generation_ = layout.generation();
-  out.slots_.assign(layout.size(), OperandBuffer{});
+  // A pack normalised into again (execute's per-thread scratch) keeps its slots: each slot this call binds is
+  // overwritten whole by read_form, so only the ones it leaves unbound go back to the default (one bit each in
+  // `seen`; the first call, another layout's size or more than 64 slots: every slot reset). An unbound slot is
+  // default or was bound (`bound`, set first by describe) by an earlier call.
+  const std::size_t n = layout.size();
+  const bool reuse = out.slots_.size() == n && n <= 64;
+  if (!reuse) out.slots_.assign(n, OperandBuffer{});
+  std::uint64_t seen = 0;
   out.overridden_ = false;
+  std::int64_t next = 0;
   for (const Entry& e : caller.entries_) {
-    const std::int64_t pos = layout.index_of(e.uid);
+    const std::int64_t pos = layout.index_of(e.uid, next);
+    next = pos + 1;
     if (pos < 0) {
       std::string who = e.tensor ? "tensor '" + e.tensor->get_name() + "'" : "uid " + std::to_string(e.uid);
       return {ErrorCode::INVALID_VARIANT_PACK,
@@ -254,9 +267,13 @@ Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& l
     if (e.tensor && e.tensor != s.tensor)
       return refuse(&s, s.uid, "bound by a tensor of another graph ('" + e.tensor->get_name() + "') with this uid");
     OperandBuffer& b = out.slots_[static_cast<std::size_t>(pos)];
+    if (reuse) seen |= std::uint64_t{1} << pos;
     OPGRAPH_CHECK(PackNormalizer::read_form(e, &s, b));
     OPGRAPH_CHECK(PackNormalizer::describe(s, b));
   }
+  if (reuse)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!((seen >> i) & 1u) && out.slots_[i].bound) out.slots_[i] = OperandBuffer{};
   for (const Override& o : caller.overrides_) {
     const std::int64_t pos = layout.index_of(o.uid);
     if (pos < 0 || !out.slots_[static_cast<std::size_t>(pos)].bound)

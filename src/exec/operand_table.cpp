@@ -74,11 +74,15 @@ bool OperandTable::accepts_rows(const VariantPack& pack, bool overridden_geometr
     const auto n = static_cast<std::size_t>(r.rank) * sizeof(std::int64_t);
     if (!b.bound || b.data == nullptr) return false;
     if (reinterpret_cast<std::uintptr_t>(b.data) & r.align_mask) return false;
-    const bool geometry = !(overridden_geometry && b.overridden);
-    if (geometry && r.check_extents && (b.rank != r.rank || std::memcmp(b.dims.data(), r.dims.data(), n) != 0))
-      return false;
-    if (geometry && r.check_strides && !same_strides(r, b)) return false;
-    if (r.check_dtype && b.dtype != r.dtype) return false;
+    // A slot the declaration described (a bare address, or a dense buffer re-described by normalisation) holds
+    // the declared rank, extents, strides and dtype, which this row copied from the same layout: nothing to compare.
+    if (!(b.graph_described && !b.overridden)) {
+      const bool geometry = !(overridden_geometry && b.overridden);
+      if (geometry && r.check_extents && (b.rank != r.rank || std::memcmp(b.dims.data(), r.dims.data(), n) != 0))
+        return false;
+      if (geometry && r.check_strides && !same_strides(r, b)) return false;
+      if (r.check_dtype && b.dtype != r.dtype) return false;
+    }
     if (r.memory != MemoryKind::UNKNOWN && b.memory != MemoryKind::UNKNOWN && b.memory != r.memory) return false;
     if (r.is_output && b.read_only) return false;
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <tuple>
 
 #include "exec/operand_table.h"
 #include "opgraph/graph.h"
@@ -212,6 +213,83 @@ TEST(FastPath, TheCheckerNamesEachRule) {
   EXPECT_TRUE(table.accepts(n));
   // Called on a pack it accepts, the checker reports the disagreement, never OK.
   EXPECT_EQ(table.explain(n).code(), ErrorCode::INTERNAL_ERROR);
+}
+
+// Only normalisation marks a slot as holding the declaration's description (the tables then skip comparing
+// it with the declaration) or an override: a caller's OperandBuffer carrying those flags is judged by its own
+// extents, strides and dtype, like the same buffer without them.
+TEST(FastPath, ACallersDescriptionFlagsAreNotBelieved) {
+  OpGraph g;
+  auto x = g.tensor({2, 3}, DataType::FLOAT, "X");
+  g.relu(x)->set_output(true).set_name("Y");
+  ASSERT_TRUE(g.validate().is_good());
+  auto layout = DeclaredLayout::compute(g).value();
+  OperandTable table(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 16}, "probe");
+  alignas(16) float xm[8], ym[8];
+  const std::int64_t ux = x->get_uid(), uy = layout.slot(1).uid;
+  for (int flag = 0; flag < 2; ++flag) {
+    OperandBuffer strided = OperandBuffer::make(xm, {2, 3}, {1, 2});  // column-major: not the declared [3, 1]
+    OperandBuffer other = OperandBuffer::make(xm, {3, 2});            // other extents, dense, as many bytes
+    OperandBuffer half = OperandBuffer::make(xm, {2, 3}, {}, DataType::HALF);
+    for (OperandBuffer* b : {&strided, &other, &half}) (flag ? b->overridden : b->graph_described) = true;
+    for (const auto& [name, b, rule] : {std::tuple{"strided", strided, "strides [1, 2] are not the declared [3, 1]"},
+                                        std::tuple{"half", half, "only equal slot widths"}}) {
+      VariantPack p, n;
+      p.set(ux, b).set(uy, ym);
+      ASSERT_TRUE(VariantPack::normalize(p, layout, n).is_good()) << name;
+      EXPECT_FALSE(n.operand(0).graph_described || n.operand(0).overridden) << name;
+      EXPECT_FALSE(table.accepts(n)) << name << " (flag " << flag << ")";
+      EXPECT_NE(table.explain(n).message().find(rule), std::string::npos) << name << ": " << table.explain(n).message();
+    }
+    VariantPack p, n;  // a dense buffer of other extents covering the declared bytes: re-described, accepted
+    p.set(ux, other).set(uy, ym);
+    ASSERT_TRUE(VariantPack::normalize(p, layout, n).is_good());
+    EXPECT_TRUE(n.operand(0).graph_described);
+    EXPECT_FALSE(n.operand(0).overridden);
+    EXPECT_TRUE(table.accepts(n));
+  }
+}
+
+// A pack normalised into again (execute's per-thread scratch keeps its slots between calls) holds exactly the
+// later call's bindings: a slot the earlier call bound and the later one does not is unbound again, whatever
+// form bound it, and a later refusal of the graph's execute names the missing operand.
+TEST(FastPath, ANormalisedPackReusedHoldsOnlyTheLaterBindings) {
+  Graph g;
+  g.set_name("relu").set_io_data_type(DataType::FLOAT).set_compute_data_type(DataType::FLOAT);
+  auto x = g.tensor({2, 3}, DataType::FLOAT, "X");
+  auto y = g.relu(x);
+  y->set_output(true).set_name("Y");
+  ASSERT_TRUE(g.create_execution_plans({HeurMode::FALLBACK}).is_good());
+  ASSERT_TRUE(g.build_plans().is_good());
+  alignas(16) float xm[8] = {1, -2, 3, -4, 5, -6}, ym[8];
+  VariantPack full, only_x;
+  full.set(x, xm).set(y, OperandBuffer::make(ym, {2, 3}));
+  only_x.set(x, xm);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(g.execute(full).is_good()) << round;
+    EXPECT_EQ(ym[1], 0.f);
+    EXPECT_EQ(ym[2], 3.f);
+    Status s = g.execute(only_x);  // the same thread: the same scratch pack, Y bound by the call before
+    EXPECT_EQ(s.code(), ErrorCode::INVALID_VARIANT_PACK) << round << ": " << s.to_string();
+    EXPECT_NE(s.message().find("'Y'"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("no buffer bound"), std::string::npos) << s.message();
+  }
+  OpGraph og;
+  auto ox = og.tensor({2, 3}, DataType::FLOAT, "X");
+  og.relu(ox)->set_output(true).set_name("Y");
+  ASSERT_TRUE(og.validate().is_good());
+  auto layout = DeclaredLayout::compute(og).value();
+  VariantPack n, a, b;
+  a.set(ox->get_uid(), xm).set(layout.slot(1).uid, OperandBuffer::make(ym, {2, 3}, {1, 2}));
+  b.set(ox->get_uid(), xm);
+  ASSERT_TRUE(VariantPack::normalize(a, layout, n).is_good());
+  EXPECT_TRUE(n.operand(1).bound);
+  ASSERT_TRUE(VariantPack::normalize(b, layout, n).is_good());
+  EXPECT_TRUE(n.operand(0).bound);
+  EXPECT_TRUE(n.operand(0).graph_described);
+  EXPECT_FALSE(n.operand(1).bound);
+  EXPECT_EQ(n.operand(1).data, nullptr);
+  EXPECT_EQ(n.operand(1).rank, -1);
 }
 
 }  // namespace
