@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <tuple>
 
@@ -173,13 +174,27 @@ TEST(FastPath, RefusedCallsAreExactlyTheIllegalCalls) {
   EXPECT_LT(refused, cases - 10);     // ...and acceptances
 }
 
-TEST(FastPath, TheCheckerNamesEachRule) {
+// Y = relu(X), X [2, 3] FLOAT, its layout and a table for an engine that runs the declaration (host memory,
+// 16-byte aligned).
+struct ReluProbe {
   OpGraph g;
-  auto x = g.tensor({2, 3}, DataType::FLOAT, "X");
-  g.relu(x)->set_output(true).set_name("Y");
-  ASSERT_TRUE(g.validate().is_good());
-  auto layout = DeclaredLayout::compute(g).value();
-  OperandTable table(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 16}, "probe");
+  TensorPtr x;
+  DeclaredLayout layout;
+  std::unique_ptr<OperandTable> table;
+  ReluProbe() {
+    x = g.tensor({2, 3}, DataType::FLOAT, "X");
+    g.relu(x)->set_output(true).set_name("Y");
+    EXPECT_TRUE(g.validate().is_good());
+    layout = DeclaredLayout::compute(g).value();
+    table = std::make_unique<OperandTable>(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 16}, "probe");
+  }
+};
+
+TEST(FastPath, TheCheckerNamesEachRule) {
+  ReluProbe probe;
+  const auto& layout = probe.layout;
+  const OperandTable& table = *probe.table;
+  const TensorPtr& x = probe.x;
   alignas(16) float xm[8], ym[8];
   auto explain = [&](const VariantPack& p) {
     VariantPack n;
@@ -219,14 +234,9 @@ TEST(FastPath, TheCheckerNamesEachRule) {
 // it with the declaration) or an override: a caller's OperandBuffer carrying those flags is judged by its own
 // extents, strides and dtype, like the same buffer without them.
 TEST(FastPath, ACallersDescriptionFlagsAreNotBelieved) {
-  OpGraph g;
-  auto x = g.tensor({2, 3}, DataType::FLOAT, "X");
-  g.relu(x)->set_output(true).set_name("Y");
-  ASSERT_TRUE(g.validate().is_good());
-  auto layout = DeclaredLayout::compute(g).value();
-  OperandTable table(layout, OperandNeeds{true, true, true, MemoryKind::HOST, 16}, "probe");
+  ReluProbe probe;
   alignas(16) float xm[8], ym[8];
-  const std::int64_t ux = x->get_uid(), uy = layout.slot(1).uid;
+  const std::int64_t ux = probe.x->get_uid(), uy = probe.layout.slot(1).uid;
   for (int flag = 0; flag < 2; ++flag) {
     OperandBuffer strided = OperandBuffer::make(xm, {2, 3}, {1, 2});  // column-major: not the declared [3, 1]
     OperandBuffer other = OperandBuffer::make(xm, {3, 2});            // other extents, dense, as many bytes
@@ -236,17 +246,17 @@ TEST(FastPath, ACallersDescriptionFlagsAreNotBelieved) {
                                         std::tuple{"half", half, "only equal slot widths"}}) {
       VariantPack p, n;
       p.set(ux, b).set(uy, ym);
-      ASSERT_TRUE(VariantPack::normalize(p, layout, n).is_good()) << name;
+      ASSERT_TRUE(VariantPack::normalize(p, probe.layout, n).is_good()) << name;
       EXPECT_FALSE(n.operand(0).graph_described || n.operand(0).overridden) << name;
-      EXPECT_FALSE(table.accepts(n)) << name << " (flag " << flag << ")";
-      EXPECT_NE(table.explain(n).message().find(rule), std::string::npos) << name << ": " << table.explain(n).message();
+      EXPECT_FALSE(probe.table->accepts(n)) << name << " (flag " << flag << ")";
+      EXPECT_NE(probe.table->explain(n).message().find(rule), std::string::npos) << name << ": " << probe.table->explain(n).message();
     }
     VariantPack p, n;  // a dense buffer of other extents covering the declared bytes: re-described, accepted
     p.set(ux, other).set(uy, ym);
-    ASSERT_TRUE(VariantPack::normalize(p, layout, n).is_good());
+    ASSERT_TRUE(VariantPack::normalize(p, probe.layout, n).is_good());
     EXPECT_TRUE(n.operand(0).graph_described);
     EXPECT_FALSE(n.operand(0).overridden);
-    EXPECT_TRUE(table.accepts(n));
+    EXPECT_TRUE(probe.table->accepts(n));
   }
 }
 
