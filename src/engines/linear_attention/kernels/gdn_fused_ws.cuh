@@ -419,10 +419,17 @@ __device__ __forceinline__ void v_panel_frags(u32 sVp, int wi, int lane, u32 (&r
 // start from V^T. kColScale true (GDN_WS_R3): sB is K itself, and X^T = V^T - (S^T K^T) diag(ke)
 // in the epilogue (ke_tok: e^gamma ik a token), so no Ke tile exists. wi, lane: the warp in the
 // warpgroup.
-template <bool kOut, bool kColScale, class Tick = NoTick>
+// mid(): work of the caller's that runs while the first product group (S^T (.)^T, S^T Q^T) is in flight, between
+// its commit and its wait (it must not touch st, o, or the group's operands; R3's GDN_WS3_NORMMID: the norms of the
+// rows two chunks ahead).
+struct NoMid {
+  __device__ __forceinline__ void operator()() const {}
+};
+template <bool kOut, bool kColScale, class Tick = NoTick, class Mid = NoMid>
 __device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sB,
                                               u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok,
-                                              const float* ke_tok, float ec, int fc, int wi, int lane, Tick tick = {}) {
+                                              const float* ke_tok, float ec, int fc, int wi, int lane, Tick tick = {},
+                                              Mid mid = {}) {
   u32 sa[8][4];
 #pragma unroll
   for (int kk = 0; kk < 8; ++kk)
@@ -450,6 +457,7 @@ __device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], b
       if (kOut) RS<64, 0>::mma(o, sa[kk], kdesc(sQ, kk, kPanel64), kk > 0);
     }
     wgmma_commit();
+    mid();
     wgmma_wait<0>();
     pin<32>(vt);
     pin<32>(o);

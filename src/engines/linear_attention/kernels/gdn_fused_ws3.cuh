@@ -81,6 +81,14 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #if GDN_WS3_DIAGW && !GDN_WS3_EPIW
 #error "GDN_WS3_DIAGW needs GDN_WS3_EPIW"
 #endif
+// GDN_WS3_NORMMID (a variant under trial, not yet run on the GPU): the state side forms chunk c + 2's norms and
+// arrives on its ROWS while chunk c's first product group is in flight (state_chunk_x's mid), instead of after
+// chunk c's O store: the norms leave the state side's critical path (the clocks put 'norms + requests' at ~2.0k of
+// its ~6.4k busy cycles a chunk), and the aux side gets the rows earlier. The requests stay after chunk c (the row
+// stage they refill is chunk c's).
+#ifndef GDN_WS3_NORMMID
+#define GDN_WS3_NORMMID 0
+#endif
 // GDN_WS3_GATES 2: token j (a chunk's 32 (wi - 2) + lane) of a chunk starting at c0: its raw gate and beta
 // (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
 __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int j, float& g,
@@ -316,20 +324,31 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     nb_sync(kBarFull + (c & 1), kWsThreads);
     WS_CLK(0);
     float o[32];
-    state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
-                              ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
-                              fc, wi, lane
+    // Chunk c + 2's rows landed (requested after chunk c - 1, or before the loop): their norms, ROWS.
+    auto rows_ahead = [&] {
+      if (c + 2 < nch) {
+        cp_async_wait_all();
+        publish_rows(c + 2);
+      }
+    };
 #if GDN_WS_CLOCK
-                              , [&](int i) { WS_CLK(i); }
+    auto tick = [&](int i) { WS_CLK(i); };
+#else
+    const NoTick tick{};
 #endif
-    );
+    if (GDN_WS3_NORMMID) {
+      state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK,
+                                rs + kRQ, ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok,
+                                *reinterpret_cast<const float*>(pp + kPGc), fc, wi, lane, tick, rows_ahead);
+    } else {
+      state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK,
+                                rs + kRQ, ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok,
+                                *reinterpret_cast<const float*>(pp + kPGc), fc, wi, lane, tick);
+    }
     WS_CLK(1);
     if (kOut) store_o(p, o, rs + kRV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
     WS_CLK(2);
-    if (c + 2 < nch) {
-      cp_async_wait_all();  // chunk c + 2's copies (requested after chunk c - 1, or before the loop)
-      publish_rows(c + 2);
-    }
+    if (!GDN_WS3_NORMMID) rows_ahead();
     if (c + 3 < nch) {
       nb_sync(kBarState, 256);  // both state warpgroups have left row stage c % 3
       request_rows(c + 3);
