@@ -89,7 +89,7 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #ifndef GDN_WS3_NORMMID
 #define GDN_WS3_NORMMID 0
 #endif
-// GDN_WS3_GATES 2: token j (a chunk's 32 (wi - 2) + lane) of a chunk starting at c0: its raw gate and beta
+// GDN_WS3_GATES 2: token j (32 x the gate warp's index among the two, + lane) of a chunk starting at c0: its raw gate and beta
 // (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
 __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int j, float& g,
                                           float& b) {
