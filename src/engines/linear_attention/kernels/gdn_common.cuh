@@ -42,7 +42,11 @@ constexpr int kThreads = 256; // 8 warps
 constexpr int LDD = D + 8;    // bf16 row stride of [*][D] tiles (16-byte pad: conflict-free fragments)
 constexpr int LDC = C + 8;    // bf16 row stride of [*][C] tiles
 constexpr int LDB = BV + 8;   // bf16 row stride of [*][BV] tiles
+#if defined(GDN_FUSED_WS) && GDN_FUSED_WS && GDN_WS_R3
+constexpr int LDF = GDN_WS3_LD;  // the warp-specialised fused build's (gdn_params.cuh)
+#else
 constexpr int LDF = C + 1;    // fp32 row stride of [C][C] tiles
+#endif
 constexpr int EL = D / 32;    // elements of a D-row per lane
 constexpr float kLog2e = 1.4426950408889634f;
 // A chunk's workspace block (the two-pass prefill's and the backward's,
