@@ -55,3 +55,22 @@ def test_small_regions_fold_away(tmp_path):
     assert lines[0].startswith("total: 502 instructions per unit, 50 stall samples, 2 regions")
     assert not any(line.startswith("R0 ") for line in lines)  # 2 per unit, no samples: folded
     assert any(line.startswith("R1 ") and " 500 inst" in line for line in lines)
+
+
+def test_ranges_and_landmarks(tmp_path):
+    p = str(tmp_path / "sass.csv")
+    write(p, [
+        ["0x0", "  LDS R1, [R2]", "10", "9", "400", "0", "8", "1", "0"],
+        ["0x10", "@P0 FFMA R3, R1, R1, R3", "6", "5", "1,200", "0", "0", "6", "0"],
+        ["0x20", "  BAR.SYNC.DEFER_BLOCKING 0x0", "20", "20", "400", "20", "0", "0", "20"],
+        ["0x30", "  HGMMA.64x64x16.F32.BF16 R0, gdesc[UR4], RZ", "4", "2", "800", "0", "0", "4", "0"],
+        ["0x40", "  MUFU.EX2 R5, R6", "0", "0", "4", "0", "0", "0", "0"],
+    ])
+    lines = run(p, "--landmarks")
+    # rows of the barrier, the wgmma and the ex2, with their samples and executions
+    assert [ln.split()[0] for ln in lines] == ["2", "3", "4"]
+    assert "BAR.SYNC" in lines[0] and "samples     20" in lines[0] and lines[0].endswith("executed 400")
+    lines = run(p, "--per", "4", "--ranges", "0:2:head,2:5:tail")
+    assert lines[0].split()[:5] == ["head", "[", "0,", "2)", "400.0"]  # (400 + 1200) / 4
+    assert "40.0% samples" in lines[0] and "short_sb:20.0%" in lines[0]
+    assert lines[1].split()[0] == "tail" and "301.0 inst" in lines[1] and "60.0% samples" in lines[1]

@@ -287,19 +287,77 @@ __device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const
     mma_tf32(c, ah, bh);
   }
 }
+// GDN_WS3_DIAG8 (a variant under trial, not yet run on the GPU): the 16 x 16 diagonal blocks as 8 x 8 ones by
+// column substitution (an 8-step chain a thread: 28 FMAs and loads where the 16 x 16 chain takes 120), then their
+// 8 -> 16 merge on mma (merge8_warp, a warp a block), one barrier more. Its lane addressing is emulated in float64,
+// with unwritten entries poisoned: python3 scripts/emulate_ws3_inverse.py (also the MERGE2 levels).
+#ifndef GDN_WS3_DIAG8
+#define GDN_WS3_DIAG8 0
+#endif
+// Thread tid (0..63): column tid % 8 of the 8 x 8 diagonal block tid / 8 of T (as inverse_diagonal_blocks_col, 8
+// rows), and the zeros of its 16 x 16 block's upper right quarter (tid / 8 even).
+__device__ __forceinline__ void inverse_diagonal_blocks8_col(const float* lf, float* tf, int tid) {
+  const int b8 = (tid >> 3) * 8, jj = tid & 7, j = b8 + jj;
+  float acc[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int s = 0; s < 8; ++s) {
+    const float xs = s == jj ? 1.f : (s > jj ? -acc[s] : 0.f);
+    acc[s] = xs;
+#pragma unroll
+    for (int i = s + 1; i < 8; ++i) acc[i] += lf[(b8 + i) * LDF + b8 + s] * xs;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) tf[(b8 + i) * LDF + j] = acc[i];
+  if (((tid >> 3) & 1) == 0) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) tf[(b8 + i) * LDF + j + 8] = 0.f;
+  }
+}
+// The 8 -> 16 merge of the 16 x 16 diagonal block at 16 w (warp w of the aux side): X = L21 T11, T21 = -T22 X, on
+// m16n8k8 mma with A's rows 8..15 zero (8 x 8 operands), X handed to the second product by c_tile_as_b.
+template <bool kRaw>
+__device__ __forceinline__ void merge8_warp(const float* lf, float* tf, int w, int lane) {
+  const int g = lane >> 2, t = lane & 3, o = 16 * w;
+  auto bits = [](float x) { return kRaw ? __float_as_uint(x) : tf32_of(x); };
+  const float* l21 = lf + (o + 8) * LDF + o;
+  const float* t11 = tf + o * LDF + o;
+  float x[4] = {0.f, 0.f, 0.f, 0.f}, xb[2][2];
+  {
+    const u32 a[4] = {bits(l21[g * LDF + t]), 0u, bits(l21[g * LDF + t + 4]), 0u};
+    const u32 b[2] = {bits(t11[t * LDF + g]), bits(t11[(t + 4) * LDF + g])};
+    mma_tf32(x, a, b);
+  }
+  c_tile_as_b(x, xb, lane);  // k-step 0: X's rows 0..7 (its rows 8..15 are zero)
+  const float* t22 = tf + (o + 8) * LDF + o + 8;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  {
+    const u32 a[4] = {bits(t22[g * LDF + t]), 0u, bits(t22[g * LDF + t + 4]), 0u};
+    const u32 b[2] = {bits(xb[0][0]), bits(xb[0][1])};
+    mma_tf32(c, a, b);
+  }
+  tf[(o + 8 + g) * LDF + o + 2 * t] = -c[0];
+  tf[(o + 8 + g) * LDF + o + 2 * t + 1] = -c[1];
+}
 // kDiagDone (GDN_WS3_DIAGW): the diagonal blocks are in tf already (lp_epilogue_diag) and readable: the merges alone.
 template <bool kDiagDone = false, class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
+  const int lane = a & 31, warp = a >> 5;
   if (!kDiagDone) {
     if (a < 64) {
-      inverse_diagonal_blocks_col(lf, tf, a);
+      if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
+      else inverse_diagonal_blocks_col(lf, tf, a);
     } else {
       side();
     }
     aux_sync();
+    if (GDN_WS3_DIAG8) {
+      merge8_warp<GDN_WS3_TF32RAW != 0>(lf, tf, warp, lane);
+      aux_sync();
+    }
   }
   tick(4);
-  const int lane = a & 31, warp = a >> 5;
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
   constexpr bool kRaw = GDN_WS3_TF32RAW != 0;
   if (GDN_WS3_MERGE2) {

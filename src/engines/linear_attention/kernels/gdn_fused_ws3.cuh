@@ -81,6 +81,9 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #if GDN_WS3_DIAGW && !GDN_WS3_EPIW
 #error "GDN_WS3_DIAGW needs GDN_WS3_EPIW"
 #endif
+#if GDN_WS3_DIAGW && GDN_WS3_DIAG8
+#error "GDN_WS3_DIAGW and GDN_WS3_DIAG8 are two forms of the diagonal blocks: one at a time"
+#endif
 // GDN_WS3_NORMMID (a variant under trial, not yet run on the GPU): the state side forms chunk c + 2's norms and
 // arrives on its ROWS while chunk c's first product group is in flight (state_chunk_x's mid), instead of after
 // chunk c's O store: the norms leave the state side's critical path (the clocks put 'norms + requests' at ~2.0k of

@@ -1,0 +1,20 @@
+"""The float64 emulations of the fused prefill's lane-level arithmetic (scripts/emulate_*.py) run here, where
+numpy is installed with the binding: each exits 1 when the emulated kernel's result leaves the exact one.
+scripts/emulate_ws3_inverse.py: the R3 inverse (GDN_WS3_MERGE2's shuffles, GDN_WS3_DIAG8's 8 x 8 blocks and
+their merge) at both row strides (GDN_WS3_LD 65, 68), unwritten entries poisoned."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+
+
+@pytest.mark.parametrize("ldf", ["65", "68"])
+def test_ws3_inverse_emulation(ldf):
+    out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "emulate_ws3_inverse.py"), ldf],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2 and all("max abs error" in ln for ln in lines)
