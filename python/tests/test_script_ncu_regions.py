@@ -11,6 +11,16 @@ HDR = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Warp Stall Sam
        "Instructions Executed", "stall_barrier", "stall_short_sb", "stall_wait", "stall_barrier (Not Issued)"]
 
 
+# A barrier-split page: LDS, a predicated FFMA, BAR.SYNC, HGMMA, EXIT.
+ROWS = [
+    ["0x0", "  LDS R1, [R2]", "10", "9", "400", "0", "8", "1", "0"],
+    ["0x10", "@P0 FFMA R3, R1, R1, R3", "6", "5", "1,200", "0", "0", "6", "0"],
+    ["0x20", "  BAR.SYNC.DEFER_BLOCKING 0x0", "20", "20", "400", "20", "0", "0", "20"],
+    ["0x30", "  HGMMA.64x64x16.F32.BF16 R0, gdesc[UR4], RZ", "4", "2", "800", "0", "0", "4", "0"],
+    ["0x40", "  EXIT", "0", "0", "4", "0", "0", "0", "0"],
+]
+
+
 def write(path, rows):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
@@ -27,13 +37,7 @@ def run(path, *args):
 
 def test_regions_split_at_barriers_and_scaled(tmp_path):
     p = str(tmp_path / "sass.csv")
-    write(p, [
-        ["0x0", "  LDS R1, [R2]", "10", "9", "400", "0", "8", "1", "0"],
-        ["0x10", "@P0 FFMA R3, R1, R1, R3", "6", "5", "1,200", "0", "0", "6", "0"],
-        ["0x20", "  BAR.SYNC.DEFER_BLOCKING 0x0", "20", "20", "400", "20", "0", "0", "20"],
-        ["0x30", "  HGMMA.64x64x16.F32.BF16 R0, gdesc[UR4], RZ", "4", "2", "800", "0", "0", "4", "0"],
-        ["0x40", "  EXIT", "0", "0", "4", "0", "0", "0", "0"],
-    ])
+    write(p, ROWS)
     lines = run(p, "--per", "4", "--min-inst", "0")
     assert lines[0].startswith("total: 701 instructions per unit, 40 stall samples, 2 regions")
     # region 0: LDS + FFMA + BAR = 2000 / 4 = 500; 36 of 40 samples
@@ -59,13 +63,7 @@ def test_small_regions_fold_away(tmp_path):
 
 def test_ranges_and_landmarks(tmp_path):
     p = str(tmp_path / "sass.csv")
-    write(p, [
-        ["0x0", "  LDS R1, [R2]", "10", "9", "400", "0", "8", "1", "0"],
-        ["0x10", "@P0 FFMA R3, R1, R1, R3", "6", "5", "1,200", "0", "0", "6", "0"],
-        ["0x20", "  BAR.SYNC.DEFER_BLOCKING 0x0", "20", "20", "400", "20", "0", "0", "20"],
-        ["0x30", "  HGMMA.64x64x16.F32.BF16 R0, gdesc[UR4], RZ", "4", "2", "800", "0", "0", "4", "0"],
-        ["0x40", "  MUFU.EX2 R5, R6", "0", "0", "4", "0", "0", "0", "0"],
-    ])
+    write(p, ROWS[:4] + [["0x40", "  MUFU.EX2 R5, R6", "0", "0", "4", "0", "0", "0", "0"]])
     lines = run(p, "--landmarks")
     # rows of the barrier, the wgmma and the ex2, with their samples and executions
     assert [ln.split()[0] for ln in lines] == ["2", "3", "4"]

@@ -376,20 +376,23 @@ __device__ __forceinline__ void inverse_diagonal_blocks(const float* lf, float* 
 // L[16 b + i][16 b + s] x_s to every later row i. The dependent chain is one FMA a step (the
 // row form: a 4-term sum and two shuffles a step); the sixteen columns of a block read the
 // same L entries (broadcast reads). Sums run in ascending s: other bits than the row form.
+// N (16, or 8: R3's GDN_WS3_DIAG8, threads 0-63 then cover eight 8 x 8 blocks): the blocks' size.
+template <int N = 16>
 __device__ __forceinline__ void inverse_diagonal_blocks_col(const float* lf, float* tf, int tid) {
-  const int b16 = (tid >> 4) * 16, jj = tid & 15, j = b16 + jj;
-  float acc[16];
+  static_assert(N == 8 || N == 16, "inverse_diagonal_blocks_col: 8 x 8 or 16 x 16 blocks");
+  const int b0 = tid & ~(N - 1), jj = tid & (N - 1), j = b0 + jj;
+  float acc[N];
 #pragma unroll
-  for (int i = 0; i < 16; ++i) acc[i] = 0.f;
+  for (int i = 0; i < N; ++i) acc[i] = 0.f;
 #pragma unroll
-  for (int s = 0; s < 16; ++s) {
+  for (int s = 0; s < N; ++s) {
     const float xs = s == jj ? 1.f : (s > jj ? -acc[s] : 0.f);
     acc[s] = xs;  // row s is final: keep its entry in its slot
 #pragma unroll
-    for (int i = s + 1; i < 16; ++i) acc[i] += lf[(b16 + i) * LDF + b16 + s] * xs;
+    for (int i = s + 1; i < N; ++i) acc[i] += lf[(b0 + i) * LDF + b0 + s] * xs;
   }
 #pragma unroll
-  for (int i = 0; i < 16; ++i) tf[(b16 + i) * LDF + j] = acc[i];
+  for (int i = 0; i < N; ++i) tf[(b0 + i) * LDF + j] = acc[i];
 }
 
 // triangular_inverse_f32: steps 1 and 2 only (T in tf, readable by every thread on return).

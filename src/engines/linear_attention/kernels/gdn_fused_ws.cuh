@@ -294,23 +294,12 @@ __device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const
 #ifndef GDN_WS3_DIAG8
 #define GDN_WS3_DIAG8 0
 #endif
-// Thread tid (0..63): column tid % 8 of the 8 x 8 diagonal block tid / 8 of T (as inverse_diagonal_blocks_col, 8
-// rows), and the zeros of its 16 x 16 block's upper right quarter (tid / 8 even).
+// Thread tid (0..63): column tid % 8 of the 8 x 8 diagonal block tid / 8 of T (inverse_diagonal_blocks_col<8>),
+// and the zeros of its 16 x 16 block's upper right quarter (tid / 8 even).
 __device__ __forceinline__ void inverse_diagonal_blocks8_col(const float* lf, float* tf, int tid) {
-  const int b8 = (tid >> 3) * 8, jj = tid & 7, j = b8 + jj;
-  float acc[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) acc[i] = 0.f;
-#pragma unroll
-  for (int s = 0; s < 8; ++s) {
-    const float xs = s == jj ? 1.f : (s > jj ? -acc[s] : 0.f);
-    acc[s] = xs;
-#pragma unroll
-    for (int i = s + 1; i < 8; ++i) acc[i] += lf[(b8 + i) * LDF + b8 + s] * xs;
-  }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) tf[(b8 + i) * LDF + j] = acc[i];
+  inverse_diagonal_blocks_col<8>(lf, tf, tid);
   if (((tid >> 3) & 1) == 0) {
+    const int b8 = (tid >> 3) * 8, j = b8 + (tid & 7);
 #pragma unroll
     for (int i = 0; i < 8; ++i) tf[(b8 + i) * LDF + j + 8] = 0.f;
   }
@@ -343,7 +332,6 @@ __device__ __forceinline__ void merge8_warp(const float* lf, float* tf, int w, i
 // kDiagDone (GDN_WS3_DIAGW): the diagonal blocks are in tf already (lp_epilogue_diag) and readable: the merges alone.
 template <bool kDiagDone = false, class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
-  const int lane = a & 31, warp = a >> 5;
   if (!kDiagDone) {
     if (a < 64) {
       if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
@@ -353,11 +341,12 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, T
     }
     aux_sync();
     if (GDN_WS3_DIAG8) {
-      merge8_warp<GDN_WS3_TF32RAW != 0>(lf, tf, warp, lane);
+      merge8_warp<GDN_WS3_TF32RAW != 0>(lf, tf, a >> 5, a & 31);
       aux_sync();
     }
   }
   tick(4);
+  const int lane = a & 31, warp = a >> 5;
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
   constexpr bool kRaw = GDN_WS3_TF32RAW != 0;
   if (GDN_WS3_MERGE2) {

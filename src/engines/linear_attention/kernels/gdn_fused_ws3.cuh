@@ -159,7 +159,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     // GDN_WS3_GATES 2: warps 10, 11 (GDN_WS3_DIAGW's forms with O: 8, 9, after their epilogues; the summary forms
     // keep the diagonal-block phase, where 10 and 11 form them) form the gates, token gj each lane.
     constexpr int kGw = GDN_WS3_DIAGW && kOut ? 0 : 2;
-    const bool gate_warp = wi >= kGw && wi < kGw + 2;
+    const bool gate_warp = kGw == 2 ? wi >= 2 : wi < 2;
     const int gj = 32 * (wi - kGw) + lane;
     if (GDN_WS3_GATES == 2 && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
       gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
@@ -233,7 +233,8 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
       // before this chunk's barriers), chunk c + 2's loaded.
       auto next_gates = [&] {
-        if (GDN_WS3_GATES != 2 || c + 1 >= nch || !gate_warp) return;
+        // (Under the diagonal-block phase only threads 64..127 call it: no warp test.)
+        if (GDN_WS3_GATES != 2 || c + 1 >= nch || (kGw == 0 && !gate_warp)) return;
         const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
         half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
                    reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
