@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/emulate_ws3_inverse.py — a float64 emulation, lane by lane, of the R3 fused prefill's inverse
-T = (I + L)^-1 as ws::inverse_aux forms it (kernels/gdn_fused_ws.cuh) under GDN_WS3_MERGE2, with the diagonal
+T = (I + L)^-1 as ws::inverse_aux forms it (kernels/gdn_ws_inverse.cuh) under GDN_WS3_MERGE2, with the diagonal
 blocks either 16 x 16 by column substitution (inverse_diagonal_blocks_col) or, under GDN_WS3_DIAG8, 8 x 8 by
 column substitution (inverse_diagonal_blocks8_col) followed by the 8 -> 16 merge on m16n8k8 mma with the rows
 8..15 of A zero (merge8_warp: X = L21 T11, then -T22 X, X handed over by shuffles).

@@ -71,12 +71,13 @@ bool OperandTable::accepts_rows(const VariantPack& pack, bool overridden_geometr
   const OperandBuffer* ops = pack.operands().data();
   for (const OperandRow& r : rows_) {
     const OperandBuffer& b = ops[r.position];
-    const auto n = static_cast<std::size_t>(r.rank) * sizeof(std::int64_t);
     if (!b.bound || b.data == nullptr) return false;
     if (reinterpret_cast<std::uintptr_t>(b.data) & r.align_mask) return false;
-    // A slot the declaration described (a bare address, or a dense buffer re-described by normalisation) holds
-    // the declared rank, extents, strides and dtype, which this row copied from the same layout: nothing to compare.
-    if (!(b.graph_described && !b.overridden)) {
+    // A slot the declaration described (a bare address, or a dense buffer re-described by normalisation; an
+    // override clears the mark) holds the declared rank, extents, strides and dtype, which this row copied from
+    // the same layout: nothing to compare.
+    if (!b.graph_described) {
+      const auto n = static_cast<std::size_t>(r.rank) * sizeof(std::int64_t);
       const bool geometry = !(overridden_geometry && b.overridden);
       if (geometry && r.check_extents && (b.rank != r.rank || std::memcmp(b.dims.data(), r.dims.data(), n) != 0))
         return false;

@@ -1,7 +1,7 @@
 // linear_attention/kernels/gdn_fused_ws3.cuh — GDN_WS_R3, the warp-specialised form of the fused Gated
 // DeltaNet prefill that the engine builds as PIPELINE_ARCH 3 (ws::ws3_pass; since 0b900ea). A part of gdn_fused_ws.cuh, which includes it under
 // GDN_WS_R3 after the pieces it shares with ws_pass (state_chunk_x, lp_issue, lp_epilogue,
-// inverse_aux, quarter_row_pieces, request_quarter_row, the named barriers).
+// inverse_aux from gdn_ws_inverse.cuh, quarter_row_pieces, request_quarter_row, the named barriers).
 #pragma once
 namespace opgraph_gdn {
 namespace ws {
@@ -241,21 +241,17 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
       };
       constexpr bool kDiagW = GDN_WS3_DIAGW && kOut;
-      if (kDiagW) {
+      if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
+#define GDN_WS3_EPI_W(W)                                                                                               \
+  lp_epilogue_w<kOut, W, kDiagW>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane)
         switch (wi) {
-          case 0: lp_epilogue_diag<kOut, 0>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
-          case 1: lp_epilogue_diag<kOut, 1>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
-          case 2: lp_epilogue_diag<kOut, 2>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
-          default: lp_epilogue_diag<kOut, 3>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane); break;
+          case 0: GDN_WS3_EPI_W(0); break;
+          case 1: GDN_WS3_EPI_W(1); break;
+          case 2: GDN_WS3_EPI_W(2); break;
+          default: GDN_WS3_EPI_W(3); break;
         }
-        next_gates();
-      } else if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
-        switch (wi) {
-          case 0: lp_epilogue<kOut, 0>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
-          case 1: lp_epilogue<kOut, 1>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
-          case 2: lp_epilogue<kOut, 2>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
-          default: lp_epilogue<kOut, 3>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc); break;
-        }
+#undef GDN_WS3_EPI_W
+        if (kDiagW) next_gates();
       } else {
         lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       }
@@ -340,15 +336,11 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #else
     const NoTick tick{};
 #endif
-    if (GDN_WS3_NORMMID) {
-      state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK,
-                                rs + kRQ, ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok,
-                                *reinterpret_cast<const float*>(pp + kPGc), fc, wi, lane, tick, rows_ahead);
-    } else {
-      state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK,
-                                rs + kRQ, ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok,
-                                *reinterpret_cast<const float*>(pp + kPGc), fc, wi, lane, tick);
-    }
+    state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
+                              ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
+                              fc, wi, lane, tick, [&] {
+                                if (GDN_WS3_NORMMID) rows_ahead();
+                              });
     WS_CLK(1);
     if (kOut) store_o(p, o, rs + kRV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
     WS_CLK(2);

@@ -1,0 +1,185 @@
+// linear_attention/kernels/gdn_ws_inverse.cuh — T = (I + L)^-1 on the warp-specialised fused prefill's auxiliary
+// warpgroup (ws::inverse_aux and its pieces: the diagonal blocks, the tensor-core merges, GDN_WS3_MERGE2's
+// register hand-over, GDN_WS3_DIAG8's 8 x 8 blocks). A part of gdn_fused_ws.cuh, which includes it inside its
+// namespaces once aux_sync, NoTick and the gdn_common.cuh pieces it uses are defined; not a header of its own.
+// Its lane addressing is emulated in float64 by scripts/emulate_ws3_inverse.py.
+#pragma once
+namespace opgraph_gdn {
+namespace ws {
+// T = (I + L)^-1 by the auxiliary warpgroup's 128 threads (a: 0..127): the diagonal blocks by
+// columns, then triangular_inverse_tc's two merge levels in one TF32 pass (level 2's eight tiles
+// two a warp; GDN_WS3_MERGE2: a level a phase). Begins after L is readable; ends with T readable by the warpgroup. tick(4) once the
+// diagonal blocks are done (GDN_WS_CLOCK under GDN_WS_R3). side(): what threads 64..127 do while
+// threads 0..63 form the diagonal blocks (R3's GDN_WS3_GATES 2: the next chunk's gates).
+struct NoSide {
+  __device__ __forceinline__ void operator()() const {}
+};
+// GDN_WS3_MERGE2 (1, the engine's since 2026-12-04): each merge level in one phase: the warp that forms a tile
+// of X (level 1) or a column of X2's tiles (level 2) keeps it in registers and hands it to the second product
+// as its B operand (c_tile_as_b's shuffles) instead of parking it in tf behind a barrier (0: four phases, three
+// barriers). The same products in the same order on the same bits: T is bitwise the same (H200: 0.964x the
+// fused prefill's time, bench/results/2026-12-04-gdn-ws3-gates-merge-h200.txt).
+#ifndef GDN_WS3_MERGE2
+#define GDN_WS3_MERGE2 1
+#endif
+// An m16n8 accumulator tile X as the B operand of m16n8k8 mma over its 16 rows (k-steps 0 and 1): lane (g, t)
+// gets X[t][g], X[t + 4][g] (b[0]) and X[8 + t][g], X[12 + t][g] (b[1]); X[r][col] lives in lane 4 (r % 8) +
+// col / 2, c[2 (r >= 8) + col % 2].
+__device__ __forceinline__ void c_tile_as_b(const float (&c)[4], float (*b)[2], int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  const int s0 = 4 * t + (g >> 1), s1 = 4 * (t + 4) + (g >> 1);
+  float v0[4], v1[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    v0[q] = __shfl_sync(0xffffffffu, c[q], s0);
+    v1[q] = __shfl_sync(0xffffffffu, c[q], s1);
+  }
+  const bool odd = (g & 1) != 0;
+  b[0][0] = odd ? v0[1] : v0[0];
+  b[0][1] = odd ? v1[1] : v1[0];
+  b[1][0] = odd ? v0[3] : v0[2];
+  b[1][1] = odd ? v1[3] : v1[2];
+}
+// c += A[16 x 8 nks] B, A fp32 in shared memory (row stride LDF), B's k-steps in registers (c_tile_as_b's form),
+// one TF32 pass as warp_mma_3xtf32<1, kRaw>.
+template <bool kRaw>
+__device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const float (*b)[2], int nks, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    if (ks >= nks) break;
+    const int k = 8 * ks;
+    const float av[4] = {A[g * LDF + k + t], A[(g + 8) * LDF + k + t], A[g * LDF + k + t + 4],
+                         A[(g + 8) * LDF + k + t + 4]};
+    u32 ah[4], bh[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) ah[i] = kRaw ? __float_as_uint(av[i]) : tf32_of(av[i]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) bh[i] = kRaw ? __float_as_uint(b[ks][i]) : tf32_of(b[ks][i]);
+    mma_tf32(c, ah, bh);
+  }
+}
+// GDN_WS3_DIAG8 (a variant under trial, not yet run on the GPU): the 16 x 16 diagonal blocks as 8 x 8 ones by
+// column substitution (an 8-step chain a thread: 28 FMAs and loads where the 16 x 16 chain takes 120), then their
+// 8 -> 16 merge on mma (merge8_warp, a warp a block), one barrier more. Its lane addressing is emulated in float64,
+// with unwritten entries poisoned: python3 scripts/emulate_ws3_inverse.py (also the MERGE2 levels).
+#ifndef GDN_WS3_DIAG8
+#define GDN_WS3_DIAG8 0
+#endif
+// Thread tid (0..63): column tid % 8 of the 8 x 8 diagonal block tid / 8 of T (inverse_diagonal_blocks_col<8>),
+// and the zeros of its 16 x 16 block's upper right quarter (tid / 8 even).
+__device__ __forceinline__ void inverse_diagonal_blocks8_col(const float* lf, float* tf, int tid) {
+  inverse_diagonal_blocks_col<8>(lf, tf, tid);
+  if (((tid >> 3) & 1) == 0) {
+    const int b8 = (tid >> 3) * 8, j = b8 + (tid & 7);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) tf[(b8 + i) * LDF + j + 8] = 0.f;
+  }
+}
+// The 8 -> 16 merge of the 16 x 16 diagonal block at 16 w (warp w of the aux side): X = L21 T11, T21 = -T22 X, on
+// m16n8k8 mma with A's rows 8..15 zero (8 x 8 operands), X handed to the second product by c_tile_as_b.
+template <bool kRaw>
+__device__ __forceinline__ void merge8_warp(const float* lf, float* tf, int w, int lane) {
+  const int g = lane >> 2, t = lane & 3, o = 16 * w;
+  auto bits = [](float x) { return kRaw ? __float_as_uint(x) : tf32_of(x); };
+  const float* l21 = lf + (o + 8) * LDF + o;
+  const float* t11 = tf + o * LDF + o;
+  float x[4] = {0.f, 0.f, 0.f, 0.f}, xb[2][2];
+  {
+    const u32 a[4] = {bits(l21[g * LDF + t]), 0u, bits(l21[g * LDF + t + 4]), 0u};
+    const u32 b[2] = {bits(t11[t * LDF + g]), bits(t11[(t + 4) * LDF + g])};
+    mma_tf32(x, a, b);
+  }
+  c_tile_as_b(x, xb, lane);  // k-step 0: X's rows 0..7 (its rows 8..15 are zero)
+  const float* t22 = tf + (o + 8) * LDF + o + 8;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  {
+    const u32 a[4] = {bits(t22[g * LDF + t]), 0u, bits(t22[g * LDF + t + 4]), 0u};
+    const u32 b[2] = {bits(xb[0][0]), bits(xb[0][1])};
+    mma_tf32(c, a, b);
+  }
+  tf[(o + 8 + g) * LDF + o + 2 * t] = -c[0];
+  tf[(o + 8 + g) * LDF + o + 2 * t + 1] = -c[1];
+}
+// kDiagDone (GDN_WS3_DIAGW): the diagonal blocks are in tf already (lp_epilogue_diag) and readable: the merges alone.
+template <bool kDiagDone = false, class Tick = NoTick, class Side = NoSide>
+__device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
+  if (!kDiagDone) {
+    if (a < 64) {
+      if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
+      else inverse_diagonal_blocks_col(lf, tf, a);
+    } else {
+      side();
+    }
+    aux_sync();
+    if (GDN_WS3_DIAG8) {
+      merge8_warp<GDN_WS3_TF32RAW != 0>(lf, tf, a >> 5, a & 31);
+      aux_sync();
+    }
+  }
+  tick(4);
+  const int lane = a & 31, warp = a >> 5;
+  const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
+  constexpr bool kRaw = GDN_WS3_TF32RAW != 0;
+  if (GDN_WS3_MERGE2) {
+    {  // level 1: X = l a (registers), T21 = -b X
+      float x[4] = {0.f, 0.f, 0.f, 0.f}, xb[2][2];
+      warp_mma_3xtf32<1, kRaw>(x, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
+      c_tile_as_b(x, xb, lane);
+      float c[4] = {0.f, 0.f, 0.f, 0.f};
+      warp_mma_rb<kRaw>(c, tf + (o + 16) * LDF + o + 16, xb, 2, lane);
+      store_neg_tile(tf + (o + 16) * LDF + o + 8 * nt, c, lane);
+    }
+    aux_sync();
+    {  // level 2: X2 = L21 A (both row tiles of column tile nj = warp), then -B X2
+      const int nj = warp;
+      float x2[2][4], xb[4][2];  // X2's k-steps: rows 0-7, 8-15 (tile 0), 16-23, 24-31 (tile 1)
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x2[mi][q] = 0.f;
+        warp_mma_3xtf32<1, kRaw>(x2[mi], lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
+      }
+      c_tile_as_b(x2[0], xb, lane);
+      c_tile_as_b(x2[1], xb + 2, lane);
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        float c[4] = {0.f, 0.f, 0.f, 0.f};
+        warp_mma_rb<kRaw>(c, tf + (32 + 16 * mi) * LDF + 32, xb, mi == 0 ? 2 : 4, lane);
+        store_neg_tile(tf + (32 + 16 * mi) * LDF + 8 * nj, c, lane);
+      }
+    }
+    aux_sync();
+    return;
+  }
+  {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, lf + (o + 16) * LDF + o, tf + o * LDF + o + 8 * nt, 0, 16, lane);
+    store_tile(tf + o * LDF + o + 16 + 8 * nt, c, lane);
+  }
+  aux_sync();
+  {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, tf + (o + 16) * LDF + o + 16, tf + o * LDF + o + 16 + 8 * nt, 0, 16, lane);
+    store_neg_tile(tf + (o + 16) * LDF + o + 8 * nt, c, lane);
+  }
+  aux_sync();
+  const int nj = warp;
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi) {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
+    store_tile(tf + 16 * mi * LDF + 32 + 8 * nj, c, lane);
+  }
+  aux_sync();
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi) {
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    warp_mma_3xtf32<1, GDN_WS3_TF32RAW != 0>(c, tf + (32 + 16 * mi) * LDF + 32, tf + 32 + 8 * nj, 0, mi == 0 ? 16 : 32, lane);
+    store_neg_tile(tf + (32 + 16 * mi) * LDF + 8 * nj, c, lane);
+  }
+  aux_sync();
+}
+
+}  // namespace ws
+}  // namespace opgraph_gdn
