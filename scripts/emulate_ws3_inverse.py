@@ -10,14 +10,14 @@ g + 8, columns t, t + 4; B: rows t, t + 4, column g; c_tile_as_b's shuffles), fr
 wrong index or a block read before it is written shows as an error (NaN or a wrong value) against numpy's inverse.
 Prints the max abs error of each form; exits 1 above 1e-12.
 
-    python3 scripts/emulate_ws3_inverse.py [LDF]   (65: the engine's; 68: GDN_WS3_LD 68)
+    python3 scripts/emulate_ws3_inverse.py [LDF]   (68: the engine's GDN_WS3_LD; 65: its value before 2026-12-04)
 """
 import sys
 
 import numpy as np
 
 C = 64
-LDF = int(sys.argv[1]) if len(sys.argv) > 1 else 65
+LDF = int(sys.argv[1]) if len(sys.argv) > 1 else 68
 
 
 def case(seed):

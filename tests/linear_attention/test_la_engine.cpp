@@ -842,10 +842,9 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
 // the R3 form by default) with GDN_WS_CLOCK=1, their phase clocks; R3's auxiliary side as it was before
 // 0b900ea (GDN_WS3_GATES, GDN_WS3_TF32RAW at 0; its L / P epilogue is the one form since) and before
 // 2026-12-04 (GDN_WS3_GATES=1: warp 8's gates; GDN_WS3_MERGE2=0: the merges in four phases; GDN_WS3_EPIW=0: one
-// L / P epilogue for the four warps); GDN_WS3_DIAGW=1, each aux warp inverting its own diagonal block in its
-// epilogue, with GDN_WS3_NORMMID=1, the state side's norms in its first product group's shadow; GDN_WS3_LD=68,
-// the fp32 L / T tiles' row stride, also with GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and their merge on mma) and
-// NORMMID; the previous two-stage form (GDN_WS_R3=0, ws_pass) with
+// L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
+// the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
+// their merge on mma), each alone and together; the previous two-stage form (GDN_WS_R3=0, ws_pass) with
 // GDN_WS_ROWS_AT=1, the rows requested earlier, and with GDN_WS_LOADS and GDN_WS_KE, the state side
 // loading the rows and forming X.
 // No plan runs them; bench/gdn_fused_ab.sh runs them on the GPU against the engine's build. They
@@ -861,11 +860,10 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_aux_before", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "0"}, {"GDN_WS3_TF32RAW", "0"}}},
       {"ws3_gates1_merge4_epi",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "1"}, {"GDN_WS3_MERGE2", "0"}, {"GDN_WS3_EPIW", "0"}}},
-      {"ws3_diagw", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAGW", "1"}}},
-      {"ws3_normmid_diagw", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_NORMMID", "1"}, {"GDN_WS3_DIAGW", "1"}}},
-      {"ws3_ld68", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_LD", "68"}}},
-      {"ws3_diag8_ld68_normmid",
-       {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_LD", "68"}, {"GDN_WS3_NORMMID", "1"}}},
+      {"ws3_ld65", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_LD", "65"}}},
+      {"ws3_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_NORMMID", "1"}}},
+      {"ws3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}}},
+      {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},

@@ -175,13 +175,10 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
 // takes lf's entries on or above the diagonal, and P's tile was zeroed once: ws3_pass); L goes out unmasked (its
 // entries on and above the diagonal are never read, whatever their value), and P is masked only where the
 // diagonal crosses its diagonal block, so the per-element masks (predicates the compiler kept as bit masks) go.
-// kPart (WI >= 0 only): 0 every column tile, 1 the warp's diagonal block's alone, 2 the others alone
-// (GDN_WS3_DIAGW: the diagonal block first, so the warp can invert it while it forms the rest).
-template <bool kOut, int WI = -1, int kPart = 0>
+template <bool kOut, int WI = -1>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
                                                  const float* bet, const float* ik_tok, const float* iq_tok, float scale,
                                                  float* lf, unsigned char* pP, int fr, int fc) {
-  static_assert(kPart == 0 || WI >= 0, "lp_epilogue: a part needs the warp's index");
   const float gr[2] = {gam[fr], gam[fr + 8]};
   const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
   const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
@@ -189,8 +186,6 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
 #pragma unroll
   for (int t = 0; t < 8; ++t) {
     if (WI >= 0 && t > 2 * WI + 1) continue;  // above the warp's diagonal block
-    if (kPart == 1 && t < 2 * WI) continue;
-    if (kPart == 2 && t >= 2 * WI) continue;
     const int s0 = 8 * t + fc;
     const float2 g2 = *reinterpret_cast<const float2*>(gam + s0);
     const float2 k2 = *reinterpret_cast<const float2*>(ik_tok + s0);
@@ -219,28 +214,6 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
       }
     }
   }
-}
-
-// GDN_WS3_DIAGW: warp WI's epilogue with its own diagonal block of T: the block's L entries first, then (the
-// warp's own stores: __syncwarp) its inverse by columns (inverse_diagonal_blocks_col, column 16 WI + lane % 16;
-// lanes 16..31 repeat lanes 0..15's work and stores, same values) in the same straight-line code as the rest of
-// the epilogue, which the compiler may interleave with the inverse's dependent chain.
-template <bool kOut, int WI>
-__device__ __forceinline__ void lp_epilogue_diag(const float (&accl)[32], const float (&accp)[32], const float* gam,
-                                                 const float* bet, const float* ik_tok, const float* iq_tok, float scale,
-                                                 float* lf, float* tf, unsigned char* pP, int fr, int fc, int lane) {
-  lp_epilogue<kOut, WI, 1>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pP, fr, fc);
-  __syncwarp();
-  inverse_diagonal_blocks_col(lf, tf, 16 * WI + (lane & 15));
-  lp_epilogue<kOut, WI, 2>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pP, fr, fc);
-}
-// Warp WI's epilogue under GDN_WS3_EPIW: with its diagonal block of T (kDiagW: GDN_WS3_DIAGW) or without.
-template <bool kOut, int WI, bool kDiagW>
-__device__ __forceinline__ void lp_epilogue_w(const float (&accl)[32], const float (&accp)[32], const float* gam,
-                                              const float* bet, const float* ik_tok, const float* iq_tok, float scale,
-                                              float* lf, float* tf, unsigned char* pP, int fr, int fc, int lane) {
-  if (kDiagW) lp_epilogue_diag<kOut, WI>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pP, fr, fc, lane);
-  else lp_epilogue<kOut, WI>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pP, fr, fc);
 }
 
 }  // namespace ws

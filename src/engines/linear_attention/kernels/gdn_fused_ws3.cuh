@@ -69,21 +69,6 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #ifndef GDN_WS3_EPIW
 #define GDN_WS3_EPIW 1
 #endif
-// GDN_WS3_DIAGW (a variant under trial, not yet run on the GPU; needs GDN_WS3_EPIW): in the forms with O each aux
-// warp inverts its own diagonal block of T inside its L / P epilogue (lp_epilogue_diag), so no diagonal-block
-// phase and one barrier fewer a chunk; the next chunk's gates then go to warps 8 and 9 (the lightest epilogues)
-// after theirs. ptxas keeps the block's column chain and the rest of the epilogue apart (no interleaving in the
-// SASS), so its gain is the barrier and the gates' placement; the chain's ~120 LDS + 120 FFMA a lane stay on
-// warp 11's path.
-#ifndef GDN_WS3_DIAGW
-#define GDN_WS3_DIAGW 0
-#endif
-#if GDN_WS3_DIAGW && !GDN_WS3_EPIW
-#error "GDN_WS3_DIAGW needs GDN_WS3_EPIW"
-#endif
-#if GDN_WS3_DIAGW && GDN_WS3_DIAG8
-#error "GDN_WS3_DIAGW and GDN_WS3_DIAG8 are two forms of the diagonal blocks: one at a time"
-#endif
 // GDN_WS3_NORMMID (a variant under trial, not yet run on the GPU): the state side forms chunk c + 2's norms and
 // arrives on its ROWS while chunk c's first product group is in flight (state_chunk_x's mid), instead of after
 // chunk c's O store: the norms leave the state side's critical path (the clocks put 'norms + requests' at ~2.0k of
@@ -156,11 +141,9 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     float* const lf = reinterpret_cast<float*>(base + kXLf);
     float* const tf = reinterpret_cast<float*>(base + kXTf);
     float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
-    // GDN_WS3_GATES 2: warps 10, 11 (GDN_WS3_DIAGW's forms with O: 8, 9, after their epilogues; the summary forms
-    // keep the diagonal-block phase, where 10 and 11 form them) form the gates, token gj each lane.
-    constexpr int kGw = GDN_WS3_DIAGW && kOut ? 0 : 2;
-    const bool gate_warp = kGw == 2 ? wi >= 2 : wi < 2;
-    const int gj = 32 * (wi - kGw) + lane;
+    // GDN_WS3_GATES 2: warps 10, 11 form the gates (in the diagonal-block phase), token gj each lane.
+    const bool gate_warp = wi >= 2;
+    const int gj = 32 * (wi - 2) + lane;
     if (GDN_WS3_GATES == 2 && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
       gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
       half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
@@ -234,16 +217,15 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       // before this chunk's barriers), chunk c + 2's loaded.
       auto next_gates = [&] {
         // (Under the diagonal-block phase only threads 64..127 call it: no warp test.)
-        if (GDN_WS3_GATES != 2 || c + 1 >= nch || (kGw == 0 && !gate_warp)) return;
+        if (GDN_WS3_GATES != 2 || c + 1 >= nch) return;
         const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
         half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
                    reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
         if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
       };
-      constexpr bool kDiagW = GDN_WS3_DIAGW && kOut;
       if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
 #define GDN_WS3_EPI_W(W)                                                                                               \
-  lp_epilogue_w<kOut, W, kDiagW>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, tf, pp + kPP, fr, fc, lane)
+  lp_epilogue<kOut, W>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc)
         switch (wi) {
           case 0: GDN_WS3_EPI_W(0); break;
           case 1: GDN_WS3_EPI_W(1); break;
@@ -251,7 +233,6 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
           default: GDN_WS3_EPI_W(3); break;
         }
 #undef GDN_WS3_EPI_W
-        if (kDiagW) next_gates();
       } else {
         lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       }
@@ -262,11 +243,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #else
       const NoTick tick{};
 #endif
-      if (kDiagW) {
-        inverse_aux<true>(lf, tf, a, tick);
-      } else {
-        inverse_aux<false>(lf, tf, a, tick, next_gates);
-      }
+      inverse_aux(lf, tf, a, tick, next_gates);
       WS_CLK(2);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);

@@ -150,13 +150,14 @@ constexpr long long gdn_fused_smem_bytes(long long d) {
 #ifndef GDN_WS_R3
 #define GDN_WS_R3 1
 #endif
-// GDN_WS3_LD (R3; a variant under trial at 68): the row stride, in floats, of its fp32 [64 x 64] tiles L and T
-// (gdn_common.cuh's LDF in that build). 65 (odd) makes the inverse's tensor-core fragment loads and the L / P
-// epilogue's stores 2- to 4-way bank conflicts (bank g + t, g + 2 q); 68 makes the fragments' banks 4 g + t
-// (distinct), the stores' 2-way, the rows 16-byte aligned, and the diagonal blocks' broadcast reads of two blocks
-// land in different banks.
+// GDN_WS3_LD (R3; 68, the engine's since 2026-12-04, 65 before): the row stride, in floats, of its fp32
+// [64 x 64] tiles L and T (gdn_common.cuh's LDF in that build). 65 (odd) makes the inverse's tensor-core
+// fragment loads and the L / P epilogue's stores 2- to 4-way bank conflicts (bank g + t, g + 2 q); 68 makes the
+// fragments' banks 4 g + t (distinct), the stores' 2-way, the rows 16-byte aligned, and the diagonal blocks'
+// broadcast reads of two blocks land in different banks. H200: 0.921-0.931x against 65, outputs bitwise equal
+// (bench/results/2026-12-04-gdn-ws3-trials-h200.txt).
 #ifndef GDN_WS3_LD
-#define GDN_WS3_LD 65
+#define GDN_WS3_LD 68
 #endif
 constexpr long long gdn_fused_ws_smem_bytes(long long d) {
   return GDN_WS_R3 ? 3 * (3 * 64 * d * 2 + 1024) + 2 * (2 * 64 * 64 * 2 + 1024) + 4 * (2 * 64 * GDN_WS3_LD + 4 * 64) +

@@ -101,21 +101,18 @@ __device__ __forceinline__ void merge8_warp(const float* lf, float* tf, int w, i
   tf[(o + 8 + g) * LDF + o + 2 * t] = -c[0];
   tf[(o + 8 + g) * LDF + o + 2 * t + 1] = -c[1];
 }
-// kDiagDone (GDN_WS3_DIAGW): the diagonal blocks are in tf already (lp_epilogue_diag) and readable: the merges alone.
-template <bool kDiagDone = false, class Tick = NoTick, class Side = NoSide>
+template <class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
-  if (!kDiagDone) {
-    if (a < 64) {
-      if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
-      else inverse_diagonal_blocks_col(lf, tf, a);
-    } else {
-      side();
-    }
+  if (a < 64) {
+    if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
+    else inverse_diagonal_blocks_col(lf, tf, a);
+  } else {
+    side();
+  }
+  aux_sync();
+  if (GDN_WS3_DIAG8) {
+    merge8_warp<GDN_WS3_TF32RAW != 0>(lf, tf, a >> 5, a & 31);
     aux_sync();
-    if (GDN_WS3_DIAG8) {
-      merge8_warp<GDN_WS3_TF32RAW != 0>(lf, tf, a >> 5, a & 31);
-      aux_sync();
-    }
   }
   tick(4);
   const int lane = a & 31, warp = a >> 5;
