@@ -98,17 +98,22 @@ def test_dry_run_declares_and_plans_every_cell():
             assert "2p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]" in declared[0]
             assert "1p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]" in declared[0]
             assert "state_v_first=True" in b and "g = exp(ours' g)" in b
-    # The chain-split rule picks a split for the one cell that leaves SMs idle, and the heuristics list it first.
+    # The chain-split rule picks a split for the one cell that leaves SMs idle, and the heuristics list its plans
+    # first, the warp-specialised fused one leading.
     two8 = next(b for b in blocks if b.startswith("2/8@1x32768"))
-    assert "our plans (sm_90, 132 SMs): split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1], 2p=" in two8
+    assert ("our plans (sm_90, 132 SMs): fused-ws-split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=3], "
+            "split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1], "
+            "fused-split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=2], 2p=") in two8
     assert "ANCHOR (2026-12-01, not same-run) fla 0.981 ms, FlashInfer 0.480 ms, FlashInfer without CP 1.409 ms" in two8
     for b in blocks:
         if not b.startswith("2/8@"):
             assert "CHAIN_SPLIT=64" not in b
-    # The fused prefill's warp-specialised form (PIPELINE_ARCH 3) right before the eight-warp one (2).
-    full = next(b for b in blocks if b.startswith("16/64@4x8192"))
-    assert ("our plans (sm_90, 132 SMs): fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
-            "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=") in full
+    # The fused prefill's warp-specialised form (PIPELINE_ARCH 3) right before the eight-warp one (2), first from a
+    # fifth of the SMs' worth of (sequence, head) CTAs: the 4 x 8192 cells and the one-sequence 16-head cells.
+    for key in ("16/64@4x8192", "16/64@1x32768", "16/32@1x32768", "16/64@1x2048"):
+        cell = next(b for b in blocks if b.startswith(key))
+        assert ("our plans (sm_90, 132 SMs): fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
+                "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=") in cell, key
 
 
 @pytest.mark.parametrize("which", ["gdn", "gdn-bwd"])

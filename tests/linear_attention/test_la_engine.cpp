@@ -595,8 +595,9 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   // Short sequences: nothing to split.
   EXPECT_EQ(rule(2, 8, 1, 300), 0);
 
-  // The fused prefill goes first from 0.9 of a wave of (sequence, head) CTAs: the issue's
-  // 4 x 8192 cells (256 and 128 CTAs), not the one-sequence cells (8 to 64 CTAs), nor d = 64.
+  // The fused prefill goes first from a fifth of the multiprocessors' worth of (sequence, head) CTAs
+  // (27 of 132): the 4 x 8192 cells (256 and 128 CTAs) and one-sequence 16-head cells (64 and 32
+  // CTAs), not 2/8 heads on one sequence (8 CTAs), nor d = 64.
   auto fz = [](std::int64_t d, std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t) {
     Cfg k = cfg_of(d);
     k.hq = k.hk = hqk;
@@ -609,11 +610,12 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   };
   EXPECT_TRUE(fz(128, 16, 64, 4, 8192));
   EXPECT_TRUE(fz(128, 16, 32, 4, 8192));
-  EXPECT_FALSE(fz(128, 16, 64, 1, 32768));
+  EXPECT_TRUE(fz(128, 16, 64, 1, 32768));
+  EXPECT_TRUE(fz(128, 16, 32, 1, 32768));
   EXPECT_FALSE(fz(128, 2, 8, 1, 32768));
   EXPECT_FALSE(fz(64, 16, 64, 4, 8192));
-  EXPECT_TRUE(fz(128, 2, 8, 15, 1000));   // 120 CTAs >= 0.9 x 132
-  EXPECT_FALSE(fz(128, 2, 8, 14, 1000));  // 112 CTAs
+  EXPECT_TRUE(fz(128, 2, 8, 4, 1000));   // 32 CTAs: 5 x 32 >= 132
+  EXPECT_FALSE(fz(128, 2, 8, 3, 1000));  // 24 CTAs
 }
 
 // Execute-time shape overrides (docs/dynamic_shapes.md): a plan runs its built
@@ -726,7 +728,7 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     auto n2 = gp.get_plan_name_at_index(2);
     auto n3 = gp.get_plan_name_at_index(3);
     ASSERT_TRUE(n0.is_good() && n1.is_good() && n2.is_good() && n3.is_good());
-    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // two-pass first: measured faster
+    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // 24 CTAs: two-pass first
     EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");  // fused, warp-specialised (d = 128)
     EXPECT_EQ(*n2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");  // fused, eight warps
     EXPECT_EQ(*n3, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
@@ -748,6 +750,31 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     EXPECT_EQ(*m0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");
     EXPECT_EQ(*m1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");
     EXPECT_EQ(*m2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");
+  }
+  // 2/8 heads, one 32k sequence (8 CTAs): the chain split's plans first, the warp-specialised fused one
+  // leading, then the unsplit ones with the two-pass plan before the fused ones (fused_first does not hold).
+  {
+    Cfg one = cfg_of(128);
+    one.hq = one.hk = 2;
+    one.hv = 8;
+    one.cu = {0, 32768};
+    Built bo = la_test::build(la_test::op_named("gdn"), one);
+    mark_outputs(bo);
+    Graph go(std::move(bo.g));
+    go.set_device_properties(*target);
+    ASSERT_TRUE(go.create_execution_plans({HeurMode::A}).is_good());
+    const char* want[] = {"linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=3]",
+                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]",
+                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=2]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"};
+    for (int i = 0; i < 7; ++i) {
+      auto n = go.get_plan_name_at_index(i);
+      ASSERT_TRUE(n.is_good()) << i << ": " << n.status().message();
+      EXPECT_EQ(*n, want[i]) << "plan " << i;
+    }
   }
   // The decode graph: one plan of ours (both modes run the decode kernel).
   auto n1 = g.get_plan_name_at_index(1);

@@ -617,7 +617,7 @@ bool decode_small(const GdnProblem& p) { return p.n_seq * p.ho <= kDecodeSmallPa
 
 bool fused_first(const GdnProblem& p, long long sm_count) {
   if (p.d != 128 || use_decode(p) || sm_count <= 0) return false;
-  return 10 * p.n_seq * p.ho >= 9 * sm_count;
+  return 5 * p.n_seq * p.ho >= sm_count;
 }
 
 std::vector<runtime::KernelRequest> declared_specialisations() {
@@ -649,14 +649,11 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     }
     auto p = analyze_gdn(ctx.facts->graph());
     if (p.is_bad()) continue;
-    // A prefill graph ranks the two-pass plan first: on the H200 it ran every numerics case
-    // within the one-pass plan's tolerance and took 0.31-0.75x its time on the five
-    // cells (bench/results/2026-12-02-final-h200.txt); it needs the workspace it declares.
-    // The one-pass plan follows (no workspace). Decode-sized graphs run the decode kernel
-    // under either value: one plan.
-    // A chain split goes first where its rule (chain_split_rule) expects it to pay.
-    // The fused prefill (d = 128) goes first where fused_first expects a full wave of
-    // its (sequence, head) CTAs, else after the two-pass plans.
+    // The order (la_engine.h, heuristics): where chain_split_rule splits, the split plans first (the
+    // warp-specialised fused one at d = 128, then the two-pass one, then the eight-warp fused one); then,
+    // where fused_first holds, the fused plans (warp-specialised, eight-warp) before the two-pass plan,
+    // else after it; the one-pass plan last (no workspace). Decode-sized graphs run the decode kernel under
+    // either value: one plan. Same-run H200 figures behind it: bench/results/2026-12-04-gdn-peers-h200.txt.
     if (p->summary) {  // every mode runs the summary kernel: one plan
       out.push_back(plan::Proposal::plan(
           e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));
@@ -664,25 +661,20 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     }
     if (!use_decode(*p)) {
       const long long sms = ctx.target().has_device() ? ctx.target().device->sm_count : 0;
-      // The fused prefill, split j (0: not): the warp-specialised form (PIPELINE_ARCH 3; 0.78-0.80x
-      // the eight-warp form's time on the H200, bench/results/2026-12-03-gdn-ws-suite-0b900ea-h200.txt),
-      // then the eight-warp one (2).
-      auto push_fused = [&](long long split) {
-        for (int arch : {kPrefillFusedWs, kPrefillFused})
-          out.push_back(
-              plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
+      auto push = [&](int arch, long long split) {
+        out.push_back(
+            plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
       };
-      const bool fz_first = fused_first(*p, sms);
-      if (fz_first) push_fused(0);
+      const bool fz = p->d == 128, fz_first = fused_first(*p, sms);
       const long long j = chain_split_rule(*p, sms);
-      if (j > 0)
-        out.push_back(plan::Proposal::plan(
-            e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, j}}));
-      out.push_back(plan::Proposal::plan(
-          e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillTwoPass}, {KnobType::CHAIN_SPLIT, 0}}));
-      if (p->d == 128 && !fz_first) push_fused(0);
-      // The fused prefill split as the two-pass one would be (not yet measured: after them).
-      if (p->d == 128 && j > 0) push_fused(j);
+      if (j > 0) {
+        if (fz) push(kPrefillFusedWs, j);
+        push(kPrefillTwoPass, j);
+        if (fz) push(kPrefillFused, j);
+      }
+      if (fz_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+      push(kPrefillTwoPass, 0);
+      if (fz && !fz_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
     }
     out.push_back(
         plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));

@@ -94,19 +94,22 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count);
 inline constexpr long long kDecodeSmallPairs = opgraph_gdn::kDecodeSmallPairs;  // gdn_params.cuh
 bool decode_small(const GdnProblem& p);
 
-// Whether the heuristics rank the fused prefill (PIPELINE_ARCH 2) first for `p`
-// on a device of `sm_count` multiprocessors: d = 128, a prefill, and at least
-// 0.9 of a wave of (sequence, head) CTAs (one a multiprocessor). Measured on the
-// H200 (bench/results/2026-12-02-gdn-fused-h200.txt): 128 and 256 CTAs ran
-// 0.82x the two-pass time; 8 to 64 CTAs ran 1.6-8x it (its chains are as long as
-// the sequences, with no split), where the two-pass plan stays first.
+// Whether the heuristics rank the fused prefill plans (PIPELINE_ARCH 3, then 2) before the
+// two-pass one for `p` on a device of `sm_count` multiprocessors: d = 128, a prefill, and
+// (sequence, head) CTAs (one a multiprocessor) on at least a fifth of the multiprocessors.
+// Measured on the H200 in one process against the two-pass plan (bench/compare.py gdn,
+// bench/results/2026-12-04-gdn-peers-h200.txt): the warp-specialised form took 0.28-0.39x its time
+// at 128 and 256 CTAs, 0.55-0.56x at 64 (1 x 32768 and 1 x 2048 tokens), 0.79x at 32, and 1.12x at
+// 8 CTAs (2/8 heads, one 32k sequence: there chain_split_rule splits, and the split
+// warp-specialised plan goes first: 0.73x the split two-pass plan). Between 8 and 32 CTAs the
+// crossover is not measured; the rule takes the fused form from 27 CTAs of 132.
 bool fused_first(const GdnProblem& p, long long sm_count);
 
-// The family's heuristics (every mode): on a prefill graph the engine accepts,
-// the fused plan first where fused_first holds, then the split two-pass plan
-// where chain_split_rule splits, the two-pass plan, the fused plan (d = 128,
-// when not first), the one-pass plan; a graph the decode kernel serves gets the
-// one-pass plan only (every mode runs the decode kernel); then the backend
+// The family's heuristics (every mode): on a prefill graph the engine accepts, where
+// chain_split_rule splits, the split plans first (warp-specialised fused at d = 128, two-pass,
+// eight-warp fused); then the fused plans (d = 128: warp-specialised, eight-warp) before the
+// two-pass plan where fused_first holds, else after it; the one-pass plan last; a graph the decode
+// kernel serves gets the one-pass plan only (every mode runs the decode kernel); then the backend
 // marker. A graph the engine declines gets the marker only (the reference serves it).
 Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext& ctx,
                                                const std::vector<const Engine*>& offered);
