@@ -50,6 +50,7 @@ struct Side {
   int threads = 0;
   unsigned smem = 0;
   CUdeviceptr clock = 0;  // gdn_ws_clock, where the build has it (GDN_WS_CLOCK)
+  size_t clock_bytes = 0;
 };
 
 Side load(const char* path) {
@@ -63,7 +64,7 @@ Side load(const char* path) {
   CD(cuMemcpyDtoH(&s.smem, at, sizeof s.smem));
   CD(cuFuncSetAttribute(s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(s.smem)));
   std::printf("# %s: %d threads a CTA, %u bytes of dynamic shared memory\n", path, s.threads, s.smem);
-  if (cuModuleGetGlobal(&s.clock, &bytes, s.mod, "gdn_ws_clock") != CUDA_SUCCESS) s.clock = 0;
+  if (cuModuleGetGlobal(&s.clock, &s.clock_bytes, s.mod, "gdn_ws_clock") != CUDA_SUCCESS) s.clock = 0, s.clock_bytes = 0;
   return s;
 }
 
@@ -238,8 +239,8 @@ int main(int argc, char** argv) {
     // chunk c + 2 and requests of c + 3.
     for (int s = 0; s < 2; ++s)
       if (sides[s].clock) {
-        long long ck[16];
-        CD(cuMemcpyDtoH(ck, sides[s].clock, sizeof ck));
+        long long ck[32] = {};
+        CD(cuMemcpyDtoH(ck, sides[s].clock, std::min(sizeof ck, sides[s].clock_bytes)));
         std::snprintf(line, sizeof line,
                       "  %c clocks a chunk: aux [norms %lld, L/P %lld, inverse %lld, EMPTY wait %lld, prefetch %lld, "
                       "T copies %lld, Wn %lld]  state [FULL wait %lld, S pack %lld, U/O products %lld, Vn pack %lld, "
@@ -248,6 +249,17 @@ int main(int argc, char** argv) {
                       ck[9], ck[10], ck[11]);
         std::printf("%s\n", line);
         table.push_back(line);
+        if (sides[s].clock_bytes >= sizeof ck) {  // GDN_WS_R3: aux warps 10 and 11, R3's slot names
+          for (int w = 2; w < 4; ++w) {
+            const long long* k = ck + 8 * w;
+            std::snprintf(line, sizeof line,
+                          "  %c clocks a chunk, aux warp %d (R3): [gates %lld, L/P + epilogue %lld, merges %lld, ROWS wait "
+                          "%lld, diagonal-block phase %lld, T_v %lld, arrive %lld]",
+                          'A' + s, 8 + w, k[0], k[1], k[2], k[3], k[4], k[5], k[6]);
+            std::printf("%s\n", line);
+            table.push_back(line);
+          }
+        }
       }
     for (void* x : {static_cast<void*>(dq), static_cast<void*>(dk), static_cast<void*>(dv), static_cast<void*>(dg),
                     static_cast<void*>(db), static_cast<void*>(dcu), static_cast<void*>(dinit),

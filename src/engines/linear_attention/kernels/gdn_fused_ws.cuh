@@ -90,7 +90,8 @@ static_assert(GDN_WS_ROWS_AT >= 0 && GDN_WS_ROWS_AT <= 2, "GDN_WS_ROWS_AT takes 
 // normalises the rows, the auxiliary side keeps only the gates, L / P, the inverse and T_v. Its
 // default is gdn_params.cuh's (the engine's launch sizes shared memory by it).
 #if GDN_WS_CLOCK
-extern "C" __device__ long long gdn_ws_clock[16] = {};  // [0, 8) the auxiliary side, [8, 16) the state side
+extern "C" __device__ long long gdn_ws_clock[32] = {};  // [0, 8) the auxiliary side (warp 8), [8, 16) the state
+// side; GDN_WS_R3: [16, 24) aux warp 10, [24, 32) aux warp 11 (the gates' warps; 11 with the longest epilogue)
 #define WS_CLK_DECL long long clk_acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; long long clk_t = clock64();
 #define WS_CLK(i) do { const long long t_ = clock64(); clk_acc[i] += t_ - clk_t; clk_t = t_; } while (0)
 #define WS_CLK_PRINT(who, slot, nch)                                                              \

@@ -253,6 +253,8 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       WS_CLK(6);
     }
     WS_CLK_PRINT(a == 0, 0, nch);  // gates, L / P, the inverse's merges, ROWS wait, its diagonal blocks, T_v, arrive
+    WS_CLK_PRINT(a == 64, 2, nch);  // the same slots for warp 10 (its diagonal-block phase: the next gates)
+    WS_CLK_PRINT(a == 96, 3, nch);  // and warp 11
     return;
   }
 
