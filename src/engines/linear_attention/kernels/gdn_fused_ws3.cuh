@@ -57,6 +57,10 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 //                  products run; Nsight Compute then showed the other three aux warps waiting for warp 8 at
 //                  the barrier after the L / P epilogue, ~18 % of the aux side's time
 //                  (bench/results/2026-12-04-gdn-ws3-profile-8a91c12-h200.txt). 0: warp 8 at the chunk's top.
+//                  3 (a variant under trial): 2's halves formed by warps 8 and 9 right after their L / P epilogues
+//                  (one and two blocks under EPIW), in the wait for warp 11's four at the barrier after it, so
+//                  the diagonal-block phase holds the chain alone (the H200's clocks: the gates, ~1.2k cycles,
+//                  ran ~0.3k shorter than the chain beside them; bench/results/2026-12-04-gdn-ws3-clocks-warps-h200.txt).
 #ifndef GDN_WS3_GATES
 #define GDN_WS3_GATES 2
 #endif
@@ -141,10 +145,12 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     float* const lf = reinterpret_cast<float*>(base + kXLf);
     float* const tf = reinterpret_cast<float*>(base + kXTf);
     float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
-    // GDN_WS3_GATES 2: warps 10, 11 form the gates (in the diagonal-block phase), token gj each lane.
-    const bool gate_warp = wi >= 2;
-    const int gj = 32 * (wi - 2) + lane;
-    if (GDN_WS3_GATES == 2 && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
+    // GDN_WS3_GATES 2: warps 10, 11 form the gates (in the diagonal-block phase), token gj each lane; 3: warps
+    // 8, 9 (after their L / P epilogues).
+    constexpr bool kHalves = GDN_WS3_GATES >= 2;
+    const bool gate_warp = GDN_WS3_GATES == 3 ? wi < 2 : wi >= 2;
+    const int gj = 32 * (GDN_WS3_GATES == 3 ? wi : wi - 2) + lane;
+    if (kHalves && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
       gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
       half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
                  reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
@@ -153,8 +159,8 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     // Chunk 0's halves written before threads 32..63 read them at its top (later chunks' were written a chunk
     // ahead, behind the inverse's barriers). Without it, test_la_gpu's safe-gate case with a_log and dt_bias
     // (the longest gate path) read chunk 0's gates unwritten on the H200 (fused-ws-split8's final state).
-    if (GDN_WS3_GATES == 2 && nch > 0) aux_sync();
-    if (GDN_WS3_GATES != 2 && nch > 0 && wi == 0) load_gates(p, bos, tb, te, h, lane, g_raw, b_raw);
+    if (kHalves && nch > 0) aux_sync();
+    if (!kHalves && nch > 0 && wi == 0) load_gates(p, bos, tb, te, h, lane, g_raw, b_raw);
     if (GDN_WS3_GATES == 1 && nch > 0 && wi == 0) {  // chunk 0's gates into parity 0; chunk 1's loaded
       chunk_gates(p, g_raw, b_raw, static_cast<int>(te - tb < C ? te - tb : C), h, lane,
                   reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
@@ -189,7 +195,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       WS_CLK(0);
       opgraph_gemm::bar_wait(rs + kRMbar, static_cast<u32>((c / 3) & 1));
       fence_async_shared();
-      if (GDN_WS3_GATES == 2 && a >= 32 && a < 64) gam[a] += gam[31];  // the second half's prefix sums
+      if (kHalves && a >= 32 && a < 64) gam[a] += gam[31];  // the second half's prefix sums
       aux_sync();  // gam, bet
       WS_CLK(3);
       const float gc = gam[C - 1];
@@ -216,8 +222,8 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
       // before this chunk's barriers), chunk c + 2's loaded.
       auto next_gates = [&] {
-        // (Under the diagonal-block phase only threads 64..127 call it: no warp test.)
-        if (GDN_WS3_GATES != 2 || c + 1 >= nch) return;
+        // (GATES 2: only threads 64..127 call it, in the diagonal-block phase; 3: warps 8, 9 after their epilogues.)
+        if (!kHalves || c + 1 >= nch) return;
         const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
         half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
                    reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
@@ -236,6 +242,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       } else {
         lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       }
+      if (GDN_WS3_GATES == 3 && gate_warp) next_gates();
       aux_sync();
       WS_CLK(1);
 #if GDN_WS_CLOCK
@@ -243,7 +250,11 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #else
       const NoTick tick{};
 #endif
-      inverse_aux(lf, tf, a, tick, next_gates);
+      if constexpr (GDN_WS3_GATES == 3) {
+        inverse_aux(lf, tf, a, tick);
+      } else {
+        inverse_aux(lf, tf, a, tick, next_gates);
+      }
       WS_CLK(2);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
