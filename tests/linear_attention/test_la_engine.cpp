@@ -1,24 +1,19 @@
 // tests/linear_attention/test_la_engine.cpp — the linear_attention engine without a
 // GPU: its support rules (what it accepts and the named rule of every decline),
-// the kernels a plan compiles, the manifest slot, planning on a device-less
-// sm_90a target, and an NVRTC compile for sm_90a of every declared kernel.
+// the kernels a plan compiles and gdn_summary's plan (the manifest slot and the plan order on a
+// device-less sm_90a target: test_la_planning.cpp; the NVRTC compiles of its kernels: test_la_nvrtc.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "engines/linear_attention/gdn_problem.h"
 #include "engines/linear_attention/gdn_bwd.h"
 #include "engines/linear_attention/la_engine.h"
-#include "engines/manifest.h"
 #include "exec/declared_layout.h"
 #include "ir/linear_attention_fixture.h"
 #include "opgraph/graph.h"
-#include "runtime/loader.h"
 #include "runtime/nvrtc_compiler.h"
 
 namespace {
@@ -690,113 +685,6 @@ TEST(LaOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
   refused(pack_for(300, 4, 3), {"initial_state", "rule state_rows", "3 state rows for 4 sequences"});
 }
 
-TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
-  const auto& m = engines::default_manifest();
-  const plan::Family* fam = nullptr;
-  for (const auto& f : m.families)
-    if (f.name == "linear_attention") fam = &f;
-  ASSERT_NE(fam, nullptr);
-  ASSERT_EQ(fam->slots.size(), 1u);
-  EXPECT_EQ(fam->slots[0].name, "linear_attention");
-  EXPECT_FALSE(fam->slots[0].opt_in);
-
-  Cfg c = cfg_of(128);
-  Built b = la_test::build(la_test::op_named("gdn"), c);
-  mark_outputs(b);
-  Graph g(std::move(b.g));
-  auto target = DeviceProperties::for_arch("sm_90a");
-  ASSERT_TRUE(target.is_good());
-  g.set_device_properties(*target);
-  const Status made0 = g.create_execution_plans({HeurMode::A});
-  ASSERT_TRUE(made0.is_good()) << made0.to_string();
-  auto name = g.get_plan_name_at_index(0);
-  ASSERT_TRUE(name.is_good()) << name.status().message();
-  EXPECT_EQ(name->rfind("linear_attention", 0), 0u) << *name;
-  // A decode graph (T = 10 over N = 3): one plan of ours, PIPELINE_ARCH=0 (the decode kernel).
-  EXPECT_NE(name->find("PIPELINE_ARCH=0"), std::string::npos) << *name;
-  Cfg pc = cfg_of(128);
-  pc.cu = {0, 30, 30, 100};
-  for (HeurMode mode : {HeurMode::A, HeurMode::B, HeurMode::FALLBACK}) {
-    Built bp = la_test::build(la_test::op_named("gdn"), pc);
-    mark_outputs(bp);
-    Graph gp(std::move(bp.g));
-    gp.set_device_properties(*target);
-    Status made = gp.create_execution_plans({mode});
-    ASSERT_TRUE(made.is_good()) << made.to_string();
-    auto n0 = gp.get_plan_name_at_index(0);
-    auto n1 = gp.get_plan_name_at_index(1);
-    auto n2 = gp.get_plan_name_at_index(2);
-    auto n3 = gp.get_plan_name_at_index(3);
-    ASSERT_TRUE(n0.is_good() && n1.is_good() && n2.is_good() && n3.is_good());
-    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // 24 CTAs: two-pass first
-    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");  // fused, warp-specialised (d = 128)
-    EXPECT_EQ(*n2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");  // fused, eight warps
-    EXPECT_EQ(*n3, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
-  }
-  // 20 sequences x 8 heads (160 CTAs on the H200's 132): the fused prefill first.
-  {
-    Cfg many = cfg_of(128);
-    many.cu.assign(1, 0);
-    for (int i = 0; i < 20; ++i) many.cu.push_back(many.cu.back() + 100);
-    Built bm = la_test::build(la_test::op_named("gdn"), many);
-    mark_outputs(bm);
-    Graph gm(std::move(bm.g));
-    gm.set_device_properties(*target);
-    ASSERT_TRUE(gm.create_execution_plans({HeurMode::A}).is_good());
-    auto m0 = gm.get_plan_name_at_index(0);
-    auto m1 = gm.get_plan_name_at_index(1);
-    auto m2 = gm.get_plan_name_at_index(2);
-    ASSERT_TRUE(m0.is_good() && m1.is_good() && m2.is_good());
-    EXPECT_EQ(*m0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");
-    EXPECT_EQ(*m1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");
-    EXPECT_EQ(*m2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");
-  }
-  // 2/8 heads, one 32k sequence (8 CTAs): the chain split's plans first, the warp-specialised fused one
-  // leading, then the unsplit ones with the two-pass plan before the fused ones (fused_first does not hold).
-  {
-    Cfg one = cfg_of(128);
-    one.hq = one.hk = 2;
-    one.hv = 8;
-    one.cu = {0, 32768};
-    Built bo = la_test::build(la_test::op_named("gdn"), one);
-    mark_outputs(bo);
-    Graph go(std::move(bo.g));
-    go.set_device_properties(*target);
-    ASSERT_TRUE(go.create_execution_plans({HeurMode::A}).is_good());
-    const char* want[] = {"linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=3]",
-                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]",
-                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=2]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"};
-    for (int i = 0; i < 7; ++i) {
-      auto n = go.get_plan_name_at_index(i);
-      ASSERT_TRUE(n.is_good()) << i << ": " << n.status().message();
-      EXPECT_EQ(*n, want[i]) << "plan " << i;
-    }
-  }
-  // The decode graph: one plan of ours (both modes run the decode kernel).
-  auto n1 = g.get_plan_name_at_index(1);
-  if (n1.is_good()) {
-    EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;
-  }
-  // A graph the engine declines: no plan of ours.
-  Cfg bad = cfg_of(32);  // head dim outside {64, 128}
-  Built bb = la_test::build(la_test::op_named("gdn"), bad);
-  mark_outputs(bb);
-  Graph gb(std::move(bb.g));
-  gb.set_device_properties(*target);
-  if (gb.create_execution_plans({HeurMode::A}).is_good()) {
-    for (std::int64_t i = 0; i < gb.get_execution_plan_count(); ++i) {
-      auto n = gb.get_plan_name_at_index(i);
-      if (n.is_good()) {
-        EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
-      }
-    }
-  }
-}
-
 // gdn_summary: served by the fused kernel's summary form (d = 128), one plan, no workspace
 // (its numerics: GdnGpu.SummaryMatchesTheReference on the H200).
 TEST(LaSummary, OneFusedKernel) {
@@ -838,102 +726,6 @@ TEST(LaSummary, OneFusedKernel) {
   auto n1 = gp.get_plan_name_at_index(1);
   if (n1.is_good()) {
     EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;
-  }
-}
-
-TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
-  if (auto api = runtime::nvrtc(); api.is_bad())
-    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
-  auto all = linear_attention::declared_specialisations();
-  // 8 entries (gdn_decode and gdn_decode_small among them) x d {64, 128} x {bf16, fp16}, the four fused ones (prefill, summary, span summary,
-  // span scan) x {bf16, fp16}, their warp-specialised builds (PIPELINE_ARCH 3: prefill, span summary,
-  // span scan) x {bf16, fp16}, the pool copy, and gdn_bwd's 24 (compiled by LaBwd's own test,
-  // test_la_bwd.cpp).
-  const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
-  ASSERT_EQ(bwd.size(), 24u);
-  ASSERT_EQ(all.size(), 47u + bwd.size());
-  const auto n_ws = std::count_if(all.begin(), all.end(), [](const runtime::KernelRequest& r) {
-    return r.kernel.size() > 3 && r.kernel.compare(r.kernel.size() - 3, 3, "_ws") == 0;
-  });
-  EXPECT_EQ(n_ws, 6);  // cache warm --all covers the fused plan the list ranks first
-  for (const auto& r : all) {
-    if (r.kernel.rfind("gdn_bwd_", 0) == 0) continue;
-    auto k = runtime::compile_kernel(r, "sm_90a");
-    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
-    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
-  }
-}
-
-// The fused pass's variants under trial (kernels/gdn_fused.cu, gdn_fused_ws*.cuh): GDN_FUSED_INV_COL=1,
-// the diagonal blocks by columns; the warp-specialised forms (GDN_FUSED_WS=1, PIPELINE_ARCH 3's build,
-// the R3 form by default) with GDN_WS_CLOCK=1, their phase clocks; R3's auxiliary side as it was before
-// 0b900ea (GDN_WS3_GATES, GDN_WS3_TF32RAW at 0; its L / P epilogue is the one form since) and before
-// 2026-12-04 (GDN_WS3_GATES=1: warp 8's gates; GDN_WS3_MERGE2=0: the merges in four phases; GDN_WS3_EPIW=0: one
-// L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
-// the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
-// their merge on mma), each alone and together; GDN_WS3_GATES=3 (the next gates on warps 8, 9 after their
-// epilogues), alone and with DIAG8; GDN_WS3_HOIST=1 / 2 (the L / P epilogue's loads, and its decays, before
-// its first store), the second with GATES 3; the previous two-stage form (GDN_WS_R3=0, ws_pass) with
-// GDN_WS_ROWS_AT=1, the rows requested earlier, and with GDN_WS_LOADS and GDN_WS_KE, the state side
-// loading the rows and forming X.
-// No plan runs them; bench/gdn_fused_ab.sh runs them on the GPU against the engine's build. They
-// compile for sm_90a from the embedded sources as the engine would compile them, bf16 inputs (each
-// cubin holds all four fused entries: the prefill, the summary, the span summary and the span scan).
-TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
-  if (auto api = runtime::nvrtc(); api.is_bad())
-    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
-  using Defines = std::vector<std::pair<std::string, std::string>>;
-  const std::vector<std::pair<const char*, Defines>> variants = {
-      {"inv_col", {{"GDN_FUSED_INV_COL", "1"}}},
-      {"ws_clock", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_CLOCK", "1"}}},
-      {"ws3_aux_before", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "0"}, {"GDN_WS3_TF32RAW", "0"}}},
-      {"ws3_gates1_merge4_epi",
-       {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "1"}, {"GDN_WS3_MERGE2", "0"}, {"GDN_WS3_EPIW", "0"}}},
-      {"ws3_ld65", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_LD", "65"}}},
-      {"ws3_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_NORMMID", "1"}}},
-      {"ws3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}}},
-      {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
-      {"ws3_gates3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}}},
-      {"ws3_gates3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}, {"GDN_WS3_DIAG8", "1"}}},
-      {"ws3_hoist1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_HOIST", "1"}}},
-      {"ws3_hoist2_gates3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_HOIST", "2"}, {"GDN_WS3_GATES", "3"}}},
-      {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
-      {"ws2_loads_ke",
-       {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
-  };
-  // bf16 only (the input type is a define the forms share; the declared set compiles both), from
-  // the eight-warp request (the WS form itself is declared: EveryDeclaredSpecialisation...).
-  int fused = 0;
-  for (auto r : linear_attention::declared_specialisations()) {
-    if (r.entry != "gdn_prefill_fused" || r.kernel != "gdn_prefill_fused_d128_bf16") continue;
-    ++fused;
-    for (const auto& [name, defines] : variants) {
-      runtime::KernelRequest v = r;
-      for (const auto& d : defines) v.defines.push_back({d.first, d.second});
-      v.kernel += std::string("_") + name;
-      auto k = runtime::compile_kernel(v, "sm_90a");
-      ASSERT_TRUE(k.is_good()) << v.kernel << ": " << k.status().message();
-      EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << v.kernel;
-    }
-  }
-  EXPECT_EQ(fused, 1);
-}
-
-// bench/nvrtc_cubin.cpp builds the A/B harnesses' cubins (bench/gdn_fused_ab.sh, gdn_bwd_ab.sh,
-// gdn_bwd_profile.sh) "with the engine's options": every option the runtime compiles with must be in its
-// list (it cannot call the runtime: the harnesses build on the GPU machine without cmake), so the two
-// cannot drift apart unnoticed. The architecture comes from its command line.
-TEST(LaNvrtc, BenchCubinToolUsesTheRuntimesOptions) {
-  std::ifstream in(std::string(OPGRAPH_SOURCE_DIR) + "/bench/nvrtc_cubin.cpp");
-  ASSERT_TRUE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string src = text.str();
-  for (const std::string& o : runtime::nvrtc_options("sm_90a")) {
-    if (o == "-lineinfo") continue;  // only under OPGRAPH_NVRTC_LINEINFO=1 (the profile scripts pass it)
-    const std::string want = o.rfind("--gpu-architecture=", 0) == 0 ? "\"--gpu-architecture=\") + argv[2]"
-                                                                   : "\"" + o + "\"";
-    EXPECT_NE(src.find(want), std::string::npos) << "bench/nvrtc_cubin.cpp lacks the runtime's option " << o;
   }
 }
 

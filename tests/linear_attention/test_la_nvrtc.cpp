@@ -1,0 +1,118 @@
+// tests/linear_attention/test_la_nvrtc.cpp — the linear_attention family's kernels through NVRTC for
+// sm_90a, as the engine compiles them, without a GPU: every declared specialisation, the fused prefill's
+// variants under trial (bench/gdn_ws_variants.sh runs them on the GPU), and the bench cubin tool's options
+// against the runtime's.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engines/linear_attention/gdn_bwd.h"
+#include "engines/linear_attention/la_engine.h"
+#include "runtime/loader.h"
+#include "runtime/nvrtc_compiler.h"
+
+namespace {
+
+using namespace opgraph;
+
+TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  auto all = linear_attention::declared_specialisations();
+  // 8 entries (gdn_decode and gdn_decode_small among them) x d {64, 128} x {bf16, fp16}, the four fused ones (prefill, summary, span summary,
+  // span scan) x {bf16, fp16}, their warp-specialised builds (PIPELINE_ARCH 3: prefill, span summary,
+  // span scan) x {bf16, fp16}, the pool copy, and gdn_bwd's 24 (compiled by LaBwd's own test,
+  // test_la_bwd.cpp).
+  const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
+  ASSERT_EQ(bwd.size(), 24u);
+  ASSERT_EQ(all.size(), 47u + bwd.size());
+  const auto n_ws = std::count_if(all.begin(), all.end(), [](const runtime::KernelRequest& r) {
+    return r.kernel.size() > 3 && r.kernel.compare(r.kernel.size() - 3, 3, "_ws") == 0;
+  });
+  EXPECT_EQ(n_ws, 6);  // cache warm --all covers the fused plan the list ranks first
+  for (const auto& r : all) {
+    if (r.kernel.rfind("gdn_bwd_", 0) == 0) continue;
+    auto k = runtime::compile_kernel(r, "sm_90a");
+    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+  }
+}
+
+// The fused pass's variants under trial (kernels/gdn_fused.cu, gdn_fused_ws*.cuh): GDN_FUSED_INV_COL=1,
+// the diagonal blocks by columns; the warp-specialised forms (GDN_FUSED_WS=1, PIPELINE_ARCH 3's build,
+// the R3 form by default) with GDN_WS_CLOCK=1, their phase clocks; R3's auxiliary side as it was before
+// 0b900ea (GDN_WS3_GATES, GDN_WS3_TF32RAW at 0; its L / P epilogue is the one form since) and before
+// 2026-12-04 (GDN_WS3_GATES=1: warp 8's gates; GDN_WS3_MERGE2=0: the merges in four phases; GDN_WS3_EPIW=0: one
+// L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
+// the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
+// their merge on mma), each alone and together; GDN_WS3_GATES=3 (the next gates on warps 8, 9 after their
+// epilogues), alone and with DIAG8; GDN_WS3_HOIST=1 / 2 (the L / P epilogue's loads, and its decays, before
+// its first store), the second with GATES 3; the previous two-stage form (GDN_WS_R3=0, ws_pass) with
+// GDN_WS_ROWS_AT=1, the rows requested earlier, and with GDN_WS_LOADS and GDN_WS_KE, the state side
+// loading the rows and forming X.
+// No plan runs them; bench/gdn_fused_ab.sh runs them on the GPU against the engine's build. They
+// compile for sm_90a from the embedded sources as the engine would compile them, bf16 inputs (each
+// cubin holds all four fused entries: the prefill, the summary, the span summary and the span scan).
+TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  using Defines = std::vector<std::pair<std::string, std::string>>;
+  const std::vector<std::pair<const char*, Defines>> variants = {
+      {"inv_col", {{"GDN_FUSED_INV_COL", "1"}}},
+      {"ws_clock", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_CLOCK", "1"}}},
+      {"ws3_aux_before", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "0"}, {"GDN_WS3_TF32RAW", "0"}}},
+      {"ws3_gates1_merge4_epi",
+       {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "1"}, {"GDN_WS3_MERGE2", "0"}, {"GDN_WS3_EPIW", "0"}}},
+      {"ws3_ld65", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_LD", "65"}}},
+      {"ws3_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_NORMMID", "1"}}},
+      {"ws3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}}},
+      {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
+      {"ws3_gates3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}}},
+      {"ws3_gates3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}, {"GDN_WS3_DIAG8", "1"}}},
+      {"ws3_hoist1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_HOIST", "1"}}},
+      {"ws3_hoist2_gates3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_HOIST", "2"}, {"GDN_WS3_GATES", "3"}}},
+      {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
+      {"ws2_loads_ke",
+       {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
+  };
+  // bf16 only (the input type is a define the forms share; the declared set compiles both), from
+  // the eight-warp request (the WS form itself is declared: EveryDeclaredSpecialisation...).
+  int fused = 0;
+  for (auto r : linear_attention::declared_specialisations()) {
+    if (r.entry != "gdn_prefill_fused" || r.kernel != "gdn_prefill_fused_d128_bf16") continue;
+    ++fused;
+    for (const auto& [name, defines] : variants) {
+      runtime::KernelRequest v = r;
+      for (const auto& d : defines) v.defines.push_back({d.first, d.second});
+      v.kernel += std::string("_") + name;
+      auto k = runtime::compile_kernel(v, "sm_90a");
+      ASSERT_TRUE(k.is_good()) << v.kernel << ": " << k.status().message();
+      EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << v.kernel;
+    }
+  }
+  EXPECT_EQ(fused, 1);
+}
+
+// bench/nvrtc_cubin.cpp builds the A/B harnesses' cubins (bench/gdn_fused_ab.sh, gdn_bwd_ab.sh,
+// gdn_bwd_profile.sh) "with the engine's options": every option the runtime compiles with must be in its
+// list (it cannot call the runtime: the harnesses build on the GPU machine without cmake), so the two
+// cannot drift apart unnoticed. The architecture comes from its command line.
+TEST(LaNvrtc, BenchCubinToolUsesTheRuntimesOptions) {
+  std::ifstream in(std::string(OPGRAPH_SOURCE_DIR) + "/bench/nvrtc_cubin.cpp");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string src = text.str();
+  for (const std::string& o : runtime::nvrtc_options("sm_90a")) {
+    if (o == "-lineinfo") continue;  // only under OPGRAPH_NVRTC_LINEINFO=1 (the profile scripts pass it)
+    const std::string want = o.rfind("--gpu-architecture=", 0) == 0 ? "\"--gpu-architecture=\") + argv[2]"
+                                                                   : "\"" + o + "\"";
+    EXPECT_NE(src.find(want), std::string::npos) << "bench/nvrtc_cubin.cpp lacks the runtime's option " << o;
+  }
+}
+
+}  // namespace

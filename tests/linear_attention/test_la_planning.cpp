@@ -1,0 +1,126 @@
+// tests/linear_attention/test_la_planning.cpp — the linear_attention family in the default manifest and
+// the order its heuristics give a gdn graph's plans on a device-less sm_90a target (132 multiprocessors):
+// decode, prefill below and above fused_first's threshold, a chain split, and a graph it declines.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engines/manifest.h"
+#include "ir/linear_attention_fixture.h"
+#include "opgraph/graph.h"
+
+namespace {
+
+using namespace opgraph;
+using la_test::Built;
+using la_test::Cfg;
+using la_test::mark_outputs;
+
+TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
+  const auto& m = engines::default_manifest();
+  const plan::Family* fam = nullptr;
+  for (const auto& f : m.families)
+    if (f.name == "linear_attention") fam = &f;
+  ASSERT_NE(fam, nullptr);
+  ASSERT_EQ(fam->slots.size(), 1u);
+  EXPECT_EQ(fam->slots[0].name, "linear_attention");
+  EXPECT_FALSE(fam->slots[0].opt_in);
+
+  Cfg c = la_test::engine_cfg(128);
+  Built b = la_test::build(la_test::op_named("gdn"), c);
+  mark_outputs(b);
+  Graph g(std::move(b.g));
+  auto target = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(target.is_good());
+  g.set_device_properties(*target);
+  const Status made0 = g.create_execution_plans({HeurMode::A});
+  ASSERT_TRUE(made0.is_good()) << made0.to_string();
+  auto name = g.get_plan_name_at_index(0);
+  ASSERT_TRUE(name.is_good()) << name.status().message();
+  EXPECT_EQ(name->rfind("linear_attention", 0), 0u) << *name;
+  // A decode graph (T = 10 over N = 3): one plan of ours, PIPELINE_ARCH=0 (the decode kernel).
+  EXPECT_NE(name->find("PIPELINE_ARCH=0"), std::string::npos) << *name;
+  Cfg pc = la_test::engine_cfg(128);
+  pc.cu = {0, 30, 30, 100};
+  for (HeurMode mode : {HeurMode::A, HeurMode::B, HeurMode::FALLBACK}) {
+    Built bp = la_test::build(la_test::op_named("gdn"), pc);
+    mark_outputs(bp);
+    Graph gp(std::move(bp.g));
+    gp.set_device_properties(*target);
+    Status made = gp.create_execution_plans({mode});
+    ASSERT_TRUE(made.is_good()) << made.to_string();
+    auto n0 = gp.get_plan_name_at_index(0);
+    auto n1 = gp.get_plan_name_at_index(1);
+    auto n2 = gp.get_plan_name_at_index(2);
+    auto n3 = gp.get_plan_name_at_index(3);
+    ASSERT_TRUE(n0.is_good() && n1.is_good() && n2.is_good() && n3.is_good());
+    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");  // 24 CTAs: two-pass first
+    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");  // fused, warp-specialised (d = 128)
+    EXPECT_EQ(*n2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");  // fused, eight warps
+    EXPECT_EQ(*n3, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+  }
+  // 20 sequences x 8 heads (160 CTAs on the H200's 132): the fused prefill first.
+  {
+    Cfg many = la_test::engine_cfg(128);
+    many.cu.assign(1, 0);
+    for (int i = 0; i < 20; ++i) many.cu.push_back(many.cu.back() + 100);
+    Built bm = la_test::build(la_test::op_named("gdn"), many);
+    mark_outputs(bm);
+    Graph gm(std::move(bm.g));
+    gm.set_device_properties(*target);
+    ASSERT_TRUE(gm.create_execution_plans({HeurMode::A}).is_good());
+    auto m0 = gm.get_plan_name_at_index(0);
+    auto m1 = gm.get_plan_name_at_index(1);
+    auto m2 = gm.get_plan_name_at_index(2);
+    ASSERT_TRUE(m0.is_good() && m1.is_good() && m2.is_good());
+    EXPECT_EQ(*m0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]");
+    EXPECT_EQ(*m1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");
+    EXPECT_EQ(*m2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");
+  }
+  // 2/8 heads, one 32k sequence (8 CTAs): the chain split's plans first, the warp-specialised fused one
+  // leading, then the unsplit ones with the two-pass plan before the fused ones (fused_first does not hold).
+  {
+    Cfg one = la_test::engine_cfg(128);
+    one.hq = one.hk = 2;
+    one.hv = 8;
+    one.cu = {0, 32768};
+    Built bo = la_test::build(la_test::op_named("gdn"), one);
+    mark_outputs(bo);
+    Graph go(std::move(bo.g));
+    go.set_device_properties(*target);
+    ASSERT_TRUE(go.create_execution_plans({HeurMode::A}).is_good());
+    const char* want[] = {"linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=3]",
+                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]",
+                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=2]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"};
+    for (int i = 0; i < 7; ++i) {
+      auto n = go.get_plan_name_at_index(i);
+      ASSERT_TRUE(n.is_good()) << i << ": " << n.status().message();
+      EXPECT_EQ(*n, want[i]) << "plan " << i;
+    }
+  }
+  // The decode graph: one plan of ours (both modes run the decode kernel).
+  auto n1 = g.get_plan_name_at_index(1);
+  if (n1.is_good()) {
+    EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;
+  }
+  // A graph the engine declines: no plan of ours.
+  Cfg bad = la_test::engine_cfg(32);  // head dim outside {64, 128}
+  Built bb = la_test::build(la_test::op_named("gdn"), bad);
+  mark_outputs(bb);
+  Graph gb(std::move(bb.g));
+  gb.set_device_properties(*target);
+  if (gb.create_execution_plans({HeurMode::A}).is_good()) {
+    for (std::int64_t i = 0; i < gb.get_execution_plan_count(); ++i) {
+      auto n = gb.get_plan_name_at_index(i);
+      if (n.is_good()) {
+        EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
+      }
+    }
+  }
+}
+
+}  // namespace
