@@ -189,6 +189,7 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
   unsigned char* const prow = pP + fr * 128 + 2 * fc;
   // GDN_WS3_HOIST (WI >= 0): every column tile's factors loaded (1) and their decays formed (2) before the first
   // store; else each tile's loads wait for the previous tile's stores (the compiler cannot tell them apart).
+  // (ws3_pass's T_v copy likewise forms both its tasks' words before the stores under either value.)
   constexpr bool kHoist = GDN_WS3_HOIST > 0 && WI >= 0, kHoistF = GDN_WS3_HOIST > 1 && WI >= 0;
   float2 g2s[8], k2s[8];
   float fs[8][2][2];

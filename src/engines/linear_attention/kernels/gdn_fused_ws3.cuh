@@ -256,8 +256,16 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         inverse_aux(lf, tf, a, tick, next_gates);
       }
       WS_CLK(2);
+      if (GDN_WS3_HOIST) {  // both tasks' words before either's stores (gdn_fused_ws.cuh, GDN_WS3_HOIST)
+        u32 wk[2][8], wv[2][8];
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+        for (int hh = 0; hh < 2; ++hh) t_copy_words<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, wk[hh], wv[hh]);
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) t_copy_store<false>(a + 128 * hh, 0u, ps + kPTv, wk[hh], wv[hh]);
+      } else {
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+      }
       fence_async_shared();
       WS_CLK(5);
       nb_arrive(kBarFull + (c & 1), kWsThreads);
