@@ -78,6 +78,11 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 // chunk c's O store: the norms leave the state side's critical path (the clocks put 'norms + requests' at ~2.0k of
 // its ~6.4k busy cycles a chunk), and the aux side gets the rows earlier. The requests stay after chunk c (the row
 // stage they refill is chunk c's).
+// GDN_WS3_EARLYLP (a variant under trial): the L / P products issued as soon as the chunk's rows are in, before
+// the gates' barrier and the token factors (their ex2 then run in the products' shadow), not after them.
+#ifndef GDN_WS3_EARLYLP
+#define GDN_WS3_EARLYLP 0
+#endif
 #ifndef GDN_WS3_NORMMID
 #define GDN_WS3_NORMMID 0
 #endif
@@ -195,6 +200,8 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       WS_CLK(0);
       opgraph_gemm::bar_wait(rs + kRMbar, static_cast<u32>((c / 3) & 1));
       fence_async_shared();
+      float accl[32], accp[32];
+      if (GDN_WS3_EARLYLP) lp_issue<kOut>(accl, accp, sK, sQ);  // the rows are in: the products need nothing else
       if (kHalves && a >= 32 && a < 64) gam[a] += gam[31];  // the second half's prefix sums
       aux_sync();  // gam, bet
       WS_CLK(3);
@@ -206,8 +213,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         ke_tok[a] = eg * ik_tok[a];
       }
       if (a == 0) *reinterpret_cast<float*>(pp + kPGc) = exp2f(gc);
-      float accl[32], accp[32];
-      lp_issue<kOut>(accl, accp, sK, sQ);
+      if (!GDN_WS3_EARLYLP) lp_issue<kOut>(accl, accp, sK, sQ);
       // GDN_WS3_GATES: chunk c + 1's gates into the other parity's gamma / beta (chunk c - 1's: every
       // aux thread left them before this chunk's aux_sync above), chunk c + 2's loaded.
       if (GDN_WS3_GATES == 1 && wi == 0 && c + 1 < nch) {
