@@ -3,7 +3,9 @@
 T = (I + L)^-1 as ws::inverse_aux forms it (kernels/gdn_ws_inverse.cuh) under GDN_WS3_MERGE2, with the diagonal
 blocks either 16 x 16 by column substitution (inverse_diagonal_blocks_col) or, under GDN_WS3_DIAG8, 8 x 8 by
 column substitution (inverse_diagonal_blocks8_col) followed by the 8 -> 16 merge on m16n8k8 mma with the rows
-8..15 of A zero (merge8_warp: X = L21 T11, then -T22 X, X handed over by shuffles).
+8..15 of A zero (merge8_warp: X = L21 T11, then -T22 X, X handed over by shuffles), or, under GDN_WS3_DIAGV (LDF
+a multiple of 4), 16 x 16 with L read four columns a load (inverse_diagonal_blocks_col_v4: checked bitwise equal
+to the column form).
 
 Every product reads its operands through the fragment addressing the kernel uses (A: lanes (g, t) read rows g,
 g + 8, columns t, t + 4; B: rows t, t + 4, column g; c_tile_as_b's shuffles), from buffers poisoned with NaN, so a
@@ -50,6 +52,23 @@ def diag_col(lf, tf, n):
         if n == 8 and (j // 8) % 2 == 0:  # the 16-block's upper right quarter: zeros
             for i in range(8):
                 tf[(b0 + i) * LDF + j + 8] = 0.0
+
+
+def diag_col_v4(lf, tf):
+    """inverse_diagonal_blocks_col_v4 (GDN_WS3_DIAGV, LDF % 4 == 0): the 16 x 16 chain reading L four columns a
+    load (rows s0 + 1 .. 15, columns s0 .. s0 + 3, poisoned entries above the diagonal included), the same FMAs."""
+    for j in range(C):
+        b0, jj = (j // 16) * 16, j % 16
+        acc = [0.0] * 16
+        for s0 in range(0, 16, 4):
+            lv = {i: lf[(b0 + i) * LDF + b0 + s0:(b0 + i) * LDF + b0 + s0 + 4].copy() for i in range(s0 + 1, 16)}
+            for s in range(s0, s0 + 4):
+                xs = 1.0 if s == jj else (-acc[s] if s > jj else 0.0)
+                acc[s] = xs
+                for i in range(s + 1, 16):
+                    acc[i] += lv[i][s - s0] * xs
+        for i in range(16):
+            tf[(b0 + i) * LDF + j] = acc[i]
 
 
 def frags_a(buf, off, kk, rows16=True):
@@ -159,12 +178,18 @@ def merges(lf, tf):
         store_neg(tf, (32 + 16 * mi) * LDF + 8 * nj, c)
 
 
-def run(diag8, seed):
+def run(form, seed):
     lm, lf = case(seed)
     tf = np.full(C * LDF, np.nan)
-    if diag8:
+    if form == "diag8":
         diag_col(lf, tf, 8)
         merge8(lf, tf)
+    elif form == "diagv":
+        diag_col_v4(lf, tf)
+        ref = np.full(C * LDF, np.nan)
+        diag_col(lf, ref, 16)
+        if not np.array_equal(tf, ref, equal_nan=True):  # the same FMAs in the same order: the same bits
+            return float("inf")
     else:
         diag_col(lf, tf, 16)
     merges(lf, tf)
@@ -179,9 +204,10 @@ def run(diag8, seed):
 
 if __name__ == "__main__":
     worst = 0.0
-    for diag8 in (False, True):
-        e = max(run(diag8, seed) for seed in range(3))
+    names = {"col": "16 x 16", "diag8": "8 x 8 + the 8 -> 16 merge (GDN_WS3_DIAG8)",
+             "diagv": "16 x 16 read four columns a load (GDN_WS3_DIAGV; bitwise the 16 x 16 form's)"}
+    for form in ("col", "diag8") + (("diagv",) if LDF % 4 == 0 else ()):
+        e = max(run(form, seed) for seed in range(3))
         worst = max(worst, e if e == e else float("inf"))
-        print("LDF %d, diagonal blocks %s: max abs error against numpy's inverse %.3e" %
-              (LDF, "8 x 8 + the 8 -> 16 merge (GDN_WS3_DIAG8)" if diag8 else "16 x 16", e))
+        print("LDF %d, diagonal blocks %s: max abs error against numpy's inverse %.3e" % (LDF, names[form], e))
     sys.exit(0 if worst < 1e-12 else 1)

@@ -53,7 +53,8 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
 // epilogues), alone and with DIAG8; GDN_WS3_HOIST=1 / 2 (the L / P epilogue's loads, and its decays, before
 // its first store), the second with GATES 3; GDN_WS3_EARLYLP=1 (the L / P products issued before the gates'
 // barrier and the token factors), alone and with GATES 3 and HOIST 1; GDN_WS3_MMAILP=1 (the second merge
-// level's k range at compile time, two accumulators); the previous two-stage form
+// level's k range at compile time, two accumulators); GDN_WS3_DIAGV=1 (the diagonal blocks' chain reading L
+// four columns a load); the previous two-stage form
 // (GDN_WS_R3=0, ws_pass) with
 // GDN_WS_ROWS_AT=1, the rows requested earlier, and with GDN_WS_LOADS and GDN_WS_KE, the state side
 // loading the rows and forming X.
@@ -80,6 +81,7 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_hoist2_gates3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_HOIST", "2"}, {"GDN_WS3_GATES", "3"}}},
       {"ws3_earlylp", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_EARLYLP", "1"}}},
       {"ws3_mmailp", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_MMAILP", "1"}}},
+      {"ws3_diagv", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAGV", "1"}}},
       {"ws3_gates3_hoist1_earlylp",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}, {"GDN_WS3_HOIST", "1"}, {"GDN_WS3_EARLYLP", "1"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},

@@ -101,6 +101,40 @@ __device__ __forceinline__ void merge8_warp(const float* lf, float* tf, int w, i
   tf[(o + 8 + g) * LDF + o + 2 * t] = -c[0];
   tf[(o + 8 + g) * LDF + o + 2 * t + 1] = -c[1];
 }
+// GDN_WS3_DIAGV (a variant under trial; LDF % 4 == 0): inverse_diagonal_blocks_col's 16 x 16 chain reading L four
+// columns at a time: for columns s0 .. s0 + 3 every later row's four entries by one 16-byte load (36 loads a thread
+// instead of 120), then the four steps. The same FMAs in the same order: T bitwise the same.
+#ifndef GDN_WS3_DIAGV
+#define GDN_WS3_DIAGV 0
+#endif
+#if GDN_WS3_DIAGV
+__device__ __forceinline__ void inverse_diagonal_blocks_col_v4(const float* lf, float* tf, int tid) {
+  static_assert(LDF % 4 == 0, "GDN_WS3_DIAGV: L's rows 16-byte aligned");
+  constexpr int N = 16;
+  const int b0 = tid & ~(N - 1), jj = tid & (N - 1), j = b0 + jj;
+  float acc[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int s0 = 0; s0 < N; s0 += 4) {
+    float4 lv[N];  // rows s0 + 1 .. N - 1, columns s0 .. s0 + 3
+#pragma unroll
+    for (int i = s0 + 1; i < N; ++i) lv[i] = *reinterpret_cast<const float4*>(lf + (b0 + i) * LDF + b0 + s0);
+#pragma unroll
+    for (int s = s0; s < s0 + 4; ++s) {
+      const float xs = s == jj ? 1.f : (s > jj ? -acc[s] : 0.f);
+      acc[s] = xs;
+#pragma unroll
+      for (int i = s + 1; i < N; ++i) {
+        const float l = s - s0 == 0 ? lv[i].x : s - s0 == 1 ? lv[i].y : s - s0 == 2 ? lv[i].z : lv[i].w;
+        acc[i] += l * xs;
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i) tf[(b0 + i) * LDF + j] = acc[i];
+}
+#endif
 // GDN_WS3_MMAILP (a variant under trial): the second merge level's X2 = L21 A with its k range known at compile
 // time (a warp-uniform branch on the column tile: warps 10, 11 start at k = 16) and two accumulators (even and odd
 // k-steps, added at the end), so its fragment loads can all go ahead and its mma chain is half as long; in
@@ -128,8 +162,13 @@ __device__ __forceinline__ void warp_mma_ct2(float (&c)[4], const float* A, cons
 template <class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
   if (a < 64) {
+#if GDN_WS3_DIAGV
+    if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
+    else inverse_diagonal_blocks_col_v4(lf, tf, a);
+#else
     if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
     else inverse_diagonal_blocks_col(lf, tf, a);
+#endif
   } else {
     side();
   }
