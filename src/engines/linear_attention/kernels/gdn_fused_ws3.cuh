@@ -73,18 +73,19 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #ifndef GDN_WS3_EPIW
 #define GDN_WS3_EPIW 1
 #endif
-// GDN_WS3_NORMMID (a variant under trial, not yet run on the GPU): the state side forms chunk c + 2's norms and
+// GDN_WS3_NORMMID (a variant under trial; H200 0.978-0.999x on top of LD 68, bitwise equal: left off while the aux
+// side is the critical path, bench/results/2026-12-04-gdn-ws3-trials-h200.txt): the state side forms chunk c + 2's norms and
 // arrives on its ROWS while chunk c's first product group is in flight (state_chunk_x's mid), instead of after
 // chunk c's O store: the norms leave the state side's critical path (the clocks put 'norms + requests' at ~2.0k of
 // its ~6.4k busy cycles a chunk), and the aux side gets the rows earlier. The requests stay after chunk c (the row
 // stage they refill is chunk c's).
+#ifndef GDN_WS3_NORMMID
+#define GDN_WS3_NORMMID 0
+#endif
 // GDN_WS3_EARLYLP (a variant under trial): the L / P products issued as soon as the chunk's rows are in, before
 // the gates' barrier and the token factors (their ex2 then run in the products' shadow), not after them.
 #ifndef GDN_WS3_EARLYLP
 #define GDN_WS3_EARLYLP 0
-#endif
-#ifndef GDN_WS3_NORMMID
-#define GDN_WS3_NORMMID 0
 #endif
 // GDN_WS3_GATES 2: token j (32 x the gate warp's index among the two, + lane) of a chunk starting at c0: its raw gate and beta
 // (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
