@@ -653,7 +653,7 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     // warp-specialised fused one at d = 128, then the two-pass one, then the eight-warp fused one); then,
     // where fused_first holds, the fused plans (warp-specialised, eight-warp) before the two-pass plan,
     // else after it; the one-pass plan last (no workspace). Decode-sized graphs run the decode kernel under
-    // either value: one plan. Same-run H200 figures behind it: bench/results/2026-12-04-gdn-peers-h200.txt.
+    // either value: one plan. Same-run H200 figures behind it: bench/results/2026-12-04-gdn-peers-d804a88-h200.txt.
     if (p->summary) {  // every mode runs the summary kernel: one plan
       out.push_back(plan::Proposal::plan(
           e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));

@@ -98,7 +98,7 @@ bool decode_small(const GdnProblem& p);
 // two-pass one for `p` on a device of `sm_count` multiprocessors: d = 128, a prefill, and
 // (sequence, head) CTAs (one a multiprocessor) on at least a fifth of the multiprocessors.
 // Measured on the H200 in one process against the two-pass plan (bench/compare.py gdn,
-// bench/results/2026-12-04-gdn-peers-h200.txt): the warp-specialised form took 0.28-0.39x its time
+// bench/results/2026-12-04-gdn-peers-d804a88-h200.txt): the warp-specialised form took 0.28-0.39x its time
 // at 128 and 256 CTAs, 0.55-0.56x at 64 (1 x 32768 and 1 x 2048 tokens), 0.79x at 32, and 1.12x at
 // 8 CTAs (2/8 heads, one 32k sequence: there chain_split_rule splits, and the split
 // warp-specialised plan goes first: 0.73x the split two-pass plan). Between 8 and 32 CTAs the

@@ -163,11 +163,10 @@ __device__ __forceinline__ void warp_mma_ct2(float (&c)[4], const float* A, cons
 template <class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
   if (a < 64) {
-#if GDN_WS3_DIAGV
     if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
+#if GDN_WS3_DIAGV
     else inverse_diagonal_blocks_col_v4(lf, tf, a);
 #else
-    if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
     else inverse_diagonal_blocks_col(lf, tf, a);
 #endif
   } else {
