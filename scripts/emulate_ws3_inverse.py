@@ -3,9 +3,9 @@
 T = (I + L)^-1 as ws::inverse_aux forms it (kernels/gdn_ws_inverse.cuh) under GDN_WS3_MERGE2, with the diagonal
 blocks either 16 x 16 by column substitution (inverse_diagonal_blocks_col) or, under GDN_WS3_DIAG8, 8 x 8 by
 column substitution (inverse_diagonal_blocks8_col) followed by the 8 -> 16 merge on m16n8k8 mma with the rows
-8..15 of A zero (merge8_warp: X = L21 T11, then -T22 X, X handed over by shuffles), or, under GDN_WS3_DIAGV (LDF
-a multiple of 4), 16 x 16 with L read four columns a load (inverse_diagonal_blocks_col_v4: checked bitwise equal
-to the column form).
+8..15 of A zero (merge8_warp: X = L21 T11, then -T22 X, X handed over by shuffles), or, R3's default since
+2026-12-04 (LDF a multiple of 4), 16 x 16 with L read four columns a load (inverse_diagonal_blocks_col_v4: checked
+bitwise equal to the column form).
 
 Every product reads its operands through the fragment addressing the kernel uses (A: lanes (g, t) read rows g,
 g + 8, columns t, t + 4; B: rows t, t + 4, column g; c_tile_as_b's shuffles), from buffers poisoned with NaN, so a
@@ -55,7 +55,7 @@ def diag_col(lf, tf, n):
 
 
 def diag_col_v4(lf, tf):
-    """inverse_diagonal_blocks_col_v4 (GDN_WS3_DIAGV, LDF % 4 == 0): the 16 x 16 chain reading L four columns a
+    """inverse_diagonal_blocks_col_v4 (R3 at LDF % 4 == 0; GDN_WS3_DIAGV while under trial): the 16 x 16 chain reading L four columns a
     load (rows s0 + 1 .. 15, columns s0 .. s0 + 3, poisoned entries above the diagonal included), the same FMAs."""
     for j in range(C):
         b0, jj = (j // 16) * 16, j % 16
@@ -205,7 +205,7 @@ def run(form, seed):
 if __name__ == "__main__":
     worst = 0.0
     names = {"col": "16 x 16", "diag8": "8 x 8 + the 8 -> 16 merge (GDN_WS3_DIAG8)",
-             "diagv": "16 x 16 read four columns a load (GDN_WS3_DIAGV; bitwise the 16 x 16 form's)"}
+             "diagv": "16 x 16 read four columns a load (R3's default at LDF % 4 == 0; bitwise the 16 x 16 form's)"}
     for form in ("col", "diag8") + (("diagv",) if LDF % 4 == 0 else ()):
         e = max(run(form, seed) for seed in range(3))
         worst = max(worst, e if e == e else float("inf"))

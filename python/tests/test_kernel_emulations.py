@@ -1,7 +1,7 @@
 """The float64 emulations of the fused prefill's lane-level arithmetic (scripts/emulate_*.py) run here, where
 numpy is installed with the binding: each exits 1 when the emulated kernel's result leaves the exact one.
 scripts/emulate_ws3_inverse.py: the R3 inverse (GDN_WS3_MERGE2's shuffles, GDN_WS3_DIAG8's 8 x 8 blocks and
-their merge, GDN_WS3_DIAGV's four-column reads) at both row strides (GDN_WS3_LD 65, 68), unwritten entries
+their merge, the default 16 x 16 blocks' four-column reads) at both row strides (GDN_WS3_LD 65, 68), unwritten entries
 poisoned."""
 import os
 import subprocess
@@ -18,5 +18,5 @@ def test_ws3_inverse_emulation(ldf):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()
-    # 16 x 16, 8 x 8 (DIAG8), and at a row stride of a multiple of 4 the four-column reads (DIAGV)
+    # 16 x 16, 8 x 8 (DIAG8), and at a row stride of a multiple of 4 the four-column reads (R3's default)
     assert len(lines) == (3 if int(ldf) % 4 == 0 else 2) and all("max abs error" in ln for ln in lines)

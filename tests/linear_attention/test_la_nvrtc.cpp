@@ -49,12 +49,8 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
 // 2026-12-04 (GDN_WS3_GATES=1: warp 8's gates; GDN_WS3_MERGE2=0: the merges in four phases; GDN_WS3_EPIW=0: one
 // L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
 // the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
-// their merge on mma), each alone and together; GDN_WS3_GATES=3 (the next gates on warps 8, 9 after their
-// epilogues), alone and with DIAG8; GDN_WS3_HOIST=1 / 2 (the L / P epilogue's loads, and its decays, before
-// its first store), the second with GATES 3; GDN_WS3_EARLYLP=1 (the L / P products issued before the gates'
-// barrier and the token factors), alone and with GATES 3 and HOIST 1; GDN_WS3_MMAILP=1 (the second merge
-// level's k range at compile time, two accumulators); GDN_WS3_DIAGV=1 (the diagonal blocks' chain reading L
-// four columns a load); the previous two-stage form
+// their merge on mma), each alone and together (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
+// default since 2026-12-04: GDN_WS3_LD=65 checks the column form they fall back to); the previous two-stage form
 // (GDN_WS_R3=0, ws_pass) with
 // GDN_WS_ROWS_AT=1, the rows requested earlier, and with GDN_WS_LOADS and GDN_WS_KE, the state side
 // loading the rows and forming X.
@@ -75,15 +71,6 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_NORMMID", "1"}}},
       {"ws3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}}},
       {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
-      {"ws3_gates3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}}},
-      {"ws3_gates3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}, {"GDN_WS3_DIAG8", "1"}}},
-      {"ws3_hoist1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_HOIST", "1"}}},
-      {"ws3_hoist2_gates3", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_HOIST", "2"}, {"GDN_WS3_GATES", "3"}}},
-      {"ws3_earlylp", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_EARLYLP", "1"}}},
-      {"ws3_mmailp", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_MMAILP", "1"}}},
-      {"ws3_diagv", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAGV", "1"}}},
-      {"ws3_gates3_hoist1_earlylp",
-       {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "3"}, {"GDN_WS3_HOIST", "1"}, {"GDN_WS3_EARLYLP", "1"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},

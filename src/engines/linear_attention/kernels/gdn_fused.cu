@@ -243,8 +243,8 @@ __device__ __forceinline__ void quarter_norms(u32 sQ, u32 sK, u32 sV, const u32 
 // token at be_at, bet_at (shared addresses). kTk false: T_v alone (GDN_WS_KE has no T_k). With 16-byte aligned
 // rows (LDF % 4 == 0) T is read a float4 at a time: H200, R3's T_v copy, 0.979-0.990x, outputs bitwise equal
 // (bench/results/2026-12-04-gdn-ws3-trials-h200.txt).
-// t_copy in two halves (the words, then their stores), so a caller can form two tasks' words before either's stores
-// (R3's GDN_WS3_HOIST: the T_v copy's second task then does not wait for the first's stores).
+// t_copy in two halves: the words, then their stores. (Both tasks' words before either's stores, R3's GDN_WS3_HOIST,
+// ran 1.07-1.16x with spills: bench/results/2026-12-04-gdn-ws3-trials2-h200.txt.)
 template <bool kTk = true>
 __device__ __forceinline__ void t_copy_words(int q, const float* tf, u32 be_at, u32 bet_at, u32 (&wk)[8], u32 (&wv)[8]) {
   const int r = q >> 2, g = q & 3, s = 16 * g;

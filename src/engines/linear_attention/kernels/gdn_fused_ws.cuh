@@ -176,9 +176,6 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
 // takes lf's entries on or above the diagonal, and P's tile was zeroed once: ws3_pass); L goes out unmasked (its
 // entries on and above the diagonal are never read, whatever their value), and P is masked only where the
 // diagonal crosses its diagonal block, so the per-element masks (predicates the compiler kept as bit masks) go.
-#ifndef GDN_WS3_HOIST
-#define GDN_WS3_HOIST 0
-#endif
 template <bool kOut, int WI = -1>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
                                                  const float* bet, const float* ik_tok, const float* iq_tok, float scale,
@@ -187,42 +184,18 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
   const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
   const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
   unsigned char* const prow = pP + fr * 128 + 2 * fc;
-  // GDN_WS3_HOIST (WI >= 0): every column tile's factors loaded (1) and their decays formed (2) before the first
-  // store; else each tile's loads wait for the previous tile's stores (the compiler cannot tell them apart).
-  // (ws3_pass's T_v copy likewise forms both its tasks' words before the stores under either value.)
-  constexpr bool kHoist = GDN_WS3_HOIST > 0 && WI >= 0, kHoistF = GDN_WS3_HOIST > 1 && WI >= 0;
-  float2 g2s[8], k2s[8];
-  float fs[8][2][2];
-  if (kHoist) {
-#pragma unroll
-    for (int t = 0; t < 8; ++t) {
-      if (t > 2 * WI + 1) continue;
-      g2s[t] = *reinterpret_cast<const float2*>(gam + 8 * t + fc);
-      k2s[t] = *reinterpret_cast<const float2*>(ik_tok + 8 * t + fc);
-    }
-  }
-  if (kHoistF) {
-#pragma unroll
-    for (int t = 0; t < 8; ++t)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        if (t > 2 * WI + 1 || (t == 2 * WI + 1 && hh == 0)) continue;
-        fs[t][hh][0] = k2s[t].x * ex2_ftz(gr[hh] - g2s[t].x);
-        fs[t][hh][1] = k2s[t].y * ex2_ftz(gr[hh] - g2s[t].y);
-      }
-  }
 #pragma unroll
   for (int t = 0; t < 8; ++t) {
     if (WI >= 0 && t > 2 * WI + 1) continue;  // above the warp's diagonal block
     const int s0 = 8 * t + fc;
-    const float2 g2 = kHoist ? g2s[t] : *reinterpret_cast<const float2*>(gam + s0);
-    const float2 k2 = kHoist ? k2s[t] : *reinterpret_cast<const float2*>(ik_tok + s0);
+    const float2 g2 = *reinterpret_cast<const float2*>(gam + s0);
+    const float2 k2 = *reinterpret_cast<const float2*>(ik_tok + s0);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       if (WI >= 0 && t == 2 * WI + 1 && hh == 0) continue;  // the diagonal block's upper right quarter
       const int j = 4 * t + 2 * hh, r = fr + 8 * hh;
-      const float f0 = kHoistF ? fs[t][hh][0] : k2.x * ex2_ftz(gr[hh] - g2.x);
-      const float f1 = kHoistF ? fs[t][hh][1] : k2.y * ex2_ftz(gr[hh] - g2.y);
+      const float f0 = k2.x * ex2_ftz(gr[hh] - g2.x);
+      const float f1 = k2.y * ex2_ftz(gr[hh] - g2.y);
       if (WI >= 0) {
         lf[r * LDF + s0] = br[hh] * accl[j] * f0;
         lf[r * LDF + s0 + 1] = br[hh] * accl[j + 1] * f1;

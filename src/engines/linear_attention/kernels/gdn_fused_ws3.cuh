@@ -57,10 +57,8 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 //                  products run; Nsight Compute then showed the other three aux warps waiting for warp 8 at
 //                  the barrier after the L / P epilogue, ~18 % of the aux side's time
 //                  (bench/results/2026-12-04-gdn-ws3-profile-8a91c12-h200.txt). 0: warp 8 at the chunk's top.
-//                  3 (a variant under trial): 2's halves formed by warps 8 and 9 right after their L / P epilogues
-//                  (one and two blocks under EPIW), in the wait for warp 11's four at the barrier after it, so
-//                  the diagonal-block phase holds the chain alone (the H200's clocks: the gates, ~1.2k cycles,
-//                  ran ~0.3k shorter than the chain beside them; bench/results/2026-12-04-gdn-ws3-clocks-warps-h200.txt).
+//                  (Tried and removed: 3, 2's halves on warps 8 and 9 right after their L / P epilogues, H200
+//                  1.006-1.011x; bench/results/2026-12-04-gdn-ws3-trials2-h200.txt.)
 #ifndef GDN_WS3_GATES
 #define GDN_WS3_GATES 2
 #endif
@@ -82,11 +80,10 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #ifndef GDN_WS3_NORMMID
 #define GDN_WS3_NORMMID 0
 #endif
-// GDN_WS3_EARLYLP (a variant under trial): the L / P products issued as soon as the chunk's rows are in, before
-// the gates' barrier and the token factors (their ex2 then run in the products' shadow), not after them.
-#ifndef GDN_WS3_EARLYLP
-#define GDN_WS3_EARLYLP 0
-#endif
+// (Tried and removed, bench/results/2026-12-04-gdn-ws3-trials2-h200.txt: the L / P products issued as soon as the
+// rows are in, before the gates' barrier, 0.998-1.003x; the epilogue's loads and decays hoisted above its first
+// store, 1.07-1.16x, 40-44 B of spills; the second merge level's k range at compile time with two accumulators,
+// 1.03-1.06x, 16 B of spills.)
 // GDN_WS3_GATES 2: token j (32 x the gate warp's index among the two, + lane) of a chunk starting at c0: its raw gate and beta
 // (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
 __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int j, float& g,
@@ -151,11 +148,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     float* const lf = reinterpret_cast<float*>(base + kXLf);
     float* const tf = reinterpret_cast<float*>(base + kXTf);
     float g_raw[2] = {0.f, 0.f}, b_raw[2] = {0.f, 0.f};  // warp 8: tokens 2 lane, 2 lane + 1 of a chunk
-    // GDN_WS3_GATES 2: warps 10, 11 form the gates (in the diagonal-block phase), token gj each lane; 3: warps
-    // 8, 9 (after their L / P epilogues).
+    // GDN_WS3_GATES 2: warps 10, 11 form the gates (in the diagonal-block phase), token gj each lane.
     constexpr bool kHalves = GDN_WS3_GATES >= 2;
-    const bool gate_warp = GDN_WS3_GATES == 3 ? wi < 2 : wi >= 2;
-    const int gj = 32 * (GDN_WS3_GATES == 3 ? wi : wi - 2) + lane;
+    const bool gate_warp = wi >= 2;
+    const int gj = 32 * (wi - 2) + lane;
     if (kHalves && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
       gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
       half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
@@ -202,7 +198,6 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       opgraph_gemm::bar_wait(rs + kRMbar, static_cast<u32>((c / 3) & 1));
       fence_async_shared();
       float accl[32], accp[32];
-      if (GDN_WS3_EARLYLP) lp_issue<kOut>(accl, accp, sK, sQ);  // the rows are in: the products need nothing else
       if (kHalves && a >= 32 && a < 64) gam[a] += gam[31];  // the second half's prefix sums
       aux_sync();  // gam, bet
       WS_CLK(3);
@@ -214,7 +209,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         ke_tok[a] = eg * ik_tok[a];
       }
       if (a == 0) *reinterpret_cast<float*>(pp + kPGc) = exp2f(gc);
-      if (!GDN_WS3_EARLYLP) lp_issue<kOut>(accl, accp, sK, sQ);
+      lp_issue<kOut>(accl, accp, sK, sQ);
       // GDN_WS3_GATES: chunk c + 1's gates into the other parity's gamma / beta (chunk c - 1's: every
       // aux thread left them before this chunk's aux_sync above), chunk c + 2's loaded.
       if (GDN_WS3_GATES == 1 && wi == 0 && c + 1 < nch) {
@@ -229,7 +224,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
       // before this chunk's barriers), chunk c + 2's loaded.
       auto next_gates = [&] {
-        // (GATES 2: only threads 64..127 call it, in the diagonal-block phase; 3: warps 8, 9 after their epilogues.)
+        // (GATES 2: only threads 64..127 call it, in the diagonal-block phase.)
         if (!kHalves || c + 1 >= nch) return;
         const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
         half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
@@ -249,7 +244,6 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       } else {
         lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       }
-      if (GDN_WS3_GATES == 3 && gate_warp) next_gates();
       aux_sync();
       WS_CLK(1);
 #if GDN_WS_CLOCK
@@ -257,22 +251,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #else
       const NoTick tick{};
 #endif
-      if constexpr (GDN_WS3_GATES == 3) {
-        inverse_aux(lf, tf, a, tick);
-      } else {
-        inverse_aux(lf, tf, a, tick, next_gates);
-      }
+      inverse_aux(lf, tf, a, tick, next_gates);
       WS_CLK(2);
-      if (GDN_WS3_HOIST) {  // both tasks' words before either's stores (gdn_fused_ws.cuh, GDN_WS3_HOIST)
-        u32 wk[2][8], wv[2][8];
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) t_copy_words<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, wk[hh], wv[hh]);
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) t_copy_store<false>(a + 128 * hh, 0u, ps + kPTv, wk[hh], wv[hh]);
-      } else {
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
-      }
+      for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
       fence_async_shared();
       WS_CLK(5);
       nb_arrive(kBarFull + (c & 1), kWsThreads);

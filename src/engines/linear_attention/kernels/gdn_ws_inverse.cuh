@@ -102,16 +102,14 @@ __device__ __forceinline__ void merge8_warp(const float* lf, float* tf, int w, i
   tf[(o + 8 + g) * LDF + o + 2 * t] = -c[0];
   tf[(o + 8 + g) * LDF + o + 2 * t + 1] = -c[1];
 }
-// GDN_WS3_DIAGV (a variant under trial; LDF % 4 == 0): inverse_diagonal_blocks_col's 16 x 16 chain reading L four
-// columns at a time: for columns s0 .. s0 + 3 every later row's four entries by one 16-byte load (36 loads a thread
-// instead of 120), then the four steps. The same FMAs in the same order: T bitwise the same.
-#ifndef GDN_WS3_DIAGV
-#define GDN_WS3_DIAGV 0
-#endif
-#if GDN_WS3_DIAGV
+// The 16 x 16 diagonal blocks of T (threads 0..63; R3's form since 2026-12-04): inverse_diagonal_blocks_col's chain
+// reading L four columns at a time: for columns s0 .. s0 + 3 every later row's four entries by one 16-byte load (36
+// loads a thread instead of 120), then the four steps. The same FMAs in the same order: T bitwise the column form's
+// (scripts/emulate_ws3_inverse.py checks it in float64). H200: 0.970-0.981x, outputs bitwise equal
+// (bench/results/2026-12-04-gdn-ws3-trials2-h200.txt). Needs LDF % 4 == 0 (GDN_WS3_LD 65 keeps the column form).
+template <int N = 16>
 __device__ __forceinline__ void inverse_diagonal_blocks_col_v4(const float* lf, float* tf, int tid) {
-  static_assert(LDF % 4 == 0, "GDN_WS3_DIAGV: L's rows 16-byte aligned");
-  constexpr int N = 16;
+  static_assert(N == 16 && LDF % 4 == 0, "inverse_diagonal_blocks_col_v4: 16 x 16 blocks, L's rows 16-byte aligned");
   const int b0 = tid & ~(N - 1), jj = tid & (N - 1), j = b0 + jj;
   float acc[N];
 #pragma unroll
@@ -135,40 +133,12 @@ __device__ __forceinline__ void inverse_diagonal_blocks_col_v4(const float* lf, 
 #pragma unroll
   for (int i = 0; i < N; ++i) tf[(b0 + i) * LDF + j] = acc[i];
 }
-#endif
-// GDN_WS3_MMAILP (a variant under trial): the second merge level's X2 = L21 A with its k range known at compile
-// time (a warp-uniform branch on the column tile: warps 10, 11 start at k = 16) and two accumulators (even and odd
-// k-steps, added at the end), so its fragment loads can all go ahead and its mma chain is half as long; in
-// warp_mma_3xtf32 the k range is a run-time value and each step's loads wait for the previous step's mma.
-#ifndef GDN_WS3_MMAILP
-#define GDN_WS3_MMAILP 0
-#endif
-// c += A[16 x (K1 - K0)] B[(K1 - K0) x 8] (A, B fp32 in shared memory, row stride LDF; columns / rows K0 .. K1),
-// one raw TF32 pass, the k-steps alternating between two accumulators.
-template <int K0, int K1>
-__device__ __forceinline__ void warp_mma_ct2(float (&c)[4], const float* A, const float* B, int lane) {
-  const int g = lane >> 2, t = lane & 3;
-  float c2[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-  for (int k = K0; k < K1; k += 8) {
-    const u32 ah[4] = {__float_as_uint(A[g * LDF + k + t]), __float_as_uint(A[(g + 8) * LDF + k + t]),
-                       __float_as_uint(A[g * LDF + k + t + 4]), __float_as_uint(A[(g + 8) * LDF + k + t + 4])};
-    const u32 bh[2] = {__float_as_uint(B[(k + t) * LDF + g]), __float_as_uint(B[(k + t + 4) * LDF + g])};
-    if (((k - K0) / 8) % 2 == 0) mma_tf32(c, ah, bh);
-    else mma_tf32(c2, ah, bh);
-  }
-#pragma unroll
-  for (int q = 0; q < 4; ++q) c[q] += c2[q];
-}
 template <class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
   if (a < 64) {
     if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
-#if GDN_WS3_DIAGV
-    else inverse_diagonal_blocks_col_v4(lf, tf, a);
-#else
+    else if constexpr (LDF % 4 == 0) inverse_diagonal_blocks_col_v4(lf, tf, a);
     else inverse_diagonal_blocks_col(lf, tf, a);
-#endif
   } else {
     side();
   }
@@ -198,12 +168,7 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, T
       for (int mi = 0; mi < 2; ++mi) {
 #pragma unroll
         for (int q = 0; q < 4; ++q) x2[mi][q] = 0.f;
-        if (GDN_WS3_MMAILP && kRaw) {
-          if (nj >= 2) warp_mma_ct2<16, 32>(x2[mi], lf + (32 + 16 * mi) * LDF, tf + 8 * nj, lane);
-          else warp_mma_ct2<0, 32>(x2[mi], lf + (32 + 16 * mi) * LDF, tf + 8 * nj, lane);
-        } else {
-          warp_mma_3xtf32<1, kRaw>(x2[mi], lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
-        }
+        warp_mma_3xtf32<1, kRaw>(x2[mi], lf + (32 + 16 * mi) * LDF, tf + 8 * nj, nj >= 2 ? 16 : 0, 32, lane);
       }
       c_tile_as_b(x2[0], xb, lane);
       c_tile_as_b(x2[1], xb + 2, lane);
