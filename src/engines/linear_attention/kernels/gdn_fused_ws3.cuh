@@ -71,7 +71,8 @@ static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_by
 #ifndef GDN_WS3_EPIW
 #define GDN_WS3_EPIW 1
 #endif
-// GDN_WS3_NORMMID (a variant under trial; H200 0.978-0.999x on top of LD 68, bitwise equal: left off while the aux
+// GDN_WS3_NORMMID (a variant under trial; H200 0.978-0.999x on top of LD 68, 0.979-1.014x on top of the four-column
+// reads (bench/results/2026-12-04-gdn-ws3-trials2-h200.txt), bitwise equal: left off while the aux
 // side is the critical path, bench/results/2026-12-04-gdn-ws3-trials-h200.txt): the state side forms chunk c + 2's norms and
 // arrives on its ROWS while chunk c's first product group is in flight (state_chunk_x's mid), instead of after
 // chunk c's O store: the norms leave the state side's critical path (the clocks put 'norms + requests' at ~2.0k of

@@ -59,7 +59,8 @@ __device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const
     mma_tf32(c, ah, bh);
   }
 }
-// GDN_WS3_DIAG8 (a variant under trial; H200 0.978-1.005x on top of LD 68, O within 1.2e-4: left off, the gates
+// GDN_WS3_DIAG8 (a variant under trial; H200 0.978-1.005x on top of LD 68, 1.007-1.022x on top of the four-column
+// reads (bench/results/2026-12-04-gdn-ws3-trials2-h200.txt), O within 1.2e-4: left off, the gates
 // beside the chain run nearly as long, bench/results/2026-12-04-gdn-ws3-clocks-warps-h200.txt): the 16 x 16 diagonal blocks as 8 x 8 ones by
 // column substitution (an 8-step chain a thread: 28 FMAs and loads where the 16 x 16 chain takes 120), then their
 // 8 -> 16 merge on mma (merge8_warp, a warp a block), one barrier more. Its lane addressing is emulated in float64,
