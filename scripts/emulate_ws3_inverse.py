@@ -55,8 +55,8 @@ def diag_col(lf, tf, n):
 
 
 def diag_col_v4(lf, tf):
-    """inverse_diagonal_blocks_col_v4 (R3 at LDF % 4 == 0; GDN_WS3_DIAGV while under trial): the 16 x 16 chain reading L four columns a
-    load (rows s0 + 1 .. 15, columns s0 .. s0 + 3, poisoned entries above the diagonal included), the same FMAs."""
+    """inverse_diagonal_blocks_col_v4 (R3 at LDF % 4 == 0; GDN_WS3_DIAGV while under trial): the 16 x 16 chain
+    reading L four columns a load (rows s0 + 1 .. 15, columns s0 .. s0 + 3, poisoned entries above the diagonal included), the same FMAs."""
     for j in range(C):
         b0, jj = (j // 16) * 16, j % 16
         acc = [0.0] * 16

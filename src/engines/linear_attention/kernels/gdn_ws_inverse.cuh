@@ -107,7 +107,8 @@ __device__ __forceinline__ void merge8_warp(const float* lf, float* tf, int w, i
 // reading L four columns at a time: for columns s0 .. s0 + 3 every later row's four entries by one 16-byte load (36
 // loads a thread instead of 120), then the four steps. The same FMAs in the same order: T bitwise the column form's
 // (scripts/emulate_ws3_inverse.py checks it in float64). H200: 0.970-0.981x, outputs bitwise equal
-// (bench/results/2026-12-04-gdn-ws3-trials2-h200.txt). Needs LDF % 4 == 0 (GDN_WS3_LD 65 keeps the column form).
+// (bench/results/2026-12-04-gdn-ws3-trials2-h200.txt). Needs LDF % 4 == 0 (GDN_WS3_LD 65 keeps the column form; a
+// template, so that build never instantiates it).
 template <int N = 16>
 __device__ __forceinline__ void inverse_diagonal_blocks_col_v4(const float* lf, float* tf, int tid) {
   static_assert(N == 16 && LDF % 4 == 0, "inverse_diagonal_blocks_col_v4: 16 x 16 blocks, L's rows 16-byte aligned");
