@@ -17,7 +17,7 @@ la_build test_la_gpu || exit 1
 la_shards 'GdnBwdGpu.VarlenBothHeadDims' 'GdnBwdGpu*:-GdnBwdGpu*.Timing*' bwd_shard
 echo "numerics done at $(( $(date +%s) - t0 )) s"
 if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then
-  timeout -s KILL 150 "$B/tests/test_la_gpu" --gtest_filter='GdnBwdGpu.TimingFiveCells' >"$out/bwd_timing.log" 2>&1
+  timeout -s KILL 360 "$B/tests/test_la_gpu" --gtest_filter='GdnBwdGpu.TimingFiveCells' >"$out/bwd_timing.log" 2>&1
   echo "timing rc $?"
 fi
 la_shard_summary bwd_shard '^\[  FAILED|Failure|^\[ gdn_bwd \]' 14

@@ -220,7 +220,7 @@ TEST(LaBwdSupport, DeclinesLayoutsItDoesNotRead) {
   EXPECT_FALSE(linear_attention::is_gdn_bwd(f.g));
 }
 
-// The six kernels in launch order, one specialisation per (D, q/k/v type), and the workspace.
+// The six kernels in launch order (unsplit), one specialisation per (D, q/k/v type), and the workspace.
 TEST(LaBwdKernels, RequestsAndWorkspace) {
   Cfg c = cfg_of(128);
   c.cu = {0, 30, 30, 100};  // T = 100, N = 3
@@ -350,6 +350,97 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
   }
 }
 
+// The chain split of the two scans (CHAIN_SPLIT = chunks a span): the rule, the heuristics' order, the
+// kernels a split plan compiles, its workspace, and the knob's refusals.
+TEST(LaBwdKernels, ChainSplit) {
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  ASSERT_EQ(sm90->sm_count, 132);
+  // The 2 / 8 cell: one sequence of 32768 tokens, 8 output heads: 16 CTAs a scan unsplit.
+  Cfg c = cfg_of(128);
+  c.hq = c.hk = 2;
+  c.hv = 8;
+  c.cu = {0, 32768};
+  auto p = analyze_gdn_bwd(bwd(c).g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  const long long j = linear_attention::gdn_bwd_chain_split_rule(*p, 132);
+  EXPECT_EQ(j, 32);  // 16 spans of 32 chunks: 512 CTAs in the span passes
+  EXPECT_EQ(linear_attention::gdn_bwd_chain_split_rule(*p, 0), 0);  // no device facts: no split
+  {
+    Attributes bi;
+    bi.set("batch_invariant", true);
+    auto pb = analyze_gdn_bwd(bwd(c, bi).g);
+    ASSERT_TRUE(pb.is_good());
+    EXPECT_EQ(linear_attention::gdn_bwd_chain_split_rule(*pb, 132), 0);  // a sequence's spans would follow the batch
+  }
+  {
+    Cfg wide = c;  // 4 x 8192 at 16 / 64 heads: 512 CTAs a scan already
+    wide.hq = wide.hk = 16;
+    wide.hv = 64;
+    wide.cu = {0, 8192, 16384, 24576, 32768};
+    auto pw = analyze_gdn_bwd(bwd(wide).g);
+    ASSERT_TRUE(pw.is_good());
+    EXPECT_EQ(linear_attention::gdn_bwd_chain_split_rule(*pw, 132), 0);
+  }
+  // The kernels: the split's five in place of the two scans.
+  std::vector<std::string> names;
+  for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, j)) {
+    names.push_back(r.kernel);
+    EXPECT_EQ(r.source, r.entry == "gdn_bwd_grads" || r.entry == "gdn_bwd_finish" || r.entry == "gdn_bwd_gate_params"
+                            ? "linear_attention/kernels/gdn_bwd_grads.cu"
+                            : "linear_attention/kernels/gdn_bwd_states.cu")
+        << r.kernel;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d128_bf16", "gdn_bwd_fwd_summary_d128_bf16",
+                                             "gdn_bwd_rev_summary_d128_bf16", "gdn_bwd_span_fixup_d128_bf16",
+                                             "gdn_bwd_fwd_span_d128_bf16", "gdn_bwd_rev_span_d128_bf16",
+                                             "gdn_bwd_grads_d128_bf16", "gdn_bwd_finish_d128_bf16",
+                                             "gdn_bwd_gate_params_d128_bf16"}));
+  // The workspace: five fp32 [128][128] blocks a (sequence, span, head) besides the unsplit one's.
+  EXPECT_EQ(opgraph_gdn::gdn_bwd_spans(32768, 32), 16);
+  EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p, j) - linear_attention::gdn_bwd_workspace_bytes(*p),
+            1LL * 16 * 8 * 5 * 128 * 128 * 4);
+  // The heuristics: the split plan first, then the unsplit one.
+  {
+    Built b = bwd(c);
+    Graph g(std::move(b.g));
+    g.set_device_properties(*sm90);
+    const Status made = g.create_execution_plans({HeurMode::A});
+    ASSERT_TRUE(made.is_good()) << made.to_string();
+    auto n0 = g.get_plan_name_at_index(0), n1 = g.get_plan_name_at_index(1);
+    ASSERT_TRUE(n0.is_good() && n1.is_good());
+    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=0]");
+    EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+  }
+  // plan_kernels follows the knob; a value off the domain, or a split whose N x spans overflows
+  // the grid, is refused naming the knob.
+  Built b = bwd(c);
+  b.g.freeze();
+  auto kernels_of = [&](const OpGraph& g, std::int64_t split, std::vector<std::string>& out) {
+    FactsCache f(g, PlanTarget{*sm90});
+    return engine().plan_kernels(g, PlanConfig{engine().id(), {{KnobType::CHAIN_SPLIT, split}}, {}, -1},
+                                 PlanContext{&f}, [&](const runtime::KernelRequest& r) {
+                                   out.push_back(r.kernel);
+                                   return Status::ok();
+                                 });
+  };
+  std::vector<std::string> got;
+  ASSERT_TRUE(kernels_of(b.g, 8, got).is_good());
+  EXPECT_EQ(got, names);
+  got.clear();
+  Status bad = kernels_of(b.g, 24, got);
+  EXPECT_EQ(bad.code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(bad.message().find("CHAIN_SPLIT"), std::string::npos) << bad.message();
+  Cfg many = cfg_of(64);
+  many.cu.clear();
+  for (std::int64_t i = 0; i <= 40000; ++i) many.cu.push_back(i);  // 40000 one-token sequences: 625 chunks
+  Built bm = bwd(many);
+  bm.g.freeze();
+  bad = kernels_of(bm.g, 8, got);
+  EXPECT_EQ(bad.code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(bad.message().find("exceeds the grid's 65535"), std::string::npos) << bad.message();
+}
+
 // Execute-time shape overrides: T and N follow the call (the workspace with them);
 // heads, a token tensor left behind, state rows off N and a strided dO are refused.
 TEST(LaBwdOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
@@ -461,7 +552,7 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::gdn_bwd_declared_specialisations();
-  ASSERT_EQ(all.size(), 24u);  // 6 entries x d {64, 128} x {bf16, fp16}
+  ASSERT_EQ(all.size(), 44u);  // 11 entries (6 a plan at most) x d {64, 128} x {bf16, fp16}
   for (const auto& r : all) {
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();

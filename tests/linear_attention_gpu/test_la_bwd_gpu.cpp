@@ -54,6 +54,7 @@ using gemm_testing::gpu;
 // The backward's case: CaseBase's inputs and attributes, and d_final_state.
 struct Case : CaseBase {
   bool d_final = true;
+  std::int64_t split = 0;  // the plan's CHAIN_SPLIT (chunks a span; 0: the whole-sequence scans)
 };
 
 struct Problem : Inputs {
@@ -140,7 +141,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, 
   const Status sup = la_engine().check_support(p->g, ctx);
   EXPECT_TRUE(sup.is_good()) << c.name << ": " << sup.message();
   if (sup.is_bad()) return r;
-  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, 0}}, {}, -1};
+  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, c.split}}, {}, -1};
   auto plan = build_direct(la_engine(), p->g, config, ctx);
   EXPECT_TRUE(plan.is_good()) << c.name << ": " << plan.status().message();
   if (plan.is_bad()) return r;
@@ -321,6 +322,48 @@ TEST_F(GdnBwdGpu, Attributes) {
   c = base();
   c.name = "overwrite_initial_state (one state gradient buffer)";
   c.overwrite = true;
+  check(c, rng);
+}
+
+// The chain split of the scans (CHAIN_SPLIT pinned): spans from zero seeds, the summaries'
+// fix-up in both directions, then every span from its true seed. Sequences of one span
+// (64, 65 tokens at 8 chunks a span), of several with a short last one (1000: 16 chunks;
+// 4097: 65 chunks, nine spans) and empty ones; d_final_state and d_initial_state one buffer
+// (span 0 writes it while the last span's seed came from it); both head dims; grouped heads.
+TEST_F(GdnBwdGpu, ChainSplit) {
+  std::mt19937 rng(17);
+  for (std::int64_t d : {128, 64}) {
+    Case c;
+    c.name = "split 8, varlen d" + std::to_string(d);
+    c.d = d;
+    c.lens = kVarlen;
+    c.hq = c.hk = 1;
+    c.hv = 2;
+    c.split = 8;
+    check(c, rng);
+  }
+  Case c;
+  c.name = "split 8, overwrite, safe gate, l2norm";
+  c.lens = {4097, 700, 0};
+  c.split = 8;
+  c.overwrite = c.safe = c.a_log = c.dt = c.l2 = true;
+  check(c, rng);
+  c = Case{};
+  c.name = "split 16, no initial state, GQA, d64";
+  c.lens = {3000, 2000};
+  c.split = 16;
+  c.init = false;
+  c.d = 64;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  check(c, rng);
+  c = Case{};
+  c.name = "split 32, no d_final_state, strong decay";
+  c.lens = {8192};
+  c.split = 32;
+  c.d_final = false;
+  c.strong = true;
   check(c, rng);
 }
 
@@ -526,10 +569,12 @@ TEST_F(GdnBwdGpu, TimingFiveCells) {
                         {16, 32, 1, 32768, 6.720},
                         {2, 8, 1, 32768, 2.709}};
   const auto& api = *gpu().api;
-  std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20\n");
-  std::printf("[ gdn_bwd timing ] %-8s %-10s %10s %10s %8s %12s\n", "heads", "B x T", "ours ms", "fla ms", "ratio",
-              "workspace");
-  for (const Cell& cell : cells) {
+  std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20;\n"
+              "[ gdn_bwd timing ] split: CHAIN_SPLIT (0 whole-sequence scans; * the heuristics' first plan)\n");
+  std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "split", "ours ms", "fla ms",
+              "ratio", "workspace");
+  for (const Cell& cell : cells)
+    for (std::int64_t split : {0, 16, 32, 64, 128}) {
     Case c;
     c.l2 = true;
     c.hq = c.hk = cell.hqk;
@@ -537,9 +582,14 @@ TEST_F(GdnBwdGpu, TimingFiveCells) {
     c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
     auto p = build(c);
     ASSERT_TRUE(p->g.validate().is_good());
+    auto prob = linear_attention::analyze_gdn_bwd(p->g);
+    ASSERT_TRUE(prob.is_good());
+    const long long rule = linear_attention::gdn_bwd_chain_split_rule(*prob, gpu().props.sm_count);
+    // Splits are timed on the one-sequence cells (and the rule's own pick anywhere).
+    if (split != 0 && split != rule && cell.b != 1) continue;
     FactsCache facts(p->g, PlanTarget{gpu().props});
     PlanContext ctx{&facts};
-    const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, 0}}, {}, -1};
+    const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, split}}, {}, -1};
     auto plan = build_direct(la_engine(), p->g, config, ctx);
     ASSERT_TRUE(plan.is_good()) << plan.status().message();
     auto host = fast_inputs(c, *p, static_cast<std::uint64_t>(cell.hv * 131 + cell.b));
@@ -569,9 +619,10 @@ TEST_F(GdnBwdGpu, TimingFiveCells) {
     ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
     const double med = median_execute_ms(**plan, pack, ec, 20);
     ASSERT_GE(med, 0) << "no CUDA events";
-    std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %7.2fx %9.2f GB\n",
+    std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %5lld%s %10.3f %10.3f %7.2fx %9.2f GB\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), med, cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
+                static_cast<long long>(cell.t), static_cast<long long>(split), split == rule ? "*" : " ", med,
+                cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
   }
 }
 

@@ -1,7 +1,7 @@
 // engines/linear_attention/gdn_bwd.cpp — gdn_bwd on the linear_attention engine:
-// the support rules (B1..B8, gdn_bwd.h), the kernel requests, the workspace and
-// the plan (five launches of kernels/gdn_bwd_states.cu and gdn_bwd_grads.cu per
-// execute).
+// the support rules (B1..B8, gdn_bwd.h), the kernel requests, the workspace, the
+// chain split's rule and the plan (up to eight launches of kernels/gdn_bwd_states.cu and
+// gdn_bwd_grads.cu per execute).
 #include "engines/linear_attention/gdn_bwd.h"
 
 #include <algorithm>
@@ -45,14 +45,23 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   // The prep and the two scans in one source, the gradient kernels in the other.
   const std::string e = entry;
   return rules::kernel_request(d, io, entry,
-                               e == "gdn_bwd_prep" || e == "gdn_bwd_fwd_scan" || e == "gdn_bwd_rev_scan"
-                                   ? "linear_attention/kernels/gdn_bwd_states.cu"
-                                   : "linear_attention/kernels/gdn_bwd_grads.cu");
+                               e == "gdn_bwd_grads" || e == "gdn_bwd_finish" || e == "gdn_bwd_gate_params"
+                                   ? "linear_attention/kernels/gdn_bwd_grads.cu"
+                                   : "linear_attention/kernels/gdn_bwd_states.cu");
 }
 
-constexpr const char* kEntries[] = {"gdn_bwd_prep",  "gdn_bwd_fwd_scan", "gdn_bwd_rev_scan",
-                                    "gdn_bwd_grads", "gdn_bwd_finish",   "gdn_bwd_gate_params"};
-constexpr int kKernels = 6;
+// Every entry, in launch order; a plan launches those its form needs (the split's four
+// or the two whole-sequence scans).
+enum Entry : int {
+  kPrep, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kRevScan, kRevSpan, kGrads, kFinish, kGateParams,
+  kKernels
+};
+constexpr const char* kEntries[kKernels] = {"gdn_bwd_prep",     "gdn_bwd_fwd_summary", "gdn_bwd_rev_summary",
+                                            "gdn_bwd_span_fixup", "gdn_bwd_fwd_scan",  "gdn_bwd_fwd_span",
+                                            "gdn_bwd_rev_scan", "gdn_bwd_rev_span",    "gdn_bwd_grads",
+                                            "gdn_bwd_finish",   "gdn_bwd_gate_params"};
+bool split_entry(int e) { return e == kFwdSummary || e == kRevSummary || e == kFixup || e == kFwdSpan || e == kRevSpan; }
+bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
 
 // Operand order of the table rows.
 enum Slot : int {
@@ -75,11 +84,12 @@ bool qk_direct(const GdnBwdProblem& p) { return p.hq == p.hk; }
 // The workspace layout of problem `p`: dq, dk staged in fp32 only where HQ != HK, dV only
 // where v heads are grouped (HV < HO); gdn_bwd_finish sums what is staged, and
 // gdn_bwd_grads writes the rest itself.
-opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p) {
-  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho);
+opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split) {
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split);
 }
 
-BwdLaunch launch_for(const GdnBwdProblem& p) {
+// Under a chain split of `split` chunks a span (> 0), the scans run as the split's four passes.
+BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
   BwdLaunch l;
   GdnBwdParams& k = l.params;
   k.t = p.t;
@@ -128,7 +138,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   k.flags = f;
   k.grads_group = qk_direct(p) ? p.ho / p.hq : 1;
   k.scale = p.scale;
-  const opgraph_gdn::GdnBwdWs w = workspace_of(p);
+  const opgraph_gdn::GdnBwdWs w = workspace_of(p, split);
   k.ws_blocks = w.blocks;
   k.ws_egc = w.egc;
   k.ws_st = w.st;
@@ -141,6 +151,9 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
   k.ws_ga = w.ga;
   k.ws_gd = w.gd;
   k.ws_sds = w.sds;
+  k.ws_span = w.span;
+  k.span_chunks = split;
+  k.n_spans = opgraph_gdn::gdn_bwd_spans(p.t, split);
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
              seqs = static_cast<unsigned>(p.n_seq), slices = static_cast<unsigned>(p.d / 64);
@@ -153,31 +166,44 @@ BwdLaunch launch_for(const GdnBwdProblem& p) {
     d.shared_bytes = static_cast<unsigned>(smem);
     return d;
   };
-  l.dims[0] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_prep_smem_bytes(p.d));
-  l.dims[1] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
-  l.dims[2] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
-  l.dims[3] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1, opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d),
-                   opgraph_gdn::kGdnBwdGradsThreads);
+  const bool split_on = split > 0;
+  // Grid x 0: not launched by this form.
+  const unsigned sx = split_on ? slices : 0, wx = split_on ? 0 : slices;
+  const auto spans = static_cast<unsigned>(seqs * (split_on ? k.n_spans : 1));
+  l.dims[kPrep] = dims(slots, heads, 1, opgraph_gdn::gdn_bwd_prep_smem_bytes(p.d));
+  l.dims[kFwdSummary] = dims(2 * sx, heads, spans, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
+  l.dims[kRevSummary] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
+  l.dims[kFixup] = dims(2 * sx, heads, seqs, opgraph_gdn::gdn_bwd_fixup_smem_bytes(p.d));
+  l.dims[kFwdScan] = dims(wx, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
+  l.dims[kFwdSpan] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
+  l.dims[kRevScan] = dims(wx, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
+  l.dims[kRevSpan] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
+  l.dims[kGrads] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1,
+                        opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d), opgraph_gdn::kGdnBwdGradsThreads);
   // The head-group sums of what gdn_bwd_grads staged: only where it staged something.
   const bool finish = !qk_direct(p) || p.hv != p.ho;
-  l.dims[4] = dims(finish ? static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock) : 0, 1, 1, 0);
+  l.dims[kFinish] =
+      dims(finish ? static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock) : 0, 1, 1, 0);
   // The gate parameters' sums: only when a d_a_log or d_dt_bias is produced.
-  l.dims[5] = dims(p.d_a_log >= 0 || p.d_dt_bias >= 0 ? heads : 0, 1, 1, 0);
+  l.dims[kGateParams] = dims(p.d_a_log >= 0 || p.d_dt_bias >= 0 ? heads : 0, 1, 1, 0);
   return l;
 }
 
 class GdnBwdPlan final : public CompiledPlan {
  public:
-  GdnBwdPlan(GdnBwdProblem p, runtime::KernelRuntime* rt, std::array<const runtime::LoadedKernel*, kKernels> kernels,
-             OperandTable table, std::array<std::int32_t, kSlots> rows)
-      : p_(std::move(p)), rt_(rt), kernels_(kernels), table_(std::move(table)), rows_(rows), launch_(launch_for(p_)) {}
+  GdnBwdPlan(GdnBwdProblem p, long long split, runtime::KernelRuntime* rt,
+             std::array<const runtime::LoadedKernel*, kKernels> kernels, OperandTable table,
+             std::array<std::int32_t, kSlots> rows)
+      : p_(std::move(p)), split_(split), rt_(rt), kernels_(kernels), table_(std::move(table)), rows_(rows),
+        launch_(launch_for(p_, split_)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
   Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
     if (!pack.has_overrides()) return launch_.workspace;
     if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
     auto q = gdn_bwd_overridden_problem(p_, pack, table_.layout());
     if (q.is_bad()) return q.status();
-    return launch_for(*q).workspace;
+    OPGRAPH_CHECK(spans_fit(*q));
+    return launch_for(*q, split_).workspace;
   }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -199,7 +225,8 @@ class GdnBwdPlan final : public CompiledPlan {
       if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
       auto q = gdn_bwd_overridden_problem(p_, pack, table_.layout());
       if (q.is_bad()) return q.status();
-      moved = launch_for(*q);
+      OPGRAPH_CHECK(spans_fit(*q));
+      moved = launch_for(*q, split_);
       l = &moved;
     }
     if (ctx.workspace.bytes < l->workspace || !ctx.workspace.data)
@@ -243,14 +270,25 @@ class GdnBwdPlan final : public CompiledPlan {
     void* args[] = {&a};
     for (int i = 0; i < kKernels; ++i) {
       const runtime::LaunchDims& d = l->dims[static_cast<std::size_t>(i)];
-      if (d.grid[0] == 0) continue;  // T = 0: no token to finish; no gate parameter gradient
+      // Not this form's, T = 0 (no token to finish), no gate parameter gradient.
+      if (d.grid[0] == 0) continue;
       OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, args));
     }
     return Status::ok();
   }
 
  private:
+  // A call's extents under the plan's split: N x spans within the grid's z.
+  Status spans_fit(const GdnBwdProblem& q) const {
+    if (split_ <= 0 || q.n_seq * opgraph_gdn::gdn_bwd_spans(q.t, split_) <= 65535) return Status::ok();
+    return Status(ErrorCode::INVALID_VARIANT_PACK,
+                  "engine linear_attention: gdn_bwd: shape override: N x spans (" + std::to_string(q.n_seq) + " x " +
+                      std::to_string(opgraph_gdn::gdn_bwd_spans(q.t, split_)) +
+                      ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_));
+  }
+
   GdnBwdProblem p_;
+  long long split_;  // CHAIN_SPLIT (chunks a span; 0: none)
   runtime::KernelRuntime* rt_;
   std::array<const runtime::LoadedKernel*, kKernels> kernels_;
   OperandTable table_;
@@ -512,14 +550,38 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
 
 Status gdn_bwd_support(const OpGraph& graph) { return analyze_gdn_bwd(graph).status(); }
 
-std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p) {
+std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split) {
   std::vector<runtime::KernelRequest> out;
-  for (const char* e : kEntries) out.push_back(request(p.d, p.io, e));
+  for (int e = 0; e < kKernels; ++e)
+    if (split > 0 ? !whole_entry(e) : !split_entry(e)) out.push_back(request(p.d, p.io, kEntries[e]));
   return out;
 }
 
-std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p) {
-  return workspace_of(p).total;
+std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split) {
+  return workspace_of(p, split).total;
+}
+
+long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count) {
+  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.t <= 0 || p.batch_invariant) return 0;
+  // In units of a forward-scan chunk step: a reverse one costs ~5/3 of it (the H200's
+  // per-kernel times at 2/8, 1 x 32768, where neither fills the device), a fix-up step ~4/3.
+  // The forward scans fit two CTAs a multiprocessor, the reverse ones one.
+  constexpr long long kFwd = 3, kRev = 5, kFix = 4;
+  const long long slices = p.d / 64, a = p.n_seq * p.ho;
+  const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
+  auto waves = [&](long long ctas, long long per_sm) { return (ctas + per_sm * sm_count - 1) / (per_sm * sm_count); };
+  const long long unsplit = chunks * (kFwd * waves(a * slices, 2) + kRev * waves(a * slices, 1));
+  long long best = 0, best_cost = unsplit;
+  for (long long j : kChainSplits) {
+    if (j == 0 || j >= chunks) continue;
+    const long long spans = (chunks + j - 1) / j;
+    if (p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, j) > 65535) continue;
+    const long long x = a * spans * slices;
+    const long long cost =
+        j * (kFwd * (waves(2 * x, 2) + waves(x, 2)) + kRev * 2 * waves(x, 1)) + kFix * spans;
+    if (cost < best_cost || (cost == best_cost && best > 0 && j > best)) best = j, best_cost = cost;
+  }
+  return best > 0 && 4 * best_cost <= 3 * unsplit ? best : 0;
 }
 
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
@@ -530,12 +592,34 @@ std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
   return out;
 }
 
-Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanContext& ctx) {
+namespace {
+// The span length a config names for a gdn_bwd plan (CHAIN_SPLIT; absent: 0) and its grid limit.
+// PIPELINE_ARCH changes nothing in the backward (one form a split).
+Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
+  auto it = config.knobs.find(KnobType::CHAIN_SPLIT);
+  if (it == config.knobs.end()) return 0LL;
+  if (std::find(std::begin(kChainSplits), std::end(kChainSplits), it->second) == std::end(kChainSplits))
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT (chunks per span) is " +
+                                                std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
+  const long long split = it->second;
+  if (split > 0 && p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, split) > 65535)
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT " +
+                                                std::to_string(split) + ": N x spans (" + std::to_string(p.n_seq) +
+                                                " x " + std::to_string(opgraph_gdn::gdn_bwd_spans(p.t, split)) +
+                                                ") exceeds the grid's 65535; take longer spans");
+  return split;
+}
+}  // namespace
+
+Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
+                                                         const PlanContext& ctx) {
   if (!ctx.layout)
     return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd built without the graph's layout");
   OPGRAPH_CHECK(gdn_bwd_support(graph));
   auto p = analyze_gdn_bwd(graph);
   if (p.is_bad()) return p.status();
+  auto split = bwd_split(*p, config);
+  if (split.is_bad()) return split.status();
   std::array<std::int32_t, kSlots> rows{};
   auto table = operand_table_for(*p, *ctx.layout, rows);
   if (table.is_bad()) return table.status();
@@ -547,29 +631,40 @@ Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, c
   runtime::KernelRuntime& rt = **leased;
   const runtime::ContextScope bound(rt.api(), rt.context());
   OPGRAPH_CHECK(bound.status());
+  // The kernels the plan's form launches (the others stay null: their grids are empty).
   std::array<const runtime::LoadedKernel*, kKernels> kernels{};
-  const auto requests = gdn_bwd_kernel_requests(*p);
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    auto k = rt.get(requests[i]);
+  for (const auto& r : gdn_bwd_kernel_requests(*p, *split)) {
+    auto k = rt.get(r);
     if (k.is_bad()) return k.status();
-    kernels[i] = *k;
+    for (int e = 0; e < kKernels; ++e)
+      if (r.entry == kEntries[e]) kernels[static_cast<std::size_t>(e)] = *k;
   }
   return std::unique_ptr<CompiledPlan>(
-      std::make_unique<GdnBwdPlan>(std::move(*p), &rt, kernels, std::move(*table), rows));
+      std::make_unique<GdnBwdPlan>(std::move(*p), *split, &rt, kernels, std::move(*table), rows));
 }
 
-Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanContext& ctx, const KernelSink& sink) {
+Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx,
+                            const KernelSink& sink) {
   auto p = analyze_gdn_bwd(graph);
   if (p.is_bad()) return p.status();
+  auto split = bwd_split(*p, config);
+  if (split.is_bad()) return split.status();
   if (!ctx.facts || !ctx.target().has_device())
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   "engine linear_attention: compiles for a device target; this target has none");
-  for (const auto& r : gdn_bwd_kernel_requests(*p)) OPGRAPH_CHECK(sink(r));
+  for (const auto& r : gdn_bwd_kernel_requests(*p, *split)) OPGRAPH_CHECK(sink(r));
   return Status::ok();
 }
 
-void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, std::vector<plan::Proposal>& out) {
-  if (gdn_bwd_support(graph).is_bad()) return;
+void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_count,
+                       std::vector<plan::Proposal>& out) {
+  auto p = analyze_gdn_bwd(graph);
+  if (p.is_bad()) return;
+  // Where the rule splits the scans, the split plan first; the whole-sequence plan always.
+  const long long j = gdn_bwd_chain_split_rule(*p, sm_count);
+  if (j > 0)
+    out.push_back(plan::Proposal::plan(engine.id(),
+                                       Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, j}}));
   out.push_back(plan::Proposal::plan(
       engine.id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));
 }

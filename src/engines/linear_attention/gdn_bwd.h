@@ -93,11 +93,13 @@ Status gdn_bwd_support(const OpGraph& graph);
 Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, const VariantPack& pack,
                                                  const DeclaredLayout& layout);
 
-// The kernels a plan of `p` runs, in launch order: gdn_bwd_prep, gdn_bwd_fwd_scan,
-// gdn_bwd_rev_scan, gdn_bwd_grads, gdn_bwd_finish (launched only when something is
-// staged for it: HQ != HK or HV < HO), gdn_bwd_gate_params (launched only when
-// d_a_log or d_dt_bias is produced), specialised by D and the q/k/v type.
-std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p);
+// The kernels a plan of `p` runs under a chain split of `split` chunks a span (0: none), in
+// launch order: gdn_bwd_prep; unsplit gdn_bwd_fwd_scan, gdn_bwd_rev_scan, or split
+// gdn_bwd_fwd_summary, gdn_bwd_rev_summary, gdn_bwd_span_fixup, gdn_bwd_fwd_span,
+// gdn_bwd_rev_span; then gdn_bwd_grads, gdn_bwd_finish (launched only when something is
+// staged for it: HQ != HK or HV < HO), gdn_bwd_gate_params (launched only when d_a_log or
+// d_dt_bias is produced), specialised by D and the q/k/v type.
+std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split = 0);
 
 // The workspace (bytes) a plan of `p` needs (kernels/gdn_bwd_params.cuh,
 // gdn_bwd_ws): per (64-token chunk slot, head) the chunk's tiles, the state and
@@ -105,21 +107,31 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
 // fp32 dq, dk per output head [T, HO, D] each only where HQ != HK, dv only where
 // HV < HO, and fp32 [HO, T] twice (the safe gate's per-token terms). At D = 128
 // about 180 KiB a (chunk slot, head) plus up to 1.5 KiB a (token, head) of
-// staging; ceil(T / 64) + N chunk slots.
-std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p);
+// staging; ceil(T / 64) + N chunk slots. Under a chain split (`split` > 0) five fp32
+// [D][D] blocks a (sequence, span, head) besides.
+std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0);
 
-// Every specialisation gdn_bwd may compile: the six entries for D in {64, 128}
+// The chain split the heuristics propose for `p` on a device of `sm_count`
+// multiprocessors (chunks a span; 0: none): a count of waves a chunk step for the
+// scans unsplit against the split's four passes and fix-up (gdn_bwd.cpp), taken only
+// where it saves a quarter; never under batch_invariant.
+long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count);
+
+// Every specialisation gdn_bwd may compile: the eleven entries for D in {64, 128}
 // x q/k/v in {bf16, fp16}.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 
 // The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to
 // them when is_gdn_bwd): the plan (on the device the planning target names, as
-// the forward's; its kernels from the compiled cache; one plan whatever the
-// knobs, which change nothing here), the kernels it compiles, and the family
-// heuristics' proposal (one plan, PIPELINE_ARCH 0 / CHAIN_SPLIT 0, on a graph
-// analyze_gdn_bwd accepts; none otherwise).
-Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanContext& ctx);
-Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanContext& ctx, const KernelSink& sink);
-void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, std::vector<plan::Proposal>& out);
+// the forward's; its kernels from the compiled cache; the CHAIN_SPLIT knob picks
+// the form, PIPELINE_ARCH changes nothing), the kernels it compiles, and the family
+// heuristics' proposals (on a graph analyze_gdn_bwd accepts; none otherwise): the
+// split plan first where gdn_bwd_chain_split_rule splits, then the unsplit one.
+Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
+                                                         const PlanContext& ctx);
+Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx,
+                            const KernelSink& sink);
+void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_count,
+                       std::vector<plan::Proposal>& out);
 
 }  // namespace opgraph::linear_attention

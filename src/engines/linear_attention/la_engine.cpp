@@ -389,7 +389,7 @@ class LaEngine final : public Engine {
 
   Result<std::unique_ptr<CompiledPlan>> build_plan(const OpGraph& g, const PlanConfig& config,
                                                    const PlanContext& ctx) const override {
-    if (is_gdn_bwd(g)) return build_gdn_bwd_plan(g, ctx);
+    if (is_gdn_bwd(g)) return build_gdn_bwd_plan(g, config, ctx);
     if (!ctx.layout)
       return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: built without the graph's layout");
     auto mode = prefill_mode(config);
@@ -445,7 +445,7 @@ class LaEngine final : public Engine {
 
   Status plan_kernels(const OpGraph& g, const PlanConfig& config, const PlanContext& ctx,
                       const KernelSink& sink) const override {
-    if (is_gdn_bwd(g)) return gdn_bwd_plan_kernels(g, ctx, sink);
+    if (is_gdn_bwd(g)) return gdn_bwd_plan_kernels(g, config, ctx, sink);
     auto mode = prefill_mode(config);
     if (mode.is_bad()) return mode.status();
     auto split = chain_split(config, *mode);
@@ -644,7 +644,7 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
   for (const Engine* e : offered) {
     if (e->name() != "linear_attention") continue;
     if (is_gdn_bwd(ctx.facts->graph())) {
-      gdn_bwd_proposals(*e, ctx.facts->graph(), out);
+      gdn_bwd_proposals(*e, ctx.facts->graph(), ctx.target().has_device() ? ctx.target().device->sm_count : 0, out);
       continue;
     }
     auto p = analyze_gdn(ctx.facts->graph());

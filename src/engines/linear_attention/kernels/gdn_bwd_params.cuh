@@ -47,6 +47,9 @@ struct GdnBwdParams {
   // Byte offsets from ws of the workspace's regions (gdn_bwd_ws below; the host fills them).
   long long ws_blocks, ws_egc, ws_st, ws_dst, ws_vn, ws_dvn, ws_dq, ws_dk, ws_dv, ws_ga, ws_gd, ws_sds;
   long long grads_group;       // under kBwdFlagQkDirect: HO / HQ (gdn_bwd_grads's grid y is HQ); else 1
+  // A chain split of the two scans (the CHAIN_SPLIT knob; 0: none): spans of span_chunks chunks,
+  // at most n_spans a sequence (the split kernels' grid z is N x n_spans); ws_span the span blocks.
+  long long span_chunks, n_spans, ws_span;
 };
 
 // ---- the workspace (bytes from GdnBwdParams::ws; d the head dim, C = 64) ----
@@ -66,14 +69,26 @@ struct GdnBwdParams {
 // where v heads are grouped, HV < HO: otherwise gdn_bwd_grads writes dV itself); then fp32 [HO][T]
 // each, ga and gd: per token the terms of d_a_log (dg . g) and d_dt_bias (dx)
 // under safe_gate (summed over tokens by gdn_bwd_gate_params).
+// Under a chain split (span_chunks > 0), last, per (sequence, span, output head) five fp32 [d][d]
+// blocks (kSpanH .. kSpanRSeed below): the forward scan's span summary H (the state at the span's
+// end from a zero seed, S^T rows) and transition M (K x K), the span's true starting state (its
+// seed), the reverse scan's span summary H' (dS^T at the span's start from a zero dS^T at its
+// end) and the true dS^T at the span's end (the reverse pass's seed).
 constexpr long long gdn_bwd_round256(long long x) { return (x + 255) / 256 * 256; }
 constexpr long long gdn_bwd_slots(long long t, long long n_seq) { return (t + 63) / 64 + n_seq; }
 constexpr long long gdn_bwd_block_elems(long long d) { return 4 * 64 * d + 2 * 64 * 64; }
 struct GdnBwdWs {
-  long long blocks, egc, sds, st, dst, vn, dvn, dq, dk, dv, ga, gd, total;
+  long long blocks, egc, sds, st, dst, vn, dvn, dq, dk, dv, ga, gd, span, total;
 };
+enum : int { kSpanH = 0, kSpanM = 1, kSpanSeed = 2, kSpanRH = 3, kSpanRSeed = 4, kSpanBlocks = 5 };
+// Spans a sequence of a T-token batch has at most under a split of span_chunks chunks (0: no split).
+constexpr long long gdn_bwd_spans(long long t, long long span_chunks) {
+  if (span_chunks <= 0) return 0;
+  const long long spans = ((t + 63) / 64 + span_chunks - 1) / span_chunks;
+  return spans > 0 ? spans : 1;
+}
 constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho, bool qk_staged,
-                              bool dv_staged) {
+                              bool dv_staged, long long span_chunks = 0) {
   const long long sh = gdn_bwd_slots(t, n_seq) * ho;
   GdnBwdWs w{};
   w.blocks = 0;
@@ -88,7 +103,8 @@ constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long lo
   w.dv = gdn_bwd_round256(w.dk + (qk_staged ? t * ho * d * 4 : 0));
   w.ga = gdn_bwd_round256(w.dv + (dv_staged ? t * ho * d * 4 : 0));
   w.gd = gdn_bwd_round256(w.ga + t * ho * 4);
-  w.total = gdn_bwd_round256(w.gd + t * ho * 4);
+  w.span = gdn_bwd_round256(w.gd + t * ho * 4);
+  w.total = gdn_bwd_round256(w.span + n_seq * gdn_bwd_spans(t, span_chunks) * ho * kSpanBlocks * d * d * 4);
   return w;
 }
 
@@ -111,6 +127,8 @@ constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) {
 constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
   return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (64 * (d + 8) + 4 * 64 + 8 * 4 * 64 + 16);
 }
+// gdn_bwd_span_fixup: x [64][d + 8] and m [d][d + 8], bf16.
+constexpr long long gdn_bwd_fixup_smem_bytes(long long d) { return 2 * (64 + d) * (d + 8); }
 // Threads a CTA of gdn_bwd_grads (16 warps; every other backward kernel has 256).
 constexpr int kGdnBwdGradsThreads = 512;
 

@@ -65,21 +65,64 @@ static_assert(sizeof(RevScanSmem) == gdn_bwd_rev_scan_smem_bytes(D), "gdn_bwd_re
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
-extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+namespace opgraph_gdn {
+namespace bwd {
+// The span block `which` (kSpanH .. kSpanRSeed, gdn_bwd_params.cuh) of (sequence, span, head).
+__device__ __forceinline__ float* span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
+  return ws32(p, p.ws_span) + (((seq * p.n_spans + span) * p.ho + h) * kSpanBlocks + which) * D * D;
+}
+// The chunks [cb, ce) of sequence `seq`'s span `span` (PH 0: the whole sequence; nch its chunks) and
+// whether the span exists. An empty sequence has one (empty) span.
+template <int PH>
+__device__ __forceinline__ bool span_range(const GdnBwdParams& p, i64 nch, i64 span, i64& cb, i64& ce, i64& nsp) {
+  cb = 0;
+  ce = nch;
+  nsp = 1;
+  if (PH == 0) return true;
+  nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+  if (span >= nsp) return false;
+  cb = span * p.span_chunks;
+  ce = cb + p.span_chunks < nch ? cb + p.span_chunks : nch;
+  return true;
+}
+}  // namespace bwd
+}  // namespace opgraph_gdn
+
+// The forward scan in three forms (PH), one CTA per (V slice, head, sequence [x span]):
+//  0  gdn_bwd_fwd_scan: the whole sequence from initial_state, S^T and Vn stored per chunk.
+//  1  gdn_bwd_fwd_summary: a chain split's first pass over one span's chunks, nothing stored per
+//     chunk: slices 0 .. D/BV-1 are value rows from a zero seed (their end state is the span's H),
+//     slices D/BV .. rows of its transition M from the identity with U = 0 (the update
+//     X <- X (e^gC I + Wn^T Kd) + U^T Kd keeps rows independent). The last span's H seeds
+//     nothing (those CTAs exit); every span's M is kept (the reverse pass takes M^T), none
+//     where a sequence has one span.
+//  2  gdn_bwd_fwd_span: one span from its seed (gdn_bwd_span_fixup's; span 0's is the initial
+//     state), S^T and Vn stored per chunk as PH 0.
+template <int PH>
+__device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned char* smem_raw) {
   FwdScanSmem& sm = *reinterpret_cast<FwdScanSmem*>(smem_raw);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
-  const i64 v0 = static_cast<i64>(blockIdx.x) * BV, h = blockIdx.y, seq = blockIdx.z;
+  constexpr int kVSlices = D / BV;
+  const bool mrows = PH == 1 && static_cast<int>(blockIdx.x) >= kVSlices;  // rows of M, not of S^T
+  const i64 v0 = static_cast<i64>(mrows ? blockIdx.x - kVSlices : blockIdx.x) * BV, h = blockIdx.y;
+  const i64 seq = PH == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
+  const i64 span = PH == 0 ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;
+  i64 cb, ce, nsp;
+  if (!span_range<PH>(p, (len + C - 1) / C, span, cb, ce, nsp)) return;
+  if (PH == 1 && (nsp == 1 || (!mrows && span == nsp - 1))) return;
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);  // state tile: rows v, columns k
   const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);       // Vn tile: rows token, columns v
   float st[NTS][4];
   {
-    const bool from_init = (p.flags & kFlagHasInit) != 0;
+    // The seed: initial_state (PH 0), the fix-up's (PH 2), zero (PH 1 value rows) or the identity
+    // (PH 1 M rows).
+    const bool from_init = PH == 0 && (p.flags & kFlagHasInit) != 0;
     const i64 base = (seq * p.ho + h) * D * D + v0 * D;
+    const float* seed = PH == 2 ? span_block(p, seq, span, h, kSpanSeed) + v0 * D : nullptr;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
@@ -87,25 +130,30 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         float a = 0.f, b = 0.f;
         if (from_init) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.init_type, a, b);
+        if (PH == 2) load_f2(seed + static_cast<i64>(v) * D + kk, a, b);
+        if (mrows) {
+          a = v0 + v == kk ? 1.f : 0.f;
+          b = v0 + v == kk + 1 ? 1.f : 0.f;
+        }
         st[j][2 * hh] = a;
         st[j][2 * hh + 1] = b;
         st_bf2(&sm.s[v * LDD + kk], a, b);
       }
   }
   const float* egc = ws32(p, p.ws_egc);
-  auto prefetch = [&](i64 c0, int buf) {
-    const u16* blk = ws16(p, p.ws_blocks) + ((first + c0 / C) * p.ho + h) * kBlockElems;
+  auto prefetch = [&](i64 ci, int buf) {
+    const u16* blk = ws16(p, p.ws_blocks) + ((first + ci) * p.ho + h) * kBlockElems;
     copy_tile(sm.st[buf].wn, LDD, blk + kOffWn, D, C, D, tid);
     copy_tile(sm.st[buf].kd, LDD, blk + kOffKd, D, C, D, tid);
-    copy_tile(sm.st[buf].u, LDB, blk + kOffU + v0, D, C, BV, tid);
+    if (!mrows) copy_tile(sm.st[buf].u, LDB, blk + kOffU + v0, D, C, BV, tid);
     cp_async_commit();
   };
-  if (len > 0) prefetch(0, 0);
+  if (ce > cb) prefetch(cb, 0);
   int buf = 0;
-  for (i64 c0 = 0; c0 < len; c0 += C, buf ^= 1) {
-    const i64 sh = (first + c0 / C) * p.ho + h;
+  for (i64 ci = cb; ci < ce; ++ci, buf ^= 1) {
+    const i64 sh = (first + ci) * p.ho + h;
     // S^T at the chunk's start (this CTA's rows), bf16.
-    {
+    if (PH != 1) {
       u16* dst = ws16(p, p.ws_st) + sh * D * D + v0 * D;
 #pragma unroll
       for (int j = 0; j < NTS; ++j)
@@ -118,14 +166,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const
     const float ec = egc[sh];
     cp_async_wait_all();
     __syncthreads();  // this chunk's tiles landed; the previous chunk's readers of the other stage are done
-    if (c0 + C < len) prefetch(c0 + C, buf ^ 1);
+    if (ci + 1 < ce) prefetch(ci + 1, buf ^ 1);
     const FwdStage& sg = sm.st[buf];
     float cv[4][4];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
-        const u32 w = lds32(&sg.u[(m0 + g8 + 8 * hh) * LDB + n0 + 8 * j + 2 * t4]);
+        const u32 w = mrows ? 0u : lds32(&sg.u[(m0 + g8 + 8 * hh) * LDB + n0 + 8 * j + 2 * t4]);
         cv[j][2 * hh] = bf16_to_f32(static_cast<u16>(w));
         cv[j][2 * hh + 1] = bf16_to_f32(static_cast<u16>(w >> 16));
       }
@@ -139,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const
         for (int hh = 0; hh < 2; ++hh) {
           const int r = m0 + g8 + 8 * hh, c = n0 + 8 * j + 2 * t4;
           st_bf2(&sm.vn[r * LDB + c], cv[j][2 * hh], cv[j][2 * hh + 1]);
-          st_bf2(&dst[r * D + v0 + c], cv[j][2 * hh], cv[j][2 * hh + 1]);
+          if (PH != 1) st_bf2(&dst[r * D + v0 + c], cv[j][2 * hh], cv[j][2 * hh + 1]);
         }
     }
     __syncthreads();  // Vn written; every read of S (the bf16 copy) done
@@ -157,16 +205,54 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const
         st_bf2(&sm.s[v * LDD + kk], st[j][2 * hh], st[j][2 * hh + 1]);
       }
   }
+  if (PH == 1) {
+    float* dst = span_block(p, seq, span, h, mrows ? kSpanM : kSpanH) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
+      }
+  }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const GdnBwdParams p) {
+extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
+  fwd_scan_pass<0>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_summary(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fwd_scan_pass<1>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_span(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  fwd_scan_pass<2>(p, smem_raw);
+}
+
+// The reverse scan in three forms (PH), one CTA per (V slice, head, sequence [x span]):
+//  0  gdn_bwd_rev_scan: the whole sequence from d_final_state; dS^T, dVn and <S^T, dS^T> stored
+//     per chunk, d_initial_state at the end.
+//  1  gdn_bwd_rev_summary: a chain split's first reverse pass over one span's chunks from a zero
+//     dS^T at the span's end, nothing stored per chunk: dS^T at the span's start is the span's H'
+//     (the true one is dS^T_end M^T + H', M the span's forward transition). Span 0 exits (its
+//     start needs no seed).
+//  2  gdn_bwd_rev_span: one span from its seed (gdn_bwd_span_fixup's; the last span's is
+//     d_final_state), stores as PH 0; span 0 writes d_initial_state.
+template <int PH>
+__device__ __forceinline__ void rev_scan_pass(const GdnBwdParams& p, unsigned char* smem_raw) {
   RevScanSmem& sm = *reinterpret_cast<RevScanSmem*>(smem_raw);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
-  const i64 v0 = static_cast<i64>(blockIdx.x) * BV, h = blockIdx.y, seq = blockIdx.z;
+  const i64 v0 = static_cast<i64>(blockIdx.x) * BV, h = blockIdx.y;
+  const i64 seq = PH == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
+  const i64 span = PH == 0 ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;
+  const i64 nch = (len + C - 1) / C;
+  i64 cb, ce, nsp;
+  if (!span_range<PH>(p, nch, span, cb, ce, nsp)) return;
+  if (PH == 1 && span == 0) return;
   const float scale = static_cast<float>(p.scale);
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
@@ -174,7 +260,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
   const i64 sbase = (seq * p.ho + h) * D * D + v0 * D;  // this CTA's rows of the [N, HO, D, D] states
   float ds[NTS][4];
   {
-    const bool from_fin = (p.flags & kBwdFlagHasDFinal) != 0;
+    // The seed: d_final_state (PH 0), zero (PH 1) or the fix-up's (PH 2: the last span's is
+    // d_final_state, copied by the fix-up, so no CTA of this pass reads d_final_state while span 0
+    // writes d_initial_state, which may be the same buffer).
+    const bool from_fin = PH == 0 && (p.flags & kBwdFlagHasDFinal) != 0;
+    const float* seed = PH == 2 ? span_block(p, seq, span, h, kSpanRSeed) + v0 * D : nullptr;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
@@ -182,13 +272,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         float a = 0.f, b = 0.f;
         if (from_fin) load_any2(p.d_final_state, sbase + static_cast<i64>(v) * D + kk, p.dfin_type, a, b);
+        if (PH == 2) load_f2(seed + static_cast<i64>(v) * D + kk, a, b);
         ds[j][2 * hh] = a;
         ds[j][2 * hh + 1] = b;
         st_bf2(&sm.ds[v * LDD + kk], a, b);
       }
   }
   const float* egc = ws32(p, p.ws_egc);
-  const i64 nch = (len + C - 1) / C;
   // dO lands with the chunk's other tiles (cp.async, one chunk ahead) where its
   // rows are 16-byte aligned; otherwise it is read from global memory in the pass below.
   const int eb = p.do_type == kTypeF32 ? 4 : 2;
@@ -200,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     copy_tile(sg.wn, LDD, blk + kOffWn, D, C, D, tid);
     copy_tile(sg.kd, LDD, blk + kOffKd, D, C, D, tid);
     copy_tile(sg.p, LDC, blk + kOffP, C, C, C, tid);
-    copy_tile(sg.s, LDD, ws16(p, p.ws_st) + ((first + ci) * p.ho + h) * D * D + v0 * D, D, BV, D, tid);
+    if (PH != 1) copy_tile(sg.s, LDD, ws16(p, p.ws_st) + ((first + ci) * p.ho + h) * D * D + v0 * D, D, BV, D, tid);
     if (do_async) {
       const i64 c0 = ci * C;
       const int rows = static_cast<int>(len - c0 < C ? len - c0 : C);
@@ -216,14 +306,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     }
     cp_async_commit();
   };
-  if (nch > 0) prefetch(nch - 1, 0);
+  if (ce > cb) prefetch(ce - 1, 0);
   int buf = 0;
-  for (i64 ci = nch - 1; ci >= 0; --ci, buf ^= 1) {
+  for (i64 ci = ce - 1; ci >= cb; --ci, buf ^= 1) {
     const i64 c0 = ci * C;
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
     const i64 sh = (first + ci) * p.ho + h;
     // dS^T after the chunk (this CTA's rows), bf16.
-    {
+    if (PH != 1) {
       u16* dst = ws16(p, p.ws_dst) + sh * D * D + v0 * D;
 #pragma unroll
       for (int j = 0; j < NTS; ++j)
@@ -236,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     const float ec = egc[sh];
     cp_async_wait_all();
     __syncthreads();  // this chunk's tiles landed; the previous chunk's readers (dob, dvn, the other stage) done
-    if (ci > 0) prefetch(ci - 1, buf ^ 1);
+    if (ci > cb) prefetch(ci - 1, buf ^ 1);
     // scale dO (this CTA's columns), rows past the chunk zero.
     if (do_async) {
       const u64 raw = reinterpret_cast<u64>(sm.st[buf].dor);
@@ -258,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
     const RevStage& sg = sm.st[buf];
     // <S^T, dS^T> over this CTA's rows (dS^T after the chunk, fp32; S^T at its start):
     // one partial sum a warp, summed by gdn_bwd_grads in a fixed order.
-    {
+    if (PH != 1) {
       float acc = 0.f;
 #pragma unroll
       for (int j = 0; j < NTS; ++j)
@@ -282,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
         for (int hh = 0; hh < 2; ++hh) {
           const int r = m0 + g8 + 8 * hh, c = n0 + 8 * j + 2 * t4;
           st_bf2(&sm.dvn[r * LDB + c], cdv[j][2 * hh], cdv[j][2 * hh + 1]);
-          st_bf2(&dst[r * D + v0 + c], cdv[j][2 * hh], cdv[j][2 * hh + 1]);
+          if (PH != 1) st_bf2(&dst[r * D + v0 + c], cdv[j][2 * hh], cdv[j][2 * hh + 1]);
         }
     }
     __syncthreads();  // dvn written; every read of dS (the bf16 copy) done
@@ -301,7 +391,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
         st_bf2(&sm.ds[v * LDD + kk], ds[j][2 * hh], ds[j][2 * hh + 1]);
       }
   }
-  if (p.flags & kBwdFlagWriteDInit) {
+  if (PH == 1) {
+    float* dst = span_block(p, seq, span, h, kSpanRH) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(dst + static_cast<i64>(v) * D + kk, ds[j][2 * hh], ds[j][2 * hh + 1]);
+      }
+  } else if (span == 0 && (p.flags & kBwdFlagWriteDInit)) {
     // Read d_final_state above (this CTA's rows only) before writing: the two may share one buffer.
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
@@ -310,6 +409,110 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         store_any2(p.d_initial_state, sbase + static_cast<i64>(v) * D + kk, p.dinit_type, ds[j][2 * hh],
                    ds[j][2 * hh + 1]);
+      }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  rev_scan_pass<0>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_summary(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  rev_scan_pass<1>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_span(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  rev_scan_pass<2>(p, smem_raw);
+}
+
+// ---------------------------------------------------------------------------
+// gdn_bwd_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V slice and direction,
+// head, sequence); blockIdx.x < D / BV: the forward direction, X = the initial state rows (or
+// zero) as span 0's seed, then for each span s but the last X <- X M_s + H_s as span s + 1's
+// seed; else the reverse one, dX = the d_final_state rows (or zero) as the last span's seed, then
+// for each span s from the last down to 1 dX <- dX M_s^T + H'_s as span s - 1's seed. X / dX enter
+// the product as bf16, M_s is rounded to bf16 in shared memory, fp32 accumulation from H_s / H'_s
+// (the forward's gdn_span_fixup, gdn_two_pass.cu, in both directions).
+namespace opgraph_gdn {
+namespace bwd {
+struct BwdFixupSmem {
+  u16 x[BV * LDD];  // X or dX (bf16), the A operand
+  u16 m[D * LDD];   // M_s (bf16), [k][n] as stored
+};
+static_assert(sizeof(BwdFixupSmem) == gdn_bwd_fixup_smem_bytes(D), "gdn_bwd_fixup_smem_bytes disagrees");
+}  // namespace bwd
+}  // namespace opgraph_gdn
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  BwdFixupSmem& sm = *reinterpret_cast<BwdFixupSmem*>(smem_raw);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  constexpr int kVSlices = D / BV;
+  const bool rev = static_cast<int>(blockIdx.x) >= kVSlices;
+  const i64 v0 = static_cast<i64>(rev ? blockIdx.x - kVSlices : blockIdx.x) * BV;
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  float x[NTS][4];
+  {
+    const bool load = rev ? (p.flags & kBwdFlagHasDFinal) != 0 : (p.flags & kFlagHasInit) != 0;
+    const i64 base = (seq * p.ho + h) * D * D + v0 * D;
+    float* seed = span_block(p, seq, rev ? nsp - 1 : 0, h, rev ? kSpanRSeed : kSpanSeed) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        float a = 0.f, b = 0.f;
+        if (load) {
+          if (rev) load_any2(p.d_final_state, base + static_cast<i64>(v) * D + kk, p.dfin_type, a, b);
+          else load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.init_type, a, b);
+        }
+        x[j][2 * hh] = a;
+        x[j][2 * hh + 1] = b;
+        store_f2(seed + static_cast<i64>(v) * D + kk, a, b);
+      }
+  }
+  for (i64 i = 0; i + 1 < nsp; ++i) {
+    const i64 s = rev ? nsp - 1 - i : i;  // the span whose summary this step applies
+    __syncthreads();  // the previous step's readers of x and m are done
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        st_bf2(&sm.x[v * LDD + kk], x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+    const float* mg = span_block(p, seq, s, h, kSpanM);
+    for (int e = tid; e < D * D / 2; e += kThreads) {
+      const int r = (2 * e) / D, c = (2 * e) % D;
+      float a, b;
+      load_f2(mg + 2 * e, a, b);
+      st_bf2(&sm.m[r * LDD + c], a, b);
+    }
+    const float* hg = span_block(p, seq, s, h, rev ? kSpanRH : kSpanH) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        load_f2(hg + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+    __syncthreads();
+    // Forward: B = M as stored ([k][n]); reverse: B = M^T, i.e. M's rows as [n][k].
+    if (rev) warp_mma<NTS, D>(x, sm.x + ms * LDD, LDD, sm.m + ns * LDD, LDD, lane);
+    else warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m + ns, LDD, lane);
+    float* seed = span_block(p, seq, rev ? s - 1 : s + 1, h, rev ? kSpanRSeed : kSpanSeed) + v0 * D;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(seed + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
       }
   }
 }
