@@ -98,19 +98,27 @@ def test_dry_run_declares_and_plans_every_cell():
             assert "2p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]" in declared[0]
             assert "1p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]" in declared[0]
             assert "state_v_first=True" in b and "g = exp(ours' g)" in b
-    # The chain-split rule picks a split for the one cell that leaves SMs idle, and the heuristics list its plans
-    # first, the warp-specialised fused one leading.
+    # The chain-split rules pick splits for the one-sequence cells that leave SMs idle, and the heuristics list
+    # those plans first, the warp-specialised fused one leading (the fused rule's span; the two-pass rule splits
+    # only the 2/8 cell).
     two8 = next(b for b in blocks if b.startswith("2/8@1x32768"))
-    assert ("our plans (sm_90, 132 SMs): fused-ws-split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=3], "
+    assert ("our plans (sm_90, 132 SMs): fused-ws-split32=linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3], "
             "split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1], "
-            "fused-split64=linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=2], 2p=") in two8
+            "fused-split32=linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=2], 2p=") in two8
     assert "ANCHOR (2026-12-01, not same-run) fla 0.981 ms, FlashInfer 0.480 ms, FlashInfer without CP 1.409 ms" in two8
+    for key, j in (("16/32@1x32768", 128), ("16/64@1x32768", 256)):
+        cell = next(b for b in blocks if b.startswith(key))
+        assert ("our plans (sm_90, 132 SMs): fused-ws-split%d=linear_attention[CHAIN_SPLIT=%d, PIPELINE_ARCH=3], "
+                "fused-split%d=linear_attention[CHAIN_SPLIT=%d, PIPELINE_ARCH=2], "
+                "fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
+                "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=" % (j, j, j, j)) in cell, key
     for b in blocks:
-        if not b.startswith("2/8@"):
-            assert "CHAIN_SPLIT=64" not in b
+        if not b.startswith(("2/8@", "16/32@1x32768", "16/64@1x32768")):
+            assert "CHAIN_SPLIT=0, PIPELINE_ARCH=3" in b or b.startswith("dec"), b
+            assert not any("CHAIN_SPLIT=%d," % j in b for j in (8, 16, 32, 64, 128, 256)), b
     # The fused prefill's warp-specialised form (PIPELINE_ARCH 3) right before the eight-warp one (2), first from a
-    # fifth of the SMs' worth of (sequence, head) CTAs: the 4 x 8192 cells and the one-sequence 16-head cells.
-    for key in ("16/64@4x8192", "16/64@1x32768", "16/32@1x32768", "16/64@1x2048"):
+    # fifth of the SMs' worth of (sequence, head) CTAs: the 4 x 8192 cells and the 16/64 1 x 2048 cell.
+    for key in ("16/64@4x8192", "16/32@4x8192", "16/64@1x2048"):
         cell = next(b for b in blocks if b.startswith(key))
         assert ("our plans (sm_90, 132 SMs): fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
                 "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=") in cell, key

@@ -590,6 +590,30 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   // Short sequences: nothing to split.
   EXPECT_EQ(rule(2, 8, 1, 300), 0);
 
+  // The fused prefill's rule (one CTA a (sequence x span, head) for the whole state): the span lengths
+  // the H200 measured fastest for the warp-specialised plan on one 32k sequence (la_engine.h).
+  auto frule = [](std::int64_t d, std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t,
+                  bool invariant = false) {
+    Cfg k = cfg_of(d);
+    k.hq = k.hk = hqk;
+    k.hv = hv;
+    k.cu.assign(1, 0);
+    for (std::int64_t i = 0; i < n; ++i) k.cu.push_back(k.cu.back() + t);
+    Attributes a;
+    if (invariant) a.set("batch_invariant", true);
+    auto q = analyze_gdn(gdn(k, a).g);
+    EXPECT_TRUE(q.is_good()) << q.status().message();
+    return q.is_good() ? linear_attention::fused_split_rule(*q, 132) : -1;
+  };
+  EXPECT_EQ(frule(128, 2, 8, 1, 32768), 32);    // 8 CTAs whole
+  EXPECT_EQ(frule(128, 16, 32, 1, 32768), 128);  // 32
+  EXPECT_EQ(frule(128, 16, 64, 1, 32768), 256);  // 64: two spans
+  EXPECT_EQ(frule(128, 16, 64, 4, 8192), 0);     // 256 CTAs fill two waves already
+  EXPECT_EQ(frule(128, 16, 32, 4, 8192), 0);
+  EXPECT_EQ(frule(128, 16, 64, 1, 2048), 0);     // 32 chunks: a split saves under 5 %
+  EXPECT_EQ(frule(128, 2, 8, 1, 32768, true), 0);  // batch_invariant
+  EXPECT_EQ(frule(64, 2, 8, 1, 32768), 0);       // no fused prefill at d = 64
+
   // The fused prefill goes first from a fifth of the multiprocessors' worth of (sequence, head) CTAs
   // (27 of 132): the 4 x 8192 cells (256 and 128 CTAs) and one-sequence 16-head cells (64 and 32
   // CTAs), not 2/8 heads on one sequence (8 CTAs), nor d = 64.

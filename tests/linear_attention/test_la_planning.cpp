@@ -89,14 +89,39 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     Graph go(std::move(bo.g));
     go.set_device_properties(*target);
     ASSERT_TRUE(go.create_execution_plans({HeurMode::A}).is_good());
-    const char* want[] = {"linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=3]",
+    // (the fused plans at fused_split_rule's span, the two-pass one at chain_split_rule's)
+    const char* want[] = {"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]",
                           "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]",
-                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=2]",
+                          "linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=2]",
                           "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
                           "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
                           "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
                           "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"};
     for (int i = 0; i < 7; ++i) {
+      auto n = go.get_plan_name_at_index(i);
+      ASSERT_TRUE(n.is_good()) << i << ": " << n.status().message();
+      EXPECT_EQ(*n, want[i]) << "plan " << i;
+    }
+  }
+  // 16/32 heads, one 32k sequence (32 CTAs): the fused plans split in spans of 128 chunks first (the two-pass
+  // rule splits nothing here), then the unsplit ones with the fused plans first (fused_first holds).
+  {
+    Cfg one = la_test::engine_cfg(128);
+    one.hq = one.hk = 16;
+    one.hv = 32;
+    one.cu = {0, 32768};
+    Built bo = la_test::build(la_test::op_named("gdn"), one);
+    mark_outputs(bo);
+    Graph go(std::move(bo.g));
+    go.set_device_properties(*target);
+    ASSERT_TRUE(go.create_execution_plans({HeurMode::A}).is_good());
+    const char* want[] = {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=3]",
+                          "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=2]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
+                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"};
+    for (int i = 0; i < 6; ++i) {
       auto n = go.get_plan_name_at_index(i);
       ASSERT_TRUE(n.is_good()) << i << ": " << n.status().message();
       EXPECT_EQ(*n, want[i]) << "plan " << i;

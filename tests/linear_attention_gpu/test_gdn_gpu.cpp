@@ -1094,6 +1094,15 @@ TEST_F(GdnGpu, TimingFiveCells) {
                 " fused-ws split %d %8.3f ms\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
                 static_cast<long long>(cell.t), fz, fz8, fz / fz8, agree[4], j, fz_split);
+    if (cell.b == 1) {
+      // One long sequence: the warp-specialised fused plan unsplit and at four span lengths, interleaved.
+      std::vector<double> fa;
+      const std::vector<double> ts = time_modes(c, rng, timing_reps(30), {kFusedWs, 3032, 3064, 3128, 3256}, &fa);
+      std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld fused-ws split 0 / 32 / 64 / 128 / 256: %.3f / %.3f / "
+                  "%.3f / %.3f / %.3f ms\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), ts[0], ts[1], ts[2], ts[3], ts[4]);
+    }
   }
 }
 

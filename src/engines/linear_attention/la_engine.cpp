@@ -613,6 +613,24 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count) {
   return best > 0 && 4 * best_cost <= 3 * unsplit ? best : 0;
 }
 
+long long fused_split_rule(const GdnProblem& p, long long sm_count) {
+  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.batch_invariant || p.d != 128) return 0;
+  const long long a = p.n_seq * p.ho;
+  const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
+  auto waves = [&](long long ctas) { return (ctas + sm_count - 1) / sm_count; };
+  // In fifths of a chunk step (la_engine.h): a summary wave 4, a scan wave 5, a fix-up step 9 a span.
+  const long long unsplit = 5 * chunks * waves(a);
+  long long best = 0, best_cost = unsplit;
+  for (long long j : kChainSplits) {
+    if (j == 0 || j >= chunks) continue;
+    const long long spans = (chunks + j - 1) / j;
+    if (p.n_seq * opgraph_gdn::gdn_split_spans(p.t, j) > 65535) continue;
+    const long long cost = j * (4 * waves(2 * a * (spans - 1)) + 5 * waves(a * spans)) + 9 * spans;
+    if (cost < best_cost || (cost == best_cost && best > 0 && j > best)) best = j, best_cost = cost;
+  }
+  return best > 0 && 20 * best_cost <= 19 * unsplit ? best : 0;
+}
+
 bool decode_small(const GdnProblem& p) { return p.n_seq * p.ho <= kDecodeSmallPairs; }
 
 bool fused_first(const GdnProblem& p, long long sm_count) {
@@ -649,8 +667,8 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     }
     auto p = analyze_gdn(ctx.facts->graph());
     if (p.is_bad()) continue;
-    // The order (la_engine.h, heuristics): where chain_split_rule splits, the split plans first (the
-    // warp-specialised fused one at d = 128, then the two-pass one, then the eight-warp fused one); then,
+    // The order (la_engine.h, heuristics): the split plans first (the warp-specialised fused one where
+    // fused_split_rule splits, the two-pass one where chain_split_rule does, then the eight-warp fused one); then,
     // where fused_first holds, the fused plans (warp-specialised, eight-warp) before the two-pass plan,
     // else after it; the one-pass plan last (no workspace). Decode-sized graphs run the decode kernel under
     // either value: one plan. Same-run H200 figures behind it: bench/results/2026-12-04-gdn-peers-d804a88-h200.txt.
@@ -666,12 +684,10 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
             plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
       };
       const bool fz = p->d == 128, fz_first = fused_first(*p, sms);
-      const long long j = chain_split_rule(*p, sms);
-      if (j > 0) {
-        if (fz) push(kPrefillFusedWs, j);
-        push(kPrefillTwoPass, j);
-        if (fz) push(kPrefillFused, j);
-      }
+      const long long j = chain_split_rule(*p, sms), jf = fz ? fused_split_rule(*p, sms) : 0;
+      if (jf > 0) push(kPrefillFusedWs, jf);
+      if (j > 0) push(kPrefillTwoPass, j);
+      if (jf > 0) push(kPrefillFused, jf);
       if (fz_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
       push(kPrefillTwoPass, 0);
       if (fz && !fz_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);

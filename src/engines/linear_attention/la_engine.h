@@ -85,6 +85,19 @@ std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long sp
 // the unsplit one.
 long long chain_split_rule(const GdnProblem& p, long long sm_count);
 
+// The chain split the heuristics propose for the fused prefill (d = 128; chunks a span, 0: none):
+// chain_split_rule's model with the fused kernel's CTAs — one a (sequence x span, head) for the
+// whole state, one CTA a multiprocessor, so a pass of G CTAs over J chunks costs J x ceil(G /
+// sm_count) chunk-steps. Split, the summary pass runs 2 CTAs (H rows, M rows) a span but the
+// last at 0.8 of a step (no O), the span scan one CTA a span, and the fix-up ~1.7 steps a span.
+// Fitted to, and checked against, the H200's warp-specialised times at spans of 0 / 32 / 64 /
+// 128 / 256 chunks (GdnGpu.TimingFiveCells, bench/results/2026-12-04-gdn-fused-split-h200.txt):
+// the model is within 3 % of every measured ratio; it picks 32 at 2/8 heads (0.468 ms against
+// 2.141 whole), 128 at 16/32 (1.419 against 2.190), 256 at 16/64 (1.969 against 2.192), one
+// 32k sequence each, and none at 4 x 8192. The smallest modelled cost wins if it saves 5 %; never
+// under batch_invariant.
+long long fused_split_rule(const GdnProblem& p, long long sm_count);
+
 // Whether a decode plan of `p` (use_decode) runs gdn_decode_small (8 value rows a CTA of
 // 2 warps) rather than gdn_decode (32 rows a CTA of 4 warps): at most kDecodeSmallPairs
 // (sequence, head) pairs. Measured on the H200 (bench/gdn_decode_sweep.sh,
@@ -105,9 +118,10 @@ bool decode_small(const GdnProblem& p);
 // crossover is not measured; the rule takes the fused form from 27 CTAs of 132.
 bool fused_first(const GdnProblem& p, long long sm_count);
 
-// The family's heuristics (every mode): on a prefill graph the engine accepts, where
-// chain_split_rule splits, the split plans first (warp-specialised fused at d = 128, two-pass,
-// eight-warp fused); then the fused plans (d = 128: warp-specialised, eight-warp) before the
+// The family's heuristics (every mode): on a prefill graph the engine accepts, the split plans
+// first — the warp-specialised fused one where fused_split_rule splits (d = 128), the two-pass
+// one where chain_split_rule splits, the eight-warp fused one at fused_split_rule's span; then
+// the fused plans (d = 128: warp-specialised, eight-warp) before the
 // two-pass plan where fused_first holds, else after it; the one-pass plan last; a graph the decode
 // kernel serves gets the one-pass plan only (every mode runs the decode kernel); then the backend
 // marker. A graph the engine declines gets the marker only (the reference serves it).
