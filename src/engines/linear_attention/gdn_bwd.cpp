@@ -563,10 +563,12 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split) {
 
 long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count) {
   if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.t <= 0 || p.batch_invariant) return 0;
-  // In units of a forward-scan chunk step: a reverse one costs ~5/3 of it (the H200's
-  // per-kernel times at 2/8, 1 x 32768, where neither fills the device), a fix-up step ~4/3.
-  // The forward scans fit two CTAs a multiprocessor, the reverse ones one.
-  constexpr long long kFwd = 3, kRev = 5, kFix = 4;
+  // In units of a third of a forward-scan chunk step: a reverse step 5 (5/3 of a forward one),
+  // a fix-up step 12 a span (the H200's per-kernel times at 2/8, 1 x 32768, where neither scan
+  // fills the device: 3.1 and 5.2 us a chunk step, ~13 us a fix-up step). The forward scans fit
+  // two CTAs a multiprocessor, the reverse ones one. Split, the forward summary runs value rows
+  // for every span but the last and M rows for all, the reverse summary every span but the first.
+  constexpr long long kFwd = 3, kRev = 5, kFix = 12;
   const long long slices = p.d / 64, a = p.n_seq * p.ho;
   const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
   auto waves = [&](long long ctas, long long per_sm) { return (ctas + per_sm * sm_count - 1) / (per_sm * sm_count); };
@@ -576,9 +578,9 @@ long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count) {
     if (j == 0 || j >= chunks) continue;
     const long long spans = (chunks + j - 1) / j;
     if (p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, j) > 65535) continue;
-    const long long x = a * spans * slices;
+    const long long x = a * spans * slices, xm = a * (spans - 1) * slices;
     const long long cost =
-        j * (kFwd * (waves(2 * x, 2) + waves(x, 2)) + kRev * 2 * waves(x, 1)) + kFix * spans;
+        j * (kFwd * (waves(xm + x, 2) + waves(x, 2)) + kRev * (waves(xm, 1) + waves(x, 1))) + kFix * spans;
     if (cost < best_cost || (cost == best_cost && best > 0 && j > best)) best = j, best_cost = cost;
   }
   return best > 0 && 4 * best_cost <= 3 * unsplit ? best : 0;
