@@ -28,6 +28,24 @@
 
 #include "linear_attention/kernels/gdn_decode.cu"
 
+// GDN_DECODE_OLD (an A/B aid): the quoted name of an older copy of gdn_decode.cu on the include path
+// (-DGDN_DECODE_OLD='"gdn_decode_old.cu"' -I<its folder>); its two entries join the shapes as "old ..."
+// right after the current ones, and must equal them bitwise like every shape.
+#ifdef GDN_DECODE_OLD
+#pragma push_macro("GDN_DECODE_VARIANTS")
+#undef GDN_DECODE_VARIANTS
+#define gdn_decode gdn_decode_old
+#define gdn_decode_small gdn_decode_small_old
+#define gdn_state_copy gdn_state_copy_old
+#define decode_body decode_body_old
+#include GDN_DECODE_OLD
+#undef gdn_decode
+#undef gdn_decode_small
+#undef gdn_state_copy
+#undef decode_body
+#pragma pop_macro("GDN_DECODE_VARIANTS")
+#endif
+
 // ---- an alternative measured here, not in the engine: the CTA's rows staged in shared
 // memory by cp.async, tile by tile (FlashInfer 0.7.2's float32 T = 1 schedule, as read) ----
 // decode_staged<R, TR, W, CS>: a CTA of W warps covers R value rows of one (head, sequence) in
@@ -225,6 +243,10 @@ std::vector<Shape> shapes() {
   // The engine's two entries first (la_engine.h: decode_small picks by (sequence, head) pairs).
   std::vector<Shape> v{{"gdn_decode (R8 W4)", gdn_decode, kDecodeRows, kDecodeThreads},
                        {"gdn_decode_small (R4 W2)", gdn_decode_small, kDecodeSmallRows, kDecodeSmallThreads}};
+#ifdef GDN_DECODE_OLD
+  v.push_back({"old gdn_decode (R8 W4)", gdn_decode_old, kDecodeRows, kDecodeThreads});
+  v.push_back({"old gdn_decode_small (R4 W2)", gdn_decode_small_old, kDecodeSmallRows, kDecodeSmallThreads});
+#endif
 #undef GDN_DECODE_VARIANT
 #define GDN_DECODE_VARIANT(R, W, E) \
   v.push_back({"R" #R " W" #W " early" #E, gdn_decode_r##R##_w##W##_e##E, (R) * (W), 32 * (W)});
@@ -261,6 +283,10 @@ __global__ void rewrite_f4(float4* p, long long n, float f) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 15;
+  // OPGRAPH_DECODE_SAFE_GATE=1: the cells under safe_gate with a_log, dt_bias and beta sigmoid (the peers' decode).
+  const char* sg = std::getenv("OPGRAPH_DECODE_SAFE_GATE");
+  const bool safe_gate = sg && std::strcmp(sg, "1") == 0;
+  if (safe_gate) std::printf("# safe_gate with a_log and dt_bias, beta sigmoid (OPGRAPH_DECODE_SAFE_GATE=1)\n");
   const std::vector<Shape> sh = shapes();
   cuda_bench::EventTimer timer;
   const cudaStream_t stream = timer.stream;
@@ -300,8 +326,21 @@ int main(int argc, char** argv) {
       unsigned short* dout = nullptr;
       CK(cudaMalloc(&dout, tv * 2));
 
-      const GdnParams p = cuda_bench::dense_gdn_params(dq, dk, dv, dg, db, dcu, dpool, dpool, didx, dout, b, b, hq, ho, d,
-                                                       b, kFlagL2Norm | kFlagHasInit | kFlagWriteFinal | kFlagPool);
+      GdnParams p = cuda_bench::dense_gdn_params(dq, dk, dv, dg, db, dcu, dpool, dpool, didx, dout, b, b, hq, ho, d,
+                                                 b, kFlagL2Norm | kFlagHasInit | kFlagWriteFinal | kFlagPool);
+      float* dalog = nullptr;
+      float* ddt = nullptr;
+      if (safe_gate) {
+        // The peers' decode (bench/compare_gdn.py): g = -exp(a_log) softplus(g + dt_bias), beta = sigmoid(beta).
+        std::vector<float> ha(ho), hd(ho);
+        std::uniform_real_distribution<float> u01(0.f, 1.f);
+        for (int i = 0; i < ho; ++i) ha[i] = std::log(1.f + 15.f * u01(rng)), hd[i] = nd(rng);
+        dalog = dev_copy(ha);
+        ddt = dev_copy(hd);
+        p.a_log = reinterpret_cast<unsigned long long>(dalog);
+        p.dt_bias = reinterpret_cast<unsigned long long>(ddt);
+        p.flags |= kFlagSafeGate | kFlagHasALog | kFlagHasDtBias | kFlagBetaSigmoid;
+      }
 
       auto launch = [&](const Shape& s) {
         dim3 grid(d / s.rows_per_cta, ho, b);
@@ -383,8 +422,8 @@ int main(int argc, char** argv) {
       for (void* x : {static_cast<void*>(dq), static_cast<void*>(dk), static_cast<void*>(dv), static_cast<void*>(dg),
                       static_cast<void*>(db), static_cast<void*>(dcu), static_cast<void*>(didx),
                       static_cast<void*>(dpool), static_cast<void*>(dsave), static_cast<void*>(dpool2),
-                      static_cast<void*>(dout)})
-        CK(cudaFree(x));
+                      static_cast<void*>(dout), static_cast<void*>(dalog), static_cast<void*>(ddt)})
+        if (x) CK(cudaFree(x));
     }
   std::printf("\n== summary (medians of %d interleaved rounds; copy = the faster of the copy kernel and cudaMemcpyAsync; bitwise checks: %s)\n", rounds,
               fails ? "FAILED" : "all shapes equal gdn_decode");

@@ -164,7 +164,26 @@ __device__ __forceinline__ float warp_sum(float x) {
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
 __device__ __forceinline__ float softplusf_(float x) { return fmaxf(x, 0.f) + log1pf(__expf(-fabsf(x))); }
 
-// The natural-log gate and the beta of raw inputs x (g) and b (beta), head h.
+// safe_gate's parameters of head h as stored (a_log: 0 without it; dt_bias: 0 without it).
+__device__ __forceinline__ void safe_gate_params(const GdnParams& p, i64 h, float& alog, float& dt) {
+  alog = (p.flags & kFlagHasALog) ? load_any(p.a_log, h, p.a_log_type) : 0.f;
+  dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
+}
+// The natural-log gate and the beta of raw inputs x (g) and b (beta), with safe_gate's
+// parameters already read (safe_gate_params; unused otherwise).
+__device__ __forceinline__ void gate_beta_with(const GdnParams& p, float x, float b, float alog, float dt, float& gl,
+                                               float& beta) {
+  if (p.flags & kFlagSafeGate) {
+    gl = -expf(alog) * softplusf_(x + dt);
+  } else if (p.flags & kFlagLinearGate) {
+    gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;  // alpha < e^-200 is 0 in fp32 anyway
+  } else {
+    gl = x;
+  }
+  beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+// The same, reading head h's safe_gate parameters here (the prefill kernels' form: written out
+// rather than through gate_beta_with, which changes their SASS).
 __device__ __forceinline__ void gate_beta_of(const GdnParams& p, float x, float b, i64 h, float& gl, float& beta) {
   if (p.flags & kFlagSafeGate) {
     const float alog = (p.flags & kFlagHasALog) ? load_any(p.a_log, h, p.a_log_type) : 0.f;

@@ -23,14 +23,19 @@ using namespace opgraph_gdn;
 // latency overlaps the state's), not after it (0). kEarly 2: besides, token `seq` is loaded
 // before cu_seqlens is read: with one token a sequence (the decode's common layout) it is the
 // sequence's first, so the token loads no longer wait for cu_seqlens; a sequence that starts
-// elsewhere loads its first token again once cu_seqlens is known.
+// elsewhere loads its first token again once cu_seqlens is known; and safe_gate's a_log and
+// dt_bias are read with it, not inside the token loop (after cu_seqlens).
+// The head indices are 32-bit divisions (heads < 65536): a 64-bit one is a ~100-instruction
+// sequence, six of which came before the first load.
 template <int kRowsPerWarp, int kWarps, int kEarly>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const unsigned hu = blockIdx.y, ho = static_cast<unsigned>(p.ho);
+  const i64 h = hu, seq = blockIdx.z;
   const i64 vbase = static_cast<i64>(blockIdx.x) * kDecodeRowsT + warp * kRowsPerWarp;
-  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
+  const i64 hq = hu / (ho / static_cast<unsigned>(p.hq)), hk = hu / (ho / static_cast<unsigned>(p.hk)),
+            hv = hu / (ho / static_cast<unsigned>(p.hv));
   const float scale = static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
 
@@ -49,6 +54,9 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
     vmine = lane < kRowsPerWarp ? io_to_f32(vg[tok * p.v_ts + hv * p.v_hs + vbase + lane]) : 0.f;
   };
   i64 loaded = -1;  // the token whose inputs xq, xk, gx, bx, vmine hold
+  float alog = 0.f, dt = 0.f;  // safe_gate's parameters of head h
+  const bool safe = (p.flags & kFlagSafeGate) != 0;
+  if (kEarly == 2 && safe) safe_gate_params(p, h, alog, dt);
   if (kEarly == 2 && seq < p.t) {
     load_token(seq);
     loaded = seq;
@@ -91,7 +99,8 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
     if (kEarly == 0 || tok != bos) load_token(tok);
     if (l2) l2norm_rows(xq, xk);
     float gl, beta;
-    gate_beta_of(p, gx, bx, h, gl, beta);
+    if (kEarly != 2 && safe && tok == bos) safe_gate_params(p, h, alog, dt);
+    gate_beta_with(p, gx, bx, alog, dt, gl, beta);
     const float a = expf(gl);
     float kv[kRowsPerWarp];
 #pragma unroll
