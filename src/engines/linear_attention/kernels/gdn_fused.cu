@@ -243,11 +243,10 @@ __device__ __forceinline__ void quarter_norms(u32 sQ, u32 sK, u32 sV, const u32 
 // token at be_at, bet_at (shared addresses). kTk false: T_v alone (GDN_WS_KE has no T_k). With 16-byte aligned
 // rows (LDF % 4 == 0) T is read a float4 at a time: H200, R3's T_v copy, 0.979-0.990x, outputs bitwise equal
 // (bench/results/2026-12-04-gdn-ws3-trials-h200.txt).
-// t_copy in two halves: the words, then their stores. (Both tasks' words before either's stores, R3's GDN_WS3_HOIST,
-// ran 1.07-1.16x with spills: bench/results/2026-12-04-gdn-ws3-trials2-h200.txt.)
 template <bool kTk = true>
-__device__ __forceinline__ void t_copy_words(int q, const float* tf, u32 be_at, u32 bet_at, u32 (&wk)[8], u32 (&wv)[8]) {
+__device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 bet_at, u32 tk, u32 tv) {
   const int r = q >> 2, g = q & 3, s = 16 * g;
+  u32 wk[8], wv[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) wk[i] = wv[i] = 0u;
   if (g <= (r >> 4)) {
@@ -269,10 +268,6 @@ __device__ __forceinline__ void t_copy_words(int q, const float* tf, u32 be_at, 
       wv[2 * q4 + 1] = pack_bf16(t2 * v4.z, t3 * v4.w);
     }
   }
-}
-template <bool kTk = true>
-__device__ __forceinline__ void t_copy_store(int q, u32 tk, u32 tv, const u32 (&wk)[8], const u32 (&wv)[8]) {
-  const int r = q >> 2, s = 16 * (q & 3);
   const u32 o0 = static_cast<u32>(r) * 128u + swz_chunk(r, s), o1 = static_cast<u32>(r) * 128u + swz_chunk(r, s + 8);
   if (kTk) {
     sts128(tk + o0, wk[0], wk[1], wk[2], wk[3]);
@@ -280,12 +275,6 @@ __device__ __forceinline__ void t_copy_store(int q, u32 tk, u32 tv, const u32 (&
   }
   sts128(tv + o0, wv[0], wv[1], wv[2], wv[3]);
   sts128(tv + o1, wv[4], wv[5], wv[6], wv[7]);
-}
-template <bool kTk = true>
-__device__ __forceinline__ void t_copy(int q, const float* tf, u32 be_at, u32 bet_at, u32 tk, u32 tv) {
-  u32 wk[8], wv[8];
-  t_copy_words<kTk>(q, tf, be_at, bet_at, wk, wv);
-  t_copy_store<kTk>(q, tk, tv, wk, wv);
 }
 
 // The state side of a chunk for one warpgroup (rows v of its slice, columns c of the chunk):
