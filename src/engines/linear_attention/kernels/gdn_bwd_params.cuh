@@ -127,8 +127,9 @@ constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) {
 constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
   return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (64 * (d + 8) + 4 * 64 + 8 * 4 * 64 + 16);
 }
-// gdn_bwd_span_fixup: x [64][d + 8] and m [d][d + 8], bf16.
-constexpr long long gdn_bwd_fixup_smem_bytes(long long d) { return 2 * (64 + d) * (d + 8); }
+// gdn_bwd_span_fixup: the forward fix-up's FixupSmem (gdn_common.cuh): fp32 mf [d][d]; bf16 x [64][d + 8],
+// m [d][d + 8].
+constexpr long long gdn_bwd_fixup_smem_bytes(long long d) { return 4 * d * d + 2 * (64 + d) * (d + 8); }
 // Threads a CTA of gdn_bwd_grads (16 warps; every other backward kernel has 256).
 constexpr int kGdnBwdGradsThreads = 512;
 

@@ -433,21 +433,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_span(const
 // seed; else the reverse one, dX = the d_final_state rows (or zero) as the last span's seed, then
 // for each span s from the last down to 1 dX <- dX M_s^T + H'_s as span s - 1's seed. X / dX enter
 // the product as bf16, M_s is rounded to bf16 in shared memory, fp32 accumulation from H_s / H'_s
-// (the forward's gdn_span_fixup, gdn_two_pass.cu, in both directions).
-namespace opgraph_gdn {
-namespace bwd {
-struct BwdFixupSmem {
-  u16 x[BV * LDD];  // X or dX (bf16), the A operand
-  u16 m[D * LDD];   // M_s (bf16), [k][n] as stored
-};
-static_assert(sizeof(BwdFixupSmem) == gdn_bwd_fixup_smem_bytes(D), "gdn_bwd_fixup_smem_bytes disagrees");
-}  // namespace bwd
-}  // namespace opgraph_gdn
+// (fixup_walk, gdn_common.cuh, as the forward's gdn_span_fixup, in both directions).
+static_assert(sizeof(FixupSmem) == gdn_bwd_fixup_smem_bytes(D), "gdn_bwd_fixup_smem_bytes disagrees");
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  BwdFixupSmem& sm = *reinterpret_cast<BwdFixupSmem*>(smem_raw);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  FixupSmem& sm = *reinterpret_cast<FixupSmem*>(smem_raw);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   constexpr int kVSlices = D / BV;
   const bool rev = static_cast<int>(blockIdx.x) >= kVSlices;
@@ -477,42 +469,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup(con
         store_f2(seed + static_cast<i64>(v) * D + kk, a, b);
       }
   }
-  for (i64 i = 0; i + 1 < nsp; ++i) {
-    const i64 s = rev ? nsp - 1 - i : i;  // the span whose summary this step applies
-    __syncthreads();  // the previous step's readers of x and m are done
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        st_bf2(&sm.x[v * LDD + kk], x[j][2 * hh], x[j][2 * hh + 1]);
-      }
-    const float* mg = span_block(p, seq, s, h, kSpanM);
-    for (int e = tid; e < D * D / 2; e += kThreads) {
-      const int r = (2 * e) / D, c = (2 * e) % D;
-      float a, b;
-      load_f2(mg + 2 * e, a, b);
-      st_bf2(&sm.m[r * LDD + c], a, b);
-    }
-    const float* hg = span_block(p, seq, s, h, rev ? kSpanRH : kSpanH) + v0 * D;
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        load_f2(hg + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
-      }
-    __syncthreads();
-    // Forward: B = M as stored ([k][n]); reverse: B = M^T, i.e. M's rows as [n][k].
-    if (rev) warp_mma<NTS, D>(x, sm.x + ms * LDD, LDD, sm.m + ns * LDD, LDD, lane);
-    else warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m + ns, LDD, lane);
-    float* seed = span_block(p, seq, rev ? s - 1 : s + 1, h, rev ? kSpanRSeed : kSpanSeed) + v0 * D;
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        store_f2(seed + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
-      }
-  }
+  // Forward step i applies span i (seeding span i + 1); reverse step i applies span nsp - 1 - i (seeding its
+  // predecessor's end).
+  if (rev)
+    fixup_walk<true>(
+        sm, x, nsp - 1, [&](i64 i) -> const float* { return span_block(p, seq, nsp - 1 - i, h, kSpanM); },
+        [&](i64 i) -> const float* { return span_block(p, seq, nsp - 1 - i, h, kSpanRH) + v0 * D; },
+        [&](i64 i) { return span_block(p, seq, nsp - 2 - i, h, kSpanRSeed) + v0 * D; });
+  else
+    fixup_walk<false>(
+        sm, x, nsp - 1, [&](i64 i) -> const float* { return span_block(p, seq, i, h, kSpanM); },
+        [&](i64 i) -> const float* { return span_block(p, seq, i, h, kSpanH) + v0 * D; },
+        [&](i64 i) { return span_block(p, seq, i + 1, h, kSpanSeed) + v0 * D; });
 }

@@ -472,6 +472,77 @@ __device__ __forceinline__ float* span_block(const GdnParams& p, i64 seq, i64 sp
 }
 constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
 
+// ---- the chain split's fix-up walk (gdn_span_fixup; the backward's gdn_bwd_span_fixup) ----
+// One CTA of 8 warps walks one (V slice, head, sequence)'s spans in order: x (this CTA's 64 state
+// rows, fp32 mma fragments) enters as the first seed; step i sets x <- x M_i + H_i (kTrans:
+// x M_i^T + H_i, the reverse pass's adjoint) and stores it at seed(i). mat(i) is M_i (fp32 [D][D] as
+// stored), add(i) and seed(i) this CTA's rows of H_i and of the seed. X enters the product as bf16, M_i
+// rounded to bf16 in shared memory, fp32 accumulation from H_i. Step i + 1's M (cp.async, fp32) and H
+// (registers) are requested while step i computes, so a step waits on neither.
+struct FixupSmem {
+  float mf[D * D];  // the next step's M as stored (fp32), landing while this step computes
+  u16 x[BV * LDD];  // X (bf16), the A operand
+  u16 m[D * LDD];   // this step's M (bf16), [k][n] as stored
+};
+template <bool kTrans, class Mat, class Add, class Seed>
+__device__ __forceinline__ void fixup_walk(FixupSmem& sm, float (&x)[D / 16][4], i64 steps, Mat mat, Add add,
+                                           Seed seed) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g8 = lane >> 2, t4 = lane & 3;
+  constexpr int NTS = D / 16;
+  const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
+  float hn[NTS][4];
+  auto request = [&](i64 i) {
+    const float* mg = mat(i);
+    for (int e = tid; e < D * D / 4; e += kThreads)
+      cp_async16(reinterpret_cast<u16*>(&sm.mf[4 * e]), reinterpret_cast<const u16*>(mg + 4 * e), 16);
+    cp_async_commit();
+    const float* hg = add(i);
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        load_f2(hg + static_cast<i64>(v) * D + kk, hn[j][2 * hh], hn[j][2 * hh + 1]);
+      }
+  };
+  if (steps > 0) request(0);
+  for (i64 i = 0; i < steps; ++i) {
+    cp_async_wait_all();
+    __syncthreads();  // M_i landed (every thread's pieces); the previous step's readers of x and m are done
+    for (int e = tid; e < D * D / 4; e += kThreads) {
+      const float4 f = *reinterpret_cast<const float4*>(&sm.mf[4 * e]);
+      const int r = (4 * e) / D, c = (4 * e) % D;
+      st_bf2(&sm.m[r * LDD + c], f.x, f.y);
+      st_bf2(&sm.m[r * LDD + c + 2], f.z, f.w);
+    }
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        st_bf2(&sm.x[v * LDD + kk], x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[j][e] = hn[j][e];
+    __syncthreads();  // m and x written; mf read by every thread
+    if (i + 1 < steps) request(i + 1);
+    // Forward: B = M as stored ([k][n]); kTrans: B = M^T, i.e. M's rows as [n][k].
+    if constexpr (kTrans) warp_mma<NTS, D>(x, sm.x + ms * LDD, LDD, sm.m + ns * LDD, LDD, lane);
+    else warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m + ns, LDD, lane);
+    float* sg = seed(i);
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_f2(sg + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
+      }
+  }
+}
+
 // ---- the inverse's block merges on tensor cores (3xTF32: fp32-accurate products) ----
 // mma.sync m16n8k8 with tf32 operands and fp32 accumulation. Fragments (g = lane / 4,
 // t = lane % 4): A 16 x 8 row-major, a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3

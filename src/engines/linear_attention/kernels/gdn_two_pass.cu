@@ -268,18 +268,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_scan(const Gd
 
 // gdn_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V-slice,
 // head, sequence): X = the initial state rows (or zero), span 0's seed; then
-// for each span s but the last X <- X M_s + H_s (X as bf16 operand, M_s
-// rounded to bf16 in shared memory, fp32 accumulation from H_s), written as
+// for each span s but the last X <- X M_s + H_s (fixup_walk, gdn_common.cuh: X as
+// bf16 operand, M_s rounded to bf16 in shared memory, fp32 accumulation from H_s,
+// the next span's M and H requested while this one's product runs), written as
 // span s + 1's seed.
-struct FixupSmem {
-  u16 x[BV * LDD];  // X (bf16), the A operand
-  u16 m[D * LDD];   // M_s (bf16), [k][n]
-};
 static_assert(sizeof(FixupSmem) == gdn_fixup_smem_bytes(D), "gdn_fixup_smem_bytes disagrees with FixupSmem");
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_fixup(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   FixupSmem& sm = *reinterpret_cast<FixupSmem*>(smem_raw);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   const i64 v0 = static_cast<i64>(blockIdx.x) * BV;
   const i64 h = blockIdx.y, seq = blockIdx.z;
@@ -304,39 +301,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_fixup(const G
         store_f2(span_block(p, seq, 0, h, kSumSeed) + (v0 + v) * D + kk, a, b);
       }
   }
-  for (i64 s = 0; s + 1 < nsp; ++s) {
-    __syncthreads();  // the previous span's readers of x and m are done
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        *reinterpret_cast<u32*>(&sm.x[v * LDD + kk]) = pack_bf16(x[j][2 * hh], x[j][2 * hh + 1]);
-      }
-    const float* mg = span_block(p, seq, s, h, kSumM);
-    for (int i = tid; i < D * D / 2; i += kThreads) {
-      const int r = (2 * i) / D, c = (2 * i) % D;
-      float a, b;
-      load_f2(mg + 2 * i, a, b);
-      *reinterpret_cast<u32*>(&sm.m[r * LDD + c]) = pack_bf16(a, b);
-    }
-    const float* hg = span_block(p, seq, s, h, kSumH) + v0 * D;
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        load_f2(hg + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
-      }
-    __syncthreads();
-    warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m + ns, LDD, lane);
-    float* seed = span_block(p, seq, s + 1, h, kSumSeed) + v0 * D;
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        store_f2(seed + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
-      }
-  }
+  fixup_walk<false>(
+      sm, x, nsp - 1, [&](i64 s) -> const float* { return span_block(p, seq, s, h, kSumM); },
+      [&](i64 s) -> const float* { return span_block(p, seq, s, h, kSumH) + v0 * D; },
+      [&](i64 s) { return span_block(p, seq, s + 1, h, kSumSeed) + v0 * D; });
 }
