@@ -18,7 +18,7 @@ la_shards 'GdnGpu.PrefillTypesAndGva' 'GdnGpu*:-GdnGpu*.Timing*' la_shard
 echo "numerics done at $(( $(date +%s) - t0 )) s"
 # OPGRAPH_SUITE_NUMERICS_ONLY=1: the numerics shards alone (no timing, no host overhead).
 if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then
-  timeout -s KILL 100 "$B/tests/test_la_gpu" --gtest_filter='GdnGpu.TimingFiveCells' >"$out/la_timing.log" 2>&1
+  timeout -s KILL 200 "$B/tests/test_la_gpu" --gtest_filter='GdnGpu.TimingFiveCells' >"$out/la_timing.log" 2>&1
   echo "timing rc $?"
   timeout -s KILL 60 "$B/bench/gdn_host_overhead_gpu" >"$out/host.log" 2>&1
   echo "host rc $?"
