@@ -565,9 +565,11 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("CHAIN_SPLIT"), std::string::npos) << st.message();
 
-  // The rule on an H200 (132 multiprocessors), on the cells (d = 128).
-  auto rule = [](std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t, bool invariant = false) {
-    Cfg k = cfg_of(128);
+  // The rules on an H200 (132 multiprocessors), on the cells: `which` 0 the two-pass scan's
+  // (chain_split_rule), 1 the fused prefill's (fused_split_rule).
+  auto rule_of = [](int which, std::int64_t d, std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t,
+                    bool invariant) {
+    Cfg k = cfg_of(d);
     k.hq = k.hk = hqk;
     k.hv = hv;
     k.cu.assign(1, 0);
@@ -576,7 +578,11 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
     if (invariant) a.set("batch_invariant", true);
     auto q = analyze_gdn(gdn(k, a).g);
     EXPECT_TRUE(q.is_good()) << q.status().message();
-    return q.is_good() ? linear_attention::chain_split_rule(*q, 132) : -1;
+    if (q.is_bad()) return -1LL;
+    return which == 0 ? linear_attention::chain_split_rule(*q, 132) : linear_attention::fused_split_rule(*q, 132);
+  };
+  auto rule = [&](std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t, bool invariant = false) {
+    return rule_of(0, 128, hqk, hv, n, t, invariant);
   };
   // 2/8 heads, one 32k sequence: 16 CTAs on 132 SMs; every span length from 8 to 64 models
   // 192 chunk-steps against 512, the longest of them is taken.
@@ -592,19 +598,8 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
 
   // The fused prefill's rule (one CTA a (sequence x span, head) for the whole state): the span lengths
   // the H200 measured fastest for the warp-specialised plan on one 32k sequence (la_engine.h).
-  auto frule = [](std::int64_t d, std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t,
-                  bool invariant = false) {
-    Cfg k = cfg_of(d);
-    k.hq = k.hk = hqk;
-    k.hv = hv;
-    k.cu.assign(1, 0);
-    for (std::int64_t i = 0; i < n; ++i) k.cu.push_back(k.cu.back() + t);
-    Attributes a;
-    if (invariant) a.set("batch_invariant", true);
-    auto q = analyze_gdn(gdn(k, a).g);
-    EXPECT_TRUE(q.is_good()) << q.status().message();
-    return q.is_good() ? linear_attention::fused_split_rule(*q, 132) : -1;
-  };
+  auto frule = [&](std::int64_t d, std::int64_t hqk, std::int64_t hv, std::int64_t n, std::int64_t t,
+                   bool invariant = false) { return rule_of(1, d, hqk, hv, n, t, invariant); };
   EXPECT_EQ(frule(128, 2, 8, 1, 32768), 32);    // 8 CTAs whole
   EXPECT_EQ(frule(128, 16, 32, 1, 32768), 128);  // 32
   EXPECT_EQ(frule(128, 16, 64, 1, 32768), 256);  // 64: two spans

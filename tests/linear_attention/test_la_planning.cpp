@@ -77,56 +77,41 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     EXPECT_EQ(*m1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]");
     EXPECT_EQ(*m2, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]");
   }
-  // 2/8 heads, one 32k sequence (8 CTAs): the chain split's plans first, the warp-specialised fused one
-  // leading, then the unsplit ones with the two-pass plan before the fused ones (fused_first does not hold).
-  {
+  // One 32k sequence at hqk / hv heads: our plans as the heuristics list them.
+  auto expect_plans = [&](std::int64_t hqk, std::int64_t hv, const std::vector<std::string>& want) {
     Cfg one = la_test::engine_cfg(128);
-    one.hq = one.hk = 2;
-    one.hv = 8;
+    one.hq = one.hk = hqk;
+    one.hv = hv;
     one.cu = {0, 32768};
     Built bo = la_test::build(la_test::op_named("gdn"), one);
     mark_outputs(bo);
     Graph go(std::move(bo.g));
     go.set_device_properties(*target);
     ASSERT_TRUE(go.create_execution_plans({HeurMode::A}).is_good());
-    // (the fused plans at fused_split_rule's span, the two-pass one at chain_split_rule's)
-    const char* want[] = {"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]",
-                          "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]",
-                          "linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=2]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"};
-    for (int i = 0; i < 7; ++i) {
-      auto n = go.get_plan_name_at_index(i);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      auto n = go.get_plan_name_at_index(static_cast<std::int64_t>(i));
       ASSERT_TRUE(n.is_good()) << i << ": " << n.status().message();
-      EXPECT_EQ(*n, want[i]) << "plan " << i;
+      EXPECT_EQ(*n, want[i]) << hqk << "/" << hv << " plan " << i;
     }
-  }
-  // 16/32 heads, one 32k sequence (32 CTAs): the fused plans split in spans of 128 chunks first (the two-pass
-  // rule splits nothing here), then the unsplit ones with the fused plans first (fused_first holds).
-  {
-    Cfg one = la_test::engine_cfg(128);
-    one.hq = one.hk = 16;
-    one.hv = 32;
-    one.cu = {0, 32768};
-    Built bo = la_test::build(la_test::op_named("gdn"), one);
-    mark_outputs(bo);
-    Graph go(std::move(bo.g));
-    go.set_device_properties(*target);
-    ASSERT_TRUE(go.create_execution_plans({HeurMode::A}).is_good());
-    const char* want[] = {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=3]",
-                          "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=2]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
-                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"};
-    for (int i = 0; i < 6; ++i) {
-      auto n = go.get_plan_name_at_index(i);
-      ASSERT_TRUE(n.is_good()) << i << ": " << n.status().message();
-      EXPECT_EQ(*n, want[i]) << "plan " << i;
-    }
-  }
+  };
+  // 2/8 heads (8 CTAs): the chain split's plans first, the warp-specialised fused one leading (the fused plans at
+  // fused_split_rule's span, the two-pass one at chain_split_rule's), then the unsplit ones with the two-pass plan
+  // before the fused ones (fused_first does not hold).
+  expect_plans(2, 8, {"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]",
+                       "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]",
+                       "linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=2]",
+                       "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
+                       "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
+                       "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
+                       "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"});
+  // 16/32 heads (32 CTAs): the fused plans split in spans of 128 chunks first (the two-pass rule splits nothing
+  // here), then the unsplit ones with the fused plans first (fused_first holds).
+  expect_plans(16, 32, {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=3]",
+                         "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=2]",
+                         "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
+                         "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
+                         "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
+                         "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"});
   // The decode graph: one plan of ours (both modes run the decode kernel).
   auto n1 = g.get_plan_name_at_index(1);
   if (n1.is_good()) {
