@@ -1,6 +1,6 @@
 // engines/linear_attention/gdn_bwd.cpp — gdn_bwd on the linear_attention engine:
 // the support rules (B1..B8, gdn_bwd.h), the kernel requests, the workspace, the
-// chain split's rule and the plan (up to eight launches of kernels/gdn_bwd_states.cu and
+// chain split's rule and the plan (up to nine launches of kernels/gdn_bwd_states.cu and
 // gdn_bwd_grads.cu per execute).
 #include "engines/linear_attention/gdn_bwd.h"
 
@@ -50,7 +50,7 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
                                    : "linear_attention/kernels/gdn_bwd_states.cu");
 }
 
-// Every entry, in launch order; a plan launches those its form needs (the split's four
+// Every entry, in launch order; a plan launches those its form needs (the split's five
 // or the two whole-sequence scans).
 enum Entry : int {
   kPrep, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kRevScan, kRevSpan, kGrads, kFinish, kGateParams,
@@ -88,7 +88,7 @@ opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split) {
   return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split);
 }
 
-// Under a chain split of `split` chunks a span (> 0), the scans run as the split's four passes.
+// Under a chain split of `split` chunks a span (> 0), the scans run as the split's five kernels.
 BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
   BwdLaunch l;
   GdnBwdParams& k = l.params;
