@@ -14,7 +14,8 @@
 // handle on another device refused at execute. Every numerics case runs under
 // both prefill modes (the engine's PIPELINE_ARCH knob: 0 one pass, 1 two passes
 // with a workspace, poisoned too). GdnGpu.Timing* (run by the script, not a
-// check) time the five prefill cells under both modes with CUDA events.
+// check, test_gdn_gpu_timing.cpp) time the prefill cells with CUDA events; the cases, plans
+// and fixture both files use are in gdn_gpu_case.h.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_util.h"
 #include "gpu/capture.h"
+#include "linear_attention_gpu/gdn_gpu_case.h"
 #include "linear_attention_gpu/la_gpu_util.h"
 #include "opgraph/device.h"
 #include "opgraph/op_graph.h"
@@ -41,154 +43,9 @@ namespace {
 
 using namespace opgraph;
 using namespace opgraph::la_testing;
+using namespace opgraph::la_testing::gdn_fwd;
 using gemm_testing::build_direct;
 using gemm_testing::gpu;
-
-// The forward's case: CaseBase's inputs and attributes, and what only the forward has.
-struct Case : CaseBase {
-  DataType o_t = DataType::BFLOAT16;
-  bool final_out = true, pool = false;
-  bool flashinfer_uids = false;  // the uids FlashInfer's cudnn.pygraph gdn graph gives its tensors
-  bool fused_qkv = false;        // q, k, v as views of one [T, HQ + HK + HV, D] projection
-  bool capture = false;          // execute once, capture an execute into a CUDA graph, replay it on new inputs
-  std::int64_t n_pool = 0;
-  int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes, 2 fused
-  std::int64_t rows() const { return pool ? n_pool : n(); }
-};
-
-struct Problem : Inputs {
-  OpGraph g;
-  DeltaRuleOutputs out;
-  TensorPtr idx;
-};
-
-std::unique_ptr<Problem> build(const Case& c) {
-  auto p = std::make_unique<Problem>();
-  OpGraph& g = p->g;
-  const std::int64_t N = c.n(), HO = c.ho(), D = c.d;
-  add_token_inputs(g, c, *p);
-  if (c.fused_qkv) {
-    const std::int64_t row = (c.hq + c.hk + c.hv) * D;
-    p->q->set_stride({row, D, 1});
-    p->k->set_stride({row, D, 1});
-    p->v->set_stride({row, D, 1});
-  }
-  if (c.init) p->init = g.tensor({c.rows(), HO, D, D}, c.state_t, "initial_state");
-  if (c.a_log) p->a_log = g.tensor({HO}, DataType::FLOAT, "a_log");
-  if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
-  if (c.pool) p->idx = g.tensor({N}, DataType::INT32, "state_indices");
-  Attributes a = common_attributes(c);
-  a.set("output_final_state", c.final_out);
-  a.set_name("gdn0");
-  p->out = g.gdn(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, p->idx}, a);
-  p->out.o->set_output(true).set_data_type(c.o_t).set_name("O");
-  if (p->out.final_state) p->out.final_state->set_output(true).set_name("final_state");
-  if (c.flashinfer_uids) {  // flashinfer/cudnn/linear_attention.py's UIDs
-    p->q->set_uid(1);
-    p->k->set_uid(2);
-    p->v->set_uid(3);
-    p->gate->set_uid(10);
-    p->beta->set_uid(11);
-    p->cu->set_uid(100);
-    if (p->init) p->init->set_uid(200);
-    p->out.o->set_uid(1000);
-    if (p->out.final_state) p->out.final_state->set_uid(1001);
-  }
-  return p;
-}
-
-// Host inputs (bytes per uid) drawn for case c: q, k unit-norm rows (raw under
-// use_qk_l2norm), v ~ N(0, 1), g and beta (Drawer::gates_betas), cu_seqlens, the
-// initial state N(0, 1/4), a_log and dt_bias, and the pool rows (a random choice of
-// distinct rows, into *rows_used). Fails the test when two inputs share a uid.
-HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng, std::vector<std::int64_t>* rows_used) {
-  Drawer dr{rng};
-  const std::int64_t T = c.t(), HO = c.ho(), D = c.d;
-  HostInputs h;
-  expect_distinct_uids({p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.a_log, p.dt, p.idx});
-  h[p.q->get_uid()] = encode(dr.rows(T, c.hq, D, !c.l2), c.io);
-  h[p.k->get_uid()] = encode(dr.rows(T, c.hk, D, !c.l2), c.io);
-  h[p.v->get_uid()] = encode(dr.rows(T, c.hv, D, false), c.io);
-  if (c.fused_qkv) {
-    // One [T, HQ + HK + HV, D] projection holding q, k, v; each view's buffer is
-    // the projection's bytes from the view's first element on (its strided span).
-    const std::size_t w = width(c.io);
-    const std::int64_t row = (c.hq + c.hk + c.hv) * D;
-    std::vector<unsigned char> f(static_cast<std::size_t>(T * row) * w);
-    const std::pair<std::int64_t, std::int64_t> parts[] = {
-        {p.q->get_uid(), c.hq}, {p.k->get_uid(), c.hk}, {p.v->get_uid(), c.hv}};
-    std::int64_t off = 0;
-    for (const auto& part : parts) {
-      const std::vector<unsigned char>& dense = h[part.first];
-      for (std::int64_t t = 0; t < T; ++t)
-        for (std::int64_t hh = 0; hh < part.second; ++hh)
-          std::memcpy(&f[static_cast<std::size_t>(t * row + off + hh * D) * w],
-                      &dense[static_cast<std::size_t>((t * part.second + hh) * D) * w], static_cast<std::size_t>(D) * w);
-      off += part.second * D;
-    }
-    off = 0;
-    for (const auto& part : parts) {
-      h[part.first].assign(f.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(off) * w), f.end());
-      off += part.second * D;
-    }
-  }
-  dr.gates_betas(c, p, h);
-  h[p.cu->get_uid()] = cu_seqlens_bytes(c);
-  if (p.init) h[p.init->get_uid()] = dr.state(c.rows() * HO * D * D, c.state_t);
-  dr.gate_params(c, p, h);
-  if (p.idx) {
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(c.n_pool));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    perm.resize(static_cast<std::size_t>(c.n()));
-    if (rows_used) *rows_used = perm;
-    h[p.idx->get_uid()] = encode(std::vector<double>(perm.begin(), perm.end()), DataType::INT32);
-  }
-  return h;
-}
-
-// The plan config of prefill mode m: 0 one pass, 1 two passes, m >= 8 two passes
-// with the scan split into spans of m chunks (knob CHAIN_SPLIT).
-constexpr int kSplit8 = 8;  // the numerics checks' split: spans of 512 tokens
-// m >= 1000: the fused prefill split into spans of m - 1000 chunks; m >= 3000: the
-// warp-specialised fused prefill (PIPELINE_ARCH 3) split into spans of m - 3000 chunks.
-constexpr int kFusedSplit8 = 1008;
-constexpr int kFusedWsSplit8 = 3008;
-int arch_of(int m) { return m >= 3000 ? 3 : m >= 1000 ? 2 : m >= kSplit8 ? 1 : m; }
-int split_of(int m) { return m >= 3000 ? m - 3000 : m >= 1000 ? m - 1000 : m >= kSplit8 ? m : 0; }
-PlanConfig config_of(int m) {
-  if (m >= kSplit8)
-    return PlanConfig{
-        la_engine().id(), {{KnobType::PIPELINE_ARCH, arch_of(m)}, {KnobType::CHAIN_SPLIT, split_of(m)}}, {}, -1};
-  return PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, m}}, {}, -1};
-}
-// Every prefill mode a d-dim graph runs under: one pass, two passes, the split
-// two-pass, and the fused wgmma prefill (d = 128 only), eight-warp (PIPELINE_ARCH 2) and
-// warp-specialised (3), split and not.
-constexpr int kFused = 2;
-constexpr int kFusedWs = 3;
-bool is_fused_mode(int m) { return m == kFused || m == kFusedWs; }
-std::vector<int> modes_for(std::int64_t d) {
-  std::vector<int> m = {0, 1, kSplit8};
-  if (d == 128) m.push_back(kFused), m.push_back(kFusedSplit8), m.push_back(kFusedWs), m.push_back(kFusedWsSplit8);
-  return m;
-}
-const char* mode_name(int m) {
-  switch (m) {
-    case 0: return "1-pass";
-    case 1: return "2-pass";
-    case 2: return "fused";
-    case kFusedSplit8: return "fused-split8";
-    case kFusedWs: return "fused-ws";
-    case kFusedWsSplit8: return "fused-ws-split8";
-    case 8: return "split8";
-    case 16: return "split16";
-    case 32: return "split32";
-    case 64: return "split64";
-    case 128: return "split128";
-    default: return "split";
-  }
-}
 
 // Device buffers of one run, by uid.
 struct DeviceRun {
@@ -310,9 +167,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   return r;
 }
 
-constexpr double kTol = 5e-3;  // fla's: o and final state, 16-bit inputs
 
-class GdnGpu : public LaGpuTest {};
 
 // Case c under both prefill modes and the split two-pass one, each on fresh inputs.
 void check(const Case& c0, std::mt19937& rng) {
@@ -914,218 +769,6 @@ TEST_F(GdnGpu, DeviceOrdinals) {
   Status ref = reference::execute(p->g, hb);
   ASSERT_TRUE(ref.is_good()) << ref.message();
   EXPECT_LE(rms_ratio(decode(got, c.o_t), decode(want, c.o_t)), kTol) << "O on device 0";
-}
-
-// ---- timing (not a check): the five prefill cells ----
-
-// Timed executes per case: `fallback`, or OPGRAPH_GDN_REPS (a profiler run wants few).
-int timing_reps(int fallback) {
-  const char* e = std::getenv("OPGRAPH_GDN_REPS");
-  const int n = e ? std::atoi(e) : 0;
-  return n > 0 ? n : fallback;
-}
-
-// Inputs for timing at sizes where drawing doubles is too slow: q, k uniform in
-// [-1, 1) (normalised in the kernel: use_qk_l2norm), v uniform, g = logsigmoid of
-// a uniform in [-2, 2), beta in (0, 1), initial state uniform in [-1/2, 1/2).
-std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::mt19937& rng) {
-  std::uint64_t x = rng() | 1u;
-  auto uni = [&]() {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<float>(x >> 40) / 16777216.f;  // [0, 1)
-  };
-  auto fill = [&](const TensorPtr& t, float lo, float hi, bool logsig) {
-    const std::size_t n = static_cast<std::size_t>(t->element_count());
-    const DataType d = t->get_data_type();
-    std::vector<unsigned char> b(n * width(d));
-    for (std::size_t i = 0; i < n; ++i) {
-      float f = lo + (hi - lo) * uni();
-      if (logsig) f = -std::log1p(std::exp(-f));
-      if (d == DataType::FLOAT) std::memcpy(b.data() + 4 * i, &f, 4);
-      else {
-        const std::uint16_t h = gemm_testing::to_bf16(f);
-        std::memcpy(b.data() + 2 * i, &h, 2);
-      }
-    }
-    return b;
-  };
-  std::map<std::int64_t, std::vector<unsigned char>> h;
-  h[p.q->get_uid()] = fill(p.q, -1, 1, false);
-  h[p.k->get_uid()] = fill(p.k, -1, 1, false);
-  h[p.v->get_uid()] = fill(p.v, -1, 1, false);
-  h[p.gate->get_uid()] = fill(p.gate, -2, 2, true);
-  h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
-  h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
-  std::vector<double> cu{0};
-  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
-  h[p.cu->get_uid()] = encode(cu, DataType::INT32);
-  if (p.idx) {
-    std::vector<double> rows(static_cast<std::size_t>(c.n()));
-    std::iota(rows.begin(), rows.end(), 0.0);
-    h[p.idx->get_uid()] = encode(rows, DataType::INT32);
-  }
-  return h;
-}
-
-// Median kernel time (ms) of case c's plan over `reps` executes, CUDA events around each.
-// Median kernel time (ms) of case c's plan under each prefill mode of `modes`
-// over `reps` executes, CUDA events around each; one set of inputs for all. When
-// `o_vs_first` is given, it receives for each mode the RMS ratio of its O to the
-// first mode's O (how far the modes agree at this size).
-std::vector<double> time_modes(const Case& c, std::mt19937& rng, int reps, const std::vector<int>& modes,
-                               std::vector<double>* o_vs_first = nullptr) {
-  const auto& api = *gpu().api;
-  std::vector<double> out;
-  auto p = build(c);
-  EXPECT_TRUE(p->g.validate().is_good());
-  FactsCache facts(p->g, PlanTarget{gpu().props});
-  PlanContext ctx{&facts};
-  auto host = fast_inputs(c, *p, rng);
-  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
-  VariantPack pack;
-  for (auto& [uid, bytes] : host) {
-    auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
-    EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
-    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-    dev[uid] = std::move(b);
-  }
-  for (const TensorPtr& t : {p->out.o, p->out.final_state}) {
-    if (!t) continue;
-    if (c.overwrite && t == p->out.final_state) {
-      pack.set(t->get_uid(), reinterpret_cast<void*>(dev.at(p->init->get_uid())->ptr()));
-      continue;
-    }
-    const std::size_t bytes = static_cast<std::size_t>(t->element_count()) * width(t->get_data_type());
-    auto b = std::make_unique<DeviceBuffer>(api, bytes);
-    pack.set(t->get_uid(), reinterpret_cast<void*>(b->ptr()));
-    dev[t->get_uid()] = std::move(b);
-  }
-  const std::int64_t o_uid = p->out.o->get_uid();
-  const std::size_t o_bytes = static_cast<std::size_t>(p->out.o->element_count()) * width(c.o_t);
-  std::vector<double> first_o;
-  for (int m : modes) {
-    auto plan = build_direct(la_engine(), p->g, config_of(m), ctx);
-    EXPECT_TRUE(plan.is_good()) << mode_name(m) << ": " << plan.status().message();
-    if (plan.is_bad()) {
-      out.push_back(-1);
-      if (o_vs_first) o_vs_first->push_back(-1);
-      continue;
-    }
-    ExecutionContext ec;
-    ec.stream = gpu().stream;
-    ec.device = &gpu().props;
-    std::unique_ptr<DeviceBuffer> ws;
-    const std::int64_t wb = (*plan)->workspace_size();
-    if (wb > 0) {
-      ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
-      EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
-      ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
-    }
-    out.push_back(median_execute_ms(**plan, pack, ec, reps));
-    if (o_vs_first) {
-      // O after the timed runs (an in-place state changes the inputs between
-      // runs, so compare only cases whose state is not overwritten).
-      std::vector<unsigned char> o(o_bytes);
-      EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
-      EXPECT_EQ(api.memcpy_dtoh(o.data(), dev.at(o_uid)->ptr(), o_bytes), CUDA_SUCCESS);
-      std::vector<double> od = decode(o, c.o_t);
-      if (first_o.empty()) first_o = std::move(od), o_vs_first->push_back(0);
-      else o_vs_first->push_back(c.overwrite ? -1 : rms_ratio(od, first_o));
-    }
-  }
-  return out;
-}
-double time_case(const Case& c, std::mt19937& rng, int reps) { return time_modes(c, rng, reps, {c.prefill})[0]; }
-
-TEST_F(GdnGpu, TimingFiveCells) {
-  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
-  struct Cell {
-    std::int64_t hqk, hv, b, t;
-    double fla, fi;
-  };
-  // The cell a split serves first (a cut-short run still reports it).
-  const Cell cells[] = {{2, 8, 1, 32768, 0.981, 0.480},
-                        {16, 64, 4, 8192, 3.218, 0.800},
-                        {16, 64, 1, 32768, 3.885, 1.514},
-                        {16, 32, 4, 8192, 1.648, 0.397},
-                        {16, 32, 1, 32768, 2.086, 0.781}};
-  std::mt19937 rng(7);
-  std::printf("[ gdn timing ] prefill, bf16, d = 128, l2norm in kernel, initial state in, final state out;\n");
-  std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the anchors of 2026-12-01\n");
-  std::printf("[ gdn timing ] 1-pass: PIPELINE_ARCH 0 (gdn_prefill); 2-pass: PIPELINE_ARCH 1 (prep + scan)\n");
-  std::printf("[ gdn timing ] o 2p~1p: RMS ratio of the two modes' O on the same inputs (no reference at this size)\n");
-  std::printf("[ gdn timing ] split: 2-pass with CHAIN_SPLIT J (the heuristics' rule for this device; 64 where the\n");
-  std::printf("[ gdn timing ]        rule splits nothing, marked *); best vs FI: the plan the list ranks first\n");
-  std::printf("[ gdn timing ] fused: PIPELINE_ARCH 3 (gdn_prefill_fused, wgmma, warp-specialised; the fused plan the\n");
-  std::printf("[ gdn timing ]        list ranks first); o fz~1p: its O against 1-pass's; the line under a cell: 3 vs 2\n");
-  std::printf("[ gdn timing ]        (the eight-warp form), interleaved in the same calls\n");
-  std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %12s %10s %10s %12s %10s %10s %10s %10s\n", "heads", "B x T",
-              "1-pass ms", "2-pass ms", "2p / 1p", "split ms (J)", "fused ms", "fla ms", "FlashInfer", "best vs FI",
-              "fz vs FI", "o 2p~1p", "o fz~1p");
-  for (const Cell& cell : cells) {
-    Case c;
-    c.l2 = true;
-    c.hq = c.hk = cell.hqk;
-    c.hv = cell.hv;
-    c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
-    std::vector<double> agree;
-    auto built = build(c);
-    ASSERT_TRUE(built->g.validate().is_good());
-    auto prob = linear_attention::analyze_gdn(built->g);
-    ASSERT_TRUE(prob.is_good()) << prob.status().message();
-    const long long rule = linear_attention::chain_split_rule(*prob, gpu().props.sm_count);
-    const int j = rule > 0 ? static_cast<int>(rule) : 64;
-    const std::vector<double> t =
-        time_modes(c, rng, timing_reps(30), {0, 1, j, kFusedWs, kFused, 3000 + j}, &agree);
-    const double one = t[0], two = t[1], split = t[2], fz = t[3], fz8 = t[4], fz_split = t[5];
-    // What the ranked list puts first (the heuristics' order: a split's warp-specialised fused plan where the
-    // rule splits, else the fused plan where fused_first holds, else the two-pass plan).
-    const double best =
-        rule > 0 ? fz_split : (linear_attention::fused_first(*prob, gpu().props.sm_count) ? fz : two);
-    std::printf(
-        "[ gdn timing ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %8.3fx %7.3f (%d%s) %10.3f %10.3f %12.3f %9.2fx %9.2fx "
-        "%10.2e %10.2e\n",
-        static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-        static_cast<long long>(cell.t), one, two, two / one, split, j, rule > 0 ? "" : "*", fz, cell.fla, cell.fi,
-        best / cell.fi, fz / cell.fi, agree[1], agree[3]);
-    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld fused-ws %8.3f ms, fused (eight warps) %8.3f ms: %6.3fx; o fz8~1p %.2e;"
-                " fused-ws split %d %8.3f ms\n",
-                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), fz, fz8, fz / fz8, agree[4], j, fz_split);
-    if (cell.b == 1) {
-      // One long sequence: the warp-specialised fused plan unsplit and at four span lengths, interleaved.
-      std::vector<double> fa;
-      const std::vector<double> ts = time_modes(c, rng, timing_reps(30), {kFusedWs, 3032, 3064, 3128, 3256}, &fa);
-      std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld fused-ws split 0 / 32 / 64 / 128 / 256: %.3f / %.3f / "
-                  "%.3f / %.3f / %.3f ms\n",
-                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                  static_cast<long long>(cell.t), ts[0], ts[1], ts[2], ts[3], ts[4]);
-    }
-  }
-}
-
-TEST_F(GdnGpu, TimingDecode) {
-  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
-  std::mt19937 rng(8);
-  std::printf("[ gdn timing ] decode, T = 1 a sequence, bf16, d = 128, fp32 state pool in place; median of 50;\n");
-  std::printf("[ gdn timing ] GB/s counts the state read and written once (2 x N x HV x 128 x 128 x 4 bytes)\n");
-  std::printf("[ gdn timing ] %-8s %-6s %10s %10s\n", "heads", "B", "ours us", "GB/s");
-  for (std::int64_t hv : {32, 64})
-    for (std::int64_t b : {1, 64, 256, 1024}) {
-      Case c;
-      c.l2 = true;
-      c.hq = c.hk = 16;
-      c.hv = hv;
-      c.lens.assign(static_cast<std::size_t>(b), 1);
-      c.pool = c.overwrite = true;
-      c.n_pool = b;
-      const double med = time_case(c, rng, 50);
-      const double bytes = 2.0 * static_cast<double>(b * hv) * 128 * 128 * 4;
-      std::printf("[ gdn timing ] %3d/%-4lld %-6lld %10.1f %10.0f\n", 16, static_cast<long long>(hv),
-                  static_cast<long long>(b), med * 1e3, bytes / (med * 1e-3) / 1e9);
-    }
 }
 
 }  // namespace
