@@ -374,6 +374,18 @@ TEST(LaBwdKernels, ChainSplit) {
     EXPECT_EQ(linear_attention::gdn_bwd_chain_split_rule(*pb, 132), 0);  // a sequence's spans would follow the batch
   }
   {
+    Cfg mid = c;  // one 32k sequence at 16 / 32 heads: 64 CTAs a scan; spans of 128 chunks measured 5 % faster
+    mid.hq = mid.hk = 16;
+    mid.hv = 32;
+    auto pm = analyze_gdn_bwd(bwd(mid).g);
+    ASSERT_TRUE(pm.is_good());
+    EXPECT_EQ(linear_attention::gdn_bwd_chain_split_rule(*pm, 132), 128);
+    mid.hv = 64;  // 16 / 64: 128 CTAs, one wave of the reverse scan already: no split
+    auto pw = analyze_gdn_bwd(bwd(mid).g);
+    ASSERT_TRUE(pw.is_good());
+    EXPECT_EQ(linear_attention::gdn_bwd_chain_split_rule(*pw, 132), 0);
+  }
+  {
     Cfg wide = c;  // 4 x 8192 at 16 / 64 heads: 512 CTAs a scan already
     wide.hq = wide.hk = 16;
     wide.hv = 64;

@@ -113,8 +113,8 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0
 
 // The chain split the heuristics propose for `p` on a device of `sm_count`
 // multiprocessors (chunks a span; 0: none): a count of waves a chunk step for the
-// scans unsplit against the split's four passes and fix-up (gdn_bwd.cpp), taken only
-// where it saves a quarter; never under batch_invariant.
+// scans unsplit against the split's passes and fix-up (gdn_bwd.cpp), taken where it
+// saves 5 %; never under batch_invariant.
 long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count);
 
 // Every specialisation gdn_bwd may compile: the eleven entries for D in {64, 128}
