@@ -80,6 +80,34 @@ inline std::vector<unsigned char> encode(const std::vector<double>& x, DataType 
   }
   return b;
 }
+// Timing inputs (no reference at these sizes, cheap to draw for 32k-token cells): each call
+// fills t's elements with lo + (hi - lo) U, U uniform in [0, 1) (its logsigmoid when logsig),
+// straight into t's encoding.
+struct UniformFill {
+  std::uint64_t x;
+  explicit UniformFill(std::uint64_t seed) : x(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  float uni() {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>((x >> 40) & 0xFFFFFF) / 16777216.f;
+  }
+  std::vector<unsigned char> operator()(const TensorPtr& t, float lo, float hi, bool logsig) {
+    const DataType d = t->get_data_type();
+    const std::size_t n = static_cast<std::size_t>(t->element_count());
+    std::vector<unsigned char> b(n * width(d));
+    for (std::size_t i = 0; i < n; ++i) {
+      float f = lo + (hi - lo) * uni();
+      if (logsig) f = -std::log1p(std::exp(-f));
+      if (d == DataType::FLOAT) {
+        std::memcpy(b.data() + 4 * i, &f, 4);
+      } else {
+        const std::uint16_t h = d == DataType::BFLOAT16 ? gemm_testing::to_bf16(f) : to_f16(f);
+        std::memcpy(b.data() + 2 * i, &h, 2);
+      }
+    }
+    return b;
+  }
+};
+
 inline std::vector<double> decode(const std::vector<unsigned char>& b, DataType d) {
   std::vector<double> x(b.size() / width(d));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = gemm_testing::read_elem(b, d, i);

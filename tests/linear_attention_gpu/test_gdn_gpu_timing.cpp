@@ -44,28 +44,7 @@ int timing_reps(int fallback) {
 // [-1, 1) (normalised in the kernel: use_qk_l2norm), v uniform, g = logsigmoid of
 // a uniform in [-2, 2), beta in (0, 1), initial state uniform in [-1/2, 1/2).
 std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::mt19937& rng) {
-  std::uint64_t x = rng() | 1u;
-  auto uni = [&]() {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<float>(x >> 40) / 16777216.f;  // [0, 1)
-  };
-  auto fill = [&](const TensorPtr& t, float lo, float hi, bool logsig) {
-    const std::size_t n = static_cast<std::size_t>(t->element_count());
-    const DataType d = t->get_data_type();
-    std::vector<unsigned char> b(n * width(d));
-    for (std::size_t i = 0; i < n; ++i) {
-      float f = lo + (hi - lo) * uni();
-      if (logsig) f = -std::log1p(std::exp(-f));
-      if (d == DataType::FLOAT) std::memcpy(b.data() + 4 * i, &f, 4);
-      else {
-        const std::uint16_t h = gemm_testing::to_bf16(f);
-        std::memcpy(b.data() + 2 * i, &h, 2);
-      }
-    }
-    return b;
-  };
+  UniformFill fill(rng());
   std::map<std::int64_t, std::vector<unsigned char>> h;
   h[p.q->get_uid()] = fill(p.q, -1, 1, false);
   h[p.k->get_uid()] = fill(p.k, -1, 1, false);

@@ -517,27 +517,7 @@ namespace {
 // Inputs for timing (no reference at these sizes): uniform values straight into
 // their encodings, cheap to draw for 32k-token cells.
 std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::uint64_t seed) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto uni = [&] {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<float>((x >> 40) & 0xFFFFFF) / 16777216.f;
-  };
-  auto fill = [&](const TensorPtr& t, float lo, float hi, bool logsig) {
-    const DataType d = t->get_data_type();
-    const std::size_t n = static_cast<std::size_t>(t->element_count());
-    std::vector<unsigned char> b(n * width(d));
-    for (std::size_t i = 0; i < n; ++i) {
-      float f = lo + (hi - lo) * uni();
-      if (logsig) f = -std::log1p(std::exp(-f));
-      if (d == DataType::FLOAT) {
-        std::memcpy(b.data() + 4 * i, &f, 4);
-      } else {
-        const std::uint16_t h = d == DataType::BFLOAT16 ? gemm_testing::to_bf16(f) : to_f16(f);
-        std::memcpy(b.data() + 2 * i, &h, 2);
-      }
-    }
-    return b;
-  };
+  UniformFill fill(seed);
   std::map<std::int64_t, std::vector<unsigned char>> h;
   h[p.q->get_uid()] = fill(p.q, -1, 1, false);
   h[p.k->get_uid()] = fill(p.k, -1, 1, false);

@@ -601,16 +601,9 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count) {
   const long long slices = p.d / 64, a = p.n_seq * p.ho;
   const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
   auto waves = [&](long long ctas) { return (ctas + sm_count - 1) / sm_count; };
-  const long long unsplit = chunks * waves(a * slices);
-  long long best = 0, best_cost = unsplit;
-  for (long long j : kChainSplits) {
-    if (j == 0 || j >= chunks) continue;
-    const long long spans = (chunks + j - 1) / j;
-    if (p.n_seq * opgraph_gdn::gdn_split_spans(p.t, j) > 65535) continue;
-    const long long cost = j * (waves(a * spans * 2 * slices) + waves(a * spans * slices));
-    if (cost < best_cost || (cost == best_cost && best > 0 && j > best)) best = j, best_cost = cost;
-  }
-  return best > 0 && 4 * best_cost <= 3 * unsplit ? best : 0;
+  return cheapest_split(chunks, p.n_seq, p.t, chunks * waves(a * slices), 3, 4, [&](long long j, long long spans) {
+    return j * (waves(a * spans * 2 * slices) + waves(a * spans * slices));
+  });
 }
 
 long long fused_split_rule(const GdnProblem& p, long long sm_count) {
@@ -619,16 +612,9 @@ long long fused_split_rule(const GdnProblem& p, long long sm_count) {
   const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
   auto waves = [&](long long ctas) { return (ctas + sm_count - 1) / sm_count; };
   // In fifths of a chunk step (la_engine.h): a summary wave 4, a scan wave 5, a fix-up step 9 a span.
-  const long long unsplit = 5 * chunks * waves(a);
-  long long best = 0, best_cost = unsplit;
-  for (long long j : kChainSplits) {
-    if (j == 0 || j >= chunks) continue;
-    const long long spans = (chunks + j - 1) / j;
-    if (p.n_seq * opgraph_gdn::gdn_split_spans(p.t, j) > 65535) continue;
-    const long long cost = j * (4 * waves(2 * a * (spans - 1)) + 5 * waves(a * spans)) + 9 * spans;
-    if (cost < best_cost || (cost == best_cost && best > 0 && j > best)) best = j, best_cost = cost;
-  }
-  return best > 0 && 20 * best_cost <= 19 * unsplit ? best : 0;
+  return cheapest_split(chunks, p.n_seq, p.t, 5 * chunks * waves(a), 19, 20, [&](long long j, long long spans) {
+    return j * (4 * waves(2 * a * (spans - 1)) + 5 * waves(a * spans)) + 9 * spans;
+  });
 }
 
 bool decode_small(const GdnProblem& p) { return p.n_seq * p.ho <= kDecodeSmallPairs; }

@@ -60,6 +60,23 @@ enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefi
 // O, and final_state from the last span). The values the knob takes:
 inline constexpr long long kChainSplits[] = {0, 8, 16, 32, 64, 128, 256};
 
+// What the split rules (chain_split_rule, fused_split_rule below; gdn_bwd_chain_split_rule) share:
+// over the knob's span lengths j below `chunks` (a sequence's, on average) whose N x spans fits the
+// grid's 65535, the least modelled cost(j, spans) (ties to the longer span), taken where it is at
+// most keep_num / keep_den of the `unsplit` cost; else 0 (no split).
+template <class Cost>
+long long cheapest_split(long long chunks, long long n_seq, long long t, long long unsplit, long long keep_num,
+                         long long keep_den, Cost cost) {
+  long long best = 0, best_cost = unsplit;
+  for (long long j : kChainSplits) {
+    if (j == 0 || j >= chunks) continue;
+    if (n_seq * opgraph_gdn::gdn_split_spans(t, j) > 65535) continue;
+    const long long c = cost(j, (chunks + j - 1) / j);
+    if (c < best_cost || (c == best_cost && best > 0 && j > best)) best = j, best_cost = c;
+  }
+  return best > 0 && keep_den * best_cost <= keep_num * unsplit ? best : 0;
+}
+
 // The kernel requests a plan of `p` compiles under `prefill_mode` and `split`:
 // the main kernel (prefill, decode under use_decode, or the scan then the prep
 // of the two-pass prefill; split: the span scan, the prep, the summary and the
