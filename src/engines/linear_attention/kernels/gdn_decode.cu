@@ -8,6 +8,7 @@
 // gdn_state_copy: copies the state pool from initial_state to a distinct
 //   final_state buffer ahead of the launch, so rows no sequence addresses keep
 //   their value (state_indices with distinct buffers).
+#include "gemm/kernels/gemm_sm90.cuh"
 #include "linear_attention/kernels/gdn_common.cuh"
 
 using namespace opgraph_gdn;
@@ -27,7 +28,23 @@ using namespace opgraph_gdn;
 // dt_bias are read with it, not inside the token loop (after cu_seqlens).
 // The head indices are 32-bit divisions (heads < 65536): a 64-bit one is a ~100-instruction
 // sequence, six of which came before the first load.
-template <int kRowsPerWarp, int kWarps, int kEarly>
+// kBulk: the CTA's kRowsPerWarp x kWarps state rows (contiguous: fp32 at d = 128 with the rows
+// 16-byte aligned; else the loads and stores below) arrive in shared memory by one bulk copy (the
+// TMA's cp.async.bulk) that thread 0 issues as soon as state_indices is read, and leave by one bulk
+// store once the CTA's rows are updated there; each lane reads and writes its own 16 bytes of a row.
+// The arithmetic is the same, so the outputs are bitwise equal to the other shapes'.
+__device__ __forceinline__ void bulk_load_rows(u32 dst, const void* src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_store_rows(void* dst, u32 src, u32 bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // the rows read before the CTA ends
+}
+template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -63,18 +80,46 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   }
   const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
   const i64 srow = state_row(p, seq);
+  const bool load = (p.flags & kFlagHasInit) && srow >= 0;
+  // kBulk: the CTA's rows (the first at cbase) in `stage`, landing on `mbar`.
+  __shared__ __align__(128) float stage[kBulk ? kDecodeRowsT * D : 1];
+  __shared__ __align__(8) unsigned long long mbar;
+  const i64 cbase = srow * p.state_row_stride + (h * D + static_cast<i64>(blockIdx.x) * kDecodeRowsT) * D;
+  constexpr u32 kBulkBytes = kDecodeRowsT * D * 4;
+  auto bulk_at = [&](u64 base) {
+    return kBulk && EL == 4 && p.state_type == kTypeF32 && (p.state_row_stride & 3) == 0 &&
+           ((base + static_cast<u64>(cbase) * 4u) & 15u) == 0;
+  };
+  const bool bulk_in = load && bulk_at(p.initial_state);
+  const u32 stage_at = static_cast<u32>(__cvta_generic_to_shared(stage));
+  if (kBulk && threadIdx.x == 0) {
+    const u32 bar = static_cast<u32>(__cvta_generic_to_shared(&mbar));
+    opgraph_gemm::bar_init(bar, 1);
+    opgraph_gemm::bar_init_fence();
+    if (bulk_in) {
+      opgraph_gemm::bar_expect_tx(bar, kBulkBytes);
+      bulk_load_rows(stage_at, reinterpret_cast<const float*>(p.initial_state) + cbase, kBulkBytes, bar);
+    }
+  }
   if (kEarly >= 1 && bos < eos && loaded != bos) load_token(bos);
 
   const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;
   float st[kRowsPerWarp][EL];
-  const bool load = (p.flags & kFlagHasInit) && srow >= 0;
   // fp32 state at d = 128 with every lane's 4 elements 16-byte aligned: one 128-bit
   // access per row (the row stride is a multiple of 4 elements, so the first row decides).
   auto f4_at = [&](u64 base) {
     return EL == 4 && p.state_type == kTypeF32 && (p.state_row_stride & 3) == 0 &&
            ((base + static_cast<u64>(sbase) * 4u) & 15u) == 0;
   };
-  if (load && f4_at(p.initial_state)) {
+  if (kBulk) __syncthreads();  // the mbarrier's init
+  if (bulk_in) {
+    opgraph_gemm::bar_wait(static_cast<u32>(__cvta_generic_to_shared(&mbar)), 0);
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      const float4 x = *reinterpret_cast<const float4*>(stage + (warp * kRowsPerWarp + i) * D + lane * EL);
+      st[i][0] = x.x, st[i][1 % EL] = x.y, st[i][2 % EL] = x.z, st[i][3 % EL] = x.w;
+    }
+  } else if (load && f4_at(p.initial_state)) {
     const float* src = reinterpret_cast<const float*>(p.initial_state) + sbase;
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
@@ -139,7 +184,15 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   }
 
   if ((p.flags & kFlagWriteFinal) && srow >= 0) {
-    if (f4_at(p.final_state)) {
+    if (bulk_at(p.final_state)) {
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i)
+        *reinterpret_cast<float4*>(stage + (warp * kRowsPerWarp + i) * D + lane * EL) =
+            make_float4(st[i][0], st[i][1 % EL], st[i][2 % EL], st[i][3 % EL]);
+      opgraph_gemm::fence_async_shared();  // the rows' generic stores before the bulk store reads them
+      __syncthreads();
+      if (threadIdx.x == 0) bulk_store_rows(reinterpret_cast<float*>(p.final_state) + cbase, stage_at, kBulkBytes);
+    } else if (f4_at(p.final_state)) {
       float* dst = reinterpret_cast<float*>(p.final_state) + sbase;
 #pragma unroll
       for (int i = 0; i < kRowsPerWarp; ++i)
@@ -155,9 +208,10 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
 }
 
 // The two shapes the engine launches (la_engine.h, decode_small): the token inputs first,
-// token `seq` before cu_seqlens (kEarly 2; bench/gdn_decode_sweep.sh times 0, 1 and 2).
+// token `seq` before cu_seqlens (kEarly 2; bench/gdn_decode_sweep.sh times 0, 1 and 2);
+// gdn_decode (past kDecodeSmallPairs pairs) with the state rows by bulk copies.
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
-  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 2>(p);
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 2, true>(p);
 }
 // 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
 extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {
@@ -165,10 +219,11 @@ extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_sma
 }
 
 #ifdef GDN_DECODE_VARIANTS
-// The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early).
+// The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early; bulk
+// copies of the state rows when E is 3: early 2 with kBulk).
 #define GDN_DECODE_VARIANT(R, W, E)                                                                    \
   extern "C" __global__ void __launch_bounds__(32 * W) gdn_decode_r##R##_w##W##_e##E(const GdnParams p) { \
-    decode_body<R, W, E>(p);                                                                     \
+    decode_body<R, W, (E) < 3 ? (E) : 2, (E) == 3>(p);                                           \
   }
 GDN_DECODE_VARIANTS
 #undef GDN_DECODE_VARIANT
