@@ -52,10 +52,11 @@ plan::Manifest make_default() {
   m.families.push_back(family("sdpa_bwd", 4, {"sdpa_backward", "sdpa_fp8_backward", "sdpa_mxfp8_backward"},
                               "scaled dot-product attention, backward"));
   m.families.push_back(family("linear_attention", 5,
-                              {"gdn", "gdn_bwd", "gdn_summary", "kda", "kda_bwd", "gdn2", "gdn2_bwd", "gdp", "gdp_bwd"},
+                              {"gdn", "gdn_bwd", "gdn_summary", "gdn_summary_bwd", "kda", "kda_bwd", "gdn2", "gdn2_bwd",
+                               "gdp", "gdp_bwd"},
                               "gated delta rule linear attention (GDN, KDA, GDN-2, GDP)"));
-  // On by default for gdn forward (the other ops decline at check_support and
-  // run on the reference): numerics in bench/results/2026-12-02-gdn-fwd-h200.txt.
+  // On by default for gdn, gdn_bwd, gdn_summary and gdn_summary_bwd (the other ops decline at
+  // check_support and run on the reference): numerics in bench/results/ (docs/linear_attention.md).
   // Its plans: the one-pass prefill, then the two-pass (la_engine.h, heuristics).
   m.families.back().heuristics = linear_attention::heuristics;
   m.families.back().slots.push_back({"linear_attention", linear_attention::make_la_engine, false,

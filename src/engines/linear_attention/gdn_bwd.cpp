@@ -1,7 +1,8 @@
 // engines/linear_attention/gdn_bwd.cpp — gdn_bwd on the linear_attention engine:
 // the support rules (B1..B8, gdn_bwd.h), the kernel requests, the workspace, the
 // chain split's rule and the plan (up to nine launches of kernels/gdn_bwd_states.cu and
-// gdn_bwd_grads.cu per execute).
+// gdn_bwd_grads.cu per execute); gdn_summary_bwd's plan too (three launches; its rules in
+// gdn_summary_bwd.cpp).
 #include "engines/linear_attention/gdn_bwd.h"
 
 #include <algorithm>
@@ -66,7 +67,7 @@ bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
 // Operand order of the table rows.
 enum Slot : int {
   kQ, kK, kV, kG, kBeta, kCu, kInit, kDO, kDFinal, kALog, kDtBias,
-  kDQ, kDK, kDV, kDG, kDBeta, kDInit, kDALog, kDDt, kSlots
+  kDQ, kDK, kDV, kDG, kDBeta, kDInit, kDALog, kDDt, kTrans, kSlots
 };
 
 // Everything a plan launches, fixed at build.
@@ -84,9 +85,14 @@ bool qk_direct(const GdnBwdProblem& p) { return p.hq == p.hk; }
 // The workspace layout of problem `p`: dq, dk staged in fp32 only where HQ != HK, dV only
 // where v heads are grouped (HV < HO); gdn_bwd_finish sums what is staged, and
 // gdn_bwd_grads writes the rest itself.
+// gdn_summary_bwd: the prep's tiles and e^gamma_C only (its summaries store nothing per chunk).
 opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split) {
-  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split);
+  opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split);
+  if (p.summary) w.sds = w.st = w.dst = w.vn = w.dvn = w.dq = w.dk = w.dv = w.ga = w.gd = w.span = w.total = w.sds;
+  return w;
 }
+// gdn_summary_bwd's one span a sequence: longer than any sequence of the call.
+long long summary_span_chunks(const GdnBwdProblem& p) { return (p.t + 63) / 64 + 1; }
 
 // Under a chain split of `split` chunks a span (> 0), the scans run as the split's five kernels.
 BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
@@ -135,7 +141,9 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
   if (p.d_a_log >= 0) f |= opgraph_gdn::kBwdFlagWriteDALog;
   if (p.d_dt_bias >= 0) f |= opgraph_gdn::kBwdFlagWriteDDt;
   if (qk_direct(p)) f |= opgraph_gdn::kBwdFlagQkDirect;
+  if (p.summary) f |= opgraph_gdn::kBwdFlagSummary;
   k.flags = f;
+  k.trans_type = type_code(p.trans_type);
   k.grads_group = qk_direct(p) ? p.ho / p.hq : 1;
   k.scale = p.scale;
   const opgraph_gdn::GdnBwdWs w = workspace_of(p, split);
@@ -152,8 +160,8 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
   k.ws_gd = w.gd;
   k.ws_sds = w.sds;
   k.ws_span = w.span;
-  k.span_chunks = split;
-  k.n_spans = opgraph_gdn::gdn_bwd_spans(p.t, split);
+  k.span_chunks = p.summary ? summary_span_chunks(p) : split;
+  k.n_spans = p.summary ? 1 : opgraph_gdn::gdn_bwd_spans(p.t, split);
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
              seqs = static_cast<unsigned>(p.n_seq), slices = static_cast<unsigned>(p.d / 64);
@@ -186,6 +194,15 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
       dims(finish ? static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock) : 0, 1, 1, 0);
   // The gate parameters' sums: only when a d_a_log or d_dt_bias is produced.
   l.dims[kGateParams] = dims(p.d_a_log >= 0 || p.d_dt_bias >= 0 ? heads : 0, 1, 1, 0);
+  if (p.summary) {
+    // gdn_summary_bwd: the prep, then G (the reverse summary, every sequence whole) and, when
+    // produced, M (the forward summary's transition rows; its value-row CTAs exit at once).
+    for (int e = 0; e < kKernels; ++e)
+      if (e != kPrep) l.dims[static_cast<std::size_t>(e)].grid[0] = 0;
+    l.dims[kRevSummary] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
+    if (p.transition >= 0)
+      l.dims[kFwdSummary] = dims(2 * slices, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
+  }
   return l;
 }
 
@@ -264,6 +281,7 @@ class GdnBwdPlan final : public CompiledPlan {
     a.dt_bias = ptr(kDtBias);
     a.d_a_log = ptr(kDALog);
     a.d_dt_bias = ptr(kDDt);
+    a.transition = ptr(kTrans);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
     if (a.n_seq <= 0 || a.ho <= 0) return Status::ok();
     const CUstream stream = static_cast<CUstream>(ctx.stream);
@@ -300,7 +318,7 @@ Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLay
                                        std::array<std::int32_t, kSlots>& rows) {
   const std::int64_t uids[kSlots] = {p.q,  p.k,  p.v,  p.g,  p.beta,  p.cu_seqlens, p.initial_state,
                                      p.d_o, p.d_final_state, p.a_log, p.dt_bias, p.dq, p.dk, p.dv,
-                                     p.dg, p.dbeta, p.d_initial_state, p.d_a_log, p.d_dt_bias};
+                                     p.dg, p.dbeta, p.d_initial_state, p.d_a_log, p.d_dt_bias, p.transition};
   std::vector<std::int64_t> positions;
   rows.fill(-1);
   for (int s = 0; s < kSlots; ++s) {
@@ -321,7 +339,7 @@ Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLay
   needs.memory = MemoryKind::DEVICE;
   OperandTable table(layout, needs, "linear_attention", positions);
   // Row loads of q/k/v and pair loads / stores of dO, the gradients and the states.
-  for (int s : {kQ, kK, kV, kDO, kInit, kDFinal, kDQ, kDK, kDV, kDInit}) {
+  for (int s : {kQ, kK, kV, kDO, kInit, kDFinal, kDQ, kDK, kDV, kDInit, kTrans}) {
     const std::int32_t row = rows[static_cast<std::size_t>(s)];
     if (row >= 0) table.require_alignment(static_cast<std::size_t>(row), 16);
   }
@@ -410,7 +428,7 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
   if (p.n_seq < 0 || p.n_seq > 65535)
     return refuse(cu, "rule B8 grid: cu_seqlens holds N + 1 offsets with 0 <= N <= 65535; got " +
                           std::to_string(p.n_seq + 1));
-  for (std::int64_t uid : {built.initial_state, built.d_final_state, built.d_initial_state}) {
+  for (std::int64_t uid : {built.initial_state, built.d_final_state, built.d_initial_state, built.transition}) {
     const Seen x = seen(uid);
     if (!x.buf) continue;
     OPGRAPH_CHECK(check_slot(x, true));
@@ -422,10 +440,13 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
 }
 
 bool is_gdn_bwd(const OpGraph& graph) {
-  return graph.nodes().size() == 1 && graph.nodes().front()->op() == "gdn_bwd";
+  return graph.nodes().size() == 1 &&
+         (graph.nodes().front()->op() == "gdn_bwd" || graph.nodes().front()->op() == "gdn_summary_bwd");
 }
 
 Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
+  if (graph.nodes().size() == 1 && graph.nodes().front()->op() == "gdn_summary_bwd")
+    return analyze_gdn_summary_bwd(graph);
   // B1.
   if (!is_gdn_bwd(graph))
     return decline("B1 op:", "serves a graph of exactly one gdn_bwd node");
@@ -552,6 +573,12 @@ Status gdn_bwd_support(const OpGraph& graph) { return analyze_gdn_bwd(graph).sta
 
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split) {
   std::vector<runtime::KernelRequest> out;
+  if (p.summary) {
+    out.push_back(request(p.d, p.io, kEntries[kPrep]));
+    if (p.transition >= 0) out.push_back(request(p.d, p.io, kEntries[kFwdSummary]));
+    out.push_back(request(p.d, p.io, kEntries[kRevSummary]));
+    return out;
+  }
   for (int e = 0; e < kKernels; ++e)
     if (split > 0 ? !whole_entry(e) : !split_entry(e)) out.push_back(request(p.d, p.io, kEntries[e]));
   return out;
@@ -562,7 +589,7 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split) {
 }
 
 long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count) {
-  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.t <= 0 || p.batch_invariant) return 0;
+  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.t <= 0 || p.batch_invariant || p.summary) return 0;
   // In units of a third of a forward-scan chunk step: a reverse step 5 (5/3 of a forward one),
   // a fix-up step 12 a span (the H200's per-kernel times at 2/8, 1 x 32768, where neither scan
   // fills the device: 3.1 and 5.2 us a chunk step, ~13 us a fix-up step). The forward scans fit
@@ -599,6 +626,9 @@ Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT (chunks per span) is " +
                                                 std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
   const long long split = it->second;
+  if (split > 0 && p.summary)
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_summary_bwd: knob CHAIN_SPLIT is " +
+                                                std::to_string(split) + "; a summary runs every sequence whole (0)");
   if (split > 0 && p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, split) > 65535)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT " +
                                                 std::to_string(split) + ": N x spans (" + std::to_string(p.n_seq) +

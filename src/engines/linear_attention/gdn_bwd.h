@@ -71,13 +71,34 @@ struct GdnBwdProblem {
   bool l2norm = false, safe_gate = false, linear_gate = false, beta_sigmoid = false, neg_eig = false;
   bool batch_invariant = false, overwrite = false;
   double scale = 0.0;  // resolved: the attribute, else D^-0.5
+  // gdn_summary_bwd (analyze_gdn_summary_bwd): no v and no token gradients; G is written through
+  // d_initial_state (dinit_type), the transition (when produced) through `transition`.
+  bool summary = false;
+  std::int64_t transition = -1;
+  DataType trans_type = DataType::FLOAT;
 };
 
-// Whether `graph` is one gdn_bwd node (the graphs la_engine.cpp hands here).
+// Whether `graph` is one gdn_bwd or gdn_summary_bwd node (the graphs la_engine.cpp hands here).
 bool is_gdn_bwd(const OpGraph& graph);
 
-// Reads `graph` (validated, frozen). GRAPH_NOT_SUPPORTED names the rule.
+// Reads `graph` (validated, frozen). GRAPH_NOT_SUPPORTED names the rule. A gdn_summary_bwd
+// graph is analyze_gdn_summary_bwd's.
 Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph);
+
+// gdn_summary_bwd (gdn_summary_bwd.cpp): per sequence and head, G (the gradient of the state at
+// the sequence's start from a zero gradient at its end, driven by dO) and, under output_transition,
+// the transition M, with gdn_bwd's kernels: gdn_bwd_prep, then gdn_bwd_rev_summary and
+// gdn_bwd_fwd_summary over every sequence whole (kBwdFlagSummary). Rules, each declined by name:
+//  SB1 op: exactly one node, op gdn_summary_bwd;
+//  SB2 q/k: BFLOAT16 or HALF, one type for both;
+//  SB3 head dim: K = V = D with D in {64, 128} (V: dO's last dim);
+//  SB4 types: g, beta, dO, a_log, dt_bias FLOAT, BFLOAT16 or HALF; G and transition FLOAT or BFLOAT16;
+//  SB5 layout: q, k as gdn_bwd's B7; every other operand dense row-major; G and transition non-virtual;
+//  SB6 grid: N <= 65535 sequences, HO <= 65535 heads.
+// Served: scale, use_qk_l2norm, gate_domain, safe_gate with a_log / dt_bias, use_beta_sigmoid,
+// allow_neg_eigval, batch_invariant (every sequence and head is one CTA's fixed-order work), grouped
+// heads, varlen THD with empty sequences (G = 0, M = I).
+Result<GdnBwdProblem> analyze_gdn_summary_bwd(const OpGraph& graph);
 
 // The engine's check_support of a gdn_bwd graph: analyze_gdn_bwd's rules
 // (B1..B8); a graph they accept is offered to the planner.
@@ -94,7 +115,8 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
                                                  const DeclaredLayout& layout);
 
 // The kernels a plan of `p` runs under a chain split of `split` chunks a span (0: none), in
-// launch order: gdn_bwd_prep; unsplit gdn_bwd_fwd_scan, gdn_bwd_rev_scan, or split
+// launch order (gdn_summary_bwd: gdn_bwd_prep, gdn_bwd_fwd_summary where the transition is
+// produced, gdn_bwd_rev_summary): gdn_bwd_prep; unsplit gdn_bwd_fwd_scan, gdn_bwd_rev_scan, or split
 // gdn_bwd_fwd_summary, gdn_bwd_rev_summary, gdn_bwd_span_fixup, gdn_bwd_fwd_span,
 // gdn_bwd_rev_span; then gdn_bwd_grads, gdn_bwd_finish (launched only when something is
 // staged for it: HQ != HK or HV < HO), gdn_bwd_gate_params (launched only when d_a_log or

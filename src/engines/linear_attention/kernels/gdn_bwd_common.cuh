@@ -83,6 +83,9 @@ __device__ __forceinline__ void gate_beta(const GdnBwdParams& p, i64 tok, i64 h,
   beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
 }
 
+// gdn_summary_bwd has no v: the prep's U is formed from zero rows (no reader takes it).
+__device__ __forceinline__ bool has_values(const GdnBwdParams& p) { return (p.flags & kBwdFlagSummary) == 0; }
+
 namespace bwd {
 
 constexpr i64 kBlockElems = gdn_bwd_block_elems(D);

@@ -19,7 +19,11 @@ enum : long long {
   // HQ = HK: gdn_bwd_grads's CTA takes the grads_group output heads of one q / k head,
   // sums dq (in shared memory) and dk (in registers) over them and writes dQ, dK itself
   // (through the l2norm Jacobian); gdn_bwd_finish then leaves them alone (no fp32 staging).
-  kBwdFlagQkDirect = 1LL << 24
+  kBwdFlagQkDirect = 1LL << 24,
+  // gdn_summary_bwd: no v (gdn_bwd_prep's U stays zero); gdn_bwd_rev_summary runs every sequence whole from
+  // a zero dS^T and writes dS^T at its start as G (through d_initial_state / dinit_type); gdn_bwd_fwd_summary
+  // runs only the transition rows and writes M (the rows it forms are M^T) to `transition`.
+  kBwdFlagSummary = 1LL << 25
 };
 
 // Every extent in ELEMENTS. q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
@@ -50,6 +54,9 @@ struct GdnBwdParams {
   // A chain split of the two scans (the CHAIN_SPLIT knob; 0: none): spans of span_chunks chunks,
   // at most n_spans a sequence (the split kernels' grid z is N x n_spans); ws_span the span blocks.
   long long span_chunks, n_spans, ws_span;
+  // gdn_summary_bwd (kBwdFlagSummary): the transition output [N, HO, K, K] (0: not produced) and its type.
+  unsigned long long transition;
+  long long trans_type;
 };
 
 // ---- the workspace (bytes from GdnBwdParams::ws; d the head dim, C = 64) ----

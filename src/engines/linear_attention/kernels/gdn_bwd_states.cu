@@ -95,7 +95,8 @@ __device__ __forceinline__ bool span_range(const GdnBwdParams& p, i64 nch, i64 s
 //     slices D/BV .. rows of its transition M from the identity with U = 0 (the update
 //     X <- X (e^gC I + Wn^T Kd) + U^T Kd keeps rows independent). The last span's H seeds
 //     nothing (those CTAs exit); every span's M is kept (the reverse pass takes M^T), none
-//     where a sequence has one span.
+//     where a sequence has one span. Under kBwdFlagSummary (gdn_summary_bwd, one span a sequence) only
+//     the M rows run, and M goes to the transition output.
 //  2  gdn_bwd_fwd_span: one span from its seed (gdn_bwd_span_fixup's; span 0's is the initial
 //     state), S^T and Vn stored per chunk as PH 0.
 template <int PH>
@@ -112,7 +113,8 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
   const i64 first = bos / C + seq;
   i64 cb, ce, nsp;
   if (!span_range<PH>(p, (len + C - 1) / C, span, cb, ce, nsp)) return;
-  if (PH == 1 && (nsp == 1 || (!mrows && span == nsp - 1))) return;
+  const bool summary = PH == 1 && (p.flags & kBwdFlagSummary) != 0;  // gdn_summary_bwd: M rows only, whole
+  if (summary ? !mrows : PH == 1 && (nsp == 1 || (!mrows && span == nsp - 1))) return;
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);  // state tile: rows v, columns k
   const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);       // Vn tile: rows token, columns v
@@ -205,7 +207,20 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
         st_bf2(&sm.s[v * LDD + kk], st[j][2 * hh], st[j][2 * hh + 1]);
       }
   }
-  if (PH == 1) {
+  if (summary) {
+    // Row i of the identity became row i of M^T: M[kk][i] (dense [N, HO, K, K]).
+    if (p.transition) {
+      const i64 base = (seq * p.ho + h) * D * D + v0;
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+          store_any(p.transition, base + static_cast<i64>(kk) * D + v, p.trans_type, st[j][2 * hh]);
+          store_any(p.transition, base + static_cast<i64>(kk + 1) * D + v, p.trans_type, st[j][2 * hh + 1]);
+        }
+    }
+  } else if (PH == 1) {
     float* dst = span_block(p, seq, span, h, mrows ? kSpanM : kSpanH) + v0 * D;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
@@ -236,7 +251,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_span(const
 //  1  gdn_bwd_rev_summary: a chain split's first reverse pass over one span's chunks from a zero
 //     dS^T at the span's end, nothing stored per chunk: dS^T at the span's start is the span's H'
 //     (the true one is dS^T_end M^T + H', M the span's forward transition). Span 0 exits (its
-//     start needs no seed).
+//     start needs no seed). Under kBwdFlagSummary (gdn_summary_bwd, one span a sequence) every sequence
+//     runs whole and its dS^T at the start is the output G.
 //  2  gdn_bwd_rev_span: one span from its seed (gdn_bwd_span_fixup's; the last span's is
 //     d_final_state), stores as PH 0; span 0 writes d_initial_state.
 template <int PH>
@@ -252,7 +268,8 @@ __device__ __forceinline__ void rev_scan_pass(const GdnBwdParams& p, unsigned ch
   const i64 nch = (len + C - 1) / C;
   i64 cb, ce, nsp;
   if (!span_range<PH>(p, nch, span, cb, ce, nsp)) return;
-  if (PH == 1 && span == 0) return;
+  const bool summary = PH == 1 && (p.flags & kBwdFlagSummary) != 0;  // gdn_summary_bwd: the whole sequence
+  if (PH == 1 && span == 0 && !summary) return;
   const float scale = static_cast<float>(p.scale);
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
@@ -391,7 +408,7 @@ __device__ __forceinline__ void rev_scan_pass(const GdnBwdParams& p, unsigned ch
         st_bf2(&sm.ds[v * LDD + kk], ds[j][2 * hh], ds[j][2 * hh + 1]);
       }
   }
-  if (PH == 1) {
+  if (PH == 1 && !summary) {
     float* dst = span_block(p, seq, span, h, kSpanRH) + v0 * D;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
@@ -402,6 +419,7 @@ __device__ __forceinline__ void rev_scan_pass(const GdnBwdParams& p, unsigned ch
       }
   } else if (span == 0 && (p.flags & kBwdFlagWriteDInit)) {
     // Read d_final_state above (this CTA's rows only) before writing: the two may share one buffer.
+    // (gdn_summary_bwd: G, dS^T at the sequence's start, through the same pointer.)
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll

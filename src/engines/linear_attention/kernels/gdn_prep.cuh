@@ -80,7 +80,7 @@ __device__ __forceinline__ void prep_chunk(const P& p, unsigned char* smem_raw) 
       const i64 tok = bos + c0 + r;
       rq[i] = load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL);
       rk[i] = load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL);
-      rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
+      if (has_values(p)) rv[i] = load_row_raw(vg + tok * p.v_ts + hv * p.v_hs + lane * EL);
     }
   }
 
