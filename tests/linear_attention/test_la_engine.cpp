@@ -274,7 +274,7 @@ TEST(LaKernels, DecodeForShortSequencesPrefillOtherwiseAndUnderBatchInvariant) {
   EXPECT_TRUE(linear_attention::decode_small(*p));
   EXPECT_EQ(r[0].entry, "gdn_decode_small");
   EXPECT_EQ(r[0].kernel, "gdn_decode_small_d128_bf16");
-  {  // Past kDecodeSmallPairs pairs: gdn_decode (the state rows by bulk copies).
+  {  // Past kDecodeSmallPairs pairs: gdn_decode (32 rows a CTA of 4 warps).
     Cfg many = cfg_of(128);
     const std::int64_t n = linear_attention::kDecodeSmallPairs / many.ho() + 1;
     many.cu.resize(static_cast<std::size_t>(n) + 1);

@@ -116,12 +116,11 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count);
 long long fused_split_rule(const GdnProblem& p, long long sm_count);
 
 // Whether a decode plan of `p` (use_decode) runs gdn_decode_small (8 value rows a CTA of
-// 2 warps) rather than gdn_decode (the same CTA, its state rows moved by bulk copies): at most
-// kDecodeSmallPairs (sequence, head) pairs. Measured on the H200 (bench/gdn_decode_sweep.sh,
-// bench/results/2026-12-04-gdn-decode-bulk-h200.txt; 16/32 and 16/64 heads, T = 1, fp32 pool in
-// place): the bulk copies take 0.954-0.972x the register loads' time from 16384 pairs (4.0 TB/s
-// of state against a float4 copy's 3.95), the same at 8192 and 1.05x at 2048 (their mbarrier's
-// latency). Fixed at build (a replayed plan keeps its kernel).
+// 2 warps) rather than gdn_decode (32 rows a CTA of 4 warps): at most kDecodeSmallPairs
+// (sequence, head) pairs. Measured on the H200 (bench/gdn_decode_sweep.sh,
+// bench/results/2026-12-03-gdn-decode-sweep-h200.txt; 16/32 and 16/64 heads, T = 1, fp32
+// pool in place, both with the token inputs loaded first): the small CTA is 3 % faster at
+// B = 64 (2048 and 4096 pairs) and 2.4 % at 8192 pairs, 0.6-1.8 % slower from 16384. Fixed at build (a replayed plan keeps its kernel).
 inline constexpr long long kDecodeSmallPairs = opgraph_gdn::kDecodeSmallPairs;  // gdn_params.cuh
 bool decode_small(const GdnProblem& p);
 

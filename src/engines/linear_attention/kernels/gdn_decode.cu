@@ -208,10 +208,11 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
 }
 
 // The two shapes the engine launches (la_engine.h, decode_small): the token inputs first,
-// token `seq` before cu_seqlens (kEarly 2; bench/gdn_decode_sweep.sh times 0, 1 and 2);
-// gdn_decode (past kDecodeSmallPairs pairs) with the state rows by bulk copies.
+// token `seq` before cu_seqlens (kEarly 2; bench/gdn_decode_sweep.sh times 0, 1 and 2, and the
+// bulk form as early 3). The bulk form is not the engine's: faster in the sweep's nvcc build, it
+// was 1.14-1.16x slower as the engine's gdn_decode in the peers' run (docs/linear_attention.md).
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
-  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 2, true>(p);
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 2>(p);
 }
 // 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
 extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {

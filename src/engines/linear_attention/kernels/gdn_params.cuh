@@ -62,7 +62,7 @@ namespace opgraph_gdn {
 // gdn_decode covers kDecodeRows value rows a CTA of kDecodeThreads threads, gdn_decode_small
 // kDecodeSmallRows of kDecodeSmallThreads, and serves plans of at most kDecodeSmallPairs
 // (sequence, head) pairs (la_engine.h decode_small).
-constexpr int kDecodeRows = 8, kDecodeThreads = 64, kDecodeSmallRows = 8, kDecodeSmallThreads = 64;
+constexpr int kDecodeRows = 32, kDecodeThreads = 128, kDecodeSmallRows = 8, kDecodeSmallThreads = 64;
 constexpr long long kDecodeSmallPairs = 8192;
 
 }  // namespace opgraph_gdn
