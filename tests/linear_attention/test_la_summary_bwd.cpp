@@ -13,6 +13,7 @@
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
 #include "engines/linear_attention/la_engine.h"
 #include "ir/linear_attention_fixture.h"
+#include "linear_attention/la_bwd_test_util.h"
 #include "opgraph/graph.h"
 
 namespace {
@@ -39,19 +40,8 @@ Attributes with_transition() {
   return a;
 }
 
-void expect_decline(const OpGraph& g, const std::string& rule) {
-  auto p = analyze_gdn_bwd(g);
-  ASSERT_TRUE(p.is_bad()) << "accepted; expected a decline naming " << rule;
-  EXPECT_EQ(p.status().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
-  EXPECT_NE(p.status().message().find(rule), std::string::npos) << p.status().message();
-  EXPECT_NE(p.status().message().find("engine linear_attention: gdn_summary_bwd"), std::string::npos)
-      << p.status().message();
-}
-
-const Engine& engine() {
-  static std::unique_ptr<Engine> e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
-  return *e;
-}
+void expect_decline(const OpGraph& g, const std::string& rule) { la_bwd_test::expect_decline(g, rule, "gdn_summary_bwd"); }
+using la_bwd_test::engine;
 
 std::vector<std::string> entries(const linear_attention::GdnBwdProblem& p) {
   std::vector<std::string> out;

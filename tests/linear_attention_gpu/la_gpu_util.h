@@ -169,8 +169,8 @@ inline void add_token_inputs(OpGraph& g, const CaseBase& c, Inputs& in) {
   in.cu = g.tensor({N + 1}, c.cu64 ? DataType::INT64 : DataType::INT32, "cu_seqlens");
 }
 
-// The attributes of case c both ops read.
-inline Attributes common_attributes(const CaseBase& c) {
+// The attributes of case c every gdn op reads (gdn_summary_bwd among them).
+inline Attributes gate_attributes(const CaseBase& c) {
   Attributes a;
   if (c.scale) a.set("scale", *c.scale);
   a.set("use_qk_l2norm", c.l2);
@@ -178,8 +178,13 @@ inline Attributes common_attributes(const CaseBase& c) {
   a.set("use_beta_sigmoid", c.beta_sig);
   a.set("allow_neg_eigval", c.neg);
   if (c.linear) a.set("gate_domain", std::string("linear"));
-  a.set("overwrite_initial_state", c.overwrite);
   a.set("batch_invariant", c.batch_inv);
+  return a;
+}
+// The attributes of case c both the forward and the backward read.
+inline Attributes common_attributes(const CaseBase& c) {
+  Attributes a = gate_attributes(c);
+  a.set("overwrite_initial_state", c.overwrite);
   return a;
 }
 

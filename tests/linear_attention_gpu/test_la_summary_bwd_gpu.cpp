@@ -53,14 +53,7 @@ std::unique_ptr<Problem> build(const Case& c) {
   p->d_o = g.tensor({T, HO, D}, c.io, "dO");
   if (c.a_log) p->a_log = g.tensor({HO}, DataType::FLOAT, "a_log");
   if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
-  Attributes a;
-  if (c.scale) a.set("scale", *c.scale);
-  a.set("use_qk_l2norm", c.l2);
-  a.set("safe_gate", c.safe);
-  a.set("use_beta_sigmoid", c.beta_sig);
-  a.set("allow_neg_eigval", c.neg);
-  if (c.linear) a.set("gate_domain", std::string("linear"));
-  a.set("batch_invariant", c.batch_inv);
+  Attributes a = gate_attributes(c);
   a.set("output_transition", c.transition);
   a.set_name("sum_bwd0");
   p->out = g.gdn_summary_bwd(DeltaRuleInputs{p->q, p->k, nullptr, p->gate, p->beta, p->cu, nullptr, p->a_log, p->dt,

@@ -483,32 +483,19 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   p.cu64 = cu->get_data_type() == DataType::INT64;
 
   // B4.
-  const auto floats = {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF};
   const bool write_dinit = dinit && !dinit->get_is_virtual();
   const bool write_dalog = dalog && !dalog->get_is_virtual(), write_ddt = ddt && !ddt->get_is_virtual();
-  struct Typed {
-    const char* port;
-    TensorPtr t;
-    DataType* type;
-    bool state;
-  };
-  for (const Typed& x : {Typed{"g", g, &p.g_type, false}, Typed{"beta", beta, &p.beta_type, false},
-                         Typed{"dO", d_o, &p.do_type, false}, Typed{"dQ", dq, &p.dq_type, false},
-                         Typed{"dK", dk, &p.dk_type, false}, Typed{"dV", dv, &p.dv_type, false},
-                         Typed{"dG", dg, &p.dg_type, false}, Typed{"dBeta", dbeta, &p.dbeta_type, false},
-                         Typed{"initial_state", init, &p.init_type, true},
-                         Typed{"d_final_state", dfin, &p.dfin_type, true},
-                         Typed{"d_initial_state", write_dinit ? dinit : TensorPtr{}, &p.dinit_type, true},
-                         Typed{"a_log", a_log, &p.a_log_type, false}, Typed{"dt_bias", dt_bias, &p.dt_bias_type, false},
-                         Typed{"d_a_log", write_dalog ? dalog : TensorPtr{}, &p.dalog_type, false},
-                         Typed{"d_dt_bias", write_ddt ? ddt : TensorPtr{}, &p.ddt_type, false}}) {
-    if (!x.t) continue;
-    const DataType d = x.t->get_data_type();
-    if (x.state ? !one_of(d, {DataType::FLOAT, DataType::BFLOAT16}) : !one_of(d, floats))
-      return decline("B4 types:", "node '" + p.node + "' port " + x.port + " is " + dt(d) + "; " +
-                                      (x.state ? "FLOAT or BFLOAT16" : "FLOAT, BFLOAT16 or HALF") + " is served");
-    *x.type = d;
-  }
+  using T = rules::TypedOperand;
+  OPGRAPH_CHECK(rules::read_types(
+      "gdn_bwd: ", "B4 types:", p.node,
+      {T{"g", g, &p.g_type, false}, T{"beta", beta, &p.beta_type, false}, T{"dO", d_o, &p.do_type, false},
+       T{"dQ", dq, &p.dq_type, false}, T{"dK", dk, &p.dk_type, false}, T{"dV", dv, &p.dv_type, false},
+       T{"dG", dg, &p.dg_type, false}, T{"dBeta", dbeta, &p.dbeta_type, false},
+       T{"initial_state", init, &p.init_type, true}, T{"d_final_state", dfin, &p.dfin_type, true},
+       T{"d_initial_state", write_dinit ? dinit : TensorPtr{}, &p.dinit_type, true},
+       T{"a_log", a_log, &p.a_log_type, false}, T{"dt_bias", dt_bias, &p.dt_bias_type, false},
+       T{"d_a_log", write_dalog ? dalog : TensorPtr{}, &p.dalog_type, false},
+       T{"d_dt_bias", write_ddt ? ddt : TensorPtr{}, &p.ddt_type, false}}));
 
   // B6.
   if (const std::int64_t every = n.get_int("checkpoint_every_n_tokens", 0); every > 0)
@@ -558,15 +545,19 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   if (dt_bias) p.dt_bias = dt_bias->get_uid();
   if (write_dalog) p.d_a_log = dalog->get_uid();
   if (write_ddt) p.d_dt_bias = ddt->get_uid();
+  read_gate_attributes(n, p);
+  p.overwrite = n.get_bool("overwrite_initial_state");
+  return p;
+}
+
+void read_gate_attributes(const Node& n, GdnBwdProblem& p) {
   p.safe_gate = n.get_bool("safe_gate");
   p.l2norm = n.get_bool("use_qk_l2norm");
   p.linear_gate = n.get_string("gate_domain", "log") == "linear";
   p.beta_sigmoid = n.get_bool("use_beta_sigmoid");
   p.neg_eig = n.get_bool("allow_neg_eigval");
   p.batch_invariant = n.get_bool("batch_invariant");
-  p.overwrite = n.get_bool("overwrite_initial_state");
   p.scale = n.attr_is_set("scale") ? n.get_float("scale") : 1.0 / std::sqrt(static_cast<double>(p.d));
-  return p;
 }
 
 Status gdn_bwd_support(const OpGraph& graph) { return analyze_gdn_bwd(graph).status(); }

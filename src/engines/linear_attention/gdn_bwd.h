@@ -46,6 +46,7 @@
 #include "runtime/nvrtc_compiler.h"
 
 namespace opgraph {
+class Node;
 class OpGraph;
 }
 namespace opgraph::linear_attention {
@@ -99,6 +100,10 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph);
 // allow_neg_eigval, batch_invariant (every sequence and head is one CTA's fixed-order work), grouped
 // heads, varlen THD with empty sequences (G = 0, M = I).
 Result<GdnBwdProblem> analyze_gdn_summary_bwd(const OpGraph& graph);
+
+// The attributes both analyses read from node `n` into `p` (p.d set first: scale's default is D^-0.5):
+// safe_gate, use_qk_l2norm, gate_domain, use_beta_sigmoid, allow_neg_eigval, batch_invariant, scale.
+void read_gate_attributes(const Node& n, GdnBwdProblem& p);
 
 // The engine's check_support of a gdn_bwd graph: analyze_gdn_bwd's rules
 // (B1..B8); a graph they accept is offered to the planner.

@@ -86,6 +86,20 @@ long long type_code(DataType d) {
   }
 }
 
+Status read_types(std::string_view op, const char* rule, const std::string& node,
+                  std::initializer_list<TypedOperand> operands) {
+  for (const TypedOperand& x : operands) {
+    if (!x.t) continue;
+    const DataType d = x.t->get_data_type();
+    if (x.state ? !one_of(d, {DataType::FLOAT, DataType::BFLOAT16})
+                : !one_of(d, {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF}))
+      return decline(op, rule, "node '" + node + "' port " + x.port + " is " + type_name(d) + "; " +
+                                   (x.state ? "FLOAT or BFLOAT16" : "FLOAT, BFLOAT16 or HALF") + " is served");
+    *x.type = d;
+  }
+  return Status::ok();
+}
+
 }  // namespace rules
 
 namespace {

@@ -2,7 +2,6 @@
 // engine: its support rules (SB1..SB6, gdn_bwd.h) read into a GdnBwdProblem with `summary`
 // set; gdn_bwd.cpp plans and runs it with the backward's prep and its two span-summary
 // kernels over every sequence whole (kBwdFlagSummary).
-#include <cmath>
 #include <string>
 #include <utility>
 
@@ -56,24 +55,12 @@ Result<GdnBwdProblem> analyze_gdn_summary_bwd(const OpGraph& graph) {
   p.cu64 = cu->get_data_type() == DataType::INT64;
 
   // SB4.
-  struct Typed {
-    const char* port;
-    TensorPtr t;
-    DataType* type;
-    bool state;
-  };
-  for (const Typed& x : {Typed{"g", g, &p.g_type, false}, Typed{"beta", beta, &p.beta_type, false},
-                         Typed{"dO", d_o, &p.do_type, false}, Typed{"a_log", a_log, &p.a_log_type, false},
-                         Typed{"dt_bias", dt_bias, &p.dt_bias_type, false}, Typed{"G", gs, &p.dinit_type, true},
-                         Typed{"transition", write_tr ? tr : TensorPtr{}, &p.trans_type, true}}) {
-    if (!x.t) continue;
-    const DataType d = x.t->get_data_type();
-    if (x.state ? !rules::one_of(d, {DataType::FLOAT, DataType::BFLOAT16})
-                : !rules::one_of(d, {DataType::FLOAT, DataType::BFLOAT16, DataType::HALF}))
-      return decline("SB4 types:", "node '" + p.node + "' port " + x.port + " is " + dt(d) + "; " +
-                                       (x.state ? "FLOAT or BFLOAT16" : "FLOAT, BFLOAT16 or HALF") + " is served");
-    *x.type = d;
-  }
+  using T = rules::TypedOperand;
+  OPGRAPH_CHECK(rules::read_types(
+      "gdn_summary_bwd: ", "SB4 types:", p.node,
+      {T{"g", g, &p.g_type, false}, T{"beta", beta, &p.beta_type, false}, T{"dO", d_o, &p.do_type, false},
+       T{"a_log", a_log, &p.a_log_type, false}, T{"dt_bias", dt_bias, &p.dt_bias_type, false},
+       T{"G", gs, &p.dinit_type, true}, T{"transition", write_tr ? tr : TensorPtr{}, &p.trans_type, true}}));
 
   // SB5.
   for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"G", gs}, {"transition", write_tr ? tr : nullptr}})
@@ -102,13 +89,7 @@ Result<GdnBwdProblem> analyze_gdn_summary_bwd(const OpGraph& graph) {
   if (write_tr) p.transition = tr->get_uid();
   if (a_log) p.a_log = a_log->get_uid();
   if (dt_bias) p.dt_bias = dt_bias->get_uid();
-  p.safe_gate = n.get_bool("safe_gate");
-  p.l2norm = n.get_bool("use_qk_l2norm");
-  p.linear_gate = n.get_string("gate_domain", "log") == "linear";
-  p.beta_sigmoid = n.get_bool("use_beta_sigmoid");
-  p.neg_eig = n.get_bool("allow_neg_eigval");
-  p.batch_invariant = n.get_bool("batch_invariant");
-  p.scale = n.attr_is_set("scale") ? n.get_float("scale") : 1.0 / std::sqrt(static_cast<double>(p.d));
+  read_gate_attributes(n, p);
   return p;
 }
 

@@ -34,6 +34,16 @@ Status check_packed(std::string_view op, const char* rule, const char* access, c
                     const char* port, const Tensor& t, bool row_pad = false, std::int64_t* row_stride = nullptr);
 // The kernels' run-time element type code (gdn_params.cuh: kTypeBf16, kTypeF16, kTypeF32).
 long long type_code(DataType d);
+// The element type of each bound operand into *type: FLOAT, BFLOAT16 or HALF, or with `state`
+// FLOAT or BFLOAT16; otherwise a decline naming `rule`, the node and the port.
+struct TypedOperand {
+  const char* port;
+  TensorPtr t;  // null: not bound (skipped)
+  DataType* type;
+  bool state;
+};
+Status read_types(std::string_view op, const char* rule, const std::string& node,
+                  std::initializer_list<TypedOperand> operands);
 // The family's kernel `entry` of `source` (a file under the kernels' include root) specialised for
 // head dim d and q/k/v type io: kernel name <entry>_d<d>_<bf16|f16>, defines GDN_D and GDN_IO.
 runtime::KernelRequest kernel_request(long long d, DataType io, const char* entry, const char* source);

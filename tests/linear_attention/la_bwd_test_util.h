@@ -1,0 +1,32 @@
+// tests/linear_attention/la_bwd_test_util.h — what the CPU tests of the engine's backward ops
+// (test_la_bwd.cpp: gdn_bwd; test_la_summary_bwd.cpp: gdn_summary_bwd) share: the engine, and a
+// decline's check (GRAPH_NOT_SUPPORTED naming the rule and the op).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "engines/linear_attention/gdn_bwd.h"
+#include "engines/linear_attention/la_engine.h"
+#include "opgraph/op_graph.h"
+
+namespace la_bwd_test {
+
+inline const opgraph::Engine& engine() {
+  static std::unique_ptr<opgraph::Engine> e =
+      opgraph::linear_attention::make_la_engine(opgraph::EngineIdentity{20500, "linear_attention"});
+  return *e;
+}
+
+// analyze_gdn_bwd declines `g` with GRAPH_NOT_SUPPORTED, naming `rule` and "engine linear_attention: <op>".
+inline void expect_decline(const opgraph::OpGraph& g, const std::string& rule, const std::string& op) {
+  auto p = opgraph::linear_attention::analyze_gdn_bwd(g);
+  ASSERT_TRUE(p.is_bad()) << "accepted; expected a decline naming " << rule;
+  EXPECT_EQ(p.status().code(), opgraph::ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(p.status().message().find(rule), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("engine linear_attention: " + op), std::string::npos) << p.status().message();
+}
+
+}  // namespace la_bwd_test
