@@ -12,6 +12,7 @@
 #include "engines/linear_attention/gdn_bwd.h"
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
 #include "engines/linear_attention/la_engine.h"
+#include "exec/declared_layout.h"
 #include "ir/linear_attention_fixture.h"
 #include "linear_attention/la_bwd_test_util.h"
 #include "opgraph/graph.h"
@@ -111,9 +112,10 @@ TEST(LaSummaryBwd, WorkspaceIsThePrepsTilesOnly) {
   const long long blocks = sh * opgraph_gdn::gdn_bwd_block_elems(128) * 2;
   const long long want = opgraph_gdn::gdn_bwd_round256(opgraph_gdn::gdn_bwd_round256(blocks) + sh * 4);
   EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p), want);
-  // A gdn_bwd of the same extents needs its states besides: several times more.
-  EXPECT_GT(linear_attention::gdn_bwd_workspace_bytes(*p, 0) * 2,
-            linear_attention::gdn_bwd_workspace_bytes(*p, 0));
+  // The same extents as a gdn_bwd problem need its states besides: more than twice as much.
+  linear_attention::GdnBwdProblem full = *p;
+  full.summary = false;
+  EXPECT_GT(linear_attention::gdn_bwd_workspace_bytes(full), 2 * want);
 }
 
 TEST(LaSummaryBwd, DeclinesByNamedRule) {
@@ -148,6 +150,51 @@ TEST(LaSummaryBwd, DeclinesByNamedRule) {
       x.d_o->set_stride({dims[1] * dims[2] * 2, dims[2], 1});
     });
     expect_decline(b.g, "SB5 layout:");
+  }
+}
+
+// Execute-time shape overrides: T and N follow the call (the workspace with them); G's and the transition's
+// rows must be N, a refusal names the tensor and the rule.
+TEST(LaSummaryBwd, ShapeOverridesChangeTokensAndSequences) {
+  Cfg c = la_test::engine_cfg(64);
+  c.cu = {0, 30, 30, 100};
+  Built b = summary_bwd(c, with_transition());
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  auto layout = DeclaredLayout::compute(b.g);
+  ASSERT_TRUE(layout.is_good()) << layout.status().message();
+  std::vector<unsigned char> mem(64);  // stand-in addresses: nothing is read
+  auto pack_for = [&](std::int64_t t, std::int64_t n, std::int64_t g_rows, std::int64_t m_rows) {
+    VariantPack v;
+    for (std::int64_t uid : {p->q, p->k, p->g, p->beta, p->cu_seqlens, p->d_o, p->d_initial_state, p->transition})
+      v.set(uid, mem.data());
+    v.override_shape(p->q, {t, 2, 64});
+    v.override_shape(p->k, {t, 2, 64});
+    v.override_shape(p->g, {t, 8});
+    v.override_shape(p->beta, {t, 8});
+    v.override_shape(p->d_o, {t, 8, 64});
+    v.override_shape(p->cu_seqlens, {n + 1});
+    v.override_shape(p->d_initial_state, {g_rows, 8, 64, 64});
+    v.override_shape(p->transition, {m_rows, 8, 64, 64});
+    return v;
+  };
+  auto run = [&](const VariantPack& v) -> Result<linear_attention::GdnBwdProblem> {
+    VariantPack n;
+    OPGRAPH_CHECK(VariantPack::normalize(v, *layout, n));
+    EXPECT_TRUE(n.has_overrides());
+    return linear_attention::gdn_bwd_overridden_problem(*p, n, *layout);
+  };
+  auto q = run(pack_for(3000, 5, 5, 5));
+  ASSERT_TRUE(q.is_good()) << q.status().message();
+  EXPECT_TRUE(q->summary);
+  EXPECT_EQ(q->t, 3000);
+  EXPECT_EQ(q->n_seq, 5);
+  EXPECT_GT(linear_attention::gdn_bwd_workspace_bytes(*q), linear_attention::gdn_bwd_workspace_bytes(*p));
+  for (const auto& v : {pack_for(300, 3, 4, 3), pack_for(300, 3, 3, 2)}) {
+    auto r = run(v);
+    ASSERT_TRUE(r.is_bad()) << "accepted";
+    EXPECT_EQ(r.status().code(), ErrorCode::INVALID_VARIANT_PACK) << r.status().to_string();
+    EXPECT_NE(r.status().message().find("rule state_rows"), std::string::npos) << r.status().message();
   }
 }
 
