@@ -562,4 +562,22 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   }
 }
 
+// The trial variants of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads
+// with its products on wgmma (GDN_BWD_GRADS_WG, kernels/gdn_bwd_grads.cu; not the engine's build).
+TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  int n = 0;
+  for (auto r : linear_attention::gdn_bwd_declared_specialisations()) {
+    if (r.entry != "gdn_bwd_grads" || r.kernel.find("_d128_") == std::string::npos) continue;
+    ++n;
+    r.defines.push_back({"GDN_BWD_GRADS_WG", "1"});
+    r.kernel += "_wg";
+    auto k = runtime::compile_kernel(r, "sm_90a");
+    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+  }
+  EXPECT_EQ(n, 2);
+}
+
 }  // namespace

@@ -5,6 +5,24 @@
 // gdn_bwd_states.cu for the kernels before them.
 #include "linear_attention/kernels/gdn_bwd_common.cuh"
 
+// GDN_BWD_GRADS_WG (a variant under trial, D = 128 only; the engine builds 0): gdn_bwd_grads's matrix
+// products on wgmma, each warpgroup (warps 4 q .. 4 q + 3, the warps sharing a column quarter q) one
+// m64nNk16 product over the four row bands, its accumulators in the fragment layout mma.sync gives each
+// warp (rows 16 (w % 4) + g, + 8; columns 8 j + 2 t, + 1), so every epilogue stays as it is. The bf16
+// tiles are stored 128-byte swizzled in 64-column panels (wgmma's canonical layouts; no padding) and
+// read as K-major or MN-major operands by shared-memory descriptors; the products' operands need no
+// ldmatrix. Checked against the engine's build by bench/gdn_bwd_ab.sh "-DGDN_BWD_GRADS_WG=1".
+#ifndef GDN_BWD_GRADS_WG
+#define GDN_BWD_GRADS_WG 0
+#endif
+#if GDN_BWD_GRADS_WG
+#if GDN_D != 128
+#error "GDN_BWD_GRADS_WG is written for D = 128"
+#endif
+#include "gemm/kernels/gemm_sm90.cuh"
+#include "gemm/kernels/gemm_wgmma.cuh"
+#endif
+
 using namespace opgraph_gdn;
 using namespace opgraph_gdn::bwd;
 
@@ -24,22 +42,41 @@ constexpr int kGT = kGdnBwdGradsThreads;  // 512
 constexpr int kGW = kGT / 32;             // 16 warps
 constexpr int LDQ = D + 8;  // fp32 row stride of dqs: a warp's 64-bit fragment pairs on distinct banks
 static_assert(kGW == 16, "the warp tiles below assume 16 warps");
-struct GradSmem {
-  u16 q[C * LDD];    // l2-normalised q rows (bf16), zero past the chunk
-  u16 k[C * LDD];
-  u16 v[C * LDD];
-  u16 dob[C * LDD];  // dO (bf16; the products with it take the scale)
-  u16 vn[C * LDD];
-  u16 dvn[C * LDD];
-  u16 dw[C * LDD];   // dW = -dVn S^T
+// The bf16 tiles' element offsets: [C][D] (q, k, v, dob, vn, dvn, dw), [D][D] (st), [C][C] (t, c1,
+// c2). Padded rows (LDD, LDC) for mma.sync; under GDN_BWD_GRADS_WG 64-column panels of `rows` rows
+// of 128 bytes, each row's 16-byte pieces XOR-swizzled by the row's index mod 8.
+template <int kRows, int kLd>
+struct Tile {
+  static constexpr int kLdPad = kLd;
+  static constexpr int kElems = GDN_BWD_GRADS_WG ? kRows * (kLd - 8) : kRows * kLd;
+  static constexpr unsigned kPanelBytes = kRows * 128u;
+  static __device__ __forceinline__ int at(int r, int c) {
+#if GDN_BWD_GRADS_WG
+    return (c >> 6) * (kRows * 64) + r * 64 + ((((c & 63) >> 3) ^ (r & 7)) << 3) + (c & 7);
+#else
+    return r * kLd + c;
+#endif
+  }
+};
+using TCD = Tile<C, LDD>;
+using TDD = Tile<D, LDD>;
+using TCC = Tile<C, LDC>;
+struct alignas(GDN_BWD_GRADS_WG ? 1024 : 4) GradSmem {
+  u16 q[TCD::kElems];    // l2-normalised q rows (bf16), zero past the chunk
+  u16 k[TCD::kElems];
+  u16 v[TCD::kElems];
+  u16 dob[TCD::kElems];  // dO (bf16; the products with it take the scale)
+  u16 vn[TCD::kElems];
+  u16 dvn[TCD::kElems];
+  u16 dw[TCD::kElems];   // dW = -dVn S^T
   // dq of the CTA's rows, summed over its heads (fp32; each thread reads and writes only
   // its own fragments' elements, so no barrier guards it): out of the registers between
   // a head's first product and its last.
   float dqs[C * LDQ];
-  u16 st[D * LDD];   // S^T, then dS^T
-  u16 t[C * LDC];    // T = (I + L)^-1, the prep's bf16 copy (workspace block, kOffT)
-  u16 c1[C * LDC];   // dT, then M2
-  u16 c2[C * LDC];   // X = T^T dT, then M1
+  u16 st[TDD::kElems];   // S^T, then dS^T
+  u16 t[TCC::kElems];    // T = (I + L)^-1, the prep's bf16 copy (workspace block, kOffT)
+  u16 c1[TCC::kElems];   // dT, then M2
+  u16 c2[TCC::kElems];   // X = T^T dT, then M1
   float gam[C], bet[C];
   float rq[C], rk[C];  // the q and k rows' inverse norms (1 without use_qk_l2norm)
   // Per row, one partial sum per column quarter (the four warps sharing the row's
@@ -50,7 +87,83 @@ struct GradSmem {
   float jq[4][C], jk[4][C];  // <x, dy> of the q and k rows, for the Jacobian (per column quarter)
   float red[16];     // <S^T, dS^T>'s partial sums (gdn_bwd_rev_scan's, 8 a V slice)
 };
-static_assert(sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D), "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
+static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D),
+              "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
+// The variant aligns its base to 1024 bytes inside the engine's allocation.
+static_assert(!GDN_BWD_GRADS_WG || sizeof(GradSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D),
+              "GDN_BWD_GRADS_WG's tiles do not fit the engine's allocation");
+
+// c[j] += A[16 x KD] . B[KD x 8j .. 8j+8] over this warp's tile (prod's A: rows m0 .. of a tile stored [m][k],
+// or with AT [k][m]; B: columns n0 .. of a tile stored [n][k], or with BKN [k][n]); warp_mma's contract.
+// Under GDN_BWD_GRADS_WG the warpgroup (the warps of one column quarter, every row band) forms the
+// m64n(8 NT) product of all 64 rows at once on wgmma, each warp's accumulators its own band's fragments.
+#if GDN_BWD_GRADS_WG
+// Descriptors (128-byte swizzle, SBO 1024: the high word is the same for every tile, so each is built
+// from its low word: the start address >> 4 and the LBO >> 4).
+__device__ __forceinline__ unsigned long long desc_lo(u32 lo) {
+  constexpr u32 kHi = static_cast<u32>(opgraph_gemm::desc(0, 0, 1024) >> 32);
+  unsigned long long d;
+  asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(kHi));
+  return d;
+}
+__device__ __forceinline__ unsigned long long kmajor(const u16* tile, int kk, unsigned panel, int row0) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(tile)) + static_cast<u32>(kk >> 2) * panel +
+                static_cast<u32>(kk & 3) * 32u + static_cast<u32>(row0) * 128u;
+  return desc_lo(((a & 0x3FFFFu) >> 4) | ((16u >> 4) << 16));
+}
+__device__ __forceinline__ unsigned long long mnmajor(const u16* tile, int kk, unsigned panel, int col0) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(tile)) + static_cast<u32>(kk) * 2048u +
+                static_cast<u32>(col0 >> 6) * panel + static_cast<u32>(col0 & 63) * 2u;
+  return desc_lo(((a & 0x3FFFFu) >> 4) | ((panel >> 4) << 16));
+}
+template <int NT>
+__device__ __forceinline__ void pin_acc(float (&c)[NT][4]) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(c[j][e])::"memory");
+}
+#endif
+template <int NT, int KD, bool AT, bool BKN, class TA, class TB>
+__device__ __forceinline__ void prod(float (&c)[NT][4], const u16* A, int m0, const u16* B, int n0, int lane) {
+#if GDN_BWD_GRADS_WG
+  opgraph_gemm::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < KD / 16; ++kk) {
+    const unsigned long long da = AT ? mnmajor(A, kk, TA::kPanelBytes, 0) : kmajor(A, kk, TA::kPanelBytes, 0);
+    const unsigned long long db = BKN ? mnmajor(B, kk, TB::kPanelBytes, n0) : kmajor(B, kk, TB::kPanelBytes, n0);
+    opgraph_gemm::Wgmma<8 * NT, 0, AT ? 1 : 0, BKN ? 1 : 0>::mma(&c[0][0], da, db, 1);
+  }
+  opgraph_gemm::wgmma_commit();
+  opgraph_gemm::wgmma_wait<0>();
+  pin_acc(c);
+  (void)m0;
+  (void)lane;
+#else
+  warp_mma<NT, KD, AT, BKN>(c, AT ? A + m0 : A + m0 * TA::kLdPad, TA::kLdPad, BKN ? B + n0 : B + n0 * TB::kLdPad,
+                            TB::kLdPad, lane);
+#endif
+}
+// Generic stores into the tiles reach wgmma's reads (the async proxy) once fenced, before the barrier.
+__device__ __forceinline__ void tiles_fence() {
+#if GDN_BWD_GRADS_WG
+  opgraph_gemm::fence_async_shared();
+#endif
+}
+// Copies a rows x cols bf16 tile (global row stride gs) into tile type T's layout, 16-byte pieces by
+// cp.async shared among the CTA's threads; the caller commits and waits.
+template <class T>
+__device__ __forceinline__ void copy_tile_to(u16* dst, const u16* src, i64 gs, int rows, int cols, int tid) {
+#if GDN_BWD_GRADS_WG
+  const int pieces = cols / 8;
+  for (int i = tid; i < rows * pieces; i += kGT) {
+    const int r = i / pieces, c = (i % pieces) * 8;
+    cp_async16(dst + T::at(r, c), src + r * gs + c, 16);
+  }
+#else
+  copy_tile<kGT>(dst, T::kLdPad, src, gs, rows, cols, tid);
+#endif
+}
 
 constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
 
@@ -64,7 +177,7 @@ __device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, 
 #pragma unroll
   for (int j = 0; j < NTD; ++j) {
     const int col = nd0 + 8 * j + 2 * t4;
-    const u32 w0 = lds32(&x[(m0 + g8) * LDD + col]), w1 = lds32(&x[(m0 + g8 + 8) * LDD + col]);
+    const u32 w0 = lds32(&x[TCD::at(m0 + g8, col)]), w1 = lds32(&x[TCD::at(m0 + g8 + 8, col)]);
     a0 += f[j][0] * bf16_to_f32(static_cast<u16>(w0)) + f[j][1] * bf16_to_f32(static_cast<u16>(w0 >> 16));
     a1 += f[j][2] * bf16_to_f32(static_cast<u16>(w1)) + f[j][3] * bf16_to_f32(static_cast<u16>(w1 >> 16));
   }
@@ -119,7 +232,12 @@ __device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2
 
 extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_grads(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
+#if GDN_BWD_GRADS_WG
+  GradSmem& sm = *reinterpret_cast<GradSmem*>(
+      smem_raw + ((1024u - (static_cast<u32>(__cvta_generic_to_shared(smem_raw)) & 1023u)) & 1023u));
+#else
   GradSmem& sm = *reinterpret_cast<GradSmem*>(smem_raw);
+#endif
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   const i64 slot = blockIdx.x;
@@ -148,19 +266,19 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   // cp.async of head h's tiles (this thread's share), one commit group.
   auto issue_tiles = [&](i64 h) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
-    copy_tile<kGT>(sm.vn, LDD, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
-    copy_tile<kGT>(sm.dvn, LDD, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
-    copy_tile<kGT>(sm.st, LDD, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
-    copy_tile<kGT>(sm.t, LDC, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
+    copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
+    copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
+    copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+    copy_tile_to<TCC>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
     constexpr int pieces = D / 8;
     for (int i = tid; i < C * pieces; i += kGT) {
       const int r = i / pieces, c = (i % pieces) * 8;
       const bool in = r < n;
       const i64 tok = bos + c0 + (in ? r : 0);
       if (kRawV)
-        cp_async16(&sm.v[r * LDD + c], reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + c, in ? 16 : 0);
+        cp_async16(&sm.v[TCD::at(r, c)], reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + c, in ? 16 : 0);
       if (raw_do)
-        cp_async16(&sm.dob[r * LDD + c], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c, in ? 16 : 0);
+        cp_async16(&sm.dob[TCD::at(r, c)], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c, in ? 16 : 0);
     }
     cp_async_commit();
   };
@@ -199,8 +317,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
       }
       if (lane == 0) sm.rq[r] = iq, sm.rk[r] = ik;
-      st_row(&sm.q[r * LDD + lane * EL], xq);
-      st_row(&sm.k[r * LDD + lane * EL], xk);
+      st_row(&sm.q[TCD::at(r, lane * EL)], xq);
+      st_row(&sm.k[TCD::at(r, lane * EL)], xk);
     }
   }
 
@@ -226,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
           else
 #pragma unroll
             for (int e = 0; e < EL; ++e) x[e] = 0.f;
-          st_row(&sm.v[r * LDD + lane * EL], x);
+          st_row(&sm.v[TCD::at(r, lane * EL)], x);
         }
         if (!raw_do) {
 #pragma unroll
@@ -234,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
             x[e] = x[e + 1] = 0.f;
             if (r < n) load_any2(p.d_o, (tok * p.ho + h) * D + lane * EL + e, p.do_type, x[e], x[e + 1]);
           }
-          st_row(&sm.dob[r * LDD + lane * EL], x);
+          st_row(&sm.dob[TCD::at(r, lane * EL)], x);
         }
       }
     }
@@ -249,6 +367,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     __syncthreads();
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
     cp_async_wait_all();
+    tiles_fence();
     __syncthreads();
     const float gc = sm.gam[C - 1];
     // This thread's rows' scalars.
@@ -259,7 +378,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     float pg[2] = {0.f, 0.f}, pb[2] = {0.f, 0.f}, pkd[2] = {0.f, 0.f};  // row partials (rows ra, rb_)
     // ---- products with S^T: dQe = (scale dO) S^T (dq += e^gamma dQe), dW = -dVn S^T ----
     zero(tmp);
-    warp_mma<NTD, D, false, true>(tmp, sm.dob + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
+    prod<NTD, D, false, true, TCD, TDD>(tmp, sm.dob, m0, sm.st, nd0, lane);
     {
       float r0, r1;
       row_dot(tmp, sm.q, m0, nd0, lane, r0, r1);
@@ -277,22 +396,23 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       }
     }
     zero(tmp);
-    warp_mma<NTD, D, false, true>(tmp, sm.dvn + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
+    prod<NTD, D, false, true, TCD, TDD>(tmp, sm.dvn, m0, sm.st, nd0, lane);
 #pragma unroll
     for (int j = 0; j < NTD; ++j) {
       const int col = nd0 + 8 * j + 2 * t4;
-      st_bf2(&sm.dw[ra * LDD + col], -tmp[j][0], -tmp[j][1]);
-      st_bf2(&sm.dw[rb_ * LDD + col], -tmp[j][2], -tmp[j][3]);
+      st_bf2(&sm.dw[TCD::at(ra, col)], -tmp[j][0], -tmp[j][1]);
+      st_bf2(&sm.dw[TCD::at(rb_, col)], -tmp[j][2], -tmp[j][3]);
     }
+    tiles_fence();
     __syncthreads();  // S^T read by every warp; dw written
-    copy_tile<kGT>(sm.st, LDD, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
+    copy_tile_to<TDD>(sm.st, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
     cp_async_commit();
 
     // ---- dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta), into c1 ----
     {
       float a1[2][4] = {}, a2[2][4] = {};
-      warp_mma<2, D>(a1, sm.dw + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
-      warp_mma<2, D>(a2, sm.dvn + m0 * LDD, LDD, sm.v + n0 * LDD, LDD, lane);
+      prod<2, D, false, false, TCD, TCD>(a1, sm.dw, m0, sm.k, n0, lane);
+      prod<2, D, false, false, TCD, TCD>(a2, sm.dvn, m0, sm.v, n0, lane);
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -302,15 +422,16 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #pragma unroll
           for (int e = 0; e < 2; ++e)
             x[e] = sm.bet[s + e] * (exp2f(sm.gam[s + e]) * a1[j][2 * hh + e] + a2[j][2 * hh + e]);
-          st_bf2(&sm.c1[r * LDC + s], x[0], x[1]);
+          st_bf2(&sm.c1[TCC::at(r, s)], x[0], x[1]);
         }
     }
     cp_async_wait_all();
+    tiles_fence();
     __syncthreads();  // dT in c1, dS^T in st
 
     // ---- dKd = Vn dS^T: dk += e^(gamma_C - gamma) dKd ----
     zero(tmp);
-    warp_mma<NTD, D, false, true>(tmp, sm.vn + m0 * LDD, LDD, sm.st + nd0, LDD, lane);
+    prod<NTD, D, false, true, TCD, TDD>(tmp, sm.vn, m0, sm.st, nd0, lane);
     {
       float r0, r1;
       row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
@@ -330,13 +451,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     // ---- X = T^T dT into c2 ----
     {
       float x[2][4] = {};
-      warp_mma<2, C, true, true>(x, sm.t + m0, LDC, sm.c1 + n0, LDC, lane);
+      prod<2, C, true, true, TCC, TCC>(x, sm.t, m0, sm.c1, n0, lane);
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
-          st_bf2(&sm.c2[(m0 + g8 + 8 * hh) * LDC + n0 + 8 * j + 2 * t4], x[j][2 * hh], x[j][2 * hh + 1]);
+          st_bf2(&sm.c2[TCC::at(m0 + g8 + 8 * hh, n0 + 8 * j + 2 * t4)], x[j][2 * hh], x[j][2 * hh + 1]);
     }
+    tiles_fence();
     __syncthreads();  // X in c2; dT read by every warp (c1 free)
 
     // ---- dL = strict_tril(-X T^T): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row
@@ -344,8 +466,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     float ef[2][4];
     {
       float dl[2][4] = {}, kk[2][4] = {};
-      warp_mma<2, C>(dl, sm.c2 + m0 * LDC, LDC, sm.t + n0 * LDC, LDC, lane);
-      warp_mma<2, D>(kk, sm.k + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+      prod<2, C, false, false, TCC, TCC>(dl, sm.c2, m0, sm.t, n0, lane);
+      prod<2, D, false, false, TCD, TCD>(kk, sm.k, m0, sm.k, n0, lane);
       float f[2][4];
 #pragma unroll
       for (int j = 0; j < 2; ++j)
@@ -362,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
             ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
             m2[e] = d * sm.bet[r] * gam_rs;
           }
-          st_bf2(&sm.c1[r * LDC + s0], m2[0], m2[1]);
+          st_bf2(&sm.c1[TCC::at(r, s0)], m2[0], m2[1]);
         }
       float row[2], col[2][2];
       frag_sums(f, row, col);
@@ -373,8 +495,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
     {
       float dp[2][4] = {}, qk[2][4] = {};
-      warp_mma<2, D>(dp, sm.dob + m0 * LDD, LDD, sm.vn + n0 * LDD, LDD, lane);
-      warp_mma<2, D>(qk, sm.q + m0 * LDD, LDD, sm.k + n0 * LDD, LDD, lane);
+      prod<2, D, false, false, TCD, TCD>(dp, sm.dob, m0, sm.vn, n0, lane);
+      prod<2, D, false, false, TCD, TCD>(qk, sm.q, m0, sm.k, n0, lane);
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -388,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
             m1[e] = scale * dp[j][2 * hh + e] * gam_rs;  // dO's scale
             ef[j][2 * hh + e] += m1[e] * qk[j][2 * hh + e];
           }
-          st_bf2(&sm.c2[r * LDC + s0], m1[0], m1[1]);
+          st_bf2(&sm.c2[TCC::at(r, s0)], m1[0], m1[1]);
         }
       float row[2], col[2][2];
       frag_sums(ef, row, col);
@@ -397,6 +519,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #pragma unroll
         for (int j = 0; j < 2; ++j) store_f2(&sm.ec[band][n0 + 8 * j + 2 * t4], col[j][0], col[j][1]);
     }
+    tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1
 
     // ---- dq += M1 K;  dk += M1^T Q + M2 K + M2^T K ----
@@ -405,20 +528,20 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       load_f2(&sm.dqs[ra * LDQ + nd0 + 8 * j + 2 * t4], dq[j][0], dq[j][1]);
       load_f2(&sm.dqs[rb_ * LDQ + nd0 + 8 * j + 2 * t4], dq[j][2], dq[j][3]);
     }
-    warp_mma<NTD, C, false, true>(dq, sm.c2 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
+    prod<NTD, C, false, true, TCC, TCD>(dq, sm.c2, m0, sm.k, nd0, lane);
     if (direct_qk && g + 1 < G)
 #pragma unroll
       for (int j = 0; j < NTD; ++j) {
         store_f2(&sm.dqs[ra * LDQ + nd0 + 8 * j + 2 * t4], dq[j][0], dq[j][1]);
         store_f2(&sm.dqs[rb_ * LDQ + nd0 + 8 * j + 2 * t4], dq[j][2], dq[j][3]);
       }
-    warp_mma<NTD, C, true, true>(dk, sm.c2 + m0, LDC, sm.q + nd0, LDD, lane);
-    warp_mma<NTD, C, false, true>(dk, sm.c1 + m0 * LDC, LDC, sm.k + nd0, LDD, lane);
-    warp_mma<NTD, C, true, true>(dk, sm.c1 + m0, LDC, sm.k + nd0, LDD, lane);
+    prod<NTD, C, true, true, TCC, TCD>(dk, sm.c2, m0, sm.q, nd0, lane);
+    prod<NTD, C, false, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
+    prod<NTD, C, true, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
 
     // ---- dKb = T^T dW: dk += beta e^gamma dKb ----
     zero(tmp);
-    warp_mma<NTD, C, true, true>(tmp, sm.t + m0, LDC, sm.dw + nd0, LDD, lane);
+    prod<NTD, C, true, true, TCC, TCD>(tmp, sm.t, m0, sm.dw, nd0, lane);
     {
       float r0, r1;
       row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
@@ -454,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     // ---- dVb = T^T dVn: dv = beta dVb ----
     zero(tmp);
-    warp_mma<NTD, C, true, true>(tmp, sm.t + m0, LDC, sm.dvn + nd0, LDD, lane);
+    prod<NTD, C, true, true, TCC, TCD>(tmp, sm.t, m0, sm.dvn, nd0, lane);
     {
       float r0, r1;
       row_dot(tmp, sm.v, m0, nd0, lane, r0, r1);
