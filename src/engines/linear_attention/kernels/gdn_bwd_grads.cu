@@ -15,6 +15,11 @@
 #ifndef GDN_BWD_GRADS_WG
 #define GDN_BWD_GRADS_WG 0
 #endif
+#ifndef GDN_BWD_WG_UNROLL
+// The k steps of a product two a loop iteration: few descriptors live at a time (108 B of spill stores; fully
+// unrolled, 8: 316 B, but ptxas injects a wgmma fence in 2 places instead of every loop's).
+#define GDN_BWD_WG_UNROLL 2
+#endif
 #if GDN_BWD_GRADS_WG
 #if GDN_D != 128
 #error "GDN_BWD_GRADS_WG is written for D = 128"
@@ -128,7 +133,7 @@ template <int NT, int KD, bool AT, bool BKN, class TA, class TB>
 __device__ __forceinline__ void prod(float (&c)[NT][4], const u16* A, int m0, const u16* B, int n0, int lane) {
 #if GDN_BWD_GRADS_WG
   opgraph_gemm::wgmma_fence();
-#pragma unroll
+#pragma unroll GDN_BWD_WG_UNROLL
   for (int kk = 0; kk < KD / 16; ++kk) {
     const unsigned long long da = AT ? mnmajor(A, kk, TA::kPanelBytes, 0) : kmajor(A, kk, TA::kPanelBytes, 0);
     const unsigned long long db = BKN ? mnmajor(B, kk, TB::kPanelBytes, n0) : kmajor(B, kk, TB::kPanelBytes, n0);
