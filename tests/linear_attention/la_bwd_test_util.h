@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engines/linear_attention/gdn_bwd.h"
 #include "engines/linear_attention/la_engine.h"
@@ -27,6 +28,25 @@ inline void expect_decline(const opgraph::OpGraph& g, const std::string& rule, c
   EXPECT_EQ(p.status().code(), opgraph::ErrorCode::GRAPH_NOT_SUPPORTED);
   EXPECT_NE(p.status().message().find(rule), std::string::npos) << p.status().message();
   EXPECT_NE(p.status().message().find("engine linear_attention: " + op), std::string::npos) << p.status().message();
+}
+
+// The kernels engine().plan_kernels names for `g` (frozen) under `config` on a device-less sm_90a target;
+// the call's status in *status.
+inline std::vector<std::string> planned_kernels(const opgraph::OpGraph& g, const opgraph::PlanConfig& config,
+                                                opgraph::Status* status) {
+  std::vector<std::string> names;
+  auto sm90 = opgraph::DeviceProperties::for_arch("sm_90a");
+  if (sm90.is_bad()) {
+    *status = sm90.status();
+    return names;
+  }
+  opgraph::FactsCache facts(g, opgraph::PlanTarget{*sm90});
+  opgraph::PlanContext ctx{&facts};
+  *status = engine().plan_kernels(g, config, ctx, [&](const opgraph::runtime::KernelRequest& r) {
+    names.push_back(r.kernel);
+    return opgraph::Status::ok();
+  });
+  return names;
 }
 
 }  // namespace la_bwd_test

@@ -296,14 +296,8 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
   b.g.freeze();
   auto sm90 = DeviceProperties::for_arch("sm_90a");
   ASSERT_TRUE(sm90.is_good());
-  FactsCache facts(b.g, PlanTarget{*sm90});
-  PlanContext ctx{&facts};
-  std::vector<std::string> names;
-  Status st = engine().plan_kernels(b.g, PlanConfig{engine().id(), {}, {}, -1}, ctx,
-                                    [&](const runtime::KernelRequest& r) {
-                                      names.push_back(r.kernel);
-                                      return Status::ok();
-                                    });
+  Status st;
+  const auto names = la_bwd_test::planned_kernels(b.g, PlanConfig{engine().id(), {}, {}, -1}, &st);
   ASSERT_TRUE(st.is_good()) << st.message();
   EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d64_bf16", "gdn_bwd_fwd_scan_d64_bf16",
                                              "gdn_bwd_rev_scan_d64_bf16", "gdn_bwd_grads_d64_bf16",

@@ -202,12 +202,10 @@ TEST(LaSummaryBwd, ShapeOverridesChangeTokensAndSequences) {
 TEST(LaSummaryBwd, RefusesAChainSplit) {
   Built b = summary_bwd(la_test::engine_cfg(128), with_transition());
   b.g.freeze();
-  auto sm90 = DeviceProperties::for_arch("sm_90a");
-  ASSERT_TRUE(sm90.is_good());
-  FactsCache facts(b.g, PlanTarget{*sm90});
-  PlanContext ctx{&facts};
-  auto none = [](const runtime::KernelRequest&) { return Status::ok(); };
-  const Status st = engine().plan_kernels(b.g, PlanConfig{engine().id(), {{KnobType::CHAIN_SPLIT, 8}}, {}, -1}, ctx, none);
+  Status st;
+  const auto names =
+      la_bwd_test::planned_kernels(b.g, PlanConfig{engine().id(), {{KnobType::CHAIN_SPLIT, 8}}, {}, -1}, &st);
+  EXPECT_TRUE(names.empty());
   ASSERT_TRUE(st.is_bad());
   EXPECT_NE(st.message().find("CHAIN_SPLIT"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("gdn_summary_bwd"), std::string::npos) << st.message();
@@ -226,12 +224,8 @@ TEST(LaSummaryBwd, EnginePlansAGdnSummaryBwdGraph) {
   FactsCache facts(b.g, PlanTarget{*sm90});
   PlanContext ctx{&facts};
   EXPECT_TRUE(engine().check_support(b.g, ctx).is_good());
-  std::vector<std::string> names;
-  Status st = engine().plan_kernels(b.g, PlanConfig{engine().id(), {}, {}, -1}, ctx,
-                                    [&](const runtime::KernelRequest& r) {
-                                      names.push_back(r.kernel);
-                                      return Status::ok();
-                                    });
+  Status st;
+  const auto names = la_bwd_test::planned_kernels(b.g, PlanConfig{engine().id(), {}, {}, -1}, &st);
   ASSERT_TRUE(st.is_good()) << st.message();
   EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d64_bf16", "gdn_bwd_fwd_summary_d64_bf16",
                                              "gdn_bwd_rev_summary_d64_bf16"}));
