@@ -7,10 +7,13 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/linear_attention/gdn_bwd.h"
 #include "engines/linear_attention/la_engine.h"
+#include "exec/declared_layout.h"
+#include "opgraph/graph.h"
 #include "opgraph/op_graph.h"
 
 namespace la_bwd_test {
@@ -47,6 +50,34 @@ inline std::vector<std::string> planned_kernels(const opgraph::OpGraph& g, const
     return opgraph::Status::ok();
   });
   return names;
+}
+
+// The problem a call with `v`'s shape overrides runs (gdn_bwd_overridden_problem on the normalised pack);
+// the pack must carry overrides.
+inline opgraph::Result<opgraph::linear_attention::GdnBwdProblem> overridden(
+    const opgraph::linear_attention::GdnBwdProblem& built, const opgraph::DeclaredLayout& layout,
+    const opgraph::VariantPack& v) {
+  opgraph::VariantPack n;
+  OPGRAPH_CHECK(opgraph::VariantPack::normalize(v, layout, n));
+  EXPECT_TRUE(n.has_overrides());
+  return opgraph::linear_attention::gdn_bwd_overridden_problem(built, n, layout);
+}
+
+// `g` planned under `mode` on a device-less sm_90a target lists exactly one plan of ours, first, unsplit.
+inline void expect_one_plan_of_ours_first(opgraph::OpGraph&& g, opgraph::HeurMode mode) {
+  auto sm90 = opgraph::DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  opgraph::Graph graph(std::move(g));
+  graph.set_device_properties(*sm90);
+  const opgraph::Status made = graph.create_execution_plans({mode});
+  ASSERT_TRUE(made.is_good()) << made.to_string();
+  auto n0 = graph.get_plan_name_at_index(0);
+  ASSERT_TRUE(n0.is_good()) << n0.status().message();
+  EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
+  auto n1 = graph.get_plan_name_at_index(1);
+  if (n1.is_good()) {
+    EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;  // one plan of ours
+  }
 }
 
 }  // namespace la_bwd_test

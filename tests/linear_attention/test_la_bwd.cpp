@@ -305,17 +305,7 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
 
   for (HeurMode mode : {HeurMode::A, HeurMode::FALLBACK}) {
     Built bp = bwd(cfg_of(128));
-    Graph g(std::move(bp.g));
-    g.set_device_properties(*sm90);
-    const Status made = g.create_execution_plans({mode});
-    ASSERT_TRUE(made.is_good()) << made.to_string();
-    auto n0 = g.get_plan_name_at_index(0);
-    ASSERT_TRUE(n0.is_good()) << n0.status().message();
-    EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
-    auto n1 = g.get_plan_name_at_index(1);
-    if (n1.is_good()) {
-      EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;  // one plan of ours
-    }
+    la_bwd_test::expect_one_plan_of_ours_first(std::move(bp.g), mode);
   }
   // A declined gdn_bwd graph (a checkpoint cadence): no plan of ours.
   Cfg c = cfg_of(128);
@@ -470,12 +460,7 @@ TEST(LaBwdOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
       v.override_shape(uid, {rows, 8, 64, 64});
     return v;
   };
-  auto run = [&](const VariantPack& v) -> Result<linear_attention::GdnBwdProblem> {
-    VariantPack n;
-    OPGRAPH_CHECK(VariantPack::normalize(v, *layout, n));
-    EXPECT_TRUE(n.has_overrides());
-    return linear_attention::gdn_bwd_overridden_problem(*p, n, *layout);
-  };
+  auto run = [&](const VariantPack& v) { return la_bwd_test::overridden(*p, *layout, v); };
   auto q = run(pack_for(3000, 5, 5));
   ASSERT_TRUE(q.is_good()) << q.status().message();
   EXPECT_EQ(q->t, 3000);

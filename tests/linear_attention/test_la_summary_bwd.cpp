@@ -178,12 +178,7 @@ TEST(LaSummaryBwd, ShapeOverridesChangeTokensAndSequences) {
     v.override_shape(p->transition, {m_rows, 8, 64, 64});
     return v;
   };
-  auto run = [&](const VariantPack& v) -> Result<linear_attention::GdnBwdProblem> {
-    VariantPack n;
-    OPGRAPH_CHECK(VariantPack::normalize(v, *layout, n));
-    EXPECT_TRUE(n.has_overrides());
-    return linear_attention::gdn_bwd_overridden_problem(*p, n, *layout);
-  };
+  auto run = [&](const VariantPack& v) { return la_bwd_test::overridden(*p, *layout, v); };
   auto q = run(pack_for(3000, 5, 5, 5));
   ASSERT_TRUE(q.is_good()) << q.status().message();
   EXPECT_TRUE(q->summary);
@@ -230,17 +225,7 @@ TEST(LaSummaryBwd, EnginePlansAGdnSummaryBwdGraph) {
   EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d64_bf16", "gdn_bwd_fwd_summary_d64_bf16",
                                              "gdn_bwd_rev_summary_d64_bf16"}));
   Built bp = summary_bwd(la_test::engine_cfg(128), with_transition());
-  Graph g(std::move(bp.g));
-  g.set_device_properties(*sm90);
-  const Status made = g.create_execution_plans({HeurMode::A});
-  ASSERT_TRUE(made.is_good()) << made.to_string();
-  auto n0 = g.get_plan_name_at_index(0);
-  ASSERT_TRUE(n0.is_good()) << n0.status().message();
-  EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
-  auto n1 = g.get_plan_name_at_index(1);
-  if (n1.is_good()) {
-    EXPECT_EQ(n1->rfind("linear_attention", 0), std::string::npos) << *n1;  // one plan of ours
-  }
+  la_bwd_test::expect_one_plan_of_ours_first(std::move(bp.g), HeurMode::A);
 }
 
 }  // namespace

@@ -87,9 +87,7 @@ bool qk_direct(const GdnBwdProblem& p) { return p.hq == p.hk; }
 // gdn_bwd_grads writes the rest itself.
 // gdn_summary_bwd: the prep's tiles and e^gamma_C only (its summaries store nothing per chunk).
 opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split) {
-  opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split);
-  if (p.summary) w.sds = w.st = w.dst = w.vn = w.dvn = w.dq = w.dk = w.dv = w.ga = w.gd = w.span = w.total = w.sds;
-  return w;
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split, p.summary);
 }
 // gdn_summary_bwd's one span a sequence: longer than any sequence of the call.
 long long summary_span_chunks(const GdnBwdProblem& p) { return (p.t + 63) / 64 + 1; }

@@ -94,13 +94,18 @@ constexpr long long gdn_bwd_spans(long long t, long long span_chunks) {
   const long long spans = ((t + 63) / 64 + span_chunks - 1) / span_chunks;
   return spans > 0 ? spans : 1;
 }
+// prep_only (gdn_summary_bwd: its summaries store nothing per chunk): the blocks and egc, every later region empty.
 constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long long ho, bool qk_staged,
-                              bool dv_staged, long long span_chunks = 0) {
+                              bool dv_staged, long long span_chunks = 0, bool prep_only = false) {
   const long long sh = gdn_bwd_slots(t, n_seq) * ho;
   GdnBwdWs w{};
   w.blocks = 0;
   w.egc = gdn_bwd_round256(w.blocks + sh * gdn_bwd_block_elems(d) * 2);
   w.sds = gdn_bwd_round256(w.egc + sh * 4);
+  if (prep_only) {
+    w.st = w.dst = w.vn = w.dvn = w.dq = w.dk = w.dv = w.ga = w.gd = w.span = w.total = w.sds;
+    return w;
+  }
   w.st = gdn_bwd_round256(w.sds + sh * 16 * 4);
   w.dst = gdn_bwd_round256(w.st + sh * d * d * 2);
   w.vn = gdn_bwd_round256(w.dst + sh * d * d * 2);

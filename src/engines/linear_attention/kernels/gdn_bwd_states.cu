@@ -232,18 +232,9 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
   }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_scan(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  fwd_scan_pass<0>(p, smem_raw);
-}
-extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_summary(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  fwd_scan_pass<1>(p, smem_raw);
-}
-extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_bwd_fwd_span(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  fwd_scan_pass<2>(p, smem_raw);
-}
+GDN_PASS_ENTRY(gdn_bwd_fwd_scan, GdnBwdParams, 2, fwd_scan_pass, 0)
+GDN_PASS_ENTRY(gdn_bwd_fwd_summary, GdnBwdParams, 2, fwd_scan_pass, 1)
+GDN_PASS_ENTRY(gdn_bwd_fwd_span, GdnBwdParams, 2, fwd_scan_pass, 2)
 
 // The reverse scan in three forms (PH), one CTA per (V slice, head, sequence [x span]):
 //  0  gdn_bwd_rev_scan: the whole sequence from d_final_state; dS^T, dVn and <S^T, dS^T> stored
@@ -431,18 +422,9 @@ __device__ __forceinline__ void rev_scan_pass(const GdnBwdParams& p, unsigned ch
   }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_scan(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  rev_scan_pass<0>(p, smem_raw);
-}
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_summary(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  rev_scan_pass<1>(p, smem_raw);
-}
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_rev_span(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  rev_scan_pass<2>(p, smem_raw);
-}
+GDN_PASS_ENTRY(gdn_bwd_rev_scan, GdnBwdParams, 1, rev_scan_pass, 0)
+GDN_PASS_ENTRY(gdn_bwd_rev_summary, GdnBwdParams, 1, rev_scan_pass, 1)
+GDN_PASS_ENTRY(gdn_bwd_rev_span, GdnBwdParams, 1, rev_scan_pass, 2)
 
 // ---------------------------------------------------------------------------
 // gdn_bwd_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V slice and direction,

@@ -197,6 +197,14 @@ __device__ __forceinline__ void gate_beta_of(const GdnParams& p, float x, float 
   beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
 }
 // The same from token `tok`'s inputs.
+// An extern "C" kernel `name` (param type P, at most kThreads threads, at least `min_blocks` CTAs a
+// multiprocessor) that runs form PH of a pass template `pass<PH>(p, smem)` on its dynamic shared memory:
+// the one-line entries of the scans' forms (gdn_two_pass.cu, gdn_bwd_states.cu).
+#define GDN_PASS_ENTRY(name, P, min_blocks, pass, PH)                                      \
+  extern "C" __global__ void __launch_bounds__(kThreads, min_blocks) name(const P p) {      \
+    extern __shared__ __align__(16) unsigned char smem_raw[];                               \
+    pass<PH>(p, smem_raw);                                                                  \
+  }
 // Whether the chunk prep (gdn_prep.cuh) reads v rows: always in the forward (the backward's
 // overload in gdn_bwd_common.cuh: not under gdn_summary_bwd, which has no v).
 __device__ __forceinline__ constexpr bool has_values(const GdnParams&) { return true; }

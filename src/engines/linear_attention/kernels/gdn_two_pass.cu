@@ -253,18 +253,9 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
   }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_prefill_scan(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  scan_pass<0>(p, smem_raw);
-}
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_summary(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  scan_pass<1>(p, smem_raw);
-}
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_scan(const GdnParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  scan_pass<2>(p, smem_raw);
-}
+GDN_PASS_ENTRY(gdn_prefill_scan, GdnParams, 1, scan_pass, 0)
+GDN_PASS_ENTRY(gdn_span_summary, GdnParams, 1, scan_pass, 1)
+GDN_PASS_ENTRY(gdn_span_scan, GdnParams, 1, scan_pass, 2)
 
 // gdn_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V-slice,
 // head, sequence): X = the initial state rows (or zero), span 0's seed; then

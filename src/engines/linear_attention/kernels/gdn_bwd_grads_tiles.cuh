@@ -1,0 +1,128 @@
+// linear_attention/kernels/gdn_bwd_grads_tiles.cuh — gdn_bwd_grads's tile layouts and matrix products
+// (kernels/gdn_bwd_grads.cu includes it once): the bf16 tiles' element offsets, the product of a warp tile
+// (mma.sync, or under GDN_BWD_GRADS_WG wgmma a warpgroup), the fence before wgmma reads what threads stored,
+// and the cp.async copy of a tile into its layout.
+#pragma once
+
+#include "linear_attention/kernels/gdn_bwd_common.cuh"
+
+// GDN_BWD_GRADS_WG (a variant under trial, D = 128 only; the engine builds 0): gdn_bwd_grads's matrix
+// products on wgmma, each warpgroup (warps 4 q .. 4 q + 3, the warps sharing a column quarter q) one
+// m64nNk16 product over the four row bands, its accumulators in the fragment layout mma.sync gives each
+// warp (rows 16 (w % 4) + g, + 8; columns 8 j + 2 t, + 1), so every epilogue stays as it is. The bf16
+// tiles are stored 128-byte swizzled in 64-column panels (wgmma's canonical layouts; no padding) and
+// read as K-major or MN-major operands by shared-memory descriptors; the products' operands need no
+// ldmatrix. Checked against the engine's build by bench/gdn_bwd_ab.sh "-DGDN_BWD_GRADS_WG=1".
+#ifndef GDN_BWD_GRADS_WG
+#define GDN_BWD_GRADS_WG 0
+#endif
+#ifndef GDN_BWD_WG_UNROLL
+// The k steps of a product two a loop iteration: few descriptors live at a time (108 B of spill stores; fully
+// unrolled, 8: 316 B, but ptxas injects a wgmma fence in 2 places instead of every loop's).
+#define GDN_BWD_WG_UNROLL 2
+#endif
+#if GDN_BWD_GRADS_WG
+#if GDN_D != 128
+#error "GDN_BWD_GRADS_WG is written for D = 128"
+#endif
+#include "gemm/kernels/gemm_sm90.cuh"
+#include "gemm/kernels/gemm_wgmma.cuh"
+#endif
+
+namespace opgraph_gdn {
+namespace bwd {
+constexpr int kGT = kGdnBwdGradsThreads;  // 512
+constexpr int kGW = kGT / 32;             // 16 warps
+// The bf16 tiles' element offsets: [C][D] (q, k, v, dob, vn, dvn, dw), [D][D] (st), [C][C] (t, c1,
+// c2). Padded rows (LDD, LDC) for mma.sync; under GDN_BWD_GRADS_WG 64-column panels of `rows` rows
+// of 128 bytes, each row's 16-byte pieces XOR-swizzled by the row's index mod 8.
+template <int kRows, int kLd>
+struct Tile {
+  static constexpr int kLdPad = kLd;
+  static constexpr int kElems = GDN_BWD_GRADS_WG ? kRows * (kLd - 8) : kRows * kLd;
+  static constexpr unsigned kPanelBytes = kRows * 128u;
+  static __device__ __forceinline__ int at(int r, int c) {
+#if GDN_BWD_GRADS_WG
+    return (c >> 6) * (kRows * 64) + r * 64 + ((((c & 63) >> 3) ^ (r & 7)) << 3) + (c & 7);
+#else
+    return r * kLd + c;
+#endif
+  }
+};
+using TCD = Tile<C, LDD>;
+using TDD = Tile<D, LDD>;
+using TCC = Tile<C, LDC>;
+
+// c[j] += A[16 x KD] . B[KD x 8j .. 8j+8] over this warp's tile (prod's A: rows m0 .. of a tile stored [m][k],
+// or with AT [k][m]; B: columns n0 .. of a tile stored [n][k], or with BKN [k][n]); warp_mma's contract.
+// Under GDN_BWD_GRADS_WG the warpgroup (the warps of one column quarter, every row band) forms the
+// m64n(8 NT) product of all 64 rows at once on wgmma, each warp's accumulators its own band's fragments.
+#if GDN_BWD_GRADS_WG
+// Descriptors (128-byte swizzle, SBO 1024: the high word is the same for every tile, so each is built
+// from its low word: the start address >> 4 and the LBO >> 4).
+__device__ __forceinline__ unsigned long long desc_lo(u32 lo) {
+  constexpr u32 kHi = static_cast<u32>(opgraph_gemm::desc(0, 0, 1024) >> 32);
+  unsigned long long d;
+  asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(kHi));
+  return d;
+}
+__device__ __forceinline__ unsigned long long kmajor(const u16* tile, int kk, unsigned panel, int row0) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(tile)) + static_cast<u32>(kk >> 2) * panel +
+                static_cast<u32>(kk & 3) * 32u + static_cast<u32>(row0) * 128u;
+  return desc_lo(((a & 0x3FFFFu) >> 4) | ((16u >> 4) << 16));
+}
+__device__ __forceinline__ unsigned long long mnmajor(const u16* tile, int kk, unsigned panel, int col0) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(tile)) + static_cast<u32>(kk) * 2048u +
+                static_cast<u32>(col0 >> 6) * panel + static_cast<u32>(col0 & 63) * 2u;
+  return desc_lo(((a & 0x3FFFFu) >> 4) | ((panel >> 4) << 16));
+}
+template <int NT>
+__device__ __forceinline__ void pin_acc(float (&c)[NT][4]) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(c[j][e])::"memory");
+}
+#endif
+template <int NT, int KD, bool AT, bool BKN, class TA, class TB>
+__device__ __forceinline__ void prod(float (&c)[NT][4], const u16* A, int m0, const u16* B, int n0, int lane) {
+#if GDN_BWD_GRADS_WG
+  opgraph_gemm::wgmma_fence();
+#pragma unroll GDN_BWD_WG_UNROLL
+  for (int kk = 0; kk < KD / 16; ++kk) {
+    const unsigned long long da = AT ? mnmajor(A, kk, TA::kPanelBytes, 0) : kmajor(A, kk, TA::kPanelBytes, 0);
+    const unsigned long long db = BKN ? mnmajor(B, kk, TB::kPanelBytes, n0) : kmajor(B, kk, TB::kPanelBytes, n0);
+    opgraph_gemm::Wgmma<8 * NT, 0, AT ? 1 : 0, BKN ? 1 : 0>::mma(&c[0][0], da, db, 1);
+  }
+  opgraph_gemm::wgmma_commit();
+  opgraph_gemm::wgmma_wait<0>();
+  pin_acc(c);
+  (void)m0;
+  (void)lane;
+#else
+  warp_mma<NT, KD, AT, BKN>(c, AT ? A + m0 : A + m0 * TA::kLdPad, TA::kLdPad, BKN ? B + n0 : B + n0 * TB::kLdPad,
+                            TB::kLdPad, lane);
+#endif
+}
+// Generic stores into the tiles reach wgmma's reads (the async proxy) once fenced, before the barrier.
+__device__ __forceinline__ void tiles_fence() {
+#if GDN_BWD_GRADS_WG
+  opgraph_gemm::fence_async_shared();
+#endif
+}
+// Copies a rows x cols bf16 tile (global row stride gs) into tile type T's layout, 16-byte pieces by
+// cp.async shared among the CTA's threads; the caller commits and waits.
+template <class T>
+__device__ __forceinline__ void copy_tile_to(u16* dst, const u16* src, i64 gs, int rows, int cols, int tid) {
+#if GDN_BWD_GRADS_WG
+  const int pieces = cols / 8;
+  for (int i = tid; i < rows * pieces; i += kGT) {
+    const int r = i / pieces, c = (i % pieces) * 8;
+    cp_async16(dst + T::at(r, c), src + r * gs + c, 16);
+  }
+#else
+  copy_tile<kGT>(dst, T::kLdPad, src, gs, rows, cols, tid);
+#endif
+}
+}  // namespace bwd
+}  // namespace opgraph_gdn
