@@ -541,22 +541,27 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   }
 }
 
-// The trial variants of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads
-// with its products on wgmma (GDN_BWD_GRADS_WG, kernels/gdn_bwd_grads.cu; not the engine's build).
+// The A/B forms of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads with its
+// products on mma.sync (GDN_BWD_GRADS_WG=0, kernels/gdn_bwd_grads_tiles.cuh; the engine's d = 128 build is
+// on wgmma, d = 64's on mma.sync) and fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8).
 TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   int n = 0;
-  for (auto r : linear_attention::gdn_bwd_declared_specialisations()) {
-    if (r.entry != "gdn_bwd_grads" || r.kernel.find("_d128_") == std::string::npos) continue;
-    ++n;
-    r.defines.push_back({"GDN_BWD_GRADS_WG", "1"});
-    r.kernel += "_wg";
-    auto k = runtime::compile_kernel(r, "sm_90a");
-    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
-    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+  for (const auto& base : linear_attention::gdn_bwd_declared_specialisations()) {
+    if (base.entry != "gdn_bwd_grads" || base.kernel.find("_d128_") == std::string::npos) continue;
+    for (const auto& [def, val] : {std::pair<std::string, std::string>{"GDN_BWD_GRADS_WG", "0"},
+                                   std::pair<std::string, std::string>{"GDN_BWD_WG_UNROLL", "8"}}) {
+      auto r = base;
+      ++n;
+      r.defines.push_back({def, val});
+      r.kernel += "_" + def + val;
+      auto k = runtime::compile_kernel(r, "sm_90a");
+      ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+      EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+    }
   }
-  EXPECT_EQ(n, 2);
+  EXPECT_EQ(n, 4);
 }
 
 }  // namespace

@@ -6,19 +6,22 @@
 
 #include "linear_attention/kernels/gdn_bwd_common.cuh"
 
-// GDN_BWD_GRADS_WG (a variant under trial, D = 128 only; the engine builds 0): gdn_bwd_grads's matrix
+// GDN_BWD_GRADS_WG (the engine's build at D = 128; D = 64 keeps mma.sync): gdn_bwd_grads's matrix
 // products on wgmma, each warpgroup (warps 4 q .. 4 q + 3, the warps sharing a column quarter q) one
 // m64nNk16 product over the four row bands, its accumulators in the fragment layout mma.sync gives each
 // warp (rows 16 (w % 4) + g, + 8; columns 8 j + 2 t, + 1), so every epilogue stays as it is. The bf16
 // tiles are stored 128-byte swizzled in 64-column panels (wgmma's canonical layouts; no padding) and
 // read as K-major or MN-major operands by shared-memory descriptors; the products' operands need no
-// ldmatrix. Checked against the engine's build by bench/gdn_bwd_ab.sh "-DGDN_BWD_GRADS_WG=1".
+// ldmatrix. The mma.sync form at D = 128 (-DGDN_BWD_GRADS_WG=0) stays for A/B runs: on the H200 the
+// wgmma form took the grads kernel 5.64 -> 4.70 ms at 16/64, 4 x 8192 with bitwise equal gradients
+// (bench/results/2026-12-04-gdn-bwd-grads-wg-h200.txt).
 #ifndef GDN_BWD_GRADS_WG
-#define GDN_BWD_GRADS_WG 0
+#define GDN_BWD_GRADS_WG (GDN_D == 128)
 #endif
 #ifndef GDN_BWD_WG_UNROLL
 // The k steps of a product two a loop iteration: few descriptors live at a time (108 B of spill stores; fully
-// unrolled, 8: 316 B, but ptxas injects a wgmma fence in 2 places instead of every loop's).
+// unrolled, 8: 316 B and 5 % slower on the H200, though ptxas injects a wgmma fence in 2 places instead of
+// every loop's).
 #define GDN_BWD_WG_UNROLL 2
 #endif
 #if GDN_BWD_GRADS_WG
