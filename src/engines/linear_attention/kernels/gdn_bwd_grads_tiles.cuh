@@ -13,16 +13,17 @@
 // tiles are stored 128-byte swizzled in 64-column panels (wgmma's canonical layouts; no padding) and
 // read as K-major or MN-major operands by shared-memory descriptors; the products' operands need no
 // ldmatrix. The mma.sync form at D = 128 (-DGDN_BWD_GRADS_WG=0) stays for A/B runs: on the H200 the
-// wgmma form took the grads kernel 5.64 -> 4.70 ms at 16/64, 4 x 8192 with bitwise equal gradients
+// wgmma form took the grads kernel 5.64 -> 4.70 ms (k steps two a loop) at 16/64, 4 x 8192 with bitwise equal gradients
 // (bench/results/2026-12-04-gdn-bwd-grads-wg-h200.txt).
 #ifndef GDN_BWD_GRADS_WG
 #define GDN_BWD_GRADS_WG (GDN_D == 128)
 #endif
 #ifndef GDN_BWD_WG_UNROLL
-// The k steps of a product two a loop iteration: few descriptors live at a time (108 B of spill stores; fully
-// unrolled, 8: 316 B and 5 % slower on the H200, though ptxas injects a wgmma fence in 2 places instead of
-// every loop's).
-#define GDN_BWD_WG_UNROLL 2
+// The k steps of a product four a loop iteration (a K = 64 product whole): few descriptors live at a time
+// (108 B of spill stores). On the H200 the grads kernel took 4.57 ms at 16/64, 4 x 8192 with 4, 4.68 with 2,
+// 5.40 fully unrolled (8: 316 B of spills, though ptxas injects a wgmma fence in 2 places instead of every
+// loop's); bench/results/2026-12-04-gdn-bwd-grads-wg-h200.txt and -gdn-bwd-suite-dbb34d1-h200.txt.
+#define GDN_BWD_WG_UNROLL 4
 #endif
 #if GDN_BWD_GRADS_WG
 #if GDN_D != 128
