@@ -178,7 +178,7 @@ def declare(opgraph, g, c, tensors, io="bf16", **attr_overrides):
         t = tensors.get(name) if tensors else None
         ports[port] = g.tensor_like(t, name=name) if t is not None else g.tensor(dim=dims, data_type=dtype[dt],
                                                                                name=name)
-    o, fs = g.gdn(**ports, **{**attributes(c), **attr_overrides})
+    o, fs, _ = g.gdn(**ports, **{**attributes(c), **attr_overrides})  # no checkpoint cadence: no checkpoints
     o.set_output(True).set_data_type(dtype["bf16"])
     fs.set_output(True).set_data_type(opgraph.data_type.FLOAT)
     return ports, o, fs

@@ -140,7 +140,7 @@ class GatedDeltaNet:
         declared = {n: _shape(x) for n, x in bufs.items()}
         ins = {n: t[n] for n in _IN if n in t}
         if kind == "forward":
-            o, fs = g.gdn(**ins, output_final_state=True, **self.attrs)
+            o, fs, _ = g.gdn(**ins, output_final_state=True, **self.attrs)  # state_checkpoints stays virtual
             o.set_output(True).set_data_type(_dtype_of(bufs["o"]))
             fs.set_output(True).set_data_type(_C.data_type.FLOAT)
             t["o"], t["final_state"] = o, fs

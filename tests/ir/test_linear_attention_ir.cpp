@@ -186,3 +186,46 @@ TEST(LinearAttentionIr, EveryOpRoundTripsThroughJson) {
     }
   }
 }
+
+// checkpoint_every_n_tokens = c > 0 gives every forward op a third output, state_checkpoints: [floor(T n / c),
+// HO, V, K] in the final state's type unless the caller declares the rows (any count; HO, V, K must agree).
+// Without a cadence the output does not exist (the builders return null there).
+TEST(LinearAttentionIr, CheckpointCadenceAddsTheStateCheckpointsOutput) {
+  Cfg c;
+  c.cu = {0, 100, 100, 230};  // T = 230
+  c.init = true;
+  for (const char* name : {"gdn", "kda", "gdn2", "gdp"}) {
+    Cfg cn = c;
+    if (std::string(name) == "gdp") cn.n = 2;  // sub-steps count: floor(230 * 2 / 64) = 7 rows
+    Built none = build(op_named(name), cn, Attributes());
+    ASSERT_TRUE(none.g.validate().is_good()) << name;
+    EXPECT_EQ(none.node().output("state_checkpoints"), nullptr) << name;
+    Built b = build(op_named(name), cn, Attributes().set("checkpoint_every_n_tokens", 64),
+                    [](Built& x) { x.init->set_data_type(DataType::BFLOAT16); });
+    Status s = b.g.validate();
+    ASSERT_TRUE(s.is_good()) << name << ": " << s.to_string();
+    const TensorPtr ck = b.node().output("state_checkpoints");
+    ASSERT_NE(ck, nullptr) << name;
+    EXPECT_EQ(ck->get_dim(), (D{cn.n == 2 ? 7 : 3, 4, 6, 8})) << name;
+    EXPECT_EQ(ck->get_data_type(), DataType::BFLOAT16) << name;  // the state's type
+  }
+  // The caller's exact count (or any other) is kept; a wrong head extent or an integer type is refused by name.
+  for (std::int64_t rows : {0, 2, 9}) {
+    Built b = build(op_named("gdn"), c, Attributes().set("checkpoint_every_n_tokens", 64));
+    b.node().output("state_checkpoints")->set_dim({rows, 4, 6, 8}).set_stride(Tensor::packed_strides({rows, 4, 6, 8}));
+    Status s = b.g.validate();
+    ASSERT_TRUE(s.is_good()) << rows << ": " << s.to_string();
+    EXPECT_EQ(b.node().output("state_checkpoints")->get_dim()[0], rows);
+  }
+  Built wrong = build(op_named("gdn"), c, Attributes().set("checkpoint_every_n_tokens", 64));
+  wrong.node().output("state_checkpoints")->set_dim({3, 2, 6, 8}).set_stride(Tensor::packed_strides({3, 2, 6, 8}));
+  Status ws = wrong.g.validate();
+  EXPECT_EQ(ws.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(ws.message().find("checkpoints: dims must be [R, HO, V, K]"), std::string::npos) << ws.message();
+  EXPECT_NE(ws.message().find("state_checkpoints"), std::string::npos) << ws.message();
+  Built integer = build(op_named("gdn"), c, Attributes().set("checkpoint_every_n_tokens", 64));
+  integer.node().output("state_checkpoints")->set_data_type(DataType::INT32);
+  Status is = integer.g.validate();
+  EXPECT_EQ(is.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(is.message().find("checkpoints: data type must be floating"), std::string::npos) << is.message();
+}

@@ -147,16 +147,22 @@ TEST(LaBwdSupport, AcceptsSafeGateWithAndWithoutItsParameters) {
   expect_decline(bwd(c, a, [](Built& x) { x.a_log->set_data_type(DataType::DOUBLE); }).g, "B4 types:");
 }
 
-TEST(LaBwdSupport, DeclinesCheckpoints) {
+// A checkpoint cadence is served: the backward has no checkpoint input and its kernels recompute every chunk
+// state, so the plan is the one without the cadence (B6 declined it before the forward had its checkpoints).
+TEST(LaBwdSupport, ServesACheckpointCadence) {
   Attributes ck;
   ck.set("checkpoint_every_n_tokens", std::int64_t{128});
-  expect_decline(bwd(cfg_of(64), ck).g, "B6 checkpoints:");
-  // The engine's check_support gives the same decline (the reference serves these graphs).
   Built b = bwd(cfg_of(64), ck);
   FactsCache facts(b.g, PlanTarget{});
   const Status st = engine().check_support(b.g, PlanContext{&facts});
-  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
-  EXPECT_NE(st.message().find("B6 checkpoints:"), std::string::npos) << st.message();
+  EXPECT_TRUE(st.is_good()) << st.message();
+  Status s1, s2;
+  const auto with = la_bwd_test::planned_kernels(b.g, PlanConfig{engine().id(), {}, {}, -1}, &s1);
+  Built plain = bwd(cfg_of(64));
+  const auto without = la_bwd_test::planned_kernels(plain.g, PlanConfig{engine().id(), {}, {}, -1}, &s2);
+  ASSERT_TRUE(s1.is_good() && s2.is_good()) << s1.message() << s2.message();
+  EXPECT_FALSE(with.empty());
+  EXPECT_EQ(with, without);
 }
 
 TEST(LaBwdSupport, DeclinesHeadDimsAndTypesOutsideTheSet) {
@@ -307,11 +313,10 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
     Built bp = bwd(cfg_of(128));
     la_bwd_test::expect_one_plan_of_ours_first(std::move(bp.g), mode);
   }
-  // A declined gdn_bwd graph (a checkpoint cadence): no plan of ours.
-  Cfg c = cfg_of(128);
-  Attributes a;
-  a.set("checkpoint_every_n_tokens", std::int64_t{64});
-  Built bd = bwd(c, a);
+  // A declined gdn_bwd graph (an fp32 q / k / v, rule B2): no plan of ours.
+  Built bd = bwd(cfg_of(128), {}, [](Built& x) {
+    for (const auto& t : {x.q, x.k, x.v}) t->set_data_type(DataType::FLOAT);
+  });
   Graph gd(std::move(bd.g));
   gd.set_device_properties(*sm90);
   if (gd.create_execution_plans({HeurMode::A}).is_good()) {

@@ -91,20 +91,30 @@ TEST(LaSupport, AcceptsEveryAttributeTheIssueLists) {
   EXPECT_GE(p->state_indices, 0);
   EXPECT_EQ(p->g_type, DataType::BFLOAT16);
 
-  // The linear gate and a checkpoint cadence (no observable output) are accepted too.
+  // The linear gate and a checkpoint cadence with its state_checkpoints output left virtual (nothing written)
+  // are accepted too; bound as a graph output, the checkpoints are declined by name (L8: the reference writes them).
   Cfg c2 = cfg_of(64);
   c2.init = true;
   Attributes a2;
   a2.set("gate_domain", std::string("linear"));
   a2.set("checkpoint_every_n_tokens", std::int64_t{128});
   a2.set("output_final_state", true);
-  Built b2 = gdn(c2, a2);
+  auto virtual_checkpoints = [&](auto&& tweak) {
+    Built b = la_test::build(la_test::op_named("gdn"), c2, a2, tweak);
+    const auto& node = b.g.nodes().back();
+    EXPECT_NE(node->output("state_checkpoints"), nullptr);
+    for (const char* port : {"O", "final_state"}) node->output(port)->set_output(true);
+    EXPECT_TRUE(b.g.validate().is_good()) << b.g.validate().to_string();
+    return b;
+  };
+  Built b2 = virtual_checkpoints([](Built&) {});
   auto p2 = analyze_gdn(b2.g);
   ASSERT_TRUE(p2.is_good()) << p2.status().message();
   EXPECT_TRUE(p2->linear_gate);
   EXPECT_EQ(p2->checkpoint_every, 128);
+  expect_decline(gdn(c2, a2).g, "L8 checkpoints:");
   // bf16 state in and out.
-  Built b3 = gdn(c2, a2, [](Built& x) { x.init->set_data_type(DataType::BFLOAT16); });
+  Built b3 = virtual_checkpoints([](Built& x) { x.init->set_data_type(DataType::BFLOAT16); });
   auto p3 = analyze_gdn(b3.g);
   ASSERT_TRUE(p3.is_good()) << p3.status().message();
   EXPECT_EQ(p3->state_type, DataType::BFLOAT16);

@@ -20,7 +20,10 @@
 //              (optional, only under safe_gate), state_indices INT32 [N] (forward only: initial_state is then
 //              a pool [N_pool, HO, V, K], row state_indices[i] seeds sequence i)
 //            backward adds dO [T, HO, V] and d_final_state [N, HO, V, K] (optional)
-//   outputs  forward: O [T, HO, V]; final_state (iff output_final_state; the pool's shape under state_indices)
+//   outputs  forward: O [T, HO, V]; final_state (iff output_final_state; the pool's shape under state_indices);
+//              state_checkpoints [R, HO, V, K] (iff checkpoint_every_n_tokens = c > 0; the final state's type):
+//              sequence i's state after its first j c (sub-)tokens, j = 1 .. floor(L_i / c), at row
+//              sum_{s<i} floor(L_s / c) + j - 1; R inferred as floor(T n / c), or the caller's (any R >= 0)
 //            backward: dQ dK dV dG, dBeta (gdn2: dB, dW), d_initial_state (iff initial_state),
 //              d_a_log (iff safe_gate and a_log), d_dt_bias (iff safe_gate and dt_bias)
 //            *_summary: H [N, HO, V, K] (final state from a zero seed), M [N, HO, K, K] (holds M^T), so that
@@ -34,7 +37,8 @@
 //   lower_bound (FLOAT in [-5, 0), default -5; kda, gdn2), use_beta_sigmoid (BOOL: beta (gdn2: b) from logits),
 //   allow_neg_eigval (BOOL: 2 * sigmoid; requires use_beta_sigmoid), gate_domain (ENUM {log, linear}),
 //   num_householder (INT >= 1; gdp), output_final_state (BOOL; forward), checkpoint_every_n_tokens (INT,
-//   0 or a multiple of 64; forward/backward; not with state_indices), overwrite_initial_state (BOOL: one buffer
+//   0 or a multiple of 64, in (sub-)tokens; forward: the state_checkpoints cadence; backward: accepted, every
+//   state is recomputed; not with state_indices), overwrite_initial_state (BOOL: one buffer
 //   serves initial_state and final_state — requires both; backward: d_final_state and d_initial_state),
 //   batch_invariant (BOOL), output_transition (BOOL; *_summary_bwd).
 // Every rule is checked by validate(); builders only bind ports.
@@ -56,6 +60,7 @@ struct Gdn2Inputs {
 };
 struct DeltaRuleOutputs {
   TensorPtr o, final_state;  // final_state is null unless output_final_state
+  TensorPtr state_checkpoints;  // null unless checkpoint_every_n_tokens > 0
 };
 // Null for an output the node does not produce (dbeta for gdn2; db, dw otherwise; the conditional ones).
 struct DeltaRuleGrads {

@@ -16,7 +16,7 @@ struct Gdn {
   static constexpr std::size_t kIndex = 40;
   static constexpr std::string_view kName = "gdn";
   enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices };
-  enum class Out : std::uint8_t { O, final_state };
+  enum class Out : std::uint8_t { O, final_state, state_checkpoints };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
   static bool use_qk_l2norm(const Node& n) { return detail::get<bool>(n, kIndex, 1); }
@@ -39,7 +39,7 @@ template <>
 struct PortTraits<Gdn::Out> {
   using Op = Gdn;
   static constexpr bool kInput = false;
-  static constexpr std::string_view kNames[] = {"O", "final_state"};
+  static constexpr std::string_view kNames[] = {"O", "final_state", "state_checkpoints"};
 };
 
 // gdn_bwd: gradients of the forward op
@@ -133,7 +133,7 @@ struct Kda {
   static constexpr std::size_t kIndex = 44;
   static constexpr std::string_view kName = "kda";
   enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices };
-  enum class Out : std::uint8_t { O, final_state };
+  enum class Out : std::uint8_t { O, final_state, state_checkpoints };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
   static bool use_qk_l2norm(const Node& n) { return detail::get<bool>(n, kIndex, 1); }
@@ -157,7 +157,7 @@ template <>
 struct PortTraits<Kda::Out> {
   using Op = Kda;
   static constexpr bool kInput = false;
-  static constexpr std::string_view kNames[] = {"O", "final_state"};
+  static constexpr std::string_view kNames[] = {"O", "final_state", "state_checkpoints"};
 };
 
 // kda_bwd: gradients of the forward op
@@ -254,7 +254,7 @@ struct Gdn2 {
   static constexpr std::size_t kIndex = 48;
   static constexpr std::string_view kName = "gdn2";
   enum class In : std::uint8_t { q, k, v, g, b, w, cu_seqlens, initial_state, a_log, dt_bias, state_indices };
-  enum class Out : std::uint8_t { O, final_state };
+  enum class Out : std::uint8_t { O, final_state, state_checkpoints };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
   static bool use_qk_l2norm(const Node& n) { return detail::get<bool>(n, kIndex, 1); }
@@ -278,7 +278,7 @@ template <>
 struct PortTraits<Gdn2::Out> {
   using Op = Gdn2;
   static constexpr bool kInput = false;
-  static constexpr std::string_view kNames[] = {"O", "final_state"};
+  static constexpr std::string_view kNames[] = {"O", "final_state", "state_checkpoints"};
 };
 
 // gdn2_bwd: gradients of the forward op
@@ -375,7 +375,7 @@ struct Gdp {
   static constexpr std::size_t kIndex = 52;
   static constexpr std::string_view kName = "gdp";
   enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices };
-  enum class Out : std::uint8_t { O, final_state };
+  enum class Out : std::uint8_t { O, final_state, state_checkpoints };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
   static bool use_qk_l2norm(const Node& n) { return detail::get<bool>(n, kIndex, 1); }
@@ -399,7 +399,7 @@ template <>
 struct PortTraits<Gdp::Out> {
   using Op = Gdp;
   static constexpr bool kInput = false;
-  static constexpr std::string_view kNames[] = {"O", "final_state"};
+  static constexpr std::string_view kNames[] = {"O", "final_state", "state_checkpoints"};
 };
 
 // gdp_bwd: gradients of the forward op

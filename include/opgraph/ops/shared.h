@@ -151,6 +151,7 @@ inline constexpr OutName d_dt_bias{"d_dt_bias"};
 inline constexpr OutName d_initial_state{"d_initial_state"};
 inline constexpr OutName final_state{"final_state"};
 inline constexpr OutName scale{"scale"};
+inline constexpr OutName state_checkpoints{"state_checkpoints"};
 inline constexpr OutName transition{"transition"};
 inline constexpr OutName yOut{"yOut"};
 }  // namespace out

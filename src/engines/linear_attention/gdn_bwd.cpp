@@ -495,11 +495,8 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
        T{"d_a_log", write_dalog ? dalog : TensorPtr{}, &p.dalog_type, false},
        T{"d_dt_bias", write_ddt ? ddt : TensorPtr{}, &p.ddt_type, false}}));
 
-  // B6.
-  if (const std::int64_t every = n.get_int("checkpoint_every_n_tokens", 0); every > 0)
-    return decline("B6 checkpoints:", "node '" + p.node + "': checkpoint_every_n_tokens = " + std::to_string(every) +
-                                          " is not served by the gdn_bwd kernels yet (they recompute every chunk "
-                                          "state; the reference serves it)");
+  // B6: checkpoint_every_n_tokens is accepted: the backward has no checkpoint input, the kernels recompute
+  // every chunk state whatever the cadence.
 
   // B7.
   for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"dQ", dq}, {"dK", dk}, {"dV", dv}, {"dG", dg},

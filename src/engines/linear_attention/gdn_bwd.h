@@ -12,8 +12,8 @@
 //     dBeta, d_a_log, d_dt_bias FLOAT, BFLOAT16 or HALF; initial_state,
 //     d_final_state, d_initial_state FLOAT or BFLOAT16;
 //  (B5, safe_gate, was declined by the first version; it is served now)
-//  B6 checkpoints: checkpoint_every_n_tokens > 0 not served (the backward
-//     recomputes every chunk state itself);
+//  (B6, checkpoint_every_n_tokens > 0, was declined until the IR gave the forward its state_checkpoints
+//   output; the backward has no checkpoint input and recomputes every chunk state: served)
 //  B7 layout: q, k, v with the head dim contiguous and token / head strides
 //     multiples of 8 elements (as the forward's L6); every other operand dense
 //     row-major as declared; dQ, dK, dV, dG, dBeta non-virtual (a virtual

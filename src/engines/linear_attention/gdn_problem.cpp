@@ -156,9 +156,14 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   auto in = [&](const char* port) { return n.input(port); };
   const TensorPtr q = in("q"), k = in("k"), v = in("v"), g = in("g"), beta = in("beta"), cu = in("cu_seqlens");
   const TensorPtr init = in("initial_state"), a_log = in("a_log"), dt_bias = in("dt_bias"), idx = in("state_indices");
-  const TensorPtr o = n.output("O"), fin = n.output("final_state");
+  const TensorPtr o = n.output("O"), fin = n.output("final_state"), ckpt = n.output("state_checkpoints");
   if (!q || !k || !v || !g || !beta || !cu || !o)
     return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: node '" + p.node + "' lacks a required port");
+  // L8 (first: it decides before any tensor rule).
+  if (ckpt && !ckpt->get_is_virtual())
+    return decline("L8 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() +
+                                          "' is a graph output, and the gdn kernels do not write checkpoints yet "
+                                          "(the reference serves the graph; leave the output virtual to run without)");
 
   // L2 / L3.
   p.io = q->get_data_type();

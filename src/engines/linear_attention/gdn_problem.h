@@ -16,12 +16,13 @@
 //     every other operand dense row-major as declared (the packed strides of
 //     its dims); a state tensor may pad its row stride (dim 0) to a multiple of
 //     16 bytes, the same for initial_state and final_state; O non-virtual;
-//  L7 grid: N <= 65535 sequences, HO <= 65535 heads.
+//  L7 grid: N <= 65535 sequences, HO <= 65535 heads;
+//  L8 checkpoints: state_checkpoints (checkpoint_every_n_tokens > 0) a graph output — the kernels do not write
+//     checkpoints yet; a virtual (unbound) one is not written and the graph is served.
 // Accepted as declared: scale, use_qk_l2norm, gate_domain, safe_gate with a_log /
 // dt_bias, use_beta_sigmoid, allow_neg_eigval, initial_state, output_final_state,
 // state_indices pools, overwrite_initial_state, batch_invariant, and
-// checkpoint_every_n_tokens (the IR declares no checkpoint output, so the cadence
-// changes nothing observable; the reference ignores it too).
+// checkpoint_every_n_tokens with its state_checkpoints output left virtual (L8).
 //
 // gdn_summary (analyze_gdn_summary, reached through analyze_gdn): per (sequence,
 // head) the end state H from a zero seed ([N, HO, V, K]) and the transition's

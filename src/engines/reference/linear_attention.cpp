@@ -57,10 +57,16 @@ Status fail_with(KernelContext& ctx, const Status& s) { return ctx.fail(s.messag
 
 template <Variant V>
 Status forward_kernel(KernelContext& ctx) {
-  auto r = la_ref::forward(config_of(ctx.node(), V), inputs_of(ctx));
+  la_ref::Config cfg = config_of(ctx.node(), V);
+  if (ctx.wants("state_checkpoints")) {
+    cfg.checkpoint_every = ops::attr::checkpoint_every_n_tokens(ctx.node());
+    cfg.checkpoint_rows = ctx.out("state_checkpoints").dims.at(0);
+  }
+  auto r = la_ref::forward(cfg, inputs_of(ctx));
   if (!r) return fail_with(ctx, r.status());
   put(ctx, "O", r->o);
   put(ctx, "final_state", r->final_state);
+  put(ctx, "state_checkpoints", r->checkpoints);
   return Status::ok();
 }
 

@@ -16,7 +16,8 @@
 // Units: every extent and index is in elements. Arrays are dense row-major in the
 // ports' layouts (see include/opgraph/builders/linear_attention.h).
 // Errors: INVALID_VALUE naming the rule for runtime-only violations (cu_seqlens
-// not 0..T non-decreasing, state_indices out of range or repeated); shapes are
+// not 0..T non-decreasing, state_indices out of range or repeated, more checkpoints
+// than the state_checkpoints rows hold: refused before anything is written); shapes are
 // assumed valid (validate() checked them).
 #pragma once
 
@@ -41,6 +42,9 @@ struct Config {
   bool allow_neg_eigval = false;      // s = 2 (else 1)
   bool linear_gate = false;           // gate_domain "linear": g is alpha itself
   std::int64_t num_householder = 1;   // gdp sub-steps per token
+  // state_checkpoints (forward): the cadence c in (sub-)steps and the rows R of the output; R < 0: not produced.
+  std::int64_t checkpoint_every = 0;
+  std::int64_t checkpoint_rows = -1;
 };
 
 // Optional pointers may be null. Which are read depends on the op (summaries read no state).
@@ -62,6 +66,8 @@ struct Inputs {
 struct Forward {
   Array o;            // [T, HO, V]
   Array final_state;  // [N, HO, V, K], or the pool's shape under state_indices
+  Array checkpoints;  // [R, HO, V, K] under checkpoint_rows >= 0: sequence i's state after its first j c steps
+                      // at row sum_{s<i} floor(L_s n / c) + j - 1 (rows past the last checkpoint zero)
 };
 // Gradients of sum(O . dO) + sum(final_state . d_final_state) w.r.t. the inputs as
 // given (raw logits under safe_gate / use_beta_sigmoid, alpha under the linear gate).

@@ -33,10 +33,18 @@ struct Trace {
   std::vector<Vec> u;       // the delta u of each step
 };
 
-// Runs `steps` on S in place. Records the trace when asked; writes O rows when asked.
-void run(const Shape& s, const std::vector<Step>& steps, int64_t h, Vec& S, Trace* tr, Array* o) {
+// Where a sequence's checkpoints go: after every `every` steps, rows row0, row0 + 1, ... of `dst`.
+struct Checkpoints {
+  Array* dst = nullptr;
+  int64_t every = 0, row0 = 0;
+};
+
+// Runs `steps` on S in place. Records the trace when asked; writes O rows and checkpoints when asked.
+void run(const Shape& s, const std::vector<Step>& steps, int64_t h, Vec& S, Trace* tr, Array* o,
+         const Checkpoints& ck = {}) {
   const std::size_t kd = static_cast<std::size_t>(s.kd), vd = static_cast<std::size_t>(s.vd);
   Vec u(vd);
+  int64_t done = 0;
   for (const Step& st : steps) {
     if (tr) tr->s_prev.push_back(S);
     for (std::size_t i = 0; i < kd; ++i)
@@ -57,6 +65,7 @@ void run(const Shape& s, const std::vector<Step>& steps, int64_t h, Vec& S, Trac
         out[j] = s.scale * acc;
       }
     }
+    if (ck.dst && ++done % ck.every == 0) store_state(*ck.dst, ck.row0 + done / ck.every - 1, h, s, S);
   }
 }
 
@@ -156,13 +165,32 @@ Result<Forward> forward(const Config& cfg, const Inputs& in) {
   f.o = zeros({s.t, s.ho, s.vd});
   // Under a pool, rows no sequence addresses keep their incoming value.
   f.final_state = (in.state_indices && in.initial_state) ? *in.initial_state : zeros({s.n_seq, s.ho, s.vd, s.kd});
+  // Checkpoint rows: sequence i's first at the sum of the earlier sequences' counts floor(L n / c).
+  std::vector<int64_t> ck_row0(static_cast<std::size_t>(s.n_seq), 0);
+  if (cfg.checkpoint_rows >= 0 && cfg.checkpoint_every > 0) {
+    int64_t total = 0;
+    for (int64_t seq = 0; seq < s.n_seq; ++seq) {
+      ck_row0[static_cast<std::size_t>(seq)] = total;
+      const int64_t len = in.cu_seqlens[static_cast<std::size_t>(seq + 1)] - in.cu_seqlens[static_cast<std::size_t>(seq)];
+      total += len * cfg.num_householder / cfg.checkpoint_every;
+    }
+    if (total > cfg.checkpoint_rows)
+      return Status(ErrorCode::INVALID_VALUE,
+                    "checkpoints: the sequences need " + std::to_string(total) + " rows of state_checkpoints (the sum of "
+                    "floor(L_i * n / " + std::to_string(cfg.checkpoint_every) + ")), which has " +
+                        std::to_string(cfg.checkpoint_rows));
+    f.checkpoints = zeros({cfg.checkpoint_rows, s.ho, s.vd, s.kd});
+  }
   Vec S(static_cast<std::size_t>(s.kd * s.vd));
   for (int64_t seq = 0; seq < s.n_seq; ++seq)
     for (int64_t h = 0; h < s.ho; ++h) {
       const int64_t row = (*rows)[static_cast<std::size_t>(seq)];
       if (in.initial_state) load_state(*in.initial_state, row, h, s, S);
       else std::fill(S.begin(), S.end(), 0.0);
-      run(s, prepare(cfg, in, s, seq, h), h, S, nullptr, &f.o);
+      Checkpoints ck;
+      if (cfg.checkpoint_rows >= 0 && cfg.checkpoint_every > 0)
+        ck = {&f.checkpoints, cfg.checkpoint_every, ck_row0[static_cast<std::size_t>(seq)]};
+      run(s, prepare(cfg, in, s, seq, h), h, S, nullptr, &f.o, ck);
       store_state(f.final_state, row, h, s, S);
     }
   return f;

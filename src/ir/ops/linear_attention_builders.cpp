@@ -68,19 +68,19 @@ DeltaRuleGrads grads_of(const std::vector<TensorPtr>& o, std::string_view op) {
 
 DeltaRuleOutputs LinearAttentionBuilders::gdn(const DeltaRuleInputs& in, const Attributes& attrs) {
   auto o = add_node("gdn", bindings(bound(in), false, Role::FORWARD, nullptr, nullptr), attrs);
-  return {o[0], o[1]};
+  return {o[0], o[1], o[2]};
 }
 DeltaRuleOutputs LinearAttentionBuilders::kda(const DeltaRuleInputs& in, const Attributes& attrs) {
   auto o = add_node("kda", bindings(bound(in), false, Role::FORWARD, nullptr, nullptr), attrs);
-  return {o[0], o[1]};
+  return {o[0], o[1], o[2]};
 }
 DeltaRuleOutputs LinearAttentionBuilders::gdp(const DeltaRuleInputs& in, const Attributes& attrs) {
   auto o = add_node("gdp", bindings(bound(in), false, Role::FORWARD, nullptr, nullptr), attrs);
-  return {o[0], o[1]};
+  return {o[0], o[1], o[2]};
 }
 DeltaRuleOutputs LinearAttentionBuilders::gdn2(const Gdn2Inputs& in, const Attributes& attrs) {
   auto o = add_node("gdn2", bindings(bound(in), true, Role::FORWARD, nullptr, nullptr), attrs);
-  return {o[0], o[1]};
+  return {o[0], o[1], o[2]};
 }
 
 DeltaRuleGrads LinearAttentionBuilders::gdn_bwd(const DeltaRuleInputs& in, TensorPtr d_o, TensorPtr d_final_state,

@@ -8,7 +8,7 @@
 //   variant: GDN (scalar gate), KDA (per-key-channel gate), GDN2 (per-channel
 //            gate + erase gate b + write gate w), GDP (GDN with num_householder
 //            sub-steps per token);
-//   role:    FORWARD (O, final_state), BACKWARD (gradients), SUMMARY (H, M from a
+//   role:    FORWARD (O, final_state, state_checkpoints), BACKWARD (gradients), SUMMARY (H, M from a
 //            zero seed) and SUMMARY_BWD (G, transition).
 #pragma once
 
@@ -41,7 +41,8 @@ namespace port {
 inline constexpr std::string_view kQ = "q", kK = "k", kV = "v", kG = "g", kBeta = "beta", kB = "b", kW = "w";
 inline constexpr std::string_view kCuSeqlens = "cu_seqlens", kInitialState = "initial_state", kALog = "a_log",
                                   kDtBias = "dt_bias", kStateIndices = "state_indices";
-inline constexpr std::string_view kO = "O", kFinalState = "final_state", kDO = "dO", kDFinalState = "d_final_state";
+inline constexpr std::string_view kO = "O", kFinalState = "final_state", kDO = "dO", kDFinalState = "d_final_state",
+                                  kStateCheckpoints = "state_checkpoints";
 inline constexpr std::string_view kDQ = "dQ", kDK = "dK", kDV = "dV", kDG = "dG", kDBeta = "dBeta", kDB = "dB",
                                   kDW = "dW", kDInitialState = "d_initial_state", kDALog = "d_a_log",
                                   kDDtBias = "d_dt_bias";

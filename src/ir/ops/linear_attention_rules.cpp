@@ -8,6 +8,10 @@
 //   cu_seqlens INT32/INT64 [N+1]; initial_state [N, HO, V, K] (V-major: holds S^T);
 //   with state_indices (INT32 [N]) initial_state is a pool [N_pool, HO, V, K].
 //   a_log [HO]; dt_bias [HO] (gdn, gdp) or [HO, K] (kda, gdn2) — only under safe_gate.
+//   state_checkpoints (forward, iff checkpoint_every_n_tokens = c > 0) [R, HO, V, K], the final state's type:
+//   sequence i's j-th checkpoint (the state after its first j c (sub-)tokens, j = 1 .. floor(L_i / c)) is row
+//   sum_{s < i} floor(L_s / c) + j - 1 (packed as FlashInfer's checkpoint_cu_starts); R is inferred as
+//   floor(T n / c), the most the rows can need, or set by the caller (any R >= 0: the exact count, say).
 // Head grouping is contiguous: output head h reads q head h / (HO/HQ), k head
 // h / (HO/HK) and v head h / (HO/HV); each of HQ, HK, HV must divide HO.
 // Every error names the rule it enforces (e.g. "head grouping:", "state layout:").
@@ -220,6 +224,27 @@ Status infer_state(const InferContext& c, Role r, Shape& s, int64_t* state_rows)
   return Status::ok();
 }
 
+// state_checkpoints: [R, HO, V, K], R = floor(T n / c) unless the caller set the dims (then R is theirs).
+Status set_checkpoints(InferContext& c, const Shape& s, DataType st) {
+  TensorPtr t = c.out(p::kStateCheckpoints);
+  if (!t) return Status::ok();  // checkpoint_every_n_tokens = 0
+  const int64_t every = ops::attr::checkpoint_every_n_tokens(c.node());
+  Dims want{s.t * s.n_house / every, s.ho, s.v, s.k};
+  if (t->dim_set_by_user()) {
+    const Dims& d = t->get_dim();
+    if (d.size() != 4 || d[0] < 0 || d[1] != s.ho || d[2] != s.v || d[3] != s.k)
+      return c.fail(p::kStateCheckpoints, "checkpoints: dims must be [R, HO, V, K] = [R, " + num(s.ho) + ", " +
+                                              num(s.v) + ", " + num(s.k) + "] (R rows, the packed checkpoints), got " +
+                                              ds(d));
+    want[0] = d[0];
+  }
+  OPGRAPH_CHECK(c.set_output(p::kStateCheckpoints, want, st));
+  if (t->get_data_type() != DataType::NOT_SET && !is_floating(t->get_data_type()))
+    return c.fail(p::kStateCheckpoints, "checkpoints: data type must be floating, got " +
+                                            std::string(to_string(t->get_data_type())));
+  return Status::ok();
+}
+
 Status set_like(InferContext& c, std::string_view out, std::string_view like) {
   return c.set_output(out, c.dims(like), c.dtype(like));
 }
@@ -248,6 +273,7 @@ Status infer(InferContext& c, Variant v, Role r) {
       OPGRAPH_CHECK(c.set_output(p::kO, {s.t, s.ho, s.v}));
       DataType st = c.has(p::kInitialState) ? c.dtype(p::kInitialState) : DataType::FLOAT;
       OPGRAPH_CHECK(c.set_output(p::kFinalState, {state_rows, s.ho, s.v, s.k}, st));
+      OPGRAPH_CHECK(set_checkpoints(c, s, st));
       return check_alias_dtype(c, p::kFinalState, p::kInitialState);
     }
     case Role::BACKWARD:

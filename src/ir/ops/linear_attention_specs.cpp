@@ -5,7 +5,8 @@
 // attributes of the 16 ops cannot drift apart; the rules they share live in
 // linear_attention_rules.cpp. Port lists (optional ports marked ?):
 //   forward:     q k v g beta|b,w cu_seqlens initial_state? a_log? dt_bias? state_indices?
-//                -> O, final_state (iff output_final_state)
+//                -> O, final_state (iff output_final_state),
+//                   state_checkpoints (iff checkpoint_every_n_tokens > 0; the third output, as cudnn's pygraph)
 //   backward:    the forward's ports + dO, d_final_state?
 //                -> dQ dK dV dG dBeta|dB,dW, d_initial_state (iff initial_state),
 //                   d_a_log (iff safe_gate and a_log), d_dt_bias (iff safe_gate and dt_bias)
@@ -25,6 +26,7 @@ using la::Variant;
 namespace p = la::port;
 
 bool final_state_present(const Node& n) { return ops::attr::output_final_state(n); }
+bool checkpoints_present(const Node& n) { return ops::attr::checkpoint_every_n_tokens(n) > 0; }
 bool d_initial_state_present(const Node& n) { return n.input(p::kInitialState) != nullptr; }
 bool d_a_log_present(const Node& n) { return ops::attr::safe_gate(n) && n.input(p::kALog) != nullptr; }
 bool d_dt_bias_present(const Node& n) { return ops::attr::safe_gate(n) && n.input(p::kDtBias) != nullptr; }
@@ -60,7 +62,8 @@ std::vector<PortSpec> inputs_of(Variant v, Role r) {
 
 std::vector<OutputSpec> outputs_of(Variant v, Role r) {
   switch (r) {
-    case Role::FORWARD: return {{p::kO}, {p::kFinalState, final_state_present}};
+    case Role::FORWARD:
+      return {{p::kO}, {p::kFinalState, final_state_present}, {p::kStateCheckpoints, checkpoints_present}};
     case Role::SUMMARY: return {{p::kH}, {p::kM}};
     case Role::SUMMARY_BWD: return {{p::kGSum}, {p::kTransition, transition_present}};
     case Role::BACKWARD: break;

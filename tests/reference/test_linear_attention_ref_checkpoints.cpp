@@ -1,0 +1,162 @@
+// State checkpoints of the float64 linear-attention reference (checkpoint_every_n_tokens = c):
+// sequence i's j-th checkpoint is its state after its first j c (sub-)steps, at row
+// sum_{s<i} floor(L_s n / c) + j - 1 of state_checkpoints.
+//   - la_ref level, every variant: each checkpoint row equals the final state of the same
+//     inputs with the sequence cut after its j c steps (a cu_seqlens with one more offset);
+//     rows past the last checkpoint stay zero. Tolerance: 1e-12 absolute + relative (the same
+//     float64 operations in the same order give the same value; the margin is for none).
+//   - graph level (the executor, caller buffers): the output's inferred rows floor(T / c), a
+//     caller-declared exact count, and a batch needing more rows than declared refused with
+//     INVALID_VALUE naming the node and the rule, the caller's O buffer left as it was.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "engines/reference/executor.h"
+#include "opgraph/op_graph.h"
+#include "reference/linear_attention_ref_fixture.h"
+
+using namespace la_ref_test;
+
+namespace {
+
+// The state of sequence `seq` after its first `steps` steps: the forward of the same inputs
+// with the sequence cut there (its tokens after the cut a sequence of their own).
+Array state_after(const Problem& p, I64 seq, I64 steps) {
+  const I64 n = p.o.variant == Variant::GDP ? p.o.n : 1;
+  Problem cut = p;
+  cut.o.cu.insert(cut.o.cu.begin() + seq + 1, p.o.cu[static_cast<std::size_t>(seq)] + steps / n);
+  const I64 HO = p.o.ho(), per = HO * p.o.vd * p.o.kd;
+  cut.init = la_ref::zeros({p.o.n_seq() + 1, HO, p.o.vd, p.o.kd});
+  std::copy(p.init.v.begin(), p.init.v.begin() + (seq + 1) * per, cut.init.v.begin());
+  auto f = la_ref::forward(cut.cfg, cut.inputs());
+  EXPECT_TRUE(f.is_good()) << f.status().to_string();
+  Array out = la_ref::zeros({HO, p.o.vd, p.o.kd});
+  if (f.is_good()) std::copy(f->final_state.v.begin() + seq * per, f->final_state.v.begin() + (seq + 1) * per, out.v.begin());
+  return out;
+}
+
+void check_checkpoints(Opts o, I64 every) {
+  o.cu = {0, 7, 7, 13, 15};  // lengths 7, 0, 6, 2
+  Problem p = make_problem(o);
+  const I64 n = o.variant == Variant::GDP ? o.n : 1, HO = o.ho(), per = HO * o.vd * o.kd;
+  I64 need = 0;
+  for (I64 i = 0; i < o.n_seq(); ++i) need += (o.cu[static_cast<std::size_t>(i + 1)] - o.cu[static_cast<std::size_t>(i)]) * n / every;
+  p.cfg.checkpoint_every = every;
+  p.cfg.checkpoint_rows = need + 2;  // two spare rows stay zero
+  auto f = la_ref::forward(p.cfg, p.inputs());
+  ASSERT_TRUE(f.is_good()) << f.status().to_string();
+  ASSERT_EQ(f->checkpoints.dims, (Dims{need + 2, HO, o.vd, o.kd}));
+  I64 row = 0;
+  for (I64 i = 0; i < o.n_seq(); ++i) {
+    const I64 steps = (o.cu[static_cast<std::size_t>(i + 1)] - o.cu[static_cast<std::size_t>(i)]) * n;
+    for (I64 j = 1; j * every <= steps; ++j, ++row) {
+      Array got = la_ref::zeros({HO, o.vd, o.kd});
+      std::copy(f->checkpoints.v.begin() + row * per, f->checkpoints.v.begin() + (row + 1) * per, got.v.begin());
+      expect_close(got, state_after(p, i, j * every), 1e-12, 1e-12,
+                   "sequence " + std::to_string(i) + " checkpoint " + std::to_string(j));
+    }
+  }
+  EXPECT_EQ(row, need);
+  for (std::size_t x = static_cast<std::size_t>(need * per); x < f->checkpoints.v.size(); ++x)
+    ASSERT_EQ(f->checkpoints.v[x], 0.0) << "a row past the last checkpoint was written";
+  // A cadence with more checkpoints than rows is refused before anything is computed.
+  p.cfg.checkpoint_rows = need - 1;
+  auto short_rows = la_ref::forward(p.cfg, p.inputs());
+  ASSERT_FALSE(short_rows.is_good());
+  EXPECT_EQ(short_rows.status().code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(short_rows.status().message().find("checkpoints:"), std::string::npos) << short_rows.status().message();
+}
+
+}  // namespace
+
+TEST(LinearAttentionRefCheckpoints, GdnRowsAreThePrefixStates) {
+  check_checkpoints(Opts{.variant = Variant::GDN, .l2norm = true}, 3);
+}
+TEST(LinearAttentionRefCheckpoints, KdaRowsAreThePrefixStates) { check_checkpoints(Opts{.variant = Variant::KDA}, 2); }
+TEST(LinearAttentionRefCheckpoints, Gdn2RowsAreThePrefixStates) {
+  check_checkpoints(Opts{.variant = Variant::GDN2, .hq = 2, .hk = 2}, 3);
+}
+TEST(LinearAttentionRefCheckpoints, GdpRowsCountSubSteps) {  // n = 2 sub-steps a token: every 4 = every 2 tokens
+  check_checkpoints(Opts{.variant = Variant::GDP, .n = 2}, 4);
+}
+
+namespace {
+
+constexpr I64 kH = 1, kD = 2, kEvery = 64;
+
+struct GdnRun {
+  Status status;
+  I64 rows = -1;                // state_checkpoints' rows as validated
+  std::vector<double> o, ckpt;  // the caller's buffers after the call
+};
+
+// gdn over cu (lengths summing to T) with checkpoint_every_n_tokens = 64; `rows` < 0: inferred.
+GdnRun run_gdn(const std::vector<std::int32_t>& cu, I64 rows, std::uint64_t seed) {
+  const I64 T = cu.back(), N = static_cast<I64>(cu.size()) - 1;
+  OpGraph g;
+  const DataType D = DataType::DOUBLE;
+  DeltaRuleInputs in{g.tensor({T, kH, kD}, D, "q"), g.tensor({T, kH, kD}, D, "k"), g.tensor({T, kH, kD}, D, "v"),
+                     g.tensor({T, kH}, D, "g"), g.tensor({T, kH}, D, "beta"),
+                     g.tensor({N + 1}, DataType::INT32, "cu_seqlens")};
+  auto out = g.gdn(in, Attributes().set("checkpoint_every_n_tokens", kEvery).set_name("la"));
+  GdnRun r;
+  if (!out.state_checkpoints) {
+    r.status = Status(ErrorCode::INTERNAL_ERROR, "no state_checkpoints output");
+    return r;
+  }
+  out.o->set_output(true);
+  out.state_checkpoints->set_output(true).set_data_type(D);
+  if (rows >= 0) out.state_checkpoints->set_dim({rows, kH, kD, kD});
+  r.status = g.validate();
+  if (r.status.is_bad()) return r;
+  r.rows = out.state_checkpoints->get_dim()[0];
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  auto rnd = [&](I64 count, double lo, double hi) {
+    std::vector<double> v(static_cast<std::size_t>(count));
+    for (double& x : v) x = lo + (hi - lo) * (u(gen) + 0.5);
+    return v;
+  };
+  std::vector<double> q = rnd(T * kH * kD, -1, 1), k = rnd(T * kH * kD, -0.7, 0.7), v = rnd(T * kH * kD, -1, 1);
+  std::vector<double> gate = rnd(T * kH, -0.3, -0.01), beta = rnd(T * kH, 0.2, 0.9);
+  std::vector<std::int32_t> cu_buf = cu;
+  r.o.assign(static_cast<std::size_t>(T * kH * kD), 7.0);  // poison
+  r.ckpt.assign(static_cast<std::size_t>(std::max<I64>(r.rows, 0) * kH * kD * kD), 7.0);
+  std::map<I64, reference::HostBuffer> m = {
+      {in.q->get_uid(), {q.data()}},         {in.k->get_uid(), {k.data()}},      {in.v->get_uid(), {v.data()}},
+      {in.g->get_uid(), {gate.data()}},      {in.beta->get_uid(), {beta.data()}}, {in.cu_seqlens->get_uid(), {cu_buf.data()}},
+      {out.o->get_uid(), {r.o.data()}},      {out.state_checkpoints->get_uid(), {r.ckpt.data()}}};
+  r.status = reference::execute(g, m);
+  return r;
+}
+
+}  // namespace
+
+TEST(LinearAttentionRefCheckpoints, GraphInfersTheMostRowsAndTakesTheCallersCount) {
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<std::int32_t> cu = {0, 130, 130, 200};  // 2, 0 and 1 checkpoints: 3 rows of floor(200 / 64) = 3
+  GdnRun inferred = run_gdn(cu, -1, seed);
+  ASSERT_TRUE(inferred.status.is_good()) << inferred.status.to_string();
+  EXPECT_EQ(inferred.rows, 3);
+  for (double x : inferred.ckpt) ASSERT_NE(x, 7.0) << "a checkpoint row was not written";
+  GdnRun exact = run_gdn(cu, 3, seed);  // the caller's exact count (FlashInfer's sum of floor(L / c))
+  ASSERT_TRUE(exact.status.is_good()) << exact.status.to_string();
+  EXPECT_EQ(exact.ckpt, inferred.ckpt);
+  EXPECT_EQ(exact.o, inferred.o);
+  GdnRun more = run_gdn(cu, 5, seed);  // spare rows are written as zero
+  ASSERT_TRUE(more.status.is_good()) << more.status.to_string();
+  EXPECT_TRUE(std::equal(inferred.ckpt.begin(), inferred.ckpt.end(), more.ckpt.begin()));
+  for (std::size_t x = inferred.ckpt.size(); x < more.ckpt.size(); ++x) EXPECT_EQ(more.ckpt[x], 0.0);
+}
+
+TEST(LinearAttentionRefCheckpoints, TooFewRowsFailAndLeaveTheCallersBuffers) {
+  GdnRun r = run_gdn({0, 130, 130, 200}, 2, std::random_device{}());
+  EXPECT_EQ(r.status.code(), ErrorCode::INVALID_VALUE);
+  EXPECT_NE(r.status.message().find("op 'gdn'"), std::string::npos) << r.status.message();
+  EXPECT_NE(r.status.message().find("checkpoints:"), std::string::npos) << r.status.message();
+  for (double x : r.o) ASSERT_EQ(x, 7.0) << "O was written by a refused call";
+  for (double x : r.ckpt) ASSERT_EQ(x, 7.0) << "state_checkpoints was written by a refused call";
+}
