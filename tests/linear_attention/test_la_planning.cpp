@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "engines/linear_attention/la_engine.h"
 #include "engines/manifest.h"
 #include "ir/linear_attention_fixture.h"
 #include "opgraph/graph.h"
@@ -129,6 +130,62 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
       if (n.is_good()) {
         EXPECT_EQ(n->rfind("linear_attention", 0), std::string::npos) << *n;
       }
+    }
+  }
+}
+
+// Bound state_checkpoints (rule L8): the fused plans alone (they write them), never the decode kernel, so a
+// decode-sized graph plans the fused prefill; each plan's kernels are the checkpoint builds (*_ckpt); a config
+// naming another prefill mode is refused by the rule's name; at d = 64 the engine declines (the reference serves).
+TEST(LaManifest, BoundCheckpointsPlanTheFusedPrefillAlone) {
+  auto target = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(target.is_good());
+  auto plans_of = [&](std::int64_t d, std::vector<std::int64_t> cu, std::int64_t hqk, std::int64_t hv) {
+    Cfg c = la_test::engine_cfg(d);
+    c.cu = std::move(cu);
+    c.hq = c.hk = hqk;
+    c.hv = hv;
+    Built b = la_test::build(la_test::op_named("gdn"), c, Attributes().set("checkpoint_every_n_tokens", 64));
+    mark_outputs(b);
+    Graph g(std::move(b.g));
+    g.set_device_properties(*target);
+    std::vector<std::string> names;
+    if (g.create_execution_plans({HeurMode::A}).is_bad()) return names;
+    for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i)
+      if (auto n = g.get_plan_name_at_index(i); n.is_good() && n->rfind("linear_attention", 0) == 0) names.push_back(*n);
+    return names;
+  };
+  EXPECT_EQ(plans_of(128, {0, 4, 4, 10}, 2, 8),  // decode-sized: the fused prefill serves it
+            (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
+                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]"}));
+  EXPECT_EQ(plans_of(128, {0, 32768}, 2, 8),  // one long sequence: the warp-specialised split first
+            (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]",
+                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
+                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]"}));
+  EXPECT_TRUE(plans_of(64, {0, 300}, 2, 8).empty());
+
+  Cfg c = la_test::engine_cfg(128);
+  c.cu = {0, 300};
+  Built b = la_test::build(la_test::op_named("gdn"), c, Attributes().set("checkpoint_every_n_tokens", 64));
+  mark_outputs(b);
+  ASSERT_TRUE(b.g.validate().is_good());
+  auto e = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  FactsCache facts(b.g, PlanTarget{*target});
+  const PlanContext ctx{&facts};
+  for (long long arch : {0, 1, 2, 3}) {
+    std::vector<std::string> kernels;
+    const Status st = e->plan_kernels(b.g, PlanConfig{e->id(), {{KnobType::PIPELINE_ARCH, arch}}, {}, -1}, ctx,
+                                      [&](const runtime::KernelRequest& r) {
+                                        kernels.push_back(r.kernel);
+                                        return Status::ok();
+                                      });
+    if (arch < 2) {
+      EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << arch;
+      EXPECT_NE(st.message().find("L8 checkpoints"), std::string::npos) << st.message();
+    } else {
+      ASSERT_TRUE(st.is_good()) << arch << ": " << st.message();
+      ASSERT_EQ(kernels.size(), 1u);
+      EXPECT_EQ(kernels[0], arch == 3 ? "gdn_prefill_fused_d128_bf16_ws_ckpt" : "gdn_prefill_fused_d128_bf16_ckpt");
     }
   }
 }

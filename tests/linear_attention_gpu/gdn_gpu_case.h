@@ -31,6 +31,7 @@ struct Case : CaseBase {
   bool capture = false;          // execute once, capture an execute into a CUDA graph, replay it on new inputs
   std::int64_t n_pool = 0;
   int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes, 2 fused
+  std::int64_t ckpt_every = 0;  // > 0: checkpoint_every_n_tokens, state_checkpoints bound (state_t, the exact rows)
   std::int64_t rows() const { return pool ? n_pool : n(); }
 };
 
@@ -57,10 +58,17 @@ inline std::unique_ptr<Problem> build(const Case& c) {
   if (c.pool) p->idx = g.tensor({N}, DataType::INT32, "state_indices");
   Attributes a = common_attributes(c);
   a.set("output_final_state", c.final_out);
+  if (c.ckpt_every > 0) a.set("checkpoint_every_n_tokens", c.ckpt_every);
   a.set_name("gdn0");
   p->out = g.gdn(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, p->idx}, a);
   p->out.o->set_output(true).set_data_type(c.o_t).set_name("O");
   if (p->out.final_state) p->out.final_state->set_output(true).set_name("final_state");
+  if (p->out.state_checkpoints) {  // the exact count, as FlashInfer declares it (no spare rows)
+    std::int64_t rows = 0;
+    for (std::int64_t len : c.lens) rows += len / c.ckpt_every;
+    p->out.state_checkpoints->set_output(true).set_data_type(c.state_t).set_name("ckpt");
+    p->out.state_checkpoints->set_dim({rows, HO, D, D}).set_stride(Tensor::packed_strides({rows, HO, D, D}));
+  }
   if (c.flashinfer_uids) {  // flashinfer/cudnn/linear_attention.py's UIDs
     p->q->set_uid(1);
     p->k->set_uid(2);

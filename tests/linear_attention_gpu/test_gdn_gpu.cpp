@@ -54,9 +54,9 @@ struct DeviceRun {
 };
 
 struct Outcome {
-  std::vector<unsigned char> o, fin;  // device results (bytes)
-  std::vector<unsigned char> ref_o, ref_fin;
-  double o_ratio = 0, fin_ratio = 0;
+  std::vector<unsigned char> o, fin, ck;  // device results (bytes; ck: state_checkpoints)
+  std::vector<unsigned char> ref_o, ref_fin, ref_ck;
+  double o_ratio = 0, fin_ratio = 0, ck_ratio = 0;
 };
 
 // Builds, runs on the device (outputs poisoned) and on the reference.
@@ -83,6 +83,9 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   const std::size_t o_bytes = static_cast<std::size_t>(p->out.o->element_count()) * width(c.o_t);
   const std::size_t f_bytes =
       f_uid >= 0 ? static_cast<std::size_t>(p->out.final_state->element_count()) * width(c.state_t) : 0;
+  const TensorPtr& ckt = p->out.state_checkpoints;
+  const std::int64_t c_uid = ckt ? ckt->get_uid() : -1;
+  const std::size_t c_bytes = ckt ? static_cast<std::size_t>(ckt->element_count()) * width(c.state_t) : 0;
   DeviceRun d;
   VariantPack pack;
   upload_inputs(host, d.dev, pack);
@@ -92,6 +95,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
     d.dev[uid] = std::move(b);
   };
   out_buf(o_uid, o_bytes);
+  if (c_uid >= 0) out_buf(c_uid, c_bytes);
   if (f_uid >= 0) {
     if (c.overwrite) pack.set(f_uid, reinterpret_cast<void*>(d.dev.at(p->init->get_uid())->ptr()));
     else out_buf(f_uid, f_bytes);
@@ -146,6 +150,8 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
     const CUdeviceptr src = c.overwrite ? d.dev.at(p->init->get_uid())->ptr() : d.dev.at(f_uid)->ptr();
     EXPECT_EQ(api.memcpy_dtoh(r.fin.data(), src, f_bytes), CUDA_SUCCESS);
   }
+  r.ck.resize(c_bytes);
+  if (c_bytes) EXPECT_EQ(api.memcpy_dtoh(r.ck.data(), d.dev.at(c_uid)->ptr(), c_bytes), CUDA_SUCCESS);
   if (!run_reference) return r;
   // The reference on the same inputs (its own output buffers).
   std::map<std::int64_t, reference::HostBuffer> hb;
@@ -156,22 +162,28 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
     r.ref_fin.assign(f_bytes, 0);
     hb[f_uid] = reference::HostBuffer{r.ref_fin.data()};
   }
+  r.ref_ck.assign(c_bytes, 0);
+  if (c_uid >= 0) hb[c_uid] = reference::HostBuffer{r.ref_ck.data()};
   Status ref = reference::execute(p->g, hb);
   EXPECT_TRUE(ref.is_good()) << c.name << ": " << ref.message();
   double worst = 0;
   r.o_ratio = rms_ratio(decode(r.o, c.o_t), decode(r.ref_o, c.o_t), &worst);
   if (f_uid >= 0) r.fin_ratio = rms_ratio(decode(r.fin, c.state_t), decode(r.ref_fin, c.state_t));
-  std::printf("[ gdn ] %s %-44s T=%-6lld N=%-3lld o %.2e  state %.2e  (o max abs err %.2e)\n",
-              mode_name(c.prefill), c.name.c_str(), static_cast<long long>(c.t()), static_cast<long long>(c.n()),
-              r.o_ratio, r.fin_ratio, worst);
+  if (c_uid >= 0) r.ck_ratio = rms_ratio(decode(r.ck, c.state_t), decode(r.ref_ck, c.state_t));
+  std::printf("[ gdn ] %s %-44s T=%-6lld N=%-3lld o %.2e  state %.2e  (o max abs err %.2e)", mode_name(c.prefill),
+              c.name.c_str(), static_cast<long long>(c.t()), static_cast<long long>(c.n()), r.o_ratio, r.fin_ratio, worst);
+  if (c_uid >= 0) std::printf("  checkpoints %.2e", r.ck_ratio);
+  std::printf("\n");
   return r;
 }
 
 
 
-// Case c under both prefill modes and the split two-pass one, each on fresh inputs.
+// Case c under both prefill modes and the split two-pass one, each on fresh inputs (bound checkpoints: the fused
+// modes alone write them, rule L8).
 void check(const Case& c0, std::mt19937& rng) {
   for (int m : modes_for(c0.d)) {
+    if (c0.ckpt_every > 0 && !is_fused_mode(arch_of(m))) continue;
     Case c = c0;
     c.prefill = m;
     Outcome r = run_case(c, rng);
@@ -179,6 +191,7 @@ void check(const Case& c0, std::mt19937& rng) {
     if (c.final_out) {
       EXPECT_LE(r.fin_ratio, kTol) << c.name << " (" << mode_name(m) << "): final_state";
     }
+    if (c.ckpt_every > 0) EXPECT_LE(r.ck_ratio, kTol) << c.name << " (" << mode_name(m) << "): state_checkpoints";
   }
 }
 
@@ -193,6 +206,16 @@ TEST_F(GdnGpu, PrefillVarlenBothHeadDims) {
     c.lens = kVarlen;
     c.hq = c.hk = 1;
     c.hv = 2;
+    check(c, rng);
+  }
+  // state_checkpoints every 64 and every 1024 tokens (fused modes), fp32 and bf16, with an initial state.
+  for (std::int64_t every : {64, 1024}) {
+    Case c;
+    c.name = "checkpoints every " + std::to_string(every);
+    c.lens = kVarlen;
+    c.ckpt_every = every;
+    c.init = true;
+    c.state_t = every == 64 ? DataType::FLOAT : DataType::BFLOAT16;
     check(c, rng);
   }
 }

@@ -23,7 +23,8 @@
 //   outputs  forward: O [T, HO, V]; final_state (iff output_final_state; the pool's shape under state_indices);
 //              state_checkpoints [R, HO, V, K] (iff checkpoint_every_n_tokens = c > 0; the final state's type):
 //              sequence i's state after its first j c (sub-)tokens, j = 1 .. floor(L_i / c), at row
-//              sum_{s<i} floor(L_s / c) + j - 1; R inferred as floor(T n / c), or the caller's (any R >= 0)
+//              sum_{s<i} floor(L_s / c) + j - 1; R inferred as floor(T n / c), or the caller's (any R >= 0; rows
+//              past the batch's checkpoints are not checkpoints: zero from the reference, untouched on the GPU)
 //            backward: dQ dK dV dG, dBeta (gdn2: dB, dW), d_initial_state (iff initial_state),
 //              d_a_log (iff safe_gate and a_log), d_dt_bias (iff safe_gate and dt_bias)
 //            *_summary: H [N, HO, V, K] (final state from a zero seed), M [N, HO, K, K] (holds M^T), so that

@@ -136,7 +136,9 @@ Status read_float_types(const char* rule, const std::string& node, std::initiali
 
 }  // namespace
 
-bool use_decode(const GdnProblem& p) { return !p.summary && !p.batch_invariant && p.t <= 8 * p.n_seq; }
+bool use_decode(const GdnProblem& p) {
+  return !p.summary && !p.batch_invariant && p.checkpoints < 0 && p.t <= 8 * p.n_seq;
+}
 
 Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   // L1: one gdn forward node.
@@ -159,11 +161,6 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   const TensorPtr o = n.output("O"), fin = n.output("final_state"), ckpt = n.output("state_checkpoints");
   if (!q || !k || !v || !g || !beta || !cu || !o)
     return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: node '" + p.node + "' lacks a required port");
-  // L8 (first: it decides before any tensor rule).
-  if (ckpt && !ckpt->get_is_virtual())
-    return decline("L8 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() +
-                                          "' is a graph output, and the gdn kernels do not write checkpoints yet "
-                                          "(the reference serves the graph; leave the output virtual to run without)");
 
   // L2 / L3.
   p.io = q->get_data_type();
@@ -225,6 +222,21 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
   if (p.n_seq > 65535 || p.ho > 65535)
     return decline("L7 grid:", "node '" + p.node + "': at most 65535 sequences and 65535 heads; got N = " +
                                    std::to_string(p.n_seq) + ", HO = " + std::to_string(p.ho));
+
+  // L8.
+  if (ckpt && !ckpt->get_is_virtual()) {
+    if (p.d != 128)
+      return decline("L8 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() +
+                                            "' is written by the fused prefill only, d_k = d_v = 128; this graph has " +
+                                            std::to_string(p.d) + " (the reference serves it)");
+    if (!one_of(ckpt->get_data_type(), {DataType::FLOAT, DataType::BFLOAT16}))
+      return decline("L8 checkpoints:", "node '" + p.node + "': state_checkpoints must be FLOAT or BFLOAT16; got " +
+                                            dt(ckpt->get_data_type()));
+    OPGRAPH_CHECK(check_packed(p.node, "state_checkpoints", *ckpt));
+    p.checkpoints = ckpt->get_uid();
+    p.ckpt_type = ckpt->get_data_type();
+    p.ckpt_rows = ckpt->get_dim()[0];
+  }
 
   p.q = q->get_uid();
   p.k = k->get_uid();

@@ -17,12 +17,13 @@
 //     its dims); a state tensor may pad its row stride (dim 0) to a multiple of
 //     16 bytes, the same for initial_state and final_state; O non-virtual;
 //  L7 grid: N <= 65535 sequences, HO <= 65535 heads;
-//  L8 checkpoints: state_checkpoints (checkpoint_every_n_tokens > 0) a graph output — the kernels do not write
-//     checkpoints yet; a virtual (unbound) one is not written and the graph is served.
+//  L8 checkpoints: a bound state_checkpoints (checkpoint_every_n_tokens > 0, a graph output) is written by the
+//     fused prefill only (PIPELINE_ARCH 2 and 3, d = 128): other head dims are declined; FLOAT or BFLOAT16,
+//     dense [R, HO, V, K]. A virtual one is not written. The decode kernel is not used where one is bound.
 // Accepted as declared: scale, use_qk_l2norm, gate_domain, safe_gate with a_log /
 // dt_bias, use_beta_sigmoid, allow_neg_eigval, initial_state, output_final_state,
 // state_indices pools, overwrite_initial_state, batch_invariant, and
-// checkpoint_every_n_tokens with its state_checkpoints output left virtual (L8).
+// checkpoint_every_n_tokens with its state_checkpoints output (L8).
 //
 // gdn_summary (analyze_gdn_summary, reached through analyze_gdn): per (sequence,
 // head) the end state H from a zero seed ([N, HO, V, K]) and the transition's
@@ -62,6 +63,10 @@ struct GdnProblem {
   bool l2norm = false, safe_gate = false, linear_gate = false, beta_sigmoid = false, neg_eig = false;
   bool batch_invariant = false, overwrite = false;
   std::int64_t checkpoint_every = 0;
+  // state_checkpoints, where bound (L8): its uid (-1: none written), type and rows R.
+  std::int64_t checkpoints = -1;
+  DataType ckpt_type = DataType::FLOAT;
+  std::int64_t ckpt_rows = 0;
   double scale = 0.0;                       // resolved: the attribute, else D^-0.5
   // gdn_summary: o names H (o_type its type) and final_state M (state_type), both
   // dense [N, HO, D, D]; q, initial_state, state_indices unbound.
@@ -75,7 +80,8 @@ Result<GdnProblem> analyze_gdn_summary(const OpGraph& graph);
 
 // Whether the decode kernel serves `p` (not under batch_invariant, whose
 // outputs must not depend on the batch: the prefill kernel serves every
-// length; else when T <= 8 N, i.e. at most 8 tokens a sequence on average).
+// length; nor where state_checkpoints are written; else when T <= 8 N, i.e. at
+// most 8 tokens a sequence on average).
 bool use_decode(const GdnProblem& p);  // false for a summary
 
 }  // namespace opgraph::linear_attention

@@ -69,10 +69,13 @@ GdnParams params_of(const GdnProblem& p) {
   if (p.cu64) f |= opgraph_gdn::kFlagCu64;
   k.flags = f;
   k.scale = p.scale;
+  k.ckpt_type = type_code(p.ckpt_type);
+  k.ckpt_every = p.checkpoint_every;
+  k.ckpt_rows = p.ckpt_rows;
   return k;
 }
 
-runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false) {
+runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false, bool ckpt = false) {
   const std::string e = entry;
   const char* source = e == "gdn_prefill" ? "linear_attention/kernels/gdn_prefill.cu"
                        : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
@@ -85,6 +88,10 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
   if (ws) {  // the warp-specialised build of the fused entries (PIPELINE_ARCH 3)
     r.defines.push_back({"GDN_FUSED_WS", "1"});
     r.kernel += "_ws";
+  }
+  if (ckpt) {  // the fused entries' build that writes state_checkpoints
+    r.defines.push_back({"GDN_CKPT", "1"});
+    r.kernel += "_ckpt";
   }
   return r;
 }
@@ -115,6 +122,15 @@ Status fused_head_dim(const GdnProblem& p, int mode) {
                     " (PIPELINE_ARCH 0 or 1 serve it)");
 }
 
+// Bound state_checkpoints are written by the fused prefill only (PIPELINE_ARCH 2 and 3).
+Status checkpoint_mode(const GdnProblem& p, int mode) {
+  if (p.checkpoints < 0 || fused(p, mode)) return Status::ok();
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                "engine linear_attention: knob PIPELINE_ARCH " + std::to_string(mode) +
+                    ": rule L8 checkpoints: state_checkpoints is bound, and only the fused prefill (PIPELINE_ARCH 2 "
+                    "or 3) writes it");
+}
+
 // The span length a config names (the CHAIN_SPLIT knob; absent: 0, no split).
 Result<long long> chain_split(const PlanConfig& config, int mode) {
   auto it = config.knobs.find(KnobType::CHAIN_SPLIT);
@@ -143,7 +159,7 @@ Result<int> prefill_mode(const PlanConfig& config) {
 }
 
 // Operand order of the table rows.
-enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kSlots };
+enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kCkpt, kSlots };
 
 // Which kernels a plan runs; fixed at build (a call's overridden extents keep it).
 enum class Kind { kDecode, kDecodeSmall, kPrefill, kTwoPass, kSplit, kFused, kFusedSplit, kSummary };
@@ -278,6 +294,7 @@ class GdnPlan final : public CompiledPlan {
     a.state_indices = ptr(kIdx);
     a.o = ptr(kO);
     a.final_state = ptr(kFinal);
+    a.ckpt = ptr(kCkpt);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
     if (l->split_offset >= 0) a.sum_ws = a.ws + static_cast<unsigned long long>(l->split_offset);
     const CUstream stream = static_cast<CUstream>(ctx.stream);
@@ -337,7 +354,7 @@ class GdnPlan final : public CompiledPlan {
 Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout& layout,
                                        std::array<std::int32_t, kSlots>& rows) {
   const std::int64_t uids[kSlots] = {p.q,    p.k,       p.v,       p.g, p.beta, p.cu_seqlens, p.initial_state,
-                                     p.a_log, p.dt_bias, p.state_indices, p.o, p.final_state};
+                                     p.a_log, p.dt_bias, p.state_indices, p.o, p.final_state, p.checkpoints};
   std::vector<std::int64_t> positions;
   rows.fill(-1);
   for (int s = 0; s < kSlots; ++s) {
@@ -357,7 +374,7 @@ Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout
   needs.memory = MemoryKind::DEVICE;
   OperandTable table(layout, needs, "linear_attention", positions);
   // 8-byte row loads of q/k, 4-byte pair loads of v, pair stores of O and the states.
-  for (int s : {kQ, kK, kV, kO, kInit, kFinal}) {
+  for (int s : {kQ, kK, kV, kO, kInit, kFinal, kCkpt}) {
     const std::int32_t row = rows[static_cast<std::size_t>(s)];
     if (row >= 0) table.require_alignment(static_cast<std::size_t>(row), 16);
   }
@@ -401,6 +418,7 @@ class LaEngine final : public Engine {
     // Decode-sized graphs run the decode kernel, a summary its kernel: no split.
     if (!two_pass(*p, *mode) && !fused(*p, *mode)) *split = 0;
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
+    OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
     if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
       return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
                                                   ": N x spans (" + std::to_string(p->n_seq) + " x " +
@@ -456,6 +474,7 @@ class LaEngine final : public Engine {
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
+    OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
     for (const auto& r : kernel_requests(*p, *mode, *split)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
   }
@@ -558,6 +577,11 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
                            " sequences; without state_indices there is one row a sequence");
   }
   p.state_rows = rows >= 0 ? rows : p.n_seq;
+  // state_checkpoints: its rows may change with T (the kernels write none at or past them).
+  if (const Seen ck = seen(built.checkpoints, "state_checkpoints"); ck.buf) {
+    if (ck.buf->overridden) OPGRAPH_CHECK(same_tail(ck));
+    p.ckpt_rows = extent(ck, 0);
+  }
   return p;
 }
 
@@ -576,12 +600,12 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
     out.push_back(request(p.d, p.io, "gdn_prefill_scan"));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
   } else if (fused(p, prefill_mode) && p.d == 128 && split > 0) {
-    const bool ws = fused_ws(p, prefill_mode);
-    out.push_back(request(p.d, p.io, "gdn_span_scan_fused", ws));
+    const bool ws = fused_ws(p, prefill_mode), ck = p.checkpoints >= 0;
+    out.push_back(request(p.d, p.io, "gdn_span_scan_fused", ws, ck));
     out.push_back(request(p.d, p.io, "gdn_span_summary_fused", ws));
     out.push_back(request(p.d, p.io, "gdn_span_fixup"));
   } else if (fused(p, prefill_mode) && p.d == 128) {
-    out.push_back(request(p.d, p.io, "gdn_prefill_fused", fused_ws(p, prefill_mode)));
+    out.push_back(request(p.d, p.io, "gdn_prefill_fused", fused_ws(p, prefill_mode), p.checkpoints >= 0));
   } else {
     out.push_back(request(p.d, p.io, !use_decode(p) ? "gdn_prefill" : decode_small(p) ? "gdn_decode_small" : "gdn_decode"));
   }
@@ -635,6 +659,11 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
   // PIPELINE_ARCH 3's warp-specialised builds (gdn_summary has none: it keeps the eight-warp form).
   for (const char* entry : {"gdn_prefill_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
     for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry, /*ws=*/true));
+  // The builds that write state_checkpoints: the forward and the span scans, both fused forms.
+  for (const char* entry : {"gdn_prefill_fused", "gdn_span_scan_fused"})
+    for (bool ws : {false, true})
+      for (DataType io : {DataType::BFLOAT16, DataType::HALF})
+        out.push_back(request(128, io, entry, ws, /*ckpt=*/true));
   for (auto& r : gdn_bwd_declared_specialisations()) out.push_back(std::move(r));
   out.push_back(copy_request());
   return out;
@@ -671,6 +700,11 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
       };
       const bool fz = p->d == 128, fz_first = fused_first(*p, sms);
       const long long j = chain_split_rule(*p, sms), jf = fz ? fused_split_rule(*p, sms) : 0;
+      if (p->checkpoints >= 0) {  // L8: the fused plans alone write bound checkpoints (d = 128)
+        if (jf > 0) push(kPrefillFusedWs, jf);
+        push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+        continue;
+      }
       if (jf > 0) push(kPrefillFusedWs, jf);
       if (j > 0) push(kPrefillTwoPass, j);
       if (jf > 0) push(kPrefillFused, jf);

@@ -40,6 +40,11 @@
 #ifndef GDN_FUSED_INV_COL
 #define GDN_FUSED_INV_COL 0
 #endif
+#ifndef GDN_CKPT
+// 1: the build that writes state_checkpoints (p.ckpt; the engine asks for it only where they are bound, so the
+// other builds keep their registers: the checkpoint bookkeeping spills in the warp-specialised span scan).
+#define GDN_CKPT 0
+#endif
 #ifndef GDN_FUSED_WS
 #define GDN_FUSED_WS 0
 #endif
@@ -505,6 +510,29 @@ __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (
   }
 }
 
+// state_checkpoints: the row of sequence `seq`'s first checkpoint (the sum of floor(L / every) over the sequences
+// before it: O(seq) reads of cu_seqlens, once a CTA, only where checkpoints are written).
+__device__ __forceinline__ i64 checkpoint_row0(const GdnParams& p, i64 seq) {
+  i64 row = 0, prev = cu_at(p, 0, 0);
+  for (i64 s = 0; s < seq; ++s) {
+    const i64 next = cu_at(p, s + 1, prev);
+    row += (next - prev) / p.ckpt_every;
+    prev = next;
+  }
+  return row;
+}
+// The slice's state rows as checkpoint row `row` (as pass_state_out's final state; none at or past ckpt_rows).
+__device__ __forceinline__ void store_checkpoint(const GdnParams& p, const float (&st)[64], i64 row, i64 h, int v0,
+                                                 int fr, int fc) {
+  if (row >= p.ckpt_rows) return;
+  const i64 sbase = (row * p.ho + h) * D * D + static_cast<i64>(v0) * D;
+#pragma unroll
+  for (int j = 0; j < 64; j += 2) {
+    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+    store_any2(p.ckpt, sbase + static_cast<i64>(r) * D + c, p.ckpt_type, st[j], st[j + 1]);
+  }
+}
+
 }  // namespace opgraph_gdn
 
 using namespace opgraph_gdn;
@@ -615,6 +643,9 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
   };
   if (te > tb) prefetch(tb, 0);
 
+  // state_checkpoints (the forward and the span scans' value rows): the sequence's first row.
+  const bool ckpt = GDN_CKPT && kOut && p.ckpt != 0;
+  const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq) : 0;
   for (i64 c0 = tb; c0 < te; c0 += C) {
     const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
     const int stg = static_cast<int>(((c0 - tb) / C) & 1);
@@ -720,6 +751,9 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
     float o[32];
     state_chunk<kOut>(st, o, mrows, sV + static_cast<u32>(wg) * kPanel64, sb + kTv, sb + kWn, sQ, sb + kP, sK, kf_tok,
                       eg_tok, exp2f(gc), fc);
+    // A full chunk ending on a multiple of the cadence (tokens from the sequence's start): its state is a checkpoint.
+    if (ckpt && n == C && (c0 + C) % p.ckpt_every == 0)
+      store_checkpoint(p, st, ck_row0 + (c0 + C) / p.ckpt_every - 1, h, v0, fr, fc);
     if (kOut) store_o(p, o, sV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
   }
 

@@ -301,6 +301,9 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   cp_async_wait_all();
   for (int c = 0; c < nch && c < 2; ++c) publish_rows(c);
   WS_CLK_DECL
+  // state_checkpoints (the forward and the span scans' value rows): the sequence's first row.
+  const bool ckpt = GDN_CKPT && kOut && p.ckpt != 0;
+  const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq) : 0;
   for (int c = 0; c < nch; ++c) {
     const i64 c0 = tb + static_cast<i64>(c) * C;
     const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
@@ -330,6 +333,9 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
                                 if (GDN_WS3_NORMMID) rows_ahead();
                               });
     WS_CLK(1);
+    // A full chunk ending on a multiple of the cadence (tokens from the sequence's start): its state is a checkpoint.
+    if (ckpt && n == C && (c0 + C) % p.ckpt_every == 0)
+      store_checkpoint(p, st, ck_row0 + (c0 + C) / p.ckpt_every - 1, h, v0, fr, fc);
     if (kOut) store_o(p, o, rs + kRV + static_cast<u32>(wg) * kPanel64, wg, wi, lane, tid, fr, fc, n, bos, c0, h, v0);
     WS_CLK(2);
     if (!GDN_WS3_NORMMID) rows_ahead();
