@@ -152,7 +152,8 @@ TEST(LaManifest, BoundCheckpointsPlanTheFusedPrefillAlone) {
     std::vector<std::string> names;
     if (g.create_execution_plans({HeurMode::A}).is_bad()) return names;
     for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i)
-      if (auto n = g.get_plan_name_at_index(i); n.is_good() && n->rfind("linear_attention", 0) == 0) names.push_back(*n);
+      if (auto n = g.get_plan_name_at_index(i); n.is_good() && n->rfind("linear_attention", 0) == 0)
+        names.push_back(*n);
     return names;
   };
   EXPECT_EQ(plans_of(128, {0, 4, 4, 10}, 2, 8),  // decode-sized: the fused prefill serves it

@@ -171,7 +171,8 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   if (f_uid >= 0) r.fin_ratio = rms_ratio(decode(r.fin, c.state_t), decode(r.ref_fin, c.state_t));
   if (c_uid >= 0) r.ck_ratio = rms_ratio(decode(r.ck, c.state_t), decode(r.ref_ck, c.state_t));
   std::printf("[ gdn ] %s %-44s T=%-6lld N=%-3lld o %.2e  state %.2e  (o max abs err %.2e)", mode_name(c.prefill),
-              c.name.c_str(), static_cast<long long>(c.t()), static_cast<long long>(c.n()), r.o_ratio, r.fin_ratio, worst);
+              c.name.c_str(), static_cast<long long>(c.t()), static_cast<long long>(c.n()), r.o_ratio, r.fin_ratio,
+              worst);
   if (c_uid >= 0) std::printf("  checkpoints %.2e", r.ck_ratio);
   std::printf("\n");
   return r;

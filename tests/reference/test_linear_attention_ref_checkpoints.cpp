@@ -33,7 +33,8 @@ Array state_after(const Problem& p, I64 seq, I64 steps) {
   auto f = la_ref::forward(cut.cfg, cut.inputs());
   EXPECT_TRUE(f.is_good()) << f.status().to_string();
   Array out = la_ref::zeros({HO, p.o.vd, p.o.kd});
-  if (f.is_good()) std::copy(f->final_state.v.begin() + seq * per, f->final_state.v.begin() + (seq + 1) * per, out.v.begin());
+  if (f.is_good())
+    std::copy(f->final_state.v.begin() + seq * per, f->final_state.v.begin() + (seq + 1) * per, out.v.begin());
   return out;
 }
 
@@ -42,7 +43,7 @@ void check_checkpoints(Opts o, I64 every) {
   Problem p = make_problem(o);
   const I64 n = o.variant == Variant::GDP ? o.n : 1, HO = o.ho(), per = HO * o.vd * o.kd;
   I64 need = 0;
-  for (I64 i = 0; i < o.n_seq(); ++i) need += (o.cu[static_cast<std::size_t>(i + 1)] - o.cu[static_cast<std::size_t>(i)]) * n / every;
+  for (std::size_t i = 0; i + 1 < o.cu.size(); ++i) need += (o.cu[i + 1] - o.cu[i]) * n / every;
   p.cfg.checkpoint_every = every;
   p.cfg.checkpoint_rows = need + 2;  // two spare rows stay zero
   auto f = la_ref::forward(p.cfg, p.inputs());
@@ -124,10 +125,14 @@ GdnRun run_gdn(const std::vector<std::int32_t>& cu, I64 rows, std::uint64_t seed
   std::vector<std::int32_t> cu_buf = cu;
   r.o.assign(static_cast<std::size_t>(T * kH * kD), 7.0);  // poison
   r.ckpt.assign(static_cast<std::size_t>(std::max<I64>(r.rows, 0) * kH * kD * kD), 7.0);
-  std::map<I64, reference::HostBuffer> m = {
-      {in.q->get_uid(), {q.data()}},         {in.k->get_uid(), {k.data()}},      {in.v->get_uid(), {v.data()}},
-      {in.g->get_uid(), {gate.data()}},      {in.beta->get_uid(), {beta.data()}}, {in.cu_seqlens->get_uid(), {cu_buf.data()}},
-      {out.o->get_uid(), {r.o.data()}},      {out.state_checkpoints->get_uid(), {r.ckpt.data()}}};
+  std::map<I64, reference::HostBuffer> m = {{in.q->get_uid(), {q.data()}},
+                                            {in.k->get_uid(), {k.data()}},
+                                            {in.v->get_uid(), {v.data()}},
+                                            {in.g->get_uid(), {gate.data()}},
+                                            {in.beta->get_uid(), {beta.data()}},
+                                            {in.cu_seqlens->get_uid(), {cu_buf.data()}},
+                                            {out.o->get_uid(), {r.o.data()}},
+                                            {out.state_checkpoints->get_uid(), {r.ckpt.data()}}};
   r.status = reference::execute(g, m);
   return r;
 }

@@ -171,14 +171,14 @@ Result<Forward> forward(const Config& cfg, const Inputs& in) {
     int64_t total = 0;
     for (int64_t seq = 0; seq < s.n_seq; ++seq) {
       ck_row0[static_cast<std::size_t>(seq)] = total;
-      const int64_t len = in.cu_seqlens[static_cast<std::size_t>(seq + 1)] - in.cu_seqlens[static_cast<std::size_t>(seq)];
-      total += len * cfg.num_householder / cfg.checkpoint_every;
+      const std::size_t i = static_cast<std::size_t>(seq);
+      total += (in.cu_seqlens[i + 1] - in.cu_seqlens[i]) * cfg.num_householder / cfg.checkpoint_every;
     }
     if (total > cfg.checkpoint_rows)
-      return Status(ErrorCode::INVALID_VALUE,
-                    "checkpoints: the sequences need " + std::to_string(total) + " rows of state_checkpoints (the sum of "
-                    "floor(L_i * n / " + std::to_string(cfg.checkpoint_every) + ")), which has " +
-                        std::to_string(cfg.checkpoint_rows));
+      return Status(ErrorCode::INVALID_VALUE, "checkpoints: the sequences need " + std::to_string(total) +
+                                                  " rows of state_checkpoints (the sum of floor(L_i * n / " +
+                                                  std::to_string(cfg.checkpoint_every) + ")), which has " +
+                                                  std::to_string(cfg.checkpoint_rows));
     f.checkpoints = zeros({cfg.checkpoint_rows, s.ho, s.vd, s.kd});
   }
   Vec S(static_cast<std::size_t>(s.kd * s.vd));

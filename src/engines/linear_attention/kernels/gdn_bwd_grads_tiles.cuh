@@ -13,8 +13,8 @@
 // tiles are stored 128-byte swizzled in 64-column panels (wgmma's canonical layouts; no padding) and
 // read as K-major or MN-major operands by shared-memory descriptors; the products' operands need no
 // ldmatrix. The mma.sync form at D = 128 (-DGDN_BWD_GRADS_WG=0) stays for A/B runs: on the H200 the
-// wgmma form took the grads kernel 5.64 -> 4.70 ms (k steps two a loop) at 16/64, 4 x 8192 with bitwise equal gradients
-// (bench/results/2026-12-04-gdn-bwd-grads-wg-h200.txt).
+// wgmma form took the grads kernel 5.64 -> 4.70 ms (k steps two a loop) at 16/64, 4 x 8192 with bitwise equal
+// gradients (bench/results/2026-12-04-gdn-bwd-grads-wg-h200.txt).
 #ifndef GDN_BWD_GRADS_WG
 #define GDN_BWD_GRADS_WG (GDN_D == 128)
 #endif

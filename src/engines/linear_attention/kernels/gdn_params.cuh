@@ -52,7 +52,7 @@ struct GdnParams {
   // workspace's chunk blocks (gdn_split_ws_offset).
   long long span_chunks, n_spans;
   unsigned long long sum_ws;
-  // state_checkpoints (0: not written; the warp-specialised fused prefill writes them): every ckpt_every tokens
+  // state_checkpoints (0: not written; the fused prefill's GDN_CKPT builds write them): every ckpt_every tokens
   // of a sequence its state, [ckpt_rows, HO, D, D] in ckpt_type (dense), sequence s's first row at the sum of
   // floor(L / ckpt_every) over the sequences before it; a row at or past ckpt_rows is not written. Last in the
   // struct, so builds without them read the fields above unchanged.
