@@ -85,7 +85,7 @@ std::vector<double> time_modes(const Case& c, std::mt19937& rng, int reps, const
     pack.set(uid, reinterpret_cast<void*>(b->ptr()));
     dev[uid] = std::move(b);
   }
-  for (const TensorPtr& t : {p->out.o, p->out.final_state}) {
+  for (const TensorPtr& t : {p->out.o, p->out.final_state, p->out.state_checkpoints}) {
     if (!t) continue;
     if (c.overwrite && t == p->out.final_state) {
       pack.set(t->get_uid(), reinterpret_cast<void*>(dev.at(p->init->get_uid())->ptr()));
@@ -197,6 +197,41 @@ TEST_F(GdnGpu, TimingFiveCells) {
                   static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
                   static_cast<long long>(cell.t), ts[0], ts[1], ts[2], ts[3], ts[4]);
     }
+  }
+}
+
+// What writing state_checkpoints costs the fused prefill (the plan the heuristics list first: warp-specialised,
+// split where the rule splits): the same cell without checkpoints, every 1024 and every 64 tokens (fp32, the exact
+// row count). Each cadence is a graph of its own, timed one after the other (not interleaved).
+TEST_F(GdnGpu, TimingCheckpoints) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::mt19937 rng(9);
+  std::printf("[ gdn timing ] checkpoints: prefill, bf16, d = 128, l2norm, fp32 state; CUDA events, median of 30\n");
+  std::printf("[ gdn timing ] %-8s %-10s %6s %12s %12s %12s %14s\n", "heads", "B x T", "split", "none ms", "1024 ms",
+              "64 ms", "GB (every 64)");
+  const std::int64_t cells[][4] = {{16, 64, 4, 8192}, {16, 32, 1, 32768}, {2, 8, 1, 32768}};
+  for (const auto& cell : cells) {
+    Case c;
+    c.l2 = true;
+    c.hq = c.hk = cell[0];
+    c.hv = cell[1];
+    c.lens.assign(static_cast<std::size_t>(cell[2]), cell[3]);
+    auto built = build(c);
+    ASSERT_TRUE(built->g.validate().is_good());
+    auto prob = linear_attention::analyze_gdn(built->g);
+    ASSERT_TRUE(prob.is_good()) << prob.status().message();
+    const long long j = linear_attention::fused_split_rule(*prob, gpu().props.sm_count);
+    const int mode = j > 0 ? 3000 + static_cast<int>(j) : kFusedWs;
+    double ms[3];
+    const std::int64_t every[3] = {0, 1024, 64};
+    for (int i = 0; i < 3; ++i) {
+      c.ckpt_every = every[i];
+      ms[i] = time_modes(c, rng, timing_reps(30), {mode})[0];
+    }
+    const double gb = static_cast<double>(cell[2] * (cell[3] / 64) * std::max(cell[0], cell[1])) * 128 * 128 * 4 / 1e9;
+    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %6lld %12.3f %12.3f %12.3f %14.2f\n",
+                static_cast<long long>(cell[0]), static_cast<long long>(cell[1]), static_cast<long long>(cell[2]),
+                static_cast<long long>(cell[3]), j, ms[0], ms[1], ms[2], gb);
   }
 }
 
