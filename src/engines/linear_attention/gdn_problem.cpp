@@ -229,12 +229,10 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
       return decline("L8 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() +
                                             "' is written by the fused prefill only, d_k = d_v = 128; this graph has " +
                                             std::to_string(p.d) + " (the reference serves it)");
-    if (!one_of(ckpt->get_data_type(), {DataType::FLOAT, DataType::BFLOAT16}))
-      return decline("L8 checkpoints:", "node '" + p.node + "': state_checkpoints must be FLOAT or BFLOAT16; got " +
-                                            dt(ckpt->get_data_type()));
+    OPGRAPH_CHECK(rules::read_types("", "L8 checkpoints:", p.node,
+                                    {rules::TypedOperand{"state_checkpoints", ckpt, &p.ckpt_type, true}}));
     OPGRAPH_CHECK(check_packed(p.node, "state_checkpoints", *ckpt));
     p.checkpoints = ckpt->get_uid();
-    p.ckpt_type = ckpt->get_data_type();
     p.ckpt_rows = ckpt->get_dim()[0];
   }
 

@@ -120,7 +120,8 @@ long long fused_split_rule(const GdnProblem& p, long long sm_count);
 // (sequence, head) pairs. Measured on the H200 (bench/gdn_decode_sweep.sh,
 // bench/results/2026-12-03-gdn-decode-sweep-h200.txt; 16/32 and 16/64 heads, T = 1, fp32
 // pool in place, both with the token inputs loaded first): the small CTA is 3 % faster at
-// B = 64 (2048 and 4096 pairs) and 2.4 % at 8192 pairs, 0.6-1.8 % slower from 16384. Fixed at build (a replayed plan keeps its kernel).
+// B = 64 (2048 and 4096 pairs) and 2.4 % at 8192 pairs, 0.6-1.8 % slower from 16384. Fixed at
+// build (a replayed plan keeps its kernel).
 inline constexpr long long kDecodeSmallPairs = opgraph_gdn::kDecodeSmallPairs;  // gdn_params.cuh
 bool decode_small(const GdnProblem& p);
 

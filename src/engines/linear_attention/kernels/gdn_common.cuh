@@ -196,7 +196,6 @@ __device__ __forceinline__ void gate_beta_of(const GdnParams& p, float x, float 
   }
   beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
 }
-// The same from token `tok`'s inputs.
 // An extern "C" kernel `name` (param type P, at most kThreads threads, at least `min_blocks` CTAs a
 // multiprocessor) that runs form PH of a pass template `pass<PH>(p, smem)` on its dynamic shared memory:
 // the one-line entries of the scans' forms (gdn_two_pass.cu, gdn_bwd_states.cu).
@@ -208,6 +207,7 @@ __device__ __forceinline__ void gate_beta_of(const GdnParams& p, float x, float 
 // Whether the chunk prep (gdn_prep.cuh) reads v rows: always in the forward (the backward's
 // overload in gdn_bwd_common.cuh: not under gdn_summary_bwd, which has no v).
 __device__ __forceinline__ constexpr bool has_values(const GdnParams&) { return true; }
+// gate_beta_of from token `tok`'s inputs.
 __device__ __forceinline__ void gate_beta(const GdnParams& p, i64 tok, i64 h, float& gl, float& beta) {
   const i64 off = tok * p.ho + h;
   gate_beta_of(p, load_any(p.g, off, p.g_type), load_any(p.beta, off, p.beta_type), h, gl, beta);

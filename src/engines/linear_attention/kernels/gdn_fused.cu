@@ -478,6 +478,15 @@ __device__ __forceinline__ void pass_state_in(const GdnParams& p, float (&st)[64
   }
 }
 
+// The slice's rows (state layout, dense rows of D from element sbase) to dst in its run-time type.
+__device__ __forceinline__ void store_slice(u64 dst, long long type, i64 sbase, const float (&st)[64], int fr, int fc) {
+#pragma unroll
+  for (int j = 0; j < 64; j += 2) {
+    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+    store_any2(dst, sbase + static_cast<i64>(r) * D + c, type, st[j], st[j + 1]);
+  }
+}
+
 // Where the slice goes at the end: PH 1 H (value rows) or M^T (transition rows), dense [N, HO,
 // D, D]; PH 2 the span's H or transition rows, fp32, to its span blocks; PH 0 and the last span
 // of PH 3 the final state's row srow.
@@ -485,14 +494,8 @@ template <int PH>
 __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (&st)[64], i64 srow, i64 seq, i64 span,
                                                i64 h, int v0, int fr, int fc, bool mrows, bool last_span) {
   if (PH == 1) {
-    const u64 dst = mrows ? p.final_state : p.o;
-    const long long type = mrows ? p.state_type : p.o_type;
-    const i64 sbase = (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      store_any2(dst, sbase + static_cast<i64>(r) * D + c, type, st[j], st[j + 1]);
-    }
+    store_slice(mrows ? p.final_state : p.o, mrows ? p.state_type : p.o_type,
+                (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D, st, fr, fc);
   } else if (PH == 2) {
     float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + static_cast<i64>(v0) * D;
 #pragma unroll
@@ -501,12 +504,7 @@ __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (
       store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
     }
   } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
-    const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
-#pragma unroll
-    for (int j = 0; j < 64; j += 2) {
-      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      store_any2(p.final_state, sbase + static_cast<i64>(r) * D + c, p.state_type, st[j], st[j + 1]);
-    }
+    store_slice(p.final_state, p.state_type, srow * p.state_row_stride + (h * D + v0) * D, st, fr, fc);
   }
 }
 
@@ -524,13 +522,8 @@ __device__ __forceinline__ i64 checkpoint_row0(const GdnParams& p, i64 seq) {
 // The slice's state rows as checkpoint row `row` (as pass_state_out's final state; none at or past ckpt_rows).
 __device__ __forceinline__ void store_checkpoint(const GdnParams& p, const float (&st)[64], i64 row, i64 h, int v0,
                                                  int fr, int fc) {
-  if (row >= p.ckpt_rows) return;
-  const i64 sbase = (row * p.ho + h) * D * D + static_cast<i64>(v0) * D;
-#pragma unroll
-  for (int j = 0; j < 64; j += 2) {
-    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-    store_any2(p.ckpt, sbase + static_cast<i64>(r) * D + c, p.ckpt_type, st[j], st[j + 1]);
-  }
+  if (row < p.ckpt_rows)
+    store_slice(p.ckpt, p.ckpt_type, (row * p.ho + h) * D * D + static_cast<i64>(v0) * D, st, fr, fc);
 }
 
 }  // namespace opgraph_gdn
