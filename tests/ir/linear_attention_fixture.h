@@ -42,6 +42,7 @@ struct Cfg {
   std::int64_t hq = 2, hk = 2, hv = 4, k = 8, v = 6, n = 1;
   bool init = false, a_log = false, dt_bias = false, pool = false, d_final = false;
   std::int64_t n_pool = 5;
+  std::int64_t ckpt_rows = -1;  // >= 0: the backward binds state_checkpoints [ckpt_rows, HO, V, K] (fp32)
   std::int64_t t() const { return cu.back(); }
   std::int64_t n_seq() const { return static_cast<std::int64_t>(cu.size()) - 1; }
   std::int64_t ho() const { return std::max(hq, hv); }
@@ -51,7 +52,7 @@ inline bool vector_gate(Fam f) { return f == Fam::KDA || f == Fam::GDN2; }
 
 struct Built {
   OpGraph g;
-  TensorPtr q, k, v, gate, beta, b, w, cu, init, a_log, dt_bias, idx, d_o, d_final;
+  TensorPtr q, k, v, gate, beta, b, w, cu, init, a_log, dt_bias, idx, d_o, d_final, ckpt;
   const Node& node() const { return *g.nodes().back(); }
 };
 
@@ -79,6 +80,8 @@ Built build(const OpId& op, const Cfg& c, Attributes attrs, Tweak&& tweak) {
   if (c.pool) b.idx = g.tensor({N}, DataType::INT32, "state_indices");
   if (op.kind == Kind::BWD || sum_bwd) b.d_o = g.tensor({T, HO, c.v}, DataType::BFLOAT16, "dO");
   if (c.d_final) b.d_final = g.tensor({N, HO, c.v, c.k}, DataType::FLOAT, "d_final_state");
+  if (op.kind == Kind::BWD && c.ckpt_rows >= 0)
+    b.ckpt = g.tensor({c.ckpt_rows, HO, c.v, c.k}, DataType::FLOAT, "state_checkpoints");
   tweak(b);
   if (op.fam == Fam::GDP && !attrs.find("num_householder")) attrs.set("num_householder", c.n);
   attrs.set_name("la0");
@@ -86,7 +89,7 @@ Built build(const OpId& op, const Cfg& c, Attributes attrs, Tweak&& tweak) {
     Gdn2Inputs in{b.q, b.k, b.v, b.gate, b.b, b.w, b.cu, b.init, b.a_log, b.dt_bias, b.idx};
     switch (op.kind) {
       case Kind::FWD: g.gdn2(in, attrs); break;
-      case Kind::BWD: g.gdn2_bwd(in, b.d_o, b.d_final, attrs); break;
+      case Kind::BWD: g.gdn2_bwd(in, b.d_o, b.d_final, attrs, b.ckpt); break;
       case Kind::SUM: g.gdn2_summary(in, attrs); break;
       case Kind::SUM_BWD: g.gdn2_summary_bwd(in, b.d_o, attrs); break;
     }
@@ -100,9 +103,9 @@ Built build(const OpId& op, const Cfg& c, Attributes attrs, Tweak&& tweak) {
       else g.gdp(in, attrs);
       break;
     case Kind::BWD:
-      if (op.fam == Fam::GDN) g.gdn_bwd(in, b.d_o, b.d_final, attrs);
-      else if (op.fam == Fam::KDA) g.kda_bwd(in, b.d_o, b.d_final, attrs);
-      else g.gdp_bwd(in, b.d_o, b.d_final, attrs);
+      if (op.fam == Fam::GDN) g.gdn_bwd(in, b.d_o, b.d_final, attrs, b.ckpt);
+      else if (op.fam == Fam::KDA) g.kda_bwd(in, b.d_o, b.d_final, attrs, b.ckpt);
+      else g.gdp_bwd(in, b.d_o, b.d_final, attrs, b.ckpt);
       break;
     case Kind::SUM:
       if (op.fam == Fam::GDN) g.gdn_summary(in, attrs);

@@ -229,3 +229,39 @@ TEST(LinearAttentionIr, CheckpointCadenceAddsTheStateCheckpointsOutput) {
   EXPECT_EQ(is.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
   EXPECT_NE(is.message().find("checkpoints: data type must be floating"), std::string::npos) << is.message();
 }
+
+// The backward ops take the forward's state_checkpoints as an optional input: [R, HO, V, K], floating, any R (the
+// engine that reads it checks the rows the batch needs), and only with the cadence set.
+TEST(LinearAttentionIr, BackwardTakesTheForwardsCheckpoints) {
+  Cfg c;
+  c.cu = {0, 100, 100, 230};
+  c.init = true;
+  for (const char* name : {"gdn_bwd", "kda_bwd", "gdn2_bwd", "gdp_bwd"}) {
+    ASSERT_NE(find_op_spec(name)->find_input("state_checkpoints"), nullptr) << name;
+    EXPECT_TRUE(find_op_spec(name)->find_input("state_checkpoints")->optional) << name;
+    Cfg cn = c;
+    cn.ckpt_rows = 3;
+    Built b = build(op_named(name), cn, Attributes().set("checkpoint_every_n_tokens", 64));
+    Status s = b.g.validate();
+    ASSERT_TRUE(s.is_good()) << name << ": " << s.to_string();
+    EXPECT_EQ(b.node().input("state_checkpoints"), b.ckpt) << name;
+    // Without a cadence the input has no meaning: refused by name.
+    Built none = build(op_named(name), cn, Attributes());
+    Status ns = none.g.validate();
+    EXPECT_EQ(ns.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << name;
+    EXPECT_NE(ns.message().find("state_checkpoints is bound but checkpoint_every_n_tokens is 0"), std::string::npos)
+        << ns.message();
+    EXPECT_NE(ns.message().find("state_checkpoints"), std::string::npos) << ns.message();
+  }
+  Cfg cw = c;
+  cw.ckpt_rows = 3;
+  Built wrong = build(op_named("gdn_bwd"), cw, Attributes().set("checkpoint_every_n_tokens", 64),
+                      [](Built& x) { x.ckpt->set_dim({3, 2, 6, 8}).set_stride(Tensor::packed_strides({3, 2, 6, 8})); });
+  Status ws = wrong.g.validate();
+  EXPECT_EQ(ws.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(ws.message().find("checkpoints: dims must be [R, HO, V, K] = [R, 4, 6, 8]"), std::string::npos)
+      << ws.message();
+  Built integer = build(op_named("gdn_bwd"), cw, Attributes().set("checkpoint_every_n_tokens", 64),
+                        [](Built& x) { x.ckpt->set_data_type(DataType::INT32); });
+  EXPECT_EQ(integer.g.validate().code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+}

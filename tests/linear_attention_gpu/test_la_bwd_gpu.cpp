@@ -55,12 +55,16 @@ using gemm_testing::gpu;
 struct Case : CaseBase {
   bool d_final = true;
   std::int64_t split = 0;  // the plan's CHAIN_SPLIT (chunks a span; 0: the whole-sequence scans)
+  // > 0: checkpoint_every_n_tokens, and state_checkpoints [floor(T / c), HO, D, D] bound (random states: the
+  // reference takes the same ones, so any row read wrong shows)
+  std::int64_t ckpt_every = 0;
+  DataType ckpt_t = DataType::FLOAT;
 };
 
 struct Problem : Inputs {
   OpGraph g;
   DeltaRuleGrads out;
-  TensorPtr d_o, d_final;
+  TensorPtr d_o, d_final, ckpt;
 };
 
 std::unique_ptr<Problem> build(const Case& c) {
@@ -75,8 +79,12 @@ std::unique_ptr<Problem> build(const Case& c) {
   if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
   Attributes a = common_attributes(c);
   a.set_name("gdn_bwd0");
+  if (c.ckpt_every > 0) {
+    p->ckpt = g.tensor({T / c.ckpt_every, HO, D, D}, c.ckpt_t, "state_checkpoints");
+    a.set("checkpoint_every_n_tokens", c.ckpt_every);
+  }
   p->out = g.gdn_bwd(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, nullptr},
-                     p->d_o, p->d_final, a);
+                     p->d_o, p->d_final, a, p->ckpt);
   for (const TensorPtr& t : {p->out.dq, p->out.dk, p->out.dv, p->out.dg, p->out.dbeta, p->out.d_initial_state,
                              p->out.d_a_log, p->out.d_dt_bias})
     if (t) t->set_output(true);
@@ -91,7 +99,7 @@ HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng) {
   Drawer dr{rng};
   const std::int64_t T = c.t(), HO = c.ho(), D = c.d, N = c.n();
   HostInputs h;
-  expect_distinct_uids({p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.d_o, p.d_final, p.a_log, p.dt});
+  expect_distinct_uids({p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.d_o, p.d_final, p.a_log, p.dt, p.ckpt});
   h[p.q->get_uid()] = encode(dr.rows(T, c.hq, D, !c.l2), c.io);
   h[p.k->get_uid()] = encode(dr.rows(T, c.hk, D, !c.l2), c.io);
   h[p.v->get_uid()] = encode(dr.rows(T, c.hv, D, false), c.io);
@@ -100,6 +108,7 @@ HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng) {
   h[p.cu->get_uid()] = cu_seqlens_bytes(c);
   if (p.init) h[p.init->get_uid()] = dr.state(N * HO * D * D, c.state_t);
   if (p.d_final) h[p.d_final->get_uid()] = dr.state(N * HO * D * D, c.state_t);
+  if (p.ckpt) h[p.ckpt->get_uid()] = dr.state(p.ckpt->get_dim()[0] * HO * D * D, c.ckpt_t);
   dr.gate_params(c, p, h);
   return h;
 }
@@ -367,6 +376,51 @@ TEST_F(GdnBwdGpu, ChainSplit) {
   check(c, rng);
 }
 
+// state_checkpoints bound: the forward recompute runs spans of c tokens at once, span j > 0 from the sequence's
+// checkpoint j - 1, unsplit (the reverse scan whole) and split (the reverse spans from the fix-up); the rows are
+// random states, which the reference takes too, so a row read from the wrong sequence or offset shows. Cadences
+// of one chunk and of several; sequences shorter than the cadence, of one checkpoint and of many, empty ones;
+// bf16 rows; both head dims.
+TEST_F(GdnBwdGpu, CheckpointsSeedTheForwardSpans) {
+  std::mt19937 rng(19);
+  for (std::int64_t d : {128, 64}) {
+    Case c;
+    c.name = "checkpoints every 64, varlen d" + std::to_string(d);
+    c.d = d;
+    c.lens = kVarlen;
+    c.hq = c.hk = 1;
+    c.hv = 2;
+    c.ckpt_every = 64;
+    check(c, rng);
+  }
+  Case c;
+  c.name = "checkpoints every 256 (bf16), split 8, overwrite";
+  c.lens = {4097, 700, 0, 255, 256};
+  c.ckpt_every = 256;
+  c.ckpt_t = DataType::BFLOAT16;
+  c.split = 8;
+  c.overwrite = true;
+  check(c, rng);
+  c = Case{};
+  c.name = "checkpoints every 1024, safe gate, l2norm, GQA, d64";
+  c.lens = {3000, 2000, 1024};
+  c.ckpt_every = 1024;
+  c.safe = c.a_log = c.dt = c.l2 = true;
+  c.d = 64;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  check(c, rng);
+  c = Case{};
+  c.name = "checkpoints every 128, split 16, no initial state, strong decay";
+  c.lens = {8192, 130};
+  c.ckpt_every = 128;
+  c.split = 16;
+  c.init = false;
+  c.strong = true;
+  check(c, rng);
+}
+
 // Execute-time shape overrides: a plan built for one T and N runs another T and N
 // of its layout class (its built kernels), checked against the reference run on a
 // graph declared at the call's extents; a workspace one byte short of what the
@@ -527,10 +581,82 @@ std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, co
   h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
   if (p.init) h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
   if (p.d_final) h[p.d_final->get_uid()] = fill(p.d_final, -0.5f, 0.5f, false);
+  if (p.ckpt) h[p.ckpt->get_uid()] = fill(p.ckpt, -0.5f, 0.5f, false);
   std::vector<double> cu{0};
   for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
   h[p.cu->get_uid()] = encode(cu, DataType::INT32);
   return h;
+}
+
+// The median of 20 executes (CUDA events around each) of case c's plan under CHAIN_SPLIT `split`, on
+// fast_inputs; its workspace in *ws_bytes. Negative: not timed (a failure was recorded).
+double time_case(const Case& c, std::int64_t split, std::uint64_t seed, std::int64_t* ws_bytes) {
+  const auto& api = *gpu().api;
+  auto p = build(c);
+  EXPECT_TRUE(p->g.validate().is_good());
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, split}}, {}, -1};
+  auto plan = build_direct(la_engine(), p->g, config, ctx);
+  EXPECT_TRUE(plan.is_good()) << plan.status().message();
+  if (plan.is_bad()) return -1;
+  auto host = fast_inputs(c, *p, seed);
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  VariantPack pack;
+  for (auto& [uid, bytes] : host) {
+    auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
+    EXPECT_TRUE(b->status().is_good());
+    if (b->status().is_bad()) return -1;
+    EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+  }
+  host.clear();
+  for (const Checked& o : checked(*p)) {
+    const std::size_t bytes = static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type());
+    auto b = std::make_unique<DeviceBuffer>(api, bytes);
+    EXPECT_TRUE(b->status().is_good());
+    if (b->status().is_bad()) return -1;
+    pack.set(o.t->get_uid(), reinterpret_cast<void*>(b->ptr()));
+    dev[o.t->get_uid()] = std::move(b);
+  }
+  const std::int64_t wb = (*plan)->workspace_size();
+  auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
+  EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
+  if (ws->status().is_bad()) return -1;
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &gpu().props;
+  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
+  *ws_bytes = wb;
+  const double med = median_execute_ms(**plan, pack, ec, 20);
+  EXPECT_GE(med, 0) << "no CUDA events";
+  return med;
+}
+
+struct Cell {
+  std::int64_t hqk, hv, b, t;
+  double fla;
+};
+const Cell kCells[] = {{16, 64, 4, 8192, 9.922},
+                       {16, 64, 1, 32768, 10.734},
+                       {16, 32, 4, 8192, 5.661},
+                       {16, 32, 1, 32768, 6.720},
+                       {2, 8, 1, 32768, 2.709}};
+Case cell_case(const Cell& cell) {
+  Case c;
+  c.l2 = true;
+  c.hq = c.hk = cell.hqk;
+  c.hv = cell.hv;
+  c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
+  return c;
+}
+long long rule_of(const Case& c) {
+  auto p = build(c);
+  EXPECT_TRUE(p->g.validate().is_good());
+  auto prob = linear_attention::analyze_gdn_bwd(p->g);
+  EXPECT_TRUE(prob.is_good());
+  return prob.is_good() ? linear_attention::gdn_bwd_chain_split_rule(*prob, gpu().props.sm_count) : 0;
 }
 
 // The five cells, backward alone (every gdn_bwd kernel, no forward): median
@@ -539,70 +665,59 @@ std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, co
 // Run by the device script for the figures, not a check.
 TEST_F(GdnBwdGpu, TimingFiveCells) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
-  struct Cell {
-    std::int64_t hqk, hv, b, t;
-    double fla;
-  };
-  const Cell cells[] = {{16, 64, 4, 8192, 9.922},
-                        {16, 64, 1, 32768, 10.734},
-                        {16, 32, 4, 8192, 5.661},
-                        {16, 32, 1, 32768, 6.720},
-                        {2, 8, 1, 32768, 2.709}};
-  const auto& api = *gpu().api;
   std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20;\n"
               "[ gdn_bwd timing ] split: CHAIN_SPLIT (0 whole-sequence scans; * the heuristics' first plan)\n");
   std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "split", "ours ms", "fla ms",
               "ratio", "workspace");
-  for (const Cell& cell : cells)
+  for (const Cell& cell : kCells)
     for (std::int64_t split : {0, 16, 32, 64, 128}) {
-    Case c;
-    c.l2 = true;
-    c.hq = c.hk = cell.hqk;
-    c.hv = cell.hv;
-    c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
-    auto p = build(c);
-    ASSERT_TRUE(p->g.validate().is_good());
-    auto prob = linear_attention::analyze_gdn_bwd(p->g);
-    ASSERT_TRUE(prob.is_good());
-    const long long rule = linear_attention::gdn_bwd_chain_split_rule(*prob, gpu().props.sm_count);
-    // Splits are timed on the one-sequence cells (and the rule's own pick anywhere).
-    if (split != 0 && split != rule && cell.b != 1) continue;
-    FactsCache facts(p->g, PlanTarget{gpu().props});
-    PlanContext ctx{&facts};
-    const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, split}}, {}, -1};
-    auto plan = build_direct(la_engine(), p->g, config, ctx);
-    ASSERT_TRUE(plan.is_good()) << plan.status().message();
-    auto host = fast_inputs(c, *p, static_cast<std::uint64_t>(cell.hv * 131 + cell.b));
-    std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
-    VariantPack pack;
-    for (auto& [uid, bytes] : host) {
-      auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
-      ASSERT_TRUE(b->status().is_good());
-      ASSERT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
-      pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-      dev[uid] = std::move(b);
+      const Case c = cell_case(cell);
+      const long long rule = rule_of(c);
+      // Splits are timed on the one-sequence cells (and the rule's own pick anywhere).
+      if (split != 0 && split != rule && cell.b != 1) continue;
+      std::int64_t wb = 0;
+      const double med = time_case(c, split, static_cast<std::uint64_t>(cell.hv * 131 + cell.b), &wb);
+      ASSERT_GE(med, 0);
+      std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %5lld%s %10.3f %10.3f %7.2fx %9.2f GB\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), static_cast<long long>(split), split == rule ? "*" : " ", med,
+                  cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
     }
-    host.clear();
-    for (const Checked& o : checked(*p)) {
-      const std::size_t bytes = static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type());
-      auto b = std::make_unique<DeviceBuffer>(api, bytes);
-      ASSERT_TRUE(b->status().is_good());
-      pack.set(o.t->get_uid(), reinterpret_cast<void*>(b->ptr()));
-      dev[o.t->get_uid()] = std::move(b);
-    }
-    const std::int64_t wb = (*plan)->workspace_size();
-    auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
-    ASSERT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
-    ExecutionContext ec;
-    ec.stream = gpu().stream;
-    ec.device = &gpu().props;
-    ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
-    const double med = median_execute_ms(**plan, pack, ec, 20);
-    ASSERT_GE(med, 0) << "no CUDA events";
-    std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %5lld%s %10.3f %10.3f %7.2fx %9.2f GB\n",
+}
+
+// What state_checkpoints buy the backward (the memory / time trade): each cell's backward without
+// them (its first plan) and given the forward's every c tokens (fp32 rows; the forward recompute then runs
+// spans of c tokens at once), unsplit and under the cell's split rule; the checkpoints' bytes (held from the
+// forward to the backward) beside it. The forward's cost of writing them is GdnGpu.TimingCheckpoints.
+// Figures, not a check.
+TEST_F(GdnBwdGpu, TimingCheckpoints) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd ckpt ] bf16, d = 128, l2norm, initial state, d_final_state; fp32 checkpoints; median of 20\n");
+  std::printf("[ gdn_bwd ckpt ] %-8s %-10s %6s %6s %10s %8s %12s %12s\n", "heads", "B x T", "every", "split",
+              "ours ms", "/ none", "checkpoints", "workspace");
+  for (const Cell& cell : kCells) {
+    Case c = cell_case(cell);
+    const long long rule = rule_of(c);
+    std::int64_t wb = 0;
+    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
+    const double none = time_case(c, rule, seed, &wb);
+    ASSERT_GE(none, 0);
+    std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6s %6lld %10.3f %8s %9.2f GB %9.2f GB\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), static_cast<long long>(split), split == rule ? "*" : " ", med,
-                cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
+                static_cast<long long>(cell.t), "none", rule, none, "1.000", 0.0, static_cast<double>(wb) / 1e9);
+    for (std::int64_t every : {4096, 1024, 256, 64})
+      for (std::int64_t split : {0LL, rule}) {
+        c.ckpt_every = every;
+        const double ckpt_bytes = static_cast<double>(c.t() / every) * static_cast<double>(c.ho()) * 128 * 128 * 4;
+        const double ms = time_case(c, split, seed, &wb);
+        ASSERT_GE(ms, 0);
+        std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6lld %6lld %10.3f %8.3f %9.2f GB %9.2f GB\n",
+                    static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                    static_cast<long long>(cell.t), static_cast<long long>(every), static_cast<long long>(split), ms,
+                    ms / none, ckpt_bytes / 1e9, static_cast<double>(wb) / 1e9);
+        if (rule == 0) break;  // one plan form where the rule does not split
+      }
+    c.ckpt_every = 0;
   }
 }
 

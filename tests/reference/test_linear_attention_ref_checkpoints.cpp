@@ -165,3 +165,84 @@ TEST(LinearAttentionRefCheckpoints, TooFewRowsFailAndLeaveTheCallersBuffers) {
   for (double x : r.o) ASSERT_EQ(x, 7.0) << "O was written by a refused call";
   for (double x : r.ckpt) ASSERT_EQ(x, 7.0) << "state_checkpoints was written by a refused call";
 }
+
+// The backward given state_checkpoints takes the state at each checkpoint from them. Checked against its
+// definition: one sequence of 11 tokens with checkpoints every 4 steps is the same as three sequences (tokens
+// [0, 4), [4, 8), [8, 11)) seeded by initial_state and the two checkpoint rows, each piece's d_final_state the
+// next piece's d_initial_state (three calls reach that fixed point). With the forward's own checkpoints the
+// gradients are the unseeded ones; with other rows they differ. Tolerance 1e-10 (float64, the same sums).
+namespace {
+
+void check_seeded_backward(Opts o, I64 every) {
+  const I64 n = o.variant == Variant::GDP ? o.n : 1, tokens = every / n;
+  o.cu = {0, 11};
+  Problem p = make_problem(o);
+  const I64 HO = o.ho(), per = HO * o.vd * o.kd, rows = 11 * n / every;
+  p.cfg.checkpoint_every = every;
+  p.cfg.checkpoint_rows = rows;
+  auto f = la_ref::forward(p.cfg, p.inputs());
+  ASSERT_TRUE(f.is_good()) << f.status().to_string();
+  p.cfg.checkpoint_rows = -1;
+  auto plain = la_ref::backward(p.cfg, p.inputs(), p.d_o, &p.d_final);
+  ASSERT_TRUE(plain.is_good()) << plain.status().to_string();
+  auto own = la_ref::backward(p.cfg, p.inputs(), p.d_o, &p.d_final, &f->checkpoints);
+  ASSERT_TRUE(own.is_good()) << own.status().to_string();
+  expect_close(own->dk, plain->dk, 1e-10, 1e-10, "dk, the forward's own checkpoints");
+  expect_close(own->dg, plain->dg, 1e-10, 1e-10, "dg, the forward's own checkpoints");
+  expect_close(own->d_initial_state, plain->d_initial_state, 1e-10, 1e-10, "d_initial_state, own checkpoints");
+
+  // Other states at the checkpoints.
+  Array ck = f->checkpoints;
+  for (double& x : ck.v) x += uniform(-0.3, 0.3);
+  auto seeded = la_ref::backward(p.cfg, p.inputs(), p.d_o, &p.d_final, &ck);
+  ASSERT_TRUE(seeded.is_good()) << seeded.status().to_string();
+  double moved = 0.0;
+  for (std::size_t i = 0; i < seeded->dq.v.size(); ++i) moved = std::max(moved, std::abs(seeded->dq.v[i] - plain->dq.v[i]));
+  EXPECT_GT(moved, 1e-3) << "the checkpoints were not read";
+
+  // The same by pieces.
+  Problem cut = p;
+  cut.o.cu.clear();
+  for (I64 t = 0; t < 11; t += tokens) cut.o.cu.push_back(t);
+  cut.o.cu.push_back(11);
+  const I64 pieces = static_cast<I64>(cut.o.cu.size()) - 1;
+  ASSERT_EQ(pieces, rows + 1);
+  cut.init = la_ref::zeros({pieces, HO, o.vd, o.kd});
+  std::copy(p.init.v.begin(), p.init.v.begin() + per, cut.init.v.begin());
+  std::copy(ck.v.begin(), ck.v.begin() + rows * per, cut.init.v.begin() + per);
+  cut.d_final = la_ref::zeros({pieces, HO, o.vd, o.kd});
+  std::copy(p.d_final.v.begin(), p.d_final.v.end(), cut.d_final.v.begin() + (pieces - 1) * per);
+  Result<la_ref::Grads> g = Status(ErrorCode::INTERNAL_ERROR, "not run");
+  for (I64 pass = 0; pass < pieces; ++pass) {
+    g = la_ref::backward(cut.cfg, cut.inputs(), cut.d_o, &cut.d_final);
+    ASSERT_TRUE(g.is_good()) << g.status().to_string();
+    // Piece j's d_final_state is piece j + 1's d_initial_state.
+    std::copy(g->d_initial_state.v.begin() + per, g->d_initial_state.v.end(), cut.d_final.v.begin());
+  }
+  expect_close(seeded->dq, g->dq, 1e-10, 1e-10, "dq");
+  expect_close(seeded->dk, g->dk, 1e-10, 1e-10, "dk");
+  expect_close(seeded->dv, g->dv, 1e-10, 1e-10, "dv");
+  expect_close(seeded->dg, g->dg, 1e-10, 1e-10, "dg");
+  if (o.variant != Variant::GDN2) expect_close(seeded->dbeta, g->dbeta, 1e-10, 1e-10, "dbeta");
+  Array first = la_ref::zeros({1, HO, o.vd, o.kd});
+  std::copy(g->d_initial_state.v.begin(), g->d_initial_state.v.begin() + per, first.v.begin());
+  expect_close(seeded->d_initial_state, first, 1e-10, 1e-10, "d_initial_state");
+
+  // Fewer rows than the sequence's checkpoints: refused.
+  Array short_ck = la_ref::zeros({rows - 1, HO, o.vd, o.kd});
+  auto refused = la_ref::backward(p.cfg, p.inputs(), p.d_o, &p.d_final, &short_ck);
+  ASSERT_FALSE(refused.is_good());
+  EXPECT_NE(refused.status().message().find("checkpoints:"), std::string::npos) << refused.status().message();
+}
+
+}  // namespace
+
+TEST(LinearAttentionRefCheckpoints, GdnBackwardSeededByCheckpointsIsTheBackwardByPieces) {
+  check_seeded_backward(Opts{.variant = Variant::GDN, .l2norm = true}, 4);
+}
+TEST(LinearAttentionRefCheckpoints, KdaBackwardSeededByCheckpointsIsTheBackwardByPieces) {
+  check_seeded_backward(Opts{.variant = Variant::KDA}, 4);
+}
+TEST(LinearAttentionRefCheckpoints, GdpBackwardSeededByCheckpointsIsTheBackwardByPieces) {
+  check_seeded_backward(Opts{.variant = Variant::GDP, .n = 2}, 4);  // every 4 sub-steps: 2 tokens a piece
+}

@@ -19,7 +19,10 @@
 //            initial_state [N, HO, V, K] (optional), a_log [HO] and dt_bias [HO] / [HO, K] (kda, gdn2)
 //              (optional, only under safe_gate), state_indices INT32 [N] (forward only: initial_state is then
 //              a pool [N_pool, HO, V, K], row state_indices[i] seeds sequence i)
-//            backward adds dO [T, HO, V] and d_final_state [N, HO, V, K] (optional)
+//            backward adds dO [T, HO, V], d_final_state [N, HO, V, K] (optional) and state_checkpoints
+//              [R, HO, V, K] (optional, only with checkpoint_every_n_tokens = c > 0: the forward's output of the
+//              same inputs and cadence; the backward takes the state at each checkpoint from it, in place of
+//              carrying its own recompute across, so a plan may recompute the spans between checkpoints at once)
 //   outputs  forward: O [T, HO, V]; final_state (iff output_final_state; the pool's shape under state_indices);
 //              state_checkpoints [R, HO, V, K] (iff checkpoint_every_n_tokens = c > 0; the final state's type):
 //              sequence i's state after its first j c (sub-)tokens, j = 1 .. floor(L_i / c), at row
@@ -38,8 +41,8 @@
 //   lower_bound (FLOAT in [-5, 0), default -5; kda, gdn2), use_beta_sigmoid (BOOL: beta (gdn2: b) from logits),
 //   allow_neg_eigval (BOOL: 2 * sigmoid; requires use_beta_sigmoid), gate_domain (ENUM {log, linear}),
 //   num_householder (INT >= 1; gdp), output_final_state (BOOL; forward), checkpoint_every_n_tokens (INT,
-//   0 or a multiple of 64, in (sub-)tokens; forward: the state_checkpoints cadence; backward: accepted, every
-//   state is recomputed; not with state_indices), overwrite_initial_state (BOOL: one buffer
+//   0 or a multiple of 64, in (sub-)tokens; forward: the state_checkpoints cadence; backward: the cadence of
+//   the state_checkpoints input, when bound; not with state_indices), overwrite_initial_state (BOOL: one buffer
 //   serves initial_state and final_state — requires both; backward: d_final_state and d_initial_state),
 //   batch_invariant (BOOL), output_transition (BOOL; *_summary_bwd).
 // Every rule is checked by validate(); builders only bind ports.
@@ -81,15 +84,16 @@ class LinearAttentionBuilders : public virtual NodeSink {
   DeltaRuleOutputs gdp(const DeltaRuleInputs& in, const Attributes& attrs = {});
   DeltaRuleOutputs gdn2(const Gdn2Inputs& in, const Attributes& attrs = {});
 
-  // Backward: the forward's inputs (state_indices is refused at validate()) plus dO and d_final_state.
+  // Backward: the forward's inputs (state_indices is refused at validate()) plus dO, d_final_state and the
+  // forward's state_checkpoints (with checkpoint_every_n_tokens set as the forward's).
   DeltaRuleGrads gdn_bwd(const DeltaRuleInputs& in, TensorPtr d_o, TensorPtr d_final_state = nullptr,
-                         const Attributes& attrs = {});
+                         const Attributes& attrs = {}, TensorPtr state_checkpoints = nullptr);
   DeltaRuleGrads kda_bwd(const DeltaRuleInputs& in, TensorPtr d_o, TensorPtr d_final_state = nullptr,
-                         const Attributes& attrs = {});
+                         const Attributes& attrs = {}, TensorPtr state_checkpoints = nullptr);
   DeltaRuleGrads gdp_bwd(const DeltaRuleInputs& in, TensorPtr d_o, TensorPtr d_final_state = nullptr,
-                         const Attributes& attrs = {});
+                         const Attributes& attrs = {}, TensorPtr state_checkpoints = nullptr);
   DeltaRuleGrads gdn2_bwd(const Gdn2Inputs& in, TensorPtr d_o, TensorPtr d_final_state = nullptr,
-                          const Attributes& attrs = {});
+                          const Attributes& attrs = {}, TensorPtr state_checkpoints = nullptr);
 
   // Forward summaries read k, v, g, beta (gdn2: b, w), cu_seqlens, a_log, dt_bias; q and the state fields are
   // not read (a summary starts from a zero seed).

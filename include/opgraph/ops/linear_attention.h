@@ -46,7 +46,7 @@ struct PortTraits<Gdn::Out> {
 struct GdnBwd {
   static constexpr std::size_t kIndex = 41;
   static constexpr std::string_view kName = "gdn_bwd";
-  enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state };
+  enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state, state_checkpoints };
   enum class Out : std::uint8_t { dQ, dK, dV, dG, dBeta, d_initial_state, d_a_log, d_dt_bias };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
@@ -63,7 +63,7 @@ template <>
 struct PortTraits<GdnBwd::In> {
   using Op = GdnBwd;
   static constexpr bool kInput = true;
-  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "beta", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state"};
+  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "beta", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state", "state_checkpoints"};
 };
 template <>
 struct PortTraits<GdnBwd::Out> {
@@ -164,7 +164,7 @@ struct PortTraits<Kda::Out> {
 struct KdaBwd {
   static constexpr std::size_t kIndex = 45;
   static constexpr std::string_view kName = "kda_bwd";
-  enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state };
+  enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state, state_checkpoints };
   enum class Out : std::uint8_t { dQ, dK, dV, dG, dBeta, d_initial_state, d_a_log, d_dt_bias };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
@@ -182,7 +182,7 @@ template <>
 struct PortTraits<KdaBwd::In> {
   using Op = KdaBwd;
   static constexpr bool kInput = true;
-  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "beta", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state"};
+  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "beta", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state", "state_checkpoints"};
 };
 template <>
 struct PortTraits<KdaBwd::Out> {
@@ -285,7 +285,7 @@ struct PortTraits<Gdn2::Out> {
 struct Gdn2Bwd {
   static constexpr std::size_t kIndex = 49;
   static constexpr std::string_view kName = "gdn2_bwd";
-  enum class In : std::uint8_t { q, k, v, g, b, w, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state };
+  enum class In : std::uint8_t { q, k, v, g, b, w, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state, state_checkpoints };
   enum class Out : std::uint8_t { dQ, dK, dV, dG, dB, dW, d_initial_state, d_a_log, d_dt_bias };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
@@ -303,7 +303,7 @@ template <>
 struct PortTraits<Gdn2Bwd::In> {
   using Op = Gdn2Bwd;
   static constexpr bool kInput = true;
-  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "b", "w", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state"};
+  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "b", "w", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state", "state_checkpoints"};
 };
 template <>
 struct PortTraits<Gdn2Bwd::Out> {
@@ -406,7 +406,7 @@ struct PortTraits<Gdp::Out> {
 struct GdpBwd {
   static constexpr std::size_t kIndex = 53;
   static constexpr std::string_view kName = "gdp_bwd";
-  enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state };
+  enum class In : std::uint8_t { q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, state_indices, dO, d_final_state, state_checkpoints };
   enum class Out : std::uint8_t { dQ, dK, dV, dG, dBeta, d_initial_state, d_a_log, d_dt_bias };
   using GateDomain = ops::GateDomain;
   static std::optional<double> scale(const Node& n) { return detail::get_opt<double>(n, kIndex, 0); }
@@ -424,7 +424,7 @@ template <>
 struct PortTraits<GdpBwd::In> {
   using Op = GdpBwd;
   static constexpr bool kInput = true;
-  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "beta", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state"};
+  static constexpr std::string_view kNames[] = {"q", "k", "v", "g", "beta", "cu_seqlens", "initial_state", "a_log", "dt_bias", "state_indices", "dO", "d_final_state", "state_checkpoints"};
 };
 template <>
 struct PortTraits<GdpBwd::Out> {

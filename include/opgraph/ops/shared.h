@@ -98,6 +98,7 @@ inline constexpr InName pageTable{"pageTable"};
 inline constexpr InName q{"q"};
 inline constexpr InName scale{"scale"};
 inline constexpr InName seqLen{"seqLen"};
+inline constexpr InName state_checkpoints{"state_checkpoints"};
 inline constexpr InName state_indices{"state_indices"};
 inline constexpr InName v{"v"};
 inline constexpr InName w{"w"};

@@ -67,7 +67,7 @@ bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
 // Operand order of the table rows.
 enum Slot : int {
   kQ, kK, kV, kG, kBeta, kCu, kInit, kDO, kDFinal, kALog, kDtBias,
-  kDQ, kDK, kDV, kDG, kDBeta, kDInit, kDALog, kDDt, kTrans, kSlots
+  kDQ, kDK, kDV, kDG, kDBeta, kDInit, kDALog, kDDt, kTrans, kCkpt, kSlots
 };
 
 // Everything a plan launches, fixed at build.
@@ -140,6 +140,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
   if (p.d_dt_bias >= 0) f |= opgraph_gdn::kBwdFlagWriteDDt;
   if (qk_direct(p)) f |= opgraph_gdn::kBwdFlagQkDirect;
   if (p.summary) f |= opgraph_gdn::kBwdFlagSummary;
+  if (p.checkpoints >= 0) f |= opgraph_gdn::kBwdFlagCkpt;
   k.flags = f;
   k.trans_type = type_code(p.trans_type);
   k.grads_group = qk_direct(p) ? p.ho / p.hq : 1;
@@ -160,6 +161,13 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
   k.ws_span = w.span;
   k.span_chunks = p.summary ? summary_span_chunks(p) : split;
   k.n_spans = p.summary ? 1 : opgraph_gdn::gdn_bwd_spans(p.t, split);
+  const bool ckpt = p.checkpoints >= 0;
+  if (ckpt) {
+    k.ckpt_type = type_code(p.ckpt_type);
+    k.ckpt_rows = p.ckpt_rows;
+    k.ckpt_chunks = p.checkpoint_every / 64;
+    k.ckpt_spans = opgraph_gdn::gdn_bwd_spans(p.t, k.ckpt_chunks);
+  }
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
              seqs = static_cast<unsigned>(p.n_seq), slices = static_cast<unsigned>(p.d / 64);
@@ -180,8 +188,12 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
   l.dims[kFwdSummary] = dims(2 * sx, heads, spans, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
   l.dims[kRevSummary] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
   l.dims[kFixup] = dims(2 * sx, heads, seqs, opgraph_gdn::gdn_bwd_fixup_smem_bytes(p.d));
-  l.dims[kFwdScan] = dims(wx, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
-  l.dims[kFwdSpan] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
+  // With checkpoints the forward recompute is always the seeded spans (a split's summary and fix-up exit their
+  // forward CTAs at once).
+  l.dims[kFwdScan] = dims(ckpt ? 0 : wx, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
+  l.dims[kFwdSpan] = ckpt ? dims(slices, heads, static_cast<unsigned>(seqs * k.ckpt_spans),
+                                 opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d))
+                          : dims(sx, heads, spans, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
   l.dims[kRevScan] = dims(wx, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
   l.dims[kRevSpan] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
   l.dims[kGrads] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1,
@@ -280,6 +292,7 @@ class GdnBwdPlan final : public CompiledPlan {
     a.d_a_log = ptr(kDALog);
     a.d_dt_bias = ptr(kDDt);
     a.transition = ptr(kTrans);
+    a.checkpoints = ptr(kCkpt);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
     if (a.n_seq <= 0 || a.ho <= 0) return Status::ok();
     const CUstream stream = static_cast<CUstream>(ctx.stream);
@@ -296,6 +309,12 @@ class GdnBwdPlan final : public CompiledPlan {
  private:
   // A call's extents under the plan's split: N x spans within the grid's z.
   Status spans_fit(const GdnBwdProblem& q) const {
+    if (q.checkpoints >= 0 && q.n_seq * opgraph_gdn::gdn_bwd_spans(q.t, q.checkpoint_every / 64) > 65535)
+      return Status(ErrorCode::INVALID_VARIANT_PACK,
+                    "engine linear_attention: gdn_bwd: shape override: N x checkpoint spans (" +
+                        std::to_string(q.n_seq) + " x " +
+                        std::to_string(opgraph_gdn::gdn_bwd_spans(q.t, q.checkpoint_every / 64)) +
+                        ") exceeds the grid's 65535");
     if (split_ <= 0 || q.n_seq * opgraph_gdn::gdn_bwd_spans(q.t, split_) <= 65535) return Status::ok();
     return Status(ErrorCode::INVALID_VARIANT_PACK,
                   "engine linear_attention: gdn_bwd: shape override: N x spans (" + std::to_string(q.n_seq) + " x " +
@@ -316,7 +335,8 @@ Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLay
                                        std::array<std::int32_t, kSlots>& rows) {
   const std::int64_t uids[kSlots] = {p.q,  p.k,  p.v,  p.g,  p.beta,  p.cu_seqlens, p.initial_state,
                                      p.d_o, p.d_final_state, p.a_log, p.dt_bias, p.dq, p.dk, p.dv,
-                                     p.dg, p.dbeta, p.d_initial_state, p.d_a_log, p.d_dt_bias, p.transition};
+                                     p.dg, p.dbeta, p.d_initial_state, p.d_a_log, p.d_dt_bias, p.transition,
+                                     p.checkpoints};
   std::vector<std::int64_t> positions;
   rows.fill(-1);
   for (int s = 0; s < kSlots; ++s) {
@@ -337,7 +357,7 @@ Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLay
   needs.memory = MemoryKind::DEVICE;
   OperandTable table(layout, needs, "linear_attention", positions);
   // Row loads of q/k/v and pair loads / stores of dO, the gradients and the states.
-  for (int s : {kQ, kK, kV, kDO, kInit, kDFinal, kDQ, kDK, kDV, kDInit, kTrans}) {
+  for (int s : {kQ, kK, kV, kDO, kInit, kDFinal, kDQ, kDK, kDV, kDInit, kTrans, kCkpt}) {
     const std::int32_t row = rows[static_cast<std::size_t>(s)];
     if (row >= 0) table.require_alignment(static_cast<std::size_t>(row), 16);
   }
@@ -434,6 +454,15 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
       return refuse(x, "rule state_rows: " + std::to_string(extent(x, 0)) + " state rows for " +
                            std::to_string(p.n_seq) + " sequences (one row a sequence)");
   }
+  // state_checkpoints: its rows may change with T, never below what the call's tokens may need (rule B6).
+  if (const Seen ck = seen(built.checkpoints); ck.buf) {
+    OPGRAPH_CHECK(check_slot(ck, true));
+    p.ckpt_rows = extent(ck, 0);
+    if (p.ckpt_rows < p.t / p.checkpoint_every)
+      return refuse(ck, "rule B6 checkpoints: " + std::to_string(p.ckpt_rows) + " rows; " + std::to_string(p.t) +
+                            " tokens may need floor(T / " + std::to_string(p.checkpoint_every) +
+                            ") = " + std::to_string(p.t / p.checkpoint_every));
+  }
   return p;
 }
 
@@ -455,7 +484,7 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   auto out = [&](const char* port) { return n.output(port); };
   const TensorPtr q = in("q"), k = in("k"), v = in("v"), g = in("g"), beta = in("beta"), cu = in("cu_seqlens");
   const TensorPtr init = in("initial_state"), d_o = in("dO"), dfin = in("d_final_state"), a_log = in("a_log"),
-                  dt_bias = in("dt_bias");
+                  dt_bias = in("dt_bias"), ckpt = in("state_checkpoints");
   const TensorPtr dq = out("dQ"), dk = out("dK"), dv = out("dV"), dg = out("dG"), dbeta = out("dBeta"),
                   dinit = out("d_initial_state"), dalog = out("d_a_log"), ddt = out("d_dt_bias");
   if (!q || !k || !v || !g || !beta || !cu || !d_o || !dq || !dk || !dv || !dg || !dbeta)
@@ -495,8 +524,20 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
        T{"d_a_log", write_dalog ? dalog : TensorPtr{}, &p.dalog_type, false},
        T{"d_dt_bias", write_ddt ? ddt : TensorPtr{}, &p.ddt_type, false}}));
 
-  // B6: checkpoint_every_n_tokens is accepted: the backward has no checkpoint input, the kernels recompute
-  // every chunk state whatever the cadence.
+  // B6: without state_checkpoints the cadence changes nothing (every chunk state is recomputed); with it, its
+  // type, and rows for every checkpoint a batch of T tokens can have (the kernels read below them only).
+  if (ckpt) {
+    OPGRAPH_CHECK(rules::read_types("gdn_bwd: ", "B6 checkpoints:", p.node,
+                                    {T{"state_checkpoints", ckpt, &p.ckpt_type, true}}));
+    p.checkpoint_every = n.get_int("checkpoint_every_n_tokens", 0);
+    p.ckpt_rows = ckpt->get_dim()[0];
+    if (p.ckpt_rows < p.t / p.checkpoint_every)
+      return decline("B6 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() + "' has " +
+                                            std::to_string(p.ckpt_rows) + " rows; the kernels read up to floor(T / " +
+                                            std::to_string(p.checkpoint_every) + ") = " +
+                                            std::to_string(p.t / p.checkpoint_every) +
+                                            " (declare the forward's inferred count; the reference serves fewer)");
+  }
 
   // B7.
   for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"dQ", dq}, {"dK", dk}, {"dV", dv}, {"dG", dg},
@@ -512,7 +553,8 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
        {std::pair<const char*, TensorPtr>{"g", g}, {"beta", beta}, {"cu_seqlens", cu}, {"initial_state", init},
         {"dO", d_o}, {"d_final_state", dfin}, {"dQ", dq}, {"dK", dk}, {"dV", dv}, {"dG", dg}, {"dBeta", dbeta},
         {"d_initial_state", write_dinit ? dinit : TensorPtr{}}, {"a_log", a_log}, {"dt_bias", dt_bias},
-        {"d_a_log", write_dalog ? dalog : TensorPtr{}}, {"d_dt_bias", write_ddt ? ddt : TensorPtr{}}}) {
+        {"d_a_log", write_dalog ? dalog : TensorPtr{}}, {"d_dt_bias", write_ddt ? ddt : TensorPtr{}},
+        {"state_checkpoints", ckpt}}) {
     if (t) OPGRAPH_CHECK(check_packed(p.node, port, *t));
   }
 
@@ -520,6 +562,10 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   if (p.n_seq > 65535 || p.ho > 65535)
     return decline("B8 grid:", "node '" + p.node + "': at most 65535 sequences and 65535 heads; got N = " +
                                    std::to_string(p.n_seq) + ", HO = " + std::to_string(p.ho));
+  if (ckpt && p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, p.checkpoint_every / 64) > 65535)
+    return decline("B8 grid:", "node '" + p.node + "': N x checkpoint spans (" + std::to_string(p.n_seq) + " x " +
+                                   std::to_string(opgraph_gdn::gdn_bwd_spans(p.t, p.checkpoint_every / 64)) +
+                                   ") exceeds 65535; take a longer cadence");
 
   p.q = q->get_uid();
   p.k = k->get_uid();
@@ -540,6 +586,7 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   if (dt_bias) p.dt_bias = dt_bias->get_uid();
   if (write_dalog) p.d_a_log = dalog->get_uid();
   if (write_ddt) p.d_dt_bias = ddt->get_uid();
+  if (ckpt) p.checkpoints = ckpt->get_uid();
   read_gate_attributes(n, p);
   p.overwrite = n.get_bool("overwrite_initial_state");
   return p;
@@ -565,8 +612,11 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
     out.push_back(request(p.d, p.io, kEntries[kRevSummary]));
     return out;
   }
+  // With checkpoints the forward recompute is gdn_bwd_fwd_span (seeded by them) in either form.
+  const bool ckpt = p.checkpoints >= 0;
   for (int e = 0; e < kKernels; ++e)
-    if (split > 0 ? !whole_entry(e) : !split_entry(e)) out.push_back(request(p.d, p.io, kEntries[e]));
+    if (ckpt && e == kFwdSpan ? true : ckpt && e == kFwdScan ? false : split > 0 ? !whole_entry(e) : !split_entry(e))
+      out.push_back(request(p.d, p.io, kEntries[e]));
   return out;
 }
 

@@ -12,8 +12,12 @@
 //     dBeta, d_a_log, d_dt_bias FLOAT, BFLOAT16 or HALF; initial_state,
 //     d_final_state, d_initial_state FLOAT or BFLOAT16;
 //  (B5, safe_gate, was declined by the first version; it is served now)
-//  (B6, checkpoint_every_n_tokens > 0, was declined until the IR gave the forward its state_checkpoints
-//   output; the backward has no checkpoint input and recomputes every chunk state: served)
+//  B6 checkpoints: a bound state_checkpoints (the forward's, every c = checkpoint_every_n_tokens tokens) FLOAT
+//     or BFLOAT16, dense, with at least floor(T / c) rows (the most a batch of T tokens needs: the kernels
+//     never read past them), and N x ceil(T / c) spans within the grid (65535); the forward recompute then
+//     runs spans of c tokens at once, each from its checkpoint (gdn_bwd_fwd_span). Without the input the
+//     cadence changes nothing: every chunk state is recomputed from initial_state.
+//     (Until 2026-12-04 B6 declined any cadence.)
 //  B7 layout: q, k, v with the head dim contiguous and token / head strides
 //     multiples of 8 elements (as the forward's L6); every other operand dense
 //     row-major as declared; dQ, dK, dV, dG, dBeta non-virtual (a virtual
@@ -56,7 +60,7 @@ struct GdnBwdProblem {
   // Operand uids (-1: not bound / not produced).
   std::int64_t q = -1, k = -1, v = -1, g = -1, beta = -1, cu_seqlens = -1, initial_state = -1, d_o = -1,
                d_final_state = -1, a_log = -1, dt_bias = -1, dq = -1, dk = -1, dv = -1, dg = -1, dbeta = -1,
-               d_initial_state = -1, d_a_log = -1, d_dt_bias = -1;
+               d_initial_state = -1, d_a_log = -1, d_dt_bias = -1, checkpoints = -1;
   std::int64_t d = 0;             // K = V
   std::int64_t t = 0, n_seq = 0;  // tokens, sequences
   std::int64_t hq = 0, hk = 0, hv = 0, ho = 0;
@@ -68,6 +72,8 @@ struct GdnBwdProblem {
   DataType dg_type = DataType::FLOAT, dbeta_type = DataType::FLOAT;
   DataType a_log_type = DataType::FLOAT, dt_bias_type = DataType::FLOAT, dalog_type = DataType::FLOAT,
            ddt_type = DataType::FLOAT;
+  DataType ckpt_type = DataType::FLOAT;
+  std::int64_t checkpoint_every = 0, ckpt_rows = 0;  // with checkpoints: the cadence (tokens), R
   bool cu64 = false;
   bool l2norm = false, safe_gate = false, linear_gate = false, beta_sigmoid = false, neg_eig = false;
   bool batch_invariant = false, overwrite = false;
@@ -123,7 +129,8 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
 // launch order (gdn_summary_bwd: gdn_bwd_prep, gdn_bwd_fwd_summary where the transition is
 // produced, gdn_bwd_rev_summary): gdn_bwd_prep; unsplit gdn_bwd_fwd_scan, gdn_bwd_rev_scan, or split
 // gdn_bwd_fwd_summary, gdn_bwd_rev_summary, gdn_bwd_span_fixup, gdn_bwd_fwd_span,
-// gdn_bwd_rev_span; then gdn_bwd_grads, gdn_bwd_finish (launched only when something is
+// gdn_bwd_rev_span (with state_checkpoints bound gdn_bwd_fwd_span replaces gdn_bwd_fwd_scan, unsplit or
+// split, and a split's summary and fix-up serve the reverse direction only); then gdn_bwd_grads, gdn_bwd_finish (launched only when something is
 // staged for it: HQ != HK or HV < HO), gdn_bwd_gate_params (launched only when d_a_log or
 // d_dt_bias is produced), specialised by D and the q/k/v type.
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split = 0);

@@ -73,8 +73,12 @@ Status forward_kernel(KernelContext& ctx) {
 template <Variant V>
 Status backward_kernel(KernelContext& ctx) {
   const la_ref::Inputs in = inputs_of(ctx);
-  auto r = la_ref::backward(config_of(ctx.node(), V), in, ctx.in(ops::in::dO),
-                            ctx.has(ops::in::d_final_state) ? &ctx.in(ops::in::d_final_state) : nullptr);
+  la_ref::Config cfg = config_of(ctx.node(), V);
+  const bool ck = ctx.has(ops::in::state_checkpoints);  // the forward's: the recompute takes its states there
+  if (ck) cfg.checkpoint_every = ops::attr::checkpoint_every_n_tokens(ctx.node());
+  auto r = la_ref::backward(cfg, in, ctx.in(ops::in::dO),
+                            ctx.has(ops::in::d_final_state) ? &ctx.in(ops::in::d_final_state) : nullptr,
+                            ck ? &ctx.in(ops::in::state_checkpoints) : nullptr);
   if (!r) return fail_with(ctx, r.status());
   put(ctx, "dQ", r->dq);
   put(ctx, "dK", r->dk);

@@ -42,7 +42,8 @@ struct Config {
   bool allow_neg_eigval = false;      // s = 2 (else 1)
   bool linear_gate = false;           // gate_domain "linear": g is alpha itself
   std::int64_t num_householder = 1;   // gdp sub-steps per token
-  // state_checkpoints (forward): the cadence c in (sub-)steps and the rows R of the output; R < 0: not produced.
+  // state_checkpoints: the cadence c in (sub-)steps and the rows R of the forward's output (R < 0: not produced);
+  // the backward reads the cadence when given the checkpoints.
   std::int64_t checkpoint_every = 0;
   std::int64_t checkpoint_rows = -1;
 };
@@ -85,7 +86,14 @@ struct SummaryGrad {
 };
 
 Result<Forward> forward(const Config& cfg, const Inputs& in);
-Result<Grads> backward(const Config& cfg, const Inputs& in, const Array& d_o, const Array* d_final_state);
+// `checkpoints` (optional, [R, HO, V, K], at cfg.checkpoint_every steps, the forward's layout): the forward's
+// state_checkpoints; the recompute starts the steps after each checkpoint from it (the state after a
+// sequence's first j c steps is row sum_{s<i} floor(L_s n / c) + j - 1) in place of carrying its own across:
+// the gradients are those of the sequence cut at its checkpoints, piece j + 1 seeded by checkpoint j and each
+// piece's state gradient flowing into the piece before it (the unseeded ones, up to rounding, when the
+// checkpoints are the forward's). R short of the batch's checkpoints: refused before anything is written.
+Result<Grads> backward(const Config& cfg, const Inputs& in, const Array& d_o, const Array* d_final_state,
+                       const Array* checkpoints = nullptr);
 Result<Summary> summary(const Config& cfg, const Inputs& in);
 Result<SummaryGrad> summary_bwd(const Config& cfg, const Inputs& in, const Array& d_o);
 

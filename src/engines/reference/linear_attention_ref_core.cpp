@@ -29,15 +29,36 @@ void store_state(Array& st, int64_t row, int64_t h, const Shape& s, const Vec& S
 }
 
 struct Trace {
-  std::vector<Vec> s_prev;  // S before each step
+  std::vector<Vec> s_prev;  // S before each step (after a checkpoint: the checkpoint's state)
   std::vector<Vec> u;       // the delta u of each step
+  std::vector<Vec> s_end;   // S as the step computed it, where a checkpoint replaced it (else empty)
 };
 
-// Where a sequence's checkpoints go: after every `every` steps, rows row0, row0 + 1, ... of `dst`.
+// Where a sequence's checkpoints go: after every `every` steps, rows row0, row0 + 1, ... of `dst`; or, with
+// `src`, where the recompute takes its state from after every `every` steps.
 struct Checkpoints {
   Array* dst = nullptr;
   int64_t every = 0, row0 = 0;
+  const Array* src = nullptr;
 };
+
+// The first checkpoint row of each sequence (the sum of floor(L_s n / c) over the ones before it); refuses a
+// batch whose checkpoints `rows` cannot hold.
+Result<std::vector<int64_t>> checkpoint_rows0(const Inputs& in, const Shape& s, int64_t n_house, int64_t every,
+                                              int64_t rows) {
+  std::vector<int64_t> row0(static_cast<std::size_t>(s.n_seq), 0);
+  int64_t total = 0;
+  for (int64_t seq = 0; seq < s.n_seq; ++seq) {
+    const std::size_t i = static_cast<std::size_t>(seq);
+    row0[i] = total;
+    total += (in.cu_seqlens[i + 1] - in.cu_seqlens[i]) * n_house / every;
+  }
+  if (total > rows)
+    return Status(ErrorCode::INVALID_VALUE, "checkpoints: the sequences need " + std::to_string(total) +
+                                                " rows of state_checkpoints (the sum of floor(L_i * n / " +
+                                                std::to_string(every) + ")), which has " + std::to_string(rows));
+  return row0;
+}
 
 // Runs `steps` on S in place. Records the trace when asked; writes O rows and checkpoints when asked.
 void run(const Shape& s, const std::vector<Step>& steps, int64_t h, Vec& S, Trace* tr, Array* o,
@@ -65,7 +86,15 @@ void run(const Shape& s, const std::vector<Step>& steps, int64_t h, Vec& S, Trac
         out[j] = s.scale * acc;
       }
     }
-    if (ck.dst && ++done % ck.every == 0) store_state(*ck.dst, ck.row0 + done / ck.every - 1, h, s, S);
+    if (tr) tr->s_end.emplace_back();
+    if ((ck.dst || ck.src) && ++done % ck.every == 0) {
+      if (ck.dst) {
+        store_state(*ck.dst, ck.row0 + done / ck.every - 1, h, s, S);
+      } else {
+        if (tr) tr->s_end.back() = S;  // the step's own output read this state
+        load_state(*ck.src, ck.row0 + done / ck.every - 1, h, s, S);
+      }
+    }
   }
 }
 
@@ -168,17 +197,9 @@ Result<Forward> forward(const Config& cfg, const Inputs& in) {
   // Checkpoint rows: sequence i's first at the sum of the earlier sequences' counts floor(L n / c).
   std::vector<int64_t> ck_row0(static_cast<std::size_t>(s.n_seq), 0);
   if (cfg.checkpoint_rows >= 0 && cfg.checkpoint_every > 0) {
-    int64_t total = 0;
-    for (int64_t seq = 0; seq < s.n_seq; ++seq) {
-      ck_row0[static_cast<std::size_t>(seq)] = total;
-      const std::size_t i = static_cast<std::size_t>(seq);
-      total += (in.cu_seqlens[i + 1] - in.cu_seqlens[i]) * cfg.num_householder / cfg.checkpoint_every;
-    }
-    if (total > cfg.checkpoint_rows)
-      return Status(ErrorCode::INVALID_VALUE, "checkpoints: the sequences need " + std::to_string(total) +
-                                                  " rows of state_checkpoints (the sum of floor(L_i * n / " +
-                                                  std::to_string(cfg.checkpoint_every) + ")), which has " +
-                                                  std::to_string(cfg.checkpoint_rows));
+    auto r0 = checkpoint_rows0(in, s, cfg.num_householder, cfg.checkpoint_every, cfg.checkpoint_rows);
+    if (!r0) return r0.status();
+    ck_row0 = std::move(*r0);
     f.checkpoints = zeros({cfg.checkpoint_rows, s.ho, s.vd, s.kd});
   }
   Vec S(static_cast<std::size_t>(s.kd * s.vd));
@@ -196,10 +217,17 @@ Result<Forward> forward(const Config& cfg, const Inputs& in) {
   return f;
 }
 
-Result<Grads> backward(const Config& cfg, const Inputs& in, const Array& d_o, const Array* d_final_state) {
+Result<Grads> backward(const Config& cfg, const Inputs& in, const Array& d_o, const Array* d_final_state,
+                       const Array* checkpoints) {
   auto sh = shape_of(cfg, in, &d_o);
   if (!sh) return sh.status();
   const Shape& s = *sh;
+  std::vector<int64_t> ck_row0;
+  if (checkpoints && cfg.checkpoint_every > 0) {
+    auto r0 = checkpoint_rows0(in, s, cfg.num_householder, cfg.checkpoint_every, checkpoints->dims.at(0));
+    if (!r0) return r0.status();
+    ck_row0 = std::move(*r0);
+  }
   GradSink sink = make_sink(cfg, in);
   Grads out;
   if (in.initial_state) out.d_initial_state = zeros({s.n_seq, s.ho, s.vd, s.kd});
@@ -210,12 +238,14 @@ Result<Grads> backward(const Config& cfg, const Inputs& in, const Array& d_o, co
       Vec S(kv, 0.0);
       if (in.initial_state) load_state(*in.initial_state, seq, h, s, S);
       Trace tr;
-      run(s, steps, h, S, &tr, nullptr);
+      Checkpoints ck;
+      if (!ck_row0.empty()) ck = {nullptr, cfg.checkpoint_every, ck_row0[static_cast<std::size_t>(seq)], checkpoints};
+      run(s, steps, h, S, &tr, nullptr, ck);
       Vec G(kv, 0.0);
       if (d_final_state) load_state(*d_final_state, seq, h, s, G);
       std::vector<StepGrad> grads(steps.size());
       for (std::size_t i = steps.size(); i-- > 0;) {
-        const Vec& after = i + 1 < steps.size() ? tr.s_prev[i + 1] : S;
+        const Vec& after = !tr.s_end[i].empty() ? tr.s_end[i] : i + 1 < steps.size() ? tr.s_prev[i + 1] : S;
         const double* dor = d_o.v.data() + (steps[i].token * s.ho + h) * s.vd;
         reverse_step(s, steps[i], dor, &after, &tr.s_prev[i], &tr.u[i], G, &grads[i]);
       }

@@ -26,7 +26,8 @@ Bound bound(const Gdn2Inputs& in) {
 }
 
 // The port bindings of an op of `role` (mirrors inputs_of() in linear_attention_specs.cpp).
-std::vector<PortArg> bindings(const Bound& in, bool gdn2, Role role, TensorPtr d_o, TensorPtr d_final_state) {
+std::vector<PortArg> bindings(const Bound& in, bool gdn2, Role role, TensorPtr d_o, TensorPtr d_final_state,
+                              TensorPtr state_checkpoints = nullptr) {
   std::vector<PortArg> a;
   if (role != Role::SUMMARY) a.emplace_back(p::kQ, in.q);
   a.emplace_back(p::kK, in.k);
@@ -49,6 +50,7 @@ std::vector<PortArg> bindings(const Bound& in, bool gdn2, Role role, TensorPtr d
   if (role == Role::BACKWARD) {
     a.emplace_back(p::kDO, d_o);
     a.emplace_back(p::kDFinalState, d_final_state);
+    a.emplace_back(p::kStateCheckpoints, state_checkpoints);
   }
   return a;
 }
@@ -84,24 +86,28 @@ DeltaRuleOutputs LinearAttentionBuilders::gdn2(const Gdn2Inputs& in, const Attri
 }
 
 DeltaRuleGrads LinearAttentionBuilders::gdn_bwd(const DeltaRuleInputs& in, TensorPtr d_o, TensorPtr d_final_state,
-                                                const Attributes& attrs) {
-  return grads_of(add_node("gdn_bwd", bindings(bound(in), false, Role::BACKWARD, d_o, d_final_state), attrs),
-                  "gdn_bwd");
+    const Attributes& attrs, TensorPtr state_checkpoints) {
+  return grads_of(
+      add_node("gdn_bwd", bindings(bound(in), false, Role::BACKWARD, d_o, d_final_state, state_checkpoints), attrs),
+      "gdn_bwd");
 }
 DeltaRuleGrads LinearAttentionBuilders::kda_bwd(const DeltaRuleInputs& in, TensorPtr d_o, TensorPtr d_final_state,
-                                                const Attributes& attrs) {
-  return grads_of(add_node("kda_bwd", bindings(bound(in), false, Role::BACKWARD, d_o, d_final_state), attrs),
-                  "kda_bwd");
+    const Attributes& attrs, TensorPtr state_checkpoints) {
+  return grads_of(
+      add_node("kda_bwd", bindings(bound(in), false, Role::BACKWARD, d_o, d_final_state, state_checkpoints), attrs),
+      "kda_bwd");
 }
 DeltaRuleGrads LinearAttentionBuilders::gdp_bwd(const DeltaRuleInputs& in, TensorPtr d_o, TensorPtr d_final_state,
-                                                const Attributes& attrs) {
-  return grads_of(add_node("gdp_bwd", bindings(bound(in), false, Role::BACKWARD, d_o, d_final_state), attrs),
-                  "gdp_bwd");
+    const Attributes& attrs, TensorPtr state_checkpoints) {
+  return grads_of(
+      add_node("gdp_bwd", bindings(bound(in), false, Role::BACKWARD, d_o, d_final_state, state_checkpoints), attrs),
+      "gdp_bwd");
 }
 DeltaRuleGrads LinearAttentionBuilders::gdn2_bwd(const Gdn2Inputs& in, TensorPtr d_o, TensorPtr d_final_state,
-                                                 const Attributes& attrs) {
-  return grads_of(add_node("gdn2_bwd", bindings(bound(in), true, Role::BACKWARD, d_o, d_final_state), attrs),
-                  "gdn2_bwd");
+    const Attributes& attrs, TensorPtr state_checkpoints) {
+  return grads_of(
+      add_node("gdn2_bwd", bindings(bound(in), true, Role::BACKWARD, d_o, d_final_state, state_checkpoints), attrs),
+      "gdn2_bwd");
 }
 
 StateSummary LinearAttentionBuilders::gdn_summary(const DeltaRuleInputs& in, const Attributes& attrs) {

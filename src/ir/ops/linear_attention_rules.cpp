@@ -210,6 +210,16 @@ Status infer_state(const InferContext& c, Role r, Shape& s, int64_t* state_rows)
       OPGRAPH_CHECK(c.require_floating(p::kDFinalState));
       OPGRAPH_CHECK(expect_dims(c, p::kDFinalState, {s.n_seq, s.ho, s.v, s.k}, "[N, HO, V, K]", "gradient shape"));
     }
+    if (c.has(p::kStateCheckpoints)) {  // the forward's checkpoints, at the declared cadence
+      if (ops::attr::checkpoint_every_n_tokens(n) <= 0)
+        return c.fail(p::kStateCheckpoints, "checkpoints: state_checkpoints is bound but checkpoint_every_n_tokens "
+                                            "is 0; set the forward's cadence");
+      OPGRAPH_CHECK(c.require_floating(p::kStateCheckpoints));
+      const Dims& d = c.dims(p::kStateCheckpoints);
+      if (d.size() != 4 || d[0] < 0 || d[1] != s.ho || d[2] != s.v || d[3] != s.k)
+        return c.fail(p::kStateCheckpoints, "checkpoints: dims must be [R, HO, V, K] = [R, " + num(s.ho) + ", " +
+                                                num(s.v) + ", " + num(s.k) + "] (the forward's), got " + ds(d));
+    }
   }
   // The forward and backward records declare overwrite_initial_state; the summaries do not.
   if ((r == Role::FORWARD || r == Role::BACKWARD) && ops::attr::overwrite_initial_state(n)) {

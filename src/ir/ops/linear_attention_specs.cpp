@@ -7,7 +7,8 @@
 //   forward:     q k v g beta|b,w cu_seqlens initial_state? a_log? dt_bias? state_indices?
 //                -> O, final_state (iff output_final_state),
 //                   state_checkpoints (iff checkpoint_every_n_tokens > 0; the third output, as cudnn's pygraph)
-//   backward:    the forward's ports + dO, d_final_state?
+//   backward:    the forward's ports + dO, d_final_state?, state_checkpoints? (the forward's; bound only
+//                with checkpoint_every_n_tokens > 0: the backward takes the states there from it)
 //                -> dQ dK dV dG dBeta|dB,dW, d_initial_state (iff initial_state),
 //                   d_a_log (iff safe_gate and a_log), d_dt_bias (iff safe_gate and dt_bias)
 //   summary:     k v g beta|b,w cu_seqlens a_log? dt_bias?            -> H, M
@@ -56,6 +57,7 @@ std::vector<PortSpec> inputs_of(Variant v, Role r) {
   if (r == Role::BACKWARD) {
     in.push_back({p::kDO});
     in.push_back({p::kDFinalState, true});
+    in.push_back({p::kStateCheckpoints, true});
   }
   return in;
 }

@@ -23,7 +23,11 @@ enum : long long {
   // gdn_summary_bwd: no v (gdn_bwd_prep's U stays zero); gdn_bwd_rev_summary runs every sequence whole from
   // a zero dS^T and writes dS^T at its start as G (through d_initial_state / dinit_type); gdn_bwd_fwd_summary
   // runs only the transition rows and writes M (the rows it forms are M^T) to `transition`.
-  kBwdFlagSummary = 1LL << 25
+  kBwdFlagSummary = 1LL << 25,
+  // state_checkpoints bound (the forward's, every 64 ckpt_chunks tokens): gdn_bwd_fwd_span runs spans of
+  // ckpt_chunks chunks, span j > 0 seeded by the sequence's checkpoint j - 1; gdn_bwd_fwd_summary's value rows
+  // and gdn_bwd_span_fixup's forward direction (a split's) have nothing to do and exit.
+  kBwdFlagCkpt = 1LL << 26
 };
 
 // Every extent in ELEMENTS. q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
@@ -57,6 +61,11 @@ struct GdnBwdParams {
   // gdn_summary_bwd (kBwdFlagSummary): the transition output [N, HO, K, K] (0: not produced) and its type.
   unsigned long long transition;
   long long trans_type;
+  // Under kBwdFlagCkpt: state_checkpoints [ckpt_rows, HO, D, D] (ckpt_type; sequence i's j-th at row
+  // sum_{s<i} floor(L_s / (64 ckpt_chunks)) + j - 1), the cadence in chunks and the forward spans a sequence
+  // has at most (gdn_bwd_fwd_span's grid z is N x ckpt_spans).
+  unsigned long long checkpoints;
+  long long ckpt_type, ckpt_rows, ckpt_chunks, ckpt_spans;
 };
 
 // ---- the workspace (bytes from GdnBwdParams::ws; d the head dim, C = 64) ----

@@ -73,17 +73,30 @@ __device__ __forceinline__ float* span_block(const GdnBwdParams& p, i64 seq, i64
 }
 // The chunks [cb, ce) of sequence `seq`'s span `span` (PH 0: the whole sequence; nch its chunks) and
 // whether the span exists. An empty sequence has one (empty) span.
+// Spans of `chunks` chunks (p.span_chunks, or p.ckpt_chunks for the checkpoint-seeded forward spans).
 template <int PH>
-__device__ __forceinline__ bool span_range(const GdnBwdParams& p, i64 nch, i64 span, i64& cb, i64& ce, i64& nsp) {
+__device__ __forceinline__ bool span_range(i64 chunks, i64 nch, i64 span, i64& cb, i64& ce, i64& nsp) {
   cb = 0;
   ce = nch;
   nsp = 1;
   if (PH == 0) return true;
-  nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+  nsp = nch > 0 ? (nch + chunks - 1) / chunks : 1;
   if (span >= nsp) return false;
-  cb = span * p.span_chunks;
-  ce = cb + p.span_chunks < nch ? cb + p.span_chunks : nch;
+  cb = span * chunks;
+  ce = cb + chunks < nch ? cb + chunks : nch;
   return true;
+}
+// state_checkpoints: the row of sequence `seq`'s first checkpoint (the sum of floor(L / (64 ckpt_chunks)) over
+// the sequences before it: O(seq) reads of cu_seqlens, once a CTA of the seeded forward spans).
+__device__ __forceinline__ i64 checkpoint_row0(const GdnBwdParams& p, i64 seq) {
+  const i64 every = C * p.ckpt_chunks;
+  i64 row = 0, prev = cu_at(p, 0, 0);
+  for (i64 s = 0; s < seq; ++s) {
+    const i64 next = cu_at(p, s + 1, prev);
+    row += (next - prev) / every;
+    prev = next;
+  }
+  return row;
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn
@@ -98,7 +111,8 @@ __device__ __forceinline__ bool span_range(const GdnBwdParams& p, i64 nch, i64 s
 //     where a sequence has one span. Under kBwdFlagSummary (gdn_summary_bwd, one span a sequence) only
 //     the M rows run, and M goes to the transition output.
 //  2  gdn_bwd_fwd_span: one span from its seed (gdn_bwd_span_fixup's; span 0's is the initial
-//     state), S^T and Vn stored per chunk as PH 0.
+//     state), S^T and Vn stored per chunk as PH 0. Under kBwdFlagCkpt the spans are ckpt_chunks long and
+//     span j > 0 starts from the sequence's checkpoint j - 1 (no fix-up; PH 1 runs M rows only).
 template <int PH>
 __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned char* smem_raw) {
   FwdScanSmem& sm = *reinterpret_cast<FwdScanSmem*>(smem_raw);
@@ -107,24 +121,34 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
   constexpr int kVSlices = D / BV;
   const bool mrows = PH == 1 && static_cast<int>(blockIdx.x) >= kVSlices;  // rows of M, not of S^T
   const i64 v0 = static_cast<i64>(mrows ? blockIdx.x - kVSlices : blockIdx.x) * BV, h = blockIdx.y;
-  const i64 seq = PH == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
-  const i64 span = PH == 0 ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
+  const bool ckpt = (p.flags & kBwdFlagCkpt) != 0;
+  const i64 spans_z = PH == 2 && ckpt ? p.ckpt_spans : p.n_spans;
+  const i64 seq = PH == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / spans_z;
+  const i64 span = PH == 0 ? 0 : static_cast<i64>(blockIdx.z) % spans_z;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;
   i64 cb, ce, nsp;
-  if (!span_range<PH>(p, (len + C - 1) / C, span, cb, ce, nsp)) return;
-  const bool summary = PH == 1 && (p.flags & kBwdFlagSummary) != 0;  // gdn_summary_bwd: M rows only, whole
-  if (summary ? !mrows : PH == 1 && (nsp == 1 || (!mrows && span == nsp - 1))) return;
+  if (!span_range<PH>(PH == 2 && ckpt ? p.ckpt_chunks : p.span_chunks, (len + C - 1) / C, span, cb, ce, nsp))
+    return;
+  // gdn_summary_bwd and the checkpoint-seeded split: M rows only (whole sequences for the summary).
+  const bool summary = PH == 1 && (p.flags & kBwdFlagSummary) != 0;
+  if (summary || (PH == 1 && ckpt) ? !mrows || (!summary && nsp == 1)
+                                   : PH == 1 && (nsp == 1 || (!mrows && span == nsp - 1)))
+    return;
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);  // state tile: rows v, columns k
   const int m0 = 16 * (warp & 3), n0 = 32 * (warp >> 2);       // Vn tile: rows token, columns v
   float st[NTS][4];
   {
-    // The seed: initial_state (PH 0), the fix-up's (PH 2), zero (PH 1 value rows) or the identity
-    // (PH 1 M rows).
-    const bool from_init = PH == 0 && (p.flags & kFlagHasInit) != 0;
+    // The seed: initial_state (PH 0; PH 2 span 0 under checkpoints), the fix-up's (PH 2), the sequence's
+    // checkpoint span - 1 (PH 2 under checkpoints), zero (PH 1 value rows) or the identity (PH 1 M rows).
+    const bool from_ck = PH == 2 && ckpt && span > 0;
+    const bool from_init = (PH == 0 || (PH == 2 && ckpt && span == 0)) && (p.flags & kFlagHasInit) != 0;
+    const bool from_fix = PH == 2 && !ckpt;
     const i64 base = (seq * p.ho + h) * D * D + v0 * D;
-    const float* seed = PH == 2 ? span_block(p, seq, span, h, kSpanSeed) + v0 * D : nullptr;
+    const i64 ck_row = from_ck ? checkpoint_row0(p, seq) + span - 1 : 0;
+    const i64 ck_base = (ck_row * p.ho + h) * D * D + v0 * D;
+    const float* seed = from_fix ? span_block(p, seq, span, h, kSpanSeed) + v0 * D : nullptr;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
@@ -132,7 +156,9 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         float a = 0.f, b = 0.f;
         if (from_init) load_any2(p.initial_state, base + static_cast<i64>(v) * D + kk, p.init_type, a, b);
-        if (PH == 2) load_f2(seed + static_cast<i64>(v) * D + kk, a, b);
+        if (from_ck && ck_row < p.ckpt_rows)  // the host's rule B6 keeps every row needed below ckpt_rows
+          load_any2(p.checkpoints, ck_base + static_cast<i64>(v) * D + kk, p.ckpt_type, a, b);
+        if (from_fix) load_f2(seed + static_cast<i64>(v) * D + kk, a, b);
         if (mrows) {
           a = v0 + v == kk ? 1.f : 0.f;
           b = v0 + v == kk + 1 ? 1.f : 0.f;
@@ -258,7 +284,7 @@ __device__ __forceinline__ void rev_scan_pass(const GdnBwdParams& p, unsigned ch
   const i64 first = bos / C + seq;
   const i64 nch = (len + C - 1) / C;
   i64 cb, ce, nsp;
-  if (!span_range<PH>(p, nch, span, cb, ce, nsp)) return;
+  if (!span_range<PH>(p.span_chunks, nch, span, cb, ce, nsp)) return;
   const bool summary = PH == 1 && (p.flags & kBwdFlagSummary) != 0;  // gdn_summary_bwd: the whole sequence
   if (PH == 1 && span == 0 && !summary) return;
   const float scale = static_cast<float>(p.scale);
@@ -443,6 +469,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup(con
   const int g8 = lane >> 2, t4 = lane & 3;
   constexpr int kVSlices = D / BV;
   const bool rev = static_cast<int>(blockIdx.x) >= kVSlices;
+  if (!rev && (p.flags & kBwdFlagCkpt)) return;  // the checkpoints seed the forward spans
   const i64 v0 = static_cast<i64>(rev ? blockIdx.x - kVSlices : blockIdx.x) * BV;
   const i64 h = blockIdx.y, seq = blockIdx.z;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
