@@ -3,7 +3,8 @@
 # runs every GdnBwdGpu numerics case (against the float64 reference, outputs poisoned first) in four
 # gtest shards at once (the reference is CPU-bound), then alone on the GPU GdnBwdGpu.TimingFiveCells
 # (the engine's execute, CUDA events). Logs to $OUT; the summary last.
-#   bash bench/gdn_bwd_suite.sh            (OPGRAPH_SUITE_NUMERICS_ONLY=1: no timing)
+#   bash bench/gdn_bwd_suite.sh            (OPGRAPH_SUITE_NUMERICS_ONLY=1: no timing; OPGRAPH_BWD_TIMING=<gtest filter>:
+#                                           other timing tests, e.g. 'GdnBwdGpu.TimingCheckpoints')
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,9 +18,10 @@ la_build test_la_gpu || exit 1
 la_shards 'GdnBwdGpu.VarlenBothHeadDims' 'GdnBwdGpu*:-GdnBwdGpu*.Timing*' bwd_shard
 echo "numerics done at $(( $(date +%s) - t0 )) s"
 if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then
-  timeout -s KILL 360 "$B/tests/test_la_gpu" --gtest_filter='GdnBwdGpu.TimingFiveCells' >"$out/bwd_timing.log" 2>&1
+  timeout -s KILL 360 "$B/tests/test_la_gpu" --gtest_filter="${OPGRAPH_BWD_TIMING:-GdnBwdGpu.TimingFiveCells}" \
+    >"$out/bwd_timing.log" 2>&1
   echo "timing rc $?"
 fi
 la_shard_summary bwd_shard '^\[  FAILED|Failure|^\[ gdn_bwd \]' 14
-[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd timing' "$out/bwd_timing.log"; }
+[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt)' "$out/bwd_timing.log"; }
 true

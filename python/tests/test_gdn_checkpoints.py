@@ -70,3 +70,50 @@ def test_too_few_declared_rows_are_refused_by_name():
     x = _inputs(np.random.default_rng(), 200)
     with pytest.raises(Exception, match="checkpoints:"):
         _run(x, [0, 130, 130, 200], EVERY, rows=2)
+
+
+def _grads(x, cu, d_o, ck=None, every=0):
+    """(dQ, dK, dV, dG, dBeta) of gdn_bwd over x, cu on the CPU reference; ck: the forward's checkpoints, bound
+    as the backward's state_checkpoints input at cadence `every`."""
+    g = opgraph.pygraph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    t = {n: g.tensor_like(a, name=n) for n, a in x.items()}
+    cu_a = np.asarray(cu, np.int32)
+    t["cu_seqlens"] = g.tensor_like(cu_a, name="cu_seqlens")
+    t["dO"] = g.tensor_like(d_o, name="dO")
+    extra = {}
+    if ck is not None:
+        t["state_checkpoints"] = g.tensor_like(ck, name="state_checkpoints")
+        extra = {"state_checkpoints": t["state_checkpoints"], "checkpoint_every_n_tokens": every}
+    ins = {n: v for n, v in t.items() if n != "state_checkpoints"}
+    outs = g.gdn_bwd(**ins, **extra)[:5]
+    bufs = {t[k]: a for k, a in x.items()}
+    bufs[t["cu_seqlens"]] = cu_a
+    bufs[t["dO"]] = d_o
+    if ck is not None:
+        bufs[t["state_checkpoints"]] = ck
+    for tensor in outs:
+        tensor.set_output(True).set_data_type(opgraph.data_type.FLOAT)
+    g.validate()
+    got = [np.full(tensor.dims, 7, F32) for tensor in outs]  # poisoned; dims inferred by validate()
+    bufs.update(zip(outs, got))
+    g.build_operation_graph()
+    g.create_execution_plans([opgraph.heur_mode.A, opgraph.heur_mode.FALLBACK])
+    g.build_plans()
+    g.execute(bufs)
+    return got
+
+
+def test_backward_takes_the_forwards_checkpoints():
+    """gdn_bwd's state_checkpoints input: the forward's own rows give the gradients without them (up to the
+    float32 rounding of the rows); other rows change them (the recompute starts from the rows)."""
+    rng = np.random.default_rng()
+    x = _inputs(rng, 200)
+    cu = [0, 130, 130, 200]
+    d_o = rng.uniform(-1, 1, (200, H, V)).astype(F32)
+    _, _, ck = _run(x, cu, EVERY)
+    plain = _grads(x, cu, d_o)
+    seeded = _grads(x, cu, d_o, ck, EVERY)
+    for name, a, b in zip(("dQ", "dK", "dV", "dG", "dBeta"), seeded, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=name)
+    other = _grads(x, cu, d_o, (ck + 0.25).astype(F32), EVERY)
+    assert np.max(np.abs(other[0] - plain[0])) > 1e-3  # dQ after the checkpoints moved

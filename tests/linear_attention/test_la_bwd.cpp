@@ -147,8 +147,8 @@ TEST(LaBwdSupport, AcceptsSafeGateWithAndWithoutItsParameters) {
   expect_decline(bwd(c, a, [](Built& x) { x.a_log->set_data_type(DataType::DOUBLE); }).g, "B4 types:");
 }
 
-// A checkpoint cadence is served: the backward has no checkpoint input and its kernels recompute every chunk
-// state, so the plan is the one without the cadence (B6 declined it before the forward had its checkpoints).
+// A checkpoint cadence without the state_checkpoints input is served: the kernels recompute every chunk state,
+// so the plan is the one without the cadence (given the input: test_la_bwd_checkpoints.cpp).
 TEST(LaBwdSupport, ServesACheckpointCadence) {
   Attributes ck;
   ck.set("checkpoint_every_n_tokens", std::int64_t{128});
