@@ -88,11 +88,15 @@ __device__ __forceinline__ void pin_acc(float (&c)[NT][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(c[j][e])::"memory");
 }
 #endif
+#if GDN_BWD_GRADS_WG
+// The unroll factor as a constant expression: nvcc, unlike NVRTC, does not expand a macro in `#pragma unroll`.
+enum : int { kWgUnroll = GDN_BWD_WG_UNROLL };
+#endif
 template <int NT, int KD, bool AT, bool BKN, class TA, class TB>
 __device__ __forceinline__ void prod(float (&c)[NT][4], const u16* A, int m0, const u16* B, int n0, int lane) {
 #if GDN_BWD_GRADS_WG
   opgraph_gemm::wgmma_fence();
-#pragma unroll GDN_BWD_WG_UNROLL
+#pragma unroll kWgUnroll
   for (int kk = 0; kk < KD / 16; ++kk) {
     const unsigned long long da = AT ? mnmajor(A, kk, TA::kPanelBytes, 0) : kmajor(A, kk, TA::kPanelBytes, 0);
     const unsigned long long db = BKN ? mnmajor(B, kk, TB::kPanelBytes, n0) : kmajor(B, kk, TB::kPanelBytes, n0);
