@@ -229,17 +229,28 @@ void check(const Case& c, std::mt19937& rng) {
 
 const std::vector<std::int64_t> kVarlen = {1, 63, 0, 64, 65, 1000, 4097, 0};
 
+// The varlen batch at head dim d, one q/k head and two value heads, named `prefix` + "varlen d<d>".
+Case varlen_case(std::int64_t d, const std::string& prefix) {
+  Case c;
+  c.name = prefix + "varlen d" + std::to_string(d);
+  c.d = d;
+  c.lens = kVarlen;
+  c.hq = c.hk = 1;
+  c.hv = 2;
+  return c;
+}
+
+// Head dim 64 with grouped q heads: 4 q heads over 1 k head, 2 value heads.
+void gqa_d64(Case& c) {
+  c.d = 64;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+}
+
 TEST_F(GdnBwdGpu, VarlenBothHeadDims) {
   std::mt19937 rng(11);
-  for (std::int64_t d : {128, 64}) {
-    Case c;
-    c.name = "varlen d" + std::to_string(d);
-    c.d = d;
-    c.lens = kVarlen;
-    c.hq = c.hk = 1;
-    c.hv = 2;
-    check(c, rng);
-  }
+  for (std::int64_t d : {128, 64}) check(varlen_case(d, ""), rng);
 }
 
 TEST_F(GdnBwdGpu, TypesAndGroupedHeads) {
@@ -323,10 +334,7 @@ TEST_F(GdnBwdGpu, Attributes) {
   c = base();
   c.name = "safe gate, dt_bias only, GQA, d64";
   c.safe = c.dt = true;
-  c.d = 64;
-  c.hq = 4;
-  c.hk = 1;
-  c.hv = 2;
+  gqa_d64(c);
   check(c, rng);
   c = base();
   c.name = "overwrite_initial_state (one state gradient buffer)";
@@ -342,12 +350,7 @@ TEST_F(GdnBwdGpu, Attributes) {
 TEST_F(GdnBwdGpu, ChainSplit) {
   std::mt19937 rng(17);
   for (std::int64_t d : {128, 64}) {
-    Case c;
-    c.name = "split 8, varlen d" + std::to_string(d);
-    c.d = d;
-    c.lens = kVarlen;
-    c.hq = c.hk = 1;
-    c.hv = 2;
+    Case c = varlen_case(d, "split 8, ");
     c.split = 8;
     check(c, rng);
   }
@@ -362,10 +365,7 @@ TEST_F(GdnBwdGpu, ChainSplit) {
   c.lens = {3000, 2000};
   c.split = 16;
   c.init = false;
-  c.d = 64;
-  c.hq = 4;
-  c.hk = 1;
-  c.hv = 2;
+  gqa_d64(c);
   check(c, rng);
   c = Case{};
   c.name = "split 32, no d_final_state, strong decay";
@@ -384,12 +384,7 @@ TEST_F(GdnBwdGpu, ChainSplit) {
 TEST_F(GdnBwdGpu, CheckpointsSeedTheForwardSpans) {
   std::mt19937 rng(19);
   for (std::int64_t d : {128, 64}) {
-    Case c;
-    c.name = "checkpoints every 64, varlen d" + std::to_string(d);
-    c.d = d;
-    c.lens = kVarlen;
-    c.hq = c.hk = 1;
-    c.hv = 2;
+    Case c = varlen_case(d, "checkpoints every 64, ");
     c.ckpt_every = 64;
     check(c, rng);
   }
@@ -406,10 +401,7 @@ TEST_F(GdnBwdGpu, CheckpointsSeedTheForwardSpans) {
   c.lens = {3000, 2000, 1024};
   c.ckpt_every = 1024;
   c.safe = c.a_log = c.dt = c.l2 = true;
-  c.d = 64;
-  c.hq = 4;
-  c.hk = 1;
-  c.hv = 2;
+  gqa_d64(c);
   check(c, rng);
   c = Case{};
   c.name = "checkpoints every 128, split 16, no initial state, strong decay";
