@@ -8,6 +8,9 @@
 //   - graph level (the executor, caller buffers): the output's inferred rows floor(T / c), a
 //     caller-declared exact count, and a batch needing more rows than declared refused with
 //     INVALID_VALUE naming the node and the rule, the caller's O buffer left as it was.
+//   - the backward given the checkpoints (gdn_bwd's state_checkpoints input): la_ref level, gdn, kda
+//     and gdp against the same backward run by pieces (1e-10); graph level, the rows read and too
+//     few refused before anything is written.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -245,4 +248,61 @@ TEST(LinearAttentionRefCheckpoints, KdaBackwardSeededByCheckpointsIsTheBackwardB
 }
 TEST(LinearAttentionRefCheckpoints, GdpBackwardSeededByCheckpointsIsTheBackwardByPieces) {
   check_seeded_backward(Opts{.variant = Variant::GDP, .n = 2}, 4);  // every 4 sub-steps: 2 tokens a piece
+}
+
+// gdn_bwd through the graph executor with state_checkpoints bound: the rows are read (zero rows restart the
+// recompute from zero after each checkpoint, so dQ moves there and only there), and a batch needing more rows
+// than bound is refused with INVALID_VALUE naming the node and the rule before any gradient is written (the
+// caller's dQ keeps its poison).
+TEST(LinearAttentionRefCheckpoints, GraphBackwardReadsTheRowsAndRefusesTooFew) {
+  const std::vector<std::int32_t> cu = {0, 130, 130, 200};  // 2, 0 and 1 checkpoints every 64
+  const I64 T = 200, N = 3;
+  auto backward = [&](const std::vector<double>* ck, I64 rows, std::vector<double>& dq) {
+    OpGraph g;
+    const DataType D = DataType::DOUBLE;
+    DeltaRuleInputs in{g.tensor({T, kH, kD}, D, "q"), g.tensor({T, kH, kD}, D, "k"), g.tensor({T, kH, kD}, D, "v"),
+                       g.tensor({T, kH}, D, "g"), g.tensor({T, kH}, D, "beta"),
+                       g.tensor({N + 1}, DataType::INT32, "cu_seqlens")};
+    TensorPtr d_o = g.tensor({T, kH, kD}, D, "dO");
+    TensorPtr ckt = ck ? g.tensor({rows, kH, kD, kD}, D, "state_checkpoints") : nullptr;
+    Attributes a = Attributes().set_name("la_bwd");
+    if (ck) a.set("checkpoint_every_n_tokens", kEvery);
+    DeltaRuleGrads out = g.gdn_bwd(in, d_o, nullptr, a, ckt);
+    for (const TensorPtr& t : {out.dq, out.dk, out.dv, out.dg, out.dbeta}) t->set_output(true).set_data_type(D);
+    Status v = g.validate();
+    if (v.is_bad()) return v;
+    // Fixed inputs (the comparison is between backward runs on the same ones).
+    std::vector<double> x(static_cast<std::size_t>(T * kH * kD), 0.25), gate(static_cast<std::size_t>(T * kH), -0.1),
+        beta(static_cast<std::size_t>(T * kH), 0.5), dob(x.size(), 0.5), dk(x.size()), dv(x.size()),
+        dg(gate.size()), dbeta(gate.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.3 * std::sin(0.7 * static_cast<double>(i) + 1.0);
+    std::vector<std::int32_t> cu_buf = cu;
+    std::vector<double> rows_buf = ck ? *ck : std::vector<double>{};
+    dq.assign(x.size(), 7.0);  // poison
+    std::map<I64, reference::HostBuffer> m = {
+        {in.q->get_uid(), {x.data()}},        {in.k->get_uid(), {x.data()}},       {in.v->get_uid(), {x.data()}},
+        {in.g->get_uid(), {gate.data()}},     {in.beta->get_uid(), {beta.data()}},
+        {in.cu_seqlens->get_uid(), {cu_buf.data()}}, {d_o->get_uid(), {dob.data()}}, {out.dq->get_uid(), {dq.data()}},
+        {out.dk->get_uid(), {dk.data()}},     {out.dv->get_uid(), {dv.data()}},    {out.dg->get_uid(), {dg.data()}},
+        {out.dbeta->get_uid(), {dbeta.data()}}};
+    if (ck) m[ckt->get_uid()] = {rows_buf.data()};
+    return reference::execute(g, m);
+  };
+  std::vector<double> plain, zero_rows, short_rows;
+  ASSERT_TRUE(backward(nullptr, 0, plain).is_good());
+  // Zero rows as checkpoints: the recompute restarts from zero at tokens 64, 128 and 194, so dQ moves.
+  std::vector<double> zeros(static_cast<std::size_t>(3 * kH * kD * kD), 0.0);
+  const Status z = backward(&zeros, 3, zero_rows);
+  ASSERT_TRUE(z.is_good()) << z.to_string();
+  double moved = 0.0;
+  for (std::size_t i = 0; i < plain.size(); ++i) moved = std::max(moved, std::abs(plain[i] - zero_rows[i]));
+  EXPECT_GT(moved, 1e-3) << "the checkpoint rows were not read";
+  for (std::size_t i = 0; i < 64 * kH * kD; ++i) EXPECT_EQ(plain[i], zero_rows[i]) << "token " << i / kD;
+  // Two rows for three checkpoints: refused, nothing written.
+  std::vector<double> two(static_cast<std::size_t>(2 * kH * kD * kD), 0.0);
+  const Status r = backward(&two, 2, short_rows);
+  EXPECT_EQ(r.code(), ErrorCode::INVALID_VALUE) << r.to_string();
+  EXPECT_NE(r.message().find("op 'gdn_bwd'"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("checkpoints:"), std::string::npos) << r.message();
+  for (double x : short_rows) ASSERT_EQ(x, 7.0) << "dQ was written by a refused call";
 }
