@@ -1,8 +1,8 @@
 // tests/linear_attention/test_la_bwd_checkpoints.cpp — gdn_bwd given the forward's state_checkpoints, without a
 // GPU: rule B6 (what is accepted; a row count short of floor(T / c), a type the kernels do not read, each
 // declined by name), B8's span count, the kernels a plan launches (the forward recompute is gdn_bwd_fwd_span
-// seeded by the checkpoints, unsplit or split), the launch parameters, and the execute-time shape overrides'
-// row rule. The kernels' numerics are GdnBwdGpu.Checkpoints* (tests/linear_attention_gpu/test_la_bwd_gpu.cpp).
+// seeded by the checkpoints, unsplit or split), the execute-time shape overrides' row rule, and the ranking.
+// The kernels' numerics are GdnBwdGpu.Checkpoints* (tests/linear_attention_gpu/test_la_bwd_gpu.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "exec/declared_layout.h"
 #include "ir/linear_attention_fixture.h"
 #include "linear_attention/la_bwd_test_util.h"
+#include "opgraph/graph.h"
 
 namespace {
 
@@ -145,6 +146,32 @@ TEST(LaBwdCheckpoints, ShapeOverridesKeepRowsForTheCallsTokens) {
   EXPECT_EQ(r.status().code(), ErrorCode::INVALID_VARIANT_PACK);
   EXPECT_NE(r.status().message().find("rule B6 checkpoints"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("'state_checkpoints'"), std::string::npos) << r.status().message();
+}
+
+// The heuristics rank as without checkpoints: the split rule's plan first where it splits (on the H200 the 2/8,
+// 1 x 32768 cell with checkpoints every 1024 tokens took 1.906 ms under spans of 64 chunks against 3.821 unsplit,
+// bench/results/2026-12-04-gdn-bwd-checkpoints-8fc474e-h200.txt), then the unsplit plan.
+TEST(LaBwdCheckpoints, RankedAsWithoutThem) {
+  auto sm90 = DeviceProperties::for_arch("sm_90a");
+  ASSERT_TRUE(sm90.is_good());
+  Cfg c = la_test::engine_cfg(128);
+  c.cu = {0, 32768};
+  c.hq = c.hk = 2;
+  c.hv = 8;
+  c.init = true;
+  c.ckpt_rows = 32;
+  Built b = bwd(c, [](Built&) {}, 1024);
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_EQ(linear_attention::gdn_bwd_chain_split_rule(*p, 132), 64);
+  Graph g(std::move(b.g));
+  g.set_device_properties(*sm90);
+  const Status made = g.create_execution_plans({HeurMode::A});
+  ASSERT_TRUE(made.is_good()) << made.to_string();
+  auto n0 = g.get_plan_name_at_index(0), n1 = g.get_plan_name_at_index(1);
+  ASSERT_TRUE(n0.is_good() && n1.is_good());
+  EXPECT_EQ(*n0, "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=0]");
+  EXPECT_EQ(*n1, "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]");
 }
 
 }  // namespace
