@@ -63,6 +63,22 @@ inline opgraph::Result<opgraph::linear_attention::GdnBwdProblem> overridden(
   return opgraph::linear_attention::gdn_bwd_overridden_problem(built, n, layout);
 }
 
+// The names of the first two plans `g` lists under heuristics mode A on a device-less sm_90a target (empty where
+// planning fails or lists fewer, with a failure recorded).
+inline std::vector<std::string> first_two_plans(opgraph::OpGraph&& g) {
+  auto sm90 = opgraph::DeviceProperties::for_arch("sm_90a");
+  EXPECT_TRUE(sm90.is_good());
+  if (sm90.is_bad()) return {};
+  opgraph::Graph graph(std::move(g));
+  graph.set_device_properties(*sm90);
+  const opgraph::Status made = graph.create_execution_plans({opgraph::HeurMode::A});
+  EXPECT_TRUE(made.is_good()) << made.to_string();
+  auto n0 = graph.get_plan_name_at_index(0), n1 = graph.get_plan_name_at_index(1);
+  EXPECT_TRUE(n0.is_good() && n1.is_good());
+  if (made.is_bad() || n0.is_bad() || n1.is_bad()) return {};
+  return {*n0, *n1};
+}
+
 // `g` planned under `mode` on a device-less sm_90a target lists exactly one plan of ours, first, unsplit.
 inline void expect_one_plan_of_ours_first(opgraph::OpGraph&& g, opgraph::HeurMode mode) {
   auto sm90 = opgraph::DeviceProperties::for_arch("sm_90a");
