@@ -63,6 +63,17 @@ constexpr const char* kEntries[kKernels] = {"gdn_bwd_prep",     "gdn_bwd_fwd_sum
                                             "gdn_bwd_finish",   "gdn_bwd_gate_params"};
 bool split_entry(int e) { return e == kFwdSummary || e == kRevSummary || e == kFixup || e == kFwdSpan || e == kRevSpan; }
 bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
+// Whether a plan under a split of `split` chunks (0: none) launches entry `e`; with checkpoints the forward
+// recompute is gdn_bwd_fwd_span (seeded by them) in either form.
+bool form_entry(int e, long long split, bool ckpt) {
+  if (ckpt && (e == kFwdSpan || e == kFwdScan)) return e == kFwdSpan;
+  return split > 0 ? !whole_entry(e) : !split_entry(e);
+}
+
+// With state_checkpoints: the seeded forward spans a sequence has at most (the grid's z per sequence), and the
+// rows a batch of T tokens may need (rule B6).
+long long checkpoint_spans(const GdnBwdProblem& p) { return opgraph_gdn::gdn_bwd_spans(p.t, p.checkpoint_every / 64); }
+std::int64_t checkpoint_rows_needed(const GdnBwdProblem& p) { return p.t / p.checkpoint_every; }
 
 // Operand order of the table rows.
 enum Slot : int {
@@ -166,7 +177,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
     k.ckpt_type = type_code(p.ckpt_type);
     k.ckpt_rows = p.ckpt_rows;
     k.ckpt_chunks = p.checkpoint_every / 64;
-    k.ckpt_spans = opgraph_gdn::gdn_bwd_spans(p.t, k.ckpt_chunks);
+    k.ckpt_spans = checkpoint_spans(p);
   }
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
@@ -309,11 +320,10 @@ class GdnBwdPlan final : public CompiledPlan {
  private:
   // A call's extents under the plan's split: N x spans within the grid's z.
   Status spans_fit(const GdnBwdProblem& q) const {
-    if (q.checkpoints >= 0 && q.n_seq * opgraph_gdn::gdn_bwd_spans(q.t, q.checkpoint_every / 64) > 65535)
+    if (q.checkpoints >= 0 && q.n_seq * checkpoint_spans(q) > 65535)
       return Status(ErrorCode::INVALID_VARIANT_PACK,
                     "engine linear_attention: gdn_bwd: shape override: N x checkpoint spans (" +
-                        std::to_string(q.n_seq) + " x " +
-                        std::to_string(opgraph_gdn::gdn_bwd_spans(q.t, q.checkpoint_every / 64)) +
+                        std::to_string(q.n_seq) + " x " + std::to_string(checkpoint_spans(q)) +
                         ") exceeds the grid's 65535");
     if (split_ <= 0 || q.n_seq * opgraph_gdn::gdn_bwd_spans(q.t, split_) <= 65535) return Status::ok();
     return Status(ErrorCode::INVALID_VARIANT_PACK,
@@ -458,10 +468,10 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
   if (const Seen ck = seen(built.checkpoints); ck.buf) {
     OPGRAPH_CHECK(check_slot(ck, true));
     p.ckpt_rows = extent(ck, 0);
-    if (p.ckpt_rows < p.t / p.checkpoint_every)
+    if (p.ckpt_rows < checkpoint_rows_needed(p))
       return refuse(ck, "rule B6 checkpoints: " + std::to_string(p.ckpt_rows) + " rows; " + std::to_string(p.t) +
                             " tokens may need floor(T / " + std::to_string(p.checkpoint_every) +
-                            ") = " + std::to_string(p.t / p.checkpoint_every));
+                            ") = " + std::to_string(checkpoint_rows_needed(p)));
   }
   return p;
 }
@@ -531,11 +541,11 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
                                     {T{"state_checkpoints", ckpt, &p.ckpt_type, true}}));
     p.checkpoint_every = n.get_int("checkpoint_every_n_tokens", 0);
     p.ckpt_rows = ckpt->get_dim()[0];
-    if (p.ckpt_rows < p.t / p.checkpoint_every)
+    if (p.ckpt_rows < checkpoint_rows_needed(p))
       return decline("B6 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() + "' has " +
                                             std::to_string(p.ckpt_rows) + " rows; the kernels read up to floor(T / " +
                                             std::to_string(p.checkpoint_every) + ") = " +
-                                            std::to_string(p.t / p.checkpoint_every) +
+                                            std::to_string(checkpoint_rows_needed(p)) +
                                             " (declare the forward's inferred count; the reference serves fewer)");
   }
 
@@ -562,10 +572,9 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   if (p.n_seq > 65535 || p.ho > 65535)
     return decline("B8 grid:", "node '" + p.node + "': at most 65535 sequences and 65535 heads; got N = " +
                                    std::to_string(p.n_seq) + ", HO = " + std::to_string(p.ho));
-  if (ckpt && p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, p.checkpoint_every / 64) > 65535)
+  if (ckpt && p.n_seq * checkpoint_spans(p) > 65535)
     return decline("B8 grid:", "node '" + p.node + "': N x checkpoint spans (" + std::to_string(p.n_seq) + " x " +
-                                   std::to_string(opgraph_gdn::gdn_bwd_spans(p.t, p.checkpoint_every / 64)) +
-                                   ") exceeds 65535; take a longer cadence");
+                                   std::to_string(checkpoint_spans(p)) + ") exceeds 65535; take a longer cadence");
 
   p.q = q->get_uid();
   p.k = k->get_uid();
@@ -612,11 +621,8 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
     out.push_back(request(p.d, p.io, kEntries[kRevSummary]));
     return out;
   }
-  // With checkpoints the forward recompute is gdn_bwd_fwd_span (seeded by them) in either form.
-  const bool ckpt = p.checkpoints >= 0;
   for (int e = 0; e < kKernels; ++e)
-    if (ckpt && e == kFwdSpan ? true : ckpt && e == kFwdScan ? false : split > 0 ? !whole_entry(e) : !split_entry(e))
-      out.push_back(request(p.d, p.io, kEntries[e]));
+    if (form_entry(e, split, p.checkpoints >= 0)) out.push_back(request(p.d, p.io, kEntries[e]));
   return out;
 }
 
