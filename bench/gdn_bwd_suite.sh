@@ -4,7 +4,8 @@
 # gtest shards at once (the reference is CPU-bound), then alone on the GPU GdnBwdGpu.TimingFiveCells
 # (the engine's execute, CUDA events). Logs to $OUT; the summary last.
 #   bash bench/gdn_bwd_suite.sh            (OPGRAPH_SUITE_NUMERICS_ONLY=1: no timing; OPGRAPH_BWD_TIMING=<gtest filter>:
-#                                           other timing tests, e.g. 'GdnBwdGpu.TimingCheckpoints')
+#                                           other timing tests, e.g. 'GdnBwdGpu.TimingCheckpoints' or
+#                                           'GdnBwdGpu.TimingFusedRecompute')
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -23,5 +24,5 @@ if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then
   echo "timing rc $?"
 fi
 la_shard_summary bwd_shard '^\[  FAILED|Failure|^\[ gdn_bwd \]' 14
-[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt)' "$out/bwd_timing.log"; }
+[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt|fused)' "$out/bwd_timing.log"; }
 true

@@ -55,6 +55,7 @@ using gemm_testing::gpu;
 struct Case : CaseBase {
   bool d_final = true;
   std::int64_t split = 0;  // the plan's CHAIN_SPLIT (chunks a span; 0: the whole-sequence scans)
+  std::int64_t arch = 0;   // the plan's PIPELINE_ARCH (3: the fused forward recompute, rule B9)
   // > 0: checkpoint_every_n_tokens, and state_checkpoints [floor(T / c), HO, D, D] bound (random states: the
   // reference takes the same ones, so any row read wrong shows)
   std::int64_t ckpt_every = 0;
@@ -150,7 +151,8 @@ Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, 
   const Status sup = la_engine().check_support(p->g, ctx);
   EXPECT_TRUE(sup.is_good()) << c.name << ": " << sup.message();
   if (sup.is_bad()) return r;
-  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, c.split}}, {}, -1};
+  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, c.arch}, {KnobType::CHAIN_SPLIT, c.split}}, {},
+                          -1};
   auto plan = build_direct(la_engine(), p->g, config, ctx);
   EXPECT_TRUE(plan.is_good()) << c.name << ": " << plan.status().message();
   if (plan.is_bad()) return r;
@@ -413,6 +415,49 @@ TEST_F(GdnBwdGpu, CheckpointsSeedTheForwardSpans) {
   check(c, rng);
 }
 
+// The fused forward recompute (PIPELINE_ARCH 3, d = 128: gdn_bwd_fwd_fused writes the prep's tiles, S^T and Vn from
+// the forward's warp-specialised pass): the varlen batch; fp16 inputs with bf16 gates and states and grouped q / k
+// heads (4 q heads over 1 k head: dq, dk staged); every gate and beta attribute with the in-place state gradient;
+// no initial state, strong decay, no d_final_state, v shared by 2 q heads; a long sequence (many chunks a CTA).
+TEST_F(GdnBwdGpu, FusedRecompute) {
+  std::mt19937 rng(21);
+  Case c = varlen_case(128, "fused, ");
+  c.arch = 3;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.name = "fused, fp16 io, bf16 gates and states, GQA";
+  c.lens = {300, 77, 0, 129};
+  c.io = DataType::HALF;
+  c.gate_t = c.beta_t = c.state_t = DataType::BFLOAT16;
+  c.cu64 = true;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.name = "fused, safe gate, l2norm, beta sigmoid x2, overwrite";
+  c.lens = {700, 1, 65};
+  c.safe = c.a_log = c.dt = c.l2 = c.beta_sig = c.neg = c.overwrite = true;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.name = "fused, linear gate, no init, strong decay, no d_final";
+  c.lens = {513, 64};
+  c.linear = c.strong = true;
+  c.init = c.d_final = false;
+  c.hq = c.hk = 2;
+  c.hv = 1;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.name = "fused, one long sequence, l2norm";
+  c.lens = {8192};
+  c.l2 = true;
+  check(c, rng);
+}
+
 // Execute-time shape overrides: a plan built for one T and N runs another T and N
 // of its layout class (its built kernels), checked against the reference run on a
 // graph declared at the call's extents; a workspace one byte short of what the
@@ -588,7 +633,7 @@ double time_case(const Case& c, std::int64_t split, std::uint64_t seed, std::int
   EXPECT_TRUE(p->g.validate().is_good());
   FactsCache facts(p->g, PlanTarget{gpu().props});
   PlanContext ctx{&facts};
-  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, split}}, {}, -1};
+  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, c.arch}, {KnobType::CHAIN_SPLIT, split}}, {}, -1};
   auto plan = build_direct(la_engine(), p->g, config, ctx);
   EXPECT_TRUE(plan.is_good()) << plan.status().message();
   if (plan.is_bad()) return -1;
@@ -675,6 +720,27 @@ TEST_F(GdnBwdGpu, TimingFiveCells) {
                   static_cast<long long>(cell.t), static_cast<long long>(split), split == rule ? "*" : " ", med,
                   cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
     }
+}
+
+// The fused forward recompute against the prep and the forward scan on the five cells (split 0 both; the same
+// inputs): the backward's time under each, and the ratio. Figures, not a check.
+TEST_F(GdnBwdGpu, TimingFusedRecompute) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd fused ] bf16, d = 128, l2norm, initial state, d_final_state; median of 20; unsplit\n");
+  std::printf("[ gdn_bwd fused ] %-8s %-10s %12s %12s %8s\n", "heads", "B x T", "prep+scan ms", "fused ms", "ratio");
+  for (const Cell& cell : kCells) {
+    Case c = cell_case(cell);
+    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
+    std::int64_t wb = 0;
+    const double plain = time_case(c, 0, seed, &wb);
+    c.arch = 3;
+    const double fused = time_case(c, 0, seed, &wb);
+    ASSERT_GE(plain, 0);
+    ASSERT_GE(fused, 0);
+    std::printf("[ gdn_bwd fused ] %3lld/%-4lld %lld x %-6lld %12.3f %12.3f %7.3fx\n", static_cast<long long>(cell.hqk),
+                static_cast<long long>(cell.hv), static_cast<long long>(cell.b), static_cast<long long>(cell.t), plain,
+                fused, fused / plain);
+  }
 }
 
 // What state_checkpoints buy the backward (the memory / time trade): each cell's backward without

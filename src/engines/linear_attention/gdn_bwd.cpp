@@ -43,8 +43,14 @@ constexpr unsigned kThreads = 256;
 constexpr unsigned kFinishTokensPerBlock = kThreads / 32;  // one warp a token
 
 runtime::KernelRequest request(long long d, DataType io, const char* entry) {
-  // The prep and the two scans in one source, the gradient kernels in the other.
+  // The prep and the two scans in one source, the gradient kernels in the other; the fused forward recompute is
+  // the forward's warp-specialised fused build (gdn_fused.cu, GDN_FUSED_WS; its form 4).
   const std::string e = entry;
+  if (e == "gdn_bwd_fwd_fused") {
+    runtime::KernelRequest r = rules::kernel_request(d, io, entry, "linear_attention/kernels/gdn_fused.cu");
+    r.defines.push_back({"GDN_FUSED_WS", "1"});
+    return r;
+  }
   return rules::kernel_request(d, io, entry,
                                e == "gdn_bwd_grads" || e == "gdn_bwd_finish" || e == "gdn_bwd_gate_params"
                                    ? "linear_attention/kernels/gdn_bwd_grads.cu"
@@ -52,22 +58,25 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
 }
 
 // Every entry, in launch order; a plan launches those its form needs (the split's five
-// or the two whole-sequence scans).
+// or the two whole-sequence scans; the fused forward recompute in place of the prep and the forward scan).
 enum Entry : int {
-  kPrep, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kRevScan, kRevSpan, kGrads, kFinish, kGateParams,
-  kKernels
+  kPrep, kFwdFused, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kRevScan, kRevSpan, kGrads, kFinish,
+  kGateParams, kKernels
 };
-constexpr const char* kEntries[kKernels] = {"gdn_bwd_prep",     "gdn_bwd_fwd_summary", "gdn_bwd_rev_summary",
-                                            "gdn_bwd_span_fixup", "gdn_bwd_fwd_scan",  "gdn_bwd_fwd_span",
-                                            "gdn_bwd_rev_scan", "gdn_bwd_rev_span",    "gdn_bwd_grads",
-                                            "gdn_bwd_finish",   "gdn_bwd_gate_params"};
+constexpr const char* kEntries[kKernels] = {"gdn_bwd_prep",     "gdn_bwd_fwd_fused",   "gdn_bwd_fwd_summary",
+                                            "gdn_bwd_rev_summary", "gdn_bwd_span_fixup", "gdn_bwd_fwd_scan",
+                                            "gdn_bwd_fwd_span", "gdn_bwd_rev_scan",    "gdn_bwd_rev_span",
+                                            "gdn_bwd_grads",    "gdn_bwd_finish",      "gdn_bwd_gate_params"};
 bool split_entry(int e) { return e == kFwdSummary || e == kRevSummary || e == kFixup || e == kFwdSpan || e == kRevSpan; }
 bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
-// Whether a plan under a split of `split` chunks (0: none) launches entry `e`; with checkpoints the forward
-// recompute is gdn_bwd_fwd_span (seeded by them) in either form.
-bool form_entry(int e, long long split, bool ckpt) {
+// Whether a plan of form `f` launches entry `e`: under a split the split's five kernels, else the two
+// whole-sequence scans; with checkpoints the forward recompute is gdn_bwd_fwd_span (seeded by them) in either
+// form; the fused forward recompute (unsplit, without checkpoints) replaces the prep and the forward scan.
+bool form_entry(int e, const BwdForm& f, bool ckpt) {
+  if (e == kFwdFused) return f.fused;
+  if (f.fused && (e == kPrep || e == kFwdScan)) return false;
   if (ckpt && (e == kFwdSpan || e == kFwdScan)) return e == kFwdSpan;
-  return split > 0 ? !whole_entry(e) : !split_entry(e);
+  return f.split > 0 ? !whole_entry(e) : !split_entry(e);
 }
 
 // With state_checkpoints: the seeded forward spans a sequence has at most (the grid's z per sequence), and the
@@ -81,9 +90,11 @@ enum Slot : int {
   kDQ, kDK, kDV, kDG, kDBeta, kDInit, kDALog, kDDt, kTrans, kCkpt, kSlots
 };
 
-// Everything a plan launches, fixed at build.
+// Everything a plan launches, fixed at build (fwd: the fused forward recompute's argument, its pointers but the
+// workspace's filled at execute).
 struct BwdLaunch {
   GdnBwdParams params{};
+  opgraph_gdn::GdnParams fwd{};
   std::array<runtime::LaunchDims, kKernels> dims;
   std::int64_t workspace = 0;
 };
@@ -103,8 +114,48 @@ opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split) {
 // gdn_summary_bwd's one span a sequence: longer than any sequence of the call.
 long long summary_span_chunks(const GdnBwdProblem& p) { return (p.t + 63) / 64 + 1; }
 
-// Under a chain split of `split` chunks a span (> 0), the scans run as the split's five kernels.
-BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
+// gdn_bwd_fwd_fused's argument (the forward's GdnParams, kernels/gdn_params.cuh) for `p` from the backward's `k`:
+// the forward's flags and types, the initial state's dense rows, the workspace regions it writes.
+opgraph_gdn::GdnParams fused_recompute_params(const GdnBwdProblem& p, const GdnBwdParams& k) {
+  opgraph_gdn::GdnParams f{};
+  f.t = k.t;
+  f.n_seq = k.n_seq;
+  f.hq = k.hq;
+  f.hk = k.hk;
+  f.hv = k.hv;
+  f.ho = k.ho;
+  f.state_rows = p.n_seq;
+  f.state_row_stride = p.ho * p.d * p.d;
+  f.g_type = k.g_type;
+  f.beta_type = k.beta_type;
+  f.state_type = k.init_type;
+  f.o_type = opgraph_gdn::kTypeBf16;  // no O in this form
+  f.a_log_type = k.a_log_type;
+  f.dt_bias_type = k.dt_bias_type;
+  // The gate, beta and l2norm bits are the forward's own (gdn_bwd_params.cuh reads them); the backward's own bits
+  // and kFlagWriteFinal / kFlagPool stay off.
+  f.flags = k.flags & (opgraph_gdn::kFlagL2Norm | opgraph_gdn::kFlagSafeGate | opgraph_gdn::kFlagLinearGate |
+                       opgraph_gdn::kFlagBetaSigmoid | opgraph_gdn::kFlagNegEig | opgraph_gdn::kFlagHasInit |
+                       opgraph_gdn::kFlagHasALog | opgraph_gdn::kFlagHasDtBias | opgraph_gdn::kFlagCu64);
+  f.scale = k.scale;  // (the form takes none: the backward's products do)
+  f.q_ts = k.q_ts;
+  f.q_hs = k.q_hs;
+  f.k_ts = k.k_ts;
+  f.k_hs = k.k_hs;
+  f.v_ts = k.v_ts;
+  f.v_hs = k.v_hs;
+  f.n_spans = 1;
+  f.bwd_blocks = k.ws_blocks;
+  f.bwd_egc = k.ws_egc;
+  f.bwd_st = k.ws_st;
+  f.bwd_vn = k.ws_vn;
+  return f;
+}
+
+// Under a chain split of `split` chunks a span (> 0), the scans run as the split's five kernels; the fused forward
+// recompute runs gdn_bwd_fwd_fused in place of the prep and the forward scan.
+BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
+  const long long split = form.split;
   BwdLaunch l;
   GdnBwdParams& k = l.params;
   k.t = p.t;
@@ -206,6 +257,14 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
                                  opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d))
                           : dims(sx, heads, spans, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
   l.dims[kRevScan] = dims(wx, heads, seqs, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
+  // The fused forward recompute: one CTA of three warpgroups a (head, sequence), as the forward's fused prefill.
+  l.dims[kFwdFused] = dims(0, heads, seqs, 0);
+  if (form.fused) {
+    l.fwd = fused_recompute_params(p, k);
+    l.dims[kFwdFused] = dims(1, heads, seqs, opgraph_gdn::gdn_fused_ws_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
+    l.dims[kPrep].grid[0] = 0;
+    l.dims[kFwdScan].grid[0] = 0;
+  }
   l.dims[kRevSpan] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
   l.dims[kGrads] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1,
                         opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d), opgraph_gdn::kGdnBwdGradsThreads);
@@ -229,11 +288,11 @@ BwdLaunch launch_for(const GdnBwdProblem& p, long long split) {
 
 class GdnBwdPlan final : public CompiledPlan {
  public:
-  GdnBwdPlan(GdnBwdProblem p, long long split, runtime::KernelRuntime* rt,
+  GdnBwdPlan(GdnBwdProblem p, BwdForm form, runtime::KernelRuntime* rt,
              std::array<const runtime::LoadedKernel*, kKernels> kernels, OperandTable table,
              std::array<std::int32_t, kSlots> rows)
-      : p_(std::move(p)), split_(split), rt_(rt), kernels_(kernels), table_(std::move(table)), rows_(rows),
-        launch_(launch_for(p_, split_)) {}
+      : p_(std::move(p)), form_(form), split_(form.split), rt_(rt), kernels_(kernels), table_(std::move(table)),
+        rows_(rows), launch_(launch_for(p_, form_)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
   Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
     if (!pack.has_overrides()) return launch_.workspace;
@@ -241,7 +300,7 @@ class GdnBwdPlan final : public CompiledPlan {
     auto q = gdn_bwd_overridden_problem(p_, pack, table_.layout());
     if (q.is_bad()) return q.status();
     OPGRAPH_CHECK(spans_fit(*q));
-    return launch_for(*q, split_).workspace;
+    return launch_for(*q, form_).workspace;
   }
 
   Status execute(const VariantPack& pack, const ExecutionContext& ctx) const override {
@@ -264,7 +323,7 @@ class GdnBwdPlan final : public CompiledPlan {
       auto q = gdn_bwd_overridden_problem(p_, pack, table_.layout());
       if (q.is_bad()) return q.status();
       OPGRAPH_CHECK(spans_fit(*q));
-      moved = launch_for(*q, split_);
+      moved = launch_for(*q, form_);
       l = &moved;
     }
     if (ctx.workspace.bytes < l->workspace || !ctx.workspace.data)
@@ -308,11 +367,27 @@ class GdnBwdPlan final : public CompiledPlan {
     if (a.n_seq <= 0 || a.ho <= 0) return Status::ok();
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     void* args[] = {&a};
+    // The fused forward recompute takes the forward's argument: the inputs it reads and the workspace it writes.
+    opgraph_gdn::GdnParams f;
+    void* fused_args[] = {&f};
+    if (form_.fused) {
+      f = l->fwd;
+      f.q = a.q;
+      f.k = a.k;
+      f.v = a.v;
+      f.g = a.g;
+      f.beta = a.beta;
+      f.cu_seqlens = a.cu_seqlens;
+      f.initial_state = a.initial_state;
+      f.a_log = a.a_log;
+      f.dt_bias = a.dt_bias;
+      f.bwd_ws = a.ws;
+    }
     for (int i = 0; i < kKernels; ++i) {
       const runtime::LaunchDims& d = l->dims[static_cast<std::size_t>(i)];
       // Not this form's, T = 0 (no token to finish), no gate parameter gradient.
       if (d.grid[0] == 0) continue;
-      OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, args));
+      OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, i == kFwdFused ? fused_args : args));
     }
     return Status::ok();
   }
@@ -333,6 +408,7 @@ class GdnBwdPlan final : public CompiledPlan {
   }
 
   GdnBwdProblem p_;
+  BwdForm form_;
   long long split_;  // CHAIN_SPLIT (chunks a span; 0: none)
   runtime::KernelRuntime* rt_;
   std::array<const runtime::LoadedKernel*, kKernels> kernels_;
@@ -613,7 +689,7 @@ void read_gate_attributes(const Node& n, GdnBwdProblem& p) {
 
 Status gdn_bwd_support(const OpGraph& graph) { return analyze_gdn_bwd(graph).status(); }
 
-std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split) {
+std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, const BwdForm& form) {
   std::vector<runtime::KernelRequest> out;
   if (p.summary) {
     out.push_back(request(p.d, p.io, kEntries[kPrep]));
@@ -622,8 +698,12 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
     return out;
   }
   for (int e = 0; e < kKernels; ++e)
-    if (form_entry(e, split, p.checkpoints >= 0)) out.push_back(request(p.d, p.io, kEntries[e]));
+    if (form_entry(e, form, p.checkpoints >= 0)) out.push_back(request(p.d, p.io, kEntries[e]));
   return out;
+}
+
+std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split) {
+  return gdn_bwd_kernel_requests(p, BwdForm{split, false});
 }
 
 std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split) {
@@ -652,15 +732,15 @@ long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count) {
 
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
   std::vector<runtime::KernelRequest> out;
-  for (const char* e : kEntries)
+  for (int e = 0; e < kKernels; ++e)
     for (long long d : {64, 128})
-      for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, e));
+      for (DataType io : {DataType::BFLOAT16, DataType::HALF})
+        if (e != kFwdFused || d == 128) out.push_back(request(d, io, kEntries[e]));
   return out;
 }
 
 namespace {
 // The span length a config names for a gdn_bwd plan (CHAIN_SPLIT; absent: 0) and its grid limit.
-// PIPELINE_ARCH changes nothing in the backward (one form a split).
 Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::CHAIN_SPLIT);
   if (it == config.knobs.end()) return 0LL;
@@ -678,6 +758,27 @@ Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
                                                 ") exceeds the grid's 65535; take longer spans");
   return split;
 }
+// The form a config names: its split, and PIPELINE_ARCH 3 the fused forward recompute (rule B9; any other value
+// the prep and the scans, as every gdn_bwd plan before it).
+Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
+  auto split = bwd_split(p, config);
+  if (split.is_bad()) return split.status();
+  BwdForm f{*split, false};
+  auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
+  if (it == config.knobs.end() || it->second != kPrefillFusedWs) return f;
+  auto refuse = [&](const std::string& why) {
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 3 (the fused forward recompute): rule B9 "
+                  "fused recompute: " + why);
+  };
+  if (p.summary) return refuse("gdn_summary_bwd runs the prep and its summaries");
+  if (p.d != 128) return refuse("head dim " + std::to_string(p.d) + "; the fused pass is written for 128");
+  if (f.split > 0)
+    return refuse("CHAIN_SPLIT " + std::to_string(f.split) + "; the fused recompute runs each sequence whole (0)");
+  if (p.checkpoints >= 0) return refuse("state_checkpoints bound; the recompute seeded by them is PIPELINE_ARCH 0's");
+  f.fused = true;
+  return f;
+}
 }  // namespace
 
 Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
@@ -686,8 +787,8 @@ Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, c
     return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd built without the graph's layout");
   auto p = analyze_gdn_bwd(graph);  // gdn_bwd_support's answer, and the problem
   if (p.is_bad()) return p.status();
-  auto split = bwd_split(*p, config);
-  if (split.is_bad()) return split.status();
+  auto form = bwd_form(*p, config);
+  if (form.is_bad()) return form.status();
   std::array<std::int32_t, kSlots> rows{};
   auto table = operand_table_for(*p, *ctx.layout, rows);
   if (table.is_bad()) return table.status();
@@ -701,26 +802,26 @@ Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, c
   OPGRAPH_CHECK(bound.status());
   // The kernels the plan's form launches (the others stay null: their grids are empty).
   std::array<const runtime::LoadedKernel*, kKernels> kernels{};
-  for (const auto& r : gdn_bwd_kernel_requests(*p, *split)) {
+  for (const auto& r : gdn_bwd_kernel_requests(*p, *form)) {
     auto k = rt.get(r);
     if (k.is_bad()) return k.status();
     for (int e = 0; e < kKernels; ++e)
       if (r.entry == kEntries[e]) kernels[static_cast<std::size_t>(e)] = *k;
   }
   return std::unique_ptr<CompiledPlan>(
-      std::make_unique<GdnBwdPlan>(std::move(*p), *split, &rt, kernels, std::move(*table), rows));
+      std::make_unique<GdnBwdPlan>(std::move(*p), *form, &rt, kernels, std::move(*table), rows));
 }
 
 Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx,
                             const KernelSink& sink) {
   auto p = analyze_gdn_bwd(graph);
   if (p.is_bad()) return p.status();
-  auto split = bwd_split(*p, config);
-  if (split.is_bad()) return split.status();
+  auto form = bwd_form(*p, config);
+  if (form.is_bad()) return form.status();
   if (!ctx.facts || !ctx.target().has_device())
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   "engine linear_attention: compiles for a device target; this target has none");
-  for (const auto& r : gdn_bwd_kernel_requests(*p, *split)) OPGRAPH_CHECK(sink(r));
+  for (const auto& r : gdn_bwd_kernel_requests(*p, *form)) OPGRAPH_CHECK(sink(r));
   return Status::ok();
 }
 

@@ -424,7 +424,8 @@ __device__ __forceinline__ void store_o(const GdnParams& p, const float (&o)[32]
 // What a CTA of the fused pass in form PH covers: its sequence and span, the sequence's first
 // token bos, the tokens [tb, te) of the CTA (the sequence, or (PH 2, 3) its span of span_chunks
 // chunks), whether it is the sequence's last span, and whether the CTA runs at all (a span past
-// the sequence's end, or PH 2's last span, which seeds nothing, exits).
+// the sequence's end, or PH 2's last span, which seeds nothing, exits). PH 4 (gdn_bwd's forward
+// recompute) covers its sequence whole, as PH 0.
 struct PassRange {
   i64 seq, span, bos, tb, te;
   bool last_span, run;
@@ -432,15 +433,16 @@ struct PassRange {
 template <int PH>
 __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
   PassRange r;
-  r.seq = PH >= 2 ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
-  r.span = PH >= 2 ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
+  constexpr bool kSpans = PH == 2 || PH == 3;
+  r.seq = kSpans ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
+  r.span = kSpans ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
   r.bos = cu_at(p, r.seq, 0);
   const i64 len = cu_at(p, r.seq + 1, r.bos) - r.bos;
   r.tb = 0;
   r.te = len;
   r.last_span = true;
   r.run = true;
-  if (PH >= 2) {
+  if (kSpans) {
     // An empty sequence has one (empty) span: its scan still writes the final state.
     const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
     if (r.span >= nsp) {
@@ -456,12 +458,12 @@ __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
 }
 
 // The state slice S^T [v0 .. v0 + 64][0 .. 128) a warpgroup starts from, in m64n128 accumulator
-// order (fragment row fr, column fc): PH 0 the initial state's row srow (zero without one), PH 3
+// order (fragment row fr, column fc): PH 0 and 4 the initial state's row srow (zero without one), PH 3
 // the span's seed, the transition's rows (mrows) the identity, otherwise zero.
 template <int PH>
 __device__ __forceinline__ void pass_state_in(const GdnParams& p, float (&st)[64], i64 srow, i64 seq, i64 span, i64 h,
                                               int v0, int fr, int fc, bool mrows) {
-  const bool load = PH == 0 && (p.flags & kFlagHasInit) && srow >= 0;
+  const bool load = (PH == 0 || PH == 4) && (p.flags & kFlagHasInit) && srow >= 0;
   const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
   for (int j = 0; j < 64; j += 2) {
@@ -489,7 +491,7 @@ __device__ __forceinline__ void store_slice(u64 dst, long long type, i64 sbase, 
 
 // Where the slice goes at the end: PH 1 H (value rows) or M^T (transition rows), dense [N, HO,
 // D, D]; PH 2 the span's H or transition rows, fp32, to its span blocks; PH 0 and the last span
-// of PH 3 the final state's row srow.
+// of PH 3 the final state's row srow; PH 4 nothing (the backward needs no final state).
 template <int PH>
 __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (&st)[64], i64 srow, i64 seq, i64 span,
                                                i64 h, int v0, int fr, int fc, bool mrows, bool last_span) {
@@ -503,7 +505,7 @@ __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
       store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
     }
-  } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
+  } else if (PH != 4 && last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     store_slice(p.final_state, p.state_type, srow * p.state_row_stride + (h * D + v0) * D, st, fr, fc);
   }
 }
@@ -772,5 +774,10 @@ GDN_FUSED_ENTRY(gdn_summary_fused, 1)
 // N x n_spans)); the span blocks are the two-pass split's (gdn_common.cuh).
 GDN_FUSED_ENTRY(gdn_span_summary_fused, 2)
 GDN_FUSED_ENTRY(gdn_span_scan_fused, 3)
+#if GDN_FUSED_WS && GDN_WS_R3 && !GDN_CKPT
+// gdn_bwd's forward recompute (the backward's PIPELINE_ARCH 3; grid (1, HO, N)): the forward's chunks with no O,
+// each chunk's tiles to the gdn_bwd workspace in place of gdn_bwd_prep and gdn_bwd_fwd_scan (ws3_pass, PH 4).
+GDN_FUSED_ENTRY(gdn_bwd_fwd_fused, 4)
+#endif
 #undef GDN_FUSED_ENTRY
 #endif  // GDN_D == 128

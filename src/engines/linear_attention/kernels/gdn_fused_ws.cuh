@@ -176,10 +176,13 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
 // takes lf's entries on or above the diagonal, and P's tile was zeroed once: ws3_pass); L goes out unmasked (its
 // entries on and above the diagonal are never read, whatever their value), and P is masked only where the
 // diagonal crosses its diagonal block, so the per-element masks (predicates the compiler kept as bit masks) go.
-template <bool kOut, int WI = -1>
+// kPG (R3's PH 4, gdn_bwd's forward recompute; WI -1): P, zeros above the diagonal included, goes to the dense
+// bf16 [64][64] tile pg in global memory (the backward's chunk block) instead of the swizzled one at pP.
+template <bool kOut, int WI = -1, bool kPG = false>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
                                                  const float* bet, const float* ik_tok, const float* iq_tok, float scale,
-                                                 float* lf, unsigned char* pP, int fr, int fc) {
+                                                 float* lf, unsigned char* pP, int fr, int fc, u16* pg = nullptr) {
+  static_assert(!kPG || (kOut && WI < 0), "P to global memory: the generic epilogue with P formed");
   const float gr[2] = {gam[fr], gam[fr + 8]};
   const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
   const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
@@ -212,7 +215,10 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
       if (kOut) {
         const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
         const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;
-        *reinterpret_cast<u32*>(prow + hh * 1024 + swz_chunk(r, s0)) = pack_bf16(x0, x1);
+        if (kPG)
+          *reinterpret_cast<u32*>(pg + r * C + s0) = pack_bf16(x0, x1);
+        else
+          *reinterpret_cast<u32*>(prow + hh * 1024 + swz_chunk(r, s0)) = pack_bf16(x0, x1);
       }
     }
   }
@@ -287,11 +293,16 @@ __device__ __forceinline__ void v_panel_frags(u32 sVp, int wi, int lane, u32 (&r
 struct NoMid {
   __device__ __forceinline__ void operator()() const {}
 };
-template <bool kOut, bool kColScale, class Tick = NoTick, class Mid = NoMid>
+// vn_out(vt): handed Vn^T's accumulators once formed, before the state update (R3's PH 4, gdn_bwd's forward
+// recompute, keeps them to store Vn).
+struct NoVnOut {
+  __device__ __forceinline__ void operator()(const float (&)[32]) const {}
+};
+template <bool kOut, bool kColScale, class Tick = NoTick, class Mid = NoMid, class VnOut = NoVnOut>
 __device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], bool mrows, u32 sVp, u32 sTv, u32 sB,
                                               u32 sQ, u32 sP, u32 sK, const float* kf_tok, const float* eg_tok,
                                               const float* ke_tok, float ec, int fc, int wi, int lane, Tick tick = {},
-                                              Mid mid = {}) {
+                                              Mid mid = {}, VnOut vn_out = {}) {
   u32 sa[8][4];
 #pragma unroll
   for (int kk = 0; kk < 8; ++kk)
@@ -351,6 +362,7 @@ __device__ __forceinline__ void state_chunk_x(float (&st)[64], float (&o)[32], b
     pin<32>(vt);
   }
   tick(5);
+  vn_out(vt);
   state_tail<kOut>(st, o, vt, sP, sK, kf_tok, eg_tok, ec, fc, tick);
 }
 

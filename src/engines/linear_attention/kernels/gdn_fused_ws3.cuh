@@ -40,7 +40,8 @@ constexpr u32 kXLf = kP0 + 2 * kPBytes;           // the auxiliary side's scratc
 constexpr u32 kXTf = kXLf + 4 * C * LDF;
 constexpr u32 kXGam = kXTf + 4 * C * LDF;        // gamma, beta: two chunks' (by chunk parity: warp 8
 constexpr u32 kXBet = kXGam + 8 * C;              // forms chunk c + 1's while the others still read c's)
-constexpr u32 kBytes = kXBet + 8 * C;             // + 1024 to align the base
+constexpr u32 kXBe = kXBet + 8 * C;               // beta e^gamma ik a token, one chunk's (PH 4: T_k's column scale)
+constexpr u32 kBytes = kXBe + 4 * C;              // + 1024 to align the base
 static_assert(kBytes + 1024 <= 232448, "over the 227 KiB a CTA may have");
 static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
 }  // namespace r3
@@ -109,11 +110,100 @@ __device__ __forceinline__ void half_gates(const GdnParams& p, float g, float b,
   gam[j] = sum * kLog2e;
   bet[j] = bb;
 }
+// ---- PH 4, gdn_bwd's forward recompute: a chunk's tiles to the gdn_bwd workspace (gdn_bwd_params.cuh's regions,
+// per (chunk slot, output head) sh, as gdn_bwd_prep and gdn_bwd_fwd_scan write them) ----
+// The chunk block of sh: bf16 qe, wn, kd, u [C][D], p, T [C][C] at gdn_common.cuh's kOff* (u is not written: only
+// gdn_bwd_fwd_scan, which this form replaces, reads it).
+__device__ __forceinline__ u16* bwd_block(const GdnParams& p, i64 sh) {
+  return reinterpret_cast<u16*>(p.bwd_ws + p.bwd_blocks) + sh * (4 * C * D + 2 * C * C);
+}
+__device__ __forceinline__ float* bwd_egc(const GdnParams& p) { return reinterpret_cast<float*>(p.bwd_ws + p.bwd_egc); }
+__device__ __forceinline__ u16* bwd_st(const GdnParams& p) { return reinterpret_cast<u16*>(p.bwd_ws + p.bwd_st); }
+__device__ __forceinline__ u16* bwd_vn(const GdnParams& p) { return reinterpret_cast<u16*>(p.bwd_ws + p.bwd_vn); }
+// T (fp32 rows LDF apart) to the block's dense bf16 T tile, zeros above the diagonal: 16 bytes a piece, four pieces
+// a thread of the auxiliary warpgroup (a: 0..127).
+__device__ __forceinline__ void bwd_store_t(const float* tf, u16* bt, int a) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int q = a + 128 * i, r = q >> 3, c = 8 * (q & 7);
+    u32 w[4];
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      const float x0 = c + e <= r ? tf[r * LDF + c + e] : 0.f;
+      const float x1 = c + e + 1 <= r ? tf[r * LDF + c + e + 1] : 0.f;
+      w[e / 2] = pack_bf16(x0, x1);
+    }
+    *reinterpret_cast<uint4*>(bt + r * C + c) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+// The state slice S^T [v0 .. v0 + 64) at the chunk's start (st's m64n128 fragments, row fr (+ 8), column fc (+ 1)) as
+// bf16 rows of D from dst (the slice's first row).
+__device__ __forceinline__ void bwd_store_state(const float (&st)[64], u16* dst, int fr, int fc) {
+#pragma unroll
+  for (int j = 0; j < 64; j += 2) {
+    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+    *reinterpret_cast<u32*>(dst + r * D + c) = pack_bf16(st[j], st[j + 1]);
+  }
+}
+// Vn (this warpgroup's Vn^T fragments: vn[4 t + 2 hh + e] = Vn^T[fr + 8 hh][8 t + fc + e]) to the dense bf16 [C][D]
+// tile at dst, value columns v0 .. v0 + 64: packed and stored transposed (stmatrix) into the warpgroup's panel
+// `stage` as Vn[c][v0 .. v0 + 64) (store_o's map; the panel's V rows are dead once Vn^T is formed), then 16-byte
+// stores by row, all 64 rows (a partial chunk's rows past its tokens are zeros: beta is 0 there).
+__device__ __forceinline__ void bwd_store_vn(const float (&vn)[32], u32 stage, u16* dst, int wg, int wi, int lane,
+                                             int tid, int v0) {
+  const int mi = lane >> 3, mk = lane & 7;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    u32 w4[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {  // matrix i: the 8 x 8 block (t = 2 m + i / 2, hh = i % 2)
+      const int j = 4 * (2 * m + (i >> 1)) + 2 * (i & 1);
+      w4[i] = pack_bf16(vn[j], vn[j + 1]);
+    }
+    const int c = 8 * (2 * m + (mi >> 1)) + mk, vch = 2 * wi + (mi & 1);
+    stmatrix_x4_trans(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(vch) ^ static_cast<u32>(c & 7)) << 4),
+                      w4[0], w4[1], w4[2], w4[3]);
+  }
+  wg_sync(wg);
+  const int tw = tid & 127;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int q = tw + 128 * k, c = q >> 3, ch = q & 7;
+    const uint4 w = lds128(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(ch) ^ static_cast<u32>(c & 7)) << 4));
+    *reinterpret_cast<uint4*>(dst + c * D + v0 + 8 * ch) = w;
+  }
+}
+// Qe = diag(e^gamma iq) Q and Kd = diag(ik e^(gamma_C - gamma)) K from the rows as loaded (bf16 by now: the row
+// stage's swizzled [64][128] tiles at sQ, sK) and their factors a token, to the block: 16 bytes a piece, four of each
+// tile a thread of the state side (t: 0..255).
+__device__ __forceinline__ void bwd_store_qk(u32 sQ, u32 sK, const float* eg_tok, const float* kf_tok, u16* blk,
+                                             int t) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const bool isk = i >= 4;
+    const int q = t + 256 * (i & 3), r = q >> 4, col = 8 * (q & 15);
+    const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+    const uint4 w = lds128((isk ? sK : sQ) + off);
+    const float f = isk ? kf_tok[r] : eg_tok[r];
+    const uint4 y = make_uint4(pack_bf16(f * bf16_lo(w.x), f * bf16_hi(w.x)), pack_bf16(f * bf16_lo(w.y), f * bf16_hi(w.y)),
+                               pack_bf16(f * bf16_lo(w.z), f * bf16_hi(w.z)), pack_bf16(f * bf16_lo(w.w), f * bf16_hi(w.w)));
+    *reinterpret_cast<uint4*>(blk + (isk ? kOffKd : kOffQe) + r * D + col) = y;
+  }
+}
+
+// PH 4 (gdn_bwd_fwd_fused): the forward pass with no O, from the initial state (dense [N, HO, D, D] rows); per chunk
+// the state side stores S^T at the chunk's start and Vn (as gdn_bwd_fwd_scan), forms Wn = -T_k K (an m64n64k64
+// wgmma a warpgroup; the auxiliary side puts T_k = T diag(beta e^gamma ik) in the product stage's P tile, which
+// holds nothing else in this form) and copies Qe and Kd out of the row stage; the auxiliary side forms P unscaled
+// (to the block directly), T (to the block) and e^gamma_C (as gdn_bwd_prep). q rows load as for O. The scale is 1 in
+// this form (P and eg carry none: the backward's products take it).
 template <int PH>
 __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem_raw) {
   using namespace r3;
   constexpr bool kOut = PH == 0 || PH == 3;
   constexpr bool kSum = PH == 1 || PH == 2;
+  constexpr bool kBwd = PH == 4;     // gdn_bwd's forward recompute (above)
+  constexpr bool kQ = kOut || kBwd;  // q rows loaded, P formed
   const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
   unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
   const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -128,7 +218,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   const int nch = static_cast<int>((te - tb + C - 1) / C);
   const i64 srow = kOut ? state_row(p, seq) : seq;
   const bool mrows = kSum && blockIdx.x == 1;
-  const float scale = static_cast<float>(p.scale);
+  const float scale = kBwd ? 1.f : static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   auto rows_at = [&](int c) -> u32 { return sb + static_cast<u32>(c % 3) * kRBytes; };
   auto rows_ptr = [&](int c) -> unsigned char* { return base + static_cast<u32>(c % 3) * kRBytes; };
@@ -203,14 +293,19 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       aux_sync();  // gam, bet
       WS_CLK(3);
       const float gc = gam[C - 1];
+      const i64 sh = (bos / C + seq + c) * p.ho + h;  // PH 4: the chunk's slot and head in the backward's workspace
       if (a < C) {
         const float gr = gam[a], eg = exp2f(gr);
         eg_tok[a] = scale * eg * iq_tok[a];
         kf_tok[a] = ik_tok[a] * exp2f(gc - gr);
         ke_tok[a] = eg * ik_tok[a];
+        if (kBwd) reinterpret_cast<float*>(base + kXBe)[a] = bet[a] * eg * ik_tok[a];
       }
-      if (a == 0) *reinterpret_cast<float*>(pp + kPGc) = exp2f(gc);
-      lp_issue<kOut>(accl, accp, sK, sQ);
+      if (a == 0) {
+        *reinterpret_cast<float*>(pp + kPGc) = exp2f(gc);
+        if (kBwd) bwd_egc(p)[sh] = exp2f(gc);
+      }
+      lp_issue<kQ>(accl, accp, sK, sQ);
       // GDN_WS3_GATES: chunk c + 1's gates into the other parity's gamma / beta (chunk c - 1's: every
       // aux thread left them before this chunk's aux_sync above), chunk c + 2's loaded.
       if (GDN_WS3_GATES == 1 && wi == 0 && c + 1 < nch) {
@@ -221,7 +316,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       }
       wgmma_wait<0>();
       pin<32>(accl);
-      if (kOut) pin<32>(accp);
+      if (kQ) pin<32>(accp);
       // GDN_WS3_GATES 2: chunk c + 1's gates into the other parity (chunk c - 1's: read last by its T_v copy,
       // before this chunk's barriers), chunk c + 2's loaded.
       auto next_gates = [&] {
@@ -232,7 +327,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
                    reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
         if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
       };
-      if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
+      if constexpr (kBwd) {  // P unscaled, to the block (the state side forms no O)
+        lp_epilogue<true, -1, true>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc,
+                                    bwd_block(p, sh) + kOffP);
+      } else if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
 #define GDN_WS3_EPI_W(W)                                                                                               \
   lp_epilogue<kOut, W>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc)
         switch (wi) {
@@ -254,8 +352,14 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #endif
       inverse_aux(lf, tf, a, tick, next_gates);
       WS_CLK(2);
+      if constexpr (kBwd) {  // T_k into the P tile (the state side's Wn), T to the block
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+        for (int hh = 0; hh < 2; ++hh) t_copy<true>(a + 128 * hh, tf, sb + kXBe, sb + kXBet + gb, ps + kPP, ps + kPTv);
+        bwd_store_t(tf, bwd_block(p, sh) + kOffT, a);
+      } else {
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+      }
       fence_async_shared();
       WS_CLK(5);
       nb_arrive(kBarFull + (c & 1), kWsThreads);
@@ -278,15 +382,15 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   quarter_row_pieces(lr, lq, piece);
   auto request_rows = [&](int c) {
     const u32 at = rows_at(c);
-    request_quarter_row<kOut>(p, at + kRQ, at + kRK, at + kRV, piece, bos, tb + static_cast<i64>(c) * C, te, lr, lq, hq,
-                              hk, hv);
+    request_quarter_row<kQ>(p, at + kRQ, at + kRK, at + kRV, piece, bos, tb + static_cast<i64>(c) * C, te, lr, lq, hq,
+                            hk, hv);
     cp_async_commit();
   };
   // Chunk c's rows landed (this thread's copies; the caller waited): norms, then ROWS(c % 3).
   auto publish_rows = [&](int c) {
     const u32 at = rows_at(c);
     float iq, ik;
-    quarter_norms(at + kRQ, at + kRK, at + kRV, piece, kOut, l2, iq, ik);
+    quarter_norms(at + kRQ, at + kRK, at + kRV, piece, kQ, l2, iq, ik);
     if (lq == 0) {
       float* const rp = reinterpret_cast<float*>(rows_ptr(c));
       rp[kRIq / 4 + lr] = iq;
@@ -327,11 +431,39 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #else
     const NoTick tick{};
 #endif
-    state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
-                              ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
-                              fc, wi, lane, tick, [&] {
-                                if (GDN_WS3_NORMMID) rows_ahead();
-                              });
+    auto mid = [&] {
+      if (GDN_WS3_NORMMID) rows_ahead();
+    };
+    if constexpr (kBwd) {
+      const i64 sh = (bos / C + seq + c) * p.ho + h;
+      bwd_store_state(st, bwd_st(p) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // S^T at the chunk's start
+      state_chunk_x<false, true>(st, o, false, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
+                                 ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
+                                 fc, wi, lane, tick, mid, [&](const float (&vt)[32]) {
+#pragma unroll
+                                   for (int j = 0; j < 32; ++j) o[j] = vt[j];
+                                 });
+      bwd_store_vn(o, rs + kRV + static_cast<u32>(wg) * kPanel64, bwd_vn(p) + sh * C * D, wg, wi, lane, tid, v0);
+      // Wn = -T_k K, this warpgroup's 64 columns (o is free again), while Qe and Kd are copied out.
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < C / 16; ++kk)
+        MmaBt<64>::mma(o, kdesc(ps + kPP, kk, kPanel64), mdesc(rs + kRK + static_cast<u32>(wg) * kPanel64, kk), kk > 0);
+      wgmma_commit();
+      u16* const blk = bwd_block(p, sh);
+      bwd_store_qk(rs + kRQ, rs + kRK, eg_tok, kf_tok, blk, tid);
+      wgmma_wait<0>();
+      pin<32>(o);
+#pragma unroll
+      for (int j = 0; j < 32; j += 2) {
+        const int r = fr + 8 * ((j & 3) >> 1), cc = 64 * wg + 8 * (j >> 2) + fc;
+        *reinterpret_cast<u32*>(blk + kOffWn + r * D + cc) = pack_bf16(-o[j], -o[j + 1]);
+      }
+    } else {
+      state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
+                                ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
+                                fc, wi, lane, tick, mid);
+    }
     WS_CLK(1);
     // A full chunk ending on a multiple of the cadence (tokens from the sequence's start): its state is a checkpoint.
     if (ckpt && n == C && (c0 + C) % p.ckpt_every == 0)

@@ -58,6 +58,12 @@ struct GdnParams {
   // struct, so builds without them read the fields above unchanged.
   unsigned long long ckpt;
   long long ckpt_type, ckpt_every, ckpt_rows;
+  // gdn_bwd's forward recompute (gdn_bwd_fwd_fused: the fused build's form 4, the backward's PIPELINE_ARCH 3): the
+  // gdn_bwd workspace and the byte offsets of the regions it writes (gdn_bwd_params.cuh: the chunk blocks' qe, wn,
+  // kd, p, T tiles; e^gamma_C; S^T at each chunk's start; Vn), per (chunk slot, output head) as gdn_bwd_prep and
+  // gdn_bwd_fwd_scan write them. Last, as the checkpoints' fields.
+  unsigned long long bwd_ws;
+  long long bwd_blocks, bwd_egc, bwd_st, bwd_vn;
 };
 
 }  // namespace opgraph_gdn
@@ -153,7 +159,8 @@ constexpr long long gdn_fused_smem_bytes(long long d) {
 // Under GDN_WS_R3 (ws::ws3_pass, the engine's PIPELINE_ARCH 3; its default lives here so the engine's launch and
 // the kernel agree: one line turns it on for both): three row stages (q, k, v [64 x d] bf16, 1 KiB for
 // the rows' norms and the stage's mbarrier), two product stages (T_v, P [64 x 64] bf16, 1 KiB of
-// factors); fp32 lf, tf [64 x 65], two chunks' gamma and beta [64]; 1024 bytes to align the base.
+// factors); fp32 lf, tf [64 x 65], two chunks' gamma and beta [64], one chunk's beta e^gamma ik [64] (the backward's
+// T_k); 1024 bytes to align the base.
 #ifndef GDN_WS_R3
 #define GDN_WS_R3 1
 #endif
@@ -167,7 +174,7 @@ constexpr long long gdn_fused_smem_bytes(long long d) {
 #define GDN_WS3_LD 68
 #endif
 constexpr long long gdn_fused_ws_smem_bytes(long long d) {
-  return GDN_WS_R3 ? 3 * (3 * 64 * d * 2 + 1024) + 2 * (2 * 64 * 64 * 2 + 1024) + 4 * (2 * 64 * GDN_WS3_LD + 4 * 64) +
+  return GDN_WS_R3 ? 3 * (3 * 64 * d * 2 + 1024) + 2 * (2 * 64 * 64 * 2 + 1024) + 4 * (2 * 64 * GDN_WS3_LD + 5 * 64) +
                          1024
                    : 2 * (2 * (4 * 64 * d + 2 * 64 * 64) + 1024) + 2 * 64 * 64 + 4 * (2 * 64 * 65 + 5 * 64) + 1024;
 }
