@@ -2,7 +2,9 @@
 numpy is installed with the binding: each exits 1 when the emulated kernel's result leaves the exact one.
 scripts/emulate_ws3_inverse.py: the R3 inverse (GDN_WS3_MERGE2's shuffles, GDN_WS3_DIAG8's 8 x 8 blocks and
 their merge, the default 16 x 16 blocks' four-column reads) at both row strides (GDN_WS3_LD 65, 68), unwritten entries
-poisoned."""
+poisoned. scripts/emulate_bwd_fused_recompute.py: the tiles the backward's fused forward recompute (gdn_bwd_fwd_fused)
+writes from the rows as loaded and its folded factors, against the ones gdn_bwd_prep and gdn_bwd_fwd_scan write from
+the normalised rows, over chunks with a short last one."""
 import os
 import subprocess
 import sys
@@ -20,3 +22,14 @@ def test_ws3_inverse_emulation(ldf):
     lines = out.stdout.splitlines()
     # 16 x 16, 8 x 8 (DIAG8), and at a row stride of a multiple of 4 the four-column reads (R3's default)
     assert len(lines) == (3 if int(ldf) % 4 == 0 else 2) and all("max abs error" in ln for ln in lines)
+
+
+def test_bwd_fused_recompute_emulation():
+    out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "emulate_bwd_fused_recompute.py")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    # every workspace tile the two forms share, the padded rows' checks and the final state
+    names = [ln.split("  ")[0].strip() for ln in lines]
+    for tile in ("Qe", "Kd", "Wn", "P", "T", "egc", "St", "Vn", "final state"):
+        assert tile in names, out.stdout
