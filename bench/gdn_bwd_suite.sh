@@ -5,7 +5,9 @@
 # (the engine's execute, CUDA events). Logs to $OUT; the summary last.
 #   bash bench/gdn_bwd_suite.sh            (OPGRAPH_SUITE_NUMERICS_ONLY=1: no timing; OPGRAPH_BWD_TIMING=<gtest filter>:
 #                                           other timing tests, e.g. 'GdnBwdGpu.TimingCheckpoints' or
-#                                           'GdnBwdGpu.TimingFusedRecompute')
+#                                           'GdnBwdGpu.TimingFusedRecompute'; OPGRAPH_BWD_FIRST=<gtest filter>: those
+#                                           cases alone first, 150 s at most, the suite stopped if they fail or hang:
+#                                           a form's first run, e.g. 'GdnBwdGpu.FusedRecompute')
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -16,6 +18,13 @@ export XDG_CACHE_HOME=/tmp/xdg-gdn-bwd
 source bench/la_suite_lib.sh
 t0=$(date +%s)
 la_build test_la_gpu || exit 1
+if [ -n "${OPGRAPH_BWD_FIRST:-}" ]; then
+  timeout -s KILL 150 "$B/tests/test_la_gpu" --gtest_filter="$OPGRAPH_BWD_FIRST" >"$out/bwd_first.log" 2>&1
+  rc=$?
+  echo "==== first: $OPGRAPH_BWD_FIRST rc $rc ($([ $rc = 137 ] && echo 'killed at 150 s: a hang?' || echo done))"
+  grep -E '^\[ gdn_bwd \]|Failure|^\[  (PASSED|FAILED)' "$out/bwd_first.log" | head -40
+  [ $rc = 0 ] || exit 1
+fi
 la_shards 'GdnBwdGpu.VarlenBothHeadDims' 'GdnBwdGpu*:-GdnBwdGpu*.Timing*' bwd_shard
 echo "numerics done at $(( $(date +%s) - t0 )) s"
 if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then

@@ -530,9 +530,9 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::gdn_bwd_declared_specialisations();
-  // 11 entries (6 a plan at most) x d {64, 128} x {bf16, fp16}, and gdn_bwd_fwd_fused (the fused forward
-  // recompute, PIPELINE_ARCH 3: gdn_fused.cu's warp-specialised build, form 4) x {bf16, fp16} at d = 128
-  ASSERT_EQ(all.size(), 46u);
+  // 11 entries (6 a plan at most) x d {64, 128} x {bf16, fp16}, and gdn_bwd_fwd_fused and gdn_bwd_rev_fused (the
+  // fused forms, PIPELINE_ARCH 2 and 3: gdn_fused.cu's warp-specialised build) x {bf16, fp16} at d = 128
+  ASSERT_EQ(all.size(), 48u);
   for (const auto& r : all) {
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();

@@ -55,7 +55,7 @@ using gemm_testing::gpu;
 struct Case : CaseBase {
   bool d_final = true;
   std::int64_t split = 0;  // the plan's CHAIN_SPLIT (chunks a span; 0: the whole-sequence scans)
-  std::int64_t arch = 0;   // the plan's PIPELINE_ARCH (3: the fused forward recompute, rule B9)
+  std::int64_t arch = 0;   // the plan's PIPELINE_ARCH (B9: 2 the fused forward recompute, 3 with the fused reverse)
   // > 0: checkpoint_every_n_tokens, and state_checkpoints [floor(T / c), HO, D, D] bound (random states: the
   // reference takes the same ones, so any row read wrong shows)
   std::int64_t ckpt_every = 0;
@@ -415,13 +415,17 @@ TEST_F(GdnBwdGpu, CheckpointsSeedTheForwardSpans) {
   check(c, rng);
 }
 
-// The fused forward recompute (PIPELINE_ARCH 3, d = 128: gdn_bwd_fwd_fused writes the prep's tiles, S^T and Vn from
-// the forward's warp-specialised pass): the varlen batch; fp16 inputs with bf16 gates and states and grouped q / k
-// heads (4 q heads over 1 k head: dq, dk staged); every gate and beta attribute with the in-place state gradient;
-// no initial state, strong decay, no d_final_state, v shared by 2 q heads; a long sequence (many chunks a CTA).
+// The fused forms (d = 128): PIPELINE_ARCH 2, gdn_bwd_fwd_fused writing the prep's tiles, S^T and Vn from the
+// forward's warp-specialised pass, then the scan-based reverse; 3, that and gdn_bwd_rev_fused (dS^T on three
+// warpgroups, both V halves a CTA). The varlen batch under both; under 3: fp16 inputs with bf16 gates and states and
+// grouped q / k heads (4 q heads over 1 k head: dq, dk staged); every gate and beta attribute with the in-place
+// state gradient; no initial state, strong decay, no d_final_state, v shared by 2 q heads; a long sequence.
 TEST_F(GdnBwdGpu, FusedRecompute) {
   std::mt19937 rng(21);
-  Case c = varlen_case(128, "fused, ");
+  Case c = varlen_case(128, "fused fwd, ");
+  c.arch = 2;
+  check(c, rng);
+  c = varlen_case(128, "fused fwd + rev, ");
   c.arch = 3;
   check(c, rng);
   c = Case{};
@@ -453,7 +457,7 @@ TEST_F(GdnBwdGpu, FusedRecompute) {
   c = Case{};
   c.arch = 3;
   c.name = "fused, one long sequence, l2norm";
-  c.lens = {8192};
+  c.lens = {4096};
   c.l2 = true;
   check(c, rng);
 }
@@ -633,7 +637,8 @@ double time_case(const Case& c, std::int64_t split, std::uint64_t seed, std::int
   EXPECT_TRUE(p->g.validate().is_good());
   FactsCache facts(p->g, PlanTarget{gpu().props});
   PlanContext ctx{&facts};
-  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, c.arch}, {KnobType::CHAIN_SPLIT, split}}, {}, -1};
+  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, c.arch}, {KnobType::CHAIN_SPLIT, split}}, {},
+                          -1};
   auto plan = build_direct(la_engine(), p->g, config, ctx);
   EXPECT_TRUE(plan.is_good()) << plan.status().message();
   if (plan.is_bad()) return -1;
@@ -722,24 +727,28 @@ TEST_F(GdnBwdGpu, TimingFiveCells) {
     }
 }
 
-// The fused forward recompute against the prep and the forward scan on the five cells (split 0 both; the same
-// inputs): the backward's time under each, and the ratio. Figures, not a check.
+// The fused forms against the prep and the scans on the five cells (split 0 all; the same inputs): the backward's
+// time under PIPELINE_ARCH 0, 2 (the fused forward recompute) and 3 (and the fused reverse scan), and the ratios to
+// 0. Figures, not a check.
 TEST_F(GdnBwdGpu, TimingFusedRecompute) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   std::printf("[ gdn_bwd fused ] bf16, d = 128, l2norm, initial state, d_final_state; median of 20; unsplit\n");
-  std::printf("[ gdn_bwd fused ] %-8s %-10s %12s %12s %8s\n", "heads", "B x T", "prep+scan ms", "fused ms", "ratio");
+  std::printf("[ gdn_bwd fused ] %-8s %-10s %10s %10s %10s %8s %8s\n", "heads", "B x T", "arch 0 ms", "arch 2 ms",
+              "arch 3 ms", "2 / 0", "3 / 0");
   for (const Cell& cell : kCells) {
     Case c = cell_case(cell);
     const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
     std::int64_t wb = 0;
-    const double plain = time_case(c, 0, seed, &wb);
-    c.arch = 3;
-    const double fused = time_case(c, 0, seed, &wb);
-    ASSERT_GE(plain, 0);
-    ASSERT_GE(fused, 0);
-    std::printf("[ gdn_bwd fused ] %3lld/%-4lld %lld x %-6lld %12.3f %12.3f %7.3fx\n", static_cast<long long>(cell.hqk),
-                static_cast<long long>(cell.hv), static_cast<long long>(cell.b), static_cast<long long>(cell.t), plain,
-                fused, fused / plain);
+    double ms[3];
+    const std::int64_t archs[3] = {0, 2, 3};
+    for (int i = 0; i < 3; ++i) {
+      c.arch = archs[i];
+      ms[i] = time_case(c, 0, seed, &wb);
+      ASSERT_GE(ms[i], 0);
+    }
+    std::printf("[ gdn_bwd fused ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %10.3f %7.3fx %7.3fx\n",
+                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                static_cast<long long>(cell.t), ms[0], ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0]);
   }
 }
 

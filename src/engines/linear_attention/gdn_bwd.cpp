@@ -43,10 +43,10 @@ constexpr unsigned kThreads = 256;
 constexpr unsigned kFinishTokensPerBlock = kThreads / 32;  // one warp a token
 
 runtime::KernelRequest request(long long d, DataType io, const char* entry) {
-  // The prep and the two scans in one source, the gradient kernels in the other; the fused forward recompute is
-  // the forward's warp-specialised fused build (gdn_fused.cu, GDN_FUSED_WS; its form 4).
+  // The prep and the two scans in one source, the gradient kernels in the other; the fused forward recompute and
+  // the fused reverse scan are in the forward's warp-specialised fused build (gdn_fused.cu, GDN_FUSED_WS).
   const std::string e = entry;
-  if (e == "gdn_bwd_fwd_fused") {
+  if (e == "gdn_bwd_fwd_fused" || e == "gdn_bwd_rev_fused") {
     runtime::KernelRequest r = rules::kernel_request(d, io, entry, "linear_attention/kernels/gdn_fused.cu");
     r.defines.push_back({"GDN_FUSED_WS", "1"});
     return r;
@@ -60,21 +60,27 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
 // Every entry, in launch order; a plan launches those its form needs (the split's five
 // or the two whole-sequence scans; the fused forward recompute in place of the prep and the forward scan).
 enum Entry : int {
-  kPrep, kFwdFused, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kRevScan, kRevSpan, kGrads, kFinish,
-  kGateParams, kKernels
+  kPrep, kFwdFused, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kRevScan, kRevFused, kRevSpan, kGrads,
+  kFinish, kGateParams, kKernels
 };
-constexpr const char* kEntries[kKernels] = {"gdn_bwd_prep",     "gdn_bwd_fwd_fused",   "gdn_bwd_fwd_summary",
+constexpr const char* kEntries[kKernels] = {"gdn_bwd_prep",        "gdn_bwd_fwd_fused",  "gdn_bwd_fwd_summary",
                                             "gdn_bwd_rev_summary", "gdn_bwd_span_fixup", "gdn_bwd_fwd_scan",
-                                            "gdn_bwd_fwd_span", "gdn_bwd_rev_scan",    "gdn_bwd_rev_span",
-                                            "gdn_bwd_grads",    "gdn_bwd_finish",      "gdn_bwd_gate_params"};
+                                            "gdn_bwd_fwd_span",    "gdn_bwd_rev_scan",   "gdn_bwd_rev_fused",
+                                            "gdn_bwd_rev_span",    "gdn_bwd_grads",      "gdn_bwd_finish",
+                                            "gdn_bwd_gate_params"};
+// The entries only the d = 128 warp-specialised build has.
+bool fused_entry(int e) { return e == kFwdFused || e == kRevFused; }
 bool split_entry(int e) { return e == kFwdSummary || e == kRevSummary || e == kFixup || e == kFwdSpan || e == kRevSpan; }
 bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
 // Whether a plan of form `f` launches entry `e`: under a split the split's five kernels, else the two
 // whole-sequence scans; with checkpoints the forward recompute is gdn_bwd_fwd_span (seeded by them) in either
-// form; the fused forward recompute (unsplit, without checkpoints) replaces the prep and the forward scan.
+// form; the fused forward recompute (unsplit, without checkpoints) replaces the prep and the forward scan, the
+// fused reverse scan the reverse scan.
 bool form_entry(int e, const BwdForm& f, bool ckpt) {
   if (e == kFwdFused) return f.fused;
+  if (e == kRevFused) return f.fused_rev;
   if (f.fused && (e == kPrep || e == kFwdScan)) return false;
+  if (f.fused_rev && e == kRevScan) return false;
   if (ckpt && (e == kFwdSpan || e == kFwdScan)) return e == kFwdSpan;
   return f.split > 0 ? !whole_entry(e) : !split_entry(e);
 }
@@ -261,9 +267,17 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
   l.dims[kFwdFused] = dims(0, heads, seqs, 0);
   if (form.fused) {
     l.fwd = fused_recompute_params(p, k);
-    l.dims[kFwdFused] = dims(1, heads, seqs, opgraph_gdn::gdn_fused_ws_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
+    l.dims[kFwdFused] =
+        dims(1, heads, seqs, opgraph_gdn::gdn_fused_ws_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
     l.dims[kPrep].grid[0] = 0;
     l.dims[kFwdScan].grid[0] = 0;
+  }
+  // The fused reverse scan: one CTA of three warpgroups a (head, sequence) for both V halves of dS^T.
+  l.dims[kRevFused] = dims(0, heads, seqs, 0);
+  if (form.fused_rev) {
+    l.dims[kRevFused] = dims(1, heads, seqs, opgraph_gdn::gdn_bwd_rev_fused_smem_bytes(p.d),
+                             opgraph_gdn::kGdnFusedWsThreads);
+    l.dims[kRevScan].grid[0] = 0;
   }
   l.dims[kRevSpan] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
   l.dims[kGrads] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1,
@@ -735,7 +749,7 @@ std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
   for (int e = 0; e < kKernels; ++e)
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF})
-        if (e != kFwdFused || d == 128) out.push_back(request(d, io, kEntries[e]));
+        if (!fused_entry(e) || d == 128) out.push_back(request(d, io, kEntries[e]));
   return out;
 }
 
@@ -758,18 +772,21 @@ Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
                                                 ") exceeds the grid's 65535; take longer spans");
   return split;
 }
-// The form a config names: its split, and PIPELINE_ARCH 3 the fused forward recompute (rule B9; any other value
-// the prep and the scans, as every gdn_bwd plan before it).
+// The form a config names: its split, PIPELINE_ARCH 2 the fused forward recompute and 3 that and the fused
+// reverse scan (rule B9; 0 and 1 the prep and the scans, as every gdn_bwd plan before them).
 Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
   auto split = bwd_split(p, config);
   if (split.is_bad()) return split.status();
-  BwdForm f{*split, false};
+  BwdForm f{*split, false, false};
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
-  if (it == config.knobs.end() || it->second != kPrefillFusedWs) return f;
+  if (it == config.knobs.end() || (it->second != kPrefillFused && it->second != kPrefillFusedWs)) return f;
+  const long long arch = it->second;
   auto refuse = [&](const std::string& why) {
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                  "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 3 (the fused forward recompute): rule B9 "
-                  "fused recompute: " + why);
+                  "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH " + std::to_string(arch) +
+                      (arch == kPrefillFused ? " (the fused forward recompute)"
+                                             : " (the fused forward recompute and reverse scan)") +
+                      ": rule B9 fused recompute: " + why);
   };
   if (p.summary) return refuse("gdn_summary_bwd runs the prep and its summaries");
   if (p.d != 128) return refuse("head dim " + std::to_string(p.d) + "; the fused pass is written for 128");
@@ -777,6 +794,7 @@ Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
     return refuse("CHAIN_SPLIT " + std::to_string(f.split) + "; the fused recompute runs each sequence whole (0)");
   if (p.checkpoints >= 0) return refuse("state_checkpoints bound; the recompute seeded by them is PIPELINE_ARCH 0's");
   f.fused = true;
+  f.fused_rev = arch == kPrefillFusedWs;
   return f;
 }
 }  // namespace

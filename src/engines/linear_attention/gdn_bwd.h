@@ -23,8 +23,8 @@
 //     row-major as declared; dQ, dK, dV, dG, dBeta non-virtual (a virtual
 //     d_initial_state, d_a_log or d_dt_bias is not written);
 //  B8 grid: N <= 65535 sequences, HO <= 65535 heads.
-//  B9 fused recompute (a plan's knob, at build): PIPELINE_ARCH 3 (BwdForm::fused) takes D = 128, CHAIN_SPLIT 0
-//     and no state_checkpoints.
+//  B9 fused recompute (a plan's knob, at build): PIPELINE_ARCH 2 and 3 (BwdForm::fused, fused_rev) take D = 128,
+//     CHAIN_SPLIT 0 and no state_checkpoints.
 // Served: scale, use_qk_l2norm, gate_domain log and linear, safe_gate (with or
 // without a_log / dt_bias; d_a_log and d_dt_bias as deterministic sums over the
 // tokens), use_beta_sigmoid,
@@ -127,13 +127,16 @@ Status gdn_bwd_support(const OpGraph& graph);
 Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, const VariantPack& pack,
                                                  const DeclaredLayout& layout);
 
-// A gdn_bwd plan's form, from its knobs: the chain split (CHAIN_SPLIT, chunks a span; 0: none) and the fused
-// forward recompute (PIPELINE_ARCH 3, rule B9: gdn_bwd_fwd_fused, the forward's warp-specialised fused pass
-// storing each chunk's tiles, S^T and Vn, in place of gdn_bwd_prep and gdn_bwd_fwd_scan; d = 128, unsplit,
-// without state_checkpoints; not proposed by the heuristics until its numerics have run on the H200).
+// A gdn_bwd plan's form, from its knobs: the chain split (CHAIN_SPLIT, chunks a span; 0: none), the fused
+// forward recompute (PIPELINE_ARCH 2 and 3, rule B9: gdn_bwd_fwd_fused, the forward's warp-specialised fused pass
+// storing each chunk's tiles, S^T and Vn, in place of gdn_bwd_prep and gdn_bwd_fwd_scan) and the fused reverse
+// scan (PIPELINE_ARCH 3: gdn_bwd_rev_fused, three warpgroups a (head, sequence), in place of gdn_bwd_rev_scan);
+// d = 128, unsplit, without state_checkpoints; not proposed by the heuristics until their numerics have run on
+// the H200.
 struct BwdForm {
   long long split = 0;
   bool fused = false;
+  bool fused_rev = false;
 };
 
 // The kernels a plan of `p` runs under a chain split of `split` chunks a span (0: none), in
@@ -145,7 +148,8 @@ struct BwdForm {
 // staged for it: HQ != HK or HV < HO), gdn_bwd_gate_params (launched only when d_a_log or
 // d_dt_bias is produced), specialised by D and the q/k/v type.
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split = 0);
-// The same for a form (the fused forward recompute: gdn_bwd_fwd_fused first, no gdn_bwd_prep, no gdn_bwd_fwd_scan).
+// The same for a form (the fused forward recompute: gdn_bwd_fwd_fused first, no gdn_bwd_prep, no gdn_bwd_fwd_scan;
+// the fused reverse scan: gdn_bwd_rev_fused for gdn_bwd_rev_scan).
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, const BwdForm& form);
 
 // The workspace (bytes) a plan of `p` needs (kernels/gdn_bwd_params.cuh,
@@ -165,7 +169,7 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0
 long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count);
 
 // Every specialisation gdn_bwd may compile: the eleven entries for D in {64, 128}
-// x q/k/v in {bf16, fp16}, and gdn_bwd_fwd_fused for D = 128 x {bf16, fp16}.
+// x q/k/v in {bf16, fp16}, and gdn_bwd_fwd_fused and gdn_bwd_rev_fused for D = 128 x {bf16, fp16}.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 
 // The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to

@@ -151,7 +151,11 @@ constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
 // gdn_bwd_span_fixup: the forward fix-up's FixupSmem (gdn_common.cuh): fp32 mf [d][d]; bf16 x [64][d + 8],
 // m [d][d + 8].
 constexpr long long gdn_bwd_fixup_smem_bytes(long long d) { return 4 * d * d + 2 * (64 + d) * (d + 8); }
-// Threads a CTA of gdn_bwd_grads (16 warps; every other backward kernel has 256).
+// gdn_bwd_rev_fused (the backward's PIPELINE_ARCH 3, d = 128; kernels/gdn_bwd_rev_ws.cuh): two stages of Qe, Wn, Kd,
+// dO [C][d], P [C][C] bf16, S^T [d][d] bf16 in 272-byte rows and e^gamma_C (107 KiB a stage); 1024 bytes to align.
+constexpr long long gdn_bwd_rev_fused_smem_bytes(long long) { return 2 * 109568 + 1024; }
+// Threads a CTA of gdn_bwd_grads (16 warps; gdn_bwd_rev_fused 384, as the fused forward recompute; every other
+// backward kernel 256).
 constexpr int kGdnBwdGradsThreads = 512;
 
 }  // namespace opgraph_gdn

@@ -775,9 +775,15 @@ GDN_FUSED_ENTRY(gdn_summary_fused, 1)
 GDN_FUSED_ENTRY(gdn_span_summary_fused, 2)
 GDN_FUSED_ENTRY(gdn_span_scan_fused, 3)
 #if GDN_FUSED_WS && GDN_WS_R3 && !GDN_CKPT
-// gdn_bwd's forward recompute (the backward's PIPELINE_ARCH 3; grid (1, HO, N)): the forward's chunks with no O,
-// each chunk's tiles to the gdn_bwd workspace in place of gdn_bwd_prep and gdn_bwd_fwd_scan (ws3_pass, PH 4).
+// gdn_bwd's forward recompute (the backward's PIPELINE_ARCH 2 and 3; grid (1, HO, N)): the forward's chunks with
+// no O, each chunk's tiles to the gdn_bwd workspace in place of gdn_bwd_prep and gdn_bwd_fwd_scan (ws3_pass, PH 4).
 GDN_FUSED_ENTRY(gdn_bwd_fwd_fused, 4)
+// gdn_bwd's reverse scan on three warpgroups (the backward's PIPELINE_ARCH 3; grid (1, HO, N)): gdn_bwd_rev_ws.cuh.
+extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) gdn_bwd_rev_fused(
+    const opgraph_gdn::GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  opgraph_gdn::ws::gdn_bwd_rev_ws(p, smem_raw);
+}
 #endif
 #undef GDN_FUSED_ENTRY
 #endif  // GDN_D == 128

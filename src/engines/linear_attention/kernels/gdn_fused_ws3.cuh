@@ -169,8 +169,8 @@ __device__ __forceinline__ void bwd_store_vn(const float (&vn)[32], u32 stage, u
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const int q = tw + 128 * k, c = q >> 3, ch = q & 7;
-    const uint4 w = lds128(stage + static_cast<u32>(c) * 128u + ((static_cast<u32>(ch) ^ static_cast<u32>(c & 7)) << 4));
-    *reinterpret_cast<uint4*>(dst + c * D + v0 + 8 * ch) = w;
+    const u32 at = static_cast<u32>(c) * 128u + ((static_cast<u32>(ch) ^ static_cast<u32>(c & 7)) << 4);
+    *reinterpret_cast<uint4*>(dst + c * D + v0 + 8 * ch) = lds128(stage + at);
   }
 }
 // Qe = diag(e^gamma iq) Q and Kd = diag(ik e^(gamma_C - gamma)) K from the rows as loaded (bf16 by now: the row
@@ -185,8 +185,10 @@ __device__ __forceinline__ void bwd_store_qk(u32 sQ, u32 sK, const float* eg_tok
     const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
     const uint4 w = lds128((isk ? sK : sQ) + off);
     const float f = isk ? kf_tok[r] : eg_tok[r];
-    const uint4 y = make_uint4(pack_bf16(f * bf16_lo(w.x), f * bf16_hi(w.x)), pack_bf16(f * bf16_lo(w.y), f * bf16_hi(w.y)),
-                               pack_bf16(f * bf16_lo(w.z), f * bf16_hi(w.z)), pack_bf16(f * bf16_lo(w.w), f * bf16_hi(w.w)));
+    const uint4 y = make_uint4(pack_bf16(f * bf16_lo(w.x), f * bf16_hi(w.x)),
+                               pack_bf16(f * bf16_lo(w.y), f * bf16_hi(w.y)),
+                               pack_bf16(f * bf16_lo(w.z), f * bf16_hi(w.z)),
+                               pack_bf16(f * bf16_lo(w.w), f * bf16_hi(w.w)));
     *reinterpret_cast<uint4*>(blk + (isk ? kOffKd : kOffQe) + r * D + col) = y;
   }
 }
@@ -437,9 +439,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     if constexpr (kBwd) {
       const i64 sh = (bos / C + seq + c) * p.ho + h;
       bwd_store_state(st, bwd_st(p) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // S^T at the chunk's start
-      state_chunk_x<false, true>(st, o, false, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
-                                 ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
-                                 fc, wi, lane, tick, mid, [&](const float (&vt)[32]) {
+      state_chunk_x<false, true>(st, o, false, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK,
+                                 rs + kRQ, ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok,
+                                 *reinterpret_cast<const float*>(pp + kPGc), fc, wi, lane, tick, mid,
+                                 [&](const float (&vt)[32]) {
 #pragma unroll
                                    for (int j = 0; j < 32; ++j) o[j] = vt[j];
                                  });

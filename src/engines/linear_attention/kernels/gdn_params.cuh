@@ -58,7 +58,7 @@ struct GdnParams {
   // struct, so builds without them read the fields above unchanged.
   unsigned long long ckpt;
   long long ckpt_type, ckpt_every, ckpt_rows;
-  // gdn_bwd's forward recompute (gdn_bwd_fwd_fused: the fused build's form 4, the backward's PIPELINE_ARCH 3): the
+  // gdn_bwd's forward recompute (gdn_bwd_fwd_fused: the fused build's form 4, the backward's PIPELINE_ARCH 2, 3): the
   // gdn_bwd workspace and the byte offsets of the regions it writes (gdn_bwd_params.cuh: the chunk blocks' qe, wn,
   // kd, p, T tiles; e^gamma_C; S^T at each chunk's start; Vn), per (chunk slot, output head) as gdn_bwd_prep and
   // gdn_bwd_fwd_scan write them. Last, as the checkpoints' fields.

@@ -1,0 +1,207 @@
+// linear_attention/kernels/gdn_bwd_rev_ws.cuh — gdn_bwd_rev_fused: the gdn backward's reverse scan on three
+// warpgroups (the backward's PIPELINE_ARCH 3, with gdn_bwd_fwd_fused before it), in place of gdn_bwd_rev_scan's
+// two CTAs of 64-row V slices. A part of gdn_fused_ws.cuh (its warp-specialised build, after ws3_pass), whose
+// wgmma wrappers, descriptors, swizzle, named barriers and bwd_store_* helpers it uses; not a header of its own.
+//
+// One CTA of 384 threads per (output head, sequence) walks the sequence's chunks from the last:
+//   warpgroups 0, 1  dS^T's value rows [64 w, 64 w + 64), fp32 in their wgmma accumulators (the forward's S^T
+//                    layout); per chunk: dS^T (the gradient of the state after the chunk) to the workspace as
+//                    bf16, <S^T, dS^T> over its rows (a partial sum a warp), then on wgmma
+//                      dVn^T = dS^T Kd^T + (scale dO)^T P          (dS^T packed to bf16 as a register A operand)
+//                      dS^T  = e^gamma_C dS^T + (scale dO)^T Qe + dVn^T Wn   (dVn^T packed to bf16 likewise)
+//                    and dVn to the workspace (bf16, staged through the warpgroup's dO panel once read).
+//   warpgroup 2      the loader, up to two chunks ahead: the chunk's Qe, Wn, Kd, P (the forward recompute's
+//                    or the prep's tiles) and S^T at its start by cp.async into the stage's swizzled tiles,
+//                    dO (its run-time type) read, scaled, rounded to bf16 and stored swizzled, e^gamma_C.
+// Two stages; FULL(s) (the loader arrives, the state side syncs) and EMPTY(s) (the state side arrives once done
+// with the stage's chunk, the loader syncs before it refills the stage), each balanced: an arrive only where a
+// sync will meet it. The same formulas, roundings and stores as gdn_bwd_rev_scan (PH 0): dS^T and dVn enter their
+// products as bf16, dVn is stored as the bf16 it entered the update as, and d_initial_state (dS^T at the
+// sequence's start) is written at the end, after each warpgroup read its d_final_state rows at the start (the two
+// may be one buffer). <S^T, dS^T>'s partial sums go to slots 4 w + warp of the chunk's 16 (slots 8 .. 15 zero),
+// which gdn_bwd_grads adds in a fixed order.
+#pragma once
+
+namespace opgraph_gdn {
+namespace ws {
+namespace rv {
+// A stage (bytes from its base; stage s at s * kVBytes): Qe, Wn, Kd [64][128] bf16 as two 64-column panels, dO
+// [64][128] bf16 (scaled; warpgroup w's columns in panel w), P [64][64] (128-byte rows swizzled as the forward's
+// tiles), S^T [128][128] bf16 in rows of kVStRow bytes (16-byte aligned, reads by pairs bank-conflict free), e^gamma_C.
+constexpr u32 kVQe = 0, kVWn = 16384, kVKd = 32768, kVDo = 49152, kVP = 65536, kVSt = 73728;
+constexpr u32 kVStRow = 272;
+constexpr u32 kVEgc = kVSt + 128 * kVStRow;
+constexpr u32 kVBytes = 109568;  // 107 KiB: the tiles stay 1024-aligned
+static_assert(kVEgc + 4 <= kVBytes && kVBytes % 1024 == 0, "reverse stage overflow");
+static_assert(2 * kVBytes + 1024 == gdn_bwd_rev_fused_smem_bytes(D), "gdn_bwd_rev_fused_smem_bytes disagrees");
+}  // namespace rv
+// (FULL(s) and EMPTY(s) are ws_pass's named barriers kBarFull + s and kBarEmpty + s; 1, 2 are wg_sync's.)
+
+// A byte offset of the backward's workspace as a typed pointer.
+template <class T>
+__device__ __forceinline__ T* rv_ws(const GdnBwdParams& p, long long off) {
+  return reinterpret_cast<T*>(p.ws + static_cast<unsigned long long>(off));
+}
+
+__device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned char* smem_raw) {
+  using namespace rv;
+  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
+  unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
+  const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wg = warp >> 2, wi = warp & 3;
+  const int fr = 16 * wi + (lane >> 2), fc = 2 * (lane & 3);
+  const i64 h = blockIdx.y, seq = blockIdx.z;
+  if (seq >= p.n_seq) return;
+  const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
+  const int nch = static_cast<int>((len + C - 1) / C);
+  const i64 first = bos / C + seq;  // the sequence's first chunk slot
+  auto stage_at = [&](int i) -> u32 { return sb + static_cast<u32>(i & 1) * kVBytes; };
+  auto stage_ptr = [&](int i) -> unsigned char* { return base + static_cast<u32>(i & 1) * kVBytes; };
+
+  if (wg == 2) {
+    // ---------------- the loader ----------------
+    setmaxnreg_dec<120>();
+    if (GDN_WS_START_SYNC) __syncthreads();
+    const int a = tid - 256;
+    const float scale = static_cast<float>(p.scale);
+    for (int i = 0; i < nch; ++i) {
+      const int c = nch - 1 - i;  // chunks from the last
+      const i64 c0 = static_cast<i64>(c) * C;
+      const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+      const i64 sh = (first + c) * p.ho + h;
+      const u32 sa = stage_at(i);
+      if (i >= 2) nb_sync(kBarEmpty + (i & 1), kWsThreads);  // the state side is done with chunk i - 2
+      const u16* blk = rv_ws<u16>(p, p.ws_blocks) + sh * gdn_bwd_block_elems(D);
+#pragma unroll
+      for (int m = 0; m < 8; ++m) {  // Qe, Wn, Kd: 1024 pieces of 16 bytes each
+        const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
+        const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+        cp_async16s(sa + kVQe + off, blk + kOffQe + r * D + col, 16);
+        cp_async16s(sa + kVWn + off, blk + kOffWn + r * D + col, 16);
+        cp_async16s(sa + kVKd + off, blk + kOffKd + r * D + col, 16);
+      }
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {  // P: 512 pieces
+        const int q = a + 128 * m, r = q >> 3, col = 8 * (q & 7);
+        cp_async16s(sa + kVP + static_cast<u32>(r) * 128u + swz_chunk(r, col), blk + kOffP + r * C + col, 16);
+      }
+      const u16* st = rv_ws<u16>(p, p.ws_st) + sh * D * D;
+#pragma unroll 4
+      for (int m = 0; m < 16; ++m) {  // S^T at the chunk's start: 2048 pieces
+        const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
+        cp_async16s(sa + kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(col), st + r * D + col, 16);
+      }
+      cp_async_commit();
+      // scale dO as bf16, rows past the chunk zero: thread a takes row a / 2, columns 64 (a % 2) .. + 64.
+      {
+        const int r = a >> 1, v0 = 64 * (a & 1);
+        const i64 row = ((bos + c0 + r) * p.ho + h) * D;
+#pragma unroll 2
+        for (int pc = 0; pc < 8; ++pc) {
+          const int col = v0 + 8 * pc;
+          float x[8];
+#pragma unroll
+          for (int e = 0; e < 8; e += 2) {
+            x[e] = x[e + 1] = 0.f;
+            if (r < n) load_any2(p.d_o, row + col + e, p.do_type, x[e], x[e + 1]);
+          }
+          const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+          sts128(sa + kVDo + off, pack_bf16(scale * x[0], scale * x[1]), pack_bf16(scale * x[2], scale * x[3]),
+                 pack_bf16(scale * x[4], scale * x[5]), pack_bf16(scale * x[6], scale * x[7]));
+        }
+      }
+      if (a == 0) *reinterpret_cast<float*>(stage_ptr(i) + kVEgc) = rv_ws<const float>(p, p.ws_egc)[sh];
+      cp_async_wait_all();
+      fence_async_shared();  // the tiles (cp.async and generic stores) before the state side's wgmma read them
+      nb_arrive(kBarFull + (i & 1), kWsThreads);
+    }
+    return;
+  }
+
+  // ---------------- the state side (warpgroups 0 and 1) ----------------
+  setmaxnreg_inc<192>();
+  if (GDN_WS_START_SYNC) __syncthreads();
+  const int v0 = 64 * wg;
+  const i64 sbase = (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D;  // this warpgroup's state rows
+  float ds[64];
+#pragma unroll
+  for (int j = 0; j < 64; j += 2) {
+    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+    float x = 0.f, y = 0.f;
+    if (p.flags & kBwdFlagHasDFinal) load_any2(p.d_final_state, sbase + static_cast<i64>(r) * D + c, p.dfin_type, x, y);
+    ds[j] = x;
+    ds[j + 1] = y;
+  }
+  float* const sds = rv_ws<float>(p, p.ws_sds);
+  for (int i = 0; i < nch; ++i) {
+    const int c = nch - 1 - i;
+    const i64 sh = (first + c) * p.ho + h;
+    const u32 sa = stage_at(i);
+    const unsigned char* const sp = stage_ptr(i);
+    nb_sync(kBarFull + (i & 1), kWsThreads);
+    bwd_store_state(ds, rv_ws<u16>(p, p.ws_dst) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // dS^T after it
+    {  // <S^T, dS^T> over this warp's fragments
+      float acc = 0.f;
+#pragma unroll
+      for (int j = 0; j < 64; j += 2) {
+        const int r = v0 + fr + 8 * ((j & 3) >> 1), cc = 8 * (j >> 2) + fc;
+        const u32 at = kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(cc);
+        const u32 w = *reinterpret_cast<const u32*>(sp + at);
+        acc += ds[j] * bf16_lo(w) + ds[j + 1] * bf16_hi(w);
+      }
+      acc = warp_sum(acc);
+      if (lane == 0) sds[sh * 16 + 4 * wg + wi] = acc;
+      if (tid < 8) sds[sh * 16 + 8 + tid] = 0.f;
+    }
+    const float ec = *reinterpret_cast<const float*>(sp + kVEgc);
+    const u32 sDo = sa + kVDo + static_cast<u32>(wg) * kPanel64;
+    float dvt[32];
+    {  // dVn^T = dS^T Kd^T + (scale dO)^T P
+      u32 af[8][4];
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) af[kk][q] = pack_bf16(ds[8 * kk + 2 * q], ds[8 * kk + 2 * q + 1]);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) RS<64, 0>::mma(dvt, af[kk], kdesc(sa + kVKd, kk, kPanel64), kk > 0);
+#pragma unroll
+      for (int kk = 0; kk < C / 16; ++kk) MmaAtBt<64>::mma(dvt, mdesc(sDo, kk), mdesc(sa + kVP, kk), 1);
+      wgmma_commit();
+      wgmma_wait<0>();
+      pin<32>(dvt);
+    }
+    {  // dS^T = e^gamma_C dS^T + (scale dO)^T Qe + dVn^T Wn
+      u32 va[4][4];
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) va[kk][q] = pack_bf16(dvt[8 * kk + 2 * q], dvt[8 * kk + 2 * q + 1]);
+#pragma unroll
+      for (int j = 0; j < 64; ++j) ds[j] *= ec;
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < C / 16; ++kk) {
+        MmaAtBt<128>::mma(ds, mdesc(sDo, kk), mdesc(sa + kVQe, kk), 1);
+        RS<128, 1>::mma(ds, va[kk], mdesc(sa + kVWn, kk), 1);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      pin<64>(ds);
+    }
+    // dVn (the bf16 it entered the update as) through this warpgroup's dO panel, read by now.
+    bwd_store_vn(dvt, sDo, rv_ws<u16>(p, p.ws_dvn) + sh * C * D, wg, wi, lane, tid, v0);
+    if (i + 2 < nch) nb_arrive(kBarEmpty + (i & 1), kWsThreads);  // the loader refills it with chunk i + 2
+  }
+  if (p.flags & kBwdFlagWriteDInit) {  // dS^T at the sequence's start (d_final_state's rows were read above)
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_any2(p.d_initial_state, sbase + static_cast<i64>(r) * D + c, p.dinit_type, ds[j], ds[j + 1]);
+    }
+  }
+}
+
+}  // namespace ws
+}  // namespace opgraph_gdn
