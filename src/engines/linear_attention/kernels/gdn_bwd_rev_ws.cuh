@@ -37,6 +37,15 @@ static_assert(2 * kVBytes + 1024 == gdn_bwd_rev_fused_smem_bytes(D), "gdn_bwd_re
 }  // namespace rv
 // (FULL(s) and EMPTY(s) are ws_pass's named barriers kBarFull + s and kBarEmpty + s; 1, 2 are wg_sync's.)
 
+// Accumulator fragments x (m64nN, N = 16 NK) as the bf16 register A operand of NK k16 steps: a[kk][q] = (x[8 kk + 2 q],
+// x[8 kk + 2 q + 1]).
+template <int NK>
+__device__ __forceinline__ void pack_a(const float* x, u32 (&a)[NK][4]) {
+#pragma unroll
+  for (int kk = 0; kk < NK; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) a[kk][q] = pack_bf16(x[8 * kk + 2 * q], x[8 * kk + 2 * q + 1]);
+}
 // A byte offset of the backward's workspace as a typed pointer.
 template <class T>
 __device__ __forceinline__ T* rv_ws(const GdnBwdParams& p, long long off) {
@@ -159,10 +168,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     float dvt[32];
     {  // dVn^T = dS^T Kd^T + (scale dO)^T P
       u32 af[8][4];
-#pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) af[kk][q] = pack_bf16(ds[8 * kk + 2 * q], ds[8 * kk + 2 * q + 1]);
+      pack_a(ds, af);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) RS<64, 0>::mma(dvt, af[kk], kdesc(sa + kVKd, kk, kPanel64), kk > 0);
@@ -174,10 +180,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     }
     {  // dS^T = e^gamma_C dS^T + (scale dO)^T Qe + dVn^T Wn
       u32 va[4][4];
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) va[kk][q] = pack_bf16(dvt[8 * kk + 2 * q], dvt[8 * kk + 2 * q + 1]);
+      pack_a(dvt, va);
 #pragma unroll
       for (int j = 0; j < 64; ++j) ds[j] *= ec;
       wgmma_fence();
