@@ -46,6 +46,17 @@ __device__ __forceinline__ void pack_a(const float* x, u32 (&a)[NK][4]) {
 #pragma unroll
     for (int q = 0; q < 4; ++q) a[kk][q] = pack_bf16(x[8 * kk + 2 * q], x[8 * kk + 2 * q + 1]);
 }
+// The dynamic shared memory's first 1024-aligned byte (the swizzled tiles' alignment): generic and shared-window
+// addresses.
+struct Base1024 {
+  unsigned char* ptr;
+  u32 at;
+};
+__device__ __forceinline__ Base1024 base_1024(unsigned char* smem_raw) {
+  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
+  const u32 pad = (1024u - (raw & 1023u)) & 1023u;
+  return {smem_raw + pad, raw + pad};
+}
 // A byte offset of the backward's workspace as a typed pointer.
 template <class T>
 __device__ __forceinline__ T* rv_ws(const GdnBwdParams& p, long long off) {
@@ -54,9 +65,9 @@ __device__ __forceinline__ T* rv_ws(const GdnBwdParams& p, long long off) {
 
 __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned char* smem_raw) {
   using namespace rv;
-  const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
-  unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
-  const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
+  const Base1024 b1024 = base_1024(smem_raw);
+  unsigned char* const base = b1024.ptr;
+  const u32 sb = b1024.at;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wg = warp >> 2, wi = warp & 3;
   const int fr = 16 * wi + (lane >> 2), fc = 2 * (lane & 3);

@@ -148,7 +148,9 @@ __device__ __forceinline__ void bwd_store_state(const float (&st)[64], u16* dst,
 // Vn (this warpgroup's Vn^T fragments: vn[4 t + 2 hh + e] = Vn^T[fr + 8 hh][8 t + fc + e]) to the dense bf16 [C][D]
 // tile at dst, value columns v0 .. v0 + 64: packed and stored transposed (stmatrix) into the warpgroup's panel
 // `stage` as Vn[c][v0 .. v0 + 64) (store_o's map; the panel's V rows are dead once Vn^T is formed), then 16-byte
-// stores by row, all 64 rows (a partial chunk's rows past its tokens are zeros: beta is 0 there).
+// stores by row, all 64 rows (a partial chunk's rows past its tokens are zeros: beta is 0 there). (store_o's staging
+// written again rather than shared: with it as one helper the eight-warp prefill's machine code changed,
+// scripts/gdn_sass_same.sh, and that kernel's H200 checks ran on the code as it is.)
 __device__ __forceinline__ void bwd_store_vn(const float (&vn)[32], u32 stage, u16* dst, int wg, int wi, int lane,
                                              int tid, int v0) {
   const int mi = lane >> 3, mk = lane & 7;
