@@ -113,6 +113,11 @@ Result<GdnBwdProblem> analyze_gdn_summary_bwd(const OpGraph& graph);
 // safe_gate, use_qk_l2norm, gate_domain, use_beta_sigmoid, allow_neg_eigval, batch_invariant, scale.
 void read_gate_attributes(const Node& n, GdnBwdProblem& p);
 
+// With state_checkpoints (rule B6): the seeded forward spans a sequence has at most (the grid's z per sequence),
+// and the rows a batch of T tokens may need, floor(T / c).
+long long gdn_bwd_checkpoint_spans(const GdnBwdProblem& p);
+std::int64_t gdn_bwd_checkpoint_rows_needed(const GdnBwdProblem& p);
+
 // The engine's check_support of a gdn_bwd graph: analyze_gdn_bwd's rules
 // (B1..B8); a graph they accept is offered to the planner.
 Status gdn_bwd_support(const OpGraph& graph);
