@@ -75,9 +75,6 @@ bool form_entry(int e, const BwdForm& f, bool ckpt) {
   return f.split > 0 ? !whole_entry(e) : !split_entry(e);
 }
 
-long long checkpoint_spans(const GdnBwdProblem& p) { return gdn_bwd_checkpoint_spans(p); }
-std::int64_t checkpoint_rows_needed(const GdnBwdProblem& p) { return gdn_bwd_checkpoint_rows_needed(p); }
-
 // Operand order of the table rows.
 enum Slot : int {
   kQ, kK, kV, kG, kBeta, kCu, kInit, kDO, kDFinal, kALog, kDtBias,
@@ -222,7 +219,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
     k.ckpt_type = type_code(p.ckpt_type);
     k.ckpt_rows = p.ckpt_rows;
     k.ckpt_chunks = p.checkpoint_every / 64;
-    k.ckpt_spans = checkpoint_spans(p);
+    k.ckpt_spans = gdn_bwd_checkpoint_spans(p);
   }
   l.workspace = w.total;
   const auto slots = static_cast<unsigned>(k.n_slots), heads = static_cast<unsigned>(p.ho),
@@ -293,8 +290,8 @@ class GdnBwdPlan final : public CompiledPlan {
   GdnBwdPlan(GdnBwdProblem p, BwdForm form, runtime::KernelRuntime* rt,
              std::array<const runtime::LoadedKernel*, kKernels> kernels, OperandTable table,
              std::array<std::int32_t, kSlots> rows)
-      : p_(std::move(p)), form_(form), split_(form.split), rt_(rt), kernels_(kernels), table_(std::move(table)),
-        rows_(rows), launch_(launch_for(p_, form_)) {}
+      : p_(std::move(p)), form_(form), rt_(rt), kernels_(kernels), table_(std::move(table)), rows_(rows),
+        launch_(launch_for(p_, form_)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
   Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
     if (!pack.has_overrides()) return launch_.workspace;
@@ -397,21 +394,20 @@ class GdnBwdPlan final : public CompiledPlan {
  private:
   // A call's extents under the plan's split: N x spans within the grid's z.
   Status spans_fit(const GdnBwdProblem& q) const {
-    if (q.checkpoints >= 0 && q.n_seq * checkpoint_spans(q) > 65535)
+    if (q.checkpoints >= 0 && q.n_seq * gdn_bwd_checkpoint_spans(q) > 65535)
       return Status(ErrorCode::INVALID_VARIANT_PACK,
                     "engine linear_attention: gdn_bwd: shape override: N x checkpoint spans (" +
-                        std::to_string(q.n_seq) + " x " + std::to_string(checkpoint_spans(q)) +
+                        std::to_string(q.n_seq) + " x " + std::to_string(gdn_bwd_checkpoint_spans(q)) +
                         ") exceeds the grid's 65535");
-    if (split_ <= 0 || q.n_seq * opgraph_gdn::gdn_bwd_spans(q.t, split_) <= 65535) return Status::ok();
+    if (form_.split <= 0 || q.n_seq * opgraph_gdn::gdn_bwd_spans(q.t, form_.split) <= 65535) return Status::ok();
     return Status(ErrorCode::INVALID_VARIANT_PACK,
                   "engine linear_attention: gdn_bwd: shape override: N x spans (" + std::to_string(q.n_seq) + " x " +
-                      std::to_string(opgraph_gdn::gdn_bwd_spans(q.t, split_)) +
-                      ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_));
+                      std::to_string(opgraph_gdn::gdn_bwd_spans(q.t, form_.split)) +
+                      ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(form_.split));
   }
 
   GdnBwdProblem p_;
-  BwdForm form_;
-  long long split_;  // CHAIN_SPLIT (chunks a span; 0: none)
+  BwdForm form_;  // its split: CHAIN_SPLIT (chunks a span; 0: none)
   runtime::KernelRuntime* rt_;
   std::array<const runtime::LoadedKernel*, kKernels> kernels_;
   OperandTable table_;
@@ -546,10 +542,10 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
   if (const Seen ck = seen(built.checkpoints); ck.buf) {
     OPGRAPH_CHECK(check_slot(ck, true));
     p.ckpt_rows = extent(ck, 0);
-    if (p.ckpt_rows < checkpoint_rows_needed(p))
+    if (p.ckpt_rows < gdn_bwd_checkpoint_rows_needed(p))
       return refuse(ck, "rule B6 checkpoints: " + std::to_string(p.ckpt_rows) + " rows; " + std::to_string(p.t) +
                             " tokens may need floor(T / " + std::to_string(p.checkpoint_every) +
-                            ") = " + std::to_string(checkpoint_rows_needed(p)));
+                            ") = " + std::to_string(gdn_bwd_checkpoint_rows_needed(p)));
   }
   return p;
 }

@@ -15,16 +15,12 @@ namespace {
 
 // gdn_bwd's forms of the shared rules (la_rules.h; rule B7 for layouts).
 Status decline(const char* rule, const std::string& why) { return rules::decline("gdn_bwd: ", rule, why); }
-std::string dt(DataType d) { return rules::type_name(d); }
-using rules::one_of;
 Status check_rows(const std::string& node, const char* port, const Tensor& t, std::int64_t* ts, std::int64_t* hs) {
   return rules::check_rows("gdn_bwd: ", "B7 layout:", node, port, t, ts, hs);
 }
 Status check_packed(const std::string& node, const char* port, const Tensor& t) {
   return rules::check_packed("gdn_bwd: ", "B7 layout:", "read and write", node, port, t);
 }
-long long checkpoint_spans(const GdnBwdProblem& p) { return gdn_bwd_checkpoint_spans(p); }
-std::int64_t checkpoint_rows_needed(const GdnBwdProblem& p) { return gdn_bwd_checkpoint_rows_needed(p); }
 
 }  // namespace
 
@@ -54,22 +50,7 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
                                                  "' lacks a required port");
 
   // B2 / B3.
-  p.io = q->get_data_type();
-  if (!one_of(p.io, {DataType::BFLOAT16, DataType::HALF}) || k->get_data_type() != p.io || v->get_data_type() != p.io)
-    return decline("B2 q/k/v:", "node '" + p.node + "': q, k, v must all be BFLOAT16 or all HALF; got " + dt(p.io) +
-                                    ", " + dt(k->get_data_type()) + ", " + dt(v->get_data_type()));
-  p.d = q->get_dim()[2];
-  const std::int64_t vd = v->get_dim()[2];
-  if (vd != p.d || (p.d != 64 && p.d != 128))
-    return decline("B3 head dim:", "node '" + p.node + "': K = V in {64, 128} is served; got K = " +
-                                       std::to_string(p.d) + ", V = " + std::to_string(vd));
-  p.t = q->get_dim()[0];
-  p.hq = q->get_dim()[1];
-  p.hk = k->get_dim()[1];
-  p.hv = v->get_dim()[1];
-  p.ho = std::max(p.hq, p.hv);
-  p.n_seq = cu->get_dim()[0] - 1;
-  p.cu64 = cu->get_data_type() == DataType::INT64;
+  OPGRAPH_CHECK(rules::read_qkv("gdn_bwd: ", "B2 q/k/v:", "B3 head dim:", *q, *k, *v, *cu, p));
 
   // B4.
   const bool write_dinit = dinit && !dinit->get_is_virtual();
@@ -93,11 +74,11 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
                                     {T{"state_checkpoints", ckpt, &p.ckpt_type, true}}));
     p.checkpoint_every = n.get_int("checkpoint_every_n_tokens", 0);
     p.ckpt_rows = ckpt->get_dim()[0];
-    if (p.ckpt_rows < checkpoint_rows_needed(p))
+    if (p.ckpt_rows < gdn_bwd_checkpoint_rows_needed(p))
       return decline("B6 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() + "' has " +
                                             std::to_string(p.ckpt_rows) + " rows; the kernels read up to floor(T / " +
                                             std::to_string(p.checkpoint_every) + ") = " +
-                                            std::to_string(checkpoint_rows_needed(p)) +
+                                            std::to_string(gdn_bwd_checkpoint_rows_needed(p)) +
                                             " (declare the forward's inferred count; the reference serves fewer)");
   }
 
@@ -124,9 +105,9 @@ Result<GdnBwdProblem> analyze_gdn_bwd(const OpGraph& graph) {
   if (p.n_seq > 65535 || p.ho > 65535)
     return decline("B8 grid:", "node '" + p.node + "': at most 65535 sequences and 65535 heads; got N = " +
                                    std::to_string(p.n_seq) + ", HO = " + std::to_string(p.ho));
-  if (ckpt && p.n_seq * checkpoint_spans(p) > 65535)
+  if (ckpt && p.n_seq * gdn_bwd_checkpoint_spans(p) > 65535)
     return decline("B8 grid:", "node '" + p.node + "': N x checkpoint spans (" + std::to_string(p.n_seq) + " x " +
-                                   std::to_string(checkpoint_spans(p)) + ") exceeds 65535; take a longer cadence");
+                                   std::to_string(gdn_bwd_checkpoint_spans(p)) + ") exceeds 65535; take a longer cadence");
 
   p.q = q->get_uid();
   p.k = k->get_uid();

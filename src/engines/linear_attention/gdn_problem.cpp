@@ -163,22 +163,7 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
     return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: node '" + p.node + "' lacks a required port");
 
   // L2 / L3.
-  p.io = q->get_data_type();
-  if (!one_of(p.io, {DataType::BFLOAT16, DataType::HALF}) || k->get_data_type() != p.io || v->get_data_type() != p.io)
-    return decline("L2 q/k/v:", "node '" + p.node + "': q, k, v must all be BFLOAT16 or all HALF; got " + dt(p.io) +
-                                    ", " + dt(k->get_data_type()) + ", " + dt(v->get_data_type()));
-  p.d = q->get_dim()[2];
-  const std::int64_t vd = v->get_dim()[2];
-  if (vd != p.d || (p.d != 64 && p.d != 128))
-    return decline("L3 head dim:", "node '" + p.node + "': K = V in {64, 128} is served; got K = " +
-                                       std::to_string(p.d) + ", V = " + std::to_string(vd));
-  p.t = q->get_dim()[0];
-  p.hq = q->get_dim()[1];
-  p.hk = k->get_dim()[1];
-  p.hv = v->get_dim()[1];
-  p.ho = std::max(p.hq, p.hv);
-  p.n_seq = cu->get_dim()[0] - 1;
-  p.cu64 = cu->get_data_type() == DataType::INT64;
+  OPGRAPH_CHECK(rules::read_qkv("", "L2 q/k/v:", "L3 head dim:", *q, *k, *v, *cu, p));
 
   // L4.
   OPGRAPH_CHECK(read_float_types("L4 gates:", p.node, {{"g", g, &p.g_type}, {"beta", beta, &p.beta_type},

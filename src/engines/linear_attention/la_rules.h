@@ -44,6 +44,31 @@ struct TypedOperand {
 };
 Status read_types(std::string_view op, const char* rule, const std::string& node,
                   std::initializer_list<TypedOperand> operands);
+// q, k, v [T, H*, D] and cu_seqlens [N + 1] of node p.node into problem p (gdn's or gdn_bwd's): q/k/v BFLOAT16 or
+// HALF, one type for the three (else a decline naming `type_rule`), K = V = D in {64, 128} (else `dim_rule`), and the
+// extents every analysis keeps (io, d, t, hq, hk, hv, ho = max(hq, hv), n_seq, cu64).
+template <class P>
+Status read_qkv(std::string_view op, const char* type_rule, const char* dim_rule, const Tensor& q, const Tensor& k,
+                const Tensor& v, const Tensor& cu, P& p) {
+  p.io = q.get_data_type();
+  if (!one_of(p.io, {DataType::BFLOAT16, DataType::HALF}) || k.get_data_type() != p.io || v.get_data_type() != p.io)
+    return decline(op, type_rule, "node '" + p.node + "': q, k, v must all be BFLOAT16 or all HALF; got " +
+                                      type_name(p.io) + ", " + type_name(k.get_data_type()) + ", " +
+                                      type_name(v.get_data_type()));
+  p.d = q.get_dim()[2];
+  const std::int64_t vd = v.get_dim()[2];
+  if (vd != p.d || (p.d != 64 && p.d != 128))
+    return decline(op, dim_rule, "node '" + p.node + "': K = V in {64, 128} is served; got K = " +
+                                     std::to_string(p.d) + ", V = " + std::to_string(vd));
+  p.t = q.get_dim()[0];
+  p.hq = q.get_dim()[1];
+  p.hk = k.get_dim()[1];
+  p.hv = v.get_dim()[1];
+  p.ho = p.hq > p.hv ? p.hq : p.hv;
+  p.n_seq = cu.get_dim()[0] - 1;
+  p.cu64 = cu.get_data_type() == DataType::INT64;
+  return Status::ok();
+}
 // The family's kernel `entry` of `source` (a file under the kernels' include root) specialised for
 // head dim d and q/k/v type io: kernel name <entry>_d<d>_<bf16|f16>, defines GDN_D and GDN_IO.
 runtime::KernelRequest kernel_request(long long d, DataType io, const char* entry, const char* source);

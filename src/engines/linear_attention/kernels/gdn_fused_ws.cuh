@@ -630,8 +630,8 @@ __device__ __forceinline__ void ws_pass(const GdnParams& p, unsigned char* smem_
 }  // namespace ws
 }  // namespace opgraph_gdn
 #if GDN_WS_R3
-#include "linear_attention/kernels/gdn_fused_ws3.cuh"
 #include "linear_attention/kernels/gdn_bwd_params.cuh"
+#include "linear_attention/kernels/gdn_fused_ws3.cuh"
 #include "linear_attention/kernels/gdn_bwd_rev_ws.cuh"
 #define GDN_WS_PASS opgraph_gdn::ws::ws3_pass
 extern "C" __device__ unsigned gdn_prefill_fused_smem_bytes = opgraph_gdn::ws::r3::kBytes + 1024;

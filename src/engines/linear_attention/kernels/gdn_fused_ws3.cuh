@@ -115,7 +115,7 @@ __device__ __forceinline__ void half_gates(const GdnParams& p, float g, float b,
 // The chunk block of sh: bf16 qe, wn, kd, u [C][D], p, T [C][C] at gdn_common.cuh's kOff* (u is not written: only
 // gdn_bwd_fwd_scan, which this form replaces, reads it).
 __device__ __forceinline__ u16* bwd_block(const GdnParams& p, i64 sh) {
-  return reinterpret_cast<u16*>(p.bwd_ws + p.bwd_blocks) + sh * (4 * C * D + 2 * C * C);
+  return reinterpret_cast<u16*>(p.bwd_ws + p.bwd_blocks) + sh * gdn_bwd_block_elems(D);
 }
 __device__ __forceinline__ float* bwd_egc(const GdnParams& p) { return reinterpret_cast<float*>(p.bwd_ws + p.bwd_egc); }
 __device__ __forceinline__ u16* bwd_st(const GdnParams& p) { return reinterpret_cast<u16*>(p.bwd_ws + p.bwd_st); }
