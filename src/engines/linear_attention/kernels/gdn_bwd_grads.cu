@@ -5,14 +5,6 @@
 // gdn_bwd_states.cu for the kernels before them.
 #include "linear_attention/kernels/gdn_bwd_grads_tiles.cuh"
 
-#ifndef GDN_BWD_PREFETCH
-// Where a CTA takes a group of heads: the next head's tiles requested in this head's shadow, each once this head
-// read its own copy for the last time — S^T (32 KiB at D = 128) after dS^T's last product, Vn and dO after dP's,
-// dVn, T and v after dVb's (while warp 0 forms the gate gradients) — instead of all 104 KiB at the head's start.
-// A trial (off) until it runs on the H200; the same arithmetic (bitwise equal gradients).
-#define GDN_BWD_PREFETCH 0
-#endif
-
 using namespace opgraph_gdn;
 using namespace opgraph_gdn::bwd;
 
@@ -61,13 +53,6 @@ static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D
 // The variant aligns its base to 1024 bytes inside the engine's allocation.
 static_assert(!GDN_BWD_GRADS_WG || sizeof(GradSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D),
               "GDN_BWD_GRADS_WG's tiles do not fit the engine's allocation");
-
-// gdn_bwd_grads's tile groups (issue_tiles): S^T; Vn and dO; dVn, T and v.
-constexpr unsigned kTileSt = 1, kTileVnDo = 2, kTileRest = 4, kTilesAll = 7;
-template <unsigned P>
-struct Tiles {
-  static constexpr unsigned value = P;
-};
 
 constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
 
@@ -167,33 +152,26 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   // through registers. dO is not scaled in the tile: the products with it are.
   constexpr bool kRawV = GDN_IO == 0;
   const bool raw_do = p.do_type == kTypeBf16;
-  // cp.async of head h's tiles (this thread's share) in `parts` (a Tiles<...>), one commit group: S^T; Vn and dO;
-  // dVn, T and v. Under GDN_BWD_PREFETCH a head's tiles land in the previous head's shadow (below).
-  auto issue_tiles = [&](i64 h, auto parts_of) {
-    constexpr unsigned parts = decltype(parts_of)::value;
+  // cp.async of head h's tiles (this thread's share), one commit group.
+  auto issue_tiles = [&](i64 h) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
-    if constexpr ((parts & kTileVnDo) != 0) copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
-    if constexpr ((parts & kTileRest) != 0) copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
-    if constexpr ((parts & kTileSt) != 0) copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
-    if constexpr ((parts & kTileRest) != 0)
-      copy_tile_to<TCC>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
-    if constexpr ((parts & (kTileVnDo | kTileRest)) != 0) {
-      constexpr int pieces = D / 8;
-      for (int i = tid; i < C * pieces; i += kGT) {
-        const int r = i / pieces, c = (i % pieces) * 8;
-        const bool in = r < n;
-        const i64 tok = bos + c0 + (in ? r : 0);
-        if (kRawV && (parts & kTileRest) != 0)
-          cp_async16(&sm.v[TCD::at(r, c)], reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + c,
-                     in ? 16 : 0);
-        if (raw_do && (parts & kTileVnDo) != 0)
-          cp_async16(&sm.dob[TCD::at(r, c)], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c,
-                     in ? 16 : 0);
-      }
+    copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
+    copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
+    copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+    copy_tile_to<TCC>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
+    constexpr int pieces = D / 8;
+    for (int i = tid; i < C * pieces; i += kGT) {
+      const int r = i / pieces, c = (i % pieces) * 8;
+      const bool in = r < n;
+      const i64 tok = bos + c0 + (in ? r : 0);
+      if (kRawV)
+        cp_async16(&sm.v[TCD::at(r, c)], reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + c, in ? 16 : 0);
+      if (raw_do)
+        cp_async16(&sm.dob[TCD::at(r, c)], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c, in ? 16 : 0);
     }
     cp_async_commit();
   };
-  issue_tiles(h0, Tiles<kTilesAll>{});
+  issue_tiles(h0);
   // q and k rows once (l2-normalised, bf16), their raw copies and inverse norms.
   {
     const u16* qg = reinterpret_cast<const u16*>(p.q);
@@ -241,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     const i64 h = h0 + g, hv = h / (p.ho / p.hv), sh = slot * p.ho + h;
     if (g) {
       __syncthreads();  // the previous head's tiles, partial sums and gates all read
-      if (!GDN_BWD_PREFETCH) issue_tiles(h, Tiles<kTilesAll>{});
+      issue_tiles(h);
     }
     if (!kRawV || !raw_do) {
       const u16* vg = reinterpret_cast<const u16*>(p.v);
@@ -371,7 +349,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     tiles_fence();
     __syncthreads();  // X in c2; dT read by every warp (c1 free)
-    if (GDN_BWD_PREFETCH && g + 1 < G) issue_tiles(h + 1, Tiles<kTileSt>{});  // st (dS^T) read for the last time
 
     // ---- dL = strict_tril(-X T^T): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row
     // sums), E = beta_r F (kept in registers for the dP . P term) ----
@@ -433,7 +410,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1
-    if (GDN_BWD_PREFETCH && g + 1 < G) issue_tiles(h + 1, Tiles<kTileVnDo>{});  // vn, dob read for the last time
 
     // ---- dq += M1 K;  dk += M1^T Q + M2 K + M2^T K ----
 #pragma unroll
@@ -526,8 +502,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       sm.rkd[quarter][rb_] = pkd[1];
     }
     __syncthreads();
-    // dVn, T and v read for the last time above: the next head's land while warp 0 finishes this one.
-    if (GDN_BWD_PREFETCH && g + 1 < G) issue_tiles(h + 1, Tiles<kTileRest>{});
 
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
     // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----
