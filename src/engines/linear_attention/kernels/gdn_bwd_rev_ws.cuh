@@ -113,22 +113,49 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
         cp_async16s(sa + kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(col), st + r * D + col, 16);
       }
       cp_async_commit();
-      // scale dO as bf16, rows past the chunk zero: thread a takes row a / 2, columns 64 (a % 2) .. + 64.
+      // scale dO as bf16, rows past the chunk zero: pieces of 8 elements, a warp's 32 pieces two whole rows (16-byte
+      // loads, coalesced; fp32 two a piece), four pieces in flight a thread before their conversions and stores.
       {
-        const int r = a >> 1, v0 = 64 * (a & 1);
-        const i64 row = ((bos + c0 + r) * p.ho + h) * D;
-#pragma unroll 2
-        for (int pc = 0; pc < 8; ++pc) {
-          const int col = v0 + 8 * pc;
-          float x[8];
+        const bool f32 = p.do_type == kTypeF32, bf = p.do_type == kTypeBf16;
 #pragma unroll
-          for (int e = 0; e < 8; e += 2) {
-            x[e] = x[e + 1] = 0.f;
-            if (r < n) load_any2(p.d_o, row + col + e, p.do_type, x[e], x[e + 1]);
+        for (int half = 0; half < 2; ++half) {
+          uint4 w[4][2];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const int q = a + 128 * (4 * half + m), r = q >> 4, col = 8 * (q & 15);
+            w[m][0] = w[m][1] = make_uint4(0u, 0u, 0u, 0u);
+            if (r < n) {
+              const i64 at = ((bos + c0 + r) * p.ho + h) * D + col;
+              if (f32) {
+                const uint4* src = reinterpret_cast<const uint4*>(reinterpret_cast<const float*>(p.d_o) + at);
+                w[m][0] = src[0];
+                w[m][1] = src[1];
+              } else {
+                w[m][0] = *reinterpret_cast<const uint4*>(reinterpret_cast<const u16*>(p.d_o) + at);
+              }
+            }
           }
-          const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
-          sts128(sa + kVDo + off, pack_bf16(scale * x[0], scale * x[1]), pack_bf16(scale * x[2], scale * x[3]),
-                 pack_bf16(scale * x[4], scale * x[5]), pack_bf16(scale * x[6], scale * x[7]));
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const int q = a + 128 * (4 * half + m), r = q >> 4, col = 8 * (q & 15);
+            const u32 u[8] = {w[m][0].x, w[m][0].y, w[m][0].z, w[m][0].w, w[m][1].x, w[m][1].y, w[m][1].z, w[m][1].w};
+            float x[8];
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) {
+              if (f32) {
+                x[e] = __uint_as_float(u[e]);
+                x[e + 1] = __uint_as_float(u[e + 1]);
+              } else {
+                const u32 v = u[e >> 1];
+                const u16 lo = static_cast<u16>(v), hi = static_cast<u16>(v >> 16);
+                x[e] = bf ? bf16_to_f32(lo) : f16_to_f32(lo);
+                x[e + 1] = bf ? bf16_to_f32(hi) : f16_to_f32(hi);
+              }
+            }
+            const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+            sts128(sa + kVDo + off, pack_bf16(scale * x[0], scale * x[1]), pack_bf16(scale * x[2], scale * x[3]),
+                   pack_bf16(scale * x[4], scale * x[5]), pack_bf16(scale * x[6], scale * x[7]));
+          }
         }
       }
       if (a == 0) *reinterpret_cast<float*>(stage_ptr(i) + kVEgc) = rv_ws<const float>(p, p.ws_egc)[sh];
