@@ -295,8 +295,8 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
 }
 
 // The engine's dispatch: plan_kernels names the six kernels, and the family's
-// heuristics rank one plan of ours for an accepted gdn_bwd graph (none for a
-// declined one) on a device-less sm_90a target.
+// heuristics rank the whole-sequence plan of ours first for an accepted gdn_bwd graph
+// (none for a declined one) on a device-less sm_90a target.
 TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
   Built b = bwd(cfg_of(64));
   b.g.freeze();
@@ -309,9 +309,11 @@ TEST(LaBwdKernels, EnginePlansAGdnBwdGraph) {
                                              "gdn_bwd_rev_scan_d64_bf16", "gdn_bwd_grads_d64_bf16",
                                              "gdn_bwd_finish_d64_bf16", "gdn_bwd_gate_params_d64_bf16"}));
 
-  for (HeurMode mode : {HeurMode::A, HeurMode::FALLBACK}) {
+  for (HeurMode mode : {HeurMode::A, HeurMode::FALLBACK}) {  // a few (head, sequence) chains: the fused form last
     Built bp = bwd(cfg_of(128));
-    la_bwd_test::expect_one_plan_of_ours_first(std::move(bp.g), mode);
+    la_bwd_test::expect_our_plans(std::move(bp.g), mode,
+                                  {la_bwd_test::kPlanUnsplit, la_bwd_test::kPlanFusedRecompute,
+                                   la_bwd_test::kPlanFusedBoth});
   }
   // A declined gdn_bwd graph (an fp32 q / k / v, rule B2): no plan of ours.
   Built bd = bwd(cfg_of(128), {}, [](Built& x) {

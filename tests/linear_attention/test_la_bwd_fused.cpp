@@ -2,9 +2,9 @@
 // plan compiles under PIPELINE_ARCH 2 (gdn_bwd_fwd_fused, the forward's warp-specialised fused build, in place of
 // gdn_bwd_prep and gdn_bwd_fwd_scan) and 3 (that, and gdn_bwd_rev_fused in place of gdn_bwd_rev_scan), the knob's
 // refusals by name (head dim 64, a chain split, state_checkpoints, gdn_summary_bwd), PIPELINE_ARCH 0 and 1 keeping
-// the prep and the scans, and the heuristics proposing neither yet. Their NVRTC compile is
-// LaBwdNvrtc.EveryGdnBwdSpecialisationCompilesForSm90a; their numerics GdnBwdGpu.FusedRecompute
-// (tests/linear_attention_gpu/test_la_bwd_gpu.cpp).
+// the prep and the scans, and the heuristics' order (PIPELINE_ARCH 2 first where its chains fill the device).
+// Their NVRTC compile is LaBwdNvrtc.EveryGdnBwdSpecialisationCompilesForSm90a; their numerics
+// GdnBwdGpu.FusedRecompute (tests/linear_attention_gpu/test_la_bwd_gpu.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -126,10 +126,58 @@ TEST(LaBwdFused, RuleB9RefusesWhatTheFusedPassDoesNotRun) {
   refused(bwd(la_test::engine_cfg(128), "gdn_summary_bwd").g, config(3), "gdn_summary_bwd");
 }
 
-TEST(LaBwdFused, TheHeuristicsDoNotProposeThemYet) {
-  // Not until its numerics have run on the H200: the default plan stays the prep and the scans.
-  Built b = bwd(la_test::engine_cfg(128), "gdn_bwd", {}, /*freeze=*/false);
-  la_bwd_test::expect_one_plan_of_ours_first(std::move(b.g), HeurMode::A);
+// The heuristics (gdn_bwd_fused_first): PIPELINE_ARCH 3, then 2, first where the (head, sequence) chains, one CTA
+// each, number at least 3/4 of the multiprocessors and the chain split rule does not split; else after the
+// whole-sequence plan (2, then 3) where B9 serves the graph. The H200's figures behind it:
+// bench/results/2026-12-05-gdn-bwd-rev-loader-h200.txt.
+Cfg cell(std::int64_t hqk, std::int64_t hv, std::vector<std::int64_t> cu) {
+  Cfg c = la_test::engine_cfg(128);
+  c.hq = c.hk = hqk;
+  c.hv = hv;
+  c.cu = std::move(cu);
+  return c;
+}
+TEST(LaBwdFused, TheHeuristicsRankTheForwardRecomputeByItsChains) {
+  using la_bwd_test::kPlanFusedBoth;
+  using la_bwd_test::kPlanFusedRecompute;
+  using la_bwd_test::kPlanUnsplit;
+  const std::vector<std::int64_t> four = {0, 8192, 16384, 24576, 32768}, one = {0, 32768};
+  // 16/64 and 16/32, 4 x 8192: 256 and 128 chains (3: 0.778x and 0.796x the prep and scans' time): first.
+  la_bwd_test::expect_our_plans(bwd(cell(16, 64, four), "gdn_bwd", {}, false).g, HeurMode::A,
+                                {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
+  la_bwd_test::expect_our_plans(bwd(cell(16, 32, four), "gdn_bwd", {}, false).g, HeurMode::A,
+                                {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
+  // 16/64, 1 x 32768: 64 chains (2: 1.025x, 3: 1.062x): after the whole-sequence plan.
+  la_bwd_test::expect_our_plans(bwd(cell(16, 64, one), "gdn_bwd", {}, false).g, HeurMode::A,
+                                {kPlanUnsplit, kPlanFusedRecompute, kPlanFusedBoth});
+  // 16/32, 1 x 32768: the split rule splits (spans of 128 chunks): the split plan, the whole one, the fused one.
+  la_bwd_test::expect_our_plans(bwd(cell(16, 32, one), "gdn_bwd", {}, false).g, HeurMode::A,
+                                {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=0]", kPlanUnsplit,
+                                 kPlanFusedRecompute, kPlanFusedBoth});
+  // batch_invariant (no split): the fused form's chunks do not depend on the batch either.
+  la_bwd_test::expect_our_plans(
+      bwd(cell(16, 64, four), "gdn_bwd", Attributes().set("batch_invariant", true), false).g, HeurMode::A,
+      {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
+  // Where B9 refuses (head dim 64; bound state_checkpoints), the fused form is not proposed.
+  Cfg d64 = cell(16, 64, four);
+  d64.k = d64.v = 64;
+  la_bwd_test::expect_our_plans(bwd(d64, "gdn_bwd", {}, false).g, HeurMode::A, {kPlanUnsplit});
+  Cfg ck = cell(16, 64, four);
+  ck.ckpt_rows = 32;
+  la_bwd_test::expect_our_plans(
+      bwd(ck, "gdn_bwd", Attributes().set("checkpoint_every_n_tokens", std::int64_t{1024}), false).g, HeurMode::A,
+      {kPlanUnsplit});
+  // The bar: 3/4 of the multiprocessors' worth of chains (99 of 132), none without device facts.
+  auto p = analyze_gdn_bwd(bwd(cell(16, 64, four)).g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  p->ho = 25;  // 4 x 25 = 100 chains
+  ASSERT_EQ(linear_attention::gdn_bwd_chain_split_rule(*p, 132), 0);
+  EXPECT_TRUE(linear_attention::gdn_bwd_fused_first(*p, 132));
+  p->ho = 24;  // 96
+  ASSERT_EQ(linear_attention::gdn_bwd_chain_split_rule(*p, 132), 0);
+  EXPECT_FALSE(linear_attention::gdn_bwd_fused_first(*p, 132));
+  p->ho = 64;
+  EXPECT_FALSE(linear_attention::gdn_bwd_fused_first(*p, 0));
 }
 
 }  // namespace

@@ -225,7 +225,7 @@ TEST(LaSummaryBwd, EnginePlansAGdnSummaryBwdGraph) {
   EXPECT_EQ(names, (std::vector<std::string>{"gdn_bwd_prep_d64_bf16", "gdn_bwd_fwd_summary_d64_bf16",
                                              "gdn_bwd_rev_summary_d64_bf16"}));
   Built bp = summary_bwd(la_test::engine_cfg(128), with_transition());
-  la_bwd_test::expect_one_plan_of_ours_first(std::move(bp.g), HeurMode::A);
+  la_bwd_test::expect_our_plans(std::move(bp.g), HeurMode::A, {la_bwd_test::kPlanUnsplit});  // B9: no fused form
 }
 
 }  // namespace

@@ -554,55 +554,59 @@ TEST_F(GdnBwdGpu, OverriddenShapesRunTheBuiltKernels) {
 
 // batch_invariant: a sequence's gradients are bitwise the same alone and packed
 // after other sequences (its token rows of dQ, dK, dV, dG, dBeta and its row of
-// d_initial_state).
+// d_initial_state), under the prep and the scans and under both fused forms.
 TEST_F(GdnBwdGpu, BatchInvariantBitwise) {
-  std::mt19937 rng(14);
-  Case packed;
-  packed.name = "batch_invariant, packed";
-  packed.batch_inv = true;
-  packed.lens = {77, 300, 129};
-  Case alone = packed;
-  alone.name = "batch_invariant, alone";
-  alone.lens = {300};
-  auto pp = build(packed);
-  auto pa = build(alone);
-  ASSERT_TRUE(pp->g.validate().is_good());  // uids as run_case's graphs will have them
-  ASSERT_TRUE(pa->g.validate().is_good());
-  auto hp = draw(packed, *pp, rng);
-  // The alone case's inputs: the packed case's middle sequence (tokens 77 .. 377, state row 1).
-  std::map<std::int64_t, std::vector<unsigned char>> ha;
-  const std::int64_t HO = packed.ho(), D = packed.d, t0 = 77, len = 300;
-  auto rows = [&](const TensorPtr& from, const TensorPtr& to, std::int64_t first, std::int64_t count) {
-    const std::size_t row = hp.at(from->get_uid()).size() / static_cast<std::size_t>(from->get_dim()[0]);
-    const auto& src = hp.at(from->get_uid());
-    ha[to->get_uid()].assign(src.begin() + static_cast<std::ptrdiff_t>(row * first),
-                             src.begin() + static_cast<std::ptrdiff_t>(row * (first + count)));
-  };
-  rows(pp->q, pa->q, t0, len);
-  rows(pp->k, pa->k, t0, len);
-  rows(pp->v, pa->v, t0, len);
-  rows(pp->gate, pa->gate, t0, len);
-  rows(pp->beta, pa->beta, t0, len);
-  rows(pp->d_o, pa->d_o, t0, len);
-  rows(pp->init, pa->init, 1, 1);
-  rows(pp->d_final, pa->d_final, 1, 1);
-  ha[pa->cu->get_uid()] = encode({0.0, 300.0}, DataType::INT32);
-  Outcome rp = run_case(packed, rng, &hp, /*run_reference=*/false);
-  Outcome ra = run_case(alone, rng, &ha, /*run_reference=*/false);
-  ASSERT_TRUE(rp.ran && ra.ran);
-  auto same_rows = [&](const char* name, std::size_t row_bytes, std::int64_t first) {
-    const auto& a = ra.got.at(name);
-    const auto& b = rp.got.at(name);
-    ASSERT_LE(row_bytes * static_cast<std::size_t>(first) + a.size(), b.size()) << name;
-    EXPECT_EQ(std::memcmp(a.data(), b.data() + row_bytes * static_cast<std::size_t>(first), a.size()), 0)
-        << name << ": the sequence's gradients differ alone and packed";
-  };
-  same_rows("dQ", static_cast<std::size_t>(packed.hq * D) * 2, t0);
-  same_rows("dK", static_cast<std::size_t>(packed.hk * D) * 2, t0);
-  same_rows("dV", static_cast<std::size_t>(packed.hv * D) * 2, t0);
-  same_rows("dG", static_cast<std::size_t>(HO) * 4, t0);
-  same_rows("dBeta", static_cast<std::size_t>(HO) * 4, t0);
-  same_rows("d_initial_state", static_cast<std::size_t>(HO * D * D) * 4, 1);
+  for (std::int64_t arch : {0, 2, 3}) {  // the prep and the scans; the fused forms (B9)
+    SCOPED_TRACE("PIPELINE_ARCH " + std::to_string(arch));
+    std::mt19937 rng(14);
+    Case packed;
+    packed.name = "batch_invariant, packed";
+    packed.batch_inv = true;
+    packed.arch = arch;
+    packed.lens = {77, 300, 129};
+    Case alone = packed;
+    alone.name = "batch_invariant, alone";
+    alone.lens = {300};
+    auto pp = build(packed);
+    auto pa = build(alone);
+    ASSERT_TRUE(pp->g.validate().is_good());  // uids as run_case's graphs will have them
+    ASSERT_TRUE(pa->g.validate().is_good());
+    auto hp = draw(packed, *pp, rng);
+    // The alone case's inputs: the packed case's middle sequence (tokens 77 .. 377, state row 1).
+    std::map<std::int64_t, std::vector<unsigned char>> ha;
+    const std::int64_t HO = packed.ho(), D = packed.d, t0 = 77, len = 300;
+    auto rows = [&](const TensorPtr& from, const TensorPtr& to, std::int64_t first, std::int64_t count) {
+      const std::size_t row = hp.at(from->get_uid()).size() / static_cast<std::size_t>(from->get_dim()[0]);
+      const auto& src = hp.at(from->get_uid());
+      ha[to->get_uid()].assign(src.begin() + static_cast<std::ptrdiff_t>(row * first),
+                               src.begin() + static_cast<std::ptrdiff_t>(row * (first + count)));
+    };
+    rows(pp->q, pa->q, t0, len);
+    rows(pp->k, pa->k, t0, len);
+    rows(pp->v, pa->v, t0, len);
+    rows(pp->gate, pa->gate, t0, len);
+    rows(pp->beta, pa->beta, t0, len);
+    rows(pp->d_o, pa->d_o, t0, len);
+    rows(pp->init, pa->init, 1, 1);
+    rows(pp->d_final, pa->d_final, 1, 1);
+    ha[pa->cu->get_uid()] = encode({0.0, 300.0}, DataType::INT32);
+    Outcome rp = run_case(packed, rng, &hp, /*run_reference=*/false);
+    Outcome ra = run_case(alone, rng, &ha, /*run_reference=*/false);
+    ASSERT_TRUE(rp.ran && ra.ran);
+    auto same_rows = [&](const char* name, std::size_t row_bytes, std::int64_t first) {
+      const auto& a = ra.got.at(name);
+      const auto& b = rp.got.at(name);
+      ASSERT_LE(row_bytes * static_cast<std::size_t>(first) + a.size(), b.size()) << name;
+      EXPECT_EQ(std::memcmp(a.data(), b.data() + row_bytes * static_cast<std::size_t>(first), a.size()), 0)
+          << name << ": the sequence's gradients differ alone and packed";
+    };
+    same_rows("dQ", static_cast<std::size_t>(packed.hq * D) * 2, t0);
+    same_rows("dK", static_cast<std::size_t>(packed.hk * D) * 2, t0);
+    same_rows("dV", static_cast<std::size_t>(packed.hv * D) * 2, t0);
+    same_rows("dG", static_cast<std::size_t>(HO) * 4, t0);
+    same_rows("dBeta", static_cast<std::size_t>(HO) * 4, t0);
+    same_rows("d_initial_state", static_cast<std::size_t>(HO * D * D) * 4, 1);
+  }
 }
 
 }  // namespace

@@ -695,17 +695,31 @@ Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, cons
   return Status::ok();
 }
 
+namespace {
+bool b9_serves(const GdnBwdProblem& p) { return p.d == 128 && !p.summary && p.checkpoints < 0; }
+}  // namespace
+
+bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count) {
+  if (!b9_serves(p) || sm_count <= 0 || gdn_bwd_chain_split_rule(p, sm_count) > 0) return false;
+  return 4 * p.n_seq * p.ho >= 3 * sm_count;
+}
+
 void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_count,
                        std::vector<plan::Proposal>& out) {
   auto p = analyze_gdn_bwd(graph);
   if (p.is_bad()) return;
-  // Where the rule splits the scans, the split plan first; the whole-sequence plan always.
+  auto push = [&](long long arch, long long split) {
+    out.push_back(
+        plan::Proposal::plan(engine.id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
+  };
+  // Where the rule splits the scans, the split plan first; the fused forms (3, then 2) first where their chains fill
+  // the device, else after the whole-sequence plan (2, then 3), which is always proposed.
   const long long j = gdn_bwd_chain_split_rule(*p, sm_count);
-  if (j > 0)
-    out.push_back(plan::Proposal::plan(engine.id(),
-                                       Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, j}}));
-  out.push_back(plan::Proposal::plan(
-      engine.id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));
+  const bool fused_first = gdn_bwd_fused_first(*p, sm_count);
+  if (j > 0) push(kPrefillOnePass, j);
+  if (fused_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+  push(kPrefillOnePass, 0);
+  if (!fused_first && b9_serves(*p)) push(kPrefillFused, 0), push(kPrefillFusedWs, 0);
 }
 
 }  // namespace opgraph::linear_attention

@@ -173,6 +173,14 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0
 // saves 5 %; never under batch_invariant.
 long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count);
 
+// Whether the heuristics rank the fused forms (PIPELINE_ARCH 3, then 2) before the prep and the scans: rule B9
+// serves `p` (d = 128, no state_checkpoints, not gdn_summary_bwd), the chain split rule does not split, and the
+// (head, sequence) chains, one CTA each, number at least 3/4 of the multiprocessors. On the H200 PIPELINE_ARCH 3
+// took 0.778-0.796x their time where 256 or 128 chains ran (2: 0.842-0.858x) and 1.06-1.52x with 64 or fewer (one
+// sequence; the prep's parallel work and the scans' two V slices a chain win there):
+// bench/results/2026-12-05-gdn-bwd-rev-loader-h200.txt.
+bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count);
+
 // Every specialisation gdn_bwd may compile: the eleven entries for D in {64, 128}
 // x q/k/v in {bf16, fp16}, and gdn_bwd_fwd_fused and gdn_bwd_rev_fused for D = 128 x {bf16, fp16}.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
@@ -180,9 +188,11 @@ std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 // The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to
 // them when is_gdn_bwd): the plan (on the device the planning target names, as
 // the forward's; its kernels from the compiled cache; the CHAIN_SPLIT knob picks
-// the form, PIPELINE_ARCH changes nothing), the kernels it compiles, and the family
+// the split, PIPELINE_ARCH 2 and 3 the fused forms), the kernels it compiles, and the family
 // heuristics' proposals (on a graph analyze_gdn_bwd accepts; none otherwise): the
-// split plan first where gdn_bwd_chain_split_rule splits, then the unsplit one.
+// split plan first where gdn_bwd_chain_split_rule splits, then the unsplit one; the
+// fused forms (PIPELINE_ARCH 3 and 2) first where gdn_bwd_fused_first holds, else last
+// (2, then 3) where rule B9 serves the graph.
 Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
                                                          const PlanContext& ctx);
 Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx,
