@@ -92,7 +92,8 @@ TEST(LaSupport, AcceptsEveryAttributeTheIssueLists) {
   EXPECT_EQ(p->g_type, DataType::BFLOAT16);
 
   // The linear gate and a checkpoint cadence with its state_checkpoints output left virtual (nothing written)
-  // are accepted too; bound as a graph output, the checkpoints are declined by name (L8: the reference writes them).
+  // are accepted too; bound as a graph output at d = 64, the two-pass prefill writes them (L8), in FLOAT or
+  // BFLOAT16 (HALF declined by the rule's name: the reference writes them).
   Cfg c2 = cfg_of(64);
   c2.init = true;
   Attributes a2;
@@ -112,7 +113,16 @@ TEST(LaSupport, AcceptsEveryAttributeTheIssueLists) {
   ASSERT_TRUE(p2.is_good()) << p2.status().message();
   EXPECT_TRUE(p2->linear_gate);
   EXPECT_EQ(p2->checkpoint_every, 128);
-  expect_decline(gdn(c2, a2).g, "L8 checkpoints:");
+  {
+    auto bound = analyze_gdn(gdn(c2, a2).g);
+    ASSERT_TRUE(bound.is_good()) << bound.status().message();
+    EXPECT_GE(bound->checkpoints, 0);
+    EXPECT_EQ(bound->ckpt_type, DataType::FLOAT);
+    Built half = gdn(c2, a2);
+    half.g.nodes().back()->output("state_checkpoints")->set_data_type(DataType::HALF);
+    ASSERT_TRUE(half.g.validate().is_good());
+    expect_decline(half.g, "L8 checkpoints:");
+  }
   // bf16 state in and out.
   Built b3 = virtual_checkpoints([](Built& x) { x.init->set_data_type(DataType::BFLOAT16); });
   auto p3 = analyze_gdn(b3.g);

@@ -134,10 +134,10 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   }
 }
 
-// Bound state_checkpoints (rule L8): the fused plans alone (they write them), never the decode kernel, so a
-// decode-sized graph plans the fused prefill; each plan's kernels are the checkpoint builds (*_ckpt); a config
-// naming another prefill mode is refused by the rule's name; at d = 64 the engine declines (the reference serves).
-TEST(LaManifest, BoundCheckpointsPlanTheFusedPrefillAlone) {
+// Bound state_checkpoints (rule L8): the fused plans (d = 128) then the two-pass ones (they write them), never the
+// decode kernel, so a decode-sized graph plans a prefill; each plan's kernels are the checkpoint builds (*_ckpt);
+// a config naming the one-pass prefill is refused by the rule's name; at d = 64 the two-pass plans alone.
+TEST(LaManifest, BoundCheckpointsPlanTheFusedThenTheTwoPassPrefill) {
   auto target = DeviceProperties::for_arch("sm_90a");
   ASSERT_TRUE(target.is_good());
   auto plans_of = [&](std::int64_t d, std::vector<std::int64_t> cu, std::int64_t hqk, std::int64_t hv) {
@@ -158,12 +158,16 @@ TEST(LaManifest, BoundCheckpointsPlanTheFusedPrefillAlone) {
   };
   EXPECT_EQ(plans_of(128, {0, 4, 4, 10}, 2, 8),  // decode-sized: the fused prefill serves it
             (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
-                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]"}));
+                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
+                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]"}));
   EXPECT_EQ(plans_of(128, {0, 32768}, 2, 8),  // one long sequence: the warp-specialised split first
             (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]",
                                       "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",
-                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]"}));
-  EXPECT_TRUE(plans_of(64, {0, 300}, 2, 8).empty());
+                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
+                                      "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=1]",
+                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]"}));
+  EXPECT_EQ(plans_of(64, {0, 300}, 2, 8),
+            (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]"}));
 
   Cfg c = la_test::engine_cfg(128);
   c.cu = {0, 300};
@@ -180,9 +184,12 @@ TEST(LaManifest, BoundCheckpointsPlanTheFusedPrefillAlone) {
                                         kernels.push_back(r.kernel);
                                         return Status::ok();
                                       });
-    if (arch < 2) {
+    if (arch == 0) {
       EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << arch;
       EXPECT_NE(st.message().find("L8 checkpoints"), std::string::npos) << st.message();
+    } else if (arch == 1) {
+      ASSERT_TRUE(st.is_good()) << st.message();
+      EXPECT_EQ(kernels, (std::vector<std::string>{"gdn_prefill_scan_d128_bf16_ckpt", "gdn_prefill_prep_d128_bf16"}));
     } else {
       ASSERT_TRUE(st.is_good()) << arch << ": " << st.message();
       ASSERT_EQ(kernels.size(), 1u);

@@ -178,13 +178,11 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   return r;
 }
 
-
-
 // Case c under both prefill modes and the split two-pass one, each on fresh inputs (bound checkpoints: the fused
-// modes alone write them, rule L8).
+// and two-pass modes write them, rule L8; not the one-pass prefill).
 void check(const Case& c0, std::mt19937& rng) {
   for (int m : modes_for(c0.d)) {
-    if (c0.ckpt_every > 0 && !is_fused_mode(arch_of(m))) continue;
+    if (c0.ckpt_every > 0 && arch_of(m) == 0) continue;
     Case c = c0;
     c.prefill = m;
     Outcome r = run_case(c, rng);
@@ -209,7 +207,7 @@ TEST_F(GdnGpu, PrefillVarlenBothHeadDims) {
     c.hv = 2;
     check(c, rng);
   }
-  // state_checkpoints every 64 and every 1024 tokens (fused modes), fp32 and bf16, with an initial state.
+  // state_checkpoints every 64 / 1024 tokens (fused, two-pass modes; d64: every 64 / 128), fp32 / bf16, init.
   for (std::int64_t every : {64, 1024}) {
     Case c;
     c.name = "checkpoints every " + std::to_string(every);
@@ -217,6 +215,10 @@ TEST_F(GdnGpu, PrefillVarlenBothHeadDims) {
     c.ckpt_every = every;
     c.init = true;
     c.state_t = every == 64 ? DataType::FLOAT : DataType::BFLOAT16;
+    check(c, rng);
+    c.name += ", d64";
+    c.d = 64;
+    c.ckpt_every = every == 64 ? 64 : 128;
     check(c, rng);
   }
 }

@@ -210,10 +210,6 @@ Result<GdnProblem> analyze_gdn(const OpGraph& graph) {
 
   // L8.
   if (ckpt && !ckpt->get_is_virtual()) {
-    if (p.d != 128)
-      return decline("L8 checkpoints:", "node '" + p.node + "': state_checkpoints '" + ckpt->get_name() +
-                                            "' is written by the fused prefill only, d_k = d_v = 128; this graph has " +
-                                            std::to_string(p.d) + " (the reference serves it)");
     OPGRAPH_CHECK(rules::read_types("", "L8 checkpoints:", p.node,
                                     {rules::TypedOperand{"state_checkpoints", ckpt, &p.ckpt_type, true}}));
     OPGRAPH_CHECK(check_packed(p.node, "state_checkpoints", *ckpt));

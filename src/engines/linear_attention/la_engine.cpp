@@ -89,7 +89,7 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
     r.defines.push_back({"GDN_FUSED_WS", "1"});
     r.kernel += "_ws";
   }
-  if (ckpt) {  // the fused entries' build that writes state_checkpoints
+  if (ckpt) {  // the build that writes state_checkpoints (the fused entries, the two-pass scans)
     r.defines.push_back({"GDN_CKPT", "1"});
     r.kernel += "_ckpt";
   }
@@ -122,13 +122,13 @@ Status fused_head_dim(const GdnProblem& p, int mode) {
                     " (PIPELINE_ARCH 0 or 1 serve it)");
 }
 
-// Bound state_checkpoints are written by the fused prefill only (PIPELINE_ARCH 2 and 3).
+// Bound state_checkpoints are written by the fused prefill (PIPELINE_ARCH 2 and 3) and the two-pass one (1).
 Status checkpoint_mode(const GdnProblem& p, int mode) {
-  if (p.checkpoints < 0 || fused(p, mode)) return Status::ok();
+  if (p.checkpoints < 0 || fused(p, mode) || two_pass(p, mode)) return Status::ok();
   return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                 "engine linear_attention: knob PIPELINE_ARCH " + std::to_string(mode) +
                     ": rule L8 checkpoints: state_checkpoints is bound, and only the fused prefill (PIPELINE_ARCH 2 "
-                    "or 3) writes it");
+                    "or 3) or the two-pass one (1) writes it");
 }
 
 // The span length a config names (the CHAIN_SPLIT knob; absent: 0, no split).
@@ -592,12 +592,12 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
     return out;
   }
   if (two_pass(p, prefill_mode) && split > 0) {
-    out.push_back(request(p.d, p.io, "gdn_span_scan"));
+    out.push_back(request(p.d, p.io, "gdn_span_scan", false, p.checkpoints >= 0));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
     out.push_back(request(p.d, p.io, "gdn_span_summary"));
     out.push_back(request(p.d, p.io, "gdn_span_fixup"));
   } else if (two_pass(p, prefill_mode)) {
-    out.push_back(request(p.d, p.io, "gdn_prefill_scan"));
+    out.push_back(request(p.d, p.io, "gdn_prefill_scan", false, p.checkpoints >= 0));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
   } else if (fused(p, prefill_mode) && p.d == 128 && split > 0) {
     const bool ws = fused_ws(p, prefill_mode), ck = p.checkpoints >= 0;
@@ -659,11 +659,16 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
   // PIPELINE_ARCH 3's warp-specialised builds (gdn_summary has none: it keeps the eight-warp form).
   for (const char* entry : {"gdn_prefill_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
     for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry, /*ws=*/true));
-  // The builds that write state_checkpoints: the forward and the span scans, both fused forms.
+  // The builds that write state_checkpoints: the forward and the span scans, both fused forms, and the two-pass
+  // scans at both head dims.
   for (const char* entry : {"gdn_prefill_fused", "gdn_span_scan_fused"})
     for (bool ws : {false, true})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF})
         out.push_back(request(128, io, entry, ws, /*ckpt=*/true));
+  for (const char* entry : {"gdn_prefill_scan", "gdn_span_scan"})
+    for (long long d : {64, 128})
+      for (DataType io : {DataType::BFLOAT16, DataType::HALF})
+        out.push_back(request(d, io, entry, /*ws=*/false, /*ckpt=*/true));
   for (auto& r : gdn_bwd_declared_specialisations()) out.push_back(std::move(r));
   out.push_back(copy_request());
   return out;
@@ -700,9 +705,11 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
       };
       const bool fz = p->d == 128, fz_first = fused_first(*p, sms);
       const long long j = chain_split_rule(*p, sms), jf = fz ? fused_split_rule(*p, sms) : 0;
-      if (p->checkpoints >= 0) {  // L8: the fused plans alone write bound checkpoints (d = 128)
+      if (p->checkpoints >= 0) {  // L8: the fused plans (d = 128), then the two-pass ones, write bound checkpoints
         if (jf > 0) push(kPrefillFusedWs, jf);
-        push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+        if (fz) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+        if (j > 0) push(kPrefillTwoPass, j);
+        push(kPrefillTwoPass, 0);
         continue;
       }
       if (jf > 0) push(kPrefillFusedWs, jf);

@@ -71,9 +71,9 @@ namespace bwd {
 __device__ __forceinline__ float* span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
   return ws32(p, p.ws_span) + (((seq * p.n_spans + span) * p.ho + h) * kSpanBlocks + which) * D * D;
 }
-// The chunks [cb, ce) of sequence `seq`'s span `span` (PH 0: the whole sequence; nch its chunks) and
-// whether the span exists. An empty sequence has one (empty) span.
-// Spans of `chunks` chunks (p.span_chunks, or p.ckpt_chunks for the checkpoint-seeded forward spans).
+// The chunks [cb, ce) of sequence `seq`'s span `span` of `chunks` chunks (p.span_chunks, or p.ckpt_chunks for
+// the checkpoint-seeded forward spans; PH 0: the whole sequence; nch its chunks) and whether the span exists. An
+// empty sequence has one (empty) span.
 template <int PH>
 __device__ __forceinline__ bool span_range(i64 chunks, i64 nch, i64 span, i64& cb, i64& ce, i64& nsp) {
   cb = 0;
@@ -85,18 +85,6 @@ __device__ __forceinline__ bool span_range(i64 chunks, i64 nch, i64 span, i64& c
   cb = span * chunks;
   ce = cb + chunks < nch ? cb + chunks : nch;
   return true;
-}
-// state_checkpoints: the row of sequence `seq`'s first checkpoint (the sum of floor(L / (64 ckpt_chunks)) over
-// the sequences before it: O(seq) reads of cu_seqlens, once a CTA of the seeded forward spans).
-__device__ __forceinline__ i64 checkpoint_row0(const GdnBwdParams& p, i64 seq) {
-  const i64 every = C * p.ckpt_chunks;
-  i64 row = 0, prev = cu_at(p, 0, 0);
-  for (i64 s = 0; s < seq; ++s) {
-    const i64 next = cu_at(p, s + 1, prev);
-    row += (next - prev) / every;
-    prev = next;
-  }
-  return row;
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn
@@ -146,7 +134,7 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
     const bool from_init = (PH == 0 || (PH == 2 && ckpt && span == 0)) && (p.flags & kFlagHasInit) != 0;
     const bool from_fix = PH == 2 && !ckpt;
     const i64 base = (seq * p.ho + h) * D * D + v0 * D;
-    const i64 ck_row = from_ck ? checkpoint_row0(p, seq) + span - 1 : 0;
+    const i64 ck_row = from_ck ? checkpoint_row0(p, seq, C * p.ckpt_chunks) + span - 1 : 0;
     const i64 ck_base = (ck_row * p.ho + h) * D * D + v0 * D;
     const float* seed = from_fix ? span_block(p, seq, span, h, kSpanSeed) + v0 * D : nullptr;
 #pragma unroll

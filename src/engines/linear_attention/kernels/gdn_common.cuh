@@ -223,6 +223,20 @@ __device__ __forceinline__ i64 cu_at(const P& p, i64 i, i64 lo) {
   return x < lo ? lo : (x > p.t ? p.t : x);
 }
 
+// state_checkpoints: the row of sequence `seq`'s first checkpoint at a cadence of `every` tokens (the sum of
+// floor(L / every) over the sequences before it: O(seq) reads of cu_seqlens, once a CTA, only where checkpoints
+// are written or read). P as cu_at's.
+template <class P>
+__device__ __forceinline__ i64 checkpoint_row0(const P& p, i64 seq, i64 every) {
+  i64 row = 0, prev = cu_at(p, 0, 0);
+  for (i64 s = 0; s < seq; ++s) {
+    const i64 next = cu_at(p, s + 1, prev);
+    row += (next - prev) / every;
+    prev = next;
+  }
+  return row;
+}
+
 // The chunk of chunk slot `slot` (the workspace's slots: sequence s's chunks at
 // cu[s] / C + s ..): its sequence is the last s with cu[s] / C + s <= slot, that is
 // the count of s in [1, n_seq) with it (strictly increasing in s), each warp's

@@ -510,17 +510,6 @@ __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (
   }
 }
 
-// state_checkpoints: the row of sequence `seq`'s first checkpoint (the sum of floor(L / every) over the sequences
-// before it: O(seq) reads of cu_seqlens, once a CTA, only where checkpoints are written).
-__device__ __forceinline__ i64 checkpoint_row0(const GdnParams& p, i64 seq) {
-  i64 row = 0, prev = cu_at(p, 0, 0);
-  for (i64 s = 0; s < seq; ++s) {
-    const i64 next = cu_at(p, s + 1, prev);
-    row += (next - prev) / p.ckpt_every;
-    prev = next;
-  }
-  return row;
-}
 // The slice's state rows as checkpoint row `row` (as pass_state_out's final state; none at or past ckpt_rows).
 __device__ __forceinline__ void store_checkpoint(const GdnParams& p, const float (&st)[64], i64 row, i64 h, int v0,
                                                  int fr, int fc) {
@@ -640,7 +629,7 @@ __device__ __forceinline__ void fused_pass(const GdnParams& p, unsigned char* sm
 
   // state_checkpoints (the forward and the span scans' value rows): the sequence's first row.
   const bool ckpt = GDN_CKPT && kOut && p.ckpt != 0;
-  const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq) : 0;
+  const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq, p.ckpt_every) : 0;
   for (i64 c0 = tb; c0 < te; c0 += C) {
     const int n = static_cast<int>(te - c0 < C ? te - c0 : C);
     const int stg = static_cast<int>(((c0 - tb) / C) & 1);

@@ -411,7 +411,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   WS_CLK_DECL
   // state_checkpoints (the forward and the span scans' value rows): the sequence's first row.
   const bool ckpt = GDN_CKPT && kOut && p.ckpt != 0;
-  const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq) : 0;
+  const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq, p.ckpt_every) : 0;
   for (int c = 0; c < nch; ++c) {
     const i64 c0 = tb + static_cast<i64>(c) * C;
     const int n = static_cast<int>(te - c0 < C ? te - c0 : C);

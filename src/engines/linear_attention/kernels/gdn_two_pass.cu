@@ -10,6 +10,12 @@
 #include "linear_attention/kernels/gdn_common.cuh"
 #include "linear_attention/kernels/gdn_prep.cuh"
 
+#ifndef GDN_CKPT
+// 1: the build whose scan and span scan write state_checkpoints (p.ckpt); the engine asks for it only where they
+// are bound, so the other builds are the ones they were.
+#define GDN_CKPT 0
+#endif
+
 using namespace opgraph_gdn;
 
 // ---- the two-pass prefill ----
@@ -96,6 +102,11 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
   }
   const i64 srow = state_row(p, seq);
   const float scale = static_cast<float>(p.scale);
+#if GDN_CKPT
+  // state_checkpoints (the scan and the span scan; the GDN_CKPT build): the sequence's first row.
+  const bool ckpt = PH != 1 && p.ckpt != 0;
+  const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq, p.ckpt_every) : 0;
+#endif
   const u16* ws = reinterpret_cast<const u16*>(p.ws);
   const float* gcs = reinterpret_cast<const float*>(p.ws + static_cast<u64>(p.n_slots * p.ho * kBlockBytes));
 
@@ -229,6 +240,23 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         *reinterpret_cast<u32*>(&sm.s[v * LDD + kk]) = pack_bf16(st[j][2 * hh], st[j][2 * hh + 1]);
       }
+#if GDN_CKPT
+    // A full chunk ending on a multiple of the cadence (tokens from the sequence's start): its state is a
+    // checkpoint (no row at or past ckpt_rows).
+    if (ckpt && n == C && (c0 + C) % p.ckpt_every == 0) {
+      const i64 row = ck_row0 + (c0 + C) / p.ckpt_every - 1;
+      if (row < p.ckpt_rows) {
+        const i64 base = (row * p.ho + h) * D * D + v0 * D;
+#pragma unroll
+        for (int j = 0; j < NTS; ++j)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+            store_any2(p.ckpt, base + static_cast<i64>(v) * D + kk, p.ckpt_type, st[j][2 * hh], st[j][2 * hh + 1]);
+          }
+      }
+    }
+#endif
   }
 
   if (PH == 1) {
