@@ -2,13 +2,13 @@
 # scripts/gdn_sass_same.sh [REV] — whether every gdn kernel entry compiles to the same machine code in the working
 # tree as at git revision REV (default HEAD), through NVRTC with the engine's options (bench/nvrtc_cubin.cpp): each
 # entry's .text section of the cubin compared byte for byte, for every build the engine requests — each kernel
-# source at d = 128 and 64 and both q/k/v types, and gdn_fused.cu's warp-specialised (GDN_FUSED_WS=1) and
-# checkpoint (GDN_CKPT=1) builds. Unlike scripts/gdn_ptx_same.sh (PTX, nvcc), the launch argument's declared size
-# does not count, only code: a field appended to GdnParams keeps every entry equal whose one argument it is (an
-# argument after it moves: gdn_state_copy's `words` is read from an offset 8 bytes a field later, its two constant
-# loads differ). An entry new in the working tree is listed, not a difference. A change whose entries all compare
-# equal is safe to land without a device run. Needs nvcc and NVRTC (the CUDA toolkit). Exit 1 on a difference,
-# naming the build and the entry.
+# source at d = 128 and 64 and both q/k/v types, gdn_fused.cu's warp-specialised (GDN_FUSED_WS=1) and checkpoint
+# (GDN_CKPT=1) builds and gdn_two_pass.cu's checkpoint ones. Unlike scripts/gdn_ptx_same.sh (PTX, nvcc), the launch
+# argument's declared size does not count, only code: a field appended to GdnParams keeps every entry equal whose
+# one argument it is (an argument after it moves: gdn_state_copy's `words` is read from an offset 8 bytes a field
+# later, its two constant loads differ). An entry new in the working tree is listed, not a difference. A change
+# whose entries all compare equal is safe to land without a device run. Needs nvcc and NVRTC (the CUDA toolkit).
+# Exit 1 on a difference, naming the build and the entry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
@@ -25,6 +25,7 @@ for io in 0 1; do
   builds+=("gdn_fused.cu|-DGDN_D=128 -DGDN_IO=$io -DGDN_FUSED_WS=1")
   builds+=("gdn_fused.cu|-DGDN_D=128 -DGDN_IO=$io -DGDN_CKPT=1")
   builds+=("gdn_fused.cu|-DGDN_D=128 -DGDN_IO=$io -DGDN_FUSED_WS=1 -DGDN_CKPT=1")
+  for d in 128 64; do builds+=("gdn_two_pass.cu|-DGDN_D=$d -DGDN_IO=$io -DGDN_CKPT=1"); done
 done
 status=0
 i=0
