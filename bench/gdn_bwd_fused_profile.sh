@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/gdn_bwd_fused_profile.sh — one device call for the backward's fused forms (PIPELINE_ARCH 2 and 3, rule
-# B9): builds test_la_gpu (carry .device-deps), runs their numerics (GdnBwdGpu.FusedRecompute) and the batch
-# invariance check under 0, 2 and 3 (GdnBwdGpu.BatchInvariantBitwise), then profiles the first launch of
+# B9): builds test_la_gpu (carry .device-deps), runs their numerics (GdnBwdGpu.FusedRecompute), the batch
+# invariance check under 0, 2 and 3 and the shape overrides under 0 and 3, then profiles the first launch of
 # gdn_bwd_fwd_fused, gdn_bwd_rev_fused and gdn_bwd_grads under PIPELINE_ARCH 3 at 16/64, 4 x 8192 (the first cell of
 # GdnBwdGpu.TimingFusedRecompute, the engine's own NVRTC build) under Nsight Compute: speed of light, occupancy, warp
 # states, and each kernel's SASS regions between barriers (scripts/ncu_sass_regions.py). Logs to $OUT; the summary
@@ -15,8 +15,8 @@ B=${OPGRAPH_BUILD_DIR:-/tmp/bb}
 export XDG_CACHE_HOME=/tmp/xdg-gdn-bwd
 source bench/la_suite_lib.sh
 la_build test_la_gpu || exit 1
-timeout -s KILL 200 "$B/tests/test_la_gpu" --gtest_filter='GdnBwdGpu.FusedRecompute:GdnBwdGpu.BatchInvariantBitwise' \
-  >"$out/numerics.log" 2>&1
+filter='GdnBwdGpu.FusedRecompute:GdnBwdGpu.BatchInvariantBitwise:GdnBwdGpu.OverriddenShapes*'
+timeout -s KILL 200 "$B/tests/test_la_gpu" --gtest_filter="$filter" >"$out/numerics.log" 2>&1
 echo "numerics rc $?"
 grep -E '^\[ gdn_bwd \]|^\[       OK|^\[  (PASSED|FAILED)|Failure' "$out/numerics.log" | head -30
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -41,7 +41,8 @@ want = ["Duration", "Registers Per Thread", "Achieved Occupancy", "Executed Ipc 
         "Memory Throughput", "DRAM Throughput", "Issue Slots Busy", "Warp Cycles Per Issued Instruction",
         "Grid Size", "Block Size"]
 try:
-    rows = {r["Metric Name"]: (r.get("Metric Value", ""), r.get("Metric Unit", "")) for r in csv.DictReader(open(sys.argv[1]))}
+    rows = {r["Metric Name"]: (r.get("Metric Value", ""), r.get("Metric Unit", ""))
+            for r in csv.DictReader(open(sys.argv[1]))}
 except Exception as e:  # no report
     print("   (no details: %s)" % e); sys.exit(0)
 for m in want:

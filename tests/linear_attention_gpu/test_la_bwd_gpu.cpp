@@ -467,89 +467,92 @@ TEST_F(GdnBwdGpu, FusedRecompute) {
 // graph declared at the call's extents; a workspace one byte short of what the
 // call's extents need is refused naming the size.
 TEST_F(GdnBwdGpu, OverriddenShapesRunTheBuiltKernels) {
-  std::mt19937 rng(15);
-  const auto& api = *gpu().api;
-  Case built;
-  built.l2 = true;
-  built.lens = {300, 77, 129};
-  Case call = built;
-  call.name = "overridden T and N";
-  call.lens = {500, 64, 2, 0, 700, 3};
-  auto pb = build(built);
-  auto pc = build(call);
-  ASSERT_TRUE(pb->g.validate().is_good());
-  ASSERT_TRUE(pc->g.validate().is_good());
-  FactsCache facts(pb->g, PlanTarget{gpu().props});
-  PlanContext ctx{&facts};
-  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, 0}, {KnobType::CHAIN_SPLIT, 0}}, {}, -1};
-  auto plan = build_direct(la_engine(), pb->g, config, ctx);
-  ASSERT_TRUE(plan.is_good()) << plan.status().message();
-  auto host = draw(call, *pc, rng);
-  // The call's tensors by port: (built graph's tensor, call graph's tensor).
-  const std::pair<TensorPtr, TensorPtr> ports[] = {
-      {pb->q, pc->q},           {pb->k, pc->k},           {pb->v, pc->v},
-      {pb->gate, pc->gate},     {pb->beta, pc->beta},     {pb->cu, pc->cu},
-      {pb->init, pc->init},     {pb->d_o, pc->d_o},       {pb->d_final, pc->d_final},
-      {pb->out.dq, pc->out.dq}, {pb->out.dk, pc->out.dk}, {pb->out.dv, pc->out.dv},
-      {pb->out.dg, pc->out.dg}, {pb->out.dbeta, pc->out.dbeta}, {pb->out.d_initial_state, pc->out.d_initial_state}};
-  VariantPack pack;
-  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;  // by the call graph's uid
-  for (const auto& [b, c] : ports) {
-    ASSERT_TRUE(b && c);
-    const std::size_t bytes = static_cast<std::size_t>(c->element_count()) * width(c->get_data_type());
-    auto buf = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes, 4));
-    ASSERT_TRUE(buf->status().is_good());
-    auto it = host.find(c->get_uid());
-    if (it != host.end()) {
-      ASSERT_EQ(api.memcpy_htod(buf->ptr(), it->second.data(), it->second.size()), CUDA_SUCCESS);
-    } else {
-      ASSERT_EQ(api.memset_d32(buf->ptr(), 0xFFFFFFFFu, std::max<std::size_t>(bytes, 4) / 4), CUDA_SUCCESS);
+  for (std::int64_t arch : {0, 3}) {  // the prep and the scans; both fused forms (B9)
+    std::mt19937 rng(15);
+    const auto& api = *gpu().api;
+    Case built;
+    built.l2 = true;
+    built.lens = {300, 77, 129};
+    Case call = built;
+    call.name = arch ? "overridden T and N, PIPELINE_ARCH 3" : "overridden T and N";
+    call.lens = {500, 64, 2, 0, 700, 3};
+    auto pb = build(built);
+    auto pc = build(call);
+    ASSERT_TRUE(pb->g.validate().is_good());
+    ASSERT_TRUE(pc->g.validate().is_good());
+    FactsCache facts(pb->g, PlanTarget{gpu().props});
+    PlanContext ctx{&facts};
+    const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, 0}}, {},
+                            -1};
+    auto plan = build_direct(la_engine(), pb->g, config, ctx);
+    ASSERT_TRUE(plan.is_good()) << plan.status().message();
+    auto host = draw(call, *pc, rng);
+    // The call's tensors by port: (built graph's tensor, call graph's tensor).
+    const std::pair<TensorPtr, TensorPtr> ports[] = {
+        {pb->q, pc->q},           {pb->k, pc->k},           {pb->v, pc->v},
+        {pb->gate, pc->gate},     {pb->beta, pc->beta},     {pb->cu, pc->cu},
+        {pb->init, pc->init},     {pb->d_o, pc->d_o},       {pb->d_final, pc->d_final},
+        {pb->out.dq, pc->out.dq}, {pb->out.dk, pc->out.dk}, {pb->out.dv, pc->out.dv},
+        {pb->out.dg, pc->out.dg}, {pb->out.dbeta, pc->out.dbeta}, {pb->out.d_initial_state, pc->out.d_initial_state}};
+    VariantPack pack;
+    std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;  // by the call graph's uid
+    for (const auto& [b, c] : ports) {
+      ASSERT_TRUE(b && c);
+      const std::size_t bytes = static_cast<std::size_t>(c->element_count()) * width(c->get_data_type());
+      auto buf = std::make_unique<DeviceBuffer>(api, std::max<std::size_t>(bytes, 4));
+      ASSERT_TRUE(buf->status().is_good());
+      auto it = host.find(c->get_uid());
+      if (it != host.end()) {
+        ASSERT_EQ(api.memcpy_htod(buf->ptr(), it->second.data(), it->second.size()), CUDA_SUCCESS);
+      } else {
+        ASSERT_EQ(api.memset_d32(buf->ptr(), 0xFFFFFFFFu, std::max<std::size_t>(bytes, 4) / 4), CUDA_SUCCESS);
+      }
+      pack.set(b->get_uid(), reinterpret_cast<void*>(buf->ptr()));
+      pack.override_shape(b->get_uid(), c->get_dim());
+      dev[c->get_uid()] = std::move(buf);
     }
-    pack.set(b->get_uid(), reinterpret_cast<void*>(buf->ptr()));
-    pack.override_shape(b->get_uid(), c->get_dim());
-    dev[c->get_uid()] = std::move(buf);
+    auto prob = linear_attention::analyze_gdn_bwd(pc->g);
+    ASSERT_TRUE(prob.is_good()) << prob.status().message();
+    const std::int64_t ws_bytes = linear_attention::gdn_bwd_workspace_bytes(*prob);
+    ASSERT_GT(ws_bytes, (*plan)->workspace_size());  // more tokens and sequences than built
+    auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
+    ASSERT_TRUE(ws->status().is_good());
+    ASSERT_EQ(api.memset_d32(ws->ptr(), 0xFFFFFFFFu, static_cast<std::size_t>(ws_bytes) / 4), CUDA_SUCCESS);
+    ExecutionContext ec;
+    ec.stream = gpu().stream;
+    ec.device = &gpu().props;
+    ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes - 1};
+    const Status short_ws = (*plan)->execute(pack, ec);
+    EXPECT_EQ(short_ws.code(), ErrorCode::INVALID_VALUE) << short_ws.to_string();
+    EXPECT_NE(short_ws.message().find(std::to_string(ws_bytes)), std::string::npos) << short_ws.message();
+    ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes};
+    const Status ran = (*plan)->execute(pack, ec);
+    ASSERT_TRUE(ran.is_good()) << ran.to_string();
+    ASSERT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
+    std::map<std::int64_t, reference::HostBuffer> hb;
+    for (auto& [uid, bytes] : host) hb[uid] = reference::HostBuffer{bytes.data()};
+    std::map<std::string, std::vector<unsigned char>> want;
+    for (const Checked& o : checked(*pc)) {
+      auto& w = want[o.name];
+      w.assign(static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type()), 0);
+      hb[o.t->get_uid()] = reference::HostBuffer{w.data()};
+    }
+    const Status ref = reference::execute(pc->g, hb);
+    ASSERT_TRUE(ref.is_good()) << ref.message();
+    std::printf("[ gdn_bwd ] %-46s T=%-6lld N=%-3lld", call.name.c_str(), static_cast<long long>(call.t()),
+                static_cast<long long>(call.n()));
+    for (const Checked& o : checked(*pc)) {
+      const auto& w = want.at(o.name);
+      std::vector<unsigned char> got(w.size());
+      ASSERT_EQ(api.memcpy_dtoh(got.data(), dev.at(o.t->get_uid())->ptr(), got.size()), CUDA_SUCCESS);
+      const DataType dt = o.t->get_data_type();
+      const double r = rms_ratio(decode(got, dt), decode(w, dt));
+      std::printf("  %s %.2e", o.name, r);
+      EXPECT_LE(r, o.tol) << call.name << ": " << o.name;
+    }
+    std::printf("  (plan built for T=%lld N=%lld)\n", static_cast<long long>(built.t()),
+                static_cast<long long>(built.n()));
   }
-  auto prob = linear_attention::analyze_gdn_bwd(pc->g);
-  ASSERT_TRUE(prob.is_good()) << prob.status().message();
-  const std::int64_t ws_bytes = linear_attention::gdn_bwd_workspace_bytes(*prob);
-  ASSERT_GT(ws_bytes, (*plan)->workspace_size());  // more tokens and sequences than built
-  auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
-  ASSERT_TRUE(ws->status().is_good());
-  ASSERT_EQ(api.memset_d32(ws->ptr(), 0xFFFFFFFFu, static_cast<std::size_t>(ws_bytes) / 4), CUDA_SUCCESS);
-  ExecutionContext ec;
-  ec.stream = gpu().stream;
-  ec.device = &gpu().props;
-  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes - 1};
-  const Status short_ws = (*plan)->execute(pack, ec);
-  EXPECT_EQ(short_ws.code(), ErrorCode::INVALID_VALUE) << short_ws.to_string();
-  EXPECT_NE(short_ws.message().find(std::to_string(ws_bytes)), std::string::npos) << short_ws.message();
-  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes};
-  const Status ran = (*plan)->execute(pack, ec);
-  ASSERT_TRUE(ran.is_good()) << ran.to_string();
-  ASSERT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);
-  std::map<std::int64_t, reference::HostBuffer> hb;
-  for (auto& [uid, bytes] : host) hb[uid] = reference::HostBuffer{bytes.data()};
-  std::map<std::string, std::vector<unsigned char>> want;
-  for (const Checked& o : checked(*pc)) {
-    auto& w = want[o.name];
-    w.assign(static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type()), 0);
-    hb[o.t->get_uid()] = reference::HostBuffer{w.data()};
-  }
-  const Status ref = reference::execute(pc->g, hb);
-  ASSERT_TRUE(ref.is_good()) << ref.message();
-  std::printf("[ gdn_bwd ] %-46s T=%-6lld N=%-3lld", call.name.c_str(), static_cast<long long>(call.t()),
-              static_cast<long long>(call.n()));
-  for (const Checked& o : checked(*pc)) {
-    const auto& w = want.at(o.name);
-    std::vector<unsigned char> got(w.size());
-    ASSERT_EQ(api.memcpy_dtoh(got.data(), dev.at(o.t->get_uid())->ptr(), got.size()), CUDA_SUCCESS);
-    const DataType dt = o.t->get_data_type();
-    const double r = rms_ratio(decode(got, dt), decode(w, dt));
-    std::printf("  %s %.2e", o.name, r);
-    EXPECT_LE(r, o.tol) << call.name << ": " << o.name;
-  }
-  std::printf("  (plan built for T=%lld N=%lld)\n", static_cast<long long>(built.t()),
-              static_cast<long long>(built.n()));
 }
 
 // batch_invariant: a sequence's gradients are bitwise the same alone and packed
