@@ -85,6 +85,16 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     if (GDN_WS_START_SYNC) __syncthreads();
     const int a = tid - 256;
     const float scale = static_cast<float>(p.scale);
+    // This thread's pieces, the same in every chunk: rows r0 + 8 j (column col) of the [64][128] tiles and of S^T,
+    // rows rp + 16 j (column cp) of P; a piece's row keeps r & 7, so its swizzled offset is the first's plus a
+    // constant (1024 j in a tile, 2048 j in P, 8 j rows of S^T).
+    const int r0 = a >> 4, col = 8 * (a & 15), rp = a >> 3, cp = 8 * (a & 7);
+    const u32 o_t = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r0) * 128u + swz_chunk(r0, col);
+    const u32 o_p = static_cast<u32>(rp) * 128u + swz_chunk(rp, cp);
+    const u32 o_s = kVSt + static_cast<u32>(r0) * kVStRow + 2u * static_cast<u32>(col);
+    const int g_t = r0 * D + col, g_p = rp * C + cp;
+    const i64 do_row8 = 8 * p.ho * D;  // dO's elements from a row to the row 8 below
+    const bool f32 = p.do_type == kTypeF32, bf = p.do_type == kTypeBf16;
     for (int i = 0; i < nch; ++i) {
       const int c = nch - 1 - i;  // chunks from the last
       const i64 c0 = static_cast<i64>(c) * C;
@@ -93,75 +103,76 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       const u32 sa = stage_at(i);
       if (i >= 2) nb_sync(kBarEmpty + (i & 1), kWsThreads);  // the state side is done with chunk i - 2
       const u16* blk = rv_ws<u16>(p, p.ws_blocks) + sh * gdn_bwd_block_elems(D);
-#pragma unroll
-      for (int m = 0; m < 8; ++m) {  // Qe, Wn, Kd: 1024 pieces of 16 bytes each
-        const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
-        const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
-        cp_async16s(sa + kVQe + off, blk + kOffQe + r * D + col, 16);
-        cp_async16s(sa + kVWn + off, blk + kOffWn + r * D + col, 16);
-        cp_async16s(sa + kVKd + off, blk + kOffKd + r * D + col, 16);
-      }
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {  // P: 512 pieces
-        const int q = a + 128 * m, r = q >> 3, col = 8 * (q & 7);
-        cp_async16s(sa + kVP + static_cast<u32>(r) * 128u + swz_chunk(r, col), blk + kOffP + r * C + col, 16);
-      }
       const u16* st = rv_ws<u16>(p, p.ws_st) + sh * D * D;
-#pragma unroll 4
-      for (int m = 0; m < 16; ++m) {  // S^T at the chunk's start: 2048 pieces
-        const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
-        cp_async16s(sa + kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(col), st + r * D + col, 16);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {  // Qe, Wn, Kd: 1024 pieces of 16 bytes each
+        const u32 o = o_t + 1024u * j;
+        const int g = g_t + 8 * D * j;
+        cp_async16s(sa + kVQe + o, blk + kOffQe + g, 16);
+        cp_async16s(sa + kVWn + o, blk + kOffWn + g, 16);
+        cp_async16s(sa + kVKd + o, blk + kOffKd + g, 16);
       }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)  // P: 512 pieces
+        cp_async16s(sa + kVP + o_p + 2048u * j, blk + kOffP + g_p + 16 * C * j, 16);
+#pragma unroll
+      for (int j = 0; j < 16; ++j)  // S^T at the chunk's start: 2048 pieces
+        cp_async16s(sa + o_s + 8u * kVStRow * j, st + g_t + 8 * D * j, 16);
       cp_async_commit();
       // scale dO as bf16, rows past the chunk zero: pieces of 8 elements, a warp's 32 pieces two whole rows (16-byte
       // loads, coalesced; fp32 two a piece), four pieces in flight a thread before their conversions and stores.
-      {
-        const bool f32 = p.do_type == kTypeF32, bf = p.do_type == kTypeBf16;
+      const i64 do0 = ((bos + c0 + r0) * p.ho + h) * D + col;
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          uint4 w[4][2];
+      for (int half = 0; half < 2; ++half) {
+        uint4 w[4][2];
 #pragma unroll
-          for (int m = 0; m < 4; ++m) {
-            const int q = a + 128 * (4 * half + m), r = q >> 4, col = 8 * (q & 15);
-            w[m][0] = w[m][1] = make_uint4(0u, 0u, 0u, 0u);
-            if (r < n) {
-              const i64 at = ((bos + c0 + r) * p.ho + h) * D + col;
-              if (f32) {
-                const uint4* src = reinterpret_cast<const uint4*>(reinterpret_cast<const float*>(p.d_o) + at);
-                w[m][0] = src[0];
-                w[m][1] = src[1];
-              } else {
-                w[m][0] = *reinterpret_cast<const uint4*>(reinterpret_cast<const u16*>(p.d_o) + at);
-              }
+        for (int m = 0; m < 4; ++m) {
+          const int j = 4 * half + m;
+          w[m][0] = w[m][1] = make_uint4(0u, 0u, 0u, 0u);
+          if (r0 + 8 * j < n) {
+            const i64 at = do0 + do_row8 * j;
+            if (f32) {
+              const uint4* src = reinterpret_cast<const uint4*>(reinterpret_cast<const float*>(p.d_o) + at);
+              w[m][0] = src[0];
+              w[m][1] = src[1];
+            } else {
+              w[m][0] = *reinterpret_cast<const uint4*>(reinterpret_cast<const u16*>(p.d_o) + at);
             }
           }
+        }
 #pragma unroll
-          for (int m = 0; m < 4; ++m) {
-            const int q = a + 128 * (4 * half + m), r = q >> 4, col = 8 * (q & 15);
-            const u32 u[8] = {w[m][0].x, w[m][0].y, w[m][0].z, w[m][0].w, w[m][1].x, w[m][1].y, w[m][1].z, w[m][1].w};
-            float x[8];
+        for (int m = 0; m < 4; ++m) {
+          const u32 u[8] = {w[m][0].x, w[m][0].y, w[m][0].z, w[m][0].w, w[m][1].x, w[m][1].y, w[m][1].z, w[m][1].w};
+          float x[8];
 #pragma unroll
-            for (int e = 0; e < 8; e += 2) {
-              if (f32) {
-                x[e] = __uint_as_float(u[e]);
-                x[e + 1] = __uint_as_float(u[e + 1]);
-              } else {
-                const u32 v = u[e >> 1];
-                const u16 lo = static_cast<u16>(v), hi = static_cast<u16>(v >> 16);
-                x[e] = bf ? bf16_to_f32(lo) : f16_to_f32(lo);
-                x[e + 1] = bf ? bf16_to_f32(hi) : f16_to_f32(hi);
-              }
+          for (int e = 0; e < 8; e += 2) {
+            if (f32) {
+              x[e] = __uint_as_float(u[e]);
+              x[e + 1] = __uint_as_float(u[e + 1]);
+            } else {
+              const u32 v = u[e >> 1];
+              const u16 lo = static_cast<u16>(v), hi = static_cast<u16>(v >> 16);
+              x[e] = bf ? bf16_to_f32(lo) : f16_to_f32(lo);
+              x[e + 1] = bf ? bf16_to_f32(hi) : f16_to_f32(hi);
             }
-            const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
-            sts128(sa + kVDo + off, pack_bf16(scale * x[0], scale * x[1]), pack_bf16(scale * x[2], scale * x[3]),
-                   pack_bf16(scale * x[4], scale * x[5]), pack_bf16(scale * x[6], scale * x[7]));
           }
+          sts128(sa + kVDo + o_t + 1024u * (4 * half + m), pack_bf16(scale * x[0], scale * x[1]),
+                 pack_bf16(scale * x[2], scale * x[3]), pack_bf16(scale * x[4], scale * x[5]),
+                 pack_bf16(scale * x[6], scale * x[7]));
         }
       }
       if (a == 0) *reinterpret_cast<float*>(stage_ptr(i) + kVEgc) = rv_ws<const float>(p, p.ws_egc)[sh];
+      // Chunk i - 1's tiles landed while chunk i's were requested (one group left in flight): hand it over.
+      if (i > 0) {
+        cp_async_wait_group<1>();
+        fence_async_shared();  // the tiles (cp.async and generic stores) before the state side's wgmma read them
+        nb_arrive(kBarFull + ((i - 1) & 1), kWsThreads);
+      }
+    }
+    if (nch > 0) {  // the last chunk's
       cp_async_wait_all();
-      fence_async_shared();  // the tiles (cp.async and generic stores) before the state side's wgmma read them
-      nb_arrive(kBarFull + (i & 1), kWsThreads);
+      fence_async_shared();
+      nb_arrive(kBarFull + ((nch - 1) & 1), kWsThreads);
     }
     return;
   }
