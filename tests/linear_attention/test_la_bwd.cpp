@@ -544,7 +544,8 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 
 // The A/B forms of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads with its
 // products on mma.sync (GDN_BWD_GRADS_WG=0, kernels/gdn_bwd_grads_tiles.cuh; the engine's d = 128 build is
-// on wgmma, d = 64's on mma.sync) and fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8).
+// on wgmma, d = 64's on mma.sync) and fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8); gdn_bwd_rev_fused with its
+// loader's second form (GDN_BWD_REV_LOADER=2).
 TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
@@ -562,7 +563,18 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
   }
-  EXPECT_EQ(n, 4);
+  // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh), both input types.
+  for (const auto& base : linear_attention::gdn_bwd_declared_specialisations()) {
+    if (base.entry != "gdn_bwd_rev_fused") continue;
+    auto r = base;
+    ++n;
+    r.defines.push_back({"GDN_BWD_REV_LOADER", "2"});
+    r.kernel += "_GDN_BWD_REV_LOADER2";
+    auto k = runtime::compile_kernel(r, "sm_90a");
+    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+  }
+  EXPECT_EQ(n, 6);
 }
 
 }  // namespace

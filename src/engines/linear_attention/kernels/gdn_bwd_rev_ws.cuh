@@ -22,6 +22,15 @@
 // which gdn_bwd_grads adds in a fixed order.
 #pragma once
 
+#ifndef GDN_BWD_REV_LOADER
+// The loader's form. 1 (the engine's, measured on the H200): each chunk's pieces addressed from scratch, the chunk
+// handed over once all its requests landed. 2 (a trial, not yet run on a GPU): each thread's piece offsets formed
+// once (a piece's row keeps r & 7: constant strides) and chunk i's tiles requested before chunk i - 1 is handed
+// over (cp.async.wait_group 1) — the profile of 1 had the state warps 25 % at FULL and the loader's instructions
+// mostly address arithmetic (bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt).
+#define GDN_BWD_REV_LOADER 1
+#endif
+
 namespace opgraph_gdn {
 namespace ws {
 namespace rv {
@@ -85,6 +94,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     if (GDN_WS_START_SYNC) __syncthreads();
     const int a = tid - 256;
     const float scale = static_cast<float>(p.scale);
+#if GDN_BWD_REV_LOADER == 2
     // This thread's pieces, the same in every chunk: rows r0 + 8 j (column col) of the [64][128] tiles and of S^T,
     // rows rp + 16 j (column cp) of P; a piece's row keeps r & 7, so its swizzled offset is the first's plus a
     // constant (1024 j in a tile, 2048 j in P, 8 j rows of S^T).
@@ -174,6 +184,86 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       fence_async_shared();
       nb_arrive(kBarFull + ((nch - 1) & 1), kWsThreads);
     }
+#else
+    for (int i = 0; i < nch; ++i) {
+      const int c = nch - 1 - i;  // chunks from the last
+      const i64 c0 = static_cast<i64>(c) * C;
+      const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
+      const i64 sh = (first + c) * p.ho + h;
+      const u32 sa = stage_at(i);
+      if (i >= 2) nb_sync(kBarEmpty + (i & 1), kWsThreads);  // the state side is done with chunk i - 2
+      const u16* blk = rv_ws<u16>(p, p.ws_blocks) + sh * gdn_bwd_block_elems(D);
+#pragma unroll
+      for (int m = 0; m < 8; ++m) {  // Qe, Wn, Kd: 1024 pieces of 16 bytes each
+        const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
+        const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+        cp_async16s(sa + kVQe + off, blk + kOffQe + r * D + col, 16);
+        cp_async16s(sa + kVWn + off, blk + kOffWn + r * D + col, 16);
+        cp_async16s(sa + kVKd + off, blk + kOffKd + r * D + col, 16);
+      }
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {  // P: 512 pieces
+        const int q = a + 128 * m, r = q >> 3, col = 8 * (q & 7);
+        cp_async16s(sa + kVP + static_cast<u32>(r) * 128u + swz_chunk(r, col), blk + kOffP + r * C + col, 16);
+      }
+      const u16* st = rv_ws<u16>(p, p.ws_st) + sh * D * D;
+#pragma unroll 4
+      for (int m = 0; m < 16; ++m) {  // S^T at the chunk's start: 2048 pieces
+        const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
+        cp_async16s(sa + kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(col), st + r * D + col, 16);
+      }
+      cp_async_commit();
+      // scale dO as bf16, rows past the chunk zero: pieces of 8 elements, a warp's 32 pieces two whole rows (16-byte
+      // loads, coalesced; fp32 two a piece), four pieces in flight a thread before their conversions and stores.
+      {
+        const bool f32 = p.do_type == kTypeF32, bf = p.do_type == kTypeBf16;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          uint4 w[4][2];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const int q = a + 128 * (4 * half + m), r = q >> 4, col = 8 * (q & 15);
+            w[m][0] = w[m][1] = make_uint4(0u, 0u, 0u, 0u);
+            if (r < n) {
+              const i64 at = ((bos + c0 + r) * p.ho + h) * D + col;
+              if (f32) {
+                const uint4* src = reinterpret_cast<const uint4*>(reinterpret_cast<const float*>(p.d_o) + at);
+                w[m][0] = src[0];
+                w[m][1] = src[1];
+              } else {
+                w[m][0] = *reinterpret_cast<const uint4*>(reinterpret_cast<const u16*>(p.d_o) + at);
+              }
+            }
+          }
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const int q = a + 128 * (4 * half + m), r = q >> 4, col = 8 * (q & 15);
+            const u32 u[8] = {w[m][0].x, w[m][0].y, w[m][0].z, w[m][0].w, w[m][1].x, w[m][1].y, w[m][1].z, w[m][1].w};
+            float x[8];
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) {
+              if (f32) {
+                x[e] = __uint_as_float(u[e]);
+                x[e + 1] = __uint_as_float(u[e + 1]);
+              } else {
+                const u32 v = u[e >> 1];
+                const u16 lo = static_cast<u16>(v), hi = static_cast<u16>(v >> 16);
+                x[e] = bf ? bf16_to_f32(lo) : f16_to_f32(lo);
+                x[e + 1] = bf ? bf16_to_f32(hi) : f16_to_f32(hi);
+              }
+            }
+            const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
+            sts128(sa + kVDo + off, pack_bf16(scale * x[0], scale * x[1]), pack_bf16(scale * x[2], scale * x[3]),
+                   pack_bf16(scale * x[4], scale * x[5]), pack_bf16(scale * x[6], scale * x[7]));
+          }
+        }
+      }
+      if (a == 0) *reinterpret_cast<float*>(stage_ptr(i) + kVEgc) = rv_ws<const float>(p, p.ws_egc)[sh];
+      cp_async_wait_all();
+      fence_async_shared();  // the tiles (cp.async and generic stores) before the state side's wgmma read them
+      nb_arrive(kBarFull + (i & 1), kWsThreads);
+    }
+#endif
     return;
   }
 
