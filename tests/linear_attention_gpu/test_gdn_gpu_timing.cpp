@@ -210,55 +210,38 @@ TEST_F(GdnGpu, TimingCheckpoints) {
   std::printf("[ gdn timing ] %-8s %-10s %6s %12s %12s %12s %14s\n", "heads", "B x T", "split", "none ms", "1024 ms",
               "64 ms", "GB (every 64)");
   const std::int64_t cells[][4] = {{16, 64, 4, 8192}, {16, 32, 1, 32768}, {2, 8, 1, 32768}};
-  for (const auto& cell : cells) {
-    Case c;
-    c.l2 = true;
-    c.hq = c.hk = cell[0];
-    c.hv = cell[1];
-    c.lens.assign(static_cast<std::size_t>(cell[2]), cell[3]);
-    auto built = build(c);
-    ASSERT_TRUE(built->g.validate().is_good());
-    auto prob = linear_attention::analyze_gdn(built->g);
-    ASSERT_TRUE(prob.is_good()) << prob.status().message();
-    const long long j = linear_attention::fused_split_rule(*prob, gpu().props.sm_count);
-    const int mode = j > 0 ? 3000 + static_cast<int>(j) : kFusedWs;
-    double ms[3];
-    const std::int64_t every[3] = {0, 1024, 64};
-    for (int i = 0; i < 3; ++i) {
-      c.ckpt_every = every[i];
-      ms[i] = time_modes(c, rng, timing_reps(30), {mode})[0];
+  // Each cell at head dim d: the warp-specialised fused plan (fused) or the two-pass one, split where its rule splits.
+  auto time_cells = [&](std::int64_t d, bool fused) {
+    for (const auto& cell : cells) {
+      Case c;
+      c.l2 = true;
+      c.d = d;
+      c.hq = c.hk = cell[0];
+      c.hv = cell[1];
+      c.lens.assign(static_cast<std::size_t>(cell[2]), cell[3]);
+      auto built = build(c);
+      ASSERT_TRUE(built->g.validate().is_good());
+      auto prob = linear_attention::analyze_gdn(built->g);
+      ASSERT_TRUE(prob.is_good()) << prob.status().message();
+      const long long j = fused ? linear_attention::fused_split_rule(*prob, gpu().props.sm_count)
+                                : linear_attention::chain_split_rule(*prob, gpu().props.sm_count);
+      const int mode = fused ? (j > 0 ? 3000 + static_cast<int>(j) : kFusedWs) : (j > 0 ? static_cast<int>(j) : 1);
+      double ms[3];
+      const std::int64_t every[3] = {0, 1024, 64};
+      for (int i = 0; i < 3; ++i) {
+        c.ckpt_every = every[i];
+        ms[i] = time_modes(c, rng, timing_reps(30), {mode})[0];
+      }
+      const double gb = static_cast<double>(cell[2] * (cell[3] / 64) * std::max(cell[0], cell[1])) * d * d * 4 / 1e9;
+      std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %6lld %12.3f %12.3f %12.3f %14.2f\n",
+                  static_cast<long long>(cell[0]), static_cast<long long>(cell[1]), static_cast<long long>(cell[2]),
+                  static_cast<long long>(cell[3]), j, ms[0], ms[1], ms[2], gb);
     }
-    const double gb = static_cast<double>(cell[2] * (cell[3] / 64) * std::max(cell[0], cell[1])) * 128 * 128 * 4 / 1e9;
-    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %6lld %12.3f %12.3f %12.3f %14.2f\n",
-                static_cast<long long>(cell[0]), static_cast<long long>(cell[1]), static_cast<long long>(cell[2]),
-                static_cast<long long>(cell[3]), j, ms[0], ms[1], ms[2], gb);
-  }
+  };
+  time_cells(128, true);
   // d = 64: the two-pass prefill writes them (split where chain_split_rule splits).
   std::printf("[ gdn timing ] checkpoints: two-pass prefill, d = 64 (else as above)\n");
-  for (const auto& cell : cells) {
-    Case c;
-    c.l2 = true;
-    c.d = 64;
-    c.hq = c.hk = cell[0];
-    c.hv = cell[1];
-    c.lens.assign(static_cast<std::size_t>(cell[2]), cell[3]);
-    auto built = build(c);
-    ASSERT_TRUE(built->g.validate().is_good());
-    auto prob = linear_attention::analyze_gdn(built->g);
-    ASSERT_TRUE(prob.is_good()) << prob.status().message();
-    const long long j = linear_attention::chain_split_rule(*prob, gpu().props.sm_count);
-    const int mode = j > 0 ? static_cast<int>(j) : 1;
-    double ms[3];
-    const std::int64_t every[3] = {0, 1024, 64};
-    for (int i = 0; i < 3; ++i) {
-      c.ckpt_every = every[i];
-      ms[i] = time_modes(c, rng, timing_reps(30), {mode})[0];
-    }
-    const double gb = static_cast<double>(cell[2] * (cell[3] / 64) * std::max(cell[0], cell[1])) * 64 * 64 * 4 / 1e9;
-    std::printf("[ gdn timing ] %3lld/%-4lld %lld x %-6lld %6lld %12.3f %12.3f %12.3f %14.2f\n",
-                static_cast<long long>(cell[0]), static_cast<long long>(cell[1]), static_cast<long long>(cell[2]),
-                static_cast<long long>(cell[3]), j, ms[0], ms[1], ms[2], gb);
-  }
+  time_cells(64, false);
 }
 
 TEST_F(GdnGpu, TimingDecode) {

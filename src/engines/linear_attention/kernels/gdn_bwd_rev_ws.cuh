@@ -72,6 +72,23 @@ __device__ __forceinline__ T* rv_ws(const GdnBwdParams& p, long long off) {
   return reinterpret_cast<T*>(p.ws + static_cast<unsigned long long>(off));
 }
 
+// A piece of dO as loaded (8 elements: 16-bit types in w[0], fp32 across w[0] and w[1]) as floats.
+__device__ __forceinline__ void do_piece_floats(const uint4 (&w)[2], bool f32, bool bf, float (&x)[8]) {
+  const u32 u[8] = {w[0].x, w[0].y, w[0].z, w[0].w, w[1].x, w[1].y, w[1].z, w[1].w};
+#pragma unroll
+  for (int e = 0; e < 8; e += 2) {
+    if (f32) {
+      x[e] = __uint_as_float(u[e]);
+      x[e + 1] = __uint_as_float(u[e + 1]);
+    } else {
+      const u32 v = u[e >> 1];
+      const u16 lo = static_cast<u16>(v), hi = static_cast<u16>(v >> 16);
+      x[e] = bf ? bf16_to_f32(lo) : f16_to_f32(lo);
+      x[e + 1] = bf ? bf16_to_f32(hi) : f16_to_f32(hi);
+    }
+  }
+}
+
 __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned char* smem_raw) {
   using namespace rv;
   const Base1024 b1024 = base_1024(smem_raw);
@@ -152,20 +169,8 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
         }
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
-          const u32 u[8] = {w[m][0].x, w[m][0].y, w[m][0].z, w[m][0].w, w[m][1].x, w[m][1].y, w[m][1].z, w[m][1].w};
           float x[8];
-#pragma unroll
-          for (int e = 0; e < 8; e += 2) {
-            if (f32) {
-              x[e] = __uint_as_float(u[e]);
-              x[e + 1] = __uint_as_float(u[e + 1]);
-            } else {
-              const u32 v = u[e >> 1];
-              const u16 lo = static_cast<u16>(v), hi = static_cast<u16>(v >> 16);
-              x[e] = bf ? bf16_to_f32(lo) : f16_to_f32(lo);
-              x[e + 1] = bf ? bf16_to_f32(hi) : f16_to_f32(hi);
-            }
-          }
+          do_piece_floats(w[m], f32, bf, x);
           sts128(sa + kVDo + o_t + 1024u * (4 * half + m), pack_bf16(scale * x[0], scale * x[1]),
                  pack_bf16(scale * x[2], scale * x[3]), pack_bf16(scale * x[4], scale * x[5]),
                  pack_bf16(scale * x[6], scale * x[7]));
@@ -238,20 +243,8 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
 #pragma unroll
           for (int m = 0; m < 4; ++m) {
             const int q = a + 128 * (4 * half + m), r = q >> 4, col = 8 * (q & 15);
-            const u32 u[8] = {w[m][0].x, w[m][0].y, w[m][0].z, w[m][0].w, w[m][1].x, w[m][1].y, w[m][1].z, w[m][1].w};
             float x[8];
-#pragma unroll
-            for (int e = 0; e < 8; e += 2) {
-              if (f32) {
-                x[e] = __uint_as_float(u[e]);
-                x[e + 1] = __uint_as_float(u[e + 1]);
-              } else {
-                const u32 v = u[e >> 1];
-                const u16 lo = static_cast<u16>(v), hi = static_cast<u16>(v >> 16);
-                x[e] = bf ? bf16_to_f32(lo) : f16_to_f32(lo);
-                x[e + 1] = bf ? bf16_to_f32(hi) : f16_to_f32(hi);
-              }
-            }
+            do_piece_floats(w[m], f32, bf, x);
             const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
             sts128(sa + kVDo + off, pack_bf16(scale * x[0], scale * x[1]), pack_bf16(scale * x[2], scale * x[3]),
                    pack_bf16(scale * x[4], scale * x[5]), pack_bf16(scale * x[6], scale * x[7]));
