@@ -544,8 +544,9 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 
 // The A/B forms of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads with its
 // products on mma.sync (GDN_BWD_GRADS_WG=0, kernels/gdn_bwd_grads_tiles.cuh; the engine's d = 128 build is
-// on wgmma, d = 64's on mma.sync) and fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8); gdn_bwd_rev_fused with its
-// loader's second form (GDN_BWD_REV_LOADER=2).
+// on wgmma, d = 64's on mma.sync), fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8) and with independent products
+// paired in one commit group (GDN_BWD_WG_PAIRS=1); gdn_bwd_rev_fused with its loader's second form
+// (GDN_BWD_REV_LOADER=2).
 TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
@@ -553,7 +554,8 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   for (const auto& base : linear_attention::gdn_bwd_declared_specialisations()) {
     if (base.entry != "gdn_bwd_grads" || base.kernel.find("_d128_") == std::string::npos) continue;
     for (const auto& [def, val] : {std::pair<std::string, std::string>{"GDN_BWD_GRADS_WG", "0"},
-                                   std::pair<std::string, std::string>{"GDN_BWD_WG_UNROLL", "8"}}) {
+                                   std::pair<std::string, std::string>{"GDN_BWD_WG_UNROLL", "8"},
+                                   std::pair<std::string, std::string>{"GDN_BWD_WG_PAIRS", "1"}}) {
       auto r = base;
       ++n;
       r.defines.push_back({def, val});
@@ -574,7 +576,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
     EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
   }
-  EXPECT_EQ(n, 6);
+  EXPECT_EQ(n, 8);
 }
 
 }  // namespace

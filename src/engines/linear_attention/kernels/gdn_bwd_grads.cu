@@ -54,6 +54,8 @@ static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D
 static_assert(!GDN_BWD_GRADS_WG || sizeof(GradSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D),
               "GDN_BWD_GRADS_WG's tiles do not fit the engine's allocation");
 
+constexpr bool kPairs = GDN_BWD_GRADS_WG && GDN_BWD_WG_PAIRS;  // tiles.cuh, prod_join
+
 constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
 
 // Per row of a warp's [16 x D/4] fragment f, the dot product with the same
@@ -300,8 +302,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     // ---- dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta), into c1 ----
     {
       float a1[2][4] = {}, a2[2][4] = {};
-      prod<2, D, false, false, TCD, TCD>(a1, sm.dw, m0, sm.k, n0, lane);
-      prod<2, D, false, false, TCD, TCD>(a2, sm.dvn, m0, sm.v, n0, lane);
+      prod<2, D, false, false, TCD, TCD, !kPairs>(a1, sm.dw, m0, sm.k, n0, lane);
+      prod<2, D, false, false, TCD, TCD, !kPairs>(a2, sm.dvn, m0, sm.v, n0, lane);
+      if constexpr (kPairs) prod_join(a1, a2);
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -355,8 +358,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     float ef[2][4];
     {
       float dl[2][4] = {}, kk[2][4] = {};
-      prod<2, C, false, false, TCC, TCC>(dl, sm.c2, m0, sm.t, n0, lane);
-      prod<2, D, false, false, TCD, TCD>(kk, sm.k, m0, sm.k, n0, lane);
+      prod<2, C, false, false, TCC, TCC, !kPairs>(dl, sm.c2, m0, sm.t, n0, lane);
+      prod<2, D, false, false, TCD, TCD, !kPairs>(kk, sm.k, m0, sm.k, n0, lane);
+      if constexpr (kPairs) prod_join(dl, kk);
       float f[2][4];
 #pragma unroll
       for (int j = 0; j < 2; ++j)
@@ -384,8 +388,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
     {
       float dp[2][4] = {}, qk[2][4] = {};
-      prod<2, D, false, false, TCD, TCD>(dp, sm.dob, m0, sm.vn, n0, lane);
-      prod<2, D, false, false, TCD, TCD>(qk, sm.q, m0, sm.k, n0, lane);
+      prod<2, D, false, false, TCD, TCD, !kPairs>(dp, sm.dob, m0, sm.vn, n0, lane);
+      prod<2, D, false, false, TCD, TCD, !kPairs>(qk, sm.q, m0, sm.k, n0, lane);
+      if constexpr (kPairs) prod_join(dp, qk);
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll

@@ -92,7 +92,15 @@ __device__ __forceinline__ void pin_acc(float (&c)[NT][4]) {
 // The unroll factor as a constant expression: nvcc, unlike NVRTC, does not expand a macro in `#pragma unroll`.
 enum : int { kWgUnroll = GDN_BWD_WG_UNROLL };
 #endif
-template <int NT, int KD, bool AT, bool BKN, class TA, class TB>
+#ifndef GDN_BWD_WG_PAIRS
+// 1 (a trial, not yet run on a GPU): two independent products of the grads kernel (dT's two, dL's with K K^T, dP's
+// with Q K^T) issued as one commit group and waited for once (prod<..., false> then prod_join), instead of a full
+// wait after each. 0: the engine's build.
+#define GDN_BWD_WG_PAIRS 0
+#endif
+// kJoin false (wgmma only): the product's wgmma issued and left in flight; prod_join commits and waits for it and
+// the next one.
+template <int NT, int KD, bool AT, bool BKN, class TA, class TB, bool kJoin = true>
 __device__ __forceinline__ void prod(float (&c)[NT][4], const u16* A, int m0, const u16* B, int n0, int lane) {
 #if GDN_BWD_GRADS_WG
   opgraph_gemm::wgmma_fence();
@@ -102,14 +110,29 @@ __device__ __forceinline__ void prod(float (&c)[NT][4], const u16* A, int m0, co
     const unsigned long long db = BKN ? mnmajor(B, kk, TB::kPanelBytes, n0) : kmajor(B, kk, TB::kPanelBytes, n0);
     opgraph_gemm::Wgmma<8 * NT, 0, AT ? 1 : 0, BKN ? 1 : 0>::mma(&c[0][0], da, db, 1);
   }
-  opgraph_gemm::wgmma_commit();
-  opgraph_gemm::wgmma_wait<0>();
-  pin_acc(c);
+  if constexpr (kJoin) {
+    opgraph_gemm::wgmma_commit();
+    opgraph_gemm::wgmma_wait<0>();
+    pin_acc(c);
+  }
   (void)m0;
   (void)lane;
 #else
   warp_mma<NT, KD, AT, BKN>(c, AT ? A + m0 : A + m0 * TA::kLdPad, TA::kLdPad, BKN ? B + n0 : B + n0 * TB::kLdPad,
                             TB::kLdPad, lane);
+#endif
+}
+// The products issued with kJoin false, then b's (issued with kJoin true or false): one commit group, one wait.
+template <int NA, int NB>
+__device__ __forceinline__ void prod_join(float (&a)[NA][4], float (&b)[NB][4]) {
+#if GDN_BWD_GRADS_WG
+  opgraph_gemm::wgmma_commit();
+  opgraph_gemm::wgmma_wait<0>();
+  pin_acc(a);
+  pin_acc(b);
+#else
+  (void)a;
+  (void)b;
 #endif
 }
 // Generic stores into the tiles reach wgmma's reads (the async proxy) once fenced, before the barrier.
