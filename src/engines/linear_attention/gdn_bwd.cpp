@@ -624,6 +624,14 @@ Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
                                                 ") exceeds the grid's 65535; take longer spans");
   return split;
 }
+// Rule B9: why the fused forms do not serve `p` under a split of `split` chunks (empty: they do).
+std::string b9_refusal(const GdnBwdProblem& p, long long split) {
+  if (p.summary) return "gdn_summary_bwd runs the prep and its summaries";
+  if (p.d != 128) return "head dim " + std::to_string(p.d) + "; the fused pass is written for 128";
+  if (split > 0) return "CHAIN_SPLIT " + std::to_string(split) + "; the fused recompute runs each sequence whole (0)";
+  if (p.checkpoints >= 0) return "state_checkpoints bound; the recompute seeded by them is PIPELINE_ARCH 0's";
+  return {};
+}
 // The form a config names: its split, PIPELINE_ARCH 2 the fused forward recompute and 3 that and the fused
 // reverse scan (rule B9; 0 and 1 the prep and the scans, as every gdn_bwd plan before them).
 Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
@@ -633,18 +641,12 @@ Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
   if (it == config.knobs.end() || (it->second != kPrefillFused && it->second != kPrefillFusedWs)) return f;
   const long long arch = it->second;
-  auto refuse = [&](const std::string& why) {
+  if (const std::string why = b9_refusal(p, f.split); !why.empty())
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH " + std::to_string(arch) +
                       (arch == kPrefillFused ? " (the fused forward recompute)"
                                              : " (the fused forward recompute and reverse scan)") +
                       ": rule B9 fused recompute: " + why);
-  };
-  if (p.summary) return refuse("gdn_summary_bwd runs the prep and its summaries");
-  if (p.d != 128) return refuse("head dim " + std::to_string(p.d) + "; the fused pass is written for 128");
-  if (f.split > 0)
-    return refuse("CHAIN_SPLIT " + std::to_string(f.split) + "; the fused recompute runs each sequence whole (0)");
-  if (p.checkpoints >= 0) return refuse("state_checkpoints bound; the recompute seeded by them is PIPELINE_ARCH 0's");
   f.fused = true;
   f.fused_rev = arch == kPrefillFusedWs;
   return f;
@@ -696,12 +698,14 @@ Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, cons
 }
 
 namespace {
-bool b9_serves(const GdnBwdProblem& p) { return p.d == 128 && !p.summary && p.checkpoints < 0; }
+// gdn_bwd_fused_first given the chain split rule's pick `split`.
+bool fused_first(const GdnBwdProblem& p, long long sm_count, long long split) {
+  return split <= 0 && sm_count > 0 && b9_refusal(p, 0).empty() && 4 * p.n_seq * p.ho >= 3 * sm_count;
+}
 }  // namespace
 
 bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count) {
-  if (!b9_serves(p) || sm_count <= 0 || gdn_bwd_chain_split_rule(p, sm_count) > 0) return false;
-  return 4 * p.n_seq * p.ho >= 3 * sm_count;
+  return fused_first(p, sm_count, gdn_bwd_chain_split_rule(p, sm_count));
 }
 
 void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_count,
@@ -715,11 +719,11 @@ void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_
   // Where the rule splits the scans, the split plan first; the fused forms (3, then 2) first where their chains fill
   // the device, else after the whole-sequence plan (2, then 3), which is always proposed.
   const long long j = gdn_bwd_chain_split_rule(*p, sm_count);
-  const bool fused_first = gdn_bwd_fused_first(*p, sm_count);
+  const bool first = fused_first(*p, sm_count, j);
   if (j > 0) push(kPrefillOnePass, j);
-  if (fused_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+  if (first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
   push(kPrefillOnePass, 0);
-  if (!fused_first && b9_serves(*p)) push(kPrefillFused, 0), push(kPrefillFusedWs, 0);
+  if (!first && b9_refusal(*p, 0).empty()) push(kPrefillFused, 0), push(kPrefillFusedWs, 0);
 }
 
 }  // namespace opgraph::linear_attention
