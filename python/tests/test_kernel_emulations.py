@@ -4,7 +4,9 @@ scripts/emulate_ws3_inverse.py: the R3 inverse (GDN_WS3_MERGE2's shuffles, GDN_W
 their merge, the default 16 x 16 blocks' four-column reads) at both row strides (GDN_WS3_LD 65, 68), unwritten entries
 poisoned. scripts/emulate_bwd_fused_recompute.py: the tiles the backward's fused forward recompute (gdn_bwd_fwd_fused)
 writes from the rows as loaded and its folded factors, against the ones gdn_bwd_prep and gdn_bwd_fwd_scan write from
-the normalised rows, over chunks with a short last one."""
+the normalised rows, over chunks with a short last one. scripts/emulate_bwd_grads_addr.py: the grads kernel's address
+identities under GDN_BWD_WG_ADDR (fragment offsets, cp.async pieces, wgmma descriptors) against the engine's forms,
+exhaustively in integers."""
 import os
 import subprocess
 import sys
@@ -33,3 +35,12 @@ def test_bwd_fused_recompute_emulation():
     names = [ln.split("  ")[0].strip() for ln in lines]
     for tile in ("Qe", "Kd", "Wn", "P", "T", "egc", "St", "Vn", "final state"):
         assert tile in names, out.stdout
+
+
+def test_bwd_grads_addr_emulation():
+    out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "emulate_bwd_grads_addr.py")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    # the three families, each with a count of checks made
+    assert len(lines) == 3 and all("checked" in ln and int(ln.split()[-2]) > 1000 for ln in lines), out.stdout

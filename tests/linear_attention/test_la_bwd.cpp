@@ -544,22 +544,25 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 
 // The A/B forms of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads with its
 // products on mma.sync (GDN_BWD_GRADS_WG=0, kernels/gdn_bwd_grads_tiles.cuh; the engine's d = 128 build is
-// on wgmma, d = 64's on mma.sync), fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8) and with independent products
-// paired in one commit group (GDN_BWD_WG_PAIRS=1); gdn_bwd_rev_fused with its loader's second form
-// (GDN_BWD_REV_LOADER=2).
+// on wgmma, d = 64's on mma.sync), fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8), with independent products
+// paired in one commit group (GDN_BWD_WG_PAIRS=1), with its address arithmetic cut (GDN_BWD_WG_ADDR=1, alone and
+// with the pairs); gdn_bwd_rev_fused with its loader's second form (GDN_BWD_REV_LOADER=2).
 TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   int n = 0;
   for (const auto& base : linear_attention::gdn_bwd_declared_specialisations()) {
     if (base.entry != "gdn_bwd_grads" || base.kernel.find("_d128_") == std::string::npos) continue;
-    for (const auto& [def, val] : {std::pair<std::string, std::string>{"GDN_BWD_GRADS_WG", "0"},
-                                   std::pair<std::string, std::string>{"GDN_BWD_WG_UNROLL", "8"},
-                                   std::pair<std::string, std::string>{"GDN_BWD_WG_PAIRS", "1"}}) {
+    using Defs = std::vector<std::pair<std::string, std::string>>;
+    for (const Defs& defs : {Defs{{"GDN_BWD_GRADS_WG", "0"}}, Defs{{"GDN_BWD_WG_UNROLL", "8"}},
+                             Defs{{"GDN_BWD_WG_PAIRS", "1"}}, Defs{{"GDN_BWD_WG_ADDR", "1"}},
+                             Defs{{"GDN_BWD_WG_ADDR", "1"}, {"GDN_BWD_WG_PAIRS", "1"}}}) {
       auto r = base;
       ++n;
-      r.defines.push_back({def, val});
-      r.kernel += "_" + def + val;
+      for (const auto& [def, val] : defs) {
+        r.defines.push_back({def, val});
+        r.kernel += "_" + def + val;
+      }
       auto k = runtime::compile_kernel(r, "sm_90a");
       ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
@@ -576,7 +579,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
     EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
   }
-  EXPECT_EQ(n, 8);
+  EXPECT_EQ(n, 12);
 }
 
 }  // namespace

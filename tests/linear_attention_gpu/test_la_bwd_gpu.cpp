@@ -18,8 +18,8 @@
 // N(0, 1), a_log = log(1 + 15 U), dt_bias N(0, 1)); d_final_state and d_initial_state one buffer
 // (overwrite_initial_state). Under batch_invariant a sequence's gradients are
 // bitwise the same alone and packed with others. A plan built for one T and N runs
-// another through execute-time shape overrides. GdnBwdGpu.TimingFiveCells (figures,
-// not a check) times the five cells against fla's backward.
+// another through execute-time shape overrides. The case, its graph and inputs are gdn_bwd_gpu_case.h's; the
+// timing of the cells (figures, not checks) is test_la_bwd_gpu_timing.cpp's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,6 +39,7 @@
 #include "engines/linear_attention/la_engine.h"
 #include "engines/reference/executor.h"
 #include "gemm_gpu/gemm_gpu_util.h"
+#include "linear_attention_gpu/gdn_bwd_gpu_case.h"
 #include "linear_attention_gpu/la_gpu_util.h"
 #include "opgraph/device.h"
 #include "opgraph/op_graph.h"
@@ -48,87 +49,9 @@ namespace {
 
 using namespace opgraph;
 using namespace opgraph::la_testing;
+using namespace opgraph::la_testing::gdn_bwd;
 using gemm_testing::build_direct;
 using gemm_testing::gpu;
-
-// The backward's case: CaseBase's inputs and attributes, and d_final_state.
-struct Case : CaseBase {
-  bool d_final = true;
-  std::int64_t split = 0;  // the plan's CHAIN_SPLIT (chunks a span; 0: the whole-sequence scans)
-  std::int64_t arch = 0;   // the plan's PIPELINE_ARCH (B9: 2 the fused forward recompute, 3 with the fused reverse)
-  // > 0: checkpoint_every_n_tokens, and state_checkpoints [floor(T / c), HO, D, D] bound (random states: the
-  // reference takes the same ones, so any row read wrong shows)
-  std::int64_t ckpt_every = 0;
-  DataType ckpt_t = DataType::FLOAT;
-};
-
-struct Problem : Inputs {
-  OpGraph g;
-  DeltaRuleGrads out;
-  TensorPtr d_o, d_final, ckpt;
-};
-
-std::unique_ptr<Problem> build(const Case& c) {
-  auto p = std::make_unique<Problem>();
-  OpGraph& g = p->g;
-  const std::int64_t T = c.t(), N = c.n(), HO = c.ho(), D = c.d;
-  add_token_inputs(g, c, *p);
-  if (c.init) p->init = g.tensor({N, HO, D, D}, c.state_t, "initial_state");
-  p->d_o = g.tensor({T, HO, D}, c.io, "dO");
-  if (c.d_final) p->d_final = g.tensor({N, HO, D, D}, c.state_t, "d_final_state");
-  if (c.a_log) p->a_log = g.tensor({HO}, DataType::FLOAT, "a_log");
-  if (c.dt) p->dt = g.tensor({HO}, DataType::FLOAT, "dt_bias");
-  Attributes a = common_attributes(c);
-  a.set_name("gdn_bwd0");
-  if (c.ckpt_every > 0) {
-    p->ckpt = g.tensor({T / c.ckpt_every, HO, D, D}, c.ckpt_t, "state_checkpoints");
-    a.set("checkpoint_every_n_tokens", c.ckpt_every);
-  }
-  p->out = g.gdn_bwd(DeltaRuleInputs{p->q, p->k, p->v, p->gate, p->beta, p->cu, p->init, p->a_log, p->dt, nullptr},
-                     p->d_o, p->d_final, a, p->ckpt);
-  for (const TensorPtr& t : {p->out.dq, p->out.dk, p->out.dv, p->out.dg, p->out.dbeta, p->out.d_initial_state,
-                             p->out.d_a_log, p->out.d_dt_bias})
-    if (t) t->set_output(true);
-  return p;
-}
-
-// Host inputs (bytes per uid) drawn for case c: q, k unit-norm rows (raw under
-// use_qk_l2norm), v and dO ~ N(0, 1), g and beta (Drawer::gates_betas), cu_seqlens,
-// initial_state and d_final_state N(0, 1/4), a_log and dt_bias. Fails the test when
-// two inputs share a uid.
-HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng) {
-  Drawer dr{rng};
-  const std::int64_t T = c.t(), HO = c.ho(), D = c.d, N = c.n();
-  HostInputs h;
-  expect_distinct_uids({p.q, p.k, p.v, p.gate, p.beta, p.cu, p.init, p.d_o, p.d_final, p.a_log, p.dt, p.ckpt});
-  h[p.q->get_uid()] = encode(dr.rows(T, c.hq, D, !c.l2), c.io);
-  h[p.k->get_uid()] = encode(dr.rows(T, c.hk, D, !c.l2), c.io);
-  h[p.v->get_uid()] = encode(dr.rows(T, c.hv, D, false), c.io);
-  h[p.d_o->get_uid()] = encode(dr.rows(T, HO, D, false), c.io);
-  dr.gates_betas(c, p, h);
-  h[p.cu->get_uid()] = cu_seqlens_bytes(c);
-  if (p.init) h[p.init->get_uid()] = dr.state(N * HO * D * D, c.state_t);
-  if (p.d_final) h[p.d_final->get_uid()] = dr.state(N * HO * D * D, c.state_t);
-  if (p.ckpt) h[p.ckpt->get_uid()] = dr.state(p.ckpt->get_dim()[0] * HO * D * D, c.ckpt_t);
-  dr.gate_params(c, p, h);
-  return h;
-}
-
-// The outputs checked, with their tolerance (fla's for 16-bit inputs).
-struct Checked {
-  const char* name;
-  TensorPtr t;
-  double tol;
-};
-std::vector<Checked> checked(const Problem& p) {
-  std::vector<Checked> out = {{"dQ", p.out.dq, 8e-3}, {"dK", p.out.dk, 8e-3},   {"dV", p.out.dv, 8e-3},
-                              {"dG", p.out.dg, 2e-2}, {"dBeta", p.out.dbeta, 2e-2}};
-  if (p.out.d_initial_state) out.push_back({"d_initial_state", p.out.d_initial_state, 8e-3});
-  // The gate parameters' gradients (sums over every token of a head): 1e-2.
-  if (p.out.d_a_log) out.push_back({"d_a_log", p.out.d_a_log, 1e-2});
-  if (p.out.d_dt_bias) out.push_back({"d_dt_bias", p.out.d_dt_bias, 1e-2});
-  return out;
-}
 
 struct Outcome {
   std::map<std::string, std::vector<unsigned char>> got, ref;  // bytes by output name
@@ -216,8 +139,6 @@ Outcome run_case(const Case& c, std::mt19937& rng, const std::map<std::int64_t, 
   std::printf("\n");
   return r;
 }
-
-class GdnBwdGpu : public LaGpuTest {};
 
 void check(const Case& c, std::mt19937& rng) {
   Outcome r = run_case(c, rng);
@@ -609,189 +530,6 @@ TEST_F(GdnBwdGpu, BatchInvariantBitwise) {
     same_rows("dG", static_cast<std::size_t>(HO) * 4, t0);
     same_rows("dBeta", static_cast<std::size_t>(HO) * 4, t0);
     same_rows("d_initial_state", static_cast<std::size_t>(HO * D * D) * 4, 1);
-  }
-}
-
-}  // namespace
-
-namespace {
-
-// Inputs for timing (no reference at these sizes): uniform values straight into
-// their encodings, cheap to draw for 32k-token cells.
-std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::uint64_t seed) {
-  UniformFill fill(seed);
-  std::map<std::int64_t, std::vector<unsigned char>> h;
-  h[p.q->get_uid()] = fill(p.q, -1, 1, false);
-  h[p.k->get_uid()] = fill(p.k, -1, 1, false);
-  h[p.v->get_uid()] = fill(p.v, -1, 1, false);
-  h[p.d_o->get_uid()] = fill(p.d_o, -1, 1, false);
-  h[p.gate->get_uid()] = fill(p.gate, -2, 2, true);
-  h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
-  if (p.init) h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
-  if (p.d_final) h[p.d_final->get_uid()] = fill(p.d_final, -0.5f, 0.5f, false);
-  if (p.ckpt) h[p.ckpt->get_uid()] = fill(p.ckpt, -0.5f, 0.5f, false);
-  std::vector<double> cu{0};
-  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
-  h[p.cu->get_uid()] = encode(cu, DataType::INT32);
-  return h;
-}
-
-// The median of 20 executes (CUDA events around each) of case c's plan under CHAIN_SPLIT `split`, on
-// fast_inputs; its workspace in *ws_bytes. Negative: not timed (a failure was recorded).
-double time_case(const Case& c, std::int64_t split, std::uint64_t seed, std::int64_t* ws_bytes) {
-  const auto& api = *gpu().api;
-  auto p = build(c);
-  EXPECT_TRUE(p->g.validate().is_good());
-  FactsCache facts(p->g, PlanTarget{gpu().props});
-  PlanContext ctx{&facts};
-  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, c.arch}, {KnobType::CHAIN_SPLIT, split}}, {},
-                          -1};
-  auto plan = build_direct(la_engine(), p->g, config, ctx);
-  EXPECT_TRUE(plan.is_good()) << plan.status().message();
-  if (plan.is_bad()) return -1;
-  auto host = fast_inputs(c, *p, seed);
-  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
-  VariantPack pack;
-  for (auto& [uid, bytes] : host) {
-    auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
-    EXPECT_TRUE(b->status().is_good());
-    if (b->status().is_bad()) return -1;
-    EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
-    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-    dev[uid] = std::move(b);
-  }
-  host.clear();
-  for (const Checked& o : checked(*p)) {
-    const std::size_t bytes = static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type());
-    auto b = std::make_unique<DeviceBuffer>(api, bytes);
-    EXPECT_TRUE(b->status().is_good());
-    if (b->status().is_bad()) return -1;
-    pack.set(o.t->get_uid(), reinterpret_cast<void*>(b->ptr()));
-    dev[o.t->get_uid()] = std::move(b);
-  }
-  const std::int64_t wb = (*plan)->workspace_size();
-  auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
-  EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
-  if (ws->status().is_bad()) return -1;
-  ExecutionContext ec;
-  ec.stream = gpu().stream;
-  ec.device = &gpu().props;
-  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
-  *ws_bytes = wb;
-  const double med = median_execute_ms(**plan, pack, ec, 20);
-  EXPECT_GE(med, 0) << "no CUDA events";
-  return med;
-}
-
-struct Cell {
-  std::int64_t hqk, hv, b, t;
-  double fla;
-};
-const Cell kCells[] = {{16, 64, 4, 8192, 9.922},
-                       {16, 64, 1, 32768, 10.734},
-                       {16, 32, 4, 8192, 5.661},
-                       {16, 32, 1, 32768, 6.720},
-                       {2, 8, 1, 32768, 2.709}};
-Case cell_case(const Cell& cell) {
-  Case c;
-  c.l2 = true;
-  c.hq = c.hk = cell.hqk;
-  c.hv = cell.hv;
-  c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
-  return c;
-}
-long long rule_of(const Case& c) {
-  auto p = build(c);
-  EXPECT_TRUE(p->g.validate().is_good());
-  auto prob = linear_attention::analyze_gdn_bwd(p->g);
-  EXPECT_TRUE(prob.is_good());
-  return prob.is_good() ? linear_attention::gdn_bwd_chain_split_rule(*prob, gpu().props.sm_count) : 0;
-}
-
-// The five cells, backward alone (every gdn_bwd kernel, no forward): median
-// of 20 executes, CUDA events around each; fla's backward (torch.autograd.grad of
-// (o, final_state) against (q, k, v, g, beta), 2026-12-01 on this H200) beside it.
-// Run by the device script for the figures, not a check.
-TEST_F(GdnBwdGpu, TimingFiveCells) {
-  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
-  std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20;\n"
-              "[ gdn_bwd timing ] split: CHAIN_SPLIT (0 whole-sequence scans; * the heuristics' first plan)\n");
-  std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "split", "ours ms", "fla ms",
-              "ratio", "workspace");
-  for (const Cell& cell : kCells)
-    for (std::int64_t split : {0, 16, 32, 64, 128}) {
-      const Case c = cell_case(cell);
-      const long long rule = rule_of(c);
-      // Splits are timed on the one-sequence cells (and the rule's own pick anywhere).
-      if (split != 0 && split != rule && cell.b != 1) continue;
-      std::int64_t wb = 0;
-      const double med = time_case(c, split, static_cast<std::uint64_t>(cell.hv * 131 + cell.b), &wb);
-      ASSERT_GE(med, 0);
-      std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %5lld%s %10.3f %10.3f %7.2fx %9.2f GB\n",
-                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                  static_cast<long long>(cell.t), static_cast<long long>(split), split == rule ? "*" : " ", med,
-                  cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
-    }
-}
-
-// The fused forms against the prep and the scans on the five cells (split 0 all; the same inputs): the backward's
-// time under PIPELINE_ARCH 0, 2 (the fused forward recompute) and 3 (and the fused reverse scan), and the ratios to
-// 0. Figures, not a check.
-TEST_F(GdnBwdGpu, TimingFusedRecompute) {
-  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
-  std::printf("[ gdn_bwd fused ] bf16, d = 128, l2norm, initial state, d_final_state; median of 20; unsplit\n");
-  std::printf("[ gdn_bwd fused ] %-8s %-10s %10s %10s %10s %8s %8s\n", "heads", "B x T", "arch 0 ms", "arch 2 ms",
-              "arch 3 ms", "2 / 0", "3 / 0");
-  for (const Cell& cell : kCells) {
-    Case c = cell_case(cell);
-    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
-    std::int64_t wb = 0;
-    double ms[3];
-    const std::int64_t archs[3] = {0, 2, 3};
-    for (int i = 0; i < 3; ++i) {
-      c.arch = archs[i];
-      ms[i] = time_case(c, 0, seed, &wb);
-      ASSERT_GE(ms[i], 0);
-    }
-    std::printf("[ gdn_bwd fused ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %10.3f %7.3fx %7.3fx\n",
-                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), ms[0], ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0]);
-  }
-}
-
-// What state_checkpoints buy the backward (the memory / time trade): each cell's backward without
-// them (its first plan) and given the forward's every c tokens (fp32 rows; the forward recompute then runs
-// spans of c tokens at once), unsplit and under the cell's split rule; the checkpoints' bytes (held from the
-// forward to the backward) beside it. The forward's cost of writing them is GdnGpu.TimingCheckpoints.
-// Figures, not a check.
-TEST_F(GdnBwdGpu, TimingCheckpoints) {
-  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
-  std::printf("[ gdn_bwd ckpt ] bf16, d = 128, l2norm, initial state, d_final_state; fp32 checkpoints; median of 20\n");
-  std::printf("[ gdn_bwd ckpt ] %-8s %-10s %6s %6s %10s %8s %12s %12s\n", "heads", "B x T", "every", "split",
-              "ours ms", "/ none", "checkpoints", "workspace");
-  for (const Cell& cell : kCells) {
-    Case c = cell_case(cell);
-    const long long rule = rule_of(c);
-    std::int64_t wb = 0;
-    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
-    const double none = time_case(c, rule, seed, &wb);
-    ASSERT_GE(none, 0);
-    std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6s %6lld %10.3f %8s %9.2f GB %9.2f GB\n",
-                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), "none", rule, none, "1.000", 0.0, static_cast<double>(wb) / 1e9);
-    for (std::int64_t every : {4096, 1024, 256, 64})
-      for (std::int64_t split : {0LL, rule}) {
-        c.ckpt_every = every;
-        const double ckpt_bytes = static_cast<double>(c.t() / every) * static_cast<double>(c.ho()) * 128 * 128 * 4;
-        const double ms = time_case(c, split, seed, &wb);
-        ASSERT_GE(ms, 0);
-        std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6lld %6lld %10.3f %8.3f %9.2f GB %9.2f GB\n",
-                    static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                    static_cast<long long>(cell.t), static_cast<long long>(every), static_cast<long long>(split), ms,
-                    ms / none, ckpt_bytes / 1e9, static_cast<double>(wb) / 1e9);
-        if (rule == 0) break;  // one plan form where the rule does not split
-      }
-    c.ckpt_every = 0;
   }
 }
 

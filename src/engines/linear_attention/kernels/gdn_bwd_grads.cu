@@ -59,16 +59,13 @@ constexpr bool kPairs = GDN_BWD_GRADS_WG && GDN_BWD_WG_PAIRS;  // tiles.cuh, pro
 constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
 
 // Per row of a warp's [16 x D/4] fragment f, the dot product with the same
-// piece of the bf16 tile x ([C][LDD]): r0 for row m0 + g8, r1 for m0 + g8 + 8
+// piece of the bf16 tile x ([C][D]): r0 for row m0 + g8, r1 for m0 + g8 + 8
 // (summed over the four lanes of a row).
-__device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, int m0, int nd0, int lane, float& r0,
-                                        float& r1) {
-  const int g8 = lane >> 2, t4 = lane & 3;
+__device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, const Frag& fr, float& r0, float& r1) {
   float a0 = 0.f, a1 = 0.f;
 #pragma unroll
   for (int j = 0; j < NTD; ++j) {
-    const int col = nd0 + 8 * j + 2 * t4;
-    const u32 w0 = lds32(&x[TCD::at(m0 + g8, col)]), w1 = lds32(&x[TCD::at(m0 + g8 + 8, col)]);
+    const u32 w0 = lds32(&x[fr.cd(0, j)]), w1 = lds32(&x[fr.cd(1, j)]);
     a0 += f[j][0] * bf16_to_f32(static_cast<u16>(w0)) + f[j][1] * bf16_to_f32(static_cast<u16>(w0 >> 16));
     a1 += f[j][2] * bf16_to_f32(static_cast<u16>(w1)) + f[j][3] * bf16_to_f32(static_cast<u16>(w1 >> 16));
   }
@@ -143,8 +140,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const float scale = static_cast<float>(p.scale);
   // Warp tiles: [C][D] products 16 rows x D/4 columns; [C][C] products 16 x 16.
+#if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
+  // The warpgroup's index as a warp-uniform value (a broadcast): its products' descriptors stay uniform.
+  const int band = warp & 3, quarter = __shfl_sync(0xffffffffu, warp >> 2, 0);
+#else
   const int band = warp & 3, quarter = warp >> 2;
+#endif
   const int m0 = 16 * band, nd0 = (D / 4) * quarter, n0 = 16 * quarter;
+  const Frag fr(m0, quarter, lane);
   // This thread's two rows of every [C][*] fragment.
   const int ra = m0 + g8, rb_ = m0 + g8 + 8;
   constexpr int RPW = C / kGW;  // rows a warp in the row loads: 4
@@ -157,6 +160,27 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   // cp.async of head h's tiles (this thread's share), one commit group.
   auto issue_tiles = [&](i64 h) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
+#if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
+    copy_tile_rows<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, tid);
+    copy_tile_rows<TCD, C, D>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, tid);
+    copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
+    copy_tile_rows<TCC, C, C>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, tid);  // T, from the prep
+    {
+      // Rows r0 and r0 + 32, column c (copy_tile_rows' pieces of a [C][D] tile); rows past the chunk zero-filled.
+      const int r0 = tid >> 4, c = (tid & 15) * 8;
+      const u16* vb = reinterpret_cast<const u16*>(p.v) + (bos + c0) * p.v_ts + hv * p.v_hs + c;
+      const u16* ob = reinterpret_cast<const u16*>(p.d_o) + ((bos + c0) * p.ho + h) * D + c;
+      const int at = TCD::at(r0, c);
+#pragma unroll
+      for (int it = 0; it < 2; ++it) {
+        const int r = r0 + 32 * it;
+        const bool in = r < n;
+        const i64 rr = in ? r : 0;
+        if (kRawV) cp_async16(&sm.v[at + it * 32 * 64], vb + rr * p.v_ts, in ? 16 : 0);
+        if (raw_do) cp_async16(&sm.dob[at + it * 32 * 64], ob + rr * (p.ho * D), in ? 16 : 0);
+      }
+    }
+#else
     copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
     copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
     copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
@@ -171,6 +195,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       if (raw_do)
         cp_async16(&sm.dob[TCD::at(r, c)], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c, in ? 16 : 0);
     }
+#endif
     cp_async_commit();
   };
   issue_tiles(h0);
@@ -272,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     prod<NTD, D, false, true, TCD, TDD>(tmp, sm.dob, m0, sm.st, nd0, lane);
     {
       float r0, r1;
-      row_dot(tmp, sm.q, m0, nd0, lane, r0, r1);
+      row_dot(tmp, sm.q, fr, r0, r1);
       const float fa = scale * ega, fb = scale * egb;  // dO's scale
       pg[0] += fa * r0;
       pg[1] += fb * r1;
@@ -290,13 +315,16 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     prod<NTD, D, false, true, TCD, TDD>(tmp, sm.dvn, m0, sm.st, nd0, lane);
 #pragma unroll
     for (int j = 0; j < NTD; ++j) {
-      const int col = nd0 + 8 * j + 2 * t4;
-      st_bf2(&sm.dw[TCD::at(ra, col)], -tmp[j][0], -tmp[j][1]);
-      st_bf2(&sm.dw[TCD::at(rb_, col)], -tmp[j][2], -tmp[j][3]);
+      st_bf2(&sm.dw[fr.cd(0, j)], -tmp[j][0], -tmp[j][1]);
+      st_bf2(&sm.dw[fr.cd(1, j)], -tmp[j][2], -tmp[j][3]);
     }
     tiles_fence();
     __syncthreads();  // S^T read by every warp; dw written
+#if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
+    copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_dst) + sh * D * D, tid);
+#else
     copy_tile_to<TDD>(sm.st, ws16(p, p.ws_dst) + sh * D * D, D, D, D, tid);
+#endif
     cp_async_commit();
 
     // ---- dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta), into c1 ----
@@ -309,12 +337,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       for (int j = 0; j < 2; ++j)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-          const int r = m0 + g8 + 8 * hh, s = n0 + 8 * j + 2 * t4;
+          const int s = n0 + 8 * j + 2 * t4;
           float x[2];
 #pragma unroll
           for (int e = 0; e < 2; ++e)
             x[e] = sm.bet[s + e] * (exp2f(sm.gam[s + e]) * a1[j][2 * hh + e] + a2[j][2 * hh + e]);
-          st_bf2(&sm.c1[TCC::at(r, s)], x[0], x[1]);
+          st_bf2(&sm.c1[fr.cc(hh, j)], x[0], x[1]);
         }
     }
     cp_async_wait_all();
@@ -326,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     prod<NTD, D, false, true, TCD, TDD>(tmp, sm.vn, m0, sm.st, nd0, lane);
     {
       float r0, r1;
-      row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
+      row_dot(tmp, sm.k, fr, r0, r1);
       pkd[0] += eda * r0;
       pkd[1] += edb * r1;
       pg[0] -= eda * r0;
@@ -348,7 +376,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       for (int j = 0; j < 2; ++j)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
-          st_bf2(&sm.c2[TCC::at(m0 + g8 + 8 * hh, n0 + 8 * j + 2 * t4)], x[j][2 * hh], x[j][2 * hh + 1]);
+          st_bf2(&sm.c2[fr.cc(hh, j)], x[j][2 * hh], x[j][2 * hh + 1]);
     }
     tiles_fence();
     __syncthreads();  // X in c2; dT read by every warp (c1 free)
@@ -377,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
             ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
             m2[e] = d * sm.bet[r] * gam_rs;
           }
-          st_bf2(&sm.c1[TCC::at(r, s0)], m2[0], m2[1]);
+          st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
         }
       float row[2], col[2][2];
       frag_sums(f, row, col);
@@ -404,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
             m1[e] = scale * dp[j][2 * hh + e] * gam_rs;  // dO's scale
             ef[j][2 * hh + e] += m1[e] * qk[j][2 * hh + e];
           }
-          st_bf2(&sm.c2[TCC::at(r, s0)], m1[0], m1[1]);
+          st_bf2(&sm.c2[fr.cc(hh, j)], m1[0], m1[1]);
         }
       float row[2], col[2][2];
       frag_sums(ef, row, col);
@@ -438,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     prod<NTD, C, true, true, TCC, TCD>(tmp, sm.t, m0, sm.dw, nd0, lane);
     {
       float r0, r1;
-      row_dot(tmp, sm.k, m0, nd0, lane, r0, r1);
+      row_dot(tmp, sm.k, fr, r0, r1);
       pb[0] += ega * r0;
       pb[1] += egb * r1;
       pg[0] += ba * ega * r0;
@@ -474,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     prod<NTD, C, true, true, TCC, TCD>(tmp, sm.t, m0, sm.dvn, nd0, lane);
     {
       float r0, r1;
-      row_dot(tmp, sm.v, m0, nd0, lane, r0, r1);
+      row_dot(tmp, sm.v, fr, r0, r1);
       pb[0] += r0;
       pb[1] += r1;
       // Every v head its own output head (HV = HO): dV in its type straight to the

@@ -56,6 +56,47 @@ struct Tile {
 using TCD = Tile<C, LDD>;
 using TDD = Tile<D, LDD>;
 using TCC = Tile<C, LDC>;
+#ifndef GDN_BWD_WG_ADDR
+// 1 (a trial, not yet run on a GPU): the grads kernel's per-thread address arithmetic cut down (Nsight Compute
+// had it issue-bound on IMAD / LEA / LOP3, bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt). The
+// warpgroup's column quarter made warp-uniform (a broadcast from lane 0), so the operands' descriptors are
+// uniform-datapath values; each product's two descriptors formed once and advanced by constants each k step
+// (kmajor_lo / mnmajor_lo + _step) instead of rebuilt from generic addresses; the epilogues' swizzled fragment
+// offsets an XOR for the n-tile and an add for the second row from one offset (Frag); the tiles' cp.async pieces
+// at compile-time counts, a thread's pieces one column and rows a fixed step apart (copy_tile_rows), and the v /
+// dO rows from one base a head. Every address, descriptor and product is the one the engine's build forms, so
+// the gradients are bitwise the same. 0: the engine's build.
+#define GDN_BWD_WG_ADDR 0
+#endif
+
+// A thread's fragment elements in the tiles: rows ra = m0 + g (hh = 0) and ra + 8 (hh = 1), columns nd0 + 8 j + 2 t
+// of a [C][D] tile (cd, j < 4, nd0 = (D / 4) quarter) and n0 + 8 j + 2 t of a [C][C] one (cc, j < 2, n0 = 16
+// quarter). Under GDN_BWD_WG_ADDR the swizzled offsets are formed once: a row's piece index is ((col & 63) >> 3)
+// XOR (r & 7), both rows share r & 7 = g, and the quarter's first piece has its low bits clear, so n-tile j is the
+// first offset XOR (j << 3) and the second row the first plus 8 rows (scripts/emulate_bwd_grads_frag.py checks
+// both forms against Tile::at for every thread).
+struct Frag {
+  int m0, g, t, quarter;
+  __device__ __forceinline__ Frag(int m0_, int quarter_, int lane)
+      : m0(m0_), g(lane >> 2), t(lane & 3), quarter(quarter_) {}
+  __device__ __forceinline__ int cd(int hh, int j) const {
+#if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
+    // (m0 + g, (D / 4) quarter + 2 t), then the n-tile and the row.
+    const int f = ((quarter >> 1) << 12) + (m0 + g) * 64 + ((((quarter & 1) << 2) ^ g) << 3) + 2 * t;
+    return (f ^ (j << 3)) + hh * 512;
+#else
+    return TCD::at(m0 + g + 8 * hh, (D / 4) * quarter + 8 * j + 2 * t);
+#endif
+  }
+  __device__ __forceinline__ int cc(int hh, int j) const {
+#if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
+    const int f = (m0 + g) * 64 + (((quarter << 1) ^ g) << 3) + 2 * t;  // (m0 + g, 16 quarter + 2 t)
+    return (f ^ (j << 3)) + hh * 512;
+#else
+    return TCC::at(m0 + g + 8 * hh, 16 * quarter + 8 * j + 2 * t);
+#endif
+  }
+};
 
 // c[j] += A[16 x KD] . B[KD x 8j .. 8j+8] over this warp's tile (prod's A: rows m0 .. of a tile stored [m][k],
 // or with AT [k][m]; B: columns n0 .. of a tile stored [n][k], or with BKN [k][n]); warp_mma's contract.
@@ -80,6 +121,22 @@ __device__ __forceinline__ unsigned long long mnmajor(const u16* tile, int kk, u
                 static_cast<u32>(col0 >> 6) * panel + static_cast<u32>(col0 & 63) * 2u;
   return desc_lo(((a & 0x3FFFFu) >> 4) | ((panel >> 4) << 16));
 }
+// A descriptor's low word for a K-major tile (rows row0 .., LBO 16) or an MN-major one (columns col0 .., LBO one
+// panel) at k step 0; k step kk adds kmajor_step / mnmajor_step (16-byte units). Shared addresses stay below
+// 0x40000, so the 14-bit start field takes the sum without a carry (GDN_BWD_WG_ADDR).
+__device__ __forceinline__ u32 kmajor_lo(const u16* tile, int row0) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(tile)) + static_cast<u32>(row0) * 128u;
+  return ((a & 0x3FFFFu) >> 4) | ((16u >> 4) << 16);
+}
+__device__ __forceinline__ u32 mnmajor_lo(const u16* tile, unsigned panel, int col0) {
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(tile)) + static_cast<u32>(col0 >> 6) * panel +
+                static_cast<u32>(col0 & 63) * 2u;
+  return ((a & 0x3FFFFu) >> 4) | ((panel >> 4) << 16);
+}
+__device__ __forceinline__ u32 kmajor_step(int kk, unsigned panel) {
+  return (static_cast<u32>(kk >> 2) * panel + static_cast<u32>(kk & 3) * 32u) >> 4;
+}
+__device__ __forceinline__ u32 mnmajor_step(int kk) { return static_cast<u32>(kk) * (2048u >> 4); }
 template <int NT>
 __device__ __forceinline__ void pin_acc(float (&c)[NT][4]) {
 #pragma unroll
@@ -104,12 +161,23 @@ template <int NT, int KD, bool AT, bool BKN, class TA, class TB, bool kJoin = tr
 __device__ __forceinline__ void prod(float (&c)[NT][4], const u16* A, int m0, const u16* B, int n0, int lane) {
 #if GDN_BWD_GRADS_WG
   opgraph_gemm::wgmma_fence();
+#if GDN_BWD_WG_ADDR
+  const u32 a0 = AT ? mnmajor_lo(A, TA::kPanelBytes, 0) : kmajor_lo(A, 0);
+  const u32 b0 = BKN ? mnmajor_lo(B, TB::kPanelBytes, n0) : kmajor_lo(B, n0);
+#pragma unroll kWgUnroll
+  for (int kk = 0; kk < KD / 16; ++kk) {
+    const u32 sa = AT ? mnmajor_step(kk) : kmajor_step(kk, TA::kPanelBytes);
+    const u32 sb = BKN ? mnmajor_step(kk) : kmajor_step(kk, TB::kPanelBytes);
+    opgraph_gemm::Wgmma<8 * NT, 0, AT ? 1 : 0, BKN ? 1 : 0>::mma(&c[0][0], desc_lo(a0 + sa), desc_lo(b0 + sb), 1);
+  }
+#else
 #pragma unroll kWgUnroll
   for (int kk = 0; kk < KD / 16; ++kk) {
     const unsigned long long da = AT ? mnmajor(A, kk, TA::kPanelBytes, 0) : kmajor(A, kk, TA::kPanelBytes, 0);
     const unsigned long long db = BKN ? mnmajor(B, kk, TB::kPanelBytes, n0) : kmajor(B, kk, TB::kPanelBytes, n0);
     opgraph_gemm::Wgmma<8 * NT, 0, AT ? 1 : 0, BKN ? 1 : 0>::mma(&c[0][0], da, db, 1);
   }
+#endif
   if constexpr (kJoin) {
     opgraph_gemm::wgmma_commit();
     opgraph_gemm::wgmma_wait<0>();
@@ -141,6 +209,21 @@ __device__ __forceinline__ void tiles_fence() {
   opgraph_gemm::fence_async_shared();
 #endif
 }
+#if GDN_BWD_GRADS_WG
+// This thread's pieces of a contiguous [ROWS][COLS] bf16 tile, copied into T's layout by cp.async (pieces tid,
+// tid + kGT, ...: COLS / 8 pieces a row, so a thread's pieces keep their column and lie RP rows apart, a multiple
+// of 8 rows, where T::at repeats its swizzle). The caller commits and waits.
+template <class T, int ROWS, int COLS>
+__device__ __forceinline__ void copy_tile_rows(u16* dst, const u16* src, int tid) {
+  constexpr int P = COLS / 8, RP = kGT / P, N = ROWS * P / kGT;
+  static_assert(RP % 8 == 0 && (ROWS * P) % kGT == 0, "copy_tile_rows: a thread's pieces share their swizzle");
+  const int r0 = tid / P, c = (tid % P) * 8;
+  u16* d = dst + T::at(r0, c);
+  const u16* s = src + r0 * COLS + c;
+#pragma unroll
+  for (int it = 0; it < N; ++it) cp_async16(d + it * RP * 64, s + it * RP * COLS, 16);
+}
+#endif
 // Copies a rows x cols bf16 tile (global row stride gs) into tile type T's layout, 16-byte pieces by
 // cp.async shared among the CTA's threads; the caller commits and waits.
 template <class T>

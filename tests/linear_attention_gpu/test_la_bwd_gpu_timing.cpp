@@ -1,0 +1,288 @@
+// tests/linear_attention_gpu/test_la_bwd_gpu_timing.cpp — GdnBwdGpu.Timing* (run by the device scripts for
+// figures, not checks): the five backward cells at every chain split, the fused forms against the prep and
+// the scans (interleaved round by round), and what state_checkpoints buy; CUDA events around each execute (median).
+// The cases and plans are test_la_bwd_gpu.cpp's (gdn_bwd_gpu_case.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "engines/linear_attention/gdn_bwd.h"
+#include "engines/linear_attention/la_engine.h"
+#include "gemm_gpu/gemm_gpu_util.h"
+#include "linear_attention_gpu/gdn_bwd_gpu_case.h"
+#include "linear_attention_gpu/la_gpu_util.h"
+#include "opgraph/device.h"
+#include "opgraph/op_graph.h"
+#include "runtime/device_buffer.h"
+
+namespace {
+
+using namespace opgraph;
+using namespace opgraph::la_testing;
+using namespace opgraph::la_testing::gdn_bwd;
+using gemm_testing::build_direct;
+using gemm_testing::gpu;
+
+// Inputs for timing (no reference at these sizes): uniform values straight into
+// their encodings, cheap to draw for 32k-token cells.
+std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::uint64_t seed) {
+  UniformFill fill(seed);
+  std::map<std::int64_t, std::vector<unsigned char>> h;
+  h[p.q->get_uid()] = fill(p.q, -1, 1, false);
+  h[p.k->get_uid()] = fill(p.k, -1, 1, false);
+  h[p.v->get_uid()] = fill(p.v, -1, 1, false);
+  h[p.d_o->get_uid()] = fill(p.d_o, -1, 1, false);
+  h[p.gate->get_uid()] = fill(p.gate, -2, 2, true);
+  h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
+  if (p.init) h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
+  if (p.d_final) h[p.d_final->get_uid()] = fill(p.d_final, -0.5f, 0.5f, false);
+  if (p.ckpt) h[p.ckpt->get_uid()] = fill(p.ckpt, -0.5f, 0.5f, false);
+  std::vector<double> cu{0};
+  for (auto l : c.lens) cu.push_back(cu.back() + static_cast<double>(l));
+  h[p.cu->get_uid()] = encode(cu, DataType::INT32);
+  return h;
+}
+
+// The median of 20 executes (CUDA events around each) of case c's plan under CHAIN_SPLIT `split`, on
+// fast_inputs; its workspace in *ws_bytes. Negative: not timed (a failure was recorded).
+double time_case(const Case& c, std::int64_t split, std::uint64_t seed, std::int64_t* ws_bytes) {
+  const auto& api = *gpu().api;
+  auto p = build(c);
+  EXPECT_TRUE(p->g.validate().is_good());
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, c.arch}, {KnobType::CHAIN_SPLIT, split}}, {},
+                          -1};
+  auto plan = build_direct(la_engine(), p->g, config, ctx);
+  EXPECT_TRUE(plan.is_good()) << plan.status().message();
+  if (plan.is_bad()) return -1;
+  auto host = fast_inputs(c, *p, seed);
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  VariantPack pack;
+  for (auto& [uid, bytes] : host) {
+    auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
+    EXPECT_TRUE(b->status().is_good());
+    if (b->status().is_bad()) return -1;
+    EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+  }
+  host.clear();
+  for (const Checked& o : checked(*p)) {
+    const std::size_t bytes = static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type());
+    auto b = std::make_unique<DeviceBuffer>(api, bytes);
+    EXPECT_TRUE(b->status().is_good());
+    if (b->status().is_bad()) return -1;
+    pack.set(o.t->get_uid(), reinterpret_cast<void*>(b->ptr()));
+    dev[o.t->get_uid()] = std::move(b);
+  }
+  const std::int64_t wb = (*plan)->workspace_size();
+  auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
+  EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
+  if (ws->status().is_bad()) return -1;
+  ExecutionContext ec;
+  ec.stream = gpu().stream;
+  ec.device = &gpu().props;
+  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
+  *ws_bytes = wb;
+  const double med = median_execute_ms(**plan, pack, ec, 20);
+  EXPECT_GE(med, 0) << "no CUDA events";
+  return med;
+}
+
+// Case c's plans under each (PIPELINE_ARCH, CHAIN_SPLIT) of `forms` on one set of fast_inputs and one set of output
+// buffers, each with its own workspace, timed interleaved: three warm-up executes each, then `rounds` rounds of one
+// execute of each form in turn, CUDA events around each. The median a form (ms); empty when a plan or a buffer
+// failed (recorded).
+std::vector<double> time_interleaved(const Case& c, const std::vector<std::pair<std::int64_t, std::int64_t>>& forms,
+                                     std::uint64_t seed, int rounds) {
+  const auto& api = *gpu().api;
+  auto p = build(c);
+  EXPECT_TRUE(p->g.validate().is_good());
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  PlanContext ctx{&facts};
+  std::vector<std::unique_ptr<CompiledPlan>> plans;
+  for (const auto& [arch, split] : forms) {
+    const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}, {},
+                            -1};
+    auto plan = build_direct(la_engine(), p->g, config, ctx);
+    EXPECT_TRUE(plan.is_good()) << "arch " << arch << " split " << split << ": " << plan.status().message();
+    if (plan.is_bad()) return {};
+    plans.push_back(std::move(plan.value()));
+  }
+  auto host = fast_inputs(c, *p, seed);
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  VariantPack pack;
+  auto add = [&](std::int64_t uid, std::size_t bytes, const void* from) {
+    auto b = std::make_unique<DeviceBuffer>(api, bytes);
+    EXPECT_TRUE(b->status().is_good()) << b->status().message();
+    if (b->status().is_bad()) return false;
+    if (from) {
+      EXPECT_EQ(api.memcpy_htod(b->ptr(), from, bytes), CUDA_SUCCESS);
+    }
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+    return true;
+  };
+  for (auto& [uid, bytes] : host)
+    if (!add(uid, bytes.size(), bytes.data())) return {};
+  host.clear();
+  for (const Checked& o : checked(*p))
+    if (!add(o.t->get_uid(), static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type()), nullptr))
+      return {};
+  std::vector<std::unique_ptr<DeviceBuffer>> ws;
+  std::vector<ExecutionContext> ecs(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const std::int64_t wb = plans[i]->workspace_size();
+    ws.push_back(std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb)));
+    EXPECT_TRUE(ws.back()->status().is_good()) << "workspace of " << wb << " bytes";
+    if (ws.back()->status().is_bad()) return {};
+    ecs[i].stream = gpu().stream;
+    ecs[i].device = &gpu().props;
+    ecs[i].workspace = Workspace{reinterpret_cast<void*>(ws.back()->ptr()), wb};
+  }
+  CUevent e0, e1;
+  if (api.event_create(&e0, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return {};
+  if (api.event_create(&e1, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    api.event_destroy(e0);
+    return {};
+  }
+  std::vector<std::vector<float>> ms(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    for (int w = 0; w < 3; ++w) EXPECT_TRUE(plans[i]->execute(pack, ecs[i]).is_good());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      api.event_record(e0, gpu().stream);
+      const Status st = plans[i]->execute(pack, ecs[i]);
+      EXPECT_TRUE(st.is_good()) << st.message();
+      api.event_record(e1, gpu().stream);
+      EXPECT_EQ(api.event_synchronize(e1), CUDA_SUCCESS);
+      float x = 0;
+      api.event_elapsed_time(&x, e0, e1);
+      ms[i].push_back(x);
+    }
+  api.event_destroy(e0);
+  api.event_destroy(e1);
+  std::vector<double> out;
+  for (auto& m : ms) {
+    std::sort(m.begin(), m.end());
+    out.push_back(m[m.size() / 2]);
+  }
+  return out;
+}
+
+struct Cell {
+  std::int64_t hqk, hv, b, t;
+  double fla;
+};
+const Cell kCells[] = {{16, 64, 4, 8192, 9.922},
+                       {16, 64, 1, 32768, 10.734},
+                       {16, 32, 4, 8192, 5.661},
+                       {16, 32, 1, 32768, 6.720},
+                       {2, 8, 1, 32768, 2.709}};
+Case cell_case(const Cell& cell) {
+  Case c;
+  c.l2 = true;
+  c.hq = c.hk = cell.hqk;
+  c.hv = cell.hv;
+  c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
+  return c;
+}
+long long rule_of(const Case& c) {
+  auto p = build(c);
+  EXPECT_TRUE(p->g.validate().is_good());
+  auto prob = linear_attention::analyze_gdn_bwd(p->g);
+  EXPECT_TRUE(prob.is_good());
+  return prob.is_good() ? linear_attention::gdn_bwd_chain_split_rule(*prob, gpu().props.sm_count) : 0;
+}
+
+// The five cells, backward alone (every gdn_bwd kernel, no forward): median
+// of 20 executes, CUDA events around each; fla's backward (torch.autograd.grad of
+// (o, final_state) against (q, k, v, g, beta), 2026-12-01 on this H200) beside it.
+// Run by the device script for the figures, not a check.
+TEST_F(GdnBwdGpu, TimingFiveCells) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20;\n"
+              "[ gdn_bwd timing ] split: CHAIN_SPLIT (0 whole-sequence scans; * the heuristics' first plan)\n");
+  std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "split", "ours ms", "fla ms",
+              "ratio", "workspace");
+  for (const Cell& cell : kCells)
+    for (std::int64_t split : {0, 16, 32, 64, 128}) {
+      const Case c = cell_case(cell);
+      const long long rule = rule_of(c);
+      // Splits are timed on the one-sequence cells (and the rule's own pick anywhere).
+      if (split != 0 && split != rule && cell.b != 1) continue;
+      std::int64_t wb = 0;
+      const double med = time_case(c, split, static_cast<std::uint64_t>(cell.hv * 131 + cell.b), &wb);
+      ASSERT_GE(med, 0);
+      std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %5lld%s %10.3f %10.3f %7.2fx %9.2f GB\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), static_cast<long long>(split), split == rule ? "*" : " ", med,
+                  cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
+    }
+}
+
+// The fused forms against the prep and the scans on the five cells (split 0 all; the same inputs and outputs): the
+// backward's time under PIPELINE_ARCH 0, 2 (the fused forward recompute) and 3 (and the fused reverse scan),
+// interleaved round by round (each round one execute of each form, CUDA events around each), the medians and their
+// ratios to 0. Figures, not a check.
+TEST_F(GdnBwdGpu, TimingFusedRecompute) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd fused ] bf16, d = 128, l2norm, initial state, d_final_state; unsplit; the three forms\n"
+              "[ gdn_bwd fused ] interleaved round by round, median of 20 rounds\n");
+  std::printf("[ gdn_bwd fused ] %-8s %-10s %10s %10s %10s %8s %8s\n", "heads", "B x T", "arch 0 ms", "arch 2 ms",
+              "arch 3 ms", "2 / 0", "3 / 0");
+  for (const Cell& cell : kCells) {
+    const Case c = cell_case(cell);
+    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
+    const std::vector<double> ms = time_interleaved(c, {{0, 0}, {2, 0}, {3, 0}}, seed, 20);
+    ASSERT_EQ(ms.size(), 3u);
+    std::printf("[ gdn_bwd fused ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %10.3f %7.3fx %7.3fx\n",
+                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                static_cast<long long>(cell.t), ms[0], ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0]);
+  }
+}
+
+// What state_checkpoints buy the backward (the memory / time trade): each cell's backward without
+// them (its first plan) and given the forward's every c tokens (fp32 rows; the forward recompute then runs
+// spans of c tokens at once), unsplit and under the cell's split rule; the checkpoints' bytes (held from the
+// forward to the backward) beside it. The forward's cost of writing them is GdnGpu.TimingCheckpoints.
+// Figures, not a check.
+TEST_F(GdnBwdGpu, TimingCheckpoints) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd ckpt ] bf16, d = 128, l2norm, initial state, d_final_state; fp32 checkpoints; median of 20\n");
+  std::printf("[ gdn_bwd ckpt ] %-8s %-10s %6s %6s %10s %8s %12s %12s\n", "heads", "B x T", "every", "split",
+              "ours ms", "/ none", "checkpoints", "workspace");
+  for (const Cell& cell : kCells) {
+    Case c = cell_case(cell);
+    const long long rule = rule_of(c);
+    std::int64_t wb = 0;
+    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
+    const double none = time_case(c, rule, seed, &wb);
+    ASSERT_GE(none, 0);
+    std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6s %6lld %10.3f %8s %9.2f GB %9.2f GB\n",
+                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                static_cast<long long>(cell.t), "none", rule, none, "1.000", 0.0, static_cast<double>(wb) / 1e9);
+    for (std::int64_t every : {4096, 1024, 256, 64})
+      for (std::int64_t split : {0LL, rule}) {
+        c.ckpt_every = every;
+        const double ckpt_bytes = static_cast<double>(c.t() / every) * static_cast<double>(c.ho()) * 128 * 128 * 4;
+        const double ms = time_case(c, split, seed, &wb);
+        ASSERT_GE(ms, 0);
+        std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6lld %6lld %10.3f %8.3f %9.2f GB %9.2f GB\n",
+                    static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                    static_cast<long long>(cell.t), static_cast<long long>(every), static_cast<long long>(split), ms,
+                    ms / none, ckpt_bytes / 1e9, static_cast<double>(wb) / 1e9);
+        if (rule == 0) break;  // one plan form where the rule does not split
+      }
+    c.ckpt_every = 0;
+  }
+}
+
+}  // namespace
