@@ -20,6 +20,12 @@
 // bench/gdn_bwd_ab.sh prints: "prep,fwd_scan,rev_scan,grads" bytes), and whether its grads kernel
 // takes a q / k head's group of output heads (kBwdFlagQkDirect in that side's header: then the
 // launch sets the flag and grads_group, and gdn_bwd_finish leaves dQ and dK alone).
+// Fused mode (four more arguments, bench/gdn_bwd_ab.sh under OPGRAPH_AB_FUSED=1): each side's gdn_fused.cu cubin
+// (-DGDN_FUSED_WS=1 with that side's defines) and its "fwd_fused,rev_fused" dynamic shared memory; the backward then
+// runs as the engine's PIPELINE_ARCH 3 runs it — gdn_bwd_fwd_fused (the forward's argument, filled as gdn_bwd.cpp's
+// fused_recompute_params fills it), gdn_bwd_rev_fused, gdn_bwd_grads, gdn_bwd_finish — in the prep's and the scans'
+// slots of the table (fwd_scan's slot empty), so the fused forms' trials (GDN_BWD_FWD_STAGE, GDN_BWD_REV_LOADER) are
+// A/B runs too.
 #include <cuda.h>
 
 #include <algorithm>
@@ -32,6 +38,7 @@
 
 #include "cuda_bench.h"
 #include "linear_attention/kernels/gdn_bwd_params.cuh"
+#include "linear_attention/kernels/gdn_params.cuh"
 
 
 namespace {
@@ -44,7 +51,8 @@ constexpr int D = 128;
 constexpr int kK = 5;  // prep, fwd_scan, rev_scan, grads, finish
 const char* const kNames[kK] = {"gdn_bwd_prep", "gdn_bwd_fwd_scan", "gdn_bwd_rev_scan", "gdn_bwd_grads",
                                 "gdn_bwd_finish"};
-const char* const kShort[kK] = {"prep", "fwd_scan", "rev_scan", "grads", "finish"};
+const char* kShort[kK] = {"prep", "fwd_scan", "rev_scan", "grads", "finish"};
+bool g_fused = false;  // fused mode: slots 0 and 2 are gdn_bwd_fwd_fused and gdn_bwd_rev_fused, slot 1 empty
 
 struct Kernel {
   CUfunction fn = nullptr;
@@ -52,15 +60,24 @@ struct Kernel {
   unsigned smem = 0;
 };
 struct Side {
-  CUmodule states = nullptr, grads = nullptr;
+  CUmodule states = nullptr, grads = nullptr, fused = nullptr;
   Kernel k[kK];
   bool grouped = false;  // gdn_bwd_grads takes a q / k head's group of output heads (kBwdFlagQkDirect)
 };
 
-Side load(const char* states_path, const char* grads_path, const char* smem_csv, const char* tag) {
+Side load(const char* states_path, const char* grads_path, const char* smem_csv, const char* tag,
+          const char* fused_path = nullptr, const char* fsmem_csv = nullptr) {
   Side s;
   CD(cuModuleLoad(&s.states, states_path));
   CD(cuModuleLoad(&s.grads, grads_path));
+  unsigned fsmem[2] = {0, 0};
+  if (fused_path) {
+    CD(cuModuleLoad(&s.fused, fused_path));
+    if (std::sscanf(fsmem_csv, "%u,%u", &fsmem[0], &fsmem[1]) != 2) {
+      std::fprintf(stderr, "'fwd_fused,rev_fused' expected, got '%s'\n", fsmem_csv);
+      std::exit(2);
+    }
+  }
   unsigned smem[kK] = {0, 0, 0, 0, 0}, grouped = 0;
   if (std::sscanf(smem_csv, "%u,%u,%u,%u,%u", &smem[0], &smem[1], &smem[2], &smem[3], &grouped) != 5) {
     std::fprintf(stderr, "'prep,fwd_scan,rev_scan,grads,grouped' expected, got '%s'\n", smem_csv);
@@ -70,15 +87,22 @@ Side load(const char* states_path, const char* grads_path, const char* smem_csv,
   for (int i = 0; i < kK; ++i) {
     CUmodule m = i < 3 ? s.states : s.grads;
     Kernel& k = s.k[i];
-    CD(cuModuleGetFunction(&k.fn, m, kNames[i]));
+    const char* name = kNames[i];
+    if (fused_path && i < 3) {
+      if (i == 1) continue;  // the fused forward recompute replaces the prep and the forward scan
+      m = s.fused;
+      name = i == 0 ? "gdn_bwd_fwd_fused" : "gdn_bwd_rev_fused";
+      smem[i] = fsmem[i / 2];
+    }
+    CD(cuModuleGetFunction(&k.fn, m, name));
     CD(cuFuncGetAttribute(&k.threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k.fn));
     k.smem = smem[i];
     if (k.smem > 48 * 1024)
       CD(cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(k.smem)));
     int regs = 0;
     CD(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k.fn));
-    std::printf("# %s %-16s %4d threads, %6u bytes of dynamic shared memory, %3d registers\n", tag, kNames[i],
-                k.threads, k.smem, regs);
+    std::printf("# %s %-17s %4d threads, %6u bytes of dynamic shared memory, %3d registers\n", tag, name, k.threads,
+                k.smem, regs);
   }
   return s;
 }
@@ -141,15 +165,20 @@ struct Cell {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 7) {
-    std::fprintf(stderr, "usage: %s A_states.cubin A_grads.cubin A_SMEM B_states.cubin B_grads.cubin B_SMEM [rounds]\n"
-                 "  (SMEM: prep,fwd_scan,rev_scan,grads dynamic shared memory bytes)\n", argv[0]);
+  if (argc < 7 || (argc > 8 && argc != 12)) {
+    std::fprintf(stderr, "usage: %s A_states.cubin A_grads.cubin A_SMEM B_states.cubin B_grads.cubin B_SMEM [rounds "
+                 "[A_fused.cubin B_fused.cubin A_FSMEM B_FSMEM]]\n"
+                 "  (SMEM: prep,fwd_scan,rev_scan,grads dynamic shared memory bytes,grouped; FSMEM: fwd_fused,rev_fused)\n",
+                 argv[0]);
     return 2;
   }
   const int rounds = argc > 7 ? std::atoi(argv[7]) : 10;
+  g_fused = argc == 12;
+  if (g_fused) kShort[0] = "fwd_fused", kShort[1] = "-", kShort[2] = "rev_fused";
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CK(cudaFree(nullptr));
-  const Side sides[2] = {load(argv[1], argv[2], argv[3], "A"), load(argv[4], argv[5], argv[6], "B")};
+  const Side sides[2] = {load(argv[1], argv[2], argv[3], "A", g_fused ? argv[8] : nullptr, g_fused ? argv[10] : nullptr),
+                         load(argv[4], argv[5], argv[6], "B", g_fused ? argv[9] : nullptr, g_fused ? argv[11] : nullptr)};
   cudaStream_t stream;
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaEvent_t ev[kK + 1];
@@ -227,9 +256,30 @@ int main(int argc, char** argv) {
       par[s].dq = u(outs[s][0]), par[s].dk = u(outs[s][1]), par[s].dv = u(outs[s][2]);
       par[s].dg = u(outs[s][3]), par[s].dbeta = u(outs[s][4]), par[s].d_initial_state = u(outs[s][5]);
     }
+    // The fused forward recompute's argument (gdn_bwd.cpp's fused_recompute_params and execute): both sides'.
+    gdn::GdnParams fw{};
+    fw.q = base.q, fw.k = base.k, fw.v = base.v, fw.g = base.g, fw.beta = base.beta, fw.cu_seqlens = base.cu_seqlens;
+    fw.initial_state = base.initial_state;
+    fw.t = T, fw.n_seq = N, fw.hq = HQ, fw.hk = HQ, fw.hv = HV, fw.ho = HO;
+    fw.state_rows = N, fw.state_row_stride = static_cast<long long>(HO) * D * D;
+    fw.g_type = fw.beta_type = fw.state_type = gdn::kTypeF32;
+    fw.o_type = gdn::kTypeBf16;
+    fw.a_log_type = fw.dt_bias_type = gdn::kTypeF32;
+    fw.flags = gdn::kFlagL2Norm | gdn::kFlagHasInit;
+    fw.scale = base.scale;
+    fw.q_ts = base.q_ts, fw.q_hs = base.q_hs, fw.k_ts = base.k_ts, fw.k_hs = base.k_hs, fw.v_ts = base.v_ts;
+    fw.v_hs = base.v_hs;
+    fw.n_spans = 1;
+    fw.bwd_ws = base.ws, fw.bwd_blocks = w.blocks, fw.bwd_egc = w.egc, fw.bwd_st = w.st, fw.bwd_vn = w.vn;
     auto launch = [&](int s, int i) {
       const Kernel& kn = sides[s].k[i];
+      if (!kn.fn) return;
       unsigned gx, gy = 1, gz = 1;
+      if (g_fused && (i == 0 || i == 2)) {  // one CTA a (head, sequence)
+        void* fargs[] = {i == 0 ? static_cast<void*>(&fw) : static_cast<void*>(&par[s])};
+        CD(cuLaunchKernel(kn.fn, 1, HO, N, kn.threads, 1, 1, kn.smem, stream, fargs, nullptr));
+        return;
+      }
       if (i == 0 || i == 3) gx = static_cast<unsigned>(base.n_slots), gy = static_cast<unsigned>(i == 3 ? HO / group[s] : HO);
       else if (i < 3) gx = D / 64, gy = HO, gz = N;
       else gx = static_cast<unsigned>((T + kn.threads / 32 - 1) / (kn.threads / 32));

@@ -8,6 +8,9 @@
 # the work tree (the engine's kernels before a change, B the work tree's: pass "" as the defines);
 # OPGRAPH_AB_A_DIR: from that directory (holding src/engines and src/runtime/kernels/include, e.g.
 # `git archive REV src | tar -x -C DIR` here, carried to a machine without the repository's history).
+# OPGRAPH_AB_FUSED=1: both sides run the backward as PIPELINE_ARCH 3 does (gdn_bwd_fwd_fused, gdn_bwd_rev_fused from
+# kernels/gdn_fused.cu built with -DGDN_FUSED_WS=1 and the side's defines, then gdn_bwd_grads, gdn_bwd_finish), so the
+# fused forms' trials are A/B runs: e.g. OPGRAPH_AB_FUSED=1 bash bench/gdn_bwd_ab.sh "-DGDN_BWD_FWD_STAGE=1" 10.
 # Writes the log to ${OUT:-/tmp}/gdn_bwd_ab.log; prints the table last. OPGRAPH_AB_TIMEOUT (default
 # 300 s) bounds the run.
 set -euo pipefail
@@ -30,10 +33,24 @@ build() {
   (cd "$1" && "$dir/nvrtc_cubin" "$2" sm_90a "src/engines/linear_attention/kernels/$3" -DGDN_D=128 -DGDN_IO=0 $4 \
     --ptxas-options=-v)
 }
-for f in states grads; do
-  build "$asrc" "$dir/a_$f.cubin" "gdn_bwd_$f.cu" "$adefs" >"$dir/a_$f.ptxas" 2>&1 || { cat "$dir/a_$f.ptxas"; exit 1; }
-  build . "$dir/b_$f.cubin" "gdn_bwd_$f.cu" "$defs" >"$dir/b_$f.ptxas" 2>&1 || { cat "$dir/b_$f.ptxas"; exit 1; }
+fused=${OPGRAPH_AB_FUSED:-0}
+files="states grads"
+[ "$fused" = 1 ] && files="states grads fused"
+for f in $files; do
+  src=gdn_bwd_$f.cu
+  ws=""
+  [ "$f" = fused ] && src=gdn_fused.cu && ws=-DGDN_FUSED_WS=1
+  build "$asrc" "$dir/a_$f.cubin" "$src" "$ws $adefs" >"$dir/a_$f.ptxas" 2>&1 || { cat "$dir/a_$f.ptxas"; exit 1; }
+  build . "$dir/b_$f.cubin" "$src" "$ws $defs" >"$dir/b_$f.ptxas" 2>&1 || { cat "$dir/b_$f.ptxas"; exit 1; }
 done
+fused_args=()
+if [ "$fused" = 1 ]; then
+  # shellcheck disable=SC2086
+  g++ -std=c++17 $adefs -I"$asrc/src/engines" bench/gdn_bwd_fused_smem.cpp -o "$dir/a_fsmem"
+  # shellcheck disable=SC2086
+  g++ -std=c++17 $defs -Isrc/engines bench/gdn_bwd_fused_smem.cpp -o "$dir/b_fsmem"
+  fused_args=("$dir/a_fused.cubin" "$dir/b_fused.cubin" "$("$dir/a_fsmem")" "$("$dir/b_fsmem")")
+fi
 nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
 # Each side's dynamic shared memory by its own gdn_bwd_params.cuh (a variant may lay its tiles out otherwise),
 # and whether its gdn_bwd_grads takes head groups (kBwdFlagQkDirect in its header): bench/gdn_bwd_smem.cpp.
@@ -46,13 +63,14 @@ bsmem=$("$dir/b_smem")
   echo "# gdn_bwd A/B: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src 2>/dev/null || echo ' (+ uncommitted src changes)')"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   echo "# dynamic shared memory and head grouping (prep,fwd_scan,rev_scan,grads,grouped): A $asmem, B $bsmem"
-  echo "# command: ${adefs:+OPGRAPH_AB_A_DEFS=\"$adefs\" }${OPGRAPH_AB_A_REV:+OPGRAPH_AB_A_REV=$OPGRAPH_AB_A_REV }${OPGRAPH_AB_A_DIR:+OPGRAPH_AB_A_DIR=$OPGRAPH_AB_A_DIR }bash bench/gdn_bwd_ab.sh \"$defs\" $rounds"
+  [ "$fused" = 1 ] && echo "# fused mode (PIPELINE_ARCH 3's kernels): fwd_fused,rev_fused shared memory A ${fused_args[2]}, B ${fused_args[3]}"
+  echo "# command: ${OPGRAPH_AB_FUSED:+OPGRAPH_AB_FUSED=$OPGRAPH_AB_FUSED }${adefs:+OPGRAPH_AB_A_DEFS=\"$adefs\" }${OPGRAPH_AB_A_REV:+OPGRAPH_AB_A_REV=$OPGRAPH_AB_A_REV }${OPGRAPH_AB_A_DIR:+OPGRAPH_AB_A_DIR=$OPGRAPH_AB_A_DIR }bash bench/gdn_bwd_ab.sh \"$defs\" $rounds"
   for c in a b; do
-    for f in states grads; do
+    for f in $files; do
       grep -E "Compiling entry function|spill stores|Used [0-9]+ registers" "$dir/${c}_$f.ptxas" |
         sed -E "s/.*entry function '([a-z_]+)'.*/\1/; s/^ptxas info *: //" | paste -sd ' ' | sed "s/^/# $c: /" || true
     done
   done
   timeout "${OPGRAPH_AB_TIMEOUT:-300}" "$dir/ab" "$dir/a_states.cubin" "$dir/a_grads.cubin" "$asmem" \
-    "$dir/b_states.cubin" "$dir/b_grads.cubin" "$bsmem" "$rounds" || echo "ab exited with status $? (124: the ${OPGRAPH_AB_TIMEOUT:-300} s limit)"
+    "$dir/b_states.cubin" "$dir/b_grads.cubin" "$bsmem" "$rounds" "${fused_args[@]}" || echo "ab exited with status $? (124: the ${OPGRAPH_AB_TIMEOUT:-300} s limit)"
 } 2>&1 | tee "$out/gdn_bwd_ab.log"

@@ -6,7 +6,8 @@ poisoned. scripts/emulate_bwd_fused_recompute.py: the tiles the backward's fused
 writes from the rows as loaded and its folded factors, against the ones gdn_bwd_prep and gdn_bwd_fwd_scan write from
 the normalised rows, over chunks with a short last one. scripts/emulate_bwd_grads_addr.py: the grads kernel's address
 identities under GDN_BWD_WG_ADDR (fragment offsets, cp.async pieces, wgmma descriptors) against the engine's forms,
-exhaustively in integers."""
+exhaustively in integers. scripts/emulate_bwd_fwd_stage.py: gdn_bwd_fwd_fused's staged S^T and Wn stores under
+GDN_BWD_FWD_STAGE (stmatrix into the panel, 16-byte reads out), lane by lane, against the 4-byte stores' map."""
 import os
 import subprocess
 import sys
@@ -44,3 +45,13 @@ def test_bwd_grads_addr_emulation():
     lines = out.stdout.splitlines()
     # the three families, each with a count of checks made
     assert len(lines) == 3 and all("checked" in ln and int(ln.split()[-2]) > 1000 for ln in lines), out.stdout
+
+
+def test_bwd_fwd_stage_emulation():
+    out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "emulate_bwd_fwd_stage.py")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    # S^T's 64 x 128 slice and Wn's 64 x 64 columns, every element placed
+    assert lines == ["staged stores NR=4 (128 columns)  8192 elements placed, no bank conflict",
+                     "staged stores NR=2 (64 columns)  4096 elements placed, no bank conflict"], out.stdout

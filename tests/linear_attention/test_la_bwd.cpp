@@ -546,7 +546,8 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 // products on mma.sync (GDN_BWD_GRADS_WG=0, kernels/gdn_bwd_grads_tiles.cuh; the engine's d = 128 build is
 // on wgmma, d = 64's on mma.sync), fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8), with independent products
 // paired in one commit group (GDN_BWD_WG_PAIRS=1), with its address arithmetic cut (GDN_BWD_WG_ADDR=1, alone and
-// with the pairs); gdn_bwd_rev_fused with its loader's second form (GDN_BWD_REV_LOADER=2).
+// with the pairs); gdn_bwd_rev_fused with its loader's second form (GDN_BWD_REV_LOADER=2); gdn_bwd_fwd_fused with
+// its S^T and Wn stores staged (GDN_BWD_FWD_STAGE=1).
 TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
@@ -568,18 +569,20 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
   }
-  // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh), both input types.
+  // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh) and gdn_bwd_fwd_fused's
+  // staged stores (GDN_BWD_FWD_STAGE=1, kernels/gdn_fused_ws3.cuh), both input types.
   for (const auto& base : linear_attention::gdn_bwd_declared_specialisations()) {
-    if (base.entry != "gdn_bwd_rev_fused") continue;
+    const bool rev = base.entry == "gdn_bwd_rev_fused";
+    if (!rev && base.entry != "gdn_bwd_fwd_fused") continue;
     auto r = base;
     ++n;
-    r.defines.push_back({"GDN_BWD_REV_LOADER", "2"});
-    r.kernel += "_GDN_BWD_REV_LOADER2";
+    r.defines.push_back({rev ? "GDN_BWD_REV_LOADER" : "GDN_BWD_FWD_STAGE", rev ? "2" : "1"});
+    r.kernel += rev ? "_GDN_BWD_REV_LOADER2" : "_GDN_BWD_FWD_STAGE1";
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
     EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
   }
-  EXPECT_EQ(n, 12);
+  EXPECT_EQ(n, 14);
 }
 
 }  // namespace

@@ -253,7 +253,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
   if (form.fused) {
     l.fwd = fused_recompute_params(p, k);
     l.dims[kFwdFused] =
-        dims(1, heads, seqs, opgraph_gdn::gdn_fused_ws_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
+        dims(1, heads, seqs, opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
     l.dims[kPrep].grid[0] = 0;
     l.dims[kFwdScan].grid[0] = 0;
   }

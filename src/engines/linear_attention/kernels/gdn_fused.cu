@@ -135,6 +135,12 @@ __device__ __forceinline__ void stmatrix_x4_trans(u32 a, u32 r0, u32 r1, u32 r2,
                "r"(r2), "r"(r3)
                : "memory");
 }
+// The same, not transposed: lane l's register i is its pair of matrix i's row l / 4, as stored.
+__device__ __forceinline__ void stmatrix_x4(u32 a, u32 r0, u32 r1, u32 r2, u32 r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(r0), "r"(r1), "r"(r2),
+               "r"(r3)
+               : "memory");
+}
 __device__ __forceinline__ uint4 lds128(u32 a) {
   uint4 w;
   asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "r"(a) : "memory");

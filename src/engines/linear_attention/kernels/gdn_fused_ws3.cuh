@@ -44,6 +44,10 @@ constexpr u32 kXBe = kXBet + 8 * C;               // beta e^gamma ik a token, on
 constexpr u32 kBytes = kXBe + 4 * C;              // + 1024 to align the base
 static_assert(kBytes + 1024 <= 232448, "over the 227 KiB a CTA may have");
 static_assert(kBytes + 1024 == gdn_fused_ws_smem_bytes(D), "gdn_fused_ws_smem_bytes disagrees with the stages' map");
+constexpr u32 kXSt = kBytes;  // PH 4 under GDN_BWD_FWD_STAGE: a 4 KiB staging panel a state warpgroup
+static_assert(kXSt + 2 * 4096 + 1024 == gdn_bwd_fwd_fused_smem_bytes(D) || !GDN_BWD_FWD_STAGE,
+              "gdn_bwd_fwd_fused_smem_bytes disagrees with the staging panels");
+static_assert(kXSt + 2 * 4096 + 1024 <= 232448, "the staging panels over the 227 KiB a CTA may have");
 }  // namespace r3
 
 // R3's auxiliary side: two of the three changes measured on the H200 (together with the L / P epilogue's
@@ -143,6 +147,41 @@ __device__ __forceinline__ void bwd_store_state(const float (&st)[64], u16* dst,
   for (int j = 0; j < 64; j += 2) {
     const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
     *reinterpret_cast<u32*>(dst + r * D + c) = pack_bf16(st[j], st[j + 1]);
+  }
+}
+// Under GDN_BWD_FWD_STAGE: a warpgroup's m64 x (32 NR) fragments f (f[4 t + 2 hh + e]: row fr + 8 hh, column 8 t + fc
+// + e, negated under kNeg) to the bf16 rows at dst (row stride D), through its 4 KiB panel `stage` in NR rounds of 32
+// columns: each warp's 16 rows by two stmatrix .x4 (matrix i of the k-th: n-tile 4 q + 2 k + i / 2, row half i % 2)
+// into 64 rows of 64 bytes, a row's 16-byte chunks XOR-swizzled by (row >> 1) & 3 (a matrix's eight rows and a
+// quarter-warp's reads on distinct banks), then two 16-byte stores a thread, four threads a row's 64 bytes. The panel
+// is guarded by a warpgroup barrier before each round's writes (the previous round's, or call's, reads) and one
+// before its reads. scripts/emulate_bwd_fwd_stage.py checks the map against the fragments' elements.
+template <int NR, bool kNeg>
+__device__ __forceinline__ void bwd_store_staged(const float (&f)[16 * NR], u32 stage, u16* dst, int wg, int wi,
+                                                 int lane, int tid) {
+  const int mi = lane >> 3, rr = lane & 7, tw = tid & 127;
+#pragma unroll
+  for (int q = 0; q < NR; ++q) {
+    wg_sync(wg);
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      u32 w4[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int j = 4 * (4 * q + 2 * k + (i >> 1)) + 2 * (i & 1);
+        w4[i] = kNeg ? pack_bf16(-f[j], -f[j + 1]) : pack_bf16(f[j], f[j + 1]);
+      }
+      const int row = 16 * wi + 8 * (mi & 1) + rr, c16 = 2 * k + (mi >> 1);
+      stmatrix_x4(stage + static_cast<u32>(row) * 64u + (static_cast<u32>(c16 ^ ((row >> 1) & 3)) << 4), w4[0], w4[1],
+                  w4[2], w4[3]);
+    }
+    wg_sync(wg);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int ch = tw + 128 * i, row = ch >> 2, c16 = ch & 3;
+      const uint4 w = lds128(stage + static_cast<u32>(row) * 64u + (static_cast<u32>(c16 ^ ((row >> 1) & 3)) << 4));
+      *reinterpret_cast<uint4*>(dst + row * D + 32 * q + 8 * c16) = w;
+    }
   }
 }
 // Vn (this warpgroup's Vn^T fragments: vn[4 t + 2 hh + e] = Vn^T[fr + 8 hh][8 t + fc + e]) to the dense bf16 [C][D]
@@ -440,7 +479,11 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     };
     if constexpr (kBwd) {
       const i64 sh = (bos / C + seq + c) * p.ho + h;
-      bwd_store_state(st, bwd_st(p) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // S^T at the chunk's start
+      if (GDN_BWD_FWD_STAGE)  // S^T at the chunk's start
+        bwd_store_staged<4, false>(st, sb + kXSt + 4096u * static_cast<u32>(wg), bwd_st(p) + sh * D * D +
+                                   static_cast<i64>(v0) * D, wg, wi, lane, tid);
+      else
+        bwd_store_state(st, bwd_st(p) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);
       state_chunk_x<false, true>(st, o, false, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK,
                                  rs + kRQ, ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok,
                                  *reinterpret_cast<const float*>(pp + kPGc), fc, wi, lane, tick, mid,
@@ -459,10 +502,15 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       bwd_store_qk(rs + kRQ, rs + kRK, eg_tok, kf_tok, blk, tid);
       wgmma_wait<0>();
       pin<32>(o);
+      if (GDN_BWD_FWD_STAGE) {
+        bwd_store_staged<2, true>(o, sb + kXSt + 4096u * static_cast<u32>(wg), blk + kOffWn + 64 * wg, wg, wi, lane,
+                                  tid);
+      } else {
 #pragma unroll
-      for (int j = 0; j < 32; j += 2) {
-        const int r = fr + 8 * ((j & 3) >> 1), cc = 64 * wg + 8 * (j >> 2) + fc;
-        *reinterpret_cast<u32*>(blk + kOffWn + r * D + cc) = pack_bf16(-o[j], -o[j + 1]);
+        for (int j = 0; j < 32; j += 2) {
+          const int r = fr + 8 * ((j & 3) >> 1), cc = 64 * wg + 8 * (j >> 2) + fc;
+          *reinterpret_cast<u32*>(blk + kOffWn + r * D + cc) = pack_bf16(-o[j], -o[j + 1]);
+        }
       }
     } else {
       state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,

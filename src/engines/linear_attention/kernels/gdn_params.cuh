@@ -179,4 +179,16 @@ constexpr long long gdn_fused_ws_smem_bytes(long long d) {
                    : 2 * (2 * (4 * 64 * d + 2 * 64 * 64) + 1024) + 2 * 64 * 64 + 4 * (2 * 64 * 65 + 5 * 64) + 1024;
 }
 
+// GDN_BWD_FWD_STAGE 1 (a trial, not yet run on a GPU): gdn_bwd_fwd_fused stores S^T and Wn through a 4 KiB staging
+// panel a state warpgroup (stmatrix, then 16-byte stores a row's 64 bytes by four threads) instead of 4-byte stores
+// from the wgmma fragments (Nsight Compute had the kernel stalled on those stores:
+// bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt). The panels sit past the forward's map, so the form's
+// launch takes 8 KiB more; set here, where the host's launch and the kernel both read it. 0: the engine's build.
+#ifndef GDN_BWD_FWD_STAGE
+#define GDN_BWD_FWD_STAGE 0
+#endif
+constexpr long long gdn_bwd_fwd_fused_smem_bytes(long long d) {
+  return gdn_fused_ws_smem_bytes(d) + (GDN_BWD_FWD_STAGE ? 2 * 4096 : 0);
+}
+
 }  // namespace opgraph_gdn
