@@ -59,6 +59,67 @@ __device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const
     mma_tf32(c, ah, bh);
   }
 }
+// GDN_WS3_ADDR32 1 (a trial, not yet run on a GPU): the MERGE2 levels' shared-memory accesses by 32-bit shared
+// addresses. NVRTC keeps pointers into shared memory 64 bits wide, and its machine code of the two merge phases was 137
+// and 362 instructions against nvcc's 74 and 223 (the address arithmetic: IMAD, VIADD, IADD3; scripts/sass_mix.py on
+// both cubins), on the auxiliary side, the fused prefill's critical path. The loads are non-volatile asm taking a
+// token that a volatile asm issues right after the phase's barrier (so none is hoisted above it; the volatile mma that
+// consumes each keeps it before the next barrier; a phase's reads are of data no thread writes in that phase, so
+// loads the compiler merges or reorders read the same values); the stores are volatile 32-bit st.shared. Every
+// product and value is the engine's form's (T bitwise equal expected). An earlier trial with volatile loads matched
+// nvcc's machine code but not its speed (their order fixed): docs/linear_attention_log.md. 0: the engine's build.
+#ifndef GDN_WS3_ADDR32
+#define GDN_WS3_ADDR32 0
+#endif
+// A token ordered after the barrier before it (a volatile asm keeps its place among volatile asms).
+__device__ __forceinline__ u32 phase_token() {
+  u32 t;
+  asm volatile("mov.u32 %0, 0;\n" : "=r"(t)::"memory");
+  return t;
+}
+// An fp32 load from shared address a, after the barrier whose token `tok` is (no memory effect declared: the compiler
+// may merge or reorder it among the phase's loads).
+__device__ __forceinline__ float lds_f32(u32 a, u32 tok) {
+  float v;
+  asm("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(a), "r"(tok));
+  return v;
+}
+__device__ __forceinline__ void sts_f32(u32 a, float v) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a), "f"(v) : "memory"); }
+// warp_mma_3xtf32<1, raw> (one pass, the operands' bits as they are) over shared addresses A and B (bytes; rows LDF
+// floats apart).
+__device__ __forceinline__ void warp_mma_tf32_s(float (&c)[4], u32 A, u32 B, int k0, int k1, int lane, u32 tok) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int k = k0; k < k1; k += 8) {
+    const u32 a0 = A + 4u * static_cast<u32>(g * LDF + k + t), b0 = B + 4u * static_cast<u32>((k + t) * LDF + g);
+    const u32 a[4] = {__float_as_uint(lds_f32(a0, tok)), __float_as_uint(lds_f32(a0 + 4u * 8u * LDF, tok)),
+                      __float_as_uint(lds_f32(a0 + 16u, tok)), __float_as_uint(lds_f32(a0 + 4u * 8u * LDF + 16u, tok))};
+    const u32 b[2] = {__float_as_uint(lds_f32(b0, tok)), __float_as_uint(lds_f32(b0 + 4u * 4u * LDF, tok))};
+    mma_tf32(c, a, b);
+  }
+}
+// warp_mma_rb<raw> with A at shared address A.
+__device__ __forceinline__ void warp_mma_rb_s(float (&c)[4], u32 A, const float (*b)[2], int nks, int lane, u32 tok) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    if (ks >= nks) break;
+    const u32 a0 = A + 4u * static_cast<u32>(g * LDF + 8 * ks + t);
+    const u32 a[4] = {__float_as_uint(lds_f32(a0, tok)), __float_as_uint(lds_f32(a0 + 4u * 8u * LDF, tok)),
+                      __float_as_uint(lds_f32(a0 + 16u, tok)), __float_as_uint(lds_f32(a0 + 4u * 8u * LDF + 16u, tok))};
+    const u32 bb[2] = {__float_as_uint(b[ks][0]), __float_as_uint(b[ks][1])};
+    mma_tf32(c, a, bb);
+  }
+}
+// store_neg_tile at shared address D.
+__device__ __forceinline__ void store_neg_tile_s(u32 D, const float (&c)[4], int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  const u32 d0 = D + 4u * static_cast<u32>(g * LDF + 2 * t);
+  sts_f32(d0, -c[0]);
+  sts_f32(d0 + 4u, -c[1]);
+  sts_f32(d0 + 4u * 8u * LDF, -c[2]);
+  sts_f32(d0 + 4u * 8u * LDF + 4u, -c[3]);
+}
 // GDN_WS3_DIAG8 (a variant under trial; H200 0.978-1.005x on top of LD 68, 1.007-1.022x on top of the four-column
 // reads (bench/results/2026-12-04-gdn-ws3-trials2-h200.txt), O within 1.2e-4: left off, the gates
 // beside the chain run nearly as long, bench/results/2026-12-04-gdn-ws3-clocks-warps-h200.txt): the 16 x 16 diagonal blocks as 8 x 8 ones by
@@ -153,6 +214,41 @@ __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, T
   const int lane = a & 31, warp = a >> 5;
   const int p = (warp >> 1) & 1, nt = warp & 1, o = 32 * p;
   constexpr bool kRaw = GDN_WS3_TF32RAW != 0;
+  if (GDN_WS3_MERGE2 && GDN_WS3_ADDR32 && GDN_WS3_TF32RAW) {  // the same two phases by 32-bit shared addresses
+    const u32 ls = static_cast<u32>(__cvta_generic_to_shared(lf)), ts = static_cast<u32>(__cvta_generic_to_shared(tf));
+    auto at = [](u32 base, int r, int col) { return base + 4u * static_cast<u32>(r * LDF + col); };
+    u32 tok = phase_token();
+    {
+      float x[4] = {0.f, 0.f, 0.f, 0.f}, xb[2][2];
+      warp_mma_tf32_s(x, at(ls, o + 16, o), at(ts, o, o + 8 * nt), 0, 16, lane, tok);
+      c_tile_as_b(x, xb, lane);
+      float c[4] = {0.f, 0.f, 0.f, 0.f};
+      warp_mma_rb_s(c, at(ts, o + 16, o + 16), xb, 2, lane, tok);
+      store_neg_tile_s(at(ts, o + 16, o + 8 * nt), c, lane);
+    }
+    aux_sync();
+    tok = phase_token();
+    {
+      const int nj = warp;
+      float x2[2][4], xb[4][2];
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x2[mi][q] = 0.f;
+        warp_mma_tf32_s(x2[mi], at(ls, 32 + 16 * mi, 0), at(ts, 0, 8 * nj), nj >= 2 ? 16 : 0, 32, lane, tok);
+      }
+      c_tile_as_b(x2[0], xb, lane);
+      c_tile_as_b(x2[1], xb + 2, lane);
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        float c[4] = {0.f, 0.f, 0.f, 0.f};
+        warp_mma_rb_s(c, at(ts, 32 + 16 * mi, 32), xb, mi == 0 ? 2 : 4, lane, tok);
+        store_neg_tile_s(at(ts, 32 + 16 * mi, 8 * nj), c, lane);
+      }
+    }
+    aux_sync();
+    return;
+  }
   if (GDN_WS3_MERGE2) {
     {  // level 1: X = l a (registers), T21 = -b X
       float x[4] = {0.f, 0.f, 0.f, 0.f}, xb[2][2];
