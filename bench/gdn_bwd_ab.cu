@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
   if (argc < 7 || (argc > 8 && argc != 12)) {
     std::fprintf(stderr, "usage: %s A_states.cubin A_grads.cubin A_SMEM B_states.cubin B_grads.cubin B_SMEM [rounds "
                  "[A_fused.cubin B_fused.cubin A_FSMEM B_FSMEM]]\n"
-                 "  (SMEM: prep,fwd_scan,rev_scan,grads dynamic shared memory bytes,grouped; FSMEM: fwd_fused,rev_fused)\n",
+                 "  (SMEM: prep,fwd_scan,rev_scan,grads dynamic shared memory bytes,grouped;\n"
+                 "   FSMEM: fwd_fused,rev_fused)\n",
                  argv[0]);
     return 2;
   }
@@ -177,8 +178,9 @@ int main(int argc, char** argv) {
   if (g_fused) kShort[0] = "fwd_fused", kShort[1] = "-", kShort[2] = "rev_fused";
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CK(cudaFree(nullptr));
-  const Side sides[2] = {load(argv[1], argv[2], argv[3], "A", g_fused ? argv[8] : nullptr, g_fused ? argv[10] : nullptr),
-                         load(argv[4], argv[5], argv[6], "B", g_fused ? argv[9] : nullptr, g_fused ? argv[11] : nullptr)};
+  const Side sides[2] = {
+      load(argv[1], argv[2], argv[3], "A", g_fused ? argv[8] : nullptr, g_fused ? argv[10] : nullptr),
+      load(argv[4], argv[5], argv[6], "B", g_fused ? argv[9] : nullptr, g_fused ? argv[11] : nullptr)};
   cudaStream_t stream;
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaEvent_t ev[kK + 1];

@@ -73,7 +73,7 @@ using TCC = Tile<C, LDC>;
 // of a [C][D] tile (cd, j < 4, nd0 = (D / 4) quarter) and n0 + 8 j + 2 t of a [C][C] one (cc, j < 2, n0 = 16
 // quarter). Under GDN_BWD_WG_ADDR the swizzled offsets are formed once: a row's piece index is ((col & 63) >> 3)
 // XOR (r & 7), both rows share r & 7 = g, and the quarter's first piece has its low bits clear, so n-tile j is the
-// first offset XOR (j << 3) and the second row the first plus 8 rows (scripts/emulate_bwd_grads_frag.py checks
+// first offset XOR (j << 3) and the second row the first plus 8 rows (scripts/emulate_bwd_grads_addr.py checks
 // both forms against Tile::at for every thread).
 struct Frag {
   int m0, g, t, quarter;

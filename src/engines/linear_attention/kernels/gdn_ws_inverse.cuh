@@ -84,7 +84,9 @@ __device__ __forceinline__ float lds_f32(u32 a, u32 tok) {
   asm("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(a), "r"(tok));
   return v;
 }
-__device__ __forceinline__ void sts_f32(u32 a, float v) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a), "f"(v) : "memory"); }
+__device__ __forceinline__ void sts_f32(u32 a, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a), "f"(v) : "memory");
+}
 // warp_mma_3xtf32<1, raw> (one pass, the operands' bits as they are) over shared addresses A and B (bytes; rows LDF
 // floats apart).
 __device__ __forceinline__ void warp_mma_tf32_s(float (&c)[4], u32 A, u32 B, int k0, int k1, int lane, u32 tok) {
