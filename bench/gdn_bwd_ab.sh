@@ -30,6 +30,7 @@ if [ -n "${OPGRAPH_AB_A_REV:-}" ]; then
 fi
 # build ROOT OUT.cubin SOURCE DEFINES: through NVRTC at d = 128, bf16 q / k / v (the engine's d128 bf16 build).
 build() {
+  # shellcheck disable=SC2086
   (cd "$1" && "$dir/nvrtc_cubin" "$2" sm_90a "src/engines/linear_attention/kernels/$3" -DGDN_D=128 -DGDN_IO=0 $4 \
     --ptxas-options=-v)
 }
