@@ -13,9 +13,9 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}
 mkdir -p "$out"
 rounds=${1:-10}
-all="-DGDN_BWD_WG_ADDR=1 -DGDN_BWD_REV_LOADER=2 -DGDN_BWD_FWD_STAGE=1 -DGDN_WS3_ADDR32=1"
+all="-DGDN_BWD_WG_ADDR=1 -DGDN_BWD_REV_LOADER=2 -DGDN_BWD_REV_SDS32=1 -DGDN_BWD_FWD_STAGE=1 -DGDN_WS3_ADDR32=1"
 variants=${OPGRAPH_BWD_TRIALS:-"-DGDN_BWD_WG_ADDR=1;-DGDN_BWD_WG_PAIRS=1;-DGDN_BWD_WG_ADDR=1 -DGDN_BWD_WG_PAIRS=1;\
--DGDN_BWD_REV_LOADER=2;-DGDN_BWD_FWD_STAGE=1;-DGDN_WS3_ADDR32=1;$all"}
+-DGDN_BWD_REV_LOADER=2;-DGDN_BWD_REV_SDS32=1;-DGDN_BWD_FWD_STAGE=1;-DGDN_WS3_ADDR32=1;$all"}
 IFS=';' read -r -a vs <<<"$variants"
 dir=$(mktemp -d)
 nvcc -std=c++17 bench/nvrtc_cubin.cpp -o "$dir/nvrtc_cubin" -lnvrtc

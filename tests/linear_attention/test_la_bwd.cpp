@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/linear_attention/gdn_bwd.h"
@@ -569,20 +570,25 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
   }
-  // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh) and gdn_bwd_fwd_fused's
-  // staged stores (GDN_BWD_FWD_STAGE=1, kernels/gdn_fused_ws3.cuh), both input types.
-  for (const auto& base : linear_attention::gdn_bwd_declared_specialisations()) {
-    const bool rev = base.entry == "gdn_bwd_rev_fused";
-    if (!rev && base.entry != "gdn_bwd_fwd_fused") continue;
-    auto r = base;
-    ++n;
-    r.defines.push_back({rev ? "GDN_BWD_REV_LOADER" : "GDN_BWD_FWD_STAGE", rev ? "2" : "1"});
-    r.kernel += rev ? "_GDN_BWD_REV_LOADER2" : "_GDN_BWD_FWD_STAGE1";
-    auto k = runtime::compile_kernel(r, "sm_90a");
-    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
-    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
-  }
-  EXPECT_EQ(n, 14);
+  // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh) and its 32-bit
+  // <S^T, dS^T> reads (GDN_BWD_REV_SDS32=1), gdn_bwd_fwd_fused's staged stores (GDN_BWD_FWD_STAGE=1,
+  // kernels/gdn_fused_ws3.cuh), both input types.
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> fused_trials = {
+      {"gdn_bwd_rev_fused", {"GDN_BWD_REV_LOADER", "2"}},
+      {"gdn_bwd_rev_fused", {"GDN_BWD_REV_SDS32", "1"}},
+      {"gdn_bwd_fwd_fused", {"GDN_BWD_FWD_STAGE", "1"}}};
+  for (const auto& base : linear_attention::gdn_bwd_declared_specialisations())
+    for (const auto& [entry, def] : fused_trials) {
+      if (base.entry != entry) continue;
+      auto r = base;
+      ++n;
+      r.defines.push_back({def.first, def.second});
+      r.kernel += "_" + def.first + def.second;
+      auto k = runtime::compile_kernel(r, "sm_90a");
+      ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+      EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+    }
+  EXPECT_EQ(n, 16);
 }
 
 }  // namespace

@@ -22,6 +22,14 @@
 // which gdn_bwd_grads adds in a fixed order.
 #pragma once
 
+#ifndef GDN_BWD_REV_SDS32
+// 1 (a trial, not yet run on a GPU): the state warps' <S^T, dS^T> reads of the chunk's S^T tile (32 a thread and
+// chunk) as 32-bit shared loads (lds_u32, kernels/gdn_ws_inverse.cuh: non-volatile, ordered after the FULL barrier
+// by its token) instead of loads through a generic pointer, whose 64-bit address arithmetic under NVRTC made the
+// state loop 736 instructions against nvcc's 628 (scripts/nvrtc_vs_nvcc.sh, with GDN_BWD_REV_LOADER=2). The same
+// words are read, so the sums are bitwise the same. 0: the engine's build.
+#define GDN_BWD_REV_SDS32 0
+#endif
 #ifndef GDN_BWD_REV_LOADER
 // The loader's form. 1 (the engine's, measured on the H200): each chunk's pieces addressed from scratch, the chunk
 // handed over once all its requests landed. 2 (a trial, not yet run on a GPU): each thread's piece offsets formed
@@ -281,6 +289,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     const u32 sa = stage_at(i);
     const unsigned char* const sp = stage_ptr(i);
     nb_sync(kBarFull + (i & 1), kWsThreads);
+    const u32 tok = GDN_BWD_REV_SDS32 ? phase_token() : 0u;
     bwd_store_state(ds, rv_ws<u16>(p, p.ws_dst) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // dS^T after it
     {  // <S^T, dS^T> over this warp's fragments
       float acc = 0.f;
@@ -288,7 +297,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       for (int j = 0; j < 64; j += 2) {
         const int r = v0 + fr + 8 * ((j & 3) >> 1), cc = 8 * (j >> 2) + fc;
         const u32 at = kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(cc);
-        const u32 w = *reinterpret_cast<const u32*>(sp + at);
+        const u32 w = GDN_BWD_REV_SDS32 ? lds_u32(sa + at, tok) : *reinterpret_cast<const u32*>(sp + at);
         acc += ds[j] * bf16_lo(w) + ds[j + 1] * bf16_hi(w);
       }
       acc = warp_sum(acc);

@@ -84,6 +84,11 @@ __device__ __forceinline__ float lds_f32(u32 a, u32 tok) {
   asm("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(a), "r"(tok));
   return v;
 }
+__device__ __forceinline__ u32 lds_u32(u32 a, u32 tok) {
+  u32 v;
+  asm("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a), "r"(tok));
+  return v;
+}
 __device__ __forceinline__ void sts_f32(u32 a, float v) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a), "f"(v) : "memory");
 }
