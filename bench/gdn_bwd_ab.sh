@@ -28,36 +28,18 @@ if [ -n "${OPGRAPH_AB_A_REV:-}" ]; then
   mkdir -p "$asrc"
   git archive "$OPGRAPH_AB_A_REV" src/engines src/runtime/kernels/include | tar -x -C "$asrc"
 fi
-# build ROOT OUT.cubin SOURCE DEFINES: through NVRTC at d = 128, bf16 q / k / v (the engine's d128 bf16 build).
-build() {
-  # shellcheck disable=SC2086
-  (cd "$1" && "$dir/nvrtc_cubin" "$2" sm_90a "src/engines/linear_attention/kernels/$3" -DGDN_D=128 -DGDN_IO=0 $4 \
-    --ptxas-options=-v)
-}
+# The two sides' cubins and launch sizes (bench/gdn_bwd_ab_lib.sh), built in parallel, and the harness.
+# shellcheck source=bench/gdn_bwd_ab_lib.sh
+source bench/gdn_bwd_ab_lib.sh
 fused=${OPGRAPH_AB_FUSED:-0}
 files="states grads"
 [ "$fused" = 1 ] && files="states grads fused"
-for f in $files; do
-  src=gdn_bwd_$f.cu
-  ws=""
-  [ "$f" = fused ] && src=gdn_fused.cu && ws=-DGDN_FUSED_WS=1
-  build "$asrc" "$dir/a_$f.cubin" "$src" "$ws $adefs" >"$dir/a_$f.ptxas" 2>&1 || { cat "$dir/a_$f.ptxas"; exit 1; }
-  build . "$dir/b_$f.cubin" "$src" "$ws $defs" >"$dir/b_$f.ptxas" 2>&1 || { cat "$dir/b_$f.ptxas"; exit 1; }
-done
+ab_side "$asrc" a "$adefs" "$files"
+ab_side . b "$defs" "$files"
+ab_bg nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
+ab_wait || exit 1
 fused_args=()
-if [ "$fused" = 1 ]; then
-  # shellcheck disable=SC2086
-  g++ -std=c++17 $adefs -I"$asrc/src/engines" bench/gdn_bwd_fused_smem.cpp -o "$dir/a_fsmem"
-  # shellcheck disable=SC2086
-  g++ -std=c++17 $defs -Isrc/engines bench/gdn_bwd_fused_smem.cpp -o "$dir/b_fsmem"
-  fused_args=("$dir/a_fused.cubin" "$dir/b_fused.cubin" "$("$dir/a_fsmem")" "$("$dir/b_fsmem")")
-fi
-nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
-# Each side's dynamic shared memory by its own gdn_bwd_params.cuh (a variant may lay its tiles out otherwise),
-# and whether its gdn_bwd_grads takes head groups (kBwdFlagQkDirect in its header): bench/gdn_bwd_smem.cpp.
-grouped() { grep -q kBwdFlagQkDirect "$1/src/engines/linear_attention/kernels/gdn_bwd_params.cuh" && echo 1 || echo 0; }
-g++ -std=c++17 -DGROUPED="$(grouped "$asrc")" -I"$asrc/src/engines" bench/gdn_bwd_smem.cpp -o "$dir/a_smem"
-g++ -std=c++17 -DGROUPED="$(grouped .)" -Isrc/engines bench/gdn_bwd_smem.cpp -o "$dir/b_smem"
+[ "$fused" = 1 ] && fused_args=("$dir/a_fused.cubin" "$dir/b_fused.cubin" "$("$dir/a_fsmem")" "$("$dir/b_fsmem")")
 asmem=$("$dir/a_smem")
 bsmem=$("$dir/b_smem")
 {
@@ -66,12 +48,10 @@ bsmem=$("$dir/b_smem")
   echo "# dynamic shared memory and head grouping (prep,fwd_scan,rev_scan,grads,grouped): A $asmem, B $bsmem"
   [ "$fused" = 1 ] && echo "# fused mode (PIPELINE_ARCH 3's kernels): fwd_fused,rev_fused shared memory A ${fused_args[2]}, B ${fused_args[3]}"
   echo "# command: ${OPGRAPH_AB_FUSED:+OPGRAPH_AB_FUSED=$OPGRAPH_AB_FUSED }${adefs:+OPGRAPH_AB_A_DEFS=\"$adefs\" }${OPGRAPH_AB_A_REV:+OPGRAPH_AB_A_REV=$OPGRAPH_AB_A_REV }${OPGRAPH_AB_A_DIR:+OPGRAPH_AB_A_DIR=$OPGRAPH_AB_A_DIR }bash bench/gdn_bwd_ab.sh \"$defs\" $rounds"
-  for c in a b; do
-    for f in $files; do
-      grep -E "Compiling entry function|spill stores|Used [0-9]+ registers" "$dir/${c}_$f.ptxas" |
-        sed -E "s/.*entry function '([a-z_]+)'.*/\1/; s/^ptxas info *: //" | paste -sd ' ' | sed "s/^/# $c: /" || true
-    done
-  done
+  # shellcheck disable=SC2086
+  ab_ptxas a $files
+  # shellcheck disable=SC2086
+  ab_ptxas b $files
   timeout "${OPGRAPH_AB_TIMEOUT:-300}" "$dir/ab" "$dir/a_states.cubin" "$dir/a_grads.cubin" "$asmem" \
     "$dir/b_states.cubin" "$dir/b_grads.cubin" "$bsmem" "$rounds" "${fused_args[@]}" || echo "ab exited with status $? (124: the ${OPGRAPH_AB_TIMEOUT:-300} s limit)"
 } 2>&1 | tee "$out/gdn_bwd_ab.log"

@@ -19,32 +19,13 @@ variants=${OPGRAPH_BWD_TRIALS:-"-DGDN_BWD_WG_ADDR=1;-DGDN_BWD_WG_PAIRS=1;-DGDN_B
 IFS=';' read -r -a vs <<<"$variants"
 dir=$(mktemp -d)
 nvcc -std=c++17 bench/nvrtc_cubin.cpp -o "$dir/nvrtc_cubin" -lnvrtc
-nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda &
-# side TAG DEFINES: the three cubins and the launch sizes of one side, in the background.
-side() {
-  local tag=$1 defs=$2
-  for f in states grads fused; do
-    local src=gdn_bwd_$f.cu ws=""
-    [ "$f" = fused ] && src=gdn_fused.cu && ws=-DGDN_FUSED_WS=1
-    # shellcheck disable=SC2086
-    "$dir/nvrtc_cubin" "$dir/${tag}_$f.cubin" sm_90a "src/engines/linear_attention/kernels/$src" -DGDN_D=128 \
-      -DGDN_IO=0 $ws $defs --ptxas-options=-v >"$dir/${tag}_$f.ptxas" 2>&1 &
-  done
-  local grouped=0
-  grep -q kBwdFlagQkDirect src/engines/linear_attention/kernels/gdn_bwd_params.cuh && grouped=1
-  # shellcheck disable=SC2086
-  g++ -std=c++17 -DGROUPED=$grouped $defs -Isrc/engines bench/gdn_bwd_smem.cpp -o "$dir/${tag}_smem"
-  # shellcheck disable=SC2086
-  g++ -std=c++17 $defs -Isrc/engines bench/gdn_bwd_fused_smem.cpp -o "$dir/${tag}_fsmem"
-}
-side a ""
-for i in "${!vs[@]}"; do side "b$i" "${vs[$i]}"; done
-failed=0
-for j in $(jobs -p); do wait "$j" || failed=1; done
-if [ "$failed" = 1 ]; then
-  for f in "$dir"/*.ptxas; do grep -q -i error "$f" && { echo "== $f"; cat "$f"; }; done
-  exit 1
-fi
+# The engine's side and each variant's: cubins and launch sizes (bench/gdn_bwd_ab_lib.sh), built in parallel.
+# shellcheck source=bench/gdn_bwd_ab_lib.sh
+source bench/gdn_bwd_ab_lib.sh
+ab_bg nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
+ab_side . a "" "states grads fused"
+for i in "${!vs[@]}"; do ab_side . "b$i" "${vs[$i]}" "states grads fused"; done
+ab_wait || exit 1
 summary=()
 for i in "${!vs[@]}"; do
   log=$out/trial$i.log
@@ -52,12 +33,8 @@ for i in "${!vs[@]}"; do
     echo "# gdn_bwd trial $i: $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     echo "# command: OPGRAPH_BWD_TRIALS=\"${vs[$i]}\" bash bench/gdn_bwd_trials.sh $rounds (B: ${vs[$i]})"
-    for c in a "b$i"; do
-      for f in states grads fused; do
-        grep -E "Compiling entry function|spill stores" "$dir/${c}_$f.ptxas" |
-          sed -E "s/.*entry function '([a-z_]+)'.*/\1/; s/^ptxas info *: //" | paste -sd ' ' | sed "s/^/# $c: /" || true
-      done
-    done
+    ab_ptxas a states grads fused
+    ab_ptxas "b$i" states grads fused
     timeout "${OPGRAPH_AB_TIMEOUT:-300}" "$dir/ab" "$dir/a_states.cubin" "$dir/a_grads.cubin" "$("$dir/a_smem")" \
       "$dir/b${i}_states.cubin" "$dir/b${i}_grads.cubin" "$("$dir/b${i}_smem")" "$rounds" "$dir/a_fused.cubin" \
       "$dir/b${i}_fused.cubin" "$("$dir/a_fsmem")" "$("$dir/b${i}_fsmem")" || echo "ab exited with status $?"

@@ -49,59 +49,12 @@ std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, co
   return h;
 }
 
-// The median of 20 executes (CUDA events around each) of case c's plan under CHAIN_SPLIT `split`, on
-// fast_inputs; its workspace in *ws_bytes. Negative: not timed (a failure was recorded).
-double time_case(const Case& c, std::int64_t split, std::uint64_t seed, std::int64_t* ws_bytes) {
-  const auto& api = *gpu().api;
-  auto p = build(c);
-  EXPECT_TRUE(p->g.validate().is_good());
-  FactsCache facts(p->g, PlanTarget{gpu().props});
-  PlanContext ctx{&facts};
-  const PlanConfig config{la_engine().id(), {{KnobType::PIPELINE_ARCH, c.arch}, {KnobType::CHAIN_SPLIT, split}}, {},
-                          -1};
-  auto plan = build_direct(la_engine(), p->g, config, ctx);
-  EXPECT_TRUE(plan.is_good()) << plan.status().message();
-  if (plan.is_bad()) return -1;
-  auto host = fast_inputs(c, *p, seed);
-  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
-  VariantPack pack;
-  for (auto& [uid, bytes] : host) {
-    auto b = std::make_unique<DeviceBuffer>(api, bytes.size());
-    EXPECT_TRUE(b->status().is_good());
-    if (b->status().is_bad()) return -1;
-    EXPECT_EQ(api.memcpy_htod(b->ptr(), bytes.data(), bytes.size()), CUDA_SUCCESS);
-    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-    dev[uid] = std::move(b);
-  }
-  host.clear();
-  for (const Checked& o : checked(*p)) {
-    const std::size_t bytes = static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type());
-    auto b = std::make_unique<DeviceBuffer>(api, bytes);
-    EXPECT_TRUE(b->status().is_good());
-    if (b->status().is_bad()) return -1;
-    pack.set(o.t->get_uid(), reinterpret_cast<void*>(b->ptr()));
-    dev[o.t->get_uid()] = std::move(b);
-  }
-  const std::int64_t wb = (*plan)->workspace_size();
-  auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb));
-  EXPECT_TRUE(ws->status().is_good()) << "workspace of " << wb << " bytes";
-  if (ws->status().is_bad()) return -1;
-  ExecutionContext ec;
-  ec.stream = gpu().stream;
-  ec.device = &gpu().props;
-  ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), wb};
-  *ws_bytes = wb;
-  const double med = median_execute_ms(**plan, pack, ec, 20);
-  EXPECT_GE(med, 0) << "no CUDA events";
-  return med;
-}
-
 // Case c's plans under each (PIPELINE_ARCH, CHAIN_SPLIT) of `forms` on one set of fast_inputs and one set of output
 // buffers, each with its own workspace, timed interleaved: three warm-up executes each, then `rounds` rounds of one
-// execute of each form in turn, CUDA events around each. The median a form (ms); empty when a plan or a buffer
-// failed (recorded).
+// execute of each form in turn, CUDA events around each. The median a form (ms), the workspaces' bytes in
+// *ws_bytes when given; empty when a plan or a buffer failed (recorded).
 std::vector<double> time_interleaved(const Case& c, const std::vector<std::pair<std::int64_t, std::int64_t>>& forms,
-                                     std::uint64_t seed, int rounds) {
+                                     std::uint64_t seed, int rounds, std::vector<std::int64_t>* ws_bytes = nullptr) {
   const auto& api = *gpu().api;
   auto p = build(c);
   EXPECT_TRUE(p->g.validate().is_good());
@@ -146,10 +99,15 @@ std::vector<double> time_interleaved(const Case& c, const std::vector<std::pair<
     ecs[i].stream = gpu().stream;
     ecs[i].device = &gpu().props;
     ecs[i].workspace = Workspace{reinterpret_cast<void*>(ws.back()->ptr()), wb};
+    if (ws_bytes) ws_bytes->push_back(wb);
   }
   CUevent e0, e1;
-  if (api.event_create(&e0, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return {};
+  if (api.event_create(&e0, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    ADD_FAILURE() << "event_create";
+    return {};
+  }
   if (api.event_create(&e1, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    ADD_FAILURE() << "event_create";
     api.event_destroy(e0);
     return {};
   }
@@ -175,6 +133,16 @@ std::vector<double> time_interleaved(const Case& c, const std::vector<std::pair<
     out.push_back(m[m.size() / 2]);
   }
   return out;
+}
+
+// The median of 20 executes (CUDA events around each) of case c's plan under CHAIN_SPLIT `split` (time_interleaved
+// with one form); its workspace in *ws_bytes. Negative: not timed (a failure was recorded).
+double time_case(const Case& c, std::int64_t split, std::uint64_t seed, std::int64_t* ws_bytes) {
+  std::vector<std::int64_t> wb;
+  const std::vector<double> ms = time_interleaved(c, {{c.arch, split}}, seed, 20, &wb);
+  if (ms.empty()) return -1;
+  *ws_bytes = wb[0];
+  return ms[0];
 }
 
 struct Cell {
