@@ -33,5 +33,5 @@ if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then
   echo "timing rc $?"
 fi
 la_shard_summary bwd_shard '^\[  FAILED|Failure|^\[ gdn_bwd \]' 14
-[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt|fused)' "$out/bwd_timing.log"; }
+[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt|fused|fsplit)' "$out/bwd_timing.log"; }
 true

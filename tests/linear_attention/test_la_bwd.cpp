@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -394,10 +395,10 @@ TEST(LaBwdKernels, ChainSplit) {
   EXPECT_EQ(opgraph_gdn::gdn_bwd_spans(32768, 64), 8);
   EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p, j) - linear_attention::gdn_bwd_workspace_bytes(*p),
             1LL * 8 * 8 * 5 * 128 * 128 * 4);
-  // The heuristics: the split plan first, then the unsplit one.
+  // The heuristics: PIPELINE_ARCH 3's split first (its own rule: spans of 32 chunks), then the scans' split plan.
   EXPECT_EQ(la_bwd_test::first_two_plans(std::move(bwd(c).g)),
-            (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=0]",
-                                      "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"}));
+            (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]",
+                                      "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=0]"}));
   // plan_kernels follows the knob; a value off the domain, or a split whose N x spans overflows
   // the grid, is refused naming the knob.
   Built b = bwd(c);
@@ -533,14 +534,23 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::gdn_bwd_declared_specialisations();
-  // 11 entries (6 a plan at most) x d {64, 128} x {bf16, fp16}, and gdn_bwd_fwd_fused and gdn_bwd_rev_fused (the
-  // fused forms, PIPELINE_ARCH 2 and 3: gdn_fused.cu's warp-specialised build) x {bf16, fp16} at d = 128
-  ASSERT_EQ(all.size(), 48u);
+  // 12 entries x d {64, 128} x {bf16, fp16}, and the six fused ones (gdn_bwd_fwd_fused, gdn_bwd_rev_fused and
+  // PIPELINE_ARCH 3's split: gdn_fused.cu's warp-specialised build) x {bf16, fp16} at d = 128
+  ASSERT_EQ(all.size(), 60u);
+  // One compile a build (source and defines: every entry of a source is in its one cubin), each entry found in it.
+  std::map<std::string, runtime::CompiledKernel> builds;
   for (const auto& r : all) {
-    auto k = runtime::compile_kernel(r, "sm_90a");
-    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
-    EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
+    std::string key = r.source;  // (KernelRequest::key names the entry too)
+    for (const auto& d : r.defines) key += " -D" + d.name + "=" + d.value;
+    auto it = builds.find(key);
+    if (it == builds.end()) {
+      auto k = runtime::compile_kernel(r, "sm_90a");
+      ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+      it = builds.emplace(key, std::move(*k)).first;
+    }
+    EXPECT_TRUE(runtime::validate_cubin(it->second.cubin, r.entry).is_good()) << r.kernel << " in the build of " << r.source;
   }
+  EXPECT_EQ(builds.size(), 10u);  // states, grads x d x type, and the fused build x type
 }
 
 // The A/B forms of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads with its

@@ -1,8 +1,10 @@
 // tests/linear_attention/test_la_bwd_fused.cpp — gdn_bwd's fused forms (rule B9) without a GPU: the kernels a
 // plan compiles under PIPELINE_ARCH 2 (gdn_bwd_fwd_fused, the forward's warp-specialised fused build, in place of
-// gdn_bwd_prep and gdn_bwd_fwd_scan) and 3 (that, and gdn_bwd_rev_fused in place of gdn_bwd_rev_scan), the knob's
-// refusals by name (head dim 64, a chain split, state_checkpoints, gdn_summary_bwd), PIPELINE_ARCH 0 and 1 keeping
-// the prep and the scans, and the heuristics' order (PIPELINE_ARCH 2 first where its chains fill the device).
+// gdn_bwd_prep and gdn_bwd_fwd_scan) and 3 (that, and gdn_bwd_rev_fused in place of gdn_bwd_rev_scan; under a chain
+// split its six span kernels; under state_checkpoints the forward recompute's spans seeded by them), the knob's
+// refusals by name (head dim 64, a chain split under 2 or with state_checkpoints, gdn_summary_bwd), PIPELINE_ARCH 0
+// and 1 keeping the prep and the scans, and the heuristics' order (PIPELINE_ARCH 3 first where its chains fill the
+// device; its split proposed last where the fused split rule splits).
 // Their NVRTC compile is LaBwdNvrtc.EveryGdnBwdSpecialisationCompilesForSm90a; their numerics
 // GdnBwdGpu.FusedRecompute (tests/linear_attention_gpu/test_la_bwd_gpu.cpp).
 #include <gtest/gtest.h>
@@ -81,6 +83,43 @@ TEST(LaBwdFused, ItsKernelsReplaceThePrepAndTheScans) {
   EXPECT_EQ(half[1].kernel, "gdn_bwd_rev_fused_d128_f16");
 }
 
+// PIPELINE_ARCH 3 under a chain split: the forward summaries, the fix-up's forward walk, each span's forward recompute,
+// the reverse summaries, the fix-up's reverse walk, each span's reverse scan; the four fused ones from the
+// warp-specialised build, the walks from the states' source; the split's span blocks in the workspace.
+TEST(LaBwdFused, ItsSplitRunsSixSpanKernels) {
+  Cfg c = la_test::engine_cfg(128);
+  c.init = true;
+  Built b = bwd(c);
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  std::vector<std::string> entries;
+  for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, BwdForm{8, true, true})) {
+    entries.push_back(r.entry);
+    const bool fused = r.entry.find("_fused") != std::string::npos;
+    const bool grads = r.entry == "gdn_bwd_grads" || r.entry == "gdn_bwd_finish" || r.entry == "gdn_bwd_gate_params";
+    EXPECT_EQ(r.source, std::string("linear_attention/kernels/") +
+                            (fused ? "gdn_fused.cu" : grads ? "gdn_bwd_grads.cu" : "gdn_bwd_states.cu"))
+        << r.entry;
+    EXPECT_EQ(has_define(r, "GDN_FUSED_WS", "1"), fused) << r.entry;
+  }
+  EXPECT_EQ(entries, (std::vector<std::string>{"gdn_bwd_fwd_summary_fused", "gdn_bwd_span_fixup",
+                                               "gdn_bwd_fwd_span_fused", "gdn_bwd_rev_summary_fused",
+                                               "gdn_bwd_span_fixup_rev", "gdn_bwd_rev_span_fused", "gdn_bwd_grads",
+                                               "gdn_bwd_finish", "gdn_bwd_gate_params"}));
+  // The same span blocks as the scans' split (five fp32 [D][D] a (sequence, span, head)).
+  EXPECT_GT(linear_attention::gdn_bwd_workspace_bytes(*p, 8), linear_attention::gdn_bwd_workspace_bytes(*p, 0));
+  // Every fused entry of the split is declared for both input types at D = 128, and none at 64.
+  const auto declared = linear_attention::gdn_bwd_declared_specialisations();
+  for (const char* e : {"gdn_bwd_fwd_summary_fused", "gdn_bwd_fwd_span_fused", "gdn_bwd_rev_summary_fused",
+                        "gdn_bwd_rev_span_fused", "gdn_bwd_span_fixup_rev"})
+    for (const char* k : {"_d128_bf16", "_d128_f16", "_d64_bf16"}) {
+      const bool want = std::string(k) != "_d64_bf16" || std::string(e) == "gdn_bwd_span_fixup_rev";
+      const bool got = std::any_of(declared.begin(), declared.end(),
+                                   [&](const runtime::KernelRequest& r) { return r.kernel == std::string(e) + k; });
+      EXPECT_EQ(got, want) << e << k;
+    }
+}
+
 TEST(LaBwdFused, PlanKernelsFollowTheKnob) {
   Cfg c = la_test::engine_cfg(128);
   Built b = bwd(c);
@@ -92,6 +131,13 @@ TEST(LaBwdFused, PlanKernelsFollowTheKnob) {
   EXPECT_TRUE(s.is_good()) << s.message();
   EXPECT_EQ(la_bwd_test::planned_kernels(b.g, config(2), &s),
             (std::vector<std::string>{"gdn_bwd_fwd_fused_d128_bf16", "gdn_bwd_rev_scan_d128_bf16",
+                                      "gdn_bwd_grads_d128_bf16", "gdn_bwd_finish_d128_bf16",
+                                      "gdn_bwd_gate_params_d128_bf16"}));
+  EXPECT_TRUE(s.is_good()) << s.message();
+  EXPECT_EQ(la_bwd_test::planned_kernels(b.g, config(3, 16), &s),
+            (std::vector<std::string>{"gdn_bwd_fwd_summary_fused_d128_bf16", "gdn_bwd_span_fixup_d128_bf16",
+                                      "gdn_bwd_fwd_span_fused_d128_bf16", "gdn_bwd_rev_summary_fused_d128_bf16",
+                                      "gdn_bwd_span_fixup_rev_d128_bf16", "gdn_bwd_rev_span_fused_d128_bf16",
                                       "gdn_bwd_grads_d128_bf16", "gdn_bwd_finish_d128_bf16",
                                       "gdn_bwd_gate_params_d128_bf16"}));
   EXPECT_TRUE(s.is_good()) << s.message();
@@ -117,13 +163,37 @@ TEST(LaBwdFused, RuleB9RefusesWhatTheFusedPassDoesNotRun) {
   };
   refused(bwd(la_test::engine_cfg(64)).g, config(3), "head dim 64");
   refused(bwd(la_test::engine_cfg(64)).g, config(2), "head dim 64");
-  refused(bwd(la_test::engine_cfg(128)).g, config(3, 8), "CHAIN_SPLIT 8");
+  refused(bwd(la_test::engine_cfg(128)).g, config(2, 8), "CHAIN_SPLIT 8");  // 3 splits; 2 runs sequences whole
   Cfg ck = la_test::engine_cfg(128);
   ck.cu = {0, 200, 200, 530};
   ck.ckpt_rows = 4;
-  refused(bwd(ck, "gdn_bwd", Attributes().set("checkpoint_every_n_tokens", std::int64_t{128})).g, config(3),
-          "state_checkpoints");
+  refused(bwd(ck, "gdn_bwd", Attributes().set("checkpoint_every_n_tokens", std::int64_t{128})).g, config(3, 8),
+          "CHAIN_SPLIT 8 with state_checkpoints");
   refused(bwd(la_test::engine_cfg(128), "gdn_summary_bwd").g, config(3), "gdn_summary_bwd");
+}
+
+// state_checkpoints bound: the fused forward recompute runs spans of the cadence at once, each seeded by its
+// checkpoint (gdn_bwd_fwd_span_fused), then the whole-sequence reverse scan of the form (3: fused; 2: the scan's).
+TEST(LaBwdFused, CheckpointsSeedTheForwardRecomputesSpans) {
+  Cfg ck = la_test::engine_cfg(128);
+  ck.cu = {0, 200, 200, 530};
+  ck.ckpt_rows = 4;
+  Built b = bwd(ck, "gdn_bwd", Attributes().set("checkpoint_every_n_tokens", std::int64_t{128}));
+  Status s;
+  EXPECT_EQ(la_bwd_test::planned_kernels(b.g, config(3), &s),
+            (std::vector<std::string>{"gdn_bwd_fwd_span_fused_d128_bf16", "gdn_bwd_rev_fused_d128_bf16",
+                                      "gdn_bwd_grads_d128_bf16", "gdn_bwd_finish_d128_bf16",
+                                      "gdn_bwd_gate_params_d128_bf16"}));
+  EXPECT_TRUE(s.is_good()) << s.message();
+  EXPECT_EQ(la_bwd_test::planned_kernels(b.g, config(2), &s),
+            (std::vector<std::string>{"gdn_bwd_fwd_span_fused_d128_bf16", "gdn_bwd_rev_scan_d128_bf16",
+                                      "gdn_bwd_grads_d128_bf16", "gdn_bwd_finish_d128_bf16",
+                                      "gdn_bwd_gate_params_d128_bf16"}));
+  EXPECT_TRUE(s.is_good()) << s.message();
+  // The fused split rule never splits with them (B9 refuses the combination).
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_EQ(linear_attention::gdn_bwd_fused_split_rule(*p, 132), 0);
 }
 
 // The heuristics (gdn_bwd_fused_first): PIPELINE_ARCH 3, then 2, first where the (head, sequence) chains, one CTA
@@ -147,18 +217,23 @@ TEST(LaBwdFused, TheHeuristicsRankTheForwardRecomputeByItsChains) {
                                 {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
   la_bwd_test::expect_our_plans(bwd(cell(16, 32, four), "gdn_bwd", {}, false).g, HeurMode::A,
                                 {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
-  // 16/64, 1 x 32768: 64 chains (2: 1.025x, 3: 1.062x): after the whole-sequence plan.
+  // 16/64, 1 x 32768: 64 chains (unsplit 2: 1.025x, 3: 1.062x): 3's split first (the fused split rule's spans of
+  // 256 chunks, 0.947x the whole-sequence plan), then the whole-sequence plan, the fused ones.
   la_bwd_test::expect_our_plans(bwd(cell(16, 64, one), "gdn_bwd", {}, false).g, HeurMode::A,
-                                {kPlanUnsplit, kPlanFusedRecompute, kPlanFusedBoth});
-  // 16/32, 1 x 32768: the split rule splits (spans of 128 chunks): the split plan, the whole one, the fused one.
+                                {"linear_attention[CHAIN_SPLIT=256, PIPELINE_ARCH=3]", kPlanUnsplit,
+                                 kPlanFusedRecompute, kPlanFusedBoth});
+  // 16/32, 1 x 32768: 3's split (spans of 128 chunks, 0.752x the scans' split), the scans' split (128), the whole
+  // one, the fused ones.
   la_bwd_test::expect_our_plans(bwd(cell(16, 32, one), "gdn_bwd", {}, false).g, HeurMode::A,
-                                {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=0]", kPlanUnsplit,
+                                {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=3]",
+                                 "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=0]", kPlanUnsplit,
                                  kPlanFusedRecompute, kPlanFusedBoth});
   // batch_invariant (no split): the fused form's chunks do not depend on the batch either.
   la_bwd_test::expect_our_plans(
       bwd(cell(16, 64, four), "gdn_bwd", Attributes().set("batch_invariant", true), false).g, HeurMode::A,
       {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
-  // Where B9 refuses (head dim 64; bound state_checkpoints), the fused form is not proposed.
+  // Where B9 refuses (head dim 64), the fused form is not proposed; with state_checkpoints bound it is, after the
+  // whole-sequence plan (its seeded spans not yet ranked on the H200).
   Cfg d64 = cell(16, 64, four);
   d64.k = d64.v = 64;
   la_bwd_test::expect_our_plans(bwd(d64, "gdn_bwd", {}, false).g, HeurMode::A, {kPlanUnsplit});
@@ -166,7 +241,7 @@ TEST(LaBwdFused, TheHeuristicsRankTheForwardRecomputeByItsChains) {
   ck.ckpt_rows = 32;
   la_bwd_test::expect_our_plans(
       bwd(ck, "gdn_bwd", Attributes().set("checkpoint_every_n_tokens", std::int64_t{1024}), false).g, HeurMode::A,
-      {kPlanUnsplit});
+      {kPlanUnsplit, kPlanFusedRecompute, kPlanFusedBoth});
   // The bar: 3/4 of the multiprocessors' worth of chains (99 of 132), none without device facts.
   auto p = analyze_gdn_bwd(bwd(cell(16, 64, four)).g);
   ASSERT_TRUE(p.is_good()) << p.status().message();
@@ -178,6 +253,18 @@ TEST(LaBwdFused, TheHeuristicsRankTheForwardRecomputeByItsChains) {
   EXPECT_FALSE(linear_attention::gdn_bwd_fused_first(*p, 132));
   p->ho = 64;
   EXPECT_FALSE(linear_attention::gdn_bwd_fused_first(*p, 0));
+  // The fused split rule: none where the chains fill the device (4 x 8192), without device facts, under
+  // batch_invariant or at head dim 64; spans where one sequence leaves most multiprocessors idle (2/8, 1 x 32768).
+  EXPECT_EQ(linear_attention::gdn_bwd_fused_split_rule(*p, 132), 0);
+  auto q = analyze_gdn_bwd(bwd(cell(2, 8, one)).g);
+  ASSERT_TRUE(q.is_good()) << q.status().message();
+  EXPECT_EQ(linear_attention::gdn_bwd_fused_split_rule(*q, 132), 32);  // the H200's fastest: 1.466 ms against 1.815 at 64
+  EXPECT_EQ(linear_attention::gdn_bwd_fused_split_rule(*q, 0), 0);
+  q->batch_invariant = true;
+  EXPECT_EQ(linear_attention::gdn_bwd_fused_split_rule(*q, 132), 0);
+  q->batch_invariant = false;
+  q->d = 64;
+  EXPECT_EQ(linear_attention::gdn_bwd_fused_split_rule(*q, 132), 0);
 }
 
 }  // namespace

@@ -383,6 +383,73 @@ TEST_F(GdnBwdGpu, FusedRecompute) {
   check(c, rng);
 }
 
+// PIPELINE_ARCH 3 under a chain split (its six span kernels: the forward summaries into the span blocks, the fix-up's
+// forward walk, each span's forward recompute from its seed, the reverse summaries, the reverse walk, each span's
+// reverse scan): the varlen batch (sequences of one span, of nine with a short last one, empty ones), d_final_state
+// and d_initial_state one buffer with the safe gate, fp16 inputs with grouped q / k heads, and one long sequence of
+// many spans without d_final_state.
+TEST_F(GdnBwdGpu, FusedChainSplit) {
+  std::mt19937 rng(23);
+  Case c = varlen_case(128, "fused split 8, ");
+  c.arch = 3;
+  c.split = 8;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.split = 8;
+  c.name = "fused split 8, overwrite, safe gate, l2norm";
+  c.lens = {4097, 700, 0};
+  c.overwrite = c.safe = c.a_log = c.dt = c.l2 = true;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.split = 16;
+  c.name = "fused split 16, fp16 io, bf16 gates and states, GQA, no initial state";
+  c.lens = {3000, 77, 0, 2000};
+  c.io = DataType::HALF;
+  c.gate_t = c.beta_t = c.state_t = DataType::BFLOAT16;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  c.init = false;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.split = 32;
+  c.name = "fused split 32, one long sequence, no d_final_state, strong decay";
+  c.lens = {8192};
+  c.d_final = false;
+  c.strong = true;
+  check(c, rng);
+}
+
+// The fused forms with state_checkpoints bound: the forward recompute over spans of the cadence at once
+// (gdn_bwd_fwd_span_fused), span j > 0 from the sequence's checkpoint j - 1 (random states the reference takes too),
+// then the reverse scan whole (3: fused; 2: the scan's). Cadences of one chunk and of several, sequences shorter than
+// the cadence and empty ones, bf16 rows, the safe gate with the in-place state gradient, no initial state.
+TEST_F(GdnBwdGpu, FusedCheckpoints) {
+  std::mt19937 rng(29);
+  Case c = varlen_case(128, "fused, checkpoints every 64, ");
+  c.arch = 3;
+  c.ckpt_every = 64;
+  check(c, rng);
+  c = Case{};
+  c.arch = 3;
+  c.name = "fused, checkpoints every 256 (bf16), safe gate, l2norm, overwrite";
+  c.lens = {4097, 700, 0, 255, 256};
+  c.ckpt_every = 256;
+  c.ckpt_t = DataType::BFLOAT16;
+  c.overwrite = c.safe = c.a_log = c.dt = c.l2 = true;
+  check(c, rng);
+  c = Case{};
+  c.arch = 2;
+  c.name = "fused recompute, checkpoints every 1024, no initial state";
+  c.lens = {3000, 2000, 1024};
+  c.ckpt_every = 1024;
+  c.init = false;
+  check(c, rng);
+}
+
 // Execute-time shape overrides: a plan built for one T and N runs another T and N
 // of its layout class (its built kernels), checked against the reference run on a
 // graph declared at the call's extents; a workspace one byte short of what the

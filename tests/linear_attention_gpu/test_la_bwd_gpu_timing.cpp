@@ -1,6 +1,7 @@
 // tests/linear_attention_gpu/test_la_bwd_gpu_timing.cpp — GdnBwdGpu.Timing* (run by the device scripts for
 // figures, not checks): the five backward cells at every chain split, the fused forms against the prep and
-// the scans (interleaved round by round), and what state_checkpoints buy; CUDA events around each execute (median).
+// the scans (interleaved round by round), PIPELINE_ARCH 3 split on the one-sequence cells, and what state_checkpoints
+// buy; CUDA events around each execute (median).
 // The cases and plans are test_la_bwd_gpu.cpp's (gdn_bwd_gpu_case.h).
 #include <gtest/gtest.h>
 
@@ -214,6 +215,39 @@ TEST_F(GdnBwdGpu, TimingFusedRecompute) {
     std::printf("[ gdn_bwd fused ] %3lld/%-4lld %lld x %-6lld %10.3f %10.3f %10.3f %7.3fx %7.3fx\n",
                 static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
                 static_cast<long long>(cell.t), ms[0], ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0]);
+  }
+}
+
+// PIPELINE_ARCH 3's chain split on the one-sequence cells (where its unsplit form, one CTA a chain, loses): the
+// prep and scans' plan under their split rule (the heuristics' first there), PIPELINE_ARCH 3 whole, and 3 at spans of
+// 32 .. 256 chunks, interleaved round by round on the same inputs (median of 20 rounds); the fused split rule's pick
+// marked. Figures, not a check.
+TEST_F(GdnBwdGpu, TimingFusedSplit) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd fsplit ] bf16, d = 128, l2norm, initial state, d_final_state; interleaved, median of 20\n");
+  std::printf("[ gdn_bwd fsplit ] %-8s %-10s %-12s %10s %8s\n", "heads", "B x T", "plan", "ms", "/ first");
+  const std::int64_t spans[] = {32, 64, 128, 256};
+  for (const Cell& cell : kCells) {
+    if (cell.b != 1) continue;
+    const Case c = cell_case(cell);
+    const long long rule = rule_of(c);
+    long long frule = 0;
+    {
+      auto p = build(c);
+      auto prob = linear_attention::analyze_gdn_bwd(p->g);
+      if (prob.is_good()) frule = linear_attention::gdn_bwd_fused_split_rule(*prob, gpu().props.sm_count);
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> forms = {{0, rule}, {3, 0}};
+    for (std::int64_t j : spans) forms.push_back({3, j});
+    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
+    const std::vector<double> ms = time_interleaved(c, forms, seed, 20);
+    ASSERT_EQ(ms.size(), forms.size());
+    for (std::size_t i = 0; i < forms.size(); ++i)
+      std::printf("[ gdn_bwd fsplit ] %3lld/%-4lld %lld x %-6lld arch %lld J %-3lld%s %10.3f %7.3fx\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), static_cast<long long>(forms[i].first),
+                  static_cast<long long>(forms[i].second),
+                  forms[i].first == 3 && forms[i].second == frule && frule > 0 ? "*" : " ", ms[i], ms[i] / ms[0]);
   }
 }
 

@@ -36,7 +36,8 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
   // The prep and the two scans in one source, the gradient kernels in the other; the fused forward recompute and
   // the fused reverse scan are in the forward's warp-specialised fused build (gdn_fused.cu, GDN_FUSED_WS).
   const std::string e = entry;
-  if (e == "gdn_bwd_fwd_fused" || e == "gdn_bwd_rev_fused") {
+  if (e == "gdn_bwd_fwd_fused" || e == "gdn_bwd_rev_fused" || e == "gdn_bwd_fwd_summary_fused" ||
+      e == "gdn_bwd_fwd_span_fused" || e == "gdn_bwd_rev_summary_fused" || e == "gdn_bwd_rev_span_fused") {
     runtime::KernelRequest r = rules::kernel_request(d, io, entry, "linear_attention/kernels/gdn_fused.cu");
     r.defines.push_back({"GDN_FUSED_WS", "1"});
     return r;
@@ -48,29 +49,51 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry) {
 }
 
 // Every entry, in launch order; a plan launches those its form needs (the split's five
-// or the two whole-sequence scans; the fused forward recompute in place of the prep and the forward scan).
+// or the two whole-sequence scans; the fused forward recompute in place of the prep and the forward scan; the fused
+// forms' split: kFwdSumF, kFixup (its forward direction), kFwdSpanF, kRevSumF, kFixupRev, kRevSpanF).
 enum Entry : int {
-  kPrep, kFwdFused, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kRevScan, kRevFused, kRevSpan, kGrads,
-  kFinish, kGateParams, kKernels
+  kPrep, kFwdFused, kFwdSumF, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kFwdSpanF, kRevSumF, kFixupRev,
+  kRevScan, kRevFused, kRevSpanF, kRevSpan, kGrads, kFinish, kGateParams, kKernels
 };
-constexpr const char* kEntries[kKernels] = {"gdn_bwd_prep",        "gdn_bwd_fwd_fused",  "gdn_bwd_fwd_summary",
-                                            "gdn_bwd_rev_summary", "gdn_bwd_span_fixup", "gdn_bwd_fwd_scan",
-                                            "gdn_bwd_fwd_span",    "gdn_bwd_rev_scan",   "gdn_bwd_rev_fused",
-                                            "gdn_bwd_rev_span",    "gdn_bwd_grads",      "gdn_bwd_finish",
-                                            "gdn_bwd_gate_params"};
+constexpr const char* kEntries[kKernels] = {
+    "gdn_bwd_prep",           "gdn_bwd_fwd_fused",         "gdn_bwd_fwd_summary_fused", "gdn_bwd_fwd_summary",
+    "gdn_bwd_rev_summary",    "gdn_bwd_span_fixup",        "gdn_bwd_fwd_scan",          "gdn_bwd_fwd_span",
+    "gdn_bwd_fwd_span_fused", "gdn_bwd_rev_summary_fused", "gdn_bwd_span_fixup_rev",    "gdn_bwd_rev_scan",
+    "gdn_bwd_rev_fused",      "gdn_bwd_rev_span_fused",    "gdn_bwd_rev_span",          "gdn_bwd_grads",
+    "gdn_bwd_finish",         "gdn_bwd_gate_params"};
 // The entries only the d = 128 warp-specialised build has.
-bool fused_entry(int e) { return e == kFwdFused || e == kRevFused; }
+bool fused_entry(int e) {
+  return e == kFwdFused || e == kRevFused || e == kFwdSumF || e == kFwdSpanF || e == kRevSumF || e == kRevSpanF;
+}
 bool split_entry(int e) { return e == kFwdSummary || e == kRevSummary || e == kFixup || e == kFwdSpan || e == kRevSpan; }
 bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
-// Whether a plan of form `f` launches entry `e`: under a split the split's five kernels, else the two
-// whole-sequence scans; with checkpoints the forward recompute is gdn_bwd_fwd_span (seeded by them) in either
-// form; the fused forward recompute (unsplit, without checkpoints) replaces the prep and the forward scan, the
-// fused reverse scan the reverse scan.
+// Whether a plan of form `f` launches entry `e`. The prep and the scans (PIPELINE_ARCH 0, 1): under a split the
+// split's five kernels, else the two whole-sequence scans; with checkpoints the forward recompute is gdn_bwd_fwd_span
+// (seeded by them) in either form. The fused forms: the fused forward recompute in place of the prep and the forward
+// scan — whole, or under state_checkpoints gdn_bwd_fwd_span_fused over spans seeded by them, or under PIPELINE_ARCH
+// 3's split the forward summaries, the fix-up's forward walk and gdn_bwd_fwd_span_fused over the split's spans —;
+// 3's fused reverse scan in place of the reverse scan (under its split: the reverse summaries, the reverse walk and
+// gdn_bwd_rev_span_fused); 2 keeps the whole-sequence reverse scan.
 bool form_entry(int e, const BwdForm& f, bool ckpt) {
-  if (e == kFwdFused) return f.fused;
-  if (e == kRevFused) return f.fused_rev;
-  if (f.fused && (e == kPrep || e == kFwdScan)) return false;
-  if (f.fused_rev && e == kRevScan) return false;
+  if (f.fused) {
+    const bool fsplit = f.fused_rev && f.split > 0;
+    switch (e) {
+      case kFwdFused: return !ckpt && !fsplit;
+      case kFwdSumF:
+      case kFixup: return fsplit;  // (B9 refuses the split with checkpoints)
+      case kFwdSpanF: return ckpt || fsplit;
+      case kRevSumF:
+      case kFixupRev:
+      case kRevSpanF: return fsplit;
+      case kRevFused: return f.fused_rev && !fsplit;
+      case kRevScan: return !f.fused_rev;
+      case kGrads:
+      case kFinish:
+      case kGateParams: return true;
+      default: return false;
+    }
+  }
+  if (fused_entry(e) || e == kFixupRev) return false;
   if (ckpt && (e == kFwdSpan || e == kFwdScan)) return e == kFwdSpan;
   return f.split > 0 ? !whole_entry(e) : !split_entry(e);
 }
@@ -135,11 +158,23 @@ opgraph_gdn::GdnParams fused_recompute_params(const GdnBwdProblem& p, const GdnB
   f.k_hs = k.k_hs;
   f.v_ts = k.v_ts;
   f.v_hs = k.v_hs;
-  f.n_spans = 1;
+  // Unsplit (gdn_bwd_fwd_fused) one span a sequence; under the fused forms' split (gdn_bwd_fwd_summary_fused,
+  // gdn_bwd_fwd_span_fused) the backward's spans and span blocks; under state_checkpoints (gdn_bwd_fwd_span_fused
+  // seeded by them, ckpt_every > 0) spans of the cadence, the checkpoints' type and rows (the pointer at execute).
+  f.n_spans = k.span_chunks > 0 ? k.n_spans : 1;
+  f.span_chunks = k.span_chunks;
+  if (p.checkpoints >= 0) {
+    f.n_spans = k.ckpt_spans;
+    f.span_chunks = k.ckpt_chunks;
+    f.ckpt_type = k.ckpt_type;
+    f.ckpt_every = p.checkpoint_every;
+    f.ckpt_rows = k.ckpt_rows;
+  }
   f.bwd_blocks = k.ws_blocks;
   f.bwd_egc = k.ws_egc;
   f.bwd_st = k.ws_st;
   f.bwd_vn = k.ws_vn;
+  f.bwd_span = k.ws_span;
   return f;
 }
 
@@ -265,6 +300,29 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
     l.dims[kRevScan].grid[0] = 0;
   }
   l.dims[kRevSpan] = dims(sx, heads, spans, opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(p.d));
+  // The fused forms with checkpoints: the forward recompute over the checkpoints' spans, each seeded by its own.
+  if (form.fused && ckpt)
+    l.dims[kFwdSpanF] = dims(1, heads, static_cast<unsigned>(seqs * k.ckpt_spans),
+                             opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
+  // The fused forms' split: the forward summaries (value and transition rows), the fix-up's forward walk, the
+  // forward recompute of every span, the reverse summaries, the fix-up's reverse walk, the reverse scan of every
+  // span (one CTA of three warpgroups a (head, sequence x span) each but the walks). (B9 refuses it with
+  // checkpoints: its summaries and the spans seeded by them would each need the one GdnParams's span fields.)
+  if (form.fused_rev && split_on) {
+    l.fwd = fused_recompute_params(p, k);
+    const long long fsmem = opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d);
+    const long long rsmem = opgraph_gdn::gdn_bwd_rev_fused_smem_bytes(p.d);
+    const unsigned ws_threads = opgraph_gdn::kGdnFusedWsThreads;
+    l.dims[kFwdSumF] = dims(2, heads, spans, opgraph_gdn::gdn_fused_ws_smem_bytes(p.d), ws_threads);
+    l.dims[kFixup] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fixup_smem_bytes(p.d));
+    l.dims[kFwdSpanF] = dims(1, heads, spans, fsmem, ws_threads);
+    l.dims[kRevSumF] = dims(1, heads, spans, rsmem, ws_threads);
+    l.dims[kFixupRev] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fixup_smem_bytes(p.d));
+    l.dims[kRevSpanF] = dims(1, heads, spans, rsmem, ws_threads);
+  }
+  // Nothing launched that the form does not request (gdn_summary_bwd's launches are set below).
+  for (int e = 0; e < kKernels; ++e)
+    if (!p.summary && !form_entry(e, form, ckpt)) l.dims[static_cast<std::size_t>(e)].grid[0] = 0;
   l.dims[kGrads] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1,
                         opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d), opgraph_gdn::kGdnBwdGradsThreads);
   // The head-group sums of what gdn_bwd_grads staged: only where it staged something.
@@ -369,7 +427,7 @@ class GdnBwdPlan final : public CompiledPlan {
     // The fused forward recompute takes the forward's argument: the inputs it reads and the workspace it writes.
     opgraph_gdn::GdnParams f;
     void* fused_args[] = {&f};
-    if (form_.fused) {
+    if (form_.fused) {  // (its split's forward launches too)
       f = l->fwd;
       f.q = a.q;
       f.k = a.k;
@@ -380,13 +438,15 @@ class GdnBwdPlan final : public CompiledPlan {
       f.initial_state = a.initial_state;
       f.a_log = a.a_log;
       f.dt_bias = a.dt_bias;
+      f.ckpt = a.checkpoints;
       f.bwd_ws = a.ws;
     }
     for (int i = 0; i < kKernels; ++i) {
       const runtime::LaunchDims& d = l->dims[static_cast<std::size_t>(i)];
       // Not this form's, T = 0 (no token to finish), no gate parameter gradient.
       if (d.grid[0] == 0) continue;
-      OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, i == kFwdFused ? fused_args : args));
+      const bool fwd_arg = i == kFwdFused || i == kFwdSumF || i == kFwdSpanF;
+      OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, fwd_arg ? fused_args : args));
     }
     return Status::ok();
   }
@@ -624,12 +684,17 @@ Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
                                                 ") exceeds the grid's 65535; take longer spans");
   return split;
 }
-// Rule B9: why the fused forms do not serve `p` under a split of `split` chunks (empty: they do).
-std::string b9_refusal(const GdnBwdProblem& p, long long split) {
+// Rule B9: why the fused form PIPELINE_ARCH `arch` (2 or 3) does not serve `p` under a split of `split` chunks
+// (empty: it does). Only 3 splits (its six span kernels); 2 runs each sequence whole.
+std::string b9_refusal(const GdnBwdProblem& p, long long split, long long arch) {
   if (p.summary) return "gdn_summary_bwd runs the prep and its summaries";
   if (p.d != 128) return "head dim " + std::to_string(p.d) + "; the fused pass is written for 128";
-  if (split > 0) return "CHAIN_SPLIT " + std::to_string(split) + "; the fused recompute runs each sequence whole (0)";
-  if (p.checkpoints >= 0) return "state_checkpoints bound; the recompute seeded by them is PIPELINE_ARCH 0's";
+  if (split > 0 && arch != kPrefillFusedWs)
+    return "CHAIN_SPLIT " + std::to_string(split) +
+           "; PIPELINE_ARCH 2 runs each sequence whole (0): its split is PIPELINE_ARCH 3's";
+  if (split > 0 && p.checkpoints >= 0)
+    return "CHAIN_SPLIT " + std::to_string(split) +
+           " with state_checkpoints bound; the fused forward recompute is seeded by them over whole sequences";
   return {};
 }
 // The form a config names: its split, PIPELINE_ARCH 2 the fused forward recompute and 3 that and the fused
@@ -641,7 +706,7 @@ Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
   if (it == config.knobs.end() || (it->second != kPrefillFused && it->second != kPrefillFusedWs)) return f;
   const long long arch = it->second;
-  if (const std::string why = b9_refusal(p, f.split); !why.empty())
+  if (const std::string why = b9_refusal(p, f.split, arch); !why.empty())
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH " + std::to_string(arch) +
                       (arch == kPrefillFused ? " (the fused forward recompute)"
@@ -652,6 +717,24 @@ Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
   return f;
 }
 }  // namespace
+
+long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count) {
+  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.t <= 0 || p.batch_invariant || p.summary) return 0;
+  if (!b9_refusal(p, 0, kPrefillFusedWs).empty() || p.checkpoints >= 0) return 0;
+  // In tenths of a microsecond a chunk step, from the H200's per-kernel times at 16/64, 4 x 8192 (one CTA a
+  // multiprocessor, bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt): the forward recompute 93, the reverse
+  // scan 74; the forward summaries as the forward's fused prefill (44: no stores), the reverse summaries ~0.7 of the
+  // reverse scan (52: no stores, no S^T); a fix-up step 130 a span and direction (the scans' split).
+  constexpr long long kF = 93, kR = 74, kFs = 44, kRs = 52, kFix = 130;
+  const long long a = p.n_seq * p.ho;
+  const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
+  auto waves = [&](long long ctas) { return (ctas + sm_count - 1) / sm_count; };
+  const long long unsplit = chunks * waves(a) * (kF + kR);
+  return cheapest_split(chunks, p.n_seq, p.t, unsplit, 19, 20, [&](long long j, long long spans) {
+    return j * (waves(a * (2 * spans - 1)) * kFs + waves(a * spans) * (kF + kR) + waves(a * (spans - 1)) * kRs) +
+           2 * kFix * spans;
+  });
+}
 
 Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
                                                          const PlanContext& ctx) {
@@ -700,7 +783,8 @@ Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, cons
 namespace {
 // gdn_bwd_fused_first given the chain split rule's pick `split`.
 bool fused_first(const GdnBwdProblem& p, long long sm_count, long long split) {
-  return split <= 0 && sm_count > 0 && b9_refusal(p, 0).empty() && 4 * p.n_seq * p.ho >= 3 * sm_count;
+  return split <= 0 && sm_count > 0 && b9_refusal(p, 0, kPrefillFusedWs).empty() && p.checkpoints < 0 &&
+         4 * p.n_seq * p.ho >= 3 * sm_count;
 }
 }  // namespace
 
@@ -716,14 +800,19 @@ void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_
     out.push_back(
         plan::Proposal::plan(engine.id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
   };
-  // Where the rule splits the scans, the split plan first; the fused forms (3, then 2) first where their chains fill
-  // the device, else after the whole-sequence plan (2, then 3), which is always proposed.
+  // PIPELINE_ARCH 3 split first where its rule splits (on the H200 0.75-0.95x the scans' plan on the one-sequence
+  // cells: bench/results/2026-12-05-gdn-bwd-fused-split-h200.txt); then, where the rule splits the scans, their split
+  // plan; the fused forms (3, then 2) first where their chains fill the device, else after the whole-sequence plan
+  // (2, then 3), which is always proposed.
   const long long j = gdn_bwd_chain_split_rule(*p, sm_count);
+  const long long jf = gdn_bwd_fused_split_rule(*p, sm_count);
   const bool first = fused_first(*p, sm_count, j);
+  if (jf > 0 && !first) push(kPrefillFusedWs, jf);
   if (j > 0) push(kPrefillOnePass, j);
   if (first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
   push(kPrefillOnePass, 0);
-  if (!first && b9_refusal(*p, 0).empty()) push(kPrefillFused, 0), push(kPrefillFusedWs, 0);
+  if (!first && b9_refusal(*p, 0, kPrefillFused).empty()) push(kPrefillFused, 0), push(kPrefillFusedWs, 0);
+  if (jf > 0 && first) push(kPrefillFusedWs, jf);
 }
 
 }  // namespace opgraph::linear_attention

@@ -23,8 +23,9 @@
 //     row-major as declared; dQ, dK, dV, dG, dBeta non-virtual (a virtual
 //     d_initial_state, d_a_log or d_dt_bias is not written);
 //  B8 grid: N <= 65535 sequences, HO <= 65535 heads.
-//  B9 fused recompute (a plan's knob, at build): PIPELINE_ARCH 2 and 3 (BwdForm::fused, fused_rev) take D = 128,
-//     CHAIN_SPLIT 0 and no state_checkpoints.
+//  B9 fused recompute (a plan's knob, at build): PIPELINE_ARCH 2 and 3 (BwdForm::fused, fused_rev) take D = 128
+//     (not gdn_summary_bwd); 2 takes CHAIN_SPLIT 0 only, 3 every CHAIN_SPLIT (its split: six span kernels) but not
+//     with state_checkpoints bound (then the fused forward recompute runs spans of the cadence seeded by them).
 // Served: scale, use_qk_l2norm, gate_domain log and linear, safe_gate (with or
 // without a_log / dt_bias; d_a_log and d_dt_bias as deterministic sums over the
 // tokens), use_beta_sigmoid,
@@ -136,8 +137,8 @@ Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, con
 // forward recompute (PIPELINE_ARCH 2 and 3, rule B9: gdn_bwd_fwd_fused, the forward's warp-specialised fused pass
 // storing each chunk's tiles, S^T and Vn, in place of gdn_bwd_prep and gdn_bwd_fwd_scan) and the fused reverse
 // scan (PIPELINE_ARCH 3: gdn_bwd_rev_fused, three warpgroups a (head, sequence), in place of gdn_bwd_rev_scan);
-// d = 128, unsplit, without state_checkpoints; not proposed by the heuristics until their numerics have run on
-// the H200.
+// d = 128; under state_checkpoints the fused forward recompute runs spans of their cadence seeded by them
+// (gdn_bwd_fwd_span_fused), under PIPELINE_ARCH 3's chain split six span kernels (gdn_bwd_kernel_requests).
 struct BwdForm {
   long long split = 0;
   bool fused = false;
@@ -154,7 +155,9 @@ struct BwdForm {
 // d_dt_bias is produced), specialised by D and the q/k/v type.
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, long long split = 0);
 // The same for a form (the fused forward recompute: gdn_bwd_fwd_fused first, no gdn_bwd_prep, no gdn_bwd_fwd_scan;
-// the fused reverse scan: gdn_bwd_rev_fused for gdn_bwd_rev_scan).
+// the fused reverse scan: gdn_bwd_rev_fused for gdn_bwd_rev_scan; PIPELINE_ARCH 3 split: gdn_bwd_fwd_summary_fused,
+// gdn_bwd_span_fixup (its forward walk), gdn_bwd_fwd_span_fused, gdn_bwd_rev_summary_fused, gdn_bwd_span_fixup_rev,
+// gdn_bwd_rev_span_fused, then the gradients' kernels).
 std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem& p, const BwdForm& form);
 
 // The workspace (bytes) a plan of `p` needs (kernels/gdn_bwd_params.cuh,
@@ -173,16 +176,25 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0
 // saves 5 %; never under batch_invariant.
 long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count);
 
+// The chain split of the fused forms (PIPELINE_ARCH 3 with CHAIN_SPLIT: span summaries, the fix-up's two walks,
+// each span's forward recompute and reverse scan from its seed) the heuristics propose for `p` (chunks a span; 0:
+// none): waves of one CTA a (head, sequence [x span]) times a chunk step's time per pass, unsplit against split, taken
+// where it saves 5 %; never under batch_invariant or where rule B9 refuses PIPELINE_ARCH 3.
+long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count);
+
 // Whether the heuristics rank the fused forms (PIPELINE_ARCH 3, then 2) before the prep and the scans: rule B9
-// serves `p` (d = 128, no state_checkpoints, not gdn_summary_bwd), the chain split rule does not split, and the
+// serves `p` (d = 128, not gdn_summary_bwd), no state_checkpoints are bound (the fused forms seeded by them are
+// proposed after the whole-sequence plan until the H200 ranks them), the chain split rule does not split, and the
 // (head, sequence) chains, one CTA each, number at least 3/4 of the multiprocessors. On the H200 PIPELINE_ARCH 3
 // took 0.778-0.796x their time where 256 or 128 chains ran (2: 0.842-0.858x) and 1.06-1.52x with 64 or fewer (one
 // sequence; the prep's parallel work and the scans' two V slices a chain win there):
 // bench/results/2026-12-05-gdn-bwd-rev-loader-h200.txt.
 bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count);
 
-// Every specialisation gdn_bwd may compile: the eleven entries for D in {64, 128}
-// x q/k/v in {bf16, fp16}, and gdn_bwd_fwd_fused and gdn_bwd_rev_fused for D = 128 x {bf16, fp16}.
+// Every specialisation gdn_bwd may compile: the twelve entries for D in {64, 128}
+// x q/k/v in {bf16, fp16}, and the six fused ones (gdn_bwd_fwd_fused, gdn_bwd_rev_fused and the split's
+// gdn_bwd_fwd_summary_fused, gdn_bwd_fwd_span_fused, gdn_bwd_rev_summary_fused, gdn_bwd_rev_span_fused) for
+// D = 128 x {bf16, fp16}.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 
 // The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to
@@ -191,8 +203,8 @@ std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 // the split, PIPELINE_ARCH 2 and 3 the fused forms), the kernels it compiles, and the family
 // heuristics' proposals (on a graph analyze_gdn_bwd accepts; none otherwise): the
 // split plan first where gdn_bwd_chain_split_rule splits, then the unsplit one; the
-// fused forms (PIPELINE_ARCH 3 and 2) first where gdn_bwd_fused_first holds, else last
-// (2, then 3) where rule B9 serves the graph.
+// fused forms (PIPELINE_ARCH 3 and 2) first where gdn_bwd_fused_first holds, else after it
+// (2, then 3) where rule B9 serves the graph; PIPELINE_ARCH 3 split last where gdn_bwd_fused_split_rule splits.
 Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
                                                          const PlanContext& ctx);
 Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx,

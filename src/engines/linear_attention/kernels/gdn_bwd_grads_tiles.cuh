@@ -57,7 +57,8 @@ using TCD = Tile<C, LDD>;
 using TDD = Tile<D, LDD>;
 using TCC = Tile<C, LDC>;
 #ifndef GDN_BWD_WG_ADDR
-// 1 (a trial, not yet run on a GPU): the grads kernel's per-thread address arithmetic cut down (Nsight Compute
+// 1 (the engine's since 2026-12-05: the kernel 4.544 -> 3.826 ms at 16/64, 4 x 8192 on the H200, gradients bitwise
+// equal, bench/results/2026-12-05-gdn-trials-h200.txt): the grads kernel's per-thread address arithmetic cut down (Nsight Compute
 // had it issue-bound on IMAD / LEA / LOP3, bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt). The
 // warpgroup's column quarter made warp-uniform (a broadcast from lane 0), so the operands' descriptors are
 // uniform-datapath values; each product's two descriptors formed once and advanced by constants each k step
@@ -65,8 +66,8 @@ using TCC = Tile<C, LDC>;
 // offsets an XOR for the n-tile and an add for the second row from one offset (Frag); the tiles' cp.async pieces
 // at compile-time counts, a thread's pieces one column and rows a fixed step apart (copy_tile_rows), and the v /
 // dO rows from one base a head. Every address, descriptor and product is the one the engine's build forms, so
-// the gradients are bitwise the same. 0: the engine's build.
-#define GDN_BWD_WG_ADDR 0
+// the gradients are bitwise the same. 0: the form before (an A/B form).
+#define GDN_BWD_WG_ADDR 1
 #endif
 
 // A thread's fragment elements in the tiles: rows ra = m0 + g (hh = 0) and ra + 8 (hh = 1), columns nd0 + 8 j + 2 t
@@ -150,7 +151,8 @@ __device__ __forceinline__ void pin_acc(float (&c)[NT][4]) {
 enum : int { kWgUnroll = GDN_BWD_WG_UNROLL };
 #endif
 #ifndef GDN_BWD_WG_PAIRS
-// 1 (a trial, not yet run on a GPU): two independent products of the grads kernel (dT's two, dL's with K K^T, dP's
+// 1 (an A/B form: 0.997-1.004x on the H200, bench/results/2026-12-05-gdn-trials-h200.txt): two independent
+// products of the grads kernel (dT's two, dL's with K K^T, dP's
 // with Q K^T) issued as one commit group and waited for once (prod<..., false> then prod_join), instead of a full
 // wait after each. 0: the engine's build.
 #define GDN_BWD_WG_PAIRS 0

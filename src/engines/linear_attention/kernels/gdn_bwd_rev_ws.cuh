@@ -23,7 +23,8 @@
 #pragma once
 
 #ifndef GDN_BWD_REV_SDS32
-// 1 (a trial, not yet run on a GPU): the state warps' <S^T, dS^T> reads of the chunk's S^T tile (32 a thread and
+// 1 (an A/B form: 1.002-1.010x on the H200, bench/results/2026-12-05-gdn-trials-h200.txt): the state warps'
+// <S^T, dS^T> reads of the chunk's S^T tile (32 a thread and
 // chunk) as 32-bit shared loads (lds_u32, kernels/gdn_ws_inverse.cuh: non-volatile, ordered after the FULL barrier
 // by its token) instead of loads through a generic pointer, whose 64-bit address arithmetic under NVRTC made the
 // state loop 736 instructions against nvcc's 628 (scripts/nvrtc_vs_nvcc.sh, with GDN_BWD_REV_LOADER=2). The same
@@ -32,7 +33,8 @@
 #endif
 #ifndef GDN_BWD_REV_LOADER
 // The loader's form. 1 (the engine's, measured on the H200): each chunk's pieces addressed from scratch, the chunk
-// handed over once all its requests landed. 2 (a trial, not yet run on a GPU): each thread's piece offsets formed
+// handed over once all its requests landed. 2 (an A/B form: 1.03-1.09x slower on the H200,
+// bench/results/2026-12-05-gdn-trials-h200.txt): each thread's piece offsets formed
 // once (a piece's row keeps r & 7: constant strides) and chunk i's tiles requested before chunk i - 1 is handed
 // over (cp.async.wait_group 1) — the profile of 1 had the state warps 25 % at FULL and the loader's instructions
 // mostly address arithmetic (bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt).
@@ -97,19 +99,39 @@ __device__ __forceinline__ void do_piece_floats(const uint4 (&w)[2], bool f32, b
   }
 }
 
+// The span block `which` (kSpanH .. kSpanRSeed) of (sequence, span, output head): fp32 [D][D], dS^T rows.
+__device__ __forceinline__ float* rv_span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
+  return rv_ws<float>(p, p.ws_span) + (((seq * p.n_spans + span) * p.ho + h) * kSpanBlocks + which) * D * D;
+}
+
+// RM: 0 gdn_bwd_rev_fused (each sequence whole, grid (1, HO, N)); under a chain split (grid (1, HO, N x n_spans)) 1
+// gdn_bwd_rev_summary_fused, each span but the first from a zero dS^T at its end with nothing stored per chunk (no
+// S^T loaded), dS^T at its start to the span's H' block (kSpanRH), and 2 gdn_bwd_rev_span_fused, each span from its
+// seed (kSpanRSeed, gdn_bwd_span_fixup_rev's), every store of RM 0, d_initial_state from the first span only.
+template <int RM>
 __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned char* smem_raw) {
   using namespace rv;
+  constexpr bool kStore = RM != 1;  // dS^T, <S^T, dS^T>, dVn per chunk
   const Base1024 b1024 = base_1024(smem_raw);
   unsigned char* const base = b1024.ptr;
   const u32 sb = b1024.at;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wg = warp >> 2, wi = warp & 3;
   const int fr = 16 * wi + (lane >> 2), fc = 2 * (lane & 3);
-  const i64 h = blockIdx.y, seq = blockIdx.z;
+  const i64 h = blockIdx.y;
+  const i64 seq = RM == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
+  const i64 span = RM == 0 ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
   if (seq >= p.n_seq) return;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
-  const int nch = static_cast<int>((len + C - 1) / C);
-  const i64 first = bos / C + seq;  // the sequence's first chunk slot
+  // This CTA's chunks [cb, cb + nch) of the sequence's (its span's under RM 1, 2; an empty sequence has one span).
+  int nch = static_cast<int>((len + C - 1) / C), cb = 0;
+  if (RM != 0) {
+    const int all = nch, nsp = all > 0 ? static_cast<int>((all + p.span_chunks - 1) / p.span_chunks) : 1;
+    if (span >= nsp || (RM == 1 && span == 0)) return;
+    cb = static_cast<int>(span * p.span_chunks);
+    nch = all - cb < p.span_chunks ? all - cb : static_cast<int>(p.span_chunks);
+  }
+  const i64 first = bos / C + seq + cb;  // the slot of the CTA's first chunk
   auto stage_at = [&](int i) -> u32 { return sb + static_cast<u32>(i & 1) * kVBytes; };
   auto stage_ptr = [&](int i) -> unsigned char* { return base + static_cast<u32>(i & 1) * kVBytes; };
 
@@ -131,8 +153,8 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     const i64 do_row8 = 8 * p.ho * D;  // dO's elements from a row to the row 8 below
     const bool f32 = p.do_type == kTypeF32, bf = p.do_type == kTypeBf16;
     for (int i = 0; i < nch; ++i) {
-      const int c = nch - 1 - i;  // chunks from the last
-      const i64 c0 = static_cast<i64>(c) * C;
+      const int c = nch - 1 - i;  // chunks from the last (of the CTA's: chunk cb + c of the sequence)
+      const i64 c0 = static_cast<i64>(cb + c) * C;
       const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
       const i64 sh = (first + c) * p.ho + h;
       const u32 sa = stage_at(i);
@@ -150,9 +172,11 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
 #pragma unroll
       for (int j = 0; j < 4; ++j)  // P: 512 pieces
         cp_async16s(sa + kVP + o_p + 2048u * j, blk + kOffP + g_p + 16 * C * j, 16);
+      if (kStore) {
 #pragma unroll
-      for (int j = 0; j < 16; ++j)  // S^T at the chunk's start: 2048 pieces
-        cp_async16s(sa + o_s + 8u * kVStRow * j, st + g_t + 8 * D * j, 16);
+        for (int j = 0; j < 16; ++j)  // S^T at the chunk's start: 2048 pieces
+          cp_async16s(sa + o_s + 8u * kVStRow * j, st + g_t + 8 * D * j, 16);
+      }
       cp_async_commit();
       // scale dO as bf16, rows past the chunk zero: pieces of 8 elements, a warp's 32 pieces two whole rows (16-byte
       // loads, coalesced; fp32 two a piece), four pieces in flight a thread before their conversions and stores.
@@ -199,8 +223,8 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     }
 #else
     for (int i = 0; i < nch; ++i) {
-      const int c = nch - 1 - i;  // chunks from the last
-      const i64 c0 = static_cast<i64>(c) * C;
+      const int c = nch - 1 - i;  // chunks from the last (of the CTA's: chunk cb + c of the sequence)
+      const i64 c0 = static_cast<i64>(cb + c) * C;
       const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
       const i64 sh = (first + c) * p.ho + h;
       const u32 sa = stage_at(i);
@@ -220,10 +244,12 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
         cp_async16s(sa + kVP + static_cast<u32>(r) * 128u + swz_chunk(r, col), blk + kOffP + r * C + col, 16);
       }
       const u16* st = rv_ws<u16>(p, p.ws_st) + sh * D * D;
+      if (kStore) {
 #pragma unroll 4
-      for (int m = 0; m < 16; ++m) {  // S^T at the chunk's start: 2048 pieces
-        const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
-        cp_async16s(sa + kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(col), st + r * D + col, 16);
+        for (int m = 0; m < 16; ++m) {  // S^T at the chunk's start: 2048 pieces
+          const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
+          cp_async16s(sa + kVSt + static_cast<u32>(r) * kVStRow + 2u * static_cast<u32>(col), st + r * D + col, 16);
+        }
       }
       cp_async_commit();
       // scale dO as bf16, rows past the chunk zero: pieces of 8 elements, a warp's 32 pieces two whole rows (16-byte
@@ -274,11 +300,16 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
   const int v0 = 64 * wg;
   const i64 sbase = (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D;  // this warpgroup's state rows
   float ds[64];
+  // The seed: d_final_state (RM 0), zero (RM 1) or the span's (RM 2, the fix-up's: the last span's d_final_state).
+  const float* const rseed =
+      RM == 2 ? rv_span_block(p, seq, span, h, kSpanRSeed) + static_cast<i64>(v0) * D : nullptr;
 #pragma unroll
   for (int j = 0; j < 64; j += 2) {
     const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
     float x = 0.f, y = 0.f;
-    if (p.flags & kBwdFlagHasDFinal) load_any2(p.d_final_state, sbase + static_cast<i64>(r) * D + c, p.dfin_type, x, y);
+    if (RM == 0 && (p.flags & kBwdFlagHasDFinal))
+      load_any2(p.d_final_state, sbase + static_cast<i64>(r) * D + c, p.dfin_type, x, y);
+    if (RM == 2) load_f2(rseed + static_cast<i64>(r) * D + c, x, y);
     ds[j] = x;
     ds[j + 1] = y;
   }
@@ -290,8 +321,9 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     const unsigned char* const sp = stage_ptr(i);
     nb_sync(kBarFull + (i & 1), kWsThreads);
     const u32 tok = GDN_BWD_REV_SDS32 ? phase_token() : 0u;
-    bwd_store_state(ds, rv_ws<u16>(p, p.ws_dst) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // dS^T after it
-    {  // <S^T, dS^T> over this warp's fragments
+    if (kStore) {
+      bwd_store_state(ds, rv_ws<u16>(p, p.ws_dst) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // dS^T after it
+      // <S^T, dS^T> over this warp's fragments
       float acc = 0.f;
 #pragma unroll
       for (int j = 0; j < 64; j += 2) {
@@ -335,10 +367,18 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       pin<64>(ds);
     }
     // dVn (the bf16 it entered the update as) through this warpgroup's dO panel, read by now.
-    bwd_store_vn(dvt, sDo, rv_ws<u16>(p, p.ws_dvn) + sh * C * D, wg, wi, lane, tid, v0);
+    if (kStore) bwd_store_vn(dvt, sDo, rv_ws<u16>(p, p.ws_dvn) + sh * C * D, wg, wi, lane, tid, v0);
     if (i + 2 < nch) nb_arrive(kBarEmpty + (i & 1), kWsThreads);  // the loader refills it with chunk i + 2
   }
-  if (p.flags & kBwdFlagWriteDInit) {  // dS^T at the sequence's start (d_final_state's rows were read above)
+  if (RM == 1) {  // dS^T at the span's start from a zero dS^T at its end: H'
+    float* const dst = rv_span_block(p, seq, span, h, kSpanRH) + static_cast<i64>(v0) * D;
+#pragma unroll
+    for (int j = 0; j < 64; j += 2) {
+      const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+      store_f2(dst + static_cast<i64>(r) * D + c, ds[j], ds[j + 1]);
+    }
+  } else if ((p.flags & kBwdFlagWriteDInit) && span == 0) {
+    // dS^T at the sequence's start (d_final_state's rows were read above, or by the fix-up before this launch)
 #pragma unroll
     for (int j = 0; j < 64; j += 2) {
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;

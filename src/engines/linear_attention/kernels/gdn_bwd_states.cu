@@ -448,17 +448,22 @@ GDN_PASS_ENTRY(gdn_bwd_rev_span, GdnBwdParams, 1, rev_scan_pass, 2)
 // for each span s from the last down to 1 dX <- dX M_s^T + H'_s as span s - 1's seed. X / dX enter
 // the product as bf16, M_s is rounded to bf16 in shared memory, fp32 accumulation from H_s / H'_s
 // (fixup_walk, gdn_common.cuh, as the forward's gdn_span_fixup, in both directions).
+// The fused forms' split (PIPELINE_ARCH 3) walks the two directions in two launches, each after the summaries it
+// takes: gdn_bwd_span_fixup on D / BV CTAs in x (the forward direction only), then gdn_bwd_span_fixup_rev (kRevOnly:
+// every CTA the reverse direction, grid x D / BV).
 static_assert(sizeof(FixupSmem) == gdn_bwd_fixup_smem_bytes(D), "gdn_bwd_fixup_smem_bytes disagrees");
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup(const GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+namespace opgraph_gdn {
+namespace bwd {
+template <bool kRevOnly>
+__device__ __forceinline__ void span_fixup(const GdnBwdParams& p, unsigned char* smem_raw) {
   FixupSmem& sm = *reinterpret_cast<FixupSmem*>(smem_raw);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   constexpr int kVSlices = D / BV;
-  const bool rev = static_cast<int>(blockIdx.x) >= kVSlices;
+  const bool rev = kRevOnly || static_cast<int>(blockIdx.x) >= kVSlices;
   if (!rev && (p.flags & kBwdFlagCkpt)) return;  // the checkpoints seed the forward spans
-  const i64 v0 = static_cast<i64>(rev ? blockIdx.x - kVSlices : blockIdx.x) * BV;
+  const i64 v0 = static_cast<i64>(rev && !kRevOnly ? blockIdx.x - kVSlices : blockIdx.x) * BV;
   const i64 h = blockIdx.y, seq = blockIdx.z;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
@@ -496,4 +501,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup(con
         sm, x, nsp - 1, [&](i64 i) -> const float* { return span_block(p, seq, i, h, kSpanM); },
         [&](i64 i) -> const float* { return span_block(p, seq, i, h, kSpanH) + v0 * D; },
         [&](i64 i) { return span_block(p, seq, i + 1, h, kSpanSeed) + v0 * D; });
+}
+}  // namespace bwd
+}  // namespace opgraph_gdn
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  span_fixup<false>(p, smem_raw);
+}
+extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_bwd_span_fixup_rev(const GdnBwdParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  span_fixup<true>(p, smem_raw);
 }

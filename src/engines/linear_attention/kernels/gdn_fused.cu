@@ -431,7 +431,10 @@ __device__ __forceinline__ void store_o(const GdnParams& p, const float (&o)[32]
 // token bos, the tokens [tb, te) of the CTA (the sequence, or (PH 2, 3) its span of span_chunks
 // chunks), whether it is the sequence's last span, and whether the CTA runs at all (a span past
 // the sequence's end, or PH 2's last span, which seeds nothing, exits). PH 4 (gdn_bwd's forward
-// recompute) covers its sequence whole, as PH 0.
+// recompute) covers its sequence whole, as PH 0; PH 5 and 6 (gdn_bwd's fused forms under a chain
+// split, gdn_fused_ws3.cuh) take spans as PH 2 and 3: PH 5's value-row CTA (x = 0) exits on the
+// last span, its transition-row CTA (x = 1) runs every span (the reverse walk takes the last
+// span's M too), and both exit where the sequence has one span.
 struct PassRange {
   i64 seq, span, bos, tb, te;
   bool last_span, run;
@@ -439,7 +442,7 @@ struct PassRange {
 template <int PH>
 __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
   PassRange r;
-  constexpr bool kSpans = PH == 2 || PH == 3;
+  constexpr bool kSpans = PH == 2 || PH == 3 || PH == 5 || PH == 6;
   r.seq = kSpans ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
   r.span = kSpans ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
   r.bos = cu_at(p, r.seq, 0);
@@ -457,6 +460,7 @@ __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
     }
     r.last_span = r.span == nsp - 1;
     if (PH == 2 && r.last_span) r.run = false;  // the last span seeds nothing
+    if (PH == 5 && (nsp == 1 || (r.last_span && blockIdx.x == 0))) r.run = false;
     r.tb = r.span * p.span_chunks * C;
     r.te = r.tb + p.span_chunks * C < len ? r.tb + p.span_chunks * C : len;
   }
@@ -773,12 +777,24 @@ GDN_FUSED_ENTRY(gdn_span_scan_fused, 3)
 // gdn_bwd's forward recompute (the backward's PIPELINE_ARCH 2 and 3; grid (1, HO, N)): the forward's chunks with
 // no O, each chunk's tiles to the gdn_bwd workspace in place of gdn_bwd_prep and gdn_bwd_fwd_scan (ws3_pass, PH 4).
 GDN_FUSED_ENTRY(gdn_bwd_fwd_fused, 4)
+// Under a chain split (PIPELINE_ARCH 3 with CHAIN_SPLIT): the span summaries H, M to the backward's span blocks (grid
+// (2, HO, N x n_spans)), then, after gdn_bwd_span_fixup's forward walk, the forward recompute of each span from its
+// seed (grid (1, HO, N x n_spans)).
+GDN_FUSED_ENTRY(gdn_bwd_fwd_summary_fused, 5)
+GDN_FUSED_ENTRY(gdn_bwd_fwd_span_fused, 6)
 // gdn_bwd's reverse scan on three warpgroups (the backward's PIPELINE_ARCH 3; grid (1, HO, N)): gdn_bwd_rev_ws.cuh.
-extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) gdn_bwd_rev_fused(
-    const opgraph_gdn::GdnBwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  opgraph_gdn::ws::gdn_bwd_rev_ws(p, smem_raw);
-}
+#define GDN_BWD_REV_ENTRY(name, RM)                                                    \
+  extern "C" __global__ void __launch_bounds__(opgraph_gdn::ws::kWsThreads, 1) name( \
+      const opgraph_gdn::GdnBwdParams p) {                                           \
+    extern __shared__ __align__(16) unsigned char smem_raw[];                        \
+    opgraph_gdn::ws::gdn_bwd_rev_ws<RM>(p, smem_raw);                                \
+  }
+GDN_BWD_REV_ENTRY(gdn_bwd_rev_fused, 0)
+// Under a chain split (grid (1, HO, N x n_spans)): the reverse span summaries H' (every span but the first), then,
+// after gdn_bwd_span_fixup_rev's walk, the reverse scan of each span from its seed.
+GDN_BWD_REV_ENTRY(gdn_bwd_rev_summary_fused, 1)
+GDN_BWD_REV_ENTRY(gdn_bwd_rev_span_fused, 2)
+#undef GDN_BWD_REV_ENTRY
 #endif
 #undef GDN_FUSED_ENTRY
 #endif  // GDN_D == 128

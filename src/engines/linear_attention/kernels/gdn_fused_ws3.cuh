@@ -234,18 +234,62 @@ __device__ __forceinline__ void bwd_store_qk(u32 sQ, u32 sK, const float* eg_tok
   }
 }
 
+// ---- PH 5, 6: gdn_bwd's fused forms under a chain split (the backward's span blocks, gdn_bwd_params.cuh) ----
+// The span block `which` (kSpanH .. kSpanRSeed) of (sequence, span, output head): fp32 [D][D], S^T rows (M: K x K).
+__device__ __forceinline__ float* bwd_span_block(const GdnParams& p, i64 seq, i64 span, i64 h, int which) {
+  const i64 block = ((seq * p.n_spans + span) * p.ho + h) * kSpanBlocks + which;
+  return reinterpret_cast<float*>(p.bwd_ws + p.bwd_span) + block * D * D;
+}
+// PH 6: the warpgroup's slice of the span's seed, in m64n128 accumulator order as pass_state_in: under a chain split
+// gdn_bwd_span_fixup's forward walk's (span 0's the initial state or zero); seeded by state_checkpoints (ckpt_every
+// > 0: spans of ckpt_every tokens, the host's rule B6 keeps every row needed below ckpt_rows) span 0 from the
+// initial state (or zero), span j > 0 from the sequence's checkpoint j - 1.
+__device__ __forceinline__ void bwd_span_seed(const GdnParams& p, float (&st)[64], i64 seq, i64 span, i64 h, int v0,
+                                              int fr, int fc) {
+  const bool ck = p.ckpt_every > 0;
+  const bool from_init = ck && span == 0 && (p.flags & kFlagHasInit) != 0;
+  const bool from_ck = ck && span > 0;
+  const i64 row = from_ck ? checkpoint_row0(p, seq, p.ckpt_every) + span - 1 : from_init ? seq : 0;
+  const i64 base = (row * p.ho + h) * D * D + static_cast<i64>(v0) * D;  // a dense [rows, HO, D, D] row's slice
+  const float* seed = ck ? nullptr : bwd_span_block(p, seq, span, h, kSpanSeed) + static_cast<i64>(v0) * D;
+#pragma unroll
+  for (int j = 0; j < 64; j += 2) {
+    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+    float a = 0.f, b = 0.f;
+    if (!ck) load_f2(seed + static_cast<i64>(r) * D + c, a, b);
+    if (from_init) load_any2(p.initial_state, base + static_cast<i64>(r) * D + c, p.state_type, a, b);
+    if (from_ck && row < p.ckpt_rows) load_any2(p.ckpt, base + static_cast<i64>(r) * D + c, p.ckpt_type, a, b);
+    st[j] = a;
+    st[j + 1] = b;
+  }
+}
+// PH 5: the span's end state from a zero seed (value rows: H) or from the identity with U = 0 (transition rows: M),
+// fp32 to the span's H or M block (as gdn_bwd_fwd_summary writes them, which gdn_bwd_span_fixup reads).
+__device__ __forceinline__ void bwd_span_summary_out(const GdnParams& p, const float (&st)[64], i64 seq, i64 span,
+                                                     i64 h, int v0, int fr, int fc, bool mrows) {
+  float* dst = bwd_span_block(p, seq, span, h, mrows ? kSpanM : kSpanH) + static_cast<i64>(v0) * D;
+#pragma unroll
+  for (int j = 0; j < 64; j += 2) {
+    const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
+    store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+  }
+}
+
 // PH 4 (gdn_bwd_fwd_fused): the forward pass with no O, from the initial state (dense [N, HO, D, D] rows); per chunk
 // the state side stores S^T at the chunk's start and Vn (as gdn_bwd_fwd_scan), forms Wn = -T_k K (an m64n64k64
 // wgmma a warpgroup; the auxiliary side puts T_k = T diag(beta e^gamma ik) in the product stage's P tile, which
 // holds nothing else in this form) and copies Qe and Kd out of the row stage; the auxiliary side forms P unscaled
 // (to the block directly), T (to the block) and e^gamma_C (as gdn_bwd_prep). q rows load as for O. The scale is 1 in
 // this form (P and eg carry none: the backward's products take it).
+// PH 6 (gdn_bwd_fwd_span_fused): PH 4 over one span of a chain split, from its seed (the span's chunks at their slots
+// in the sequence). PH 5 (gdn_bwd_fwd_summary_fused): PH 2's span summaries (no q, nothing stored per chunk) to the
+// backward's span blocks.
 template <int PH>
 __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem_raw) {
   using namespace r3;
   constexpr bool kOut = PH == 0 || PH == 3;
-  constexpr bool kSum = PH == 1 || PH == 2;
-  constexpr bool kBwd = PH == 4;     // gdn_bwd's forward recompute (above)
+  constexpr bool kSum = PH == 1 || PH == 2 || PH == 5;
+  constexpr bool kBwd = PH == 4 || PH == 6;  // gdn_bwd's forward recompute (above), whole or a span of it
   constexpr bool kQ = kOut || kBwd;  // q rows loaded, P formed
   const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
   unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -336,7 +380,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       aux_sync();  // gam, bet
       WS_CLK(3);
       const float gc = gam[C - 1];
-      const i64 sh = (bos / C + seq + c) * p.ho + h;  // PH 4: the chunk's slot and head in the backward's workspace
+      const i64 sh = (bos / C + seq + tb / C + c) * p.ho + h;  // PH 4, 6: the chunk's slot and head (backward's ws)
       if (a < C) {
         const float gr = gam[a], eg = exp2f(gr);
         eg_tok[a] = scale * eg * iq_tok[a];
@@ -444,7 +488,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   };
   for (int c = 0; c < nch && c < 3; ++c) request_rows(c);
   float st[64];
-  pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
+  if constexpr (PH == 6)
+    bwd_span_seed(p, st, seq, rg.span, h, v0, fr, fc);
+  else
+    pass_state_in<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows);
   cp_async_wait_all();
   for (int c = 0; c < nch && c < 2; ++c) publish_rows(c);
   WS_CLK_DECL
@@ -478,7 +525,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       if (GDN_WS3_NORMMID) rows_ahead();
     };
     if constexpr (kBwd) {
-      const i64 sh = (bos / C + seq + c) * p.ho + h;
+      const i64 sh = (bos / C + seq + tb / C + c) * p.ho + h;
       if (GDN_BWD_FWD_STAGE)  // S^T at the chunk's start
         bwd_store_staged<4, false>(st, sb + kXSt + 4096u * static_cast<u32>(wg), bwd_st(p) + sh * D * D +
                                    static_cast<i64>(v0) * D, wg, wi, lane, tid);
@@ -531,7 +578,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     WS_CLK(3);
   }
   WS_CLK_PRINT(tid == 0, 1, nch);  // FULL wait, state_chunk, store_o, norms + requests
-  pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
+  if constexpr (PH == 5)
+    bwd_span_summary_out(p, st, seq, rg.span, h, v0, fr, fc, mrows);
+  else
+    pass_state_out<PH>(p, st, srow, seq, rg.span, h, v0, fr, fc, mrows, rg.last_span);
 }
 
 }  // namespace ws

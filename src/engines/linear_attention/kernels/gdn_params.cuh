@@ -64,6 +64,10 @@ struct GdnParams {
   // gdn_bwd_fwd_scan write them. Last, as the checkpoints' fields.
   unsigned long long bwd_ws;
   long long bwd_blocks, bwd_egc, bwd_st, bwd_vn;
+  // gdn_bwd's fused forms under a chain split (gdn_bwd_fwd_summary_fused, gdn_bwd_fwd_span_fused; span_chunks and
+  // n_spans above are the backward's): the byte offset from bwd_ws of its span blocks (gdn_bwd_params.cuh's kSpanH ..
+  // kSpanRSeed, per (sequence, span, output head)). Last, as the fields above.
+  long long bwd_span;
 };
 
 }  // namespace opgraph_gdn
@@ -179,13 +183,14 @@ constexpr long long gdn_fused_ws_smem_bytes(long long d) {
                    : 2 * (2 * (4 * 64 * d + 2 * 64 * 64) + 1024) + 2 * 64 * 64 + 4 * (2 * 64 * 65 + 5 * 64) + 1024;
 }
 
-// GDN_BWD_FWD_STAGE 1 (a trial, not yet run on a GPU): gdn_bwd_fwd_fused stores S^T and Wn through a 4 KiB staging
+// GDN_BWD_FWD_STAGE 1 (the engine's since 2026-12-05: the backward 0.845-0.925x on the H200, gradients bitwise
+// equal, bench/results/2026-12-05-gdn-trials-h200.txt): gdn_bwd_fwd_fused stores S^T and Wn through a 4 KiB staging
 // panel a state warpgroup (stmatrix, then 16-byte stores a row's 64 bytes by four threads) instead of 4-byte stores
 // from the wgmma fragments (Nsight Compute had the kernel stalled on those stores:
 // bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt). The panels sit past the forward's map, so the form's
-// launch takes 8 KiB more; set here, where the host's launch and the kernel both read it. 0: the engine's build.
+// launch takes 8 KiB more; set here, where the host's launch and the kernel both read it. 0: 4-byte stores (A/B).
 #ifndef GDN_BWD_FWD_STAGE
-#define GDN_BWD_FWD_STAGE 0
+#define GDN_BWD_FWD_STAGE 1
 #endif
 constexpr long long gdn_bwd_fwd_fused_smem_bytes(long long d) {
   return gdn_fused_ws_smem_bytes(d) + (GDN_BWD_FWD_STAGE ? 2 * 4096 : 0);

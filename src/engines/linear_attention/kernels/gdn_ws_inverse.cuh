@@ -59,7 +59,8 @@ __device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const
     mma_tf32(c, ah, bh);
   }
 }
-// GDN_WS3_ADDR32 1 (a trial, not yet run on a GPU): the MERGE2 levels' shared-memory accesses by 32-bit shared
+// GDN_WS3_ADDR32 1 (the engine's since 2026-12-05: the prefill 0.972-0.987x on the H200, outputs bitwise equal,
+// bench/results/2026-12-05-gdn-trials-h200.txt): the MERGE2 levels' shared-memory accesses by 32-bit shared
 // addresses. NVRTC keeps pointers into shared memory 64 bits wide, and its machine code of the two merge phases was 137
 // and 362 instructions against nvcc's 74 and 223 (the address arithmetic: IMAD, VIADD, IADD3; scripts/sass_mix.py on
 // both cubins), on the auxiliary side, the fused prefill's critical path. The loads are non-volatile asm taking a
@@ -67,9 +68,9 @@ __device__ __forceinline__ void warp_mma_rb(float (&c)[4], const float* A, const
 // consumes each keeps it before the next barrier; a phase's reads are of data no thread writes in that phase, so
 // loads the compiler merges or reorders read the same values); the stores are volatile 32-bit st.shared. Every
 // product and value is the engine's form's (T bitwise equal expected). An earlier trial with volatile loads matched
-// nvcc's machine code but not its speed (their order fixed): docs/linear_attention_log.md. 0: the engine's build.
+// nvcc's machine code but not its speed (their order fixed): docs/linear_attention_log.md. 0: generic pointers.
 #ifndef GDN_WS3_ADDR32
-#define GDN_WS3_ADDR32 0
+#define GDN_WS3_ADDR32 1
 #endif
 // A token ordered after the barrier before it (a volatile asm keeps its place among volatile asms).
 __device__ __forceinline__ u32 phase_token() {
