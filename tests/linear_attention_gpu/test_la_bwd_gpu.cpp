@@ -170,6 +170,14 @@ void gqa_d64(Case& c) {
   c.hk = 1;
   c.hv = 2;
 }
+// fp16 q / k / v with bf16 gates, beta and states, 4 q heads over 1 k head and 2 v heads (dq, dk staged).
+void fp16_gqa(Case& c) {
+  c.io = DataType::HALF;
+  c.gate_t = c.beta_t = c.state_t = DataType::BFLOAT16;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+}
 
 TEST_F(GdnBwdGpu, VarlenBothHeadDims) {
   std::mt19937 rng(11);
@@ -353,12 +361,8 @@ TEST_F(GdnBwdGpu, FusedRecompute) {
   c.arch = 3;
   c.name = "fused, fp16 io, bf16 gates and states, GQA";
   c.lens = {300, 77, 0, 129};
-  c.io = DataType::HALF;
-  c.gate_t = c.beta_t = c.state_t = DataType::BFLOAT16;
+  fp16_gqa(c);
   c.cu64 = true;
-  c.hq = 4;
-  c.hk = 1;
-  c.hv = 2;
   check(c, rng);
   c = Case{};
   c.arch = 3;
@@ -406,11 +410,7 @@ TEST_F(GdnBwdGpu, FusedChainSplit) {
   c.split = 16;
   c.name = "fused split 16, fp16 io, bf16 gates and states, GQA, no initial state";
   c.lens = {3000, 77, 0, 2000};
-  c.io = DataType::HALF;
-  c.gate_t = c.beta_t = c.state_t = DataType::BFLOAT16;
-  c.hq = 4;
-  c.hk = 1;
-  c.hv = 2;
+  fp16_gqa(c);
   c.init = false;
   check(c, rng);
   c = Case{};
