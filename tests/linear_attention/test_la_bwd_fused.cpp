@@ -40,6 +40,12 @@ PlanConfig config(std::int64_t arch, std::int64_t split = 0) {
   return PlanConfig{la_bwd_test::engine().id(),
                     {{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}, {}, -1};
 }
+// The d = 128 bf16 engine configuration's gdn_bwd problem with an initial state.
+auto init_problem() {
+  Cfg c = la_test::engine_cfg(128);
+  c.init = true;
+  return analyze_gdn_bwd(bwd(c).g);
+}
 // The kernels a d = 128 bf16 plan compiles: `head`, then the gradients' three.
 std::vector<std::string> with_grads(std::vector<std::string> head) {
   for (const char* k : {"gdn_bwd_grads_d128_bf16", "gdn_bwd_finish_d128_bf16", "gdn_bwd_gate_params_d128_bf16"})
@@ -52,10 +58,7 @@ bool has_define(const runtime::KernelRequest& r, const std::string& name, const 
 }
 
 TEST(LaBwdFused, ItsKernelsReplaceThePrepAndTheScans) {
-  Cfg c = la_test::engine_cfg(128);
-  c.init = true;
-  Built b = bwd(c);
-  auto p = analyze_gdn_bwd(b.g);
+  auto p = init_problem();
   ASSERT_TRUE(p.is_good()) << p.status().message();
   std::vector<std::string> entries;
   for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, BwdForm{0, true, true})) {
@@ -93,10 +96,7 @@ TEST(LaBwdFused, ItsKernelsReplaceThePrepAndTheScans) {
 // the reverse summaries, the fix-up's reverse walk, each span's reverse scan; the four fused ones from the
 // warp-specialised build, the walks from the states' source; the split's span blocks in the workspace.
 TEST(LaBwdFused, ItsSplitRunsSixSpanKernels) {
-  Cfg c = la_test::engine_cfg(128);
-  c.init = true;
-  Built b = bwd(c);
-  auto p = analyze_gdn_bwd(b.g);
+  auto p = init_problem();
   ASSERT_TRUE(p.is_good()) << p.status().message();
   std::vector<std::string> entries;
   for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, BwdForm{8, true, true})) {
