@@ -170,31 +170,50 @@ long long rule_of(const Case& c) {
   EXPECT_TRUE(prob.is_good());
   return prob.is_good() ? linear_attention::gdn_bwd_chain_split_rule(*prob, gpu().props.sm_count) : 0;
 }
+// The (PIPELINE_ARCH, CHAIN_SPLIT) of the heuristics' first plan for c (gdn_bwd_proposals' order): 3 whole where the
+// fused forms come first, 3 split where their split rule splits, else the scans under their split rule.
+std::pair<std::int64_t, std::int64_t> first_plan(const Case& c) {
+  auto p = build(c);
+  auto prob = linear_attention::analyze_gdn_bwd(p->g);
+  EXPECT_TRUE(prob.is_good());
+  if (!prob.is_good()) return {0, 0};
+  const long long sms = gpu().props.sm_count;
+  if (linear_attention::gdn_bwd_fused_first(*prob, sms)) return {3, 0};
+  if (const long long jf = linear_attention::gdn_bwd_fused_split_rule(*prob, sms); jf > 0) return {3, jf};
+  return {0, linear_attention::gdn_bwd_chain_split_rule(*prob, sms)};
+}
 
 // The five cells, backward alone (every gdn_bwd kernel, no forward): median
 // of 20 executes, CUDA events around each; fla's backward (torch.autograd.grad of
-// (o, final_state) against (q, k, v, g, beta), 2026-12-01 on this H200) beside it.
+// (o, final_state) against (q, k, v, g, beta), 2026-12-01 on this H200) beside it. The heuristics'
+// first plan first (arch 3 where first_plan says so), then the prep and scans' at each split.
 // Run by the device script for the figures, not a check.
 TEST_F(GdnBwdGpu, TimingFiveCells) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20;\n"
-              "[ gdn_bwd timing ] split: CHAIN_SPLIT (0 whole-sequence scans; * the heuristics' first plan)\n");
-  std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "split", "ours ms", "fla ms",
+              "[ gdn_bwd timing ] plan: PIPELINE_ARCH/CHAIN_SPLIT (* the heuristics' first plan)\n");
+  std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "plan", "ours ms", "fla ms",
               "ratio", "workspace");
-  for (const Cell& cell : kCells)
-    for (std::int64_t split : {0, 16, 32, 64, 128}) {
-      const Case c = cell_case(cell);
+  for (const Cell& cell : kCells) {
+    const auto [arch0, split0] = first_plan(cell_case(cell));
+    for (std::int64_t split : {-1, 0, 16, 32, 64, 128}) {  // -1: the first plan
+      Case c = cell_case(cell);
       const long long rule = rule_of(c);
       // Splits are timed on the one-sequence cells (and the rule's own pick anywhere).
-      if (split != 0 && split != rule && cell.b != 1) continue;
+      if (split > 0 && split != rule && cell.b != 1) continue;
+      if (split < 0 && arch0 == 0) continue;  // the first plan is one of the scans' below
+      if (split < 0) c.arch = arch0;
+      const std::int64_t s = split < 0 ? split0 : split;
+      const bool first = split < 0 || (arch0 == 0 && s == split0);
       std::int64_t wb = 0;
-      const double med = time_case(c, split, static_cast<std::uint64_t>(cell.hv * 131 + cell.b), &wb);
+      const double med = time_case(c, s, static_cast<std::uint64_t>(cell.hv * 131 + cell.b), &wb);
       ASSERT_GE(med, 0);
-      std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %5lld%s %10.3f %10.3f %7.2fx %9.2f GB\n",
+      std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %lld/%-4lld%s %9.3f %10.3f %7.2fx %9.2f GB\n",
                   static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                  static_cast<long long>(cell.t), static_cast<long long>(split), split == rule ? "*" : " ", med,
-                  cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
+                  static_cast<long long>(cell.t), static_cast<long long>(c.arch), static_cast<long long>(s),
+                  first ? "*" : " ", med, cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
     }
+  }
 }
 
 // The fused forms against the prep and the scans on the five cells (split 0 all; the same inputs and outputs): the
