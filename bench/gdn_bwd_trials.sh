@@ -6,16 +6,15 @@
 # in parallel (NVRTC with the engine's options, bench/nvrtc_cubin.cpp), then a summary of the totals' B/A per cell.
 # Run on the GPU machine from the repository root (no carry needed):
 #   bash bench/gdn_bwd_trials.sh [rounds]
-# OPGRAPH_BWD_TRIALS: the variants, ';'-separated define sets (default: the trials in docs/linear_attention.md's
-# table "Trials written without a device", each alone, then all together). Logs to $OUT/trial<i>.log.
+# OPGRAPH_BWD_TRIALS: the variants, ';'-separated define sets (default: the A/B forms left off in
+# docs/linear_attention.md's table "Trials written without a device", each alone). Logs to $OUT/trial<i>.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}
 mkdir -p "$out"
 rounds=${1:-10}
-all="-DGDN_BWD_WG_ADDR=1 -DGDN_BWD_REV_LOADER=2 -DGDN_BWD_REV_SDS32=1 -DGDN_BWD_FWD_STAGE=1 -DGDN_WS3_ADDR32=1"
-variants=${OPGRAPH_BWD_TRIALS:-"-DGDN_BWD_WG_ADDR=1;-DGDN_BWD_WG_PAIRS=1;-DGDN_BWD_WG_ADDR=1 -DGDN_BWD_WG_PAIRS=1;\
--DGDN_BWD_REV_LOADER=2;-DGDN_BWD_REV_SDS32=1;-DGDN_BWD_FWD_STAGE=1;-DGDN_WS3_ADDR32=1;$all"}
+# (2026-12-05's run of the six trials: bench/results/2026-12-05-gdn-trials-h200.txt; three are the engine's since.)
+variants=${OPGRAPH_BWD_TRIALS:-"-DGDN_BWD_WG_PAIRS=1;-DGDN_BWD_REV_LOADER=2;-DGDN_BWD_REV_SDS32=1"}
 IFS=';' read -r -a vs <<<"$variants"
 dir=$(mktemp -d)
 nvcc -std=c++17 bench/nvrtc_cubin.cpp -o "$dir/nvrtc_cubin" -lnvrtc
