@@ -27,10 +27,10 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   // span scan) x {bf16, fp16}, their warp-specialised builds (PIPELINE_ARCH 3: prefill, span summary,
   // span scan) x {bf16, fp16}, the builds writing state_checkpoints (the prefill and the span scan, both fused
   // forms: 4 x {bf16, fp16}; the two-pass scan and span scan: 2 x d {64, 128} x {bf16, fp16}), the pool copy, and
-  // gdn_bwd's 48 (11 entries, the chain split's among them, at both head dims, and the fused forward recompute and
-  // reverse scan at d = 128; compiled by LaBwd's own test, test_la_bwd.cpp).
+  // gdn_bwd's 60 (12 entries, the chain split's among them, at both head dims, and the six fused ones — the forward
+  // recompute, the reverse scan and their split's four — at d = 128; compiled by LaBwd's own test, test_la_bwd.cpp).
   const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
-  ASSERT_EQ(bwd.size(), 48u);
+  ASSERT_EQ(bwd.size(), 60u);
   ASSERT_EQ(all.size(), 63u + bwd.size());
   const auto n_ws = std::count_if(all.begin(), all.end(), [](const runtime::KernelRequest& r) {
     return r.kernel.size() > 3 && r.kernel.compare(r.kernel.size() - 3, 3, "_ws") == 0;
