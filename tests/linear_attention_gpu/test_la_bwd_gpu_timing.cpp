@@ -163,24 +163,30 @@ Case cell_case(const Cell& cell) {
   c.lens.assign(static_cast<std::size_t>(cell.b), cell.t);
   return c;
 }
-long long rule_of(const Case& c) {
+// What the heuristics pick for case c on this device: the scans' chain split rule, the fused forms' split rule, and
+// the (PIPELINE_ARCH, CHAIN_SPLIT) of the family's first proposal (gdn_bwd_proposals).
+struct Picks {
+  long long rule = 0, fused_rule = 0;
+  std::pair<std::int64_t, std::int64_t> first{0, 0};
+};
+Picks picks_of(const Case& c) {
+  Picks out;
   auto p = build(c);
   EXPECT_TRUE(p->g.validate().is_good());
   auto prob = linear_attention::analyze_gdn_bwd(p->g);
-  EXPECT_TRUE(prob.is_good());
-  return prob.is_good() ? linear_attention::gdn_bwd_chain_split_rule(*prob, gpu().props.sm_count) : 0;
-}
-// The (PIPELINE_ARCH, CHAIN_SPLIT) of the heuristics' first plan for c (gdn_bwd_proposals' order): 3 whole where the
-// fused forms come first, 3 split where their split rule splits, else the scans under their split rule.
-std::pair<std::int64_t, std::int64_t> first_plan(const Case& c) {
-  auto p = build(c);
-  auto prob = linear_attention::analyze_gdn_bwd(p->g);
-  EXPECT_TRUE(prob.is_good());
-  if (!prob.is_good()) return {0, 0};
+  EXPECT_TRUE(prob.is_good()) << prob.status().message();
+  if (prob.is_bad()) return out;
   const long long sms = gpu().props.sm_count;
-  if (linear_attention::gdn_bwd_fused_first(*prob, sms)) return {3, 0};
-  if (const long long jf = linear_attention::gdn_bwd_fused_split_rule(*prob, sms); jf > 0) return {3, jf};
-  return {0, linear_attention::gdn_bwd_chain_split_rule(*prob, sms)};
+  out.rule = linear_attention::gdn_bwd_chain_split_rule(*prob, sms);
+  out.fused_rule = linear_attention::gdn_bwd_fused_split_rule(*prob, sms);
+  std::vector<plan::Proposal> proposals;
+  linear_attention::gdn_bwd_proposals(la_engine(), p->g, sms, proposals);
+  EXPECT_FALSE(proposals.empty());
+  if (!proposals.empty()) {
+    const Knobs& k = proposals.front().config.knobs;
+    out.first = {k.at(KnobType::PIPELINE_ARCH), k.at(KnobType::CHAIN_SPLIT)};
+  }
+  return out;
 }
 
 // The five cells, backward alone (every gdn_bwd kernel, no forward): median
@@ -195,23 +201,23 @@ TEST_F(GdnBwdGpu, TimingFiveCells) {
   std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "plan", "ours ms", "fla ms",
               "ratio", "workspace");
   for (const Cell& cell : kCells) {
-    const auto [arch0, split0] = first_plan(cell_case(cell));
-    for (std::int64_t split : {-1, 0, 16, 32, 64, 128}) {  // -1: the first plan
+    const Picks pk = picks_of(cell_case(cell));
+    // The first plan, then the scans' plans: whole, and split where the cell is one sequence (or at the rule's pick).
+    std::vector<std::pair<std::int64_t, std::int64_t>> forms = {pk.first};
+    for (std::int64_t split : {0, 16, 32, 64, 128})
+      if ((split == 0 || split == pk.rule || cell.b == 1) && std::make_pair(std::int64_t{0}, split) != pk.first)
+        forms.push_back({0, split});
+    for (const auto& [arch, split] : forms) {
       Case c = cell_case(cell);
-      const long long rule = rule_of(c);
-      // Splits are timed on the one-sequence cells (and the rule's own pick anywhere).
-      if (split > 0 && split != rule && cell.b != 1) continue;
-      if (split < 0 && arch0 == 0) continue;  // the first plan is one of the scans' below
-      if (split < 0) c.arch = arch0;
-      const std::int64_t s = split < 0 ? split0 : split;
-      const bool first = split < 0 || (arch0 == 0 && s == split0);
+      c.arch = arch;
       std::int64_t wb = 0;
-      const double med = time_case(c, s, static_cast<std::uint64_t>(cell.hv * 131 + cell.b), &wb);
+      const double med = time_case(c, split, static_cast<std::uint64_t>(cell.hv * 131 + cell.b), &wb);
       ASSERT_GE(med, 0);
       std::printf("[ gdn_bwd timing ] %3lld/%-4lld %lld x %-6lld %lld/%-4lld%s %9.3f %10.3f %7.2fx %9.2f GB\n",
                   static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                  static_cast<long long>(cell.t), static_cast<long long>(c.arch), static_cast<long long>(s),
-                  first ? "*" : " ", med, cell.fla, med / cell.fla, static_cast<double>(wb) / 1e9);
+                  static_cast<long long>(cell.t), static_cast<long long>(arch), static_cast<long long>(split),
+                  std::make_pair(arch, split) == pk.first ? "*" : " ", med, cell.fla, med / cell.fla,
+                  static_cast<double>(wb) / 1e9);
     }
   }
 }
@@ -238,25 +244,20 @@ TEST_F(GdnBwdGpu, TimingFusedRecompute) {
 }
 
 // PIPELINE_ARCH 3's chain split on the one-sequence cells (where its unsplit form, one CTA a chain, loses): the
-// prep and scans' plan under their split rule (the heuristics' first there), PIPELINE_ARCH 3 whole, and 3 at spans of
-// 32 .. 256 chunks, interleaved round by round on the same inputs (median of 20 rounds); the fused split rule's pick
-// marked. Figures, not a check.
+// prep and scans' plan under their split rule (the first plan before the fused split), PIPELINE_ARCH 3 whole, and 3
+// at spans of 32 .. 256 chunks, interleaved round by round on the same inputs (median of 20 rounds), each against
+// the scans' plan; the fused split rule's pick marked. Figures, not a check.
 TEST_F(GdnBwdGpu, TimingFusedSplit) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   std::printf("[ gdn_bwd fsplit ] bf16, d = 128, l2norm, initial state, d_final_state; interleaved, median of 20\n");
-  std::printf("[ gdn_bwd fsplit ] %-8s %-10s %-12s %10s %8s\n", "heads", "B x T", "plan", "ms", "/ first");
+  std::printf("[ gdn_bwd fsplit ] %-8s %-10s %-12s %10s %8s\n", "heads", "B x T", "plan", "ms", "/ scans");
   const std::int64_t spans[] = {32, 64, 128, 256};
   for (const Cell& cell : kCells) {
     if (cell.b != 1) continue;
     const Case c = cell_case(cell);
-    const long long rule = rule_of(c);
-    long long frule = 0;
-    {
-      auto p = build(c);
-      auto prob = linear_attention::analyze_gdn_bwd(p->g);
-      if (prob.is_good()) frule = linear_attention::gdn_bwd_fused_split_rule(*prob, gpu().props.sm_count);
-    }
-    std::vector<std::pair<std::int64_t, std::int64_t>> forms = {{0, rule}, {3, 0}};
+    const Picks pk = picks_of(c);
+    const long long frule = pk.fused_rule;
+    std::vector<std::pair<std::int64_t, std::int64_t>> forms = {{0, pk.rule}, {3, 0}};
     for (std::int64_t j : spans) forms.push_back({3, j});
     const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
     const std::vector<double> ms = time_interleaved(c, forms, seed, 20);
@@ -282,7 +283,7 @@ TEST_F(GdnBwdGpu, TimingCheckpoints) {
               "ours ms", "/ none", "checkpoints", "workspace");
   for (const Cell& cell : kCells) {
     Case c = cell_case(cell);
-    const long long rule = rule_of(c);
+    const long long rule = picks_of(c).rule;
     std::int64_t wb = 0;
     const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
     const double none = time_case(c, rule, seed, &wb);

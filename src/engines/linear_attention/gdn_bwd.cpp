@@ -1,8 +1,8 @@
 // engines/linear_attention/gdn_bwd.cpp — gdn_bwd on the linear_attention engine:
-// the kernel requests, the workspace, the chain split's rule, the forms a config names (rule B9) and the plan
-// (its support rules B1..B8 are gdn_bwd_rules.cpp's) (up to nine launches of kernels/gdn_bwd_states.cu and
-// gdn_bwd_grads.cu per execute); gdn_summary_bwd's plan too (three launches; its rules in
-// gdn_summary_bwd.cpp).
+// the kernel requests, the workspace and the plan (up to nine launches of kernels/gdn_bwd_states.cu,
+// gdn_bwd_grads.cu and gdn_fused.cu per execute); gdn_summary_bwd's plan too (three launches; its rules in
+// gdn_summary_bwd.cpp). The support rules B1..B9 and the form a config names are gdn_bwd_rules.cpp's, the chain
+// split rules and the proposals gdn_bwd_heuristics.cpp's.
 #include "engines/linear_attention/gdn_bwd.h"
 
 #include <algorithm>
@@ -636,26 +636,6 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split) {
   return workspace_of(p, split).total;
 }
 
-long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count) {
-  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.t <= 0 || p.batch_invariant || p.summary) return 0;
-  // In units of a third of a forward-scan chunk step: a reverse step 5 (5/3 of a forward one),
-  // a fix-up step 12 a span (the H200's per-kernel times at 2/8, 1 x 32768, where neither scan
-  // fills the device: 3.1 and 5.2 us a chunk step, ~13 us a fix-up step). The forward scans fit
-  // two CTAs a multiprocessor, the reverse ones one. Split, the forward summary runs value rows
-  // for every span but the last and M rows for all, the reverse summary every span but the first.
-  constexpr long long kFwd = 3, kRev = 5, kFix = 12;
-  const long long slices = p.d / 64, a = p.n_seq * p.ho;
-  const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
-  auto waves = [&](long long ctas, long long per_sm) { return (ctas + per_sm * sm_count - 1) / (per_sm * sm_count); };
-  const long long unsplit = chunks * (kFwd * waves(a * slices, 2) + kRev * waves(a * slices, 1));
-  // Taken where it saves 5 %: the model's ranking matched the H200's at every measured span length on
-  // the one-sequence cells (2/8: 64; 16/32: 128, 8.10 ms against 8.55 whole; 16/64: none).
-  return cheapest_split(chunks, p.n_seq, p.t, unsplit, 19, 20, [&](long long j, long long spans) {
-    const long long x = a * spans * slices, xm = a * (spans - 1) * slices;
-    return j * (kFwd * (waves(xm + x, 2) + waves(x, 2)) + kRev * (waves(xm, 1) + waves(x, 1))) + kFix * spans;
-  });
-}
-
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
   std::vector<runtime::KernelRequest> out;
   for (int e = 0; e < kKernels; ++e)
@@ -665,84 +645,13 @@ std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
   return out;
 }
 
-namespace {
-// The span length a config names for a gdn_bwd plan (CHAIN_SPLIT; absent: 0) and its grid limit.
-Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
-  auto it = config.knobs.find(KnobType::CHAIN_SPLIT);
-  if (it == config.knobs.end()) return 0LL;
-  if (std::find(std::begin(kChainSplits), std::end(kChainSplits), it->second) == std::end(kChainSplits))
-    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT (chunks per span) is " +
-                                                std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
-  const long long split = it->second;
-  if (split > 0 && p.summary)
-    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_summary_bwd: knob CHAIN_SPLIT is " +
-                                                std::to_string(split) + "; a summary runs every sequence whole (0)");
-  if (split > 0 && p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, split) > 65535)
-    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT " +
-                                                std::to_string(split) + ": N x spans (" + std::to_string(p.n_seq) +
-                                                " x " + std::to_string(opgraph_gdn::gdn_bwd_spans(p.t, split)) +
-                                                ") exceeds the grid's 65535; take longer spans");
-  return split;
-}
-// Rule B9: why the fused form PIPELINE_ARCH `arch` (2 or 3) does not serve `p` under a split of `split` chunks
-// (empty: it does). Only 3 splits (its six span kernels); 2 runs each sequence whole.
-std::string b9_refusal(const GdnBwdProblem& p, long long split, long long arch) {
-  if (p.summary) return "gdn_summary_bwd runs the prep and its summaries";
-  if (p.d != 128) return "head dim " + std::to_string(p.d) + "; the fused pass is written for 128";
-  if (split > 0 && arch != kPrefillFusedWs)
-    return "CHAIN_SPLIT " + std::to_string(split) +
-           "; PIPELINE_ARCH 2 runs each sequence whole (0): its split is PIPELINE_ARCH 3's";
-  if (split > 0 && p.checkpoints >= 0)
-    return "CHAIN_SPLIT " + std::to_string(split) +
-           " with state_checkpoints bound; the fused forward recompute is seeded by them over whole sequences";
-  return {};
-}
-// The form a config names: its split, PIPELINE_ARCH 2 the fused forward recompute and 3 that and the fused
-// reverse scan (rule B9; 0 and 1 the prep and the scans, as every gdn_bwd plan before them).
-Result<BwdForm> bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
-  auto split = bwd_split(p, config);
-  if (split.is_bad()) return split.status();
-  BwdForm f{*split, false, false};
-  auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
-  if (it == config.knobs.end() || (it->second != kPrefillFused && it->second != kPrefillFusedWs)) return f;
-  const long long arch = it->second;
-  if (const std::string why = b9_refusal(p, f.split, arch); !why.empty())
-    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                  "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH " + std::to_string(arch) +
-                      (arch == kPrefillFused ? " (the fused forward recompute)"
-                                             : " (the fused forward recompute and reverse scan)") +
-                      ": rule B9 fused recompute: " + why);
-  f.fused = true;
-  f.fused_rev = arch == kPrefillFusedWs;
-  return f;
-}
-}  // namespace
-
-long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count) {
-  if (sm_count <= 0 || p.n_seq <= 0 || p.ho <= 0 || p.t <= 0 || p.batch_invariant || p.summary) return 0;
-  if (!b9_refusal(p, 0, kPrefillFusedWs).empty() || p.checkpoints >= 0) return 0;
-  // In tenths of a microsecond a chunk step, from the H200's per-kernel times at 16/64, 4 x 8192 (one CTA a
-  // multiprocessor, bench/results/2026-12-05-gdn-bwd-fused-profile-h200.txt): the forward recompute 93, the reverse
-  // scan 74; the forward summaries as the forward's fused prefill (44: no stores), the reverse summaries ~0.7 of the
-  // reverse scan (52: no stores, no S^T); a fix-up step 130 a span and direction (the scans' split).
-  constexpr long long kF = 93, kR = 74, kFs = 44, kRs = 52, kFix = 130;
-  const long long a = p.n_seq * p.ho;
-  const long long chunks = (p.t / p.n_seq + 63) / 64;  // per sequence, on average
-  auto waves = [&](long long ctas) { return (ctas + sm_count - 1) / sm_count; };
-  const long long unsplit = chunks * waves(a) * (kF + kR);
-  return cheapest_split(chunks, p.n_seq, p.t, unsplit, 19, 20, [&](long long j, long long spans) {
-    return j * (waves(a * (2 * spans - 1)) * kFs + waves(a * spans) * (kF + kR) + waves(a * (spans - 1)) * kRs) +
-           2 * kFix * spans;
-  });
-}
-
 Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
                                                          const PlanContext& ctx) {
   if (!ctx.layout)
     return Status(ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd built without the graph's layout");
   auto p = analyze_gdn_bwd(graph);  // gdn_bwd_support's answer, and the problem
   if (p.is_bad()) return p.status();
-  auto form = bwd_form(*p, config);
+  auto form = gdn_bwd_form(*p, config);
   if (form.is_bad()) return form.status();
   std::array<std::int32_t, kSlots> rows{};
   auto table = operand_table_for(*p, *ctx.layout, rows);
@@ -771,48 +680,13 @@ Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, cons
                             const KernelSink& sink) {
   auto p = analyze_gdn_bwd(graph);
   if (p.is_bad()) return p.status();
-  auto form = bwd_form(*p, config);
+  auto form = gdn_bwd_form(*p, config);
   if (form.is_bad()) return form.status();
   if (!ctx.facts || !ctx.target().has_device())
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   "engine linear_attention: compiles for a device target; this target has none");
   for (const auto& r : gdn_bwd_kernel_requests(*p, *form)) OPGRAPH_CHECK(sink(r));
   return Status::ok();
-}
-
-namespace {
-// gdn_bwd_fused_first given the chain split rule's pick `split`.
-bool fused_first(const GdnBwdProblem& p, long long sm_count, long long split) {
-  return split <= 0 && sm_count > 0 && b9_refusal(p, 0, kPrefillFusedWs).empty() && p.checkpoints < 0 &&
-         4 * p.n_seq * p.ho >= 3 * sm_count;
-}
-}  // namespace
-
-bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count) {
-  return fused_first(p, sm_count, gdn_bwd_chain_split_rule(p, sm_count));
-}
-
-void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_count,
-                       std::vector<plan::Proposal>& out) {
-  auto p = analyze_gdn_bwd(graph);
-  if (p.is_bad()) return;
-  auto push = [&](long long arch, long long split) {
-    out.push_back(
-        plan::Proposal::plan(engine.id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
-  };
-  // PIPELINE_ARCH 3 split first where its rule splits (on the H200 0.75-0.95x the scans' plan on the one-sequence
-  // cells: bench/results/2026-12-05-gdn-bwd-fused-split-h200.txt); then, where the rule splits the scans, their split
-  // plan; the fused forms (3, then 2) first where their chains fill the device, else after the whole-sequence plan
-  // (2, then 3), which is always proposed.
-  const long long j = gdn_bwd_chain_split_rule(*p, sm_count);
-  const long long jf = gdn_bwd_fused_split_rule(*p, sm_count);
-  const bool first = fused_first(*p, sm_count, j);
-  if (jf > 0 && !first) push(kPrefillFusedWs, jf);
-  if (j > 0) push(kPrefillOnePass, j);
-  if (first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
-  push(kPrefillOnePass, 0);
-  if (!first && b9_refusal(*p, 0, kPrefillFused).empty()) push(kPrefillFused, 0), push(kPrefillFusedWs, 0);
-  if (jf > 0 && first) push(kPrefillFusedWs, jf);
 }
 
 }  // namespace opgraph::linear_attention

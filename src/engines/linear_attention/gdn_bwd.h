@@ -145,6 +145,14 @@ struct BwdForm {
   bool fused_rev = false;
 };
 
+// Rule B9 (gdn_bwd_rules.cpp): why the fused form PIPELINE_ARCH `arch` (2 or 3) does not serve `p` under a split of
+// `split` chunks (empty: it does). Only 3 splits (its six span kernels); 2 runs each sequence whole.
+std::string gdn_bwd_b9_refusal(const GdnBwdProblem& p, long long split, long long arch);
+// The form a plan config names (gdn_bwd_rules.cpp): its split (CHAIN_SPLIT, refused off its domain, under
+// gdn_summary_bwd or past the grid's 65535 N x spans), PIPELINE_ARCH 2 the fused forward recompute and 3 that and the
+// fused reverse scan (refused naming rule B9 where gdn_bwd_b9_refusal says why; 0 and 1 the prep and the scans).
+Result<BwdForm> gdn_bwd_form(const GdnBwdProblem& p, const PlanConfig& config);
+
 // The kernels a plan of `p` runs under a chain split of `split` chunks a span (0: none), in
 // launch order (gdn_summary_bwd: gdn_bwd_prep, gdn_bwd_fwd_summary where the transition is
 // produced, gdn_bwd_rev_summary): gdn_bwd_prep; unsplit gdn_bwd_fwd_scan, gdn_bwd_rev_scan, or split

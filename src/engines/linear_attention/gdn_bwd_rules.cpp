@@ -1,12 +1,17 @@
 // engines/linear_attention/gdn_bwd_rules.cpp — gdn_bwd's support rules (B1..B8, gdn_bwd.h): a gdn_bwd node read
 // into a GdnBwdProblem or declined naming the rule, the node and the tensor; the gate attributes gdn_bwd and
-// gdn_summary_bwd both read. gdn_bwd.cpp has the kernels and the plan.
+// gdn_summary_bwd both read; rule B9 and the plan form a config names (its knobs). gdn_bwd.cpp has the kernels and
+// the plan, gdn_bwd_heuristics.cpp the split rules and the proposals.
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <utility>
 
 #include "engines/linear_attention/gdn_bwd.h"
+#include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
+#include "engines/linear_attention/la_engine.h"
 #include "engines/linear_attention/la_rules.h"
 #include "opgraph/op_graph.h"
 
@@ -145,5 +150,56 @@ void read_gate_attributes(const Node& n, GdnBwdProblem& p) {
 }
 
 Status gdn_bwd_support(const OpGraph& graph) { return analyze_gdn_bwd(graph).status(); }
+
+// ---- rule B9 and the form a config names (gdn_bwd.h) ----
+namespace {
+// The span length a config names for a gdn_bwd plan (CHAIN_SPLIT; absent: 0) and its grid limit.
+Result<long long> bwd_split(const GdnBwdProblem& p, const PlanConfig& config) {
+  auto it = config.knobs.find(KnobType::CHAIN_SPLIT);
+  if (it == config.knobs.end()) return 0LL;
+  if (std::find(std::begin(kChainSplits), std::end(kChainSplits), it->second) == std::end(kChainSplits))
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT (chunks per span) is " +
+                                                std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
+  const long long split = it->second;
+  if (split > 0 && p.summary)
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_summary_bwd: knob CHAIN_SPLIT is " +
+                                                std::to_string(split) + "; a summary runs every sequence whole (0)");
+  if (split > 0 && p.n_seq * opgraph_gdn::gdn_bwd_spans(p.t, split) > 65535)
+    return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: gdn_bwd: knob CHAIN_SPLIT " +
+                                                std::to_string(split) + ": N x spans (" + std::to_string(p.n_seq) +
+                                                " x " + std::to_string(opgraph_gdn::gdn_bwd_spans(p.t, split)) +
+                                                ") exceeds the grid's 65535; take longer spans");
+  return split;
+}
+}  // namespace
+
+std::string gdn_bwd_b9_refusal(const GdnBwdProblem& p, long long split, long long arch) {
+  if (p.summary) return "gdn_summary_bwd runs the prep and its summaries";
+  if (p.d != 128) return "head dim " + std::to_string(p.d) + "; the fused pass is written for 128";
+  if (split > 0 && arch != kPrefillFusedWs)
+    return "CHAIN_SPLIT " + std::to_string(split) +
+           "; PIPELINE_ARCH 2 runs each sequence whole (0): its split is PIPELINE_ARCH 3's";
+  if (split > 0 && p.checkpoints >= 0)
+    return "CHAIN_SPLIT " + std::to_string(split) +
+           " with state_checkpoints bound; the fused forward recompute is seeded by them over whole sequences";
+  return {};
+}
+Result<BwdForm> gdn_bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
+  auto split = bwd_split(p, config);
+  if (split.is_bad()) return split.status();
+  BwdForm f{*split, false, false};
+  auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
+  if (it == config.knobs.end() || (it->second != kPrefillFused && it->second != kPrefillFusedWs)) return f;
+  const long long arch = it->second;
+  if (const std::string why = gdn_bwd_b9_refusal(p, f.split, arch); !why.empty())
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH " + std::to_string(arch) +
+                      (arch == kPrefillFused ? " (the fused forward recompute)"
+                                             : " (the fused forward recompute and reverse scan)") +
+                      ": rule B9 fused recompute: " + why);
+  f.fused = true;
+  f.fused_rev = arch == kPrefillFusedWs;
+  return f;
+}
 
 }  // namespace opgraph::linear_attention
