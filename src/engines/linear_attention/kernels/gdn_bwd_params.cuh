@@ -97,6 +97,12 @@ struct GdnBwdWs {
   long long blocks, egc, sds, st, dst, vn, dvn, dq, dk, dv, ga, gd, span, total;
 };
 enum : int { kSpanH = 0, kSpanM = 1, kSpanSeed = 2, kSpanRH = 3, kSpanRSeed = 4, kSpanBlocks = 5 };
+// The first element (fp32, from the span region) of the span block `which` of (sequence, span, output head), with
+// n_spans spans a sequence and ho output heads; every kernel that reads or writes the blocks indexes them by this.
+constexpr long long gdn_bwd_span_block_at(long long seq, long long span, long long h, int which, long long n_spans,
+                                          long long ho, long long d) {
+  return (((seq * n_spans + span) * ho + h) * kSpanBlocks + which) * d * d;
+}
 // Spans a sequence of a T-token batch has at most under a split of span_chunks chunks (0: no split).
 constexpr long long gdn_bwd_spans(long long t, long long span_chunks) {
   if (span_chunks <= 0) return 0;

@@ -101,7 +101,7 @@ __device__ __forceinline__ void do_piece_floats(const uint4 (&w)[2], bool f32, b
 
 // The span block `which` (kSpanH .. kSpanRSeed) of (sequence, span, output head): fp32 [D][D], dS^T rows.
 __device__ __forceinline__ float* rv_span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
-  return rv_ws<float>(p, p.ws_span) + (((seq * p.n_spans + span) * p.ho + h) * kSpanBlocks + which) * D * D;
+  return rv_ws<float>(p, p.ws_span) + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
 }
 
 // RM: 0 gdn_bwd_rev_fused (each sequence whole, grid (1, HO, N)); under a chain split (grid (1, HO, N x n_spans)) 1

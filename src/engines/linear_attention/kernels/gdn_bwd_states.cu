@@ -69,7 +69,7 @@ namespace opgraph_gdn {
 namespace bwd {
 // The span block `which` (kSpanH .. kSpanRSeed, gdn_bwd_params.cuh) of (sequence, span, head).
 __device__ __forceinline__ float* span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
-  return ws32(p, p.ws_span) + (((seq * p.n_spans + span) * p.ho + h) * kSpanBlocks + which) * D * D;
+  return ws32(p, p.ws_span) + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
 }
 // The chunks [cb, ce) of sequence `seq`'s span `span` of `chunks` chunks (p.span_chunks, or p.ckpt_chunks for
 // the checkpoint-seeded forward spans; PH 0: the whole sequence; nch its chunks) and whether the span exists. An

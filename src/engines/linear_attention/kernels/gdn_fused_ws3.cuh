@@ -237,8 +237,8 @@ __device__ __forceinline__ void bwd_store_qk(u32 sQ, u32 sK, const float* eg_tok
 // ---- PH 5, 6: gdn_bwd's fused forms under a chain split (the backward's span blocks, gdn_bwd_params.cuh) ----
 // The span block `which` (kSpanH .. kSpanRSeed) of (sequence, span, output head): fp32 [D][D], S^T rows (M: K x K).
 __device__ __forceinline__ float* bwd_span_block(const GdnParams& p, i64 seq, i64 span, i64 h, int which) {
-  const i64 block = ((seq * p.n_spans + span) * p.ho + h) * kSpanBlocks + which;
-  return reinterpret_cast<float*>(p.bwd_ws + p.bwd_span) + block * D * D;
+  float* const blocks = reinterpret_cast<float*>(p.bwd_ws + p.bwd_span);
+  return blocks + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
 }
 // PH 6: the warpgroup's slice of the span's seed, in m64n128 accumulator order as pass_state_in: under a chain split
 // gdn_bwd_span_fixup's forward walk's (span 0's the initial state or zero); seeded by state_checkpoints (ckpt_every
