@@ -129,7 +129,7 @@ int warm(KernelCache& cache) {
       case WarmOutcome::FAILED: what += "failed: " + step.error.to_string(); break;
       case WarmOutcome::ALREADY_CACHED: what += "already cached"; break;
       case WarmOutcome::COMPILED:
-        what += "compiled" + std::string(took);
+        what += (step.shared_compile ? "stored from the same build's compile" : "compiled") + std::string(took);
         if (step.replaced_invalid) what += " (replaced an invalid entry)";
         if (step.not_stored) what += ", NOT stored";
         break;
@@ -139,9 +139,10 @@ int warm(KernelCache& cache) {
   if (summary.is_bad()) return fail(summary.status());
   const WarmSummary& s = *summary;
   std::printf("warmed %zu kernels for %s in %s: %zu compiled, %zu already cached, %llu invalid replaced, "
-              "%zu failed\n",
+              "%zu failed (%zu NVRTC compiles: %zu entries took the cubin of their build's compile)\n",
               s.kernels - s.failed, cache.arch().c_str(), settings.environment_dir.c_str(), s.compiled,
-              s.already_cached, static_cast<unsigned long long>(s.invalid_replaced), s.failed);
+              s.already_cached, static_cast<unsigned long long>(s.invalid_replaced), s.failed,
+              s.compiled - s.shared_compiles, s.shared_compiles);
   if (s.failed > 0) {
     return fail(Status(ErrorCode::NVRTC_COMPILATION_FAILED,
                        std::to_string(s.failed) + " of " + std::to_string(s.kernels) +

@@ -74,6 +74,9 @@ struct WarmStep {
   double seconds = 0;     // the lookup and, on a miss, the compile
   bool replaced_invalid = false;  // COMPILED over an entry the cache judged invalid
   bool not_stored = false;        // COMPILED but not stored (the reason is logged)
+  // COMPILED without a compile of its own: an earlier kernel's compile of the same source and defines
+  // holds this one's entry (an unmangled, extern "C" function) as a function symbol, and its cubin is stored.
+  bool shared_compile = false;
   Status error;                   // FAILED: why
 };
 
@@ -81,6 +84,7 @@ struct WarmSummary {
   std::size_t kernels = 0, compiled = 0, already_cached = 0, failed = 0;
   std::uint64_t invalid_replaced = 0;
   std::uint64_t not_stored = 0;  // compiled but not stored (an unwritable or untrusted folder)
+  std::size_t shared_compiles = 0;  // of `compiled`, those served by an earlier kernel's compile (WarmStep)
 };
 
 class KernelCache {

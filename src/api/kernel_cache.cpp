@@ -3,7 +3,10 @@
 // kernels.
 #include "opgraph/kernel_cache.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -145,12 +148,32 @@ Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>
     return Status(ready.code(), "cannot warm " + cache.options().root.string() + ": " + ready.message());
   // Without a device, the check a served cubin passes is the ELF validation.
   auto check = [](const runtime::CompiledKernel& k) { return runtime::validate_cubin(k.cubin, k.lowered_name); };
+  // One NVRTC compile a build (source and defines): every extern "C" kernel of a source is in its cubin, so an
+  // entry of a build compiled before takes that cubin (its name a function symbol of it, checked whole) instead
+  // of compiling the same source again. Template entries (a name expression instantiates one) compile alone.
+  std::map<std::string, std::string> builds;  // build -> the cubin of its last compile
+  bool shared = false;
+  auto compile = [&](const runtime::KernelRequest& r, std::string_view arch) -> Result<runtime::CompiledKernel> {
+    std::string build = r.source;
+    for (const auto& d : r.defines) build += " -D" + d.name + "=" + d.value;
+    const bool plain = !r.entry.empty() && std::all_of(r.entry.begin(), r.entry.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (auto it = builds.find(build); plain && it != builds.end() && runtime::validate_cubin(it->second, r.entry).is_good()) {
+      shared = true;
+      return runtime::CompiledKernel{std::string(arch), r.entry, it->second, std::string()};
+    }
+    auto k = runtime::compile_kernel(r, arch);
+    if (k.is_good()) builds[build] = k->cubin;
+    return k;
+  };
   WarmSummary sum;
   sum.kernels = impl_->pending.size();
   for (std::size_t i = 0; i < impl_->pending.size(); ++i) {
     const runtime::CacheStats before = cache.stats();
     const auto t0 = std::chrono::steady_clock::now();
-    auto k = cache.get(impl_->requests[i], impl_->arch, check);
+    shared = false;
+    auto k = cache.get(impl_->requests[i], impl_->arch, check, compile);
     WarmStep step;
     step.done = i + 1;
     step.total = impl_->pending.size();
@@ -169,6 +192,8 @@ Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>
       step.outcome = WarmOutcome::COMPILED;
       step.replaced_invalid = after.invalid > before.invalid;
       step.not_stored = after.unwritten + after.untrusted > before.unwritten + before.untrusted;
+      step.shared_compile = shared;
+      sum.shared_compiles += shared ? 1 : 0;
     }
     if (on_step) on_step(step);
   }

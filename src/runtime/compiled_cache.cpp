@@ -226,9 +226,11 @@ void CompiledCache::touch_environment() {
   fs::last_write_time(environment_dir(), fs::file_time_type::clock::now(), ec);
 }
 
-Result<CompiledKernel> CompiledCache::get(const KernelRequest& request, std::string_view arch, const Check& check) {
+Result<CompiledKernel> CompiledCache::get(const KernelRequest& request, std::string_view arch, const Check& check,
+                                          const Compile& compile_with) {
+  auto compile = [&]() { return compile_with ? compile_with(request, arch) : compile_kernel(request, arch); };
   if (!enabled()) {
-    auto compiled = compile_kernel(request, arch);
+    auto compiled = compile();
     if (compiled.is_bad()) return compiled.status();
     OPGRAPH_CHECK(check(*compiled));
     ++stats_.bypassed;
@@ -275,7 +277,7 @@ Result<CompiledKernel> CompiledCache::get(const KernelRequest& request, std::str
                       " while OPGRAPH_COMPILED_CACHE_REQUIRE_HIT=1" + (why.empty() ? "" : " (" + why + ")"));
   }
   log(1, "compiled cache miss: " + name + ", compiling");
-  auto compiled = compile_kernel(request, arch);
+  auto compiled = compile();
   if (compiled.is_bad()) return compiled.status();
   if (trusted.is_bad()) {
     OPGRAPH_CHECK(check(*compiled));

@@ -113,6 +113,9 @@ class CompiledCache {
   // Validates a cubin before it is served (see the rules). Returning a bad
   // Status makes the entry a miss (on load) or the build fail (on reload).
   using Check = std::function<Status(const CompiledKernel&)>;
+  // How a miss is compiled; compile_kernel when empty (KernelCache::warm hands an entry the cubin of an
+  // earlier compile of the same source and defines that already holds it).
+  using Compile = std::function<Result<CompiledKernel>(const KernelRequest&, std::string_view arch)>;
 
   CompiledCache(CacheOptions options, CacheEnvironment environment);
 
@@ -122,8 +125,9 @@ class CompiledCache {
   // entry); IO_ERROR / the check's error when the written entry does not
   // reload. A failed write (read-only disk) or an untrusted folder is logged
   // once and the compiled cubin served from memory after the check
-  // (stats().unwritten / untrusted say so).
-  Result<CompiledKernel> get(const KernelRequest& request, std::string_view arch, const Check& check);
+  // (stats().unwritten / untrusted say so). `compile` replaces compile_kernel.
+  Result<CompiledKernel> get(const KernelRequest& request, std::string_view arch, const Check& check,
+                             const Compile& compile = {});
 
   // Makes the current environment folder ready to store into: creates the
   // root, v<schema>/ and the environment folder (mode 0755), writes the

@@ -194,10 +194,38 @@ Status validate_cubin(std::string_view bytes, std::string_view lowered_name) {
       return bad("section " + std::to_string(i) + " ends past the end of the file (truncated)");
     }
   }
-  if (!lowered_name.empty() && bytes.find(lowered_name) == std::string_view::npos) {
-    return bad("does not contain the symbol '" + std::string(lowered_name) + "'");
+  if (lowered_name.empty()) return Status::ok();
+  // The name must be a function symbol of the symbol table, whole: a part of a longer symbol or a section name
+  // holding it (.text.<name>) is not the kernel.
+  auto u32 = [&](std::size_t off) {
+    std::uint32_t v;
+    std::memcpy(&v, bytes.data() + off, 4);
+    return v;
+  };
+  constexpr std::uint32_t kShtSymtab = 2;
+  constexpr std::uint64_t kSymBytes = 24;  // Elf64_Sym
+  constexpr unsigned kSttFunc = 2;
+  for (std::uint64_t i = 0; i < shnum; ++i) {
+    const std::size_t sh = shoff + i * shentsize;
+    if (u32(sh + 4) != kShtSymtab) continue;
+    const std::uint64_t sym_off = u64(sh + 24), sym_len = u64(sh + 32), link = u32(sh + 40);
+    if (link >= shnum) return bad("the symbol table's string table index " + std::to_string(link) + " is out of range");
+    const std::size_t str_sh = shoff + link * shentsize;
+    const std::uint64_t str_off = u64(str_sh + 24), str_len = u64(str_sh + 32);
+    if (!inside(str_off, str_len)) return bad("the symbol table's string table ends past the end of the file");
+    const std::string_view strtab = bytes.substr(str_off, str_len);
+    for (std::uint64_t s = 0; s + kSymBytes <= sym_len; s += kSymBytes) {
+      const std::size_t sym = sym_off + s;
+      const std::uint32_t name_at = u32(sym);
+      const unsigned type = static_cast<unsigned char>(bytes[sym + 4]) & 0xfu;
+      if (type != kSttFunc || name_at >= strtab.size()) continue;
+      const std::string_view rest = strtab.substr(name_at);
+      if (rest.size() > lowered_name.size() && rest.compare(0, lowered_name.size(), lowered_name) == 0 &&
+          rest[lowered_name.size()] == '\0')
+        return Status::ok();
+    }
   }
-  return Status::ok();
+  return bad("has no function symbol named '" + std::string(lowered_name) + "'");
 }
 
 }  // namespace opgraph::runtime

@@ -4,6 +4,7 @@
 // against the runtime's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -46,6 +47,33 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
     EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
   }
+}
+
+// `opgraph cache warm` compiles a build (source and defines) once and stores its cubin for every entry of the
+// build (KernelCache::warm): an entry's own compile is byte for byte that cubin (the extern "C" entries' name
+// expressions change nothing), checked on the decode build's two entries at both head dims.
+TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  int pairs = 0;
+  const auto all = linear_attention::declared_specialisations();
+  for (const auto& a : all) {
+    if (a.entry != "gdn_decode" || a.kernel.find("_bf16") == std::string::npos) continue;
+    for (const auto& b : all) {
+      if (b.entry != "gdn_decode_small" || b.source != a.source || b.defines.size() != a.defines.size() ||
+          !std::equal(a.defines.begin(), a.defines.end(), b.defines.begin(), [](const auto& x, const auto& y) {
+            return x.name == y.name && x.value == y.value;
+          }))
+        continue;
+      auto ka = runtime::compile_kernel(a, "sm_90a"), kb = runtime::compile_kernel(b, "sm_90a");
+      ASSERT_TRUE(ka.is_good() && kb.is_good()) << a.kernel << " / " << b.kernel;
+      EXPECT_EQ(kb->lowered_name, b.entry);
+      EXPECT_TRUE(ka->cubin == kb->cubin) << a.kernel << " and " << b.kernel << " compile to different cubins";
+      EXPECT_TRUE(runtime::validate_cubin(ka->cubin, b.entry).is_good());
+      ++pairs;
+    }
+  }
+  EXPECT_EQ(pairs, 2);  // d = 64 and 128, bf16
 }
 
 // The fused pass's variants under trial (kernels/gdn_fused.cu, gdn_fused_ws*.cuh): GDN_FUSED_INV_COL=1,

@@ -154,6 +154,11 @@ TEST(Nvrtc, ValidateCubinRejectsDamage) {
   EXPECT_TRUE(validate_cubin(k->cubin.substr(0, k->cubin.size() / 2), k->lowered_name).is_bad());
   EXPECT_TRUE(validate_cubin(k->cubin.substr(0, 40), k->lowered_name).is_bad());
   EXPECT_TRUE(validate_cubin(k->cubin, "_Z_not_in_this_cubin").is_bad());
+  // The name must be a symbol of the cubin, whole: a part of one (a prefix, a suffix) or a section name is not.
+  const std::string& name = k->lowered_name;
+  EXPECT_TRUE(validate_cubin(k->cubin, name.substr(0, name.size() - 1)).is_bad());
+  EXPECT_TRUE(validate_cubin(k->cubin, name.substr(1)).is_bad());
+  EXPECT_TRUE(validate_cubin(k->cubin, ".text." + name).is_bad());
   std::string not_cuda = k->cubin;
   not_cuda[18] = 62;  // EM_X86_64
   EXPECT_TRUE(validate_cubin(not_cuda, k->lowered_name).is_bad());
