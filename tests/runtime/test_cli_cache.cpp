@@ -267,8 +267,11 @@ TEST(CliCache, WarmAllCompilesEveryGemmSpecialisation) {
   EXPECT_TRUE(contains(warm.output, "linear_attention/gdn_decode_small_d128_bf16: stored from the same build's compile"))
       << warm.output;
   std::istringstream lines(warm.output);
-  for (std::string line; std::getline(lines, line);)  // template entries (gemm, smoke) compile alone
-    if (contains(line, "stored from")) EXPECT_TRUE(contains(line, " linear_attention/")) << line;
+  for (std::string line; std::getline(lines, line);) {  // template entries (gemm, smoke) compile alone
+    if (contains(line, "stored from")) {
+      EXPECT_TRUE(contains(line, " linear_attention/")) << line;
+    }
+  }
   auto list = run_process({OPGRAPH_TOOL, "cache", "list", "--arch", "sm_90a"},
                           {"OPGRAPH_COMPILED_CACHE=" + dir.path().string()});
   EXPECT_EQ(entries_listed(list.output), expected) << list.output;
