@@ -151,7 +151,9 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
     EXPECT_EQ(api.memcpy_dtoh(r.fin.data(), src, f_bytes), CUDA_SUCCESS);
   }
   r.ck.resize(c_bytes);
-  if (c_bytes) EXPECT_EQ(api.memcpy_dtoh(r.ck.data(), d.dev.at(c_uid)->ptr(), c_bytes), CUDA_SUCCESS);
+  if (c_bytes) {
+    EXPECT_EQ(api.memcpy_dtoh(r.ck.data(), d.dev.at(c_uid)->ptr(), c_bytes), CUDA_SUCCESS);
+  }
   if (!run_reference) return r;
   // The reference on the same inputs (its own output buffers).
   std::map<std::int64_t, reference::HostBuffer> hb;
@@ -190,7 +192,9 @@ void check(const Case& c0, std::mt19937& rng) {
     if (c.final_out) {
       EXPECT_LE(r.fin_ratio, kTol) << c.name << " (" << mode_name(m) << "): final_state";
     }
-    if (c.ckpt_every > 0) EXPECT_LE(r.ck_ratio, kTol) << c.name << " (" << mode_name(m) << "): state_checkpoints";
+    if (c.ckpt_every > 0) {
+      EXPECT_LE(r.ck_ratio, kTol) << c.name << " (" << mode_name(m) << "): state_checkpoints";
+    }
   }
 }
 

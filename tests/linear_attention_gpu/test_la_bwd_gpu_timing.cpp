@@ -271,39 +271,49 @@ TEST_F(GdnBwdGpu, TimingFusedSplit) {
   }
 }
 
-// What state_checkpoints buy the backward (the memory / time trade): each cell's backward without
-// them (its first plan) and given the forward's every c tokens (fp32 rows; the forward recompute then runs
-// spans of c tokens at once), unsplit and under the cell's split rule; the checkpoints' bytes (held from the
-// forward to the backward) beside it. The forward's cost of writing them is GdnGpu.TimingCheckpoints.
-// Figures, not a check.
+// What state_checkpoints buy the backward (the memory / time trade): each cell's backward without them (the
+// heuristics' first plan, and the prep and scans' plan under their split rule, interleaved), then given the forward's
+// every c tokens (fp32 rows; the forward recompute then runs spans of c tokens at once) under PIPELINE_ARCH 3 unsplit
+// (rule B9 refuses its split with checkpoints) and the scans' plan unsplit and under its split rule, interleaved;
+// each against the first plan without them. The checkpoints' bytes (held from the forward to the backward) beside it.
+// The forward's cost of writing them is GdnGpu.TimingCheckpoints. Figures, not a check.
 TEST_F(GdnBwdGpu, TimingCheckpoints) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
-  std::printf("[ gdn_bwd ckpt ] bf16, d = 128, l2norm, initial state, d_final_state; fp32 checkpoints; median of 20\n");
-  std::printf("[ gdn_bwd ckpt ] %-8s %-10s %6s %6s %10s %8s %12s %12s\n", "heads", "B x T", "every", "split",
-              "ours ms", "/ none", "checkpoints", "workspace");
+  std::printf("[ gdn_bwd ckpt ] bf16, d = 128, l2norm, initial state, d_final_state; fp32 checkpoints; interleaved "
+              "within a cadence, median of 20\n");
+  std::printf("[ gdn_bwd ckpt ] %-8s %-10s %6s %-10s %10s %8s %12s %12s\n", "heads", "B x T", "every", "plan",
+              "ours ms", "/ first", "checkpoints", "workspace");
   for (const Cell& cell : kCells) {
     Case c = cell_case(cell);
-    const long long rule = picks_of(c).rule;
-    std::int64_t wb = 0;
+    const Picks pk = picks_of(c);
     const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
-    const double none = time_case(c, rule, seed, &wb);
-    ASSERT_GE(none, 0);
-    std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6s %6lld %10.3f %8s %9.2f GB %9.2f GB\n",
-                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                static_cast<long long>(cell.t), "none", rule, none, "1.000", 0.0, static_cast<double>(wb) / 1e9);
-    for (std::int64_t every : {4096, 1024, 256, 64})
-      for (std::int64_t split : {0LL, rule}) {
-        c.ckpt_every = every;
-        const double ckpt_bytes = static_cast<double>(c.t() / every) * static_cast<double>(c.ho()) * 128 * 128 * 4;
-        const double ms = time_case(c, split, seed, &wb);
-        ASSERT_GE(ms, 0);
-        std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6lld %6lld %10.3f %8.3f %9.2f GB %9.2f GB\n",
-                    static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                    static_cast<long long>(cell.t), static_cast<long long>(every), static_cast<long long>(split), ms,
-                    ms / none, ckpt_bytes / 1e9, static_cast<double>(wb) / 1e9);
-        if (rule == 0) break;  // one plan form where the rule does not split
-      }
-    c.ckpt_every = 0;
+    auto row = [&](std::int64_t every, std::pair<std::int64_t, std::int64_t> form, double ms, double first,
+                   std::int64_t wb) {
+      const double ckpt_bytes =
+          every ? static_cast<double>(c.t() / every) * static_cast<double>(c.ho()) * 128 * 128 * 4 : 0.0;
+      char plan[32];
+      std::snprintf(plan, sizeof(plan), "%lld/%lld%s", static_cast<long long>(form.first),
+                    static_cast<long long>(form.second), every == 0 && form == pk.first ? "*" : "");
+      std::printf("[ gdn_bwd ckpt ] %3lld/%-4lld %lld x %-6lld %6s %-10s %10.3f %8.3f %9.2f GB %9.2f GB\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), every ? std::to_string(every).c_str() : "none", plan, ms,
+                  ms / first, ckpt_bytes / 1e9, static_cast<double>(wb) / 1e9);
+    };
+    std::vector<std::pair<std::int64_t, std::int64_t>> none = {pk.first};
+    if (pk.first != std::make_pair(std::int64_t{0}, static_cast<std::int64_t>(pk.rule))) none.push_back({0, pk.rule});
+    std::vector<std::int64_t> wb;
+    const std::vector<double> base = time_interleaved(c, none, seed, 20, &wb);
+    ASSERT_EQ(base.size(), none.size());
+    for (std::size_t i = 0; i < none.size(); ++i) row(0, none[i], base[i], base[0], wb[i]);
+    for (std::int64_t every : {4096, 1024, 256, 64}) {
+      c.ckpt_every = every;
+      std::vector<std::pair<std::int64_t, std::int64_t>> forms = {{3, 0}, {0, 0}};
+      if (pk.rule > 0) forms.push_back({0, pk.rule});
+      wb.clear();
+      const std::vector<double> ms = time_interleaved(c, forms, seed, 20, &wb);
+      ASSERT_EQ(ms.size(), forms.size());
+      for (std::size_t i = 0; i < forms.size(); ++i) row(every, forms[i], ms[i], base[0], wb[i]);
+    }
   }
 }
 
