@@ -154,8 +154,7 @@ Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>
   std::map<std::string, std::string> builds;  // build -> the cubin of its last compile
   bool shared = false;
   auto compile = [&](const runtime::KernelRequest& r, std::string_view arch) -> Result<runtime::CompiledKernel> {
-    std::string build = r.source;
-    for (const auto& d : r.defines) build += " -D" + d.name + "=" + d.value;
+    const std::string build = r.build_key();
     const bool plain = !r.entry.empty() && std::all_of(r.entry.begin(), r.entry.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
     });

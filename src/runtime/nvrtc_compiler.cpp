@@ -43,6 +43,12 @@ bool is_plain_name(std::string_view s) noexcept {
   return true;
 }
 
+std::string KernelRequest::build_key() const {
+  std::string b = source;
+  for (const auto& d : defines) b += " -D" + d.name + "=" + d.value;
+  return b;
+}
+
 std::string KernelRequest::key(std::string_view arch) const {
   nlohmann::json j;
   j["family"] = family;

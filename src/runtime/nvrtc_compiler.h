@@ -35,6 +35,9 @@ struct KernelRequest {
   // The full cache key: canonical JSON of every field, the arch and the
   // compile options. Two requests share a cubin iff their keys are equal.
   std::string key(std::string_view arch) const;
+  // The program NVRTC compiles, without the entry: the source and the defines. Requests of one build differ only in
+  // their name expression, so an extern "C" entry of the build is in any of its compiles' cubins.
+  std::string build_key() const;
 };
 
 struct CompiledKernel {

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "exec/declared_layout.h"
 #include "ir/linear_attention_fixture.h"
 #include "linear_attention/la_bwd_test_util.h"
+#include "linear_attention/la_nvrtc_test_util.h"
 #include "opgraph/graph.h"
 #include "runtime/loader.h"
 #include "runtime/nvrtc_compiler.h"
@@ -537,20 +537,9 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   // 12 entries x d {64, 128} x {bf16, fp16}, and the six fused ones (gdn_bwd_fwd_fused, gdn_bwd_rev_fused and
   // PIPELINE_ARCH 3's split: gdn_fused.cu's warp-specialised build) x {bf16, fp16} at d = 128
   ASSERT_EQ(all.size(), 60u);
-  // One compile a build (source and defines: every entry of a source is in its one cubin), each entry found in it.
-  std::map<std::string, runtime::CompiledKernel> builds;
-  for (const auto& r : all) {
-    std::string key = r.source;  // (KernelRequest::key names the entry too)
-    for (const auto& d : r.defines) key += " -D" + d.name + "=" + d.value;
-    auto it = builds.find(key);
-    if (it == builds.end()) {
-      auto k = runtime::compile_kernel(r, "sm_90a");
-      ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
-      it = builds.emplace(key, std::move(*k)).first;
-    }
-    EXPECT_TRUE(runtime::validate_cubin(it->second.cubin, r.entry).is_good()) << r.kernel << " in the build of " << r.source;
-  }
-  EXPECT_EQ(builds.size(), 10u);  // states, grads x d x type, and the fused build x type
+  // One compile a build (source and defines: every entry of a source is in its one cubin), each entry found in it;
+  // 10 builds: states, grads x d x type, and the fused build x type.
+  EXPECT_EQ(la_test::compile_each_build_once(all), 10u);
 }
 
 // The A/B forms of the backward's kernels compile too (d = 128, both input types): gdn_bwd_grads with its
