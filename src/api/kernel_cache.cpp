@@ -3,8 +3,6 @@
 // kernels.
 #include "opgraph/kernel_cache.h"
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -155,10 +153,9 @@ Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>
   bool shared = false;
   auto compile = [&](const runtime::KernelRequest& r, std::string_view arch) -> Result<runtime::CompiledKernel> {
     const std::string build = r.build_key();
-    const bool plain = !r.entry.empty() && std::all_of(r.entry.begin(), r.entry.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-    });
-    if (auto it = builds.find(build); plain && it != builds.end() && runtime::validate_cubin(it->second, r.entry).is_good()) {
+    const auto it = builds.find(build);
+    if (it != builds.end() && runtime::is_plain_name(r.entry) &&
+        runtime::validate_cubin(it->second, r.entry).is_good()) {
       shared = true;
       return runtime::CompiledKernel{std::string(arch), r.entry, it->second, std::string()};
     }
