@@ -4,9 +4,9 @@
 //   opgraph cache list   [--arch ARCH]   every environment and its entries
 //   opgraph cache prune  [--arch ARCH]   retire dead environments above the cap
 //   opgraph cache clear                  remove every environment opgraph wrote
-//   opgraph cache warm --all [--family F] [--limit N] [--arch ARCH]
+//   opgraph cache warm --all [--family F] [--limit N] [--jobs J] [--arch ARCH]
 //                                        compile every kernel the manifest's engines declare
-//   opgraph cache warm GRAPH.json [--modes A,FALLBACK] [--arch ARCH]
+//   opgraph cache warm GRAPH.json [--modes A,FALLBACK] [--jobs J] [--arch ARCH]
 //                                        compile what the graph's plans need
 //
 // ARCH (e.g. sm_90a) names the target without a GPU (DeviceProperties::for_arch);
@@ -50,6 +50,7 @@ struct Args {
   bool all = false;
   std::optional<std::string> family;  // warm --all: one family only
   std::optional<std::size_t> limit;   // warm --all: the first N kernels only
+  unsigned jobs = 0;                  // warm: compile threads (0: the hardware threads)
   std::optional<std::string> modes;   // warm GRAPH.json: the heuristic modes planned
   std::vector<std::string> positional;
 };
@@ -58,8 +59,8 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "opgraph cache: %s\n"
                "usage: opgraph cache stats|list|prune|clear [--arch ARCH]\n"
-               "       opgraph cache warm --all [--family F] [--limit N] [--arch ARCH]\n"
-               "       opgraph cache warm GRAPH.json [--modes A,FALLBACK] [--arch ARCH]\n",
+               "       opgraph cache warm --all [--family F] [--limit N] [--jobs J] [--arch ARCH]\n"
+               "       opgraph cache warm GRAPH.json [--modes A,FALLBACK] [--jobs J] [--arch ARCH]\n",
                why);
   return 2;
 }
@@ -76,6 +77,7 @@ int help() {
       "       [--family F] [--limit N]    only family F's; only the first N kernels\n"
       "  warm GRAPH.json [--arch ARCH]    compile the kernels of the graph's plans\n"
       "       [--modes A,FALLBACK]        the heuristic modes planned (as `opgraph plan`)\n"
+      "  warm ... [--jobs J]              J compile threads (default: the machine's hardware threads)\n"
       "warm prints a line per kernel (compiled / already cached / failed) and exits 1 if any failed.\n"
       "ARCH (e.g. sm_90a) names the target without a GPU; without it, device 0 is read.\n"
       "The cache's environment variables apply (OPGRAPH_COMPILED_CACHE, ...: docs/environment.md).\n",
@@ -119,7 +121,7 @@ void progress(std::size_t done, std::size_t total, const std::string& what) {
 
 // Compiles every pending kernel into the cache, one progress line each; goes on
 // past a failure. 0 when every kernel is stored, 1 (after the failures' count) otherwise.
-int warm(KernelCache& cache) {
+int warm(KernelCache& cache, unsigned jobs) {
   const KernelCacheSettings settings = cache.settings();
   auto summary = cache.warm([](const WarmStep& step) {
     std::string what = step.kernel->name + ": ";
@@ -135,7 +137,7 @@ int warm(KernelCache& cache) {
         break;
     }
     progress(step.done, step.total, what);
-  });
+  }, jobs);
   if (summary.is_bad()) return fail(summary.status());
   const WarmSummary& s = *summary;
   std::printf("warmed %zu kernels for %s in %s: %zu compiled, %zu already cached, %llu invalid replaced, "
@@ -192,7 +194,7 @@ int cmd_warm_all(KernelCache& cache, const Args& a) {
   if (a.limit) cache.keep_first(*a.limit);
   std::fprintf(stderr, "warming %zu kernel(s) declared by %s for %s\n", cache.pending().size(),
                a.family ? ("family " + *a.family).c_str() : "every family of the manifest", cache.arch().c_str());
-  return warm(cache);
+  return warm(cache, a.jobs);
 }
 
 // warm GRAPH.json: plans the graph for the target (as `opgraph plan` does:
@@ -231,7 +233,7 @@ int cmd_warm_graph(KernelCache& cache, const DeviceProperties& target, const std
                 path.c_str(), static_cast<long long>(n));
     return 0;
   }
-  return warm(cache);
+  return warm(cache, a.jobs);
 }
 
 }  // namespace
@@ -248,6 +250,12 @@ int opgraph_cli_cache(int argc, char** argv) {
     } else if (s == "--family" || s == "--modes") {
       if (++i >= argc) return usage((s + " needs a value").c_str());
       (s == "--family" ? a.family : a.modes) = argv[i];
+    } else if (s == "--jobs") {
+      if (++i >= argc) return usage("--jobs needs a count");
+      const std::string v = argv[i];
+      if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos)
+        return usage(("--jobs takes a count, not '" + v.substr(0, 40) + "'").c_str());
+      a.jobs = static_cast<unsigned>(std::stoul(v));
     } else if (s == "--limit") {
       if (++i >= argc) return usage("--limit needs a count");
       const std::string v = argv[i];

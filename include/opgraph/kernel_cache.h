@@ -131,7 +131,9 @@ class KernelCache {
   // `on_step` after each; goes on past a failure (counted in the summary). Fails
   // before compiling anything when the cache cannot store at all (INVALID_VALUE:
   // off or no location; IO_ERROR naming the folder and the rule).
-  Result<WarmSummary> warm(const std::function<void(const WarmStep&)>& on_step);
+  // `jobs` threads (0: the machine's hardware threads) compile the programs the missing entries need first, each
+  // program once (a build's extern "C" entries share one compile); the steps then report in order.
+  Result<WarmSummary> warm(const std::function<void(const WarmStep&)>& on_step, unsigned jobs = 0);
 
   // The runtime's self-test kernel family (y = a*x + b specialisations).
   static constexpr std::string_view kSmokeFamily = "smoke";

@@ -3,10 +3,13 @@
 // kernels.
 #include "opgraph/kernel_cache.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "opgraph/graph.h"
 
@@ -139,7 +142,7 @@ void KernelCache::keep_first(std::size_t n) {
   for (const auto& r : impl_->requests) impl_->keys.insert(r.key(impl_->arch));
 }
 
-Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>& on_step) {
+Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>& on_step, unsigned jobs) {
   OPGRAPH_CHECK(impl_->needs_target("warm"));
   runtime::CompiledCache& cache = impl_->cache;
   if (Status ready = cache.prepare(); ready.is_bad())
@@ -149,10 +152,56 @@ Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>
   // One NVRTC compile a build (source and defines): every extern "C" kernel of a source is in its cubin, so an
   // entry of a build compiled before takes that cubin (its name a function symbol of it, checked whole) instead
   // of compiling the same source again. Template entries (a name expression instantiates one) compile alone.
+  const auto& reqs = impl_->requests;
   std::map<std::string, std::string> builds;  // build -> the cubin of its last compile
+  // The programs the entries without a record need, compiled first on `jobs` threads (NVRTC compiles distinct
+  // programs concurrently; of its calls only nvrtcGetTypeName is not thread-safe, and it is not called here): a
+  // build's first such unmangled entry, every such template entry. The loop below takes each from `ahead`.
+  struct Ahead {
+    std::optional<Result<runtime::CompiledKernel>> out;
+    double seconds = 0;
+  };
+  std::map<std::size_t, Ahead> ahead;  // request index -> its compile
+  {
+    std::vector<std::size_t> units;
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      if (cache.has_record(reqs[i], impl_->arch)) continue;
+      const bool plain = runtime::is_plain_name(reqs[i].entry);
+      if (seen.insert(plain ? "b " + reqs[i].build_key() : "k " + reqs[i].key(impl_->arch)).second) units.push_back(i);
+    }
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    // Under require_hit a miss is an error, not a compile.
+    const std::size_t threads = cache.options().require_hit ? 0 : std::min<std::size_t>(jobs ? jobs : hw, units.size());
+    if (threads > 1) {
+      for (std::size_t i : units) ahead[i];
+      std::atomic<std::size_t> next{0};
+      auto work = [&] {
+        for (std::size_t u = next++; u < units.size(); u = next++) {
+          Ahead& a = ahead.at(units[u]);  // the map's nodes exist before the threads start; each thread its own
+          const auto t0 = std::chrono::steady_clock::now();
+          a.out = runtime::compile_kernel(reqs[units[u]], impl_->arch);
+          a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+      };
+      std::vector<std::thread> pool;
+      for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+      work();
+      for (auto& t : pool) t.join();
+    }
+  }
   bool shared = false;
+  double ahead_seconds = 0;  // the step's compile, when it ran ahead
+  std::size_t current = 0;   // the request the loop is at
   auto compile = [&](const runtime::KernelRequest& r, std::string_view arch) -> Result<runtime::CompiledKernel> {
     const std::string build = r.build_key();
+    if (auto a = ahead.find(current); a != ahead.end() && a->second.out) {
+      Result<runtime::CompiledKernel> k = std::move(*a->second.out);
+      a->second.out.reset();
+      ahead_seconds = a->second.seconds;
+      if (k.is_good() && runtime::is_plain_name(r.entry)) builds[build] = k->cubin;
+      return k;
+    }
     const auto it = builds.find(build);
     if (it != builds.end() && runtime::is_plain_name(r.entry) &&
         runtime::validate_cubin(it->second, r.entry).is_good()) {
@@ -169,12 +218,14 @@ Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>
     const runtime::CacheStats before = cache.stats();
     const auto t0 = std::chrono::steady_clock::now();
     shared = false;
+    ahead_seconds = 0;
+    current = i;
     auto k = cache.get(impl_->requests[i], impl_->arch, check, compile);
     WarmStep step;
     step.done = i + 1;
     step.total = impl_->pending.size();
     step.kernel = &impl_->pending[i];
-    step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + ahead_seconds;
     const runtime::CacheStats& after = cache.stats();
     if (k.is_bad()) {
       ++sum.failed;

@@ -79,6 +79,12 @@ std::string CompiledCache::entry_name(const KernelRequest& request, std::string_
          fnv1a64_hex(request.key(arch)).substr(0, 12);
 }
 
+bool CompiledCache::has_record(const KernelRequest& request, std::string_view arch) const {
+  if (!enabled()) return false;
+  std::error_code ec;
+  return fs::exists(environment_dir() / (entry_name(request, arch) + ".json"), ec);
+}
+
 CompiledCache::Lookup CompiledCache::load(const std::string& name, const std::string& key, CompiledKernel& out,
                                           std::string& why, std::string* cubin_file) const {
   const fs::path dir = environment_dir();

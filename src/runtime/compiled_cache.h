@@ -152,6 +152,8 @@ class CompiledCache {
   static std::string schema_dir_name();
   // family_kernel_arch_<12 hex>
   static std::string entry_name(const KernelRequest& request, std::string_view arch);
+  // Whether the current environment holds a record for `request` (present, not checked: get() checks it).
+  bool has_record(const KernelRequest& request, std::string_view arch) const;
 
   // Removes whole dead environments (see the rules) until opgraph's files
   // under the root are under max_bytes; returns how many were removed. An
