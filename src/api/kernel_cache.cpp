@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "opgraph/graph.h"
@@ -142,6 +143,57 @@ void KernelCache::keep_first(std::size_t n) {
   for (const auto& r : impl_->requests) impl_->keys.insert(r.key(impl_->arch));
 }
 
+namespace {
+
+// A compile run ahead of warm()'s loop: its result (taken once) and how long it took.
+struct Ahead {
+  std::optional<Result<runtime::CompiledKernel>> out;
+  double seconds = 0;
+};
+
+// The programs the requests without a record need, compiled on `jobs` threads (0: the hardware threads) before
+// warm()'s loop (NVRTC compiles distinct programs concurrently; of its calls only nvrtcGetTypeName is not
+// thread-safe, and it is not called): a build's first unmangled entry, every template entry. Nothing under
+// require_hit (a miss is an error there, not a compile) or where one thread would do them all (the loop does).
+std::map<std::size_t, Ahead> compile_ahead(const runtime::CompiledCache& cache,
+                                           const std::vector<runtime::KernelRequest>& reqs, const std::string& arch,
+                                           unsigned jobs) {
+  std::vector<std::size_t> units;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    if (cache.has_record(reqs[i], arch)) continue;
+    const bool plain = runtime::is_plain_name(reqs[i].entry);
+    if (seen.insert(plain ? "b " + reqs[i].build_key() : "k " + reqs[i].key(arch)).second) units.push_back(i);
+  }
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(jobs ? jobs : hw, units.size());
+  std::map<std::size_t, Ahead> ahead;
+  if (cache.options().require_hit || threads < 2) return ahead;
+  for (std::size_t i : units) ahead[i];  // every node exists before the threads start; each writes only its own
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t u = next++; u < units.size(); u = next++) {
+      Ahead& a = ahead.at(units[u]);
+      const auto t0 = std::chrono::steady_clock::now();
+      a.out = runtime::compile_kernel(reqs[units[u]], arch);
+      a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads: the ones started and this one do the rest
+      break;
+    }
+  }
+  work();
+  for (auto& t : pool) t.join();
+  return ahead;
+}
+
+}  // namespace
+
 Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>& on_step, unsigned jobs) {
   OPGRAPH_CHECK(impl_->needs_target("warm"));
   runtime::CompiledCache& cache = impl_->cache;
@@ -154,42 +206,7 @@ Result<WarmSummary> KernelCache::warm(const std::function<void(const WarmStep&)>
   // of compiling the same source again. Template entries (a name expression instantiates one) compile alone.
   const auto& reqs = impl_->requests;
   std::map<std::string, std::string> builds;  // build -> the cubin of its last compile
-  // The programs the entries without a record need, compiled first on `jobs` threads (NVRTC compiles distinct
-  // programs concurrently; of its calls only nvrtcGetTypeName is not thread-safe, and it is not called here): a
-  // build's first such unmangled entry, every such template entry. The loop below takes each from `ahead`.
-  struct Ahead {
-    std::optional<Result<runtime::CompiledKernel>> out;
-    double seconds = 0;
-  };
-  std::map<std::size_t, Ahead> ahead;  // request index -> its compile
-  {
-    std::vector<std::size_t> units;
-    std::set<std::string> seen;
-    for (std::size_t i = 0; i < reqs.size(); ++i) {
-      if (cache.has_record(reqs[i], impl_->arch)) continue;
-      const bool plain = runtime::is_plain_name(reqs[i].entry);
-      if (seen.insert(plain ? "b " + reqs[i].build_key() : "k " + reqs[i].key(impl_->arch)).second) units.push_back(i);
-    }
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    // Under require_hit a miss is an error, not a compile.
-    const std::size_t threads = cache.options().require_hit ? 0 : std::min<std::size_t>(jobs ? jobs : hw, units.size());
-    if (threads > 1) {
-      for (std::size_t i : units) ahead[i];
-      std::atomic<std::size_t> next{0};
-      auto work = [&] {
-        for (std::size_t u = next++; u < units.size(); u = next++) {
-          Ahead& a = ahead.at(units[u]);  // the map's nodes exist before the threads start; each thread its own
-          const auto t0 = std::chrono::steady_clock::now();
-          a.out = runtime::compile_kernel(reqs[units[u]], impl_->arch);
-          a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }
-      };
-      std::vector<std::thread> pool;
-      for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-      work();
-      for (auto& t : pool) t.join();
-    }
-  }
+  std::map<std::size_t, Ahead> ahead = compile_ahead(cache, reqs, impl_->arch, jobs);
   bool shared = false;
   double ahead_seconds = 0;  // the step's compile, when it ran ahead
   std::size_t current = 0;   // the request the loop is at
