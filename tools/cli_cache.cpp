@@ -250,18 +250,14 @@ int opgraph_cli_cache(int argc, char** argv) {
     } else if (s == "--family" || s == "--modes") {
       if (++i >= argc) return usage((s + " needs a value").c_str());
       (s == "--family" ? a.family : a.modes) = argv[i];
-    } else if (s == "--jobs") {
-      if (++i >= argc) return usage("--jobs needs a count");
+    } else if (s == "--jobs" || s == "--limit") {
+      // A count of at most 4 (--jobs) or 9 (--limit) digits.
+      if (++i >= argc) return usage((s + " needs a count").c_str());
       const std::string v = argv[i];
-      if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos)
-        return usage(("--jobs takes a count, not '" + v.substr(0, 40) + "'").c_str());
-      a.jobs = static_cast<unsigned>(std::stoul(v));
-    } else if (s == "--limit") {
-      if (++i >= argc) return usage("--limit needs a count");
-      const std::string v = argv[i];
-      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
-        return usage(("--limit takes a count, not '" + v.substr(0, 40) + "'").c_str());
-      a.limit = static_cast<std::size_t>(std::stoul(v));
+      if (v.empty() || v.size() > (s == "--jobs" ? 4u : 9u) || v.find_first_not_of("0123456789") != std::string::npos)
+        return usage((s + " takes a count, not '" + v.substr(0, 40) + "'").c_str());
+      if (s == "--jobs") a.jobs = static_cast<unsigned>(std::stoul(v));
+      else a.limit = static_cast<std::size_t>(std::stoul(v));
     } else if (s == "-h" || s == "--help") {
       return help();
     } else if (a.sub.empty()) {
