@@ -146,6 +146,9 @@ struct CaseBase {
   DataType io = DataType::BFLOAT16, gate_t = DataType::FLOAT, beta_t = DataType::FLOAT, state_t = DataType::FLOAT;
   bool init = true, overwrite = false, l2 = false, safe = false, a_log = false, dt = false, beta_sig = false,
        neg = false, linear = false, strong = false, batch_inv = false, cu64 = false;
+  // weak_low_heads: heads below HO / 2 decay weakly (g in [-0.02, 0]: a chain split's span transitions stay far
+  // from zero there), the others as drawn (logsigmoid, or strong decay: their span transitions vanish in bf16).
+  bool weak_low_heads = false;
   std::optional<double> scale;
   std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
   std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
@@ -221,16 +224,21 @@ struct Drawer {
   }
   // g and beta [T, HO] of case c into h: the gates (raw logits N(0, 1) under safe_gate:
   // the kernel computes g = -e^a_log softplus(x + dt_bias); else logsigmoid(N(0, 1)) or
-  // strong decay in [-10, -5], alpha = e^g under the linear gate), then the betas
-  // (logits N(0, 1) under use_beta_sigmoid, else in (0, 1)).
+  // strong decay in [-10, -5], or (weak_low_heads, heads below HO / 2) weak decay in [-0.02, 0];
+  // alpha = e^g under the linear gate), then the betas (logits N(0, 1) under use_beta_sigmoid,
+  // else in (0, 1)).
   void gates_betas(const CaseBase& c, const Inputs& in, HostInputs& h) {
     std::vector<double> g(static_cast<std::size_t>(c.t() * c.ho())), b(g.size());
-    for (auto& e : g) {
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      double& e = g[i];
       if (c.safe) {
         e = nd(rng);
         continue;
       }
-      const double lg = c.strong ? -5.0 - 5.0 * ud(rng) : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
+      const bool weak = c.weak_low_heads && static_cast<std::int64_t>(i) % c.ho() < c.ho() / 2;
+      const double lg = weak       ? -0.02 * ud(rng)
+                        : c.strong ? -5.0 - 5.0 * ud(rng)
+                                   : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
       e = c.linear ? std::exp(lg) : lg;
     }
     for (auto& e : b) e = c.beta_sig ? nd(rng) : ud(rng);

@@ -281,6 +281,17 @@ TEST_F(GdnGpu, PrefillAttributes) {
   c.name = "strong decay g in [-10, -5]";
   c.strong = true;
   check(c, rng);
+  // Chain splits (spans of 8 chunks) where span transitions vanish (logsigmoid gates: a span's log-decay ~ -400;
+  // strong decay) and where they do not (weak decay on heads 0..3), in one launch: the span summaries write the
+  // vanishing ones as zeros without running their chunks (span_transition_vanishes, l2norm in kernel only).
+  for (bool strong : {false, true}) {
+    c = Case{};
+    c.name = std::string("l2norm, heads 0-3 weak decay, 4-7 ") + (strong ? "strong decay" : "logsigmoid");
+    c.lens = {4097, 0, 1300, 2500};
+    c.l2 = c.weak_low_heads = true;
+    c.strong = strong;
+    check(c, rng);
+  }
   c = base();
   c.name = "l2norm in kernel, scale 0.3";
   c.l2 = true;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -38,6 +39,13 @@ int timing_reps(int fallback) {
   const char* e = std::getenv("OPGRAPH_GDN_REPS");
   const int n = e ? std::atoi(e) : 0;
   return n > 0 ? n : fallback;
+}
+// How many of TimingFiveCells' cells run (OPGRAPH_GDN_TIMING_CELLS; all when unset): a profiler run of the
+// one-sequence split wants the first alone.
+std::size_t timing_cells(std::size_t all) {
+  const char* e = std::getenv("OPGRAPH_GDN_TIMING_CELLS");
+  const int n = e ? std::atoi(e) : 0;
+  return n > 0 && static_cast<std::size_t>(n) < all ? static_cast<std::size_t>(n) : all;
 }
 
 // Inputs for timing at sizes where drawing doubles is too slow: q, k uniform in
@@ -158,7 +166,8 @@ TEST_F(GdnGpu, TimingFiveCells) {
   std::printf("[ gdn timing ] %-8s %-10s %10s %10s %9s %12s %10s %10s %12s %10s %10s %10s %10s\n", "heads", "B x T",
               "1-pass ms", "2-pass ms", "2p / 1p", "split ms (J)", "fused ms", "fla ms", "FlashInfer", "best vs FI",
               "fz vs FI", "o 2p~1p", "o fz~1p");
-  for (const Cell& cell : cells) {
+  for (std::size_t ci = 0; ci < timing_cells(std::size(cells)); ++ci) {
+    const Cell& cell = cells[ci];
     Case c;
     c.l2 = true;
     c.hq = c.hk = cell.hqk;

@@ -421,6 +421,15 @@ TEST_F(GdnBwdGpu, FusedChainSplit) {
   c.d_final = false;
   c.strong = true;
   check(c, rng);
+  // Span transitions that vanish (heads 4-7, logsigmoid gates: written as zeros, their chunks not run) beside ones
+  // that do not (heads 0-3, weak decay), l2norm in kernel.
+  c = Case{};
+  c.arch = 3;
+  c.split = 8;
+  c.name = "fused split 8, l2norm, heads 0-3 weak decay, 4-7 logsigmoid";
+  c.lens = {4097, 0, 1300};
+  c.l2 = c.weak_low_heads = true;
+  check(c, rng);
 }
 
 // The fused forms with state_checkpoints bound: the forward recompute over spans of the cadence at once

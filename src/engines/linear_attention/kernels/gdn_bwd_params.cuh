@@ -154,9 +154,9 @@ constexpr long long gdn_bwd_rev_scan_smem_bytes(long long d) {
 constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
   return 2 * (7 * 64 * (d + 8) + d * (d + 8) + 3 * 64 * 72) + 4 * (64 * (d + 8) + 4 * 64 + 8 * 4 * 64 + 16);
 }
-// gdn_bwd_span_fixup: the forward fix-up's FixupSmem (gdn_common.cuh): fp32 mf [d][d]; bf16 x [64][d + 8],
-// m [d][d + 8].
-constexpr long long gdn_bwd_fixup_smem_bytes(long long d) { return 4 * d * d + 2 * (64 + d) * (d + 8); }
+// gdn_bwd_span_fixup: the forward fix-up's FixupSmem (gdn_common.cuh): three stages of bf16 m [d][d + 8] and
+// fp32 h [64][d + 8]; bf16 x [64][d + 8].
+constexpr long long gdn_bwd_fixup_smem_bytes(long long d) { return (d + 8) * (3 * 2 * d + 3 * 4 * 64 + 2 * 64); }
 // gdn_bwd_rev_fused (the backward's PIPELINE_ARCH 3, d = 128; kernels/gdn_bwd_rev_ws.cuh): two stages of Qe, Wn, Kd,
 // dO [C][d], P [C][C] bf16, S^T [d][d] bf16 in 272-byte rows and e^gamma_C (107 KiB a stage); 1024 bytes to align.
 constexpr long long gdn_bwd_rev_fused_smem_bytes(long long) { return 2 * 109568 + 1024; }

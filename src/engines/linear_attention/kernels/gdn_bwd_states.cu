@@ -71,6 +71,10 @@ namespace bwd {
 __device__ __forceinline__ float* span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
   return ws32(p, p.ws_span) + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
 }
+// The span's M as the walk takes it (fixup_walk, gdn_common.cuh): bf16 [k][n] in its block's first half.
+__device__ __forceinline__ u16* span_m16(const GdnBwdParams& p, i64 seq, i64 span, i64 h) {
+  return reinterpret_cast<u16*>(span_block(p, seq, span, h, kSpanM));
+}
 // The chunks [cb, ce) of sequence `seq`'s span `span` of `chunks` chunks (p.span_chunks, or p.ckpt_chunks for
 // the checkpoint-seeded forward spans; PH 0: the whole sequence; nch its chunks) and whether the span exists. An
 // empty sequence has one (empty) span.
@@ -234,14 +238,16 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
           store_any(p.transition, base + static_cast<i64>(kk + 1) * D + v, p.trans_type, st[j][2 * hh + 1]);
         }
     }
-  } else if (PH == 1) {
-    float* dst = span_block(p, seq, span, h, mrows ? kSpanM : kSpanH) + v0 * D;
+  } else if (PH == 1) {  // H fp32; M bf16 (the walk's operand as it is: fixup_walk, gdn_common.cuh)
+    float* dst = span_block(p, seq, span, h, kSpanH) + v0 * D;
+    u16* dm = span_m16(p, seq, span, h) + v0 * D;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
+        if (mrows) st_bf2(dm + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
+        else store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
       }
   }
 }
@@ -446,7 +452,7 @@ GDN_PASS_ENTRY(gdn_bwd_rev_span, GdnBwdParams, 1, rev_scan_pass, 2)
 // zero) as span 0's seed, then for each span s but the last X <- X M_s + H_s as span s + 1's
 // seed; else the reverse one, dX = the d_final_state rows (or zero) as the last span's seed, then
 // for each span s from the last down to 1 dX <- dX M_s^T + H'_s as span s - 1's seed. X / dX enter
-// the product as bf16, M_s is rounded to bf16 in shared memory, fp32 accumulation from H_s / H'_s
+// the product as bf16, M_s as the summaries stored it in bf16, fp32 accumulation from H_s / H'_s
 // (fixup_walk, gdn_common.cuh, as the forward's gdn_span_fixup, in both directions).
 // The fused forms' split (PIPELINE_ARCH 3) walks the two directions in two launches, each after the summaries it
 // takes: gdn_bwd_span_fixup on D / BV CTAs in x (the forward direction only), then gdn_bwd_span_fixup_rev (kRevOnly:
@@ -493,12 +499,12 @@ __device__ __forceinline__ void span_fixup(const GdnBwdParams& p, unsigned char*
   // predecessor's end).
   if (rev)
     fixup_walk<true>(
-        sm, x, nsp - 1, [&](i64 i) -> const float* { return span_block(p, seq, nsp - 1 - i, h, kSpanM); },
+        sm, x, nsp - 1, [&](i64 i) -> const u16* { return span_m16(p, seq, nsp - 1 - i, h); },
         [&](i64 i) -> const float* { return span_block(p, seq, nsp - 1 - i, h, kSpanRH) + v0 * D; },
         [&](i64 i) { return span_block(p, seq, nsp - 2 - i, h, kSpanRSeed) + v0 * D; });
   else
     fixup_walk<false>(
-        sm, x, nsp - 1, [&](i64 i) -> const float* { return span_block(p, seq, i, h, kSpanM); },
+        sm, x, nsp - 1, [&](i64 i) -> const u16* { return span_m16(p, seq, i, h); },
         [&](i64 i) -> const float* { return span_block(p, seq, i, h, kSpanH) + v0 * D; },
         [&](i64 i) { return span_block(p, seq, i + 1, h, kSpanSeed) + v0 * D; });
 }

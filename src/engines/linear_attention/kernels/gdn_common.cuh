@@ -494,25 +494,33 @@ __device__ __forceinline__ void store_f2(float* p, float a, float b) {
 
 // The span summaries of a chain split (gdn_params.cuh): per (sequence, span,
 // head) three fp32 [D][D] blocks, H (the span's end state from a zero seed,
-// S^T rows), M (the span's transition, K x K) and the seed (the true state at
-// the span's start, S^T rows), written by gdn_span_summary / gdn_span_fixup (or the fused
-// kernel's span forms, gdn_fused.cu).
+// S^T rows), M (the span's transition, K x K; stored as bf16 in the block's first
+// half, span_m16) and the seed (the true state at the span's start, S^T rows),
+// written by gdn_span_summary / gdn_span_fixup (or the fused kernel's span forms,
+// gdn_fused.cu).
 __device__ __forceinline__ float* span_block(const GdnParams& p, i64 seq, i64 span, i64 h, int which) {
   return reinterpret_cast<float*>(p.sum_ws) + ((((seq * p.n_spans + span) * p.ho + h) * 3 + which) * D) * D;
 }
 constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
+// A span's M as the span summaries store it for the walk (fixup_walk): bf16 [k][n], rows of D, in
+// the first half of its fp32 block.
+__device__ __forceinline__ u16* span_m16(const GdnParams& p, i64 seq, i64 span, i64 h) {
+  return reinterpret_cast<u16*>(span_block(p, seq, span, h, kSumM));
+}
 
 // ---- the chain split's fix-up walk (gdn_span_fixup; the backward's gdn_bwd_span_fixup) ----
 // One CTA of 8 warps walks one (V slice, head, sequence)'s spans in order: x (this CTA's 64 state
 // rows, fp32 mma fragments) enters as the first seed; step i sets x <- x M_i + H_i (kTrans:
-// x M_i^T + H_i, the reverse pass's adjoint) and stores it at seed(i). mat(i) is M_i (fp32 [D][D] as
-// stored), add(i) and seed(i) this CTA's rows of H_i and of the seed. X enters the product as bf16, M_i
-// rounded to bf16 in shared memory, fp32 accumulation from H_i. Step i + 1's M (cp.async, fp32) and H
-// (registers) are requested while step i computes, so a step waits on neither.
+// x M_i^T + H_i, the reverse pass's adjoint) and stores it at seed(i). mat(i) is M_i as the span
+// summaries store it, bf16 [k][n] with rows of D (span_m16); add(i) and seed(i) this CTA's rows of H_i
+// and of the seed (fp32). X enters the product as bf16, fp32 accumulation from H_i. M_i lands by
+// cp.async straight into its operand tile, H_i beside it, both two steps ahead (three stages); per step
+// one wait, the product, then X for the next step. (Until 2026-12-05 the summaries stored M as fp32 and
+// the walk rounded it to bf16 in shared memory by the same cvt.rn: the seeds are bitwise that walk's.)
 struct FixupSmem {
-  float mf[D * D];  // the next step's M as stored (fp32), landing while this step computes
-  u16 x[BV * LDD];  // X (bf16), the A operand
-  u16 m[D * LDD];   // this step's M (bf16), [k][n] as stored
+  u16 m[3][D * LDD];     // M_i (bf16), [k][n]
+  float h[3][BV * LDD];  // H_i, this CTA's rows (fp32, row stride LDD: conflict-free fragment reads)
+  u16 x[BV * LDD];       // X (bf16), the A operand
 };
 template <bool kTrans, class Mat, class Add, class Seed>
 __device__ __forceinline__ void fixup_walk(FixupSmem& sm, float (&x)[D / 16][4], i64 steps, Mat mat, Add add,
@@ -521,31 +529,23 @@ __device__ __forceinline__ void fixup_walk(FixupSmem& sm, float (&x)[D / 16][4],
   const int g8 = lane >> 2, t4 = lane & 3;
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
-  float hn[NTS][4];
-  auto request = [&](i64 i) {
-    const float* mg = mat(i);
-    for (int e = tid; e < D * D / 4; e += kThreads)
-      cp_async16(reinterpret_cast<u16*>(&sm.mf[4 * e]), reinterpret_cast<const u16*>(mg + 4 * e), 16);
-    cp_async_commit();
-    const float* hg = add(i);
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        load_f2(hg + static_cast<i64>(v) * D + kk, hn[j][2 * hh], hn[j][2 * hh + 1]);
+  auto request = [&](i64 i, int stage) {
+    if (i < steps) {
+      const u16* mg = mat(i);
+      for (int e = tid; e < D * D / 8; e += kThreads) {
+        const int r = e / (D / 8), c = 8 * (e % (D / 8));
+        cp_async16(&sm.m[stage][r * LDD + c], mg + r * D + c, 16);
       }
-  };
-  if (steps > 0) request(0);
-  for (i64 i = 0; i < steps; ++i) {
-    cp_async_wait_all();
-    __syncthreads();  // M_i landed (every thread's pieces); the previous step's readers of x and m are done
-    for (int e = tid; e < D * D / 4; e += kThreads) {
-      const float4 f = *reinterpret_cast<const float4*>(&sm.mf[4 * e]);
-      const int r = (4 * e) / D, c = (4 * e) % D;
-      st_bf2(&sm.m[r * LDD + c], f.x, f.y);
-      st_bf2(&sm.m[r * LDD + c + 2], f.z, f.w);
+      const float* hg = add(i);
+      for (int e = tid; e < BV * D / 4; e += kThreads) {
+        const int r = e / (D / 4), c = 4 * (e % (D / 4));
+        cp_async16(reinterpret_cast<u16*>(&sm.h[stage][r * LDD + c]), reinterpret_cast<const u16*>(hg + r * D + c),
+                   16);
+      }
     }
+    cp_async_commit();  // empty past the last step: the wait below counts groups
+  };
+  auto put_x = [&] {
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
@@ -553,15 +553,29 @@ __device__ __forceinline__ void fixup_walk(FixupSmem& sm, float (&x)[D / 16][4],
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         st_bf2(&sm.x[v * LDD + kk], x[j][2 * hh], x[j][2 * hh + 1]);
       }
+  };
+  put_x();
+  request(0, 0);
+  request(1, 1);
+  int st = 0;
+  for (i64 i = 0; i < steps; ++i) {
+    cp_async_wait_group<1>();
+    __syncthreads();  // M_i and H_i landed (every thread's pieces) and X written; step i - 1 read stage (i + 2) % 3
+    request(i + 2, st == 0 ? 2 : st - 1);
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) x[j][e] = hn[j][e];
-    __syncthreads();  // m and x written; mf read by every thread
-    if (i + 1 < steps) request(i + 1);
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        const float2 f = *reinterpret_cast<const float2*>(&sm.h[st][v * LDD + kk]);
+        x[j][2 * hh] = f.x;
+        x[j][2 * hh + 1] = f.y;
+      }
     // Forward: B = M as stored ([k][n]); kTrans: B = M^T, i.e. M's rows as [n][k].
-    if constexpr (kTrans) warp_mma<NTS, D>(x, sm.x + ms * LDD, LDD, sm.m + ns * LDD, LDD, lane);
-    else warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m + ns, LDD, lane);
+    if constexpr (kTrans) warp_mma<NTS, D>(x, sm.x + ms * LDD, LDD, sm.m[st] + ns * LDD, LDD, lane);
+    else warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m[st] + ns, LDD, lane);
+    __syncthreads();  // every warp's reads of X done
+    put_x();
     float* sg = seed(i);
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
@@ -570,7 +584,9 @@ __device__ __forceinline__ void fixup_walk(FixupSmem& sm, float (&x)[D / 16][4],
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
         store_f2(sg + static_cast<i64>(v) * D + kk, x[j][2 * hh], x[j][2 * hh + 1]);
       }
+    st = st == 2 ? 0 : st + 1;
   }
+  cp_async_wait_all();  // no copy outlives the walk (the groups past the last step are empty)
 }
 
 // ---- the inverse's block merges on tensor cores (3xTF32: fp32-accurate products) ----

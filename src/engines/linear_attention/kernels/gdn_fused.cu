@@ -508,12 +508,14 @@ __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (
   if (PH == 1) {
     store_slice(mrows ? p.final_state : p.o, mrows ? p.state_type : p.o_type,
                 (seq * p.ho + h) * D * D + static_cast<i64>(v0) * D, st, fr, fc);
-  } else if (PH == 2) {
-    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + static_cast<i64>(v0) * D;
+  } else if (PH == 2) {  // H fp32; M bf16 (span_m16: gdn_span_fixup's operand as it is)
+    float* dst = span_block(p, seq, span, h, kSumH) + static_cast<i64>(v0) * D;
+    u16* dm = span_m16(p, seq, span, h) + static_cast<i64>(v0) * D;
 #pragma unroll
     for (int j = 0; j < 64; j += 2) {
       const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-      store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+      if (mrows) st_bf2(dm + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+      else store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
     }
   } else if (PH != 4 && last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     store_slice(p.final_state, p.state_type, srow * p.state_row_stride + (h * D + v0) * D, st, fr, fc);

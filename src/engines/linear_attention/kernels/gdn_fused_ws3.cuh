@@ -264,15 +264,52 @@ __device__ __forceinline__ void bwd_span_seed(const GdnParams& p, float (&st)[64
   }
 }
 // PH 5: the span's end state from a zero seed (value rows: H) or from the identity with U = 0 (transition rows: M),
-// fp32 to the span's H or M block (as gdn_bwd_fwd_summary writes them, which gdn_bwd_span_fixup reads).
+// to the span's H block (fp32) or M block (bf16, in its first half), as gdn_bwd_fwd_summary writes them, which
+// gdn_bwd_span_fixup reads.
 __device__ __forceinline__ void bwd_span_summary_out(const GdnParams& p, const float (&st)[64], i64 seq, i64 span,
                                                      i64 h, int v0, int fr, int fc, bool mrows) {
-  float* dst = bwd_span_block(p, seq, span, h, mrows ? kSpanM : kSpanH) + static_cast<i64>(v0) * D;
+  float* dst = bwd_span_block(p, seq, span, h, kSpanH) + static_cast<i64>(v0) * D;
+  u16* dm = reinterpret_cast<u16*>(bwd_span_block(p, seq, span, h, kSpanM)) + static_cast<i64>(v0) * D;
 #pragma unroll
   for (int j = 0; j < 64; j += 2) {
     const int r = fr + 8 * ((j & 3) >> 1), c = 8 * (j >> 2) + fc;
-    store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+    if (mrows) st_bf2(dm + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
+    else store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
   }
+}
+
+// A chain split's span transition M (its rows' CTA: PH 2, PH 5) known from the gates and betas alone to be zero in
+// bf16. With k l2-normalised in the kernel and beta in [0, 2], a token's transition e^g (I - beta k k^T) has norm at
+// most e^g (k rounded to bf16 has |k|^2 <= 1 + 2^-7, so e^(g + 0.02) where beta > 1), so the span's M has norm at most
+// e^(sum), and under a sum below -200 every entry of M is below 1.4e-87, whose bf16 (least subnormal 9.2e-41) is 0:
+// what the span's chunks would compute and store, as zeros without running them. Gates in long sequences with
+// strong decay (g ~ -0.5 a token: ~ -1000 over 2048 tokens) do that; weak decay runs the span as before. A NaN
+// gate or beta, or one outside the bound's rule, runs it too. Every thread of the CTA calls it (two barriers; `red`
+// 32 floats of shared memory the pipeline has not taken yet).
+__device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64 bos, i64 tb, i64 te, i64 h,
+                                                         float* red) {
+  if (!(p.flags & kFlagL2Norm)) return false;  // uniform: |k| unbounded
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = static_cast<int>(blockDim.x >> 5);
+  float sum = 0.f, bad = 0.f;
+  for (i64 t = tb + threadIdx.x; t < te; t += blockDim.x) {
+    float gl, b;
+    gate_beta(p, bos + t, h, gl, b);
+    sum += gl + (b > 1.f ? 0.02f : 0.f);
+    if (!(b >= 0.f && b <= 2.f)) bad = 1.f;  // NaN too
+  }
+  sum = warp_sum(sum);
+  bad = warp_sum(bad);
+  if (lane == 0) red[warp] = sum, red[16 + warp] = bad;
+  __syncthreads();
+  float tot = 0.f, nbad = 0.f;
+  for (int w = 0; w < nw; ++w) tot += red[w], nbad += red[16 + w];
+  __syncthreads();  // every thread read red before the pipeline takes its bytes
+  return nbad == 0.f && tot < -200.f;  // false for a NaN sum
+}
+// The span's M block as zeros (bf16, D x D from m), the CTA's threads 16 bytes a store.
+__device__ __forceinline__ void zero_span_m16(u16* m) {
+  for (int e = static_cast<int>(threadIdx.x); e < D * D / 8; e += static_cast<int>(blockDim.x))
+    reinterpret_cast<uint4*>(m)[e] = make_uint4(0u, 0u, 0u, 0u);
 }
 
 // PH 4 (gdn_bwd_fwd_fused): the forward pass with no O, from the initial state (dense [N, HO, D, D] rows); per chunk
@@ -305,6 +342,13 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   const int nch = static_cast<int>((te - tb + C - 1) / C);
   const i64 srow = kOut ? state_row(p, seq) : seq;
   const bool mrows = kSum && blockIdx.x == 1;
+  if constexpr (PH == 2 || PH == 5) {
+    if (mrows && span_transition_vanishes(p, bos, tb, te, h, reinterpret_cast<float*>(base))) {
+      zero_span_m16(PH == 2 ? span_m16(p, seq, rg.span, h)
+                            : reinterpret_cast<u16*>(bwd_span_block(p, seq, rg.span, h, kSpanM)));
+      return;
+    }
+  }
   const float scale = kBwd ? 1.f : static_cast<float>(p.scale);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   auto rows_at = [&](int c) -> u32 { return sb + static_cast<u32>(c % 3) * kRBytes; };

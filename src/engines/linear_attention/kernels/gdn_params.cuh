@@ -130,9 +130,9 @@ constexpr long long gdn_fused_split_ws_bytes(long long d, long long t, long long
                                              long long span_chunks) {
   return n_seq * gdn_split_spans(t, span_chunks) * ho * 3 * d * d * 4;
 }
-// Dynamic shared memory of gdn_span_fixup (FixupSmem, gdn_common.cuh: fp32 mf [d x d]; bf16 x
-// [64 x (d + 8)], m [d x (d + 8)]).
-constexpr long long gdn_fixup_smem_bytes(long long d) { return 4 * d * d + 2 * (64 + d) * (d + 8); }
+// Dynamic shared memory of gdn_span_fixup (FixupSmem, gdn_common.cuh: three stages of bf16 m
+// [d x (d + 8)] and fp32 h [64 x (d + 8)]; bf16 x [64 x (d + 8)]).
+constexpr long long gdn_fixup_smem_bytes(long long d) { return (d + 8) * (3 * 2 * d + 3 * 4 * 64 + 2 * 64); }
 // Dynamic shared memory of gdn_prefill_prep (PrepSmem: bf16 q, k [64 x (d + 8)]
 // sharing their space with fp32 lf, tf [64 x 65]; bf16 kb, vb [64 x (d + 8)],
 // t [64 x 72]; fp32 gam, bet [64]).

@@ -260,13 +260,16 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
   }
 
   if (PH == 1) {
-    float* dst = span_block(p, seq, span, h, mrows ? kSumM : kSumH) + v0 * D;
+    // H fp32; M bf16 (span_m16, the walk's operand as it is).
+    float* dst = span_block(p, seq, span, h, kSumH) + v0 * D;
+    u16* dm = span_m16(p, seq, span, h) + v0 * D;
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
-        store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
+        if (mrows) st_bf2(dm + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
+        else store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
       }
   } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
@@ -288,9 +291,8 @@ GDN_PASS_ENTRY(gdn_span_scan, GdnParams, 1, scan_pass, 2)
 // gdn_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V-slice,
 // head, sequence): X = the initial state rows (or zero), span 0's seed; then
 // for each span s but the last X <- X M_s + H_s (fixup_walk, gdn_common.cuh: X as
-// bf16 operand, M_s rounded to bf16 in shared memory, fp32 accumulation from H_s,
-// the next span's M and H requested while this one's product runs), written as
-// span s + 1's seed.
+// bf16 operand, M_s as the summaries stored it in bf16, fp32 accumulation from H_s,
+// both landing two spans ahead), written as span s + 1's seed.
 static_assert(sizeof(FixupSmem) == gdn_fixup_smem_bytes(D), "gdn_fixup_smem_bytes disagrees with FixupSmem");
 extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_fixup(const GdnParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -321,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_fixup(const G
       }
   }
   fixup_walk<false>(
-      sm, x, nsp - 1, [&](i64 s) -> const float* { return span_block(p, seq, s, h, kSumM); },
+      sm, x, nsp - 1, [&](i64 s) -> const u16* { return span_m16(p, seq, s, h); },
       [&](i64 s) -> const float* { return span_block(p, seq, s, h, kSumH) + v0 * D; },
       [&](i64 s) { return span_block(p, seq, s + 1, h, kSumSeed) + v0 * D; });
 }
