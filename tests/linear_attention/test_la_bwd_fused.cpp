@@ -228,16 +228,29 @@ TEST(LaBwdFused, TheHeuristicsRankTheForwardRecomputeByItsChains) {
   la_bwd_test::expect_our_plans(
       bwd(cell(16, 64, four), "gdn_bwd", Attributes().set("batch_invariant", true), false).g, HeurMode::A,
       {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
-  // Where B9 refuses (head dim 64), the fused form is not proposed; with state_checkpoints bound it is, after the
-  // whole-sequence plan (its seeded spans not yet ranked on the H200).
+  // Where B9 refuses (head dim 64), the fused form is not proposed.
   Cfg d64 = cell(16, 64, four);
   d64.k = d64.v = 64;
   la_bwd_test::expect_our_plans(bwd(d64, "gdn_bwd", {}, false).g, HeurMode::A, {kPlanUnsplit});
+  // With state_checkpoints bound the fused forms come first wherever the scans' rule does not split (their forward
+  // recompute runs the cadence's spans at once): on the H100 (GdnBwdGpu.TimingCheckpoints,
+  // bench/results/2026-12-05-gdn-split-mskip-h100.txt, every 1024 tokens) 3 took 0.73x the whole-sequence plan's
+  // time at 16/64 4 x 8192 and 0.83x at 16/64, 1 x 32768; where the scans' rule splits, their split stays first
+  // (2/8, 1 x 32768: 0.53x 3's time).
+  const Attributes every1024 = Attributes().set("checkpoint_every_n_tokens", std::int64_t{1024});
   Cfg ck = cell(16, 64, four);
   ck.ckpt_rows = 32;
-  la_bwd_test::expect_our_plans(
-      bwd(ck, "gdn_bwd", Attributes().set("checkpoint_every_n_tokens", std::int64_t{1024}), false).g, HeurMode::A,
-      {kPlanUnsplit, kPlanFusedRecompute, kPlanFusedBoth});
+  la_bwd_test::expect_our_plans(bwd(ck, "gdn_bwd", every1024, false).g, HeurMode::A,
+                                {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
+  Cfg ck1 = cell(16, 64, one);
+  ck1.ckpt_rows = 32;
+  la_bwd_test::expect_our_plans(bwd(ck1, "gdn_bwd", every1024, false).g, HeurMode::A,
+                                {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
+  Cfg ck28 = cell(2, 8, one);
+  ck28.ckpt_rows = 32;
+  la_bwd_test::expect_our_plans(bwd(ck28, "gdn_bwd", every1024, false).g, HeurMode::A,
+                                {"linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=0]", kPlanUnsplit,
+                                 kPlanFusedRecompute, kPlanFusedBoth});
   // The bar: 3/4 of the multiprocessors' worth of chains (99 of 132), none without device facts.
   auto p = analyze_gdn_bwd(bwd(cell(16, 64, four)).g);
   ASSERT_TRUE(p.is_good()) << p.status().message();

@@ -191,12 +191,13 @@ long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count);
 long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count);
 
 // Whether the heuristics rank the fused forms (PIPELINE_ARCH 3, then 2) before the prep and the scans: rule B9
-// serves `p` (d = 128, not gdn_summary_bwd), no state_checkpoints are bound (the fused forms seeded by them are
-// proposed after the whole-sequence plan until the H200 ranks them), the chain split rule does not split, and the
-// (head, sequence) chains, one CTA each, number at least 3/4 of the multiprocessors. On the H200 PIPELINE_ARCH 3
-// took 0.778-0.796x their time where 256 or 128 chains ran (2: 0.842-0.858x) and 1.06-1.52x with 64 or fewer (one
-// sequence; the prep's parallel work and the scans' two V slices a chain win there):
-// bench/results/2026-12-05-gdn-bwd-rev-loader-h200.txt.
+// serves `p` (d = 128, not gdn_summary_bwd), the chain split rule does not split, and either state_checkpoints are
+// bound (the fused forward recompute then runs the cadence's spans at once: 0.71-0.90x the whole-sequence plan's
+// time on the H100 every 256..4096 tokens where the scans' rule does not split,
+// bench/results/2026-12-05-gdn-split-mskip-h100.txt) or the (head, sequence) chains, one CTA each, number at least
+// 3/4 of the multiprocessors. On the H200 PIPELINE_ARCH 3 took 0.778-0.796x their time where 256 or 128 chains ran
+// (2: 0.842-0.858x) and 1.06-1.52x with 64 or fewer (one sequence, no checkpoints; the prep's parallel work and the
+// scans' two V slices a chain win there): bench/results/2026-12-05-gdn-bwd-rev-loader-h200.txt.
 bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count);
 
 // Every specialisation gdn_bwd may compile: the twelve entries for D in {64, 128}

@@ -47,10 +47,14 @@ long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count) {
 }
 
 namespace {
-// gdn_bwd_fused_first given the chain split rule's pick `split`.
+// gdn_bwd_fused_first given the chain split rule's pick `split`: where the (head, sequence) chains fill 3/4 of the
+// multiprocessors, or with state_checkpoints bound (the fused forward recompute then runs the cadence's spans at
+// once: on the H100, GdnBwdGpu.TimingCheckpoints, every 256..4096 tokens PIPELINE_ARCH 3 took 0.71-0.90x the
+// whole-sequence plan's time at 16/64 and 16/32, 4 x 8192 and 16/64, 1 x 32768,
+// bench/results/2026-12-05-gdn-split-mskip-h100.txt); never where the scans' rule splits.
 bool fused_first(const GdnBwdProblem& p, long long sm_count, long long split) {
-  return split <= 0 && sm_count > 0 && gdn_bwd_b9_refusal(p, 0, kPrefillFusedWs).empty() && p.checkpoints < 0 &&
-         4 * p.n_seq * p.ho >= 3 * sm_count;
+  return split <= 0 && sm_count > 0 && gdn_bwd_b9_refusal(p, 0, kPrefillFusedWs).empty() &&
+         (p.checkpoints >= 0 || 4 * p.n_seq * p.ho >= 3 * sm_count);
 }
 }  // namespace
 
