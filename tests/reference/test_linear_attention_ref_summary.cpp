@@ -7,6 +7,9 @@
 //             gives the unsplit gradients.
 // Summaries read no q (forward) and no v, w (backward): those inputs are withheld.
 // Tolerance: |a - b| <= 1e-11 + 1e-9 |b| (float64, chains of a few K x K products).
+#include <algorithm>
+#include <cmath>
+
 #include "reference/linear_attention_ref_fixture.h"
 
 using namespace la_ref_test;
@@ -130,4 +133,70 @@ TEST(LinearAttentionRefSummary, TransitionIsTheStoredTransposeOfM) {
       for (I64 i = 0; i < K; ++i)
         for (I64 j = 0; j < K; ++j) el(mt, {s, h, i, j}) = el(sm->m, {s, h, j, i});
   expect_close(sb->transition, mt, 1e-15, 1e-15, "transition = M_buf^T");
+}
+
+namespace {
+
+// Per (sequence, head): the largest |entry| of the sequence's transition M over e^(sum of its gates) (the bound
+// span_transition_vanishes, kernels/gdn_fused_ws3.cuh, takes: a token's e^g (I - beta k k^T) has norm at most e^g for
+// |k| <= 1 and beta in [0, 2]); and, for the reflections case, the largest |sum of squares of M - K|.
+struct TransitionVsGates {
+  double worst_ratio = 0.0, worst_frobenius_gap = 0.0;
+};
+TransitionVsGates transition_vs_gates(const Problem& p) {
+  la_ref::Inputs in = p.inputs();
+  in.q = nullptr;
+  in.initial_state = nullptr;
+  auto sm = la_ref::summary(p.cfg, in);
+  EXPECT_TRUE(sm.is_good()) << sm.status().to_string();
+  TransitionVsGates r;
+  if (sm.is_bad()) return r;
+  const I64 K = p.o.kd;
+  for (I64 s = 0; s < p.o.n_seq(); ++s)
+    for (I64 h = 0; h < p.o.ho(); ++h) {
+      double gsum = 0.0, biggest = 0.0, squares = 0.0;
+      for (I64 t = p.o.cu[static_cast<std::size_t>(s)]; t < p.o.cu[static_cast<std::size_t>(s) + 1]; ++t)
+        gsum += el(p.g, {t, h});
+      for (I64 i = 0; i < K; ++i)
+        for (I64 j = 0; j < K; ++j) {
+          const double m = el(sm->m, {s, h, i, j});
+          biggest = std::max(biggest, std::abs(m));
+          squares += m * m;
+        }
+      r.worst_ratio = std::max(r.worst_ratio, biggest / std::exp(gsum));
+      r.worst_frobenius_gap = std::max(r.worst_frobenius_gap, std::abs(squares - static_cast<double>(K)));
+    }
+  return r;
+}
+
+}  // namespace
+
+// The premise of the fused span summaries' vanishing transitions (a span's M stored as zeros, its chunks not run,
+// where the sum of its gates is below -200): with k l2-normalised and beta in [0, 2] no entry of a span's transition
+// exceeds e^(sum of its gates). Checked where that bound is far from underflow (gates in [-0.3, 0.1], some
+// positive), with beta in (0.2, 0.9), with 2 sigmoid(beta) (allow_neg_eigval, up to 1.76), and at beta = 2, g = 0,
+// where each token is a reflection, M is orthogonal and the bound is met (its squares sum to K). Without l2norm
+// (keys of norm ~2.1) it does not hold, which is why the kernels take it under use_qk_l2norm only.
+TEST(LinearAttentionRefSummary, GdnTransitionIsBoundedByItsGates) {
+  Opts o{.variant = Variant::GDN, .cu = {0, 60, 60, 200}, .hv = 2, .kd = 8, .vd = 3, .l2norm = true};
+  for (bool neg : {false, true}) {
+    o.beta_sigmoid = o.neg_eigval = neg;
+    Problem p = make_problem(o);
+    for (double& g : p.g.v) g = uniform(-0.3, 0.1);
+    EXPECT_LE(transition_vs_gates(p).worst_ratio, 1.0 + 1e-9) << (neg ? "2 sigmoid(beta)" : "beta in (0.2, 0.9)");
+  }
+  o.beta_sigmoid = o.neg_eigval = false;
+  Problem refl = make_problem(o);
+  for (double& g : refl.g.v) g = 0.0;
+  for (double& b : refl.beta.v) b = 2.0;
+  const TransitionVsGates r = transition_vs_gates(refl);
+  EXPECT_LE(r.worst_ratio, 1.0 + 1e-9);
+  // l2norm divides by sqrt(|k|^2 + 1e-6): each reflection is orthogonal within ~1e-5, the product within ~1e-3.
+  EXPECT_LE(r.worst_frobenius_gap, 1e-2) << "reflections: M orthogonal";
+  o.l2norm = false;
+  Problem raw = make_problem(o);
+  for (double& k : raw.k.v) k *= 3.0;  // |k|^2 ~ 4.3: beta |k|^2 ~ 3.9, an eigenvalue near -2.9 a token
+  for (double& b : raw.beta.v) b = 0.9;
+  for (double& g : raw.g.v) g = 0.0;
+  EXPECT_GT(transition_vs_gates(raw).worst_ratio, 1.0) << "without l2norm the bound does not hold";
 }
