@@ -293,6 +293,7 @@ TEST(LaBwdKernels, RequestsAndWorkspace) {
   for (long long d : {64, 128}) {
     EXPECT_LE(opgraph_gdn::gdn_bwd_grads_smem_bytes(d), 227 * 1024) << d;
     EXPECT_LE(opgraph_gdn::gdn_bwd_rev_scan_smem_bytes(d), 227 * 1024) << d;
+    EXPECT_LE(opgraph_gdn::gdn_bwd_fixup_smem_bytes(d), 227 * 1024) << d;
   }
 }
 

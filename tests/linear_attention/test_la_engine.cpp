@@ -556,6 +556,11 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_EQ(fzr[2].entry, "gdn_span_fixup");
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 8), 3 * 2 * 8 * 3 * 128 * 128 * 4);
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 0), 0);
+  // The fix-up walk's three stages of M and H (FixupSmem, kernels/gdn_common.cuh) fit the H200's 227 KiB a block.
+  for (long long d : {64, 128}) {
+    EXPECT_LE(opgraph_gdn::gdn_fixup_smem_bytes(d), 227 * 1024) << d;
+  }
+  EXPECT_EQ(opgraph_gdn::gdn_fixup_smem_bytes(128), 226304);
 
   // plan_kernels: the split's kernels; CHAIN_SPLIT without the two-pass mode, or outside
   // its domain, is refused by name.
