@@ -81,7 +81,8 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // 2026-12-04 (GDN_WS3_GATES=1: warp 8's gates; GDN_WS3_MERGE2=0: the merges in four phases; GDN_WS3_EPIW=0: one
 // L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
 // the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
-// their merge on mma), each alone and together, GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses)
+// their merge on mma), each alone and together, GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
+// GDN_SPAN_TAIL=1 (a chain split's value-row span summaries from their vanishing suffix only)
 // (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
 // default since 2026-12-04: GDN_WS3_LD=65 checks the column form they fall back to); the previous two-stage form
 // (GDN_WS_R3=0, ws_pass) with
@@ -105,6 +106,7 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}}},
       {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
       {"ws3_addr32", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_ADDR32", "1"}}},
+      {"ws3_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "1"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},

@@ -306,6 +306,55 @@ __device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64
   __syncthreads();  // every thread read red before the pipeline takes its bytes
   return nbad == 0.f && tot < -200.f;  // false for a NaN sum
 }
+// GDN_SPAN_TAIL (a trial, 0: off, written 2026-12-05 without a device; not run yet): a chain split's value-row span
+// summary (H, PH 2 / 5) runs only the span's last chunks, from the latest chunk c whose suffix [c, end) has gates
+// summing below -200 (span_transition_vanishes' bound, chunk by chunk: under l2norm with beta in [0, 2] the suffix's
+// transition has norm below 1.4e-87). The state at c enters H only through that transition, so the truncated H
+// differs from the whole span's by at most 1.4e-87 of that state's norm, far below fp32's rounding of either (both
+// are the exact H within rounding; bitwise equal unless a value lies within 1e-80 of a rounding boundary). Strong
+// decay (the benchmarks' logsigmoid gates: ~ -50 a chunk) runs about four chunks of a span instead of all of it.
+// A NaN gate or a beta outside [0, 2] in a chunk stops the suffix there. Every thread of the CTA calls it (three
+// barriers; `red` span_chunks + 1 floats of shared memory the pipeline has not taken yet).
+#ifndef GDN_SPAN_TAIL
+#define GDN_SPAN_TAIL 0
+#endif
+__device__ __forceinline__ int span_tail_start(const GdnParams& p, i64 bos, i64 tb, i64 te, i64 h, float* red) {
+  if (!(p.flags & kFlagL2Norm)) return 0;  // uniform: |k| unbounded
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = static_cast<int>(blockDim.x >> 5);
+  const int nch = static_cast<int>((te - tb + C - 1) / C);
+  for (int c = warp; c < nch; c += nw) {  // chunk c's sum, NaN where a beta breaks the bound
+    float sum = 0.f, bad = 0.f;
+    for (int j = lane; j < C; j += 32) {
+      const i64 t = tb + static_cast<i64>(c) * C + j;
+      if (t >= te) break;
+      float gl, b;
+      gate_beta(p, bos + t, h, gl, b);
+      sum += gl + (b > 1.f ? 0.02f : 0.f);
+      if (!(b >= 0.f && b <= 2.f)) bad = 1.f;
+    }
+    sum = warp_sum(sum);
+    bad = warp_sum(bad);
+    if (lane == 0) red[c] = bad == 0.f ? sum : __int_as_float(0x7fc00000);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int start = 0;
+    float suffix = 0.f;
+    for (int c = nch - 1; c >= 1; --c) {
+      suffix += red[c];
+      if (!(suffix == suffix)) break;  // NaN: no bound past this chunk
+      if (suffix < -200.f) {
+        start = c;
+        break;
+      }
+    }
+    red[nch] = __int_as_float(start);
+  }
+  __syncthreads();
+  const int start = __float_as_int(red[nch]);
+  __syncthreads();  // every thread read red before the pipeline takes its bytes
+  return start;
+}
 // The span's M block as zeros (bf16, D x D from m), the CTA's threads 16 bytes a store.
 __device__ __forceinline__ void zero_span_m16(u16* m) {
   for (int e = static_cast<int>(threadIdx.x); e < D * D / 8; e += static_cast<int>(blockDim.x))
@@ -337,13 +386,18 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   const i64 h = blockIdx.y;
   const PassRange rg = pass_range<PH>(p);
   if (!rg.run) return;
-  const i64 seq = rg.seq, bos = rg.bos, tb = rg.tb, te = rg.te;
+  const i64 seq = rg.seq, bos = rg.bos, te = rg.te;
+  // GDN_SPAN_TAIL: a value-row span summary from its vanishing suffix's first chunk (x = 0: uniform in the CTA).
+  float* const red = reinterpret_cast<float*>(base);
+  const i64 tb = rg.tb + ((PH == 2 || PH == 5) && GDN_SPAN_TAIL && blockIdx.x == 0
+                              ? static_cast<i64>(C) * span_tail_start(p, bos, rg.tb, te, h, red)
+                              : 0);
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const int nch = static_cast<int>((te - tb + C - 1) / C);
   const i64 srow = kOut ? state_row(p, seq) : seq;
   const bool mrows = kSum && blockIdx.x == 1;
   if constexpr (PH == 2 || PH == 5) {
-    if (mrows && span_transition_vanishes(p, bos, tb, te, h, reinterpret_cast<float*>(base))) {
+    if (mrows && span_transition_vanishes(p, bos, tb, te, h, red)) {
       zero_span_m16(PH == 2 ? span_m16(p, seq, rg.span, h)
                             : reinterpret_cast<u16*>(bwd_span_block(p, seq, rg.span, h, kSpanM)));
       return;
