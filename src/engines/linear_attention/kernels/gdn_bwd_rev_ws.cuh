@@ -104,6 +104,53 @@ __device__ __forceinline__ float* rv_span_block(const GdnBwdParams& p, i64 seq, 
   return rv_ws<float>(p, p.ws_span) + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
 }
 
+// GDN_SPAN_TAIL (RM 1; the trial of gdn_fused_ws3.cuh's span_tail_start, the reverse direction's form): how many of
+// the span's first chunks the reverse span summary keeps. A chunk's dS reaches dS^T at the span's start through the
+// transposed transitions of the chunks before it, whose norm under l2norm with beta in [0, 2] is at most e^(their
+// gates' sum); the forward recompute stored each chunk's e^gamma_C (egc), so the earliest n whose chunks [0, n) have
+// ln(egc) + 0.02 a token with beta > 1 summing below -200 is kept, the later ones left out (their share below
+// 1.4e-87 of their dS). nch where none does, without l2norm, or where a beta outside [0, 2] comes first. Every
+// thread of the CTA calls it (three barriers; `red` nch + 1 floats the pipeline has not taken yet).
+__device__ __forceinline__ int rev_span_head(const GdnBwdParams& p, i64 first, int nch, i64 bos, int cb, i64 len, i64 h,
+                                             float* red) {
+  if (!(p.flags & kFlagL2Norm)) return nch;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = static_cast<int>(blockDim.x >> 5);
+  for (int c = warp; c < nch; c += nw) {
+    float bad = 0.f, over = 0.f;
+    for (int j = lane; j < C; j += 32) {
+      const i64 t = static_cast<i64>(cb + c) * C + j;
+      if (t >= len) break;
+      float b = load_any(p.beta, (bos + t) * p.ho + h, p.beta_type);
+      if (p.flags & kFlagBetaSigmoid) b = ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b);
+      if (!(b >= 0.f && b <= 2.f)) bad = 1.f;
+      if (b > 1.f) over += 0.02f;
+    }
+    bad = warp_sum(bad);
+    over = warp_sum(over);
+    if (lane == 0)
+      red[c] = bad == 0.f ? logf(rv_ws<const float>(p, p.ws_egc)[(first + c) * p.ho + h]) + over
+                          : __int_as_float(0x7fc00000);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int keep = nch;
+    float prefix = 0.f;
+    for (int c = 0; c + 1 < nch; ++c) {
+      prefix += red[c];
+      if (!(prefix == prefix)) break;  // NaN: no bound past this chunk
+      if (prefix < -200.f) {
+        keep = c + 1;
+        break;
+      }
+    }
+    red[nch] = __int_as_float(keep);
+  }
+  __syncthreads();
+  const int keep = __float_as_int(red[nch]);
+  __syncthreads();  // every thread read red before the pipeline takes its bytes
+  return keep;
+}
+
 // RM: 0 gdn_bwd_rev_fused (each sequence whole, grid (1, HO, N)); under a chain split (grid (1, HO, N x n_spans)) 1
 // gdn_bwd_rev_summary_fused, each span but the first from a zero dS^T at its end with nothing stored per chunk (no
 // S^T loaded), dS^T at its start to the span's H' block (kSpanRH), and 2 gdn_bwd_rev_span_fused, each span from its
@@ -132,6 +179,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     nch = all - cb < p.span_chunks ? all - cb : static_cast<int>(p.span_chunks);
   }
   const i64 first = bos / C + seq + cb;  // the slot of the CTA's first chunk
+  if (RM == 1 && GDN_SPAN_TAIL) nch = rev_span_head(p, first, nch, bos, cb, len, h, reinterpret_cast<float*>(base));
   auto stage_at = [&](int i) -> u32 { return sb + static_cast<u32>(i & 1) * kVBytes; };
   auto stage_ptr = [&](int i) -> unsigned char* { return base + static_cast<u32>(i & 1) * kVBytes; };
 
