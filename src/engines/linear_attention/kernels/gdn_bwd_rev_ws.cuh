@@ -131,24 +131,7 @@ __device__ __forceinline__ int rev_span_head(const GdnBwdParams& p, i64 first, i
       red[c] = bad == 0.f ? logf(rv_ws<const float>(p, p.ws_egc)[(first + c) * p.ho + h]) + over
                           : __int_as_float(0x7fc00000);
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int keep = nch;
-    float prefix = 0.f;
-    for (int c = 0; c + 1 < nch; ++c) {
-      prefix += red[c];
-      if (!(prefix == prefix)) break;  // NaN: no bound past this chunk
-      if (prefix < -200.f) {
-        keep = c + 1;
-        break;
-      }
-    }
-    red[nch] = __int_as_float(keep);
-  }
-  __syncthreads();
-  const int keep = __float_as_int(red[nch]);
-  __syncthreads();  // every thread read red before the pipeline takes its bytes
-  return keep;
+  return vanishing_cut<false>(red, nch);
 }
 
 // RM: 0 gdn_bwd_rev_fused (each sequence whole, grid (1, HO, N)); under a chain split (grid (1, HO, N x n_spans)) 1

@@ -306,6 +306,35 @@ __device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64
   __syncthreads();  // every thread read red before the pipeline takes its bytes
   return nbad == 0.f && tot < -200.f;  // false for a NaN sum
 }
+#ifndef GDN_SPAN_TAIL
+#define GDN_SPAN_TAIL 0
+#endif
+// GDN_SPAN_TAIL's cut, for every thread of the CTA from thread 0's scan of the per-chunk bound terms red[0 .. n) (NaN:
+// no bound through that chunk): kFromEnd, the latest chunk c >= 1 whose suffix [c, n) sums below -200 (0 if none);
+// else the earliest count k < n whose prefix [0, k) does (n if none). Three barriers (the first publishes red); red[n]
+// carries the answer.
+template <bool kFromEnd>
+__device__ __forceinline__ int vanishing_cut(float* red, int n) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int cut = kFromEnd ? 0 : n;
+    float sum = 0.f;
+    for (int i = 0; i + 1 < n; ++i) {
+      const int c = kFromEnd ? n - 1 - i : i;
+      sum += red[c];
+      if (!(sum == sum)) break;  // NaN: no bound past this chunk
+      if (sum < -200.f) {
+        cut = kFromEnd ? c : c + 1;
+        break;
+      }
+    }
+    red[n] = __int_as_float(cut);
+  }
+  __syncthreads();
+  const int cut = __float_as_int(red[n]);
+  __syncthreads();  // every thread read red before the pipeline takes its bytes
+  return cut;
+}
 // GDN_SPAN_TAIL (a trial, 0: off, written 2026-12-05 without a device; not run yet): a chain split's value-row span
 // summary (H, PH 2 / 5) runs only the span's last chunks, from the latest chunk c whose suffix [c, end) has gates
 // summing below -200 (span_transition_vanishes' bound, chunk by chunk: under l2norm with beta in [0, 2] the suffix's
@@ -315,9 +344,6 @@ __device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64
 // decay (the benchmarks' logsigmoid gates: ~ -50 a chunk) runs about four chunks of a span instead of all of it.
 // A NaN gate or a beta outside [0, 2] in a chunk stops the suffix there. Every thread of the CTA calls it (three
 // barriers; `red` span_chunks + 1 floats of shared memory the pipeline has not taken yet).
-#ifndef GDN_SPAN_TAIL
-#define GDN_SPAN_TAIL 0
-#endif
 __device__ __forceinline__ int span_tail_start(const GdnParams& p, i64 bos, i64 tb, i64 te, i64 h, float* red) {
   if (!(p.flags & kFlagL2Norm)) return 0;  // uniform: |k| unbounded
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = static_cast<int>(blockDim.x >> 5);
@@ -336,24 +362,7 @@ __device__ __forceinline__ int span_tail_start(const GdnParams& p, i64 bos, i64 
     bad = warp_sum(bad);
     if (lane == 0) red[c] = bad == 0.f ? sum : __int_as_float(0x7fc00000);
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int start = 0;
-    float suffix = 0.f;
-    for (int c = nch - 1; c >= 1; --c) {
-      suffix += red[c];
-      if (!(suffix == suffix)) break;  // NaN: no bound past this chunk
-      if (suffix < -200.f) {
-        start = c;
-        break;
-      }
-    }
-    red[nch] = __int_as_float(start);
-  }
-  __syncthreads();
-  const int start = __float_as_int(red[nch]);
-  __syncthreads();  // every thread read red before the pipeline takes its bytes
-  return start;
+  return vanishing_cut<true>(red, nch);
 }
 // The span's M block as zeros (bf16, D x D from m), the CTA's threads 16 bytes a store.
 __device__ __forceinline__ void zero_span_m16(u16* m) {
