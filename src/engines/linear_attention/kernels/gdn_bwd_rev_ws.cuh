@@ -122,8 +122,7 @@ __device__ __forceinline__ int rev_span_head(const GdnBwdParams& p, i64 first, i
       if (t >= len) break;
       float b = load_any(p.beta, (bos + t) * p.ho + h, p.beta_type);
       if (p.flags & kFlagBetaSigmoid) b = ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b);
-      if (!(b >= 0.f && b <= 2.f)) bad = 1.f;
-      if (b > 1.f) over += 0.02f;
+      over += beta_bound_term(b, bad);
     }
     bad = warp_sum(bad);
     over = warp_sum(over);

@@ -278,6 +278,18 @@ __device__ __forceinline__ void bwd_span_summary_out(const GdnParams& p, const f
   }
 }
 
+// The vanishing-transition bound's share of a beta b (as the kernels form it): 0.02 where b > 1 (|k|^2 of a bf16 k
+// up to 1 + 2^-7), `bad` set where b lies outside [0, 2] (NaN too), where the bound does not hold.
+__device__ __forceinline__ float beta_bound_term(float b, float& bad) {
+  if (!(b >= 0.f && b <= 2.f)) bad = 1.f;
+  return b > 1.f ? 0.02f : 0.f;
+}
+// Token tok's term of the bound on head h: its natural-log gate plus its beta's share.
+__device__ __forceinline__ float token_bound_term(const GdnParams& p, i64 tok, i64 h, float& bad) {
+  float gl, b;
+  gate_beta(p, tok, h, gl, b);
+  return gl + beta_bound_term(b, bad);
+}
 // A chain split's span transition M (its rows' CTA: PH 2, PH 5) known from the gates and betas alone to be zero in
 // bf16. With k l2-normalised in the kernel and beta in [0, 2], a token's transition e^g (I - beta k k^T) has norm at
 // most e^g (k rounded to bf16 has |k|^2 <= 1 + 2^-7, so e^(g + 0.02) where beta > 1), so the span's M has norm at most
@@ -291,12 +303,7 @@ __device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64
   if (!(p.flags & kFlagL2Norm)) return false;  // uniform: |k| unbounded
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = static_cast<int>(blockDim.x >> 5);
   float sum = 0.f, bad = 0.f;
-  for (i64 t = tb + threadIdx.x; t < te; t += blockDim.x) {
-    float gl, b;
-    gate_beta(p, bos + t, h, gl, b);
-    sum += gl + (b > 1.f ? 0.02f : 0.f);
-    if (!(b >= 0.f && b <= 2.f)) bad = 1.f;  // NaN too
-  }
+  for (i64 t = tb + threadIdx.x; t < te; t += blockDim.x) sum += token_bound_term(p, bos + t, h, bad);
   sum = warp_sum(sum);
   bad = warp_sum(bad);
   if (lane == 0) red[warp] = sum, red[16 + warp] = bad;
@@ -353,10 +360,7 @@ __device__ __forceinline__ int span_tail_start(const GdnParams& p, i64 bos, i64 
     for (int j = lane; j < C; j += 32) {
       const i64 t = tb + static_cast<i64>(c) * C + j;
       if (t >= te) break;
-      float gl, b;
-      gate_beta(p, bos + t, h, gl, b);
-      sum += gl + (b > 1.f ? 0.02f : 0.f);
-      if (!(b >= 0.f && b <= 2.f)) bad = 1.f;
+      sum += token_bound_term(p, bos + t, h, bad);
     }
     sum = warp_sum(sum);
     bad = warp_sum(bad);
