@@ -6,9 +6,10 @@
 // plan): a decode step (B sequences of one token, fp32 state pool updated in place through
 // state_indices) and a prefill (one sequence, the fused kernel). The raw side launches the
 // same CUfunction (the engine's runtime hands out the one it loaded) with a GdnParams written
-// here field by field and the same launch geometry. Method (bench/timing.h host_ns_per_call):
-// per burst size, the minimum over 25 bursts, each from a drained stream, of burst host time /
-// burst. The two sides' outputs (O and the pool rows) are then compared bitwise, from the same
+// here field by field and the same launch geometry. Method (bench/timing.h host_ns_per_call_pair):
+// per burst size b, the minimum over 25 x 64 / b bursts, each from a drained stream, of burst host time /
+// burst, the two sides interleaved burst by burst (until 2026-12-05 all raw bursts ran before all executes,
+// 25 of each). The two sides' outputs (O and the pool rows) are then compared bitwise, from the same
 // pool contents, outputs poisoned first: the raw launch is the same work, not a cheaper one.
 #include <algorithm>
 #include <cmath>
@@ -33,6 +34,8 @@ namespace {
 
 using namespace opgraph;
 namespace gdn = opgraph_gdn;
+
+constexpr int kReps = 25;  // bursts of 64 calls; shorter bursts get 64 / burst times as many
 
 int fail(const Status& s) {
   std::fprintf(stderr, "%s\n", s.to_string().c_str());
@@ -193,14 +196,13 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   std::printf("\n%s (%s; kernel %s, grid %u x %u x %u): host enqueue per call, ns\n", cell.name,
               name.value().c_str(), entry.c_str(), raw.gridDimX, raw.gridDimY, raw.gridDimZ);
   std::printf("%-6s %14s %16s %8s\n", "burst", "raw_launch", "opgraph_execute", "ratio");
-  constexpr int kReps = 25;
+  // Single calls vary most from one to the next (~0.5 us on ~3 us): more bursts where they are short.
   double worst = 0.0;
   for (int burst : {1, 4, 16, 64}) {
     auto drain = [&] { (void)api.stream_synchronize(stream); };
-    const double rl = bench::host_ns_per_call(burst, kReps, drain, [&] {
-      failures += api.launch_kernel_ex(&raw, kern->function, args, nullptr) != CUDA_SUCCESS;
-    });
-    const double ex = bench::host_ns_per_call(burst, kReps, drain, execute);
+    const auto [rl, ex] = bench::host_ns_per_call_pair(
+        burst, kReps * 64 / burst, drain,
+        [&] { failures += api.launch_kernel_ex(&raw, kern->function, args, nullptr) != CUDA_SUCCESS; }, execute);
     std::printf("%-6d %14.1f %16.1f %8.2f\n", burst, rl, ex, ex / rl);
     worst = std::max(worst, ex / rl);
   }
@@ -241,8 +243,8 @@ int main() {
                         {"gdn decode 16/32 B=64", 64, 1, 32},
                         {"gdn prefill 16/32 1 x 2048 (fused)", 1, 2048, 32}};
   for (const Cell& c : cells) failures += run_cell(c, *rt.value());
-  std::printf("\nmethod: per burst, the minimum over 25 bursts from a drained stream of host time / burst "
-              "(bench/timing.h host_ns_per_call); %s\n",
+  std::printf("\nmethod: per burst size b, the minimum over 25 x 64 / b bursts from a drained stream of host time / "
+              "burst, raw launch and execute interleaved burst by burst (bench/timing.h host_ns_per_call_pair); %s\n",
               failures ? "FAILURES above" : "no failures");
   return failures ? 1 : 0;
 }

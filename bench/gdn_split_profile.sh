@@ -15,6 +15,10 @@
 #   OPGRAPH_SPLIT_NCU         0: no profiler run
 #   OPGRAPH_SPLIT_NUMERICS    a gtest filter of numerics cases (default none), e.g. 'GdnGpu*:-GdnGpu*.Timing*'
 #   OPGRAPH_SPLIT_AFTER       a gtest filter run last on the work tree's build alone (e.g. a timing test)
+#   OPGRAPH_SPLIT_DEFINES     trial macros to turn on, e.g. "GDN_SPAN_TAIL=1 GDN_WALK_SKIP=1": without
+#                             BASE_KERNELS_DIR the base is the work tree's kernels as they are and the work tree's
+#                             side has each named macro's `#define NAME <default>` line in kernels/ set to the value
+#                             (on the device machine's copy only; a macro with no such line is an error)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -26,6 +30,19 @@ timing=${OPGRAPH_SPLIT_TIMING:-GdnGpu.TimingFiveCells}
 export OPGRAPH_GDN_TIMING_CELLS=$cells
 source bench/la_suite_lib.sh
 B=${OPGRAPH_BUILD_DIR:-/tmp/bb}
+kdir=src/engines/linear_attention/kernels
+if [ -n "${OPGRAPH_SPLIT_DEFINES:-}" ]; then
+  if [ -z "$base" ]; then
+    base=/tmp/split-base-kernels
+    rm -rf "$base" && mkdir -p "$base" && cp "$kdir"/* "$base"/
+  fi
+  for def in $OPGRAPH_SPLIT_DEFINES; do
+    name=${def%%=*} val=${def#*=}
+    files=$(grep -l -E "^#define $name [^ ]+$" "$kdir"/*) || { echo "no '#define $name' default in $kdir"; exit 1; }
+    sed -i -E "s/^#define $name [^ ]+$/#define $name $val/" $files
+    echo "work tree side: $name=$val ($(echo $files | xargs -n1 basename | tr '\n' ' '))"
+  done
+fi
 la_build test_la_gpu opgraph_tool || exit 1
 sides=(new)
 bins=("$B/tests/test_la_gpu")

@@ -6,6 +6,11 @@
 //                                       bursts of `burst` calls, each burst from a drained queue
 //                                       (drain()), of burst time / burst. Bursts are short, so the
 //                                       launch queue never fills: the figure is the caller's cost.
+//   host_ns_per_call_pair(burst, reps, drain, a, b)
+//                                       the same for two callers interleaved rep by rep (a then b
+//                                       on even reps, b then a on odd ones; each burst from a
+//                                       drained queue): drift in clocks or caches over the run
+//                                       reaches both sides alike. Returns {a's minimum, b's}.
 //   time_kernels(api, stream, runs)     KERNEL time of each runner, like with like: every runner
 //                                       (enqueues one call on `stream`) is captured `calls` times into
 //                                       a CUDA graph, and the graphs' replays are timed with events,
@@ -30,6 +35,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/loader.h"
@@ -52,6 +58,28 @@ double host_ns_per_call(int burst, int reps, Drain&& drain, F&& f) {
     best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / burst);
   }
   return best;
+}
+
+template <class Drain, class A, class B>
+std::pair<double, double> host_ns_per_call_pair(int burst, int reps, Drain&& drain, A&& a, B&& b) {
+  double best_a = 1e300, best_b = 1e300;
+  auto one = [&](auto&& f, double& best) {
+    drain();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < burst; ++i) f();
+    const auto t1 = Clock::now();
+    best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / burst);
+  };
+  for (int r = 0; r < reps; ++r) {
+    if (r % 2 == 0) {
+      one(a, best_a);
+      one(b, best_b);
+    } else {
+      one(b, best_b);
+      one(a, best_a);
+    }
+  }
+  return {best_a, best_b};
 }
 
 // Stream capture and graph launch, from the libcuda the runtime opened.

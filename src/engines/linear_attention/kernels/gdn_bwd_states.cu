@@ -249,6 +249,7 @@ __device__ __forceinline__ void fwd_scan_pass(const GdnBwdParams& p, unsigned ch
         if (mrows) st_bf2(dm + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
         else store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
       }
+    if (GDN_WALK_SKIP && mrows && v0 == 0 && threadIdx.x == 0) put_span_m_flag(span_m16(p, seq, span, h), 0u);
   }
 }
 

@@ -507,6 +507,19 @@ constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
 __device__ __forceinline__ u16* span_m16(const GdnParams& p, i64 seq, i64 span, i64 h) {
   return reinterpret_cast<u16*>(span_block(p, seq, span, h, kSumM));
 }
+// GDN_WALK_SKIP (a trial, 0: off; written 2026-12-05 without a device, not run yet): the word after a span's bf16 M
+// in its fp32 block (whose second half holds nothing else) says whether the span summaries stored M (0) or found
+// the span's transition vanishing (1: span_transition_vanishes, kernels/gdn_fused_ws3.cuh) and stored nothing; the
+// walk then sets x <- H_i without the product (x M_i with M_i = 0 adds +0: the seeds are the zero-M walk's, but for
+// a -0 of H_i, which stays -0). Every writer of M writes the word (the thread that stores M's element (0, 0)), so a
+// word left from an earlier execute is never read. 0: the writers store zeros as M and write no word.
+#ifndef GDN_WALK_SKIP
+#define GDN_WALK_SKIP 0
+#endif
+__device__ __forceinline__ void put_span_m_flag(u16* m, unsigned v) { *reinterpret_cast<unsigned*>(m + D * D) = v; }
+__device__ __forceinline__ unsigned span_m_flag(const u16* m) {
+  return __ldg(reinterpret_cast<const unsigned*>(m + D * D));
+}
 
 // ---- the chain split's fix-up walk (gdn_span_fixup; the backward's gdn_bwd_span_fixup) ----
 // One CTA of 8 warps walks one (V slice, head, sequence)'s spans in order: x (this CTA's 64 state
@@ -557,8 +570,12 @@ __device__ __forceinline__ void fixup_walk(FixupSmem& sm, float (&x)[D / 16][4],
   put_x();
   request(0, 0);
   request(1, 1);
+  // GDN_WALK_SKIP: step i's word, loaded a step ahead (uniform: one address for the CTA).
+  unsigned vanish_next = GDN_WALK_SKIP && steps > 0 ? span_m_flag(mat(0)) : 0u;
   int st = 0;
   for (i64 i = 0; i < steps; ++i) {
+    const unsigned vanish = vanish_next;
+    if (GDN_WALK_SKIP && i + 1 < steps) vanish_next = span_m_flag(mat(i + 1));
     cp_async_wait_group<1>();
     __syncthreads();  // M_i and H_i landed (every thread's pieces) and X written; step i - 1 read stage (i + 2) % 3
     request(i + 2, st == 0 ? 2 : st - 1);
@@ -572,8 +589,10 @@ __device__ __forceinline__ void fixup_walk(FixupSmem& sm, float (&x)[D / 16][4],
         x[j][2 * hh + 1] = f.y;
       }
     // Forward: B = M as stored ([k][n]); kTrans: B = M^T, i.e. M's rows as [n][k].
-    if constexpr (kTrans) warp_mma<NTS, D>(x, sm.x + ms * LDD, LDD, sm.m[st] + ns * LDD, LDD, lane);
-    else warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m[st] + ns, LDD, lane);
+    if (!GDN_WALK_SKIP || vanish == 0u) {
+      if constexpr (kTrans) warp_mma<NTS, D>(x, sm.x + ms * LDD, LDD, sm.m[st] + ns * LDD, LDD, lane);
+      else warp_mma<NTS, D, false, true>(x, sm.x + ms * LDD, LDD, sm.m[st] + ns, LDD, lane);
+    }
     __syncthreads();  // every warp's reads of X done
     put_x();
     float* sg = seed(i);

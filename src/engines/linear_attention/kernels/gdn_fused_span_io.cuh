@@ -97,6 +97,7 @@ __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (
       if (mrows) st_bf2(dm + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
       else store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
     }
+    if (GDN_WALK_SKIP && mrows && v0 == 0 && fr == 0 && fc == 0) put_span_m_flag(span_m16(p, seq, span, h), 0u);
   } else if (PH != 4 && last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     store_slice(p.final_state, p.state_type, srow * p.state_row_stride + (h * D + v0) * D, st, fr, fc);
   }

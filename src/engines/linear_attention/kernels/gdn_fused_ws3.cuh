@@ -276,6 +276,8 @@ __device__ __forceinline__ void bwd_span_summary_out(const GdnParams& p, const f
     if (mrows) st_bf2(dm + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
     else store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
   }
+  if (GDN_WALK_SKIP && mrows && v0 == 0 && fr == 0 && fc == 0)
+    put_span_m_flag(reinterpret_cast<u16*>(bwd_span_block(p, seq, span, h, kSpanM)), 0u);
 }
 
 // The vanishing-transition bound's share of a beta b (as the kernels form it): 0.02 where b > 1 (|k|^2 of a bf16 k
@@ -411,8 +413,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   const bool mrows = kSum && blockIdx.x == 1;
   if constexpr (PH == 2 || PH == 5) {
     if (mrows && span_transition_vanishes(p, bos, tb, te, h, red)) {
-      zero_span_m16(PH == 2 ? span_m16(p, seq, rg.span, h)
-                            : reinterpret_cast<u16*>(bwd_span_block(p, seq, rg.span, h, kSpanM)));
+      u16* const m = PH == 2 ? span_m16(p, seq, rg.span, h)
+                             : reinterpret_cast<u16*>(bwd_span_block(p, seq, rg.span, h, kSpanM));
+      if (!GDN_WALK_SKIP) zero_span_m16(m);
+      else if (tid == 0) put_span_m_flag(m, 1u);  // the walk skips the product (no M stored)
       return;
     }
   }
