@@ -241,16 +241,18 @@ struct PackNormalizer {
 };
 
 Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& layout, VariantPack& out) {
-  out.entries_.clear();
-  out.overrides_.clear();
-  out.layout_ = &layout;
-  out.layout_generation_ = layout.generation();
   // A pack normalised into again (execute's per-thread scratch) keeps its slots: each slot this call binds is
   // overwritten whole by read_form, so only the ones it leaves unbound go back to the default (one bit each in
   // `seen`; the first call, another layout's size or more than 64 slots: every slot reset). An unbound slot is
   // default or was bound (`bound`, set first by describe) by an earlier call.
   const std::size_t n = layout.size();
   const bool reuse = out.slots_.size() == n && n <= 64;
+  // The earlier call normalised against this very layout (its generation: never another live layout's).
+  const bool same_layout = reuse && out.layout_generation_ == layout.generation();
+  out.entries_.clear();
+  out.overrides_.clear();
+  out.layout_ = &layout;
+  out.layout_generation_ = 0;  // this layout's only once the call succeeds: a refused call's slots are half written
   if (!reuse) out.slots_.assign(n, OperandBuffer{});
   std::uint64_t seen = 0;
   out.overridden_ = false;
@@ -268,6 +270,15 @@ Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& l
       return refuse(&s, s.uid, "bound by a tensor of another graph ('" + e.tensor->get_name() + "') with this uid");
     OperandBuffer& b = out.slots_[static_cast<std::size_t>(pos)];
     if (reuse) seen |= std::uint64_t{1} << pos;
+    // A bare address into a slot that holds this layout's declaration as lend() wrote it (only lend sets
+    // graph_described; read_form overwrites a slot whole, an override clears the flag): read_form and describe
+    // would write the same description again, so only what the address brings changes.
+    if (same_layout && e.form == Form::ADDRESS && b.bound && b.graph_described && !b.overridden) {
+      b.data = e.buffer.data;
+      b.memory = e.buffer.memory;
+      b.read_only = e.buffer.read_only;
+      continue;
+    }
     OPGRAPH_CHECK(PackNormalizer::read_form(e, &s, b));
     OPGRAPH_CHECK(PackNormalizer::describe(s, b));
   }
@@ -284,6 +295,7 @@ Status VariantPack::normalize(const VariantPack& caller, const DeclaredLayout& l
                                                 out.slots_[static_cast<std::size_t>(pos)]));
     out.overridden_ = true;
   }
+  out.layout_generation_ = layout.generation();
   return Status::ok();
 }
 

@@ -260,6 +260,89 @@ TEST(FastPath, ACallersDescriptionFlagsAreNotBelieved) {
   }
 }
 
+// Every field of two normalised slots.
+void expect_same_slot(const OperandBuffer& a, const OperandBuffer& b, const std::string& what) {
+  EXPECT_EQ(a.data, b.data) << what;
+  EXPECT_EQ(a.rank, b.rank) << what;
+  EXPECT_TRUE(a.dims == b.dims) << what;
+  EXPECT_TRUE(a.strides == b.strides) << what;
+  EXPECT_EQ(a.dtype, b.dtype) << what;
+  EXPECT_EQ(a.memory, b.memory) << what;
+  EXPECT_EQ(a.read_only, b.read_only) << what;
+  EXPECT_EQ(a.graph_described, b.graph_described) << what;
+  EXPECT_EQ(a.overridden, b.overridden) << what;
+  EXPECT_EQ(a.bound, b.bound) << what;
+}
+
+// A bare address normalised into a pack that already holds the slot as the declaration lent it (execute's
+// per-thread scratch, the same layout the call before) changes only what the address brings: every slot is
+// field for field what a fresh normalisation of the same call gives, whatever bound the slot before — a bare
+// address, a dense DLPack tensor of other extents in device memory (re-described), an override, a buffer of its
+// own strides, another layout of as many slots — and whatever the address carries (memory kind, read-only, a
+// dtype the declaration replaces).
+TEST(FastPath, ABareAddressNormalisedAgainIsAFreshNormalisation) {
+  ReluProbe probe;
+  OpGraph og;  // another layout of two slots, declared [3, 2]
+  auto otx = og.tensor({3, 2}, DataType::FLOAT, "X");
+  og.relu(otx)->set_output(true).set_name("Y");
+  ASSERT_TRUE(og.validate().is_good());
+  struct {
+    DeclaredLayout layout;
+  } other{DeclaredLayout::compute(og).value()};
+  alignas(16) float xm[8], ym[8], xm2[8], ym2[8];
+  const std::int64_t ux = probe.x->get_uid(), uy = probe.layout.slot(1).uid;
+  const std::int64_t ox = otx->get_uid(), oy = other.layout.slot(1).uid;
+  std::vector<std::int64_t> shape = {3, 2}, strides = {2, 1};
+  DLTensor dev{xm, {kDLCUDA, 0}, 2, {kDLFloat, 32, 1}, shape.data(), strides.data(), 0};
+  OperandBuffer carried = OperandBuffer::address(xm2);
+  carried.memory = MemoryKind::DEVICE;
+  carried.read_only = true;
+  carried.dtype = DataType::HALF;
+  using Fill = std::function<void(VariantPack&)>;
+  const std::vector<std::pair<std::string, Fill>> before = {
+      {"bare", [&](VariantPack& p) { p.set(ux, xm).set(uy, ym); }},
+      {"DLPack device [3, 2]", [&](VariantPack& p) { p.set(ux, &dev).set(uy, ym); }},
+      {"override", [&](VariantPack& p) { p.set(ux, xm).set(uy, ym).override_shape(ux, {2, 3}); }},
+      {"own strides", [&](VariantPack& p) { p.set(ux, OperandBuffer::make(xm, {2, 3}, {1, 2})).set(uy, ym); }},
+      {"carried", [&](VariantPack& p) { p.set(ux, carried).set(uy, ym); }},
+      {"x only", [&](VariantPack& p) { p.set(ux, xm); }},
+  };
+  const std::vector<std::pair<std::string, Fill>> after = {
+      {"bare", [&](VariantPack& p) { p.set(ux, xm2).set(uy, ym2); }},
+      {"carried", [&](VariantPack& p) { p.set(ux, carried).set(uy, ym2); }},
+      {"y only", [&](VariantPack& p) { p.set(uy, ym2); }},
+  };
+  int n_cases = 0;
+  for (bool via_other : {false, true})
+    for (const auto& [bn, bf] : before)
+      for (const auto& [an, af] : after) {
+        VariantPack first, second, reused, fresh;
+        if (via_other) first.set(ox, xm).set(oy, ym);
+        else bf(first);
+        af(second);
+        const DeclaredLayout& l0 = via_other ? other.layout : probe.layout;
+        ASSERT_TRUE(VariantPack::normalize(first, l0, reused).is_good()) << bn;
+        ASSERT_TRUE(VariantPack::normalize(second, probe.layout, reused).is_good()) << an;
+        ASSERT_TRUE(VariantPack::normalize(second, probe.layout, fresh).is_good()) << an;
+        const std::string what = (via_other ? std::string("other layout") : bn) + " then " + an;
+        for (std::size_t i = 0; i < 2; ++i) expect_same_slot(reused.operand(i), fresh.operand(i), what);
+        EXPECT_EQ(reused.has_overrides(), fresh.has_overrides()) << what;
+        EXPECT_EQ(probe.table->accepts(reused), probe.table->accepts(fresh)) << what;
+        ++n_cases;
+      }
+  EXPECT_EQ(n_cases, 36);
+  // A refused call leaves the pack unrecognised: the slots it did not reach keep the other layout's description.
+  VariantPack reused, fresh, first, refused, second;
+  first.set(ox, xm).set(oy, ym);
+  refused.set(uy, ym).set(987654, xm);  // Y bound, then no operand of the graph: refused after Y's slot
+  second.set(ux, xm2).set(uy, ym2);
+  ASSERT_TRUE(VariantPack::normalize(first, other.layout, reused).is_good());
+  EXPECT_FALSE(VariantPack::normalize(refused, probe.layout, reused).is_good());
+  ASSERT_TRUE(VariantPack::normalize(second, probe.layout, reused).is_good());
+  ASSERT_TRUE(VariantPack::normalize(second, probe.layout, fresh).is_good());
+  for (std::size_t i = 0; i < 2; ++i) expect_same_slot(reused.operand(i), fresh.operand(i), "after a refused call");
+}
+
 // A pack normalised into again (execute's per-thread scratch keeps its slots between calls) holds exactly the
 // later call's bindings: a slot the earlier call bound and the later one does not is unbound again, whatever
 // form bound it, and a later refusal of the graph's execute names the missing operand.
