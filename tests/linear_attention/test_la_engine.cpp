@@ -138,8 +138,8 @@ TEST(LaSupport, DeclinesOtherOps) {
     ASSERT_TRUE(b.g.validate().is_good()) << op << ": " << b.g.validate().to_string();
     expect_decline(b.g, "L1 op:");
   }
-  // gdn_summary has its own rules (LaSummary below): d = 64 is declined by S3.
-  Built s = la_test::build(la_test::op_named("gdn_summary"), cfg_of(64));
+  // gdn_summary has its own rules (LaSummary below): d = 32 is declined by S3 (64 and 128 are served).
+  Built s = la_test::build(la_test::op_named("gdn_summary"), cfg_of(32));
   expect_decline(s.g, "S3");
 }
 
@@ -730,9 +730,10 @@ TEST(LaOverrides, TokenAndSequenceCountsChangeHeadsDoNot) {
   refused(pack_for(300, 4, 3), {"initial_state", "rule state_rows", "3 state rows for 4 sequences"});
 }
 
-// gdn_summary: served by the fused kernel's summary form (d = 128), one plan, no workspace
-// (its numerics: GdnGpu.SummaryMatchesTheReference on the H200).
-TEST(LaSummary, OneFusedKernel) {
+// gdn_summary: served by the fused kernel's summary form at d = 128 (no workspace), by the two-pass prep and the
+// scan's summary form (gdn_summary_scan, q read as k) at d = 64, one plan either way (their numerics:
+// GdnGpu.SummaryMatchesTheReference on the device).
+TEST(LaSummary, FusedKernelOrTwoPassScan) {
   auto summary = [](std::int64_t d) {
     Cfg c = cfg_of(d);
     c.cu = {0, 30, 30, 100};
@@ -757,7 +758,23 @@ TEST(LaSummary, OneFusedKernel) {
     EXPECT_EQ(r[0].kernel, "gdn_summary_fused_d128_bf16");
     EXPECT_EQ(linear_attention::workspace_bytes(*p, mode, mode == 1 ? 8 : 0), 0);
   }
-  expect_decline(summary(64).g, "S3 head dim");
+  Built b64 = summary(64);
+  auto p64 = analyze_gdn(b64.g);
+  ASSERT_TRUE(p64.is_good()) << p64.status().message();
+  EXPECT_TRUE(p64->summary);
+  EXPECT_EQ(p64->d, 64);
+  EXPECT_EQ(p64->q_ts, p64->k_ts);  // the prep reads k as q
+  EXPECT_EQ(p64->q_hs, p64->k_hs);
+  for (int mode : {0, 1, 2}) {
+    auto r = linear_attention::kernel_requests(*p64, mode, mode == 1 ? 8 : 0);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].kernel, "gdn_summary_scan_d64_bf16");
+    EXPECT_EQ(r[1].kernel, "gdn_prefill_prep_d64_bf16");
+    // The two-pass workspace: ceil(100 / 64) + 3 = 5 chunk slots x 8 heads, a block and exp(gamma_C) each.
+    EXPECT_EQ(linear_attention::workspace_bytes(*p64, mode, mode == 1 ? 8 : 0),
+              5 * 8 * (2 * (4 * 64 * 64 + 64 * 64) + 4));
+  }
+  expect_decline(summary(32).g, "S3 head dim");
   // One plan of ours, then the reference.
   Built bp = summary(128);
   Graph gp(std::move(bp.g));

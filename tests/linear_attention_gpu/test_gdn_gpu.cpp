@@ -651,17 +651,22 @@ TEST_F(GdnGpu, TwoPassRefusesASmallWorkspace) {
 TEST_F(GdnGpu, SummaryMatchesTheReference) {
   const auto& api = *gpu().api;
   std::mt19937 rng(21);
-  for (int variant = 0; variant < 3; ++variant) {
+  // Variants 0..2 at d = 128 (gdn_summary_fused), 3..5 the same at d = 64 (gdn_prefill_prep, then
+  // gdn_summary_scan: a workspace, poisoned as the outputs are).
+  for (int variant = 0; variant < 6; ++variant) {
     Case c;
-    c.name = variant == 0 ? "summary" : variant == 1 ? "summary, l2norm, bf16 H / M" : "summary, safe gate, fp16";
+    const int form = variant % 3;
+    c.d = variant < 3 ? 128 : 64;
+    c.name = form == 0 ? "summary" : form == 1 ? "summary, l2norm, bf16 H / M" : "summary, safe gate, fp16";
+    if (c.d == 64) c.name += ", d 64";
     c.lens = {1, 63, 0, 64, 65, 1000, 300, 0};
     c.hq = c.hk = 2;
     c.hv = 8;
     c.init = false;
-    c.l2 = variant == 1;
-    c.safe = c.a_log = c.dt = variant == 2;
-    if (variant == 2) c.io = DataType::HALF;
-    const DataType out_t = variant == 1 ? DataType::BFLOAT16 : DataType::FLOAT;
+    c.l2 = form == 1;
+    c.safe = c.a_log = c.dt = form == 2;
+    if (form == 2) c.io = DataType::HALF;
+    const DataType out_t = form == 1 ? DataType::BFLOAT16 : DataType::FLOAT;
     auto fwd = build(c);  // the forward's tensors, for draw()
     ASSERT_TRUE(fwd->g.validate().is_good());  // uids assigned: draw() keys the bytes by them
     auto host = draw(c, *fwd, rng, nullptr);
@@ -695,7 +700,13 @@ TEST_F(GdnGpu, SummaryMatchesTheReference) {
     PlanContext ctx{&facts};
     auto plan = build_direct(la_engine(), g, config_of(0), ctx);
     ASSERT_TRUE(plan.is_good()) << c.name << ": " << plan.status().message();
-    EXPECT_EQ((*plan)->workspace_size(), 0);
+    const std::int64_t ws_bytes = (*plan)->workspace_size();
+    if (c.d == 128) {
+      EXPECT_EQ(ws_bytes, 0) << c.name;
+    } else {
+      EXPECT_GT(ws_bytes, 0) << c.name;
+    }
+    std::unique_ptr<DeviceBuffer> ws = poisoned_workspace(ws_bytes);
     VariantPack pack;
     std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
     for (auto& [uid, bytes] : in) {
@@ -714,6 +725,7 @@ TEST_F(GdnGpu, SummaryMatchesTheReference) {
     ExecutionContext ec;
     ec.stream = gpu().stream;
     ec.device = &gpu().props;
+    if (ws) ec.workspace = Workspace{reinterpret_cast<void*>(ws->ptr()), ws_bytes};
     const Status ran = (*plan)->execute(pack, ec);
     ASSERT_TRUE(ran.is_good()) << c.name << ": " << ran.to_string();
     ASSERT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS);

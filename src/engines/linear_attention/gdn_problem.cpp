@@ -260,9 +260,10 @@ Result<GdnProblem> analyze_gdn_summary(const OpGraph& graph) {
     return decline("S2 k/v:", "node '" + p.node + "': k and v must both be BFLOAT16 or both HALF; got " + dt(p.io) +
                                   ", " + dt(v->get_data_type()));
   p.d = k->get_dim()[2];
-  if (v->get_dim()[2] != p.d || p.d != 128)
-    return decline("S3 head dim:", "node '" + p.node + "': K = V = 128 is served (the fused kernel's tiles); got K = " +
-                                       std::to_string(p.d) + ", V = " + std::to_string(v->get_dim()[2]));
+  if (v->get_dim()[2] != p.d || (p.d != 128 && p.d != 64))
+    return decline("S3 head dim:", "node '" + p.node + "': K = V = 128 (the fused kernel's summary form) or 64 (the "
+                                   "two-pass scan's) is served; got K = " + std::to_string(p.d) + ", V = " +
+                                       std::to_string(v->get_dim()[2]));
   p.t = k->get_dim()[0];
   p.hq = k->get_dim()[1];  // no q: the k heads stand in (q head h / (HO / HQ) is never read)
   p.hk = k->get_dim()[1];
@@ -282,6 +283,8 @@ Result<GdnProblem> analyze_gdn_summary(const OpGraph& graph) {
                                    "writes them");
   OPGRAPH_CHECK(check_rows(p.node, "k", *k, &p.k_ts, &p.k_hs));
   OPGRAPH_CHECK(check_rows(p.node, "v", *v, &p.v_ts, &p.v_hs));
+  p.q_ts = p.k_ts;  // no q: where a kernel reads q rows (the two-pass prep at d = 64) it reads k's
+  p.q_hs = p.k_hs;
   for (const auto& [port, t] : {std::pair<const char*, TensorPtr>{"g", g}, {"beta", beta}, {"cu_seqlens", cu},
                                 {"a_log", a_log}, {"dt_bias", dt_bias}, {"H", hs}, {"M", ms}}) {
     if (t) OPGRAPH_CHECK(check_packed(p.node, port, *t));

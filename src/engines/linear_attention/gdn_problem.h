@@ -29,10 +29,11 @@
 //
 // gdn_summary (analyze_gdn_summary, reached through analyze_gdn): per (sequence,
 // head) the end state H from a zero seed ([N, HO, V, K]) and the transition's
-// transpose M^T ([N, HO, K, K]), by the fused kernel's summary form. Rules S1..S7
-// as L1..L7 above with these differences: S3 head dim K = V = 128 only (the fused
-// tiles); S4 H and M FLOAT, BFLOAT16 or HALF, dense as declared; no q, O or
-// states (its H200 numerics: GdnGpu.SummaryMatchesTheReference).
+// transpose M^T ([N, HO, K, K]), by the fused kernel's summary form (d = 128) or the
+// two-pass prep and the scan's summary form (d = 64, a workspace; q read as k). Rules
+// S1..S7 as L1..L7 above with these differences: S3 head dim K = V = 128 or 64; S4 H
+// and M FLOAT, BFLOAT16 or HALF, dense as declared; no q, O or states (its numerics
+// on the device: GdnGpu.SummaryMatchesTheReference).
 #pragma once
 
 #include <cstdint>

@@ -110,6 +110,9 @@ bool two_pass(const GdnProblem& p, int mode) { return !p.summary && mode == kPre
 bool fused(const GdnProblem& p, int mode) {
   return !p.summary && (mode == kPrefillFused || mode == kPrefillFusedWs) && !use_decode(p);
 }
+// Whether a gdn_summary plan runs the two-pass prep and the scan's summary form (d != 128; the fused kernel's
+// summary form serves d = 128).
+bool summary_scan(const GdnProblem& p) { return p.summary && p.d != 128; }
 // Whether the fused entries are the warp-specialised build (PIPELINE_ARCH 3).
 bool fused_ws(const GdnProblem& p, int mode) { return fused(p, mode) && mode == kPrefillFusedWs; }
 // The fused prefill's one shape rule (its tiles are written for d = 128).
@@ -162,7 +165,8 @@ Result<int> prefill_mode(const PlanConfig& config) {
 enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, kFinal, kCkpt, kSlots };
 
 // Which kernels a plan runs; fixed at build (a call's overridden extents keep it).
-enum class Kind { kDecode, kDecodeSmall, kPrefill, kTwoPass, kSplit, kFused, kFusedSplit, kSummary };
+// kSummary: gdn_summary_fused; kSummaryScan: gdn_prefill_prep, then gdn_summary_scan.
+enum class Kind { kDecode, kDecodeSmall, kPrefill, kTwoPass, kSplit, kFused, kFusedSplit, kSummary, kSummaryScan };
 bool splits(Kind k) { return k == Kind::kSplit || k == Kind::kFusedSplit; }
 
 // Everything a plan launches for problem `p` under `kind` (split: the span length).
@@ -191,7 +195,8 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws) {
     l.main.shared_bytes = static_cast<unsigned>(ws_form ? opgraph_gdn::gdn_fused_ws_smem_bytes(p.d)
                                                         : opgraph_gdn::gdn_fused_smem_bytes(p.d));
   }
-  if (kind == Kind::kTwoPass || kind == Kind::kSplit) {
+  if (kind == Kind::kTwoPass || kind == Kind::kSplit || kind == Kind::kSummaryScan) {
+    if (kind == Kind::kSummaryScan) l.main.grid[0] = static_cast<unsigned>(2 * p.d / 64);  // H rows, M^T rows
     l.params.n_slots = opgraph_gdn::gdn_ws_slots(p.t, p.n_seq);
     l.workspace = opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho);
     l.main.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_scan_smem_bytes(p.d));
@@ -234,7 +239,7 @@ class GdnPlan final : public CompiledPlan {
           std::array<std::int32_t, kSlots> rows)
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
         table_(std::move(table)), rows_(rows),
-        kind_(p_.summary      ? Kind::kSummary
+        kind_(p_.summary      ? (prep_ ? Kind::kSummaryScan : Kind::kSummary)
               : use_decode(p_) ? (decode_small(p_) ? Kind::kDecodeSmall : Kind::kDecode)
               : fused        ? (summary_ && fixup_ && split > 0 ? Kind::kFusedSplit : Kind::kFused)
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
@@ -266,7 +271,7 @@ class GdnPlan final : public CompiledPlan {
     const GdnLaunch* l = launched.value();
     if (l->workspace > 0) {
       if (ctx.workspace.bytes < l->workspace || !ctx.workspace.data)
-        return {ErrorCode::INVALID_VALUE, "engine linear_attention: the two-pass prefill needs a workspace of " +
+        return {ErrorCode::INVALID_VALUE, "engine linear_attention: the plan's kernels need a workspace of " +
                                               std::to_string(l->workspace) + " bytes" +
                                               (l == &launch_ ? "" : " at the call's extents") + ", got " +
                                               std::to_string(ctx.workspace.data ? ctx.workspace.bytes : 0)};
@@ -333,7 +338,7 @@ class GdnPlan final : public CompiledPlan {
   // call's T and N, held in `moved_` per thread. Refuses an override by its rule.
   Result<const GdnLaunch*> launch_of(const VariantPack& pack) const {
     if (!pack.has_overrides()) return &launch_;
-    if (kind_ == Kind::kSummary)
+    if (kind_ == Kind::kSummary || kind_ == Kind::kSummaryScan)
       return Status(ErrorCode::INVALID_VARIANT_PACK,
                     "engine linear_attention: rule summary_overrides: a gdn_summary plan runs its declared extents "
                     "(execute-time shape overrides are served for gdn forward); plan a graph of the call's extents");
@@ -367,6 +372,8 @@ Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout
     rows[static_cast<std::size_t>(s)] = static_cast<std::int32_t>(it - positions.begin());
     if (it == positions.end()) positions.push_back(pos);
   }
+  // gdn_summary has no q: the two-pass prep (summary_scan) reads k in its place (its Qe and P go unread).
+  if (p.summary) rows[kQ] = rows[kK];
   OperandNeeds needs;
   needs.declared_extents = true;
   needs.declared_strides = true;  // the kernels read the declared (dense) layout
@@ -587,6 +594,11 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
 
 std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode, long long split) {
   std::vector<runtime::KernelRequest> out;
+  if (summary_scan(p)) {
+    out.push_back(request(p.d, p.io, "gdn_summary_scan"));
+    out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
+    return out;
+  }
   if (p.summary) {
     out.push_back(request(p.d, p.io, "gdn_summary_fused"));
     return out;
@@ -614,6 +626,7 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
 }
 
 std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long split) {
+  if (p.summary) return summary_scan(p) ? opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho) : 0;
   if (fused(p, prefill_mode) && split > 0) return opgraph_gdn::gdn_fused_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
   if (!two_pass(p, prefill_mode)) return 0;
   return split > 0 ? opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split)
@@ -656,6 +669,8 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
       for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(d, io, entry));
   for (const char* entry : {"gdn_prefill_fused", "gdn_summary_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
     for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry));
+  // gdn_summary at d = 64: the two-pass scan's summary form (gdn_two_pass.cu's builds, which hold it at both dims).
+  for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(64, io, "gdn_summary_scan"));
   // PIPELINE_ARCH 3's warp-specialised builds (gdn_summary has none: it keeps the eight-warp form).
   for (const char* entry : {"gdn_prefill_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
     for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry, /*ws=*/true));

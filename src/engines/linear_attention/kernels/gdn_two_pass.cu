@@ -75,23 +75,29 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2) gdn_prefill_prep(const
 //     span of a sequence seeds nothing: its CTAs exit.
 //  2  gdn_span_scan: the scan of one span from its seed (span 0: initial_state),
 //     O for the span's tokens; the last span writes final_state.
+//  3  gdn_summary_scan: the gdn_summary op (the fused kernel's gdn_summary_fused serves d = 128; this form any
+//     head dim, after gdn_prefill_prep with q read as k): PH 1 over each sequence whole, one CTA per (slice,
+//     head, sequence), value rows from a zero seed to H (p.o, [N, HO, V, K] in p.o_type), transition rows from
+//     the identity to M^T (p.final_state, [N, HO, K, K] in p.state_type); an empty sequence stores 0 and I.
 template <int PH>
 __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* smem_raw) {
   ScanSmem& sm = *reinterpret_cast<ScanSmem*>(smem_raw);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   constexpr int kVSlices = D / BV;
-  const bool mrows = PH == 1 && static_cast<int>(blockIdx.x) >= kVSlices;  // rows of M, not of S^T
+  constexpr bool kWhole = PH == 0 || PH == 3;  // the sequence whole, not a span of it
+  constexpr bool kOut = PH == 0 || PH == 2;    // O (q rows read)
+  const bool mrows = (PH == 1 || PH == 3) && static_cast<int>(blockIdx.x) >= kVSlices;  // rows of M, not of S^T
   const i64 v0 = static_cast<i64>(mrows ? blockIdx.x - kVSlices : blockIdx.x) * BV;
   const i64 h = blockIdx.y;
-  const i64 seq = PH == 0 ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
-  const i64 span = PH == 0 ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
+  const i64 seq = kWhole ? static_cast<i64>(blockIdx.z) : static_cast<i64>(blockIdx.z) / p.n_spans;
+  const i64 span = kWhole ? 0 : static_cast<i64>(blockIdx.z) % p.n_spans;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;
   // The tokens [tb, te) of this CTA's span (PH 0: the sequence).
   i64 tb = 0, te = len;
   bool last_span = true;
-  if (PH != 0) {
+  if (!kWhole) {
     // An empty sequence has one (empty) span: it still writes its final state.
     const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
     if (span >= nsp) return;
@@ -104,7 +110,7 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
   const float scale = static_cast<float>(p.scale);
 #if GDN_CKPT
   // state_checkpoints (the scan and the span scan; the GDN_CKPT build): the sequence's first row.
-  const bool ckpt = PH != 1 && p.ckpt != 0;
+  const bool ckpt = kOut && p.ckpt != 0;
   const i64 ck_row0 = ckpt ? checkpoint_row0(p, seq, p.ckpt_every) : 0;
 #endif
   const u16* ws = reinterpret_cast<const u16*>(p.ws);
@@ -151,11 +157,11 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
     constexpr int PD = D / 8, PC = C / 8;  // 16-byte pieces per row
     for (int i = tid; i < C * PD; i += kThreads) {
       const int r = i / PD, piece = i % PD;
-      if (PH != 1) cp_async16(&sg.qe[r * LDD + piece * 8], b + kOffQe + r * D + piece * 8, 16);
+      if (kOut) cp_async16(&sg.qe[r * LDD + piece * 8], b + kOffQe + r * D + piece * 8, 16);
       cp_async16(&sg.wn[r * LDD + piece * 8], b + kOffWn + r * D + piece * 8, 16);
       cp_async16(&sg.kd[r * LDD + piece * 8], b + kOffKd + r * D + piece * 8, 16);
     }
-    if (PH != 1)
+    if (kOut)
       for (int i = tid; i < C * PC; i += kThreads) {
         const int r = i / PC, piece = i % PC;
         cp_async16(&sg.p[r * LDC + piece * 8], b + kOffP + r * C + piece * 8, 16);
@@ -202,7 +208,7 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
 
     // Vn = U + Wn S; o = Qe S.
     warp_mma<4, D>(cv, sg.wn + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
-    if (PH != 1) warp_mma<4, D>(co, sg.qe + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
+    if (kOut) warp_mma<4, D>(co, sg.qe + m0 * LDD, LDD, sm.s + n0 * LDD, LDD, lane);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int r = m0 + g8 + 8 * hh;
@@ -212,7 +218,7 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
     }
     __syncthreads();
 
-    if (PH != 1) {
+    if (kOut) {
       // O = scale (o + P Vn), rows of the chunk only.
       warp_mma<4, C, false, true>(co, sg.p + m0 * LDC, LDC, sm.vn + n0, LDB, lane);
 #pragma unroll
@@ -272,6 +278,17 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
         else store_f2(dst + static_cast<i64>(v) * D + kk, st[j][2 * hh], st[j][2 * hh + 1]);
       }
     if (GDN_WALK_SKIP && mrows && v0 == 0 && threadIdx.x == 0) put_span_m_flag(span_m16(p, seq, span, h), 0u);
+  } else if (PH == 3) {
+    const i64 base = (seq * p.ho + h) * D * D + v0 * D;
+    const u64 dst = mrows ? p.final_state : p.o;
+    const long long type = mrows ? p.state_type : p.o_type;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int v = ms + g8 + 8 * hh, kk = ns + 8 * j + 2 * t4;
+        store_any2(dst, base + static_cast<i64>(v) * D + kk, type, st[j][2 * hh], st[j][2 * hh + 1]);
+      }
   } else if (last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     const i64 base = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
@@ -288,6 +305,7 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
 GDN_PASS_ENTRY(gdn_prefill_scan, GdnParams, 1, scan_pass, 0)
 GDN_PASS_ENTRY(gdn_span_summary, GdnParams, 1, scan_pass, 1)
 GDN_PASS_ENTRY(gdn_span_scan, GdnParams, 1, scan_pass, 2)
+GDN_PASS_ENTRY(gdn_summary_scan, GdnParams, 1, scan_pass, 3)
 
 // gdn_span_fixup: a chain split's middle pass, one CTA of 8 warps per (V-slice,
 // head, sequence): X = the initial state rows (or zero), span 0's seed; then
