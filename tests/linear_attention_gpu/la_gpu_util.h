@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -107,6 +108,22 @@ struct UniformFill {
     return b;
   }
 };
+
+// The timing tests' gates (gdn forward and backward; OPGRAPH_GDN_TIMING_GATES): "weak" draws g uniform in
+// [-0.02, 0) (a span of 256 chunks sums above -330 and of 128 above -165: a chain split's shortcuts for vanishing
+// span transitions seldom or never apply); else logsigmoid of U[-2, 2) (~ -0.8 a token: every span transition
+// vanishes). Each timing header says which.
+inline bool timing_gates_weak() {
+  const char* e = std::getenv("OPGRAPH_GDN_TIMING_GATES");
+  return e && std::string(e) == "weak";
+}
+inline std::vector<unsigned char> timing_gates(UniformFill& fill, const TensorPtr& gate) {
+  return timing_gates_weak() ? fill(gate, -0.02f, 0.f, false) : fill(gate, -2, 2, true);
+}
+inline const char* timing_gates_name() {
+  return timing_gates_weak() ? "gates U[-0.02, 0) (weak decay, OPGRAPH_GDN_TIMING_GATES=weak)"
+                             : "gates logsigmoid(U[-2, 2)) (strong decay)";
+}
 
 inline std::vector<double> decode(const std::vector<unsigned char>& b, DataType d) {
   std::vector<double> x(b.size() / width(d));

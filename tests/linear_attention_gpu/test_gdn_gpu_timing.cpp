@@ -50,14 +50,15 @@ std::size_t timing_cells(std::size_t all) {
 
 // Inputs for timing at sizes where drawing doubles is too slow: q, k uniform in
 // [-1, 1) (normalised in the kernel: use_qk_l2norm), v uniform, g = logsigmoid of
-// a uniform in [-2, 2), beta in (0, 1), initial state uniform in [-1/2, 1/2).
+// a uniform in [-2, 2) (or weak decay: timing_gates, la_gpu_util.h), beta in (0, 1), initial state uniform in
+// [-1/2, 1/2).
 std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, const Problem& p, std::mt19937& rng) {
   UniformFill fill(rng());
   std::map<std::int64_t, std::vector<unsigned char>> h;
   h[p.q->get_uid()] = fill(p.q, -1, 1, false);
   h[p.k->get_uid()] = fill(p.k, -1, 1, false);
   h[p.v->get_uid()] = fill(p.v, -1, 1, false);
-  h[p.gate->get_uid()] = fill(p.gate, -2, 2, true);
+  h[p.gate->get_uid()] = timing_gates(fill, p.gate);
   h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
   h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
   std::vector<double> cu{0};
@@ -155,6 +156,7 @@ TEST_F(GdnGpu, TimingFiveCells) {
                         {16, 32, 1, 32768, 2.086, 0.781}};
   std::mt19937 rng(7);
   std::printf("[ gdn timing ] prefill, bf16, d = 128, l2norm in kernel, initial state in, final state out;\n");
+  std::printf("[ gdn timing ] %s\n", timing_gates_name());
   std::printf("[ gdn timing ] CUDA events per call, median of 30; fla / FlashInfer: the anchors of 2026-12-01\n");
   std::printf("[ gdn timing ] 1-pass: PIPELINE_ARCH 0 (gdn_prefill); 2-pass: PIPELINE_ARCH 1 (prep + scan)\n");
   std::printf("[ gdn timing ] o 2p~1p: RMS ratio of the two modes' O on the same inputs (no reference at this size)\n");
@@ -216,6 +218,7 @@ TEST_F(GdnGpu, TimingCheckpoints) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   std::mt19937 rng(9);
   std::printf("[ gdn timing ] checkpoints: prefill, bf16, d = 128, l2norm, fp32 state; CUDA events, median of 30\n");
+  std::printf("[ gdn timing ] %s\n", timing_gates_name());
   std::printf("[ gdn timing ] %-8s %-10s %6s %12s %12s %12s %14s\n", "heads", "B x T", "split", "none ms", "1024 ms",
               "64 ms", "GB (every 64)");
   const std::int64_t cells[][4] = {{16, 64, 4, 8192}, {16, 32, 1, 32768}, {2, 8, 1, 32768}};

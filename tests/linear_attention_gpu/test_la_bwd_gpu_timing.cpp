@@ -39,7 +39,7 @@ std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, co
   h[p.k->get_uid()] = fill(p.k, -1, 1, false);
   h[p.v->get_uid()] = fill(p.v, -1, 1, false);
   h[p.d_o->get_uid()] = fill(p.d_o, -1, 1, false);
-  h[p.gate->get_uid()] = fill(p.gate, -2, 2, true);
+  h[p.gate->get_uid()] = timing_gates(fill, p.gate);
   h[p.beta->get_uid()] = fill(p.beta, 0, 1, false);
   if (p.init) h[p.init->get_uid()] = fill(p.init, -0.5f, 0.5f, false);
   if (p.d_final) h[p.d_final->get_uid()] = fill(p.d_final, -0.5f, 0.5f, false);
@@ -196,6 +196,7 @@ Picks picks_of(const Case& c) {
 // Run by the device script for the figures, not a check.
 TEST_F(GdnBwdGpu, TimingFiveCells) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd timing ] %s\n", timing_gates_name());
   std::printf("[ gdn_bwd timing ] bf16, d = 128, l2norm in kernel, initial state, d_final_state; median of 20;\n"
               "[ gdn_bwd timing ] plan: PIPELINE_ARCH/CHAIN_SPLIT (* the heuristics' first plan)\n");
   std::printf("[ gdn_bwd timing ] %-8s %-10s %6s %10s %10s %8s %12s\n", "heads", "B x T", "plan", "ours ms", "fla ms",
@@ -228,6 +229,7 @@ TEST_F(GdnBwdGpu, TimingFiveCells) {
 // ratios to 0. Figures, not a check.
 TEST_F(GdnBwdGpu, TimingFusedRecompute) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd fused ] %s\n", timing_gates_name());
   std::printf("[ gdn_bwd fused ] bf16, d = 128, l2norm, initial state, d_final_state; unsplit; the three forms\n"
               "[ gdn_bwd fused ] interleaved round by round, median of 20 rounds\n");
   std::printf("[ gdn_bwd fused ] %-8s %-10s %10s %10s %10s %8s %8s\n", "heads", "B x T", "arch 0 ms", "arch 2 ms",
@@ -249,6 +251,7 @@ TEST_F(GdnBwdGpu, TimingFusedRecompute) {
 // the scans' plan; the fused split rule's pick marked. Figures, not a check.
 TEST_F(GdnBwdGpu, TimingFusedSplit) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd fsplit ] %s\n", timing_gates_name());
   std::printf("[ gdn_bwd fsplit ] bf16, d = 128, l2norm, initial state, d_final_state; interleaved, median of 20\n");
   std::printf("[ gdn_bwd fsplit ] %-8s %-10s %-12s %10s %8s\n", "heads", "B x T", "plan", "ms", "/ scans");
   const std::int64_t spans[] = {32, 64, 128, 256};
@@ -279,6 +282,7 @@ TEST_F(GdnBwdGpu, TimingFusedSplit) {
 // The forward's cost of writing them is GdnGpu.TimingCheckpoints. Figures, not a check.
 TEST_F(GdnBwdGpu, TimingCheckpoints) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd ckpt ] %s\n", timing_gates_name());
   std::printf("[ gdn_bwd ckpt ] bf16, d = 128, l2norm, initial state, d_final_state; fp32 checkpoints; interleaved "
               "within a cadence, median of 20\n");
   std::printf("[ gdn_bwd ckpt ] %-8s %-10s %6s %-10s %10s %8s %12s %12s\n", "heads", "B x T", "every", "plan",
