@@ -47,37 +47,31 @@ using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 inline double ms_since(Clock::time_point t0) { return 1e3 * seconds_since(t0); }
 
+// One burst of `burst` calls of f from a drained queue: host time / call, ns.
+template <class Drain, class F>
+double burst_ns_per_call(int burst, Drain&& drain, F&& f) {
+  drain();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < burst; ++i) f();
+  const auto t1 = Clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / burst;
+}
+
 template <class Drain, class F>
 double host_ns_per_call(int burst, int reps, Drain&& drain, F&& f) {
   double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    drain();
-    const auto t0 = Clock::now();
-    for (int i = 0; i < burst; ++i) f();
-    const auto t1 = Clock::now();
-    best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / burst);
-  }
+  for (int r = 0; r < reps; ++r) best = std::min(best, burst_ns_per_call(burst, drain, f));
   return best;
 }
 
 template <class Drain, class A, class B>
 std::pair<double, double> host_ns_per_call_pair(int burst, int reps, Drain&& drain, A&& a, B&& b) {
   double best_a = 1e300, best_b = 1e300;
-  auto one = [&](auto&& f, double& best) {
-    drain();
-    const auto t0 = Clock::now();
-    for (int i = 0; i < burst; ++i) f();
-    const auto t1 = Clock::now();
-    best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / burst);
-  };
   for (int r = 0; r < reps; ++r) {
-    if (r % 2 == 0) {
-      one(a, best_a);
-      one(b, best_b);
-    } else {
-      one(b, best_b);
-      one(a, best_a);
-    }
+    const bool a_first = r % 2 == 0;
+    if (a_first) best_a = std::min(best_a, burst_ns_per_call(burst, drain, a));
+    best_b = std::min(best_b, burst_ns_per_call(burst, drain, b));
+    if (!a_first) best_a = std::min(best_a, burst_ns_per_call(burst, drain, a));
   }
   return {best_a, best_b};
 }

@@ -286,12 +286,10 @@ TEST(FastPath, ABareAddressNormalisedAgainIsAFreshNormalisation) {
   auto otx = og.tensor({3, 2}, DataType::FLOAT, "X");
   og.relu(otx)->set_output(true).set_name("Y");
   ASSERT_TRUE(og.validate().is_good());
-  struct {
-    DeclaredLayout layout;
-  } other{DeclaredLayout::compute(og).value()};
+  const DeclaredLayout other_layout = DeclaredLayout::compute(og).value();
   alignas(16) float xm[8], ym[8], xm2[8], ym2[8];
   const std::int64_t ux = probe.x->get_uid(), uy = probe.layout.slot(1).uid;
-  const std::int64_t ox = otx->get_uid(), oy = other.layout.slot(1).uid;
+  const std::int64_t ox = otx->get_uid(), oy = other_layout.slot(1).uid;
   std::vector<std::int64_t> shape = {3, 2}, strides = {2, 1};
   DLTensor dev{xm, {kDLCUDA, 0}, 2, {kDLFloat, 32, 1}, shape.data(), strides.data(), 0};
   OperandBuffer carried = OperandBuffer::address(xm2);
@@ -320,7 +318,7 @@ TEST(FastPath, ABareAddressNormalisedAgainIsAFreshNormalisation) {
         if (via_other) first.set(ox, xm).set(oy, ym);
         else bf(first);
         af(second);
-        const DeclaredLayout& l0 = via_other ? other.layout : probe.layout;
+        const DeclaredLayout& l0 = via_other ? other_layout : probe.layout;
         ASSERT_TRUE(VariantPack::normalize(first, l0, reused).is_good()) << bn;
         ASSERT_TRUE(VariantPack::normalize(second, probe.layout, reused).is_good()) << an;
         ASSERT_TRUE(VariantPack::normalize(second, probe.layout, fresh).is_good()) << an;
@@ -336,7 +334,7 @@ TEST(FastPath, ABareAddressNormalisedAgainIsAFreshNormalisation) {
   first.set(ox, xm).set(oy, ym);
   refused.set(uy, ym).set(987654, xm);  // Y bound, then no operand of the graph: refused after Y's slot
   second.set(ux, xm2).set(uy, ym2);
-  ASSERT_TRUE(VariantPack::normalize(first, other.layout, reused).is_good());
+  ASSERT_TRUE(VariantPack::normalize(first, other_layout, reused).is_good());
   EXPECT_FALSE(VariantPack::normalize(refused, probe.layout, reused).is_good());
   ASSERT_TRUE(VariantPack::normalize(second, probe.layout, reused).is_good());
   ASSERT_TRUE(VariantPack::normalize(second, probe.layout, fresh).is_good());

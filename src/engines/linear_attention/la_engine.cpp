@@ -373,7 +373,7 @@ Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout
     if (it == positions.end()) positions.push_back(pos);
   }
   // gdn_summary has no q: the two-pass prep (summary_scan) reads k in its place (its Qe and P go unread).
-  if (p.summary) rows[kQ] = rows[kK];
+  if (summary_scan(p)) rows[kQ] = rows[kK];
   OperandNeeds needs;
   needs.declared_extents = true;
   needs.declared_strides = true;  // the kernels read the declared (dense) layout
