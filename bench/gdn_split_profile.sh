@@ -15,7 +15,7 @@
 #   OPGRAPH_SPLIT_NCU         0: no profiler run
 #   OPGRAPH_SPLIT_NUMERICS    a gtest filter of numerics cases (default none), e.g. 'GdnGpu*:-GdnGpu*.Timing*'
 #   OPGRAPH_SPLIT_AFTER       a gtest filter run last on the work tree's build alone (e.g. a timing test)
-#   OPGRAPH_SPLIT_DEFINES     trial macros to turn on, e.g. "GDN_SPAN_TAIL=1 GDN_WALK_SKIP=1": without
+#   OPGRAPH_SPLIT_DEFINES     trial macros to set, e.g. "GDN_SPAN_TAIL=0 GDN_WALK_SKIP=0": without
 #                             BASE_KERNELS_DIR the base is the work tree's kernels as they are and the work tree's
 #                             side has each named macro's `#define NAME <default>` line in kernels/ set to the value
 #                             (on the device machine's copy only; a macro with no such line is an error)

@@ -83,9 +83,9 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
 // the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
 // their merge on mma), each alone and together, GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
-// GDN_SPAN_TAIL=1 (a chain split's value-row span summaries from their vanishing suffix only), GDN_WALK_SKIP=1 (the
-// vanishing spans' M rows store a word instead of zeros; the walk's side: ChainSplitWalkSkipCompilesForSm90a),
-// alone and with GDN_SPAN_TAIL
+// and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row span summaries from their vanishing
+// suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word instead of zeros; the walk's side:
+// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both
 // (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
 // default since 2026-12-04: GDN_WS3_LD=65 checks the column form they fall back to); the previous two-stage form
 // (GDN_WS_R3=0, ws_pass) with
@@ -109,9 +109,9 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}}},
       {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
       {"ws3_addr32", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_ADDR32", "1"}}},
-      {"ws3_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "1"}}},
-      {"ws3_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_WALK_SKIP", "1"}}},
-      {"ws3_span_tail_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "1"}, {"GDN_WALK_SKIP", "1"}}},
+      {"ws3_no_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}}},
+      {"ws3_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_WALK_SKIP", "0"}}},
+      {"ws3_no_span_tail_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
@@ -138,12 +138,12 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
 // gdn_bwd_profile.sh) "with the engine's options": every option the runtime compiles with must be in its
 // list (it cannot call the runtime: the harnesses build on the GPU machine without cmake), so the two
 // cannot drift apart unnoticed. The architecture comes from its command line.
-// GDN_WALK_SKIP=1's other builds (gdn_common.cuh: the chain split's walk skips the product where the span summaries
-// wrote the vanishing word): the scans' forms' summaries and the forward walk (gdn_two_pass.cu: gdn_span_summary,
+// GDN_WALK_SKIP=0's other builds (gdn_common.cuh; 1, the default, skips the walk's product where the span summaries
+// wrote the vanishing word, 0 has them store zeros as M): the scans' forms' summaries and the forward walk (gdn_two_pass.cu: gdn_span_summary,
 // gdn_span_fixup in one cubin) and the backward's (gdn_bwd_states.cu: gdn_bwd_fwd_summary, gdn_bwd_span_fixup and
 // its reverse form), d = 128 (the fused forms' split's head dim), bf16 (the fused build's side:
 // FusedTrialVariantsCompileForSm90a above). Each build's entries are functions of its one cubin.
-TEST(LaNvrtc, ChainSplitWalkSkipCompilesForSm90a) {
+TEST(LaNvrtc, ChainSplitWithoutWalkSkipCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::declared_specialisations();
@@ -152,8 +152,8 @@ TEST(LaNvrtc, ChainSplitWalkSkipCompilesForSm90a) {
     const bool fwd = base.entry == "gdn_span_fixup", bwd = base.entry == "gdn_bwd_span_fixup";
     if ((!fwd && !bwd) || base.kernel.find("_d128_bf16") == std::string::npos) continue;
     runtime::KernelRequest r = base;
-    r.defines.push_back({"GDN_WALK_SKIP", "1"});
-    r.kernel += "_walk_skip";
+    r.defines.push_back({"GDN_WALK_SKIP", "0"});
+    r.kernel += "_no_walk_skip";
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
     const std::vector<std::string> entries =

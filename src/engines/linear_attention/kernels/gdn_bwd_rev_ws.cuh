@@ -104,7 +104,7 @@ __device__ __forceinline__ float* rv_span_block(const GdnBwdParams& p, i64 seq, 
   return rv_ws<float>(p, p.ws_span) + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
 }
 
-// GDN_SPAN_TAIL (RM 1; the trial of gdn_fused_ws3.cuh's span_tail_start, the reverse direction's form): how many of
+// GDN_SPAN_TAIL (RM 1; gdn_fused_ws3.cuh's span_tail_start in the reverse direction, on with it): how many of
 // the span's first chunks the reverse span summary keeps. A chunk's dS reaches dS^T at the span's start through the
 // transposed transitions of the chunks before it, whose norm under l2norm with beta in [0, 2] is at most e^(their
 // gates' sum); the forward recompute stored each chunk's e^gamma_C (egc), so the earliest n whose chunks [0, n) have

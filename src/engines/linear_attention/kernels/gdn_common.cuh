@@ -507,14 +507,15 @@ constexpr int kSumH = 0, kSumM = 1, kSumSeed = 2;
 __device__ __forceinline__ u16* span_m16(const GdnParams& p, i64 seq, i64 span, i64 h) {
   return reinterpret_cast<u16*>(span_block(p, seq, span, h, kSumM));
 }
-// GDN_WALK_SKIP (a trial, 0: off; written 2026-12-05 without a device, not run yet): the word after a span's bf16 M
-// in its fp32 block (whose second half holds nothing else) says whether the span summaries stored M (0) or found
-// the span's transition vanishing (1: span_transition_vanishes, kernels/gdn_fused_ws3.cuh) and stored nothing; the
-// walk then sets x <- H_i without the product (x M_i with M_i = 0 adds +0: the seeds are the zero-M walk's, but for
-// a -0 of H_i, which stays -0). Every writer of M writes the word (the thread that stores M's element (0, 0)), so a
-// word left from an earlier execute is never read. 0: the writers store zeros as M and write no word.
+// GDN_WALK_SKIP (1, the engine's since 2026-12-06, measured with GDN_SPAN_TAIL:
+// bench/results/2026-12-06-gdn-split-tail-h100.txt; 0: the writers store zeros as M and write no word): the word after
+// a span's bf16 M in its fp32 block (whose second half holds nothing else) says whether the span summaries stored M
+// (0) or found the span's transition vanishing (1: span_transition_vanishes, kernels/gdn_fused_ws3.cuh) and stored
+// nothing; the walk then sets x <- H_i without the product (x M_i with M_i = 0 adds +0: the seeds are the zero-M
+// walk's, but for a -0 of H_i, which stays -0). Every writer of M writes the word (the thread that stores M's element
+// (0, 0)), so a word left from an earlier execute is never read.
 #ifndef GDN_WALK_SKIP
-#define GDN_WALK_SKIP 0
+#define GDN_WALK_SKIP 1
 #endif
 __device__ __forceinline__ void put_span_m_flag(u16* m, unsigned v) { *reinterpret_cast<unsigned*>(m + D * D) = v; }
 __device__ __forceinline__ unsigned span_m_flag(const u16* m) {

@@ -89,7 +89,9 @@ static_assert(kXSt + 2 * 4096 + 1024 <= 232448, "the staging panels over the 227
 // (Tried and removed, bench/results/2026-12-04-gdn-ws3-trials2-h200.txt: the L / P products issued as soon as the
 // rows are in, before the gates' barrier, 0.998-1.003x; the epilogue's loads and decays hoisted above its first
 // store, 1.07-1.16x, 40-44 B of spills; the second merge level's k range at compile time with two accumulators,
-// 1.03-1.06x, 16 B of spills.)
+// 1.03-1.06x, 16 B of spills. And on 2026-12-06, bench/results/2026-12-06-gdn-split-tail-h100.txt: chunk c + 1's L / P
+// products issued after chunk c's inverse and waited for after its FULL arrive, in flight through its T_v copy
+// (ptxas serialises them if a divergent branch lies between issue and wait), 1.012-1.105x on the H100, bitwise equal.)
 // GDN_WS3_GATES 2: token j (32 x the gate warp's index among the two, + lane) of a chunk starting at c0: its raw gate and beta
 // (0 past te), and its half's prefix sums of the natural-log gates (log2 units) into gam[j], beta into bet[j].
 __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i64 te, i64 h, int j, float& g,
@@ -316,7 +318,7 @@ __device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64
   return nbad == 0.f && tot < -200.f;  // false for a NaN sum
 }
 #ifndef GDN_SPAN_TAIL
-#define GDN_SPAN_TAIL 0
+#define GDN_SPAN_TAIL 1
 #endif
 // GDN_SPAN_TAIL's cut, for every thread of the CTA from thread 0's scan of the per-chunk bound terms red[0 .. n) (NaN:
 // no bound through that chunk): kFromEnd, the latest chunk c >= 1 whose suffix [c, n) sums below -200 (0 if none);
@@ -344,14 +346,17 @@ __device__ __forceinline__ int vanishing_cut(float* red, int n) {
   __syncthreads();  // every thread read red before the pipeline takes its bytes
   return cut;
 }
-// GDN_SPAN_TAIL (a trial, 0: off, written 2026-12-05 without a device; not run yet): a chain split's value-row span
+// GDN_SPAN_TAIL (1, the engine's since 2026-12-06; 0: every chunk of the span): a chain split's value-row span
 // summary (H, PH 2 / 5) runs only the span's last chunks, from the latest chunk c whose suffix [c, end) has gates
 // summing below -200 (span_transition_vanishes' bound, chunk by chunk: under l2norm with beta in [0, 2] the suffix's
 // transition has norm below 1.4e-87). The state at c enters H only through that transition, so the truncated H
 // differs from the whole span's by at most 1.4e-87 of that state's norm, far below fp32's rounding of either (both
 // are the exact H within rounding; bitwise equal unless a value lies within 1e-80 of a rounding boundary). Strong
 // decay (the benchmarks' logsigmoid gates: ~ -50 a chunk) runs about four chunks of a span instead of all of it.
-// A NaN gate or a beta outside [0, 2] in a chunk stops the suffix there. Every thread of the CTA calls it (three
+// A NaN gate or a beta outside [0, 2] in a chunk stops the suffix there. H100, with GDN_WALK_SKIP
+// (bench/results/2026-12-06-gdn-split-tail-h100.txt): the summaries of the 2/8, 1 x 32768 cell at spans of 32
+// 130.8 -> 42.5 us, the cell 0.335 -> 0.232 ms (strong decay); with weak decay (nothing vanishes) 1.01-1.02x, the
+// cost of the gates' scan. Every thread of the CTA calls it (three
 // barriers; `red` span_chunks + 1 floats of shared memory the pipeline has not taken yet).
 __device__ __forceinline__ int span_tail_start(const GdnParams& p, i64 bos, i64 tb, i64 te, i64 h, float* red) {
   if (!(p.flags & kFlagL2Norm)) return 0;  // uniform: |k| unbounded
