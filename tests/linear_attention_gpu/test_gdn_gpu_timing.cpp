@@ -4,6 +4,7 @@
 // execute (median). The cases and plans are test_gdn_gpu.cpp's (gdn_gpu_case.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -208,6 +209,59 @@ TEST_F(GdnGpu, TimingFiveCells) {
                   static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
                   static_cast<long long>(cell.t), ts[0], ts[1], ts[2], ts[3], ts[4]);
     }
+  }
+}
+
+// The cells whose (sequence, head) pairs leave multiprocessors idle without a split, where fused_split_rule splits
+// nothing (docs/linear_attention.md, "What is left"): 16/64 1 x 2048 and the peers' 16/32 varlen batch
+// (bench/compare_gdn.py's VARLEN). The warp-specialised fused plan unsplit and at each span length shorter than the
+// cell's longest sequence, interleaved on one set of inputs, with every split's O against the unsplit plan's: what
+// the rule needs to split them, under both gate regimes (OPGRAPH_GDN_TIMING_GATES: with strong decay the span
+// summaries run a few chunks, with weak decay every chunk of their span).
+TEST_F(GdnGpu, TimingSplitIdleCells) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::mt19937 rng(10);
+  std::printf("[ gdn timing ] idle-multiprocessor cells: prefill, bf16, d = 128, l2norm, initial state in, final state "
+              "out; CUDA events, median of 30\n");
+  std::printf("[ gdn timing ] %s\n", timing_gates_name());
+  struct Cell {
+    std::int64_t hqk, hv;
+    std::vector<std::int64_t> lens;
+    const char* name;
+  };
+  const Cell cells[] = {{16, 64, {2048}, "1 x 2048"},
+                        {16, 32, {3000, 12000, 1000, 4097, 2048, 7000, 1123, 2500}, "varlen 8, 32768"}};
+  for (const Cell& cell : cells) {
+    Case c;
+    c.l2 = true;
+    c.hq = c.hk = cell.hqk;
+    c.hv = cell.hv;
+    c.lens = cell.lens;
+    auto built = build(c);
+    ASSERT_TRUE(built->g.validate().is_good());
+    auto prob = linear_attention::analyze_gdn(built->g);
+    ASSERT_TRUE(prob.is_good()) << prob.status().message();
+    const std::int64_t longest = *std::max_element(cell.lens.begin(), cell.lens.end());
+    std::vector<int> modes = {kFusedWs};
+    std::string spans = "0";
+    for (int j : {8, 16, 32, 64, 128})
+      if (64LL * j < longest) modes.push_back(3000 + j), spans += " / " + std::to_string(j);
+    std::vector<double> agree;
+    const std::vector<double> t = time_modes(c, rng, timing_reps(30), modes, &agree);
+    std::string ms, ratios;
+    double worst = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%s%.3f", i ? " / " : "", t[i]);
+      ms += b;
+      std::snprintf(b, sizeof b, "%s%.3f", i ? " / " : "", t[i] / t[0]);
+      ratios += b;
+      if (i > 0) worst = std::max(worst, agree[i]);
+    }
+    std::printf("[ gdn timing ] %3lld/%-4lld %-16s fused-ws split %s: %s ms (%s; rule: %lld; O vs unsplit <= %.2e)\n",
+                static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), cell.name, spans.c_str(),
+                ms.c_str(), ratios.c_str(), linear_attention::fused_split_rule(*prob, gpu().props.sm_count), worst);
+    EXPECT_LT(worst, 1e-2) << cell.name << ": a split's O differs from the unsplit plan's";
   }
 }
 
