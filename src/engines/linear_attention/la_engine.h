@@ -112,7 +112,9 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count);
 // the model is within 3 % of every measured ratio; it picks 32 at 2/8 heads (0.468 ms against
 // 2.141 whole), 128 at 16/32 (1.419 against 2.190), 256 at 16/64 (1.969 against 2.192), one
 // 32k sequence each, and none at 4 x 8192. The smallest modelled cost wins if it saves 5 %; never
-// under batch_invariant.
+// under batch_invariant. The model is of a split with no vanishing span (weak decay); with the span summaries'
+// strong-decay shortcuts (GDN_SPAN_TAIL, GDN_WALK_SKIP, 2026-12-06) its picks are still the fastest spans of the
+// three one-sequence cells under both gate regimes (H100, bench/results/2026-12-06-gdn-split-tail-h100.txt).
 long long fused_split_rule(const GdnProblem& p, long long sm_count);
 
 // Whether a decode plan of `p` (use_decode) runs gdn_decode_small (8 value rows a CTA of
