@@ -44,12 +44,24 @@ __device__ __forceinline__ void bulk_store_rows(void* dst, u32 src, u32 bytes) {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // the rows read before the CTA ends
 }
+// kEarly 3 (a sweep shape, bench/gdn_decode_sweep.sh's E 4; written 2026-12-06, not run yet): kEarly 2, with the
+// loads the state's chain waits on — state_indices[seq], then cu_seqlens[seq] and [seq + 1] — issued first, before
+// the head divisions and the token's loads: under kEarly 2 the machine code issues them ~300 instructions in (six
+// 32-bit divisions, the gate parameters' and the token's type-branched loads), and at B = 1 the state's two
+// dependent round trips (its row index, then its rows) are the kernel's critical path. Bitwise the same outputs.
 template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const unsigned hu = blockIdx.y, ho = static_cast<unsigned>(p.ho);
   const i64 h = hu, seq = blockIdx.z;
+  i64 srow3 = 0, bos3 = 0, eos3 = 0;  // kEarly 3's first loads
+  if constexpr (kEarly == 3) {
+    srow3 = state_row(p, seq);
+    bos3 = cu_at(p, seq, 0);
+    eos3 = cu_at(p, seq + 1, bos3);
+  }
+  constexpr int kE = kEarly == 3 ? 2 : kEarly;  // the token's order: 3 as 2
   const i64 vbase = static_cast<i64>(blockIdx.x) * kDecodeRowsT + warp * kRowsPerWarp;
   const i64 hq = hu / (ho / static_cast<unsigned>(p.hq)), hk = hu / (ho / static_cast<unsigned>(p.hk)),
             hv = hu / (ho / static_cast<unsigned>(p.hv));
@@ -73,13 +85,13 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   i64 loaded = -1;  // the token whose inputs xq, xk, gx, bx, vmine hold
   float alog = 0.f, dt = 0.f;  // safe_gate's parameters of head h
   const bool safe = (p.flags & kFlagSafeGate) != 0;
-  if (kEarly == 2 && safe) safe_gate_params(p, h, alog, dt);
-  if (kEarly == 2 && seq < p.t) {
+  if (kE == 2 && safe) safe_gate_params(p, h, alog, dt);
+  if (kE == 2 && seq < p.t) {
     load_token(seq);
     loaded = seq;
   }
-  const i64 bos = cu_at(p, seq, 0), eos = cu_at(p, seq + 1, bos);
-  const i64 srow = state_row(p, seq);
+  const i64 bos = kEarly == 3 ? bos3 : cu_at(p, seq, 0), eos = kEarly == 3 ? eos3 : cu_at(p, seq + 1, bos);
+  const i64 srow = kEarly == 3 ? srow3 : state_row(p, seq);
   const bool load = (p.flags & kFlagHasInit) && srow >= 0;
   // kBulk: the CTA's rows (the first at cbase) in `stage`, landing on `mbar`.
   __shared__ __align__(128) float stage[kBulk ? kDecodeRowsT * D : 1];
@@ -101,7 +113,7 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
       bulk_load_rows(stage_at, reinterpret_cast<const float*>(p.initial_state) + cbase, kBulkBytes, bar);
     }
   }
-  if (kEarly >= 1 && bos < eos && loaded != bos) load_token(bos);
+  if (kE >= 1 && bos < eos && loaded != bos) load_token(bos);
 
   const i64 sbase = srow * p.state_row_stride + (h * D + vbase) * D + lane * EL;
   float st[kRowsPerWarp][EL];
@@ -141,10 +153,10 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   }
 
   for (i64 tok = bos; tok < eos; ++tok) {
-    if (kEarly == 0 || tok != bos) load_token(tok);
+    if (kE == 0 || tok != bos) load_token(tok);
     if (l2) l2norm_rows(xq, xk);
     float gl, beta;
-    if (kEarly != 2 && safe && tok == bos) safe_gate_params(p, h, alog, dt);
+    if (kE != 2 && safe && tok == bos) safe_gate_params(p, h, alog, dt);
     gate_beta_with(p, gx, bx, alog, dt, gl, beta);
     const float a = expf(gl);
     float kv[kRowsPerWarp];
@@ -221,10 +233,10 @@ extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_sma
 
 #ifdef GDN_DECODE_VARIANTS
 // The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early; bulk
-// copies of the state rows when E is 3: early 2 with kBulk).
+// copies of the state rows when E is 3: early 2 with kBulk; E 4: early 3, the state chain's loads first).
 #define GDN_DECODE_VARIANT(R, W, E)                                                                    \
   extern "C" __global__ void __launch_bounds__(32 * W) gdn_decode_r##R##_w##W##_e##E(const GdnParams p) { \
-    decode_body<R, W, (E) < 3 ? (E) : 2, (E) == 3>(p);                                           \
+    decode_body<R, W, (E) == 3 ? 2 : (E) == 4 ? 3 : (E), (E) == 3>(p);                           \
   }
 GDN_DECODE_VARIANTS
 #undef GDN_DECODE_VARIANT
