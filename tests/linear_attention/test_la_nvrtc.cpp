@@ -140,9 +140,10 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
 // cannot drift apart unnoticed. The architecture comes from its command line.
 // GDN_WALK_SKIP=0's other builds (gdn_common.cuh; 1, the default, skips the walk's product where the span summaries
 // wrote the vanishing word, 0 has them store zeros as M): the scans' forms' summaries and the forward walk
-// (gdn_two_pass.cu: gdn_span_summary, gdn_span_fixup in one cubin) and the backward's (gdn_bwd_states.cu: gdn_bwd_fwd_summary, gdn_bwd_span_fixup and
-// its reverse form), d = 128 (the fused forms' split's head dim), bf16 (the fused build's side:
-// FusedTrialVariantsCompileForSm90a above). Each build's entries are functions of its one cubin.
+// (gdn_two_pass.cu: gdn_span_summary, gdn_span_fixup in one cubin) and the backward's (gdn_bwd_states.cu:
+// gdn_bwd_fwd_summary, gdn_bwd_span_fixup and its reverse form), d = 128 (the fused forms' split's head dim), bf16
+// (the fused build's side: FusedTrialVariantsCompileForSm90a above). Each build's entries are functions of its one
+// cubin.
 TEST(LaNvrtc, ChainSplitWithoutWalkSkipCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
