@@ -85,7 +85,8 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // their merge on mma), each alone and together, GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
 // and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row span summaries from their vanishing
 // suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word instead of zeros; the walk's side:
-// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both
+// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both; GDN_WS3_F16INV=1 (the inverse on fp16
+// tiles fed by ldmatrix; its lane map emulated by scripts/emulate_f16_inverse.py)
 // (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
 // default since 2026-12-04: GDN_WS3_LD=65 checks the column form they fall back to); the previous two-stage form
 // (GDN_WS_R3=0, ws_pass) with
@@ -112,6 +113,7 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_no_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}}},
       {"ws3_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws3_no_span_tail_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}, {"GDN_WALK_SKIP", "0"}}},
+      {"ws3_f16inv", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_F16INV", "1"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},

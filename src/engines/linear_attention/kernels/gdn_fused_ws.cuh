@@ -178,11 +178,18 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
 // diagonal crosses its diagonal block, so the per-element masks (predicates the compiler kept as bit masks) go.
 // kPG (R3's PH 4, gdn_bwd's forward recompute; WI -1): P, zeros above the diagonal included, goes to the dense
 // bf16 [64][64] tile pg in global memory (the backward's chunk block) instead of the swizzled one at pP.
-template <bool kOut, int WI = -1, bool kPG = false>
+// GDN_WS3_F16INV (a trial, 0: off): the forward forms' inverse on fp16 tiles (gdn_ws_inverse.cuh, merges_h).
+#ifndef GDN_WS3_F16INV
+#define GDN_WS3_F16INV 0
+#endif
+constexpr int LH = 72;  // its L / T tiles' row stride (halves): 144-byte rows, an ldmatrix's 8 rows in distinct banks
+// kH (GDN_WS3_F16INV): L as fp16 pairs, rows LH halves apart, in lf's space.
+template <bool kOut, int WI = -1, bool kPG = false, bool kH = false>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
                                                  const float* bet, const float* ik_tok, const float* iq_tok, float scale,
                                                  float* lf, unsigned char* pP, int fr, int fc, u16* pg = nullptr) {
   static_assert(!kPG || (kOut && WI < 0), "P to global memory: the generic epilogue with P formed");
+  u16* const lh = reinterpret_cast<u16*>(lf);
   const float gr[2] = {gam[fr], gam[fr + 8]};
   const float br[2] = {bet[fr] * ik_tok[fr], bet[fr + 8] * ik_tok[fr + 8]};
   const float qs[2] = {scale * iq_tok[fr], scale * iq_tok[fr + 8]};
@@ -200,8 +207,12 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
       const float f0 = k2.x * ex2_ftz(gr[hh] - g2.x);
       const float f1 = k2.y * ex2_ftz(gr[hh] - g2.y);
       if (WI >= 0) {
-        lf[r * LDF + s0] = br[hh] * accl[j] * f0;
-        lf[r * LDF + s0 + 1] = br[hh] * accl[j + 1] * f1;
+        if constexpr (kH) {
+          *reinterpret_cast<u32*>(lh + r * LH + s0) = pack_f16(br[hh] * accl[j] * f0, br[hh] * accl[j + 1] * f1);
+        } else {
+          lf[r * LDF + s0] = br[hh] * accl[j] * f0;
+          lf[r * LDF + s0 + 1] = br[hh] * accl[j + 1] * f1;
+        }
         if (kOut) {
           const bool below = t < 2 * WI || (t == 2 * WI && hh == 1);  // every element at or below the diagonal
           const float x0 = below || s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
@@ -210,8 +221,13 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
         }
         continue;
       }
-      lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
-      lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
+      if constexpr (kH) {
+        *reinterpret_cast<u32*>(lh + r * LH + s0) =
+            pack_f16(s0 < r ? br[hh] * accl[j] * f0 : 0.f, s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f);
+      } else {
+        lf[r * LDF + s0] = s0 < r ? br[hh] * accl[j] * f0 : 0.f;
+        lf[r * LDF + s0 + 1] = s0 + 1 < r ? br[hh] * accl[j + 1] * f1 : 0.f;
+      }
       if (kOut) {
         const float x0 = s0 <= r ? qs[hh] * accp[j] * f0 : 0.f;
         const float x1 = s0 + 1 <= r ? qs[hh] * accp[j + 1] * f1 : 0.f;

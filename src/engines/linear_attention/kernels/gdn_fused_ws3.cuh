@@ -397,6 +397,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   constexpr bool kSum = PH == 1 || PH == 2 || PH == 5;
   constexpr bool kBwd = PH == 4 || PH == 6;  // gdn_bwd's forward recompute (above), whole or a span of it
   constexpr bool kQ = kOut || kBwd;  // q rows loaded, P formed
+  constexpr bool kH = GDN_WS3_F16INV && !kBwd;  // the inverse on fp16 tiles (gdn_ws_inverse.cuh; a trial)
   const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
   unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
   const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -539,7 +540,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
                                     bwd_block(p, sh) + kOffP);
       } else if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
 #define GDN_WS3_EPI_W(W)                                                                                               \
-  lp_epilogue<kOut, W>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc)
+  lp_epilogue<kOut, W, false, kH>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc)
         switch (wi) {
           case 0: GDN_WS3_EPI_W(0); break;
           case 1: GDN_WS3_EPI_W(1); break;
@@ -548,7 +549,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         }
 #undef GDN_WS3_EPI_W
       } else {
-        lp_epilogue<kOut>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
+        lp_epilogue<kOut, -1, false, kH>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       }
       aux_sync();
       WS_CLK(1);
@@ -557,7 +558,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #else
       const NoTick tick{};
 #endif
-      inverse_aux(lf, tf, a, tick, next_gates);
+      inverse_aux<kH>(lf, tf, a, tick, next_gates);
       WS_CLK(2);
       if constexpr (kBwd) {  // T_k into the P tile (the state side's Wn), T to the block
 #pragma unroll
@@ -565,7 +566,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         bwd_store_t(tf, bwd_block(p, sh) + kOffT, a);
       } else {
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+        for (int hh = 0; hh < 2; ++hh) {
+          if constexpr (kH) t_copy_h(a + 128 * hh, reinterpret_cast<const u16*>(tf), sb + kXBet + gb, ps + kPTv);
+          else t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
+        }
       }
       fence_async_shared();
       WS_CLK(5);

@@ -204,8 +204,157 @@ __device__ __forceinline__ void inverse_diagonal_blocks_col_v4(const float* lf, 
 #pragma unroll
   for (int i = 0; i < N; ++i) tf[(b0 + i) * LDF + j] = acc[i];
 }
-template <class Tick = NoTick, class Side = NoSide>
+// GDN_WS3_F16INV (a trial, 0: off; written 2026-12-06 without a device, not run yet): the forward forms' inverse on
+// fp16 tiles fed by ldmatrix, the schedule of FlashInfer's sm90 prefill (docs/linear_attention.md, "What is left"):
+// the L / P epilogue stores L as fp16 pairs (rows LH halves apart, in lf's space), the 16 x 16 diagonal blocks run
+// the same column substitution in fp32 reading L eight columns a 16-byte load and store T's blocks as fp16 (in tf's
+// space), and the two merge levels form T21 = -T22 L21 T11 transposed — Y = T11^T L21^T, then Z = -Y T22^T and
+// T21 = Z^T — on m16n8k16 fp16 mma: A and B fragments by ldmatrix (T11^T by .trans), Y's accumulators handed to
+// the second product as its A operand in registers (no shuffles), Z stored transposed by stmatrix .trans; the
+// T_v copy reads T as fp16. Precision: scripts/emulate_inverse_precision.py (the same error as the TF32 form once
+// T_v is bf16). The backward's recompute forms keep the fp32 form (they store T to global memory as it is).
+// (Its default and LH, the tiles' row stride: gdn_fused_ws.cuh, before the L / P epilogue that stores L.)
+__device__ __forceinline__ void mma_f16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ float2 f16x2_to_f32(u32 w) {
+  float2 r;
+  asm("{.reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.f32.f16 %0, lo;\n cvt.f32.f16 %1, hi;\n}\n"
+      : "=f"(r.x), "=f"(r.y)
+      : "r"(w));
+  return r;
+}
+__device__ __forceinline__ u16 f16_of(float x) {
+  u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+  return h;
+}
+// The 16 x 16 diagonal blocks of T from fp16 L (threads 0..63: column tid % 16 of block tid / 16):
+// inverse_diagonal_blocks_col_v4's chain with L read eight columns a 16-byte load; T's block to fp16 (its entries
+// above the diagonal as zeros).
+__device__ __forceinline__ void inverse_diagonal_blocks_h(const u16* lh, u16* th, int tid) {
+  constexpr int N = 16;
+  const int b0 = tid & ~(N - 1), jj = tid & (N - 1), j = b0 + jj;
+  float acc[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int s0 = 0; s0 < N; s0 += 8) {
+    uint4 lv[N];  // rows s0 + 1 .. N - 1, columns s0 .. s0 + 7 (fp16 pairs)
+#pragma unroll
+    for (int i = s0 + 1; i < N; ++i) lv[i] = *reinterpret_cast<const uint4*>(lh + (b0 + i) * LH + b0 + s0);
+#pragma unroll
+    for (int s = s0; s < s0 + 8; ++s) {
+      const float xs = s == jj ? 1.f : (s > jj ? -acc[s] : 0.f);
+      acc[s] = xs;
+#pragma unroll
+      for (int i = s + 1; i < N; ++i) {
+        const int q = (s - s0) >> 1;
+        const u32 w = q == 0 ? lv[i].x : q == 1 ? lv[i].y : q == 2 ? lv[i].z : lv[i].w;
+        const float2 l2 = f16x2_to_f32(w);
+        acc[i] += ((s - s0) & 1 ? l2.y : l2.x) * xs;
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i) th[(b0 + i) * LH + j] = f16_of(acc[i]);
+}
+__device__ __forceinline__ void stsm4_trans(const u16* row, u32 r0, u32 r1, u32 r2, u32 r3) {
+  stmatrix_x4_trans(static_cast<u32>(__cvta_generic_to_shared(row)), r0, r1, r2, r3);
+}
+// The two merge levels on fp16 tiles (the aux warpgroup's 128 threads a; two barriers). Lane l names row l % 8 of
+// ldmatrix / stmatrix matrix q = l / 8; matrix q of a 16 x 16 operand: rows 8 (q / 2), columns 8 (q % 2).
+__device__ __forceinline__ void merges_h(const u16* lh, u16* th, int a) {
+  const int lane = a & 31, warp = a >> 5, l8 = lane & 7, lq = lane >> 3;
+  const int mr = 8 * (lq >> 1) + l8, mc = 8 * (lq & 1);  // this lane's row and column in a 16 x 16 operand
+  if ((warp & 1) == 0) {  // level 1, warps 0 and 2: the 32 x 32 block at o
+    const int o = 16 * warp;
+    u32 at[4], bl[4], bt[4];
+    ldsm4<true>(at, th + (o + mr) * LH + o + mc);        // A = T11^T
+    ldsm4<false>(bl, lh + (o + 16 + mr) * LH + o + mc);  // B = L21^T: n-tile q / 2, k-half q % 2
+    float y[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    mma_f16(y[0], at, bl[0], bl[1]);
+    mma_f16(y[1], at, bl[2], bl[3]);
+    const u32 ay[4] = {pack_f16(-y[0][0], -y[0][1]), pack_f16(-y[0][2], -y[0][3]), pack_f16(-y[1][0], -y[1][1]),
+                       pack_f16(-y[1][2], -y[1][3])};
+    ldsm4<false>(bt, th + (o + 16 + mr) * LH + o + 16 + mc);  // B = T22^T
+    float z[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    mma_f16(z[0], ay, bt[0], bt[1]);
+    mma_f16(z[1], ay, bt[2], bt[3]);
+    stsm4_trans(th + (o + 16 + mr) * LH + o + mc, pack_f16(z[0][0], z[0][1]), pack_f16(z[0][2], z[0][3]),
+                pack_f16(z[1][0], z[1][1]), pack_f16(z[1][2], z[1][3]));  // T21 = Z^T
+  }
+  aux_sync();
+  {  // level 2: warp w forms Z's rows 16 mi .. (T21's columns) and columns 16 nh .. (T21's rows)
+    const int mi = warp >> 1, nh = warp & 1;
+    float y[4][4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) y[j][0] = y[j][1] = y[j][2] = y[j][3] = 0.f;
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      if (s < mi) continue;  // T11's block above its diagonal: zero
+      u32 at[4], bl[4];
+      ldsm4<true>(at, th + (16 * s + mr) * LH + 16 * mi + mc);  // A = T11^T, k-step s
+#pragma unroll
+      for (int nn = 0; nn < 2; ++nn) {
+        ldsm4<false>(bl, lh + (32 + 16 * nn + mr) * LH + 16 * s + mc);  // B = L21^T, n-tiles 2 nn, 2 nn + 1
+        mma_f16(y[2 * nn], at, bl[0], bl[1]);
+        mma_f16(y[2 * nn + 1], at, bl[2], bl[3]);
+      }
+    }
+    float z[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      if (nh == 0 && s == 1) continue;  // T22's block above its diagonal: zero
+      const u32 ay[4] = {pack_f16(-y[2 * s][0], -y[2 * s][1]), pack_f16(-y[2 * s][2], -y[2 * s][3]),
+                         pack_f16(-y[2 * s + 1][0], -y[2 * s + 1][1]), pack_f16(-y[2 * s + 1][2], -y[2 * s + 1][3])};
+      u32 bt[4];
+      ldsm4<false>(bt, th + (32 + 16 * nh + mr) * LH + 32 + 16 * s + mc);  // B = T22^T, k-step s
+      mma_f16(z[0], ay, bt[0], bt[1]);
+      mma_f16(z[1], ay, bt[2], bt[3]);
+    }
+    stsm4_trans(th + (32 + 16 * nh + mr) * LH + 16 * mi + mc, pack_f16(z[0][0], z[0][1]), pack_f16(z[0][2], z[0][3]),
+                pack_f16(z[1][0], z[1][1]), pack_f16(z[1][2], z[1][3]));
+  }
+  aux_sync();
+}
+// t_copy<false>'s form for fp16 T (GDN_WS3_F16INV): T_v = T diag(beta) to the tile at tv, task q (row q / 4, columns
+// 16 (q % 4) .. + 15, two 16-byte swizzled chunks), T's 16 columns by two 16-byte loads; blocks above the diagonal
+// blocks go out as zeros (T's entries there are never written).
+__device__ __forceinline__ void t_copy_h(int q, const u16* th, u32 bet_at, u32 tv) {
+  const int r = q >> 2, g = q & 3, s = 16 * g;
+  u32 wv[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) wv[i] = 0u;
+  if (g <= (r >> 4)) {
+    const uint4 h0 = *reinterpret_cast<const uint4*>(th + r * LH + s);
+    const uint4 h1 = *reinterpret_cast<const uint4*>(th + r * LH + s + 8);
+    const u32 hw[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
+#pragma unroll
+    for (int q4 = 0; q4 < 4; ++q4) {
+      const float4 v4 = lds128f(bet_at + 4u * static_cast<u32>(s + 4 * q4));
+      const float2 t01 = f16x2_to_f32(hw[2 * q4]), t23 = f16x2_to_f32(hw[2 * q4 + 1]);
+      wv[2 * q4] = pack_bf16(t01.x * v4.x, t01.y * v4.y);
+      wv[2 * q4 + 1] = pack_bf16(t23.x * v4.z, t23.y * v4.w);
+    }
+  }
+  const u32 o0 = static_cast<u32>(r) * 128u + swz_chunk(r, s), o1 = static_cast<u32>(r) * 128u + swz_chunk(r, s + 8);
+  sts128(tv + o0, wv[0], wv[1], wv[2], wv[3]);
+  sts128(tv + o1, wv[4], wv[5], wv[6], wv[7]);
+}
+template <bool kH = false, class Tick = NoTick, class Side = NoSide>
 __device__ __forceinline__ void inverse_aux(const float* lf, float* tf, int a, Tick tick = {}, Side side = {}) {
+  if constexpr (kH) {  // GDN_WS3_F16INV: fp16 tiles in lf's and tf's space
+    if (a < 64) inverse_diagonal_blocks_h(reinterpret_cast<const u16*>(lf), reinterpret_cast<u16*>(tf), a);
+    else side();
+    aux_sync();
+    tick(4);
+    merges_h(reinterpret_cast<const u16*>(lf), reinterpret_cast<u16*>(tf), a);
+    return;
+  }
   if (a < 64) {
     if (GDN_WS3_DIAG8) inverse_diagonal_blocks8_col(lf, tf, a);
     else if constexpr (LDF % 4 == 0) inverse_diagonal_blocks_col_v4(lf, tf, a);
