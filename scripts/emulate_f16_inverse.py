@@ -12,7 +12,9 @@ import sys
 
 import numpy as np
 
-C, LH = 64, 72
+from emulate_inverse_precision import C, chunk  # the chunks its precision comparison draws
+
+LH = 72
 
 
 def f16(x):
@@ -150,16 +152,11 @@ def merges(lh, th):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     rng = np.random.default_rng(3)
+    regimes = ["strong", "weak", "weak corr", "weak corr neg", "strong corr neg"]
     worst = 0.0
     for i in range(n):
-        k = rng.standard_normal((C, 128))
-        if i % 2:
-            k = k + 3 * rng.standard_normal(128)  # correlated keys
-        k = k / np.linalg.norm(k, axis=1, keepdims=True)
-        beta = rng.uniform(0, 2 if i % 4 == 3 else 1, C)
-        g = -np.log1p(np.exp(-rng.uniform(-2, 2, C))) if i % 3 == 0 else rng.uniform(-0.02, 0, C)
-        gam = np.cumsum(g)
-        L = np.tril(beta[:, None] * (k @ k.T) * np.exp(gam[:, None] - gam[None, :]), -1)
+        L32, _ = chunk(rng, regimes[i % len(regimes)])  # as the L / P epilogue forms it (fp32)
+        L = L32.astype(np.float64)
         lh = np.full((C, LH), np.float16(np.nan))
         th = np.full((C, LH), np.float16(np.nan))
         for r in range(C):  # the epilogue (EPIW): a row's columns up to its diagonal block's end, L below the

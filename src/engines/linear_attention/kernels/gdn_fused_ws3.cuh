@@ -355,7 +355,7 @@ __device__ __forceinline__ int vanishing_cut(float* red, int n) {
 // decay (the benchmarks' logsigmoid gates: ~ -50 a chunk) runs about four chunks of a span instead of all of it.
 // A NaN gate or a beta outside [0, 2] in a chunk stops the suffix there. H100, with GDN_WALK_SKIP
 // (bench/results/2026-12-06-gdn-split-tail-h100.txt): the summaries of the 2/8, 1 x 32768 cell at spans of 32
-// 130.8 -> 42.5 us, the cell 0.335 -> 0.232 ms (strong decay); with weak decay (nothing vanishes) 1.01-1.02x, the
+// 130.8 -> 42.5 us, the cell 0.335 -> 0.232 ms (strong decay); with weak decay (nothing vanishes) 1.01-1.03x, the
 // cost of the gates' scan. Every thread of the CTA calls it (three
 // barriers; `red` span_chunks + 1 floats of shared memory the pipeline has not taken yet).
 __device__ __forceinline__ int span_tail_start(const GdnParams& p, i64 bos, i64 tb, i64 te, i64 h, float* red) {

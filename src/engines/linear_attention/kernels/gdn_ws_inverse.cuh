@@ -220,17 +220,9 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], const u32 (&a)[4], u32 b0
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// An fp16 pair (lo in the low half) as two floats.
 __device__ __forceinline__ float2 f16x2_to_f32(u32 w) {
-  float2 r;
-  asm("{.reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.f32.f16 %0, lo;\n cvt.f32.f16 %1, hi;\n}\n"
-      : "=f"(r.x), "=f"(r.y)
-      : "r"(w));
-  return r;
-}
-__device__ __forceinline__ u16 f16_of(float x) {
-  u16 h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-  return h;
+  return make_float2(f16_to_f32(static_cast<u16>(w)), f16_to_f32(static_cast<u16>(w >> 16)));
 }
 // The 16 x 16 diagonal blocks of T from fp16 L (threads 0..63: column tid % 16 of block tid / 16):
 // inverse_diagonal_blocks_col_v4's chain with L read eight columns a 16-byte load; T's block to fp16 (its entries
@@ -260,7 +252,7 @@ __device__ __forceinline__ void inverse_diagonal_blocks_h(const u16* lh, u16* th
     }
   }
 #pragma unroll
-  for (int i = 0; i < N; ++i) th[(b0 + i) * LH + j] = f16_of(acc[i]);
+  for (int i = 0; i < N; ++i) th[(b0 + i) * LH + j] = f32_to_f16(acc[i]);
 }
 __device__ __forceinline__ void stsm4_trans(const u16* row, u32 r0, u32 r1, u32 r2, u32 r3) {
   stmatrix_x4_trans(static_cast<u32>(__cvta_generic_to_shared(row)), r0, r1, r2, r3);
