@@ -166,6 +166,9 @@ struct CaseBase {
   // weak_low_heads: heads below HO / 2 decay weakly (g in [-0.02, 0]: a chain split's span transitions stay far
   // from zero there), the others as drawn (logsigmoid, or strong decay: their span transitions vanish in bf16).
   bool weak_low_heads = false;
+  // beta_wide: beta ~ U(0, 3) on the tokens of the batch's odd 64-token blocks (U(0, 1) elsewhere): chunks outside
+  // the fp16 inverse's domain (beta in [0, 2]; GDN_WS3_F16INV) beside chunks inside it, in one CTA.
+  bool beta_wide = false;
   std::optional<double> scale;
   std::int64_t t() const { return std::accumulate(lens.begin(), lens.end(), std::int64_t{0}); }
   std::int64_t n() const { return static_cast<std::int64_t>(lens.size()); }
@@ -258,7 +261,10 @@ struct Drawer {
                                    : -std::log1p(std::exp(-nd(rng)));  // logsigmoid
       e = c.linear ? std::exp(lg) : lg;
     }
-    for (auto& e : b) e = c.beta_sig ? nd(rng) : ud(rng);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const bool wide = c.beta_wide && (static_cast<std::int64_t>(i) / c.ho() / 64) % 2 == 1;
+      b[i] = c.beta_sig ? nd(rng) : (wide ? 3.0 : 1.0) * ud(rng);
+    }
     h[in.gate->get_uid()] = encode(g, c.gate_t);
     h[in.beta->get_uid()] = encode(b, c.beta_t);
   }

@@ -297,6 +297,14 @@ TEST_F(GdnGpu, PrefillAttributes) {
   c.l2 = true;
   c.scale = 0.3;
   check(c, rng);
+  // GDN_WS3_F16INV's domain (inverse_in_f16): the fused forms run a chunk's inverse in fp16 only under l2norm with
+  // every beta of the chunk in [0, 2]; here every other 64-token block of the batch has betas up to 3 (their chunks
+  // take the fp32 inverse), the others not, in the same CTAs (the stable side of beta > 2: logsigmoid gates).
+  c = base();
+  c.name = "l2norm, beta up to 3 on every other block";
+  c.l2 = c.beta_wide = true;
+  c.lens = {300, 64, 1, 700};
+  check(c, rng);
   c = base();
   c.name = "beta sigmoid";
   c.beta_sig = true;
