@@ -262,11 +262,13 @@ def cb():
 def test_cells_are_the_issues_five_and_a_varlen_batch(cb):
     keys = [c.key for c in cb.cells()]
     assert keys == ["16/64@4x8192", "16/64@1x32768", "16/32@4x8192", "16/32@1x32768", "2/8@1x32768",
-                    "16/32@varlen8x32768"]
+                    "16/32@varlen8x32768", "16/32@varlen4x32768"]
     assert set(cb.ANCHORS) == set(keys[:5]) and set(cb.PUBLISHED) <= set(keys)
     # the issue's fla anchors: backward alone, then forward + backward
     assert cb.ANCHORS["16/64@4x8192"] == (9.922, 13.139) and cb.ANCHORS["2/8@1x32768"] == (2.709, 3.633)
-    assert [c.key for c in cb.select(cb.cells(), "varlen")] == ["16/32@varlen8x32768"]
+    assert [c.key for c in cb.select(cb.cells(), "varlen")] == ["16/32@varlen8x32768", "16/32@varlen4x32768"]
+    # FlashQLA's "32k_4seq" batch: its lengths (seed 42), 32768 tokens, the longest 215 chunks
+    assert cb.FLASHQLA_VARLEN == (7212, 7072, 13725, 4759) and sum(cb.FLASHQLA_VARLEN) == 32768
     # twice fla's tolerances against the exact result for the check of fla against ours
     assert all(cb.TOL[n] == 3e-2 for n in ("dq", "dk", "dv", "dh0")) and cb.TOL["dg"] == cb.TOL["dbeta"] == 6e-2
 
@@ -276,9 +278,9 @@ def test_dry_run_declares_every_cell_on_our_gpu_gdn_bwd():
                        env=env_with_opgraph(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
-    assert "6 cells, 0 declaration failures" in out
+    assert "7 cells, 0 declaration failures" in out
     blocks = out.split("\nCELL ")[1:]
-    assert len(blocks) == 6
+    assert len(blocks) == 7
     for b in blocks:
         key = b.split()[0]
         declared = [ln for ln in b.splitlines() if ln.strip().startswith("DECLARED")]
@@ -290,5 +292,7 @@ def test_dry_run_declares_every_cell_on_our_gpu_gdn_bwd():
         assert "torch.autograd.grad((o, final_state), (q, k, v, g, beta, h0)" in b and "state_v_first=True" in b
         if key == "16/32@1x32768":
             assert "FlashQLA backward 2.515 ms (published)" in b
+        if key == "16/32@varlen4x32768":
+            assert "PUBLISHED FlashQLA backward 2.978 ms" in b
         if key.startswith("16/64@4x8192"):
             assert "dq [32768, 16, 128] dg [32768, 64] dh0 [4, 64, 128, 128]" in declared[0]
