@@ -6,9 +6,8 @@
 #      fused_split_rule should split them (docs/linear_attention.md, "What is left");
 #   2. bench/gdn_decode_sweep.sh: decode_body's kEarly 3 (E 4: state_indices and cu_seqlens loaded first) against
 #      the engine's two shapes, bitwise checked, timed against a copy of the same bytes;
-#   3. GDN_WS3_F16INV=1 (the fused prefill's inverse on fp16 tiles fed by ldmatrix, fp32 outside its domain) against
-#      the engine's build: bench/gdn_ws_variants.sh (NVRTC builds, one process, the same inputs, B's outputs within
-#      5e-3 of A's).
+#   3. GDN_WS3_F16INV=1 (the fused prefill's inverse on fp16 tiles fed by ldmatrix) against the engine's build:
+#      bench/gdn_ws_variants.sh (NVRTC builds, one process, the same inputs, B's outputs within 5e-3 of A's).
 # Builds test_la_gpu and the CLI (16 jobs), warms the linear_attention kernel cache, runs 3, 1, 2; logs to $OUT,
 # the tables last.
 #   bash bench/gdn_pending.sh [sweep rounds (15)] [A/B rounds (10)]

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/check_f16_inverse_domain.py — the bound behind GDN_WS3_F16INV's domain (kernels/gdn_fused_ws3.cuh,
-inverse_in_f16), checked in float64 on chunks drawn to make T = (I + L)^-1 large.
+"""scripts/check_f16_inverse_domain.py — the bound behind GDN_WS3_F16INV's domain (the fused prefill's inverse on
+fp16 tiles; docs/linear_attention.md: l2norm in the kernel, every beta in [0, 2]), checked in float64 on chunks drawn
+to make T = (I + L)^-1 large.
 
 L = tril(diag(beta) (K K^T o Gamma), -1), Gamma_ij = e^(gamma_i - gamma_j) with gamma the chunk's non-increasing
 cumulative log gate. Claim: for i > j, T_ij = -beta_i Gamma_ij k_i^T A_(i-1) ... A_(j+1) k_j with the unscaled

@@ -297,9 +297,10 @@ TEST_F(GdnGpu, PrefillAttributes) {
   c.l2 = true;
   c.scale = 0.3;
   check(c, rng);
-  // GDN_WS3_F16INV's domain (inverse_in_f16): the fused forms run a chunk's inverse in fp16 only under l2norm with
-  // every beta of the chunk in [0, 2]; here every other 64-token block of the batch has betas up to 3 (their chunks
-  // take the fp32 inverse), the others not, in the same CTAs (the stable side of beta > 2: logsigmoid gates).
+  // GDN_WS3_F16INV's domain (the inverse on fp16 tiles is bounded under l2norm with every beta of the chunk in
+  // [0, 2]: scripts/check_f16_inverse_domain.py): every other 64-token block of the batch has betas up to 3, the
+  // others not, in the same CTAs (the stable side of beta > 2: logsigmoid gates) — what a rule choosing that form
+  // must still get right.
   c = base();
   c.name = "l2norm, beta up to 3 on every other block";
   c.l2 = c.beta_wide = true;

@@ -44,11 +44,13 @@ __device__ __forceinline__ void bulk_store_rows(void* dst, u32 src, u32 bytes) {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // the rows read before the CTA ends
 }
-// kEarly 3 (a sweep shape, bench/gdn_decode_sweep.sh's E 4; written 2026-12-06, not run yet): kEarly 2, with the
+// kEarly 3 (the engine's since 2026-12-06; bench/gdn_decode_sweep.sh's E 4): kEarly 2, with the
 // loads the state's chain waits on — state_indices[seq], then cu_seqlens[seq] and [seq + 1] — issued first, before
 // the head divisions and the token's loads: under kEarly 2 the machine code issues them ~300 instructions in (six
 // 32-bit divisions, the gate parameters' and the token's type-branched loads), and at B = 1 the state's two
-// dependent round trips (its row index, then its rows) are the kernel's critical path. Bitwise the same outputs.
+// dependent round trips (its row index, then its rows) are the kernel's critical path. Bitwise the same outputs
+// (the same loads, earlier). H100, 15 interleaved rounds: B = 1 0.948-0.972x kEarly 2's time, B >= 64 0.997-1.000x
+// (bench/results/2026-12-06-gdn-decode-early3-h100.txt).
 template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
@@ -219,16 +221,16 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   }
 }
 
-// The two shapes the engine launches (la_engine.h, decode_small): the token inputs first,
-// token `seq` before cu_seqlens (kEarly 2; bench/gdn_decode_sweep.sh times 0, 1 and 2, and the
-// bulk form as early 3). The bulk form is not the engine's: faster in the sweep's nvcc build, it
+// The two shapes the engine launches (la_engine.h, decode_small): the state's row index and cu_seqlens first, then
+// the token inputs (kEarly 3; bench/gdn_decode_sweep.sh times 0, 1, 2 and 3 as early 0, 1, 2, 4, and the bulk form
+// as early 3). The bulk form is not the engine's: faster in the sweep's nvcc build, it
 // was 1.14-1.16x slower as the engine's gdn_decode in the peers' run (docs/linear_attention.md).
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
-  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 2>(p);
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 3>(p);
 }
 // 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
 extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {
-  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 2>(p);
+  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 3>(p);
 }
 
 #ifdef GDN_DECODE_VARIANTS

@@ -103,23 +103,8 @@ __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i
     b = load_any(p.beta, off, p.beta_type);
   }
 }
-// GDN_WS3_F16INV's domain: a chunk's T = (I + L)^-1 goes through fp16 tiles only where every entry is known to fit.
-// For i > j, T_ij = -beta_i e^(gamma_i - gamma_j) k_i^T A_(i-1) ... A_(j+1) k_j with A_l = I - beta_l k_l k_l^T (the
-// delta rule's transitions; T's defining recurrence unrolled), so |T_ij| <= beta_i |k_i| |k_j| prod_l ||A_l||. With
-// k l2-normalised in the kernel (|k|^2 <= 1 + 2^-7 after bf16 rounding) and every beta of the chunk in [0, 2],
-// ||A_l|| <= 1 + 2^-6 and |T| < 2 (1 + 2^-7) (1 + 2^-6)^62 < 5.3, L's entries below 2.1: far inside fp16's 65504
-// (scripts/emulate_inverse_precision.py: the largest |T| over its regimes 1.87). Elsewhere (no l2norm: |k| is
-// unbounded; a beta outside [0, 2]: ||A_l|| up to |1 - beta|, so |T| can grow as its 62nd power) the chunk runs the
-// fp32 inverse, whose range (3.4e38) the engine's build always had. NaN betas take the fp32 form too.
-__device__ __forceinline__ bool inverse_in_f16(bool l2, const u32* hok) { return l2 && hok[0] != 0u && hok[1] != 0u; }
-template <bool B>
-struct BoolC {
-  static constexpr bool value = B;
-};
-// GDN_WS3_F16INV: hok[j / 32] <- whether the half's 32 betas all lie in [0, 2] (NaN does not), the fp16 inverse's
-// domain (inverse_in_f16).
 __device__ __forceinline__ void half_gates(const GdnParams& p, float g, float b, int n, i64 h, int j, int lane,
-                                           float* gam, float* bet, u32* hok = nullptr) {
+                                           float* gam, float* bet) {
   float gl = 0.f, bb = 0.f;
   if (j < n) gate_beta_of(p, g, b, h, gl, bb);
   float sum = gl;
@@ -130,10 +115,6 @@ __device__ __forceinline__ void half_gates(const GdnParams& p, float g, float b,
   }
   gam[j] = sum * kLog2e;
   bet[j] = bb;
-  if (hok != nullptr) {
-    const bool ok = __all_sync(0xffffffffu, bb >= 0.f && bb <= 2.f);
-    if (lane == 0) hok[j >> 5] = ok ? 1u : 0u;
-  }
 }
 // ---- PH 4, gdn_bwd's forward recompute: a chunk's tiles to the gdn_bwd workspace (gdn_bwd_params.cuh's regions,
 // per (chunk slot, output head) sh, as gdn_bwd_prep and gdn_bwd_fwd_scan write them) ----
@@ -417,7 +398,6 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   constexpr bool kBwd = PH == 4 || PH == 6;  // gdn_bwd's forward recompute (above), whole or a span of it
   constexpr bool kQ = kOut || kBwd;  // q rows loaded, P formed
   constexpr bool kH = GDN_WS3_F16INV && !kBwd;  // the inverse on fp16 tiles (gdn_ws_inverse.cuh; a trial)
-  static_assert(!kH || GDN_WS3_GATES == 2, "GDN_WS3_F16INV: the beta-domain words come from GATES 2's half_gates");
   const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
   unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
   const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -471,12 +451,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     constexpr bool kHalves = GDN_WS3_GATES >= 2;
     const bool gate_warp = wi >= 2;
     const int gj = 32 * (wi - 2) + lane;
-    // kH: the gate warps' beta-domain words, two a chunk parity, in kXBe (read by PH 4 and 6 only).
-    u32* const hok = kH ? reinterpret_cast<u32*>(base + kXBe) : nullptr;
     if (kHalves && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
       gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
       half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
-                 reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet), hok);
+                 reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
       if (nch > 1) gate_raw1(p, bos, tb + C, te, h, gj, g_raw[0], b_raw[0]);
     }
     // Chunk 0's halves written before threads 32..63 read them at its top (later chunks' were written a chunk
@@ -522,8 +500,6 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       if (kHalves && a >= 32 && a < 64) gam[a] += gam[31];  // the second half's prefix sums
       aux_sync();  // gam, bet
       WS_CLK(3);
-      // kH: this chunk's inverse in fp16 only inside its domain (inverse_in_f16), else in fp32; uniform in the side.
-      const bool h16 = kH && inverse_in_f16(l2, hok + 2 * (c & 1));
       const float gc = gam[C - 1];
       const i64 sh = (bos / C + seq + tb / C + c) * p.ho + h;  // PH 4, 6: the chunk's slot and head (backward's ws)
       if (a < C) {
@@ -556,35 +532,24 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         if (!kHalves || c + 1 >= nch) return;
         const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
         half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
-                   reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1),
-                   kH ? hok + 2 * ((c + 1) & 1) : nullptr);
+                   reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
         if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
       };
       if constexpr (kBwd) {  // P unscaled, to the block (the state side forms no O)
         lp_epilogue<true, -1, true>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc,
                                     bwd_block(p, sh) + kOffP);
-      } else {
-        // The forward forms' L / P epilogue, L as fp16 (kHc) or fp32; under kH the fp32 one (a chunk outside the
-        // fp16 inverse's domain) in its one generic copy.
-        auto epilogue = [&](auto hc) {
-          constexpr bool kHc = decltype(hc)::value;
-          if (GDN_WS3_EPIW && kOut && kHc == kH) {  // the prefill and span scan forms (the summary forms spill with
-                                                    // four copies)
+      } else if (GDN_WS3_EPIW && kOut) {  // the prefill and span scan forms (the summary forms spill with four copies)
 #define GDN_WS3_EPI_W(W)                                                                                               \
-  lp_epilogue<kOut, W, false, kHc>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc)
-            switch (wi) {
-              case 0: GDN_WS3_EPI_W(0); break;
-              case 1: GDN_WS3_EPI_W(1); break;
-              case 2: GDN_WS3_EPI_W(2); break;
-              default: GDN_WS3_EPI_W(3); break;
-            }
+  lp_epilogue<kOut, W, false, kH>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc)
+        switch (wi) {
+          case 0: GDN_WS3_EPI_W(0); break;
+          case 1: GDN_WS3_EPI_W(1); break;
+          case 2: GDN_WS3_EPI_W(2); break;
+          default: GDN_WS3_EPI_W(3); break;
+        }
 #undef GDN_WS3_EPI_W
-          } else {
-            lp_epilogue<kOut, -1, false, kHc>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
-          }
-        };
-        if (h16) epilogue(BoolC<kH>{});
-        else epilogue(BoolC<false>{});
+      } else {
+        lp_epilogue<kOut, -1, false, kH>(accl, accp, gam, bet, ik_tok, iq_tok, scale, lf, pp + kPP, fr, fc);
       }
       aux_sync();
       WS_CLK(1);
@@ -593,8 +558,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #else
       const NoTick tick{};
 #endif
-      if (h16) inverse_aux<kH>(lf, tf, a, tick, next_gates);
-      else inverse_aux<false>(lf, tf, a, tick, next_gates);
+      inverse_aux<kH>(lf, tf, a, tick, next_gates);
       WS_CLK(2);
       if constexpr (kBwd) {  // T_k into the P tile (the state side's Wn), T to the block
 #pragma unroll
@@ -603,7 +567,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       } else {
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-          if (h16) t_copy_h(a + 128 * hh, reinterpret_cast<const u16*>(tf), sb + kXBet + gb, ps + kPTv);
+          if constexpr (kH) t_copy_h(a + 128 * hh, reinterpret_cast<const u16*>(tf), sb + kXBet + gb, ps + kPTv);
           else t_copy<false>(a + 128 * hh, tf, 0u, sb + kXBet + gb, 0u, ps + kPTv);
         }
       }
