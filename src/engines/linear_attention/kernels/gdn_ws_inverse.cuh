@@ -204,16 +204,17 @@ __device__ __forceinline__ void inverse_diagonal_blocks_col_v4(const float* lf, 
 #pragma unroll
   for (int i = 0; i < N; ++i) tf[(b0 + i) * LDF + j] = acc[i];
 }
-// GDN_WS3_F16INV (a trial, 0: off; written 2026-12-06 without a device, not run yet): the forward forms' inverse on
-// fp16 tiles fed by ldmatrix, the schedule of FlashInfer's sm90 prefill (docs/linear_attention.md, "What is left"):
-// the L / P epilogue stores L as fp16 pairs (rows LH halves apart, in lf's space), the 16 x 16 diagonal blocks run
-// the same column substitution in fp32 reading L eight columns a 16-byte load and store T's blocks as fp16 (in tf's
-// space), and the two merge levels form T21 = -T22 L21 T11 transposed — Y = T11^T L21^T, then Z = -Y T22^T and
-// T21 = Z^T — on m16n8k16 fp16 mma: A and B fragments by ldmatrix (T11^T by .trans), Y's accumulators handed to
-// the second product as its A operand in registers (no shuffles), Z stored transposed by stmatrix .trans; the
-// T_v copy reads T as fp16. Precision: scripts/emulate_inverse_precision.py (the same error as the TF32 form once
-// T_v is bf16). The backward's recompute forms keep the fp32 form (they store T to global memory as it is).
-// (Its default and LH, the tiles' row stride: gdn_fused_ws.cuh, before the L / P epilogue that stores L.)
+// GDN_WS3_F16INV (a trial, 0: off; 0.934-0.949x the prefill's time on an H100, bench/results/
+// 2026-12-06-gdn-f16inv-h100.txt; it waits for a plan rule for its domain, docs/linear_attention.md): the forward
+// forms' inverse on fp16 tiles fed by ldmatrix, the schedule of FlashInfer's sm90 prefill (docs/linear_attention.md,
+// "What is left"): the L / P epilogue stores L as fp16 pairs (rows LH halves apart, in lf's space), the 16 x 16
+// diagonal blocks run the same column substitution in fp32 reading L eight columns a 16-byte load and store T's blocks
+// as fp16 (in tf's space), and the two merge levels form T21 = -T22 L21 T11 transposed — Y = T11^T L21^T, then Z = -Y
+// T22^T and T21 = Z^T — on m16n8k16 fp16 mma: A and B fragments by ldmatrix (T11^T by .trans), Y's accumulators handed
+// to the second product as its A operand in registers (no shuffles), Z stored transposed by stmatrix .trans; the T_v
+// copy reads T as fp16. Precision: scripts/emulate_inverse_precision.py (the same error as the TF32 form once T_v is
+// bf16). The backward's recompute forms keep the fp32 form (they store T to global memory as it is). (Its default and
+// LH, the tiles' row stride: gdn_fused_ws.cuh, before the L / P epilogue that stores L.)
 __device__ __forceinline__ void mma_f16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
