@@ -8,7 +8,8 @@ cumulative log gate. Claim: for i > j, T_ij = -beta_i Gamma_ij k_i^T A_(i-1) ...
 transitions A_l = I - beta_l k_l k_l^T (the gates factor out, each a ratio of the chunk's cumulative gate), so
 |T_ij| <= beta_i |k_i| |k_j| prod_(j<l<i) ||A_l||: with unit keys and every beta in [0, 2], ||A_l|| <= 1 and |T| <= 2.
 The kernel's constant allows bf16 keys (|k|^2 <= 1 + 2^-7): |T| < 2 (1 + 2^-7) (1 + 2^-6)^62 < 5.3. Outside the
-domain (beta 2.5 on collinear keys) T grows as |1 - beta|^62, past fp16's 65504: those chunks take the fp32 inverse.
+domain (beta 2.5 on collinear keys) T grows as |1 - beta|^62, past fp16's 65504: a rule choosing the fp16 form must
+keep such chunks on the fp32 one.
 Exits non-zero if the identity or the bound fails. numpy only.
   python3 scripts/check_f16_inverse_domain.py [chunks a family (60)] [seed (3)]
 """
@@ -16,7 +17,8 @@ import sys
 
 import numpy as np
 
-C, D = 64, 128
+from emulate_inverse_precision import C, D, bf16  # the chunk size, head dim and bf16 rounding its emulation uses
+
 F16_MAX = 65504.0
 KERNEL_BOUND = 2 * (1 + 2.0 ** -7) * (1 + 2.0 ** -6) ** 62
 
@@ -49,14 +51,6 @@ def keys(rng, fam):
     return k / np.linalg.norm(k, axis=1, keepdims=True)
 
 
-def bf16_rows(k):
-    a = k.astype(np.float32).copy()
-    u = a.view(np.uint32)
-    u += 0x7FFF + ((u >> 16) & 1)
-    u &= 0xFFFF0000
-    return a.astype(np.float64)
-
-
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 60
     rng = np.random.default_rng(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
@@ -70,7 +64,7 @@ def main():
                 for _ in range(n):
                     k = keys(rng, fam)
                     if bf:
-                        k = bf16_rows(k)
+                        k = bf16(k).astype(np.float64)
                     beta = {"2": np.full(C, 2.0), "0/1/2": rng.choice([0.0, 1.0, 2.0], C),
                             "U[0,2]": rng.uniform(0, 2, C)}[betas]
                     g = np.zeros(C) if rng.random() < 0.5 else -rng.uniform(0, 0.05, C)
