@@ -172,6 +172,21 @@ TEST(LaBwdFused, RuleB9RefusesWhatTheFusedPassDoesNotRun) {
   refused(bwd(la_test::engine_cfg(128), "gdn_summary_bwd").g, config(3), "gdn_summary_bwd");
 }
 
+// PIPELINE_ARCH 4 (the forward prefill's inverse on fp16 tiles) shares the knob's domain with gdn_bwd, which has no
+// such form: refused by rule B10's name, even where the forward's domain (use_qk_l2norm, use_beta_sigmoid) holds.
+TEST(LaBwdFused, RuleB10RefusesTheForwardsF16Inverse) {
+  Attributes a;
+  a.set("use_qk_l2norm", true);
+  a.set("use_beta_sigmoid", true);
+  for (const char* op : {"gdn_bwd", "gdn_summary_bwd"})
+    for (std::int64_t split : {0, 8}) {
+      Status s;
+      EXPECT_TRUE(la_bwd_test::planned_kernels(bwd(la_test::engine_cfg(128), op, a).g, config(4, split), &s).empty());
+      EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << op << ": " << s.to_string();
+      EXPECT_NE(s.message().find("rule B10 forward only"), std::string::npos) << op << ": " << s.message();
+    }
+}
+
 // state_checkpoints bound: the fused forward recompute runs spans of the cadence at once, each seeded by its
 // checkpoint (gdn_bwd_fwd_span_fused), then the whole-sequence reverse scan of the form (3: fused; 2: the scan's).
 TEST(LaBwdFused, CheckpointsSeedTheForwardRecomputesSpans) {

@@ -378,8 +378,9 @@ TEST(LaKernels, PlanKernelsNameWhatBuildPlanLoads) {
 
 // The kernel requests plan_kernels gives graph `c` under `knobs` for an sm_90a target
 // (st: its status; nothing on a refusal).
-std::vector<runtime::KernelRequest> planned_kernels(const Engine& engine, const Cfg& c, const Knobs& knobs, Status* st) {
-  Built b = gdn(c);
+std::vector<runtime::KernelRequest> planned_kernels(const Engine& engine, const Cfg& c, const Knobs& knobs, Status* st,
+                                                    Attributes attrs = {}) {
+  Built b = gdn(c, std::move(attrs));
   b.g.freeze();
   auto sm90 = DeviceProperties::for_arch("sm_90a");
   if (sm90.is_bad()) {
@@ -404,7 +405,7 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   const auto& knobs = engine->capabilities().knobs;
   ASSERT_EQ(knobs.size(), 2u);
   EXPECT_EQ(knobs[0].type, KnobType::PIPELINE_ARCH);
-  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(engine->default_knobs().at(KnobType::PIPELINE_ARCH), 0);
   EXPECT_EQ(knobs[1].type, KnobType::CHAIN_SPLIT);
   EXPECT_EQ(knobs[1].values, (std::vector<std::int64_t>{0, 8, 16, 32, 64, 128, 256}));
@@ -454,7 +455,8 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   ASSERT_TRUE(pd128.is_good());
   for (const linear_attention::GdnProblem* q : {&*pd, &*pd128})
     for (int mode : {linear_attention::kPrefillOnePass, linear_attention::kPrefillTwoPass,
-                     linear_attention::kPrefillFused, linear_attention::kPrefillFusedWs})
+                     linear_attention::kPrefillFused, linear_attention::kPrefillFusedWs,
+                     linear_attention::kPrefillFusedWsH})
       for (long long split : {0LL, 8LL}) {
         if (mode == linear_attention::kPrefillOnePass && split > 0) continue;
         auto rd = linear_attention::kernel_requests(*q, mode, split);
@@ -479,11 +481,13 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   EXPECT_TRUE(names_of(2, &st).empty());
   EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
   EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
-  // 3, the warp-specialised fused prefill, serves d = 128 only too; 4 is no mode.
-  EXPECT_TRUE(names_of(3, &st).empty());
-  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
-  EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
-  names_of(4, &st);
+  // 3 and 4, the warp-specialised fused prefill, serve d = 128 only too; 5 is no mode.
+  for (std::int64_t m : {3, 4}) {
+    EXPECT_TRUE(names_of(m, &st).empty()) << m;
+    EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << m;
+    EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
+  }
+  names_of(5, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("PIPELINE_ARCH"), std::string::npos) << st.message();
 }
@@ -525,6 +529,89 @@ TEST(LaKernels, WarpSpecialisedFusedRequests) {
   // The plain fused prefill never carries the define.
   for (const auto& r : linear_attention::kernel_requests(*p, linear_attention::kPrefillFused, 8))
     EXPECT_FALSE(has_ws_define(r)) << r.kernel;
+}
+
+// PIPELINE_ARCH 4: PIPELINE_ARCH 3's entries built with GDN_WS3_F16INV=1 too (kernel names ending _h), split,
+// whole and writing checkpoints, each among the declared specialisations (the CI compile set); rule
+// f16_inverse_domain refuses it, naming what the declaration lacks, without use_qk_l2norm and use_beta_sigmoid.
+TEST(LaKernels, F16InverseBuildAndItsDomain) {
+  auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
+  Cfg c = cfg_of(128);
+  c.cu = {0, 700, 700, 1000};
+  auto attrs = [](bool l2, bool sig) {
+    Attributes a;
+    if (l2) a.set("use_qk_l2norm", true);
+    if (sig) a.set("use_beta_sigmoid", true);
+    return a;
+  };
+  auto has = [](const runtime::KernelRequest& r, const char* name) {
+    return std::any_of(r.defines.begin(), r.defines.end(),
+                       [&](const runtime::KernelDefine& d) { return d.name == name && d.value == "1"; });
+  };
+  const auto declared = linear_attention::declared_specialisations();
+  auto is_declared = [&](const runtime::KernelRequest& r) {
+    return std::any_of(declared.begin(), declared.end(), [&](const runtime::KernelRequest& d) {
+      return d.kernel == r.kernel && d.entry == r.entry && d.source == r.source && d.defines.size() == r.defines.size();
+    });
+  };
+  Status st;
+  auto whole = planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}}, &st, attrs(true, true));
+  ASSERT_TRUE(st.is_good()) << st.message();
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].kernel, "gdn_prefill_fused_d128_bf16_ws_h");
+  EXPECT_TRUE(has(whole[0], "GDN_FUSED_WS") && has(whole[0], "GDN_WS3_F16INV"));
+  EXPECT_TRUE(is_declared(whole[0]));
+  auto split = planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}, {KnobType::CHAIN_SPLIT, 8}}, &st,
+                               attrs(true, true));
+  ASSERT_TRUE(st.is_good()) << st.message();
+  ASSERT_EQ(split.size(), 3u);
+  EXPECT_EQ(split[0].kernel, "gdn_span_scan_fused_d128_bf16_ws_h");
+  EXPECT_EQ(split[1].kernel, "gdn_span_summary_fused_d128_bf16_ws_h");
+  EXPECT_EQ(split[2].kernel, "gdn_span_fixup_d128_bf16");
+  EXPECT_TRUE(has(split[0], "GDN_WS3_F16INV") && has(split[1], "GDN_WS3_F16INV"));
+  EXPECT_FALSE(has(split[2], "GDN_WS3_F16INV"));
+  for (const auto& r : split) EXPECT_TRUE(is_declared(r)) << r.kernel;
+  // PIPELINE_ARCH 3 never carries the define.
+  for (const auto& r : planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 3}, {KnobType::CHAIN_SPLIT, 8}}, &st,
+                                       attrs(true, true)))
+    EXPECT_FALSE(has(r, "GDN_WS3_F16INV")) << r.kernel;
+  // Checkpoints: the checkpoint build of the fp16-inverse entry.
+  Attributes ck = attrs(true, true);
+  ck.set("checkpoint_every_n_tokens", std::int64_t{64});
+  auto pc = analyze_gdn(gdn(c, ck).g);
+  ASSERT_TRUE(pc.is_good()) << pc.status().message();
+  ASSERT_GE(pc->checkpoints, 0);
+  auto rc = linear_attention::kernel_requests(*pc, linear_attention::kPrefillFusedWsH);
+  ASSERT_EQ(rc.size(), 1u);
+  EXPECT_EQ(rc[0].kernel, "gdn_prefill_fused_d128_bf16_ws_ckpt_h");
+  EXPECT_TRUE(is_declared(rc[0]));
+  // Outside the domain: refused by the rule's name, naming what is missing.
+  for (bool l2 : {false, true})
+    for (bool sig : {false, true}) {
+      if (l2 && sig) continue;
+      auto ps = analyze_gdn(gdn(c, attrs(l2, sig)).g);
+      ASSERT_TRUE(ps.is_good());
+      EXPECT_FALSE(linear_attention::f16_inverse_domain(*ps));
+      EXPECT_TRUE(planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}}, &st, attrs(l2, sig)).empty());
+      EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+      EXPECT_NE(st.message().find("rule f16_inverse_domain"), std::string::npos) << st.message();
+      // "declares no X[ and Y] (": the names missing, none other.
+      const std::string& m = st.message();
+      const std::size_t at = m.find("declares no ");
+      ASSERT_NE(at, std::string::npos) << m;
+      const std::string named = m.substr(at, m.find(" (PIPELINE_ARCH 3", at) - at);
+      EXPECT_EQ(named.find("use_qk_l2norm") != std::string::npos, !l2) << m;
+      EXPECT_EQ(named.find("use_beta_sigmoid") != std::string::npos, !sig) << m;
+    }
+  auto pin = analyze_gdn(gdn(c, attrs(true, true)).g);
+  ASSERT_TRUE(pin.is_good());
+  EXPECT_TRUE(linear_attention::f16_inverse_domain(*pin));
+  // allow_neg_eigval (beta = 2 sigmoid) stays inside [0, 2].
+  Attributes neg = attrs(true, true);
+  neg.set("allow_neg_eigval", true);
+  auto pn = analyze_gdn(gdn(c, neg).g);
+  ASSERT_TRUE(pn.is_good());
+  EXPECT_TRUE(linear_attention::f16_inverse_domain(*pn));
 }
 
 // Chain splitting (knob CHAIN_SPLIT, two-pass only): the kernels and workspace
@@ -586,7 +673,7 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
   EXPECT_TRUE(st.is_good()) << st.message();
   plan_with(0, 16, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
-  EXPECT_NE(st.message().find("needs PIPELINE_ARCH 1, 2 or 3"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("needs PIPELINE_ARCH 1, 2, 3 or 4"), std::string::npos) << st.message();
   plan_with(1, 12, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("CHAIN_SPLIT"), std::string::npos) << st.message();

@@ -113,6 +113,37 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2]",
                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]",
                          "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]"});
+  // use_qk_l2norm and use_beta_sigmoid (rule f16_inverse_domain): PIPELINE_ARCH 4, the fp16-inverse build, right
+  // before every PIPELINE_ARCH 3 plan, split or not; with one of the two alone, the order above.
+  auto plans_with = [&](bool l2, bool sig, std::int64_t hqk, std::int64_t hv) {
+    Cfg one = la_test::engine_cfg(128);
+    one.hq = one.hk = hqk;
+    one.hv = hv;
+    one.cu = {0, 32768};
+    Attributes a;
+    if (l2) a.set("use_qk_l2norm", true);
+    if (sig) a.set("use_beta_sigmoid", true);
+    Built bo = la_test::build(la_test::op_named("gdn"), one, a);
+    mark_outputs(bo);
+    Graph go(std::move(bo.g));
+    go.set_device_properties(*target);
+    std::vector<std::string> names;
+    if (go.create_execution_plans({HeurMode::A}).is_bad()) return names;
+    for (std::int64_t i = 0; i < go.get_execution_plan_count(); ++i)
+      if (auto n = go.get_plan_name_at_index(i); n.is_good() && n->rfind("linear_attention", 0) == 0)
+        names.push_back(*n);
+    return names;
+  };
+  const std::string p4 = "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=";
+  const std::string p0 = "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=";
+  EXPECT_EQ(plans_with(true, true, 16, 32),
+            (std::vector<std::string>{p4 + "4]", p4 + "3]", p4 + "2]", p0 + "4]", p0 + "3]", p0 + "2]", p0 + "1]",
+                                      p0 + "0]"}));
+  for (bool l2 : {false, true}) {
+    const auto names = plans_with(l2, !l2, 16, 32);
+    ASSERT_EQ(names.size(), 6u) << l2;
+    for (const auto& n : names) EXPECT_EQ(n.find("PIPELINE_ARCH=4"), std::string::npos) << n;
+  }
   // The decode graph: one plan of ours (both modes run the decode kernel).
   auto n1 = g.get_plan_name_at_index(1);
   if (n1.is_good()) {

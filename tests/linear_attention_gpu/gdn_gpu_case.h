@@ -137,11 +137,15 @@ inline HostInputs draw(const Case& c, const Problem& p, std::mt19937& rng, std::
 // with the scan split into spans of m chunks (knob CHAIN_SPLIT).
 constexpr int kSplit8 = 8;  // the numerics checks' split: spans of 512 tokens
 // m >= 1000: the fused prefill split into spans of m - 1000 chunks; m >= 3000: the
-// warp-specialised fused prefill (PIPELINE_ARCH 3) split into spans of m - 3000 chunks.
+// warp-specialised fused prefill (PIPELINE_ARCH 3) split into spans of m - 3000 chunks; m >= 4000: its
+// fp16-inverse build (PIPELINE_ARCH 4) split into spans of m - 4000.
 constexpr int kFusedSplit8 = 1008;
 constexpr int kFusedWsSplit8 = 3008;
-inline int arch_of(int m) { return m >= 3000 ? 3 : m >= 1000 ? 2 : m >= kSplit8 ? 1 : m; }
-inline int split_of(int m) { return m >= 3000 ? m - 3000 : m >= 1000 ? m - 1000 : m >= kSplit8 ? m : 0; }
+constexpr int kFusedWsHSplit8 = 4008;
+inline int arch_of(int m) { return m >= 4000 ? 4 : m >= 3000 ? 3 : m >= 1000 ? 2 : m >= kSplit8 ? 1 : m; }
+inline int split_of(int m) {
+  return m >= 4000 ? m - 4000 : m >= 3000 ? m - 3000 : m >= 1000 ? m - 1000 : m >= kSplit8 ? m : 0;
+}
 inline PlanConfig config_of(int m) {
   if (m >= kSplit8)
     return PlanConfig{
@@ -150,15 +154,20 @@ inline PlanConfig config_of(int m) {
 }
 // Every prefill mode a d-dim graph runs under: one pass, two passes, the split
 // two-pass, and the fused wgmma prefill (d = 128 only), eight-warp (PIPELINE_ARCH 2) and
-// warp-specialised (3), split and not.
+// warp-specialised (3), split and not; under `f16` (f16_domain below) the warp-specialised
+// fp16-inverse build (4) too, split and not.
 constexpr int kFused = 2;
 constexpr int kFusedWs = 3;
-inline bool is_fused_mode(int m) { return m == kFused || m == kFusedWs; }
-inline std::vector<int> modes_for(std::int64_t d) {
+constexpr int kFusedWsH = 4;
+inline bool is_fused_mode(int m) { return m == kFused || m == kFusedWs || m == kFusedWsH; }
+inline std::vector<int> modes_for(std::int64_t d, bool f16 = false) {
   std::vector<int> m = {0, 1, kSplit8};
   if (d == 128) m.push_back(kFused), m.push_back(kFusedSplit8), m.push_back(kFusedWs), m.push_back(kFusedWsSplit8);
+  if (d == 128 && f16) m.push_back(kFusedWsH), m.push_back(kFusedWsHSplit8);
   return m;
 }
+// Whether case c's declaration admits PIPELINE_ARCH 4 (la_engine.h, rule f16_inverse_domain).
+inline bool f16_domain(const Case& c) { return c.d == 128 && c.l2 && c.beta_sig; }
 inline const char* mode_name(int m) {
   switch (m) {
     case 0: return "1-pass";
@@ -167,6 +176,8 @@ inline const char* mode_name(int m) {
     case kFusedSplit8: return "fused-split8";
     case kFusedWs: return "fused-ws";
     case kFusedWsSplit8: return "fused-ws-split8";
+    case kFusedWsH: return "fused-ws-f16inv";
+    case kFusedWsHSplit8: return "fused-ws-f16inv-split8";
     case 8: return "split8";
     case 16: return "split16";
     case 32: return "split32";

@@ -183,7 +183,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
 // Case c under both prefill modes and the split two-pass one, each on fresh inputs (bound checkpoints: the fused
 // and two-pass modes write them, rule L8; not the one-pass prefill).
 void check(const Case& c0, std::mt19937& rng) {
-  for (int m : modes_for(c0.d)) {
+  for (int m : modes_for(c0.d, f16_domain(c0))) {
     if (c0.ckpt_every > 0 && arch_of(m) == 0) continue;
     Case c = c0;
     c.prefill = m;
@@ -210,6 +210,11 @@ TEST_F(GdnGpu, PrefillVarlenBothHeadDims) {
     c.hq = c.hk = 1;
     c.hv = 2;
     check(c, rng);
+    if (d == 128) {  // the declaration PIPELINE_ARCH 4 serves (f16_domain): under it too
+      c.name += ", l2norm, beta sigmoid";
+      c.l2 = c.beta_sig = true;
+      check(c, rng);
+    }
   }
   // state_checkpoints every 64 / 1024 tokens (fused, two-pass modes; d64: every 64 / 128), fp32 / bf16, init.
   for (std::int64_t every : {64, 1024}) {
@@ -220,6 +225,10 @@ TEST_F(GdnGpu, PrefillVarlenBothHeadDims) {
     c.init = true;
     c.state_t = every == 64 ? DataType::FLOAT : DataType::BFLOAT16;
     check(c, rng);
+    Case h = c;  // PIPELINE_ARCH 4's checkpoint builds too
+    h.name += ", l2norm, beta sigmoid";
+    h.l2 = h.beta_sig = true;
+    check(h, rng);
     c.name += ", d64";
     c.d = 64;
     c.ckpt_every = every == 64 ? 64 : 128;
@@ -310,6 +319,31 @@ TEST_F(GdnGpu, PrefillAttributes) {
   c.name = "beta sigmoid";
   c.beta_sig = true;
   check(c, rng);
+  // The declarations PIPELINE_ARCH 4 serves (rule f16_inverse_domain), under every mode and it: beta in (0, 1) and
+  // (0, 2), strong and weak decay, the other gates, fp16 io.
+  c = base();
+  c.name = "l2norm, beta 2 sigmoid (allow_neg_eigval), strong decay";
+  c.l2 = c.beta_sig = c.neg = c.strong = true;
+  check(c, rng);
+  c = base();
+  c.name = "l2norm, beta 2 sigmoid, heads 0-3 weak decay";
+  c.l2 = c.beta_sig = c.neg = c.weak_low_heads = true;
+  c.lens = {4097, 0, 1300};
+  check(c, rng);
+  c = base();
+  c.name = "l2norm, beta sigmoid, safe gate, fp16 io and out, scale 0.3";
+  c.l2 = c.beta_sig = c.safe = c.a_log = c.dt = true;
+  c.io = c.o_t = DataType::HALF;
+  c.scale = 0.3;
+  check(c, rng);
+  c = base();
+  c.name = "l2norm, beta sigmoid, linear gate, GQA, bf16 state";
+  c.l2 = c.beta_sig = c.linear = true;
+  c.hq = 4;
+  c.hk = 1;
+  c.hv = 2;
+  c.state_t = DataType::BFLOAT16;
+  check(c, rng);
   c = base();
   c.name = "beta 2 sigmoid (allow_neg_eigval)";
   c.beta_sig = c.neg = true;
@@ -387,7 +421,7 @@ void check_pool_mode(const Case& c, std::mt19937& rng) {
 // the CPU): one plain mode and the one with the most knobs, not all seven.
 std::vector<int> decode_modes(std::int64_t d) { return {0, d == 128 ? kFusedWsSplit8 : kSplit8}; }
 void check_pool(const Case& c, std::mt19937& rng, bool decode = false) {
-  for (int m : decode ? decode_modes(c.d) : modes_for(c.d)) {
+  for (int m : decode ? decode_modes(c.d) : modes_for(c.d, f16_domain(c))) {
     Case x = c;
     x.prefill = m;
     check_pool_mode(x, rng);
@@ -405,6 +439,11 @@ TEST_F(GdnGpu, StatePoolInPlaceAndDistinct) {
       c.lens = decode ? std::vector<std::int64_t>{1, 3, 8, 0, 2} : std::vector<std::int64_t>{100, 65, 0, 7, 300};
       c.name = std::string("pool ") + (overwrite ? "in place" : "distinct") + (decode ? " decode" : " prefill");
       check_pool(c, rng);
+      if (!decode) {  // and PIPELINE_ARCH 4 (f16_domain)
+        c.name += ", l2norm, beta sigmoid";
+        c.l2 = c.beta_sig = true;
+        check_pool(c, rng);
+      }
     }
 }
 
@@ -473,10 +512,10 @@ TEST_F(GdnGpu, CapturedExecuteReplaysOnNewContents) {
 TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
   std::mt19937 rng(14);
   const auto& api = *gpu().api;
-  for (int m : modes_for(128)) {
+  for (int m : modes_for(128, true)) {
     SCOPED_TRACE(mode_name(m));
     Case built;
-    built.l2 = true;
+    built.l2 = built.beta_sig = true;  // f16_domain: every mode
     built.lens = {300, 77, 129};
     Case call = built;
     call.name = "overridden T and N";
@@ -556,7 +595,7 @@ TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
 }
 
 TEST_F(GdnGpu, BatchInvariantBitwise) {
-  for (int m : modes_for(128)) {
+  for (int m : modes_for(128, true)) {
     SCOPED_TRACE(mode_name(m));
     batch_invariant_bitwise(m);
   }
@@ -569,6 +608,7 @@ void batch_invariant_bitwise(int m) {
   alone.name = "batch_invariant alone";
   alone.prefill = m;
   alone.batch_inv = true;
+  alone.l2 = alone.beta_sig = true;  // f16_domain: PIPELINE_ARCH 4 too
   alone.lens = {300};
   Case packed = alone;
   packed.name = "batch_invariant packed";

@@ -212,6 +212,67 @@ TEST_F(GdnGpu, TimingFiveCells) {
   }
 }
 
+// PIPELINE_ARCH 4 (the fused prefill's inverse on fp16 tiles) against 3 on a declaration inside its domain
+// (use_qk_l2norm, use_beta_sigmoid; beta logits U(0, 1)): the issue's five cells and the peers' varlen batch, each
+// split where fused_split_rule splits (as the heuristics list both), in five rounds of A then B (each round the
+// median of reps / 5 executes, CUDA events), the median round reported; O of 4 against O of 3 on the same inputs.
+TEST_F(GdnGpu, TimingF16Inverse) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::mt19937 rng(11);
+  std::printf("[ gdn timing ] f16 inverse: prefill, bf16, d = 128, l2norm and beta sigmoid in kernel, initial state "
+              "in, final state out
+");
+  std::printf("[ gdn timing ] %s
+", timing_gates_name());
+  std::printf("[ gdn timing ] %-8s %-16s %6s %10s %10s %8s %12s
+", "heads", "B x T", "split", "arch 3 ms",
+              "arch 4 ms", "4 / 3", "O 4 vs 3");
+  struct Cell {
+    std::int64_t hqk, hv;
+    std::vector<std::int64_t> lens;
+    const char* name;
+  };
+  const Cell cells[] = {{16, 64, {8192, 8192, 8192, 8192}, "4 x 8192"},
+                        {16, 64, {32768}, "1 x 32768"},
+                        {16, 32, {8192, 8192, 8192, 8192}, "4 x 8192"},
+                        {16, 32, {32768}, "1 x 32768"},
+                        {2, 8, {32768}, "1 x 32768"},
+                        {16, 32, {3000, 12000, 1000, 4097, 2048, 7000, 1123, 2500}, "varlen 8, 32768"}};
+  const int rounds = 5, reps = std::max(3, timing_reps(30) / rounds);
+  for (std::size_t ci = 0; ci < timing_cells(std::size(cells)); ++ci) {
+    const Cell& cell = cells[ci];
+    Case c;
+    c.l2 = c.beta_sig = true;
+    c.hq = c.hk = cell.hqk;
+    c.hv = cell.hv;
+    c.lens = cell.lens;
+    auto built = build(c);
+    ASSERT_TRUE(built->g.validate().is_good());
+    auto prob = linear_attention::analyze_gdn(built->g);
+    ASSERT_TRUE(prob.is_good()) << prob.status().message();
+    ASSERT_TRUE(linear_attention::f16_inverse_domain(*prob));
+    const int j = static_cast<int>(linear_attention::fused_split_rule(*prob, gpu().props.sm_count));
+    const int a = j > 0 ? 3000 + j : kFusedWs, b = j > 0 ? 4000 + j : kFusedWsH;
+    std::vector<int> modes;
+    for (int r = 0; r < rounds; ++r) modes.push_back(a), modes.push_back(b);
+    std::vector<double> agree;
+    const std::vector<double> t = time_modes(c, rng, reps, modes, &agree);
+    std::vector<double> ta, tb;
+    double o_diff = 0;
+    for (int r = 0; r < rounds; ++r) {
+      ta.push_back(t[2 * r]);
+      tb.push_back(t[2 * r + 1]);
+      o_diff = std::max(o_diff, agree[2 * r + 1]);
+    }
+    std::sort(ta.begin(), ta.end());
+    std::sort(tb.begin(), tb.end());
+    const double ma = ta[rounds / 2], mb = tb[rounds / 2];
+    std::printf("[ gdn timing ] %3lld/%-4lld %-16s %6d %10.3f %10.3f %7.3fx %12.2e\n", static_cast<long long>(cell.hqk),
+                static_cast<long long>(cell.hv), cell.name, j, ma, mb, mb / ma, o_diff);
+    EXPECT_LT(o_diff, 1e-2) << cell.name << ": PIPELINE_ARCH 4's O differs from 3's";
+  }
+}
+
 // The cells whose (sequence, head) pairs leave multiprocessors idle without a split, where fused_split_rule splits
 // nothing (docs/linear_attention.md, "What is left"): 16/64 1 x 2048 and the peers' 16/32 varlen batch
 // (bench/compare_gdn.py's VARLEN). The warp-specialised fused plan unsplit and at each span length shorter than the

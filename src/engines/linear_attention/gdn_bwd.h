@@ -26,6 +26,7 @@
 //  B9 fused recompute (a plan's knob, at build): PIPELINE_ARCH 2 and 3 (BwdForm::fused, fused_rev) take D = 128
 //     (not gdn_summary_bwd); 2 takes CHAIN_SPLIT 0 only, 3 every CHAIN_SPLIT (its split: six span kernels) but not
 //     with state_checkpoints bound (then the fused forward recompute runs spans of the cadence seeded by them).
+//  B10 forward only (at build): PIPELINE_ARCH 4 (the forward prefill's inverse on fp16 tiles) has no backward form.
 // Served: scale, use_qk_l2norm, gate_domain log and linear, safe_gate (with or
 // without a_log / dt_bias; d_a_log and d_dt_bias as deterministic sums over the
 // tokens), use_beta_sigmoid,

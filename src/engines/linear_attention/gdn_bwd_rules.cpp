@@ -189,6 +189,10 @@ Result<BwdForm> gdn_bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
   if (split.is_bad()) return split.status();
   BwdForm f{*split, false, false};
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
+  if (it != config.knobs.end() && it->second == kPrefillFusedWsH)
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 4 (the forward's inverse on fp16 tiles): "
+                  "rule B10 forward only: the backward has no fp16-inverse form (PIPELINE_ARCH 0..3 serve it)");
   if (it == config.knobs.end() || (it->second != kPrefillFused && it->second != kPrefillFusedWs)) return f;
   const long long arch = it->second;
   if (const std::string why = gdn_bwd_b9_refusal(p, f.split, arch); !why.empty())

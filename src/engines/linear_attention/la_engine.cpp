@@ -75,7 +75,8 @@ GdnParams params_of(const GdnProblem& p) {
   return k;
 }
 
-runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false, bool ckpt = false) {
+runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false, bool ckpt = false,
+                               bool f16inv = false) {
   const std::string e = entry;
   const char* source = e == "gdn_prefill" ? "linear_attention/kernels/gdn_prefill.cu"
                        : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
@@ -93,6 +94,10 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
     r.defines.push_back({"GDN_CKPT", "1"});
     r.kernel += "_ckpt";
   }
+  if (f16inv) {  // PIPELINE_ARCH 4: the warp-specialised build's inverse on fp16 tiles
+    r.defines.push_back({"GDN_WS3_F16INV", "1"});
+    r.kernel += "_h";
+  }
   return r;
 }
 // The pool copy does not depend on the layout class: one specialisation.
@@ -108,13 +113,30 @@ bool needs_pool_copy(const GdnProblem& p) { return p.state_indices >= 0 && p.fin
 bool two_pass(const GdnProblem& p, int mode) { return !p.summary && mode == kPrefillTwoPass && !use_decode(p); }
 // Whether plan `p` under prefill mode `mode` runs the fused prefill.
 bool fused(const GdnProblem& p, int mode) {
-  return !p.summary && (mode == kPrefillFused || mode == kPrefillFusedWs) && !use_decode(p);
+  return !p.summary && (mode == kPrefillFused || mode == kPrefillFusedWs || mode == kPrefillFusedWsH) &&
+         !use_decode(p);
 }
 // Whether a gdn_summary plan runs the two-pass prep and the scan's summary form (d != 128; the fused kernel's
 // summary form serves d = 128).
 bool summary_scan(const GdnProblem& p) { return p.summary && p.d != 128; }
-// Whether the fused entries are the warp-specialised build (PIPELINE_ARCH 3).
-bool fused_ws(const GdnProblem& p, int mode) { return fused(p, mode) && mode == kPrefillFusedWs; }
+// Whether the fused entries are the warp-specialised build (PIPELINE_ARCH 3, and 4 its fp16-inverse build).
+bool fused_ws(const GdnProblem& p, int mode) {
+  return fused(p, mode) && (mode == kPrefillFusedWs || mode == kPrefillFusedWsH);
+}
+// Whether they are the fp16-inverse build (PIPELINE_ARCH 4).
+bool fused_f16inv(const GdnProblem& p, int mode) { return fused(p, mode) && mode == kPrefillFusedWsH; }
+// Rule f16_inverse_domain (la_engine.h): PIPELINE_ARCH 4 only where the declaration bounds the inverse.
+Status f16_inverse_rule(const GdnProblem& p, int mode) {
+  if (!fused_f16inv(p, mode) || f16_inverse_domain(p)) return Status::ok();
+  std::string missing;
+  if (!p.l2norm) missing = "use_qk_l2norm";
+  if (!p.beta_sigmoid) missing += std::string(missing.empty() ? "" : " and ") + "use_beta_sigmoid";
+  return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                "engine linear_attention: knob PIPELINE_ARCH 4 (the fused prefill's inverse on fp16 tiles): rule "
+                "f16_inverse_domain: fp16 holds the chunk inverse only with unit keys (use_qk_l2norm) and beta in "
+                "[0, 2] (use_beta_sigmoid); node '" + p.node + "' declares no " + missing +
+                    " (PIPELINE_ARCH 3 serves it with the fp32 inverse)");
+}
 // The fused prefill's one shape rule (its tiles are written for d = 128).
 Status fused_head_dim(const GdnProblem& p, int mode) {
   if (!fused(p, mode) || p.d == 128) return Status::ok();
@@ -130,8 +152,8 @@ Status checkpoint_mode(const GdnProblem& p, int mode) {
   if (p.checkpoints < 0 || fused(p, mode) || two_pass(p, mode)) return Status::ok();
   return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                 "engine linear_attention: knob PIPELINE_ARCH " + std::to_string(mode) +
-                    ": rule L8 checkpoints: state_checkpoints is bound, and only the fused prefill (PIPELINE_ARCH 2 "
-                    "or 3) or the two-pass one (1) writes it");
+                    ": rule L8 checkpoints: state_checkpoints is bound, and only the fused prefill (PIPELINE_ARCH 2, "
+                    "3 or 4) or the two-pass one (1) writes it");
 }
 
 // The span length a config names (the CHAIN_SPLIT knob; absent: 0, no split).
@@ -141,10 +163,11 @@ Result<long long> chain_split(const PlanConfig& config, int mode) {
   if (std::find(std::begin(kChainSplits), std::end(kChainSplits), it->second) == std::end(kChainSplits))
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT (chunks per span) is " +
                                                 std::to_string(it->second) + "; it takes 0, 8, 16, 32, 64, 128 or 256");
-  if (it->second != 0 && mode != kPrefillTwoPass && mode != kPrefillFused && mode != kPrefillFusedWs)
+  if (it->second != 0 && mode != kPrefillTwoPass && mode != kPrefillFused && mode != kPrefillFusedWs &&
+      mode != kPrefillFusedWsH)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(it->second) +
                                                 " splits the two-pass or fused prefill's scan; it needs PIPELINE_ARCH "
-                                                "1, 2 or 3");
+                                                "1, 2, 3 or 4");
   return static_cast<long long>(it->second);
 }
 
@@ -153,11 +176,12 @@ Result<int> prefill_mode(const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
   if (it == config.knobs.end()) return kPrefillOnePass;
   if (it->second != kPrefillOnePass && it->second != kPrefillTwoPass && it->second != kPrefillFused &&
-      it->second != kPrefillFusedWs)
+      it->second != kPrefillFusedWs && it->second != kPrefillFusedWsH)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob PIPELINE_ARCH (prefill mode) is " +
                                                 std::to_string(it->second) +
-                                                "; it takes 0 (one pass), 1 (two passes), 2 (fused, d = 128) or 3 "
-                                                "(fused warp-specialised, d = 128)");
+                                                "; it takes 0 (one pass), 1 (two passes), 2 (fused, d = 128), 3 "
+                                                "(fused warp-specialised, d = 128) or 4 (3 with the inverse on fp16 "
+                                                "tiles)");
   return static_cast<int>(it->second);
 }
 
@@ -400,8 +424,9 @@ class LaEngine final : public Engine {
     // gdn_prefill_scan, with a workspace). The first value is the default.
     // Chain split: the two-pass scan in spans of this many chunks (0: off, the default).
     // PIPELINE_ARCH 2 and 3: the fused prefill (d = 128), eight-warp and warp-specialised.
+    // PIPELINE_ARCH 4: 3 with the inverse on fp16 tiles (rule f16_inverse_domain).
     caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH,
-                              {kPrefillOnePass, kPrefillTwoPass, kPrefillFused, kPrefillFusedWs}},
+                              {kPrefillOnePass, kPrefillTwoPass, kPrefillFused, kPrefillFusedWs, kPrefillFusedWsH}},
                    KnobDomain{KnobType::CHAIN_SPLIT, {std::begin(kChainSplits), std::end(kChainSplits)}}};
   }
   const Capabilities& capabilities() const override { return caps_; }
@@ -425,6 +450,7 @@ class LaEngine final : public Engine {
     // Decode-sized graphs run the decode kernel, a summary its kernel: no split.
     if (!two_pass(*p, *mode) && !fused(*p, *mode)) *split = 0;
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
+    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode));
     OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
     if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
       return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
@@ -481,6 +507,7 @@ class LaEngine final : public Engine {
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
+    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode));
     OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
     for (const auto& r : kernel_requests(*p, *mode, *split)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
@@ -612,12 +639,13 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
     out.push_back(request(p.d, p.io, "gdn_prefill_scan", false, p.checkpoints >= 0));
     out.push_back(request(p.d, p.io, "gdn_prefill_prep"));
   } else if (fused(p, prefill_mode) && p.d == 128 && split > 0) {
-    const bool ws = fused_ws(p, prefill_mode), ck = p.checkpoints >= 0;
-    out.push_back(request(p.d, p.io, "gdn_span_scan_fused", ws, ck));
-    out.push_back(request(p.d, p.io, "gdn_span_summary_fused", ws));
+    const bool ws = fused_ws(p, prefill_mode), ck = p.checkpoints >= 0, h = fused_f16inv(p, prefill_mode);
+    out.push_back(request(p.d, p.io, "gdn_span_scan_fused", ws, ck, h));
+    out.push_back(request(p.d, p.io, "gdn_span_summary_fused", ws, false, h));
     out.push_back(request(p.d, p.io, "gdn_span_fixup"));
   } else if (fused(p, prefill_mode) && p.d == 128) {
-    out.push_back(request(p.d, p.io, "gdn_prefill_fused", fused_ws(p, prefill_mode), p.checkpoints >= 0));
+    out.push_back(request(p.d, p.io, "gdn_prefill_fused", fused_ws(p, prefill_mode), p.checkpoints >= 0,
+                          fused_f16inv(p, prefill_mode)));
   } else {
     out.push_back(request(p.d, p.io, !use_decode(p) ? "gdn_prefill" : decode_small(p) ? "gdn_decode_small" : "gdn_decode"));
   }
@@ -656,6 +684,8 @@ long long fused_split_rule(const GdnProblem& p, long long sm_count) {
 
 bool decode_small(const GdnProblem& p) { return p.n_seq * p.ho <= kDecodeSmallPairs; }
 
+bool f16_inverse_domain(const GdnProblem& p) { return p.d == 128 && p.l2norm && p.beta_sigmoid; }
+
 bool fused_first(const GdnProblem& p, long long sm_count) {
   if (p.d != 128 || use_decode(p) || sm_count <= 0) return false;
   return 5 * p.n_seq * p.ho >= sm_count;
@@ -671,15 +701,18 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
     for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry));
   // gdn_summary at d = 64: the two-pass scan's summary form (gdn_two_pass.cu's builds, which hold it at both dims).
   for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(64, io, "gdn_summary_scan"));
-  // PIPELINE_ARCH 3's warp-specialised builds (gdn_summary has none: it keeps the eight-warp form).
-  for (const char* entry : {"gdn_prefill_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
-    for (DataType io : {DataType::BFLOAT16, DataType::HALF}) out.push_back(request(128, io, entry, /*ws=*/true));
-  // The builds that write state_checkpoints: the forward and the span scans, both fused forms, and the two-pass
-  // scans at both head dims.
-  for (const char* entry : {"gdn_prefill_fused", "gdn_span_scan_fused"})
-    for (bool ws : {false, true})
+  // PIPELINE_ARCH 3's warp-specialised builds (gdn_summary has none: it keeps the eight-warp form), and 4's
+  // (the same with the inverse on fp16 tiles).
+  for (bool h : {false, true})
+    for (const char* entry : {"gdn_prefill_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF})
-        out.push_back(request(128, io, entry, ws, /*ckpt=*/true));
+        out.push_back(request(128, io, entry, /*ws=*/true, /*ckpt=*/false, h));
+  // The builds that write state_checkpoints: the forward and the span scans, the three fused forms, and the
+  // two-pass scans at both head dims.
+  for (const char* entry : {"gdn_prefill_fused", "gdn_span_scan_fused"})
+    for (int arch : {kPrefillFused, kPrefillFusedWs, kPrefillFusedWsH})
+      for (DataType io : {DataType::BFLOAT16, DataType::HALF})
+        out.push_back(request(128, io, entry, arch != kPrefillFused, /*ckpt=*/true, arch == kPrefillFusedWsH));
   for (const char* entry : {"gdn_prefill_scan", "gdn_span_scan"})
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF})
@@ -718,21 +751,26 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
         out.push_back(
             plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
       };
-      const bool fz = p->d == 128, fz_first = fused_first(*p, sms);
+      const bool fz = p->d == 128, fz_first = fused_first(*p, sms), h = f16_inverse_domain(*p);
       const long long j = chain_split_rule(*p, sms), jf = fz ? fused_split_rule(*p, sms) : 0;
+      // PIPELINE_ARCH 3's plan, right after its fp16-inverse build where f16_inverse_domain holds.
+      auto push_ws = [&](long long split) {
+        if (h) push(kPrefillFusedWsH, split);
+        push(kPrefillFusedWs, split);
+      };
       if (p->checkpoints >= 0) {  // L8: the fused plans (d = 128), then the two-pass ones, write bound checkpoints
-        if (jf > 0) push(kPrefillFusedWs, jf);
-        if (fz) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+        if (jf > 0) push_ws(jf);
+        if (fz) push_ws(0), push(kPrefillFused, 0);
         if (j > 0) push(kPrefillTwoPass, j);
         push(kPrefillTwoPass, 0);
         continue;
       }
-      if (jf > 0) push(kPrefillFusedWs, jf);
+      if (jf > 0) push_ws(jf);
       if (j > 0) push(kPrefillTwoPass, j);
       if (jf > 0) push(kPrefillFused, jf);
-      if (fz_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+      if (fz_first) push_ws(0), push(kPrefillFused, 0);
       push(kPrefillTwoPass, 0);
-      if (fz && !fz_first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
+      if (fz && !fz_first) push_ws(0), push(kPrefillFused, 0);
     }
     out.push_back(
         plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, kPrefillOnePass}, {KnobType::CHAIN_SPLIT, 0}}));

@@ -48,9 +48,21 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 //    gates, L / P, the inverse and T_v; 384 threads); 0.78-0.80x mode 2's time on the
 //    H200 (2026-12-03, 0b900ea). The heuristics propose it right before mode 2 wherever
 //    they propose mode 2.
+//  4 fused, warp-specialised, the inverse on fp16 tiles (d = 128): mode 3's entries built with
+//    GDN_WS3_F16INV=1 as well (kernel names end "_h"; kernels/gdn_ws_inverse.cuh); 0.934-0.949x
+//    mode 3's time on an H100 (bench/results/2026-12-06-gdn-f16inv-h100.txt). fp16's range bounds
+//    the chunk inverse T only where every A_l = I - beta_l k_l k_l^T is a contraction: rule
+//    f16_inverse_domain serves mode 4 only where the declaration proves it — use_qk_l2norm (unit
+//    keys in the kernel) and use_beta_sigmoid (beta in (0, 1), (0, 2) under allow_neg_eigval), where
+//    |T| <= 2 (< 5.3 with bf16 keys; scripts/check_f16_inverse_domain.py). The heuristics propose it
+//    right before mode 3 wherever they propose mode 3 on such a graph.
 // Under use_decode all run the decode kernel (no workspace). All keep
 // batch_invariant: a chunk's pieces depend only on its own tokens.
-enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefillFusedWs = 3 };
+enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefillFusedWs = 3, kPrefillFusedWsH = 4 };
+
+// Whether the declaration of `p` keeps the fused prefill's fp16 inverse (PIPELINE_ARCH 4) in fp16's
+// range (rule f16_inverse_domain above): d = 128, use_qk_l2norm and use_beta_sigmoid.
+bool f16_inverse_domain(const GdnProblem& p);
 
 // Chain splitting (knob CHAIN_SPLIT, two-pass prefill only; 0 = off): the
 // sequential pass split into spans of `split` 64-token chunks computed in
@@ -139,7 +151,8 @@ bool decode_small(const GdnProblem& p);
 bool fused_first(const GdnProblem& p, long long sm_count);
 
 // The family's heuristics (every mode): on a prefill graph the engine accepts, the split plans
-// first — the warp-specialised fused one where fused_split_rule splits (d = 128), the two-pass
+// first — the warp-specialised fused one where fused_split_rule splits (d = 128; its fp16-inverse
+// build, PIPELINE_ARCH 4, right before each PIPELINE_ARCH 3 plan where f16_inverse_domain holds), the two-pass
 // one where chain_split_rule splits, the eight-warp fused one at fused_split_rule's span; then
 // the fused plans (d = 128: warp-specialised, eight-warp) before the
 // two-pass plan where fused_first holds, else after it; the one-pass plan last; a graph the decode
