@@ -22,6 +22,10 @@ them without torch or a GPU):
              linear_attention family the heuristics list (the first is "ours", the others are labelled
              by their knobs: 2p / 1p = PIPELINE_ARCH 1 / 0, split<J> = CHAIN_SPLIT J); each plan built
              once before timing, its workspace allocated once.
+  ours-bsig  (prefill) the same cell declared with use_beta_sigmoid over beta's logits b (the peers and "ours"
+             get beta = sigmoid(b), computed once outside the timed region; this side computes it in its
+             kernel): the declaration under which the heuristics list PIPELINE_ARCH 4 (the fused prefill's
+             inverse on fp16 tiles, rule f16_inverse_domain) first; its first plan only, labelled by its knobs.
   fla        fla-core's fla.ops.gated_delta_rule.chunk_gated_delta_rule (Triton; outputs allocated per
              call, as fla does).
   fi, fi-nocp FlashInfer's flashinfer.gdn_prefill.chunk_gated_delta_rule with output / output_state given,
@@ -139,6 +143,8 @@ def mapping(c):
         else:
             shape = "q, k, v, g, beta as [1, T, ...] views of ours, cu_seqlens = ours (int64), chunk_indices " \
                     "prepared once outside the timed region (fla.ops.utils.prepare_chunk_indices(cu_seqlens, 64))"
+        m["ours-bsig"] = ("as ours, but beta f32%s holds the logits b (ours' beta = sigmoid(b)) and the declaration "
+                          "adds use_beta_sigmoid=True (the sigmoid in our kernel); its first plan" % [c.t, c.hv])
         m["fla"] = ("fla.ops.gated_delta_rule.chunk_gated_delta_rule(%s; g = ours (log space), beta = ours; "
                     "initial_state = ours with state_v_first=True ([N, HV, V, K], no transpose); "
                     "output_final_state=True, use_qk_l2norm_in_kernel=True, scale=d^-1/2); o [B, T, HV, V] and "
@@ -185,8 +191,9 @@ def declare(opgraph, g, c, tensors, io="bf16", **attr_overrides):
 
 
 def plan_label(name, kind="prefill"):
-    """'linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]' -> '2p' (PIPELINE_ARCH 0: '1p', 2: 'fused', 3: 'fused-ws');
-    CHAIN_SPLIT J > 0 -> 'split<J>' (two-pass), 'fused-split<J>', 'fused-ws-split<J>'; a decode cell's one plan runs
+    """'linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]' -> '2p' (PIPELINE_ARCH 0: '1p', 2: 'fused', 3: 'fused-ws',
+    4: 'fused-ws-h'); CHAIN_SPLIT J > 0 -> 'split<J>' (two-pass), 'fused-split<J>', 'fused-ws-split<J>',
+    'fused-ws-h-split<J>'; a decode cell's one plan runs
     the decode kernel under any knob value: 'decode'."""
     if kind == "decode":
         return "decode"
@@ -198,8 +205,8 @@ def plan_label(name, kind="prefill"):
                 knobs[k] = v
     arch = knobs.get("PIPELINE_ARCH")
     if knobs.get("CHAIN_SPLIT", "0") != "0":
-        return {"2": "fused-", "3": "fused-ws-"}.get(arch, "") + "split%s" % knobs["CHAIN_SPLIT"]
-    return {"1": "2p", "0": "1p", "2": "fused", "3": "fused-ws"}.get(arch, name)
+        return {"2": "fused-", "3": "fused-ws-", "4": "fused-ws-h-"}.get(arch, "") + "split%s" % knobs["CHAIN_SPLIT"]
+    return {"1": "2p", "0": "1p", "2": "fused", "3": "fused-ws", "4": "fused-ws-h"}.get(arch, name)
 
 
 def our_plans(opgraph, g):
@@ -265,6 +272,17 @@ def dry_run(args, sel):
             if not ours:
                 bad += 1
                 print("  NO PLAN OF OURS: %s" % ", ".join(names))
+            if c.kind == "prefill":  # ours-bsig: the same cell under use_beta_sigmoid, its first plan
+                gb = opgraph.pygraph(io_data_type=opgraph.data_type.BFLOAT16,
+                                     intermediate_data_type=opgraph.data_type.FLOAT,
+                                     compute_data_type=opgraph.data_type.FLOAT, sm_version=90, sm_count=132)
+                declare(opgraph, gb, c, None, use_beta_sigmoid=True)
+                gb.validate()
+                first = our_plans(opgraph, gb)[0][:1]
+                print("  DECLARED-BSIG first plan (sm_90, 132 SMs): %s" % (
+                    ", ".join("%s=%s" % (plan_label(n, c.kind), n) for _, n in first) or "NONE"))
+                if not first:
+                    bad += 1
         except Exception as exc:  # noqa: BLE001 - a declaration error is reported per cell
             bad += 1
             print("  DECLARATION FAILED: %s: %s" % (type(exc).__name__, exc))
@@ -364,14 +382,16 @@ def run_cells(args, sel):
     return 1 if failed else 0
 
 
-def _ours_sides(c, torch, opgraph, tensors, make_outputs, reset_outputs, failed):
-    """One side per linear_attention plan of the graph (the first: "ours"), each built once with its workspace
-    allocated once, outside the timed region."""
+def _ours_sides(c, torch, opgraph, tensors, make_outputs, reset_outputs, failed, prefix="ours", first_only=False,
+                **attr_overrides):
+    """One side per linear_attention plan of the graph (the first: `prefix`, the others `prefix`-<knobs>; with
+    first_only the first alone), each built once with its workspace allocated once, outside the timed region;
+    attr_overrides change the declaration's attributes."""
     handle = opgraph.create_handle()
     opgraph.set_stream(handle, torch.cuda.current_stream())
     g = opgraph.pygraph(handle=handle, io_data_type=torch.bfloat16, intermediate_data_type=torch.float32,
                         compute_data_type=torch.float32)
-    ports, O, FS = declare(opgraph, g, c, tensors)
+    ports, O, FS = declare(opgraph, g, c, tensors, **attr_overrides)
     g.validate()
     plans, names = our_plans(opgraph, g)
     print("  plans listed: %s" % ", ".join(names))
@@ -379,8 +399,8 @@ def _ours_sides(c, torch, opgraph, tensors, make_outputs, reset_outputs, failed)
         failed.append("%s: no plan of ours (%s)" % (c.key, ", ".join(names)))
         return [], g, []
     sides, labels = [], []
-    for rank, (i, name) in enumerate(plans):
-        label = "ours" if rank == 0 else "ours-" + plan_label(name, c.kind)
+    for rank, (i, name) in enumerate(plans[:1] if first_only else plans):
+        label = prefix if rank == 0 else prefix + "-" + plan_label(name, c.kind)
         try:
             g.build_plan_at_index(i)
         except Exception as exc:  # noqa: BLE001
@@ -408,7 +428,8 @@ def prefill_cell(c, args, peers, prop, torch, opgraph, timing, failed):
     k = torch.randn(c.t, c.hq, D, device=dev, generator=gen, dtype=torch.bfloat16)
     v = torch.randn(c.t, c.hv, D, device=dev, generator=gen, dtype=torch.bfloat16)
     g_log = torch.nn.functional.logsigmoid(torch.randn(c.t, c.hv, device=dev, generator=gen, dtype=torch.float32))
-    beta = torch.sigmoid(torch.randn(c.t, c.hv, device=dev, generator=gen, dtype=torch.float32))
+    b_logit = torch.randn(c.t, c.hv, device=dev, generator=gen, dtype=torch.float32)
+    beta = torch.sigmoid(b_logit)
     cu = torch.tensor([0] + list(_cumsum(c.lengths)), device=dev, dtype=torch.int64)
     h0 = 0.1 * torch.randn(c.n, c.hv, D, D, device=dev, generator=gen, dtype=torch.float32)
     tensors = {"q": q, "k": k, "v": v, "g": g_log, "beta": beta, "cu_seqlens": cu, "h0": h0}
@@ -423,6 +444,10 @@ def prefill_cell(c, args, peers, prop, torch, opgraph, timing, failed):
         fs.fill_(float("nan"))
 
     sides, _g, _handle = _ours_sides(c, torch, opgraph, tensors, make_outputs, poison, failed)
+    # The same cell with beta's logits under use_beta_sigmoid (PIPELINE_ARCH 4's domain): its first plan.
+    bsig, _gb, _hb = _ours_sides(c, torch, opgraph, dict(tensors, beta=b_logit), make_outputs, poison, failed,
+                                 prefix="ours-bsig", first_only=True, use_beta_sigmoid=True)
+    sides += bsig
 
     if "fla" in peers:
         fla_gdn, prepare_chunk_indices = peers["fla"]
@@ -607,15 +632,18 @@ def print_tables(rows, failed):
           "(CUDA events around each call), NOT same-run. RMS: rms(peer - ours) / rms(ours), o / final state.")
     print(TARGETS)
     if pre:
-        print("%-20s %7s %7s %7s %7s %8s %7s %9s | %-14s %-14s %-14s | %-17s %-17s | %s" % (
-            "cell HQ/HV@BxT", "ours", "fla", "fi", "fi-nocp", "ours/fla", "ours/fi", "ours/nocp", "fla",
-            "fi", "fi-nocp", "RMS fla o/state", "RMS fi o/state", "each plan of ours, ms"))
+        print("bsig: ours-bsig (beta's logits, use_beta_sigmoid: the sigmoid in our kernel, PIPELINE_ARCH 4's "
+              "domain) against FlashInfer given sigmoid(b)")
+        print("%-20s %7s %7s %7s %7s %7s %8s %7s %9s %8s | %-14s %-14s %-14s | %-17s %-17s | %s" % (
+            "cell HQ/HV@BxT", "ours", "bsig", "fla", "fi", "fi-nocp", "ours/fla", "ours/fi", "ours/nocp", "bsig/fi",
+            "fla", "fi", "fi-nocp", "RMS fla o/state", "RMS fi o/state", "each plan of ours, ms"))
         for (c, ms, checks, method, first) in pre:
-            o = ms.get("ours")
+            o, ob = ms.get("ours"), ms.get("ours-bsig")
             an = ANCHORS.get(c.key, (None, None, None))
-            print("%-20s %7s %7s %7s %7s %8s %7s %9s | %-14s %-14s %-14s | %-17s %-17s | %s%s" % (
-                c.key, _fmt(o), _fmt(ms.get("fla")), _fmt(ms.get("fi")), _fmt(ms.get("fi-nocp")),
+            print("%-20s %7s %7s %7s %7s %7s %8s %7s %9s %8s | %-14s %-14s %-14s | %-17s %-17s | %s%s" % (
+                c.key, _fmt(o), _fmt(ob), _fmt(ms.get("fla")), _fmt(ms.get("fi")), _fmt(ms.get("fi-nocp")),
                 _fmt(_ratio(o, ms.get("fla"))), _fmt(_ratio(o, ms.get("fi"))), _fmt(_ratio(o, ms.get("fi-nocp"))),
+                _fmt(_ratio(ob, ms.get("fi"))),
                 _anchor(an[0]), _anchor(an[1]), _anchor(an[2]), _rms(checks.get("fla")), _rms(checks.get("fi")),
                 " ".join("%s=%.3f" % ("ours[%s]" % first if k == "ours" else k, v) for k, v in ms.items()
                          if k.startswith("ours")),

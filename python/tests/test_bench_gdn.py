@@ -73,6 +73,8 @@ def test_plan_labels(cg):
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]") == "fused-ws"
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=8, PIPELINE_ARCH=2]") == "fused-split8"
     assert cg.plan_label("linear_attention[CHAIN_SPLIT=8, PIPELINE_ARCH=3]") == "fused-ws-split8"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=4]") == "fused-ws-h"
+    assert cg.plan_label("linear_attention[CHAIN_SPLIT=8, PIPELINE_ARCH=4]") == "fused-ws-h-split8"
 
 
 def test_dry_run_declares_and_plans_every_cell():
@@ -94,7 +96,13 @@ def test_dry_run_declares_and_plans_every_cell():
             assert declared[0].count("linear_attention[") == 1 and "decode=linear_attention" in declared[0]
             assert "overwrite_initial_state=True" in b and "gated_delta_rule_decode_pretranspose" in b
         else:
-            assert sides == ["ours", "fla", "fi"], b
+            assert sides == ["ours", "ours-bsig", "fla", "fi"], b
+            # beta's logits under use_beta_sigmoid: PIPELINE_ARCH 4 (the fp16 inverse) first, at the span
+            # (CHAIN_SPLIT) of ours' first plan
+            bsig = [ln for ln in b.splitlines() if ln.strip().startswith("DECLARED-BSIG")]
+            assert len(bsig) == 1 and "PIPELINE_ARCH=4]" in bsig[0], b
+            span = declared[0].split("CHAIN_SPLIT=")[1].split(",")[0]
+            assert "fused-ws-h" in bsig[0] and "CHAIN_SPLIT=%s," % span in bsig[0], b
             assert "2p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=1]" in declared[0]
             assert "1p=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=0]" in declared[0]
             assert "state_v_first=True" in b and "g = exp(ours' g)" in b
@@ -147,7 +155,7 @@ def test_table_ratios_and_anchors(cg, capsys):
     cells = {c.key: c for c in cg.cells()}
     pre = cells["16/32@1x32768"]
     dec = cells["dec16/64@B256"]
-    rows = [(pre, {"ours": 2.0, "ours-1p": 6.5, "fla": 4.0, "fi": 1.0, "fi-nocp": 1.6},
+    rows = [(pre, {"ours": 2.0, "ours-1p": 6.5, "ours-bsig": 0.8, "fla": 4.0, "fi": 1.0, "fi-nocp": 1.6},
              {"ours": (0, 0, True), "fla": (3e-3, 1e-3, True), "fi": (4e-3, 2e-3, True)}, "graph", "2p"),
             (dec, {"ours": 0.5, "fi": 0.4, "copy": 0.45}, {"ours": (0, 0, True), "fi": (1e-3, 1e-5, True)},
              "graph", "decode")]
@@ -155,9 +163,10 @@ def test_table_ratios_and_anchors(cg, capsys):
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("16/32@1x32768"))
     f = line.split()
-    assert f[1:8] == ["2.000", "4.000", "1.000", "1.600", "0.500", "2.000", "1.250"]
+    # ours, bsig, fla, fi, fi-nocp, ours/fla, ours/fi, ours/nocp, bsig/fi
+    assert f[1:10] == ["2.000", "0.800", "4.000", "1.000", "1.600", "0.500", "2.000", "1.250", "0.800"]
     assert "2.086 (anchor)" in line and "0.781 (anchor)" in line and "1.428 (anchor)" in line
-    assert "ours[2p]=2.000 ours-1p=6.500" in line
+    assert "ours[2p]=2.000 ours-1p=6.500 ours-bsig=0.800" in line
     dline = next(ln for ln in out.splitlines() if ln.startswith("dec16/64@B256"))
     d = dline.split()
     gbs = 2 * dec.state_bytes() / 0.5e-3 / 1e9

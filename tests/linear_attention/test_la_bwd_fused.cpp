@@ -180,6 +180,7 @@ TEST(LaBwdFused, RuleB10RefusesTheForwardsF16Inverse) {
   a.set("use_beta_sigmoid", true);
   for (const char* op : {"gdn_bwd", "gdn_summary_bwd"})
     for (std::int64_t split : {0, 8}) {
+      if (split > 0 && std::string(op) == "gdn_summary_bwd") continue;  // a summary refuses any split first
       Status s;
       EXPECT_TRUE(la_bwd_test::planned_kernels(bwd(la_test::engine_cfg(128), op, a).g, config(4, split), &s).empty());
       EXPECT_EQ(s.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << op << ": " << s.to_string();

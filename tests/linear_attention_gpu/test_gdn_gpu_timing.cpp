@@ -220,12 +220,9 @@ TEST_F(GdnGpu, TimingF16Inverse) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   std::mt19937 rng(11);
   std::printf("[ gdn timing ] f16 inverse: prefill, bf16, d = 128, l2norm and beta sigmoid in kernel, initial state "
-              "in, final state out
-");
-  std::printf("[ gdn timing ] %s
-", timing_gates_name());
-  std::printf("[ gdn timing ] %-8s %-16s %6s %10s %10s %8s %12s
-", "heads", "B x T", "split", "arch 3 ms",
+              "in, final state out\n");
+  std::printf("[ gdn timing ] %s\n", timing_gates_name());
+  std::printf("[ gdn timing ] %-8s %-16s %6s %10s %10s %8s %12s\n", "heads", "B x T", "split", "arch 3 ms",
               "arch 4 ms", "4 / 3", "O 4 vs 3");
   struct Cell {
     std::int64_t hqk, hv;
