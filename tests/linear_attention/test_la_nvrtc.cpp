@@ -28,13 +28,14 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   // 8 entries (gdn_decode and gdn_decode_small among them) x d {64, 128} x {bf16, fp16}, the four fused ones (prefill, summary, span summary,
   // span scan) x {bf16, fp16}, gdn_summary_scan (gdn_summary at d = 64, in the two-pass builds) x {bf16, fp16},
   // their warp-specialised builds (PIPELINE_ARCH 3: prefill, span summary,
-  // span scan) x {bf16, fp16}, the builds writing state_checkpoints (the prefill and the span scan, both fused
-  // forms: 4 x {bf16, fp16}; the two-pass scan and span scan: 2 x d {64, 128} x {bf16, fp16}), the pool copy, and
+  // span scan) x {bf16, fp16} and their fp16-inverse builds (PIPELINE_ARCH 4, kernels ending _h: the same x {bf16,
+  // fp16}), the builds writing state_checkpoints (the prefill and the span scan, the three fused forms: 6 x {bf16,
+  // fp16}, two of them _h; the two-pass scan and span scan: 2 x d {64, 128} x {bf16, fp16}), the pool copy, and
   // gdn_bwd's 60 (12 entries, the chain split's among them, at both head dims, and the six fused ones — the forward
   // recompute, the reverse scan and their split's four — at d = 128; compiled by LaBwd's own test, test_la_bwd.cpp).
   const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
   ASSERT_EQ(bwd.size(), 60u);
-  ASSERT_EQ(all.size(), 65u + bwd.size());
+  ASSERT_EQ(all.size(), 75u + bwd.size());
   const auto n_ws = std::count_if(all.begin(), all.end(), [](const runtime::KernelRequest& r) {
     return r.kernel.size() > 3 && r.kernel.compare(r.kernel.size() - 3, 3, "_ws") == 0;
   });
@@ -43,13 +44,17 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
     return r.kernel.size() > 5 && r.kernel.compare(r.kernel.size() - 5, 5, "_ckpt") == 0;
   });
   EXPECT_EQ(n_ckpt, 16);
+  const auto n_h = std::count_if(all.begin(), all.end(), [](const runtime::KernelRequest& r) {
+    return r.kernel.size() > 2 && r.kernel.compare(r.kernel.size() - 2, 2, "_h") == 0;
+  });
+  EXPECT_EQ(n_h, 10);  // the 6 warp-specialised builds and the 4 checkpoint ones
   // One compile a build (source and defines), each entry a function symbol of its cubin: what `opgraph cache
   // warm` stores (EntriesOfOneBuildCompileToOneCubin below).
   std::vector<runtime::KernelRequest> fwd;
   for (const auto& r : all)
     if (r.kernel.rfind("gdn_bwd_", 0) != 0) fwd.push_back(r);
-  EXPECT_EQ(fwd.size(), 65u);
-  EXPECT_EQ(la_test::compile_each_build_once(fwd), 24u);
+  EXPECT_EQ(fwd.size(), 75u);
+  EXPECT_EQ(la_test::compile_each_build_once(fwd), 28u);
 }
 
 // `opgraph cache warm` compiles a build (source and defines) once and stores its cubin for every entry of the
@@ -85,8 +90,8 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // their merge on mma), each alone and together, GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
 // and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row span summaries from their vanishing
 // suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word instead of zeros; the walk's side:
-// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both; GDN_WS3_F16INV=1 (the inverse on fp16
-// tiles fed by ldmatrix; its lane map emulated by scripts/emulate_f16_inverse.py)
+// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both (GDN_WS3_F16INV=1, the inverse on fp16
+// tiles, is PIPELINE_ARCH 4's declared build since c482527: EveryDeclaredSpecialisation...)
 // (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
 // default since 2026-12-04: GDN_WS3_LD=65 checks the column form they fall back to); the previous two-stage form
 // (GDN_WS_R3=0, ws_pass) with
@@ -113,7 +118,6 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_no_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}}},
       {"ws3_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws3_no_span_tail_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}, {"GDN_WALK_SKIP", "0"}}},
-      {"ws3_f16inv", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_F16INV", "1"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},

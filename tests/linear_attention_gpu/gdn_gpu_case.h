@@ -32,6 +32,7 @@ struct Case : CaseBase {
   std::int64_t n_pool = 0;
   int prefill = 0;  // the engine's prefill mode (knob PIPELINE_ARCH): 0 one pass, 1 two passes, 2 fused
   std::int64_t ckpt_every = 0;  // > 0: checkpoint_every_n_tokens, state_checkpoints bound (state_t, the exact rows)
+  double tol = 0;               // > 0: this case's RMS-ratio tolerance in place of kTol (stated where set)
   std::int64_t rows() const { return pool ? n_pool : n(); }
 };
 
