@@ -2,7 +2,14 @@
 """bench/compare_gdn_bwd.py — gdn backward (Gated DeltaNet): ours against fla in one process.
 
   python3 bench/compare.py gdn-bwd [--rounds 20] [--cells TOKEN,...] [--mode bwd|fwdbwd|both] [--dry-run]
+                                   [--process-per-cell]
   (bench/run.sh gdn-bwd-peers runs it on the device)
+
+--process-per-cell (or OPGRAPH_GDN_BWD_PROCESS_PER_CELL=1): each cell in a child process of its own (this script,
+--cells <the cell's key>, its row handed back as JSON), the table printed by the parent. On an 80 GB H100 the one
+process ran out of device memory after the first cell (2026-12-06: ~79 GiB held, PyTorch 7-21 GiB of it, once
+fla's backward had failed to capture), which the H200's 141 GB never showed; a process a cell gives every cell a
+fresh device context, at the cost of fla's Triton autotuning once a cell instead of once a head configuration.
 
 Timing: bench/timing.py's method (kernel time against kernel time; each side's call captured into a CUDA
 graph and replayed, interleaved round by round, median; where a side cannot be captured — fla's backward
@@ -35,9 +42,12 @@ marked "published"). Missing torch, opgraph or fla is named; a missing fla leave
 run exits 1.
 """
 import argparse
+import json
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_gdn as fwd  # noqa: E402 - the cells, the peers' site dirs and the RMS ratio are the forward's
@@ -356,6 +366,10 @@ def run_cells(args, sel):
     except fwd.Stopped as exc:
         failed.append("stopped (%s) after %d of %d cells" % (exc, len(rows), len(sel)))
         print("STOPPED " + failed[-1], flush=True)
+    if args.row_json:  # a child of --process-per-cell: the parent prints the table
+        with open(args.row_json, "w") as fh:
+            json.dump({"rows": [row_to_json(r) for r in rows], "failed": failed}, fh)
+        return 1 if failed else 0
     print_table(rows, failed)
     return 1 if failed else 0
 
@@ -394,7 +408,75 @@ def parse(argv):
     ap.add_argument("--mode", choices=("bwd", "fwdbwd", "both"), default="both")
     ap.add_argument("--dry-run", action="store_true",
                     help="no torch, no GPU: print the cells, each side's declaration and our plans (deviceless)")
+    ap.add_argument("--process-per-cell", action="store_true",
+                    default=os.environ.get("OPGRAPH_GDN_BWD_PROCESS_PER_CELL", "") == "1",
+                    help="each cell in a child process of its own (a fresh device context a cell)")
+    ap.add_argument("--row-json", default="", help=argparse.SUPPRESS)  # a child's rows and failures, to the parent
     return ap.parse_args(argv)
+
+
+def row_to_json(row):
+    """A cell's row without its Cell object: the key stands for it (rows_from_json maps it back)."""
+    return {k: (v.key if k == "cell" else v) for k, v in row.items()}
+
+
+def rows_from_json(data, all_cells):
+    """The rows and failures a child wrote (row_to_json), each row's cell looked up by key in `all_cells`."""
+    by_key = {c.key: c for c in all_cells}
+    rows = []
+    for r in data.get("rows", []):
+        row = dict(r)
+        row["cell"] = by_key[r["cell"]]
+        for mode in ("bwd", "fwdbwd"):
+            if mode in row:
+                row[mode] = (row[mode][0], row[mode][1])
+        rows.append(row)
+    return rows, list(data.get("failed", []))
+
+
+def child_command(args, c, row_json):
+    """The child process that runs cell `c` alone (--process-per-cell): this script, the parent's options."""
+    return [sys.executable, os.path.abspath(__file__), "--cells", c.key, "--rounds", str(args.rounds),
+            "--mode", args.mode, "--row-json", row_json]
+
+
+def run_cells_isolated(args, sel):
+    """--process-per-cell: each cell of `sel` in a child (child_command), its output passed through as it runs;
+    the table of every row the children handed back, and every failure, last. A child that dies or is stopped
+    is a failure of its cell; SIGTERM stops the child running and tables the cells done."""
+    rows, failed = [], []
+    signal.signal(signal.SIGTERM, fwd._on_term)
+    child = None
+    try:
+        for c in sel:
+            fd, path = tempfile.mkstemp(prefix="gdn-bwd-row-", suffix=".json")
+            os.close(fd)
+            try:
+                sys.stdout.flush()
+                child = subprocess.Popen(child_command(args, c, path))
+                rc = child.wait()
+                child = None
+                data = {}
+                try:
+                    with open(path) as fh:
+                        data = json.load(fh)
+                except (OSError, ValueError):
+                    pass
+                got, why = rows_from_json(data, cells())
+                rows += got
+                failed += why
+                if rc != 0 and not why:
+                    failed.append("%s: its process exited with %d and reported nothing" % (c.key, rc))
+            finally:
+                os.unlink(path)
+    except fwd.Stopped as exc:
+        if child is not None:
+            child.terminate()
+            child.wait()
+        failed.append("stopped (%s) after %d of %d cells" % (exc, len(rows), len(sel)))
+        print("STOPPED " + failed[-1], flush=True)
+    print_table(rows, failed)
+    return 1 if failed else 0
 
 
 def main(argv=None):
@@ -407,6 +489,9 @@ def main(argv=None):
         return dry_run(args, sel)
     if not fwd.runtime_ready("compare.py gdn-bwd"):
         return 2
+    if args.process_per_cell and not args.row_json:
+        print("# compare.py gdn-bwd: %d cells, a process each (--process-per-cell)" % len(sel), flush=True)
+        return run_cells_isolated(args, sel)
     import torch
     print("# compare.py gdn-bwd: %s (%d SMs); torch %s; %d cells, %d rounds, mode %s" % (
         torch.cuda.get_device_name(), torch.cuda.get_device_properties(0).multi_processor_count, torch.__version__,

@@ -7,6 +7,7 @@ g = -exp(A_log) softplus(a + dt_bias) and beta = sigmoid(b)).
 
 Tolerance of the reference comparisons: both sides are the float64 reference rounded to float32 outputs,
 |err| <= 1e-5 + 1e-5 |ref|."""
+import json
 import os
 import subprocess
 import sys
@@ -305,3 +306,26 @@ def test_dry_run_declares_every_cell_on_our_gpu_gdn_bwd():
             assert "PUBLISHED FlashQLA backward 2.978 ms" in b
         if key.startswith("16/64@4x8192"):
             assert "dq [32768, 16, 128] dg [32768, 64] dh0 [4, 64, 128, 128]" in declared[0]
+
+
+def test_process_per_cell_hands_each_cells_row_back(cb, tmp_path):
+    # --process-per-cell (an 80 GB card ran out of device memory across cells in one process): a child per cell,
+    # --cells <its key> with the parent's options, its rows and failures handed back as JSON and mapped to cells.
+    args = cb.parse(["--process-per-cell", "--rounds", "7", "--mode", "bwd"])
+    assert args.process_per_cell and args.rounds == 7
+    c = cb.cells()[3]
+    cmd = cb.child_command(args, c, str(tmp_path / "row.json"))
+    assert cmd[1].endswith("compare_gdn_bwd.py")
+    assert cmd[2:] == ["--cells", "16/32@1x32768", "--rounds", "7", "--mode", "bwd", "--row-json",
+                       str(tmp_path / "row.json")]
+    # the key selects exactly that cell: no key is a substring of another
+    for cell in cb.cells():
+        assert [x.key for x in cb.select(cb.cells(), cell.key)] == [cell.key]
+    row = {"cell": c, "checks": {"dq": 5e-3}, "bwd": ({"ours": 5.0, "fla": 6.0}, "profiler")}
+    data = json.loads(json.dumps({"rows": [cb.row_to_json(row)], "failed": ["x: y"]}))
+    rows, failed = cb.rows_from_json(data, cb.cells())
+    assert failed == ["x: y"] and len(rows) == 1
+    assert rows[0]["cell"] is not c and rows[0]["cell"].key == c.key
+    assert rows[0]["bwd"] == ({"ours": 5.0, "fla": 6.0}, "profiler") and rows[0]["checks"] == {"dq": 5e-3}
+    assert cb.rows_from_json({}, cb.cells()) == ([], [])
+    assert not cb.parse([]).process_per_cell or os.environ.get("OPGRAPH_GDN_BWD_PROCESS_PER_CELL") == "1"
