@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engines/linear_attention/la_engine.h"
 #include "engines/manifest.h"
@@ -16,6 +18,21 @@ using namespace opgraph;
 using la_test::Built;
 using la_test::Cfg;
 using la_test::mark_outputs;
+
+// The linear_attention plans the heuristics list (mode A) for graph `c` (outputs marked) with attributes `a` on
+// `target`, in order; none where planning fails.
+std::vector<std::string> our_plan_names(const Cfg& c, Attributes a, const DeviceProperties& target) {
+  Built b = la_test::build(la_test::op_named("gdn"), c, std::move(a));
+  mark_outputs(b);
+  Graph g(std::move(b.g));
+  g.set_device_properties(target);
+  std::vector<std::string> names;
+  if (g.create_execution_plans({HeurMode::A}).is_bad()) return names;
+  for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i)
+    if (auto n = g.get_plan_name_at_index(i); n.is_good() && n->rfind("linear_attention", 0) == 0)
+      names.push_back(*n);
+  return names;
+}
 
 TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
   const auto& m = engines::default_manifest();
@@ -123,16 +140,7 @@ TEST(LaManifest, OnByDefaultForGdnAndPlannedFirst) {
     Attributes a;
     if (l2) a.set("use_qk_l2norm", true);
     if (sig) a.set("use_beta_sigmoid", true);
-    Built bo = la_test::build(la_test::op_named("gdn"), one, a);
-    mark_outputs(bo);
-    Graph go(std::move(bo.g));
-    go.set_device_properties(*target);
-    std::vector<std::string> names;
-    if (go.create_execution_plans({HeurMode::A}).is_bad()) return names;
-    for (std::int64_t i = 0; i < go.get_execution_plan_count(); ++i)
-      if (auto n = go.get_plan_name_at_index(i); n.is_good() && n->rfind("linear_attention", 0) == 0)
-        names.push_back(*n);
-    return names;
+    return our_plan_names(one, a, *target);
   };
   const std::string p4 = "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=";
   const std::string p0 = "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=";
@@ -176,16 +184,7 @@ TEST(LaManifest, BoundCheckpointsPlanTheFusedThenTheTwoPassPrefill) {
     c.cu = std::move(cu);
     c.hq = c.hk = hqk;
     c.hv = hv;
-    Built b = la_test::build(la_test::op_named("gdn"), c, Attributes().set("checkpoint_every_n_tokens", 64));
-    mark_outputs(b);
-    Graph g(std::move(b.g));
-    g.set_device_properties(*target);
-    std::vector<std::string> names;
-    if (g.create_execution_plans({HeurMode::A}).is_bad()) return names;
-    for (std::int64_t i = 0; i < g.get_execution_plan_count(); ++i)
-      if (auto n = g.get_plan_name_at_index(i); n.is_good() && n->rfind("linear_attention", 0) == 0)
-        names.push_back(*n);
-    return names;
+    return our_plan_names(c, Attributes().set("checkpoint_every_n_tokens", 64), *target);
   };
   EXPECT_EQ(plans_of(128, {0, 4, 4, 10}, 2, 8),  // decode-sized: the fused prefill serves it
             (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]",

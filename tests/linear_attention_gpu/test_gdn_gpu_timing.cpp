@@ -16,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/linear_attention/la_engine.h"
@@ -212,6 +213,26 @@ TEST_F(GdnGpu, TimingFiveCells) {
   }
 }
 
+// A timing cell given by its sequence lengths (the peers' varlen batch among them: bench/compare_gdn.py's VARLEN).
+struct LensCell {
+  std::int64_t hqk, hv;
+  std::vector<std::int64_t> lens;
+  const char* name;
+};
+const std::vector<std::int64_t> kPeersVarlen = {3000, 12000, 1000, 4097, 2048, 7000, 1123, 2500};
+// The case of `cell` (l2norm in the kernel; beta's logits under use_beta_sigmoid where `beta_sig`) and its analysis.
+std::pair<Case, Result<linear_attention::GdnProblem>> lens_case(const LensCell& cell, bool beta_sig) {
+  Case c;
+  c.l2 = true;
+  c.beta_sig = beta_sig;
+  c.hq = c.hk = cell.hqk;
+  c.hv = cell.hv;
+  c.lens = cell.lens;
+  auto built = build(c);
+  EXPECT_TRUE(built->g.validate().is_good()) << cell.name;
+  return {c, linear_attention::analyze_gdn(built->g)};
+}
+
 // PIPELINE_ARCH 4 (the fused prefill's inverse on fp16 tiles) against 3 on a declaration inside its domain
 // (use_qk_l2norm, use_beta_sigmoid; beta logits U(0, 1)): the five cells and the peers' varlen batch, each
 // split where fused_split_rule splits (as the heuristics list both), in five rounds of A then B (each round the
@@ -224,28 +245,16 @@ TEST_F(GdnGpu, TimingF16Inverse) {
   std::printf("[ gdn timing ] %s\n", timing_gates_name());
   std::printf("[ gdn timing ] %-8s %-16s %6s %10s %10s %8s %12s\n", "heads", "B x T", "split", "arch 3 ms",
               "arch 4 ms", "4 / 3", "O 4 vs 3");
-  struct Cell {
-    std::int64_t hqk, hv;
-    std::vector<std::int64_t> lens;
-    const char* name;
-  };
-  const Cell cells[] = {{16, 64, {8192, 8192, 8192, 8192}, "4 x 8192"},
-                        {16, 64, {32768}, "1 x 32768"},
-                        {16, 32, {8192, 8192, 8192, 8192}, "4 x 8192"},
-                        {16, 32, {32768}, "1 x 32768"},
-                        {2, 8, {32768}, "1 x 32768"},
-                        {16, 32, {3000, 12000, 1000, 4097, 2048, 7000, 1123, 2500}, "varlen 8, 32768"}};
+  const LensCell cells[] = {{16, 64, {8192, 8192, 8192, 8192}, "4 x 8192"},
+                            {16, 64, {32768}, "1 x 32768"},
+                            {16, 32, {8192, 8192, 8192, 8192}, "4 x 8192"},
+                            {16, 32, {32768}, "1 x 32768"},
+                            {2, 8, {32768}, "1 x 32768"},
+                            {16, 32, kPeersVarlen, "varlen 8, 32768"}};
   const int rounds = 5, reps = std::max(3, timing_reps(30) / rounds);
   for (std::size_t ci = 0; ci < timing_cells(std::size(cells)); ++ci) {
-    const Cell& cell = cells[ci];
-    Case c;
-    c.l2 = c.beta_sig = true;
-    c.hq = c.hk = cell.hqk;
-    c.hv = cell.hv;
-    c.lens = cell.lens;
-    auto built = build(c);
-    ASSERT_TRUE(built->g.validate().is_good());
-    auto prob = linear_attention::analyze_gdn(built->g);
+    const LensCell& cell = cells[ci];
+    auto [c, prob] = lens_case(cell, /*beta_sig=*/true);
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
     ASSERT_TRUE(linear_attention::f16_inverse_domain(*prob));
     const int j = static_cast<int>(linear_attention::fused_split_rule(*prob, gpu().props.sm_count));
@@ -282,22 +291,9 @@ TEST_F(GdnGpu, TimingSplitIdleCells) {
   std::printf("[ gdn timing ] idle-multiprocessor cells: prefill, bf16, d = 128, l2norm, initial state in, final state "
               "out; CUDA events, median of 30\n");
   std::printf("[ gdn timing ] %s\n", timing_gates_name());
-  struct Cell {
-    std::int64_t hqk, hv;
-    std::vector<std::int64_t> lens;
-    const char* name;
-  };
-  const Cell cells[] = {{16, 64, {2048}, "1 x 2048"},
-                        {16, 32, {3000, 12000, 1000, 4097, 2048, 7000, 1123, 2500}, "varlen 8, 32768"}};
-  for (const Cell& cell : cells) {
-    Case c;
-    c.l2 = true;
-    c.hq = c.hk = cell.hqk;
-    c.hv = cell.hv;
-    c.lens = cell.lens;
-    auto built = build(c);
-    ASSERT_TRUE(built->g.validate().is_good());
-    auto prob = linear_attention::analyze_gdn(built->g);
+  const LensCell cells[] = {{16, 64, {2048}, "1 x 2048"}, {16, 32, kPeersVarlen, "varlen 8, 32768"}};
+  for (const LensCell& cell : cells) {
+    auto [c, prob] = lens_case(cell, /*beta_sig=*/false);
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
     const std::int64_t longest = *std::max_element(cell.lens.begin(), cell.lens.end());
     std::vector<int> modes = {kFusedWs};
