@@ -80,6 +80,30 @@ void gdn_prefill_varlen(OpGraph& g) {
   out.o->set_output(true).set_name("o");
 }
 
+// Gated DeltaNet prefill at K = V = 128 with l2norm and beta's sigmoid in the kernel: 2 packed sequences (T = 256),
+// q / k 4 heads, v 16 (grouped), an initial state in and the final state out. On an sm_90 GPU its 32 (sequence, head)
+// CTAs make the fused prefill rank first, and its declaration puts the fp16-inverse build (PIPELINE_ARCH 4) ahead
+// of the fp32 one (rule f16_inverse_domain, docs/linear_attention.md).
+void gdn_prefill_l2norm_sigmoid(OpGraph& g) {
+  g.set_name("gdn_prefill_l2norm_sigmoid").set_io_data_type(DataType::BFLOAT16).set_compute_data_type(DataType::FLOAT);
+  const std::int64_t T = 256, HQK = 4, HV = 16, D = 128, N = 2;
+  DeltaRuleInputs in;
+  in.q = g.tensor({T, HQK, D}, DataType::BFLOAT16, "q");
+  in.k = g.tensor({T, HQK, D}, DataType::BFLOAT16, "k");
+  in.v = g.tensor({T, HV, D}, DataType::BFLOAT16, "v");
+  in.g = g.tensor({T, HV}, DataType::FLOAT, "g");
+  in.beta = g.tensor({T, HV}, DataType::FLOAT, "b");  // logits: the kernel applies the sigmoid
+  in.cu_seqlens = g.tensor({N + 1}, DataType::INT32, "cu_seqlens");
+  in.initial_state = g.tensor({N, HV, D, D}, DataType::FLOAT, "initial_state");
+  auto out = g.gdn(in, Attributes()
+                           .set("use_qk_l2norm", true)
+                           .set("use_beta_sigmoid", true)
+                           .set("output_final_state", true)
+                           .set_name("gdn"));
+  out.o->set_output(true).set_name("o");
+  out.final_state->set_output(true).set_name("final_state");
+}
+
 bool write(const std::string& dir, const std::string& name, const std::function<void(OpGraph&)>& make) {
   OpGraph g;
   make(g);
@@ -116,5 +140,6 @@ int main(int argc, char** argv) {
   ok = write(dir, "rmsnorm", rmsnorm) && ok;
   ok = write(dir, "sdpa_causal_gqa_prefill", sdpa_causal_gqa_prefill) && ok;
   ok = write(dir, "gdn_prefill_varlen", gdn_prefill_varlen) && ok;
+  ok = write(dir, "gdn_prefill_l2norm_sigmoid", gdn_prefill_l2norm_sigmoid) && ok;
   return ok ? 0 : 1;
 }
