@@ -20,7 +20,8 @@ Sides (the same input tensors for every side; the declarations are printed per c
 them without torch or a GPU):
   ours       opgraph's Python binding, a gdn graph declared over the cell's tensors; every plan of the
              linear_attention family the heuristics list (the first is "ours", the others are labelled
-             by their knobs: 2p / 1p = PIPELINE_ARCH 1 / 0, split<J> = CHAIN_SPLIT J); each plan built
+             by their knobs: 2p / 1p = PIPELINE_ARCH 1 / 0, split<J> = CHAIN_SPLIT J, fused-ws-h = 4: with beta
+             given post-sigmoid its guarded form, first where the list's first plan is unsplit); each plan built
              once before timing, its workspace allocated once.
   ours-bsig  (prefill) the same cell declared with use_beta_sigmoid over beta's logits b (the peers and "ours"
              get beta = sigmoid(b), computed once outside the timed region; this side computes it in its
@@ -279,7 +280,7 @@ def dry_run(args, sel):
                 declare(opgraph, gb, c, None, use_beta_sigmoid=True)
                 gb.validate()
                 first = our_plans(opgraph, gb)[0][:1]
-                print("  DECLARED-BSIG first plan (sm_90, 132 SMs): %s" % (
+                print("  BSIG first plan (sm_90, 132 SMs): %s" % (
                     ", ".join("%s=%s" % (plan_label(n, c.kind), n) for _, n in first) or "NONE"))
                 if not first:
                     bad += 1

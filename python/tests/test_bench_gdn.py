@@ -100,7 +100,7 @@ def test_dry_run_declares_and_plans_every_cell():
             assert sides == ["ours", "ours-bsig", "fla", "fi"], b
             # beta's logits under use_beta_sigmoid: PIPELINE_ARCH 4 (the fp16 inverse) first, at the span
             # (CHAIN_SPLIT) of ours' first plan
-            bsig = [ln for ln in b.splitlines() if ln.strip().startswith("DECLARED-BSIG")]
+            bsig = [ln for ln in b.splitlines() if ln.strip().startswith("BSIG first plan")]
             assert len(bsig) == 1 and "PIPELINE_ARCH=4]" in bsig[0], b
             span = declared[0].split("CHAIN_SPLIT=")[1].split(",")[0]
             assert "fused-ws-h" in bsig[0] and "CHAIN_SPLIT=%s," % span in bsig[0], b
@@ -119,6 +119,7 @@ def test_dry_run_declares_and_plans_every_cell():
         cell = next(b for b in blocks if b.startswith(key))
         assert ("our plans (sm_90, 132 SMs): fused-ws-split%d=linear_attention[CHAIN_SPLIT=%d, PIPELINE_ARCH=3], "
                 "fused-split%d=linear_attention[CHAIN_SPLIT=%d, PIPELINE_ARCH=2], "
+                "fused-ws-h=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=4], "
                 "fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
                 "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=" % (j, j, j, j)) in cell, key
     for b in blocks:
@@ -126,10 +127,12 @@ def test_dry_run_declares_and_plans_every_cell():
             assert "CHAIN_SPLIT=0, PIPELINE_ARCH=3" in b or b.startswith("dec"), b
             assert not any("CHAIN_SPLIT=%d," % j in b for j in (8, 16, 32, 64, 128, 256)), b
     # The fused prefill's warp-specialised form (PIPELINE_ARCH 3) right before the eight-warp one (2), first from a
-    # fifth of the SMs' worth of (sequence, head) CTAs: the 4 x 8192 cells and the 16/64 1 x 2048 cell.
+    # fifth of the SMs' worth of (sequence, head) CTAs: the 4 x 8192 cells and the 16/64 1 x 2048 cell; ahead of both
+    # its fp16-inverse build's guarded form (PIPELINE_ARCH 4: l2norm in the kernel, beta given post-sigmoid).
     for key in ("16/64@4x8192", "16/32@4x8192", "16/64@1x2048"):
         cell = next(b for b in blocks if b.startswith(key))
-        assert ("our plans (sm_90, 132 SMs): fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
+        assert ("our plans (sm_90, 132 SMs): fused-ws-h=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=4], "
+                "fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
                 "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=") in cell, key
 
 

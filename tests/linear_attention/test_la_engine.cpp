@@ -532,8 +532,10 @@ TEST(LaKernels, WarpSpecialisedFusedRequests) {
 }
 
 // PIPELINE_ARCH 4: PIPELINE_ARCH 3's entries built with GDN_WS3_F16INV=1 too (kernel names ending _h), split,
-// whole and writing checkpoints, each among the declared specialisations (the CI compile set); rule
-// f16_inverse_domain refuses it, naming what the declaration lacks, without use_qk_l2norm and use_beta_sigmoid.
+// whole and writing checkpoints, each among the declared specialisations (the CI compile set); without
+// use_beta_sigmoid its guarded form (unsplit: the fp16 build checking beta, then the fp32 fallback, "_g", and a
+// workspace of one word a (sequence, head)); rule f16_inverse_domain refuses it without use_qk_l2norm, and the
+// guarded form split or with checkpoints, naming why.
 TEST(LaKernels, F16InverseBuildAndItsDomain) {
   auto engine = linear_attention::make_la_engine(EngineIdentity{20500, "linear_attention"});
   Cfg c = cfg_of(128);
@@ -585,24 +587,49 @@ TEST(LaKernels, F16InverseBuildAndItsDomain) {
   ASSERT_EQ(rc.size(), 1u);
   EXPECT_EQ(rc[0].kernel, "gdn_prefill_fused_d128_bf16_ws_ckpt_h");
   EXPECT_TRUE(is_declared(rc[0]));
-  // Outside the domain: refused by the rule's name, naming what is missing.
-  for (bool l2 : {false, true})
-    for (bool sig : {false, true}) {
-      if (l2 && sig) continue;
-      auto ps = analyze_gdn(gdn(c, attrs(l2, sig)).g);
-      ASSERT_TRUE(ps.is_good());
-      EXPECT_FALSE(linear_attention::f16_inverse_domain(*ps));
-      EXPECT_TRUE(planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}}, &st, attrs(l2, sig)).empty());
-      EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
-      EXPECT_NE(st.message().find("rule f16_inverse_domain"), std::string::npos) << st.message();
-      // "declares no X[ and Y] (": the names missing, none other.
-      const std::string& m = st.message();
-      const std::size_t at = m.find("declares no ");
-      ASSERT_NE(at, std::string::npos) << m;
-      const std::string named = m.substr(at, m.find(" (PIPELINE_ARCH 3", at) - at);
-      EXPECT_EQ(named.find("use_qk_l2norm") != std::string::npos, !l2) << m;
-      EXPECT_EQ(named.find("use_beta_sigmoid") != std::string::npos, !sig) << m;
-    }
+  // Without use_qk_l2norm: refused by the rule's name, naming it.
+  for (bool sig : {false, true}) {
+    auto ps = analyze_gdn(gdn(c, attrs(false, sig)).g);
+    ASSERT_TRUE(ps.is_good());
+    EXPECT_FALSE(linear_attention::f16_inverse_domain(*ps));
+    EXPECT_FALSE(linear_attention::f16_inverse_guarded(*ps));
+    EXPECT_TRUE(planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}}, &st, attrs(false, sig)).empty());
+    EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+    EXPECT_NE(st.message().find("rule f16_inverse_domain"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("declares no use_qk_l2norm"), std::string::npos) << st.message();
+  }
+  // use_qk_l2norm without use_beta_sigmoid: the guarded form, unsplit.
+  auto pg = analyze_gdn(gdn(c, attrs(true, false)).g);
+  ASSERT_TRUE(pg.is_good());
+  EXPECT_FALSE(linear_attention::f16_inverse_domain(*pg));
+  EXPECT_TRUE(linear_attention::f16_inverse_guarded(*pg));
+  auto guarded = planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}}, &st, attrs(true, false));
+  ASSERT_TRUE(st.is_good()) << st.message();
+  ASSERT_EQ(guarded.size(), 2u);
+  EXPECT_EQ(guarded[0].kernel, "gdn_prefill_fused_d128_bf16_ws_h_g");
+  EXPECT_TRUE(has(guarded[0], "GDN_WS3_F16INV") && has(guarded[0], "GDN_BETA_GUARD"));
+  EXPECT_EQ(guarded[1].kernel, "gdn_prefill_fused_d128_bf16_ws_g");
+  EXPECT_TRUE(!has(guarded[1], "GDN_WS3_F16INV") && has(guarded[1], "GDN_BETA_GUARD") &&
+              has(guarded[1], "GDN_FUSED_WS"));
+  for (const auto& r : guarded) EXPECT_TRUE(is_declared(r)) << r.kernel;
+  // A word a (sequence, head): 3 x 8, rounded up to 256 bytes; the proven form needs none.
+  EXPECT_EQ(linear_attention::workspace_bytes(*pg, linear_attention::kPrefillFusedWsH), 256);
+  auto pin0 = analyze_gdn(gdn(c, attrs(true, true)).g);
+  ASSERT_TRUE(pin0.is_good());
+  EXPECT_EQ(linear_attention::workspace_bytes(*pin0, linear_attention::kPrefillFusedWsH), 0);
+  // ... split or with checkpoints: refused, naming why.
+  EXPECT_TRUE(planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}, {KnobType::CHAIN_SPLIT, 8}}, &st,
+                              attrs(true, false))
+                  .empty());
+  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(st.message().find("is planned with CHAIN_SPLIT 8"), std::string::npos) << st.message();
+  Attributes gck = attrs(true, false);
+  gck.set("checkpoint_every_n_tokens", std::int64_t{64});
+  auto pgc = analyze_gdn(gdn(c, gck).g);
+  ASSERT_TRUE(pgc.is_good());
+  EXPECT_FALSE(linear_attention::f16_inverse_guarded(*pgc));
+  EXPECT_TRUE(planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 4}}, &st, gck).empty());
+  EXPECT_NE(st.message().find("binds state_checkpoints"), std::string::npos) << st.message();
   auto pin = analyze_gdn(gdn(c, attrs(true, true)).g);
   ASSERT_TRUE(pin.is_good());
   EXPECT_TRUE(linear_attention::f16_inverse_domain(*pin));

@@ -155,20 +155,31 @@ inline PlanConfig config_of(int m) {
 }
 // Every prefill mode a d-dim graph runs under: one pass, two passes, the split
 // two-pass, and the fused wgmma prefill (d = 128 only), eight-warp (PIPELINE_ARCH 2) and
-// warp-specialised (3), split and not; under `f16` (f16_domain below) the warp-specialised
-// fp16-inverse build (4) too, split and not.
+// warp-specialised (3), split and not; the warp-specialised fp16-inverse build (4) where `f16`
+// says (F16::kSplit: split and not, the declaration proves its domain; F16::kUnsplit: unsplit, its
+// run-time guard; f16_modes below).
 constexpr int kFused = 2;
 constexpr int kFusedWs = 3;
 constexpr int kFusedWsH = 4;
 inline bool is_fused_mode(int m) { return m == kFused || m == kFusedWs || m == kFusedWsH; }
-inline std::vector<int> modes_for(std::int64_t d, bool f16 = false) {
+enum class F16 { kNone, kUnsplit, kSplit };
+inline std::vector<int> modes_for(std::int64_t d, F16 f16 = F16::kNone) {
   std::vector<int> m = {0, 1, kSplit8};
   if (d == 128) m.push_back(kFused), m.push_back(kFusedSplit8), m.push_back(kFusedWs), m.push_back(kFusedWsSplit8);
-  if (d == 128 && f16) m.push_back(kFusedWsH), m.push_back(kFusedWsHSplit8);
+  if (d == 128 && f16 != F16::kNone) m.push_back(kFusedWsH);
+  if (d == 128 && f16 == F16::kSplit) m.push_back(kFusedWsHSplit8);
   return m;
 }
-// Whether case c's declaration admits PIPELINE_ARCH 4 (la_engine.h, rule f16_inverse_domain).
-inline bool f16_domain(const Case& c) { return c.d == 128 && c.l2 && c.beta_sig; }
+// Which PIPELINE_ARCH 4 plans case c's declaration admits (la_engine.h, rule f16_inverse_domain): with
+// use_qk_l2norm and use_beta_sigmoid split and not; with use_qk_l2norm alone the unsplit guarded one (no
+// bound checkpoints).
+inline F16 f16_modes(const Case& c) {
+  if (c.d != 128 || !c.l2) return F16::kNone;
+  if (c.beta_sig) return F16::kSplit;
+  return c.ckpt_every > 0 ? F16::kNone : F16::kUnsplit;
+}
+// Whether case c's plan under mode m is PIPELINE_ARCH 4's guarded form (two kernels, a workspace of verdicts).
+inline bool guarded(const Case& c, int m) { return m == kFusedWsH && !c.beta_sig; }
 inline const char* mode_name(int m) {
   switch (m) {
     case 0: return "1-pass";
@@ -177,7 +188,7 @@ inline const char* mode_name(int m) {
     case kFusedSplit8: return "fused-split8";
     case kFusedWs: return "fused-ws";
     case kFusedWsSplit8: return "fused-ws-split8";
-    case kFusedWsH: return "fused-ws-f16inv";
+    case kFusedWsH: return "fused-ws-f16inv";  // guarded (guarded()) without use_beta_sigmoid
     case kFusedWsHSplit8: return "fused-ws-f16inv-split8";
     case 8: return "split8";
     case 16: return "split16";

@@ -59,6 +59,23 @@ struct Outcome {
   double o_ratio = 0, fin_ratio = 0, ck_ratio = 0;
 };
 
+// PIPELINE_ARCH 4's guarded form: the verdicts its fp16 build must write, [N][HO] (1 where a beta of the (sequence,
+// head) pair leaves [0, 2]), from the drawn betas (raw: no use_beta_sigmoid).
+std::vector<unsigned> expected_verdicts(const Case& c, const std::vector<unsigned char>& beta_bytes) {
+  const std::vector<double> b = decode(beta_bytes, c.beta_t);
+  std::vector<unsigned> want(static_cast<std::size_t>(c.n() * c.ho()), 0u);
+  std::int64_t bos = 0;
+  for (std::int64_t s = 0; s < c.n(); ++s) {
+    for (std::int64_t t = bos; t < bos + c.lens[static_cast<std::size_t>(s)]; ++t)
+      for (std::int64_t h = 0; h < c.ho(); ++h) {
+        const double x = b[static_cast<std::size_t>(t * c.ho() + h)];
+        if (!(x >= 0.0 && x <= 2.0)) want[static_cast<std::size_t>(s * c.ho() + h)] = 1u;
+      }
+    bos += c.lens[static_cast<std::size_t>(s)];
+  }
+  return want;
+}
+
 // Builds, runs on the device (outputs poisoned) and on the reference.
 Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* rows_used = nullptr,
                  const std::map<std::int64_t, std::vector<unsigned char>>* given = nullptr,
@@ -105,8 +122,11 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
   if (c.prefill != 0 && !is_fused_mode(c.prefill) && c.t() > 8 * c.n()) {
     EXPECT_GT(ws_bytes, 0) << c.name << ": the two-pass prefill declares its workspace";
   }
-  if (is_fused_mode(c.prefill)) {
+  if (is_fused_mode(c.prefill) && !guarded(c, c.prefill)) {
     EXPECT_EQ(ws_bytes, 0) << c.name << ": the fused prefill keeps everything on chip";
+  }
+  if (guarded(c, c.prefill)) {  // PIPELINE_ARCH 4's guarded form: a verdict word a (sequence, head)
+    EXPECT_EQ(ws_bytes, (c.n() * c.ho() * 4 + 255) / 256 * 256) << c.name;
   }
   std::unique_ptr<DeviceBuffer> ws = poisoned_workspace(ws_bytes);
   EXPECT_EQ(api.ctx_synchronize(), CUDA_SUCCESS);
@@ -141,6 +161,15 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
     EXPECT_TRUE(replay.is_good()) << c.name << ": " << replay.to_string();
   }
   EXPECT_EQ(api.stream_synchronize(gpu().stream), CUDA_SUCCESS) << c.name;
+  if (guarded(c, c.prefill) && ws) {  // every pair's verdict written, 1 exactly where a beta leaves [0, 2]
+    std::vector<unsigned> got(static_cast<std::size_t>(c.n() * c.ho()));
+    EXPECT_EQ(api.memcpy_dtoh(got.data(), ws->ptr(), got.size() * 4), CUDA_SUCCESS);
+    const std::vector<unsigned> want = expected_verdicts(c, host.at(p->beta->get_uid()));
+    EXPECT_EQ(got, want) << c.name << ": the guard's verdicts";
+    std::printf("[ gdn ] %s %-44s guard: %lld of %lld (sequence, head) pairs on the fp32 fallback\n",
+                mode_name(c.prefill), c.name.c_str(),
+                static_cast<long long>(std::count(want.begin(), want.end(), 1u)), static_cast<long long>(want.size()));
+  }
   r.o.resize(o_bytes);
   if (o_bytes) {
     EXPECT_EQ(api.memcpy_dtoh(r.o.data(), d.dev.at(o_uid)->ptr(), o_bytes), CUDA_SUCCESS);
@@ -183,7 +212,7 @@ Outcome run_case(const Case& c, std::mt19937& rng, std::vector<std::int64_t>* ro
 // Case c under both prefill modes and the split two-pass one, each on fresh inputs (bound checkpoints: the fused
 // and two-pass modes write them, rule L8; not the one-pass prefill).
 void check(const Case& c0, std::mt19937& rng) {
-  for (int m : modes_for(c0.d, f16_domain(c0))) {
+  for (int m : modes_for(c0.d, f16_modes(c0))) {
     if (c0.ckpt_every > 0 && arch_of(m) == 0) continue;
     Case c = c0;
     c.prefill = m;
@@ -211,7 +240,7 @@ TEST_F(GdnGpu, PrefillVarlenBothHeadDims) {
     c.hq = c.hk = 1;
     c.hv = 2;
     check(c, rng);
-    if (d == 128) {  // the declaration PIPELINE_ARCH 4 serves (f16_domain): under it too
+    if (d == 128) {  // the declaration PIPELINE_ARCH 4 serves split and not (f16_modes): under it too
       c.name += ", l2norm, beta sigmoid";
       c.l2 = c.beta_sig = true;
       check(c, rng);
@@ -427,7 +456,7 @@ void check_pool_mode(const Case& c, std::mt19937& rng) {
 // the CPU): one plain mode and the one with the most knobs, not all seven.
 std::vector<int> decode_modes(std::int64_t d) { return {0, d == 128 ? kFusedWsSplit8 : kSplit8}; }
 void check_pool(const Case& c, std::mt19937& rng, bool decode = false) {
-  for (int m : decode ? decode_modes(c.d) : modes_for(c.d, f16_domain(c))) {
+  for (int m : decode ? decode_modes(c.d) : modes_for(c.d, f16_modes(c))) {
     Case x = c;
     x.prefill = m;
     check_pool_mode(x, rng);
@@ -445,7 +474,7 @@ TEST_F(GdnGpu, StatePoolInPlaceAndDistinct) {
       c.lens = decode ? std::vector<std::int64_t>{1, 3, 8, 0, 2} : std::vector<std::int64_t>{100, 65, 0, 7, 300};
       c.name = std::string("pool ") + (overwrite ? "in place" : "distinct") + (decode ? " decode" : " prefill");
       check_pool(c, rng);
-      if (!decode) {  // and PIPELINE_ARCH 4 (f16_domain)
+      if (!decode) {  // and PIPELINE_ARCH 4 split and not (f16_modes)
         c.name += ", l2norm, beta sigmoid";
         c.l2 = c.beta_sig = true;
         check_pool(c, rng);
@@ -518,10 +547,10 @@ TEST_F(GdnGpu, CapturedExecuteReplaysOnNewContents) {
 TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
   std::mt19937 rng(14);
   const auto& api = *gpu().api;
-  for (int m : modes_for(128, true)) {
+  for (int m : modes_for(128, F16::kSplit)) {
     SCOPED_TRACE(mode_name(m));
     Case built;
-    built.l2 = built.beta_sig = true;  // f16_domain: every mode
+    built.l2 = built.beta_sig = true;  // f16_modes: every mode
     built.lens = {300, 77, 129};
     Case call = built;
     call.name = "overridden T and N";
@@ -601,7 +630,7 @@ TEST_F(GdnGpu, OverriddenShapesRunTheBuiltKernels) {
 }
 
 TEST_F(GdnGpu, BatchInvariantBitwise) {
-  for (int m : modes_for(128, true)) {
+  for (int m : modes_for(128, F16::kSplit)) {
     SCOPED_TRACE(mode_name(m));
     batch_invariant_bitwise(m);
   }
@@ -614,7 +643,7 @@ void batch_invariant_bitwise(int m) {
   alone.name = "batch_invariant alone";
   alone.prefill = m;
   alone.batch_inv = true;
-  alone.l2 = alone.beta_sig = true;  // f16_domain: PIPELINE_ARCH 4 too
+  alone.l2 = alone.beta_sig = true;  // f16_modes: PIPELINE_ARCH 4 too
   alone.lens = {300};
   Case packed = alone;
   packed.name = "batch_invariant packed";

@@ -237,6 +237,8 @@ std::pair<Case, Result<linear_attention::GdnProblem>> lens_case(const LensCell& 
 // (use_qk_l2norm, use_beta_sigmoid; beta logits U(0, 1)): the five cells and the peers' varlen batch, each
 // split where fused_split_rule splits (as the heuristics list both), in five rounds of A then B (each round the
 // median of reps / 5 executes, CUDA events), the median round reported; O of 4 against O of 3 on the same inputs.
+// Then its guarded form (use_qk_l2norm alone, beta U(0, 1) given: every pair on the fp16 build, the fp32 one
+// launched after it returning at once) on the cells the rule leaves unsplit, marked "(guarded)".
 TEST_F(GdnGpu, TimingF16Inverse) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   std::mt19937 rng(11);
@@ -252,30 +254,36 @@ TEST_F(GdnGpu, TimingF16Inverse) {
                             {2, 8, {32768}, "1 x 32768"},
                             {16, 32, kPeersVarlen, "varlen 8, 32768"}};
   const int rounds = 5, reps = std::max(3, timing_reps(30) / rounds);
-  for (std::size_t ci = 0; ci < timing_cells(std::size(cells)); ++ci) {
-    const LensCell& cell = cells[ci];
-    auto [c, prob] = lens_case(cell, /*beta_sig=*/true);
-    ASSERT_TRUE(prob.is_good()) << prob.status().message();
-    ASSERT_TRUE(linear_attention::f16_inverse_domain(*prob));
-    const int j = static_cast<int>(linear_attention::fused_split_rule(*prob, gpu().props.sm_count));
-    const int a = j > 0 ? 3000 + j : kFusedWs, b = j > 0 ? 4000 + j : kFusedWsH;
-    std::vector<int> modes;
-    for (int r = 0; r < rounds; ++r) modes.push_back(a), modes.push_back(b);
-    std::vector<double> agree;
-    const std::vector<double> t = time_modes(c, rng, reps, modes, &agree);
-    std::vector<double> ta, tb;
-    double o_diff = 0;
-    for (int r = 0; r < rounds; ++r) {
-      ta.push_back(t[2 * r]);
-      tb.push_back(t[2 * r + 1]);
-      o_diff = std::max(o_diff, agree[2 * r + 1]);
+  // Declared with use_beta_sigmoid every cell, split where the rule splits; then with beta given post-sigmoid (the
+  // guarded form: the fp16 build checking beta, the fp32 one after it, both unsplit) the cells the rule leaves whole.
+  for (bool sig : {true, false}) {
+    for (std::size_t ci = 0; ci < timing_cells(std::size(cells)); ++ci) {
+      const LensCell& cell = cells[ci];
+      auto [c, prob] = lens_case(cell, sig);
+      ASSERT_TRUE(prob.is_good()) << prob.status().message();
+      ASSERT_TRUE(sig ? linear_attention::f16_inverse_domain(*prob) : linear_attention::f16_inverse_guarded(*prob));
+      const int j = static_cast<int>(linear_attention::fused_split_rule(*prob, gpu().props.sm_count));
+      if (!sig && j > 0) continue;
+      const int a = j > 0 ? 3000 + j : kFusedWs, b = j > 0 ? 4000 + j : kFusedWsH;
+      std::vector<int> modes;
+      for (int r = 0; r < rounds; ++r) modes.push_back(a), modes.push_back(b);
+      std::vector<double> agree;
+      const std::vector<double> t = time_modes(c, rng, reps, modes, &agree);
+      std::vector<double> ta, tb;
+      double o_diff = 0;
+      for (int r = 0; r < rounds; ++r) {
+        ta.push_back(t[2 * r]);
+        tb.push_back(t[2 * r + 1]);
+        o_diff = std::max(o_diff, agree[2 * r + 1]);
+      }
+      std::sort(ta.begin(), ta.end());
+      std::sort(tb.begin(), tb.end());
+      const double ma = ta[rounds / 2], mb = tb[rounds / 2];
+      std::printf("[ gdn timing ] %3lld/%-4lld %-16s %6d %10.3f %10.3f %7.3fx %12.2e%s\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), cell.name, j, ma, mb, mb / ma,
+                  o_diff, sig ? "" : "  (guarded)");
+      EXPECT_LT(o_diff, 1e-2) << cell.name << ": PIPELINE_ARCH 4's O differs from 3's";
     }
-    std::sort(ta.begin(), ta.end());
-    std::sort(tb.begin(), tb.end());
-    const double ma = ta[rounds / 2], mb = tb[rounds / 2];
-    std::printf("[ gdn timing ] %3lld/%-4lld %-16s %6d %10.3f %10.3f %7.3fx %12.2e\n", static_cast<long long>(cell.hqk),
-                static_cast<long long>(cell.hv), cell.name, j, ma, mb, mb / ma, o_diff);
-    EXPECT_LT(o_diff, 1e-2) << cell.name << ": PIPELINE_ARCH 4's O differs from 3's";
   }
 }
 

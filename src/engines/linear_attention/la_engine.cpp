@@ -76,7 +76,7 @@ GdnParams params_of(const GdnProblem& p) {
 }
 
 runtime::KernelRequest request(long long d, DataType io, const char* entry, bool ws = false, bool ckpt = false,
-                               bool f16inv = false) {
+                               bool f16inv = false, bool guard = false) {
   const std::string e = entry;
   const char* source = e == "gdn_prefill" ? "linear_attention/kernels/gdn_prefill.cu"
                        : e == "gdn_prefill_fused" || e == "gdn_summary_fused" || e == "gdn_span_summary_fused" ||
@@ -97,6 +97,10 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
   if (f16inv) {  // PIPELINE_ARCH 4: the warp-specialised build's inverse on fp16 tiles
     r.defines.push_back({"GDN_WS3_F16INV", "1"});
     r.kernel += "_h";
+  }
+  if (guard) {  // PIPELINE_ARCH 4 without use_beta_sigmoid: the run-time domain check and its fp32 fallback
+    r.defines.push_back({"GDN_BETA_GUARD", "1"});
+    r.kernel += "_g";
   }
   return r;
 }
@@ -125,18 +129,28 @@ bool fused_ws(const GdnProblem& p, int mode) {
 }
 // Whether they are the fp16-inverse build (PIPELINE_ARCH 4).
 bool fused_f16inv(const GdnProblem& p, int mode) { return fused(p, mode) && mode == kPrefillFusedWsH; }
-// Rule f16_inverse_domain (la_engine.h): PIPELINE_ARCH 4 only where the declaration bounds the inverse.
-Status f16_inverse_rule(const GdnProblem& p, int mode) {
-  if (!fused_f16inv(p, mode) || f16_inverse_domain(p)) return Status::ok();
-  std::string missing;
-  if (!p.l2norm) missing = "use_qk_l2norm";
-  if (!p.beta_sigmoid) missing += std::string(missing.empty() ? "" : " and ") + "use_beta_sigmoid";
+// Whether that build checks beta's range at run time (no use_beta_sigmoid): the guarded builds and their fallback.
+bool fused_guarded(const GdnProblem& p, int mode) { return fused_f16inv(p, mode) && !p.beta_sigmoid; }
+// Rule f16_inverse_domain (la_engine.h): PIPELINE_ARCH 4 only with unit keys; without use_beta_sigmoid only where
+// the run-time guard serves (unsplit, no bound checkpoints).
+Status f16_inverse_rule(const GdnProblem& p, int mode, long long split) {
+  if (!fused_f16inv(p, mode)) return Status::ok();
+  const std::string head = "engine linear_attention: knob PIPELINE_ARCH 4 (the fused prefill's inverse on fp16 "
+                           "tiles): rule f16_inverse_domain: ";
+  if (!p.l2norm)
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  head + "fp16 holds the chunk inverse only with unit keys; node '" + p.node +
+                      "' declares no use_qk_l2norm (PIPELINE_ARCH 3 serves it with the fp32 inverse)");
+  if (p.beta_sigmoid || (split == 0 && p.checkpoints < 0)) return Status::ok();
   return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
-                "engine linear_attention: knob PIPELINE_ARCH 4 (the fused prefill's inverse on fp16 tiles): rule "
-                "f16_inverse_domain: fp16 holds the chunk inverse only with unit keys (use_qk_l2norm) and beta in "
-                "[0, 2] (use_beta_sigmoid); node '" + p.node + "' declares no " + missing +
-                    " (PIPELINE_ARCH 3 serves it with the fp32 inverse)");
+                head + "without use_beta_sigmoid beta's range is checked at run time, a (sequence, head) at a time, "
+                       "by the unsplit prefill only; node '" + p.node + "' " +
+                    (split > 0 ? "is planned with CHAIN_SPLIT " + std::to_string(split)
+                               : std::string("binds state_checkpoints")) +
+                    " (PIPELINE_ARCH 3 serves it)");
 }
+// The guarded plan's workspace: a word a (sequence, head), 256-byte aligned.
+std::int64_t guard_bytes(const GdnProblem& p) { return (p.n_seq * p.ho * 4 + 255) / 256 * 256; }
 // The fused prefill's one shape rule (its tiles are written for d = 128).
 Status fused_head_dim(const GdnProblem& p, int mode) {
   if (!fused(p, mode) || p.d == 128) return Status::ok();
@@ -201,7 +215,7 @@ struct GdnLaunch {
   std::int64_t workspace = 0;     // bytes (two-pass only)
   long long split_offset = -1;    // bytes from the workspace to the span summaries (-1: no split)
 };
-GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws) {
+GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws, bool guard = false) {
   GdnLaunch l;
   l.params = params_of(p);
   const bool decode = kind == Kind::kDecode || kind == Kind::kDecodeSmall;
@@ -218,6 +232,7 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws) {
     l.main.block[0] = ws_form ? opgraph_gdn::kGdnFusedWsThreads : opgraph_gdn::kGdnFusedThreads;
     l.main.shared_bytes = static_cast<unsigned>(ws_form ? opgraph_gdn::gdn_fused_ws_smem_bytes(p.d)
                                                         : opgraph_gdn::gdn_fused_smem_bytes(p.d));
+    if (guard && kind == Kind::kFused) l.workspace = guard_bytes(p);  // the verdicts, a word a (sequence, head)
   }
   if (kind == Kind::kTwoPass || kind == Kind::kSplit || kind == Kind::kSummaryScan) {
     if (kind == Kind::kSummaryScan) l.main.grid[0] = static_cast<unsigned>(2 * p.d / 64);  // H rows, M^T rows
@@ -257,18 +272,19 @@ class GdnPlan final : public CompiledPlan {
  public:
   // `prep` non-null: the two-pass prefill (prep, then `main` = the scan);
   // `summary` and `fixup` non-null too: a chain split (`main` = the span scan).
+  // `fallback` non-null: PIPELINE_ARCH 4's guarded form (`main` the fp16 build checking beta, then the fp32 one).
   GdnPlan(GdnProblem p, runtime::KernelRuntime* rt, const runtime::LoadedKernel* main,
           const runtime::LoadedKernel* prep, const runtime::LoadedKernel* copy, const runtime::LoadedKernel* summary,
-          const runtime::LoadedKernel* fixup, long long split, bool fused, bool ws, OperandTable table,
-          std::array<std::int32_t, kSlots> rows)
+          const runtime::LoadedKernel* fixup, const runtime::LoadedKernel* fallback, long long split, bool fused,
+          bool ws, OperandTable table, std::array<std::int32_t, kSlots> rows)
       : p_(std::move(p)), rt_(rt), main_(main), prep_(prep), copy_(copy), summary_(summary), fixup_(fixup),
-        table_(std::move(table)), rows_(rows),
+        fallback_(fallback), table_(std::move(table)), rows_(rows),
         kind_(p_.summary      ? (prep_ ? Kind::kSummaryScan : Kind::kSummary)
               : use_decode(p_) ? (decode_small(p_) ? Kind::kDecodeSmall : Kind::kDecode)
               : fused        ? (summary_ && fixup_ && split > 0 ? Kind::kFusedSplit : Kind::kFused)
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
-        split_(splits(kind_) ? split : 0), ws_(ws), launch_(launch_for(p_, kind_, split_, ws_)) {}
+        split_(splits(kind_) ? split : 0), ws_(ws), launch_(launch_for(p_, kind_, split_, ws_, fallback_ != nullptr)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
   Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
     auto l = launch_of(pack);
@@ -340,7 +356,13 @@ class GdnPlan final : public CompiledPlan {
       OPGRAPH_CHECK(rt_->launch(*summary_, l->summary, stream, args));
       OPGRAPH_CHECK(rt_->launch(*fixup_, l->fixup, stream, args));
     }
-    return rt_->launch(*main_, l->main, stream, args);
+    if (!fallback_) return rt_->launch(*main_, l->main, stream, args);
+    // PIPELINE_ARCH 4 guarded: the fp16 build marks the pairs whose betas leave [0, 2] in the workspace and skips
+    // them; the fp32 build runs those alone (kernels/gdn_fused_ws3.cuh, GDN_BETA_GUARD).
+    a.guard = a.ws;
+    OPGRAPH_CHECK(rt_->launch(*main_, l->main, stream, args));
+    a.flags |= opgraph_gdn::kFlagGuardRedo;
+    return rt_->launch(*fallback_, l->main, stream, args);
   }
 
  private:
@@ -351,6 +373,7 @@ class GdnPlan final : public CompiledPlan {
   const runtime::LoadedKernel* copy_;  // null unless needs_pool_copy
   const runtime::LoadedKernel* summary_;  // null unless a chain split
   const runtime::LoadedKernel* fixup_;    // null unless a chain split
+  const runtime::LoadedKernel* fallback_;  // null unless PIPELINE_ARCH 4 guarded (the fp32 build after the fp16 one)
   OperandTable table_;
   std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
   Kind kind_;
@@ -375,7 +398,7 @@ class GdnPlan final : public CompiledPlan {
                         std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
                         ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_));
     thread_local GdnLaunch moved;  // per thread: the plan stays thread-safe and allocation-free
-    moved = launch_for(*q, kind_, split_, ws_);
+    moved = launch_for(*q, kind_, split_, ws_, fallback_ != nullptr);
     return &moved;
   }
 };
@@ -450,7 +473,7 @@ class LaEngine final : public Engine {
     // Decode-sized graphs run the decode kernel, a summary its kernel: no split.
     if (!two_pass(*p, *mode) && !fused(*p, *mode)) *split = 0;
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
-    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode));
+    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode, *split));
     OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
     if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
       return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
@@ -475,10 +498,13 @@ class LaEngine final : public Engine {
     const runtime::LoadedKernel* copy = nullptr;
     const runtime::LoadedKernel* summary = nullptr;
     const runtime::LoadedKernel* fixup = nullptr;
+    const runtime::LoadedKernel* fallback = nullptr;
     for (const auto& r : kernel_requests(*p, *mode, *split)) {
       auto k = rt.get(r);
       if (k.is_bad()) return k.status();
-      if (r.entry == "gdn_state_copy") copy = *k;
+      const bool fp32_guarded = r.kernel.size() > 5 && r.kernel.compare(r.kernel.size() - 5, 5, "_ws_g") == 0;
+      if (fp32_guarded) fallback = *k;  // kernel_requests: the fp32 guarded build after the fp16 one
+      else if (r.entry == "gdn_state_copy") copy = *k;
       else if (r.entry == "gdn_prefill_prep") prep = *k;
       else if (r.entry == "gdn_span_summary" || r.entry == "gdn_span_summary_fused") summary = *k;
       else if (r.entry == "gdn_span_fixup") fixup = *k;
@@ -486,7 +512,8 @@ class LaEngine final : public Engine {
     }
     const bool is_fused = fused(*p, *mode), is_ws = fused_ws(*p, *mode);
     return std::unique_ptr<CompiledPlan>(std::make_unique<GdnPlan>(
-        std::move(*p), &rt, main, prep, copy, summary, fixup, *split, is_fused, is_ws, std::move(*table), rows));
+        std::move(*p), &rt, main, prep, copy, summary, fixup, fallback, *split, is_fused, is_ws, std::move(*table),
+        rows));
   }
 
   Status declared_kernels(const KernelSink& sink) const override {
@@ -507,7 +534,7 @@ class LaEngine final : public Engine {
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
-    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode));
+    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode, *split));
     OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
     for (const auto& r : kernel_requests(*p, *mode, *split)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
@@ -643,6 +670,9 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
     out.push_back(request(p.d, p.io, "gdn_span_scan_fused", ws, ck, h));
     out.push_back(request(p.d, p.io, "gdn_span_summary_fused", ws, false, h));
     out.push_back(request(p.d, p.io, "gdn_span_fixup"));
+  } else if (fused_guarded(p, prefill_mode) && p.d == 128) {  // the fp16 build checking beta, then the fp32 one
+    out.push_back(request(p.d, p.io, "gdn_prefill_fused", true, false, true, true));
+    out.push_back(request(p.d, p.io, "gdn_prefill_fused", true, false, false, true));
   } else if (fused(p, prefill_mode) && p.d == 128) {
     out.push_back(request(p.d, p.io, "gdn_prefill_fused", fused_ws(p, prefill_mode), p.checkpoints >= 0,
                           fused_f16inv(p, prefill_mode)));
@@ -656,6 +686,7 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
 std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long split) {
   if (p.summary) return summary_scan(p) ? opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho) : 0;
   if (fused(p, prefill_mode) && split > 0) return opgraph_gdn::gdn_fused_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
+  if (fused_guarded(p, prefill_mode)) return guard_bytes(p);
   if (!two_pass(p, prefill_mode)) return 0;
   return split > 0 ? opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split)
                    : opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho);
@@ -685,6 +716,9 @@ long long fused_split_rule(const GdnProblem& p, long long sm_count) {
 bool decode_small(const GdnProblem& p) { return p.n_seq * p.ho <= kDecodeSmallPairs; }
 
 bool f16_inverse_domain(const GdnProblem& p) { return p.d == 128 && p.l2norm && p.beta_sigmoid; }
+bool f16_inverse_guarded(const GdnProblem& p) {
+  return p.d == 128 && p.l2norm && !p.beta_sigmoid && p.checkpoints < 0;
+}
 
 bool fused_first(const GdnProblem& p, long long sm_count) {
   if (p.d != 128 || use_decode(p) || sm_count <= 0) return false;
@@ -707,6 +741,10 @@ std::vector<runtime::KernelRequest> declared_specialisations() {
     for (const char* entry : {"gdn_prefill_fused", "gdn_span_summary_fused", "gdn_span_scan_fused"})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF})
         out.push_back(request(128, io, entry, /*ws=*/true, /*ckpt=*/false, h));
+  // 4's guarded builds (no use_beta_sigmoid: the fp16 one checking beta, the fp32 fallback), unsplit only.
+  for (bool h : {true, false})
+    for (DataType io : {DataType::BFLOAT16, DataType::HALF})
+      out.push_back(request(128, io, "gdn_prefill_fused", /*ws=*/true, /*ckpt=*/false, h, /*guard=*/true));
   // The builds that write state_checkpoints: the forward and the span scans, the three fused forms, and the
   // two-pass scans at both head dims.
   for (const char* entry : {"gdn_prefill_fused", "gdn_span_scan_fused"})
@@ -751,11 +789,13 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
         out.push_back(
             plan::Proposal::plan(e->id(), Knobs{{KnobType::PIPELINE_ARCH, arch}, {KnobType::CHAIN_SPLIT, split}}));
       };
-      const bool fz = p->d == 128, fz_first = fused_first(*p, sms), h = f16_inverse_domain(*p);
+      const bool fz = p->d == 128, fz_first = fused_first(*p, sms), h = f16_inverse_domain(*p),
+                 hg = f16_inverse_guarded(*p);
       const long long j = chain_split_rule(*p, sms), jf = fz ? fused_split_rule(*p, sms) : 0;
-      // PIPELINE_ARCH 3's plan, right after its fp16-inverse build where f16_inverse_domain holds.
+      // PIPELINE_ARCH 3's plan, right after its fp16-inverse build where f16_inverse_domain holds (or, unsplit,
+      // where f16_inverse_guarded does).
       auto push_ws = [&](long long split) {
-        if (h) push(kPrefillFusedWsH, split);
+        if (h || (hg && split == 0)) push(kPrefillFusedWsH, split);
         push(kPrefillFusedWs, split);
       };
       if (p->checkpoints >= 0) {  // L8: the fused plans (d = 128), then the two-pass ones, write bound checkpoints

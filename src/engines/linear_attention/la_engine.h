@@ -51,11 +51,16 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 //  4 fused, warp-specialised, the inverse on fp16 tiles (d = 128): mode 3's entries built with
 //    GDN_WS3_F16INV=1 as well (kernel names end "_h"; kernels/gdn_ws_inverse.cuh); 0.934-0.949x
 //    mode 3's time on an H100 (bench/results/2026-12-06-gdn-f16inv-h100.txt). fp16's range bounds
-//    the chunk inverse T only where every A_l = I - beta_l k_l k_l^T is a contraction: rule
-//    f16_inverse_domain serves mode 4 only where the declaration proves it — use_qk_l2norm (unit
-//    keys in the kernel) and use_beta_sigmoid (beta in (0, 1), (0, 2) under allow_neg_eigval), where
-//    |T| <= 2 (< 5.3 with bf16 keys; scripts/check_f16_inverse_domain.py). The heuristics propose it
-//    right before mode 3 wherever they propose mode 3 on such a graph.
+//    the chunk inverse T only where every A_l = I - beta_l k_l k_l^T is a contraction, which unit
+//    keys and beta in [0, 2] make so: |T| <= 2 (< 5.3 with bf16 keys; scripts/check_f16_inverse_domain.py).
+//    Rule f16_inverse_domain: mode 4 needs use_qk_l2norm (unit keys in the kernel); with
+//    use_beta_sigmoid (beta in (0, 1), (0, 2) under allow_neg_eigval) the declaration proves the rest,
+//    split or not; without it beta's range is checked at run time (unsplit, no bound checkpoints: the
+//    "_g" builds): each (sequence, head) CTA of the fp16 build reads its betas first and, where one
+//    leaves [0, 2], marks the pair in the plan's workspace ([N][HO] words) and skips it; mode 3's form
+//    runs next and computes the marked pairs alone, so every pair is computed once. The heuristics
+//    propose it right before mode 3 wherever they propose mode 3 on a graph where f16_inverse_domain
+//    holds, and before the unsplit mode 3 where f16_inverse_guarded does.
 // Under use_decode all run the decode kernel (no workspace). All keep
 // batch_invariant: a chunk's pieces depend only on its own tokens.
 enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefillFusedWs = 3, kPrefillFusedWsH = 4 };
@@ -63,6 +68,9 @@ enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefi
 // Whether the declaration of `p` keeps the fused prefill's fp16 inverse (PIPELINE_ARCH 4) in fp16's
 // range (rule f16_inverse_domain above): d = 128, use_qk_l2norm and use_beta_sigmoid.
 bool f16_inverse_domain(const GdnProblem& p);
+// Whether PIPELINE_ARCH 4 serves `p`'s unsplit plan with the run-time guard: d = 128, use_qk_l2norm, no
+// use_beta_sigmoid, no bound state_checkpoints.
+bool f16_inverse_guarded(const GdnProblem& p);
 
 // Chain splitting (knob CHAIN_SPLIT, two-pass prefill only; 0 = off): the
 // sequential pass split into spans of `split` 64-token chunks computed in

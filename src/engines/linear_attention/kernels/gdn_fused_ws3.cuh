@@ -317,6 +317,34 @@ __device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64
   __syncthreads();  // every thread read red before the pipeline takes its bytes
   return nbad == 0.f && tot < -200.f;  // false for a NaN sum
 }
+#ifndef GDN_BETA_GUARD
+// 1 (the builds "_g" of the unsplit prefill, PIPELINE_ARCH 4 without use_beta_sigmoid; la_engine.h): the fp16
+// inverse's domain checked at run time, a (sequence, head) at a time. The fp16 build's CTA first reads its betas: one
+// outside [0, 2] (or NaN) and the CTA writes 1 to its word of p.guard and returns before any load or store of the
+// pair's rows, state or outputs; else it writes 0 and runs. The fp32 build launched next with kFlagGuardRedo runs only
+// the pairs marked 1 (every other CTA returns at once), so each pair is computed once, by the inverse its betas allow.
+// 0: no guard (every other build).
+#define GDN_BETA_GUARD 0
+#endif
+// GDN_BETA_GUARD's check: whether a beta of head h in the tokens [bos, bos + te) leaves [0, 2] or is NaN (as the
+// kernel forms it: gate_beta). Every thread of the CTA calls it (two barriers; `red` 16 floats of shared memory the
+// pipeline has not taken yet).
+__device__ __forceinline__ bool betas_leave_f16_domain(const GdnParams& p, i64 bos, i64 te, i64 h, float* red) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = static_cast<int>(blockDim.x >> 5);
+  float bad = 0.f;
+  for (i64 t = threadIdx.x; t < te; t += blockDim.x) {
+    float gl, b;
+    gate_beta(p, bos + t, h, gl, b);
+    beta_bound_term(b, bad);
+  }
+  bad = warp_sum(bad);
+  if (lane == 0) red[warp] = bad;
+  __syncthreads();
+  float n = 0.f;
+  for (int w = 0; w < nw; ++w) n += red[w];
+  __syncthreads();  // every thread read red before the pipeline takes its bytes
+  return n != 0.f;
+}
 #ifndef GDN_SPAN_TAIL
 #define GDN_SPAN_TAIL 1
 #endif
@@ -410,6 +438,18 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   const i64 seq = rg.seq, bos = rg.bos, te = rg.te;
   // GDN_SPAN_TAIL: a value-row span summary from its vanishing suffix's first chunk (x = 0: uniform in the CTA).
   float* const red = reinterpret_cast<float*>(base);
+#if GDN_BETA_GUARD
+  if constexpr (PH == 0) {  // the fp16 inverse's domain, a (sequence, head) at a time (GDN_BETA_GUARD above)
+    unsigned* const verdict = reinterpret_cast<unsigned*>(p.guard) + seq * p.ho + h;
+    if (p.flags & kFlagGuardRedo) {
+      if (*verdict == 0u) return;  // the fp16 build ran this pair
+    } else {
+      const bool bad = betas_leave_f16_domain(p, bos, te, h, red);
+      if (tid == 0) *verdict = bad ? 1u : 0u;
+      if (bad) return;  // the fp32 fallback runs it
+    }
+  }
+#endif
   const i64 tb = rg.tb + ((PH == 2 || PH == 5) && GDN_SPAN_TAIL && blockIdx.x == 0
                               ? static_cast<i64>(C) * span_tail_start(p, bos, rg.tb, te, h, red)
                               : 0);

@@ -22,7 +22,8 @@ enum : long long {
   kFlagPool = 128,        // state_indices bound: state rows are pool rows
   kFlagHasALog = 256,     // a_log bound (safe_gate)
   kFlagHasDtBias = 512,   // dt_bias bound (safe_gate)
-  kFlagCu64 = 1024        // cu_seqlens is INT64 (else INT32)
+  kFlagCu64 = 1024,       // cu_seqlens is INT64 (else INT32)
+  kFlagGuardRedo = 2048   // GDN_BETA_GUARD builds: run only the (sequence, head) pairs `guard` marks (the fallback)
 };
 
 // Every extent in ELEMENTS; q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
@@ -68,6 +69,10 @@ struct GdnParams {
   // n_spans above are the backward's): the byte offset from bwd_ws of its span blocks (gdn_bwd_params.cuh's kSpanH ..
   // kSpanRSeed, per (sequence, span, output head)). Last, as the fields above.
   long long bwd_span;
+  // GDN_BETA_GUARD builds (the engine's PIPELINE_ARCH 4 without use_beta_sigmoid; kernels/gdn_fused_ws3.cuh): one
+  // word a (sequence, output head), [N][HO] in the plan's workspace: 1 where a beta of the pair leaves [0, 2] (the
+  // fp16 inverse's domain), written by the fp16 build's CTAs, read by the fp32 fallback's (kFlagGuardRedo). Last.
+  unsigned long long guard;
 };
 
 }  // namespace opgraph_gdn
