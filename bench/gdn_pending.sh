@@ -1,43 +1,33 @@
 #!/usr/bin/env bash
-# bench/gdn_pending.sh — the figures issue 23's open decisions wait on, in one device call (carry .device-deps),
-# each written without a device and not run yet:
-#   1. GdnGpu.TimingSplitIdleCells under strong and weak gates (OPGRAPH_GDN_TIMING_GATES): 16/64 1 x 2048 and the
-#      peers' varlen batch unsplit and at every shorter span, each split's O against the unsplit plan's — whether
-#      fused_split_rule should split them (docs/linear_attention.md, "What is left");
-#   2. bench/gdn_decode_sweep.sh: decode_body's kEarly 3 (E 4: state_indices and cu_seqlens loaded first) against
-#      the engine's two shapes, bitwise checked, timed against a copy of the same bytes;
-#   3. GDN_WS3_F16INV=1 (the fused prefill's inverse on fp16 tiles fed by ldmatrix) against the engine's build:
-#      bench/gdn_ws_variants.sh (NVRTC builds, one process, the same inputs, B's outputs within 5e-3 of A's).
-# Builds test_la_gpu and the CLI (16 jobs), warms the linear_attention kernel cache, runs 3, 1, 2; logs to $OUT,
-# the tables last.
-#   bash bench/gdn_pending.sh [sweep rounds (15)] [A/B rounds (10)]
+# bench/gdn_pending.sh — what the last session wrote without a device, checked and timed in one device call (carry
+# .device-deps; ~6-8 minutes on a fresh machine):
+#   1. every GdnGpu numerics case (bench/gdn_ws_suite.sh's four shards), among them PIPELINE_ARCH 4's guarded form
+#      (use_qk_l2norm without use_beta_sigmoid: the fp16 build checking beta, the fp32 fallback; run_case compares
+#      the verdicts it wrote with the drawn betas) on every case with l2norm, "beta up to 3" sending pairs to the
+#      fallback;
+#   2. GdnGpu.TimingF16Inverse: PIPELINE_ARCH 4 against 3, the proven form on every cell and the guarded form on the
+#      unsplit ones (rows marked "(guarded)"), alternated, O checked against 3's;
+#   3. gdn_host_overhead_gpu: one execute against a raw launch of its kernel(s).
+# Logs to $OUT, the tables last.
+#   bash bench/gdn_pending.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 out=${OUT:-/tmp/gdn_pending}
 mkdir -p "$out"
 B=${OPGRAPH_BUILD_DIR:-/tmp/bb}
-source bench/la_suite_lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-mkdir -p "$out/f16inv"
-OUT=$out/f16inv OPGRAPH_WS_VARIANTS="-DGDN_WS3_F16INV=1" timeout -s KILL 200 bash bench/gdn_ws_variants.sh "${2:-10}" \
-  >"$out/f16inv.log" 2>&1
-echo "f16inv A/B: rc $?"
-la_build test_la_gpu opgraph_tool || exit 1
-export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/xdg-pending}
-timeout -s KILL 300 "$B/tools/opgraph" cache warm --all --family linear_attention --arch sm_90a --jobs 16 \
-  >"$out/warm.log" 2>&1
-echo "warm: $(tail -1 "$out/warm.log")"
-for g in strong weak; do
-  OPGRAPH_GDN_TIMING_GATES=$g timeout -s KILL 200 "$B/tests/test_la_gpu" \
-    --gtest_filter=GdnGpu.TimingSplitIdleCells >"$out/idle-$g.log" 2>&1
-  echo "idle cells, $g gates: rc $?"
-done
-OUT=$out timeout -s KILL 240 bash bench/gdn_decode_sweep.sh "${1:-15}" >"$out/sweep-stdout.log" 2>&1
-echo "decode sweep: rc $?"
-echo "==== GDN_WS3_F16INV=1 against the engine's build"
-tail -8 "$out/f16inv.log"
-echo "==== fused_split_rule's idle-multiprocessor cells (ms; ratios to unsplit)"
-for g in strong weak; do grep -E "gdn timing|Failure|^\[  (PASSED|FAILED)" "$out/idle-$g.log"; done
-echo "==== decode sweep (the last 40 lines of its log)"
-tail -40 "$out/gdn_decode_sweep.log" 2>/dev/null || tail -20 "$out/sweep-stdout.log"
+echo "tree: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (the device copy's .git may lag the tree)"
+OUT=$out OPGRAPH_SUITE_NUMERICS_ONLY=1 bash bench/gdn_ws_suite.sh >"$out/suite-stdout.log" 2>&1
+echo "numerics: rc $?"
+timeout -s KILL 200 "$B/tests/test_la_gpu" --gtest_filter='GdnGpu.TimingF16Inverse' >"$out/f16_timing.log" 2>&1
+echo "TimingF16Inverse: rc $?"
+timeout -s KILL 60 "$B/bench/gdn_host_overhead_gpu" >"$out/host.log" 2>&1
+echo "host: rc $?"
+echo "==== numerics (shards; failures)"
+grep -E "^shard|Failure" "$out/suite-stdout.log" | head -20
+echo "==== the guard's lines (pairs on the fp32 fallback)"
+grep -h "guard:" "$out"/la_shard*.log 2>/dev/null | head -12
+echo "==== PIPELINE_ARCH 4 against 3"
+grep -E "gdn timing|Failure|^\[  (PASSED|FAILED)" "$out/f16_timing.log"
+echo "==== host"
+tail -12 "$out/host.log"
