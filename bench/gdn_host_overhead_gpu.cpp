@@ -2,10 +2,11 @@
 // cuLaunchKernelEx of the kernel it launches (the linear-attention issue's host target: one
 // execute within 1.2x of the raw launch). bench/run.sh host runs it on the device machine.
 //
-// Two graphs planned through the public Graph API on the linear_attention engine (its first
-// plan): a decode step (B sequences of one token, fp32 state pool updated in place through
-// state_indices) and a prefill (one sequence, the fused kernel). The raw side launches the
-// same CUfunction (the engine's runtime hands out the one it loaded) with a GdnParams written
+// Graphs planned through the public Graph API on the linear_attention engine: a decode step (B sequences of one
+// token, fp32 state pool updated in place through state_indices; its first plan), a prefill (one sequence, the
+// fused kernel: PIPELINE_ARCH 3's plan) and the same prefill on PIPELINE_ARCH 4's guarded form (beta given
+// post-sigmoid: two kernels, the fp16 build checking beta, then the fp32 fallback, a workspace of verdicts). The raw
+// side launches the same CUfunction(s) (the engine's runtime hands out the ones it loaded) with a GdnParams written
 // here field by field and the same launch geometry. Method (bench/timing.h host_ns_per_call_pair):
 // per burst size b, the minimum over 25 x 64 / b bursts, each from a drained stream, of burst host time /
 // burst, the two sides interleaved burst by burst (until 2026-12-05 all raw bursts ran before all executes,
@@ -37,6 +38,8 @@ namespace gdn = opgraph_gdn;
 
 constexpr int kReps = 25;  // bursts of 64 calls; shorter bursts get 64 / burst times as many
 
+void* vp_of(const std::unique_ptr<DeviceBuffer>& b) { return reinterpret_cast<void*>(b->ptr()); }
+
 int fail(const Status& s) {
   std::fprintf(stderr, "%s\n", s.to_string().c_str());
   return 1;
@@ -52,6 +55,7 @@ std::uint16_t to_bf16(float f) {
 struct Cell {
   const char* name;
   std::int64_t n, len, hv;  // sequences, tokens each, value (= output) heads; q / k heads 16
+  int arch = 3;             // a prefill's PIPELINE_ARCH: 3, or 4 (its guarded form here)
 };
 
 // One cell: plan, build, time execute vs raw launch, compare outputs. Returns failures.
@@ -82,7 +86,9 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   // Decode: the first plan (the linear_attention engine's decode kernel, whatever its knobs); prefill:
   // the fused plan the list ranks first among the fused ones, the warp-specialised form (PIPELINE_ARCH 3)
   // without a chain split (one kernel), whatever the heuristics rank first here.
-  const std::string want = decode ? "linear_attention[" : "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3]";
+  const std::string want = decode ? "linear_attention["
+                                   : "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=" + std::to_string(cell.arch) + "]";
+  const bool guarded = !decode && cell.arch == linear_attention::kPrefillFusedWsH;
   std::int64_t at = -1;
   for (std::int64_t i = 0; i < g.get_execution_plan_count() && at < 0; ++i) {
     auto nm = g.get_plan_name_at_index(i);
@@ -104,14 +110,16 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   const std::string entry = decode ? (small ? "gdn_decode_small" : "gdn_decode") : "gdn_prefill_fused";
   runtime::KernelRuntime* lr = linear_attention::shared_runtime_if_open(0);
   if (!lr) return fail({ErrorCode::INVALID_VALUE, "the linear_attention engine's runtime is not open"});
-  const runtime::LoadedKernel* kern = nullptr;
-  for (const runtime::KernelRequest& r : linear_attention::kernel_requests(p, linear_attention::kPrefillFusedWs))
+  // The plan's kernels in launch order (guarded: the fp16 build, then the fp32 fallback).
+  std::vector<const runtime::LoadedKernel*> kerns;
+  for (const runtime::KernelRequest& r : linear_attention::kernel_requests(p, guarded ? cell.arch
+                                                                                      : linear_attention::kPrefillFusedWs))
     if (r.entry == entry) {
       auto kk = lr->get(r);
       if (kk.is_bad()) return fail(kk.status());
-      kern = kk.value();
+      kerns.push_back(kk.value());
     }
-  if (!kern) return fail({ErrorCode::INVALID_VALUE, std::string("no request for ") + entry});
+  if (kerns.size() != (guarded ? 2u : 1u)) return fail({ErrorCode::INVALID_VALUE, std::string("no request for ") + entry});
 
   // Inputs: q, k, v ~ N(0, 1), log gates logsigmoid(N(0, 1)), beta sigmoid(N(0, 1)), the pool
   // 0.1 N(0, 1), state_indices a permutation.
@@ -141,8 +149,12 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   auto dcu = dev(hcu.data(), hcu.size() * 4), didx = dev(hidx.data(), hidx.size() * 4);
   auto dpool = dev(hs.data(), hs.size() * 4);
   auto dout = dev(nullptr, static_cast<std::size_t>(T * HO * D) * 2);
-  for (auto* b : {dq.get(), dk.get(), dv.get(), dg.get(), db.get(), dcu.get(), didx.get(), dpool.get(), dout.get()})
+  const std::int64_t ws_bytes = linear_attention::workspace_bytes(p, guarded ? cell.arch : 0);
+  auto dws = dev(nullptr, static_cast<std::size_t>(std::max<std::int64_t>(ws_bytes, 4)));
+  for (auto* b : {dq.get(), dk.get(), dv.get(), dg.get(), db.get(), dcu.get(), didx.get(), dpool.get(), dout.get(),
+                  dws.get()})
     if (b->status().is_bad()) return fail(b->status());
+  const Workspace workspace = ws_bytes > 0 ? Workspace{vp_of(dws), ws_bytes} : Workspace{};
 
   VariantPack pack;
   auto vp = [](const std::unique_ptr<DeviceBuffer>& b) { return reinterpret_cast<void*>(b->ptr()); };
@@ -162,6 +174,9 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   prm.flags = gdn::kFlagL2Norm | gdn::kFlagHasInit | gdn::kFlagWriteFinal | gdn::kFlagPool;
   prm.scale = p.scale;
   prm.q_ts = HQ * D, prm.q_hs = D, prm.k_ts = HQ * D, prm.k_hs = D, prm.v_ts = HV * D, prm.v_hs = D;
+  if (guarded) prm.ws = prm.guard = dws->ptr();
+  gdn::GdnParams redo = prm;  // the guarded form's fallback launch
+  redo.flags |= gdn::kFlagGuardRedo;
   CUlaunchConfig raw{};
   raw.gridDimX = static_cast<unsigned>(decode ? D / (small ? gdn::kDecodeSmallRows : gdn::kDecodeRows) : 1);
   raw.gridDimY = static_cast<unsigned>(HO);
@@ -170,6 +185,12 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   raw.blockDimY = raw.blockDimZ = 1;
   raw.sharedMemBytes = decode ? 0u : static_cast<unsigned>(gdn::gdn_fused_ws_smem_bytes(D));
   void* args[] = {&prm};
+  void* redo_args[] = {&redo};
+  auto launch_raw = [&] {
+    int bad = api.launch_kernel_ex(&raw, kerns[0]->function, args, nullptr) != CUDA_SUCCESS;
+    if (guarded) bad += api.launch_kernel_ex(&raw, kerns[1]->function, redo_args, nullptr) != CUDA_SUCCESS;
+    return bad;
+  };
 
   CUstream stream = nullptr;
   if (Status s = runtime::cuda_check(api, api.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -180,7 +201,7 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   int failures = 0;
   std::string first_error;
   auto execute = [&] {
-    const Status s = g.execute(pack, {}, &h);
+    const Status s = g.execute(pack, workspace, &h);
     if (s.is_bad()) {
       if (first_error.empty()) first_error = s.to_string();
       ++failures;
@@ -193,8 +214,9 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   if (const char* n = std::getenv("OPGRAPH_HOST_PROFILE_LOOP"))
     for (long i = std::strtol(n, nullptr, 10); i > 0; --i) execute();
 
-  std::printf("\n%s (%s; kernel %s, grid %u x %u x %u): host enqueue per call, ns\n", cell.name,
-              name.value().c_str(), entry.c_str(), raw.gridDimX, raw.gridDimY, raw.gridDimZ);
+  std::printf("\n%s (%s; kernel %s%s, grid %u x %u x %u): host enqueue per call, ns\n", cell.name,
+              name.value().c_str(), entry.c_str(), guarded ? " x 2 (the fp16 build, the fp32 fallback)" : "",
+              raw.gridDimX, raw.gridDimY, raw.gridDimZ);
   std::printf("%-6s %14s %16s %8s\n", "burst", "raw_launch", "opgraph_execute", "ratio");
   // Single calls vary most from one to the next (~0.5 us on ~3 us): more bursts where they are short.
   double worst = 0.0;
@@ -202,7 +224,7 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
     auto drain = [&] { (void)api.stream_synchronize(stream); };
     const auto [rl, ex] = bench::host_ns_per_call_pair(
         burst, kReps * 64 / burst, drain,
-        [&] { failures += api.launch_kernel_ex(&raw, kern->function, args, nullptr) != CUDA_SUCCESS; }, execute);
+        [&] { failures += launch_raw(); }, execute);
     std::printf("%-6d %14.1f %16.1f %8.2f\n", burst, rl, ex, ex / rl);
     worst = std::max(worst, ex / rl);
   }
@@ -216,7 +238,7 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
     (void)api.memset_d32(dout->ptr(), 0xFFFFFFFFu, ob / 4);  // NaN bf16
     (void)api.ctx_synchronize();
     if (via_execute) execute();
-    else failures += api.launch_kernel_ex(&raw, kern->function, args, nullptr) != CUDA_SUCCESS;
+    else failures += launch_raw();
     (void)api.stream_synchronize(stream);
     (void)api.memcpy_dtoh(o.data(), dout->ptr(), ob);
     (void)api.memcpy_dtoh(s.data(), dpool->ptr(), pb);
@@ -241,7 +263,8 @@ int main() {
   int failures = 0;
   const Cell cells[] = {{"gdn decode 16/32 B=1", 1, 1, 32},
                         {"gdn decode 16/32 B=64", 64, 1, 32},
-                        {"gdn prefill 16/32 1 x 2048 (fused)", 1, 2048, 32}};
+                        {"gdn prefill 16/32 1 x 2048 (fused)", 1, 2048, 32},
+                        {"gdn prefill 16/32 1 x 2048 (fused, PIPELINE_ARCH 4 guarded)", 1, 2048, 32, 4}};
   for (const Cell& c : cells) failures += run_cell(c, *rt.value());
   std::printf("\nmethod: per burst size b, the minimum over 25 x 64 / b bursts from a drained stream of host time / "
               "burst, raw launch and execute interleaved burst by burst (bench/timing.h host_ns_per_call_pair); %s\n",
