@@ -112,14 +112,15 @@ int run_cell(const Cell& cell, runtime::KernelRuntime& R) {
   if (!lr) return fail({ErrorCode::INVALID_VALUE, "the linear_attention engine's runtime is not open"});
   // The plan's kernels in launch order (guarded: the fp16 build, then the fp32 fallback).
   std::vector<const runtime::LoadedKernel*> kerns;
-  for (const runtime::KernelRequest& r : linear_attention::kernel_requests(p, guarded ? cell.arch
-                                                                                      : linear_attention::kPrefillFusedWs))
+  const int mode = guarded ? cell.arch : linear_attention::kPrefillFusedWs;
+  for (const runtime::KernelRequest& r : linear_attention::kernel_requests(p, mode))
     if (r.entry == entry) {
       auto kk = lr->get(r);
       if (kk.is_bad()) return fail(kk.status());
       kerns.push_back(kk.value());
     }
-  if (kerns.size() != (guarded ? 2u : 1u)) return fail({ErrorCode::INVALID_VALUE, std::string("no request for ") + entry});
+  if (kerns.size() != (guarded ? 2u : 1u))
+    return fail({ErrorCode::INVALID_VALUE, std::string("no request for ") + entry});
 
   // Inputs: q, k, v ~ N(0, 1), log gates logsigmoid(N(0, 1)), beta sigmoid(N(0, 1)), the pool
   // 0.1 N(0, 1), state_indices a permutation.
