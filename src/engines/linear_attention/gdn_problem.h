@@ -18,8 +18,9 @@
 //     16 bytes, the same for initial_state and final_state; O non-virtual;
 //  L7 grid: N <= 65535 sequences, HO <= 65535 heads;
 //  L8 checkpoints: a bound state_checkpoints (checkpoint_every_n_tokens > 0, a graph output) is written by the
-//     fused prefill (PIPELINE_ARCH 2 and 3, d = 128) and the two-pass one (PIPELINE_ARCH 1, d = 64 and 128, split
-//     or not), never by the one-pass prefill (a config naming PIPELINE_ARCH 0 is refused by the rule's name);
+//     fused prefill (PIPELINE_ARCH 2, 3 and 4 under use_beta_sigmoid, d = 128) and the two-pass one
+//     (PIPELINE_ARCH 1, d = 64 and 128, split or not), never by the one-pass prefill (a config naming
+//     PIPELINE_ARCH 0 is refused by the rule's name);
 //     FLOAT or BFLOAT16, dense [R, HO, V, K]. A virtual one is not written. The decode kernel is not used where
 //     one is bound. (Until 2026-12-04 d = 64 was declined: the fused prefill alone wrote them.)
 // Accepted as declared: scale, use_qk_l2norm, gate_domain, safe_gate with a_log /
