@@ -792,7 +792,7 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
       const bool fz = p->d == 128, fz_first = fused_first(*p, sms), h = f16_inverse_domain(*p),
                  hg = f16_inverse_guarded(*p);
       const long long j = chain_split_rule(*p, sms), jf = fz ? fused_split_rule(*p, sms) : 0;
-      // PIPELINE_ARCH 3's plan, right after its fp16-inverse build where f16_inverse_domain holds (or, unsplit,
+      // PIPELINE_ARCH 3's plan, preceded by its fp16-inverse build (4) where f16_inverse_domain holds (or, unsplit,
       // where f16_inverse_guarded does).
       auto push_ws = [&](long long split) {
         if (h || (hg && split == 0)) push(kPrefillFusedWsH, split);
