@@ -131,17 +131,16 @@ bool fused_ws(const GdnProblem& p, int mode) {
 bool fused_f16inv(const GdnProblem& p, int mode) { return fused(p, mode) && mode == kPrefillFusedWsH; }
 // Whether that build checks beta's range at run time (no use_beta_sigmoid): the guarded builds and their fallback.
 bool fused_guarded(const GdnProblem& p, int mode) { return fused_f16inv(p, mode) && !p.beta_sigmoid; }
-// Rule f16_inverse_domain (la_engine.h): PIPELINE_ARCH 4 only with unit keys; without use_beta_sigmoid only where
-// the run-time guard serves (unsplit, no bound checkpoints).
+// Rule f16_inverse_domain (la_engine.h): PIPELINE_ARCH 4 where f16_inverse_domain holds, or unsplit where
+// f16_inverse_guarded does (the run-time guard); the refusal names what the node lacks.
 Status f16_inverse_rule(const GdnProblem& p, int mode, long long split) {
-  if (!fused_f16inv(p, mode)) return Status::ok();
+  if (!fused_f16inv(p, mode) || f16_inverse_domain(p) || (f16_inverse_guarded(p) && split == 0)) return Status::ok();
   const std::string head = "engine linear_attention: knob PIPELINE_ARCH 4 (the fused prefill's inverse on fp16 "
                            "tiles): rule f16_inverse_domain: ";
   if (!p.l2norm)
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   head + "fp16 holds the chunk inverse only with unit keys; node '" + p.node +
                       "' declares no use_qk_l2norm (PIPELINE_ARCH 3 serves it with the fp32 inverse)");
-  if (p.beta_sigmoid || (split == 0 && p.checkpoints < 0)) return Status::ok();
   return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                 head + "without use_beta_sigmoid beta's range is checked at run time, a (sequence, head) at a time, "
                        "by the unsplit prefill only; node '" + p.node + "' " +
