@@ -262,11 +262,15 @@ def dry_run(args, sel):
                 fla, fi, ", FlashInfer without CP %.3f ms" % nocp if nocp else ""))
         if opgraph is None:
             continue
-        try:
+        def sm90_graph(**attr_overrides):  # the cell declared for an sm_90 target without a device, validated
             g = opgraph.pygraph(io_data_type=opgraph.data_type.BFLOAT16, intermediate_data_type=opgraph.data_type.FLOAT,
                                 compute_data_type=opgraph.data_type.FLOAT, sm_version=90, sm_count=132)
-            _, o, fs = declare(opgraph, g, c, None)
+            _, o, fs = declare(opgraph, g, c, None, **attr_overrides)
             g.validate()
+            return g, o, fs
+
+        try:
+            g, o, fs = sm90_graph()
             ours, names = our_plans(opgraph, g)
             print("  DECLARED O %s final_state %s; our plans (sm_90, 132 SMs): %s" % (
                 o.dims, fs.dims, ", ".join("%s=%s" % (plan_label(n, c.kind), n) for _, n in ours) or "NONE"))
@@ -274,12 +278,7 @@ def dry_run(args, sel):
                 bad += 1
                 print("  NO PLAN OF OURS: %s" % ", ".join(names))
             if c.kind == "prefill":  # ours-bsig: the same cell under use_beta_sigmoid, its first plan
-                gb = opgraph.pygraph(io_data_type=opgraph.data_type.BFLOAT16,
-                                     intermediate_data_type=opgraph.data_type.FLOAT,
-                                     compute_data_type=opgraph.data_type.FLOAT, sm_version=90, sm_count=132)
-                declare(opgraph, gb, c, None, use_beta_sigmoid=True)
-                gb.validate()
-                first = our_plans(opgraph, gb)[0][:1]
+                first = our_plans(opgraph, sm90_graph(use_beta_sigmoid=True)[0])[0][:1]
                 print("  BSIG first plan (sm_90, 132 SMs): %s" % (
                     ", ".join("%s=%s" % (plan_label(n, c.kind), n) for _, n in first) or "NONE"))
                 if not first:
