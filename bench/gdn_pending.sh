@@ -7,7 +7,9 @@
 #      fallback;
 #   2. GdnGpu.TimingF16Inverse: PIPELINE_ARCH 4 against 3, the proven form on every cell and the guarded form on the
 #      unsplit ones (rows marked "(guarded)"), alternated, O checked against 3's;
-#   3. gdn_host_overhead_gpu: one execute against a raw launch of its kernel(s).
+#   3. gdn_host_overhead_gpu: one execute against a raw launch of its kernel(s);
+#   4. the decode sweep under the peers' gates (OPGRAPH_DECODE_SAFE_GATE=1: safe_gate with a_log and dt_bias, beta's
+#      sigmoid), to tell whether those gates are what the peers' B = 1 cell pays for.
 # Logs to $OUT, the tables last.
 #   bash bench/gdn_pending.sh
 set -uo pipefail
@@ -23,6 +25,8 @@ timeout -s KILL 200 "$B/tests/test_la_gpu" --gtest_filter='GdnGpu.TimingF16Inver
 echo "TimingF16Inverse: rc $?"
 timeout -s KILL 60 "$B/bench/gdn_host_overhead_gpu" >"$out/host.log" 2>&1
 echo "host: rc $?"
+OUT=$out OPGRAPH_DECODE_SAFE_GATE=1 timeout -s KILL 150 bash bench/gdn_decode_sweep.sh 15 >"$out/decode.log" 2>&1
+echo "decode sweep (safe gate): rc $?"
 echo "==== numerics (shards; failures)"
 grep -E "^shard|Failure" "$out/suite-stdout.log" | head -20
 echo "==== the guard's lines (pairs on the fp32 fallback)"
@@ -31,3 +35,5 @@ echo "==== PIPELINE_ARCH 4 against 3"
 grep -E "gdn timing|Failure|^\[  (PASSED|FAILED)" "$out/f16_timing.log"
 echo "==== host"
 tail -12 "$out/host.log"
+echo "==== decode sweep, the peers' gates"
+tail -14 "$out/decode.log"

@@ -178,8 +178,11 @@ inline F16 f16_modes(const Case& c) {
   if (c.beta_sig) return F16::kSplit;
   return c.ckpt_every > 0 ? F16::kNone : F16::kUnsplit;
 }
-// Whether case c's plan under mode m is PIPELINE_ARCH 4's guarded form (two kernels, a workspace of verdicts).
-inline bool guarded(const Case& c, int m) { return m == kFusedWsH && !c.beta_sig; }
+// Whether case c's graph is decode-sized (gdn_problem.cpp use_decode): every plan runs the decode kernel.
+inline bool decode_sized(const Case& c) { return !c.batch_inv && c.ckpt_every <= 0 && c.t() <= 8 * c.n(); }
+// Whether case c's plan under mode m is PIPELINE_ARCH 4's guarded form (two kernels, a workspace of verdicts); a
+// decode-sized graph runs the decode kernel under every mode, no verdicts.
+inline bool guarded(const Case& c, int m) { return m == kFusedWsH && !c.beta_sig && !decode_sized(c); }
 inline const char* mode_name(int m) {
   switch (m) {
     case 0: return "1-pass";

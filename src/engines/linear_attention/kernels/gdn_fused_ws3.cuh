@@ -30,7 +30,8 @@ constexpr u32 kRQ = 0, kRK = 16384, kRV = 32768;  // a row stage's tiles
 constexpr u32 kRIq = 49152, kRIk = kRIq + 4 * C;  // 1 / ||q||, 1 / ||k|| a row (1 without l2)
 constexpr u32 kRMbar = kRIk + 4 * C;              // ROWS(r)
 constexpr u32 kRBytes = 50176;                    // 49 KiB: the tiles stay 1024-aligned
-static_assert(kRMbar + 8 <= kRBytes, "row stage overflow");
+constexpr u32 kRGuard = kRMbar + 8;              // row stage 0 only: GDN_BETA_GUARD's flag (a beta out of range)
+static_assert(kRGuard + 4 <= kRBytes, "row stage overflow");
 constexpr u32 kPTv = 0, kPP = 8192;               // a product stage's tiles
 constexpr u32 kPEg = 16384, kPKf = kPEg + 4 * C, kPKe = kPKf + 4 * C, kPGc = kPKe + 4 * C;
 constexpr u32 kPBytes = 17408;                    // 17 KiB
@@ -103,8 +104,9 @@ __device__ __forceinline__ void gate_raw1(const GdnParams& p, i64 bos, i64 c0, i
     b = load_any(p.beta, off, p.beta_type);
   }
 }
-__device__ __forceinline__ void half_gates(const GdnParams& p, float g, float b, int n, i64 h, int j, int lane,
-                                           float* gam, float* bet) {
+// Returns the token's beta as formed (0 past n).
+__device__ __forceinline__ float half_gates(const GdnParams& p, float g, float b, int n, i64 h, int j, int lane,
+                                            float* gam, float* bet) {
   float gl = 0.f, bb = 0.f;
   if (j < n) gate_beta_of(p, g, b, h, gl, bb);
   float sum = gl;
@@ -115,6 +117,7 @@ __device__ __forceinline__ void half_gates(const GdnParams& p, float g, float b,
   }
   gam[j] = sum * kLog2e;
   bet[j] = bb;
+  return bb;
 }
 // ---- PH 4, gdn_bwd's forward recompute: a chunk's tiles to the gdn_bwd workspace (gdn_bwd_params.cuh's regions,
 // per (chunk slot, output head) sh, as gdn_bwd_prep and gdn_bwd_fwd_scan write them) ----
@@ -319,32 +322,17 @@ __device__ __forceinline__ bool span_transition_vanishes(const GdnParams& p, i64
 }
 #ifndef GDN_BETA_GUARD
 // 1 (the builds "_g" of the unsplit prefill, PIPELINE_ARCH 4 without use_beta_sigmoid; la_engine.h): the fp16
-// inverse's domain checked at run time, a (sequence, head) at a time. The fp16 build's CTA first reads its betas: one
-// outside [0, 2] (or NaN) and the CTA writes 1 to its word of p.guard and returns before any load or store of the
-// pair's rows, state or outputs; else it writes 0 and runs. The fp32 build launched next with kFlagGuardRedo runs only
-// the pairs marked 1 (every other CTA returns at once), so each pair is computed once, by the inverse its betas allow.
+// inverse's domain checked at run time, a (sequence, head) at a time. The fp16 build's gate warps check each beta as
+// they form it (half_gates) and set a flag in shared memory (r3::kRGuard) where one leaves [0, 2] or is NaN; the
+// state side reads it after the last chunk's FULL barrier (every chunk's gates were formed before the auxiliary
+// side's arrival there) and writes the pair's verdict word to p.guard: 1, and it returns without writing the final
+// state (its O rows are the fallback's to overwrite); else 0 and it writes the final state as always. The fp32 build
+// launched next with kFlagGuardRedo runs only the pairs marked 1 (every other CTA returns at once), so each pair's
+// outputs come from the inverse its betas allow. Nothing the fallback reads (q, k, v, the gates, the initial state)
+// is written by the fp16 build of a marked pair: the final state (in place or a pool row) is its only state store.
 // 0: no guard (every other build).
 #define GDN_BETA_GUARD 0
 #endif
-// GDN_BETA_GUARD's check: whether a beta of head h in the tokens [bos, bos + te) leaves [0, 2] or is NaN (as the
-// kernel forms it: gate_beta). Every thread of the CTA calls it (two barriers; `red` 16 floats of shared memory the
-// pipeline has not taken yet).
-__device__ __forceinline__ bool betas_leave_f16_domain(const GdnParams& p, i64 bos, i64 te, i64 h, float* red) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = static_cast<int>(blockDim.x >> 5);
-  float bad = 0.f;
-  for (i64 t = threadIdx.x; t < te; t += blockDim.x) {
-    float gl, b;
-    gate_beta(p, bos + t, h, gl, b);
-    beta_bound_term(b, bad);
-  }
-  bad = warp_sum(bad);
-  if (lane == 0) red[warp] = bad;
-  __syncthreads();
-  float n = 0.f;
-  for (int w = 0; w < nw; ++w) n += red[w];
-  __syncthreads();  // every thread read red before the pipeline takes its bytes
-  return n != 0.f;
-}
 #ifndef GDN_SPAN_TAIL
 #define GDN_SPAN_TAIL 1
 #endif
@@ -438,16 +426,13 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   const i64 seq = rg.seq, bos = rg.bos, te = rg.te;
   // GDN_SPAN_TAIL: a value-row span summary from its vanishing suffix's first chunk (x = 0: uniform in the CTA).
   float* const red = reinterpret_cast<float*>(base);
+  // GDN_BETA_GUARD's fp16 build (above): its gate warps check each beta, the state side writes the verdict.
+  constexpr bool kGuard = GDN_BETA_GUARD && PH == 0 && kH;
+  static_assert(!kGuard || GDN_WS3_GATES >= 2, "the guard checks the betas where the gate warps form them");
+  unsigned* const guard_flag = reinterpret_cast<unsigned*>(base + kRGuard);
 #if GDN_BETA_GUARD
-  if constexpr (PH == 0) {  // the fp16 inverse's domain, a (sequence, head) at a time (GDN_BETA_GUARD above)
-    unsigned* const verdict = reinterpret_cast<unsigned*>(p.guard) + seq * p.ho + h;
-    if (p.flags & kFlagGuardRedo) {
-      if (*verdict == 0u) return;  // the fp16 build ran this pair
-    } else {
-      const bool bad = betas_leave_f16_domain(p, bos, te, h, red);
-      if (tid == 0) *verdict = bad ? 1u : 0u;
-      if (bad) return;  // the fp32 fallback runs it
-    }
+  if constexpr (PH == 0) {  // the fallback runs only the pairs the fp16 build marked
+    if ((p.flags & kFlagGuardRedo) && reinterpret_cast<const unsigned*>(p.guard)[seq * p.ho + h] == 0u) return;
   }
 #endif
   const i64 tb = rg.tb + ((PH == 2 || PH == 5) && GDN_SPAN_TAIL && blockIdx.x == 0
@@ -475,6 +460,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   if (tid == 0) {
 #pragma unroll
     for (int r = 0; r < 3; ++r) opgraph_gemm::bar_init(sb + static_cast<u32>(r) * kRBytes + kRMbar, 256);
+    if (kGuard) *guard_flag = 0u;
     opgraph_gemm::bar_init_fence();
   }
   __syncthreads();
@@ -493,8 +479,9 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     const int gj = 32 * (wi - 2) + lane;
     if (kHalves && nch > 0 && gate_warp) {  // chunk 0's gates into parity 0; chunk 1's loaded
       gate_raw1(p, bos, tb, te, h, gj, g_raw[0], b_raw[0]);
-      half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
-                 reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
+      const float bb = half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - tb < C ? te - tb : C), h, gj, lane,
+                                  reinterpret_cast<float*>(base + kXGam), reinterpret_cast<float*>(base + kXBet));
+      if (kGuard && !(bb >= 0.f && bb <= 2.f)) *guard_flag = 1u;
       if (nch > 1) gate_raw1(p, bos, tb + C, te, h, gj, g_raw[0], b_raw[0]);
     }
     // Chunk 0's halves written before threads 32..63 read them at its top (later chunks' were written a chunk
@@ -571,8 +558,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         // (GATES 2: only threads 64..127 call it, in the diagonal-block phase.)
         if (!kHalves || c + 1 >= nch) return;
         const u32 gb1 = static_cast<u32>((c + 1) & 1) * 4u * C;
-        half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
-                   reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
+        const float bb =
+            half_gates(p, g_raw[0], b_raw[0], static_cast<int>(te - c0 - C < C ? te - c0 - C : C), h, gj, lane,
+                       reinterpret_cast<float*>(base + kXGam + gb1), reinterpret_cast<float*>(base + kXBet + gb1));
+        if (kGuard && !(bb >= 0.f && bb <= 2.f)) *guard_flag = 1u;
         if (c + 2 < nch) gate_raw1(p, bos, c0 + 2 * C, te, h, gj, g_raw[0], b_raw[0]);
       };
       if constexpr (kBwd) {  // P unscaled, to the block (the state side forms no O)
@@ -742,6 +731,11 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
     WS_CLK(3);
   }
   WS_CLK_PRINT(tid == 0, 1, nch);  // FULL wait, state_chunk, store_o, norms + requests
+  if constexpr (kGuard) {  // every chunk's betas were checked before the last FULL arrive (or none: nch == 0)
+    const bool bad = *reinterpret_cast<volatile const unsigned*>(guard_flag) != 0u;
+    if (tid == 0) reinterpret_cast<unsigned*>(p.guard)[seq * p.ho + h] = bad ? 1u : 0u;
+    if (bad) return;  // the fp32 fallback writes the pair's O and final state
+  }
   if constexpr (PH == 5)
     bwd_span_summary_out(p, st, seq, rg.span, h, v0, fr, fc, mrows);
   else
