@@ -118,6 +118,9 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_no_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}}},
       {"ws3_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws3_no_span_tail_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}, {"GDN_WALK_SKIP", "0"}}},
+      {"ws3_split_adapt", {{"GDN_FUSED_WS", "1"}, {"GDN_SPLIT_ADAPT", "1"}}},
+      {"ws3_f16inv_split_adapt", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_F16INV", "1"}, {"GDN_SPLIT_ADAPT", "1"}}},
+      {"fused_split_adapt", {{"GDN_SPLIT_ADAPT", "1"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
@@ -150,6 +153,26 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
 // gdn_bwd_fwd_summary, gdn_bwd_span_fixup and its reverse form), d = 128 (the fused forms' split's head dim), bf16
 // (the fused build's side: FusedTrialVariantsCompileForSm90a above). Each build's entries are functions of its one
 // cubin.
+// GDN_SPLIT_ADAPT=1 (kernels/gdn_params.cuh, a trial) in the forward walk's build (gdn_two_pass.cu: gdn_span_fixup
+// counts a sequence's spans by seq_spans, which reads split_min_chunks under it); the fused entries' builds are
+// FusedTrialVariantsCompileForSm90a's ws3_split_adapt, ws3_f16inv_split_adapt and fused_split_adapt.
+TEST(LaNvrtc, SplitAdaptWalkCompilesForSm90a) {
+  if (auto api = runtime::nvrtc(); api.is_bad())
+    GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
+  int n = 0;
+  for (const auto& base : linear_attention::declared_specialisations()) {
+    if (base.entry != "gdn_span_fixup" || base.kernel.find("_d128_bf16") == std::string::npos) continue;
+    runtime::KernelRequest r = base;
+    r.defines.push_back({"GDN_SPLIT_ADAPT", "1"});
+    r.kernel += "_split_adapt";
+    auto k = runtime::compile_kernel(r, "sm_90a");
+    ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
+    EXPECT_TRUE(runtime::validate_cubin(k->cubin, "gdn_span_fixup").is_good()) << r.kernel;
+    ++n;
+  }
+  EXPECT_EQ(n, 1);
+}
+
 TEST(LaNvrtc, ChainSplitWithoutWalkSkipCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();

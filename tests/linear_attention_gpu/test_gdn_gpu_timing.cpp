@@ -292,14 +292,18 @@ TEST_F(GdnGpu, TimingF16Inverse) {
 // (bench/compare_gdn.py's VARLEN). The warp-specialised fused plan unsplit and at each span length shorter than the
 // cell's longest sequence, interleaved on one set of inputs, with every split's O against the unsplit plan's: what
 // the rule needs to split them, under both gate regimes (OPGRAPH_GDN_TIMING_GATES: with strong decay the span
-// summaries run a few chunks, with weak decay every chunk of their span).
+// summaries run a few chunks, with weak decay every chunk of their span). And 16/32, 4 x 8192, whose equal lengths fill
+// the device unsplit: what a split costs where nothing is gained (under GDN_SPLIT_ADAPT, kernels/gdn_params.cuh, its
+// split_min_chunks leaves every sequence whole there, so this is the trial's overhead).
 TEST_F(GdnGpu, TimingSplitIdleCells) {
   if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
   std::mt19937 rng(10);
   std::printf("[ gdn timing ] idle-multiprocessor cells: prefill, bf16, d = 128, l2norm, initial state in, final state "
               "out; CUDA events, median of 30\n");
   std::printf("[ gdn timing ] %s\n", timing_gates_name());
-  const LensCell cells[] = {{16, 64, {2048}, "1 x 2048"}, {16, 32, kPeersVarlen, "varlen 8, 32768"}};
+  const LensCell cells[] = {{16, 64, {2048}, "1 x 2048"},
+                            {16, 32, kPeersVarlen, "varlen 8, 32768"},
+                            {16, 32, {8192, 8192, 8192, 8192}, "4 x 8192"}};
   for (const LensCell& cell : cells) {
     auto [c, prob] = lens_case(cell, /*beta_sig=*/false);
     ASSERT_TRUE(prob.is_good()) << prob.status().message();

@@ -213,8 +213,16 @@ struct GdnLaunch {
   long long copy_words = 0;
   std::int64_t workspace = 0;     // bytes (two-pass only)
   long long split_offset = -1;    // bytes from the workspace to the span summaries (-1: no split)
+  long long table_offset = -1;    // GDN_SPLIT_ADAPT: bytes from the workspace to the span table (-1: none)
 };
-GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws, bool guard = false) {
+// GDN_SPLIT_ADAPT (kernels/gdn_params.cuh, a trial): the longest sequence a batch of several runs whole under a chain
+// split, in chunks: 5/4 of the chunks a multiprocessor takes when the batch's (chunk, head) steps are spread evenly
+// (so a batch of equal lengths that fills the device splits nothing, and one long sequence among short ones does).
+long long split_min_chunks(const GdnProblem& p, int sms) {
+  if (p.n_seq <= 1 || sms <= 0) return 0;
+  return (5 * p.ho * ((p.t + 63) / 64) + 4LL * sms - 1) / (4LL * sms);
+}
+GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws, bool guard = false, int sms = 0) {
   GdnLaunch l;
   l.params = params_of(p);
   const bool decode = kind == Kind::kDecode || kind == Kind::kDecodeSmall;
@@ -258,6 +266,14 @@ GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws, b
     l.fixup.grid[2] = static_cast<unsigned>(p.n_seq);
     l.fixup.block[0] = kPrefillThreads;
     l.fixup.shared_bytes = static_cast<unsigned>(opgraph_gdn::gdn_fixup_smem_bytes(p.d));
+    if (GDN_SPLIT_ADAPT && kind == Kind::kFusedSplit) {  // the compact map's grids and its table
+      const long long rows = opgraph_gdn::gdn_split_grid_spans(p.t, p.n_seq, split);
+      l.params.split_min_chunks = split_min_chunks(p, sms);
+      l.table_offset = opgraph_gdn::gdn_split_table_offset(p.d, p.t, p.n_seq, p.ho, split);
+      l.workspace = opgraph_gdn::gdn_fused_split_adapt_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
+      l.main.grid[2] = static_cast<unsigned>(rows);
+      l.summary.grid[2] = static_cast<unsigned>(std::max(1LL, rows - p.n_seq));
+    }
   }
   const long long elem = p.state_type == DataType::FLOAT ? 4 : 2;
   l.copy_words = p.state_rows * p.state_row_stride * elem / 4;
@@ -283,7 +299,7 @@ class GdnPlan final : public CompiledPlan {
               : fused        ? (summary_ && fixup_ && split > 0 ? Kind::kFusedSplit : Kind::kFused)
                              : (prep_ ? (summary_ && fixup_ && split > 0 ? Kind::kSplit : Kind::kTwoPass)
                                       : Kind::kPrefill)),
-        split_(splits(kind_) ? split : 0), ws_(ws), launch_(launch_for(p_, kind_, split_, ws_, fallback_ != nullptr)) {}
+        split_(splits(kind_) ? split : 0), ws_(ws), launch_(launch_for(p_, kind_, split_, ws_, fallback_ != nullptr, rt_->device().sm_count)) {}
   std::int64_t workspace_size() const override { return launch_.workspace; }
   Result<std::int64_t> workspace_size_for(const VariantPack& pack) const override {
     auto l = launch_of(pack);
@@ -341,6 +357,7 @@ class GdnPlan final : public CompiledPlan {
     a.ckpt = ptr(kCkpt);
     a.ws = reinterpret_cast<unsigned long long>(ctx.workspace.data);
     if (l->split_offset >= 0) a.sum_ws = a.ws + static_cast<unsigned long long>(l->split_offset);
+    if (l->table_offset >= 0) a.span_table = a.ws + static_cast<unsigned long long>(l->table_offset);
     const CUstream stream = static_cast<CUstream>(ctx.stream);
     // Distinct pool buffers: rows no sequence addresses keep their value.
     if (copy_ && a.final_state != a.initial_state && l->copy_words > 0) {
@@ -397,7 +414,7 @@ class GdnPlan final : public CompiledPlan {
                         std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
                         ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_));
     thread_local GdnLaunch moved;  // per thread: the plan stays thread-safe and allocation-free
-    moved = launch_for(*q, kind_, split_, ws_, fallback_ != nullptr);
+    moved = launch_for(*q, kind_, split_, ws_, fallback_ != nullptr, rt_->device().sm_count);
     return &moved;
   }
 };
@@ -586,7 +603,9 @@ std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int pre
 
 std::int64_t workspace_bytes(const GdnProblem& p, int prefill_mode, long long split) {
   if (p.summary) return summary_scan(p) ? opgraph_gdn::gdn_ws_bytes(p.d, p.t, p.n_seq, p.ho) : 0;
-  if (fused(p, prefill_mode) && split > 0) return opgraph_gdn::gdn_fused_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
+  if (fused(p, prefill_mode) && split > 0)
+    return GDN_SPLIT_ADAPT ? opgraph_gdn::gdn_fused_split_adapt_ws_bytes(p.d, p.t, p.n_seq, p.ho, split)
+                           : opgraph_gdn::gdn_fused_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split);
   if (fused_guarded(p, prefill_mode)) return guard_bytes(p);
   if (!two_pass(p, prefill_mode)) return 0;
   return split > 0 ? opgraph_gdn::gdn_split_ws_bytes(p.d, p.t, p.n_seq, p.ho, split)

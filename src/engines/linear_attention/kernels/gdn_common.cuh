@@ -223,6 +223,14 @@ __device__ __forceinline__ i64 cu_at(const P& p, i64 i, i64 lo) {
   return x < lo ? lo : (x > p.t ? p.t : x);
 }
 
+// A chain split's spans of a sequence of nch chunks: span_chunks chunks a span, the last shorter; one (empty) span
+// for an empty sequence; under GDN_SPLIT_ADAPT one span (the whole sequence) where nch <= split_min_chunks.
+__device__ __forceinline__ i64 seq_spans(const GdnParams& p, i64 nch) {
+  if (nch <= 0) return 1;
+  if (GDN_SPLIT_ADAPT && nch <= p.split_min_chunks) return 1;
+  return (nch + p.span_chunks - 1) / p.span_chunks;
+}
+
 // state_checkpoints: the row of sequence `seq`'s first checkpoint at a cadence of `every` tokens (the sum of
 // floor(L / every) over the sequences before it: O(seq) reads of cu_seqlens, once a CTA, only where checkpoints
 // are written or read). P as cu_at's.

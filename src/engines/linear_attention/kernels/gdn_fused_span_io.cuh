@@ -19,12 +19,104 @@ struct PassRange {
   i64 seq, span, bos, tb, te;
   bool last_span, run;
 };
+// GDN_SPLIT_ADAPT's maps from the grid's z to a span (gdn_params.cuh). The span summaries run the F "full" spans
+// (every span of a split sequence but its last, span_chunks chunks each) at z = their index in sequence order; the
+// span scan runs each sequence's last span (or the whole sequence) at z = s, then the full spans at z = N + their
+// index, so the longest CTAs (sequences left whole, up to split_min_chunks chunks) are dispatched first. A warp scans the sequences 32 at a time, a lane a sequence: `full` its spans but the last, `incl` the
+// inclusive prefix sum of `full` over the group's lanes, `total` the group's sum (ceil(N / 32) rounds of two
+// independent loads a lane). scripts/emulate_split_compact.py runs both functions below in Python against the
+// default map's set of spans.
+struct SpanAt {
+  int seq, span;  // N and a sequence's spans are below 2^31 (the grid's z holds them)
+  bool run;
+};
+__device__ __forceinline__ void span_group(const GdnParams& p, int s0, int lane, int& full, int& nsp, int& incl,
+                                           int& total) {
+  const int s = s0 + lane;
+  nsp = 1;
+  if (s < static_cast<int>(p.n_seq)) {
+    const i64 bos = cu_at(p, s, 0), len = cu_at(p, s + 1, bos) - bos;
+    nsp = static_cast<int>(seq_spans(p, (len + C - 1) / C));
+  }
+  full = s < static_cast<int>(p.n_seq) ? nsp - 1 : 0;
+  incl = full;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  total = __shfl_sync(0xffffffffu, incl, 31);
+}
+// The full span at z (< F), for the summaries (every warp of the CTA the same answer); run false past F.
+__device__ __forceinline__ SpanAt full_span_at(const GdnParams& p, int z) {
+  const int lane = static_cast<int>(threadIdx.x & 31), n = static_cast<int>(p.n_seq);
+  int before = 0;  // the full spans of the groups before this one
+  for (int s0 = 0; s0 < n; s0 += 32) {
+    int full, nsp, incl, total;
+    span_group(p, s0, lane, full, nsp, incl, total);
+    if (z < before + total) {  // warp-uniform: the group holds z
+      const int l = __ffs(__ballot_sync(0xffffffffu, z < before + incl)) - 1;
+      const int excl = __shfl_sync(0xffffffffu, incl - full, l);
+      return {s0 + l, z - before - excl, true};
+    }
+    before += total;
+  }
+  return {0, 0, false};
+}
+// The span scan's map, [gdn_split_grid_spans] rows of (sequence, span) to p.span_table, (-1, -1) past N + F: one warp (the
+// summaries' CTA (0, 0, 0), before its own span). Rows past the table (only a cu_seqlens table whose sequences
+// overlap could make more spans than the bound) are not written.
+__device__ __forceinline__ void write_span_table(const GdnParams& p) {
+  const int lane = static_cast<int>(threadIdx.x & 31), n = static_cast<int>(p.n_seq);
+  const int rows = static_cast<int>(gdn_split_grid_spans(p.t, p.n_seq, p.span_chunks));
+  int2* const tab = reinterpret_cast<int2*>(p.span_table);
+  int f_all = 0;
+  for (int s0 = 0; s0 < n; s0 += 32) {
+    int full, nsp, incl, total;
+    span_group(p, s0, lane, full, nsp, incl, total);
+    f_all += total;
+  }
+  int before = 0;
+  for (int s0 = 0; s0 < n; s0 += 32) {
+    int full, nsp, incl, total;
+    span_group(p, s0, lane, full, nsp, incl, total);
+    const int s = s0 + lane;
+    if (s < n) {
+      const int first = n + before + incl - full;
+      for (int k = 0; k < full; ++k)
+        if (first + k < rows) tab[first + k] = make_int2(s, k);
+      tab[s] = make_int2(s, nsp - 1);  // s < n <= rows
+    }
+    before += total;
+  }
+  for (int z = n + f_all + lane; z < rows; z += 32) tab[z] = make_int2(-1, -1);
+}
+
 template <int PH>
 __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
   PassRange r;
   constexpr bool kSpans = PH == 2 || PH == 3 || PH == 5 || PH == 6;
   r.seq = kSpans ? static_cast<i64>(blockIdx.z) / p.n_spans : static_cast<i64>(blockIdx.z);
   r.span = kSpans ? static_cast<i64>(blockIdx.z) % p.n_spans : 0;
+  if constexpr (GDN_SPLIT_ADAPT && PH == 2) {  // the forward's span summaries: the full spans, and the map
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x < 32) write_span_table(p);
+    const SpanAt at = full_span_at(p, static_cast<int>(blockIdx.z));
+    r.seq = at.seq;
+    r.span = at.span;
+    if (!at.run) {
+      r.run = false;
+      return r;
+    }
+  }
+  if constexpr (GDN_SPLIT_ADAPT && PH == 3) {  // the forward's span scan: its row of the map
+    const int2 at = reinterpret_cast<const int2*>(p.span_table)[blockIdx.z];
+    r.seq = at.x;
+    r.span = at.y;
+    if (at.x < 0) {
+      r.run = false;
+      return r;
+    }
+  }
   r.bos = cu_at(p, r.seq, 0);
   const i64 len = cu_at(p, r.seq + 1, r.bos) - r.bos;
   r.tb = 0;
@@ -33,7 +125,7 @@ __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
   r.run = true;
   if (kSpans) {
     // An empty sequence has one (empty) span: its scan still writes the final state.
-    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+    const i64 nsp = seq_spans(p, (len + C - 1) / C);
     if (r.span >= nsp) {
       r.run = false;
       return r;
@@ -43,6 +135,7 @@ __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
     if (PH == 5 && (nsp == 1 || (r.last_span && blockIdx.x == 0))) r.run = false;
     r.tb = r.span * p.span_chunks * C;
     r.te = r.tb + p.span_chunks * C < len ? r.tb + p.span_chunks * C : len;
+    if (GDN_SPLIT_ADAPT && r.last_span) r.te = len;  // a sequence left whole (split_min_chunks) is one span
   }
   return r;
 }

@@ -73,6 +73,12 @@ struct GdnParams {
   // word a (sequence, output head), [N][HO] in the plan's workspace: 1 where a beta of the pair leaves [0, 2] (the
   // fp16 inverse's domain), written by the fp16 build's CTAs, read by the fp32 fallback's (kFlagGuardRedo). Last.
   unsigned long long guard;
+  // The fused prefill's chain split under GDN_SPLIT_ADAPT (below): a sequence of at most split_min_chunks chunks
+  // runs as one span (0: every sequence longer than a span splits, the split's rule without it); span_table the
+  // span scan's (sequence, span) a grid row z, int2 [gdn_split_grid_spans] in the plan's workspace, written by the
+  // span summaries' CTA (0, 0, 0) ((-1, -1): no span). Last.
+  long long split_min_chunks;
+  unsigned long long span_table;
 };
 
 }  // namespace opgraph_gdn
@@ -197,6 +203,40 @@ constexpr long long gdn_fused_ws_smem_bytes(long long d) {
 #ifndef GDN_BWD_FWD_STAGE
 #define GDN_BWD_FWD_STAGE 1
 #endif
+// GDN_SPLIT_ADAPT 1 (a trial, off; docs/linear_attention.md "What is left"): the fused prefill's chain split for
+// batches of several sequences. Its span summaries and span scan (ws::ws3_pass PH 2, 3; the eight-warp fused_pass
+// too) take blockIdx.z as an index over the spans that run, not as sequence x n_spans + span. The summaries run the
+// F "full" spans (every span of a split sequence but its last, span_chunks chunks each) at z = their index in
+// sequence order, found by a warp scan of cu_seqlens (full_span_at, gdn_fused_span_io.cuh); their CTA (0, 0, 0)
+// writes the span scan's map to GdnParams::span_table, which the span scan reads a row a CTA (the scan in that kernel
+// spilled 188 bytes): each sequence's last span (or the whole sequence) at z = s, then the full spans at N + their
+// index, so the longest CTAs start first. GdnParams::split_min_chunks leaves sequences no longer than it whole. The
+// grids need gdn_split_grid_spans(T, N, span_chunks) rows in z (about T / 64 / span_chunks + N) instead of
+// N x gdn_split_spans(T, span_chunks) (the issue's varlen batch of 8 sequences at spans of 32: 24 against 128, the
+// rest 227 KiB CTAs returning at once). Every span computes what it computes under the default map
+// (scripts/emulate_split_compact.py checks the maps). The host's launch reads the define here too (grids, the
+// table's workspace, split_min_chunks).
+#ifndef GDN_SPLIT_ADAPT
+#define GDN_SPLIT_ADAPT 0
+#endif
+// GDN_SPLIT_ADAPT's grid rows: the full spans (span_chunks chunks each, so at most (ceil(T / 64) + N) / span_chunks of
+// them: a batch's chunks number below T / 64 + N) and one last span a sequence.
+constexpr long long gdn_split_full_bound(long long t, long long n_seq, long long span_chunks) {
+  return span_chunks > 0 ? ((t + 63) / 64 + n_seq) / span_chunks : 0;
+}
+constexpr long long gdn_split_grid_spans(long long t, long long n_seq, long long span_chunks) {
+  return gdn_split_full_bound(t, n_seq, span_chunks) + n_seq;
+}
+// The fused split's workspace under GDN_SPLIT_ADAPT: the span blocks, then (256-byte aligned) the span table.
+constexpr long long gdn_split_table_offset(long long d, long long t, long long n_seq, long long ho,
+                                           long long span_chunks) {
+  return (gdn_fused_split_ws_bytes(d, t, n_seq, ho, span_chunks) + 255) / 256 * 256;
+}
+constexpr long long gdn_fused_split_adapt_ws_bytes(long long d, long long t, long long n_seq, long long ho,
+                                                   long long span_chunks) {
+  return gdn_split_table_offset(d, t, n_seq, ho, span_chunks) + gdn_split_grid_spans(t, n_seq, span_chunks) * 8;
+}
+
 constexpr long long gdn_bwd_fwd_fused_smem_bytes(long long d) {
   return gdn_fused_ws_smem_bytes(d) + (GDN_BWD_FWD_STAGE ? 2 * 4096 : 0);
 }

@@ -99,7 +99,7 @@ __device__ __forceinline__ void scan_pass(const GdnParams& p, unsigned char* sme
   bool last_span = true;
   if (!kWhole) {
     // An empty sequence has one (empty) span: it still writes its final state.
-    const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+    const i64 nsp = seq_spans(p, (len + C - 1) / C);
     if (span >= nsp) return;
     last_span = span == nsp - 1;
     if (PH == 1 && last_span) return;
@@ -321,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) gdn_span_fixup(const G
   const i64 v0 = static_cast<i64>(blockIdx.x) * BV;
   const i64 h = blockIdx.y, seq = blockIdx.z;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
-  const i64 nch = (len + C - 1) / C, nsp = nch > 0 ? (nch + p.span_chunks - 1) / p.span_chunks : 1;
+  const i64 nsp = seq_spans(p, (len + C - 1) / C);
   const i64 srow = state_row(p, seq);
   constexpr int NTS = D / 16;
   const int ms = 16 * (warp & 3), ns = (D / 2) * (warp >> 2);
