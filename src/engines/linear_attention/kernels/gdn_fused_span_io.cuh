@@ -22,9 +22,9 @@ struct PassRange {
 // GDN_SPLIT_ADAPT's maps from the grid's z to a span (gdn_params.cuh). The span summaries run the F "full" spans
 // (every span of a split sequence but its last, span_chunks chunks each) at z = their index in sequence order; the
 // span scan runs each sequence's last span (or the whole sequence) at z = s, then the full spans at z = N + their
-// index, so the longest CTAs (sequences left whole, up to split_min_chunks chunks) are dispatched first. A warp scans the sequences 32 at a time, a lane a sequence: `full` its spans but the last, `incl` the
-// inclusive prefix sum of `full` over the group's lanes, `total` the group's sum (ceil(N / 32) rounds of two
-// independent loads a lane). scripts/emulate_split_compact.py runs both functions below in Python against the
+// index, so the longest CTAs (sequences left whole, up to split_min_chunks chunks) are dispatched first. A warp scans
+// the sequences 32 at a time, a lane a sequence: `full` its spans but the last, `incl` the inclusive prefix sum of
+// `full` over the group's lanes, `total` the group's sum (ceil(N / 32) rounds of two independent loads a lane). scripts/emulate_split_compact.py runs both functions below in Python against the
 // default map's set of spans.
 struct SpanAt {
   int seq, span;  // N and a sequence's spans are below 2^31 (the grid's z holds them)
@@ -63,8 +63,8 @@ __device__ __forceinline__ SpanAt full_span_at(const GdnParams& p, int z) {
   }
   return {0, 0, false};
 }
-// The span scan's map, [gdn_split_grid_spans] rows of (sequence, span) to p.span_table, (-1, -1) past N + F: one warp (the
-// summaries' CTA (0, 0, 0), before its own span). Rows past the table (only a cu_seqlens table whose sequences
+// The span scan's map, [gdn_split_grid_spans] rows of (sequence, span) to p.span_table, (-1, -1) past N + F: one
+// warp (the summaries' CTA (0, 0, 0), before its own span). Rows past the table (only a cu_seqlens table whose sequences
 // overlap could make more spans than the bound) are not written.
 __device__ __forceinline__ void write_span_table(const GdnParams& p) {
   const int lane = static_cast<int>(threadIdx.x & 31), n = static_cast<int>(p.n_seq);
