@@ -143,16 +143,6 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
   EXPECT_EQ(fused, 1);
 }
 
-// bench/nvrtc_cubin.cpp builds the A/B harnesses' cubins (bench/gdn_fused_ab.sh, gdn_bwd_ab.sh,
-// gdn_bwd_profile.sh) "with the engine's options": every option the runtime compiles with must be in its
-// list (it cannot call the runtime: the harnesses build on the GPU machine without cmake), so the two
-// cannot drift apart unnoticed. The architecture comes from its command line.
-// GDN_WALK_SKIP=0's other builds (gdn_common.cuh; 1, the default, skips the walk's product where the span summaries
-// wrote the vanishing word, 0 has them store zeros as M): the scans' forms' summaries and the forward walk
-// (gdn_two_pass.cu: gdn_span_summary, gdn_span_fixup in one cubin) and the backward's (gdn_bwd_states.cu:
-// gdn_bwd_fwd_summary, gdn_bwd_span_fixup and its reverse form), d = 128 (the fused forms' split's head dim), bf16
-// (the fused build's side: FusedTrialVariantsCompileForSm90a above). Each build's entries are functions of its one
-// cubin.
 // GDN_SPLIT_ADAPT=1 (kernels/gdn_params.cuh, a trial) in the forward walk's build (gdn_two_pass.cu: gdn_span_fixup
 // counts a sequence's spans by seq_spans, which reads split_min_chunks under it); the fused entries' builds are
 // FusedTrialVariantsCompileForSm90a's ws3_split_adapt, ws3_f16inv_split_adapt and fused_split_adapt.
@@ -173,6 +163,12 @@ TEST(LaNvrtc, SplitAdaptWalkCompilesForSm90a) {
   EXPECT_EQ(n, 1);
 }
 
+// GDN_WALK_SKIP=0's other builds (gdn_common.cuh; 1, the default, skips the walk's product where the span summaries
+// wrote the vanishing word, 0 has them store zeros as M): the scans' forms' summaries and the forward walk
+// (gdn_two_pass.cu: gdn_span_summary, gdn_span_fixup in one cubin) and the backward's (gdn_bwd_states.cu:
+// gdn_bwd_fwd_summary, gdn_bwd_span_fixup and its reverse form), d = 128 (the fused forms' split's head dim), bf16
+// (the fused build's side: FusedTrialVariantsCompileForSm90a above). Each build's entries are functions of its one
+// cubin.
 TEST(LaNvrtc, ChainSplitWithoutWalkSkipCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
@@ -195,6 +191,10 @@ TEST(LaNvrtc, ChainSplitWithoutWalkSkipCompilesForSm90a) {
   EXPECT_EQ(n, 2);  // the two builds
 }
 
+// bench/nvrtc_cubin.cpp builds the A/B harnesses' cubins (bench/gdn_fused_ab.sh, gdn_bwd_ab.sh,
+// gdn_bwd_profile.sh) "with the engine's options": every option the runtime compiles with must be in its
+// list (it cannot call the runtime: the harnesses build on the GPU machine without cmake), so the two
+// cannot drift apart unnoticed. The architecture comes from its command line.
 TEST(LaNvrtc, BenchCubinToolUsesTheRuntimesOptions) {
   std::ifstream in(std::string(OPGRAPH_SOURCE_DIR) + "/bench/nvrtc_cubin.cpp");
   ASSERT_TRUE(in.good());
