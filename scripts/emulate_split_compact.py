@@ -80,9 +80,6 @@ def write_span_table(lens, T, J, tau):
     N = len(lens)
     rows = grid_spans(T, N, J)
     tab = [None] * rows
-    f_all = 0
-    for s0 in range(0, N, 32):
-        f_all += span_group(lens, s0, J, tau)[3]
     before = 0
     for s0 in range(0, N, 32):
         full, nsp, incl, total = span_group(lens, s0, J, tau)
@@ -96,9 +93,9 @@ def write_span_table(lens, T, J, tau):
                     tab[first + k] = (s, k)
             tab[s] = (s, nsp[lane] - 1)
         before += total
-    for z in range(N + f_all, rows):
+    for z in range(N + before, rows):
         tab[z] = (-1, -1)
-    return tab, f_all
+    return tab, before
 
 
 def token_range(length, span, J, tau):

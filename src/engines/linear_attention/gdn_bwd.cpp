@@ -12,6 +12,7 @@
 #include <iterator>
 #include <utility>
 
+#include "engines/linear_attention/gdn_overrides.h"
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
 #include "engines/linear_attention/la_engine.h"
 #include "engines/linear_attention/la_rules.h"
@@ -512,20 +513,9 @@ Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLay
 
 Result<GdnBwdProblem> gdn_bwd_overridden_problem(const GdnBwdProblem& built, const VariantPack& pack,
                                          const DeclaredLayout& layout) {
-  struct Seen {
-    const OperandBuffer* buf = nullptr;
-    const DeclaredSlot* slot = nullptr;
-  };
-  auto seen = [&](std::int64_t uid) {
-    Seen x;
-    if (uid < 0) return x;
-    const std::int64_t pos = layout.index_of(uid);
-    if (pos < 0 || static_cast<std::size_t>(pos) >= pack.operands().size()) return x;
-    x.buf = &pack.operand(static_cast<std::size_t>(pos));
-    x.slot = &layout.slot(static_cast<std::size_t>(pos));
-    return x;
-  };
-  auto extent = [](const Seen& x, int i) { return x.buf->overridden ? x.buf->dims[i] : x.slot->dims[i]; };
+  using Seen = OverrideOperand;
+  auto seen = [&](std::int64_t uid) { return override_operand(pack, layout, uid); };
+  auto extent = [](const Seen& x, int i) { return x.extent(i); };
   auto refuse = [](const Seen& x, const std::string& rule) {
     return Status(ErrorCode::INVALID_VARIANT_PACK,
                   "engine linear_attention: gdn_bwd: shape override of " + operand_label(*x.slot) + ": " + rule);

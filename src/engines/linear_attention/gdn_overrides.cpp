@@ -1,33 +1,31 @@
 // engines/linear_attention/gdn_overrides.cpp — the problem an execute with shape overrides runs (la_engine.h,
 // overridden_problem): the built plan's GdnProblem at the call's token count, sequence count, state rows and q / k / v
 // strides, read from the normalised variant pack; every other change refused naming the tensor, its port and the
-// rule. Split out of la_engine.cpp.
+// rule; and override_operand (gdn_overrides.h), the operand lookup gdn_bwd_overridden_problem shares. Split out of
+// la_engine.cpp.
 #include <cstdint>
 #include <string>
 
+#include "engines/linear_attention/gdn_overrides.h"
 #include "engines/linear_attention/la_engine.h"
 #include "exec/declared_layout.h"
 
 namespace opgraph::linear_attention {
 
+OverrideOperand override_operand(const VariantPack& pack, const DeclaredLayout& layout, std::int64_t uid) {
+  OverrideOperand x;
+  if (uid < 0) return x;
+  const std::int64_t pos = layout.index_of(uid);
+  if (pos < 0 || static_cast<std::size_t>(pos) >= pack.operands().size()) return x;
+  x.buf = &pack.operand(static_cast<std::size_t>(pos));
+  x.slot = &layout.slot(static_cast<std::size_t>(pos));
+  return x;
+}
+
 Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack& pack, const DeclaredLayout& layout) {
-  struct Seen {
-    std::int64_t uid;
-    const char* port;
-    const OperandBuffer* buf = nullptr;
-    const DeclaredSlot* slot = nullptr;
-  };
-  auto seen = [&](std::int64_t uid, const char* port) {
-    Seen x{uid, port};
-    if (uid < 0) return x;
-    const std::int64_t pos = layout.index_of(uid);
-    if (pos < 0 || static_cast<std::size_t>(pos) >= pack.operands().size()) return x;
-    x.buf = &pack.operand(static_cast<std::size_t>(pos));
-    x.slot = &layout.slot(static_cast<std::size_t>(pos));
-    return x;
-  };
-  // The call's extent of dim i (the override's, or the declared one).
-  auto extent = [](const Seen& x, int i) { return x.buf->overridden ? x.buf->dims[i] : x.slot->dims[i]; };
+  using Seen = OverrideOperand;
+  auto seen = [&](std::int64_t uid) { return override_operand(pack, layout, uid); };
+  auto extent = [](const Seen& x, int i) { return x.extent(i); };
   auto refuse = [](const Seen& x, const std::string& rule) {
     return Status(ErrorCode::INVALID_VARIANT_PACK,
                   "engine linear_attention: shape override of " + operand_label(*x.slot) + ": " + rule);
@@ -45,8 +43,8 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
     return Status::ok();
   };
   GdnProblem p = built;
-  const Seen tok[] = {seen(built.q, "q"), seen(built.k, "k"), seen(built.v, "v"),
-                      seen(built.g, "g"), seen(built.beta, "beta"), seen(built.o, "O")};
+  const Seen tok[] = {seen(built.q), seen(built.k), seen(built.v),
+                      seen(built.g), seen(built.beta), seen(built.o)};
   std::int64_t t = -1;
   const Seen* t_from = nullptr;
   for (const Seen& x : tok) {
@@ -77,15 +75,15 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
     *st.hs = b.dims[1] == 1 ? 0 : b.strides[1];
   }
   p.t = t;
-  const Seen cu = seen(built.cu_seqlens, "cu_seqlens");
+  const Seen cu = seen(built.cu_seqlens);
   p.n_seq = cu.buf ? extent(cu, 0) - 1 : built.n_seq;
   if (p.n_seq < 0 || p.n_seq > 65535)
     return refuse(cu, "rule L7 grid: cu_seqlens holds N + 1 offsets with 0 <= N <= 65535; got " +
                           std::to_string(p.n_seq + 1));
-  if (const Seen idx = seen(built.state_indices, "state_indices"); idx.buf && extent(idx, 0) != p.n_seq)
+  if (const Seen idx = seen(built.state_indices); idx.buf && extent(idx, 0) != p.n_seq)
     return refuse(idx, "rule sequences: state_indices has " + std::to_string(extent(idx, 0)) +
                            " entries, cu_seqlens names " + std::to_string(p.n_seq) + " sequences");
-  const Seen states[] = {seen(built.initial_state, "initial_state"), seen(built.final_state, "final_state")};
+  const Seen states[] = {seen(built.initial_state), seen(built.final_state)};
   std::int64_t rows = -1;
   for (const Seen& x : states) {
     if (!x.buf) continue;
@@ -101,7 +99,7 @@ Result<GdnProblem> overridden_problem(const GdnProblem& built, const VariantPack
   }
   p.state_rows = rows >= 0 ? rows : p.n_seq;
   // state_checkpoints: its rows may change with T (the kernels write none at or past them).
-  if (const Seen ck = seen(built.checkpoints, "state_checkpoints"); ck.buf) {
+  if (const Seen ck = seen(built.checkpoints); ck.buf) {
     if (ck.buf->overridden) OPGRAPH_CHECK(same_tail(ck));
     p.ckpt_rows = extent(ck, 0);
   }

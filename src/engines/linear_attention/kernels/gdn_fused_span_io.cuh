@@ -70,13 +70,7 @@ __device__ __forceinline__ void write_span_table(const GdnParams& p) {
   const int lane = static_cast<int>(threadIdx.x & 31), n = static_cast<int>(p.n_seq);
   const int rows = static_cast<int>(gdn_split_grid_spans(p.t, p.n_seq, p.span_chunks));
   int2* const tab = reinterpret_cast<int2*>(p.span_table);
-  int f_all = 0;
-  for (int s0 = 0; s0 < n; s0 += 32) {
-    int full, nsp, incl, total;
-    span_group(p, s0, lane, full, nsp, incl, total);
-    f_all += total;
-  }
-  int before = 0;
+  int before = 0;  // the full spans of the groups before this one (F after the loop)
   for (int s0 = 0; s0 < n; s0 += 32) {
     int full, nsp, incl, total;
     span_group(p, s0, lane, full, nsp, incl, total);
@@ -89,7 +83,7 @@ __device__ __forceinline__ void write_span_table(const GdnParams& p) {
     }
     before += total;
   }
-  for (int z = n + f_all + lane; z < rows; z += 32) tab[z] = make_int2(-1, -1);
+  for (int z = n + before + lane; z < rows; z += 32) tab[z] = make_int2(-1, -1);
 }
 
 template <int PH>
