@@ -662,13 +662,15 @@ TEST(LaKernels, ChainSplitKernelsWorkspaceAndRule) {
             (blocks + 255) / 256 * 256 + 3 * 2 * 8 * 3 * 128 * 128 * 4);
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillTwoPass, 0), blocks);
   // The fused prefill's split: its span summary and span scan, the two-pass fix-up, and
-  // the span blocks alone as workspace.
+  // the span blocks as workspace, then the span scan's map (GDN_SPLIT_ADAPT): a row of 8 bytes for each of
+  // (ceil(1000 / 64) + 3) / 8 = 2 full spans at most and N = 3 last spans.
   auto fzr = linear_attention::kernel_requests(*p, linear_attention::kPrefillFused, 8);
   ASSERT_EQ(fzr.size(), 3u);
   EXPECT_EQ(fzr[0].entry, "gdn_span_scan_fused");
   EXPECT_EQ(fzr[1].entry, "gdn_span_summary_fused");
   EXPECT_EQ(fzr[2].entry, "gdn_span_fixup");
-  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 8), 3 * 2 * 8 * 3 * 128 * 128 * 4);
+  EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 8),
+            3 * 2 * 8 * 3 * 128 * 128 * 4 + (2 + 3) * 8);
   EXPECT_EQ(linear_attention::workspace_bytes(*p, linear_attention::kPrefillFused, 0), 0);
   // The fix-up walk's three stages of M and H (FixupSmem, kernels/gdn_common.cuh) fit the H200's 227 KiB a block.
   for (long long d : {64, 128}) {

@@ -90,7 +90,8 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // their merge on mma), each alone and together, GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
 // and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row span summaries from their vanishing
 // suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word instead of zeros; the walk's side:
-// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both (GDN_WS3_F16INV=1, the inverse on fp16
+// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both, and GDN_SPLIT_ADAPT (the engine's since
+// 2026-12-06 too: a batch's split over its compact span map) turned off (GDN_WS3_F16INV=1, the inverse on fp16
 // tiles, is PIPELINE_ARCH 4's declared build since c482527: EveryDeclaredSpecialisation...)
 // (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
 // default since 2026-12-04: GDN_WS3_LD=65 checks the column form they fall back to); the previous two-stage form
@@ -118,9 +119,7 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_no_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}}},
       {"ws3_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws3_no_span_tail_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}, {"GDN_WALK_SKIP", "0"}}},
-      {"ws3_split_adapt", {{"GDN_FUSED_WS", "1"}, {"GDN_SPLIT_ADAPT", "1"}}},
-      {"ws3_f16inv_split_adapt", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_F16INV", "1"}, {"GDN_SPLIT_ADAPT", "1"}}},
-      {"fused_split_adapt", {{"GDN_SPLIT_ADAPT", "1"}}},
+      {"ws3_default_span_map", {{"GDN_FUSED_WS", "1"}, {"GDN_SPLIT_ADAPT", "0"}}},
       {"ws2_rows_at_1", {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}}},
       {"ws2_loads_ke",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS_R3", "0"}, {"GDN_WS_ROWS_AT", "1"}, {"GDN_WS_LOADS", "1"}, {"GDN_WS_KE", "1"}}},
@@ -143,18 +142,18 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
   EXPECT_EQ(fused, 1);
 }
 
-// GDN_SPLIT_ADAPT=1 (kernels/gdn_params.cuh, a trial) in the forward walk's build (gdn_two_pass.cu: gdn_span_fixup
-// counts a sequence's spans by seq_spans, which reads split_min_chunks under it); the fused entries' builds are
-// FusedTrialVariantsCompileForSm90a's ws3_split_adapt, ws3_f16inv_split_adapt and fused_split_adapt.
-TEST(LaNvrtc, SplitAdaptWalkCompilesForSm90a) {
+// GDN_SPLIT_ADAPT=0 (kernels/gdn_params.cuh; 1 the engine's since 2026-12-06), the default span map's A/B form, in
+// the forward walk's build (gdn_two_pass.cu: gdn_span_fixup counts a sequence's spans by seq_spans, which reads
+// split_min_chunks under 1); the fused entries' build is FusedTrialVariantsCompileForSm90a's ws3_default_span_map.
+TEST(LaNvrtc, DefaultSpanMapWalkCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   int n = 0;
   for (const auto& base : linear_attention::declared_specialisations()) {
     if (base.entry != "gdn_span_fixup" || base.kernel.find("_d128_bf16") == std::string::npos) continue;
     runtime::KernelRequest r = base;
-    r.defines.push_back({"GDN_SPLIT_ADAPT", "1"});
-    r.kernel += "_split_adapt";
+    r.defines.push_back({"GDN_SPLIT_ADAPT", "0"});
+    r.kernel += "_default_span_map";
     auto k = runtime::compile_kernel(r, "sm_90a");
     ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
     EXPECT_TRUE(runtime::validate_cubin(k->cubin, "gdn_span_fixup").is_good()) << r.kernel;

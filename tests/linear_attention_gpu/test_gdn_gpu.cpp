@@ -331,6 +331,22 @@ TEST_F(GdnGpu, PrefillAttributes) {
     c.strong = strong;
     check(c, rng);
   }
+  // The fused split of a batch of several sequences (GDN_SPLIT_ADAPT): split_min_chunks (10 chunks on 132
+  // multiprocessors: 8 heads over 122 chunks) leaves the 600-token sequence (10 chunks) whole although it is longer
+  // than a span of 8, and splits the 4097- and 3000-token ones; the span scan's map puts the whole sequences first.
+  c = Case{};
+  c.name = "l2norm, beta sigmoid, a sequence longer than a span left whole";
+  c.lens = {600, 4097, 64, 0, 3000};
+  c.l2 = c.beta_sig = true;
+  {
+    auto p = build(c);
+    auto prob = linear_attention::analyze_gdn(p->g);
+    ASSERT_TRUE(prob.is_good()) << prob.status().message();
+    const long long whole = linear_attention::split_min_chunks(*prob, gpu().props.sm_count);
+    EXPECT_GE(whole, 10) << "no sequence longer than a span is left whole on this device";
+    EXPECT_LT(whole, 47) << "the 3000-token sequence is left whole on this device";
+  }
+  check(c, rng);
   c = base();
   c.name = "l2norm in kernel, scale 0.3";
   c.l2 = true;

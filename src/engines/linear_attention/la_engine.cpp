@@ -205,6 +205,23 @@ enum Slot : int { kQ, kK, kV, kG, kBeta, kCu, kInit, kALog, kDtBias, kIdx, kO, k
 // kSummary: gdn_summary_fused; kSummaryScan: gdn_prefill_prep, then gdn_summary_scan.
 enum class Kind { kDecode, kDecodeSmall, kPrefill, kTwoPass, kSplit, kFused, kFusedSplit, kSummary, kSummaryScan };
 bool splits(Kind k) { return k == Kind::kSplit || k == Kind::kFusedSplit; }
+// The grid rows (z) of a split plan's span kernels: N x spans, or the fused split's compact rows (GDN_SPLIT_ADAPT).
+long long split_grid_rows(const GdnProblem& p, long long split, bool fused_split) {
+  return GDN_SPLIT_ADAPT && fused_split ? opgraph_gdn::gdn_split_grid_spans(p.t, p.n_seq, split)
+                                        : p.n_seq * opgraph_gdn::gdn_split_spans(p.t, split);
+}
+// The refusal of a split whose grid rows pass the grid's 65535 in z (`what`: the plan's knob or the call's override).
+Status split_grid_rule(const GdnProblem& p, long long split, bool fused_split, ErrorCode code, const std::string& what) {
+  if (split <= 0) return Status::ok();
+  const long long rows = split_grid_rows(p, split, fused_split);
+  if (rows <= 65535) return Status::ok();
+  return Status(code, "engine linear_attention: " + what + ": the split's grid rows (" + std::to_string(rows) +
+                          (GDN_SPLIT_ADAPT && fused_split
+                               ? std::string(": N + the full spans' bound")
+                               : ": N x spans, " + std::to_string(p.n_seq) + " x " +
+                                     std::to_string(opgraph_gdn::gdn_split_spans(p.t, split))) +
+                          ") exceed the grid's 65535 in z; take longer spans");
+}
 
 // Everything a plan launches for problem `p` under `kind` (split: the span length).
 struct GdnLaunch {
@@ -215,13 +232,6 @@ struct GdnLaunch {
   long long split_offset = -1;    // bytes from the workspace to the span summaries (-1: no split)
   long long table_offset = -1;    // GDN_SPLIT_ADAPT: bytes from the workspace to the span table (-1: none)
 };
-// GDN_SPLIT_ADAPT (kernels/gdn_params.cuh, a trial): the longest sequence a batch of several runs whole under a chain
-// split, in chunks: 5/4 of the chunks a multiprocessor takes when the batch's (chunk, head) steps are spread evenly
-// (so a batch of equal lengths that fills the device splits nothing, and one long sequence among short ones does).
-long long split_min_chunks(const GdnProblem& p, int sms) {
-  if (p.n_seq <= 1 || sms <= 0) return 0;
-  return (5 * p.ho * ((p.t + 63) / 64) + 4LL * sms - 1) / (4LL * sms);
-}
 GdnLaunch launch_for(const GdnProblem& p, Kind kind, long long split, bool ws, bool guard = false, int sms = 0) {
   GdnLaunch l;
   l.params = params_of(p);
@@ -408,11 +418,9 @@ class GdnPlan final : public CompiledPlan {
     if (!table_.accepts_overridden(pack)) return table_.explain_overridden(pack);
     auto q = overridden_problem(p_, pack, table_.layout());
     if (q.is_bad()) return q.status();
-    if (splits(kind_) && q->n_seq * opgraph_gdn::gdn_split_spans(q->t, split_) > 65535)
-      return Status(ErrorCode::INVALID_VARIANT_PACK,
-                    "engine linear_attention: shape override: N x spans (" + std::to_string(q->n_seq) + " x " +
-                        std::to_string(opgraph_gdn::gdn_split_spans(q->t, split_)) +
-                        ") exceeds the grid's 65535 under the plan's CHAIN_SPLIT " + std::to_string(split_));
+    if (splits(kind_))
+      OPGRAPH_CHECK(split_grid_rule(*q, split_, kind_ == Kind::kFusedSplit, ErrorCode::INVALID_VARIANT_PACK,
+                                    "shape override under the plan's CHAIN_SPLIT " + std::to_string(split_)));
     thread_local GdnLaunch moved;  // per thread: the plan stays thread-safe and allocation-free
     moved = launch_for(*q, kind_, split_, ws_, fallback_ != nullptr, rt_->device().sm_count);
     return &moved;
@@ -491,11 +499,8 @@ class LaEngine final : public Engine {
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
     OPGRAPH_CHECK(f16_inverse_rule(*p, *mode, *split));
     OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
-    if (*split > 0 && p->n_seq * opgraph_gdn::gdn_split_spans(p->t, *split) > 65535)
-      return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob CHAIN_SPLIT " + std::to_string(*split) +
-                                                  ": N x spans (" + std::to_string(p->n_seq) + " x " +
-                                                  std::to_string(opgraph_gdn::gdn_split_spans(p->t, *split)) +
-                                                  ") exceeds the grid's 65535; take longer spans");
+    OPGRAPH_CHECK(split_grid_rule(*p, *split, fused(*p, *mode), ErrorCode::INVALID_VALUE,
+                                  "knob CHAIN_SPLIT " + std::to_string(*split)));
     std::array<std::int32_t, kSlots> rows{};
     auto table = operand_table_for(*p, *ctx.layout, rows);
     if (table.is_bad()) return table.status();
@@ -549,9 +554,12 @@ class LaEngine final : public Engine {
     if (!ctx.facts || !ctx.target().has_device())
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
+    if (!two_pass(*p, *mode) && !fused(*p, *mode)) *split = 0;
     OPGRAPH_CHECK(fused_head_dim(*p, *mode));
     OPGRAPH_CHECK(f16_inverse_rule(*p, *mode, *split));
     OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
+    OPGRAPH_CHECK(split_grid_rule(*p, *split, fused(*p, *mode), ErrorCode::INVALID_VALUE,
+                                  "knob CHAIN_SPLIT " + std::to_string(*split)));
     for (const auto& r : kernel_requests(*p, *mode, *split)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
   }
@@ -638,6 +646,17 @@ bool decode_small(const GdnProblem& p) { return p.n_seq * p.ho <= kDecodeSmallPa
 bool f16_inverse_domain(const GdnProblem& p) { return p.d == 128 && p.l2norm && p.beta_sigmoid; }
 bool f16_inverse_guarded(const GdnProblem& p) {
   return p.d == 128 && p.l2norm && !p.beta_sigmoid && p.checkpoints < 0;
+}
+
+long long split_min_chunks(const GdnProblem& p, long long sm_count) {
+  if (p.n_seq <= 1 || sm_count <= 0) return 0;
+  return (5 * p.ho * ((p.t + 63) / 64) + 4 * sm_count - 1) / (4 * sm_count);
+}
+
+bool offers_adapt_split(const GdnProblem& p, long long sm_count) {
+  if (!GDN_SPLIT_ADAPT || p.n_seq <= 1 || p.batch_invariant || !fused_first(p, sm_count)) return false;
+  if (fused_split_rule(p, sm_count) > 0) return false;
+  return (p.t + 63) / 64 > std::max(kAdaptSplit, split_min_chunks(p, sm_count));
 }
 
 bool fused_first(const GdnProblem& p, long long sm_count) {
@@ -729,6 +748,7 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
       if (j > 0) push(kPrefillTwoPass, j);
       if (jf > 0) push(kPrefillFused, jf);
       if (fz_first) push_ws(0), push(kPrefillFused, 0);
+      if (offers_adapt_split(*p, sms)) push_ws(kAdaptSplit);  // a skewed batch's split, after the unsplit plans
       push(kPrefillTwoPass, 0);
       if (fz && !fz_first) push_ws(0), push(kPrefillFused, 0);
     }

@@ -137,6 +137,21 @@ long long chain_split_rule(const GdnProblem& p, long long sm_count);
 // three one-sequence cells under both gate regimes (H100, bench/results/2026-12-06-gdn-split-tail-h100.txt).
 long long fused_split_rule(const GdnProblem& p, long long sm_count);
 
+// The fused split's batches of several sequences (GDN_SPLIT_ADAPT, kernels/gdn_params.cuh): the longest sequence
+// such a split leaves whole, in chunks — 5/4 of the chunks a multiprocessor takes when the batch's (chunk, head)
+// steps are spread evenly over `sm_count`, so a batch of equal lengths that fills the device splits nothing and one
+// long sequence among short ones does; 0 for one sequence (every sequence longer than a span splits). The plan's
+// launch passes it to the kernels (GdnParams::split_min_chunks).
+long long split_min_chunks(const GdnProblem& p, long long sm_count);
+// Where the heuristics offer that split (spans of kAdaptSplit chunks) after the unsplit fused plans: a batch of
+// several sequences whose chains fill the device (fused_first), which fused_split_rule leaves whole, not under
+// batch_invariant, and whose chunks could hold a sequence longer than both a span and split_min_chunks. The lengths
+// are on the device, so no rule can tell a skewed batch from an even one at planning: on the H100 the split took
+// 0.89x the unsplit plan's time on the skewed varlen batch and 1.06x on four sequences of 8192 tokens
+// (bench/results/2026-12-06-gdn-split-adapt-h100.txt); a caller whose batches are skewed pins it.
+inline constexpr long long kAdaptSplit = 32;
+bool offers_adapt_split(const GdnProblem& p, long long sm_count);
+
 // Whether a decode plan of `p` (use_decode) runs gdn_decode_small (8 value rows a CTA of
 // 2 warps) rather than gdn_decode (32 rows a CTA of 4 warps): at most kDecodeSmallPairs
 // (sequence, head) pairs. Measured on the H200 (bench/gdn_decode_sweep.sh,

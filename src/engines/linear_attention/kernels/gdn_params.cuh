@@ -203,8 +203,10 @@ constexpr long long gdn_fused_ws_smem_bytes(long long d) {
 #ifndef GDN_BWD_FWD_STAGE
 #define GDN_BWD_FWD_STAGE 1
 #endif
-// GDN_SPLIT_ADAPT 1 (a trial, off; docs/linear_attention.md "What is left"): the fused prefill's chain split for
-// batches of several sequences. Its span summaries and span scan (ws::ws3_pass PH 2, 3; the eight-warp fused_pass
+// GDN_SPLIT_ADAPT 1 (the engine's since 2026-12-06; 0 the A/B form, the default map below): the fused prefill's
+// chain split for batches of several sequences. H100 (bench/results/2026-12-06-gdn-split-adapt-h100.txt): the
+// issue's 16/32 varlen batch at spans of 32 0.89x its unsplit time (the default map's best split 1.00x), a batch of
+// equal lengths that fills the device 1.06x (nothing splits: the summaries' idle CTAs and the two extra launches). Its span summaries and span scan (ws::ws3_pass PH 2, 3; the eight-warp fused_pass
 // too) take blockIdx.z as an index over the spans that run, not as sequence x n_spans + span. The summaries run the
 // F "full" spans (every span of a split sequence but its last, span_chunks chunks each) at z = their index in
 // sequence order, found by a warp scan of cu_seqlens (full_span_at, gdn_fused_span_io.cuh); their CTA (0, 0, 0)
@@ -217,7 +219,7 @@ constexpr long long gdn_fused_ws_smem_bytes(long long d) {
 // (scripts/emulate_split_compact.py checks the maps). The host's launch reads the define here too (grids, the
 // table's workspace, split_min_chunks).
 #ifndef GDN_SPLIT_ADAPT
-#define GDN_SPLIT_ADAPT 0
+#define GDN_SPLIT_ADAPT 1
 #endif
 // GDN_SPLIT_ADAPT's grid rows: the full spans (span_chunks chunks each, so at most (ceil(T / 64) + N) / span_chunks of
 // them: a batch's chunks number below T / 64 + N) and one last span a sequence.
