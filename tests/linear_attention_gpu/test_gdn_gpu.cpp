@@ -340,6 +340,7 @@ TEST_F(GdnGpu, PrefillAttributes) {
   c.l2 = c.beta_sig = true;
   {
     auto p = build(c);
+    ASSERT_TRUE(p->g.validate().is_good());  // the outputs' types inferred
     auto prob = linear_attention::analyze_gdn(p->g);
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
     const long long whole = linear_attention::split_min_chunks(*prob, gpu().props.sm_count);
