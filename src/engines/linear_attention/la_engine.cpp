@@ -714,8 +714,9 @@ Result<std::vector<plan::Proposal>> heuristics(HeurMode, const PlanContext& ctx,
     if (p.is_bad()) continue;
     // The order (la_engine.h, heuristics): the split plans first (the warp-specialised fused one where
     // fused_split_rule splits, the two-pass one where chain_split_rule does, then the eight-warp fused one); then,
-    // where fused_first holds, the fused plans (warp-specialised, eight-warp) before the two-pass plan,
-    // else after it; the one-pass plan last (no workspace). Decode-sized graphs run the decode kernel under
+    // where fused_first holds, the fused plans (warp-specialised, eight-warp) before the two-pass plan (then, where
+    // offers_adapt_split holds, the warp-specialised split of a batch of several sequences), else after it; the
+    // one-pass plan last (no workspace). Decode-sized graphs run the decode kernel under
     // either value: one plan. Same-run H200 figures behind it: bench/results/2026-12-04-gdn-peers-d804a88-h200.txt.
     if (p->summary) {  // every mode runs the summary kernel: one plan
       out.push_back(plan::Proposal::plan(

@@ -178,7 +178,8 @@ bool fused_first(const GdnProblem& p, long long sm_count);
 // build, PIPELINE_ARCH 4, right before each PIPELINE_ARCH 3 plan where f16_inverse_domain holds), the two-pass
 // one where chain_split_rule splits, the eight-warp fused one at fused_split_rule's span; then
 // the fused plans (d = 128: warp-specialised, eight-warp) before the
-// two-pass plan where fused_first holds, else after it; the one-pass plan last; a graph the decode
+// two-pass plan where fused_first holds, else after it (where offers_adapt_split holds, the warp-specialised
+// fused split at kAdaptSplit right after the unsplit fused plans); the one-pass plan last; a graph the decode
 // kernel serves gets the one-pass plan only (every mode runs the decode kernel); then the backend
 // marker. A graph the engine declines gets the marker only (the reference serves it).
 Result<std::vector<plan::Proposal>> heuristics(HeurMode mode, const PlanContext& ctx,
