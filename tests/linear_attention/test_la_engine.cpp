@@ -609,6 +609,10 @@ TEST(LaKernels, F16InverseBuildAndItsDomain) {
   EXPECT_EQ(guarded[0].kernel, "gdn_prefill_fused_d128_bf16_ws_h_g");
   EXPECT_TRUE(has(guarded[0], "GDN_WS3_F16INV") && has(guarded[0], "GDN_BETA_GUARD"));
   EXPECT_EQ(guarded[1].kernel, "gdn_prefill_fused_d128_bf16_ws_g");
+  EXPECT_FALSE(linear_attention::guard_fallback(guarded[0]));  // what build_plan launches after the fp16 build
+  EXPECT_TRUE(linear_attention::guard_fallback(guarded[1]));
+  for (const auto& r : planned_kernels(*engine, c, {{KnobType::PIPELINE_ARCH, 3}}, &st, attrs(true, false)))
+    EXPECT_FALSE(linear_attention::guard_fallback(r)) << r.kernel;  // no other plan has one
   EXPECT_TRUE(!has(guarded[1], "GDN_WS3_F16INV") && has(guarded[1], "GDN_BETA_GUARD") &&
               has(guarded[1], "GDN_FUSED_WS"));
   for (const auto& r : guarded) EXPECT_TRUE(is_declared(r)) << r.kernel;

@@ -523,8 +523,7 @@ class LaEngine final : public Engine {
     for (const auto& r : kernel_requests(*p, *mode, *split)) {
       auto k = rt.get(r);
       if (k.is_bad()) return k.status();
-      const bool fp32_guarded = r.kernel.size() > 5 && r.kernel.compare(r.kernel.size() - 5, 5, "_ws_g") == 0;
-      if (fp32_guarded) fallback = *k;  // kernel_requests: the fp32 guarded build after the fp16 one
+      if (guard_fallback(r)) fallback = *k;
       else if (r.entry == "gdn_state_copy") copy = *k;
       else if (r.entry == "gdn_prefill_prep") prep = *k;
       else if (r.entry == "gdn_span_summary" || r.entry == "gdn_span_summary_fused") summary = *k;
@@ -571,6 +570,14 @@ class LaEngine final : public Engine {
 };
 
 }  // namespace
+
+bool guard_fallback(const runtime::KernelRequest& r) {
+  auto sets = [&](const char* name) {
+    return std::any_of(r.defines.begin(), r.defines.end(),
+                       [&](const runtime::KernelDefine& d) { return d.name == name && d.value == "1"; });
+  };
+  return sets("GDN_BETA_GUARD") && !sets("GDN_WS3_F16INV");
+}
 
 std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode, long long split) {
   std::vector<runtime::KernelRequest> out;

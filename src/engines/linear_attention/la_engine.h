@@ -103,6 +103,10 @@ long long cheapest_split(long long chunks, long long n_seq, long long t, long lo
 // fix-up), then the pool copy when state_indices is bound and final_state produced.
 std::vector<runtime::KernelRequest> kernel_requests(const GdnProblem& p, int prefill_mode = kPrefillOnePass,
                                                     long long split = 0);
+// Whether request r (of kernel_requests) is PIPELINE_ARCH 4's guarded fallback: the build that checks beta
+// (GDN_BETA_GUARD) without the fp16 inverse, launched after the fp16 one for the pairs it marked. build_plan tells it
+// by its defines, not its name.
+bool guard_fallback(const runtime::KernelRequest& r);
 
 // The workspace (bytes) a plan of `p` under `prefill_mode` and `split` needs:
 // 0 but for the two-pass prefill, ~72 KiB (d = 128) per (64-token chunk slot,
