@@ -122,10 +122,17 @@ def test_dry_run_declares_and_plans_every_cell():
                 "fused-ws-h=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=4], "
                 "fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
                 "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=" % (j, j, j, j)) in cell, key
+    # A batch of several sequences that fills the device (the 4 x 8192 cells, the varlen batch): the compact-map split
+    # at spans of 32 right after the unsplit fused plans (la_engine.h offers_adapt_split), and no other span.
+    adapt = "fused-ws-split32=linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]"
     for b in blocks:
         if not b.startswith(("2/8@", "16/32@1x32768", "16/64@1x32768")):
             assert "CHAIN_SPLIT=0, PIPELINE_ARCH=3" in b or b.startswith("dec"), b
-            assert not any("CHAIN_SPLIT=%d," % j in b for j in (8, 16, 32, 64, 128, 256)), b
+            several = b.startswith(("16/64@4x8192", "16/32@4x8192", "16/32@varlen8x32768"))
+            if several:
+                assert "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], %s, 2p=" % adapt in b, b
+            rest = b.replace(adapt, "") if several else b
+            assert not any("CHAIN_SPLIT=%d," % j in rest for j in (8, 16, 32, 64, 128, 256)), b
     # The fused prefill's warp-specialised form (PIPELINE_ARCH 3) right before the eight-warp one (2), first from a
     # fifth of the SMs' worth of (sequence, head) CTAs: the 4 x 8192 cells and the 16/64 1 x 2048 cell; ahead of both
     # its fp16-inverse build's guarded form (PIPELINE_ARCH 4: l2norm in the kernel, beta given post-sigmoid).
@@ -133,7 +140,8 @@ def test_dry_run_declares_and_plans_every_cell():
         cell = next(b for b in blocks if b.startswith(key))
         assert ("our plans (sm_90, 132 SMs): fused-ws-h=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=4], "
                 "fused-ws=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=3], "
-                "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], 2p=") in cell, key
+                "fused=linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=2], "
+                + ("" if key == "16/64@1x2048" else adapt + ", ") + "2p=") in cell, key
 
 
 @pytest.mark.parametrize("which", ["gdn", "gdn-bwd"])
