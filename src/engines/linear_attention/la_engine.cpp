@@ -211,7 +211,8 @@ long long split_grid_rows(const GdnProblem& p, long long split, bool fused_split
                                         : p.n_seq * opgraph_gdn::gdn_split_spans(p.t, split);
 }
 // The refusal of a split whose grid rows pass the grid's 65535 in z (`what`: the plan's knob or the call's override).
-Status split_grid_rule(const GdnProblem& p, long long split, bool fused_split, ErrorCode code, const std::string& what) {
+Status split_grid_rule(const GdnProblem& p, long long split, bool fused_split, ErrorCode code,
+                       const std::string& what) {
   if (split <= 0) return Status::ok();
   const long long rows = split_grid_rows(p, split, fused_split);
   if (rows <= 65535) return Status::ok();

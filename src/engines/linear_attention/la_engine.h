@@ -151,7 +151,7 @@ long long split_min_chunks(const GdnProblem& p, long long sm_count);
 // several sequences whose chains fill the device (fused_first), which fused_split_rule leaves whole, not under
 // batch_invariant, and whose chunks could hold a sequence longer than both a span and split_min_chunks. The lengths
 // are on the device, so no rule can tell a skewed batch from an even one at planning: on the H100 the split took
-// 0.89x the unsplit plan's time on the skewed varlen batch and 1.06x on four sequences of 8192 tokens
+// 0.89-0.90x the unsplit plan's time on the skewed varlen batch and 1.06x on four sequences of 8192 tokens
 // (bench/results/2026-12-06-gdn-split-adapt-h100.txt); a caller whose batches are skewed pins it.
 inline constexpr long long kAdaptSplit = 32;
 bool offers_adapt_split(const GdnProblem& p, long long sm_count);

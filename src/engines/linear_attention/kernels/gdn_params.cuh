@@ -203,21 +203,21 @@ constexpr long long gdn_fused_ws_smem_bytes(long long d) {
 #ifndef GDN_BWD_FWD_STAGE
 #define GDN_BWD_FWD_STAGE 1
 #endif
-// GDN_SPLIT_ADAPT 1 (the engine's since 2026-12-06; 0 the A/B form, the default map below): the fused prefill's
-// chain split for batches of several sequences. H100 (bench/results/2026-12-06-gdn-split-adapt-h100.txt): the
-// issue's 16/32 varlen batch at spans of 32 0.89x its unsplit time (the default map's best split 1.00x), a batch of
-// equal lengths that fills the device 1.06x (nothing splits: the summaries' idle CTAs and the two extra launches). Its span summaries and span scan (ws::ws3_pass PH 2, 3; the eight-warp fused_pass
-// too) take blockIdx.z as an index over the spans that run, not as sequence x n_spans + span. The summaries run the
-// F "full" spans (every span of a split sequence but its last, span_chunks chunks each) at z = their index in
-// sequence order, found by a warp scan of cu_seqlens (full_span_at, gdn_fused_span_io.cuh); their CTA (0, 0, 0)
-// writes the span scan's map to GdnParams::span_table, which the span scan reads a row a CTA (the scan in that kernel
-// spilled 188 bytes): each sequence's last span (or the whole sequence) at z = s, then the full spans at N + their
-// index, so the longest CTAs start first. GdnParams::split_min_chunks leaves sequences no longer than it whole. The
-// grids need gdn_split_grid_spans(T, N, span_chunks) rows in z (about T / 64 / span_chunks + N) instead of
-// N x gdn_split_spans(T, span_chunks) (the issue's varlen batch of 8 sequences at spans of 32: 24 against 128, the
-// rest 227 KiB CTAs returning at once). Every span computes what it computes under the default map
-// (scripts/emulate_split_compact.py checks the maps). The host's launch reads the define here too (grids, the
-// table's workspace, split_min_chunks).
+// GDN_SPLIT_ADAPT 1 (the engine's since 2026-12-06; 0 the A/B form, the default map below): the fused prefill's chain
+// split for batches of several sequences. H100 (bench/results/2026-12-06-gdn-split-adapt-h100.txt): the issue's 16/32
+// varlen batch at spans of 32 0.89-0.90x its unsplit time (the default map's best split 1.00x), a batch of equal
+// lengths that fills the device 1.06x (nothing splits: the summaries' idle CTAs and the two extra launches). Its span
+// summaries and span scan (ws::ws3_pass PH 2, 3; the eight-warp fused_pass too) take blockIdx.z as an index over the
+// spans that run, not as sequence x n_spans + span. The summaries run the F "full" spans (every span of a split
+// sequence but its last, span_chunks chunks each) at z = their index in sequence order, found by a warp scan of
+// cu_seqlens (full_span_at, gdn_fused_span_io.cuh); their CTA (0, 0, 0) writes the span scan's map to
+// GdnParams::span_table, which the span scan reads a row a CTA (the scan in that kernel spilled 188 bytes): each
+// sequence's last span (or the whole sequence) at z = s, then the full spans at N + their index, so the longest CTAs
+// start first. GdnParams::split_min_chunks leaves sequences no longer than it whole. The grids need
+// gdn_split_grid_spans(T, N, span_chunks) rows in z (about T / 64 / span_chunks + N) instead of N x gdn_split_spans(T,
+// span_chunks) (the issue's varlen batch of 8 sequences at spans of 32: 24 against 128, the rest 227 KiB CTAs returning
+// at once). Every span computes what it computes under the default map (scripts/emulate_split_compact.py checks the
+// maps). The host's launch reads the define here too (grids, the table's workspace, split_min_chunks).
 #ifndef GDN_SPLIT_ADAPT
 #define GDN_SPLIT_ADAPT 1
 #endif
