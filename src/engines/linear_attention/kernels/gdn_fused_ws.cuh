@@ -183,6 +183,21 @@ __device__ __forceinline__ void lp_issue(float (&accl)[32], float (&accp)[32], u
 #define GDN_WS3_F16INV 0
 #endif
 constexpr int LH = 72;  // its L / T tiles' row stride (halves): 144-byte rows, an ldmatrix's 8 rows in distinct banks
+// GDN_WS3_LSYM (a trial, 0: off; the fp16 build's per-warp L / P epilogue, WI >= 0): the warp of row band WI writes
+// the 16 x 16 blocks of L below the diagonal of its own rows, so warp 3 formed three of the six and P's three besides
+// (its L / P phase ~450 cycles over warp 2's: bench/results/2026-12-06-gdn-ws-clocks-f16inv-h100.txt). K K^T is
+// symmetric before L's row and column factors (the accumulators of (r, s) and (s, r) sum the same products in the
+// same order), so under 1 warp WI writes block (jb, WI) for jb in [lsym_first(WI), lsym_end(WI)) from its own
+// accumulators' block (WI, jb), transposed by stmatrix.trans with row jb's factors: warp 0 blocks (1, 0) and (2, 0),
+// warp 1 (2, 1) and (3, 1), warp 2 (3, 2); warp 3 keeps (3, 0) (the per-warp L + P blocks below the diagonal:
+// 2, 3, 3, 4 in place of 0, 2, 4, 6). A / B: bench/gdn_ws_variants.sh with OPGRAPH_WS_BASE="-DGDN_FUSED_WS=1
+// -DGDN_WS3_F16INV=1" and OPGRAPH_WS_VARIANTS="-DGDN_WS3_LSYM=1".
+#ifndef GDN_WS3_LSYM
+#define GDN_WS3_LSYM 0
+#endif
+constexpr int lsym_first(int wi) { return wi + 1; }
+constexpr int lsym_end(int wi) { return wi == 0 ? 3 : 4; }
+constexpr bool lsym_direct(int wi, int jb) { return jb == wi || (wi == 3 && jb == 0); }  // blocks (wi, jb) it writes
 // kH (GDN_WS3_F16INV): L as fp16 pairs, rows LH halves apart, in lf's space.
 template <bool kOut, int WI = -1, bool kPG = false, bool kH = false>
 __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float (&accp)[32], const float* gam,
@@ -208,7 +223,8 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
       const float f1 = k2.y * ex2_ftz(gr[hh] - g2.y);
       if (WI >= 0) {
         if constexpr (kH) {
-          *reinterpret_cast<u32*>(lh + r * LH + s0) = pack_f16(br[hh] * accl[j] * f0, br[hh] * accl[j + 1] * f1);
+          if (!GDN_WS3_LSYM || lsym_direct(WI, t >> 1))
+            *reinterpret_cast<u32*>(lh + r * LH + s0) = pack_f16(br[hh] * accl[j] * f0, br[hh] * accl[j + 1] * f1);
         } else {
           lf[r * LDF + s0] = br[hh] * accl[j] * f0;
           lf[r * LDF + s0 + 1] = br[hh] * accl[j + 1] * f1;
@@ -236,6 +252,35 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
         else
           *reinterpret_cast<u32*>(prow + hh * 1024 + swz_chunk(r, s0)) = pack_bf16(x0, x1);
       }
+    }
+  }
+  if constexpr (kH && GDN_WS3_LSYM && WI >= 0) {
+    // Blocks (jb, WI) of L from this warp's blocks (WI, jb): L[s][r] = beta_s ik_s ik_r e^(gamma_s - gamma_r) (k_r . k_s)
+    // for its rows r and the block's tokens s > r. Register (hh, tt) of a block is stmatrix matrix 2 tt + hh (rows 8 hh,
+    // columns 8 tt of the source block), stored transposed: lane l addresses row l % 8 of matrix l / 8 in the
+    // destination (rows 8 ((l / 8) / 2), columns 8 ((l / 8) % 2)), as merges_h's stores.
+    const int lane = static_cast<int>(threadIdx.x & 31), lq = lane >> 3;
+    const int mr = 8 * (lq >> 1) + (lane & 7), mc = 8 * (lq & 1);
+    const float ir[2] = {ik_tok[fr], ik_tok[fr + 8]};
+#pragma unroll
+    for (int jb = lsym_first(WI); jb < lsym_end(WI); ++jb) {
+      u32 w[4];
+#pragma unroll
+      for (int tt = 0; tt < 2; ++tt) {
+        const int t = 2 * jb + tt, s0 = 8 * t + fc;
+        const float2 g2 = *reinterpret_cast<const float2*>(gam + s0);
+        const float2 k2 = *reinterpret_cast<const float2*>(ik_tok + s0);
+        const float c0 = bet[s0] * k2.x, c1 = bet[s0 + 1] * k2.y;  // the destination rows' factors
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int j = 4 * t + 2 * hh;
+          const float x0 = c0 * accl[j] * (ir[hh] * ex2_ftz(g2.x - gr[hh]));
+          const float x1 = c1 * accl[j + 1] * (ir[hh] * ex2_ftz(g2.y - gr[hh]));
+          w[2 * tt + hh] = pack_f16(x0, x1);
+        }
+      }
+      stmatrix_x4_trans(static_cast<u32>(__cvta_generic_to_shared(lh + (16 * jb + mr) * LH + 16 * WI + mc)), w[0],
+                        w[1], w[2], w[3]);
     }
   }
 }
