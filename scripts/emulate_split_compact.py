@@ -2,8 +2,8 @@
 """GDN_SPLIT_ADAPT's span map (kernels/gdn_params.cuh, kernels/gdn_fused_span_io.cuh), emulated lane by lane.
 
 The fused prefill's chain split under GDN_SPLIT_ADAPT (the engine's build since 2026-12-06) reads the grid's z as an
-index over the spans that run. The span summaries run the F "full" spans (every span of a split sequence but its last, span_chunks chunks
-each) at z = their index in sequence order, found by a warp scan of cu_seqlens (full_span_at); their CTA (0, 0, 0)
+index over the spans that run. The span summaries run the F "full" spans (every span of a split sequence but its last,
+span_chunks chunks each) at z = their index in sequence order, found by a warp scan of cu_seqlens (full_span_at); their CTA (0, 0, 0)
 writes the span scan's map to a table (write_span_table) that the span scan reads a row a CTA: each sequence's last
 span (or the whole sequence) at z = s, then the full spans at z = N + their index. A sequence of at most
 split_min_chunks chunks is one span (seq_spans). This script runs those

@@ -91,8 +91,8 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row span summaries from their vanishing
 // suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word instead of zeros; the walk's side:
 // ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both, and GDN_SPLIT_ADAPT (the engine's since
-// 2026-12-06 too: a batch's split over its compact span map) turned off, GDN_WS3_LSYM=1 in PIPELINE_ARCH 4's build (its
-// L blocks below the diagonal shared out among the four warps' epilogues) (GDN_WS3_F16INV=1, the inverse on fp16
+// 2026-12-06 too: a batch's split over its compact span map) turned off, GDN_WS3_LSYM=1 in PIPELINE_ARCH 4's build
+// (its L blocks below the diagonal shared out among the four warps' epilogues) (GDN_WS3_F16INV=1, the inverse on fp16
 // tiles, is PIPELINE_ARCH 4's declared build since c482527: EveryDeclaredSpecialisation...)
 // (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
 // default since 2026-12-04: GDN_WS3_LD=65 checks the column form they fall back to); the previous two-stage form

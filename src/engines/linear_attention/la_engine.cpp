@@ -460,6 +460,18 @@ Result<OperandTable> operand_table_for(const GdnProblem& p, const DeclaredLayout
   return table;
 }
 
+// The rules a plan of `p` under `mode` must pass, shared by build_plan and plan_kernels: decode-sized graphs run the
+// decode kernel and a summary its kernel, so `split` is dropped there; then the fused head dim, f16_inverse_domain,
+// the checkpoint builds and the split's grid rows.
+Status plan_rules(const GdnProblem& p, int mode, long long& split) {
+  if (!two_pass(p, mode) && !fused(p, mode)) split = 0;
+  OPGRAPH_CHECK(fused_head_dim(p, mode));
+  OPGRAPH_CHECK(f16_inverse_rule(p, mode, split));
+  OPGRAPH_CHECK(checkpoint_mode(p, mode));
+  return split_grid_rule(p, split, fused(p, mode), ErrorCode::INVALID_VALUE,
+                         "knob CHAIN_SPLIT " + std::to_string(split));
+}
+
 class LaEngine final : public Engine {
  public:
   explicit LaEngine(EngineIdentity id) : Engine(std::move(id)) {
@@ -495,13 +507,7 @@ class LaEngine final : public Engine {
     if (split.is_bad()) return split.status();
     auto p = analyze_gdn(g);
     if (p.is_bad()) return p.status();
-    // Decode-sized graphs run the decode kernel, a summary its kernel: no split.
-    if (!two_pass(*p, *mode) && !fused(*p, *mode)) *split = 0;
-    OPGRAPH_CHECK(fused_head_dim(*p, *mode));
-    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode, *split));
-    OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
-    OPGRAPH_CHECK(split_grid_rule(*p, *split, fused(*p, *mode), ErrorCode::INVALID_VALUE,
-                                  "knob CHAIN_SPLIT " + std::to_string(*split)));
+    OPGRAPH_CHECK(plan_rules(*p, *mode, *split));
     std::array<std::int32_t, kSlots> rows{};
     auto table = operand_table_for(*p, *ctx.layout, rows);
     if (table.is_bad()) return table.status();
@@ -554,12 +560,7 @@ class LaEngine final : public Engine {
     if (!ctx.facts || !ctx.target().has_device())
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: compiles for a device target; this target has none");
-    if (!two_pass(*p, *mode) && !fused(*p, *mode)) *split = 0;
-    OPGRAPH_CHECK(fused_head_dim(*p, *mode));
-    OPGRAPH_CHECK(f16_inverse_rule(*p, *mode, *split));
-    OPGRAPH_CHECK(checkpoint_mode(*p, *mode));
-    OPGRAPH_CHECK(split_grid_rule(*p, *split, fused(*p, *mode), ErrorCode::INVALID_VALUE,
-                                  "knob CHAIN_SPLIT " + std::to_string(*split)));
+    OPGRAPH_CHECK(plan_rules(*p, *mode, *split));
     for (const auto& r : kernel_requests(*p, *mode, *split)) OPGRAPH_CHECK(sink(r));
     return Status::ok();
   }
