@@ -5,6 +5,7 @@
 # and warp-state summary; for gdn_bwd_grads (or the kernel named) the SASS regions between barriers
 # (scripts/ncu_sass_regions.py). No carry needed. Writes its files to ${OUT:-/tmp}; the summary last.
 #   bash bench/gdn_bwd_profile.sh [kernel]       (default gdn_bwd_grads)
+# OPGRAPH_PROFILE_DEFINES: defines for both sources (a trial's build, e.g. "-DGDN_BWD_GRADS_WIDE=1").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}
@@ -12,9 +13,11 @@ mkdir -p "$out"
 kernel=${1:-gdn_bwd_grads}
 dir=$(mktemp -d)
 nvcc -std=c++17 bench/nvrtc_cubin.cpp -o "$dir/nvrtc_cubin" -lnvrtc
+defs=${OPGRAPH_PROFILE_DEFINES:-}
 for f in states grads; do
+  # shellcheck disable=SC2086
   "$dir/nvrtc_cubin" "$dir/$f.cubin" sm_90a "src/engines/linear_attention/kernels/gdn_bwd_$f.cu" -DGDN_D=128 -DGDN_IO=0 \
-    -lineinfo 2>/dev/null
+    $defs -lineinfo 2>/dev/null
 done
 nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
 g++ -std=c++17 -DGROUPED="$(grep -q kBwdFlagQkDirect src/engines/linear_attention/kernels/gdn_bwd_params.cuh && echo 1 || echo 0)" \
@@ -33,7 +36,7 @@ OPGRAPH_AB_CELLS=1 "$ncu" --clock-control none --section SpeedOfLight --section 
   echo "# gdn_bwd kernels at 16/64 4 x 8192 (bench/gdn_bwd_ab.cu's first cell), $(date -u +%F' '%T) UTC," \
     "commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- src 2>/dev/null || echo ' (+ uncommitted src changes)')"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-  echo "# command: bash bench/gdn_bwd_profile.sh $kernel"
+  echo "# command: ${defs:+OPGRAPH_PROFILE_DEFINES=\"$defs\" }bash bench/gdn_bwd_profile.sh $kernel"
   python3 - "$out/details.csv" <<'PY'
 import csv, sys
 want = ["Duration", "Registers Per Thread", "Achieved Occupancy", "Executed Ipc Active", "Compute (SM) Throughput",

@@ -54,7 +54,7 @@ static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D
 static_assert(!GDN_BWD_GRADS_WG || sizeof(GradSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D),
               "GDN_BWD_GRADS_WG's tiles do not fit the engine's allocation");
 
-constexpr bool kPairs = GDN_BWD_GRADS_WG && GDN_BWD_WG_PAIRS;  // tiles.cuh, prod_join
+[[maybe_unused]] constexpr bool kPairs = GDN_BWD_GRADS_WG && GDN_BWD_WG_PAIRS;  // tiles.cuh, prod_join
 
 constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
 
@@ -118,6 +118,9 @@ __device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
+#if GDN_BWD_GRADS_WIDE
+#include "linear_attention/kernels/gdn_bwd_grads_wide.cuh"
+#else
 extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_grads(const GdnBwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
 #if GDN_BWD_GRADS_WG
@@ -669,6 +672,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
   }
 }
+
+#endif  // GDN_BWD_GRADS_WIDE
 
 // ---------------------------------------------------------------------------
 // gdn_bwd_finish: one warp per token. dQ[t, i] = sum over the output heads h of

@@ -25,6 +25,14 @@
 // loop's); bench/results/2026-12-04-gdn-bwd-grads-wg-h200.txt and -gdn-bwd-suite-dbb34d1-h200.txt.
 #define GDN_BWD_WG_UNROLL 4
 #endif
+#ifndef GDN_BWD_GRADS_WIDE
+// 1 (a trial, d = 128): the grads kernel of kernels/gdn_bwd_grads_wide.cuh, its warpgroups on different
+// full-width products at once. 0: the engine's build (this file's column-quarter form).
+#define GDN_BWD_GRADS_WIDE 0
+#endif
+#if GDN_BWD_GRADS_WIDE && !GDN_BWD_GRADS_WG
+#error "GDN_BWD_GRADS_WIDE is written for the wgmma form at D = 128"
+#endif
 #if GDN_BWD_GRADS_WG
 #if GDN_D != 128
 #error "GDN_BWD_GRADS_WG is written for D = 128"

@@ -191,7 +191,9 @@ constexpr int LH = 72;  // its L / T tiles' row stride (halves): 144-byte rows, 
 // accumulators' block (WI, jb), transposed by stmatrix.trans with row jb's factors: warp 0 blocks (1, 0) and (2, 0),
 // warp 1 (2, 1) and (3, 1), warp 2 (3, 2); warp 3 keeps (3, 0) (the per-warp L + P blocks below the diagonal:
 // 2, 3, 3, 4 in place of 0, 2, 4, 6). A / B: bench/gdn_ws_variants.sh with OPGRAPH_WS_BASE="-DGDN_FUSED_WS=1
-// -DGDN_WS3_F16INV=1" and OPGRAPH_WS_VARIANTS="-DGDN_WS3_LSYM=1".
+// -DGDN_WS3_F16INV=1" and OPGRAPH_WS_VARIANTS="-DGDN_WS3_LSYM=1". Run on an H100 (2026-12-06,
+// bench/results/2026-12-06-gdn-bwd-grads-wide-h100.txt, O and final state bitwise equal): 1.028 / 1.019x the time at
+// 16/64 and 16/32, 4 x 8192, 0.980 / 0.973x on the two varlen batches; off.
 #ifndef GDN_WS3_LSYM
 #define GDN_WS3_LSYM 0
 #endif
