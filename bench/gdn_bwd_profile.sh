@@ -16,8 +16,8 @@ nvcc -std=c++17 bench/nvrtc_cubin.cpp -o "$dir/nvrtc_cubin" -lnvrtc
 defs=${OPGRAPH_PROFILE_DEFINES:-}
 for f in states grads; do
   # shellcheck disable=SC2086
-  "$dir/nvrtc_cubin" "$dir/$f.cubin" sm_90a "src/engines/linear_attention/kernels/gdn_bwd_$f.cu" -DGDN_D=128 -DGDN_IO=0 \
-    $defs -lineinfo 2>/dev/null
+  "$dir/nvrtc_cubin" "$dir/$f.cubin" sm_90a "src/engines/linear_attention/kernels/gdn_bwd_$f.cu" \
+    -DGDN_D=128 -DGDN_IO=0 $defs -lineinfo 2>/dev/null
 done
 nvcc -std=c++20 -O2 -arch=sm_90 -Isrc/engines -Ibench bench/gdn_bwd_ab.cu -o "$dir/ab" -lcuda
 g++ -std=c++17 -DGROUPED="$(grep -q kBwdFlagQkDirect src/engines/linear_attention/kernels/gdn_bwd_params.cuh && echo 1 || echo 0)" \

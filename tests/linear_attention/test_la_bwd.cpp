@@ -548,8 +548,8 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 // on wgmma, d = 64's on mma.sync), fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8), with independent products
 // paired in one commit group (GDN_BWD_WG_PAIRS=1), with its address arithmetic cut (GDN_BWD_WG_ADDR=1, alone and
 // with the pairs), its warpgroups on different full-width products (GDN_BWD_GRADS_WIDE=1,
-// kernels/gdn_bwd_grads_wide.cuh); gdn_bwd_rev_fused with its loader's second form (GDN_BWD_REV_LOADER=2); gdn_bwd_fwd_fused with
-// its S^T and Wn stores staged (GDN_BWD_FWD_STAGE=1).
+// kernels/gdn_bwd_grads_wide.cuh; alone and with GDN_BWD_WIDE_PREFETCH=1); gdn_bwd_rev_fused with its loader's
+// second form (GDN_BWD_REV_LOADER=2); gdn_bwd_fwd_fused with its S^T and Wn stores staged (GDN_BWD_FWD_STAGE=1).
 TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
@@ -560,7 +560,8 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
     for (const Defs& defs : {Defs{{"GDN_BWD_GRADS_WG", "0"}}, Defs{{"GDN_BWD_WG_UNROLL", "8"}},
                              Defs{{"GDN_BWD_WG_PAIRS", "1"}}, Defs{{"GDN_BWD_WG_ADDR", "1"}},
                              Defs{{"GDN_BWD_WG_ADDR", "1"}, {"GDN_BWD_WG_PAIRS", "1"}},
-                             Defs{{"GDN_BWD_GRADS_WIDE", "1"}}}) {
+                             Defs{{"GDN_BWD_GRADS_WIDE", "1"}},
+                             Defs{{"GDN_BWD_GRADS_WIDE", "1"}, {"GDN_BWD_WIDE_PREFETCH", "1"}}}) {
       auto r = base;
       ++n;
       for (const auto& [def, val] : defs) {
@@ -590,7 +591,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
-  EXPECT_EQ(n, 18);
+  EXPECT_EQ(n, 20);
 }
 
 }  // namespace

@@ -30,6 +30,11 @@
 // full-width products at once. 0: the engine's build (this file's column-quarter form).
 #define GDN_BWD_GRADS_WIDE 0
 #endif
+#ifndef GDN_BWD_WIDE_PREFETCH
+// Under GDN_BWD_GRADS_WIDE, 1: the next head's S^T, dS^T, Vn and dO requested by the warpgroups that last read them,
+// during the head before (the form's loads otherwise all wait at each head's start). 0: at the head's start.
+#define GDN_BWD_WIDE_PREFETCH 0
+#endif
 #if GDN_BWD_GRADS_WIDE && !GDN_BWD_GRADS_WG
 #error "GDN_BWD_GRADS_WIDE is written for the wgmma form at D = 128"
 #endif

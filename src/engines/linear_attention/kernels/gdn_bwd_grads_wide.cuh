@@ -49,8 +49,22 @@ struct alignas(1024) WideSmem {
 };
 static_assert(sizeof(WideSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D), "WideSmem does not fit the allocation");
 
-enum : int { kBarDw = 1, kBarM1 = 2, kBarDt = 3, kBarM2 = 4, kBarW = 5, kBarX = 6 };
-__device__ __forceinline__ void bsync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+enum : int { kBarDw = 1, kBarM1 = 2, kBarDt = 3, kBarM2 = 4, kBarW = 5, kBarX = 6, kBarSt = 7, kBarRows = 8 };
+// A warpgroup's share (thread t of 128) of a contiguous [ROWS][COLS] bf16 tile copied into T's layout by cp.async
+// (copy_tile_rows' pieces for 128 threads: a thread's pieces keep their column, 8 rows apart).
+template <class T, int ROWS, int COLS>
+__device__ __forceinline__ void copy_rows_wg(u16* dst, const u16* src, int t) {
+  constexpr int P = COLS / 8, RP = 128 / P, N = ROWS * P / 128;
+  static_assert(RP % 8 == 0 && (ROWS * P) % 128 == 0, "copy_rows_wg: a thread's pieces share their swizzle");
+  const int r0 = t / P, c = (t % P) * 8;
+  u16* d = dst + T::at(r0, c);
+  const u16* s = src + r0 * COLS + c;
+#pragma unroll
+  for (int it = 0; it < N; ++it) cp_async16(d + it * RP * 64, s + it * RP * COLS, 16);
+}
+__device__ __forceinline__ void bsync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
 __device__ __forceinline__ void barrive(int id, int n) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
@@ -68,7 +82,9 @@ __device__ __forceinline__ float lds_h(u32 a) {
   asm volatile("ld.shared.b16 %0, [%1];\n" : "=h"(v) : "r"(a) : "memory");
   return bf16_to_f32(v);
 }
-__device__ __forceinline__ void sts_a(u32 a, u32 v) { asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory"); }
+__device__ __forceinline__ void sts_a(u32 a, u32 v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
 // The byte address of this thread's fragment pair (row ra, columns 8 j + 2 t, + 1) in a tile of R rows whose
 // base is `tile`, from fx = the thread's offset at j = 0 (ra 128 + 16 g + 4 t, laundered each head so the
 // addresses are not hoisted out of the head loop): the 16-byte piece index j % 8 XOR g; row rb = ra + 8 is
@@ -179,7 +195,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   const u32 sa = static_cast<u32>(__cvta_generic_to_shared(&sm));
   // A tile's shared address (a constant offset from sa).
   auto off = [&](const u16* f) {
-    return sa + static_cast<u32>(reinterpret_cast<const unsigned char*>(f) - reinterpret_cast<const unsigned char*>(&sm));
+    const auto* b = reinterpret_cast<const unsigned char*>(&sm);
+    return sa + static_cast<u32>(reinterpret_cast<const unsigned char*>(f) - b);
   };
   const i64 slot = blockIdx.x;
   if (p.n_seq <= 0) return;
@@ -195,12 +212,15 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   constexpr bool kRawV = GDN_IO == 0;
   const bool raw_do = p.do_type == kTypeBf16;
   // cp.async of head h's tiles (this thread's share), one commit group.
-  auto issue_tiles = [&](i64 h) {
+  // pre: S^T, dS^T, Vn and (raw) dO already requested during the head before (GDN_BWD_WIDE_PREFETCH).
+  auto issue_tiles = [&](i64 h, bool pre) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
-    copy_tile_rows<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, tid);
+    if (!pre) {
+      copy_tile_rows<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, tid);
+      copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
+      copy_tile_rows<TDD, D, D>(sm.dst, ws16(p, p.ws_dst) + sh * D * D, tid);
+    }
     copy_tile_rows<TCD, C, D>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, tid);
-    copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
-    copy_tile_rows<TDD, D, D>(sm.dst, ws16(p, p.ws_dst) + sh * D * D, tid);
     copy_tile_rows<TCC, C, C>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, tid);
     const int r0 = tid >> 4, c = (tid & 15) * 8;
     const u16* vb = reinterpret_cast<const u16*>(p.v) + (bos + c0) * p.v_ts + hv * p.v_hs + c;
@@ -212,11 +232,23 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       const bool in = r < n;
       const i64 rr = in ? r : 0;
       if (kRawV) cp_async16(&sm.v[at + it * 32 * 64], vb + rr * p.v_ts, in ? 16 : 0);
-      if (raw_do) cp_async16(&sm.dob[at + it * 32 * 64], ob + rr * (p.ho * D), in ? 16 : 0);
+      if (raw_do && !pre) cp_async16(&sm.dob[at + it * 32 * 64], ob + rr * (p.ho * D), in ? 16 : 0);
     }
     cp_async_commit();
   };
-  issue_tiles(h0);
+  // The X warpgroup's request of head h's raw dO rows (rows past the chunk zero-filled) during the head before.
+  auto issue_dob_wg = [&](i64 h) {
+    const int t = tid & 127, r0 = t >> 4, c = (t & 15) * 8;
+    const u16* ob = reinterpret_cast<const u16*>(p.d_o) + ((bos + c0) * p.ho + h) * D + c;
+    const int at = TCD::at(r0, c);
+#pragma unroll
+    for (int it = 0; it < C / 8; ++it) {
+      const int r = r0 + 8 * it;
+      const bool in = r < n;
+      cp_async16(&sm.dob[at + it * 8 * 64], ob + (in ? r : 0) * (p.ho * D), in ? 16 : 0);
+    }
+  };
+  issue_tiles(h0, false);
   {  // q and k rows once (l2-normalised, bf16) and their inverse norms
     const u16* qg = reinterpret_cast<const u16*>(p.q);
     const u16* kg = reinterpret_cast<const u16*>(p.k);
@@ -257,8 +289,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     const i64 h = h0 + g, hv = h / (p.ho / p.hv), sh = slot * p.ho + h;
     if (g) {
       __syncthreads();  // the previous head's tiles, sums and gates all read
-      issue_tiles(h);
+      issue_tiles(h, GDN_BWD_WIDE_PREFETCH != 0);
     }
+    // Head h + 1's S^T, dS^T, Vn and dO requested as their last readers here finish with them.
+    const bool pre = GDN_BWD_WIDE_PREFETCH && g + 1 < G;
     if (!kRawV || !raw_do) {
       const u16* vg = reinterpret_cast<const u16*>(p.v);
 #pragma unroll
@@ -314,7 +348,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       float d0a, d0b, d1a, d1b;
       rowdot<16, C>(acc, off(sm.q), fx, d0a, d0b);
       frag_rows<C, 8>(af, off(sm.dob), fx, scale * ega, scale * egb);
+      if (pre) barrive(kBarRows, 384);
       prod_rs<128, 8, true, TDD>(acc, af, sm.st);
+      if (pre) barrive(kBarSt, 256);
       rowdot<16, C>(acc, off(sm.q), fx, d1a, d1b);
       if (t4 == 0) sm.pq[ra] = d1a - d0a, sm.pq[rb] = d1b - d0b;
       bsync(kBarM1, 384);
@@ -324,7 +360,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       float d0a, d0b, d1a, d1b;
       rowdot<16, C>(acc, off(sm.k), fx, d0a, d0b);
       frag_rows<C, 8>(af, off(sm.vn), fx, exp2f(gc - sm.gam[ra]), exp2f(gc - sm.gam[rb]));
+      if (pre) barrive(kBarRows, 384);
       prod_rs<128, 8, true, TDD>(acc, af, sm.dst);
+      if (pre) {
+        copy_rows_wg<TDD, D, D>(sm.dst, ws16(p, p.ws_dst) + (sh + 1) * D * D, tid & 127);
+        cp_async_commit();
+      }
       rowdot<16, C>(acc, off(sm.k), fx, d1a, d1b);
       if (t4 == 0) sm.pkd[ra] = d1a - d0a, sm.pkd[rb] = d1b - d0b;
       frag_trans(af, off(sm.t), tx, ba * ega, bb * egb);
@@ -340,6 +381,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       // dv = (beta T^T) dVn ----
       zero_acc(acc);
       prod<16, D, false, true, TCD, TDD>(acc, sm.dvn, 0, sm.st, 0, lane);
+      if (pre) {
+        bsync(kBarSt, 256);  // the Q warpgroup's product with S^T done too
+        copy_rows_wg<TDD, D, D>(sm.st, ws16(p, p.ws_st) + (sh + 1) * D * D, tid & 127);
+        cp_async_commit();
+      }
       frag_store<16, C>(acc, off(sm.dw), fx, -1.f);
       tiles_fence();
       barrive(kBarDw, 256);
@@ -398,6 +444,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       prod<8, D, false, false, TCD, TCD, false>(qk, sm.q, 0, sm.k, 0, lane);
       prod<8, D, false, false, TCD, TCD, false>(dp, sm.dob, 0, sm.vn, 0, lane);
       prod_join(qk, dp);
+      if (pre) {
+        bsync(kBarRows, 384);  // the Q and K warpgroups' dO and Vn fragments read too
+        copy_rows_wg<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + (sh + 1) * C * D, tid & 127);
+        if (raw_do) issue_dob_wg(h + 1);
+        cp_async_commit();
+      }
       const float gra = sm.gam[ra], grb = sm.gam[rb];
 #pragma unroll
       for (int j = 0; j < 8; ++j)
@@ -556,7 +608,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #pragma unroll
       for (int j = 0; j < 16; ++j) {
         const u32 w = r < n ? lds32(xr + 8 * j + 2 * t4) : 0u;
-        a += acc[j][2 * hh] * io_to_f32(static_cast<u16>(w)) + acc[j][2 * hh + 1] * io_to_f32(static_cast<u16>(w >> 16));
+        a += acc[j][2 * hh] * io_to_f32(static_cast<u16>(w)) +
+             acc[j][2 * hh + 1] * io_to_f32(static_cast<u16>(w >> 16));
       }
       a = row_sum(a);
       s = rinv[r];
