@@ -160,14 +160,16 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   // through registers. dO is not scaled in the tile: the products with it are.
   constexpr bool kRawV = GDN_IO == 0;
   const bool raw_do = p.do_type == kTypeBf16;
-  // cp.async of head h's tiles (this thread's share), one commit group.
-  auto issue_tiles = [&](i64 h) {
+  // cp.async of head h's tiles (this thread's share), one commit group: those free once the dP phase has read them
+  // (part & 1: Vn, S^T, dO) and those the head's last products read (part & 2: dVn, T, v).
+  auto issue_tiles = [&](i64 h, int part) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
+    const bool early = (part & 1) != 0, late = (part & 2) != 0;
 #if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
-    copy_tile_rows<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, tid);
-    copy_tile_rows<TCD, C, D>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, tid);
-    copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
-    copy_tile_rows<TCC, C, C>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, tid);  // T, from the prep
+    if (early) copy_tile_rows<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, tid);
+    if (late) copy_tile_rows<TCD, C, D>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, tid);
+    if (early) copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
+    if (late) copy_tile_rows<TCC, C, C>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, tid);  // T (prep's)
     {
       // Rows r0 and r0 + 32, column c (copy_tile_rows' pieces of a [C][D] tile); rows past the chunk zero-filled.
       const int r0 = tid >> 4, c = (tid & 15) * 8;
@@ -179,29 +181,29 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         const int r = r0 + 32 * it;
         const bool in = r < n;
         const i64 rr = in ? r : 0;
-        if (kRawV) cp_async16(&sm.v[at + it * 32 * 64], vb + rr * p.v_ts, in ? 16 : 0);
-        if (raw_do) cp_async16(&sm.dob[at + it * 32 * 64], ob + rr * (p.ho * D), in ? 16 : 0);
+        if (kRawV && late) cp_async16(&sm.v[at + it * 32 * 64], vb + rr * p.v_ts, in ? 16 : 0);
+        if (raw_do && early) cp_async16(&sm.dob[at + it * 32 * 64], ob + rr * (p.ho * D), in ? 16 : 0);
       }
     }
 #else
-    copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
-    copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
-    copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
-    copy_tile_to<TCC>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T, from the prep
+    if (early) copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
+    if (late) copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
+    if (early) copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+    if (late) copy_tile_to<TCC>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T (prep's)
     constexpr int pieces = D / 8;
     for (int i = tid; i < C * pieces; i += kGT) {
       const int r = i / pieces, c = (i % pieces) * 8;
       const bool in = r < n;
       const i64 tok = bos + c0 + (in ? r : 0);
-      if (kRawV)
+      if (kRawV && late)
         cp_async16(&sm.v[TCD::at(r, c)], reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + c, in ? 16 : 0);
-      if (raw_do)
+      if (raw_do && early)
         cp_async16(&sm.dob[TCD::at(r, c)], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c, in ? 16 : 0);
     }
 #endif
     cp_async_commit();
   };
-  issue_tiles(h0);
+  issue_tiles(h0, 3);
   // q and k rows once (l2-normalised, bf16), their raw copies and inverse norms.
   {
     const u16* qg = reinterpret_cast<const u16*>(p.q);
@@ -249,7 +251,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     const i64 h = h0 + g, hv = h / (p.ho / p.hv), sh = slot * p.ho + h;
     if (g) {
       __syncthreads();  // the previous head's tiles, partial sums and gates all read
-      issue_tiles(h);
+      if (!GDN_BWD_EARLY_LOADS) issue_tiles(h, 3);  // else requested during the head before
     }
     if (!kRawV || !raw_do) {
       const u16* vg = reinterpret_cast<const u16*>(p.v);
@@ -446,6 +448,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1
+    if (GDN_BWD_EARLY_LOADS && g + 1 < G) issue_tiles(h + 1, 1);  // Vn, S^T (dS^T), dO read by now
 
     // ---- dq += M1 K;  dk += M1^T Q + M2 K + M2^T K ----
 #pragma unroll
@@ -538,6 +541,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       sm.rkd[quarter][rb_] = pkd[1];
     }
     __syncthreads();
+    if (GDN_BWD_EARLY_LOADS && g + 1 < G) issue_tiles(h + 1, 2);  // dVn, T, v read by now: under warp 0's epilogue
 
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
     // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----

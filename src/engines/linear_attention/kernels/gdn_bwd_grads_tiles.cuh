@@ -25,6 +25,12 @@
 // loop's); bench/results/2026-12-04-gdn-bwd-grads-wg-h200.txt and -gdn-bwd-suite-dbb34d1-h200.txt.
 #define GDN_BWD_WG_UNROLL 4
 #endif
+#ifndef GDN_BWD_EARLY_LOADS
+// 1 (a trial): gdn_bwd_grads requests the next head of its group's Vn, S^T and dO once the dP phase has read this
+// head's, and its dVn, T and v right after the head's last products, before warp 0's epilogue (same tiles, same
+// order of every product: the gradients bitwise the same). 0: the engine's build (every tile at the head's start).
+#define GDN_BWD_EARLY_LOADS 0
+#endif
 #ifndef GDN_BWD_GRADS_WIDE
 // 1 (a trial, d = 128): the grads kernel of kernels/gdn_bwd_grads_wide.cuh, its warpgroups on different
 // full-width products at once. 0: the engine's build (this file's column-quarter form).

@@ -183,6 +183,33 @@ __device__ __forceinline__ float row_sum(float x) {
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
+#ifndef GDN_BWD_WIDE_CLOCK
+// 1 (a measuring aid, never in the engine): the first thread of each warpgroup of one CTA (slot gridDim.x / 2, head
+// group 0) adds its phases' cycles to gdn_bwd_clock[10 role + phase] (a head's mean at the end), which
+// bench/gdn_bwd_ab.cu prints for a build that has it. Phases, per role: Q [start, rowdot + fragments, product,
+// rowdot, M1 wait, M1 K, -, -, end barrier, warp 0's epilogue]; K [start, rowdot + fragments, product, rowdot + T^T
+// fragments, dW wait, (beta e^gamma T^T) dW, M1 wait + M1^T Q, M2 wait + M2 products, end barrier]; W [start, dW,
+// dW store + barrier, dW K^T + dVn V^T, column sums + dT, dv product, dv stores, -, end barrier]; X [start, Q K^T +
+// dO Vn^T, M1 epilogue, K K^T issue + dT wait, X + its store, dL, M2 / F epilogue, E / F sums, end barrier]. "start":
+// the head's loads and gates, from the barrier before them.
+#define GDN_BWD_WIDE_CLOCK 0
+#endif
+#if GDN_BWD_WIDE_CLOCK
+extern "C" __device__ long long gdn_bwd_clock[40] = {};
+#define WCLK(i)                                     \
+  do {                                              \
+    if (clk_on) {                                   \
+      const long long t_ = clock64();               \
+      gdn_bwd_clock[10 * wg + (i)] += t_ - clk_t;   \
+      clk_t = t_;                                   \
+    }                                               \
+  } while (0)
+#else
+#define WCLK(i) \
+  do {          \
+  } while (0)
+#endif
+
 extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_grads(const GdnBwdParams p) {
   using namespace opgraph_gdn::bwd::wide;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -192,6 +219,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   const int wg = __shfl_sync(0xffffffffu, warp >> 2, 0), wi = warp & 3;  // the role: warp-uniform
   const int g8 = lane >> 2, t4 = lane & 3;
   const int ra = 16 * wi + g8, rb = ra + 8;  // this thread's rows of every m64 fragment
+#if GDN_BWD_WIDE_CLOCK
+  const bool clk_on = (tid & 127) == 0 && blockIdx.x == gridDim.x / 2 && blockIdx.y == 0;
+  long long clk_t = clock64();
+  if (clk_on)
+    for (int i = 0; i < 10; ++i) gdn_bwd_clock[10 * wg + i] = 0;
+#endif
   const u32 sa = static_cast<u32>(__cvta_generic_to_shared(&sm));
   // A tile's shared address (a constant offset from sa).
   auto off = [&](const u16* f) {
@@ -329,6 +362,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     cp_async_wait_all();
     tiles_fence();
     __syncthreads();
+    WCLK(0);
     const float gc = sm.gam[C - 1];
     const float ega = exp2f(sm.gam[ra]), egb = exp2f(sm.gam[rb]);
     const float ba = sm.bet[ra], bb = sm.bet[rb];
@@ -349,38 +383,51 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       rowdot<16, C>(acc, off(sm.q), fx, d0a, d0b);
       frag_rows<C, 8>(af, off(sm.dob), fx, scale * ega, scale * egb);
       if (pre) barrive(kBarRows, 384);
+      WCLK(1);
       prod_rs<128, 8, true, TDD>(acc, af, sm.st);
       if (pre) barrive(kBarSt, 256);
+      WCLK(2);
       rowdot<16, C>(acc, off(sm.q), fx, d1a, d1b);
       if (t4 == 0) sm.pq[ra] = d1a - d0a, sm.pq[rb] = d1b - d0b;
+      WCLK(3);
       bsync(kBarM1, 384);
+      WCLK(4);
       prod<16, C, false, true, TCC, TCD>(acc, sm.m1, 0, sm.k, 0, lane);
+      WCLK(5);
     } else if (wg == 1) {
       // ---- K: dk += (e^(gamma_C - gamma) Vn) dS^T (pkd), += (beta e^gamma T^T) dW, += M1^T Q + M2 K + M2^T K ----
       float d0a, d0b, d1a, d1b;
       rowdot<16, C>(acc, off(sm.k), fx, d0a, d0b);
       frag_rows<C, 8>(af, off(sm.vn), fx, exp2f(gc - sm.gam[ra]), exp2f(gc - sm.gam[rb]));
       if (pre) barrive(kBarRows, 384);
+      WCLK(1);
       prod_rs<128, 8, true, TDD>(acc, af, sm.dst);
       if (pre) {
         copy_rows_wg<TDD, D, D>(sm.dst, ws16(p, p.ws_dst) + (sh + 1) * D * D, tid & 127);
         cp_async_commit();
       }
+      WCLK(2);
       rowdot<16, C>(acc, off(sm.k), fx, d1a, d1b);
       if (t4 == 0) sm.pkd[ra] = d1a - d0a, sm.pkd[rb] = d1b - d0b;
       frag_trans(af, off(sm.t), tx, ba * ega, bb * egb);
+      WCLK(3);
       bsync(kBarDw, 256);
+      WCLK(4);
       prod_rs<128, C / 16, true, TCD>(acc, af, sm.dw);
+      WCLK(5);
       bsync(kBarM1, 384);
       prod<16, C, true, true, TCC, TCD>(acc, sm.m1, 0, sm.q, 0, lane);
+      WCLK(6);
       bsync(kBarM2, 256);
       prod<16, C, false, true, TCC, TCD, false>(acc, sm.m2, 0, sm.k, 0, lane);
       prod<16, C, true, true, TCC, TCD>(acc, sm.m2, 0, sm.k, 0, lane);
+      WCLK(7);
     } else if (wg == 2) {
       // ---- W: dW = -dVn S^T; dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta) with k.dKb, v.dVb;
       // dv = (beta T^T) dVn ----
       zero_acc(acc);
       prod<16, D, false, true, TCD, TDD>(acc, sm.dvn, 0, sm.st, 0, lane);
+      WCLK(1);
       if (pre) {
         bsync(kBarSt, 256);  // the Q warpgroup's product with S^T done too
         copy_rows_wg<TDD, D, D>(sm.st, ws16(p, p.ws_st) + (sh + 1) * D * D, tid & 127);
@@ -390,12 +437,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       tiles_fence();
       barrive(kBarDw, 256);
       bsync(kBarW, 128);
+      WCLK(2);
       float(&a1)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[0][0]);
       float(&a2)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8][0]);
       zero_acc(acc);
       prod<8, D, false, false, TCD, TCD, false>(a1, sm.dw, 0, sm.k, 0, lane);
       prod<8, D, false, false, TCD, TCD, false>(a2, sm.dvn, 0, sm.v, 0, lane);
       prod_join(a1, a2);
+      WCLK(3);
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const int s0 = 8 * j + 2 * t4;
@@ -418,9 +467,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       }
       tiles_fence();
       barrive(kBarDt, 256);
+      WCLK(4);
       frag_trans(af, off(sm.t), tx, ba, bb);
       zero_acc(acc);
       prod_rs<128, C / 16, true, TCD>(acc, af, sm.dvn);
+      WCLK(5);
       // Every v head its own output head (HV = HO): dV in its type to the output; else fp32 to the staging.
       const bool direct = p.hv == p.ho;
       float* sv_ = ws32(p, p.ws_dv);
@@ -436,6 +487,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
           else store_f2(sv_ + at, acc[j][2 * hh], acc[j][2 * hh + 1]);
         }
       }
+      WCLK(6);
     } else {
       // ---- X: Q K^T, dP = dO Vn^T -> M1, E = dP . P; K K^T; X = T^T dT; dL = -X T^T -> M2, F, E ----
       float(&qk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[0][0]);
@@ -444,6 +496,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       prod<8, D, false, false, TCD, TCD, false>(qk, sm.q, 0, sm.k, 0, lane);
       prod<8, D, false, false, TCD, TCD, false>(dp, sm.dob, 0, sm.vn, 0, lane);
       prod_join(qk, dp);
+      WCLK(1);
       if (pre) {
         bsync(kBarRows, 384);  // the Q and K warpgroups' dO and Vn fragments read too
         copy_rows_wg<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + (sh + 1) * C * D, tid & 127);
@@ -469,19 +522,23 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         }
       tiles_fence();
       barrive(kBarM1, 384);
+      WCLK(2);
       float(&ef)[8][4] = qk;
       float(&kk)[8][4] = dp;
       zero_acc(dp);
       prod<8, D, false, false, TCD, TCD, false>(kk, sm.k, 0, sm.k, 0, lane);
       bsync(kBarDt, 256);
+      WCLK(3);
       zero_acc(xa);
       prod<8, C, true, true, TCC, TCC, false>(xa, sm.t, 0, sm.dt, 0, lane);
       prod_join(kk, xa);
       frag_store<8, C>(xa, off(sm.x), fx, 1.f);
       tiles_fence();
       bsync(kBarX, 128);
+      WCLK(4);
       zero_acc(xa);
       prod<8, C, false, false, TCC, TCC>(xa, sm.x, 0, sm.t, 0, lane);
+      WCLK(5);
       float fr[2] = {0.f, 0.f};
 #pragma unroll
       for (int j = 0; j < 8; ++j)
@@ -504,6 +561,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         }
       tiles_fence();
       barrive(kBarM2, 256);
+      WCLK(6);
       float ea = 0.f, eb = 0.f;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
@@ -518,8 +576,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       ea = row_sum(ea), eb = row_sum(eb);
       const float fa = row_sum(fr[0]), fb = row_sum(fr[1]);
       if (t4 == 0) sm.re[ra] = ea, sm.re[rb] = eb, sm.rf[ra] = fa, sm.rf[rb] = fb;
+      WCLK(7);
     }
     __syncthreads();
+    WCLK(8);
 
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma, dbeta, dgamma_C, the chunk's reverse cumsum, the
     // gate / beta transforms (gdn_bwd_grads.cu's, from this form's sums) ----
@@ -573,8 +633,13 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         store_any(p.dg, off, p.dg_type, dg);
         store_any(p.dbeta, off, p.dbeta_type, db);
       }
+      WCLK(9);
     }
   }
+#if GDN_BWD_WIDE_CLOCK
+  if (clk_on)
+    for (int i = 0; i < 10; ++i) gdn_bwd_clock[10 * wg + i] /= G;
+#endif
   if (wg > 1) return;
   // ---- dq (Q) or dk (K) of the group's sums: one head a CTA (HQ != HK) to the fp32 staging; else through the
   // l2norm Jacobian dx = r (dy - r x <r x, dy>) (the raw rows read again) in the output's type ----
