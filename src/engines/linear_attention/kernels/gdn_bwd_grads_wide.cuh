@@ -17,6 +17,9 @@
 // named barriers only where one reads what another wrote (dW, M1, dT, M2), and all of them at each head's start
 // and end. Registers: one [16][4] accumulator array a thread serves every role (dq, dk, or the W and X
 // warpgroups' products in its halves), so the roles' peaks do not add up.
+// Measured (H100, bench/results/2026-12-06-gdn-bwd-grads-wide-h100.txt): gradients within the A/B bounds of the
+// engine's kernel, 1.49x its time; of a head's ~46k cycles ~22.5k wait for the tiles at the head's start
+// (GDN_BWD_WIDE_CLOCK) and the roles run one after another along dW -> dT -> X -> dL -> M2 -> dk.
 #pragma once
 
 #include "linear_attention/kernels/gdn_wgmma_rs.cuh"
