@@ -18,11 +18,23 @@
 // and end. Registers: one [16][4] accumulator array a thread serves every role (dq, dk, or the W and X
 // warpgroups' products in its halves), so the roles' peaks do not add up.
 // Measured (H100, bench/results/2026-12-06-gdn-bwd-grads-wide-h100.txt): gradients within the A/B bounds of the
-// engine's kernel, 1.49x its time; of a head's ~46k cycles ~22.5k wait for the tiles at the head's start
-// (GDN_BWD_WIDE_CLOCK) and the roles run one after another along dW -> dT -> X -> dL -> M2 -> dk.
+// engine's kernel, 1.49x its time; of a head's ~40k cycles (GDN_BWD_WIDE_CLOCK) ~12.3k are warp 0's epilogue, which
+// every other warp waits for, ~12-20k the head's loads and gates, each role's own work ~8-15k.
 #pragma once
 
 #include "linear_attention/kernels/gdn_wgmma_rs.cuh"
+
+#ifndef GDN_BWD_WIDE_CLOCK
+// 1 (a measuring aid, never in the engine): the first thread of each warpgroup of one CTA (slot gridDim.x / 2, head
+// group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 role + phase] at the end: a head's mean), which
+// bench/gdn_bwd_ab.cu prints for a build that has it. Phases, per role: Q [start, rowdot + fragments, product,
+// rowdot, M1 wait, M1 K, -, -, end barrier, warp 0's epilogue]; K [start, rowdot + fragments, product, rowdot + T^T
+// fragments, dW wait, (beta e^gamma T^T) dW, M1 wait + M1^T Q, M2 wait + M2 products, end barrier]; W [start, dW,
+// dW store + barrier, dW K^T + dVn V^T, column sums + dT, dv product, dv stores, -, end barrier]; X [start, Q K^T +
+// dO Vn^T, M1 epilogue, K K^T issue + dT wait, X + its store, dL, M2 / F epilogue, E / F sums, end barrier]. "start":
+// the head's loads and gates, from the barrier before them.
+#define GDN_BWD_WIDE_CLOCK 0
+#endif
 
 namespace opgraph_gdn {
 namespace bwd {
@@ -49,6 +61,9 @@ struct alignas(1024) WideSmem {
   float re[C], rf[C];    // per row: the row sums of E and F
   float cb[4][C], cv[4][C], ec[4][C];  // per column, one partial a row band: k.dKb, v.dVb, E's column sums
   float red[16];         // <S^T, dS^T>'s partial sums (the reverse scan's)
+#if GDN_BWD_WIDE_CLOCK
+  long long clk[40];     // the phase clocks (below), summed over the heads
+#endif
 };
 static_assert(sizeof(WideSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D), "WideSmem does not fit the allocation");
 
@@ -186,26 +201,15 @@ __device__ __forceinline__ float row_sum(float x) {
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
-#ifndef GDN_BWD_WIDE_CLOCK
-// 1 (a measuring aid, never in the engine): the first thread of each warpgroup of one CTA (slot gridDim.x / 2, head
-// group 0) adds its phases' cycles to gdn_bwd_clock[10 role + phase] (a head's mean at the end), which
-// bench/gdn_bwd_ab.cu prints for a build that has it. Phases, per role: Q [start, rowdot + fragments, product,
-// rowdot, M1 wait, M1 K, -, -, end barrier, warp 0's epilogue]; K [start, rowdot + fragments, product, rowdot + T^T
-// fragments, dW wait, (beta e^gamma T^T) dW, M1 wait + M1^T Q, M2 wait + M2 products, end barrier]; W [start, dW,
-// dW store + barrier, dW K^T + dVn V^T, column sums + dT, dv product, dv stores, -, end barrier]; X [start, Q K^T +
-// dO Vn^T, M1 epilogue, K K^T issue + dT wait, X + its store, dL, M2 / F epilogue, E / F sums, end barrier]. "start":
-// the head's loads and gates, from the barrier before them.
-#define GDN_BWD_WIDE_CLOCK 0
-#endif
 #if GDN_BWD_WIDE_CLOCK
 extern "C" __device__ long long gdn_bwd_clock[40] = {};
-#define WCLK(i)                                     \
-  do {                                              \
-    if (clk_on) {                                   \
-      const long long t_ = clock64();               \
-      gdn_bwd_clock[10 * wg + (i)] += t_ - clk_t;   \
-      clk_t = t_;                                   \
-    }                                               \
+#define WCLK(i)                                \
+  do {                                         \
+    if (clk_on) {                              \
+      const long long t_ = clock64();          \
+      sm.clk[10 * wg + (i)] += t_ - clk_t;     \
+      clk_t = t_;                              \
+    }                                          \
   } while (0)
 #else
 #define WCLK(i) \
@@ -226,7 +230,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   const bool clk_on = (tid & 127) == 0 && blockIdx.x == gridDim.x / 2 && blockIdx.y == 0;
   long long clk_t = clock64();
   if (clk_on)
-    for (int i = 0; i < 10; ++i) gdn_bwd_clock[10 * wg + i] = 0;
+    for (int i = 0; i < 10; ++i) sm.clk[10 * wg + i] = 0;
 #endif
   const u32 sa = static_cast<u32>(__cvta_generic_to_shared(&sm));
   // A tile's shared address (a constant offset from sa).
@@ -641,7 +645,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   }
 #if GDN_BWD_WIDE_CLOCK
   if (clk_on)
-    for (int i = 0; i < 10; ++i) gdn_bwd_clock[10 * wg + i] /= G;
+    for (int i = 0; i < 10; ++i) gdn_bwd_clock[10 * wg + i] = sm.clk[10 * wg + i] / G;
 #endif
   if (wg > 1) return;
   // ---- dq (Q) or dk (K) of the group's sums: one head a CTA (HQ != HK) to the fp32 staging; else through the
