@@ -160,6 +160,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   // through registers. dO is not scaled in the tile: the products with it are.
   constexpr bool kRawV = GDN_IO == 0;
   const bool raw_do = p.do_type == kTypeBf16;
+  // GDN_BWD_DV_STAGE: dV (16-bit, straight to the output, 16-byte aligned) staged in sm.vn, free by the dVb phase,
+  // then stored as 16-byte row pieces.
+#if GDN_BWD_DV_STAGE
+  const bool stage_dv = p.hv == p.ho && p.dv_type != kTypeF32 && (p.dv & 15u) == 0;
+#endif
   // cp.async of head h's tiles (this thread's share), one commit group: those free once the dP phase has read them
   // (part & 1: Vn, S^T, dO) and those the head's last products read (part & 2: dVn, T, v).
   auto issue_tiles = [&](i64 h, int part) {
@@ -525,6 +530,15 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #pragma unroll
         for (int j = 0; j < NTD; ++j) {
           const i64 at = row + nd0 + 8 * j + 2 * t4;
+#if GDN_BWD_DV_STAGE
+          if (direct && stage_dv) {
+            const float a = br * tmp[j][2 * hh], b = br * tmp[j][2 * hh + 1];
+            const u16 lo = p.dv_type == kTypeBf16 ? f32_to_bf16(a) : f32_to_f16(a);
+            const u16 hi = p.dv_type == kTypeBf16 ? f32_to_bf16(b) : f32_to_f16(b);
+            *reinterpret_cast<u32*>(&sm.vn[fr.cd(hh, j)]) = static_cast<u32>(lo) | (static_cast<u32>(hi) << 16);
+            continue;
+          }
+#endif
           if (direct)
             store_any2(p.dv, at, p.dv_type, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
           else
@@ -542,6 +556,17 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     __syncthreads();
     if (GDN_BWD_EARLY_LOADS && g + 1 < G) issue_tiles(h + 1, 2);  // dVn, T, v read by now: under warp 0's epilogue
+#if GDN_BWD_DV_STAGE
+    if (stage_dv) {
+      // dV's rows from their staging in sm.vn, a 16-byte piece a thread at a time (rows past the chunk not stored).
+      for (int i = tid; i < C * (D / 8); i += kGT) {
+        const int r = i / (D / 8), c = (i % (D / 8)) * 8;
+        if (r < n)
+          *reinterpret_cast<uint4*>(reinterpret_cast<u16*>(p.dv) + ((bos + c0 + r) * p.ho + h) * D + c) =
+              *reinterpret_cast<const uint4*>(&sm.vn[TCD::at(r, c)]);
+      }
+    }
+#endif
 
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
     // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----

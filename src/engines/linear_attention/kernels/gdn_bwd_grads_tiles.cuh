@@ -31,6 +31,16 @@
 // order of every product: the gradients bitwise the same). 0: the engine's build (every tile at the head's start).
 #define GDN_BWD_EARLY_LOADS 0
 #endif
+#ifndef GDN_BWD_DV_STAGE
+// 1 (a trial, written 2026-12-06, not yet run): gdn_bwd_grads stages a 16-bit dV written straight to the output in
+// its Vn tile (free by the dVb phase) and stores it as whole 16-byte row pieces after the head's barrier, in place of
+// each thread's 4-byte pairs (2 x 8 a thread a head, 8 rows x 16 bytes a warp store) right before warp 0's epilogue;
+// the same bits. 0: the engine's build.
+#define GDN_BWD_DV_STAGE 0
+#endif
+#if GDN_BWD_DV_STAGE && GDN_BWD_EARLY_LOADS
+#error "GDN_BWD_DV_STAGE stages dV in the Vn tile, which GDN_BWD_EARLY_LOADS refills early"
+#endif
 #ifndef GDN_BWD_GRADS_WIDE
 // 1 (a trial, d = 128): the grads kernel of kernels/gdn_bwd_grads_wide.cuh, its warpgroups on different
 // full-width products at once. 0: the engine's build (this file's column-quarter form).
