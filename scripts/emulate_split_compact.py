@@ -3,12 +3,12 @@
 
 The fused prefill's chain split under GDN_SPLIT_ADAPT (the engine's build since 2026-12-06) reads the grid's z as an
 index over the spans that run. The span summaries run the F "full" spans (every span of a split sequence but its last,
-span_chunks chunks each) at z = their index in sequence order, found by a warp scan of cu_seqlens (full_span_at); their CTA (0, 0, 0)
-writes the span scan's map to a table (write_span_table) that the span scan reads a row a CTA: each sequence's last
-span (or the whole sequence) at z = s, then the full spans at z = N + their index. A sequence of at most
-split_min_chunks chunks is one span (seq_spans). This script runs those
-device functions as the warp executes them (32 lanes a group, shuffles as prefix sums, ballot / ffs as the first
-lane) on random batches (empty sequences, lengths around the span boundaries, thresholds 0 and > 0) and checks:
+span_chunks chunks each) at z = their index in sequence order, found by a warp scan of cu_seqlens (full_span_at);
+their CTA (0, 0, 0) writes the span scan's map to a table (write_span_table) that the span scan reads a row a CTA:
+each sequence's last span (or the whole sequence) at z = s, then the full spans at z = N + their index. A sequence of
+at most split_min_chunks chunks is one span (seq_spans). This script runs those device functions as the warp executes
+them (32 lanes a group, shuffles as prefix sums, ballot / ffs as the first lane) on random batches (empty sequences,
+lengths around the span boundaries, thresholds 0 and > 0) and checks:
   1. the table holds every (sequence, span) the split runs exactly once, the last spans at z = s, then the full
      spans in sequence order, (-1, -1) past N + F, inside gdn_split_grid_spans rows (the host's grid);
   2. full_span_at(z) is the table's row N + z for z < F and runs nothing from F on;

@@ -241,13 +241,13 @@ __device__ __forceinline__ void tiles_fence() {
 #endif
 }
 #if GDN_BWD_GRADS_WG
-// This thread's pieces of a contiguous [ROWS][COLS] bf16 tile, copied into T's layout by cp.async (pieces tid,
-// tid + kGT, ...: COLS / 8 pieces a row, so a thread's pieces keep their column and lie RP rows apart, a multiple
-// of 8 rows, where T::at repeats its swizzle). The caller commits and waits.
-template <class T, int ROWS, int COLS>
+// This thread's pieces of a contiguous [ROWS][COLS] bf16 tile, copied into T's layout by cp.async among NTHR threads
+// (pieces tid, tid + NTHR, ...: COLS / 8 pieces a row, so a thread's pieces keep their column and lie RP rows apart,
+// a multiple of 8 rows, where T::at repeats its swizzle). The caller commits and waits.
+template <class T, int ROWS, int COLS, int NTHR = kGT>
 __device__ __forceinline__ void copy_tile_rows(u16* dst, const u16* src, int tid) {
-  constexpr int P = COLS / 8, RP = kGT / P, N = ROWS * P / kGT;
-  static_assert(RP % 8 == 0 && (ROWS * P) % kGT == 0, "copy_tile_rows: a thread's pieces share their swizzle");
+  constexpr int P = COLS / 8, RP = NTHR / P, N = ROWS * P / NTHR;
+  static_assert(RP % 8 == 0 && (ROWS * P) % NTHR == 0, "copy_tile_rows: a thread's pieces share their swizzle");
   const int r0 = tid / P, c = (tid % P) * 8;
   u16* d = dst + T::at(r0, c);
   const u16* s = src + r0 * COLS + c;

@@ -68,18 +68,6 @@ struct alignas(1024) WideSmem {
 static_assert(sizeof(WideSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D), "WideSmem does not fit the allocation");
 
 enum : int { kBarDw = 1, kBarM1 = 2, kBarDt = 3, kBarM2 = 4, kBarW = 5, kBarX = 6, kBarSt = 7, kBarRows = 8 };
-// A warpgroup's share (thread t of 128) of a contiguous [ROWS][COLS] bf16 tile copied into T's layout by cp.async
-// (copy_tile_rows' pieces for 128 threads: a thread's pieces keep their column, 8 rows apart).
-template <class T, int ROWS, int COLS>
-__device__ __forceinline__ void copy_rows_wg(u16* dst, const u16* src, int t) {
-  constexpr int P = COLS / 8, RP = 128 / P, N = ROWS * P / 128;
-  static_assert(RP % 8 == 0 && (ROWS * P) % 128 == 0, "copy_rows_wg: a thread's pieces share their swizzle");
-  const int r0 = t / P, c = (t % P) * 8;
-  u16* d = dst + T::at(r0, c);
-  const u16* s = src + r0 * COLS + c;
-#pragma unroll
-  for (int it = 0; it < N; ++it) cp_async16(d + it * RP * 64, s + it * RP * COLS, 16);
-}
 __device__ __forceinline__ void bsync(int id, int n) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
@@ -180,11 +168,6 @@ __device__ __forceinline__ void prod_rs(float (&c)[N / 8][4], const u32 (&a)[8][
   opgraph_gemm::wgmma_commit();
   opgraph_gemm::wgmma_wait<0>();
   pin_acc(c);
-}
-template <int NT>
-__device__ __forceinline__ void zero_acc(float (&f)[NT][4]) {
-#pragma unroll
-  for (int j = 0; j < NT; ++j) f[j][0] = f[j][1] = f[j][2] = f[j][3] = 0.f;
 }
 // Column sums over a warp's 16 rows (lanes of one t4), every lane ending with them.
 __device__ __forceinline__ float col_sum(float x) {
@@ -323,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   float acc[16][4];  // Q: dq; K: dk (both over the head group); W, X: their products
   float xa[8][4];    // X: X, then dL
   u32 af[8][4];      // register-A fragments
-  zero_acc(acc);
+  zero(acc);
 #pragma unroll 1
   for (i64 g = 0; g < G; ++g) {
     const i64 h = h0 + g, hv = h / (p.ho / p.hv), sh = slot * p.ho + h;
@@ -410,7 +393,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       WCLK(1);
       prod_rs<128, 8, true, TDD>(acc, af, sm.dst);
       if (pre) {
-        copy_rows_wg<TDD, D, D>(sm.dst, ws16(p, p.ws_dst) + (sh + 1) * D * D, tid & 127);
+        copy_tile_rows<TDD, D, D, 128>(sm.dst, ws16(p, p.ws_dst) + (sh + 1) * D * D, tid & 127);
         cp_async_commit();
       }
       WCLK(2);
@@ -432,12 +415,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     } else if (wg == 2) {
       // ---- W: dW = -dVn S^T; dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta) with k.dKb, v.dVb;
       // dv = (beta T^T) dVn ----
-      zero_acc(acc);
+      zero(acc);
       prod<16, D, false, true, TCD, TDD>(acc, sm.dvn, 0, sm.st, 0, lane);
       WCLK(1);
       if (pre) {
         bsync(kBarSt, 256);  // the Q warpgroup's product with S^T done too
-        copy_rows_wg<TDD, D, D>(sm.st, ws16(p, p.ws_st) + (sh + 1) * D * D, tid & 127);
+        copy_tile_rows<TDD, D, D, 128>(sm.st, ws16(p, p.ws_st) + (sh + 1) * D * D, tid & 127);
         cp_async_commit();
       }
       frag_store<16, C>(acc, off(sm.dw), fx, -1.f);
@@ -447,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       WCLK(2);
       float(&a1)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[0][0]);
       float(&a2)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8][0]);
-      zero_acc(acc);
+      zero(acc);
       prod<8, D, false, false, TCD, TCD, false>(a1, sm.dw, 0, sm.k, 0, lane);
       prod<8, D, false, false, TCD, TCD, false>(a2, sm.dvn, 0, sm.v, 0, lane);
       prod_join(a1, a2);
@@ -476,7 +459,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       barrive(kBarDt, 256);
       WCLK(4);
       frag_trans(af, off(sm.t), tx, ba, bb);
-      zero_acc(acc);
+      zero(acc);
       prod_rs<128, C / 16, true, TCD>(acc, af, sm.dvn);
       WCLK(5);
       // Every v head its own output head (HV = HO): dV in its type to the output; else fp32 to the staging.
@@ -499,14 +482,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       // ---- X: Q K^T, dP = dO Vn^T -> M1, E = dP . P; K K^T; X = T^T dT; dL = -X T^T -> M2, F, E ----
       float(&qk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[0][0]);
       float(&dp)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8][0]);
-      zero_acc(acc);
+      zero(acc);
       prod<8, D, false, false, TCD, TCD, false>(qk, sm.q, 0, sm.k, 0, lane);
       prod<8, D, false, false, TCD, TCD, false>(dp, sm.dob, 0, sm.vn, 0, lane);
       prod_join(qk, dp);
       WCLK(1);
       if (pre) {
         bsync(kBarRows, 384);  // the Q and K warpgroups' dO and Vn fragments read too
-        copy_rows_wg<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + (sh + 1) * C * D, tid & 127);
+        copy_tile_rows<TCD, C, D, 128>(sm.vn, ws16(p, p.ws_vn) + (sh + 1) * C * D, tid & 127);
         if (raw_do) issue_dob_wg(h + 1);
         cp_async_commit();
       }
@@ -532,18 +515,18 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       WCLK(2);
       float(&ef)[8][4] = qk;
       float(&kk)[8][4] = dp;
-      zero_acc(dp);
+      zero(dp);
       prod<8, D, false, false, TCD, TCD, false>(kk, sm.k, 0, sm.k, 0, lane);
       bsync(kBarDt, 256);
       WCLK(3);
-      zero_acc(xa);
+      zero(xa);
       prod<8, C, true, true, TCC, TCC, false>(xa, sm.t, 0, sm.dt, 0, lane);
       prod_join(kk, xa);
       frag_store<8, C>(xa, off(sm.x), fx, 1.f);
       tiles_fence();
       bsync(kBarX, 128);
       WCLK(4);
-      zero_acc(xa);
+      zero(xa);
       prod<8, C, false, false, TCC, TCC>(xa, sm.x, 0, sm.t, 0, lane);
       WCLK(5);
       float fr[2] = {0.f, 0.f};

@@ -259,8 +259,8 @@ __device__ __forceinline__ void lp_epilogue(const float (&accl)[32], const float
   if constexpr (kH && GDN_WS3_LSYM && WI >= 0) {
     // Blocks (jb, WI) of L from this warp's blocks (WI, jb): L[s][r] = beta_s ik_s ik_r e^(gamma_s - gamma_r)
     // (k_r . k_s) for its rows r and the block's tokens s > r. Register (hh, tt) of a block is stmatrix matrix
-    // 2 tt + hh (rows 8 hh, columns 8 tt of the source block), stored transposed: lane l addresses row l % 8 of matrix l / 8 in the
-    // destination (rows 8 ((l / 8) / 2), columns 8 ((l / 8) % 2)), as merges_h's stores.
+    // 2 tt + hh (rows 8 hh, columns 8 tt of the source block), stored transposed: lane l addresses row l % 8 of
+    // matrix l / 8 in the destination (rows 8 ((l / 8) / 2), columns 8 ((l / 8) % 2)), as merges_h's stores.
     const int lane = static_cast<int>(threadIdx.x & 31), lq = lane >> 3;
     const int mr = 8 * (lq >> 1) + (lane & 7), mc = 8 * (lq & 1);
     const float ir[2] = {ik_tok[fr], ik_tok[fr + 8]};
