@@ -347,17 +347,18 @@ int main(int argc, char** argv) {
     row += " | B vs A:" + cmp + (same ? " (bitwise)" : "") + (ok ? " ok" : " FAIL");
     std::printf("%s\n", row.c_str());
     table.push_back(row);
-    // A grads build with GDN_BWD_WIDE_CLOCK (kernels/gdn_bwd_grads_wide.cuh): its roles' phases, cycles a head, in one
-    // CTA of the last launch (the phase names are that header's).
+    // A grads build with GDN_BWD_WIDE_CLOCK (kernels/gdn_bwd_grads_wide.cuh) or GDN_BWD_CLOCK (the engine's form,
+    // kernels/gdn_bwd_grads_tiles.cuh): each warpgroup's phases (the wide form's roles Q, K, W, X), cycles a head, in
+    // one CTA of the last launch (the phase names are those headers').
     for (int s = 0; s < 2; ++s) {
       CUdeviceptr ck_ptr = 0;
       size_t ck_bytes = 0;
       if (cuModuleGetGlobal(&ck_ptr, &ck_bytes, sides[s].grads, "gdn_bwd_clock") != CUDA_SUCCESS) continue;
       long long ck[40] = {};
       CD(cuMemcpyDtoH(ck, ck_ptr, std::min(sizeof ck, ck_bytes)));
-      const char* role[4] = {"Q", "K", "W", "X"};
+      const char* role[4] = {"0 (Q)", "1 (K)", "2 (W)", "3 (X)"};
       for (int r = 0; r < 4; ++r) {
-        std::string l = std::string("  ") + static_cast<char>('A' + s) + " clocks a head, role " + role[r] + ":";
+        std::string l = std::string("  ") + static_cast<char>('A' + s) + " clocks a head, warpgroup " + role[r] + ":";
         for (int i = 0; i < 10; ++i) l += " " + std::to_string(ck[10 * r + i]);
         std::printf("%s\n", l.c_str());
         table.push_back(l);

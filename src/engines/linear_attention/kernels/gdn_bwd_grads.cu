@@ -1,8 +1,8 @@
 // linear_attention/kernels/gdn_bwd_grads.cu — the Gated DeltaNet backward's
 // gradient kernels: gdn_bwd_grads (every token gradient of a chunk, the formulas
 // in gdn_bwd_common.cuh), gdn_bwd_finish (the head-group sums and the l2norm
-// Jacobian) and gdn_bwd_gate_params (safe_gate's d_a_log, d_dt_bias).
-// gdn_bwd_states.cu for the kernels before them.
+// Jacobian) and gdn_bwd_gate_params (safe_gate's d_a_log, d_dt_bias; those two in
+// gdn_bwd_finish.cuh). gdn_bwd_states.cu for the kernels before them.
 #include "linear_attention/kernels/gdn_bwd_grads_tiles.cuh"
 
 using namespace opgraph_gdn;
@@ -47,8 +47,11 @@ struct alignas(GDN_BWD_GRADS_WG ? 1024 : 4) GradSmem {
   float rg[4][C], rb[4][C], rkd[4][C], re[4][C], rf[4][C], ec[4][C];
   float jq[4][C], jk[4][C];  // <x, dy> of the q and k rows, for the Jacobian (per column quarter)
   float red[16];     // <S^T, dS^T>'s partial sums (gdn_bwd_rev_scan's, 8 a V slice)
+#if GDN_BWD_CLOCK
+  long long clk[40];  // the phase clocks (GDN_BWD_CLOCK), summed over the heads
+#endif
 };
-static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D),
+static_assert(GDN_BWD_GRADS_WG || GDN_BWD_CLOCK || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D),
               "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
 // The variant aligns its base to 1024 bytes inside the engine's allocation.
 static_assert(!GDN_BWD_GRADS_WG || sizeof(GradSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D),
@@ -132,6 +135,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   const i64 slot = blockIdx.x;
+#if GDN_BWD_CLOCK
+  const bool clk_on = (tid & 127) == 0 && blockIdx.x == gridDim.x / 2 && blockIdx.y == 0;
+  long long clk_t = clock64();
+  if (clk_on)
+    for (int i = 0; i < 10; ++i) sm.clk[10 * (tid >> 7) + i] = 0;
+#endif
   if (p.n_seq <= 0) return;
   i64 bos = 0, c0 = 0;
   int n = 0;
@@ -258,6 +267,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       __syncthreads();  // the previous head's tiles, partial sums and gates all read
       if (!GDN_BWD_EARLY_LOADS) issue_tiles(h, 3);  // else requested during the head before
     }
+    GCLK(0);
     if (!kRawV || !raw_do) {
       const u16* vg = reinterpret_cast<const u16*>(p.v);
 #pragma unroll
@@ -295,6 +305,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     cp_async_wait_all();
     tiles_fence();
     __syncthreads();
+    GCLK(1);
     const float gc = sm.gam[C - 1];
     // This thread's rows' scalars.
     const float ega = exp2f(sm.gam[ra]), egb = exp2f(sm.gam[rb_]);
@@ -330,6 +341,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     tiles_fence();
     __syncthreads();  // S^T read by every warp; dw written
+    GCLK(2);
 #if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
     copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_dst) + sh * D * D, tid);
 #else
@@ -358,6 +370,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     cp_async_wait_all();
     tiles_fence();
     __syncthreads();  // dT in c1, dS^T in st
+    GCLK(3);
 
     // ---- dKd = Vn dS^T: dk += e^(gamma_C - gamma) dKd ----
     zero(tmp);
@@ -390,6 +403,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     tiles_fence();
     __syncthreads();  // X in c2; dT read by every warp (c1 free)
+    GCLK(4);
 
     // ---- dL = strict_tril(-X T^T): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row
     // sums), E = beta_r F (kept in registers for the dP . P term) ----
@@ -422,6 +436,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       if (t4 == 0) sm.rf[quarter][ra] = row[0], sm.rf[quarter][rb_] = row[1];
     }
     __syncthreads();  // c2 (X) read by every warp
+    GCLK(5);
 
     // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
     {
@@ -453,7 +468,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1
-    if (GDN_BWD_EARLY_LOADS && g + 1 < G) issue_tiles(h + 1, 1);  // Vn, S^T (dS^T), dO read by now
+    GCLK(6);
+    if (GDN_BWD_EARLY_LOADS == 1 && g + 1 < G) issue_tiles(h + 1, 1);  // Vn, S^T (dS^T), dO read by now
 
     // ---- dq += M1 K;  dk += M1^T Q + M2 K + M2^T K ----
 #pragma unroll
@@ -508,6 +524,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         }
       }
     }
+    GCLK(7);
     // ---- dVb = T^T dVn: dv = beta dVb ----
     zero(tmp);
     prod<NTD, C, true, true, TCC, TCD>(tmp, sm.t, m0, sm.dvn, nd0, lane);
@@ -555,7 +572,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       sm.rkd[quarter][rb_] = pkd[1];
     }
     __syncthreads();
-    if (GDN_BWD_EARLY_LOADS && g + 1 < G) issue_tiles(h + 1, 2);  // dVn, T, v read by now: under warp 0's epilogue
+    // dVn, T, v (2: every tile) read by now: requested under warp 0's epilogue
+    if (GDN_BWD_EARLY_LOADS && g + 1 < G) issue_tiles(h + 1, GDN_BWD_EARLY_LOADS == 1 ? 2 : 3);
 #if GDN_BWD_DV_STAGE
     if (stage_dv) {
       // dV's rows from their staging in sm.vn, a 16-byte piece a thread at a time (rows past the chunk not stored).
@@ -568,6 +586,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
 #endif
 
+    GCLK(8);
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
     // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----
     if (warp == 0) {
@@ -627,7 +646,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         store_any(p.dbeta, off, p.dbeta_type, db);
       }
     }
+    GCLK(9);
   }
+#if GDN_BWD_CLOCK
+  if (clk_on)
+    for (int i = 0; i < 10; ++i) gdn_bwd_clock[10 * (tid >> 7) + i] = sm.clk[10 * (tid >> 7) + i] / G;
+#endif
   if (!direct_qk) return;
 
   // ---- dQ, dK of the group's sums: under use_qk_l2norm through the Jacobian of x -> r x
@@ -704,79 +728,4 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 
 #endif  // GDN_BWD_GRADS_WIDE
 
-// ---------------------------------------------------------------------------
-// gdn_bwd_finish: one warp per token. dQ[t, i] = sum over the output heads h of
-// q head i of the staged dq[t, h] (then, under use_qk_l2norm, x = q[t, i]:
-// r = (|x|^2 + 1e-6)^-1/2, y = r x, dx = r (dy - y <y, dy>)); dK likewise; dV
-// the sum over v head groups.
-namespace opgraph_gdn {
-namespace bwd {
-__device__ __forceinline__ void finish_rows(const GdnBwdParams& p, i64 tok, int lane, const float* stage, i64 heads,
-                                            u64 raw, i64 ts, i64 hs, bool l2, u64 out, long long out_type) {
-  const i64 group = p.ho / heads;
-  for (i64 i = 0; i < heads; ++i) {
-    float dy[EL];
-#pragma unroll
-    for (int e = 0; e < EL; ++e) dy[e] = 0.f;
-    for (i64 h = i * group; h < (i + 1) * group; ++h) {
-      const float* s = stage + (tok * p.ho + h) * D + lane * EL;
-#pragma unroll
-      for (int e = 0; e < EL; ++e) dy[e] += s[e];
-    }
-    if (l2) {
-      float x[EL];
-      unpack_row(load_row_raw(reinterpret_cast<const u16*>(raw) + tok * ts + i * hs + lane * EL), x);
-      float ss = 0.f;
-#pragma unroll
-      for (int e = 0; e < EL; ++e) ss += x[e] * x[e];
-      const float r = rsqrtf(warp_sum(ss) + 1e-6f);
-      float dot = 0.f;
-#pragma unroll
-      for (int e = 0; e < EL; ++e) dot += x[e] * r * dy[e];
-      dot = warp_sum(dot);
-#pragma unroll
-      for (int e = 0; e < EL; ++e) dy[e] = r * (dy[e] - x[e] * r * dot);
-    }
-    const i64 o = (tok * heads + i) * D + lane * EL;
-#pragma unroll
-    for (int e = 0; e < EL; e += 2) store_any2(out, o + e, out_type, dy[e], dy[e + 1]);
-  }
-}
-}  // namespace bwd
-}  // namespace opgraph_gdn
-
-extern "C" __global__ void __launch_bounds__(kThreads) gdn_bwd_finish(const GdnBwdParams p) {
-  const int lane = threadIdx.x & 31;
-  const i64 tok = static_cast<i64>(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
-  if (tok >= p.t) return;
-  const bool l2 = (p.flags & kFlagL2Norm) != 0;
-  if (!(p.flags & kBwdFlagQkDirect)) {  // else gdn_bwd_grads wrote dQ and dK
-    finish_rows(p, tok, lane, ws32(p, p.ws_dq), p.hq, p.q, p.q_ts, p.q_hs, l2, p.dq, p.dq_type);
-    finish_rows(p, tok, lane, ws32(p, p.ws_dk), p.hk, p.k, p.k_ts, p.k_hs, l2, p.dk, p.dk_type);
-  }
-  if (p.hv != p.ho) finish_rows(p, tok, lane, ws32(p, p.ws_dv), p.hv, p.v, p.v_ts, p.v_hs, false, p.dv, p.dv_type);
-}
-
-// gdn_bwd_gate_params (safe_gate only): one CTA per output head h, d_a_log[h] =
-// sum over tokens of the staged dg . g and d_dt_bias[h] = sum of the staged dx,
-// each thread summing tokens tid, tid + 256, ... in order, then the warps' sums in
-// order (deterministic).
-extern "C" __global__ void __launch_bounds__(kThreads) gdn_bwd_gate_params(const GdnBwdParams p) {
-  __shared__ float red[2][kThreads / 32];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const i64 h = blockIdx.x;
-  const float* ga = ws32(p, p.ws_ga) + h * p.t;
-  const float* gd = ws32(p, p.ws_gd) + h * p.t;
-  float sa = 0.f, sd = 0.f;
-  for (i64 t = tid; t < p.t; t += kThreads) sa += ga[t], sd += gd[t];
-  sa = warp_sum(sa);
-  sd = warp_sum(sd);
-  if (lane == 0) red[0][warp] = sa, red[1][warp] = sd;
-  __syncthreads();
-  if (tid == 0) {
-    float a = 0.f, d = 0.f;
-    for (int w = 0; w < kThreads / 32; ++w) a += red[0][w], d += red[1][w];
-    if (p.flags & kBwdFlagWriteDALog) store_any(p.d_a_log, h, p.dalog_type, a);
-    if (p.flags & kBwdFlagWriteDDt) store_any(p.d_dt_bias, h, p.ddt_type, d);
-  }
-}
+#include "linear_attention/kernels/gdn_bwd_finish.cuh"

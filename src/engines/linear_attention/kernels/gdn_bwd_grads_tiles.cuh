@@ -28,7 +28,8 @@
 #ifndef GDN_BWD_EARLY_LOADS
 // 1 (a trial): gdn_bwd_grads requests the next head of its group's Vn, S^T and dO once the dP phase has read this
 // head's, and its dVn, T and v right after the head's last products, before warp 0's epilogue (same tiles, same
-// order of every product: the gradients bitwise the same). 0: the engine's build (every tile at the head's start).
+// order of every product: the gradients bitwise the same). 2 (a trial): every tile of the next head requested right
+// after the head's last products, before warp 0's epilogue. 0: the engine's build (every tile at the head's start).
 #define GDN_BWD_EARLY_LOADS 0
 #endif
 #ifndef GDN_BWD_DV_STAGE
@@ -37,6 +38,32 @@
 // each thread's 4-byte pairs (2 x 8 a thread a head, 8 rows x 16 bytes a warp store) right before warp 0's epilogue;
 // the same bits. 0: the engine's build.
 #define GDN_BWD_DV_STAGE 0
+#endif
+#ifndef GDN_BWD_CLOCK
+// 1 (a measuring aid, never in the engine): in gdn_bwd_grads, the first thread of each warpgroup of one CTA (slot
+// gridDim.x / 2, head group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 warpgroup + phase] at the
+// end: a head's mean), which bench/gdn_bwd_ab.cu prints. Phases: [the head's first barrier (the previous head's
+// epilogue), its loads and gates, dQe + dW, dT, dKd + X, dL / M2 / F, dP / M1 / E, dq + dk + dKb, dVb + dv stores +
+// the row partials, warp 0's epilogue].
+#define GDN_BWD_CLOCK 0
+#endif
+#if GDN_BWD_CLOCK
+extern "C" __device__ long long gdn_bwd_clock[40] = {};
+#define GCLK(i)                                      \
+  do {                                               \
+    if (clk_on) {                                    \
+      const long long t_ = clock64();                \
+      sm.clk[10 * (tid >> 7) + (i)] += t_ - clk_t;   \
+      clk_t = t_;                                    \
+    }                                                \
+  } while (0)
+#else
+#define GCLK(i) \
+  do {          \
+  } while (0)
+#endif
+#if GDN_BWD_CLOCK && defined(GDN_BWD_WIDE_CLOCK) && GDN_BWD_WIDE_CLOCK
+#error "GDN_BWD_CLOCK and GDN_BWD_WIDE_CLOCK both define gdn_bwd_clock"
 #endif
 #if GDN_BWD_DV_STAGE && GDN_BWD_EARLY_LOADS
 #error "GDN_BWD_DV_STAGE stages dV in the Vn tile, which GDN_BWD_EARLY_LOADS refills early"
