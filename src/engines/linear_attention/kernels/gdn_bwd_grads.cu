@@ -50,9 +50,12 @@ struct alignas(GDN_BWD_GRADS_WG ? 1024 : 4) GradSmem {
 #if GDN_BWD_CLOCK
   long long clk[40];  // the phase clocks (GDN_BWD_CLOCK), summed over the heads
 #endif
+#if GDN_BWD_EPI_SPREAD
+  float xchg[4];  // the epilogue's two warps' sums (GDN_BWD_EPI_SPREAD): dgamma's and k.dKd's, warp 1's
+#endif
 };
-static_assert(GDN_BWD_GRADS_WG || GDN_BWD_CLOCK || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D),
-              "gdn_bwd_grads_smem_bytes disagrees with GradSmem");
+static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D),
+              "gdn_bwd_grads_smem_bytes disagrees with GradSmem (GDN_BWD_CLOCK, GDN_BWD_EPI_SPREAD: wgmma only)");
 // The variant aligns its base to 1024 bytes inside the engine's allocation.
 static_assert(!GDN_BWD_GRADS_WG || sizeof(GradSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D),
               "GDN_BWD_GRADS_WG's tiles do not fit the engine's allocation");
@@ -120,6 +123,8 @@ __device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn
+
+#include "linear_attention/kernels/gdn_bwd_grads_epi.cuh"
 
 #if GDN_BWD_GRADS_WIDE
 #include "linear_attention/kernels/gdn_bwd_grads_wide.cuh"
@@ -587,6 +592,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #endif
 
     GCLK(8);
+#if GDN_BWD_EPI_SPREAD
+    if (warp < 2) epilogue_rows(p, sm, tid, n, bos + c0, h, gc);
+#else
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma (with E's row and column sums), dbeta
     // (with F's row sums), dgamma_C, the chunk's reverse cumsum, the gate / beta transforms ----
     if (warp == 0) {
@@ -646,6 +654,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         store_any(p.dbeta, off, p.dbeta_type, db);
       }
     }
+#endif
     GCLK(9);
   }
 #if GDN_BWD_CLOCK

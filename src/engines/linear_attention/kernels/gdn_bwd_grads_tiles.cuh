@@ -39,6 +39,12 @@
 // the same bits. 0: the engine's build.
 #define GDN_BWD_DV_STAGE 0
 #endif
+#ifndef GDN_BWD_EPI_SPREAD
+// 1 (a trial): gdn_bwd_grads' per-token epilogue (dgamma's cumsum, the gate / beta transforms, dG and dBeta's
+// stores) on warps 0 and 1, a row a thread (kernels/gdn_bwd_grads_epi.cuh), in place of two rows a lane of warp 0;
+// dG may differ in its last bits (another summation order). 0: the engine's build.
+#define GDN_BWD_EPI_SPREAD 0
+#endif
 #ifndef GDN_BWD_CLOCK
 // 1 (a measuring aid, never in the engine): in gdn_bwd_grads, the first thread of each warpgroup of one CTA (slot
 // gridDim.x / 2, head group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 warpgroup + phase] at the

@@ -1,0 +1,64 @@
+// linear_attention/kernels/gdn_bwd_grads_epi.cuh — GDN_BWD_EPI_SPREAD's per-token epilogue of gdn_bwd_grads
+// (kernels/gdn_bwd_grads.cu includes it once, after GradSmem): the head's 64 rows one a thread over warps 0 and 1
+// instead of two a lane of warp 0. The same terms as the engine's form (dgamma from the partial sums with E's row and
+// column sums, dbeta with F's row sums, dgamma_C from the k.dKd terms and <S^T, dS^T>, the chunk's reverse cumsum,
+// the gate / beta transforms); the cumsum's and the warp sums' order differs, so dG may differ in its last bits.
+#pragma once
+
+#if GDN_BWD_EPI_SPREAD
+namespace opgraph_gdn {
+namespace bwd {
+// Threads 0 .. 63 (warps 0 and 1, both call it): row r = tid of the chunk (tokens tok0 + r), output head h; gc the
+// chunk's gamma_C. Meets the other warp at named barrier 1 (64 threads) once.
+__device__ __forceinline__ void epilogue_rows(const GdnBwdParams& p, GradSmem& sm, int tid, int n, i64 tok0, i64 h,
+                                              float gc) {
+  const int r = tid, lane = tid & 31, w = tid >> 5;
+  float gs = 0.f, bs = 0.f, x = 0.f;
+#pragma unroll
+  for (int q4 = 0; q4 < 4; ++q4) {
+    gs += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
+    bs += sm.rb[q4][r] + sm.rf[q4][r];
+    x += sm.rkd[q4][r];
+  }
+  const bool in = r < n;
+  const float dgam = in ? gs : 0.f, dbet = in ? bs : 0.f;
+  // This warp's suffix sums of dgamma (rows r .. its last) and its k.dKd sum; warp 1 hands both of its totals over.
+  float suffix = dgam;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_down_sync(0xffffffffu, suffix, o);
+    if (lane + o < 32) suffix += y;
+  }
+  const float kd = warp_sum(in ? x : 0.f);
+  if (w == 1 && lane == 0) sm.xchg[0] = suffix, sm.xchg[1] = kd;
+  asm volatile("bar.sync 1, 64;" ::: "memory");
+  const float up = w == 0 ? sm.xchg[0] : 0.f;  // dgamma of the rows of warp 1 (rows 32 .. 63)
+  const float sum_kd = w == 0 ? kd + sm.xchg[1] : sm.xchg[1];
+  const float red = warp_sum(lane < 8 * (D / BV) ? sm.red[lane] : 0.f);
+  const float dgc = sum_kd + exp2f(gc) * red;
+  if (!in) return;
+  // dg_r = dgamma_C + sum_{s >= r} dgamma_s.
+  const i64 tok = tok0 + r, off = tok * p.ho + h;
+  float dg = dgc + up + suffix, db = dbet;
+  if (p.flags & kFlagSafeGate) {
+    float ea, dt;
+    gate_params(p, h, ea, dt);
+    const float z = load_any(p.g, off, p.g_type) + dt;
+    const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
+    ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
+    ws32(p, p.ws_gd)[h * p.t + tok] = dx;
+    dg = dx;
+  } else if (p.flags & kFlagLinearGate) {
+    const float a = load_any(p.g, off, p.g_type);
+    dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
+  }
+  if (p.flags & kFlagBetaSigmoid) {
+    const float sg = sigmoidf_(load_any(p.beta, off, p.beta_type));
+    db *= ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sg * (1.f - sg);
+  }
+  store_any(p.dg, off, p.dg_type, dg);
+  store_any(p.dbeta, off, p.dbeta_type, db);
+}
+}  // namespace bwd
+}  // namespace opgraph_gdn
+#endif
