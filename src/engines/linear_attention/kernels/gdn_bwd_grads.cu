@@ -21,6 +21,10 @@ using namespace opgraph_gdn::bwd;
 namespace opgraph_gdn {
 namespace bwd {
 constexpr int LDQ = D + 8;  // fp32 row stride of dqs: a warp's 64-bit fragment pairs on distinct banks
+// gdn_bwd_grads' tiles a head (issue_tiles' mask): those free once the dP phase has read them (kTileEarly) and those
+// its last products read (kTileLate).
+enum : int { kTileVn = 4, kTileDvn = 8, kTileSt = 16, kTileT = 32, kTileV = 64, kTileDo = 128 };
+constexpr int kTileEarly = kTileVn | kTileSt | kTileDo, kTileLate = kTileDvn | kTileT | kTileV;
 static_assert(kGW == 16, "the warp tiles below assume 16 warps");
 struct alignas(GDN_BWD_GRADS_WG ? 1024 : 4) GradSmem {
   u16 q[TCD::kElems];    // l2-normalised q rows (bf16), zero past the chunk
@@ -51,7 +55,7 @@ struct alignas(GDN_BWD_GRADS_WG ? 1024 : 4) GradSmem {
   long long clk[40];  // the phase clocks (GDN_BWD_CLOCK), summed over the heads
 #endif
 #if GDN_BWD_EPI_SPREAD
-  float xchg[4];  // the epilogue's two warps' sums (GDN_BWD_EPI_SPREAD): dgamma's and k.dKd's, warp 1's
+  float xchg[4];  // the epilogue's two warps' sums (GDN_BWD_EPI_SPREAD): warp 1's dgamma, each warp's k.dKd
 #endif
 };
 static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D),
@@ -180,15 +184,18 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   const bool stage_dv = p.hv == p.ho && p.dv_type != kTypeF32 && (p.dv & 15u) == 0;
 #endif
   // cp.async of head h's tiles (this thread's share), one commit group: those free once the dP phase has read them
-  // (part & 1: Vn, S^T, dO) and those the head's last products read (part & 2: dVn, T, v).
+  // (part & 1: Vn, S^T, dO) and those the head's last products read (part & 2: dVn, T, v); GDN_BWD_SPLIT_WAIT's
+  // groups by the tile (kTile*).
   auto issue_tiles = [&](i64 h, int part) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
-    const bool early = (part & 1) != 0, late = (part & 2) != 0;
+    const int m = part == 1 ? kTileEarly : part == 2 ? kTileLate : part == 3 ? kTileEarly | kTileLate : part;
+    const bool tvn = m & kTileVn, tdvn = m & kTileDvn, tst = m & kTileSt, tt = m & kTileT, tv = m & kTileV,
+               tdo = m & kTileDo;
 #if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
-    if (early) copy_tile_rows<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, tid);
-    if (late) copy_tile_rows<TCD, C, D>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, tid);
-    if (early) copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
-    if (late) copy_tile_rows<TCC, C, C>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, tid);  // T (prep's)
+    if (tvn) copy_tile_rows<TCD, C, D>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, tid);
+    if (tdvn) copy_tile_rows<TCD, C, D>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, tid);
+    if (tst) copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
+    if (tt) copy_tile_rows<TCC, C, C>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, tid);  // T (prep's)
     {
       // Rows r0 and r0 + 32, column c (copy_tile_rows' pieces of a [C][D] tile); rows past the chunk zero-filled.
       const int r0 = tid >> 4, c = (tid & 15) * 8;
@@ -200,29 +207,38 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         const int r = r0 + 32 * it;
         const bool in = r < n;
         const i64 rr = in ? r : 0;
-        if (kRawV && late) cp_async16(&sm.v[at + it * 32 * 64], vb + rr * p.v_ts, in ? 16 : 0);
-        if (raw_do && early) cp_async16(&sm.dob[at + it * 32 * 64], ob + rr * (p.ho * D), in ? 16 : 0);
+        if (kRawV && tv) cp_async16(&sm.v[at + it * 32 * 64], vb + rr * p.v_ts, in ? 16 : 0);
+        if (raw_do && tdo) cp_async16(&sm.dob[at + it * 32 * 64], ob + rr * (p.ho * D), in ? 16 : 0);
       }
     }
 #else
-    if (early) copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
-    if (late) copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
-    if (early) copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
-    if (late) copy_tile_to<TCC>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T (prep's)
+    if (tvn) copy_tile_to<TCD>(sm.vn, ws16(p, p.ws_vn) + sh * C * D, D, C, D, tid);
+    if (tdvn) copy_tile_to<TCD>(sm.dvn, ws16(p, p.ws_dvn) + sh * C * D, D, C, D, tid);
+    if (tst) copy_tile_to<TDD>(sm.st, ws16(p, p.ws_st) + sh * D * D, D, D, D, tid);
+    if (tt) copy_tile_to<TCC>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, C, C, C, tid);  // T (prep's)
     constexpr int pieces = D / 8;
     for (int i = tid; i < C * pieces; i += kGT) {
       const int r = i / pieces, c = (i % pieces) * 8;
       const bool in = r < n;
       const i64 tok = bos + c0 + (in ? r : 0);
-      if (kRawV && late)
+      if (kRawV && tv)
         cp_async16(&sm.v[TCD::at(r, c)], reinterpret_cast<const u16*>(p.v) + tok * p.v_ts + hv * p.v_hs + c, in ? 16 : 0);
-      if (raw_do && early)
+      if (raw_do && tdo)
         cp_async16(&sm.dob[TCD::at(r, c)], reinterpret_cast<const u16*>(p.d_o) + (tok * p.ho + h) * D + c, in ? 16 : 0);
     }
 #endif
     cp_async_commit();
   };
-  issue_tiles(h0, 3);
+  // A head's tiles: one group, or (GDN_BWD_SPLIT_WAIT) what its first products read, then the rest.
+  auto issue_head = [&](i64 h) {
+    if (GDN_BWD_SPLIT_WAIT) {
+      issue_tiles(h, kTileSt | kTileDo | kTileDvn);
+      issue_tiles(h, kTileVn | kTileT | kTileV);
+    } else {
+      issue_tiles(h, 3);
+    }
+  };
+  if (!GDN_BWD_ROWS_FIRST) issue_head(h0);
   // q and k rows once (l2-normalised, bf16), their raw copies and inverse norms.
   {
     const u16* qg = reinterpret_cast<const u16*>(p.q);
@@ -239,6 +255,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         rq[i] = 0, rk[i] = 0;
       }
     }
+    if (GDN_BWD_ROWS_FIRST) issue_head(h0);  // the rows' loads ahead of the tiles' in the memory pipe
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
       const int r = warp + kGW * i;
@@ -270,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     const i64 h = h0 + g, hv = h / (p.ho / p.hv), sh = slot * p.ho + h;
     if (g) {
       __syncthreads();  // the previous head's tiles, partial sums and gates all read
-      if (!GDN_BWD_EARLY_LOADS) issue_tiles(h, 3);  // else requested during the head before
+      if (!GDN_BWD_EARLY_LOADS) issue_head(h);  // else requested during the head before
     }
     GCLK(0);
     if (!kRawV || !raw_do) {
@@ -307,7 +324,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     if (tid < 8 * (D / BV)) sm.red[tid] = ws32(p, p.ws_sds)[sh * 16 + tid];
     __syncthreads();
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
-    cp_async_wait_all();
+    if (GDN_BWD_SPLIT_WAIT) cp_async_wait_group<1>();  // S^T, dO, dVn (Vn, T, v: by the dT phase)
+    else cp_async_wait_all();
     tiles_fence();
     __syncthreads();
     GCLK(1);
@@ -344,6 +362,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       st_bf2(&sm.dw[fr.cd(0, j)], -tmp[j][0], -tmp[j][1]);
       st_bf2(&sm.dw[fr.cd(1, j)], -tmp[j][2], -tmp[j][3]);
     }
+    if (GDN_BWD_SPLIT_WAIT) cp_async_wait_all();  // Vn, T, v
     tiles_fence();
     __syncthreads();  // S^T read by every warp; dw written
     GCLK(2);

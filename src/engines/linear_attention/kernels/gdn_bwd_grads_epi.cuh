@@ -9,7 +9,8 @@
 namespace opgraph_gdn {
 namespace bwd {
 // Threads 0 .. 63 (warps 0 and 1, both call it): row r = tid of the chunk (tokens tok0 + r), output head h; gc the
-// chunk's gamma_C. Meets the other warp at named barrier 1 (64 threads) once.
+// chunk's gamma_C. Meets the other warp at named barrier 1 (64 threads) once, each handing its k.dKd sum over (and
+// warp 1 its dgamma total).
 __device__ __forceinline__ void epilogue_rows(const GdnBwdParams& p, GradSmem& sm, int tid, int n, i64 tok0, i64 h,
                                               float gc) {
   const int r = tid, lane = tid & 31, w = tid >> 5;
@@ -30,10 +31,13 @@ __device__ __forceinline__ void epilogue_rows(const GdnBwdParams& p, GradSmem& s
     if (lane + o < 32) suffix += y;
   }
   const float kd = warp_sum(in ? x : 0.f);
-  if (w == 1 && lane == 0) sm.xchg[0] = suffix, sm.xchg[1] = kd;
+  if (lane == 0) {
+    if (w == 1) sm.xchg[0] = suffix;
+    sm.xchg[1 + w] = kd;
+  }
   asm volatile("bar.sync 1, 64;" ::: "memory");
   const float up = w == 0 ? sm.xchg[0] : 0.f;  // dgamma of the rows of warp 1 (rows 32 .. 63)
-  const float sum_kd = w == 0 ? kd + sm.xchg[1] : sm.xchg[1];
+  const float sum_kd = sm.xchg[1] + sm.xchg[2];  // both warps' k.dKd sums, in one order
   const float red = warp_sum(lane < 8 * (D / BV) ? sm.red[lane] : 0.f);
   const float dgc = sum_kd + exp2f(gc) * red;
   if (!in) return;

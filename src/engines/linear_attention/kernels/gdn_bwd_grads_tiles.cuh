@@ -45,6 +45,17 @@
 // dG may differ in its last bits (another summation order). 0: the engine's build.
 #define GDN_BWD_EPI_SPREAD 0
 #endif
+#ifndef GDN_BWD_SPLIT_WAIT
+// 1 (a trial): gdn_bwd_grads requests a head's tiles as two commit groups, what its first products read (S^T, dO,
+// dVn), then Vn, T and v, and waits for the second only at the end of the dQe / dW phase (same tiles, same products:
+// the gradients bitwise the same). 0: the engine's build (one group, waited for at the head's start).
+#define GDN_BWD_SPLIT_WAIT 0
+#endif
+#ifndef GDN_BWD_ROWS_FIRST
+// 1 (a trial): gdn_bwd_grads issues the first head's tile copies after its q and k rows' loads instead of before them
+// (the rows no longer wait behind 136 KB of copies in the memory pipe; the same bits). 0: the engine's build.
+#define GDN_BWD_ROWS_FIRST 0
+#endif
 #ifndef GDN_BWD_CLOCK
 // 1 (a measuring aid, never in the engine): in gdn_bwd_grads, the first thread of each warpgroup of one CTA (slot
 // gridDim.x / 2, head group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 warpgroup + phase] at the
@@ -70,6 +81,9 @@ extern "C" __device__ long long gdn_bwd_clock[40] = {};
 #endif
 #if GDN_BWD_CLOCK && defined(GDN_BWD_WIDE_CLOCK) && GDN_BWD_WIDE_CLOCK
 #error "GDN_BWD_CLOCK and GDN_BWD_WIDE_CLOCK both define gdn_bwd_clock"
+#endif
+#if GDN_BWD_SPLIT_WAIT && GDN_BWD_EARLY_LOADS
+#error "GDN_BWD_SPLIT_WAIT and GDN_BWD_EARLY_LOADS both reorder the head's copies"
 #endif
 #if GDN_BWD_DV_STAGE && GDN_BWD_EARLY_LOADS
 #error "GDN_BWD_DV_STAGE stages dV in the Vn tile, which GDN_BWD_EARLY_LOADS refills early"
