@@ -97,6 +97,31 @@ __device__ __forceinline__ float* ws32(const GdnBwdParams& p, long long off) {
   return reinterpret_cast<float*>(p.ws + static_cast<u64>(off));
 }
 
+// Token tok's gradients of head h's log-domain gate (dg) and of its beta (db), taken back through the gate and beta
+// transforms the flags name, then stored; under safe_gate (g' = -e^a_log softplus(x + dt): dx = dg' (-e^a_log)
+// sigmoid(x + dt)) the token's terms of d_a_log (dg' g') and d_dt_bias (dx) go to the [HO][T] staging.
+__device__ __forceinline__ void store_gate_grads(const GdnBwdParams& p, i64 h, i64 tok, float dg, float db) {
+  const i64 off = tok * p.ho + h;
+  if (p.flags & kFlagSafeGate) {
+    float ea, dt;
+    gate_params(p, h, ea, dt);
+    const float z = load_any(p.g, off, p.g_type) + dt;
+    const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
+    ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
+    ws32(p, p.ws_gd)[h * p.t + tok] = dx;
+    dg = dx;
+  } else if (p.flags & kFlagLinearGate) {
+    const float a = load_any(p.g, off, p.g_type);
+    dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
+  }
+  if (p.flags & kFlagBetaSigmoid) {
+    const float sg = sigmoidf_(load_any(p.beta, off, p.beta_type));
+    db *= ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sg * (1.f - sg);
+  }
+  store_any(p.dg, off, p.dg_type, dg);
+  store_any(p.dbeta, off, p.dbeta_type, db);
+}
+
 // Copies rows x cols bf16 (cols a multiple of 8) from global (row stride gs) to
 // shared (row stride ls) with cp.async, the NTHR threads of the block sharing the
 // pieces; the caller commits and waits.

@@ -281,6 +281,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 
   // dk of the rows' fragments, summed over the CTA's heads (dq: sm.dqs, then dq).
   float dq[NTD][4], dk[NTD][4], tmp[NTD][4];
+#if GDN_BWD_QK_ONCE
+  float kk_once[2][4] = {}, qk_once[2][4] = {};  // K K^T and Q K^T: the group's heads share q and k
+#endif
   zero(dk);
 #pragma unroll 1
   for (i64 g = 0; g < G; ++g) {
@@ -433,10 +436,17 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     // sums), E = beta_r F (kept in registers for the dP . P term) ----
     float ef[2][4];
     {
+#if GDN_BWD_QK_ONCE
+      float dl[2][4] = {};
+      prod<2, C, false, false, TCC, TCC>(dl, sm.c2, m0, sm.t, n0, lane);
+      if (g == 0) prod<2, D, false, false, TCD, TCD>(kk_once, sm.k, m0, sm.k, n0, lane);
+      const float(&kk)[2][4] = kk_once;
+#else
       float dl[2][4] = {}, kk[2][4] = {};
       prod<2, C, false, false, TCC, TCC, !kPairs>(dl, sm.c2, m0, sm.t, n0, lane);
       prod<2, D, false, false, TCD, TCD, !kPairs>(kk, sm.k, m0, sm.k, n0, lane);
       if constexpr (kPairs) prod_join(dl, kk);
+#endif
       float f[2][4];
 #pragma unroll
       for (int j = 0; j < 2; ++j)
@@ -464,10 +474,17 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 
     // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
     {
+#if GDN_BWD_QK_ONCE
+      float dp[2][4] = {};
+      prod<2, D, false, false, TCD, TCD>(dp, sm.dob, m0, sm.vn, n0, lane);
+      if (g == 0) prod<2, D, false, false, TCD, TCD>(qk_once, sm.q, m0, sm.k, n0, lane);
+      const float(&qk)[2][4] = qk_once;
+#else
       float dp[2][4] = {}, qk[2][4] = {};
       prod<2, D, false, false, TCD, TCD, !kPairs>(dp, sm.dob, m0, sm.vn, n0, lane);
       prod<2, D, false, false, TCD, TCD, !kPairs>(qk, sm.q, m0, sm.k, n0, lane);
       if constexpr (kPairs) prod_join(dp, qk);
+#endif
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -649,28 +666,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       for (int i = 0; i < 2; ++i) {
         const int r = 2 * lane + i;
         if (r >= n) continue;
-        const i64 tok = bos + c0 + r, off = tok * p.ho + h;
-        float dg = dgr[i], db = dbet[i];
-        if (p.flags & kFlagSafeGate) {
-          // g' = -e^a_log softplus(x + dt): dx = dg' (-e^a_log) sigmoid(x + dt); the
-          // token's terms of d_a_log (dg' g') and d_dt_bias (dx) to the [HO][T] staging.
-          float ea, dt;
-          gate_params(p, h, ea, dt);
-          const float z = load_any(p.g, off, p.g_type) + dt;
-          const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
-          ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
-          ws32(p, p.ws_gd)[h * p.t + tok] = dx;
-          dg = dx;
-        } else if (p.flags & kFlagLinearGate) {
-          const float a = load_any(p.g, off, p.g_type);
-          dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
-        }
-        if (p.flags & kFlagBetaSigmoid) {
-          const float sg = sigmoidf_(load_any(p.beta, off, p.beta_type));
-          db *= ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sg * (1.f - sg);
-        }
-        store_any(p.dg, off, p.dg_type, dg);
-        store_any(p.dbeta, off, p.dbeta_type, db);
+        store_gate_grads(p, h, bos + c0 + r, dgr[i], dbet[i]);
       }
     }
 #endif

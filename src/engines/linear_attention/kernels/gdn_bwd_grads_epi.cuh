@@ -42,26 +42,7 @@ __device__ __forceinline__ void epilogue_rows(const GdnBwdParams& p, GradSmem& s
   const float dgc = sum_kd + exp2f(gc) * red;
   if (!in) return;
   // dg_r = dgamma_C + sum_{s >= r} dgamma_s.
-  const i64 tok = tok0 + r, off = tok * p.ho + h;
-  float dg = dgc + up + suffix, db = dbet;
-  if (p.flags & kFlagSafeGate) {
-    float ea, dt;
-    gate_params(p, h, ea, dt);
-    const float z = load_any(p.g, off, p.g_type) + dt;
-    const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
-    ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
-    ws32(p, p.ws_gd)[h * p.t + tok] = dx;
-    dg = dx;
-  } else if (p.flags & kFlagLinearGate) {
-    const float a = load_any(p.g, off, p.g_type);
-    dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
-  }
-  if (p.flags & kFlagBetaSigmoid) {
-    const float sg = sigmoidf_(load_any(p.beta, off, p.beta_type));
-    db *= ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sg * (1.f - sg);
-  }
-  store_any(p.dg, off, p.dg_type, dg);
-  store_any(p.dbeta, off, p.dbeta_type, db);
+  store_gate_grads(p, h, tok0 + r, dgc + up + suffix, dbet);
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn

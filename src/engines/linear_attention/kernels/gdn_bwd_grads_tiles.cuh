@@ -56,6 +56,12 @@
 // (the rows no longer wait behind 136 KB of copies in the memory pipe; the same bits). 0: the engine's build.
 #define GDN_BWD_ROWS_FIRST 0
 #endif
+#ifndef GDN_BWD_QK_ONCE
+// 1 (a trial): gdn_bwd_grads forms K K^T and Q K^T once a CTA (its first head) and keeps them in registers for the
+// group's other heads, which share q and k (the same products of the same tiles: the gradients bitwise the same).
+// 0: the engine's build (both products every head).
+#define GDN_BWD_QK_ONCE 0
+#endif
 #ifndef GDN_BWD_CLOCK
 // 1 (a measuring aid, never in the engine): in gdn_bwd_grads, the first thread of each warpgroup of one CTA (slot
 // gridDim.x / 2, head group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 warpgroup + phase] at the
@@ -84,6 +90,9 @@ extern "C" __device__ long long gdn_bwd_clock[40] = {};
 #endif
 #if GDN_BWD_SPLIT_WAIT && GDN_BWD_EARLY_LOADS
 #error "GDN_BWD_SPLIT_WAIT and GDN_BWD_EARLY_LOADS both reorder the head's copies"
+#endif
+#if GDN_BWD_QK_ONCE && GDN_BWD_WG_PAIRS
+#error "GDN_BWD_QK_ONCE drops the products GDN_BWD_WG_PAIRS pairs"
 #endif
 #if GDN_BWD_DV_STAGE && GDN_BWD_EARLY_LOADS
 #error "GDN_BWD_DV_STAGE stages dV in the Vn tile, which GDN_BWD_EARLY_LOADS refills early"

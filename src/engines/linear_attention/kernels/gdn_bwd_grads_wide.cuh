@@ -602,26 +602,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       for (int i = 0; i < 2; ++i) {
         const int r = 2 * lane + i;
         if (r >= n) continue;
-        const i64 tok = bos + c0 + r, off = tok * p.ho + h;
-        float dg = dgr[i], db = dbet[i];
-        if (p.flags & kFlagSafeGate) {
-          float ea, dt;
-          gate_params(p, h, ea, dt);
-          const float z = load_any(p.g, off, p.g_type) + dt;
-          const float gl = -ea * softplusf_(z), dx = -dg * ea * sigmoidf_(z);
-          ws32(p, p.ws_ga)[h * p.t + tok] = dg * gl;
-          ws32(p, p.ws_gd)[h * p.t + tok] = dx;
-          dg = dx;
-        } else if (p.flags & kFlagLinearGate) {
-          const float a = load_any(p.g, off, p.g_type);
-          dg = (a > 0.f && logf(a) > -200.f) ? dg / a : 0.f;
-        }
-        if (p.flags & kFlagBetaSigmoid) {
-          const float sg = sigmoidf_(load_any(p.beta, off, p.beta_type));
-          db *= ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sg * (1.f - sg);
-        }
-        store_any(p.dg, off, p.dg_type, dg);
-        store_any(p.dbeta, off, p.dbeta_type, db);
+        store_gate_grads(p, h, bos + c0 + r, dgr[i], dbet[i]);
       }
       WCLK(9);
     }
