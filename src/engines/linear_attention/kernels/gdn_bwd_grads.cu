@@ -463,7 +463,19 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
             ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
             m2[e] = d * sm.bet[r] * gam_rs;
           }
+#if GDN_BWD_M2_SYM
+          // M2 + M2^T (M2 strictly lower: the two never meet): M2's lower part and the zero diagonal here, its
+          // transpose above; every element written once.
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int s = s0 + e;
+            const u16 b = f32_to_bf16(m2[e]);
+            if (s <= r) sm.c1[TCC::at(r, s)] = b;
+            if (s < r) sm.c1[TCC::at(s, r)] = b;
+          }
+#else
           st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
+#endif
         }
       float row[2], col[2][2];
       frag_sums(f, row, col);
@@ -527,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       }
     prod<NTD, C, true, true, TCC, TCD>(dk, sm.c2, m0, sm.q, nd0, lane);
     prod<NTD, C, false, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
-    prod<NTD, C, true, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
+    if (!GDN_BWD_M2_SYM) prod<NTD, C, true, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);  // else in c1 already
 
     // ---- dKb = T^T dW: dk += beta e^gamma dKb ----
     zero(tmp);

@@ -62,6 +62,12 @@
 // 0: the engine's build (both products every head).
 #define GDN_BWD_QK_ONCE 0
 #endif
+#ifndef GDN_BWD_M2_SYM
+// 1 (a trial): gdn_bwd_grads stores M2 + M2^T in its c1 tile (M2 is strictly lower triangular, so each element is
+// one of the two, rounded as before) and forms dk += (M2 + M2^T) K as one product in place of M2 K + M2^T K (dk
+// differs in its last bits: another accumulation order). 0: the engine's build.
+#define GDN_BWD_M2_SYM 0
+#endif
 #ifndef GDN_BWD_CLOCK
 // 1 (a measuring aid, never in the engine): in gdn_bwd_grads, the first thread of each warpgroup of one CTA (slot
 // gridDim.x / 2, head group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 warpgroup + phase] at the
