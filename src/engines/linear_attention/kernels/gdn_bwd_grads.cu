@@ -64,6 +64,18 @@ static_assert(GDN_BWD_GRADS_WG || sizeof(GradSmem) == gdn_bwd_grads_smem_bytes(D
 static_assert(!GDN_BWD_GRADS_WG || sizeof(GradSmem) + 1024 <= gdn_bwd_grads_smem_bytes(D),
               "GDN_BWD_GRADS_WG's tiles do not fit the engine's allocation");
 
+// Row r's sums over the four column quarters' partials: dgamma's (with E's row and column sums), dbeta's (with F's
+// row sums) and the k.dKd terms'.
+__device__ __forceinline__ void row_partials(const GradSmem& sm, int r, float& gs, float& bs, float& x) {
+  gs = 0.f, bs = 0.f, x = 0.f;
+#pragma unroll
+  for (int q4 = 0; q4 < 4; ++q4) {
+    gs += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
+    bs += sm.rb[q4][r] + sm.rf[q4][r];
+    x += sm.rkd[q4][r];
+  }
+}
+
 [[maybe_unused]] constexpr bool kPairs = GDN_BWD_GRADS_WG && GDN_BWD_WG_PAIRS;  // tiles.cuh, prod_join
 
 constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
@@ -650,13 +662,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int r = 2 * lane + i;
-        float gs = 0.f, bs = 0.f, x = 0.f;
-#pragma unroll
-        for (int q4 = 0; q4 < 4; ++q4) {
-          gs += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
-          bs += sm.rb[q4][r] + sm.rf[q4][r];
-          x += sm.rkd[q4][r];
-        }
+        float gs, bs, x;
+        row_partials(sm, r, gs, bs, x);
         const bool in = r < n;
         dgam[i] = in ? gs : 0.f;
         dbet[i] = in ? bs : 0.f;

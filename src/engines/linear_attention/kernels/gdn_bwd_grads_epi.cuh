@@ -14,13 +14,8 @@ namespace bwd {
 __device__ __forceinline__ void epilogue_rows(const GdnBwdParams& p, GradSmem& sm, int tid, int n, i64 tok0, i64 h,
                                               float gc) {
   const int r = tid, lane = tid & 31, w = tid >> 5;
-  float gs = 0.f, bs = 0.f, x = 0.f;
-#pragma unroll
-  for (int q4 = 0; q4 < 4; ++q4) {
-    gs += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
-    bs += sm.rb[q4][r] + sm.rf[q4][r];
-    x += sm.rkd[q4][r];
-  }
+  float gs, bs, x;
+  row_partials(sm, r, gs, bs, x);
   const bool in = r < n;
   const float dgam = in ? gs : 0.f, dbet = in ? bs : 0.f;
   // This warp's suffix sums of dgamma (rows r .. its last) and its k.dKd sum; warp 1 hands both of its totals over.
