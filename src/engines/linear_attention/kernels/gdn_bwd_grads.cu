@@ -23,7 +23,7 @@ namespace bwd {
 constexpr int LDQ = D + 8;  // fp32 row stride of dqs: a warp's 64-bit fragment pairs on distinct banks
 // gdn_bwd_grads' tiles a head (issue_tiles' mask): those free once the dP phase has read them (kTileEarly) and those
 // its last products read (kTileLate).
-enum : int { kTileVn = 4, kTileDvn = 8, kTileSt = 16, kTileT = 32, kTileV = 64, kTileDo = 128 };
+enum : int { kTileVn = 1, kTileDvn = 2, kTileSt = 4, kTileT = 8, kTileV = 16, kTileDo = 32 };
 constexpr int kTileEarly = kTileVn | kTileSt | kTileDo, kTileLate = kTileDvn | kTileT | kTileV;
 static_assert(kGW == 16, "the warp tiles below assume 16 warps");
 struct alignas(GDN_BWD_GRADS_WG ? 1024 : 4) GradSmem {
@@ -195,12 +195,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #if GDN_BWD_DV_STAGE
   const bool stage_dv = p.hv == p.ho && p.dv_type != kTypeF32 && (p.dv & 15u) == 0;
 #endif
-  // cp.async of head h's tiles (this thread's share), one commit group: those free once the dP phase has read them
-  // (part & 1: Vn, S^T, dO) and those the head's last products read (part & 2: dVn, T, v); GDN_BWD_SPLIT_WAIT's
-  // groups by the tile (kTile*).
-  auto issue_tiles = [&](i64 h, int part) {
+  // cp.async of the tiles of head h that mask m names (kTile*; this thread's share), one commit group.
+  auto issue_tiles = [&](i64 h, int m) {
     const i64 sh = slot * p.ho + h, hv = h / (p.ho / p.hv);
-    const int m = part == 1 ? kTileEarly : part == 2 ? kTileLate : part == 3 ? kTileEarly | kTileLate : part;
     const bool tvn = m & kTileVn, tdvn = m & kTileDvn, tst = m & kTileSt, tt = m & kTileT, tv = m & kTileV,
                tdo = m & kTileDo;
 #if GDN_BWD_GRADS_WG && GDN_BWD_WG_ADDR
@@ -247,7 +244,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       issue_tiles(h, kTileSt | kTileDo | kTileDvn);
       issue_tiles(h, kTileVn | kTileT | kTileV);
     } else {
-      issue_tiles(h, 3);
+      issue_tiles(h, kTileEarly | kTileLate);
     }
   };
   if (!GDN_BWD_ROWS_FIRST) issue_head(h0);
@@ -534,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1
     GCLK(6);
-    if (GDN_BWD_EARLY_LOADS == 1 && g + 1 < G) issue_tiles(h + 1, 1);  // Vn, S^T (dS^T), dO read by now
+    if (GDN_BWD_EARLY_LOADS == 1 && g + 1 < G) issue_tiles(h + 1, kTileEarly);  // Vn, S^T (dS^T), dO read by now
 
     // ---- dq += M1 K;  dk += M1^T Q + M2 K + M2^T K ----
 #pragma unroll
@@ -638,7 +635,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
     __syncthreads();
     // dVn, T, v (2: every tile) read by now: requested under warp 0's epilogue
-    if (GDN_BWD_EARLY_LOADS && g + 1 < G) issue_tiles(h + 1, GDN_BWD_EARLY_LOADS == 1 ? 2 : 3);
+    if (GDN_BWD_EARLY_LOADS && g + 1 < G)
+      issue_tiles(h + 1, GDN_BWD_EARLY_LOADS == 1 ? kTileLate : kTileEarly | kTileLate);
 #if GDN_BWD_DV_STAGE
     if (stage_dv) {
       // dV's rows from their staging in sm.vn, a 16-byte piece a thread at a time (rows past the chunk not stored).
