@@ -350,9 +350,9 @@ int main(int argc, char** argv) {
     row += " | B vs A:" + cmp + (same ? " (bitwise)" : "") + (ok ? " ok" : " FAIL");
     std::printf("%s\n", row.c_str());
     table.push_back(row);
-    // A grads build with GDN_BWD_WIDE_CLOCK (kernels/gdn_bwd_grads_wide.cuh) or GDN_BWD_CLOCK (the engine's form,
-    // kernels/gdn_bwd_grads_tiles.cuh): each warpgroup's phases (the wide form's roles Q, K, W, X), cycles a head, in
-    // one CTA of the last launch (the phase names are those headers').
+    // A grads build with GDN_BWD_CLOCK (kernels/gdn_bwd_grads_tiles.cuh; GDN_BWD_WIDE_CLOCK in the wide form): each
+    // warpgroup's phases (the wide form's roles Q, K, W, X), cycles a head, in one CTA of the last launch (the phase
+    // names are the forms' headers').
     for (int s = 0; s < 2; ++s) {
       CUdeviceptr ck_ptr = 0;
       size_t ck_bytes = 0;

@@ -68,8 +68,11 @@
 // differs in its last bits: another accumulation order). 0: the engine's build.
 #define GDN_BWD_M2_SYM 0
 #endif
+#if defined(GDN_BWD_WIDE_CLOCK) && GDN_BWD_WIDE_CLOCK && !defined(GDN_BWD_CLOCK)
+#define GDN_BWD_CLOCK 1  // the wide form's name for the same clocks (kernels/gdn_bwd_grads_wide.cuh: its phases)
+#endif
 #ifndef GDN_BWD_CLOCK
-// 1 (a measuring aid, never in the engine): in gdn_bwd_grads, the first thread of each warpgroup of one CTA (slot
+// 1 (a measuring aid, never in the engine): in gdn_bwd_grads (either form), the first thread of each warpgroup of one CTA (slot
 // gridDim.x / 2, head group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 warpgroup + phase] at the
 // end: a head's mean), which bench/gdn_bwd_ab.cu prints. Phases: [the head's first barrier (the previous head's
 // epilogue), its loads and gates, dQe + dW, dT, dKd + X, dL / M2 / F, dP / M1 / E, dq + dk + dKb, dVb + dv stores +
@@ -90,9 +93,6 @@ extern "C" __device__ long long gdn_bwd_clock[40] = {};
 #define GCLK(i) \
   do {          \
   } while (0)
-#endif
-#if GDN_BWD_CLOCK && defined(GDN_BWD_WIDE_CLOCK) && GDN_BWD_WIDE_CLOCK
-#error "GDN_BWD_CLOCK and GDN_BWD_WIDE_CLOCK both define gdn_bwd_clock"
 #endif
 #if GDN_BWD_SPLIT_WAIT && GDN_BWD_EARLY_LOADS
 #error "GDN_BWD_SPLIT_WAIT and GDN_BWD_EARLY_LOADS both reorder the head's copies"

@@ -24,17 +24,14 @@
 
 #include "linear_attention/kernels/gdn_wgmma_rs.cuh"
 
-#ifndef GDN_BWD_WIDE_CLOCK
-// 1 (a measuring aid, never in the engine): the first thread of each warpgroup of one CTA (slot gridDim.x / 2, head
-// group 0) adds its phases' cycles to a shared sum (gdn_bwd_clock[10 role + phase] at the end: a head's mean), which
-// bench/gdn_bwd_ab.cu prints for a build that has it. Phases, per role: Q [start, rowdot + fragments, product,
+// GDN_BWD_WIDE_CLOCK=1 (a measuring aid, never in the engine; GDN_BWD_CLOCK's clocks, kernels/gdn_bwd_grads_tiles.cuh:
+// the first thread of each warpgroup of one CTA adds its phases' cycles to a shared sum, gdn_bwd_clock[10 role +
+// phase] at the end, which bench/gdn_bwd_ab.cu prints). Phases, per role: Q [start, rowdot + fragments, product,
 // rowdot, M1 wait, M1 K, -, -, end barrier, warp 0's epilogue]; K [start, rowdot + fragments, product, rowdot + T^T
 // fragments, dW wait, (beta e^gamma T^T) dW, M1 wait + M1^T Q, M2 wait + M2 products, end barrier]; W [start, dW,
 // dW store + barrier, dW K^T + dVn V^T, column sums + dT, dv product, dv stores, -, end barrier]; X [start, Q K^T +
 // dO Vn^T, M1 epilogue, K K^T issue + dT wait, X + its store, dL, M2 / F epilogue, E / F sums, end barrier]. "start":
 // the head's loads and gates, from the barrier before them.
-#define GDN_BWD_WIDE_CLOCK 0
-#endif
 
 namespace opgraph_gdn {
 namespace bwd {
@@ -61,7 +58,7 @@ struct alignas(1024) WideSmem {
   float re[C], rf[C];    // per row: the row sums of E and F
   float cb[4][C], cv[4][C], ec[4][C];  // per column, one partial a row band: k.dKb, v.dVb, E's column sums
   float red[16];         // <S^T, dS^T>'s partial sums (the reverse scan's)
-#if GDN_BWD_WIDE_CLOCK
+#if GDN_BWD_CLOCK
   long long clk[40];     // the phase clocks (below), summed over the heads
 #endif
 };
@@ -184,22 +181,6 @@ __device__ __forceinline__ float row_sum(float x) {
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
-#if GDN_BWD_WIDE_CLOCK
-extern "C" __device__ long long gdn_bwd_clock[40] = {};
-#define WCLK(i)                                \
-  do {                                         \
-    if (clk_on) {                              \
-      const long long t_ = clock64();          \
-      sm.clk[10 * wg + (i)] += t_ - clk_t;     \
-      clk_t = t_;                              \
-    }                                          \
-  } while (0)
-#else
-#define WCLK(i) \
-  do {          \
-  } while (0)
-#endif
-
 extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_grads(const GdnBwdParams p) {
   using namespace opgraph_gdn::bwd::wide;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -209,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   const int wg = __shfl_sync(0xffffffffu, warp >> 2, 0), wi = warp & 3;  // the role: warp-uniform
   const int g8 = lane >> 2, t4 = lane & 3;
   const int ra = 16 * wi + g8, rb = ra + 8;  // this thread's rows of every m64 fragment
-#if GDN_BWD_WIDE_CLOCK
+#if GDN_BWD_CLOCK
   const bool clk_on = (tid & 127) == 0 && blockIdx.x == gridDim.x / 2 && blockIdx.y == 0;
   long long clk_t = clock64();
   if (clk_on)
@@ -352,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     cp_async_wait_all();
     tiles_fence();
     __syncthreads();
-    WCLK(0);
+    GCLK(0);
     const float gc = sm.gam[C - 1];
     const float ega = exp2f(sm.gam[ra]), egb = exp2f(sm.gam[rb]);
     const float ba = sm.bet[ra], bb = sm.bet[rb];
@@ -373,51 +354,51 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       rowdot<16, C>(acc, off(sm.q), fx, d0a, d0b);
       frag_rows<C, 8>(af, off(sm.dob), fx, scale * ega, scale * egb);
       if (pre) barrive(kBarRows, 384);
-      WCLK(1);
+      GCLK(1);
       prod_rs<128, 8, true, TDD>(acc, af, sm.st);
       if (pre) barrive(kBarSt, 256);
-      WCLK(2);
+      GCLK(2);
       rowdot<16, C>(acc, off(sm.q), fx, d1a, d1b);
       if (t4 == 0) sm.pq[ra] = d1a - d0a, sm.pq[rb] = d1b - d0b;
-      WCLK(3);
+      GCLK(3);
       bsync(kBarM1, 384);
-      WCLK(4);
+      GCLK(4);
       prod<16, C, false, true, TCC, TCD>(acc, sm.m1, 0, sm.k, 0, lane);
-      WCLK(5);
+      GCLK(5);
     } else if (wg == 1) {
       // ---- K: dk += (e^(gamma_C - gamma) Vn) dS^T (pkd), += (beta e^gamma T^T) dW, += M1^T Q + M2 K + M2^T K ----
       float d0a, d0b, d1a, d1b;
       rowdot<16, C>(acc, off(sm.k), fx, d0a, d0b);
       frag_rows<C, 8>(af, off(sm.vn), fx, exp2f(gc - sm.gam[ra]), exp2f(gc - sm.gam[rb]));
       if (pre) barrive(kBarRows, 384);
-      WCLK(1);
+      GCLK(1);
       prod_rs<128, 8, true, TDD>(acc, af, sm.dst);
       if (pre) {
         copy_tile_rows<TDD, D, D, 128>(sm.dst, ws16(p, p.ws_dst) + (sh + 1) * D * D, tid & 127);
         cp_async_commit();
       }
-      WCLK(2);
+      GCLK(2);
       rowdot<16, C>(acc, off(sm.k), fx, d1a, d1b);
       if (t4 == 0) sm.pkd[ra] = d1a - d0a, sm.pkd[rb] = d1b - d0b;
       frag_trans(af, off(sm.t), tx, ba * ega, bb * egb);
-      WCLK(3);
+      GCLK(3);
       bsync(kBarDw, 256);
-      WCLK(4);
+      GCLK(4);
       prod_rs<128, C / 16, true, TCD>(acc, af, sm.dw);
-      WCLK(5);
+      GCLK(5);
       bsync(kBarM1, 384);
       prod<16, C, true, true, TCC, TCD>(acc, sm.m1, 0, sm.q, 0, lane);
-      WCLK(6);
+      GCLK(6);
       bsync(kBarM2, 256);
       prod<16, C, false, true, TCC, TCD, false>(acc, sm.m2, 0, sm.k, 0, lane);
       prod<16, C, true, true, TCC, TCD>(acc, sm.m2, 0, sm.k, 0, lane);
-      WCLK(7);
+      GCLK(7);
     } else if (wg == 2) {
       // ---- W: dW = -dVn S^T; dT = dW K^T diag(beta e^gamma) + dVn V^T diag(beta) with k.dKb, v.dVb;
       // dv = (beta T^T) dVn ----
       zero(acc);
       prod<16, D, false, true, TCD, TDD>(acc, sm.dvn, 0, sm.st, 0, lane);
-      WCLK(1);
+      GCLK(1);
       if (pre) {
         bsync(kBarSt, 256);  // the Q warpgroup's product with S^T done too
         copy_tile_rows<TDD, D, D, 128>(sm.st, ws16(p, p.ws_st) + (sh + 1) * D * D, tid & 127);
@@ -427,14 +408,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       tiles_fence();
       barrive(kBarDw, 256);
       bsync(kBarW, 128);
-      WCLK(2);
+      GCLK(2);
       float(&a1)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[0][0]);
       float(&a2)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[8][0]);
       zero(acc);
       prod<8, D, false, false, TCD, TCD, false>(a1, sm.dw, 0, sm.k, 0, lane);
       prod<8, D, false, false, TCD, TCD, false>(a2, sm.dvn, 0, sm.v, 0, lane);
       prod_join(a1, a2);
-      WCLK(3);
+      GCLK(3);
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const int s0 = 8 * j + 2 * t4;
@@ -457,11 +438,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       }
       tiles_fence();
       barrive(kBarDt, 256);
-      WCLK(4);
+      GCLK(4);
       frag_trans(af, off(sm.t), tx, ba, bb);
       zero(acc);
       prod_rs<128, C / 16, true, TCD>(acc, af, sm.dvn);
-      WCLK(5);
+      GCLK(5);
       // Every v head its own output head (HV = HO): dV in its type to the output; else fp32 to the staging.
       const bool direct = p.hv == p.ho;
       float* sv_ = ws32(p, p.ws_dv);
@@ -477,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
           else store_f2(sv_ + at, acc[j][2 * hh], acc[j][2 * hh + 1]);
         }
       }
-      WCLK(6);
+      GCLK(6);
     } else {
       // ---- X: Q K^T, dP = dO Vn^T -> M1, E = dP . P; K K^T; X = T^T dT; dL = -X T^T -> M2, F, E ----
       float(&qk)[8][4] = *reinterpret_cast<float(*)[8][4]>(&acc[0][0]);
@@ -486,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       prod<8, D, false, false, TCD, TCD, false>(qk, sm.q, 0, sm.k, 0, lane);
       prod<8, D, false, false, TCD, TCD, false>(dp, sm.dob, 0, sm.vn, 0, lane);
       prod_join(qk, dp);
-      WCLK(1);
+      GCLK(1);
       if (pre) {
         bsync(kBarRows, 384);  // the Q and K warpgroups' dO and Vn fragments read too
         copy_tile_rows<TCD, C, D, 128>(sm.vn, ws16(p, p.ws_vn) + (sh + 1) * C * D, tid & 127);
@@ -512,23 +493,23 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         }
       tiles_fence();
       barrive(kBarM1, 384);
-      WCLK(2);
+      GCLK(2);
       float(&ef)[8][4] = qk;
       float(&kk)[8][4] = dp;
       zero(dp);
       prod<8, D, false, false, TCD, TCD, false>(kk, sm.k, 0, sm.k, 0, lane);
       bsync(kBarDt, 256);
-      WCLK(3);
+      GCLK(3);
       zero(xa);
       prod<8, C, true, true, TCC, TCC, false>(xa, sm.t, 0, sm.dt, 0, lane);
       prod_join(kk, xa);
       frag_store<8, C>(xa, off(sm.x), fx, 1.f);
       tiles_fence();
       bsync(kBarX, 128);
-      WCLK(4);
+      GCLK(4);
       zero(xa);
       prod<8, C, false, false, TCC, TCC>(xa, sm.x, 0, sm.t, 0, lane);
-      WCLK(5);
+      GCLK(5);
       float fr[2] = {0.f, 0.f};
 #pragma unroll
       for (int j = 0; j < 8; ++j)
@@ -551,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         }
       tiles_fence();
       barrive(kBarM2, 256);
-      WCLK(6);
+      GCLK(6);
       float ea = 0.f, eb = 0.f;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
@@ -566,10 +547,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       ea = row_sum(ea), eb = row_sum(eb);
       const float fa = row_sum(fr[0]), fb = row_sum(fr[1]);
       if (t4 == 0) sm.re[ra] = ea, sm.re[rb] = eb, sm.rf[ra] = fa, sm.rf[rb] = fb;
-      WCLK(7);
+      GCLK(7);
     }
     __syncthreads();
-    WCLK(8);
+    GCLK(8);
 
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma, dbeta, dgamma_C, the chunk's reverse cumsum, the
     // gate / beta transforms (gdn_bwd_grads.cu's, from this form's sums) ----
@@ -604,10 +585,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         if (r >= n) continue;
         store_gate_grads(p, h, bos + c0 + r, dgr[i], dbet[i]);
       }
-      WCLK(9);
+      GCLK(9);
     }
   }
-#if GDN_BWD_WIDE_CLOCK
+#if GDN_BWD_CLOCK
   if (clk_on)
     for (int i = 0; i < 10; ++i) gdn_bwd_clock[10 * wg + i] = sm.clk[10 * wg + i] / G;
 #endif
