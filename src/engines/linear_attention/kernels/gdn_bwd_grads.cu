@@ -78,65 +78,6 @@ __device__ __forceinline__ void row_partials(const GradSmem& sm, int r, float& g
 
 [[maybe_unused]] constexpr bool kPairs = GDN_BWD_GRADS_WG && GDN_BWD_WG_PAIRS;  // tiles.cuh, prod_join
 
-constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
-
-// Per row of a warp's [16 x D/4] fragment f, the dot product with the same
-// piece of the bf16 tile x ([C][D]): r0 for row m0 + g8, r1 for m0 + g8 + 8
-// (summed over the four lanes of a row).
-__device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, const Frag& fr, float& r0, float& r1) {
-  float a0 = 0.f, a1 = 0.f;
-#pragma unroll
-  for (int j = 0; j < NTD; ++j) {
-    const u32 w0 = lds32(&x[fr.cd(0, j)]), w1 = lds32(&x[fr.cd(1, j)]);
-    a0 += f[j][0] * bf16_to_f32(static_cast<u16>(w0)) + f[j][1] * bf16_to_f32(static_cast<u16>(w0 >> 16));
-    a1 += f[j][2] * bf16_to_f32(static_cast<u16>(w1)) + f[j][3] * bf16_to_f32(static_cast<u16>(w1 >> 16));
-  }
-  a0 += __shfl_xor_sync(0xffffffffu, a0, 1);
-  a0 += __shfl_xor_sync(0xffffffffu, a0, 2);
-  a1 += __shfl_xor_sync(0xffffffffu, a1, 1);
-  a1 += __shfl_xor_sync(0xffffffffu, a1, 2);
-  r0 = a0;
-  r1 = a1;
-}
-// A lane's EL consecutive elements of a row as bf16 at a: one 64-bit store at
-// EL = 4 (the warp's 32 stores then fill distinct banks), 32-bit pairs otherwise.
-__device__ __forceinline__ void st_row(u16* a, const float (&x)[EL]) {
-  if constexpr (EL == 4) {
-    uint2 w;
-    w.x = pack_bf16(x[0], x[1]);
-    w.y = pack_bf16(x[2], x[3]);
-    *reinterpret_cast<uint2*>(a) = w;
-  } else {
-#pragma unroll
-    for (int e = 0; e < EL; e += 2) st_bf2(a + e, x[e], x[e + 1]);
-  }
-}
-template <int NT>
-__device__ __forceinline__ void zero(float (&f)[NT][4]) {
-#pragma unroll
-  for (int j = 0; j < NT; ++j) f[j][0] = f[j][1] = f[j][2] = f[j][3] = 0.f;
-}
-// A 16 x 16 fragment pair's (j = 0, 1) row sums (over this warp's 16 columns: rows
-// g8, g8 + 8) and column sums (over its 16 rows: columns 8j + 2 t4 + e), by shuffles;
-// every lane ends with the sums of its rows and columns.
-__device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2], float (&col)[2][2]) {
-  row[0] = x[0][0] + x[0][1] + x[1][0] + x[1][1];
-  row[1] = x[0][2] + x[0][3] + x[1][2] + x[1][3];
-#pragma unroll
-  for (int o = 1; o <= 2; o <<= 1) {
-    row[0] += __shfl_xor_sync(0xffffffffu, row[0], o);
-    row[1] += __shfl_xor_sync(0xffffffffu, row[1], o);
-  }
-#pragma unroll
-  for (int j = 0; j < 2; ++j)
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      float c = x[j][e] + x[j][2 + e];
-#pragma unroll
-      for (int o = 4; o <= 16; o <<= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
-      col[j][e] = c;
-    }
-}
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
@@ -247,6 +188,61 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       issue_tiles(h, kTileEarly | kTileLate);
     }
   };
+#if GDN_BWD_L2_PREFETCH
+  // GDN_BWD_L2_PREFETCH: tiles requested into L2 by bulk prefetches — the workspace tiles by lane 0 of warp w, rows by
+  // its lanes. Head hh of chunk slot sl (tokens b0 .. b0 + nn - 1): its dS^T (next_head false: the head's own, read
+  // after its first phase) or every tile its copies read (next_head), and with qk the q and k rows too.
+  auto prefetch_l2 = [&](int w, i64 sl, i64 hh, i64 b0, int nn, bool next_head, bool qk) {
+    if (warp != w) return;
+    const i64 shh = sl * p.ho + hh;
+    if (lane == 0) {
+      l2_prefetch(ws16(p, p.ws_dst) + shh * D * D, D * D * 2);
+      if (next_head) {
+        l2_prefetch(ws16(p, p.ws_vn) + shh * C * D, C * D * 2);
+        l2_prefetch(ws16(p, p.ws_dvn) + shh * C * D, C * D * 2);
+        l2_prefetch(ws16(p, p.ws_st) + shh * D * D, D * D * 2);
+        l2_prefetch(ws16(p, p.ws_blocks) + shh * kBlockElems + kOffT, C * C * 2);
+      }
+    }
+    if (!next_head) return;
+    const u32 eb = p.do_type == kTypeF32 ? 4u : 2u;
+    const u16* vr = reinterpret_cast<const u16*>(p.v) + (b0 + lane) * p.v_ts + hh / (p.ho / p.hv) * p.v_hs;
+    const unsigned char* dr = reinterpret_cast<const unsigned char*>(p.d_o) + ((b0 + lane) * p.ho + hh) * D * eb;
+#pragma unroll 1
+    for (int r = lane; r < nn; r += 32, vr += 32 * p.v_ts, dr += 32 * p.ho * D * eb) {
+      l2_prefetch(vr, D * 2);
+      l2_prefetch(dr, D * eb);
+    }
+    if (GDN_BWD_L2_PREFETCH == 2 && qk) {
+      const u16* qr = reinterpret_cast<const u16*>(p.q) + (b0 + lane) * p.q_ts + hh / (p.ho / p.hq) * p.q_hs;
+      const u16* kr = reinterpret_cast<const u16*>(p.k) + (b0 + lane) * p.k_ts + hh / (p.ho / p.hk) * p.k_hs;
+#pragma unroll 1
+      for (int r = lane; r < nn; r += 32, qr += 32 * p.q_ts, kr += 32 * p.k_ts) {
+        l2_prefetch(qr, D * 2);
+        l2_prefetch(kr, D * 2);
+      }
+    }
+  };
+#endif
+#if GDN_BWD_GATES_AHEAD
+  // Head hh's raw gates and betas (warp 0: tokens 2 lane, 2 lane + 1) and <S^T, dS^T>'s partial sums (warp 1), read
+  // a head ahead; rows past the chunk keep zero bits (made zero gates below, as the engine's build does).
+  u32 ahead[4] = {0u, 0u, 0u, 0u};
+  auto fetch_ahead = [&](i64 hh) {
+    if (warp == 0) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = 2 * lane + i;
+        const i64 off = (bos + c0 + (r < n ? r : 0)) * p.ho + hh;
+        ahead[2 * i] = r < n ? raw_any(p.g, off, p.g_type) : 0u;
+        ahead[2 * i + 1] = r < n ? raw_any(p.beta, off, p.beta_type) : 0u;
+      }
+    } else if (warp == 1 && lane < 8 * (D / BV)) {
+      ahead[0] = __float_as_uint(ws32(p, p.ws_sds)[(slot * p.ho + hh) * 16 + lane]);
+    }
+  };
+  fetch_ahead(h0);
+#endif
   if (!GDN_BWD_ROWS_FIRST) issue_head(h0);
   // q and k rows once (l2-normalised, bf16), their raw copies and inverse norms.
   {
@@ -298,9 +294,29 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   for (i64 g = 0; g < G; ++g) {
     const i64 h = h0 + g, hv = h / (p.ho / p.hv), sh = slot * p.ho + h;
     if (g) {
-      __syncthreads();  // the previous head's tiles, partial sums and gates all read
+      // The previous head's tiles, partial sums and gates all read. GDN_BWD_EPI_DEFER: not waited for — every tile
+      // read came before the head's last barrier, and warp 0's epilogue (after it) reads only the partial sums and
+      // <S^T, dS^T> (rewritten after the next barrier, or by warp 0 itself), so the other warps start this head
+      // while warp 0 finishes that one.
+      if (!GDN_BWD_EPI_DEFER) __syncthreads();
       if (!GDN_BWD_EARLY_LOADS) issue_head(h);  // else requested during the head before
     }
+#if GDN_BWD_L2_PREFETCH
+    prefetch_l2(0, slot, h, bos + c0, n, false, false);
+    if (g + 1 < G) prefetch_l2(1, slot, h + 1, bos + c0, n, true, false);
+#if GDN_BWD_L2_PREFETCH == 2
+    // The last head's start: the first head of the CTA one wave on (this linear index plus the multiprocessors'
+    // count, which starts about when this one ends, on any multiprocessor): its tiles and q / k rows.
+    if (g + 1 == G && warp == 2) {
+      const long long nxt = blockIdx.x + static_cast<long long>(blockIdx.y) * gridDim.x + sm_count();
+      i64 b2 = 0, c2 = 0;
+      int n2 = 0;
+      if (nxt < static_cast<long long>(gridDim.x) * gridDim.y &&
+          slot_chunk(p, nxt % gridDim.x, lane, b2, c2, n2))
+        prefetch_l2(2, nxt % gridDim.x, (nxt / gridDim.x) * G, b2 + c2, n2, true, true);
+    }
+#endif
+#endif
     GCLK(0);
     if (!kRawV || !raw_do) {
       const u16* vg = reinterpret_cast<const u16*>(p.v);
@@ -326,6 +342,31 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         }
       }
     }
+#if GDN_BWD_GATES_AHEAD
+    if (warp == 0) {
+      // The head's gates through their transforms and the chunk's cumsum (chunk_gate_cumsum's operations) in
+      // registers.
+      float ea = 1.f, dt = 0.f, gl[2] = {0.f, 0.f}, b[2] = {0.f, 0.f};
+      if (p.flags & kFlagSafeGate) gate_params(p, h, ea, dt);
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        if (2 * lane + i < n)
+          gate_beta_from(p, raw_f32(ahead[2 * i], p.g_type), raw_f32(ahead[2 * i + 1], p.beta_type), ea, dt, gl[i],
+                         b[i]);
+        sm.bet[2 * lane + i] = b[i];
+      }
+      float s = gl[0] + gl[1];
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const float y = __shfl_up_sync(0xffffffffu, s, o);
+        if (lane >= o) s += y;
+      }
+      sm.gam[2 * lane] = (s - gl[1]) * kLog2e;
+      sm.gam[2 * lane + 1] = s * kLog2e;
+    } else if (warp == 1 && lane < 8 * (D / BV) && !GDN_BWD_EPI_DEFER) {
+      sm.red[lane] = __uint_as_float(ahead[0]);
+    }
+#else
     if (tid < C) {
       float gl = 0.f, b = 0.f;
       if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
@@ -336,10 +377,16 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     if (tid < 8 * (D / BV)) sm.red[tid] = ws32(p, p.ws_sds)[sh * 16 + tid];
     __syncthreads();
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
+#endif
     if (GDN_BWD_SPLIT_WAIT) cp_async_wait_group<1>();  // S^T, dO, dVn (Vn, T, v: by the dT phase)
     else cp_async_wait_all();
     tiles_fence();
     __syncthreads();
+#if GDN_BWD_GATES_AHEAD
+    // (GDN_BWD_EPI_DEFER: the head's <S^T, dS^T> sums once warp 0 has read the previous head's.)
+    if (GDN_BWD_EPI_DEFER && warp == 1 && lane < 8 * (D / BV)) sm.red[lane] = __uint_as_float(ahead[0]);
+    if (g + 1 < G) fetch_ahead(h + 1);  // this head's were stored to shared memory before the barrier
+#endif
     GCLK(1);
     const float gc = sm.gam[C - 1];
     // This thread's rows' scalars.

@@ -1,9 +1,39 @@
-// linear_attention/kernels/gdn_bwd_grads_epi.cuh — GDN_BWD_EPI_SPREAD's per-token epilogue of gdn_bwd_grads
-// (kernels/gdn_bwd_grads.cu includes it once, after GradSmem): the head's 64 rows one a thread over warps 0 and 1
-// instead of two a lane of warp 0. The same terms as the engine's form (dgamma from the partial sums with E's row and
-// column sums, dbeta with F's row sums, dgamma_C from the k.dKd terms and <S^T, dS^T>, the chunk's reverse cumsum,
-// the gate / beta transforms); the cumsum's and the warp sums' order differs, so dG may differ in its last bits.
+// linear_attention/kernels/gdn_bwd_grads_epi.cuh — two trials of gdn_bwd_grads' head start and end
+// (kernels/gdn_bwd_grads.cu includes it once, after GradSmem):
+//  GDN_BWD_GATES_AHEAD's reads: a run-time typed element's raw bits read a head ahead, and the gate / beta transforms
+//  of values already read.
+//  GDN_BWD_EPI_SPREAD's per-token epilogue: the head's 64 rows one a thread over warps 0 and 1 instead of two a lane
+//  of warp 0. The same terms as the engine's form (dgamma from the partial sums with E's row and column sums, dbeta
+//  with F's row sums, dgamma_C from the k.dKd terms and <S^T, dS^T>, the chunk's reverse cumsum, the gate / beta
+//  transforms); the cumsum's and the warp sums' order differs, so dG may differ in its last bits.
 #pragma once
+
+namespace opgraph_gdn {
+namespace bwd {
+#if GDN_BWD_GATES_AHEAD
+// An element of a run-time typed tensor as stored (fp32: its word; 16-bit: the half in the low bits), and as float.
+__device__ __forceinline__ u32 raw_any(u64 base, i64 off, long long type) {
+  return type == kTypeF32 ? reinterpret_cast<const u32*>(base)[off] : reinterpret_cast<const u16*>(base)[off];
+}
+__device__ __forceinline__ float raw_f32(u32 w, long long type) {
+  const u16 x = static_cast<u16>(w);
+  return type == kTypeF32 ? __uint_as_float(w) : type == kTypeBf16 ? bf16_to_f32(x) : f16_to_f32(x);
+}
+// gate_beta's transforms (gdn_bwd_common.cuh) of values already read: ea = e^a_log and dt as gate_params gives them.
+__device__ __forceinline__ void gate_beta_from(const GdnBwdParams& p, float x, float b, float ea, float dt, float& gl,
+                                               float& beta) {
+  if (p.flags & kFlagSafeGate) {
+    gl = -ea * softplusf_(x + dt);
+  } else if (p.flags & kFlagLinearGate) {
+    gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;
+  } else {
+    gl = x;
+  }
+  beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+#endif
+}  // namespace bwd
+}  // namespace opgraph_gdn
 
 #if GDN_BWD_EPI_SPREAD
 namespace opgraph_gdn {

@@ -1,7 +1,8 @@
 // linear_attention/kernels/gdn_bwd_grads_tiles.cuh — gdn_bwd_grads's tile layouts and matrix products
 // (kernels/gdn_bwd_grads.cu includes it once): the bf16 tiles' element offsets, the product of a warp tile
 // (mma.sync, or under GDN_BWD_GRADS_WG wgmma a warpgroup), the fence before wgmma reads what threads stored,
-// and the cp.async copy of a tile into its layout.
+// the cp.async copy of a tile into its layout, and the epilogues' fragment helpers (row dots, row stores, the
+// row and column sums of a [C][C] fragment pair).
 #pragma once
 
 #include "linear_attention/kernels/gdn_bwd_common.cuh"
@@ -55,6 +56,31 @@
 // 1 (a trial): gdn_bwd_grads issues the first head's tile copies after its q and k rows' loads instead of before them
 // (the rows no longer wait behind 136 KB of copies in the memory pipe; the same bits). 0: the engine's build.
 #define GDN_BWD_ROWS_FIRST 0
+#endif
+#ifndef GDN_BWD_GATES_AHEAD
+// 1 (a trial): gdn_bwd_grads reads the next head's gates, betas (raw, as stored) and <S^T, dS^T> partials into warp 0's
+// and warp 1's registers right after the head's tiles are waited for, and at the next head's start warp 0 takes them
+// through the gate / beta transforms and the chunk's cumsum in registers (the same operations, so the same bits): the
+// head's start no longer waits on those loads, and one barrier of it goes. 0: the engine's build (read at the
+// head's start, the cumsum after a barrier).
+#define GDN_BWD_GATES_AHEAD 0
+#endif
+#ifndef GDN_BWD_EPI_DEFER
+// 1 (a trial): gdn_bwd_grads drops the barrier at each head's start after the first, so warp 0's per-token epilogue of
+// a head runs while the other warps start the next one (its tile requests, gates) instead of every warp waiting for
+// it there (the same operations on the same values: the same bits). 0: the engine's build.
+#define GDN_BWD_EPI_DEFER 0
+#endif
+#if GDN_BWD_EPI_DEFER && (GDN_BWD_EPI_SPREAD || GDN_BWD_DV_STAGE || GDN_BWD_EARLY_LOADS)
+#error "GDN_BWD_EPI_DEFER: warp 0's epilogue only, and no tile read or request after the head's last barrier"
+#endif
+#ifndef GDN_BWD_L2_PREFETCH
+// 1 (a trial): gdn_bwd_grads asks L2 for the next head's tiles (Vn, dVn, S^T, dS^T, T, the v and dO rows) and for the
+// head's own dS^T at each head's start, by cp.async.bulk.prefetch.L2 (no shared memory: the tiles stay
+// single-buffered), so the next head's copies and the dS^T copy after the first phase find them in L2 instead of
+// waiting on HBM (the same copies of the same bytes: the same bits). 2: besides, at the last head's start, the first
+// head's tiles and the q / k rows of the CTA a wave on (its prologue's loads). 0: the engine's build.
+#define GDN_BWD_L2_PREFETCH 0
 #endif
 #ifndef GDN_BWD_QK_ONCE
 // 1 (a trial): gdn_bwd_grads forms K K^T and Q K^T once a CTA (its first head) and keeps them in registers for the
@@ -330,6 +356,77 @@ __device__ __forceinline__ void copy_tile_to(u16* dst, const u16* src, i64 gs, i
 #else
   copy_tile<kGT>(dst, T::kLdPad, src, gs, rows, cols, tid);
 #endif
+}
+
+constexpr int NTD = D / 32;  // n-tiles of a warp's [16 x D/4] piece of a [C][D] product
+
+// Per row of a warp's [16 x D/4] fragment f, the dot product with the same
+// piece of the bf16 tile x ([C][D]): r0 for row m0 + g8, r1 for m0 + g8 + 8
+// (summed over the four lanes of a row).
+__device__ __forceinline__ void row_dot(const float (&f)[NTD][4], const u16* x, const Frag& fr, float& r0, float& r1) {
+  float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+  for (int j = 0; j < NTD; ++j) {
+    const u32 w0 = lds32(&x[fr.cd(0, j)]), w1 = lds32(&x[fr.cd(1, j)]);
+    a0 += f[j][0] * bf16_to_f32(static_cast<u16>(w0)) + f[j][1] * bf16_to_f32(static_cast<u16>(w0 >> 16));
+    a1 += f[j][2] * bf16_to_f32(static_cast<u16>(w1)) + f[j][3] * bf16_to_f32(static_cast<u16>(w1 >> 16));
+  }
+  a0 += __shfl_xor_sync(0xffffffffu, a0, 1);
+  a0 += __shfl_xor_sync(0xffffffffu, a0, 2);
+  a1 += __shfl_xor_sync(0xffffffffu, a1, 1);
+  a1 += __shfl_xor_sync(0xffffffffu, a1, 2);
+  r0 = a0;
+  r1 = a1;
+}
+// A lane's EL consecutive elements of a row as bf16 at a: one 64-bit store at
+// EL = 4 (the warp's 32 stores then fill distinct banks), 32-bit pairs otherwise.
+__device__ __forceinline__ void st_row(u16* a, const float (&x)[EL]) {
+  if constexpr (EL == 4) {
+    uint2 w;
+    w.x = pack_bf16(x[0], x[1]);
+    w.y = pack_bf16(x[2], x[3]);
+    *reinterpret_cast<uint2*>(a) = w;
+  } else {
+#pragma unroll
+    for (int e = 0; e < EL; e += 2) st_bf2(a + e, x[e], x[e + 1]);
+  }
+}
+template <int NT>
+__device__ __forceinline__ void zero(float (&f)[NT][4]) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j) f[j][0] = f[j][1] = f[j][2] = f[j][3] = 0.f;
+}
+// A 16 x 16 fragment pair's (j = 0, 1) row sums (over this warp's 16 columns: rows
+// g8, g8 + 8) and column sums (over its 16 rows: columns 8j + 2 t4 + e), by shuffles;
+// every lane ends with the sums of its rows and columns.
+__device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2], float (&col)[2][2]) {
+  row[0] = x[0][0] + x[0][1] + x[1][0] + x[1][1];
+  row[1] = x[0][2] + x[0][3] + x[1][2] + x[1][3];
+#pragma unroll
+  for (int o = 1; o <= 2; o <<= 1) {
+    row[0] += __shfl_xor_sync(0xffffffffu, row[0], o);
+    row[1] += __shfl_xor_sync(0xffffffffu, row[1], o);
+  }
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float c = x[j][e] + x[j][2 + e];
+#pragma unroll
+      for (int o = 4; o <= 16; o <<= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
+      col[j][e] = c;
+    }
+}
+// Asks L2 for `bytes` bytes (a multiple of 16) from the 16-byte aligned global address a (cp.async.bulk.prefetch.L2:
+// no completion to wait for, nothing lands in shared memory).
+__device__ __forceinline__ void l2_prefetch(const void* a, u32 bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(bytes) : "memory");
+}
+// The multiprocessors' count (%nsmid: SM identifiers, at least the count).
+__device__ __forceinline__ u32 sm_count() {
+  u32 n;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(n));
+  return n;
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn
