@@ -188,42 +188,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       issue_tiles(h, kTileEarly | kTileLate);
     }
   };
-#if GDN_BWD_L2_PREFETCH
-  // GDN_BWD_L2_PREFETCH: tiles requested into L2 by bulk prefetches — the workspace tiles by lane 0 of warp w, rows by
-  // its lanes. Head hh of chunk slot sl (tokens b0 .. b0 + nn - 1): its dS^T (next_head false: the head's own, read
-  // after its first phase) or every tile its copies read (next_head), and with qk the q and k rows too.
-  auto prefetch_l2 = [&](int w, i64 sl, i64 hh, i64 b0, int nn, bool next_head, bool qk) {
-    if (warp != w) return;
-    const i64 shh = sl * p.ho + hh;
-    if (lane == 0) {
-      l2_prefetch(ws16(p, p.ws_dst) + shh * D * D, D * D * 2);
-      if (next_head) {
-        l2_prefetch(ws16(p, p.ws_vn) + shh * C * D, C * D * 2);
-        l2_prefetch(ws16(p, p.ws_dvn) + shh * C * D, C * D * 2);
-        l2_prefetch(ws16(p, p.ws_st) + shh * D * D, D * D * 2);
-        l2_prefetch(ws16(p, p.ws_blocks) + shh * kBlockElems + kOffT, C * C * 2);
-      }
-    }
-    if (!next_head) return;
-    const u32 eb = p.do_type == kTypeF32 ? 4u : 2u;
-    const u16* vr = reinterpret_cast<const u16*>(p.v) + (b0 + lane) * p.v_ts + hh / (p.ho / p.hv) * p.v_hs;
-    const unsigned char* dr = reinterpret_cast<const unsigned char*>(p.d_o) + ((b0 + lane) * p.ho + hh) * D * eb;
-#pragma unroll 1
-    for (int r = lane; r < nn; r += 32, vr += 32 * p.v_ts, dr += 32 * p.ho * D * eb) {
-      l2_prefetch(vr, D * 2);
-      l2_prefetch(dr, D * eb);
-    }
-    if (GDN_BWD_L2_PREFETCH == 2 && qk) {
-      const u16* qr = reinterpret_cast<const u16*>(p.q) + (b0 + lane) * p.q_ts + hh / (p.ho / p.hq) * p.q_hs;
-      const u16* kr = reinterpret_cast<const u16*>(p.k) + (b0 + lane) * p.k_ts + hh / (p.ho / p.hk) * p.k_hs;
-#pragma unroll 1
-      for (int r = lane; r < nn; r += 32, qr += 32 * p.q_ts, kr += 32 * p.k_ts) {
-        l2_prefetch(qr, D * 2);
-        l2_prefetch(kr, D * 2);
-      }
-    }
-  };
-#endif
 #if GDN_BWD_GATES_AHEAD
   // Head hh's raw gates and betas (warp 0: tokens 2 lane, 2 lane + 1) and <S^T, dS^T>'s partial sums (warp 1), read
   // a head ahead; rows past the chunk keep zero bits (made zero gates below, as the engine's build does).
@@ -302,8 +266,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       if (!GDN_BWD_EARLY_LOADS) issue_head(h);  // else requested during the head before
     }
 #if GDN_BWD_L2_PREFETCH
-    prefetch_l2(0, slot, h, bos + c0, n, false, false);
-    if (g + 1 < G) prefetch_l2(1, slot, h + 1, bos + c0, n, true, false);
+    if (warp == 0) prefetch_l2(p, lane, slot, h, bos + c0, n, false, false);
+    if (warp == 1 && g + 1 < G) prefetch_l2(p, lane, slot, h + 1, bos + c0, n, true, false);
 #if GDN_BWD_L2_PREFETCH == 2
     // The last head's start: the first head of the CTA one wave on (this linear index plus the multiprocessors'
     // count, which starts about when this one ends, on any multiprocessor): its tiles and q / k rows.
@@ -313,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       int n2 = 0;
       if (nxt < static_cast<long long>(gridDim.x) * gridDim.y &&
           slot_chunk(p, nxt % gridDim.x, lane, b2, c2, n2))
-        prefetch_l2(2, nxt % gridDim.x, (nxt / gridDim.x) * G, b2 + c2, n2, true, true);
+        prefetch_l2(p, lane, nxt % gridDim.x, (nxt / gridDim.x) * G, b2 + c2, n2, true, true);
     }
 #endif
 #endif
