@@ -338,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       sm.bet[tid] = b;
     }
     // <S, dS> over the whole [D][D] tile pair: the reverse scan's partial sums.
-    if (tid < 8 * (D / BV)) sm.red[tid] = ws32(p, p.ws_sds)[sh * 16 + tid];
+    if (!GDN_BWD_SDS_IN_GRADS && tid < 8 * (D / BV)) sm.red[tid] = ws32(p, p.ws_sds)[sh * 16 + tid];
     __syncthreads();
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
 #endif
@@ -418,6 +418,16 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     tiles_fence();
     __syncthreads();  // dT in c1, dS^T in st
     GCLK(3);
+#if GDN_BWD_SDS_IN_GRADS
+    // <S^T, dS^T>: this thread's four 16-byte pieces of S^T read again (L2: copied at the head's start), dotted with
+    // dS^T's in shared memory at the phase's end.
+    uint4 s_pc[4];
+#pragma unroll
+    for (int k4 = 0; k4 < 4; ++k4) {
+      const int i = tid + kGT * k4;
+      s_pc[k4] = __ldg(reinterpret_cast<const uint4*>(ws16(p, p.ws_st) + sh * D * D + (i >> 4) * D + (i & 15) * 8));
+    }
+#endif
 
     // ---- dKd = Vn dS^T: dk += e^(gamma_C - gamma) dKd ----
     zero(tmp);
@@ -448,6 +458,23 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         for (int hh = 0; hh < 2; ++hh)
           st_bf2(&sm.c2[fr.cc(hh, j)], x[j][2 * hh], x[j][2 * hh + 1]);
     }
+#if GDN_BWD_SDS_IN_GRADS
+    {
+      float acc = 0.f;
+#pragma unroll
+      for (int k4 = 0; k4 < 4; ++k4) {
+        const int i = tid + kGT * k4;
+        const uint4 d4 = *reinterpret_cast<const uint4*>(&sm.st[TDD::at(i >> 4, (i & 15) * 8)]);
+        const u32 sw[4] = {s_pc[k4].x, s_pc[k4].y, s_pc[k4].z, s_pc[k4].w}, dw_[4] = {d4.x, d4.y, d4.z, d4.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          acc += bf16_to_f32(static_cast<u16>(sw[e])) * bf16_to_f32(static_cast<u16>(dw_[e])) +
+                 bf16_to_f32(static_cast<u16>(sw[e] >> 16)) * bf16_to_f32(static_cast<u16>(dw_[e] >> 16));
+      }
+      acc = warp_sum(acc);
+      if (lane == 0) sm.red[warp] = acc;  // the 16 partial sums warp 0's epilogue adds
+    }
+#endif
     tiles_fence();
     __syncthreads();  // X in c2; dT read by every warp (c1 free)
     GCLK(4);

@@ -82,6 +82,9 @@
 // head's tiles and the q / k rows of the CTA a wave on (its prologue's loads). 0: the engine's build.
 #define GDN_BWD_L2_PREFETCH 0
 #endif
+#if GDN_BWD_SDS_IN_GRADS && (GDN_BWD_GATES_AHEAD || GDN_BWD_GRADS_WIDE || !GDN_BWD_GRADS_WG)
+#error "GDN_BWD_SDS_IN_GRADS (gdn_bwd_params.cuh): the engine's wgmma form without GDN_BWD_GATES_AHEAD"
+#endif
 #ifndef GDN_BWD_QK_ONCE
 // 1 (a trial): gdn_bwd_grads forms K K^T and Q K^T once a CTA (its first head) and keeps them in registers for the
 // group's other heads, which share q and k (the same products of the same tiles: the gradients bitwise the same).

@@ -6,6 +6,14 @@
 // under both compilers (LP64).
 #pragma once
 
+// A trial define both sides of the workspace's <S^T, dS^T> sums read (kernels/gdn_bwd_rev_ws.cuh, gdn_bwd_grads.cu).
+#ifndef GDN_BWD_SDS_IN_GRADS
+// 1 (a trial): gdn_bwd_rev_fused neither loads S^T (34 KiB of a chunk's ~107 KiB of requests, read only for this) nor
+// sums <S^T, dS^T> into the workspace's sds; gdn_bwd_grads sums it from the S^T and dS^T it reads anyway (dS^T as the
+// bf16 stored, not the fp32 registers: dG in its last bits). 0: the engine's build.
+#define GDN_BWD_SDS_IN_GRADS 0
+#endif
+
 namespace opgraph_gdn {
 
 // GdnBwdParams::flags bits beyond gdn_params.cuh's kFlag* (which the backward

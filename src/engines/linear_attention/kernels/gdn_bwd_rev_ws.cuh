@@ -141,6 +141,7 @@ template <int RM>
 __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned char* smem_raw) {
   using namespace rv;
   constexpr bool kStore = RM != 1;  // dS^T, <S^T, dS^T>, dVn per chunk
+  constexpr bool kSds = kStore && !GDN_BWD_SDS_IN_GRADS;  // S^T loaded, <S^T, dS^T> summed
   const Base1024 b1024 = base_1024(smem_raw);
   unsigned char* const base = b1024.ptr;
   const u32 sb = b1024.at;
@@ -202,7 +203,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
 #pragma unroll
       for (int j = 0; j < 4; ++j)  // P: 512 pieces
         cp_async16s(sa + kVP + o_p + 2048u * j, blk + kOffP + g_p + 16 * C * j, 16);
-      if (kStore) {
+      if (kSds) {
 #pragma unroll
         for (int j = 0; j < 16; ++j)  // S^T at the chunk's start: 2048 pieces
           cp_async16s(sa + o_s + 8u * kVStRow * j, st + g_t + 8 * D * j, 16);
@@ -274,7 +275,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
         cp_async16s(sa + kVP + static_cast<u32>(r) * 128u + swz_chunk(r, col), blk + kOffP + r * C + col, 16);
       }
       const u16* st = rv_ws<u16>(p, p.ws_st) + sh * D * D;
-      if (kStore) {
+      if (kSds) {
 #pragma unroll 4
         for (int m = 0; m < 16; ++m) {  // S^T at the chunk's start: 2048 pieces
           const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
@@ -351,8 +352,9 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     const unsigned char* const sp = stage_ptr(i);
     nb_sync(kBarFull + (i & 1), kWsThreads);
     const u32 tok = GDN_BWD_REV_SDS32 ? phase_token() : 0u;
-    if (kStore) {
+    if (kStore)
       bwd_store_state(ds, rv_ws<u16>(p, p.ws_dst) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // dS^T after it
+    if (kSds) {
       // <S^T, dS^T> over this warp's fragments
       float acc = 0.f;
 #pragma unroll
