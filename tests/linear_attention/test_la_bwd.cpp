@@ -555,7 +555,7 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 // CTA (GDN_BWD_QK_ONCE=1), M2 K + M2^T K as one product (GDN_BWD_M2_SYM=1), the next head's gates read a head
 // ahead with every next-head tile requested early (GDN_BWD_GATES_AHEAD=1 GDN_BWD_EARLY_LOADS=2), and with the
 // head-start barrier dropped and the next head's and the next CTA's tiles asked of L2 (GDN_BWD_EPI_DEFER=1,
-// GDN_BWD_L2_PREFETCH=2; =1 alone), its phase clocks
+// GDN_BWD_L2_PREFETCH=2; =1 alone), <S^T, dS^T> summed here (GDN_BWD_SDS_IN_GRADS=1), its phase clocks
 // (GDN_BWD_CLOCK=1, with the staged dV); gdn_bwd_rev_fused with its
 // loader's second form (GDN_BWD_REV_LOADER=2); gdn_bwd_fwd_fused with its S^T and Wn stores staged
 // (GDN_BWD_FWD_STAGE=1).
@@ -578,7 +578,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
                              Defs{{"GDN_BWD_GATES_AHEAD", "1"}, {"GDN_BWD_EARLY_LOADS", "2"}},
                              Defs{{"GDN_BWD_EPI_DEFER", "1"}, {"GDN_BWD_GATES_AHEAD", "1"},
                                   {"GDN_BWD_L2_PREFETCH", "2"}},
-                             Defs{{"GDN_BWD_L2_PREFETCH", "1"}},
+                             Defs{{"GDN_BWD_L2_PREFETCH", "1"}}, Defs{{"GDN_BWD_SDS_IN_GRADS", "1"}},
                              Defs{{"GDN_BWD_CLOCK", "1"}, {"GDN_BWD_DV_STAGE", "1"}}}) {
       auto r = base;
       ++n;
@@ -591,12 +591,13 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
   }
-  // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh) and its 32-bit
-  // <S^T, dS^T> reads (GDN_BWD_REV_SDS32=1), gdn_bwd_fwd_fused's staged stores (GDN_BWD_FWD_STAGE=1,
+  // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh), its 32-bit
+  // <S^T, dS^T> reads (GDN_BWD_REV_SDS32=1) and its form without them (GDN_BWD_SDS_IN_GRADS=1), gdn_bwd_fwd_fused's staged stores (GDN_BWD_FWD_STAGE=1,
   // kernels/gdn_fused_ws3.cuh), both input types.
   const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> fused_trials = {
       {"gdn_bwd_rev_fused", {"GDN_BWD_REV_LOADER", "2"}},
       {"gdn_bwd_rev_fused", {"GDN_BWD_REV_SDS32", "1"}},
+      {"gdn_bwd_rev_fused", {"GDN_BWD_SDS_IN_GRADS", "1"}},
       {"gdn_bwd_fwd_fused", {"GDN_BWD_FWD_STAGE", "1"}}};
   for (const auto& base : linear_attention::gdn_bwd_declared_specialisations())
     for (const auto& [entry, def] : fused_trials) {
@@ -609,7 +610,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
-  EXPECT_EQ(n, 42);
+  EXPECT_EQ(n, 46);
 }
 
 }  // namespace
