@@ -167,7 +167,10 @@ constexpr long long gdn_bwd_grads_smem_bytes(long long d) {
 constexpr long long gdn_bwd_fixup_smem_bytes(long long d) { return (d + 8) * (3 * 2 * d + 3 * 4 * 64 + 2 * 64); }
 // gdn_bwd_rev_fused (the backward's PIPELINE_ARCH 3, d = 128; kernels/gdn_bwd_rev_ws.cuh): two stages of Qe, Wn, Kd,
 // dO [C][d], P [C][C] bf16, S^T [d][d] bf16 in 272-byte rows and e^gamma_C (107 KiB a stage); 1024 bytes to align.
-constexpr long long gdn_bwd_rev_fused_smem_bytes(long long) { return 2 * 109568 + 1024; }
+// (GDN_BWD_SDS_IN_GRADS, a trial: three stages of 73 KiB, no S^T.)
+constexpr long long gdn_bwd_rev_fused_smem_bytes(long long) {
+  return GDN_BWD_SDS_IN_GRADS ? 3 * 74752 + 1024 : 2 * 109568 + 1024;
+}
 // Threads a CTA of gdn_bwd_grads (16 warps; gdn_bwd_rev_fused 384, as the fused forward recompute; every other
 // backward kernel 256).
 constexpr int kGdnBwdGradsThreads = 512;

@@ -49,12 +49,19 @@ namespace rv {
 // tiles), S^T [128][128] bf16 in rows of kVStRow bytes (16-byte aligned, reads by pairs bank-conflict free), e^gamma_C.
 constexpr u32 kVQe = 0, kVWn = 16384, kVKd = 32768, kVDo = 49152, kVP = 65536, kVSt = 73728;
 constexpr u32 kVStRow = 272;
-constexpr u32 kVEgc = kVSt + 128 * kVStRow;
-constexpr u32 kVBytes = 109568;  // 107 KiB: the tiles stay 1024-aligned
+// GDN_BWD_SDS_IN_GRADS (gdn_bwd_params.cuh; a trial): no S^T in a stage (e^gamma_C where it began), 73 KiB a stage, and
+// three stages in place of two. FULL(s) and EMPTY(s) are then named barriers 4 + s and 8 + s.
+constexpr int kStages = GDN_BWD_SDS_IN_GRADS ? 3 : 2;
+constexpr u32 kVEgc = GDN_BWD_SDS_IN_GRADS ? kVSt : kVSt + 128 * kVStRow;
+constexpr u32 kVBytes = GDN_BWD_SDS_IN_GRADS ? 74752 : 109568;  // 73 / 107 KiB: the tiles stay 1024-aligned
+constexpr int kRvFull = 4, kRvEmpty = GDN_BWD_SDS_IN_GRADS ? 8 : 6;
 static_assert(kVEgc + 4 <= kVBytes && kVBytes % 1024 == 0, "reverse stage overflow");
-static_assert(2 * kVBytes + 1024 == gdn_bwd_rev_fused_smem_bytes(D), "gdn_bwd_rev_fused_smem_bytes disagrees");
+static_assert(kStages * kVBytes + 1024 == gdn_bwd_rev_fused_smem_bytes(D), "gdn_bwd_rev_fused_smem_bytes disagrees");
+// Chunk i's stage (i >= 0).
+__device__ __forceinline__ int rv_stage(int i) { return kStages == 2 ? (i & 1) : i % kStages; }
 }  // namespace rv
-// (FULL(s) and EMPTY(s) are ws_pass's named barriers kBarFull + s and kBarEmpty + s; 1, 2 are wg_sync's.)
+// (FULL(s) and EMPTY(s) are named barriers kRvFull + s and kRvEmpty + s — ws_pass's kBarFull + s and kBarEmpty + s
+// with two stages; 1, 2 are wg_sync's.)
 
 // Accumulator fragments x (m64nN, N = 16 NK) as the bf16 register A operand of NK k16 steps: a[kk][q] = (x[8 kk + 2 q],
 // x[8 kk + 2 q + 1]).
@@ -163,8 +170,8 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
   }
   const i64 first = bos / C + seq + cb;  // the slot of the CTA's first chunk
   if (RM == 1 && GDN_SPAN_TAIL) nch = rev_span_head(p, first, nch, bos, cb, len, h, reinterpret_cast<float*>(base));
-  auto stage_at = [&](int i) -> u32 { return sb + static_cast<u32>(i & 1) * kVBytes; };
-  auto stage_ptr = [&](int i) -> unsigned char* { return base + static_cast<u32>(i & 1) * kVBytes; };
+  auto stage_at = [&](int i) -> u32 { return sb + static_cast<u32>(rv_stage(i)) * kVBytes; };
+  auto stage_ptr = [&](int i) -> unsigned char* { return base + static_cast<u32>(rv_stage(i)) * kVBytes; };
 
   if (wg == 2) {
     // ---------------- the loader ----------------
@@ -189,7 +196,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
       const i64 sh = (first + c) * p.ho + h;
       const u32 sa = stage_at(i);
-      if (i >= 2) nb_sync(kBarEmpty + (i & 1), kWsThreads);  // the state side is done with chunk i - 2
+      if (i >= kStages) nb_sync(kRvEmpty + rv_stage(i), kWsThreads);  // the state side is done with chunk i - kStages
       const u16* blk = rv_ws<u16>(p, p.ws_blocks) + sh * gdn_bwd_block_elems(D);
       const u16* st = rv_ws<u16>(p, p.ws_st) + sh * D * D;
 #pragma unroll
@@ -244,13 +251,13 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       if (i > 0) {
         cp_async_wait_group<1>();
         fence_async_shared();  // the tiles (cp.async and generic stores) before the state side's wgmma read them
-        nb_arrive(kBarFull + ((i - 1) & 1), kWsThreads);
+        nb_arrive(kRvFull + rv_stage(i - 1), kWsThreads);
       }
     }
     if (nch > 0) {  // the last chunk's
       cp_async_wait_all();
       fence_async_shared();
-      nb_arrive(kBarFull + ((nch - 1) & 1), kWsThreads);
+      nb_arrive(kRvFull + rv_stage(nch - 1), kWsThreads);
     }
 #else
     for (int i = 0; i < nch; ++i) {
@@ -259,7 +266,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
       const i64 sh = (first + c) * p.ho + h;
       const u32 sa = stage_at(i);
-      if (i >= 2) nb_sync(kBarEmpty + (i & 1), kWsThreads);  // the state side is done with chunk i - 2
+      if (i >= kStages) nb_sync(kRvEmpty + rv_stage(i), kWsThreads);  // the state side is done with chunk i - kStages
       const u16* blk = rv_ws<u16>(p, p.ws_blocks) + sh * gdn_bwd_block_elems(D);
 #pragma unroll
       for (int m = 0; m < 8; ++m) {  // Qe, Wn, Kd: 1024 pieces of 16 bytes each
@@ -319,7 +326,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       if (a == 0) *reinterpret_cast<float*>(stage_ptr(i) + kVEgc) = rv_ws<const float>(p, p.ws_egc)[sh];
       cp_async_wait_all();
       fence_async_shared();  // the tiles (cp.async and generic stores) before the state side's wgmma read them
-      nb_arrive(kBarFull + (i & 1), kWsThreads);
+      nb_arrive(kRvFull + rv_stage(i), kWsThreads);
     }
 #endif
     return;
@@ -350,7 +357,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     const i64 sh = (first + c) * p.ho + h;
     const u32 sa = stage_at(i);
     const unsigned char* const sp = stage_ptr(i);
-    nb_sync(kBarFull + (i & 1), kWsThreads);
+    nb_sync(kRvFull + rv_stage(i), kWsThreads);
     const u32 tok = GDN_BWD_REV_SDS32 ? phase_token() : 0u;
     if (kStore)
       bwd_store_state(ds, rv_ws<u16>(p, p.ws_dst) + sh * D * D + static_cast<i64>(v0) * D, fr, fc);  // dS^T after it
@@ -400,7 +407,7 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
     }
     // dVn (the bf16 it entered the update as) through this warpgroup's dO panel, read by now.
     if (kStore) bwd_store_vn(dvt, sDo, rv_ws<u16>(p, p.ws_dvn) + sh * C * D, wg, wi, lane, tid, v0);
-    if (i + 2 < nch) nb_arrive(kBarEmpty + (i & 1), kWsThreads);  // the loader refills it with chunk i + 2
+    if (i + kStages < nch) nb_arrive(kRvEmpty + rv_stage(i), kWsThreads);  // the loader refills it: chunk i + 2 (3)
   }
   if (RM == 1) {  // dS^T at the span's start from a zero dS^T at its end: H'
     float* const dst = rv_span_block(p, seq, span, h, kSpanRH) + static_cast<i64>(v0) * D;
