@@ -13,9 +13,9 @@
 //   warpgroup 2      the loader, up to two chunks ahead: the chunk's Qe, Wn, Kd, P (the forward recompute's
 //                    or the prep's tiles) and S^T at its start by cp.async into the stage's swizzled tiles,
 //                    dO (its run-time type) read, scaled, rounded to bf16 and stored swizzled, e^gamma_C.
-// Two stages; FULL(s) (the loader arrives, the state side syncs) and EMPTY(s) (the state side arrives once done
-// with the stage's chunk, the loader syncs before it refills the stage), each balanced: an arrive only where a
-// sync will meet it. The same formulas, roundings and stores as gdn_bwd_rev_scan (PH 0): dS^T and dVn enter their
+// Two stages (three under the GDN_BWD_SDS_IN_GRADS trial); FULL(s) (the loader arrives, the state side syncs) and
+// EMPTY(s) (the state side arrives once done with the stage's chunk, the loader syncs before it refills the stage),
+// each balanced: an arrive only where a sync will meet it. The same formulas, roundings and stores as gdn_bwd_rev_scan (PH 0): dS^T and dVn enter their
 // products as bf16, dVn is stored as the bf16 it entered the update as, and d_initial_state (dS^T at the
 // sequence's start) is written at the end, after each warpgroup read its d_final_state rows at the start (the two
 // may be one buffer). <S^T, dS^T>'s partial sums go to slots 4 w + warp of the chunk's 16 (slots 8 .. 15 zero),
