@@ -592,12 +592,15 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
     }
   }
   // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh), its 32-bit
-  // <S^T, dS^T> reads (GDN_BWD_REV_SDS32=1) and its form without them (GDN_BWD_SDS_IN_GRADS=1), gdn_bwd_fwd_fused's staged stores (GDN_BWD_FWD_STAGE=1,
-  // kernels/gdn_fused_ws3.cuh), both input types.
+  // <S^T, dS^T> reads (GDN_BWD_REV_SDS32=1), its form without them (GDN_BWD_SDS_IN_GRADS=1), the pair's form with Qe
+  // and Kd formed by the reverse scan's loader (GDN_BWD_REV_QK=1), gdn_bwd_fwd_fused's staged stores
+  // (GDN_BWD_FWD_STAGE=1, kernels/gdn_fused_ws3.cuh), both input types.
   const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> fused_trials = {
       {"gdn_bwd_rev_fused", {"GDN_BWD_REV_LOADER", "2"}},
       {"gdn_bwd_rev_fused", {"GDN_BWD_REV_SDS32", "1"}},
       {"gdn_bwd_rev_fused", {"GDN_BWD_SDS_IN_GRADS", "1"}},
+      {"gdn_bwd_rev_fused", {"GDN_BWD_REV_QK", "1"}},
+      {"gdn_bwd_fwd_fused", {"GDN_BWD_REV_QK", "1"}},
       {"gdn_bwd_fwd_fused", {"GDN_BWD_FWD_STAGE", "1"}}};
   for (const auto& base : linear_attention::gdn_bwd_declared_specialisations())
     for (const auto& [entry, def] : fused_trials) {
@@ -610,7 +613,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
-  EXPECT_EQ(n, 46);
+  EXPECT_EQ(n, 50);
 }
 
 }  // namespace
