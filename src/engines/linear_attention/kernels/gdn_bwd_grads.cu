@@ -308,25 +308,18 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
 #if GDN_BWD_GATES_AHEAD
     if (warp == 0) {
-      // The head's gates through their transforms and the chunk's cumsum (chunk_gate_cumsum's operations) in
-      // registers.
-      float ea = 1.f, dt = 0.f, gl[2] = {0.f, 0.f}, b[2] = {0.f, 0.f};
+      // The head's gates through their transforms and the chunk's cumsum, with no barrier between.
+      float ea = 1.f, dt = 0.f;
       if (p.flags & kFlagSafeGate) gate_params(p, h, ea, dt);
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
+        float gl = 0.f, b = 0.f;
         if (2 * lane + i < n)
-          gate_beta_from(p, raw_f32(ahead[2 * i], p.g_type), raw_f32(ahead[2 * i + 1], p.beta_type), ea, dt, gl[i],
-                         b[i]);
-        sm.bet[2 * lane + i] = b[i];
+          gate_beta_from(p, raw_f32(ahead[2 * i], p.g_type), raw_f32(ahead[2 * i + 1], p.beta_type), ea, dt, gl, b);
+        sm.gam[2 * lane + i] = gl;
+        sm.bet[2 * lane + i] = b;
       }
-      float s = gl[0] + gl[1];
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const float y = __shfl_up_sync(0xffffffffu, s, o);
-        if (lane >= o) s += y;
-      }
-      sm.gam[2 * lane] = (s - gl[1]) * kLog2e;
-      sm.gam[2 * lane + 1] = s * kLog2e;
+      chunk_gate_cumsum(sm.gam, lane);  // each lane reads back its own two
     } else if (warp == 1 && lane < 8 * (D / BV) && !GDN_BWD_EPI_DEFER) {
       sm.red[lane] = __uint_as_float(ahead[0]);
     }

@@ -160,20 +160,13 @@ __device__ __forceinline__ void rev_qk_tiles(const GdnBwdParams& p, u32 sa, floa
   using namespace rv;
   const int lane = a & 31;
   if (a < 32) {
-    float gl[2] = {0.f, 0.f};
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      float b;
-      if (2 * lane + e < n) gate_beta(p, bos + c0 + 2 * lane + e, h, gl[e], b);
+      float gl = 0.f, b;
+      if (2 * lane + e < n) gate_beta(p, bos + c0 + 2 * lane + e, h, gl, b);
+      gam[2 * lane + e] = gl;
     }
-    float s = gl[0] + gl[1];
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const float y = __shfl_up_sync(0xffffffffu, s, o);
-      if (lane >= o) s += y;
-    }
-    gam[2 * lane] = (s - gl[1]) * kLog2e;
-    gam[2 * lane + 1] = s * kLog2e;
+    chunk_gate_cumsum(gam, lane);  // each lane reads back its own two
   }
   asm volatile("bar.sync 12, 128;" ::: "memory");
   const float gc = gam[C - 1];
