@@ -162,7 +162,7 @@ __device__ __forceinline__ void rev_qk_tiles(const GdnBwdParams& p, u32 sa, floa
   if (a < 32) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      float gl = 0.f, b;
+      float gl = 0.f, b = 0.f;  // (beta unused here)
       if (2 * lane + e < n) gate_beta(p, bos + c0 + 2 * lane + e, h, gl, b);
       gam[2 * lane + e] = gl;
     }
