@@ -309,13 +309,13 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #if GDN_BWD_GATES_AHEAD
     if (warp == 0) {
       // The head's gates through their transforms and the chunk's cumsum, with no barrier between.
-      float ea = 1.f, dt = 0.f;
-      if (p.flags & kFlagSafeGate) gate_params(p, h, ea, dt);
+      float alog = 0.f, dt = 0.f;
+      if (p.flags & kFlagSafeGate) safe_gate_params(p, h, alog, dt);
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         float gl = 0.f, b = 0.f;
         if (2 * lane + i < n)
-          gate_beta_from(p, raw_f32(ahead[2 * i], p.g_type), raw_f32(ahead[2 * i + 1], p.beta_type), ea, dt, gl, b);
+          gate_beta_with(p, raw_f32(ahead[2 * i], p.g_type), raw_f32(ahead[2 * i + 1], p.beta_type), alog, dt, gl, b);
         sm.gam[2 * lane + i] = gl;
         sm.bet[2 * lane + i] = b;
       }
@@ -415,11 +415,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     // <S^T, dS^T>: this thread's four 16-byte pieces of S^T read again (L2: copied at the head's start), dotted with
     // dS^T's in shared memory at the phase's end.
     uint4 s_pc[4];
-#pragma unroll
-    for (int k4 = 0; k4 < 4; ++k4) {
-      const int i = tid + kGT * k4;
-      s_pc[k4] = __ldg(reinterpret_cast<const uint4*>(ws16(p, p.ws_st) + sh * D * D + (i >> 4) * D + (i & 15) * 8));
-    }
+    sds_pieces(ws16(p, p.ws_st) + sh * D * D, tid, s_pc);
 #endif
 
     // ---- dKd = Vn dS^T: dk += e^(gamma_C - gamma) dKd ----
@@ -453,18 +449,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     }
 #if GDN_BWD_SDS_IN_GRADS
     {
-      float acc = 0.f;
-#pragma unroll
-      for (int k4 = 0; k4 < 4; ++k4) {
-        const int i = tid + kGT * k4;
-        const uint4 d4 = *reinterpret_cast<const uint4*>(&sm.st[TDD::at(i >> 4, (i & 15) * 8)]);
-        const u32 sw[4] = {s_pc[k4].x, s_pc[k4].y, s_pc[k4].z, s_pc[k4].w}, dw_[4] = {d4.x, d4.y, d4.z, d4.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          acc += bf16_to_f32(static_cast<u16>(sw[e])) * bf16_to_f32(static_cast<u16>(dw_[e])) +
-                 bf16_to_f32(static_cast<u16>(sw[e] >> 16)) * bf16_to_f32(static_cast<u16>(dw_[e] >> 16));
-      }
-      acc = warp_sum(acc);
+      const float acc = sds_dot(s_pc, sm.st, tid);
       if (lane == 0) sm.red[warp] = acc;  // the 16 partial sums warp 0's epilogue adds
     }
 #endif

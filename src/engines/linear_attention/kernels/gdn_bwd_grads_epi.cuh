@@ -1,8 +1,8 @@
 // linear_attention/kernels/gdn_bwd_grads_epi.cuh — trials of gdn_bwd_grads' head start and end
 // (kernels/gdn_bwd_grads.cu includes it once, after GradSmem):
 //  GDN_BWD_L2_PREFETCH's requests of a head's tiles into L2.
-//  GDN_BWD_GATES_AHEAD's reads: a run-time typed element's raw bits read a head ahead, and the gate / beta transforms
-//  of values already read.
+//  GDN_BWD_GATES_AHEAD's reads: a run-time typed element's raw bits read a head ahead.
+//  GDN_BWD_SDS_IN_GRADS's <S^T, dS^T>: a thread's pieces of S^T read again, then dotted with dS^T's.
 //  GDN_BWD_EPI_SPREAD's per-token epilogue: the head's 64 rows one a thread over warps 0 and 1 instead of two a lane
 //  of warp 0. The same terms as the engine's form (dgamma from the partial sums with E's row and column sums, dbeta
 //  with F's row sums, dgamma_C from the k.dKd terms and <S^T, dS^T>, the chunk's reverse cumsum, the gate / beta
@@ -57,17 +57,31 @@ __device__ __forceinline__ float raw_f32(u32 w, long long type) {
   const u16 x = static_cast<u16>(w);
   return type == kTypeF32 ? __uint_as_float(w) : type == kTypeBf16 ? bf16_to_f32(x) : f16_to_f32(x);
 }
-// gate_beta's transforms (gdn_bwd_common.cuh) of values already read: ea = e^a_log and dt as gate_params gives them.
-__device__ __forceinline__ void gate_beta_from(const GdnBwdParams& p, float x, float b, float ea, float dt, float& gl,
-                                               float& beta) {
-  if (p.flags & kFlagSafeGate) {
-    gl = -ea * softplusf_(x + dt);
-  } else if (p.flags & kFlagLinearGate) {
-    gl = x > 0.f ? fmaxf(logf(x), -200.f) : -200.f;
-  } else {
-    gl = x;
+#endif
+#if GDN_BWD_SDS_IN_GRADS
+// Thread tid's four 16-byte pieces of the [D][D] tile at src (S^T, read again through L2).
+__device__ __forceinline__ void sds_pieces(const u16* src, int tid, uint4 (&s_pc)[4]) {
+#pragma unroll
+  for (int k4 = 0; k4 < 4; ++k4) {
+    const int i = tid + kGT * k4;
+    s_pc[k4] = __ldg(reinterpret_cast<const uint4*>(src + (i >> 4) * D + (i & 15) * 8));
   }
-  beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+// Their dot with the same pieces of dS^T in shared memory (st), summed over the warp: the warp's partial of
+// <S^T, dS^T>.
+__device__ __forceinline__ float sds_dot(const uint4 (&s_pc)[4], const u16* st, int tid) {
+  float acc = 0.f;
+#pragma unroll
+  for (int k4 = 0; k4 < 4; ++k4) {
+    const int i = tid + kGT * k4;
+    const uint4 d4 = *reinterpret_cast<const uint4*>(&st[TDD::at(i >> 4, (i & 15) * 8)]);
+    const u32 sw[4] = {s_pc[k4].x, s_pc[k4].y, s_pc[k4].z, s_pc[k4].w}, dw_[4] = {d4.x, d4.y, d4.z, d4.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      acc += bf16_to_f32(static_cast<u16>(sw[e])) * bf16_to_f32(static_cast<u16>(dw_[e])) +
+             bf16_to_f32(static_cast<u16>(sw[e] >> 16)) * bf16_to_f32(static_cast<u16>(dw_[e] >> 16));
+  }
+  return warp_sum(acc);
 }
 #endif
 }  // namespace bwd

@@ -23,6 +23,10 @@
 // loader forms Qe and Kd from the raw q and k rows instead of copying the recompute's.)
 #pragma once
 
+#if GDN_BWD_REV_QK
+#include "linear_attention/kernels/gdn_bwd_common.cuh"  // gate_beta of the backward's argument (rev_qk_tiles)
+#endif
+
 #ifndef GDN_BWD_REV_SDS32
 // 1 (an A/B form: 1.002-1.010x on the H200, bench/results/2026-12-05-gdn-trials-h200.txt): the state warps'
 // <S^T, dS^T> reads of the chunk's S^T tile (32 a thread and
@@ -145,11 +149,6 @@ __device__ __forceinline__ int rev_span_head(const GdnBwdParams& p, i64 first, i
 }
 
 #if GDN_BWD_REV_QK
-}  // namespace ws
-}  // namespace opgraph_gdn
-#include "linear_attention/kernels/gdn_bwd_common.cuh"  // gate_beta of the backward's argument
-namespace opgraph_gdn {
-namespace ws {
 // GDN_BWD_REV_QK: the loader's (128 threads, a = 0 .. 127) Qe and Kd tiles of chunk c0 .. c0 + n - 1 of output head h
 // into the stage at sa (swizzled as the recompute's), from the raw q and k rows: Qe = (scale e^gamma iq) q and
 // Kd = (ik e^(gamma_C - gamma)) k a row (the recompute's bwd_store_qk factors, rows as bf16 values). The chunk's
@@ -168,7 +167,7 @@ __device__ __forceinline__ void rev_qk_tiles(const GdnBwdParams& p, u32 sa, floa
     }
     chunk_gate_cumsum(gam, lane);  // each lane reads back its own two
   }
-  asm volatile("bar.sync 12, 128;" ::: "memory");
+  nb_sync(12, 128);
   const float gc = gam[C - 1];
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk);

@@ -164,14 +164,17 @@ __device__ __forceinline__ float warp_sum(float x) {
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
 __device__ __forceinline__ float softplusf_(float x) { return fmaxf(x, 0.f) + log1pf(__expf(-fabsf(x))); }
 
-// safe_gate's parameters of head h as stored (a_log: 0 without it; dt_bias: 0 without it).
-__device__ __forceinline__ void safe_gate_params(const GdnParams& p, i64 h, float& alog, float& dt) {
+// safe_gate's parameters of head h as stored (a_log: 0 without it; dt_bias: 0 without it). P: GdnParams or the
+// backward's GdnBwdParams (their flags and a_log / dt_bias fields).
+template <class P>
+__device__ __forceinline__ void safe_gate_params(const P& p, i64 h, float& alog, float& dt) {
   alog = (p.flags & kFlagHasALog) ? load_any(p.a_log, h, p.a_log_type) : 0.f;
   dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
 }
 // The natural-log gate and the beta of raw inputs x (g) and b (beta), with safe_gate's
 // parameters already read (safe_gate_params; unused otherwise).
-__device__ __forceinline__ void gate_beta_with(const GdnParams& p, float x, float b, float alog, float dt, float& gl,
+template <class P>
+__device__ __forceinline__ void gate_beta_with(const P& p, float x, float b, float alog, float dt, float& gl,
                                                float& beta) {
   if (p.flags & kFlagSafeGate) {
     gl = -expf(alog) * softplusf_(x + dt);
