@@ -8,7 +8,8 @@
 # one argument it is (an argument after it moves: gdn_state_copy's `words` is read from an offset 8 bytes a field
 # later, its two constant loads differ). An entry new in the working tree is listed, not a difference. A change
 # whose entries all compare equal is safe to land without a device run. Needs nvcc and NVRTC (the CUDA toolkit).
-# Exit 1 on a difference, naming the build and the entry.
+# Exit 1 on a difference, naming the build and the entry. OPGRAPH_SASS_ONLY=<source>: only that kernel source's builds
+# (e.g. gdn_decode.cu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
@@ -32,6 +33,7 @@ i=0
 for b in "${builds[@]}"; do
   src=${b%%|*}
   defs=${b#*|}
+  if [ -n "${OPGRAPH_SASS_ONLY:-}" ] && [ "$src" != "$OPGRAPH_SASS_ONLY" ]; then continue; fi
   i=$((i + 1))
   # shellcheck disable=SC2086
   (cd "$tmp/base" && "$tmp/nvrtc_cubin" "$tmp/a$i.cubin" sm_90a "$k/$src" $defs) >/dev/null

@@ -51,7 +51,11 @@ __device__ __forceinline__ void bulk_store_rows(void* dst, u32 src, u32 bytes) {
 // dependent round trips (its row index, then its rows) are the kernel's critical path. Bitwise the same outputs
 // (the same loads, earlier). H100, 15 interleaved rounds: B = 1 0.948-0.972x kEarly 2's time, B >= 64 0.997-1.000x
 // (bench/results/2026-12-06-gdn-decode-early3-h100.txt).
-template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false>
+// kFold (a trial, bench/gdn_decode_sweep.sh's E 5: kEarly 3 with it): a row's output from the state before the
+// update, o_i = a (q . S_i) + (q . k) u_i (S_i' = a S_i + k u_i), so q . S_i is reduced in kv's butterfly and q . k
+// while the state is still in flight (beside the norms), in place of a second butterfly over the updated rows after
+// them: at B = 1 the two dependent five-round reductions are on the kernel's critical path. O in its last bits.
+template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false, bool kFold = false>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -157,22 +161,35 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   for (i64 tok = bos; tok < eos; ++tok) {
     if (kE == 0 || tok != bos) load_token(tok);
     if (l2) l2norm_rows(xq, xk);
+    float qk = 0.f;  // kFold: q . k
+    if constexpr (kFold) {
+#pragma unroll
+      for (int e = 0; e < EL; ++e) qk += xq[e] * xk[e];
+      qk = warp_sum(qk);
+    }
     float gl, beta;
     if (kE != 2 && safe && tok == bos) safe_gate_params(p, h, alog, dt);
     gate_beta_with(p, gx, bx, alog, dt, gl, beta);
     const float a = expf(gl);
-    float kv[kRowsPerWarp];
+    float kv[kRowsPerWarp], qs[kRowsPerWarp];  // qs: kFold's q . S_i
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
-      float x = 0.f;
+      float x = 0.f, y = 0.f;
 #pragma unroll
-      for (int e = 0; e < EL; ++e) x += st[i][e] * xk[e];
+      for (int e = 0; e < EL; ++e) {
+        x += st[i][e] * xk[e];
+        if constexpr (kFold) y += st[i][e] * xq[e];
+      }
       kv[i] = x;
+      qs[i] = y;
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i) kv[i] += __shfl_xor_sync(0xffffffffu, kv[i], o);
+      for (int i = 0; i < kRowsPerWarp; ++i) {
+        kv[i] += __shfl_xor_sync(0xffffffffu, kv[i], o);
+        if constexpr (kFold) qs[i] += __shfl_xor_sync(0xffffffffu, qs[i], o);
+      }
     float ov[kRowsPerWarp];
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
@@ -182,14 +199,15 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
 #pragma unroll
       for (int e = 0; e < EL; ++e) {
         st[i][e] = a * st[i][e] + xk[e] * u;
-        x += st[i][e] * xq[e];
+        if constexpr (!kFold) x += st[i][e] * xq[e];
       }
-      ov[i] = x;
+      ov[i] = kFold ? a * qs[i] + qk * u : x;
     }
+    if constexpr (!kFold)
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
+      for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i) ov[i] += __shfl_xor_sync(0xffffffffu, ov[i], o);
+        for (int i = 0; i < kRowsPerWarp; ++i) ov[i] += __shfl_xor_sync(0xffffffffu, ov[i], o);
     float mine = 0.f;
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i)
@@ -235,10 +253,11 @@ extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_sma
 
 #ifdef GDN_DECODE_VARIANTS
 // The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early; bulk
-// copies of the state rows when E is 3: early 2 with kBulk; E 4: early 3, the state chain's loads first).
+// copies of the state rows when E is 3: early 2 with kBulk; E 4: early 3, the state chain's loads first; E 5: E 4
+// with kFold, not bitwise).
 #define GDN_DECODE_VARIANT(R, W, E)                                                                    \
   extern "C" __global__ void __launch_bounds__(32 * W) gdn_decode_r##R##_w##W##_e##E(const GdnParams p) { \
-    decode_body<R, W, (E) == 3 ? 2 : (E) == 4 ? 3 : (E), (E) == 3>(p);                           \
+    decode_body<R, W, (E) == 3 ? 2 : (E) >= 4 ? 3 : (E), (E) == 3, (E) == 5>(p);                 \
   }
 GDN_DECODE_VARIANTS
 #undef GDN_DECODE_VARIANT
