@@ -87,10 +87,11 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // 2026-12-04 (GDN_WS3_GATES=1: warp 8's gates; GDN_WS3_MERGE2=0: the merges in four phases; GDN_WS3_EPIW=0: one
 // L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
 // the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
-// their merge on mma), each alone and together, GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
+// their merge on mma), together (each is a compile-time constant in plain `if`s and `#if` blocks of its own, so the
+// pair's build compiles every line either adds; the off forms are the engine's), GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
 // and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row span summaries from their vanishing
 // suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word instead of zeros; the walk's side:
-// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, each alone and both, and GDN_SPLIT_ADAPT (the engine's since
+// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, both in one build (as the pair above), and GDN_SPLIT_ADAPT (the engine's since
 // 2026-12-06 too: a batch's split over its compact span map) turned off, GDN_WS3_LSYM=1 in PIPELINE_ARCH 4's build
 // (its L blocks below the diagonal shared out among the four warps' epilogues) (GDN_WS3_F16INV=1, the inverse on fp16
 // tiles, is PIPELINE_ARCH 4's declared build since c482527: EveryDeclaredSpecialisation...)
@@ -113,12 +114,8 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
       {"ws3_gates1_merge4_epi",
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "1"}, {"GDN_WS3_MERGE2", "0"}, {"GDN_WS3_EPIW", "0"}}},
       {"ws3_ld65", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_LD", "65"}}},
-      {"ws3_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_NORMMID", "1"}}},
-      {"ws3_diag8", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}}},
       {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
       {"ws3_addr32", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_ADDR32", "1"}}},
-      {"ws3_no_span_tail", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}}},
-      {"ws3_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws3_no_span_tail_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws3_default_span_map", {{"GDN_FUSED_WS", "1"}, {"GDN_SPLIT_ADAPT", "0"}}},
       {"ws3_f16inv_lsym", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_F16INV", "1"}, {"GDN_WS3_LSYM", "1"}}},
