@@ -51,10 +51,12 @@ __device__ __forceinline__ void bulk_store_rows(void* dst, u32 src, u32 bytes) {
 // dependent round trips (its row index, then its rows) are the kernel's critical path. Bitwise the same outputs
 // (the same loads, earlier). H100, 15 interleaved rounds: B = 1 0.948-0.972x kEarly 2's time, B >= 64 0.997-1.000x
 // (bench/results/2026-12-06-gdn-decode-early3-h100.txt).
-// kFold (a trial, bench/gdn_decode_sweep.sh's E 5: kEarly 3 with it): a row's output from the state before the
-// update, o_i = a (q . S_i) + (q . k) u_i (S_i' = a S_i + k u_i), so q . S_i is reduced in kv's butterfly and q . k
-// while the state is still in flight (beside the norms), in place of a second butterfly over the updated rows after
-// them: at B = 1 the two dependent five-round reductions are on the kernel's critical path. O in its last bits.
+// kFold (the engine's since 2026-12-07; bench/gdn_decode_sweep.sh's E 5 against E 4): a row's output from the state
+// before the update, o_i = a (q . S_i) + (q . k) u_i (S_i' = a S_i + k u_i), so q . S_i is reduced in kv's butterfly
+// and q . k while the state is still in flight (beside the norms), in place of a second butterfly over the updated
+// rows after them: at B = 1 the two dependent five-round reductions were on the kernel's critical path. The state's
+// update is the same (bitwise); O in its last bits (another rounding order). H100, safe_gate, 10 interleaved rounds:
+// B = 1 0.879 / 0.894x the time (16/32, 16/64), B >= 64 0.974-1.001x (bench/results/2026-12-07-gdn-trials-h100.txt).
 template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false, bool kFold = false>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
@@ -240,15 +242,15 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
 }
 
 // The two shapes the engine launches (la_engine.h, decode_small): the state's row index and cu_seqlens first, then
-// the token inputs (kEarly 3; bench/gdn_decode_sweep.sh times 0, 1, 2 and 3 as early 0, 1, 2, 4, and the bulk form
-// as early 3). The bulk form is not the engine's: faster in the sweep's nvcc build, it
+// the token inputs, O from the state before the update (kEarly 3 with kFold; bench/gdn_decode_sweep.sh times kEarly
+// 0, 1, 2 and 3 without the fold as early 0, 1, 2, 4, 3 with it as early 5, and the bulk form as early 3). The bulk form is not the engine's: faster in the sweep's nvcc build, it
 // was 1.14-1.16x slower as the engine's gdn_decode in the peers' run (docs/linear_attention.md).
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
-  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 3>(p);
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 3, false, true>(p);
 }
 // 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
 extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {
-  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 3>(p);
+  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 3, false, true>(p);
 }
 
 #ifdef GDN_DECODE_VARIANTS
