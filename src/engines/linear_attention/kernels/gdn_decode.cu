@@ -51,13 +51,7 @@ __device__ __forceinline__ void bulk_store_rows(void* dst, u32 src, u32 bytes) {
 // dependent round trips (its row index, then its rows) are the kernel's critical path. Bitwise the same outputs
 // (the same loads, earlier). H100, 15 interleaved rounds: B = 1 0.948-0.972x kEarly 2's time, B >= 64 0.997-1.000x
 // (bench/results/2026-12-06-gdn-decode-early3-h100.txt).
-// kFold (the engine's since 2026-12-07; bench/gdn_decode_sweep.sh's E 5 against E 4): a row's output from the state
-// before the update, o_i = a (q . S_i) + (q . k) u_i (S_i' = a S_i + k u_i), so q . S_i is reduced in kv's butterfly
-// and q . k while the state is still in flight (beside the norms), in place of a second butterfly over the updated
-// rows after them: at B = 1 the two dependent five-round reductions were on the kernel's critical path. The state's
-// update is the same (bitwise); O in its last bits (another rounding order). H100, safe_gate, 10 interleaved rounds:
-// B = 1 0.879 / 0.894x the time (16/32, 16/64), B >= 64 0.974-1.001x (bench/results/2026-12-07-gdn-trials-h100.txt).
-template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false, bool kFold = false>
+template <int kRowsPerWarp, int kWarps, int kEarly, bool kBulk = false>
 __device__ __forceinline__ void decode_body(const GdnParams& p) {
   constexpr int kDecodeRowsT = kRowsPerWarp * kWarps;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -163,35 +157,22 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
   for (i64 tok = bos; tok < eos; ++tok) {
     if (kE == 0 || tok != bos) load_token(tok);
     if (l2) l2norm_rows(xq, xk);
-    float qk = 0.f;  // kFold: q . k
-    if constexpr (kFold) {
-#pragma unroll
-      for (int e = 0; e < EL; ++e) qk += xq[e] * xk[e];
-      qk = warp_sum(qk);
-    }
     float gl, beta;
     if (kE != 2 && safe && tok == bos) safe_gate_params(p, h, alog, dt);
     gate_beta_with(p, gx, bx, alog, dt, gl, beta);
     const float a = expf(gl);
-    float kv[kRowsPerWarp], qs[kRowsPerWarp];  // qs: kFold's q . S_i
+    float kv[kRowsPerWarp];
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
-      float x = 0.f, y = 0.f;
+      float x = 0.f;
 #pragma unroll
-      for (int e = 0; e < EL; ++e) {
-        x += st[i][e] * xk[e];
-        if constexpr (kFold) y += st[i][e] * xq[e];
-      }
+      for (int e = 0; e < EL; ++e) x += st[i][e] * xk[e];
       kv[i] = x;
-      qs[i] = y;
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i) {
-        kv[i] += __shfl_xor_sync(0xffffffffu, kv[i], o);
-        if constexpr (kFold) qs[i] += __shfl_xor_sync(0xffffffffu, qs[i], o);
-      }
+      for (int i = 0; i < kRowsPerWarp; ++i) kv[i] += __shfl_xor_sync(0xffffffffu, kv[i], o);
     float ov[kRowsPerWarp];
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
@@ -201,15 +182,14 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
 #pragma unroll
       for (int e = 0; e < EL; ++e) {
         st[i][e] = a * st[i][e] + xk[e] * u;
-        if constexpr (!kFold) x += st[i][e] * xq[e];
+        x += st[i][e] * xq[e];
       }
-      ov[i] = kFold ? a * qs[i] + qk * u : x;
+      ov[i] = x;
     }
-    if constexpr (!kFold)
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1)
+    for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-        for (int i = 0; i < kRowsPerWarp; ++i) ov[i] += __shfl_xor_sync(0xffffffffu, ov[i], o);
+      for (int i = 0; i < kRowsPerWarp; ++i) ov[i] += __shfl_xor_sync(0xffffffffu, ov[i], o);
     float mine = 0.f;
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i)
@@ -242,24 +222,23 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
 }
 
 // The two shapes the engine launches (la_engine.h, decode_small): the state's row index and cu_seqlens first, then
-// the token inputs, O from the state before the update (kEarly 3 with kFold; bench/gdn_decode_sweep.sh times kEarly
-// 0, 1, 2 and 3 without the fold as early 0, 1, 2, 4, 3 with it as early 5, and the bulk form as early 3). The bulk form is not the engine's: faster in the sweep's nvcc build, it
+// the token inputs (kEarly 3; bench/gdn_decode_sweep.sh times 0, 1, 2 and 3 as early 0, 1, 2, 4, and the bulk form
+// as early 3). The bulk form is not the engine's: faster in the sweep's nvcc build, it
 // was 1.14-1.16x slower as the engine's gdn_decode in the peers' run (docs/linear_attention.md).
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
-  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 3, false, true>(p);
+  decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 3>(p);
 }
 // 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
 extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {
-  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 3, false, true>(p);
+  decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 3>(p);
 }
 
 #ifdef GDN_DECODE_VARIANTS
 // The shapes bench/gdn_decode_sweep.cu times against gdn_decode (rows per warp, warps, early; bulk
-// copies of the state rows when E is 3: early 2 with kBulk; E 4: early 3, the state chain's loads first; E 5: E 4
-// with kFold, not bitwise).
+// copies of the state rows when E is 3: early 2 with kBulk; E 4: early 3, the state chain's loads first).
 #define GDN_DECODE_VARIANT(R, W, E)                                                                    \
   extern "C" __global__ void __launch_bounds__(32 * W) gdn_decode_r##R##_w##W##_e##E(const GdnParams p) { \
-    decode_body<R, W, (E) == 3 ? 2 : (E) >= 4 ? 3 : (E), (E) == 3, (E) == 5>(p);                 \
+    decode_body<R, W, (E) == 3 ? 2 : (E) == 4 ? 3 : (E), (E) == 3>(p);                           \
   }
 GDN_DECODE_VARIANTS
 #undef GDN_DECODE_VARIANT
