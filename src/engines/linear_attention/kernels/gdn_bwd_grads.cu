@@ -265,22 +265,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       if (!GDN_BWD_EPI_DEFER) __syncthreads();
       if (!GDN_BWD_EARLY_LOADS) issue_head(h);  // else requested during the head before
     }
-#if GDN_BWD_L2_PREFETCH
-    if (warp == 0) prefetch_l2(p, lane, slot, h, bos + c0, n, false, false);
-    if (warp == 1 && g + 1 < G) prefetch_l2(p, lane, slot, h + 1, bos + c0, n, true, false);
-#if GDN_BWD_L2_PREFETCH == 2
-    // The last head's start: the first head of the CTA one wave on (this linear index plus the multiprocessors'
-    // count, which starts about when this one ends, on any multiprocessor): its tiles and q / k rows.
-    if (g + 1 == G && warp == 2) {
-      const long long nxt = blockIdx.x + static_cast<long long>(blockIdx.y) * gridDim.x + sm_count();
-      i64 b2 = 0, c2 = 0;
-      int n2 = 0;
-      if (nxt < static_cast<long long>(gridDim.x) * gridDim.y &&
-          slot_chunk(p, nxt % gridDim.x, lane, b2, c2, n2))
-        prefetch_l2(p, lane, nxt % gridDim.x, (nxt / gridDim.x) * G, b2 + c2, n2, true, true);
-    }
-#endif
-#endif
     GCLK(0);
     if (!kRawV || !raw_do) {
       const u16* vg = reinterpret_cast<const u16*>(p.v);

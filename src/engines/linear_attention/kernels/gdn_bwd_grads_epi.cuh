@@ -1,6 +1,5 @@
 // linear_attention/kernels/gdn_bwd_grads_epi.cuh — trials of gdn_bwd_grads' head start and end
 // (kernels/gdn_bwd_grads.cu includes it once, after GradSmem):
-//  GDN_BWD_L2_PREFETCH's requests of a head's tiles into L2.
 //  GDN_BWD_GATES_AHEAD's reads: a run-time typed element's raw bits read a head ahead.
 //  GDN_BWD_SDS_IN_GRADS's <S^T, dS^T>: a thread's pieces of S^T read again, then dotted with dS^T's.
 //  GDN_BWD_EPI_SPREAD's per-token epilogue: the head's 64 rows one a thread over warps 0 and 1 instead of two a lane
@@ -11,43 +10,6 @@
 
 namespace opgraph_gdn {
 namespace bwd {
-#if GDN_BWD_L2_PREFETCH
-// GDN_BWD_L2_PREFETCH: tiles requested into L2 by bulk prefetches, by one warp (lane its lane): the workspace tiles by
-// lane 0, rows by every lane. Head hh of chunk slot sl (tokens b0 .. b0 + nn - 1): its dS^T (next_head false: the
-// head's own, read after its first phase) or every tile its copies read (next_head), and with qk (L2_PREFETCH 2) the
-// q and k rows too.
-__device__ __forceinline__ void prefetch_l2(const GdnBwdParams& p, int lane, i64 sl, i64 hh, i64 b0, int nn,
-                                            bool next_head, bool qk) {
-  const i64 shh = sl * p.ho + hh;
-  if (lane == 0) {
-    l2_prefetch(ws16(p, p.ws_dst) + shh * D * D, D * D * 2);
-    if (next_head) {
-      l2_prefetch(ws16(p, p.ws_vn) + shh * C * D, C * D * 2);
-      l2_prefetch(ws16(p, p.ws_dvn) + shh * C * D, C * D * 2);
-      l2_prefetch(ws16(p, p.ws_st) + shh * D * D, D * D * 2);
-      l2_prefetch(ws16(p, p.ws_blocks) + shh * kBlockElems + kOffT, C * C * 2);
-    }
-  }
-  if (!next_head) return;
-  const u32 eb = p.do_type == kTypeF32 ? 4u : 2u;
-  const u16* vr = reinterpret_cast<const u16*>(p.v) + (b0 + lane) * p.v_ts + hh / (p.ho / p.hv) * p.v_hs;
-  const unsigned char* dr = reinterpret_cast<const unsigned char*>(p.d_o) + ((b0 + lane) * p.ho + hh) * D * eb;
-#pragma unroll 1
-  for (int r = lane; r < nn; r += 32, vr += 32 * p.v_ts, dr += 32 * p.ho * D * eb) {
-    l2_prefetch(vr, D * 2);
-    l2_prefetch(dr, D * eb);
-  }
-  if (GDN_BWD_L2_PREFETCH == 2 && qk) {
-    const u16* qr = reinterpret_cast<const u16*>(p.q) + (b0 + lane) * p.q_ts + hh / (p.ho / p.hq) * p.q_hs;
-    const u16* kr = reinterpret_cast<const u16*>(p.k) + (b0 + lane) * p.k_ts + hh / (p.ho / p.hk) * p.k_hs;
-#pragma unroll 1
-    for (int r = lane; r < nn; r += 32, qr += 32 * p.q_ts, kr += 32 * p.k_ts) {
-      l2_prefetch(qr, D * 2);
-      l2_prefetch(kr, D * 2);
-    }
-  }
-}
-#endif
 #if GDN_BWD_GATES_AHEAD
 // An element of a run-time typed tensor as stored (fp32: its word; 16-bit: the half in the low bits), and as float.
 __device__ __forceinline__ u32 raw_any(u64 base, i64 off, long long type) {

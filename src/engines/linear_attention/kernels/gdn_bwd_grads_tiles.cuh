@@ -74,14 +74,6 @@
 #if GDN_BWD_EPI_DEFER && (GDN_BWD_EPI_SPREAD || GDN_BWD_DV_STAGE || GDN_BWD_EARLY_LOADS)
 #error "GDN_BWD_EPI_DEFER: warp 0's epilogue only, and no tile read or request after the head's last barrier"
 #endif
-#ifndef GDN_BWD_L2_PREFETCH
-// 1 (a trial): gdn_bwd_grads asks L2 for the next head's tiles (Vn, dVn, S^T, dS^T, T, the v and dO rows) and for the
-// head's own dS^T at each head's start, by cp.async.bulk.prefetch.L2 (no shared memory: the tiles stay
-// single-buffered), so the next head's copies and the dS^T copy after the first phase find them in L2 instead of
-// waiting on HBM (the same copies of the same bytes: the same bits). 2: besides, at the last head's start, the first
-// head's tiles and the q / k rows of the CTA a wave on (its prologue's loads). 0: the engine's build.
-#define GDN_BWD_L2_PREFETCH 0
-#endif
 #if GDN_BWD_SDS_IN_GRADS && (GDN_BWD_GATES_AHEAD || GDN_BWD_GRADS_WIDE || !GDN_BWD_GRADS_WG)
 #error "GDN_BWD_SDS_IN_GRADS (gdn_bwd_params.cuh): the engine's wgmma form without GDN_BWD_GATES_AHEAD"
 #endif
@@ -419,17 +411,6 @@ __device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2
       for (int o = 4; o <= 16; o <<= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
       col[j][e] = c;
     }
-}
-// Asks L2 for `bytes` bytes (a multiple of 16) from the 16-byte aligned global address a (cp.async.bulk.prefetch.L2:
-// no completion to wait for, nothing lands in shared memory).
-__device__ __forceinline__ void l2_prefetch(const void* a, u32 bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(bytes) : "memory");
-}
-// The multiprocessors' count (%nsmid: SM identifiers, at least the count).
-__device__ __forceinline__ u32 sm_count() {
-  u32 n;
-  asm("mov.u32 %0, %%nsmid;" : "=r"(n));
-  return n;
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn

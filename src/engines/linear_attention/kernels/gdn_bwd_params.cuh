@@ -13,14 +13,6 @@
 // bf16 stored, not the fp32 registers: dG in its last bits). 0: the engine's build.
 #define GDN_BWD_SDS_IN_GRADS 0
 #endif
-// A trial define of the fused recompute and the reverse scan (kernels/gdn_fused_ws3.cuh, gdn_bwd_rev_ws.cuh).
-#ifndef GDN_BWD_REV_QK
-// 1 (a trial): gdn_bwd_fwd_fused stores no Qe or Kd tiles (32 KiB of its ~112 KiB a chunk); gdn_bwd_rev_fused's loader
-// forms them from the raw q and k rows (one q / k head's rows serve its HO / HQ output heads: mostly L2), the chunk's
-// gates and the rows' norms (another summation order than the recompute's: Qe and Kd in their last bits). 0: the
-// engine's build.
-#define GDN_BWD_REV_QK 0
-#endif
 
 namespace opgraph_gdn {
 

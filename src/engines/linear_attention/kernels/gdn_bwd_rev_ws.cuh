@@ -19,13 +19,8 @@
 // gdn_bwd_rev_scan (PH 0): dS^T and dVn enter their products as bf16, dVn is stored as the bf16 it entered the update
 // as, and d_initial_state (dS^T at the sequence's start) is written at the end, after each warpgroup read its
 // d_final_state rows at the start (the two may be one buffer). <S^T, dS^T>'s partial sums go to slots 4 w + warp of
-// the chunk's 16 (slots 8 .. 15 zero), which gdn_bwd_grads adds in a fixed order. (The GDN_BWD_REV_QK trial: the
-// loader forms Qe and Kd from the raw q and k rows instead of copying the recompute's.)
+// the chunk's 16 (slots 8 .. 15 zero), which gdn_bwd_grads adds in a fixed order.
 #pragma once
-
-#if GDN_BWD_REV_QK
-#include "linear_attention/kernels/gdn_bwd_common.cuh"  // gate_beta of the backward's argument (rev_qk_tiles)
-#endif
 
 #ifndef GDN_BWD_REV_SDS32
 // 1 (an A/B form: 1.002-1.010x on the H200, bench/results/2026-12-05-gdn-trials-h200.txt): the state warps'
@@ -60,10 +55,7 @@ constexpr int kStages = GDN_BWD_SDS_IN_GRADS ? 3 : 2;
 constexpr u32 kVEgc = GDN_BWD_SDS_IN_GRADS ? kVSt : kVSt + 128 * kVStRow;
 constexpr u32 kVBytes = GDN_BWD_SDS_IN_GRADS ? 74752 : 109568;  // 73 / 107 KiB: the tiles stay 1024-aligned
 constexpr int kRvFull = 4, kRvEmpty = GDN_BWD_SDS_IN_GRADS ? 8 : 6;
-static_assert(kVEgc + 16 + 4 * 64 <= kVBytes && kVBytes % 1024 == 0, "reverse stage overflow");  // (REV_QK's gates)
-#if GDN_BWD_REV_QK && GDN_BWD_REV_LOADER != 1
-#error "GDN_BWD_REV_QK is written for the loader's first form"
-#endif
+static_assert(kVEgc + 4 <= kVBytes && kVBytes % 1024 == 0, "reverse stage overflow");
 static_assert(kStages * kVBytes + 1024 == gdn_bwd_rev_fused_smem_bytes(D), "gdn_bwd_rev_fused_smem_bytes disagrees");
 // Chunk i's stage (i >= 0).
 __device__ __forceinline__ int rv_stage(int i) { return kStages == 2 ? (i & 1) : i % kStages; }
@@ -147,77 +139,6 @@ __device__ __forceinline__ int rev_span_head(const GdnBwdParams& p, i64 first, i
   }
   return vanishing_cut<false>(red, nch);
 }
-
-#if GDN_BWD_REV_QK
-// GDN_BWD_REV_QK: the loader's (128 threads, a = 0 .. 127) Qe and Kd tiles of chunk c0 .. c0 + n - 1 of output head h
-// into the stage at sa (swizzled as the recompute's), from the raw q and k rows: Qe = (scale e^gamma iq) q and
-// Kd = (ik e^(gamma_C - gamma)) k a row (the recompute's bwd_store_qk factors, rows as bf16 values). The chunk's
-// gates (warp 0: gate_beta and the chunk's cumsum, as chunk_gate_cumsum) pass through `gam` (64 floats of the stage)
-// and named barrier 12 (the loader's four warps); a row's 16 pieces are a half-warp's, its norms by shuffles.
-__device__ __forceinline__ void rev_qk_tiles(const GdnBwdParams& p, u32 sa, float* gam, i64 bos, i64 c0, int n, i64 h,
-                                             int a, float scale) {
-  using namespace rv;
-  const int lane = a & 31;
-  if (a < 32) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      float gl = 0.f, b = 0.f;  // (beta unused here)
-      if (2 * lane + e < n) gate_beta(p, bos + c0 + 2 * lane + e, h, gl, b);
-      gam[2 * lane + e] = gl;
-    }
-    chunk_gate_cumsum(gam, lane);  // each lane reads back its own two
-  }
-  nb_sync(12, 128);
-  const float gc = gam[C - 1];
-  const bool l2 = (p.flags & kFlagL2Norm) != 0;
-  const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk);
-  const int col = 8 * (a & 15);
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    uint4 wq[4], wk[4];
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      const int r = (a >> 4) + 8 * (4 * half + m);
-      wq[m] = wk[m] = make_uint4(0u, 0u, 0u, 0u);
-      if (r < n) {
-        const i64 tok = bos + c0 + r;
-        wq[m] = *reinterpret_cast<const uint4*>(reinterpret_cast<const u16*>(p.q) + tok * p.q_ts + hq * p.q_hs + col);
-        wk[m] = *reinterpret_cast<const uint4*>(reinterpret_cast<const u16*>(p.k) + tok * p.k_ts + hk * p.k_hs + col);
-      }
-    }
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      const int r = (a >> 4) + 8 * (4 * half + m);
-      const u32 uq[4] = {wq[m].x, wq[m].y, wq[m].z, wq[m].w}, uk[4] = {wk[m].x, wk[m].y, wk[m].z, wk[m].w};
-      float xq[8], xk[8], sq = 0.f, sk = 0.f;
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        // the norms of the rows as given, the factors applied to them as bf16 (as the recompute: quarter_norms,
-        // then bwd_store_qk on its row tiles, bf16 by then)
-        const float q = io_to_f32(static_cast<u16>(uq[e >> 1] >> (16 * (e & 1))));
-        const float k = io_to_f32(static_cast<u16>(uk[e >> 1] >> (16 * (e & 1))));
-        sq += q * q;
-        sk += k * k;
-        xq[e] = bf16_to_f32(f32_to_bf16(q));
-        xk[e] = bf16_to_f32(f32_to_bf16(k));
-      }
-#pragma unroll
-      for (int o = 1; o < 16; o <<= 1) {
-        sq += __shfl_xor_sync(0xffffffffu, sq, o);
-        sk += __shfl_xor_sync(0xffffffffu, sk, o);
-      }
-      const float gr = gam[r];
-      const float fq = scale * exp2f(gr) * (l2 ? rsqrtf(sq + 1e-6f) : 1.f);
-      const float fk = (l2 ? rsqrtf(sk + 1e-6f) : 1.f) * exp2f(gc - gr);
-      const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
-      sts128(sa + kVQe + off, pack_bf16(fq * xq[0], fq * xq[1]), pack_bf16(fq * xq[2], fq * xq[3]),
-             pack_bf16(fq * xq[4], fq * xq[5]), pack_bf16(fq * xq[6], fq * xq[7]));
-      sts128(sa + kVKd + off, pack_bf16(fk * xk[0], fk * xk[1]), pack_bf16(fk * xk[2], fk * xk[3]),
-             pack_bf16(fk * xk[4], fk * xk[5]), pack_bf16(fk * xk[6], fk * xk[7]));
-    }
-  }
-}
-#endif
 
 // RM: 0 gdn_bwd_rev_fused (each sequence whole, grid (1, HO, N)); under a chain split (grid (1, HO, N x n_spans)) 1
 // gdn_bwd_rev_summary_fused, each span but the first from a zero dS^T at its end with nothing stored per chunk (no
@@ -351,9 +272,9 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
       for (int m = 0; m < 8; ++m) {  // Qe, Wn, Kd: 1024 pieces of 16 bytes each
         const int q = a + 128 * m, r = q >> 4, col = 8 * (q & 15);
         const u32 off = static_cast<u32>(col >> 6) * kPanel64 + static_cast<u32>(r) * 128u + swz_chunk(r, col);
-        if (!GDN_BWD_REV_QK) cp_async16s(sa + kVQe + off, blk + kOffQe + r * D + col, 16);
+        cp_async16s(sa + kVQe + off, blk + kOffQe + r * D + col, 16);
         cp_async16s(sa + kVWn + off, blk + kOffWn + r * D + col, 16);
-        if (!GDN_BWD_REV_QK) cp_async16s(sa + kVKd + off, blk + kOffKd + r * D + col, 16);
+        cp_async16s(sa + kVKd + off, blk + kOffKd + r * D + col, 16);
       }
 #pragma unroll
       for (int m = 0; m < 4; ++m) {  // P: 512 pieces
@@ -403,9 +324,6 @@ __device__ __forceinline__ void gdn_bwd_rev_ws(const GdnBwdParams& p, unsigned c
         }
       }
       if (a == 0) *reinterpret_cast<float*>(stage_ptr(i) + kVEgc) = rv_ws<const float>(p, p.ws_egc)[sh];
-#if GDN_BWD_REV_QK
-      rev_qk_tiles(p, sa, reinterpret_cast<float*>(stage_ptr(i) + kVEgc + 16), bos, c0, n, h, a, scale);
-#endif
       cp_async_wait_all();
       fence_async_shared();  // the tiles (cp.async and generic stores) before the state side's wgmma read them
       nb_arrive(kRvFull + rv_stage(i), kWsThreads);

@@ -699,7 +699,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         MmaBt<64>::mma(o, kdesc(ps + kPP, kk, kPanel64), mdesc(rs + kRK + static_cast<u32>(wg) * kPanel64, kk), kk > 0);
       wgmma_commit();
       u16* const blk = bwd_block(p, sh);
-      if (!GDN_BWD_REV_QK) bwd_store_qk(rs + kRQ, rs + kRK, eg_tok, kf_tok, blk, tid);  // else the reverse scan's
+      bwd_store_qk(rs + kRQ, rs + kRK, eg_tok, kf_tok, blk, tid);
       wgmma_wait<0>();
       pin<32>(o);
       if (GDN_BWD_FWD_STAGE) {
