@@ -544,8 +544,8 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 }
 
 // The A/B forms of the backward's kernels compile too (d = 128, bf16: the input type is a define every form shares,
-// and EveryGdnBwdSpecialisationCompilesForSm90a compiles both; one type halves the test's ~300 s): gdn_bwd_grads with its
-// products on mma.sync (GDN_BWD_GRADS_WG=0, kernels/gdn_bwd_grads_tiles.cuh; the engine's d = 128 build is
+// and EveryGdnBwdSpecialisationCompilesForSm90a compiles both; one type halves the test's ~300 s): gdn_bwd_grads
+// with its products on mma.sync (GDN_BWD_GRADS_WG=0, kernels/gdn_bwd_grads_tiles.cuh; the engine's d = 128 build is
 // on wgmma, d = 64's on mma.sync), fully unrolled on wgmma (GDN_BWD_WG_UNROLL=8), with independent products
 // paired in one commit group (GDN_BWD_WG_PAIRS=1), with its address arithmetic cut (GDN_BWD_WG_ADDR=1, alone and
 // with the pairs), its warpgroups on different full-width products (GDN_BWD_GRADS_WIDE=1,
@@ -592,8 +592,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
   }
   // gdn_bwd_rev_fused's second loader form (GDN_BWD_REV_LOADER=2, kernels/gdn_bwd_rev_ws.cuh), its 32-bit
   // <S^T, dS^T> reads (GDN_BWD_REV_SDS32=1), its form without them (GDN_BWD_SDS_IN_GRADS=1), gdn_bwd_fwd_fused's
-  // staged stores
-  // (GDN_BWD_FWD_STAGE=1, kernels/gdn_fused_ws3.cuh).
+  // staged stores (GDN_BWD_FWD_STAGE=1, kernels/gdn_fused_ws3.cuh).
   const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> fused_trials = {
       {"gdn_bwd_rev_fused", {"GDN_BWD_REV_LOADER", "2"}},
       {"gdn_bwd_rev_fused", {"GDN_BWD_REV_SDS32", "1"}},

@@ -88,11 +88,12 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // L / P epilogue for the four warps; GDN_WS3_LD=65: the fp32 L / T tiles' odd row stride); GDN_WS3_NORMMID=1,
 // the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
 // their merge on mma), together (each is a compile-time constant in plain `if`s and `#if` blocks of its own, so the
-// pair's build compiles every line either adds; the off forms are the engine's), GDN_WS3_ADDR32=1 (the merges' shared accesses by 32-bit addresses),
-// and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row span summaries from their vanishing
-// suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word instead of zeros; the walk's side:
-// ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, both in one build (as the pair above), and GDN_SPLIT_ADAPT (the engine's since
-// 2026-12-06 too: a batch's split over its compact span map) turned off, GDN_WS3_LSYM=1 in PIPELINE_ARCH 4's build
+// pair's build compiles every line either adds; the off forms are the engine's), GDN_WS3_ADDR32=1 (the merges'
+// shared accesses by 32-bit addresses), and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row
+// span summaries from their vanishing suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word
+// instead of zeros; the walk's side: ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, both in one build (as
+// the pair above), and GDN_SPLIT_ADAPT (the engine's since 2026-12-06 too: a batch's split over its compact span
+// map) turned off, GDN_WS3_LSYM=1 in PIPELINE_ARCH 4's build
 // (its L blocks below the diagonal shared out among the four warps' epilogues) (GDN_WS3_F16INV=1, the inverse on fp16
 // tiles, is PIPELINE_ARCH 4's declared build since c482527: EveryDeclaredSpecialisation...)
 // (the 16 x 16 blocks' four-column reads, GDN_WS3_DIAGV, are the
