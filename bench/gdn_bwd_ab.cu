@@ -62,6 +62,7 @@ struct Kernel {
 struct Side {
   CUmodule states = nullptr, grads = nullptr, fused = nullptr;
   Kernel k[kK];
+  Kernel st1;  // fused mode, a build with -DGDN_BWD_ONEPASS=1: gdn_bwd_fwd_st_fused (the one-pass design's pass 1)
   bool grouped = false;  // gdn_bwd_grads takes a q / k head's group of output heads (kBwdFlagQkDirect)
 };
 
@@ -77,6 +78,15 @@ Side load(const char* states_path, const char* grads_path, const char* smem_csv,
       std::fprintf(stderr, "'fwd_fused,rev_fused' expected, got '%s'\n", fsmem_csv);
       std::exit(2);
     }
+  }
+  if (s.fused && cuModuleGetFunction(&s.st1.fn, s.fused, "gdn_bwd_fwd_st_fused") == CUDA_SUCCESS) {
+    s.st1.smem = fsmem[0];  // gdn_bwd_fwd_fused's (its staging panels under GDN_BWD_FWD_STAGE)
+    CD(cuFuncGetAttribute(&s.st1.threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s.st1.fn));
+    CD(cuFuncSetAttribute(s.st1.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(s.st1.smem)));
+    std::printf("# %s %-17s %4d threads, %6u bytes of dynamic shared memory\n", tag, "gdn_bwd_fwd_st_fused",
+                s.st1.threads, s.st1.smem);
+  } else {
+    s.st1.fn = nullptr;
   }
   unsigned smem[kK] = {0, 0, 0, 0, 0}, grouped = 0;
   if (std::sscanf(smem_csv, "%u,%u,%u,%u,%u", &smem[0], &smem[1], &smem[2], &smem[3], &grouped) != 5) {
@@ -317,6 +327,97 @@ int main(int argc, char** argv) {
       cmp += b;
     }
     fails += !ok;
+    // 1b. B's pass 1 of the one-pass design (-DGDN_BWD_ONEPASS=1): its S^T region and T tiles against the ones B's
+    // gdn_bwd_fwd_fused just wrote (the workspace holds side B's run), bit for bit, from poisoned regions; then its
+    // time against A's gdn_bwd_fwd_fused, interleaved.
+    std::string pass1;
+    if (g_fused && sides[1].st1.fn) {
+      const size_t n_sh = static_cast<size_t>(base.n_slots) * HO, st_bytes = n_sh * D * D * 2;
+      const size_t blk = gdn::gdn_bwd_block_elems(D), t_off = 4 * 64 * D + 64 * 64, t_elems = 64 * 64;
+      unsigned char* st_at = static_cast<unsigned char*>(ws) + w.st;
+      unsigned short* blocks = reinterpret_cast<unsigned short*>(static_cast<unsigned char*>(ws) + w.blocks);
+      // S^T, then every chunk slot's T tile (the block's last C x C: kernels/gdn_common.cuh's kOffT).
+      std::vector<unsigned short> want(st_bytes / 2 + n_sh * t_elems), have(want.size());
+      auto read_back = [&](std::vector<unsigned short>& to) {
+        CK(cudaMemcpy(to.data(), st_at, st_bytes, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy2D(to.data() + st_bytes / 2, t_elems * 2, blocks + t_off, blk * 2, t_elems * 2, n_sh,
+                        cudaMemcpyDeviceToHost));
+      };
+      read_back(want);
+      CK(cudaMemset(st_at, 0xff, st_bytes));
+      CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
+      const Kernel& kn = sides[1].st1;
+      auto launch_st1 = [&] {
+        void* fargs[] = {&fw};
+        CD(cuLaunchKernel(kn.fn, 1, HO, N, kn.threads, 1, 1, kn.smem, stream, fargs, nullptr));
+      };
+      launch_st1();
+      CK(cudaStreamSynchronize(stream));
+      read_back(have);
+      size_t differ = 0;
+      for (size_t i = 0; i < want.size(); ++i) differ += want[i] != have[i];
+      if (differ) {
+        // Where: S^T or T tiles, how many (slot, head) tiles, the poisoned words on either side (0xffff: one side
+        // left it unwritten), and the first few differing elements as (slot, head, kind, element, want, have).
+        const size_t st_el = st_bytes / 2;
+        size_t tiles[2] = {0, 0}, unwritten[2] = {0, 0}, shown = 0;
+        for (size_t t = 0; t < n_sh; ++t)
+          for (int kind = 0; kind < 2; ++kind) {
+            const size_t n_el = kind ? t_elems : static_cast<size_t>(D) * D;
+            const size_t at = kind ? st_el + t * t_elems : t * D * D;
+            bool any = false;
+            for (size_t e = 0; e < n_el; ++e) {
+              if (want[at + e] == have[at + e]) continue;
+              any = true;
+              unwritten[0] += want[at + e] == 0xffff;
+              unwritten[1] += have[at + e] == 0xffff;
+              if (shown++ < 6)
+                std::printf("  pass 1 differs: slot %zu head %zu %s element %zu: want %04x have %04x\n", t / HO, t % HO,
+                            kind ? "T" : "S^T", e, want[at + e], have[at + e]);
+            }
+            tiles[kind] += any;
+          }
+        std::printf("  pass 1: %zu S^T and %zu T tiles of %zu differ; 0xffff words: %zu wanted, %zu had\n", tiles[0],
+                    tiles[1], n_sh, unwritten[0], unwritten[1]);
+        // Run to run: gdn_bwd_fwd_st_fused again, then B's gdn_bwd_fwd_fused again, each from poisoned regions.
+        std::vector<unsigned short> again(want.size());
+        for (int which = 0; which < 2; ++which) {
+          CK(cudaMemset(st_at, 0xff, st_bytes));
+          CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
+          if (which == 0) launch_st1();
+          else launch(1, 0);
+          CK(cudaStreamSynchronize(stream));
+          read_back(again);
+          const std::vector<unsigned short>& ref = which == 0 ? have : want;
+          size_t d2 = 0;
+          for (size_t i = 0; i < ref.size(); ++i) d2 += ref[i] != again[i];
+          std::printf("  pass 1: %s run again: %zu elements differ from its first run\n",
+                      which == 0 ? "gdn_bwd_fwd_st_fused" : "gdn_bwd_fwd_fused (B)", d2);
+        }
+      }
+      std::vector<double> ta, tb;
+      for (int r = 0; r < rounds; ++r)
+        for (int j = 0; j < 2; ++j) {
+          const bool b_side = ((r & 1) ? 1 - j : j) == 1;
+          CK(cudaEventRecord(ev[0], stream));
+          if (b_side) launch_st1();
+          else launch(0, 0);
+          CK(cudaEventRecord(ev[1], stream));
+          CK(cudaEventSynchronize(ev[1]));
+          float ms = 0.f;
+          CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+          (b_side ? tb : ta).push_back(ms);
+        }
+      char b[256];
+      std::snprintf(b, sizeof b,
+                    "  pass 1: B gdn_bwd_fwd_st_fused %.3f ms, A gdn_bwd_fwd_fused %.3f ms (%.3fx); S^T and T %s",
+                    median(tb), median(ta), median(tb) / median(ta),
+                    differ ? (std::to_string(differ) + " of " + std::to_string(want.size()) + " elements differ FAIL")
+                                 .c_str()
+                           : "bitwise");
+      pass1 = b;
+      fails += differ != 0;
+    }
     // 2. time, interleaved
     std::vector<double> t[2][kK + 1];
     for (int s = 0; s < 2; ++s)
@@ -350,6 +451,10 @@ int main(int argc, char** argv) {
     row += " | B vs A:" + cmp + (same ? " (bitwise)" : "") + (ok ? " ok" : " FAIL");
     std::printf("%s\n", row.c_str());
     table.push_back(row);
+    if (!pass1.empty()) {
+      std::printf("%s\n", pass1.c_str());
+      table.push_back(pass1);
+    }
     // A grads build with GDN_BWD_CLOCK (kernels/gdn_bwd_grads_tiles.cuh; GDN_BWD_WIDE_CLOCK in the wide form): each
     // warpgroup's phases (the wide form's roles Q, K, W, X), cycles a head, in one CTA of the last launch (the phase
     // names are the forms' headers').

@@ -11,7 +11,7 @@ namespace opgraph_gdn {
 // token bos, the tokens [tb, te) of the CTA (the sequence, or (PH 2, 3) its span of span_chunks
 // chunks), whether it is the sequence's last span, and whether the CTA runs at all (a span past
 // the sequence's end, or PH 2's last span, which seeds nothing, exits). PH 4 (gdn_bwd's forward
-// recompute) covers its sequence whole, as PH 0; PH 5 and 6 (gdn_bwd's fused forms under a chain
+// recompute) and PH 7 (its S^T-only form) cover their sequence whole, as PH 0; PH 5 and 6 (gdn_bwd's fused forms under a chain
 // split, gdn_fused_ws3.cuh) take spans as PH 2 and 3: PH 5's value-row CTA (x = 0) exits on the
 // last span, its transition-row CTA (x = 1) runs every span (the reverse walk takes the last
 // span's M too), and both exit where the sequence has one span.
@@ -135,12 +135,12 @@ __device__ __forceinline__ PassRange pass_range(const GdnParams& p) {
 }
 
 // The state slice S^T [v0 .. v0 + 64][0 .. 128) a warpgroup starts from, in m64n128 accumulator
-// order (fragment row fr, column fc): PH 0 and 4 the initial state's row srow (zero without one), PH 3
+// order (fragment row fr, column fc): PH 0, 4 and 7 the initial state's row srow (zero without one), PH 3
 // the span's seed, the transition's rows (mrows) the identity, otherwise zero.
 template <int PH>
 __device__ __forceinline__ void pass_state_in(const GdnParams& p, float (&st)[64], i64 srow, i64 seq, i64 span, i64 h,
                                               int v0, int fr, int fc, bool mrows) {
-  const bool load = (PH == 0 || PH == 4) && (p.flags & kFlagHasInit) && srow >= 0;
+  const bool load = (PH == 0 || PH == 4 || PH == 7) && (p.flags & kFlagHasInit) && srow >= 0;
   const i64 sbase = srow * p.state_row_stride + (h * D + v0) * D;
 #pragma unroll
   for (int j = 0; j < 64; j += 2) {
@@ -168,7 +168,7 @@ __device__ __forceinline__ void store_slice(u64 dst, long long type, i64 sbase, 
 
 // Where the slice goes at the end: PH 1 H (value rows) or M^T (transition rows), dense [N, HO,
 // D, D]; PH 2 the span's H or transition rows, fp32, to its span blocks; PH 0 and the last span
-// of PH 3 the final state's row srow; PH 4 nothing (the backward needs no final state).
+// of PH 3 the final state's row srow; PH 4 and 7 nothing (the backward needs no final state).
 template <int PH>
 __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (&st)[64], i64 srow, i64 seq, i64 span,
                                                i64 h, int v0, int fr, int fc, bool mrows, bool last_span) {
@@ -185,7 +185,7 @@ __device__ __forceinline__ void pass_state_out(const GdnParams& p, const float (
       else store_f2(dst + static_cast<i64>(r) * D + c, st[j], st[j + 1]);
     }
     if (GDN_WALK_SKIP && mrows && v0 == 0 && fr == 0 && fc == 0) put_span_m_flag(span_m16(p, seq, span, h), 0u);
-  } else if (PH != 4 && last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
+  } else if (PH != 4 && PH != 7 && last_span && (p.flags & kFlagWriteFinal) && srow >= 0) {
     store_slice(p.final_state, p.state_type, srow * p.state_row_stride + (h * D + v0) * D, st, fr, fc);
   }
 }

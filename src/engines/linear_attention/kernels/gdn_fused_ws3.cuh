@@ -412,8 +412,11 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
   constexpr bool kOut = PH == 0 || PH == 3;
   constexpr bool kSum = PH == 1 || PH == 2 || PH == 5;
   constexpr bool kBwd = PH == 4 || PH == 6;  // gdn_bwd's forward recompute (above), whole or a span of it
+  // PH 7 (GDN_BWD_ONEPASS, a trial): the one-pass backward's first pass — PH 4's chunk steps (the same state
+  // arithmetic, so the same bits) storing only S^T at each chunk's start and T: no q rows, no P, no other tile.
+  constexpr bool kSt = PH == 7;
   constexpr bool kQ = kOut || kBwd;  // q rows loaded, P formed
-  constexpr bool kH = GDN_WS3_F16INV && !kBwd;  // the inverse on fp16 tiles (gdn_ws_inverse.cuh; a trial)
+  constexpr bool kH = GDN_WS3_F16INV && !kBwd && !kSt;  // the inverse on fp16 tiles (gdn_ws_inverse.cuh; a trial)
   const u32 raw = static_cast<u32>(__cvta_generic_to_shared(smem_raw));
   unsigned char* base = smem_raw + ((1024u - (raw & 1023u)) & 1023u);
   const u32 sb = raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -594,6 +597,7 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         for (int hh = 0; hh < 2; ++hh) t_copy<true>(a + 128 * hh, tf, sb + kXBe, sb + kXBet + gb, ps + kPP, ps + kPTv);
         bwd_store_t(tf, bwd_block(p, sh) + kOffT, a);
       } else {
+        if constexpr (kSt) bwd_store_t(tf, bwd_block(p, sh) + kOffT, a);  // T too: pass 2 forms no inverse
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           if constexpr (kH) t_copy_h(a + 128 * hh, reinterpret_cast<const u16*>(tf), sb + kXBet + gb, ps + kPTv);
@@ -713,6 +717,13 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         }
       }
     } else {
+      if constexpr (kSt) {  // S^T at the chunk's start, as PH 4 stores it
+        u16* const dst = bwd_st(p) + ((bos / C + seq + c) * p.ho + h) * D * D + static_cast<i64>(v0) * D;
+        if (GDN_BWD_FWD_STAGE)
+          bwd_store_staged<4, false>(st, sb + kXSt + 4096u * static_cast<u32>(wg), dst, wg, wi, lane, tid);
+        else
+          bwd_store_state(st, dst, fr, fc);
+      }
       state_chunk_x<kOut, true>(st, o, mrows, rs + kRV + static_cast<u32>(wg) * kPanel64, ps + kPTv, rs + kRK, rs + kRQ,
                                 ps + kPP, rs + kRK, kf_tok, eg_tok, ke_tok, *reinterpret_cast<const float*>(pp + kPGc),
                                 fc, wi, lane, tick, mid);
