@@ -247,10 +247,10 @@ struct Shape {
 std::vector<Shape> shapes() {
   // The engine's two entries first (la_engine.h: decode_small picks by (sequence, head) pairs).
   std::vector<Shape> v{{"gdn_decode (R8 W4)", gdn_decode, kDecodeRows, kDecodeThreads},
-                       {"gdn_decode_small (R4 W2)", gdn_decode_small, kDecodeSmallRows, kDecodeSmallThreads}};
+                       {"gdn_decode_small (R4 W1)", gdn_decode_small, kDecodeSmallRows, kDecodeSmallThreads}};
 #ifdef GDN_DECODE_OLD
   v.push_back({"old gdn_decode", gdn_decode_old, kDecodeRows, kDecodeThreads});
-  v.push_back({"old gdn_decode_small (R4 W2)", gdn_decode_small_old, kDecodeSmallRows, kDecodeSmallThreads});
+  v.push_back({"old gdn_decode_small (R4 W1)", gdn_decode_small_old, kDecodeSmallRows, kDecodeSmallThreads});
 #endif
 #undef GDN_DECODE_VARIANT
 #define GDN_DECODE_VARIANT(R, W, E) \

@@ -156,8 +156,9 @@ long long split_min_chunks(const GdnProblem& p, long long sm_count);
 inline constexpr long long kAdaptSplit = 32;
 bool offers_adapt_split(const GdnProblem& p, long long sm_count);
 
-// Whether a decode plan of `p` (use_decode) runs gdn_decode_small (8 value rows a CTA of
-// 2 warps) rather than gdn_decode (32 rows a CTA of 4 warps): at most kDecodeSmallPairs
+// Whether a decode plan of `p` (use_decode) runs gdn_decode_small (4 value rows a CTA of one
+// warp since 2026-12-07, kernels/gdn_params.cuh; 8 of 2 warps when the rule was measured) rather than
+// gdn_decode (32 rows a CTA of 4 warps): at most kDecodeSmallPairs
 // (sequence, head) pairs. Measured on the H200 (bench/gdn_decode_sweep.sh,
 // bench/results/2026-12-03-gdn-decode-sweep-h200.txt; 16/32 and 16/64 heads, T = 1, fp32
 // pool in place, both with the token inputs loaded first): the small CTA is 3 % faster at

@@ -228,7 +228,7 @@ __device__ __forceinline__ void decode_body(const GdnParams& p) {
 extern "C" __global__ void __launch_bounds__(kDecodeThreads) gdn_decode(const GdnParams p) {
   decode_body<kDecodeRows / (kDecodeThreads / 32), kDecodeThreads / 32, 3>(p);
 }
-// 8 rows a CTA of 2 warps (4 a warp): up to 8192 (sequence, head) pairs.
+// 4 rows a CTA of 1 warp (kDecodeSmallRows, kDecodeSmallThreads): up to 8192 (sequence, head) pairs.
 extern "C" __global__ void __launch_bounds__(kDecodeSmallThreads) gdn_decode_small(const GdnParams p) {
   decode_body<kDecodeSmallRows / (kDecodeSmallThreads / 32), kDecodeSmallThreads / 32, 3>(p);
 }

@@ -89,7 +89,10 @@ namespace opgraph_gdn {
 // gdn_decode covers kDecodeRows value rows a CTA of kDecodeThreads threads, gdn_decode_small
 // kDecodeSmallRows of kDecodeSmallThreads, and serves plans of at most kDecodeSmallPairs
 // (sequence, head) pairs (la_engine.h decode_small).
-constexpr int kDecodeRows = 32, kDecodeThreads = 128, kDecodeSmallRows = 8, kDecodeSmallThreads = 64;
+// gdn_decode_small: 4 rows a CTA of one warp since 2026-12-07 (8 of 2 warps before; H100, bench/gdn_decode_sweep.sh,
+// bench/results/2026-12-07-gdn-onepass-pass1-h100.txt: 0.93 / 0.95x its time at B = 1, 16/32 / 16/64, 0.995-1.000x
+// from B = 64 to 256).
+constexpr int kDecodeRows = 32, kDecodeThreads = 128, kDecodeSmallRows = 4, kDecodeSmallThreads = 32;
 constexpr long long kDecodeSmallPairs = 8192;
 
 }  // namespace opgraph_gdn
