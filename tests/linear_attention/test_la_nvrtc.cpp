@@ -89,7 +89,8 @@ TEST(LaNvrtc, EntriesOfOneBuildCompileToOneCubin) {
 // the state side's norms in its first product group's shadow, and GDN_WS3_DIAG8=1 (8 x 8 diagonal blocks and
 // their merge on mma), together (each is a compile-time constant in plain `if`s and `#if` blocks of its own, so the
 // pair's build compiles every line either adds; the off forms are the engine's), GDN_WS3_ADDR32=1 (the merges'
-// shared accesses by 32-bit addresses), and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row
+// shared accesses by 32-bit addresses) with GDN_BWD_ONEPASS=1 (the one-pass backward's first pass,
+// gdn_bwd_fwd_st_fused: an entry of its own, so the pair's cubin holds it beside the others), and, the engine's since 2026-12-06, GDN_SPAN_TAIL (a chain split's value-row
 // span summaries from their vanishing suffix only) and GDN_WALK_SKIP (the vanishing spans' M rows store a word
 // instead of zeros; the walk's side: ChainSplitWithoutWalkSkipCompilesForSm90a) turned off, both in one build (as
 // the pair above), and GDN_SPLIT_ADAPT (the engine's since 2026-12-06 too: a batch's split over its compact span
@@ -116,7 +117,7 @@ TEST(LaNvrtc, FusedTrialVariantsCompileForSm90a) {
        {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_GATES", "1"}, {"GDN_WS3_MERGE2", "0"}, {"GDN_WS3_EPIW", "0"}}},
       {"ws3_ld65", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_LD", "65"}}},
       {"ws3_diag8_normmid", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_DIAG8", "1"}, {"GDN_WS3_NORMMID", "1"}}},
-      {"ws3_addr32", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_ADDR32", "1"}}},
+      {"ws3_addr32_onepass", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_ADDR32", "1"}, {"GDN_BWD_ONEPASS", "1"}}},
       {"ws3_no_span_tail_no_walk_skip", {{"GDN_FUSED_WS", "1"}, {"GDN_SPAN_TAIL", "0"}, {"GDN_WALK_SKIP", "0"}}},
       {"ws3_default_span_map", {{"GDN_FUSED_WS", "1"}, {"GDN_SPLIT_ADAPT", "0"}}},
       {"ws3_f16inv_lsym", {{"GDN_FUSED_WS", "1"}, {"GDN_WS3_F16INV", "1"}, {"GDN_WS3_LSYM", "1"}}},
