@@ -179,15 +179,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 #endif
     cp_async_commit();
   };
-  // A head's tiles: one group, or (GDN_BWD_SPLIT_WAIT) what its first products read, then the rest.
-  auto issue_head = [&](i64 h) {
-    if (GDN_BWD_SPLIT_WAIT) {
-      issue_tiles(h, kTileSt | kTileDo | kTileDvn);
-      issue_tiles(h, kTileVn | kTileT | kTileV);
-    } else {
-      issue_tiles(h, kTileEarly | kTileLate);
-    }
-  };
+  // A head's tiles: one group.
+  auto issue_head = [&](i64 h) { issue_tiles(h, kTileEarly | kTileLate); };
 #if GDN_BWD_GATES_AHEAD
   // Head hh's raw gates and betas (warp 0: tokens 2 lane, 2 lane + 1) and <S^T, dS^T>'s partial sums (warp 1), read
   // a head ahead; rows past the chunk keep zero bits (made zero gates below, as the engine's build does).
@@ -207,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
   };
   fetch_ahead(h0);
 #endif
-  if (!GDN_BWD_ROWS_FIRST) issue_head(h0);
+  issue_head(h0);
   // q and k rows once (l2-normalised, bf16), their raw copies and inverse norms.
   {
     const u16* qg = reinterpret_cast<const u16*>(p.q);
@@ -224,7 +217,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
         rq[i] = 0, rk[i] = 0;
       }
     }
-    if (GDN_BWD_ROWS_FIRST) issue_head(h0);  // the rows' loads ahead of the tiles' in the memory pipe
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
       const int r = warp + kGW * i;
@@ -250,9 +242,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 
   // dk of the rows' fragments, summed over the CTA's heads (dq: sm.dqs, then dq).
   float dq[NTD][4], dk[NTD][4], tmp[NTD][4];
-#if GDN_BWD_QK_ONCE
-  float kk_once[2][4] = {}, qk_once[2][4] = {};  // K K^T and Q K^T: the group's heads share q and k
-#endif
   zero(dk);
 #pragma unroll 1
   for (i64 g = 0; g < G; ++g) {
@@ -319,8 +308,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     __syncthreads();
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
 #endif
-    if (GDN_BWD_SPLIT_WAIT) cp_async_wait_group<1>();  // S^T, dO, dVn (Vn, T, v: by the dT phase)
-    else cp_async_wait_all();
+    cp_async_wait_all();
     tiles_fence();
     __syncthreads();
 #if GDN_BWD_GATES_AHEAD
@@ -362,7 +350,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       st_bf2(&sm.dw[fr.cd(0, j)], -tmp[j][0], -tmp[j][1]);
       st_bf2(&sm.dw[fr.cd(1, j)], -tmp[j][2], -tmp[j][3]);
     }
-    if (GDN_BWD_SPLIT_WAIT) cp_async_wait_all();  // Vn, T, v
     tiles_fence();
     __syncthreads();  // S^T read by every warp; dw written
     GCLK(2);
@@ -445,17 +432,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
     // sums), E = beta_r F (kept in registers for the dP . P term) ----
     float ef[2][4];
     {
-#if GDN_BWD_QK_ONCE
-      float dl[2][4] = {};
-      prod<2, C, false, false, TCC, TCC>(dl, sm.c2, m0, sm.t, n0, lane);
-      if (g == 0) prod<2, D, false, false, TCD, TCD>(kk_once, sm.k, m0, sm.k, n0, lane);
-      const float(&kk)[2][4] = kk_once;
-#else
       float dl[2][4] = {}, kk[2][4] = {};
       prod<2, C, false, false, TCC, TCC, !kPairs>(dl, sm.c2, m0, sm.t, n0, lane);
       prod<2, D, false, false, TCD, TCD, !kPairs>(kk, sm.k, m0, sm.k, n0, lane);
       if constexpr (kPairs) prod_join(dl, kk);
-#endif
       float f[2][4];
 #pragma unroll
       for (int j = 0; j < 2; ++j)
@@ -472,19 +452,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
             ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
             m2[e] = d * sm.bet[r] * gam_rs;
           }
-#if GDN_BWD_M2_SYM
-          // M2 + M2^T (M2 strictly lower: the two never meet): M2's lower part and the zero diagonal here, its
-          // transpose above; every element written once.
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int s = s0 + e;
-            const u16 b = f32_to_bf16(m2[e]);
-            if (s <= r) sm.c1[TCC::at(r, s)] = b;
-            if (s < r) sm.c1[TCC::at(s, r)] = b;
-          }
-#else
           st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
-#endif
         }
       float row[2], col[2][2];
       frag_sums(f, row, col);
@@ -495,17 +463,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 
     // ---- dP = (scale dO) Vn^T: M1 = tril_incl(dP . Gamma) into c2, E += dP . P (its row and column sums) ----
     {
-#if GDN_BWD_QK_ONCE
-      float dp[2][4] = {};
-      prod<2, D, false, false, TCD, TCD>(dp, sm.dob, m0, sm.vn, n0, lane);
-      if (g == 0) prod<2, D, false, false, TCD, TCD>(qk_once, sm.q, m0, sm.k, n0, lane);
-      const float(&qk)[2][4] = qk_once;
-#else
       float dp[2][4] = {}, qk[2][4] = {};
       prod<2, D, false, false, TCD, TCD, !kPairs>(dp, sm.dob, m0, sm.vn, n0, lane);
       prod<2, D, false, false, TCD, TCD, !kPairs>(qk, sm.q, m0, sm.k, n0, lane);
       if constexpr (kPairs) prod_join(dp, qk);
-#endif
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -548,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       }
     prod<NTD, C, true, true, TCC, TCD>(dk, sm.c2, m0, sm.q, nd0, lane);
     prod<NTD, C, false, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
-    if (!GDN_BWD_M2_SYM) prod<NTD, C, true, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);  // else in c1 already
+    prod<NTD, C, true, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
 
     // ---- dKb = T^T dW: dk += beta e^gamma dKb ----
     zero(tmp);

@@ -46,17 +46,6 @@
 // dG may differ in its last bits (another summation order). 0: the engine's build.
 #define GDN_BWD_EPI_SPREAD 0
 #endif
-#ifndef GDN_BWD_SPLIT_WAIT
-// 1 (a trial): gdn_bwd_grads requests a head's tiles as two commit groups, what its first products read (S^T, dO,
-// dVn), then Vn, T and v, and waits for the second only at the end of the dQe / dW phase (same tiles, same products:
-// the gradients bitwise the same). 0: the engine's build (one group, waited for at the head's start).
-#define GDN_BWD_SPLIT_WAIT 0
-#endif
-#ifndef GDN_BWD_ROWS_FIRST
-// 1 (a trial): gdn_bwd_grads issues the first head's tile copies after its q and k rows' loads instead of before them
-// (the rows no longer wait behind 136 KB of copies in the memory pipe; the same bits). 0: the engine's build.
-#define GDN_BWD_ROWS_FIRST 0
-#endif
 #ifndef GDN_BWD_GATES_AHEAD
 // 1 (a trial): gdn_bwd_grads reads the next head's gates, betas (raw, as stored) and <S^T, dS^T> partials into warp 0's
 // and warp 1's registers right after the head's tiles are waited for, and at the next head's start warp 0 takes them
@@ -76,18 +65,6 @@
 #endif
 #if GDN_BWD_SDS_IN_GRADS && (GDN_BWD_GATES_AHEAD || GDN_BWD_GRADS_WIDE || !GDN_BWD_GRADS_WG)
 #error "GDN_BWD_SDS_IN_GRADS (gdn_bwd_params.cuh): the engine's wgmma form without GDN_BWD_GATES_AHEAD"
-#endif
-#ifndef GDN_BWD_QK_ONCE
-// 1 (a trial): gdn_bwd_grads forms K K^T and Q K^T once a CTA (its first head) and keeps them in registers for the
-// group's other heads, which share q and k (the same products of the same tiles: the gradients bitwise the same).
-// 0: the engine's build (both products every head).
-#define GDN_BWD_QK_ONCE 0
-#endif
-#ifndef GDN_BWD_M2_SYM
-// 1 (a trial): gdn_bwd_grads stores M2 + M2^T in its c1 tile (M2 is strictly lower triangular, so each element is
-// one of the two, rounded as before) and forms dk += (M2 + M2^T) K as one product in place of M2 K + M2^T K (dk
-// differs in its last bits: another accumulation order). 0: the engine's build.
-#define GDN_BWD_M2_SYM 0
 #endif
 #if defined(GDN_BWD_WIDE_CLOCK) && GDN_BWD_WIDE_CLOCK && !defined(GDN_BWD_CLOCK)
 #define GDN_BWD_CLOCK 1  // the wide form's name for the same clocks (kernels/gdn_bwd_grads_wide.cuh: its phases)
@@ -114,12 +91,6 @@ extern "C" __device__ long long gdn_bwd_clock[40] = {};
 #define GCLK(i) \
   do {          \
   } while (0)
-#endif
-#if GDN_BWD_SPLIT_WAIT && GDN_BWD_EARLY_LOADS
-#error "GDN_BWD_SPLIT_WAIT and GDN_BWD_EARLY_LOADS both reorder the head's copies"
-#endif
-#if GDN_BWD_QK_ONCE && GDN_BWD_WG_PAIRS
-#error "GDN_BWD_QK_ONCE drops the products GDN_BWD_WG_PAIRS pairs"
 #endif
 #if GDN_BWD_DV_STAGE && GDN_BWD_EARLY_LOADS
 #error "GDN_BWD_DV_STAGE stages dV in the Vn tile, which GDN_BWD_EARLY_LOADS refills early"
