@@ -118,6 +118,66 @@ def one_pass(q, k, v, g, beta, S0, scale, dO, dSf):
     return dq, dk, dv, dg, db, dS
 
 
+def one_pass_x(q, k, v, g, beta, S0, scale, dO, dSf):
+    """Pass 2 in the X form (the forward's own state-side form, kernels/gdn_fused_ws.cuh state_chunk_x, and the form
+    FlashQLA's backward uses): Vn = T diag(beta) X with X = V - diag(e^gamma) K S, so no W, no U, no dW and no dKb.
+    Pass 1 hands over S_c and T (gdn_bwd_fwd_st_fused: T is not formed again). Per chunk, from dS (after the chunk):
+      Y = K S_c, X = V - e^gamma Y, Vn = (T diag beta) X             the tiles
+      dVn = scale P^T dO + e^(gamma_C - gamma) (K dS)                 the chain's first product pair
+      dVb = T^T dVn, dv = dX = beta dVb, dY = -e^gamma dX             v's gradient is X's
+      dS_before = e^gamma_C dS + scale (e^gamma Q)^T dO + K^T dY      the chain's update
+      dq = e^gamma (scale dO S_c^T) + M1 K
+      dk = e^(gamma_C - gamma) (Vn dS^T) + dY S_c^T + M1^T Q + M2 K + M2^T K
+      dT = dVn (diag(beta) X)^T -> dL = strict_tril(-T^T dT T^T), M1, M2, E, F as before
+      dbeta = <X, dVb> a row + F's row sums;  dgamma adds -e^gamma <Y, dX> in place of the W path's term."""
+    T = len(q)
+    starts = list(range(0, T, C))
+    S, Sc, Tc = S0.copy(), [], []
+    for c0 in starts:  # pass 1: S_c and T only
+        sl = slice(c0, min(c0 + C, T))
+        t = chunk_tiles(q[sl], k[sl], v[sl], g[sl], beta[sl])
+        Sc.append(S.copy())
+        Tc.append(t["T"])
+        Vn = t["U"] - t["W"] @ S
+        S = np.exp(t["gam"][-1]) * S + t["Kd"].T @ Vn
+    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    dg, db = np.zeros(T), np.zeros(T)
+    dS = dSf.copy()
+    for ci in reversed(range(len(starts))):
+        sl = slice(starts[ci], min(starts[ci] + C, T))
+        Qc, Kc, Vc, dOc, bc = q[sl], k[sl], v[sl], dO[sl], beta[sl]
+        S, Tm = Sc[ci], Tc[ci]
+        gam = np.cumsum(g[sl])
+        Gam = np.tril(np.exp(gam[:, None] - gam[None, :]))
+        eg, ekd = np.exp(gam), np.exp(gam[-1] - gam)
+        KK, P = Kc @ Kc.T, np.tril(Qc @ Kc.T) * Gam
+        Y = Kc @ S
+        X = Vc - eg[:, None] * Y
+        Vn = (Tm * bc[None, :]) @ X
+        dVn = scale * P.T @ dOc + ekd[:, None] * (Kc @ dS)
+        dVb = Tm.T @ dVn
+        dX = bc[:, None] * dVb
+        dY = -eg[:, None] * dX
+        dQe = scale * dOc @ S.T
+        dKd = Vn @ dS.T
+        dP = scale * dOc @ Vn.T
+        dT = dVn @ (bc[:, None] * X).T
+        dL = np.tril(-Tm.T @ dT @ Tm.T, -1)
+        M1 = np.tril(dP * Gam)
+        M2 = dL * bc[:, None] * Gam
+        dq[sl] = eg[:, None] * dQe + M1 @ Kc
+        dk[sl] = ekd[:, None] * dKd + dY @ S.T + M1.T @ Qc + M2 @ Kc + M2.T @ Kc
+        dv[sl] = dX
+        F = dL * KK * Gam
+        E = dP * P + bc[:, None] * F
+        db[sl] = np.sum(X * dVb, 1) + F.sum(1)
+        dgam = (eg * np.sum(Qc * dQe, 1) - ekd * np.sum(Kc * dKd, 1) - eg * np.sum(Y * dX, 1) + E.sum(1) - E.sum(0))
+        dgam[-1] += np.sum(ekd * np.sum(Kc * dKd, 1)) + np.exp(gam[-1]) * np.sum(S * dS)
+        dg[sl] = np.cumsum(dgam[::-1])[::-1]
+        dS = np.exp(gam[-1]) * dS + scale * (eg[:, None] * Qc).T @ dOc + Kc.T @ dY
+    return dq, dk, dv, dg, db, dS
+
+
 def traffic(D=128):
     """Bytes one (chunk, head) moves through global memory, bf16 tiles, d = D; and its tensor-core multiply-adds."""
     row = C * D * 2  # one [C][D] bf16 tile
@@ -130,10 +190,17 @@ def traffic(D=128):
         "gradients": rows_in + row + 2 * st + 2 * row + cc + 3 * row,  # rows, dO, S^T, dS^T, Vn, dVn, T; dq dk dv
     }
     one = {"pass 1": rows_in + st, "pass 2": rows_in + row + st + 3 * row}  # S_c out; rows, dO, S_c in; dq dk dv
-    # multiply-adds of pass 2's products for one chunk: (m, n, k) shapes
-    shapes = [(C, C, D)] * 2 + [(C, C, C)] * 4 + [(C, D, C)] * 6 + [(C, D, D)] * 6
+    # multiply-adds of pass 2's products for one chunk, (m, n, k) shapes (one_pass, the inverse not counted): K K^T,
+    # Q K^T, dP, dW K^T, dVn V^T [C][C][D]; T^T dT, X T^T [C][C][C]; W, U, P^T dO, dKb, dVb, M1 K, M1^T Q, M2 K, M2^T K
+    # [C][D][C]; Vn, Kd dS, dQe, dKd, dW [C][D][D]; the update's two [D][D][C] (until 2026-12-07 this list held 18 of
+    # the 23 products: 23.1 MFLOP printed, docs' "~23 MFLOP")
+    shapes = [(C, C, D)] * 5 + [(C, C, C)] * 2 + [(C, D, C)] * 9 + [(C, D, D)] * 5 + [(D, D, C)] * 2
     macs = sum(m * n * kk for m, n, kk in shapes)
-    return three, one, macs
+    # the X form (one_pass_x) with T from pass 1: K K^T, Q K^T, dP, dT [C][C][D]; X (T^T dT), dL [C][C][C]; Vn, P^T dO,
+    # dVb, M1 K, M1^T Q, M2 K, M2^T K [C][D][C]; Y, K dS, dQe, dKd, dY S^T [C][D][D]; the update's two [D][D][C]
+    shapes_x = [(C, C, D)] * 4 + [(C, C, C)] * 2 + [(C, D, C)] * 7 + [(C, D, D)] * 5 + [(D, D, C)] * 2
+    macs_x = sum(m * n * kk for m, n, kk in shapes_x)
+    return three, one, macs, macs_x
 
 
 def main():
@@ -168,7 +235,7 @@ def main():
     print(f"token adjoint against finite differences: largest relative difference {worst_fd:.2e}")
     # 2. the one-pass schedule against the adjoint (d 32; lengths with a short last chunk)
     names = ("dq", "dk", "dv", "dg", "dbeta", "d_initial_state")
-    for T, D in ((64 * 3 + 17, 32), (64, 32), (5, 16), (64 * 5, 16)):
+    for T, D in ((64 * 3 + 17, 32), (64, 32), (5, 16), (64 * 5, 16), (64 * 2 + 40, 16)):
         q, k, v = (rng.standard_normal((T, D)) for _ in range(3))
         k /= np.linalg.norm(k, axis=1, keepdims=True)
         q /= np.linalg.norm(q, axis=1, keepdims=True)
@@ -176,17 +243,19 @@ def main():
         beta = rng.uniform(0, 2, T)
         S0, dSf, dO = 0.5 * rng.standard_normal((D, D)), rng.standard_normal((D, D)), rng.standard_normal((T, D))
         ref = adjoint_tokens(q, k, v, g, beta, S0, scale, dO, dSf)
-        got = one_pass(q, k, v, g, beta, S0, scale, dO, dSf)
-        errs = [np.abs(a - b).max() / max(1e-30, np.abs(a).max()) for a, b in zip(ref, got)]
-        ok &= max(errs) < 1e-10
-        print(f"one pass, T {T:3d}, d {D}: " + ", ".join(f"{n} {e:.1e}" for n, e in zip(names, errs)))
-    three, one, macs = traffic()
+        for form, fn in (("one pass", one_pass), ("X form  ", one_pass_x)):
+            got = fn(q, k, v, g, beta, S0, scale, dO, dSf)
+            errs = [np.abs(a - b).max() / max(1e-30, np.abs(a).max()) for a, b in zip(ref, got)]
+            ok &= max(errs) < 1e-10
+            print(f"{form}, T {T:3d}, d {D}: " + ", ".join(f"{n} {e:.1e}" for n, e in zip(names, errs)))
+    three, one, macs, macs_x = traffic()
     print("global memory a (chunk, head), d = 128, bf16 tiles (KiB):")
     print("  three passes: " + ", ".join(f"{n} {b / 1024:.0f}" for n, b in three.items())
           + f"; total {sum(three.values()) / 1024:.0f}")
     print("  one pass:     " + ", ".join(f"{n} {b / 1024:.0f}" for n, b in one.items())
           + f"; total {sum(one.values()) / 1024:.0f}")
-    print(f"pass 2's products a (chunk, head): {2 * macs / 1e6:.1f} MFLOP")
+    print(f"pass 2's products a (chunk, head): {2 * macs / 1e6:.1f} MFLOP; in the X form with T from pass 1: "
+          f"{2 * macs_x / 1e6:.1f} MFLOP")
     print("schedule matches the adjoint" if ok else "MISMATCH")
     return 0 if ok else 1
 
