@@ -63,6 +63,7 @@ struct Side {
   CUmodule states = nullptr, grads = nullptr, fused = nullptr;
   Kernel k[kK];
   Kernel st1;  // fused mode, a build with -DGDN_BWD_ONEPASS=1: gdn_bwd_fwd_st_fused (the one-pass design's pass 1)
+  Kernel p2;   // and its gdn_bwd_onepass (pass 2, in the grads cubin)
   bool grouped = false;  // gdn_bwd_grads takes a q / k head's group of output heads (kBwdFlagQkDirect)
 };
 
@@ -87,6 +88,20 @@ Side load(const char* states_path, const char* grads_path, const char* smem_csv,
                 s.st1.threads, s.st1.smem);
   } else {
     s.st1.fn = nullptr;
+  }
+  if (cuModuleGetFunction(&s.p2.fn, s.grads, "gdn_bwd_onepass") == CUDA_SUCCESS) {
+    CUdeviceptr at = 0;
+    size_t bytes = 0;
+    CD(cuModuleGetGlobal(&at, &bytes, s.grads, "gdn_bwd_onepass_smem_bytes"));
+    CD(cuMemcpyDtoH(&s.p2.smem, at, sizeof s.p2.smem));
+    CD(cuFuncGetAttribute(&s.p2.threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s.p2.fn));
+    CD(cuFuncSetAttribute(s.p2.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(s.p2.smem)));
+    int regs = 0;
+    CD(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, s.p2.fn));
+    std::printf("# %s %-17s %4d threads, %6u bytes of dynamic shared memory, %3d registers\n", tag, "gdn_bwd_onepass",
+                s.p2.threads, s.p2.smem, regs);
+  } else {
+    s.p2.fn = nullptr;
   }
   unsigned smem[kK] = {0, 0, 0, 0, 0}, grouped = 0;
   if (std::sscanf(smem_csv, "%u,%u,%u,%u,%u", &smem[0], &smem[1], &smem[2], &smem[3], &grouped) != 5) {
@@ -185,12 +200,23 @@ int main(int argc, char** argv) {
   }
   const int rounds = argc > 7 ? std::atoi(argv[7]) : 10;
   g_fused = argc == 12;
+  const char* onepass_env = std::getenv("OPGRAPH_AB_ONEPASS");
   if (g_fused) kShort[0] = "fwd_fused", kShort[1] = "-", kShort[2] = "rev_fused";
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CK(cudaFree(nullptr));
   const Side sides[2] = {
       load(argv[1], argv[2], argv[3], "A", g_fused ? argv[8] : nullptr, g_fused ? argv[10] : nullptr),
       load(argv[4], argv[5], argv[6], "B", g_fused ? argv[9] : nullptr, g_fused ? argv[11] : nullptr)};
+  // OPGRAPH_AB_ONEPASS=1 (fused mode, B built with -DGDN_BWD_ONEPASS=1): B runs the one-pass design —
+  // gdn_bwd_fwd_st_fused in the fwd_fused slot, gdn_bwd_onepass in the rev_fused slot, nothing in the grads slot,
+  // then gdn_bwd_finish (dq, dk staged: kBwdFlagQkDirect off) — against A's PIPELINE_ARCH 3.
+  const bool onepass = g_fused && onepass_env && std::string(onepass_env) == "1" && sides[1].st1.fn && sides[1].p2.fn;
+  if (onepass_env && std::string(onepass_env) == "1" && !onepass) {
+    std::fprintf(stderr, "OPGRAPH_AB_ONEPASS=1: B needs fused mode and -DGDN_BWD_ONEPASS=1\n");
+    return 2;
+  }
+  if (onepass) std::printf("# B: the one-pass design (fwd_fused slot: gdn_bwd_fwd_st_fused; rev_fused slot: "
+                           "gdn_bwd_onepass; grads slot empty)\n");
   cudaStream_t stream;
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaEvent_t ev[kK + 1];
@@ -260,7 +286,7 @@ int main(int argc, char** argv) {
     long long group[2] = {1, 1};
     for (int s = 0; s < 2; ++s) {
       // What the engine's launch_for sets for a side whose grads kernel takes head groups (HQ = HK).
-      if (sides[s].grouped) {  // hk = hq in every cell here
+      if (sides[s].grouped && !(onepass && s == 1)) {  // hk = hq in every cell here
         par[s].flags |= gdn::kBwdFlagQkDirect;
         group[s] = HO / HQ;
       }
@@ -284,6 +310,13 @@ int main(int argc, char** argv) {
     fw.n_spans = 1;
     fw.bwd_ws = base.ws, fw.bwd_blocks = w.blocks, fw.bwd_egc = w.egc, fw.bwd_st = w.st, fw.bwd_vn = w.vn;
     auto launch = [&](int s, int i) {
+      if (onepass && s == 1 && i < 4) {
+        if (i == 1 || i == 3) return;
+        const Kernel& kp = i == 0 ? sides[1].st1 : sides[1].p2;
+        void* pargs[] = {i == 0 ? static_cast<void*>(&fw) : static_cast<void*>(&par[1])};
+        CD(cuLaunchKernel(kp.fn, 1, HO, N, kp.threads, 1, 1, kp.smem, stream, pargs, nullptr));
+        return;
+      }
       const Kernel& kn = sides[s].k[i];
       if (!kn.fn) return;
       unsigned gx, gy = 1, gz = 1;
@@ -327,9 +360,9 @@ int main(int argc, char** argv) {
       cmp += b;
     }
     fails += !ok;
-    // 1b. B's pass 1 of the one-pass design (-DGDN_BWD_ONEPASS=1): its S^T region and T tiles against the ones B's
-    // gdn_bwd_fwd_fused just wrote (the workspace holds side B's run), bit for bit, from poisoned regions; then its
-    // time against A's gdn_bwd_fwd_fused, interleaved.
+    // 1b. B's pass 1 of the one-pass design (-DGDN_BWD_ONEPASS=1): its S^T region and T tiles against the ones A's
+    // gdn_bwd_fwd_fused writes, bit for bit, each from poisoned regions; then its time against A's gdn_bwd_fwd_fused,
+    // interleaved.
     std::string pass1;
     if (g_fused && sides[1].st1.fn) {
       const size_t n_sh = static_cast<size_t>(base.n_slots) * HO, st_bytes = n_sh * D * D * 2;
@@ -343,6 +376,12 @@ int main(int argc, char** argv) {
         CK(cudaMemcpy2D(to.data() + st_bytes / 2, t_elems * 2, blocks + t_off, blk * 2, t_elems * 2, n_sh,
                         cudaMemcpyDeviceToHost));
       };
+      // want: A's gdn_bwd_fwd_fused (PH 4) from poisoned regions (the workspace holds B's run, which under
+      // OPGRAPH_AB_ONEPASS was PH 7's own).
+      CK(cudaMemset(st_at, 0xff, st_bytes));
+      CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
+      launch(0, 0);
+      CK(cudaStreamSynchronize(stream));
       read_back(want);
       CK(cudaMemset(st_at, 0xff, st_bytes));
       CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
@@ -385,14 +424,14 @@ int main(int argc, char** argv) {
           CK(cudaMemset(st_at, 0xff, st_bytes));
           CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
           if (which == 0) launch_st1();
-          else launch(1, 0);
+          else launch(0, 0);
           CK(cudaStreamSynchronize(stream));
           read_back(again);
           const std::vector<unsigned short>& ref = which == 0 ? have : want;
           size_t d2 = 0;
           for (size_t i = 0; i < ref.size(); ++i) d2 += ref[i] != again[i];
           std::printf("  pass 1: %s run again: %zu elements differ from its first run\n",
-                      which == 0 ? "gdn_bwd_fwd_st_fused" : "gdn_bwd_fwd_fused (B)", d2);
+                      which == 0 ? "gdn_bwd_fwd_st_fused" : "gdn_bwd_fwd_fused (A)", d2);
         }
       }
       std::vector<double> ta, tb;

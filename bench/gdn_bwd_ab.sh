@@ -11,6 +11,8 @@
 # OPGRAPH_AB_FUSED=1: both sides run the backward as PIPELINE_ARCH 3 does (gdn_bwd_fwd_fused, gdn_bwd_rev_fused from
 # kernels/gdn_fused.cu built with -DGDN_FUSED_WS=1 and the side's defines, then gdn_bwd_grads, gdn_bwd_finish), so the
 # fused forms' trials are A/B runs: e.g. OPGRAPH_AB_FUSED=1 bash bench/gdn_bwd_ab.sh "-DGDN_BWD_FWD_STAGE=1" 10.
+# OPGRAPH_AB_ONEPASS=1 (with OPGRAPH_AB_FUSED=1 and "-DGDN_BWD_ONEPASS=1" among B's defines): B runs the one-pass
+# design's two passes (gdn_bwd_fwd_st_fused, gdn_bwd_onepass) and gdn_bwd_finish against A's PIPELINE_ARCH 3.
 # OPGRAPH_AB_TIGHT=1: B's gradients within 1e-5 RMS of A's (a B that reorders a sum; else 4e-3, dG and dBeta 1e-2).
 # Writes the log to ${OUT:-/tmp}/gdn_bwd_ab.log; prints the table last. OPGRAPH_AB_TIMEOUT (default
 # 300 s) bounds the run.
@@ -48,7 +50,7 @@ bsmem=$("$dir/b_smem")
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   echo "# dynamic shared memory and head grouping (prep,fwd_scan,rev_scan,grads,grouped): A $asmem, B $bsmem"
   [ "$fused" = 1 ] && echo "# fused mode (PIPELINE_ARCH 3's kernels): fwd_fused,rev_fused shared memory A ${fused_args[2]}, B ${fused_args[3]}"
-  echo "# command: ${OPGRAPH_AB_TIGHT:+OPGRAPH_AB_TIGHT=$OPGRAPH_AB_TIGHT }${OPGRAPH_AB_FUSED:+OPGRAPH_AB_FUSED=$OPGRAPH_AB_FUSED }${adefs:+OPGRAPH_AB_A_DEFS=\"$adefs\" }${OPGRAPH_AB_A_REV:+OPGRAPH_AB_A_REV=$OPGRAPH_AB_A_REV }${OPGRAPH_AB_A_DIR:+OPGRAPH_AB_A_DIR=$OPGRAPH_AB_A_DIR }bash bench/gdn_bwd_ab.sh \"$defs\" $rounds"
+  echo "# command: ${OPGRAPH_AB_ONEPASS:+OPGRAPH_AB_ONEPASS=$OPGRAPH_AB_ONEPASS }${OPGRAPH_AB_TIGHT:+OPGRAPH_AB_TIGHT=$OPGRAPH_AB_TIGHT }${OPGRAPH_AB_FUSED:+OPGRAPH_AB_FUSED=$OPGRAPH_AB_FUSED }${adefs:+OPGRAPH_AB_A_DEFS=\"$adefs\" }${OPGRAPH_AB_A_REV:+OPGRAPH_AB_A_REV=$OPGRAPH_AB_A_REV }${OPGRAPH_AB_A_DIR:+OPGRAPH_AB_A_DIR=$OPGRAPH_AB_A_DIR }bash bench/gdn_bwd_ab.sh \"$defs\" $rounds"
   # shellcheck disable=SC2086
   ab_ptxas a $files
   # shellcheck disable=SC2086

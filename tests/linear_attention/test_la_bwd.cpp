@@ -554,7 +554,8 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 // (GDN_BWD_DV_STAGE=1), its per-token epilogue on two warps (GDN_BWD_EPI_SPREAD=1), the next head's gates read a head
 // ahead with every next-head tile requested early (GDN_BWD_GATES_AHEAD=1 GDN_BWD_EARLY_LOADS=2), and with the
 // head-start barrier dropped (GDN_BWD_EPI_DEFER=1), <S^T, dS^T> summed here (GDN_BWD_SDS_IN_GRADS=1), its phase clocks
-// (GDN_BWD_CLOCK=1, with the staged dV); gdn_bwd_rev_fused with its
+// (GDN_BWD_CLOCK=1, with the staged dV), and beside it the one-pass design's second pass (GDN_BWD_ONEPASS=1:
+// gdn_bwd_onepass, kernels/gdn_bwd_onepass.cuh, an entry of its own in the cubin); gdn_bwd_rev_fused with its
 // loader's second form (GDN_BWD_REV_LOADER=2); gdn_bwd_fwd_fused with its S^T and Wn stores staged
 // (GDN_BWD_FWD_STAGE=1).
 TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
@@ -574,7 +575,8 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
                              Defs{{"GDN_BWD_GATES_AHEAD", "1"}, {"GDN_BWD_EARLY_LOADS", "2"}},
                              Defs{{"GDN_BWD_EPI_DEFER", "1"}, {"GDN_BWD_GATES_AHEAD", "1"}},
                              Defs{{"GDN_BWD_SDS_IN_GRADS", "1"}},
-                             Defs{{"GDN_BWD_CLOCK", "1"}, {"GDN_BWD_DV_STAGE", "1"}}}) {
+                             Defs{{"GDN_BWD_CLOCK", "1"}, {"GDN_BWD_DV_STAGE", "1"}},
+                             Defs{{"GDN_BWD_ONEPASS", "1"}}}) {
       auto r = base;
       ++n;
       for (const auto& [def, val] : defs) {
@@ -605,7 +607,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
-  EXPECT_EQ(n, 19);
+  EXPECT_EQ(n, 20);
 }
 
 }  // namespace
