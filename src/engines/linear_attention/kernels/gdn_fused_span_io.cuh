@@ -11,10 +11,10 @@ namespace opgraph_gdn {
 // token bos, the tokens [tb, te) of the CTA (the sequence, or (PH 2, 3) its span of span_chunks
 // chunks), whether it is the sequence's last span, and whether the CTA runs at all (a span past
 // the sequence's end, or PH 2's last span, which seeds nothing, exits). PH 4 (gdn_bwd's forward
-// recompute) and PH 7 (its S^T-only form) cover their sequence whole, as PH 0; PH 5 and 6 (gdn_bwd's fused forms under a chain
-// split, gdn_fused_ws3.cuh) take spans as PH 2 and 3: PH 5's value-row CTA (x = 0) exits on the
-// last span, its transition-row CTA (x = 1) runs every span (the reverse walk takes the last
-// span's M too), and both exit where the sequence has one span.
+// recompute) and PH 7 (its S^T-only form) cover their sequence whole, as PH 0; PH 5 and 6 (gdn_bwd's
+// fused forms under a chain split, gdn_fused_ws3.cuh) take spans as PH 2 and 3: PH 5's value-row CTA
+// (x = 0) exits on the last span, its transition-row CTA (x = 1) runs every span (the reverse walk
+// takes the last span's M too), and both exit where the sequence has one span.
 struct PassRange {
   i64 seq, span, bos, tb, te;
   bool last_span, run;
