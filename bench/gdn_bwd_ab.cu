@@ -378,13 +378,13 @@ int main(int argc, char** argv) {
       };
       // want: A's gdn_bwd_fwd_fused (PH 4) from poisoned regions (the workspace holds B's run, which under
       // OPGRAPH_AB_ONEPASS was PH 7's own).
-      CK(cudaMemset(st_at, 0xff, st_bytes));
-      CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
+      CK(cudaMemsetAsync(st_at, 0xff, st_bytes, stream));
+      CK(cudaMemset2DAsync(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh, stream));
       launch(0, 0);
       CK(cudaStreamSynchronize(stream));
       read_back(want);
-      CK(cudaMemset(st_at, 0xff, st_bytes));
-      CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
+      CK(cudaMemsetAsync(st_at, 0xff, st_bytes, stream));
+      CK(cudaMemset2DAsync(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh, stream));
       const Kernel& kn = sides[1].st1;
       auto launch_st1 = [&] {
         void* fargs[] = {&fw};
@@ -421,8 +421,8 @@ int main(int argc, char** argv) {
         // Run to run: gdn_bwd_fwd_st_fused again, then B's gdn_bwd_fwd_fused again, each from poisoned regions.
         std::vector<unsigned short> again(want.size());
         for (int which = 0; which < 2; ++which) {
-          CK(cudaMemset(st_at, 0xff, st_bytes));
-          CK(cudaMemset2D(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh));
+          CK(cudaMemsetAsync(st_at, 0xff, st_bytes, stream));
+          CK(cudaMemset2DAsync(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh, stream));
           if (which == 0) launch_st1();
           else launch(0, 0);
           CK(cudaStreamSynchronize(stream));
