@@ -383,5 +383,110 @@ __device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2
       col[j][e] = c;
     }
 }
+// The dL phase's epilogue (gdn_bwd_onepass's; gdn_bwd_grads forms the same inline: routed through this and the two
+// helpers below its machine code changed, scripts/gdn_sass_same.sh, 2026-12-07, so that waits for a device A/B): from this warp's fragments of dl = (T^T dT) T^T and
+// kk = K K^T (rows m0 + g8 (+ 8), columns n0 + 8 j + 2 t4 (+ 1)), with d = -dl below the diagonal: M2 = d beta_r
+// Gamma_rs to the c1 tile, F = d (K K^T) Gamma (its row sums to rf, a column quarter's partials), and E = beta_r F
+// into ef (the dP phase adds dP . P).
+__device__ __forceinline__ void dl_epilogue(const float (&dl)[2][4], const float (&kk)[2][4], const float* gam,
+                                            const float* bet, const Frag& fr, int n0, u16* c1, float* rf,
+                                            float (&ef)[2][4]) {
+  const int g8 = fr.g, t4 = fr.t;
+  float f[2][4];
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = fr.m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+      float m2[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int s = s0 + e;
+        const float gam_rs = s < r ? exp2f(gam[r] - gam[s]) : 0.f;
+        const float d = -dl[j][2 * hh + e];
+        f[j][2 * hh + e] = d * kk[j][2 * hh + e] * gam_rs;
+        ef[j][2 * hh + e] = bet[r] * f[j][2 * hh + e];
+        m2[e] = d * bet[r] * gam_rs;
+      }
+      st_bf2(&c1[fr.cc(hh, j)], m2[0], m2[1]);
+    }
+  float row[2], col[2][2];
+  frag_sums(f, row, col);
+  if (t4 == 0) rf[fr.m0 + g8] = row[0], rf[fr.m0 + g8 + 8] = row[1];
+}
+// The dP phase's epilogue: from dp = dO Vn^T (unscaled) and qk = Q K^T, M1 = scale dp Gamma_rs (s <= r) to the c2
+// tile, E += M1 . (Q K^T) (= dP . P), then E's row sums to re (a column quarter's partials) and its column sums over
+// the warp's 16 rows to ec (the band's partials).
+__device__ __forceinline__ void dp_epilogue(const float (&dp)[2][4], const float (&qk)[2][4], const float* gam,
+                                            float scale, const Frag& fr, int n0, u16* c2, float* re, float* ec,
+                                            float (&ef)[2][4]) {
+  const int g8 = fr.g, t4 = fr.t;
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = fr.m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
+      float m1[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int s = s0 + e;
+        const float gam_rs = s <= r ? exp2f(gam[r] - gam[s]) : 0.f;
+        m1[e] = scale * dp[j][2 * hh + e] * gam_rs;  // dO's scale
+        ef[j][2 * hh + e] += m1[e] * qk[j][2 * hh + e];
+      }
+      st_bf2(&c2[fr.cc(hh, j)], m1[0], m1[1]);
+    }
+  float row[2], col[2][2];
+  frag_sums(ef, row, col);
+  if (t4 == 0) re[fr.m0 + g8] = row[0], re[fr.m0 + g8 + 8] = row[1];
+  if (g8 == 0)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) store_f2(&ec[n0 + 8 * j + 2 * t4], col[j][0], col[j][1]);
+}
+// Warp 0's per-token epilogue of a chunk (gdn_bwd_onepass's; gdn_bwd_grads keeps its own inline form), rows 2 lane
+// and 2 lane + 1: dgamma's and dbeta's row sums over the four column quarters' partials (rg, re less ec; rb, rf),
+// dgamma_C = sum_r e^(gamma_C - gamma_r) k_r . dKd_r (rkd) + e^gamma_C <S, dS> (the nred partials in red), the
+// chunk's reverse cumsum of dgamma plus dgamma_C, then each token's dG and dBeta through store_gate_grads (rows below
+// n, tokens tok0 ..).
+__device__ __forceinline__ void gate_grads_epilogue(const GdnBwdParams& p, i64 h, i64 tok0, int n, float gc,
+                                                    const float (*rg)[C], const float (*rb)[C],
+                                                    const float (*rkd)[C], const float (*re)[C],
+                                                    const float (*rf)[C], const float (*ec)[C], const float* red,
+                                                    int nred, int lane) {
+  float dgam[2], dbet[2], kd[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = 2 * lane + i;
+    float gs = 0.f, bs = 0.f, x = 0.f;
+#pragma unroll
+    for (int q4 = 0; q4 < 4; ++q4) {
+      gs += rg[q4][r] + re[q4][r] - ec[q4][r];
+      bs += rb[q4][r] + rf[q4][r];
+      x += rkd[q4][r];
+    }
+    const bool in = r < n;
+    dgam[i] = in ? gs : 0.f;
+    dbet[i] = in ? bs : 0.f;
+    kd[i] = in ? x : 0.f;
+  }
+  const float sum_kd = warp_sum(kd[0] + kd[1]);
+  const float sds = warp_sum(lane < nred ? red[lane] : 0.f);
+  const float dgc = sum_kd + exp2f(gc) * sds;
+  // dg_r = dgamma_C + sum_{s >= r} dgamma_s: the lanes' pair sums scanned from the last lane down.
+  float suffix = dgam[0] + dgam[1];
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_down_sync(0xffffffffu, suffix, o);
+    if (lane + o < 32) suffix += y;
+  }
+  const float after = suffix - dgam[0] - dgam[1];  // the lanes above this one
+  const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = 2 * lane + i;
+    if (r >= n) continue;
+    store_gate_grads(p, h, tok0 + r, dgr[i], dbet[i]);
+  }
+}
 }  // namespace bwd
 }  // namespace opgraph_gdn

@@ -133,14 +133,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
 #pragma unroll
           for (int e = 0; e < EL; ++e) xq[e] = xk[e] = 0.f;
         }
-        if (l2) {
-          float sq = 0.f, sk = 0.f;
-#pragma unroll
-          for (int e = 0; e < EL; ++e) sq += xq[e] * xq[e], sk += xk[e] * xk[e];
-          const float iq = rsqrtf(warp_sum(sq) + 1e-6f), ik = rsqrtf(warp_sum(sk) + 1e-6f);
-#pragma unroll
-          for (int e = 0; e < EL; ++e) xq[e] *= iq, xk[e] *= ik;
-        }
+        if (l2) l2norm_rows(xq, xk);
         st_row(&sm.q[TCD::at(r, lane * EL)], xq);
         st_row(&sm.k[TCD::at(r, lane * EL)], xk);
       }
@@ -344,27 +337,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       float dl[2][4] = {}, kk[2][4] = {};
       prod<2, C, false, false, TCC, TCC>(dl, sm.c2, m0, sm.t, n0, lane);
       prod<2, D, false, false, TCD, TCD>(kk, sm.k, m0, sm.k, n0, lane);
-      float f[2][4];
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
-          float m2[2];
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int s = s0 + e;
-            const float gam_rs = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
-            const float d = -dl[j][2 * hh + e];
-            f[j][2 * hh + e] = d * kk[j][2 * hh + e] * gam_rs;
-            ef[j][2 * hh + e] = sm.bet[r] * f[j][2 * hh + e];
-            m2[e] = d * sm.bet[r] * gam_rs;
-          }
-          st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
-        }
-      float row[2], col[2][2];
-      frag_sums(f, row, col);
-      if (t4 == 0) sm.rf[quarter][ra] = row[0], sm.rf[quarter][rb_] = row[1];
+      dl_epilogue(dl, kk, sm.gam, sm.bet, fr, n0, sm.c1, sm.rf[quarter], ef);
     }
     __syncthreads();  // c2 (T^T dT) read by every warp
 
@@ -372,27 +345,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     {
       float dp[2][4] = {};
       prod<2, D, false, false, TCD, TCD>(dp, sm.dob, m0, sm.vn, n0, lane);
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          const int r = m0 + g8 + 8 * hh, s0 = n0 + 8 * j + 2 * t4;
-          float m1[2];
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int s = s0 + e;
-            const float gam_rs = s <= r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
-            m1[e] = scale * dp[j][2 * hh + e] * gam_rs;
-            ef[j][2 * hh + e] += m1[e] * qk[j][2 * hh + e];
-          }
-          st_bf2(&sm.c2[fr.cc(hh, j)], m1[0], m1[1]);
-        }
-      float row[2], col[2][2];
-      frag_sums(ef, row, col);
-      if (t4 == 0) sm.re[quarter][ra] = row[0], sm.re[quarter][rb_] = row[1];
-      if (g8 == 0)
-#pragma unroll
-        for (int j = 0; j < 2; ++j) store_f2(&sm.ec[band][n0 + 8 * j + 2 * t4], col[j][0], col[j][1]);
+      dp_epilogue(dp, qk, sm.gam, scale, fr, n0, sm.c2, sm.re[quarter], sm.ec[band], ef);
     }
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1; dO read for the last time as itself
@@ -445,40 +398,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       }
     }
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma, dbeta, dgamma_C, the chunk's reverse cumsum, the stores ----
-    if (warp == 0) {
-      float dgam[2], dbet[2], kd[2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int r = 2 * lane + i;
-        float gs = 0.f, bs = 0.f, x = 0.f;
-#pragma unroll
-        for (int q4 = 0; q4 < 4; ++q4) {
-          gs += sm.rg[q4][r] + sm.re[q4][r] - sm.ec[q4][r];
-          bs += sm.rb[q4][r] + sm.rf[q4][r];
-          x += sm.rkd[q4][r];
-        }
-        const bool in = r < n;
-        dgam[i] = in ? gs : 0.f;
-        dbet[i] = in ? bs : 0.f;
-        kd[i] = in ? x : 0.f;
-      }
-      const float sum_kd = warp_sum(kd[0] + kd[1]);
-      const float red = warp_sum(lane < 16 ? sm.red[lane] : 0.f);
-      const float dgc = sum_kd + exp2f(gc) * red;
-      float suffix = dgam[0] + dgam[1];
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const float v = __shfl_down_sync(0xffffffffu, suffix, o);
-        if (lane + o < 32) suffix += v;
-      }
-      const float after = suffix - dgam[0] - dgam[1];
-      const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int r = 2 * lane + i;
-        if (r < n) store_gate_grads(p, h, bos + c0 + r, dgr[i], dbet[i]);
-      }
-    }
+    if (warp == 0)
+      gate_grads_epilogue(p, h, bos + c0, n, gc, sm.rg, sm.rb, sm.rkd, sm.re, sm.rf, sm.ec, sm.red, kGW, lane);
   }
   // ---- d_initial_state: dS^T at the sequence's start (d_final_state's elements were read by these same threads) ----
   if (p.flags & kBwdFlagWriteDInit) {
