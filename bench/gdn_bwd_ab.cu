@@ -418,7 +418,7 @@ int main(int argc, char** argv) {
           }
         std::printf("  pass 1: %zu S^T and %zu T tiles of %zu differ; 0xffff words: %zu wanted, %zu had\n", tiles[0],
                     tiles[1], n_sh, unwritten[0], unwritten[1]);
-        // Run to run: gdn_bwd_fwd_st_fused again, then B's gdn_bwd_fwd_fused again, each from poisoned regions.
+        // Run to run: gdn_bwd_fwd_st_fused again, then A's gdn_bwd_fwd_fused again, each from poisoned regions.
         std::vector<unsigned short> again(want.size());
         for (int which = 0; which < 2; ++which) {
           CK(cudaMemsetAsync(st_at, 0xff, st_bytes, stream));
