@@ -20,7 +20,8 @@
 //   dS^T <- e^gamma_C dS^T + (scale e^gamma dO)^T Q + dY^T K         (the chunk before's)
 // Every product is gdn_bwd_grads' column-quarter form (prod: each warpgroup an m64 x N / 4 wgmma over all 64 rows),
 // the phases one after another between CTA barriers, the loads at each chunk's start (nothing in flight across
-// chunks yet): the algebra's first device form, to be checked against the engine's gradients before it is made fast.
+// chunks yet): the algebra's first device form (on an H100 every gradient within bench/gdn_bwd_ab.cu's bounds of the
+// engine's at its first run, bench/results/2026-12-07-gdn-onepass-h100.txt), not yet made fast.
 // dq and dk go to the fp32 staging per output head (gdn_bwd_finish sums them over the q / k head groups and applies
 // the l2norm Jacobian; the launch leaves kBwdFlagQkDirect off), dv straight out where HV = HO (else staged), dG and
 // dBeta through store_gate_grads, d_initial_state at the end. bf16 q, k, v and dO only (the trial's inputs).
