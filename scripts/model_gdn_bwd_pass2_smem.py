@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/model_gdn_bwd_pass2_smem.py — the shared-memory plan of the one-pass backward's pass-2 kernel (not written
-yet; docs/linear_attention.md, "The one-pass design"): one CTA a (sequence, head), chunks in reverse, every tile of a
+"""scripts/model_gdn_bwd_pass2_smem.py — the shared-memory plan of the one-pass backward's pass-2 kernel
+(docs/linear_attention.md, "The one-pass design"; its first form, gdn_bwd_onepass, loads each chunk at its start):
+one CTA a (sequence, head), chunks in reverse, every tile of a
 chunk formed and consumed on chip, against the 227 KiB a CTA may have. The model lists a chunk's phases in the order
 the kernel would run them (the products of scripts/model_gdn_bwd_fused.py's pass 2, which checks their algebra;
 Kd and Qe folded into the chain's products as scalings, so they are no tiles), each phase's tile reads and writes,
@@ -11,7 +12,8 @@ the best of several orders), checks that no two tiles live at once on the same b
 slots, the peak and the most bytes live at once (a bound no placement beats). Two schedules:
   - a chunk at a time (every warpgroup on the same chunk's phase; only the loads run ahead): must fit (exit 1 if not);
   - the auxiliary side a chunk ahead of the chain and the gradient side (the forward's pipelining), for the record:
-    its inputs and state-free tiles then live ~2 chunks, and the bound alone is past 227 KiB.
+    its inputs and state-free tiles then live ~2 chunks, and the bound alone is past 227 KiB;
+  - the X form as gdn_bwd_onepass runs it (pass 1's T and S_c^T as inputs), with its loads a chunk ahead: must fit.
 Tiles are bf16 [C][D] or [D][D] unless named: Lh and T fp16 [C][C]; `sums` the per-row fp32 partials. No GPU; the
 standard library only.
   python3 scripts/model_gdn_bwd_pass2_smem.py
@@ -39,8 +41,12 @@ SIZES = {
     "Vn": ROW, "dW": ROW, "dP": CC, "dT": CC, "X": CC, "M1": CC, "M2": CC,
     # per-row partial sums (dgamma, dbeta terms), fp32
     "sums": 8 * C * 4,
+    # the X form's (gdn_bwd_onepass, 2026-12-07): pass 1's T as an input, T diag(beta), X = V - e^gamma Y (over V),
+    # dY, T^T dT, and dO scaled by scale e^gamma for the update (over dO)
+    "Tin": CC, "Tv": CC, "Xv": ROW, "dY": ROW, "TdT": CC, "dOs": ROW,
 }
 INPUTS = ("Q", "K", "V", "dO", "S", "gates")
+INPUTS_X = ("Q", "K", "V", "dO", "S", "Tin", "gates")
 
 # The phases of one chunk, in the kernel's order: (name, side, reads, writes). Sides: aux (the state-free tiles), chain
 # (dS in registers: its bf16 copy, dVn, the update), grad (every token gradient; its [C][D] results leave to global
@@ -71,6 +77,29 @@ PHASES = [
 # Tiles that share one slot by construction (the second formed in the first's place).
 SAME_SLOT = {"Vn": "U"}
 
+# The X form as gdn_bwd_onepass runs it (kernels/gdn_bwd_onepass.cuh; its algebra scripts/model_gdn_bwd_fused.py's
+# one_pass_x): T and S_c^T from pass 1, no inverse, no W, U, dW, dKb; every warpgroup on the same phase. The loads a
+# chunk ahead (LEAD phases before the first reader, so during the chunk before's last phases) are what the kernel
+# does not do yet: this plan says whether they fit.
+PHASES_X = [
+    ("dS^T to bf16; T diag(beta)", "chain", ("Tin", "gates"), ("dSt", "Tv")),
+    ("Y = K S_c, X = V - e^gamma Y (over V); P = Q K^T gated", "grad", ("K", "S", "V", "Q", "gates"), ("Xv", "P")),
+    ("Vn = (T diag beta) X; dVn = scale P^T dO + e^(gamma_C - gamma) K dS", "chain",
+     ("Tv", "Xv", "P", "dO", "K", "dSt", "gates"), ("Vn", "dVn")),
+    ("dVb = T^T dVn: dv, dY; dQe = dO S_c^T; dKd = Vn dS^T; dT = dVn (beta X)^T", "grad",
+     ("Tin", "dVn", "Xv", "dO", "S", "Vn", "dSt", "Q", "K", "gates"), ("dY", "dT", "sums")),
+    ("dk += dY S_c^T; T^T dT", "grad", ("dY", "S", "Tin", "dT"), ("TdT",)),
+    ("dL = -tril(T^T dT T^T); K K^T; M2, F", "grad", ("TdT", "Tin", "K", "gates"), ("M2", "sums")),
+    ("dP = scale dO Vn^T; M1, E", "grad", ("dO", "Vn", "gates"), ("M1", "sums")),
+    ("dq += M1 K; dk += M1^T Q + M2 K + M2^T K; dO times scale e^gamma (over dO)", "grad",
+     ("M1", "Q", "K", "M2", "dO", "gates"), ("dOs", "sums")),
+    ("dS^T <- e^gamma_C dS^T + dOs^T Q + dY^T K; warp 0's epilogue", "chain", ("dOs", "Q", "dY", "K", "sums", "gates"),
+     ()),
+]
+# (The kernel forms X over V and dOs over dO; here each gets a slot of its own, V and dO being a chunk's copies: the
+# plan errs on the large side.)
+SAME_SLOT_X = {}
+
 
 def times(phases, overlap):
     """Each phase's time in its chunk's frame, and the period between chunks. In order (overlap False): phase i at
@@ -84,12 +113,12 @@ def times(phases, overlap):
     return [i - n_grad if p[1] == "aux" else i for i, p in enumerate(phases)], len(phases) - n_aux
 
 
-def lifetimes(phases, at):
+def lifetimes(phases, at, inputs=INPUTS):
     """{tile: (first time writing or reading it, last time reading it)} over one chunk (`at`: each phase's time)."""
     first, last = {}, {}
     for i, (_, _, reads, writes) in enumerate(phases):
         for t in reads:
-            if t not in first and t not in INPUTS:
+            if t not in first and t not in inputs:
                 raise ValueError("phase %d reads %s before any phase writes it" % (i, t))
             first[t] = min(first.get(t, at[i]), at[i])
             last[t] = max(last.get(t, at[i]), at[i])
@@ -102,24 +131,25 @@ def lifetimes(phases, at):
     return {t: (first[t], last[t]) for t in first}
 
 
-def place(life, n, at):
+def place(life, n, at, inputs=INPUTS, same_slot=None):
     """Offsets for the steady state over `ring` chunks (a period of ring x n times; ring: the most chunks any tile's
     life spans, from an input's load LEAD times before its first reader to its last reader). A tile living at most a
     chunk keeps one slot for every chunk; a longer one an item a chunk (e), which the first fit may still lay on the
     same bytes where their times do not meet. First fit by size (1024-byte alignment for the tiles, 16 for the
     small ones): two items share bytes only where their times do not meet. Returns {name: (offset, bytes, times)},
     the peak and the ring."""
-    spans = {t: ((a - LEAD) if t in INPUTS else a, b) for t, (a, b) in life.items()}
+    same_slot = SAME_SLOT if same_slot is None else same_slot
+    spans = {t: ((a - LEAD) if t in inputs else a, b) for t, (a, b) in life.items()}
     ring = max(-(-(b - a + 1) // n) for a, b in spans.values())
     period = ring * n
     items = {}
     for t, (a, b) in spans.items():
-        if b - a + 1 > n or t in INPUTS:  # an input lands where its chunk's copy may (a stage a chunk)
+        if b - a + 1 > n or t in inputs:  # an input lands where its chunk's copy may (a stage a chunk)
             for e in range(ring):
                 items["%s.%d" % (t, e)] = (SIZES[t], {(e * n + i) % period for i in range(a, b + 1)})
         else:
             items[t] = (SIZES[t], {(e * n + i) % period for e in range(ring) for i in range(a, b + 1)})
-    for t, base in SAME_SLOT.items():  # formed in place of `base`: one item
+    for t, base in same_slot.items():  # formed in place of `base`: one item
         if t in items and base in items:
             s0, c0 = items.pop(base)
             _, c1 = items.pop(t)
@@ -160,19 +190,20 @@ def place(life, n, at):
 def main():
     fits = report(False)
     report(True)  # for the record: the overlapped form's lifetimes need ~2x the space
-    return 0 if fits else 1
+    fits_x = report(False, PHASES_X, INPUTS_X, SAME_SLOT_X, "the X form (gdn_bwd_onepass), its loads a chunk ahead")
+    return 0 if fits and fits_x else 1
 
 
-def report(overlap):
-    at, n = times(PHASES, overlap)
-    life = lifetimes(PHASES, at)
-    placed, peak, ring = place(life, n, at)
+def report(overlap, phases=PHASES, inputs=INPUTS, same_slot=None, title=None):
+    at, n = times(phases, overlap)
+    life = lifetimes(phases, at, inputs)
+    placed, peak, ring = place(life, n, at, inputs, same_slot)
     total = sum(SIZES[t] for t in life)
     print()
     print("pass 2, %s (C = %d, D = %d): %d phases a chunk, a chunk every %d, %d tiles, %.0f KiB if each had its "
-          "own space" % ("the auxiliary side a chunk ahead (overlapped)" if overlap else "one phase at a time",
-                         C, D, len(PHASES), n, len(life), total / KIB))
-    for i, (name, side, reads, writes) in enumerate(PHASES):
+          "own space" % (title or ("the auxiliary side a chunk ahead (overlapped)" if overlap else
+                                   "one phase at a time"), C, D, len(phases), n, len(life), total / KIB))
+    for i, (name, side, reads, writes) in enumerate(phases):
         print("  t %3d %-5s %-62s reads %s; writes %s" % (at[i], side, name, ",".join(reads),
                                                            ",".join(writes) or "-"))
     print("slots (offset KiB, KiB, item (.e: chunk e's copy of a tile living longer than a chunk), live times mod "
