@@ -730,9 +730,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
 
 #endif  // GDN_BWD_GRADS_WIDE
 
-#ifndef GDN_BWD_ONEPASS
-#define GDN_BWD_ONEPASS 0  // 1 (a trial): gdn_bwd_onepass, the one-pass design's second pass (gdn_bwd_onepass.cuh)
-#endif
+// GDN_BWD_ONEPASS (gdn_bwd_params.cuh; a trial): gdn_bwd_onepass, the one-pass design's second pass.
 #if GDN_BWD_ONEPASS && GDN_BWD_GRADS_WG && !GDN_BWD_GRADS_WIDE
 #include "linear_attention/kernels/gdn_bwd_onepass.cuh"
 #endif

@@ -384,10 +384,10 @@ __device__ __forceinline__ void frag_sums(const float (&x)[2][4], float (&row)[2
     }
 }
 // The dL phase's epilogue (gdn_bwd_onepass's; gdn_bwd_grads forms the same inline: routed through this and the two
-// helpers below its machine code changed, scripts/gdn_sass_same.sh, 2026-12-07, so that waits for a device A/B): from this warp's fragments of dl = (T^T dT) T^T and
-// kk = K K^T (rows m0 + g8 (+ 8), columns n0 + 8 j + 2 t4 (+ 1)), with d = -dl below the diagonal: M2 = d beta_r
-// Gamma_rs to the c1 tile, F = d (K K^T) Gamma (its row sums to rf, a column quarter's partials), and E = beta_r F
-// into ef (the dP phase adds dP . P).
+// helpers below its machine code changed, scripts/gdn_sass_same.sh, 2026-12-07, so that waits for a device A/B): from
+// this warp's fragments of dl = (T^T dT) T^T and kk = K K^T (rows m0 + g8 (+ 8), columns n0 + 8 j + 2 t4 (+ 1)),
+// with d = -dl below the diagonal: M2 = d beta_r Gamma_rs to the c1 tile, F = d (K K^T) Gamma (its row sums to rf, a
+// column quarter's partials), and E = beta_r F into ef (the dP phase adds dP . P).
 __device__ __forceinline__ void dl_epilogue(const float (&dl)[2][4], const float (&kk)[2][4], const float* gam,
                                             const float* bet, const Frag& fr, int n0, u16* c1, float* rf,
                                             float (&ef)[2][4]) {

@@ -13,6 +13,12 @@
 // bf16 stored, not the fp32 registers: dG in its last bits). 0: the engine's build.
 #define GDN_BWD_SDS_IN_GRADS 0
 #endif
+// The one-pass backward's two trial entries (docs/linear_attention.md, "The one-pass design"), both off in the engine's
+// builds: gdn_bwd_fwd_st_fused, its first pass (kernels/gdn_fused.cu, ws3_pass PH 7), and gdn_bwd_onepass, its second
+// (kernels/gdn_bwd_onepass.cuh, in gdn_bwd_grads.cu's cubin at d = 128).
+#ifndef GDN_BWD_ONEPASS
+#define GDN_BWD_ONEPASS 0
+#endif
 
 namespace opgraph_gdn {
 

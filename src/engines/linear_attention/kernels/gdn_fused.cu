@@ -686,13 +686,10 @@ GDN_FUSED_ENTRY(gdn_bwd_fwd_fused, 4)
 // seed (grid (1, HO, N x n_spans)).
 GDN_FUSED_ENTRY(gdn_bwd_fwd_summary_fused, 5)
 GDN_FUSED_ENTRY(gdn_bwd_fwd_span_fused, 6)
-#ifndef GDN_BWD_ONEPASS
-// 1 (a trial, not in the engine's build): the one-pass backward's first pass (docs/linear_attention.md, "The one-pass
-// design"), gdn_bwd_fwd_st_fused (grid (1, HO, N), gdn_bwd_fwd_fused's shared memory): gdn_bwd_fwd_fused's chunk steps
-// storing only S^T at each chunk's start and T (ws3_pass, PH 7) — no q rows, no P, no other tile; bench/gdn_bwd_ab.cu
-// times it against gdn_bwd_fwd_fused and checks both bit for bit.
-#define GDN_BWD_ONEPASS 0
-#endif
+// GDN_BWD_ONEPASS (gdn_bwd_params.cuh; a trial): the one-pass backward's first pass, gdn_bwd_fwd_st_fused (grid
+// (1, HO, N), gdn_bwd_fwd_fused's shared memory): gdn_bwd_fwd_fused's chunk steps storing only S^T at each chunk's
+// start and T (ws3_pass, PH 7) — no q rows, no P, no other tile; bench/gdn_bwd_ab.cu times it against
+// gdn_bwd_fwd_fused and checks both bit for bit.
 #if GDN_BWD_ONEPASS
 GDN_FUSED_ENTRY(gdn_bwd_fwd_st_fused, 7)
 #endif

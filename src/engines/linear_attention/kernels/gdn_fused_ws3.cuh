@@ -718,7 +718,8 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
       }
     } else {
       if constexpr (kSt) {  // S^T at the chunk's start, as PH 4 stores it
-        u16* const dst = bwd_st(p) + ((bos / C + seq + c) * p.ho + h) * D * D + static_cast<i64>(v0) * D;
+        const i64 sh = (bos / C + seq + tb / C + c) * p.ho + h;  // the chunk's slot and head, as PH 4's
+        u16* const dst = bwd_st(p) + sh * D * D + static_cast<i64>(v0) * D;
         if (GDN_BWD_FWD_STAGE)
           bwd_store_staged<4, false>(st, sb + kXSt + 4096u * static_cast<u32>(wg), dst, wg, wi, lane, tid);
         else
