@@ -64,6 +64,8 @@ struct Side {
   Kernel k[kK];
   Kernel st1;  // fused mode, a build with -DGDN_BWD_ONEPASS=1: gdn_bwd_fwd_st_fused (the one-pass design's pass 1)
   Kernel p2;   // and its gdn_bwd_onepass (pass 2, in the grads cubin)
+  unsigned p2_red = 0;  // its GDN_BWD_ONEPASS_RED: dq / dk added into a zeroed [T][HQ][D] staging (zeroed in slot 1)
+  unsigned p2_tma = 0;  // its GDN_BWD_ONEPASS_AHEAD = 2: a second argument, the TMA maps (OnePassMaps)
   bool grouped = false;  // gdn_bwd_grads takes a q / k head's group of output heads (kBwdFlagQkDirect)
 };
 
@@ -98,8 +100,13 @@ Side load(const char* states_path, const char* grads_path, const char* smem_csv,
     CD(cuFuncSetAttribute(s.p2.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(s.p2.smem)));
     int regs = 0;
     CD(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, s.p2.fn));
-    std::printf("# %s %-17s %4d threads, %6u bytes of dynamic shared memory, %3d registers\n", tag, "gdn_bwd_onepass",
-                s.p2.threads, s.p2.smem, regs);
+    if (cuModuleGetGlobal(&at, &bytes, s.grads, "gdn_bwd_onepass_red") == CUDA_SUCCESS)
+      CD(cuMemcpyDtoH(&s.p2_red, at, sizeof s.p2_red));
+    if (cuModuleGetGlobal(&at, &bytes, s.grads, "gdn_bwd_onepass_tma") == CUDA_SUCCESS)
+      CD(cuMemcpyDtoH(&s.p2_tma, at, sizeof s.p2_tma));
+    std::printf("# %s %-17s %4d threads, %6u bytes of dynamic shared memory, %3d registers%s\n", tag,
+                "gdn_bwd_onepass", s.p2.threads, s.p2.smem, regs,
+                (std::string(s.p2_red ? ", dq / dk by L2 reductions" : "") + (s.p2_tma ? ", TMA loads" : "")).c_str());
   } else {
     s.p2.fn = nullptr;
   }
@@ -309,11 +316,53 @@ int main(int argc, char** argv) {
     fw.v_hs = base.v_hs;
     fw.n_spans = 1;
     fw.bwd_ws = base.ws, fw.bwd_blocks = w.blocks, fw.bwd_egc = w.egc, fw.bwd_st = w.st, fw.bwd_vn = w.vn;
+    // gdn_bwd_onepass's TMA maps (GDN_BWD_ONEPASS_AHEAD = 2; kernels/gdn_bwd_onepass.cuh, OnePassMaps): bf16,
+    // 128-byte swizzle, 4-D innermost first, box 64 elements wide.
+    struct OnePassMaps {  // CUtensorMap is 64-byte aligned itself
+      CUtensorMap q, k, v, d_o, st, t, g, beta;
+    } maps{};
+    if (sides[1].p2_tma) {
+      auto enc = [](CUtensorMap* m, const void* base, unsigned long long d0, unsigned long long d1,
+                    unsigned long long d2, unsigned long long s1, unsigned long long s2, unsigned box1,
+                    unsigned box2) {
+        cuuint64_t dims[4] = {d0, d1, d2, 1};
+        cuuint64_t str[3] = {s1 * 2, s2 * 2, s2 * 2 * d2};
+        cuuint32_t box[4] = {64, box1, box2, 1}, es[4] = {1, 1, 1, 1};
+        CD(cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void*>(base), dims, str, box, es,
+                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+      };
+      const unsigned long long sh = static_cast<unsigned long long>(base.n_slots) * HO;
+      const unsigned long long blk = gdn::gdn_bwd_block_elems(D);
+      unsigned char* wb = static_cast<unsigned char*>(ws);
+      enc(&maps.q, q, D, HQ, T, D, HQ * D, 1, 64);
+      enc(&maps.k, k, D, HQ, T, D, HQ * D, 1, 64);
+      enc(&maps.v, v, D, HV, T, D, HV * D, 1, 64);
+      enc(&maps.d_o, d_o, D, HO, T, D, HO * D, 1, 64);
+      // S^T: (D, sh D rows) as (D, sh D, 1); T: 64-element rows of the block region.
+      enc(&maps.st, wb + w.st, D, sh * D, 1, D, sh * D * D, D, 1);
+      enc(&maps.t, wb + w.blocks, 64, sh * blk / 64, 1, 64, sh * blk, 64, 1);
+      // fp32 g and beta [T][HO]: (HO, T), box (4, 64), no swizzle.
+      for (int which = 0; which < 2; ++which) {
+        cuuint64_t dims[4] = {static_cast<cuuint64_t>(HO), static_cast<cuuint64_t>(T), 1, 1};
+        cuuint64_t str[3] = {static_cast<cuuint64_t>(HO) * 4, static_cast<cuuint64_t>(HO) * T * 4,
+                             static_cast<cuuint64_t>(HO) * T * 4};
+        cuuint32_t box[4] = {4, 64, 1, 1}, es[4] = {1, 1, 1, 1};
+        CD(cuTensorMapEncodeTiled(which ? &maps.beta : &maps.g, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, which ? beta : g,
+                                  dims, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                  CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+      }
+    }
     auto launch = [&](int s, int i) {
       if (onepass && s == 1 && i < 4) {
+        if (i == 1 && sides[1].p2_red) {  // GDN_BWD_ONEPASS_RED: the [T][HQ][D] / [T][HK][D] sums start at zero
+          unsigned char* wb = static_cast<unsigned char*>(ws);
+          CK(cudaMemsetAsync(wb + w.dq, 0, static_cast<size_t>(T) * HQ * D * 4, stream));
+          CK(cudaMemsetAsync(wb + w.dk, 0, static_cast<size_t>(T) * HQ * D * 4, stream));
+        }
         if (i == 1 || i == 3) return;
         const Kernel& kp = i == 0 ? sides[1].st1 : sides[1].p2;
-        void* pargs[] = {i == 0 ? static_cast<void*>(&fw) : static_cast<void*>(&par[1])};
+        void* pargs[] = {i == 0 ? static_cast<void*>(&fw) : static_cast<void*>(&par[1]), &maps};
         CD(cuLaunchKernel(kp.fn, 1, HO, N, kp.threads, 1, 1, kp.smem, stream, pargs, nullptr));
         return;
       }
@@ -482,6 +531,23 @@ int main(int argc, char** argv) {
     // A grads build with GDN_BWD_CLOCK (kernels/gdn_bwd_grads_tiles.cuh; GDN_BWD_WIDE_CLOCK in the wide form): each
     // warpgroup's phases (the wide form's roles Q, K, W, X), cycles a head, in one CTA of the last launch (the phase
     // names are the forms' headers').
+    // gdn_bwd_onepass's clocks (GDN_BWD_CLOCK with GDN_BWD_ONEPASS): 16 phases a warpgroup, named in its source.
+    for (int s = 0; s < 2; ++s) {
+      CUdeviceptr ck_ptr = 0;
+      size_t ck_bytes = 0;
+      if (cuModuleGetGlobal(&ck_ptr, &ck_bytes, sides[s].grads, "gdn_bwd_onepass_clock") != CUDA_SUCCESS) continue;
+      long long ck[64] = {};
+      CD(cuMemcpyDtoH(ck, ck_ptr, std::min(sizeof ck, ck_bytes)));
+      for (int r = 0; r < 4; ++r) {
+        std::string l = std::string("  ") + static_cast<char>('A' + s) + " onepass clocks a chunk, warpgroup " +
+                        std::to_string(r) + ":";
+        long long sum = 0;
+        for (int i = 0; i < 16; ++i) l += " " + std::to_string(ck[16 * r + i]), sum += ck[16 * r + i];
+        l += " (sum " + std::to_string(sum) + ")";
+        std::printf("%s\n", l.c_str());
+        table.push_back(l);
+      }
+    }
     for (int s = 0; s < 2; ++s) {
       CUdeviceptr ck_ptr = 0;
       size_t ck_bytes = 0;

@@ -67,10 +67,8 @@ __device__ __forceinline__ void gate_params(const GdnBwdParams& p, i64 h, float&
   dt = (p.flags & kFlagHasDtBias) ? load_any(p.dt_bias, h, p.dt_bias_type) : 0.f;
 }
 
-// The natural-log gate and the beta of token `tok`, head h (as the forward's gate_beta_of).
-__device__ __forceinline__ void gate_beta(const GdnBwdParams& p, i64 tok, i64 h, float& gl, float& beta) {
-  const i64 off = tok * p.ho + h;
-  const float x = load_any(p.g, off, p.g_type), b = load_any(p.beta, off, p.beta_type);
+// The natural-log gate and the beta of head h from the raw g and beta values x, b (as the forward's gate_beta_of).
+__device__ __forceinline__ void gate_beta_from(const GdnBwdParams& p, i64 h, float x, float b, float& gl, float& beta) {
   if (p.flags & kFlagSafeGate) {
     float ea, dt;
     gate_params(p, h, ea, dt);
@@ -81,6 +79,11 @@ __device__ __forceinline__ void gate_beta(const GdnBwdParams& p, i64 tok, i64 h,
     gl = x;
   }
   beta = (p.flags & kFlagBetaSigmoid) ? ((p.flags & kFlagNegEig) ? 2.f : 1.f) * sigmoidf_(b) : b;
+}
+// The natural-log gate and the beta of token `tok`, head h.
+__device__ __forceinline__ void gate_beta(const GdnBwdParams& p, i64 tok, i64 h, float& gl, float& beta) {
+  const i64 off = tok * p.ho + h;
+  gate_beta_from(p, h, load_any(p.g, off, p.g_type), load_any(p.beta, off, p.beta_type), gl, beta);
 }
 
 // gdn_summary_bwd has no v: the prep's U is formed from zero rows (no reader takes it).

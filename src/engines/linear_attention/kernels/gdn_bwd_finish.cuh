@@ -12,13 +12,24 @@ namespace opgraph_gdn {
 namespace bwd {
 __device__ __forceinline__ void finish_rows(const GdnBwdParams& p, i64 tok, int lane, const float* stage, i64 heads,
                                             u64 raw, i64 ts, i64 hs, bool l2, u64 out, long long out_type) {
+#if GDN_BWD_ONEPASS_RED
+  // gdn_bwd_onepass added each group's rows into [T][heads][D] itself (stage_heads = heads, one row a group); dV's
+  // staging is still a row an output head.
+  const bool summed = stage == ws32(p, p.ws_dq) || stage == ws32(p, p.ws_dk);
+  const i64 stage_heads = summed ? heads : p.ho, group = summed ? 1 : p.ho / heads;
+#else
   const i64 group = p.ho / heads;
+#endif
   for (i64 i = 0; i < heads; ++i) {
     float dy[EL];
 #pragma unroll
     for (int e = 0; e < EL; ++e) dy[e] = 0.f;
     for (i64 h = i * group; h < (i + 1) * group; ++h) {
+#if GDN_BWD_ONEPASS_RED
+      const float* s = stage + (tok * stage_heads + h) * D + lane * EL;
+#else
       const float* s = stage + (tok * p.ho + h) * D + lane * EL;
+#endif
 #pragma unroll
       for (int e = 0; e < EL; ++e) dy[e] += s[e];
     }

@@ -19,12 +19,15 @@
 //   dgamma_C += sum_r e^(gamma_C - gamma_r) k_r . dKd_r + e^gamma_C <S_c, dS>
 //   dS^T <- e^gamma_C dS^T + (scale e^gamma dO)^T Q + dY^T K         (the chunk before's)
 // Every product is gdn_bwd_grads' column-quarter form (prod: each warpgroup an m64 x N / 4 wgmma over all 64 rows),
-// the phases one after another between CTA barriers, the loads at each chunk's start (nothing in flight across
-// chunks yet): the algebra's first device form (on an H100 every gradient within bench/gdn_bwd_ab.cu's bounds of the
-// engine's at its first run, bench/results/2026-12-07-gdn-onepass-h100.txt), not yet made fast.
+// the phases one after another between CTA barriers: the algebra's first device form (on an H100 every gradient within
+// bench/gdn_bwd_ab.cu's bounds of the engine's at its first run, bench/results/2026-12-07-gdn-onepass-h100.txt), not
+// yet made fast. The loads: at each chunk's start (GDN_BWD_ONEPASS_AHEAD 0), a chunk ahead by cp.async as each tile
+// frees (1), or the same by TMA from one thread on one mbarrier (2: a second kernel argument, OnePassMaps);
+// bench/results/2026-12-07-gdn-onepass-red-tma-h100.txt measures the three.
 // dq and dk go to the fp32 staging per output head (gdn_bwd_finish sums them over the q / k head groups and applies
-// the l2norm Jacobian; the launch leaves kBwdFlagQkDirect off), dv straight out where HV = HO (else staged), dG and
-// dBeta through store_gate_grads, d_initial_state at the end. bf16 q, k, v and dO only (the trial's inputs).
+// the l2norm Jacobian; the launch leaves kBwdFlagQkDirect off; GDN_BWD_ONEPASS_RED: added into [T][HQ] / [T][HK]
+// sums), dv straight out where HV = HO (else staged), dG and dBeta through store_gate_grads, d_initial_state at the
+// end. bf16 q, k, v and dO only (the trial's inputs).
 #pragma once
 
 namespace opgraph_gdn {
@@ -42,7 +45,7 @@ struct alignas(1024) OnePassSmem {
   u16 dy[TCD::kElems];   // dY = -e^gamma beta dVb
   u16 t[TCC::kElems];    // T (pass 1's)
   u16 tv[TCC::kElems];   // T diag(beta)
-  u16 p[TCC::kElems];    // P (unscaled)
+  u16 p[TCC::kElems];    // P (unscaled); tv and p (adjacent u16 arrays) the next chunk's raw q rows under AHEAD
   u16 c1[TCC::kElems];   // dT, then M2
   u16 c2[TCC::kElems];   // T^T dT, then M1
   float gam[C], bet[C];
@@ -50,7 +53,23 @@ struct alignas(1024) OnePassSmem {
   // E's and F's row sums; per column, E's column sums of each 16-row band.
   float rg[4][C], rb[4][C], rkd[4][C], re[4][C], rf[4][C], ec[4][C];
   float red[16];  // <S_c^T, dS^T>, a partial a warp
+  unsigned long long full;  // GDN_BWD_ONEPASS_AHEAD = 2: the mbarrier of the next chunk's TMA loads
+  int tma_at[6];  // and its coordinates' bases (thread 0 reads them at each request: no registers held across chunks):
+                  // the sequence's first token, hq, hk, hv, h, the sequence's first (chunk slot, head) row of S^T / T
+#if GDN_BWD_ONEPASS_AHEAD == 2
+  alignas(128) float graw[2][C][4];  // the next chunk's raw g, beta of heads 4 (h / 4) .. + 3 (fp32 gates: TMA)
+#endif
+#if GDN_BWD_CLOCK
+  long long clk[64];  // the phase clocks (GDN_BWD_CLOCK), summed over the chunks
+#endif
 };
+#if GDN_BWD_ONEPASS_RED
+// Adds v to p[0 .. 3] in L2 (sm_90's vector reduction; 16-byte aligned).
+__device__ __forceinline__ void red_add_f4(float* p, const float (&v)[4]) {
+  asm volatile("red.global.v4.f32.add [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+               : "memory");
+}
+#endif
 static_assert(sizeof(OnePassSmem) + 1024 <= 232448, "gdn_bwd_onepass: over the 227 KiB a CTA may have");
 constexpr unsigned kOnePassSmemBytes = sizeof(OnePassSmem) + 1024;
 
@@ -58,14 +77,57 @@ constexpr unsigned kOnePassSmemBytes = sizeof(OnePassSmem) + 1024;
 }  // namespace opgraph_gdn
 
 extern "C" __device__ unsigned gdn_bwd_onepass_smem_bytes = opgraph_gdn::bwd::kOnePassSmemBytes;
+#if GDN_BWD_CLOCK
+// GDN_BWD_CLOCK: 16 phases a warpgroup (OCLK's points below), a chunk's mean cycles in one CTA; bench/gdn_bwd_ab.cu
+// prints them.
+extern "C" __device__ long long gdn_bwd_onepass_clock[64] = {};
+#define OCLK(i)                                      \
+  do {                                               \
+    if (clk_on) {                                    \
+      const long long t_ = clock64();                \
+      sm.clk[16 * (tid >> 7) + (i)] += t_ - clk_t;   \
+      clk_t = t_;                                    \
+    }                                                \
+  } while (0)
+#else
+#define OCLK(i) \
+  do {          \
+  } while (0)
+#endif
+// GDN_BWD_ONEPASS_RED's form, for the launcher (bench/gdn_bwd_ab.cu zeroes the dq / dk staging first where it is 1).
+extern "C" __device__ unsigned gdn_bwd_onepass_red = GDN_BWD_ONEPASS_RED;
 
+#if GDN_BWD_ONEPASS_AHEAD == 2
+// The TMA maps of GDN_BWD_ONEPASS_AHEAD = 2 (encoded by the launcher: bf16, 128-byte swizzle, box 64 elements wide,
+// zero fill; 4-D, innermost first): q, k, v, dO as (D, heads, T, 1) with box (64, 1, C, 1); S^T as the workspace's
+// (D, n_slots HO D, 1, 1) with box (64, D, 1, 1); T as the block region's 64-element rows (64, n_slots HO
+// kBlockElems / 64, 1, 1) with box (64, C, 1, 1); fp32 g and beta as (HO, T, 1, 1), no swizzle, box (4, C, 1, 1).
+struct OnePassMaps {
+  opgraph_gemm::TmaMap q, k, v, d_o, st, t, g, beta;
+};
+extern "C" __device__ unsigned gdn_bwd_onepass_tma = 1;
+extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
+    gdn_bwd_onepass(const GdnBwdParams p, const __grid_constant__ OnePassMaps tm) {
+#else
 extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_onepass(const GdnBwdParams p) {
+#endif
   extern __shared__ __align__(16) unsigned char smem_raw[];
   OnePassSmem& sm = *reinterpret_cast<OnePassSmem*>(
       smem_raw + ((1024u - (static_cast<u32>(__cvta_generic_to_shared(smem_raw)) & 1023u)) & 1023u));
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
   const i64 h = blockIdx.y, seq = blockIdx.z;
+#if GDN_BWD_CLOCK
+  // GDN_BWD_CLOCK (a measuring aid): head 0 of the middle sequence, each warpgroup's first thread; phases [0 the
+  // chunk's first barrier (AHEAD: and its loads' wait), 1 its requests and rows (AHEAD: the q / k normalisation),
+  // 2 their wait, 3 the gates and T diag(beta), 4 Y / X / P, 5 Vn / dVn, 6 dVb and dv's stores, 7 dQe, 8 dKd, 9 dT,
+  // 10 dY S^T and T^T dT, 11 dL, 12 dP, 13 the last four products, 14 dq / dk's stores and dO's scaling, 15 the
+  // update and warp 0's epilogue], a chunk's mean.
+  const bool clk_on = (tid & 127) == 0 && blockIdx.y == 0 && blockIdx.z == gridDim.z / 2;
+  long long clk_t = clock64();
+  if (clk_on)
+    for (int i = 0; i < 16; ++i) sm.clk[16 * (tid >> 7) + i] = 0;
+#endif
   if (seq >= p.n_seq) return;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;  // the sequence's first chunk slot
@@ -97,47 +159,183 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         ds[b][j][2 * hh + 1] = y;
       }
 
+#if GDN_BWD_ONEPASS_AHEAD != 2
+  // A chunk's rows by cp.async (rows nr .. C - 1 zero-filled), 16-byte pieces tid and tid + 512 of its C x D: into a
+  // TCD tile (tcd) or row-major [C][D] (the raw q and k rows, normalised at the chunk's start).
+  auto rows_async = [&](u16* dst, bool tcd, const u16* src, i64 ts, int nr) {
+    const int r0 = tid >> 4, cc = (tid & 15) * 8;
+#pragma unroll
+    for (int it = 0; it < 2; ++it) {
+      const int r = r0 + 32 * it;
+      const bool in = r < nr;
+      cp_async16(dst + (tcd ? TCD::at(r, cc) : r * D + cc), src + (in ? r : 0) * ts + cc, in ? 16 : 0);
+    }
+  };
+  // Row r0's first element of q, k, v, dO (the sequence's rows; formed where used, not held across the chunk).
+  auto qg = [&](i64 r0) { return reinterpret_cast<const u16*>(p.q) + (bos + r0) * p.q_ts + hq * p.q_hs; };
+  auto kg = [&](i64 r0) { return reinterpret_cast<const u16*>(p.k) + (bos + r0) * p.k_ts + hk * p.k_hs; };
+  auto vg = [&](i64 r0) { return reinterpret_cast<const u16*>(p.v) + (bos + r0) * p.v_ts + hv * p.v_hs; };
+  auto og = [&](i64 r0) { return reinterpret_cast<const u16*>(p.d_o) + ((bos + r0) * p.ho + h) * D; };
+  auto st_src = [&](int cc) { return ws16(p, p.ws_st) + ((first + cc) * p.ho + h) * D * D; };
+  auto t_src = [&](int cc) { return ws16(p, p.ws_blocks) + ((first + cc) * p.ho + h) * kBlockElems + kOffT; };
+#endif
+#if GDN_BWD_ONEPASS_AHEAD
+  // Loads a chunk ahead: every input of chunk c - 1 is requested during chunk c once its tile's last reader there is
+  // done (q rows after the Vn / dVn phase into the dead T diag(beta) and P tiles, k rows into dVn and v into X after
+  // the dVb / dT phase, S^T and T after the T^T dT / dL phase, dO after the dP phase into the chunk's Vn tile: dO and
+  // Vn swap tiles each chunk), the gates' raw values into registers; the first chunk's in the prologue.
+  u16* const qraw = sm.tv;  // T diag(beta) and P: one 16 KiB [C][D] (row-major; AHEAD = 2: TCD's layout)
+  u16* const kraw = sm.dvn;
+  float gx = 0.f, bx = 0.f;  // thread tid < C: row tid's raw g and beta of the next chunk
+  auto gates_raw = [&](int cc, int nr) {
+    if (tid < nr) {
+      const i64 off = (bos + static_cast<i64>(cc) * C + tid) * p.ho + h;
+      gx = load_any(p.g, off, p.g_type);
+      bx = load_any(p.beta, off, p.beta_type);
+    }
+  };
+#if GDN_BWD_ONEPASS_AHEAD == 2
+  // One thread requests a chunk's tiles by TMA (q and k raw, v into X, dO, S^T, T: kChunkBytes on the mbarrier
+  // `full`, one arrival a chunk), so no warp waits on its requests' issue (cp.async issue, ~7k cycles a chunk here).
+  using opgraph_gemm::smem_u32;
+  using opgraph_gemm::tma_load;
+  volatile int* const at = sm.tma_at;
+  if (tid == 0) {
+    at[0] = static_cast<int>(bos), at[1] = static_cast<int>(hq), at[2] = static_cast<int>(hk);
+    at[3] = static_cast<int>(hv), at[4] = static_cast<int>(h), at[5] = static_cast<int>(first * p.ho + h);
+  }
+  // fp32 g and beta by TMA too (4 heads' values a token, 16-byte boxes); other gate types by each row's thread.
+  const bool gtma = p.g_type == kTypeF32 && p.beta_type == kTypeF32;
+  const u32 kChunkBytes = (4 * C * D + D * D + C * C) * 2 + (gtma ? 2 * C * 4 * 4 : 0);
+  const u32 full = smem_u32(&sm.full);
+  auto tma_gates = [&](int row0) {
+    const int r = at[0] + row0, h4 = at[4] & ~3;
+    tma_load(smem_u32(&sm.graw[0][0][0]), &tm.g, h4, r, 0, 0, full);
+    tma_load(smem_u32(&sm.graw[1][0][0]), &tm.beta, h4, r, 0, 0, full);
+  };
+  // a [C][D] tile's two panels: rows row0 .. of the sequence, head at[which]
+  auto tma_cd = [&](u16* dst, const opgraph_gemm::TmaMap* m, int which, int row0) {
+    const int r = at[0] + row0, hh = at[which];
+    tma_load(smem_u32(dst), m, 0, hh, r, 0, full);
+    tma_load(smem_u32(dst + C * 64), m, 64, hh, r, 0, full);
+  };
+  auto tma_st_t = [&](int cc) {  // S^T's two panels of D rows, T's one of C rows
+    const int sh = at[5] + cc * static_cast<int>(p.ho);
+    tma_load(smem_u32(sm.st), &tm.st, 0, sh * D, 0, 0, full);
+    tma_load(smem_u32(sm.st + D * 64), &tm.st, 64, sh * D, 0, 0, full);
+    tma_load(smem_u32(sm.t), &tm.t, 0, sh * static_cast<int>(kBlockElems / 64) + static_cast<int>(kOffT / 64), 0, 0,
+             full);
+  };
+  if (tid == 0) {
+    opgraph_gemm::bar_init(full, 1);
+    opgraph_gemm::bar_init_fence();
+  }
+  __syncthreads();
+  if (nch > 0) {
+    const int cl = nch - 1, nl = static_cast<int>(len - static_cast<i64>(cl) * C);
+    if (tid == 0) {
+      opgraph_gemm::bar_expect_tx(full, kChunkBytes);
+      tma_cd(sm.x, &tm.v, 3, cl * C);
+      tma_cd(sm.dob, &tm.d_o, 4, cl * C);
+      tma_cd(qraw, &tm.q, 1, cl * C);
+      tma_cd(kraw, &tm.k, 2, cl * C);
+      tma_st_t(cl);
+      if (gtma) tma_gates(cl * C);
+    }
+    if (!gtma) gates_raw(cl, nl);
+  }
+#else
+  if (nch > 0) {
+    const int cl = nch - 1, nl = static_cast<int>(len - static_cast<i64>(cl) * C);
+    const i64 r0 = static_cast<i64>(cl) * C;
+    copy_tile_rows<TDD, D, D>(sm.st, st_src(cl), tid);
+    copy_tile_rows<TCC, C, C>(sm.t, t_src(cl), tid);
+    rows_async(sm.x, true, vg(r0), p.v_ts, nl);
+    rows_async(sm.dob, true, og(r0), p.ho * D, nl);
+    rows_async(qraw, false, qg(r0), p.q_ts, nl);
+    rows_async(kraw, false, kg(r0), p.k_ts, nl);
+    cp_async_commit();
+    gates_raw(cl, nl);
+  }
+#endif
+  bool odd = false;  // dO in sm.vn, Vn in sm.dob (AHEAD = 2: also the mbarrier's parity)
+#endif
+
 #pragma unroll 1
   for (int c = nch - 1; c >= 0; --c) {
-    const i64 c0 = static_cast<i64>(c) * C, sh = (first + c) * p.ho + h;
+    const i64 c0 = static_cast<i64>(c) * C;
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
-    __syncthreads();  // the chunk after's readers are done with every tile and partial
-    // ---- loads: S_c^T, T, v and dO rows by cp.async; q, k rows normalised; gates; dS^T to its tile ----
-    copy_tile_rows<TDD, D, D>(sm.st, ws16(p, p.ws_st) + sh * D * D, tid);
-    copy_tile_rows<TCC, C, C>(sm.t, ws16(p, p.ws_blocks) + sh * kBlockElems + kOffT, tid);
-    {
-      const int r0 = tid >> 4, cc = (tid & 15) * 8;
-      const u16* vb = reinterpret_cast<const u16*>(p.v) + (bos + c0) * p.v_ts + hv * p.v_hs + cc;
-      const u16* ob = reinterpret_cast<const u16*>(p.d_o) + ((bos + c0) * p.ho + h) * D + cc;
-#pragma unroll
-      for (int it = 0; it < 2; ++it) {
-        const int r = r0 + 32 * it;
-        const bool in = r < n;
-        const i64 rr = in ? r : 0;
-        cp_async16(&sm.x[TCD::at(r, cc)], vb + rr * p.v_ts, in ? 16 : 0);
-        cp_async16(&sm.dob[TCD::at(r, cc)], ob + rr * (p.ho * D), in ? 16 : 0);
+#if GDN_BWD_ONEPASS_AHEAD
+    u16* const dob = odd ? sm.vn : sm.dob;
+    u16* const vn = odd ? sm.dob : sm.vn;
+#if GDN_BWD_ONEPASS_AHEAD == 1
+    const i64 cn0 = c0 - C;  // chunk c - 1's first row (all C rows in: only the last chunk is short)
+#endif
+#if GDN_BWD_ONEPASS_AHEAD == 2
+    __syncthreads();  // the chunk after's readers of q, k, the gates and dS^T done
+    opgraph_gemm::bar_wait(full, odd ? 1u : 0u);  // the chunk's tiles landed
+    OCLK(0);
+    if (n < C)  // the sequence's last chunk: its rows n .. C - 1 of v and dO (TMA's are the next sequence's) zero
+      for (int i = tid; i < (C - n) * (D / 8); i += kGT) {
+        const int r = n + i / (D / 8), cc = (i % (D / 8)) * 8;
+        *reinterpret_cast<uint4*>(&sm.x[TCD::at(r, cc)]) = make_uint4(0u, 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(&dob[TCD::at(r, cc)]) = make_uint4(0u, 0u, 0u, 0u);
       }
+    auto raw_at = [](int r, int cc) { return TCD::at(r, cc); };
+#else
+    cp_async_wait_all();
+    __syncthreads();  // the chunk's requests landed; the chunk after's readers of q, k, the gates and dS^T done
+    OCLK(0);
+    auto raw_at = [](int r, int cc) { return r * D + cc; };
+#endif
+    // ---- q, k rows normalised from the raw rows (rows n .. C - 1 zero); the gates from the raw values ----
+#pragma unroll
+    for (int i = 0; i < RPW; ++i) {
+      const int r = warp + kGW * i;
+      float xq[EL], xk[EL];
+      unpack_row(load_row_raw(qraw + raw_at(r, lane * EL)), xq);
+      unpack_row(load_row_raw(kraw + raw_at(r, lane * EL)), xk);
+      if (r >= n)
+#pragma unroll
+        for (int e = 0; e < EL; ++e) xq[e] = xk[e] = 0.f;
+      if (l2) l2norm_rows(xq, xk);
+      st_row(&sm.q[TCD::at(r, lane * EL)], xq);
+      st_row(&sm.k[TCD::at(r, lane * EL)], xk);
     }
+    if (tid < C) {
+      float gl = 0.f, b = 0.f;
+#if GDN_BWD_ONEPASS_AHEAD == 2
+      if (gtma) gx = sm.graw[0][tid][h & 3], bx = sm.graw[1][tid][h & 3];
+#endif
+      if (tid < n) gate_beta_from(p, h, gx, bx, gl, b);
+      sm.gam[tid] = gl;
+      sm.bet[tid] = b;
+    }
+#else
+    u16* const dob = sm.dob;
+    u16* const vn = sm.vn;
+    __syncthreads();  // the chunk after's readers are done with every tile and partial
+    OCLK(0);
+    // ---- loads: S^T, T, v and dO rows by cp.async; q, k rows normalised; gates; dS^T to its tile ----
+    copy_tile_rows<TDD, D, D>(sm.st, st_src(c), tid);
+    copy_tile_rows<TCC, C, C>(sm.t, t_src(c), tid);
+    rows_async(sm.x, true, vg(c0), p.v_ts, n);
+    rows_async(dob, true, og(c0), p.ho * D, n);
     cp_async_commit();
-    {
-      const u16* qg = reinterpret_cast<const u16*>(p.q);
-      const u16* kg = reinterpret_cast<const u16*>(p.k);
 #pragma unroll
-      for (int i = 0; i < RPW; ++i) {
-        const int r = warp + kGW * i;
-        float xq[EL], xk[EL];
-        if (r < n) {
-          const i64 tok = bos + c0 + r;
-          unpack_row(load_row_raw(qg + tok * p.q_ts + hq * p.q_hs + lane * EL), xq);
-          unpack_row(load_row_raw(kg + tok * p.k_ts + hk * p.k_hs + lane * EL), xk);
-        } else {
+    for (int i = 0; i < RPW; ++i) {
+      const int r = warp + kGW * i;
+      float xq[EL], xk[EL];
+      if (r < n) {
+        unpack_row(load_row_raw(qg(c0 + r) + lane * EL), xq);
+        unpack_row(load_row_raw(kg(c0 + r) + lane * EL), xk);
+      } else {
 #pragma unroll
-          for (int e = 0; e < EL; ++e) xq[e] = xk[e] = 0.f;
-        }
-        if (l2) l2norm_rows(xq, xk);
-        st_row(&sm.q[TCD::at(r, lane * EL)], xq);
-        st_row(&sm.k[TCD::at(r, lane * EL)], xk);
+        for (int e = 0; e < EL; ++e) xq[e] = xk[e] = 0.f;
       }
+      if (l2) l2norm_rows(xq, xk);
+      st_row(&sm.q[TCD::at(r, lane * EL)], xq);
+      st_row(&sm.k[TCD::at(r, lane * EL)], xk);
     }
     if (tid < C) {
       float gl = 0.f, b = 0.f;
@@ -145,6 +343,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       sm.gam[tid] = gl;
       sm.bet[tid] = b;
     }
+#endif
 #pragma unroll
     for (int b = 0; b < 2; ++b)
 #pragma unroll
@@ -153,9 +352,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         for (int hh = 0; hh < 2; ++hh)
           st_bf2(&sm.ds[TDD::at(64 * b + m0 + g8 + 8 * hh, nd0 + 8 * j + 2 * t4)], ds[b][j][2 * hh],
                  ds[b][j][2 * hh + 1]);
+    OCLK(1);
     cp_async_wait_all();
     tiles_fence();
     __syncthreads();
+    OCLK(2);
     // ---- the gates' cumsum (warp 0); <S_c^T, dS^T> (a partial a warp, S_c^T as pass 1 rounded it); T diag(beta) ----
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
     {
@@ -181,6 +382,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     }
     tiles_fence();
     __syncthreads();
+    OCLK(3);
     const float gc = sm.gam[C - 1];
     const float ega = exp2f(sm.gam[ra]), egb = exp2f(sm.gam[rb_]);
     const float eda = exp2f(gc - sm.gam[ra]), edb = exp2f(gc - sm.gam[rb_]);
@@ -213,6 +415,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       }
     tiles_fence();
     __syncthreads();  // X, P written
+    OCLK(4);
 
     // ---- Vn = (T diag beta) X; dVn = scale P^T dO + e^(gamma_C - gamma) (K dS) ----
     {
@@ -221,12 +424,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       prod<NTD, C, false, true, TCC, TCD>(a, sm.tv, m0, sm.x, nd0, lane);
 #pragma unroll
       for (int j = 0; j < NTD; ++j) {
-        st_bf2(&sm.vn[fr.cd(0, j)], a[j][0], a[j][1]);
-        st_bf2(&sm.vn[fr.cd(1, j)], a[j][2], a[j][3]);
+        st_bf2(&vn[fr.cd(0, j)], a[j][0], a[j][1]);
+        st_bf2(&vn[fr.cd(1, j)], a[j][2], a[j][3]);
       }
       zero(a);
       zero(b2);
-      prod<NTD, C, true, true, TCC, TCD>(a, sm.p, m0, sm.dob, nd0, lane);
+      prod<NTD, C, true, true, TCC, TCD>(a, sm.p, m0, dob, nd0, lane);
       prod<NTD, D, false, false, TCD, TDD>(b2, sm.k, m0, sm.ds, nd0, lane);
 #pragma unroll
       for (int j = 0; j < NTD; ++j) {
@@ -236,6 +439,19 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     }
     tiles_fence();
     __syncthreads();  // Vn, dVn written
+    OCLK(5);
+#if GDN_BWD_ONEPASS_AHEAD == 2
+    if (c > 0 && tid == 0) {  // chunk c - 1's q rows (its one arrival): T diag(beta) and P read for the last time
+      opgraph_gemm::bar_expect_tx(full, kChunkBytes);
+      tma_cd(qraw, &tm.q, 1, (c - 1) * C);
+      if (gtma) tma_gates((c - 1) * C);  // the gates read at this chunk's start
+    }
+#elif GDN_BWD_ONEPASS_AHEAD
+    if (c > 0) {  // chunk c - 1's q rows: T diag(beta) and P read for the last time
+      rows_async(qraw, false, qg(cn0), p.q_ts, C);
+      cp_async_commit();
+    }
+#endif
 
     float dq[NTD][4], dk[NTD][4], tmp[NTD][4];
     // ---- dVb = T^T dVn: dv = beta dVb, dbeta += <X, dVb>, dY = -e^gamma beta dVb, dgamma += <Y, dY> ----
@@ -275,9 +491,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       pg[0] += y0;
       pg[1] += y1;
     }
+    OCLK(6);
     // ---- dQe = scale dO S_c^T: dq = e^gamma dQe; dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd ----
     zero(dq);
-    prod<NTD, D, false, true, TCD, TDD>(dq, sm.dob, m0, sm.st, nd0, lane);
+    prod<NTD, D, false, true, TCD, TDD>(dq, dob, m0, sm.st, nd0, lane);
     {
       float r0, r1;
       row_dot(dq, sm.q, fr, r0, r1);
@@ -289,8 +506,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         dq[j][2] *= scale * egb, dq[j][3] *= scale * egb;
       }
     }
+    OCLK(7);
     zero(dk);
-    prod<NTD, D, false, true, TCD, TDD>(dk, sm.vn, m0, sm.ds, nd0, lane);
+    prod<NTD, D, false, true, TCD, TDD>(dk, vn, m0, sm.ds, nd0, lane);
     {
       float r0, r1;
       row_dot(dk, sm.k, fr, r0, r1);
@@ -304,6 +522,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         dk[j][2] *= edb, dk[j][3] *= edb;
       }
     }
+    OCLK(8);
     // ---- dT = dVn (diag(beta) X)^T into c1 ----
     {
       float a[2][4] = {};
@@ -318,6 +537,19 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     }
     tiles_fence();
     __syncthreads();  // dY, dT written
+    OCLK(9);
+#if GDN_BWD_ONEPASS_AHEAD == 2
+    if (c > 0 && tid == 0) {  // chunk c - 1's v and k rows: X and dVn read for the last time
+      tma_cd(sm.x, &tm.v, 3, (c - 1) * C);
+      tma_cd(kraw, &tm.k, 2, (c - 1) * C);
+    }
+#elif GDN_BWD_ONEPASS_AHEAD
+    if (c > 0) {  // chunk c - 1's v and k rows: X and dVn read for the last time
+      rows_async(sm.x, true, vg(cn0), p.v_ts, C);
+      rows_async(kraw, false, kg(cn0), p.k_ts, C);
+      cp_async_commit();
+    }
+#endif
 
     // ---- dk += dY S_c^T; T^T dT into c2 ----
     prod<NTD, D, false, true, TCD, TDD>(dk, sm.dy, m0, sm.st, nd0, lane);
@@ -331,6 +563,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     }
     tiles_fence();
     __syncthreads();  // T^T dT in c2; dT read by every warp (c1 free)
+    OCLK(10);
 
     // ---- dL = strict_tril(-(T^T dT) T^T): M2 = dL beta_r Gamma into c1; F = dL (K K^T) Gamma; E = beta_r F ----
     float ef[2][4];
@@ -341,24 +574,71 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       dl_epilogue(dl, kk, sm.gam, sm.bet, fr, n0, sm.c1, sm.rf[quarter], ef);
     }
     __syncthreads();  // c2 (T^T dT) read by every warp
+    OCLK(11);
+#if GDN_BWD_ONEPASS_AHEAD == 2
+    if (c > 0) {  // chunk c - 1's S^T and T (both read for the last time), its gates
+      if (tid == 0) tma_st_t(c - 1);
+      if (!gtma) gates_raw(c - 1, C);
+    }
+#elif GDN_BWD_ONEPASS_AHEAD
+    if (c > 0) {  // chunk c - 1's S^T and T (both read for the last time), its gates
+      copy_tile_rows<TDD, D, D>(sm.st, st_src(c - 1), tid);
+      copy_tile_rows<TCC, C, C>(sm.t, t_src(c - 1), tid);
+      cp_async_commit();
+      gates_raw(c - 1, C);
+    }
+#endif
 
     // ---- dP = scale dO Vn^T: M1 = tril_incl(dP . Gamma) into c2; E += dP . P (its row and column sums) ----
     {
       float dp[2][4] = {};
-      prod<2, D, false, false, TCD, TCD>(dp, sm.dob, m0, sm.vn, n0, lane);
+      prod<2, D, false, false, TCD, TCD>(dp, dob, m0, vn, n0, lane);
       dp_epilogue(dp, qk, sm.gam, scale, fr, n0, sm.c2, sm.re[quarter], sm.ec[band], ef);
     }
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1; dO read for the last time as itself
+    OCLK(12);
+#if GDN_BWD_ONEPASS_AHEAD == 2
+    if (c > 0 && tid == 0) tma_cd(vn, &tm.d_o, 4, (c - 1) * C);  // chunk c - 1's dO rows into this chunk's Vn tile
+#elif GDN_BWD_ONEPASS_AHEAD
+    if (c > 0) {  // chunk c - 1's dO rows into this chunk's Vn tile (dP read it for the last time)
+      rows_async(vn, true, og(cn0), p.ho * D, C);
+      cp_async_commit();
+    }
+#endif
 
     // ---- dq += M1 K; dk += M1^T Q + M2 K + M2^T K; dq, dk to the staging; dO scaled for the update ----
     prod<NTD, C, false, true, TCC, TCD>(dq, sm.c2, m0, sm.k, nd0, lane);
     prod<NTD, C, true, true, TCC, TCD>(dk, sm.c2, m0, sm.q, nd0, lane);
     prod<NTD, C, false, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
     prod<NTD, C, true, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
+    OCLK(13);
     {
       float* sq_ = ws32(p, p.ws_dq);
       float* sk_ = ws32(p, p.ws_dk);
+#if GDN_BWD_ONEPASS_RED
+      // Lanes t4 and t4 ^ 1 swap halves: the even one then holds four adjacent columns of row ra, the odd one of row
+      // rb_ (16-byte reductions, half as many).
+      const bool odd_t = (t4 & 1) != 0;
+      const int r = odd_t ? rb_ : ra, col = nd0 + 2 * (t4 & 2);
+      const i64 rq = ((bos + c0 + r) * p.hq + hq) * D + col, rk = ((bos + c0 + r) * p.hk + hk) * D + col;
+#pragma unroll
+      for (int j = 0; j < NTD; ++j) {
+        float v[2][4];
+#pragma unroll
+        for (int w = 0; w < 2; ++w) {
+          const float(&x)[4] = w ? dk[j] : dq[j];
+          const float s0 = __shfl_xor_sync(0xffffffffu, odd_t ? x[0] : x[2], 1);
+          const float s1 = __shfl_xor_sync(0xffffffffu, odd_t ? x[1] : x[3], 1);
+          v[w][0] = odd_t ? s0 : x[0], v[w][1] = odd_t ? s1 : x[1];
+          v[w][2] = odd_t ? x[2] : s0, v[w][3] = odd_t ? x[3] : s1;
+        }
+        if (r < n) {
+          red_add_f4(sq_ + rq + 8 * j, v[0]);
+          red_add_f4(sk_ + rk + 8 * j, v[1]);
+        }
+      }
+#else
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int r = hh ? rb_ : ra;
@@ -370,6 +650,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
           store_f2(sk_ + row + nd0 + 8 * j + 2 * t4, dk[j][2 * hh], dk[j][2 * hh + 1]);
         }
       }
+#endif
     }
     if (t4 == 0) {
       sm.rg[quarter][ra] = pg[0], sm.rg[quarter][rb_] = pg[1];
@@ -379,11 +660,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     for (int i = tid; i < C * D / 2; i += kGT) {  // dO rows times scale e^gamma (element pairs)
       const int r = i / (D / 2), cc = 2 * (i % (D / 2));
       const float f = scale * exp2f(sm.gam[r]);
-      const u32 w = lds32(&sm.dob[TCD::at(r, cc)]);
-      st_bf2(&sm.dob[TCD::at(r, cc)], f * bf16_to_f32(static_cast<u16>(w)), f * bf16_to_f32(static_cast<u16>(w >> 16)));
+      const u32 w = lds32(&dob[TCD::at(r, cc)]);
+      st_bf2(&dob[TCD::at(r, cc)], f * bf16_to_f32(static_cast<u16>(w)), f * bf16_to_f32(static_cast<u16>(w >> 16)));
     }
     tiles_fence();
     __syncthreads();  // the partials, scale e^gamma dO
+    OCLK(14);
 
     // ---- the update: dS^T <- e^gamma_C dS^T + (scale e^gamma dO)^T Q + dY^T K (value rows 64 b .. in half b) ----
     {
@@ -394,14 +676,23 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         for (int j = 0; j < NTD; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) ds[b][j][e] *= egc;
-        prod<NTD, C, true, true, TCD, TCD>(ds[b], sm.dob + b * kPanel, m0, sm.q, nd0, lane);
+        prod<NTD, C, true, true, TCD, TCD>(ds[b], dob + b * kPanel, m0, sm.q, nd0, lane);
         prod<NTD, C, true, true, TCD, TCD>(ds[b], sm.dy + b * kPanel, m0, sm.k, nd0, lane);
       }
     }
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma, dbeta, dgamma_C, the chunk's reverse cumsum, the stores ----
     if (warp == 0)
       gate_grads_epilogue(p, h, bos + c0, n, gc, sm.rg, sm.rb, sm.rkd, sm.re, sm.rf, sm.ec, sm.red, kGW, lane);
+    OCLK(15);
+#if GDN_BWD_ONEPASS_AHEAD
+    odd = !odd;
+#endif
   }
+#if GDN_BWD_CLOCK
+  if (clk_on)
+    for (int i = 0; i < 16; ++i)
+      gdn_bwd_onepass_clock[16 * (tid >> 7) + i] = sm.clk[16 * (tid >> 7) + i] / (nch > 0 ? nch : 1);
+#endif
   // ---- d_initial_state: dS^T at the sequence's start (d_final_state's elements were read by these same threads) ----
   if (p.flags & kBwdFlagWriteDInit) {
 #pragma unroll

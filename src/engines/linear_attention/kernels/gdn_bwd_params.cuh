@@ -19,6 +19,21 @@
 #ifndef GDN_BWD_ONEPASS
 #define GDN_BWD_ONEPASS 0
 #endif
+#ifndef GDN_BWD_ONEPASS_RED
+// 1 (with GDN_BWD_ONEPASS): gdn_bwd_onepass adds its dq and dk (fp32 reductions in L2) into a zeroed staging of
+// [T][HQ][D] / [T][HK][D] (the sums over each q / k head's output heads; the launcher zeroes it first) in place of a
+// [T][HO][D] row a head, and gdn_bwd_finish reads those sums: a quarter of the staging's bytes at 16/64, but dq and dk
+// no longer the same bits run to run (the adds' order). 0: the per-head staging.
+#define GDN_BWD_ONEPASS_RED 0
+#endif
+#ifndef GDN_BWD_ONEPASS_AHEAD
+// 1 (with GDN_BWD_ONEPASS): gdn_bwd_onepass requests each chunk's inputs during the chunk before it in its walk, as
+// their tiles' last readers finish (kernels/gdn_bwd_onepass.cuh); 0: at the chunk's start.
+#define GDN_BWD_ONEPASS_AHEAD 0
+#endif
+#if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_AHEAD) && !GDN_BWD_ONEPASS
+#error "GDN_BWD_ONEPASS_RED and GDN_BWD_ONEPASS_AHEAD are forms of GDN_BWD_ONEPASS's pass 2"
+#endif
 
 namespace opgraph_gdn {
 
