@@ -141,6 +141,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
   const int ra = m0 + g8, rb_ = m0 + g8 + 8;
   constexpr int RPW = C / kGW;  // rows a warp in the row loads
   constexpr int kPanel = C * 64;  // elements of a [C][D] tile's 64-column panel
+  // GDN_BWD_ONEPASS_BATCH: a phase's independent products (Y and Q K^T; dQe, dKd and dT; dY S^T and T^T dT; dL and
+  // K K^T; the last four; the update's four) issued back to back, one commit group and one wait for them all.
+  constexpr bool kJ = !GDN_BWD_ONEPASS_BATCH;
 
   // dS^T's fragments: ds[b][j][e], row 64 b + m0 + g8 (+ 8 for e >= 2), column nd0 + 8 j + 2 t4 (+ 1).
   float ds[2][NTD][4];
@@ -392,8 +395,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     // ---- Y = K S_c, X = V - e^gamma Y (in place of V); Q K^T, P ----
     float y[NTD][4], qk[2][4] = {};
     zero(y);
-    prod<NTD, D, false, false, TCD, TDD>(y, sm.k, m0, sm.st, nd0, lane);
-    prod<2, D, false, false, TCD, TCD>(qk, sm.q, m0, sm.k, n0, lane);
+    prod<NTD, D, false, false, TCD, TDD, kJ>(y, sm.k, m0, sm.st, nd0, lane);
+    prod<2, D, false, false, TCD, TCD, kJ>(qk, sm.q, m0, sm.k, n0, lane);
+    if constexpr (!kJ) prod_join(y, qk);
 #pragma unroll
     for (int j = 0; j < NTD; ++j)
 #pragma unroll
@@ -494,7 +498,15 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     OCLK(6);
     // ---- dQe = scale dO S_c^T: dq = e^gamma dQe; dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd ----
     zero(dq);
-    prod<NTD, D, false, true, TCD, TDD>(dq, dob, m0, sm.st, nd0, lane);
+    float dt[2][4] = {};  // dT
+    prod<NTD, D, false, true, TCD, TDD, kJ>(dq, dob, m0, sm.st, nd0, lane);
+#if GDN_BWD_ONEPASS_BATCH
+    zero(dk);
+    prod<NTD, D, false, true, TCD, TDD, false>(dk, vn, m0, sm.ds, nd0, lane);
+    prod<2, D, false, false, TCD, TCD, false>(dt, sm.dvn, m0, sm.x, n0, lane);
+    prod_join(dq, dk);
+    pin_acc(dt);
+#endif
     {
       float r0, r1;
       row_dot(dq, sm.q, fr, r0, r1);
@@ -507,8 +519,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       }
     }
     OCLK(7);
+#if !GDN_BWD_ONEPASS_BATCH
     zero(dk);
     prod<NTD, D, false, true, TCD, TDD>(dk, vn, m0, sm.ds, nd0, lane);
+#endif
     {
       float r0, r1;
       row_dot(dk, sm.k, fr, r0, r1);
@@ -525,14 +539,15 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     OCLK(8);
     // ---- dT = dVn (diag(beta) X)^T into c1 ----
     {
-      float a[2][4] = {};
-      prod<2, D, false, false, TCD, TCD>(a, sm.dvn, m0, sm.x, n0, lane);
+#if !GDN_BWD_ONEPASS_BATCH
+      prod<2, D, false, false, TCD, TCD>(dt, sm.dvn, m0, sm.x, n0, lane);
+#endif
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int s = n0 + 8 * j + 2 * t4;
-          st_bf2(&sm.c1[fr.cc(hh, j)], sm.bet[s] * a[j][2 * hh], sm.bet[s + 1] * a[j][2 * hh + 1]);
+          st_bf2(&sm.c1[fr.cc(hh, j)], sm.bet[s] * dt[j][2 * hh], sm.bet[s + 1] * dt[j][2 * hh + 1]);
         }
     }
     tiles_fence();
@@ -552,10 +567,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
 #endif
 
     // ---- dk += dY S_c^T; T^T dT into c2 ----
-    prod<NTD, D, false, true, TCD, TDD>(dk, sm.dy, m0, sm.st, nd0, lane);
+    prod<NTD, D, false, true, TCD, TDD, kJ>(dk, sm.dy, m0, sm.st, nd0, lane);
     {
       float a[2][4] = {};
-      prod<2, C, true, true, TCC, TCC>(a, sm.t, m0, sm.c1, n0, lane);
+      prod<2, C, true, true, TCC, TCC, kJ>(a, sm.t, m0, sm.c1, n0, lane);
+      if constexpr (!kJ) prod_join(dk, a);
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -569,8 +585,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     float ef[2][4];
     {
       float dl[2][4] = {}, kk[2][4] = {};
-      prod<2, C, false, false, TCC, TCC>(dl, sm.c2, m0, sm.t, n0, lane);
-      prod<2, D, false, false, TCD, TCD>(kk, sm.k, m0, sm.k, n0, lane);
+      prod<2, C, false, false, TCC, TCC, kJ>(dl, sm.c2, m0, sm.t, n0, lane);
+      prod<2, D, false, false, TCD, TCD, kJ>(kk, sm.k, m0, sm.k, n0, lane);
+      if constexpr (!kJ) prod_join(dl, kk);
       dl_epilogue(dl, kk, sm.gam, sm.bet, fr, n0, sm.c1, sm.rf[quarter], ef);
     }
     __syncthreads();  // c2 (T^T dT) read by every warp
@@ -608,10 +625,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
 #endif
 
     // ---- dq += M1 K; dk += M1^T Q + M2 K + M2^T K; dq, dk to the staging; dO scaled for the update ----
-    prod<NTD, C, false, true, TCC, TCD>(dq, sm.c2, m0, sm.k, nd0, lane);
-    prod<NTD, C, true, true, TCC, TCD>(dk, sm.c2, m0, sm.q, nd0, lane);
-    prod<NTD, C, false, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
-    prod<NTD, C, true, true, TCC, TCD>(dk, sm.c1, m0, sm.k, nd0, lane);
+    prod<NTD, C, false, true, TCC, TCD, kJ>(dq, sm.c2, m0, sm.k, nd0, lane);
+    prod<NTD, C, true, true, TCC, TCD, kJ>(dk, sm.c2, m0, sm.q, nd0, lane);
+    prod<NTD, C, false, true, TCC, TCD, kJ>(dk, sm.c1, m0, sm.k, nd0, lane);
+    prod<NTD, C, true, true, TCC, TCD, kJ>(dk, sm.c1, m0, sm.k, nd0, lane);
+    if constexpr (!kJ) prod_join(dq, dk);
     OCLK(13);
     {
       float* sq_ = ws32(p, p.ws_dq);
@@ -676,9 +694,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         for (int j = 0; j < NTD; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) ds[b][j][e] *= egc;
-        prod<NTD, C, true, true, TCD, TCD>(ds[b], dob + b * kPanel, m0, sm.q, nd0, lane);
-        prod<NTD, C, true, true, TCD, TCD>(ds[b], sm.dy + b * kPanel, m0, sm.k, nd0, lane);
+        prod<NTD, C, true, true, TCD, TCD, kJ>(ds[b], dob + b * kPanel, m0, sm.q, nd0, lane);
+        prod<NTD, C, true, true, TCD, TCD, kJ>(ds[b], sm.dy + b * kPanel, m0, sm.k, nd0, lane);
       }
+      if constexpr (!kJ) prod_join(ds[0], ds[1]);
     }
     // ---- warp 0, rows 2 lane and 2 lane + 1: dgamma, dbeta, dgamma_C, the chunk's reverse cumsum, the stores ----
     if (warp == 0)

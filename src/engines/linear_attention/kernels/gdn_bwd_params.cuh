@@ -31,8 +31,12 @@
 // their tiles' last readers finish (kernels/gdn_bwd_onepass.cuh); 0: at the chunk's start.
 #define GDN_BWD_ONEPASS_AHEAD 0
 #endif
-#if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_AHEAD) && !GDN_BWD_ONEPASS
-#error "GDN_BWD_ONEPASS_RED and GDN_BWD_ONEPASS_AHEAD are forms of GDN_BWD_ONEPASS's pass 2"
+#ifndef GDN_BWD_ONEPASS_BATCH
+// 1 (with GDN_BWD_ONEPASS): gdn_bwd_onepass issues each phase's independent products back to back and waits once.
+#define GDN_BWD_ONEPASS_BATCH 0
+#endif
+#if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_AHEAD || GDN_BWD_ONEPASS_BATCH) && !GDN_BWD_ONEPASS
+#error "GDN_BWD_ONEPASS_RED, _AHEAD and _BATCH are forms of GDN_BWD_ONEPASS's pass 2"
 #endif
 
 namespace opgraph_gdn {
