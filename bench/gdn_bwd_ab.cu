@@ -343,6 +343,7 @@ int main(int argc, char** argv) {
       enc(&maps.st, wb + w.st, D, sh * D, 1, D, sh * D * D, D, 1);
       enc(&maps.t, wb + w.blocks, 64, sh * blk / 64, 1, 64, sh * blk, 64, 1);
       // fp32 g and beta [T][HO]: (HO, T), box (4, 64), no swizzle.
+      par[1].flags |= gdn::kBwdFlagGatesTma;  // fp32 gates, HO a multiple of 4 in every cell
       for (int which = 0; which < 2; ++which) {
         cuuint64_t dims[4] = {static_cast<cuuint64_t>(HO), static_cast<cuuint64_t>(T), 1, 1};
         cuuint64_t str[3] = {static_cast<cuuint64_t>(HO) * 4, static_cast<cuuint64_t>(HO) * T * 4,

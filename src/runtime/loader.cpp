@@ -219,6 +219,7 @@ Result<const CudaDriverApi*> cuda_driver() {
     bind(h, "cuTensorMapEncodeTiled", a.tensor_map_encode_tiled, optional);
     bind(h, "cuOccupancyMaxActiveClusters", a.occupancy_max_active_clusters, optional);
     bind(h, "cuMemcpyHtoDAsync_v2", a.memcpy_htod_async, optional);
+    bind(h, "cuMemsetD32Async", a.memset_d32_async, optional);
     bind(h, "cuEventQuery", a.event_query, optional);
     bind(h, "cuStreamWaitEvent", a.stream_wait_event, optional);
     bind(h, "cuCtxGetDevice", a.ctx_get_device, optional);

@@ -115,6 +115,8 @@ struct CudaDriverApi {
   decltype(&::cuOccupancyMaxActiveClusters) occupancy_max_active_clusters = nullptr;  // cluster launches
   // Optional: the cudnn engine's workspace initialisation (a sync copy without it).
   decltype(&::cuMemcpyHtoDAsync) memcpy_htod_async = nullptr;
+  // Optional: gdn_bwd's one-pass form zeroes its dq / dk sums on the call's stream (the form declines without it).
+  decltype(&::cuMemsetD32Async) memset_d32_async = nullptr;
   // Optional: the gemm engine's split-K scratch slots (whether a slot's last
   // launch finished; ordering a slot's new stream after its old one).
   decltype(&::cuEventQuery) event_query = nullptr;

@@ -224,11 +224,13 @@ TEST(LaBwdFused, TheHeuristicsRankTheForwardRecomputeByItsChains) {
   using la_bwd_test::kPlanFusedRecompute;
   using la_bwd_test::kPlanUnsplit;
   const std::vector<std::int64_t> four = {0, 8192, 16384, 24576, 32768}, one = {0, 32768};
-  // 16/64 and 16/32, 4 x 8192: 256 and 128 chains (3: 0.778x and 0.796x the prep and scans' time): first.
+  // 16/64 and 16/32, 4 x 8192: 256 and 128 chains (3: 0.778x and 0.796x the prep and scans' time): first, after the
+  // one-pass form (PIPELINE_ARCH 5; LaBwdOnePass.TheHeuristicsRankItFirstWhereItsChainsFillTheDevice).
+  const char* const onepass = "linear_attention[CHAIN_SPLIT=0, PIPELINE_ARCH=5]";
   la_bwd_test::expect_our_plans(bwd(cell(16, 64, four), "gdn_bwd", {}, false).g, HeurMode::A,
-                                {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
+                                {onepass, kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
   la_bwd_test::expect_our_plans(bwd(cell(16, 32, four), "gdn_bwd", {}, false).g, HeurMode::A,
-                                {kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
+                                {onepass, kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
   // 16/64, 1 x 32768: 64 chains (unsplit 2: 1.025x, 3: 1.062x): 3's split first (the fused split rule's spans of
   // 256 chunks, 0.947x the whole-sequence plan), then the whole-sequence plan, the fused ones.
   la_bwd_test::expect_our_plans(bwd(cell(16, 64, one), "gdn_bwd", {}, false).g, HeurMode::A,

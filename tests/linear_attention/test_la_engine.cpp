@@ -405,7 +405,7 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   const auto& knobs = engine->capabilities().knobs;
   ASSERT_EQ(knobs.size(), 2u);
   EXPECT_EQ(knobs[0].type, KnobType::PIPELINE_ARCH);
-  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(knobs[0].values, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(engine->default_knobs().at(KnobType::PIPELINE_ARCH), 0);
   EXPECT_EQ(knobs[1].type, KnobType::CHAIN_SPLIT);
   EXPECT_EQ(knobs[1].values, (std::vector<std::int64_t>{0, 8, 16, 32, 64, 128, 256}));
@@ -481,13 +481,16 @@ TEST(LaKernels, TwoPassPrefillKernelsAndWorkspace) {
   EXPECT_TRUE(names_of(2, &st).empty());
   EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
   EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
-  // 3 and 4, the warp-specialised fused prefill, serve d = 128 only too; 5 is no mode.
+  // 3 and 4, the warp-specialised fused prefill, serve d = 128 only too; 5 is gdn_bwd's alone; 6 is no mode.
   for (std::int64_t m : {3, 4}) {
     EXPECT_TRUE(names_of(m, &st).empty()) << m;
     EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED) << m;
     EXPECT_NE(st.message().find("rule fused_head_dim"), std::string::npos) << st.message();
   }
-  names_of(5, &st);
+  EXPECT_TRUE(names_of(5, &st).empty());
+  EXPECT_EQ(st.code(), ErrorCode::GRAPH_NOT_SUPPORTED);
+  EXPECT_NE(st.message().find("rule L11 backward only"), std::string::npos) << st.message();
+  names_of(6, &st);
   EXPECT_EQ(st.code(), ErrorCode::INVALID_VALUE);
   EXPECT_NE(st.message().find("PIPELINE_ARCH"), std::string::npos) << st.message();
 }

@@ -387,6 +387,57 @@ TEST_F(GdnBwdGpu, FusedRecompute) {
   check(c, rng);
 }
 
+// The one-pass form (PIPELINE_ARCH 5, rule B11; d = 128, bf16 q / k / v / dO): gdn_bwd_fwd_st_fused, then
+// gdn_bwd_onepass (TMA loads a chunk ahead, dq / dk added into [T][HQ] / [T][HK] sums), gdn_bwd_finish. The varlen
+// batch (HO = 2: the gates read by each row's thread); 4 q heads over 2 k heads with 4 v heads and fp32 gates (their
+// TMA boxes); bf16 gates and states with 8 v heads over 2 q / k heads; every gate and beta attribute with the
+// in-place state gradient; no initial state, strong decay, no d_final_state, v shared by 2 q heads (dV staged); a
+// long sequence.
+TEST_F(GdnBwdGpu, OnePass) {
+  std::mt19937 rng(31);
+  Case c = varlen_case(128, "one pass, ");
+  c.arch = 5;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.name = "one pass, 4 q heads over 2 k heads, 4 v heads, fp32 gates";
+  c.lens = {300, 77, 0, 129};
+  c.hq = 4;
+  c.hk = 2;
+  c.hv = 4;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.name = "one pass, bf16 gates and states, 8 v heads";
+  c.lens = {200, 513};
+  c.gate_t = c.beta_t = c.state_t = DataType::BFLOAT16;
+  c.hq = c.hk = 2;
+  c.hv = 8;
+  c.cu64 = true;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.name = "one pass, safe gate, l2norm, beta sigmoid x2, overwrite";
+  c.lens = {700, 1, 65};
+  c.safe = c.a_log = c.dt = c.l2 = c.beta_sig = c.neg = c.overwrite = true;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.name = "one pass, linear gate, no init, strong decay, no d_final";
+  c.lens = {513, 64};
+  c.linear = c.strong = true;
+  c.init = c.d_final = false;
+  c.hq = c.hk = 2;
+  c.hv = 1;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.name = "one pass, one long sequence, l2norm";
+  c.lens = {4096};
+  c.l2 = true;
+  check(c, rng);
+}
+
 // PIPELINE_ARCH 3 under a chain split (its six span kernels: the forward summaries into the span blocks, the fix-up's
 // forward walk, each span's forward recompute from its seed, the reverse summaries, the reverse walk, each span's
 // reverse scan): the varlen batch (sequences of one span, of nine with a short last one, empty ones), d_final_state
@@ -464,14 +515,14 @@ TEST_F(GdnBwdGpu, FusedCheckpoints) {
 // graph declared at the call's extents; a workspace one byte short of what the
 // call's extents need is refused naming the size.
 TEST_F(GdnBwdGpu, OverriddenShapesRunTheBuiltKernels) {
-  for (std::int64_t arch : {0, 3}) {  // the prep and the scans; both fused forms (B9)
+  for (std::int64_t arch : {0, 3, 5}) {  // the prep and the scans; both fused forms (B9); the one-pass form (B11)
     std::mt19937 rng(15);
     const auto& api = *gpu().api;
     Case built;
     built.l2 = true;
     built.lens = {300, 77, 129};
     Case call = built;
-    call.name = arch ? "overridden T and N, PIPELINE_ARCH 3" : "overridden T and N";
+    call.name = arch ? "overridden T and N, PIPELINE_ARCH " + std::to_string(arch) : "overridden T and N";
     call.lens = {500, 64, 2, 0, 700, 3};
     auto pb = build(built);
     auto pc = build(call);
@@ -510,7 +561,8 @@ TEST_F(GdnBwdGpu, OverriddenShapesRunTheBuiltKernels) {
     }
     auto prob = linear_attention::analyze_gdn_bwd(pc->g);
     ASSERT_TRUE(prob.is_good()) << prob.status().message();
-    const std::int64_t ws_bytes = linear_attention::gdn_bwd_workspace_bytes(*prob);
+    // (The one-pass form stages dq and dk besides the default form's workspace.)
+    const std::int64_t ws_bytes = linear_attention::gdn_bwd_workspace_bytes(*prob, 0, arch == 5);
     ASSERT_GT(ws_bytes, (*plan)->workspace_size());  // more tokens and sequences than built
     auto ws = std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(ws_bytes));
     ASSERT_TRUE(ws->status().is_good());

@@ -33,39 +33,57 @@ using rules::type_code;
 constexpr unsigned kThreads = 256;
 constexpr unsigned kFinishTokensPerBlock = kThreads / 32;  // one warp a token
 
-runtime::KernelRequest request(long long d, DataType io, const char* entry) {
+// `onepass`: the one-pass form's builds (PIPELINE_ARCH 5, rule B11) of the gradient source's entries.
+runtime::KernelRequest request(long long d, DataType io, const char* entry, bool onepass = false) {
   // The prep and the two scans in one source, the gradient kernels in the other; the fused forward recompute and
-  // the fused reverse scan are in the forward's warp-specialised fused build (gdn_fused.cu, GDN_FUSED_WS).
+  // the fused reverse scan are in the forward's warp-specialised fused build (gdn_fused.cu, GDN_FUSED_WS), the
+  // one-pass form's first pass in that build with GDN_BWD_ONEPASS (its ws3_pass PH 7).
   const std::string e = entry;
+  if (e == "gdn_bwd_fwd_st_fused") {
+    runtime::KernelRequest r = rules::kernel_request(d, io, entry, "linear_attention/kernels/gdn_fused.cu");
+    r.defines.push_back({"GDN_FUSED_WS", "1"});
+    r.defines.push_back({"GDN_BWD_ONEPASS", "1"});
+    return r;
+  }
   if (e == "gdn_bwd_fwd_fused" || e == "gdn_bwd_rev_fused" || e == "gdn_bwd_fwd_summary_fused" ||
       e == "gdn_bwd_fwd_span_fused" || e == "gdn_bwd_rev_summary_fused" || e == "gdn_bwd_rev_span_fused") {
     runtime::KernelRequest r = rules::kernel_request(d, io, entry, "linear_attention/kernels/gdn_fused.cu");
     r.defines.push_back({"GDN_FUSED_WS", "1"});
     return r;
   }
-  return rules::kernel_request(d, io, entry,
-                               e == "gdn_bwd_grads" || e == "gdn_bwd_finish" || e == "gdn_bwd_gate_params"
-                                   ? "linear_attention/kernels/gdn_bwd_grads.cu"
-                                   : "linear_attention/kernels/gdn_bwd_states.cu");
+  runtime::KernelRequest r = rules::kernel_request(
+      d, io, entry,
+      e == "gdn_bwd_grads" || e == "gdn_bwd_finish" || e == "gdn_bwd_gate_params" || e == "gdn_bwd_onepass"
+          ? "linear_attention/kernels/gdn_bwd_grads.cu"
+          : "linear_attention/kernels/gdn_bwd_states.cu");
+  if (onepass) {  // gdn_bwd_onepass as measured (kernels/gdn_bwd_params.cuh), the finish reading its dq / dk sums
+    for (const char* def : {"GDN_BWD_ONEPASS", "GDN_BWD_ONEPASS_RED", "GDN_BWD_ONEPASS_BATCH"})
+      r.defines.push_back({def, "1"});
+    r.defines.push_back({"GDN_BWD_ONEPASS_AHEAD", "2"});
+    r.kernel += "_onepass";
+  }
+  return r;
 }
 
 // Every entry, in launch order; a plan launches those its form needs (the split's five
 // or the two whole-sequence scans; the fused forward recompute in place of the prep and the forward scan; the fused
 // forms' split: kFwdSumF, kFixup (its forward direction), kFwdSpanF, kRevSumF, kFixupRev, kRevSpanF).
 enum Entry : int {
-  kPrep, kFwdFused, kFwdSumF, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kFwdSpanF, kRevSumF, kFixupRev,
-  kRevScan, kRevFused, kRevSpanF, kRevSpan, kGrads, kFinish, kGateParams, kKernels
+  kPrep, kFwdFused, kFwdSt, kFwdSumF, kFwdSummary, kRevSummary, kFixup, kFwdScan, kFwdSpan, kFwdSpanF, kRevSumF,
+  kFixupRev, kRevScan, kRevFused, kRevSpanF, kRevSpan, kOnePass, kGrads, kFinish, kGateParams, kKernels
 };
 constexpr const char* kEntries[kKernels] = {
-    "gdn_bwd_prep",           "gdn_bwd_fwd_fused",         "gdn_bwd_fwd_summary_fused", "gdn_bwd_fwd_summary",
-    "gdn_bwd_rev_summary",    "gdn_bwd_span_fixup",        "gdn_bwd_fwd_scan",          "gdn_bwd_fwd_span",
-    "gdn_bwd_fwd_span_fused", "gdn_bwd_rev_summary_fused", "gdn_bwd_span_fixup_rev",    "gdn_bwd_rev_scan",
-    "gdn_bwd_rev_fused",      "gdn_bwd_rev_span_fused",    "gdn_bwd_rev_span",          "gdn_bwd_grads",
-    "gdn_bwd_finish",         "gdn_bwd_gate_params"};
+    "gdn_bwd_prep",           "gdn_bwd_fwd_fused",         "gdn_bwd_fwd_st_fused",   "gdn_bwd_fwd_summary_fused",
+    "gdn_bwd_fwd_summary",    "gdn_bwd_rev_summary",       "gdn_bwd_span_fixup",     "gdn_bwd_fwd_scan",
+    "gdn_bwd_fwd_span",       "gdn_bwd_fwd_span_fused",    "gdn_bwd_rev_summary_fused", "gdn_bwd_span_fixup_rev",
+    "gdn_bwd_rev_scan",       "gdn_bwd_rev_fused",         "gdn_bwd_rev_span_fused", "gdn_bwd_rev_span",
+    "gdn_bwd_onepass",        "gdn_bwd_grads",             "gdn_bwd_finish",         "gdn_bwd_gate_params"};
 // The entries only the d = 128 warp-specialised build has.
 bool fused_entry(int e) {
   return e == kFwdFused || e == kRevFused || e == kFwdSumF || e == kFwdSpanF || e == kRevSumF || e == kRevSpanF;
 }
+// The one-pass form's own two (PIPELINE_ARCH 5, d = 128, bf16 only).
+bool onepass_entry(int e) { return e == kFwdSt || e == kOnePass; }
 bool split_entry(int e) { return e == kFwdSummary || e == kRevSummary || e == kFixup || e == kFwdSpan || e == kRevSpan; }
 bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
 // Whether a plan of form `f` launches entry `e`. The prep and the scans (PIPELINE_ARCH 0, 1): under a split the
@@ -76,6 +94,8 @@ bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
 // 3's fused reverse scan in place of the reverse scan (under its split: the reverse summaries, the reverse walk and
 // gdn_bwd_rev_span_fused); 2 keeps the whole-sequence reverse scan.
 bool form_entry(int e, const BwdForm& f, bool ckpt) {
+  if (f.onepass) return e == kFwdSt || e == kOnePass || e == kFinish || e == kGateParams;
+  if (onepass_entry(e)) return false;
   if (f.fused) {
     const bool fsplit = f.fused_rev && f.split > 0;
     switch (e) {
@@ -123,8 +143,10 @@ bool qk_direct(const GdnBwdProblem& p) { return p.hq == p.hk; }
 // where v heads are grouped (HV < HO); gdn_bwd_finish sums what is staged, and
 // gdn_bwd_grads writes the rest itself.
 // gdn_summary_bwd: the prep's tiles and e^gamma_C only (its summaries store nothing per chunk).
-opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split) {
-  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split, p.summary);
+// The one-pass form (`onepass`) always stages dq and dk: its [T][HQ] / [T][HK] sums fit the per-head staging.
+opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split, bool onepass = false) {
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, onepass || !qk_direct(p), p.hv != p.ho, split,
+                                 p.summary);
 }
 // gdn_summary_bwd's one span a sequence: longer than any sequence of the call.
 long long summary_span_chunks(const GdnBwdProblem& p) { return (p.t + 63) / 64 + 1; }
@@ -227,14 +249,18 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
   if (p.dt_bias >= 0) f |= opgraph_gdn::kFlagHasDtBias;
   if (p.d_a_log >= 0) f |= opgraph_gdn::kBwdFlagWriteDALog;
   if (p.d_dt_bias >= 0) f |= opgraph_gdn::kBwdFlagWriteDDt;
-  if (qk_direct(p)) f |= opgraph_gdn::kBwdFlagQkDirect;
+  if (qk_direct(p) && !form.onepass) f |= opgraph_gdn::kBwdFlagQkDirect;
+  // The one-pass form's gates by TMA: fp32 and whole 16-byte groups of heads a token (execute clears the bit where
+  // g or beta is not 16-byte aligned).
+  if (form.onepass && p.g_type == DataType::FLOAT && p.beta_type == DataType::FLOAT && p.ho % 4 == 0)
+    f |= opgraph_gdn::kBwdFlagGatesTma;
   if (p.summary) f |= opgraph_gdn::kBwdFlagSummary;
   if (p.checkpoints >= 0) f |= opgraph_gdn::kBwdFlagCkpt;
   k.flags = f;
   k.trans_type = type_code(p.trans_type);
-  k.grads_group = qk_direct(p) ? p.ho / p.hq : 1;
+  k.grads_group = qk_direct(p) && !form.onepass ? p.ho / p.hq : 1;
   k.scale = p.scale;
-  const opgraph_gdn::GdnBwdWs w = workspace_of(p, split);
+  const opgraph_gdn::GdnBwdWs w = workspace_of(p, split, form.onepass);
   k.ws_blocks = w.blocks;
   k.ws_egc = w.egc;
   k.ws_st = w.st;
@@ -321,13 +347,24 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
     l.dims[kFixupRev] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fixup_smem_bytes(p.d));
     l.dims[kRevSpanF] = dims(1, heads, spans, rsmem, ws_threads);
   }
+  // The one-pass form: its first pass (the fused recompute's CTA and argument) and gdn_bwd_onepass, one CTA of 16
+  // warps a (head, sequence).
+  if (form.onepass) {
+    l.fwd = fused_recompute_params(p, k);
+    l.dims[kFwdSt] =
+        dims(1, heads, seqs, opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
+    l.dims[kOnePass] =
+        dims(1, heads, seqs, opgraph_gdn::kGdnBwdOnePassSmemBytes, opgraph_gdn::kGdnBwdGradsThreads);
+  }
   // Nothing launched that the form does not request (gdn_summary_bwd's launches are set below).
   for (int e = 0; e < kKernels; ++e)
     if (!p.summary && !form_entry(e, form, ckpt)) l.dims[static_cast<std::size_t>(e)].grid[0] = 0;
   l.dims[kGrads] = dims(slots, static_cast<unsigned>(p.ho / k.grads_group), 1,
                         opgraph_gdn::gdn_bwd_grads_smem_bytes(p.d), opgraph_gdn::kGdnBwdGradsThreads);
-  // The head-group sums of what gdn_bwd_grads staged: only where it staged something.
-  const bool finish = !qk_direct(p) || p.hv != p.ho;
+  if (form.onepass) l.dims[kGrads].grid[0] = 0;
+  // The head-group sums of what gdn_bwd_grads staged: only where it staged something (the one-pass form: always, its
+  // dq / dk sums through the l2norm Jacobian).
+  const bool finish = form.onepass || !qk_direct(p) || p.hv != p.ho;
   l.dims[kFinish] =
       dims(finish ? static_cast<unsigned>((p.t + kFinishTokensPerBlock - 1) / kFinishTokensPerBlock) : 0, 1, 1, 0);
   // The gate parameters' sums: only when a d_a_log or d_dt_bias is produced.
@@ -342,6 +379,59 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
       l.dims[kFwdSummary] = dims(2 * slices, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
   }
   return l;
+}
+
+// gdn_bwd_onepass's second argument (kernels/gdn_bwd_onepass.cuh, OnePassMaps): its TMA maps, in that order.
+struct OnePassMaps {
+  CUtensorMap q, k, v, d_o, st, t, g, beta;
+};
+
+// The one-pass form's maps for the call's pointers in `a` (bf16 128-byte swizzled boxes 64 wide; fp32 g and beta in
+// boxes of 4 heads where kBwdFlagGatesTma is set, which this clears where g or beta is not 16-byte aligned).
+Status encode_onepass_maps(const runtime::CudaDriverApi& api, GdnBwdParams& a, OnePassMaps& m) {
+  auto enc = [&](CUtensorMap* out, CUtensorMapDataType type, unsigned long long base, std::int64_t d0,
+                 std::int64_t d1, std::int64_t d2, std::int64_t s1, std::int64_t s2, unsigned box0, unsigned box1,
+                 unsigned box2, bool swizzle, const char* what) -> Status {
+    cuuint64_t dims[4] = {static_cast<cuuint64_t>(d0), static_cast<cuuint64_t>(d1), static_cast<cuuint64_t>(d2), 1};
+    const std::int64_t span = s2 * std::max<std::int64_t>(d2, 1);
+    cuuint64_t strides[3] = {static_cast<cuuint64_t>(s1), static_cast<cuuint64_t>(s2), static_cast<cuuint64_t>(span)};
+    cuuint32_t box[4] = {box0, box1, box2, 1}, es[4] = {1, 1, 1, 1};
+    const CUresult r = api.tensor_map_encode_tiled(
+        out, type, 4, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, es,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+        swizzle ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+      return runtime::cuda_check(api, r, std::string("engine linear_attention: gdn_bwd PIPELINE_ARCH 5: "
+                                                     "cuTensorMapEncodeTiled (") + what + ")");
+    return Status::ok();
+  };
+  const std::int64_t D = 128, T = std::max<std::int64_t>(a.t, 1);
+  const auto bf16 = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  // q, k, v, dO as (D, heads, T) in bytes; a head or token stride of 0 (one head, one token) becomes the packed one.
+  auto rows = [&](CUtensorMap* out, unsigned long long base, std::int64_t heads, std::int64_t hs, std::int64_t ts,
+                  const char* what) {
+    const std::int64_t hb = hs > 0 ? hs * 2 : D * 2, tb = ts > 0 ? ts * 2 : hb * heads;
+    return enc(out, bf16, base, D, heads, T, hb, tb, 64, 1, 64, true, what);
+  };
+  OPGRAPH_CHECK(rows(&m.q, a.q, a.hq, a.q_hs, a.q_ts, "q"));
+  OPGRAPH_CHECK(rows(&m.k, a.k, a.hk, a.k_hs, a.k_ts, "k"));
+  OPGRAPH_CHECK(rows(&m.v, a.v, a.hv, a.v_hs, a.v_ts, "v"));
+  OPGRAPH_CHECK(rows(&m.d_o, a.d_o, a.ho, D, a.ho * D, "dO"));
+  // The workspace's S^T (bf16 [D][D] a (chunk slot, head)) and the block region's 64-element rows (T).
+  const std::int64_t sh = a.n_slots * a.ho, blk = opgraph_gdn::gdn_bwd_block_elems(D);
+  OPGRAPH_CHECK(enc(&m.st, bf16, a.ws + static_cast<unsigned long long>(a.ws_st), D, sh * D, 1, D * 2, sh * D * D * 2,
+                    64, static_cast<unsigned>(D), 1, true, "S^T"));
+  OPGRAPH_CHECK(enc(&m.t, bf16, a.ws + static_cast<unsigned long long>(a.ws_blocks), 64, sh * blk / 64, 1, 128,
+                    sh * blk * 2, 64, 64, 1, true, "T"));
+  if ((a.flags & opgraph_gdn::kBwdFlagGatesTma) && (a.g % 16 != 0 || a.beta % 16 != 0))
+    a.flags &= ~opgraph_gdn::kBwdFlagGatesTma;
+  if (a.flags & opgraph_gdn::kBwdFlagGatesTma) {
+    const auto f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    OPGRAPH_CHECK(enc(&m.g, f32, a.g, a.ho, T, 1, a.ho * 4, a.ho * 4 * T, 4, 64, 1, false, "g"));
+    OPGRAPH_CHECK(enc(&m.beta, f32, a.beta, a.ho, T, 1, a.ho * 4, a.ho * 4 * T, 4, 64, 1, false, "beta"));
+  }
+  return Status::ok();
 }
 
 class GdnBwdPlan final : public CompiledPlan {
@@ -428,7 +518,7 @@ class GdnBwdPlan final : public CompiledPlan {
     // The fused forward recompute takes the forward's argument: the inputs it reads and the workspace it writes.
     opgraph_gdn::GdnParams f;
     void* fused_args[] = {&f};
-    if (form_.fused) {  // (its split's forward launches too)
+    if (form_.fused || form_.onepass) {  // (its split's forward launches too; the one-pass form's first pass)
       f = l->fwd;
       f.q = a.q;
       f.k = a.k;
@@ -442,12 +532,30 @@ class GdnBwdPlan final : public CompiledPlan {
       f.ckpt = a.checkpoints;
       f.bwd_ws = a.ws;
     }
+    // The one-pass form: gdn_bwd_onepass's maps from the call's pointers, its dq / dk sums zeroed on the stream.
+    OnePassMaps maps{};
+    void* onepass_args[] = {&a, &maps};
+    if (form_.onepass) {
+      const runtime::CudaDriverApi& api = rt_->api();
+      OPGRAPH_CHECK(encode_onepass_maps(api, a, maps));
+      const auto zero = [&](long long off, std::int64_t heads) {
+        return runtime::cuda_check(
+            api, api.memset_d32_async(static_cast<CUdeviceptr>(a.ws + static_cast<unsigned long long>(off)), 0,
+                                      static_cast<std::size_t>(a.t * heads * p_.d), stream),
+            "engine linear_attention: gdn_bwd PIPELINE_ARCH 5: cuMemsetD32Async");
+      };
+      if (a.t > 0) {
+        OPGRAPH_CHECK(zero(a.ws_dq, a.hq));
+        OPGRAPH_CHECK(zero(a.ws_dk, a.hk));
+      }
+    }
     for (int i = 0; i < kKernels; ++i) {
       const runtime::LaunchDims& d = l->dims[static_cast<std::size_t>(i)];
       // Not this form's, T = 0 (no token to finish), no gate parameter gradient.
       if (d.grid[0] == 0) continue;
-      const bool fwd_arg = i == kFwdFused || i == kFwdSumF || i == kFwdSpanF;
-      OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream, fwd_arg ? fused_args : args));
+      const bool fwd_arg = i == kFwdFused || i == kFwdSumF || i == kFwdSpanF || i == kFwdSt;
+      OPGRAPH_CHECK(rt_->launch(*kernels_[static_cast<std::size_t>(i)], d, stream,
+                                i == kOnePass ? onepass_args : fwd_arg ? fused_args : args));
     }
     return Status::ok();
   }
@@ -455,6 +563,11 @@ class GdnBwdPlan final : public CompiledPlan {
  private:
   // A call's extents under the plan's split: N x spans within the grid's z.
   Status spans_fit(const GdnBwdProblem& q) const {
+    if (form_.onepass)
+      if (const std::string why = gdn_bwd_b11_refusal(q, 0); !why.empty())
+        return Status(ErrorCode::INVALID_VARIANT_PACK,
+                      "engine linear_attention: gdn_bwd: shape override under PIPELINE_ARCH 5: rule B11 one pass: " +
+                          why);
     if (q.checkpoints >= 0 && q.n_seq * gdn_bwd_checkpoint_spans(q) > 65535)
       return Status(ErrorCode::INVALID_VARIANT_PACK,
                     "engine linear_attention: gdn_bwd: shape override: N x checkpoint spans (" +
@@ -614,7 +727,7 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
     return out;
   }
   for (int e = 0; e < kKernels; ++e)
-    if (form_entry(e, form, p.checkpoints >= 0)) out.push_back(request(p.d, p.io, kEntries[e]));
+    if (form_entry(e, form, p.checkpoints >= 0)) out.push_back(request(p.d, p.io, kEntries[e], form.onepass));
   return out;
 }
 
@@ -622,8 +735,8 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
   return gdn_bwd_kernel_requests(p, BwdForm{split, false});
 }
 
-std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split) {
-  return workspace_of(p, split).total;
+std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split, bool onepass) {
+  return workspace_of(p, split, onepass).total;
 }
 
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
@@ -631,7 +744,9 @@ std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
   for (int e = 0; e < kKernels; ++e)
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF})
-        if (!fused_entry(e) || d == 128) out.push_back(request(d, io, kEntries[e]));
+        if (!onepass_entry(e) && (!fused_entry(e) || d == 128)) out.push_back(request(d, io, kEntries[e]));
+  for (int e : {kFwdSt, kOnePass, kFinish, kGateParams})
+    out.push_back(request(128, DataType::BFLOAT16, kEntries[e], /*onepass=*/true));
   return out;
 }
 
@@ -644,6 +759,7 @@ Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, c
   auto form = gdn_bwd_form(*p, config);
   if (form.is_bad()) return form.status();
   std::array<std::int32_t, kSlots> rows{};
+  const bool onepass = form->onepass;
   auto table = operand_table_for(*p, *ctx.layout, rows);
   if (table.is_bad()) return table.status();
   // The device the planning target names (device 0 for a target that names none),
@@ -652,6 +768,10 @@ Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, c
   auto leased = runtime::shared_kernel_runtime(ordinal);
   if (leased.is_bad()) return leased.status();
   runtime::KernelRuntime& rt = **leased;
+  if (onepass && (!rt.api().tensor_map_encode_tiled || !rt.api().memset_d32_async))
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 5 (the one-pass backward): rule B11 one pass: "
+                  "the driver has no cuTensorMapEncodeTiled or cuMemsetD32Async");
   const runtime::ContextScope bound(rt.api(), rt.context());
   OPGRAPH_CHECK(bound.status());
   // The kernels the plan's form launches (the others stay null: their grids are empty).

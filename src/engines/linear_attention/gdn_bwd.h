@@ -27,6 +27,12 @@
 //     (not gdn_summary_bwd); 2 takes CHAIN_SPLIT 0 only, 3 every CHAIN_SPLIT (its split: six span kernels) but not
 //     with state_checkpoints bound (then the fused forward recompute runs spans of the cadence seeded by them).
 //  B10 forward only (at build): PIPELINE_ARCH 4 (the forward prefill's inverse on fp16 tiles) has no backward form.
+//  B11 one pass (a plan's knob, at build): PIPELINE_ARCH 5 (BwdForm::onepass: gdn_bwd_fwd_st_fused storing each
+//     chunk's S^T and T, then gdn_bwd_onepass, one CTA a (head, sequence) walking the chunks in reverse with dS^T on
+//     chip, its loads by TMA, dq and dk added in L2 into [T][HQ] / [T][HK] sums that gdn_bwd_finish takes through
+//     the l2norm Jacobian) takes D = 128, bf16 q, k, v and dO, CHAIN_SPLIT 0, no state_checkpoints, not
+//     gdn_summary_bwd and not batch_invariant (its dq / dk sums' order varies run to run); T and the chunk slots'
+//     S^T rows within the TMA maps' 32-bit coordinates; a driver with cuTensorMapEncodeTiled and cuMemsetD32Async.
 // Served: scale, use_qk_l2norm, gate_domain log and linear, safe_gate (with or
 // without a_log / dt_bias; d_a_log and d_dt_bias as deterministic sums over the
 // tokens), use_beta_sigmoid,
@@ -144,7 +150,12 @@ struct BwdForm {
   long long split = 0;
   bool fused = false;
   bool fused_rev = false;
+  bool onepass = false;  // PIPELINE_ARCH 5 (rule B11): gdn_bwd_fwd_st_fused, gdn_bwd_onepass, gdn_bwd_finish
 };
+
+// Rule B11 (gdn_bwd_rules.cpp): why the one-pass form (PIPELINE_ARCH 5) does not serve `p` under a split of `split`
+// chunks (empty: it does).
+std::string gdn_bwd_b11_refusal(const GdnBwdProblem& p, long long split);
 
 // Rule B9 (gdn_bwd_rules.cpp): why the fused form PIPELINE_ARCH `arch` (2 or 3) does not serve `p` under a split of
 // `split` chunks (empty: it does). Only 3 splits (its six span kernels); 2 runs each sequence whole.
@@ -177,7 +188,8 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
 // about 180 KiB a (chunk slot, head) plus up to 1.5 KiB a (token, head) of
 // staging; ceil(T / 64) + N chunk slots. Under a chain split (`split` > 0) five fp32
 // [D][D] blocks a (sequence, span, head) besides.
-std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0);
+// `onepass`: the one-pass form's (PIPELINE_ARCH 5: dq and dk always staged).
+std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0, bool onepass = false);
 
 // The chain split the heuristics propose for `p` on a device of `sm_count`
 // multiprocessors (chunks a span; 0: none): a count of waves a chunk step for the
@@ -201,10 +213,17 @@ long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count);
 // scans' two V slices a chain win there): bench/results/2026-12-05-gdn-bwd-rev-loader-h200.txt.
 bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count);
 
+// Whether the heuristics rank the one-pass form (PIPELINE_ARCH 5) first: rule B11 serves `p`, the (head, sequence)
+// chains, one CTA each, number at least 9/10 of the multiprocessors and the sequences average 4096 tokens or more.
+// On the H100 it took 0.879-0.886x PIPELINE_ARCH 3's time at 16/32 and 16/64, 4 x 8192 (128 and 256 chains) and
+// 1.25-1.91x with 64 or fewer chains (bench/results/2026-12-07-gdn-onepass-red-tma-h100.txt, call 8).
+bool gdn_bwd_onepass_first(const GdnBwdProblem& p, long long sm_count);
+
 // Every specialisation gdn_bwd may compile: the twelve entries for D in {64, 128}
 // x q/k/v in {bf16, fp16}, and the six fused ones (gdn_bwd_fwd_fused, gdn_bwd_rev_fused and the split's
 // gdn_bwd_fwd_summary_fused, gdn_bwd_fwd_span_fused, gdn_bwd_rev_summary_fused, gdn_bwd_rev_span_fused) for
-// D = 128 x {bf16, fp16}.
+// D = 128 x {bf16, fp16}; the one-pass form's four (gdn_bwd_fwd_st_fused, gdn_bwd_onepass and its builds of
+// gdn_bwd_finish and gdn_bwd_gate_params) for D = 128, bf16.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 
 // The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to

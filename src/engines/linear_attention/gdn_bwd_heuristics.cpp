@@ -1,6 +1,6 @@
 // engines/linear_attention/gdn_bwd_heuristics.cpp — gdn_bwd's heuristics (gdn_bwd.h): the chain split rules of
-// the scans (PIPELINE_ARCH 0) and of the fused forms (PIPELINE_ARCH 3), whether the fused forms come first, and the
-// family's proposals in their order. The kernels and the plan are gdn_bwd.cpp's, the rules B1..B9 gdn_bwd_rules.cpp's.
+// the scans (PIPELINE_ARCH 0) and of the fused forms (PIPELINE_ARCH 3), whether the one-pass form (5) and the fused
+// forms come first, and the family's proposals in their order. The kernels and the plan are gdn_bwd.cpp's, the rules B1..B9 gdn_bwd_rules.cpp's.
 #include <vector>
 
 #include "engines/linear_attention/gdn_bwd.h"
@@ -62,6 +62,11 @@ bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count) {
   return fused_first(p, sm_count, gdn_bwd_chain_split_rule(p, sm_count));
 }
 
+bool gdn_bwd_onepass_first(const GdnBwdProblem& p, long long sm_count) {
+  return sm_count > 0 && p.n_seq > 0 && gdn_bwd_b11_refusal(p, 0).empty() && 10 * p.n_seq * p.ho >= 9 * sm_count &&
+         p.t >= 4096 * p.n_seq;
+}
+
 void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_count,
                        std::vector<plan::Proposal>& out) {
   auto p = analyze_gdn_bwd(graph);
@@ -77,6 +82,8 @@ void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_
   const long long j = gdn_bwd_chain_split_rule(*p, sm_count);
   const long long jf = gdn_bwd_fused_split_rule(*p, sm_count);
   const bool first = fused_first(*p, sm_count, j);
+  // The one-pass form (PIPELINE_ARCH 5) first where its chains fill the device and run long (gdn_bwd_onepass_first).
+  if (gdn_bwd_onepass_first(*p, sm_count)) push(kBwdOnePass, 0);
   if (jf > 0 && !first) push(kPrefillFusedWs, jf);
   if (j > 0) push(kPrefillOnePass, j);
   if (first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);

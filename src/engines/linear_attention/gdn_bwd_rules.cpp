@@ -184,6 +184,22 @@ std::string gdn_bwd_b9_refusal(const GdnBwdProblem& p, long long split, long lon
            " with state_checkpoints bound; the fused forward recompute is seeded by them over whole sequences";
   return {};
 }
+std::string gdn_bwd_b11_refusal(const GdnBwdProblem& p, long long split) {
+  if (p.summary) return "gdn_summary_bwd runs the prep and its summaries";
+  if (p.d != 128) return "head dim " + std::to_string(p.d) + "; the one-pass kernels are written for 128";
+  if (p.io != DataType::BFLOAT16 || p.do_type != DataType::BFLOAT16)
+    return "q, k, v and dO must be BFLOAT16 (its tiles load them as bf16)";
+  if (split > 0) return "CHAIN_SPLIT " + std::to_string(split) + "; the one-pass form runs each sequence whole (0)";
+  if (p.checkpoints >= 0) return "state_checkpoints is bound; the one-pass form recomputes from initial_state";
+  if (p.batch_invariant)
+    return "batch_invariant is declared; its dq / dk sums are float reductions whose order varies run to run";
+  // The TMA maps' coordinates are 32-bit: tokens, and the S^T rows and T rows of the chunk slots.
+  const long long slots = opgraph_gdn::gdn_bwd_slots(p.t, p.n_seq);
+  if (p.t >= (1LL << 31) || slots * p.ho * opgraph_gdn::gdn_bwd_block_elems(p.d) / 64 >= (1LL << 31))
+    return "T = " + std::to_string(p.t) + " tokens past the TMA maps' 32-bit coordinates";
+  return {};
+}
+
 Result<BwdForm> gdn_bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
   auto split = bwd_split(p, config);
   if (split.is_bad()) return split.status();
@@ -193,6 +209,14 @@ Result<BwdForm> gdn_bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
     return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                   "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 4 (the forward's inverse on fp16 tiles): "
                   "rule B10 forward only: the backward has no fp16-inverse form (PIPELINE_ARCH 0..3 serve it)");
+  if (it != config.knobs.end() && it->second == kBwdOnePass) {
+    if (const std::string why = gdn_bwd_b11_refusal(p, f.split); !why.empty())
+      return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                    "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 5 (the one-pass backward): rule B11 one "
+                    "pass: " + why);
+    f.onepass = true;
+    return f;
+  }
   if (it == config.knobs.end() || (it->second != kPrefillFused && it->second != kPrefillFusedWs)) return f;
   const long long arch = it->second;
   if (const std::string why = gdn_bwd_b9_refusal(p, f.split, arch); !why.empty())

@@ -188,13 +188,17 @@ Result<long long> chain_split(const PlanConfig& config, int mode) {
 Result<int> prefill_mode(const PlanConfig& config) {
   auto it = config.knobs.find(KnobType::PIPELINE_ARCH);
   if (it == config.knobs.end()) return kPrefillOnePass;
+  if (it->second == kBwdOnePass)
+    return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
+                  "engine linear_attention: knob PIPELINE_ARCH 5 (the one-pass backward): rule L11 backward only: "
+                  "the forward's modes are 0..4");
   if (it->second != kPrefillOnePass && it->second != kPrefillTwoPass && it->second != kPrefillFused &&
       it->second != kPrefillFusedWs && it->second != kPrefillFusedWsH)
     return Status(ErrorCode::INVALID_VALUE, "engine linear_attention: knob PIPELINE_ARCH (prefill mode) is " +
                                                 std::to_string(it->second) +
                                                 "; it takes 0 (one pass), 1 (two passes), 2 (fused, d = 128), 3 "
-                                                "(fused warp-specialised, d = 128) or 4 (3 with the inverse on fp16 "
-                                                "tiles)");
+                                                "(fused warp-specialised, d = 128), 4 (3 with the inverse on fp16 "
+                                                "tiles) or, for gdn_bwd only, 5 (the one-pass backward)");
   return static_cast<int>(it->second);
 }
 
@@ -485,8 +489,9 @@ class LaEngine final : public Engine {
     // Chain split: the two-pass scan in spans of this many chunks (0: off, the default).
     // PIPELINE_ARCH 2 and 3: the fused prefill (d = 128), eight-warp and warp-specialised.
     // PIPELINE_ARCH 4: 3 with the inverse on fp16 tiles (rule f16_inverse_domain).
-    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH,
-                              {kPrefillOnePass, kPrefillTwoPass, kPrefillFused, kPrefillFusedWs, kPrefillFusedWsH}},
+    // PIPELINE_ARCH 5: gdn_bwd's one-pass form (gdn_bwd.h; the forward refuses it).
+    caps_.knobs = {KnobDomain{KnobType::PIPELINE_ARCH, {kPrefillOnePass, kPrefillTwoPass, kPrefillFused,
+                                                        kPrefillFusedWs, kPrefillFusedWsH, kBwdOnePass}},
                    KnobDomain{KnobType::CHAIN_SPLIT, {std::begin(kChainSplits), std::end(kChainSplits)}}};
   }
   const Capabilities& capabilities() const override { return caps_; }

@@ -63,7 +63,15 @@ runtime::KernelRuntime* shared_runtime_if_open(int ordinal = 0);
 //    holds, and before the unsplit mode 3 where f16_inverse_guarded does.
 // Under use_decode all run the decode kernel (no workspace). All keep
 // batch_invariant: a chunk's pieces depend only on its own tokens.
-enum : int { kPrefillOnePass = 0, kPrefillTwoPass = 1, kPrefillFused = 2, kPrefillFusedWs = 3, kPrefillFusedWsH = 4 };
+// Mode 5 is gdn_bwd's alone (gdn_bwd.h: the one-pass backward); the forward refuses it (rule L11 backward only).
+enum : int {
+  kPrefillOnePass = 0,
+  kPrefillTwoPass = 1,
+  kPrefillFused = 2,
+  kPrefillFusedWs = 3,
+  kPrefillFusedWsH = 4,
+  kBwdOnePass = 5
+};
 
 // Whether the declaration of `p` keeps the fused prefill's fp16 inverse (PIPELINE_ARCH 4) in fp16's
 // range (rule f16_inverse_domain above): d = 128, use_qk_l2norm and use_beta_sigmoid.

@@ -71,6 +71,8 @@ __device__ __forceinline__ void red_add_f4(float* p, const float (&v)[4]) {
 }
 #endif
 static_assert(sizeof(OnePassSmem) + 1024 <= 232448, "gdn_bwd_onepass: over the 227 KiB a CTA may have");
+static_assert(GDN_BWD_CLOCK || sizeof(OnePassSmem) + 1024 <= kGdnBwdOnePassSmemBytes,
+              "gdn_bwd_onepass: past the launch's kGdnBwdOnePassSmemBytes (gdn_bwd_params.cuh)");
 constexpr unsigned kOnePassSmemBytes = sizeof(OnePassSmem) + 1024;
 
 }  // namespace bwd
@@ -207,8 +209,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     at[0] = static_cast<int>(bos), at[1] = static_cast<int>(hq), at[2] = static_cast<int>(hk);
     at[3] = static_cast<int>(hv), at[4] = static_cast<int>(h), at[5] = static_cast<int>(first * p.ho + h);
   }
-  // fp32 g and beta by TMA too (4 heads' values a token, 16-byte boxes); other gate types by each row's thread.
-  const bool gtma = p.g_type == kTypeF32 && p.beta_type == kTypeF32;
+  // fp32 g and beta by TMA too where the launcher says so (kBwdFlagGatesTma: 4 heads' values a token, 16-byte
+  // boxes); otherwise by each row's thread.
+  const bool gtma = (p.flags & kBwdFlagGatesTma) != 0;
   const u32 kChunkBytes = (4 * C * D + D * D + C * C) * 2 + (gtma ? 2 * C * 4 * 4 : 0);
   const u32 full = smem_u32(&sm.full);
   auto tma_gates = [&](int row0) {

@@ -60,8 +60,15 @@ enum : long long {
   // state_checkpoints bound (the forward's, every 64 ckpt_chunks tokens): gdn_bwd_fwd_span runs spans of
   // ckpt_chunks chunks, span j > 0 seeded by the sequence's checkpoint j - 1; gdn_bwd_fwd_summary's value rows
   // and gdn_bwd_span_fixup's forward direction (a split's) have nothing to do and exit.
-  kBwdFlagCkpt = 1LL << 26
+  kBwdFlagCkpt = 1LL << 26,
+  // gdn_bwd_onepass (GDN_BWD_ONEPASS_AHEAD = 2): fp32 g and beta come by TMA (the launcher encodes their maps: fp32,
+  // HO a multiple of 4, 16-byte aligned); otherwise each row's thread reads them.
+  kBwdFlagGatesTma = 1LL << 27
 };
+
+// gdn_bwd_onepass's dynamic shared memory at d = 128 (its OnePassSmem and the 1024 bytes of alignment slack;
+// kernels/gdn_bwd_onepass.cuh asserts its layout fits) and its threads.
+constexpr long long kGdnBwdOnePassSmemBytes = 231424;
 
 // Every extent in ELEMENTS. q [T, HQ, D], k [T, HK, D], v [T, HV, D] have the
 // head dim contiguous and token / head strides q_ts, q_hs, ... (multiples of 8
