@@ -65,7 +65,7 @@ struct Side {
   Kernel st1;  // fused mode, a build with -DGDN_BWD_ONEPASS=1: gdn_bwd_fwd_st_fused (the one-pass design's pass 1)
   Kernel p2;   // and its gdn_bwd_onepass (pass 2, in the grads cubin)
   unsigned p2_red = 0;  // its GDN_BWD_ONEPASS_RED: dq / dk added into a zeroed [T][HQ][D] staging (zeroed in slot 1)
-  unsigned p2_tma = 0;  // its GDN_BWD_ONEPASS_AHEAD = 2: a second argument, the TMA maps (OnePassMaps)
+  unsigned p2_tma = 0;  // its TMA loads: a second argument, the maps (OnePassMaps)
   bool grouped = false;  // gdn_bwd_grads takes a q / k head's group of output heads (kBwdFlagQkDirect)
 };
 
@@ -316,7 +316,7 @@ int main(int argc, char** argv) {
     fw.v_hs = base.v_hs;
     fw.n_spans = 1;
     fw.bwd_ws = base.ws, fw.bwd_blocks = w.blocks, fw.bwd_egc = w.egc, fw.bwd_st = w.st, fw.bwd_vn = w.vn;
-    // gdn_bwd_onepass's TMA maps (GDN_BWD_ONEPASS_AHEAD = 2; kernels/gdn_bwd_onepass.cuh, OnePassMaps): bf16,
+    // gdn_bwd_onepass's TMA maps (kernels/gdn_bwd_onepass.cuh, OnePassMaps): bf16,
     // 128-byte swizzle, 4-D innermost first, box 64 elements wide.
     struct OnePassMaps {  // CUtensorMap is 64-byte aligned itself
       CUtensorMap q, k, v, d_o, st, t, g, beta;

@@ -5,15 +5,16 @@
 # $OUT, every variant's table printed last. Run on the GPU machine from the repository root (no carry needed):
 #   bash bench/gdn_bwd_onepass.sh [rounds] [variant ...]
 # A variant is B's defines; "clock:DEFINES" runs the first three cells only (a build with GDN_BWD_CLOCK=1: the phase
-# clocks, a measuring aid). Default: the staged form, GDN_BWD_ONEPASS_RED, and the latter's clocks.
+# clocks, a measuring aid). Default: the engine's build (PIPELINE_ARCH 5's: RED and BATCH), the per-head staging (no
+# RED) beside it, and the engine build's clocks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp}
 rounds=${1:-3}
 variants=("${@:2}")
 if [ ${#variants[@]} = 0 ]; then
-  variants=("-DGDN_BWD_ONEPASS=1" "-DGDN_BWD_ONEPASS=1 -DGDN_BWD_ONEPASS_RED=1"
-            "clock:-DGDN_BWD_ONEPASS=1 -DGDN_BWD_ONEPASS_RED=1 -DGDN_BWD_CLOCK=1")
+  engine="-DGDN_BWD_ONEPASS=1 -DGDN_BWD_ONEPASS_RED=1 -DGDN_BWD_ONEPASS_BATCH=1"
+  variants=("$engine" "-DGDN_BWD_ONEPASS=1 -DGDN_BWD_ONEPASS_BATCH=1" "clock:$engine -DGDN_BWD_CLOCK=1")
 fi
 i=0
 for v in "${variants[@]}"; do

@@ -556,8 +556,8 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 // head-start barrier dropped (GDN_BWD_EPI_DEFER=1), <S^T, dS^T> summed here (GDN_BWD_SDS_IN_GRADS=1), its phase clocks
 // (GDN_BWD_CLOCK=1, with the staged dV), and beside it the one-pass design's second pass (GDN_BWD_ONEPASS=1:
 // gdn_bwd_onepass, kernels/gdn_bwd_onepass.cuh, an entry of its own in the cubin; with its loads a chunk ahead by
-// cp.async, GDN_BWD_ONEPASS_AHEAD=1, and by TMA with dq / dk by L2 reductions, a phase's products under one wait and
-// its clocks, AHEAD=2 RED=1 BATCH=1 CLOCK=1);
+// TMA, alone and with dq / dk by L2 reductions, a phase's products under one wait and its clocks, RED=1 BATCH=1
+// CLOCK=1);
 // gdn_bwd_rev_fused with its
 // loader's second form (GDN_BWD_REV_LOADER=2); gdn_bwd_fwd_fused with its S^T and Wn stores staged
 // (GDN_BWD_FWD_STAGE=1).
@@ -580,10 +580,8 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
                              Defs{{"GDN_BWD_SDS_IN_GRADS", "1"}},
                              Defs{{"GDN_BWD_CLOCK", "1"}, {"GDN_BWD_DV_STAGE", "1"}},
                              Defs{{"GDN_BWD_ONEPASS", "1"}},
-                             Defs{{"GDN_BWD_ONEPASS", "1"}, {"GDN_BWD_ONEPASS_AHEAD", "1"}},
-                             Defs{{"GDN_BWD_ONEPASS", "1"}, {"GDN_BWD_ONEPASS_AHEAD", "2"},
-                                  {"GDN_BWD_ONEPASS_RED", "1"}, {"GDN_BWD_ONEPASS_BATCH", "1"},
-                                  {"GDN_BWD_CLOCK", "1"}}}) {
+                             Defs{{"GDN_BWD_ONEPASS", "1"}, {"GDN_BWD_ONEPASS_RED", "1"},
+                                  {"GDN_BWD_ONEPASS_BATCH", "1"}, {"GDN_BWD_CLOCK", "1"}}}) {
       auto r = base;
       ++n;
       for (const auto& [def, val] : defs) {
@@ -614,7 +612,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
-  EXPECT_EQ(n, 22);
+  EXPECT_EQ(n, 21);
 }
 
 }  // namespace

@@ -66,7 +66,6 @@ TEST(LaBwdOnePass, ItsKernelsAndWorkspace) {
     // The gradient source's one-pass build: its loads by TMA, dq / dk by L2 reductions, one wait a phase.
     EXPECT_EQ(r.source, "linear_attention/kernels/gdn_bwd_grads.cu") << r.entry;
     EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS", "1")) << r.entry;
-    EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS_AHEAD", "2")) << r.entry;
     EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS_RED", "1")) << r.entry;
     EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS_BATCH", "1")) << r.entry;
   }

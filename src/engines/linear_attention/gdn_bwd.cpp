@@ -59,7 +59,6 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
   if (onepass) {  // gdn_bwd_onepass as measured (kernels/gdn_bwd_params.cuh), the finish reading its dq / dk sums
     for (const char* def : {"GDN_BWD_ONEPASS", "GDN_BWD_ONEPASS_RED", "GDN_BWD_ONEPASS_BATCH"})
       r.defines.push_back({def, "1"});
-    r.defines.push_back({"GDN_BWD_ONEPASS_AHEAD", "2"});
     r.kernel += "_onepass";
   }
   return r;

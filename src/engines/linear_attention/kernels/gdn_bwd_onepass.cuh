@@ -21,9 +21,10 @@
 // Every product is gdn_bwd_grads' column-quarter form (prod: each warpgroup an m64 x N / 4 wgmma over all 64 rows),
 // the phases one after another between CTA barriers: the algebra's first device form (on an H100 every gradient within
 // bench/gdn_bwd_ab.cu's bounds of the engine's at its first run, bench/results/2026-12-07-gdn-onepass-h100.txt), not
-// yet made fast. The loads: at each chunk's start (GDN_BWD_ONEPASS_AHEAD 0), a chunk ahead by cp.async as each tile
-// frees (1), or the same by TMA from one thread on one mbarrier (2: a second kernel argument, OnePassMaps);
-// bench/results/2026-12-07-gdn-onepass-red-tma-h100.txt measures the three.
+// yet made fast. Each chunk's inputs come by TMA from one thread during the chunk before it, as their tiles free, on
+// one mbarrier (a second kernel argument, OnePassMaps). Its two earlier load forms, at each chunk's start and a chunk
+// ahead by cp.async (GDN_BWD_ONEPASS_AHEAD 0 and 1, removed since), are measured beside this one in
+// bench/results/2026-12-07-gdn-onepass-red-tma-h100.txt. The engine runs this kernel as gdn_bwd's PIPELINE_ARCH 5.
 // dq and dk go to the fp32 staging per output head (gdn_bwd_finish sums them over the q / k head groups and applies
 // the l2norm Jacobian; the launch leaves kBwdFlagQkDirect off; GDN_BWD_ONEPASS_RED: added into [T][HQ] / [T][HK]
 // sums), dv straight out where HV = HO (else staged), dG and dBeta through store_gate_grads, d_initial_state at the
@@ -45,7 +46,7 @@ struct alignas(1024) OnePassSmem {
   u16 dy[TCD::kElems];   // dY = -e^gamma beta dVb
   u16 t[TCC::kElems];    // T (pass 1's)
   u16 tv[TCC::kElems];   // T diag(beta)
-  u16 p[TCC::kElems];    // P (unscaled); tv and p (adjacent u16 arrays) the next chunk's raw q rows under AHEAD
+  u16 p[TCC::kElems];    // P (unscaled); tv and p (adjacent u16 arrays): the next chunk's raw q rows
   u16 c1[TCC::kElems];   // dT, then M2
   u16 c2[TCC::kElems];   // T^T dT, then M1
   float gam[C], bet[C];
@@ -53,12 +54,10 @@ struct alignas(1024) OnePassSmem {
   // E's and F's row sums; per column, E's column sums of each 16-row band.
   float rg[4][C], rb[4][C], rkd[4][C], re[4][C], rf[4][C], ec[4][C];
   float red[16];  // <S_c^T, dS^T>, a partial a warp
-  unsigned long long full;  // GDN_BWD_ONEPASS_AHEAD = 2: the mbarrier of the next chunk's TMA loads
+  unsigned long long full;  // the mbarrier of the next chunk's TMA loads
   int tma_at[6];  // and its coordinates' bases (thread 0 reads them at each request: no registers held across chunks):
                   // the sequence's first token, hq, hk, hv, h, the sequence's first (chunk slot, head) row of S^T / T
-#if GDN_BWD_ONEPASS_AHEAD == 2
   alignas(128) float graw[2][C][4];  // the next chunk's raw g, beta of heads 4 (h / 4) .. + 3 (fp32 gates: TMA)
-#endif
 #if GDN_BWD_CLOCK
   long long clk[64];  // the phase clocks (GDN_BWD_CLOCK), summed over the chunks
 #endif
@@ -99,8 +98,7 @@ extern "C" __device__ long long gdn_bwd_onepass_clock[64] = {};
 // GDN_BWD_ONEPASS_RED's form, for the launcher (bench/gdn_bwd_ab.cu zeroes the dq / dk staging first where it is 1).
 extern "C" __device__ unsigned gdn_bwd_onepass_red = GDN_BWD_ONEPASS_RED;
 
-#if GDN_BWD_ONEPASS_AHEAD == 2
-// The TMA maps of GDN_BWD_ONEPASS_AHEAD = 2 (encoded by the launcher: bf16, 128-byte swizzle, box 64 elements wide,
+// The TMA maps (encoded by the launcher: bf16, 128-byte swizzle, box 64 elements wide,
 // zero fill; 4-D, innermost first): q, k, v, dO as (D, heads, T, 1) with box (64, 1, C, 1); S^T as the workspace's
 // (D, n_slots HO D, 1, 1) with box (64, D, 1, 1); T as the block region's 64-element rows (64, n_slots HO
 // kBlockElems / 64, 1, 1) with box (64, C, 1, 1); fp32 g and beta as (HO, T, 1, 1), no swizzle, box (4, C, 1, 1).
@@ -110,9 +108,6 @@ struct OnePassMaps {
 extern "C" __device__ unsigned gdn_bwd_onepass_tma = 1;
 extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     gdn_bwd_onepass(const GdnBwdParams p, const __grid_constant__ OnePassMaps tm) {
-#else
-extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_onepass(const GdnBwdParams p) {
-#endif
   extern __shared__ __align__(16) unsigned char smem_raw[];
   OnePassSmem& sm = *reinterpret_cast<OnePassSmem*>(
       smem_raw + ((1024u - (static_cast<u32>(__cvta_generic_to_shared(smem_raw)) & 1023u)) & 1023u));
@@ -121,8 +116,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
   const i64 h = blockIdx.y, seq = blockIdx.z;
 #if GDN_BWD_CLOCK
   // GDN_BWD_CLOCK (a measuring aid): head 0 of the middle sequence, each warpgroup's first thread; phases [0 the
-  // chunk's first barrier (AHEAD: and its loads' wait), 1 its requests and rows (AHEAD: the q / k normalisation),
-  // 2 their wait, 3 the gates and T diag(beta), 4 Y / X / P, 5 Vn / dVn, 6 dVb and dv's stores, 7 dQe, 8 dKd, 9 dT,
+  // chunk's first barrier and its loads' wait, 1 the q / k normalisation, 2 (nothing since the loads came by TMA), 3 the gates and T diag(beta), 4 Y / X / P, 5 Vn / dVn, 6 dVb and dv's stores, 7 dQe, 8 dKd, 9 dT,
   // 10 dY S^T and T^T dT, 11 dL, 12 dP, 13 the last four products, 14 dq / dk's stores and dO's scaling, 15 the
   // update and warp 0's epilogue], a chunk's mean.
   const bool clk_on = (tid & 127) == 0 && blockIdx.y == 0 && blockIdx.z == gridDim.z / 2;
@@ -164,32 +158,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         ds[b][j][2 * hh + 1] = y;
       }
 
-#if GDN_BWD_ONEPASS_AHEAD != 2
-  // A chunk's rows by cp.async (rows nr .. C - 1 zero-filled), 16-byte pieces tid and tid + 512 of its C x D: into a
-  // TCD tile (tcd) or row-major [C][D] (the raw q and k rows, normalised at the chunk's start).
-  auto rows_async = [&](u16* dst, bool tcd, const u16* src, i64 ts, int nr) {
-    const int r0 = tid >> 4, cc = (tid & 15) * 8;
-#pragma unroll
-    for (int it = 0; it < 2; ++it) {
-      const int r = r0 + 32 * it;
-      const bool in = r < nr;
-      cp_async16(dst + (tcd ? TCD::at(r, cc) : r * D + cc), src + (in ? r : 0) * ts + cc, in ? 16 : 0);
-    }
-  };
-  // Row r0's first element of q, k, v, dO (the sequence's rows; formed where used, not held across the chunk).
-  auto qg = [&](i64 r0) { return reinterpret_cast<const u16*>(p.q) + (bos + r0) * p.q_ts + hq * p.q_hs; };
-  auto kg = [&](i64 r0) { return reinterpret_cast<const u16*>(p.k) + (bos + r0) * p.k_ts + hk * p.k_hs; };
-  auto vg = [&](i64 r0) { return reinterpret_cast<const u16*>(p.v) + (bos + r0) * p.v_ts + hv * p.v_hs; };
-  auto og = [&](i64 r0) { return reinterpret_cast<const u16*>(p.d_o) + ((bos + r0) * p.ho + h) * D; };
-  auto st_src = [&](int cc) { return ws16(p, p.ws_st) + ((first + cc) * p.ho + h) * D * D; };
-  auto t_src = [&](int cc) { return ws16(p, p.ws_blocks) + ((first + cc) * p.ho + h) * kBlockElems + kOffT; };
-#endif
-#if GDN_BWD_ONEPASS_AHEAD
   // Loads a chunk ahead: every input of chunk c - 1 is requested during chunk c once its tile's last reader there is
   // done (q rows after the Vn / dVn phase into the dead T diag(beta) and P tiles, k rows into dVn and v into X after
   // the dVb / dT phase, S^T and T after the T^T dT / dL phase, dO after the dP phase into the chunk's Vn tile: dO and
   // Vn swap tiles each chunk), the gates' raw values into registers; the first chunk's in the prologue.
-  u16* const qraw = sm.tv;  // T diag(beta) and P: one 16 KiB [C][D] (row-major; AHEAD = 2: TCD's layout)
+  u16* const qraw = sm.tv;  // T diag(beta) and P: one 16 KiB [C][D] in TCD's layout
   u16* const kraw = sm.dvn;
   float gx = 0.f, bx = 0.f;  // thread tid < C: row tid's raw g and beta of the next chunk
   auto gates_raw = [&](int cc, int nr) {
@@ -199,7 +172,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
       bx = load_any(p.beta, off, p.beta_type);
     }
   };
-#if GDN_BWD_ONEPASS_AHEAD == 2
   // One thread requests a chunk's tiles by TMA (q and k raw, v into X, dO, S^T, T: kChunkBytes on the mbarrier
   // `full`, one arrival a chunk), so no warp waits on its requests' issue (cp.async issue, ~7k cycles a chunk here).
   using opgraph_gemm::smem_u32;
@@ -250,34 +222,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     }
     if (!gtma) gates_raw(cl, nl);
   }
-#else
-  if (nch > 0) {
-    const int cl = nch - 1, nl = static_cast<int>(len - static_cast<i64>(cl) * C);
-    const i64 r0 = static_cast<i64>(cl) * C;
-    copy_tile_rows<TDD, D, D>(sm.st, st_src(cl), tid);
-    copy_tile_rows<TCC, C, C>(sm.t, t_src(cl), tid);
-    rows_async(sm.x, true, vg(r0), p.v_ts, nl);
-    rows_async(sm.dob, true, og(r0), p.ho * D, nl);
-    rows_async(qraw, false, qg(r0), p.q_ts, nl);
-    rows_async(kraw, false, kg(r0), p.k_ts, nl);
-    cp_async_commit();
-    gates_raw(cl, nl);
-  }
-#endif
-  bool odd = false;  // dO in sm.vn, Vn in sm.dob (AHEAD = 2: also the mbarrier's parity)
-#endif
+  bool odd = false;  // dO in sm.vn, Vn in sm.dob; the mbarrier's parity
 
 #pragma unroll 1
   for (int c = nch - 1; c >= 0; --c) {
     const i64 c0 = static_cast<i64>(c) * C;
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
-#if GDN_BWD_ONEPASS_AHEAD
     u16* const dob = odd ? sm.vn : sm.dob;
     u16* const vn = odd ? sm.dob : sm.vn;
-#if GDN_BWD_ONEPASS_AHEAD == 1
-    const i64 cn0 = c0 - C;  // chunk c - 1's first row (all C rows in: only the last chunk is short)
-#endif
-#if GDN_BWD_ONEPASS_AHEAD == 2
     __syncthreads();  // the chunk after's readers of q, k, the gates and dS^T done
     opgraph_gemm::bar_wait(full, odd ? 1u : 0u);  // the chunk's tiles landed
     OCLK(0);
@@ -288,12 +240,6 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
         *reinterpret_cast<uint4*>(&dob[TCD::at(r, cc)]) = make_uint4(0u, 0u, 0u, 0u);
       }
     auto raw_at = [](int r, int cc) { return TCD::at(r, cc); };
-#else
-    cp_async_wait_all();
-    __syncthreads();  // the chunk's requests landed; the chunk after's readers of q, k, the gates and dS^T done
-    OCLK(0);
-    auto raw_at = [](int r, int cc) { return r * D + cc; };
-#endif
     // ---- q, k rows normalised from the raw rows (rows n .. C - 1 zero); the gates from the raw values ----
 #pragma unroll
     for (int i = 0; i < RPW; ++i) {
@@ -310,46 +256,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     }
     if (tid < C) {
       float gl = 0.f, b = 0.f;
-#if GDN_BWD_ONEPASS_AHEAD == 2
       if (gtma) gx = sm.graw[0][tid][h & 3], bx = sm.graw[1][tid][h & 3];
-#endif
       if (tid < n) gate_beta_from(p, h, gx, bx, gl, b);
       sm.gam[tid] = gl;
       sm.bet[tid] = b;
     }
-#else
-    u16* const dob = sm.dob;
-    u16* const vn = sm.vn;
-    __syncthreads();  // the chunk after's readers are done with every tile and partial
-    OCLK(0);
-    // ---- loads: S^T, T, v and dO rows by cp.async; q, k rows normalised; gates; dS^T to its tile ----
-    copy_tile_rows<TDD, D, D>(sm.st, st_src(c), tid);
-    copy_tile_rows<TCC, C, C>(sm.t, t_src(c), tid);
-    rows_async(sm.x, true, vg(c0), p.v_ts, n);
-    rows_async(dob, true, og(c0), p.ho * D, n);
-    cp_async_commit();
-#pragma unroll
-    for (int i = 0; i < RPW; ++i) {
-      const int r = warp + kGW * i;
-      float xq[EL], xk[EL];
-      if (r < n) {
-        unpack_row(load_row_raw(qg(c0 + r) + lane * EL), xq);
-        unpack_row(load_row_raw(kg(c0 + r) + lane * EL), xk);
-      } else {
-#pragma unroll
-        for (int e = 0; e < EL; ++e) xq[e] = xk[e] = 0.f;
-      }
-      if (l2) l2norm_rows(xq, xk);
-      st_row(&sm.q[TCD::at(r, lane * EL)], xq);
-      st_row(&sm.k[TCD::at(r, lane * EL)], xk);
-    }
-    if (tid < C) {
-      float gl = 0.f, b = 0.f;
-      if (tid < n) gate_beta(p, bos + c0 + tid, h, gl, b);
-      sm.gam[tid] = gl;
-      sm.bet[tid] = b;
-    }
-#endif
 #pragma unroll
     for (int b = 0; b < 2; ++b)
 #pragma unroll
@@ -447,18 +358,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     tiles_fence();
     __syncthreads();  // Vn, dVn written
     OCLK(5);
-#if GDN_BWD_ONEPASS_AHEAD == 2
     if (c > 0 && tid == 0) {  // chunk c - 1's q rows (its one arrival): T diag(beta) and P read for the last time
       opgraph_gemm::bar_expect_tx(full, kChunkBytes);
       tma_cd(qraw, &tm.q, 1, (c - 1) * C);
       if (gtma) tma_gates((c - 1) * C);  // the gates read at this chunk's start
     }
-#elif GDN_BWD_ONEPASS_AHEAD
-    if (c > 0) {  // chunk c - 1's q rows: T diag(beta) and P read for the last time
-      rows_async(qraw, false, qg(cn0), p.q_ts, C);
-      cp_async_commit();
-    }
-#endif
 
     float dq[NTD][4], dk[NTD][4], tmp[NTD][4];
     // ---- dVb = T^T dVn: dv = beta dVb, dbeta += <X, dVb>, dY = -e^gamma beta dVb, dgamma += <Y, dY> ----
@@ -556,18 +460,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     tiles_fence();
     __syncthreads();  // dY, dT written
     OCLK(9);
-#if GDN_BWD_ONEPASS_AHEAD == 2
     if (c > 0 && tid == 0) {  // chunk c - 1's v and k rows: X and dVn read for the last time
       tma_cd(sm.x, &tm.v, 3, (c - 1) * C);
       tma_cd(kraw, &tm.k, 2, (c - 1) * C);
     }
-#elif GDN_BWD_ONEPASS_AHEAD
-    if (c > 0) {  // chunk c - 1's v and k rows: X and dVn read for the last time
-      rows_async(sm.x, true, vg(cn0), p.v_ts, C);
-      rows_async(kraw, false, kg(cn0), p.k_ts, C);
-      cp_async_commit();
-    }
-#endif
 
     // ---- dk += dY S_c^T; T^T dT into c2 ----
     prod<NTD, D, false, true, TCD, TDD, kJ>(dk, sm.dy, m0, sm.st, nd0, lane);
@@ -595,19 +491,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     }
     __syncthreads();  // c2 (T^T dT) read by every warp
     OCLK(11);
-#if GDN_BWD_ONEPASS_AHEAD == 2
     if (c > 0) {  // chunk c - 1's S^T and T (both read for the last time), its gates
       if (tid == 0) tma_st_t(c - 1);
       if (!gtma) gates_raw(c - 1, C);
     }
-#elif GDN_BWD_ONEPASS_AHEAD
-    if (c > 0) {  // chunk c - 1's S^T and T (both read for the last time), its gates
-      copy_tile_rows<TDD, D, D>(sm.st, st_src(c - 1), tid);
-      copy_tile_rows<TCC, C, C>(sm.t, t_src(c - 1), tid);
-      cp_async_commit();
-      gates_raw(c - 1, C);
-    }
-#endif
 
     // ---- dP = scale dO Vn^T: M1 = tril_incl(dP . Gamma) into c2; E += dP . P (its row and column sums) ----
     {
@@ -618,14 +505,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1; dO read for the last time as itself
     OCLK(12);
-#if GDN_BWD_ONEPASS_AHEAD == 2
     if (c > 0 && tid == 0) tma_cd(vn, &tm.d_o, 4, (c - 1) * C);  // chunk c - 1's dO rows into this chunk's Vn tile
-#elif GDN_BWD_ONEPASS_AHEAD
-    if (c > 0) {  // chunk c - 1's dO rows into this chunk's Vn tile (dP read it for the last time)
-      rows_async(vn, true, og(cn0), p.ho * D, C);
-      cp_async_commit();
-    }
-#endif
 
     // ---- dq += M1 K; dk += M1^T Q + M2 K + M2^T K; dq, dk to the staging; dO scaled for the update ----
     prod<NTD, C, false, true, TCC, TCD, kJ>(dq, sm.c2, m0, sm.k, nd0, lane);
@@ -706,9 +586,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_one
     if (warp == 0)
       gate_grads_epilogue(p, h, bos + c0, n, gc, sm.rg, sm.rb, sm.rkd, sm.re, sm.rf, sm.ec, sm.red, kGW, lane);
     OCLK(15);
-#if GDN_BWD_ONEPASS_AHEAD
     odd = !odd;
-#endif
   }
 #if GDN_BWD_CLOCK
   if (clk_on)

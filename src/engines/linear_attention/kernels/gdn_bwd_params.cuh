@@ -26,17 +26,12 @@
 // no longer the same bits run to run (the adds' order). 0: the per-head staging.
 #define GDN_BWD_ONEPASS_RED 0
 #endif
-#ifndef GDN_BWD_ONEPASS_AHEAD
-// 1 (with GDN_BWD_ONEPASS): gdn_bwd_onepass requests each chunk's inputs during the chunk before it in its walk, as
-// their tiles' last readers finish (kernels/gdn_bwd_onepass.cuh); 0: at the chunk's start.
-#define GDN_BWD_ONEPASS_AHEAD 0
-#endif
 #ifndef GDN_BWD_ONEPASS_BATCH
 // 1 (with GDN_BWD_ONEPASS): gdn_bwd_onepass issues each phase's independent products back to back and waits once.
 #define GDN_BWD_ONEPASS_BATCH 0
 #endif
-#if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_AHEAD || GDN_BWD_ONEPASS_BATCH) && !GDN_BWD_ONEPASS
-#error "GDN_BWD_ONEPASS_RED, _AHEAD and _BATCH are forms of GDN_BWD_ONEPASS's pass 2"
+#if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_BATCH) && !GDN_BWD_ONEPASS
+#error "GDN_BWD_ONEPASS_RED and _BATCH are forms of GDN_BWD_ONEPASS's pass 2"
 #endif
 
 namespace opgraph_gdn {
@@ -61,7 +56,7 @@ enum : long long {
   // ckpt_chunks chunks, span j > 0 seeded by the sequence's checkpoint j - 1; gdn_bwd_fwd_summary's value rows
   // and gdn_bwd_span_fixup's forward direction (a split's) have nothing to do and exit.
   kBwdFlagCkpt = 1LL << 26,
-  // gdn_bwd_onepass (GDN_BWD_ONEPASS_AHEAD = 2): fp32 g and beta come by TMA (the launcher encodes their maps: fp32,
+  // gdn_bwd_onepass: fp32 g and beta come by TMA (the launcher encodes their maps: fp32,
   // HO a multiple of 4, 16-byte aligned); otherwise each row's thread reads them.
   kBwdFlagGatesTma = 1LL << 27
 };
