@@ -116,9 +116,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   const i64 h = blockIdx.y, seq = blockIdx.z;
 #if GDN_BWD_CLOCK
   // GDN_BWD_CLOCK (a measuring aid): head 0 of the middle sequence, each warpgroup's first thread; phases [0 the
-  // chunk's first barrier and its loads' wait, 1 the q / k normalisation, 2 (nothing since the loads came by TMA), 3 the gates and T diag(beta), 4 Y / X / P, 5 Vn / dVn, 6 dVb and dv's stores, 7 dQe, 8 dKd, 9 dT,
-  // 10 dY S^T and T^T dT, 11 dL, 12 dP, 13 the last four products, 14 dq / dk's stores and dO's scaling, 15 the
-  // update and warp 0's epilogue], a chunk's mean.
+  // chunk's first barrier and its loads' wait, 1 the q / k normalisation, 2 (nothing since the loads came by TMA),
+  // 3 the gates and T diag(beta), 4 Y / X / P, 5 Vn / dVn, 6 dVb and dv's stores, 7 dQe, 8 dKd, 9 dT, 10 dY S^T and
+  // T^T dT, 11 dL, 12 dP, 13 the last four products, 14 dq / dk's stores and dO's scaling, 15 the update and warp 0's
+  // epilogue], a chunk's mean.
   const bool clk_on = (tid & 127) == 0 && blockIdx.y == 0 && blockIdx.z == gridDim.z / 2;
   long long clk_t = clock64();
   if (clk_on)
