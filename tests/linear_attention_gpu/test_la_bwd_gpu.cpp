@@ -344,6 +344,33 @@ TEST_F(GdnBwdGpu, CheckpointsSeedTheForwardSpans) {
   check(c, rng);
 }
 
+// Three cases a d = 128 form runs under PIPELINE_ARCH `arch` (names prefixed): every gate and beta attribute with the
+// in-place state gradient; the linear gate with no initial state, strong decay and no d_final_state, v shared by 2 q
+// heads; one long sequence.
+void check_attribute_cases(std::int64_t arch, const std::string& prefix, std::mt19937& rng) {
+  Case c;
+  c.arch = arch;
+  c.name = prefix + "safe gate, l2norm, beta sigmoid x2, overwrite";
+  c.lens = {700, 1, 65};
+  c.safe = c.a_log = c.dt = c.l2 = c.beta_sig = c.neg = c.overwrite = true;
+  check(c, rng);
+  c = Case{};
+  c.arch = arch;
+  c.name = prefix + "linear gate, no init, strong decay, no d_final";
+  c.lens = {513, 64};
+  c.linear = c.strong = true;
+  c.init = c.d_final = false;
+  c.hq = c.hk = 2;
+  c.hv = 1;
+  check(c, rng);
+  c = Case{};
+  c.arch = arch;
+  c.name = prefix + "one long sequence, l2norm";
+  c.lens = {4096};
+  c.l2 = true;
+  check(c, rng);
+}
+
 // The fused forms (d = 128): PIPELINE_ARCH 2, gdn_bwd_fwd_fused writing the prep's tiles, S^T and Vn from the
 // forward's warp-specialised pass, then the scan-based reverse; 3, that and gdn_bwd_rev_fused (dS^T on three
 // warpgroups, both V halves a CTA). The varlen batch under both; under 3: fp16 inputs with bf16 gates and states and
@@ -364,27 +391,7 @@ TEST_F(GdnBwdGpu, FusedRecompute) {
   fp16_gqa(c);
   c.cu64 = true;
   check(c, rng);
-  c = Case{};
-  c.arch = 3;
-  c.name = "fused, safe gate, l2norm, beta sigmoid x2, overwrite";
-  c.lens = {700, 1, 65};
-  c.safe = c.a_log = c.dt = c.l2 = c.beta_sig = c.neg = c.overwrite = true;
-  check(c, rng);
-  c = Case{};
-  c.arch = 3;
-  c.name = "fused, linear gate, no init, strong decay, no d_final";
-  c.lens = {513, 64};
-  c.linear = c.strong = true;
-  c.init = c.d_final = false;
-  c.hq = c.hk = 2;
-  c.hv = 1;
-  check(c, rng);
-  c = Case{};
-  c.arch = 3;
-  c.name = "fused, one long sequence, l2norm";
-  c.lens = {4096};
-  c.l2 = true;
-  check(c, rng);
+  check_attribute_cases(3, "fused, ", rng);
 }
 
 // The one-pass form (PIPELINE_ARCH 5, rule B11; d = 128, bf16 q / k / v / dO): gdn_bwd_fwd_st_fused, then
@@ -415,27 +422,7 @@ TEST_F(GdnBwdGpu, OnePass) {
   c.hv = 8;
   c.cu64 = true;
   check(c, rng);
-  c = Case{};
-  c.arch = 5;
-  c.name = "one pass, safe gate, l2norm, beta sigmoid x2, overwrite";
-  c.lens = {700, 1, 65};
-  c.safe = c.a_log = c.dt = c.l2 = c.beta_sig = c.neg = c.overwrite = true;
-  check(c, rng);
-  c = Case{};
-  c.arch = 5;
-  c.name = "one pass, linear gate, no init, strong decay, no d_final";
-  c.lens = {513, 64};
-  c.linear = c.strong = true;
-  c.init = c.d_final = false;
-  c.hq = c.hk = 2;
-  c.hv = 1;
-  check(c, rng);
-  c = Case{};
-  c.arch = 5;
-  c.name = "one pass, one long sequence, l2norm";
-  c.lens = {4096};
-  c.l2 = true;
-  check(c, rng);
+  check_attribute_cases(5, "one pass, ", rng);
 }
 
 // PIPELINE_ARCH 3 under a chain split (its six span kernels: the forward summaries into the span blocks, the fix-up's
