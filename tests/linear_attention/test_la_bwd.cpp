@@ -535,12 +535,14 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
   if (auto api = runtime::nvrtc(); api.is_bad())
     GTEST_SKIP() << "libnvrtc cannot be loaded: " << api.status().message();
   auto all = linear_attention::gdn_bwd_declared_specialisations();
-  // 12 entries x d {64, 128} x {bf16, fp16}, and the six fused ones (gdn_bwd_fwd_fused, gdn_bwd_rev_fused and
-  // PIPELINE_ARCH 3's split: gdn_fused.cu's warp-specialised build) x {bf16, fp16} at d = 128
-  ASSERT_EQ(all.size(), 60u);
+  // 12 entries x d {64, 128} x {bf16, fp16}, the six fused ones (gdn_bwd_fwd_fused, gdn_bwd_rev_fused and
+  // PIPELINE_ARCH 3's split: gdn_fused.cu's warp-specialised build) x {bf16, fp16} at d = 128, and the one-pass
+  // form's four (PIPELINE_ARCH 5: gdn_bwd_fwd_st_fused, gdn_bwd_onepass and its finish and gate-parameter builds)
+  // at d = 128, bf16
+  ASSERT_EQ(all.size(), 64u);
   // One compile a build (source and defines: every entry of a source is in its one cubin), each entry found in it;
-  // 10 builds: states, grads x d x type, and the fused build x type.
-  EXPECT_EQ(la_test::compile_each_build_once(all), 10u);
+  // 12 builds: states, grads x d x type, the fused build x type, and the one-pass form's two.
+  EXPECT_EQ(la_test::compile_each_build_once(all), 12u);
 }
 
 // The A/B forms of the backward's kernels compile too (d = 128, bf16: the input type is a define every form shares,
