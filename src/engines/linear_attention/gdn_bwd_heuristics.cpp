@@ -1,6 +1,7 @@
 // engines/linear_attention/gdn_bwd_heuristics.cpp — gdn_bwd's heuristics (gdn_bwd.h): the chain split rules of
 // the scans (PIPELINE_ARCH 0) and of the fused forms (PIPELINE_ARCH 3), whether the one-pass form (5) and the fused
-// forms come first, and the family's proposals in their order. The kernels and the plan are gdn_bwd.cpp's, the rules B1..B9 gdn_bwd_rules.cpp's.
+// forms come first, and the family's proposals in their order. The kernels and the plan are gdn_bwd.cpp's, the
+// rules B1..B11 gdn_bwd_rules.cpp's.
 #include <vector>
 
 #include "engines/linear_attention/gdn_bwd.h"
