@@ -12,6 +12,7 @@
 #include <iterator>
 #include <utility>
 
+#include "engines/linear_attention/gdn_bwd_onepass.h"
 #include "engines/linear_attention/gdn_overrides.h"
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
 #include "engines/linear_attention/la_engine.h"
@@ -378,59 +379,6 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
       l.dims[kFwdSummary] = dims(2 * slices, heads, seqs, opgraph_gdn::gdn_bwd_fwd_scan_smem_bytes(p.d));
   }
   return l;
-}
-
-// gdn_bwd_onepass's second argument (kernels/gdn_bwd_onepass.cuh, OnePassMaps): its TMA maps, in that order.
-struct OnePassMaps {
-  CUtensorMap q, k, v, d_o, st, t, g, beta;
-};
-
-// The one-pass form's maps for the call's pointers in `a` (bf16 128-byte swizzled boxes 64 wide; fp32 g and beta in
-// boxes of 4 heads where kBwdFlagGatesTma is set, which this clears where g or beta is not 16-byte aligned).
-Status encode_onepass_maps(const runtime::CudaDriverApi& api, GdnBwdParams& a, OnePassMaps& m) {
-  auto enc = [&](CUtensorMap* out, CUtensorMapDataType type, unsigned long long base, std::int64_t d0,
-                 std::int64_t d1, std::int64_t d2, std::int64_t s1, std::int64_t s2, unsigned box0, unsigned box1,
-                 unsigned box2, bool swizzle, const char* what) -> Status {
-    cuuint64_t dims[4] = {static_cast<cuuint64_t>(d0), static_cast<cuuint64_t>(d1), static_cast<cuuint64_t>(d2), 1};
-    const std::int64_t span = s2 * std::max<std::int64_t>(d2, 1);
-    cuuint64_t strides[3] = {static_cast<cuuint64_t>(s1), static_cast<cuuint64_t>(s2), static_cast<cuuint64_t>(span)};
-    cuuint32_t box[4] = {box0, box1, box2, 1}, es[4] = {1, 1, 1, 1};
-    const CUresult r = api.tensor_map_encode_tiled(
-        out, type, 4, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, es,
-        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-        swizzle ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
-        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS)
-      return runtime::cuda_check(api, r, std::string("engine linear_attention: gdn_bwd PIPELINE_ARCH 5: "
-                                                     "cuTensorMapEncodeTiled (") + what + ")");
-    return Status::ok();
-  };
-  const std::int64_t D = 128, T = std::max<std::int64_t>(a.t, 1);
-  const auto bf16 = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  // q, k, v, dO as (D, heads, T) in bytes; a head or token stride of 0 (one head, one token) becomes the packed one.
-  auto rows = [&](CUtensorMap* out, unsigned long long base, std::int64_t heads, std::int64_t hs, std::int64_t ts,
-                  const char* what) {
-    const std::int64_t hb = hs > 0 ? hs * 2 : D * 2, tb = ts > 0 ? ts * 2 : hb * heads;
-    return enc(out, bf16, base, D, heads, T, hb, tb, 64, 1, 64, true, what);
-  };
-  OPGRAPH_CHECK(rows(&m.q, a.q, a.hq, a.q_hs, a.q_ts, "q"));
-  OPGRAPH_CHECK(rows(&m.k, a.k, a.hk, a.k_hs, a.k_ts, "k"));
-  OPGRAPH_CHECK(rows(&m.v, a.v, a.hv, a.v_hs, a.v_ts, "v"));
-  OPGRAPH_CHECK(rows(&m.d_o, a.d_o, a.ho, D, a.ho * D, "dO"));
-  // The workspace's S^T (bf16 [D][D] a (chunk slot, head)) and the block region's 64-element rows (T).
-  const std::int64_t sh = a.n_slots * a.ho, blk = opgraph_gdn::gdn_bwd_block_elems(D);
-  OPGRAPH_CHECK(enc(&m.st, bf16, a.ws + static_cast<unsigned long long>(a.ws_st), D, sh * D, 1, D * 2, sh * D * D * 2,
-                    64, static_cast<unsigned>(D), 1, true, "S^T"));
-  OPGRAPH_CHECK(enc(&m.t, bf16, a.ws + static_cast<unsigned long long>(a.ws_blocks), 64, sh * blk / 64, 1, 128,
-                    sh * blk * 2, 64, 64, 1, true, "T"));
-  if ((a.flags & opgraph_gdn::kBwdFlagGatesTma) && (a.g % 16 != 0 || a.beta % 16 != 0))
-    a.flags &= ~opgraph_gdn::kBwdFlagGatesTma;
-  if (a.flags & opgraph_gdn::kBwdFlagGatesTma) {
-    const auto f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    OPGRAPH_CHECK(enc(&m.g, f32, a.g, a.ho, T, 1, a.ho * 4, a.ho * 4 * T, 4, 64, 1, false, "g"));
-    OPGRAPH_CHECK(enc(&m.beta, f32, a.beta, a.ho, T, 1, a.ho * 4, a.ho * 4 * T, 4, 64, 1, false, "beta"));
-  }
-  return Status::ok();
 }
 
 class GdnBwdPlan final : public CompiledPlan {
