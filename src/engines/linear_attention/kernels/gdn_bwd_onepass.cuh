@@ -77,7 +77,9 @@ constexpr unsigned kOnePassSmemBytes = sizeof(OnePassSmem) + 1024;
 }  // namespace bwd
 }  // namespace opgraph_gdn
 
+#if !GDN_BWD_ONEPASS_ROLES
 extern "C" __device__ unsigned gdn_bwd_onepass_smem_bytes = opgraph_gdn::bwd::kOnePassSmemBytes;
+#endif
 #if GDN_BWD_CLOCK
 // GDN_BWD_CLOCK: 16 phases a warpgroup (OCLK's points below), a chunk's mean cycles in one CTA; bench/gdn_bwd_ab.cu
 // prints them.
@@ -96,7 +98,9 @@ extern "C" __device__ long long gdn_bwd_onepass_clock[64] = {};
   } while (0)
 #endif
 // GDN_BWD_ONEPASS_RED's form, for the launcher (bench/gdn_bwd_ab.cu zeroes the dq / dk staging first where it is 1).
+#if !GDN_BWD_ONEPASS_ROLES
 extern "C" __device__ unsigned gdn_bwd_onepass_red = GDN_BWD_ONEPASS_RED;
+#endif
 
 // The TMA maps (encoded by the launcher: bf16, 128-byte swizzle, box 64 elements wide,
 // zero fill; 4-D, innermost first): q, k, v, dO as (D, heads, T, 1) with box (64, 1, C, 1); S^T as the workspace's
@@ -105,6 +109,9 @@ extern "C" __device__ unsigned gdn_bwd_onepass_red = GDN_BWD_ONEPASS_RED;
 struct OnePassMaps {
   opgraph_gemm::TmaMap q, k, v, d_o, st, t, g, beta;
 };
+#if GDN_BWD_ONEPASS_ROLES
+#include "linear_attention/kernels/gdn_bwd_onepass_roles.cuh"
+#else
 extern "C" __device__ unsigned gdn_bwd_onepass_tma = 1;
 extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     gdn_bwd_onepass(const GdnBwdParams p, const __grid_constant__ OnePassMaps tm) {
@@ -606,3 +613,4 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
                      p.dinit_type, ds[b][j][2 * hh], ds[b][j][2 * hh + 1]);
   }
 }
+#endif  // GDN_BWD_ONEPASS_ROLES

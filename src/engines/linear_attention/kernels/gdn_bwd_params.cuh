@@ -30,8 +30,13 @@
 // 1 (with GDN_BWD_ONEPASS): gdn_bwd_onepass issues each phase's independent products back to back and waits once.
 #define GDN_BWD_ONEPASS_BATCH 0
 #endif
-#if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_BATCH) && !GDN_BWD_ONEPASS
-#error "GDN_BWD_ONEPASS_RED and _BATCH are forms of GDN_BWD_ONEPASS's pass 2"
+#ifndef GDN_BWD_ONEPASS_ROLES
+// 1 (with GDN_BWD_ONEPASS and GDN_BWD_ONEPASS_RED; a trial): gdn_bwd_onepass by roles, every product full width on
+// one warpgroup (kernels/gdn_bwd_onepass_roles.cuh) in place of the column-quarter form. 0: the engine's build.
+#define GDN_BWD_ONEPASS_ROLES 0
+#endif
+#if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_BATCH || GDN_BWD_ONEPASS_ROLES) && !GDN_BWD_ONEPASS
+#error "GDN_BWD_ONEPASS_RED, _BATCH and _ROLES are forms of GDN_BWD_ONEPASS's pass 2"
 #endif
 
 namespace opgraph_gdn {
