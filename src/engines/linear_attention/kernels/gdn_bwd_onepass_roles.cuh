@@ -227,9 +227,19 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   const bool gtma = (p.flags & kBwdFlagGatesTma) != 0;
   const u32 kChunkBytes = (4 * C * D + D * D + C * C) * 2 + (gtma ? 2 * C * 4 * 4 : 0);
   const u32 full = smem_u32(&sm.full);
-  float gx = 0.f, bx = 0.f;
+  // GDN_BWD_ONEPASS_ROLES=2: warp 0 forms the gates of every row (two a lane) and their cumsum in start_a, aux forms T
+  // diag(beta) itself, and the chunk's start has one CTA barrier (two under 1).
+  constexpr bool kOneBar = GDN_BWD_ONEPASS_ROLES == 2;
+  float gx = 0.f, bx = 0.f, gx1 = 0.f, bx1 = 0.f;  // the raw gates: row tid (1), rows 2 lane, 2 lane + 1 (2)
   auto gates_raw = [&](int cc, int nr) {
-    if (tid < nr) {
+    if constexpr (kOneBar) {
+      if (warp == 0) {
+        const i64 off = (bos + static_cast<i64>(cc) * C + 2 * lane) * p.ho + h;
+        if (2 * lane < nr) gx = load_any(p.g, off, p.g_type), bx = load_any(p.beta, off, p.beta_type);
+        if (2 * lane + 1 < nr)
+          gx1 = load_any(p.g, off + p.ho, p.g_type), bx1 = load_any(p.beta, off + p.ho, p.beta_type);
+      }
+    } else if (tid < nr) {
       const i64 off = (bos + static_cast<i64>(cc) * C + tid) * p.ho + h;
       gx = load_any(p.g, off, p.g_type);
       bx = load_any(p.beta, off, p.beta_type);
@@ -292,7 +302,21 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       st_row(&sm.q[TCD::at(r, lane * EL)], xq);
       st_row(&sm.k[TCD::at(r, lane * EL)], xk);
     }
-    if (tid < C) {
+    if constexpr (kOneBar) {
+      if (warp == 0) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int r = 2 * lane + i;
+          float gl = 0.f, b = 0.f;
+          float xg = i ? gx1 : gx, xb = i ? bx1 : bx;
+          if (gtma) xg = sm.graw[0][r][h & 3], xb = sm.graw[1][r][h & 3];
+          if (r < n) gate_beta_from(p, h, xg, xb, gl, b);
+          sm.gam[r] = gl;
+          sm.bet[r] = b;
+        }
+        chunk_gate_cumsum(sm.gam, lane);
+      }
+    } else if (tid < C) {
       float gl = 0.f, b = 0.f;
       if (gtma) gx = sm.graw[0][tid][h & 3], bx = sm.graw[1][tid][h & 3];
       if (tid < n) gate_beta_from(p, h, gx, bx, gl, b);
@@ -302,6 +326,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   };
   auto start_b = [&]() {
     OCLK(1);
+    if constexpr (kOneBar) return;
     tiles_fence();
     nbar_sync(0, kGT);
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
@@ -356,104 +381,110 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       start_c();
       const RowF rf_ = row_f();
       const float gc = rf_.gc, ega = rf_.ega, egb = rf_.egb, eda = rf_.eda, edb = rf_.edb, ba = rf_.ba, bb = rf_.bb;
-        {
-          float y[16][4], qk[8][4];
-          zero(y);
-          zero(qk);
-          prod<16, D, false, false, TCD, TDD, false>(y, sm.k, 0, sm.st, 0, lane);
-          prod<8, D, false, false, TCD, TCD, false>(qk, sm.q, 0, sm.k, 0, lane);
-          prod_join(y, qk);
-          OCLK(3);
-          // P = tril_incl(Q K^T . Gamma) first (its accumulators die)
-#pragma unroll
-          for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
-              float pv[2];
-#pragma unroll
-              for (int e = 0; e < 2; ++e)
-                pv[e] = s0 + e <= r ? qk[j][2 * hh + e] * exp2f(sm.gam[r] - sm.gam[s0 + e]) : 0.f;
-              st_bf2(&sm.p[fr.cc(hh, j)], pv[0], pv[1]);
-            }
-          // X = V - e^gamma Y into x; Y (bf16) over v
-#pragma unroll
-          for (int j = 0; j < 16; ++j)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const float e = hh ? egb : ega;
-              const int o = fr.cd(hh, j);
-              const u32 w = lds32(&sm.v[o]);
-              st_bf2(&sm.x[o], blo(w) - e * y[j][2 * hh], bhi(w) - e * y[j][2 * hh + 1]);
-              st_bf2(&sm.v[o], y[j][2 * hh], y[j][2 * hh + 1]);
-            }
+      if constexpr (kOneBar)  // T diag(beta) (read by Vn only, after the AUX barrier below)
+        for (int i = tid & 127; i < C * C / 2; i += 128) {
+          const int r = i / (C / 2), s = 2 * (i % (C / 2));
+          const u32 w = lds32(&sm.t[TCC::at(r, s)]);
+          st_bf2(&sm.tv[TCC::at(r, s)], blo(w) * sm.bet[s], bhi(w) * sm.bet[s + 1]);
         }
-        tiles_fence();
-        nbar_arrive(kBarXP, 256);
-        nbar_sync(kBarAux, 128);
-        OCLK(4);
-        {  // Vn = (T diag beta) X
-          float a[16][4];
-          zero(a);
-          prod<16, C, false, true, TCC, TCD>(a, sm.tv, 0, sm.x, 0, lane);
+      {
+        float y[16][4], qk[8][4];
+        zero(y);
+        zero(qk);
+        prod<16, D, false, false, TCD, TDD, false>(y, sm.k, 0, sm.st, 0, lane);
+        prod<8, D, false, false, TCD, TCD, false>(qk, sm.q, 0, sm.k, 0, lane);
+        prod_join(y, qk);
+        OCLK(3);
+        // P = tril_incl(Q K^T . Gamma) first (its accumulators die)
 #pragma unroll
-          for (int j = 0; j < 16; ++j) {
-            st_bf2(&sm.vn[fr.cd(0, j)], a[j][0], a[j][1]);
-            st_bf2(&sm.vn[fr.cd(1, j)], a[j][2], a[j][3]);
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
+            float pv[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              pv[e] = s0 + e <= r ? qk[j][2 * hh + e] * exp2f(sm.gam[r] - sm.gam[s0 + e]) : 0.f;
+            st_bf2(&sm.p[fr.cc(hh, j)], pv[0], pv[1]);
           }
-        }
-        tiles_fence();
-        nbar_arrive(kBarVN, 256);
-        nbar_sync(kBarAux, 128);
-        OCLK(5);
-        // dQe = dO S_c^T: dq = scale e^gamma dQe, q . dQe
-        float dq[16][4];
-        zero(dq);
-        prod<16, D, false, true, TCD, TDD>(dq, sm.dob, 0, sm.st, 0, lane);
-        {
-          float r0, r1;
-          row_dot_w(dq, sm.q, fr, r0, r1);
-          if (t4 == 0) sm.pga[ra] = scale * ega * r0, sm.pga[rb_] = scale * egb * r1;
+        // X = V - e^gamma Y into x; Y (bf16) over v
 #pragma unroll
-          for (int j = 0; j < 16; ++j) {
-            dq[j][0] *= scale * ega, dq[j][1] *= scale * ega;
-            dq[j][2] *= scale * egb, dq[j][3] *= scale * egb;
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const float e = hh ? egb : ega;
+            const int o = fr.cd(hh, j);
+            const u32 w = lds32(&sm.v[o]);
+            st_bf2(&sm.x[o], blo(w) - e * y[j][2 * hh], bhi(w) - e * y[j][2 * hh + 1]);
+            st_bf2(&sm.v[o], y[j][2 * hh], y[j][2 * hh + 1]);
           }
+      }
+      tiles_fence();
+      nbar_arrive(kBarXP, 256);
+      nbar_sync(kBarAux, 128);
+      OCLK(4);
+      {  // Vn = (T diag beta) X
+        float a[16][4];
+        zero(a);
+        prod<16, C, false, true, TCC, TCD>(a, sm.tv, 0, sm.x, 0, lane);
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+          st_bf2(&sm.vn[fr.cd(0, j)], a[j][0], a[j][1]);
+          st_bf2(&sm.vn[fr.cd(1, j)], a[j][2], a[j][3]);
         }
-        OCLK(6);
-        {  // dP = dO Vn^T: M1 = scale dP . Gamma (s <= r) over T diag beta; E += scale dP . P
-          float dp[8][4];
-          zero(dp);
-          prod<8, D, false, false, TCD, TCD>(dp, sm.dob, 0, sm.vn, 0, lane);
-          nbar_arrive(kBarDoFree, 512);  // aux's reads of dO done
+      }
+      tiles_fence();
+      nbar_arrive(kBarVN, 256);
+      nbar_sync(kBarAux, 128);
+      OCLK(5);
+      // dQe = dO S_c^T: dq = scale e^gamma dQe, q . dQe
+      float dq[16][4];
+      zero(dq);
+      prod<16, D, false, true, TCD, TDD>(dq, sm.dob, 0, sm.st, 0, lane);
+      {
+        float r0, r1;
+        row_dot_w(dq, sm.q, fr, r0, r1);
+        if (t4 == 0) sm.pga[ra] = scale * ega * r0, sm.pga[rb_] = scale * egb * r1;
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < 16; ++j) {
+          dq[j][0] *= scale * ega, dq[j][1] *= scale * ega;
+          dq[j][2] *= scale * egb, dq[j][3] *= scale * egb;
+        }
+      }
+      OCLK(6);
+      {  // dP = dO Vn^T: M1 = scale dP . Gamma (s <= r) over T diag beta; E += scale dP . P
+        float dp[8][4];
+        zero(dp);
+        prod<8, D, false, false, TCD, TCD>(dp, sm.dob, 0, sm.vn, 0, lane);
+        nbar_arrive(kBarDoFree, 512);  // aux's reads of dO done
 #pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
-              const u32 pw = lds32(&sm.p[fr.cc(hh, j)]);
-              float m1[2];
+        for (int j = 0; j < 8; ++j)
 #pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const float gr = s0 + e <= r ? exp2f(sm.gam[r] - sm.gam[s0 + e]) : 0.f;
-                m1[e] = scale * dp[j][2 * hh + e] * gr;
-              }
-              dp[j][2 * hh] *= scale * blo(pw);
-              dp[j][2 * hh + 1] *= scale * bhi(pw);
-              st_bf2(&sm.tv[fr.cc(hh, j)], m1[0], m1[1]);
+          for (int hh = 0; hh < 2; ++hh) {
+            const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
+            const u32 pw = lds32(&sm.p[fr.cc(hh, j)]);
+            float m1[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float gr = s0 + e <= r ? exp2f(sm.gam[r] - sm.gam[s0 + e]) : 0.f;
+              m1[e] = scale * dp[j][2 * hh + e] * gr;
             }
-          float row[2];
-          sums_w(dp, row, sm.eca[band], lane);
-          if (t4 == 0) sm.rea[ra] = row[0], sm.rea[rb_] = row[1];
-        }
-        tiles_fence();
-        nbar_arrive(kBarM1, 256);
-        nbar_sync(kBarAux, 128);
-        OCLK(7);
-        prod<16, C, false, true, TCC, TCD>(dq, sm.tv, 0, sm.k, 0, lane);  // dq += M1 K
-        OCLK(8);
-        red_rows(ws32(p, p.ws_dq), dq, bos + c0, p.hq, hq, ra, n, lane);
-        OCLK(9);
+            dp[j][2 * hh] *= scale * blo(pw);
+            dp[j][2 * hh + 1] *= scale * bhi(pw);
+            st_bf2(&sm.tv[fr.cc(hh, j)], m1[0], m1[1]);
+          }
+        float row[2];
+        sums_w(dp, row, sm.eca[band], lane);
+        if (t4 == 0) sm.rea[ra] = row[0], sm.rea[rb_] = row[1];
+      }
+      tiles_fence();
+      nbar_arrive(kBarM1, 256);
+      nbar_sync(kBarAux, 128);
+      OCLK(7);
+      prod<16, C, false, true, TCC, TCD>(dq, sm.tv, 0, sm.k, 0, lane);  // dq += M1 K
+      OCLK(8);
+      red_rows(ws32(p, p.ws_dq), dq, bos + c0, p.hq, hq, ra, n, lane);
+      OCLK(9);
       end_chunk(c, n, gc);
       odd = !odd;
     }
@@ -468,158 +499,158 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       start_c();
       const RowF rf_ = row_f();
       const float gc = rf_.gc, ega = rf_.ega, egb = rf_.egb, eda = rf_.eda, edb = rf_.edb, ba = rf_.ba, bb = rf_.bb;
-        float pbr[2] = {0.f, 0.f}, pgr[2] = {0.f, 0.f};
-        {  // dVn = scale (P^T dO + e^(gamma_C - gamma) / scale K dS)
-          float a[16][4];
-          zero(a);
-          prod<16, D, false, false, TCD, TDD>(a, sm.k, 0, sm.ds, 0, lane);
-          OCLK(3);
-          const float fa = eda / scale, fb = edb / scale;
+      float pbr[2] = {0.f, 0.f}, pgr[2] = {0.f, 0.f};
+      {  // dVn = scale (P^T dO + e^(gamma_C - gamma) / scale K dS)
+        float a[16][4];
+        zero(a);
+        prod<16, D, false, false, TCD, TDD>(a, sm.k, 0, sm.ds, 0, lane);
+        OCLK(3);
+        const float fa = eda / scale, fb = edb / scale;
 #pragma unroll
-          for (int j = 0; j < 16; ++j) a[j][0] *= fa, a[j][1] *= fa, a[j][2] *= fb, a[j][3] *= fb;
-          nbar_sync(kBarXP, 256);
-          OCLK(4);
-          prod<16, C, true, true, TCC, TCD>(a, sm.p, 0, sm.dob, 0, lane);
-          nbar_arrive(kBarDoFree, 512);  // grad's reads of dO done
+        for (int j = 0; j < 16; ++j) a[j][0] *= fa, a[j][1] *= fa, a[j][2] *= fb, a[j][3] *= fb;
+        nbar_sync(kBarXP, 256);
+        OCLK(4);
+        prod<16, C, true, true, TCC, TCD>(a, sm.p, 0, sm.dob, 0, lane);
+        nbar_arrive(kBarDoFree, 512);  // grad's reads of dO done
 #pragma unroll
-          for (int j = 0; j < 16; ++j) {
-            st_bf2(&sm.dvn[fr.cd(0, j)], scale * a[j][0], scale * a[j][1]);
-            st_bf2(&sm.dvn[fr.cd(1, j)], scale * a[j][2], scale * a[j][3]);
-          }
+        for (int j = 0; j < 16; ++j) {
+          st_bf2(&sm.dvn[fr.cd(0, j)], scale * a[j][0], scale * a[j][1]);
+          st_bf2(&sm.dvn[fr.cd(1, j)], scale * a[j][2], scale * a[j][3]);
         }
-        tiles_fence();
-        nbar_sync(kBarGrad, 128);
-        OCLK(5);
-        {  // dVb = T^T dVn (dv, dbeta's <X, dVb>, dY over dVn, <Y, dY>); dT = dVn X^T (beta a column) into c1
-          float a[16][4], dt[8][4];
-          zero(a);
-          zero(dt);
-          prod<16, C, true, true, TCC, TCD, false>(a, sm.t, 0, sm.dvn, 0, lane);
-          prod<8, D, false, false, TCD, TCD, false>(dt, sm.dvn, 0, sm.x, 0, lane);
-          prod_join(a, dt);
-          OCLK(6);
+      }
+      tiles_fence();
+      nbar_sync(kBarGrad, 128);
+      OCLK(5);
+      {  // dVb = T^T dVn (dv, dbeta's <X, dVb>, dY over dVn, <Y, dY>); dT = dVn X^T (beta a column) into c1
+        float a[16][4], dt[8][4];
+        zero(a);
+        zero(dt);
+        prod<16, C, true, true, TCC, TCD, false>(a, sm.t, 0, sm.dvn, 0, lane);
+        prod<8, D, false, false, TCD, TCD, false>(dt, sm.dvn, 0, sm.x, 0, lane);
+        prod_join(a, dt);
+        OCLK(6);
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < 8; ++j)
 #pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const int s = 8 * j + 2 * t4;
-              st_bf2(&sm.c1[fr.cc(hh, j)], sm.bet[s] * dt[j][2 * hh], sm.bet[s + 1] * dt[j][2 * hh + 1]);
+          for (int hh = 0; hh < 2; ++hh) {
+            const int s = 8 * j + 2 * t4;
+            st_bf2(&sm.c1[fr.cc(hh, j)], sm.bet[s] * dt[j][2 * hh], sm.bet[s + 1] * dt[j][2 * hh + 1]);
+          }
+        float r0, r1;
+        row_dot_w(a, sm.x, fr, r0, r1);
+        pbr[0] += r0, pbr[1] += r1;
+        nbar_sync(kBarGrad, 128);  // every grad warp's reads of dVn done: dY goes over it
+        const bool direct = p.hv == p.ho;
+        float* sv_ = ws32(p, p.ws_dv);
+        float y0 = 0.f, y1 = 0.f;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const int r = hh ? rb_ : ra;
+            const float br = hh ? bb : ba, e = hh ? egb : ega;
+            const int o = fr.cd(hh, j);
+            const float d0 = -e * br * a[j][2 * hh], d1 = -e * br * a[j][2 * hh + 1];
+            const u32 yw = lds32(&sm.v[o]);
+            (hh ? y1 : y0) += blo(yw) * d0 + bhi(yw) * d1;
+            st_bf2(&sm.dvn[o], d0, d1);
+            if (r < n) {
+              const i64 ad = ((bos + c0 + r) * p.ho + h) * D + 8 * j + 2 * t4;
+              if (direct) store_any2(p.dv, ad, p.dv_type, br * a[j][2 * hh], br * a[j][2 * hh + 1]);
+              else store_f2(sv_ + ad, br * a[j][2 * hh], br * a[j][2 * hh + 1]);
             }
-          float r0, r1;
-          row_dot_w(a, sm.x, fr, r0, r1);
-          pbr[0] += r0, pbr[1] += r1;
-          nbar_sync(kBarGrad, 128);  // every grad warp's reads of dVn done: dY goes over it
-          const bool direct = p.hv == p.ho;
-          float* sv_ = ws32(p, p.ws_dv);
-          float y0 = 0.f, y1 = 0.f;
+          }
+        }
 #pragma unroll
-          for (int j = 0; j < 16; ++j) {
+        for (int o = 1; o <= 2; o <<= 1) {
+          y0 += __shfl_xor_sync(0xffffffffu, y0, o);
+          y1 += __shfl_xor_sync(0xffffffffu, y1, o);
+        }
+        pgr[0] += y0, pgr[1] += y1;
+      }
+      tiles_fence();
+      nbar_arrive(kBarDY, 384);
+      nbar_sync(kBarGrad, 128);
+      OCLK(7);
+      {  // T^T dT into c2
+        float a[8][4];
+        zero(a);
+        prod<8, C, true, true, TCC, TCC>(a, sm.t, 0, sm.c1, 0, lane);
 #pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const int r = hh ? rb_ : ra;
-              const float br = hh ? bb : ba, e = hh ? egb : ega;
-              const int o = fr.cd(hh, j);
-              const float d0 = -e * br * a[j][2 * hh], d1 = -e * br * a[j][2 * hh + 1];
-              const u32 yw = lds32(&sm.v[o]);
-              (hh ? y1 : y0) += blo(yw) * d0 + bhi(yw) * d1;
-              st_bf2(&sm.dvn[o], d0, d1);
-              if (r < n) {
-                const i64 ad = ((bos + c0 + r) * p.ho + h) * D + 8 * j + 2 * t4;
-                if (direct) store_any2(p.dv, ad, p.dv_type, br * a[j][2 * hh], br * a[j][2 * hh + 1]);
-                else store_f2(sv_ + ad, br * a[j][2 * hh], br * a[j][2 * hh + 1]);
-              }
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) st_bf2(&sm.c2[fr.cc(hh, j)], a[j][2 * hh], a[j][2 * hh + 1]);
+      }
+      tiles_fence();
+      nbar_sync(kBarGrad, 128);
+      OCLK(8);
+      {  // dL = -(T^T dT) T^T (strict): M2 = dL beta_r Gamma into c1; F = dL (K K^T) Gamma; E = beta_r F
+        float dl[8][4], kk[8][4];
+        zero(dl);
+        zero(kk);
+        prod<8, C, false, false, TCC, TCC, false>(dl, sm.c2, 0, sm.t, 0, lane);
+        prod<8, D, false, false, TCD, TCD, false>(kk, sm.k, 0, sm.k, 0, lane);
+        prod_join(dl, kk);
+        float fr0 = 0.f, fr1 = 0.f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
+            const float br = hh ? bb : ba;
+            float m2[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int s = s0 + e;
+              const float gr = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
+              const float d = -dl[j][2 * hh + e];
+              const float f = d * kk[j][2 * hh + e] * gr;
+              (hh ? fr1 : fr0) += f;
+              dl[j][2 * hh + e] = br * f;  // E's beta F
+              m2[e] = d * br * gr;
             }
+            st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
           }
 #pragma unroll
-          for (int o = 1; o <= 2; o <<= 1) {
-            y0 += __shfl_xor_sync(0xffffffffu, y0, o);
-            y1 += __shfl_xor_sync(0xffffffffu, y1, o);
-          }
-          pgr[0] += y0, pgr[1] += y1;
+        for (int o = 1; o <= 2; o <<= 1) {
+          fr0 += __shfl_xor_sync(0xffffffffu, fr0, o);
+          fr1 += __shfl_xor_sync(0xffffffffu, fr1, o);
         }
-        tiles_fence();
-        nbar_arrive(kBarDY, 384);
-        nbar_sync(kBarGrad, 128);
-        OCLK(7);
-        {  // T^T dT into c2
-          float a[8][4];
-          zero(a);
-          prod<8, C, true, true, TCC, TCC>(a, sm.t, 0, sm.c1, 0, lane);
+        pbr[0] += fr0, pbr[1] += fr1;
+        float row[2];
+        sums_w(dl, row, sm.ecg[band], lane);
+        if (t4 == 0) sm.reg[ra] = row[0], sm.reg[rb_] = row[1];
+      }
+      tiles_fence();
+      nbar_sync(kBarGrad, 128);
+      OCLK(9);
+      // dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd, k . dKd; then dk += dY S_c^T + M2 K + M2^T K + M1^T Q
+      float dk[16][4];
+      zero(dk);
+      nbar_sync(kBarVN, 256);
+      prod<16, D, false, true, TCD, TDD>(dk, sm.vn, 0, sm.ds, 0, lane);
+      OCLK(10);
+      {
+        float r0, r1;
+        row_dot_w(dk, sm.k, fr, r0, r1);
+        if (t4 == 0) sm.pkd[ra] = eda * r0, sm.pkd[rb_] = edb * r1;
+        pgr[0] -= eda * r0, pgr[1] -= edb * r1;
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) st_bf2(&sm.c2[fr.cc(hh, j)], a[j][2 * hh], a[j][2 * hh + 1]);
-        }
-        tiles_fence();
-        nbar_sync(kBarGrad, 128);
-        OCLK(8);
-        {  // dL = -(T^T dT) T^T (strict): M2 = dL beta_r Gamma into c1; F = dL (K K^T) Gamma; E = beta_r F
-          float dl[8][4], kk[8][4];
-          zero(dl);
-          zero(kk);
-          prod<8, C, false, false, TCC, TCC, false>(dl, sm.c2, 0, sm.t, 0, lane);
-          prod<8, D, false, false, TCD, TCD, false>(kk, sm.k, 0, sm.k, 0, lane);
-          prod_join(dl, kk);
-          float fr0 = 0.f, fr1 = 0.f;
-#pragma unroll
-          for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
-              const float br = hh ? bb : ba;
-              float m2[2];
-#pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const int s = s0 + e;
-                const float gr = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
-                const float d = -dl[j][2 * hh + e];
-                const float f = d * kk[j][2 * hh + e] * gr;
-                (hh ? fr1 : fr0) += f;
-                dl[j][2 * hh + e] = br * f;  // E's beta F
-                m2[e] = d * br * gr;
-              }
-              st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
-            }
-#pragma unroll
-          for (int o = 1; o <= 2; o <<= 1) {
-            fr0 += __shfl_xor_sync(0xffffffffu, fr0, o);
-            fr1 += __shfl_xor_sync(0xffffffffu, fr1, o);
-          }
-          pbr[0] += fr0, pbr[1] += fr1;
-          float row[2];
-          sums_w(dl, row, sm.ecg[band], lane);
-          if (t4 == 0) sm.reg[ra] = row[0], sm.reg[rb_] = row[1];
-        }
-        tiles_fence();
-        nbar_sync(kBarGrad, 128);
-        OCLK(9);
-        // dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd, k . dKd; then dk += dY S_c^T + M2 K + M2^T K + M1^T Q
-        float dk[16][4];
-        zero(dk);
-        nbar_sync(kBarVN, 256);
-        prod<16, D, false, true, TCD, TDD>(dk, sm.vn, 0, sm.ds, 0, lane);
-        OCLK(10);
-        {
-          float r0, r1;
-          row_dot_w(dk, sm.k, fr, r0, r1);
-          if (t4 == 0) sm.pkd[ra] = eda * r0, sm.pkd[rb_] = edb * r1;
-          pgr[0] -= eda * r0, pgr[1] -= edb * r1;
-#pragma unroll
-          for (int j = 0; j < 16; ++j) dk[j][0] *= eda, dk[j][1] *= eda, dk[j][2] *= edb, dk[j][3] *= edb;
-        }
-        if (t4 == 0) {
-          sm.pb[ra] = pbr[0], sm.pb[rb_] = pbr[1];
-          sm.pgg[ra] = pgr[0], sm.pgg[rb_] = pgr[1];
-        }
-        prod<16, D, false, true, TCD, TDD, false>(dk, sm.dvn, 0, sm.st, 0, lane);
-        prod<16, C, false, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
-        prod<16, C, true, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
-        nbar_sync(kBarM1, 256);
-        prod<16, C, true, true, TCC, TCD, false>(dk, sm.tv, 0, sm.q, 0, lane);
-        prod_join(dk, dk);
-        OCLK(11);
-        red_rows(ws32(p, p.ws_dk), dk, bos + c0, p.hk, hk, ra, n, lane);
-        OCLK(12);
+        for (int j = 0; j < 16; ++j) dk[j][0] *= eda, dk[j][1] *= eda, dk[j][2] *= edb, dk[j][3] *= edb;
+      }
+      if (t4 == 0) {
+        sm.pb[ra] = pbr[0], sm.pb[rb_] = pbr[1];
+        sm.pgg[ra] = pgr[0], sm.pgg[rb_] = pgr[1];
+      }
+      prod<16, D, false, true, TCD, TDD, false>(dk, sm.dvn, 0, sm.st, 0, lane);
+      prod<16, C, false, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
+      prod<16, C, true, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
+      nbar_sync(kBarM1, 256);
+      prod<16, C, true, true, TCC, TCD, false>(dk, sm.tv, 0, sm.q, 0, lane);
+      prod_join(dk, dk);
+      OCLK(11);
+      red_rows(ws32(p, p.ws_dk), dk, bos + c0, p.hk, hk, ra, n, lane);
+      OCLK(12);
       end_chunk(c, n, gc);
       odd = !odd;
     }
@@ -667,31 +698,31 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       start_c();
       const RowF rf_ = row_f();
       const float gc = rf_.gc, ega = rf_.ega, egb = rf_.egb, eda = rf_.eda, edb = rf_.edb, ba = rf_.ba, bb = rf_.bb;
-        const float egc = exp2f(gc);
+      const float egc = exp2f(gc);
 #pragma unroll
-        for (int j = 0; j < 16; ++j)
+      for (int j = 0; j < 16; ++j)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) ds[j][e] *= egc;
-        nbar_sync(kBarDoFree, 512);
-        OCLK(3);
-        // dO's panel hb (value columns 64 hb ..) times scale e^gamma, in place
-        u16* const dop = sm.dob + hb * kPanel;
-        for (int i = tid & 127; i < C * 32; i += 128) {
-          const int r = i / 32, cc = 2 * (i % 32);
-          const float f = scale * exp2f(sm.gam[r]);
-          const int o = TCD::at(r, cc);
-          const u32 w = lds32(&dop[o]);
-          st_bf2(&dop[o], f * blo(w), f * bhi(w));
-        }
-        tiles_fence();
-        nbar_sync(kBarCh + hb, 128);
-        OCLK(4);
-        prod<16, C, true, true, TCD, TCD, false>(ds, dop, 0, sm.q, 0, lane);
-        nbar_sync(kBarDY, 384);
-        OCLK(5);
-        prod<16, C, true, true, TCD, TCD, false>(ds, sm.dvn + hb * kPanel, 0, sm.k, 0, lane);
-        prod_join(ds, ds);
-        OCLK(6);
+        for (int e = 0; e < 4; ++e) ds[j][e] *= egc;
+      nbar_sync(kBarDoFree, 512);
+      OCLK(3);
+      // dO's panel hb (value columns 64 hb ..) times scale e^gamma, in place
+      u16* const dop = sm.dob + hb * kPanel;
+      for (int i = tid & 127; i < C * 32; i += 128) {
+        const int r = i / 32, cc = 2 * (i % 32);
+        const float f = scale * exp2f(sm.gam[r]);
+        const int o = TCD::at(r, cc);
+        const u32 w = lds32(&dop[o]);
+        st_bf2(&dop[o], f * blo(w), f * bhi(w));
+      }
+      tiles_fence();
+      nbar_sync(kBarCh + hb, 128);
+      OCLK(4);
+      prod<16, C, true, true, TCD, TCD, false>(ds, dop, 0, sm.q, 0, lane);
+      nbar_sync(kBarDY, 384);
+      OCLK(5);
+      prod<16, C, true, true, TCD, TCD, false>(ds, sm.dvn + hb * kPanel, 0, sm.k, 0, lane);
+      prod_join(ds, ds);
+      OCLK(6);
       end_chunk(c, n, gc);
       odd = !odd;
     }
