@@ -17,6 +17,17 @@
 // 2026-12-07 (eighteenth session) from scripts/model_gdn_bwd_pass2_roles.py's plan; docs/linear_attention.md.
 #pragma once
 
+#if GDN_BWD_CLOCK  // OCLK with the clock read as volatile asm (clock_v below)
+#undef OCLK
+#define OCLK(i)                                                 \
+  do {                                                          \
+    if (clk_on) {                                               \
+      const long long t_ = opgraph_gdn::bwd::roles::clock_v();  \
+      sm.clk[16 * (tid >> 7) + (i)] += t_ - clk_t;              \
+      clk_t = t_;                                               \
+    }                                                           \
+  } while (0)
+#endif
 #if !GDN_BWD_ONEPASS_RED
 #error "GDN_BWD_ONEPASS_ROLES: written for GDN_BWD_ONEPASS_RED=1"
 #endif
@@ -63,6 +74,25 @@ __device__ __forceinline__ void nbar_sync(int id, int n) {
 }
 __device__ __forceinline__ void nbar_arrive(int id, int n) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+#ifndef GDN_BWD_ROLES_CHAIN_REGS
+// setmaxnreg a thread: the chain's two warpgroups down to this, aux and grad up to 256 - it (the 65536 registers of 512
+// threads: 2 x 128 + 2 x 128). 128: none.
+#define GDN_BWD_ROLES_CHAIN_REGS 104
+#endif
+template <int N>
+__device__ __forceinline__ void regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+// The phase clocks' reads as volatile asm, so no barrier's wait moves into the phase after it.
+__device__ __forceinline__ long long clock_v() {
+  long long t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+  return t;
 }
 __device__ __forceinline__ float blo(u32 w) { return bf16_to_f32(static_cast<u16>(w)); }
 __device__ __forceinline__ float bhi(u32 w) { return bf16_to_f32(static_cast<u16>(w >> 16)); }
@@ -198,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   // chain: 3 DOFREE's wait, 4 dO's scaling, 5 dOs^T Q + DY's wait, 6 dY^T K; every role: 14 the chunk-end barrier,
   // 15 the requests and warp 0's epilogue], a chunk's mean.
   const bool clk_on = (tid & 127) == 0 && blockIdx.y == 0 && blockIdx.z == gridDim.z / 2;
-  long long clk_t = clock64();
+  long long clk_t = clock_v();
   if (clk_on)
     for (int i = 0; i < 16; ++i) sm.clk[16 * (tid >> 7) + i] = 0;
 #endif
@@ -370,8 +400,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   };
 
   bool odd = false;
+  constexpr int kChainRegs = GDN_BWD_ROLES_CHAIN_REGS, kWorkRegs = 256 - kChainRegs;
   if (wg == 2) {
     // ================= aux =================
+    if constexpr (kChainRegs != 128) regs_inc<kWorkRegs>();
 #pragma unroll 1
     for (int c = nch - 1; c >= 0; --c) {
       const int n = rows_in(c);
@@ -490,6 +522,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     }
   } else if (wg == 3) {
     // ================= grad =================
+    if constexpr (kChainRegs != 128) regs_inc<kWorkRegs>();
 #pragma unroll 1
     for (int c = nch - 1; c >= 0; --c) {
       const int n = rows_in(c);
@@ -656,6 +689,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     }
   } else {
     // ================= chain (warpgroups 0, 1) =================
+    if constexpr (kChainRegs != 128) regs_dec<kChainRegs>();
     // The chain's dS^T half: ds[j][e], value row 64 hb + ra (+ 8 for e >= 2), key column 8 j + 2 t4 (+ 1).
     float ds[16][4];
     {
