@@ -575,6 +575,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         nbar_sync(kBarGrad, 128);  // every grad warp's reads of dVn done: dY goes over it
         const bool direct = p.hv == p.ho;
         float* sv_ = ws32(p, p.ws_dv);
+        // a bf16 dV (HV = HO) staged over X (its last reader Vn done: VN) for the chain's 16-byte stores
+        const bool stage = direct && p.dv_type == kTypeBf16;
+        if (stage) nbar_sync(kBarVN, 256);
         float y0 = 0.f, y1 = 0.f;
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
@@ -587,7 +590,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
             const u32 yw = lds32(&sm.v[o]);
             (hh ? y1 : y0) += blo(yw) * d0 + bhi(yw) * d1;
             st_bf2(&sm.dvn[o], d0, d1);
-            if (r < n) {
+            if (stage) st_bf2(&sm.x[o], br * a[j][2 * hh], br * a[j][2 * hh + 1]);
+            else if (r < n) {
               const i64 ad = ((bos + c0 + r) * p.ho + h) * D + 8 * j + 2 * t4;
               if (direct) store_any2(p.dv, ad, p.dv_type, br * a[j][2 * hh], br * a[j][2 * hh + 1]);
               else store_f2(sv_ + ad, br * a[j][2 * hh], br * a[j][2 * hh + 1]);
@@ -660,7 +664,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       // dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd, k . dKd; then dk += dY S_c^T + M2 K + M2^T K + M1^T Q
       float dk[16][4];
       zero(dk);
-      nbar_sync(kBarVN, 256);
+      if (!(p.hv == p.ho && p.dv_type == kTypeBf16)) nbar_sync(kBarVN, 256);  // else synced for dV's staging
       prod<16, D, false, true, TCD, TDD>(dk, sm.vn, 0, sm.ds, 0, lane);
       OCLK(10);
       {
@@ -755,6 +759,16 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       nbar_sync(kBarDY, 384);
       OCLK(5);
       prod<16, C, true, true, TCD, TCD, false>(ds, sm.dvn + hb * kPanel, 0, sm.k, 0, lane);
+      if (p.hv == p.ho && p.dv_type == kTypeBf16) {  // dV's rows (staged over X by grad), panel hb, 16-byte pieces
+        const int tl = tid & 127;
+#pragma unroll
+        for (int it = 0; it < 4; ++it) {
+          const int i = tl + 128 * it, r = i >> 3, cc = 64 * hb + 8 * (i & 7);
+          if (r < n)
+            *reinterpret_cast<uint4*>(reinterpret_cast<u16*>(p.dv) + ((bos + c0 + r) * p.ho + h) * D + cc) =
+                *reinterpret_cast<const uint4*>(&sm.x[TCD::at(r, cc)]);
+        }
+      }
       prod_join(ds, ds);
       OCLK(6);
       end_chunk(c, n, gc);
