@@ -54,6 +54,7 @@ struct alignas(1024) RolesSmem {
   float gam[C], bet[C];
   float pga[C], rea[C];  // aux: scale e^gamma q . dQe; E's dP . P row sums
   float pgg[C], pb[C], pkd[C], reg[C];  // grad: <Y, dY> - k . Kd dKd; dbeta; k . Kd dKd; E's beta F row sums
+  float pbf[C];  // F's row sums (dbeta's) where aux forms them (GDN_BWD_ONEPASS_ROLES=3)
   float eca[4][C], ecg[4][C];  // E's column sums a 16-row band (aux's dP . P, grad's beta F)
   float red[8];  // <S_c^T, dS^T>, a partial a chain warp
   unsigned long long full;
@@ -68,7 +69,13 @@ constexpr unsigned kRolesSmemBytes = sizeof(RolesSmem) + 1024;
 
 // Named barriers (0 is __syncthreads): hand-overs between roles (producers arrive, consumers sync) and each
 // warpgroup's own.
-enum : int { kBarXP = 1, kBarVN = 2, kBarM1 = 3, kBarDoFree = 4, kBarDY = 5, kBarAux = 6, kBarGrad = 7, kBarCh = 8 };
+enum : int {
+  kBarXP = 1, kBarVN = 2, kBarM1 = 3, kBarDoFree = 4, kBarDY = 5, kBarAux = 6, kBarGrad = 7, kBarCh = 8,  // 8, 9
+  kBarDT = 10, kBarM2 = 11  // GDN_BWD_ONEPASS_ROLES=3: dT grad -> aux, M2 aux -> grad
+};
+// GDN_BWD_ONEPASS_ROLES=3: the dL chain (T^T dT, dL and K K^T: M2, F, E's beta F sums) on aux, after its dq, instead
+// of on grad (grad hands dT over at DT and waits for M2 at M2 before its last products).
+constexpr bool kDlAux = GDN_BWD_ONEPASS_ROLES == 3;
 __device__ __forceinline__ void nbar_sync(int id, int n) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
@@ -181,7 +188,7 @@ __device__ __forceinline__ void gate_epilogue_w(const GdnBwdParams& p, i64 h, i6
     for (int b = 0; b < 4; ++b) ec += sm.eca[b][r] + sm.ecg[b][r];
     const bool in = r < n;
     dgam[i] = in ? sm.pga[r] + sm.pgg[r] + sm.rea[r] + sm.reg[r] - ec : 0.f;
-    dbet[i] = in ? sm.pb[r] : 0.f;
+    dbet[i] = in ? sm.pb[r] + (kDlAux ? sm.pbf[r] : 0.f) : 0.f;
     kd[i] = in ? sm.pkd[r] : 0.f;
   }
   const float sum_kd = warp_sum(kd[0] + kd[1]);
@@ -399,6 +406,69 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     return static_cast<int>(left < C ? left : C);
   };
 
+  // The dL chain (grad's, or aux's under GDN_BWD_ONEPASS_ROLES=3; dT in c1, b0 / b1 this thread's rows' betas):
+  // T^T dT into c2; dL = -(T^T dT) T^T (strict): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row sums to
+  // pbf, or into pbr_ where pbf is null), E = beta_r F (its sums to reg, ecg). Ends with M2 fenced and the role's
+  // warpgroup barrier passed.
+  float pbr_[2] = {0.f, 0.f};
+  auto dl_chain = [&](float b0, float b1, float* pbf) {
+    const int wbar = wg == 2 ? kBarAux : kBarGrad;
+    {  // T^T dT into c2
+      float a[8][4];
+      zero(a);
+      prod<8, C, true, true, TCC, TCC>(a, sm.t, 0, sm.c1, 0, lane);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) st_bf2(&sm.c2[fr.cc(hh, j)], a[j][2 * hh], a[j][2 * hh + 1]);
+    }
+    tiles_fence();
+    nbar_sync(wbar, 128);
+    {  // dL = -(T^T dT) T^T (strict): M2 = dL beta_r Gamma into c1; F = dL (K K^T) Gamma; E = beta_r F
+      float dl[8][4], kk[8][4];
+      zero(dl);
+      zero(kk);
+      prod<8, C, false, false, TCC, TCC, false>(dl, sm.c2, 0, sm.t, 0, lane);
+      prod<8, D, false, false, TCD, TCD, false>(kk, sm.k, 0, sm.k, 0, lane);
+      prod_join(dl, kk);
+      float fr0 = 0.f, fr1 = 0.f;
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
+          const float br = hh ? b1 : b0;
+          float m2[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int s = s0 + e;
+            const float gr = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
+            const float d = -dl[j][2 * hh + e];
+            const float f = d * kk[j][2 * hh + e] * gr;
+            (hh ? fr1 : fr0) += f;
+            dl[j][2 * hh + e] = br * f;  // E's beta F
+            m2[e] = d * br * gr;
+          }
+          st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
+        }
+#pragma unroll
+      for (int o = 1; o <= 2; o <<= 1) {
+        fr0 += __shfl_xor_sync(0xffffffffu, fr0, o);
+        fr1 += __shfl_xor_sync(0xffffffffu, fr1, o);
+      }
+      if (pbf != nullptr) {
+        if (t4 == 0) pbf[ra] = fr0, pbf[rb_] = fr1;
+      } else {
+        pbr_[0] += fr0, pbr_[1] += fr1;
+      }
+      float row[2];
+      sums_w(dl, row, sm.ecg[band], lane);
+      if (t4 == 0) sm.reg[ra] = row[0], sm.reg[rb_] = row[1];
+    }
+    tiles_fence();
+    nbar_sync(wbar, 128);
+  };
+
   bool odd = false;
   constexpr int kChainRegs = GDN_BWD_ROLES_CHAIN_REGS, kWorkRegs = 256 - kChainRegs;
   if (wg == 2) {
@@ -517,6 +587,13 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       OCLK(8);
       red_rows(ws32(p, p.ws_dq), dq, bos + c0, p.hq, hq, ra, n, lane);
       OCLK(9);
+      if constexpr (kDlAux) {
+        nbar_sync(kBarDT, 256);
+        OCLK(10);
+        dl_chain(ba, bb, sm.pbf);
+        nbar_arrive(kBarM2, 256);
+        OCLK(11);
+      }
       end_chunk(c, n, gc);
       odd = !odd;
     }
@@ -607,59 +684,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       }
       tiles_fence();
       nbar_arrive(kBarDY, 384);
+      if constexpr (kDlAux) nbar_arrive(kBarDT, 256);
       nbar_sync(kBarGrad, 128);
       OCLK(7);
-      {  // T^T dT into c2
-        float a[8][4];
-        zero(a);
-        prod<8, C, true, true, TCC, TCC>(a, sm.t, 0, sm.c1, 0, lane);
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-          for (int hh = 0; hh < 2; ++hh) st_bf2(&sm.c2[fr.cc(hh, j)], a[j][2 * hh], a[j][2 * hh + 1]);
-      }
-      tiles_fence();
-      nbar_sync(kBarGrad, 128);
-      OCLK(8);
-      {  // dL = -(T^T dT) T^T (strict): M2 = dL beta_r Gamma into c1; F = dL (K K^T) Gamma; E = beta_r F
-        float dl[8][4], kk[8][4];
-        zero(dl);
-        zero(kk);
-        prod<8, C, false, false, TCC, TCC, false>(dl, sm.c2, 0, sm.t, 0, lane);
-        prod<8, D, false, false, TCD, TCD, false>(kk, sm.k, 0, sm.k, 0, lane);
-        prod_join(dl, kk);
-        float fr0 = 0.f, fr1 = 0.f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-          for (int hh = 0; hh < 2; ++hh) {
-            const int r = ra + 8 * hh, s0 = 8 * j + 2 * t4;
-            const float br = hh ? bb : ba;
-            float m2[2];
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int s = s0 + e;
-              const float gr = s < r ? exp2f(sm.gam[r] - sm.gam[s]) : 0.f;
-              const float d = -dl[j][2 * hh + e];
-              const float f = d * kk[j][2 * hh + e] * gr;
-              (hh ? fr1 : fr0) += f;
-              dl[j][2 * hh + e] = br * f;  // E's beta F
-              m2[e] = d * br * gr;
-            }
-            st_bf2(&sm.c1[fr.cc(hh, j)], m2[0], m2[1]);
-          }
-#pragma unroll
-        for (int o = 1; o <= 2; o <<= 1) {
-          fr0 += __shfl_xor_sync(0xffffffffu, fr0, o);
-          fr1 += __shfl_xor_sync(0xffffffffu, fr1, o);
-        }
-        pbr[0] += fr0, pbr[1] += fr1;
-        float row[2];
-        sums_w(dl, row, sm.ecg[band], lane);
-        if (t4 == 0) sm.reg[ra] = row[0], sm.reg[rb_] = row[1];
-      }
-      tiles_fence();
-      nbar_sync(kBarGrad, 128);
+      if constexpr (!kDlAux) dl_chain(ba, bb, nullptr);
       OCLK(9);
       // dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd, k . dKd; then dk += dY S_c^T + M2 K + M2^T K + M1^T Q
       float dk[16][4];
@@ -676,10 +704,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         for (int j = 0; j < 16; ++j) dk[j][0] *= eda, dk[j][1] *= eda, dk[j][2] *= edb, dk[j][3] *= edb;
       }
       if (t4 == 0) {
-        sm.pb[ra] = pbr[0], sm.pb[rb_] = pbr[1];
+        sm.pb[ra] = pbr[0] + pbr_[0], sm.pb[rb_] = pbr[1] + pbr_[1];
+        pbr_[0] = pbr_[1] = 0.f;
         sm.pgg[ra] = pgr[0], sm.pgg[rb_] = pgr[1];
       }
       prod<16, D, false, true, TCD, TDD, false>(dk, sm.dvn, 0, sm.st, 0, lane);
+      if constexpr (kDlAux) nbar_sync(kBarM2, 256);
       prod<16, C, false, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
       prod<16, C, true, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
       nbar_sync(kBarM1, 256);

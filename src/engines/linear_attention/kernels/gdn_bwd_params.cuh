@@ -33,7 +33,8 @@
 #ifndef GDN_BWD_ONEPASS_ROLES
 // 1 (with GDN_BWD_ONEPASS and GDN_BWD_ONEPASS_RED; a trial): gdn_bwd_onepass by roles, every product full width on
 // one warpgroup (kernels/gdn_bwd_onepass_roles.cuh) in place of the column-quarter form; 2: the same with one CTA
-// barrier at each chunk's start (warp 0 forms the gates and their cumsum, aux T diag(beta)). 0: the engine's build.
+// barrier at each chunk's start (warp 0 forms the gates and their cumsum, aux T diag(beta)); 3: 1 with the dL chain
+// (T^T dT, dL, K K^T: M2, F) on aux instead of grad. 0: the engine's build.
 #define GDN_BWD_ONEPASS_ROLES 0
 #endif
 #if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_BATCH || GDN_BWD_ONEPASS_ROLES) && !GDN_BWD_ONEPASS
