@@ -3,10 +3,10 @@
 # tree as at git revision REV (default HEAD), through NVRTC with the engine's options (bench/nvrtc_cubin.cpp): each
 # entry's .text section of the cubin compared byte for byte, for every build the engine requests — each kernel
 # source at d = 128 and 64 and both q/k/v types, gdn_fused.cu's warp-specialised (GDN_FUSED_WS=1) and checkpoint
-# (GDN_CKPT=1) builds and gdn_two_pass.cu's checkpoint ones. Unlike scripts/gdn_ptx_same.sh (PTX, nvcc), the launch
-# argument's declared size does not count, only code: a field appended to GdnParams keeps every entry equal whose
-# one argument it is (an argument after it moves: gdn_state_copy's `words` is read from an offset 8 bytes a field
-# later, its two constant loads differ). An entry new in the working tree is listed, not a difference. A change
+# (GDN_CKPT=1) builds, gdn_two_pass.cu's checkpoint ones and the backward's one-pass pair (PIPELINE_ARCH 5). Unlike
+# scripts/gdn_ptx_same.sh (PTX, nvcc), the launch argument's declared size does not count, only code: a field
+# appended to GdnParams keeps every entry equal whose one argument it is (an argument after it moves:
+# gdn_state_copy's `words` is read from an offset 8 bytes a field later, its two constant loads differ). An entry new in the working tree is listed, not a difference. A change
 # whose entries all compare equal is safe to land without a device run. Needs nvcc and NVRTC (the CUDA toolkit).
 # Exit 1 on a difference, naming the build and the entry. OPGRAPH_SASS_ONLY=<source>: only that kernel source's builds
 # (e.g. gdn_decode.cu).
@@ -28,6 +28,10 @@ for io in 0 1; do
   builds+=("gdn_fused.cu|-DGDN_D=128 -DGDN_IO=$io -DGDN_FUSED_WS=1 -DGDN_CKPT=1")
   for d in 128 64; do builds+=("gdn_two_pass.cu|-DGDN_D=$d -DGDN_IO=$io -DGDN_CKPT=1"); done
 done
+# the backward's PIPELINE_ARCH 5 (bf16 only): pass 1 in the warp-specialised fused build, pass 2 in the grads build
+builds+=("gdn_fused.cu|-DGDN_D=128 -DGDN_IO=0 -DGDN_FUSED_WS=1 -DGDN_BWD_ONEPASS=1")
+builds+=("gdn_bwd_grads.cu|-DGDN_D=128 -DGDN_IO=0 -DGDN_BWD_ONEPASS=1 -DGDN_BWD_ONEPASS_RED=1 \
+-DGDN_BWD_ONEPASS_BATCH=1")
 status=0
 i=0
 for b in "${builds[@]}"; do

@@ -443,6 +443,26 @@ __device__ __forceinline__ void dp_epilogue(const float (&dp)[2][4], const float
 #pragma unroll
     for (int j = 0; j < 2; ++j) store_f2(&ec[n0 + 8 * j + 2 * t4], col[j][0], col[j][1]);
 }
+// Rows 2 lane and 2 lane + 1 of a chunk (one warp): dg_r = dgamma_C (dgc) + sum_{s >= r} dgamma_s, the lanes' pair
+// sums scanned from the last lane down, then each token's dG and dBeta through store_gate_grads (rows below n,
+// tokens tok0 ..). gate_grads_epilogue's tail, and the one-pass trials'.
+__device__ __forceinline__ void gate_scan_store(const GdnBwdParams& p, i64 h, i64 tok0, int n, float dgc,
+                                                const float (&dgam)[2], const float (&dbet)[2], int lane) {
+  float suffix = dgam[0] + dgam[1];
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const float y = __shfl_down_sync(0xffffffffu, suffix, o);
+    if (lane + o < 32) suffix += y;
+  }
+  const float after = suffix - dgam[0] - dgam[1];  // the lanes above this one
+  const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = 2 * lane + i;
+    if (r >= n) continue;
+    store_gate_grads(p, h, tok0 + r, dgr[i], dbet[i]);
+  }
+}
 // Warp 0's per-token epilogue of a chunk (gdn_bwd_onepass's; gdn_bwd_grads keeps its own inline form), rows 2 lane
 // and 2 lane + 1: dgamma's and dbeta's row sums over the four column quarters' partials (rg, re less ec; rb, rf),
 // dgamma_C = sum_r e^(gamma_C - gamma_r) k_r . dKd_r (rkd) + e^gamma_C <S, dS> (the nred partials in red), the
@@ -472,21 +492,7 @@ __device__ __forceinline__ void gate_grads_epilogue(const GdnBwdParams& p, i64 h
   const float sum_kd = warp_sum(kd[0] + kd[1]);
   const float sds = warp_sum(lane < nred ? red[lane] : 0.f);
   const float dgc = sum_kd + exp2f(gc) * sds;
-  // dg_r = dgamma_C + sum_{s >= r} dgamma_s: the lanes' pair sums scanned from the last lane down.
-  float suffix = dgam[0] + dgam[1];
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const float y = __shfl_down_sync(0xffffffffu, suffix, o);
-    if (lane + o < 32) suffix += y;
-  }
-  const float after = suffix - dgam[0] - dgam[1];  // the lanes above this one
-  const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int r = 2 * lane + i;
-    if (r >= n) continue;
-    store_gate_grads(p, h, tok0 + r, dgr[i], dbet[i]);
-  }
+  gate_scan_store(p, h, tok0, n, dgc, dgam, dbet, lane);
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn

@@ -571,20 +571,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1) gdn_bwd_gra
       const float sum_kd = warp_sum(kd[0] + kd[1]);
       const float red = warp_sum(lane < 8 * (D / BV) ? sm.red[lane] : 0.f);
       const float dgc = sum_kd + exp2f(gc) * red;
-      float suffix = dgam[0] + dgam[1];
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const float y = __shfl_down_sync(0xffffffffu, suffix, o);
-        if (lane + o < 32) suffix += y;
-      }
-      const float after = suffix - dgam[0] - dgam[1];
-      const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int r = 2 * lane + i;
-        if (r >= n) continue;
-        store_gate_grads(p, h, bos + c0 + r, dgr[i], dbet[i]);
-      }
+      gate_scan_store(p, h, bos + c0, n, dgc, dgam, dbet, lane);
       GCLK(9);
     }
   }

@@ -194,19 +194,7 @@ __device__ __forceinline__ void gate_epilogue_w(const GdnBwdParams& p, i64 h, i6
   const float sum_kd = warp_sum(kd[0] + kd[1]);
   const float sds = warp_sum(lane < 8 ? sm.red[lane] : 0.f);
   const float dgc = sum_kd + exp2f(gc) * sds;
-  float suffix = dgam[0] + dgam[1];
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const float y = __shfl_down_sync(0xffffffffu, suffix, o);
-    if (lane + o < 32) suffix += y;
-  }
-  const float after = suffix - dgam[0] - dgam[1];
-  const float dgr[2] = {dgc + after + dgam[1] + dgam[0], dgc + after + dgam[1]};
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int r = 2 * lane + i;
-    if (r < n) store_gate_grads(p, h, tok0 + r, dgr[i], dbet[i]);
-  }
+  gate_scan_store(p, h, tok0, n, dgc, dgam, dbet, lane);
 }
 
 }  // namespace roles
