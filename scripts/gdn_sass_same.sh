@@ -6,10 +6,10 @@
 # (GDN_CKPT=1) builds, gdn_two_pass.cu's checkpoint ones and the backward's one-pass pair (PIPELINE_ARCH 5). Unlike
 # scripts/gdn_ptx_same.sh (PTX, nvcc), the launch argument's declared size does not count, only code: a field
 # appended to GdnParams keeps every entry equal whose one argument it is (an argument after it moves:
-# gdn_state_copy's `words` is read from an offset 8 bytes a field later, its two constant loads differ). An entry new in the working tree is listed, not a difference. A change
-# whose entries all compare equal is safe to land without a device run. Needs nvcc and NVRTC (the CUDA toolkit).
-# Exit 1 on a difference, naming the build and the entry. OPGRAPH_SASS_ONLY=<source>: only that kernel source's builds
-# (e.g. gdn_decode.cu).
+# gdn_state_copy's `words` is read from an offset 8 bytes a field later, its two constant loads differ). An entry
+# new in the working tree is listed, not a difference. A change whose entries all compare equal is safe to land
+# without a device run. Needs nvcc and NVRTC (the CUDA toolkit). Exit 1 on a difference, naming the build and the
+# entry. OPGRAPH_SASS_ONLY=<source>: only that kernel source's builds (e.g. gdn_decode.cu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
