@@ -11,10 +11,14 @@
 //   warpgroup 3, grad: dVn = scale P^T dO + e^(gamma_C - gamma) K dS, dVb = T^T dVn (dv, dY over dVn), dT, T^T dT,
 //     dL and K K^T (M2, F), dKd = Vn dS^T (dk), dk += dY S_c^T + M2 K + M2^T K + M1^T Q.
 // Every role starts a chunk together (the loads' wait, q / k normalised in place, the gates, T diag beta, dS^T's bf16
-// copy; three CTA barriers) and ends it at one CTA barrier, after which the next chunk's tiles are requested; within
-// the chunk the roles hand tiles over at named barriers (XP, VN, M1 aux -> grad; DOFREE aux + grad -> chain; DY
-// grad -> chain). Accumulators: a role's product at most 64 + 32 registers a thread at once (no setmaxnreg). Written
-// 2026-12-07 (eighteenth session) from scripts/model_gdn_bwd_pass2_roles.py's plan; docs/linear_attention.md.
+// copy; two CTA barriers, one under GDN_BWD_ONEPASS_ROLES=2) and ends it at one CTA barrier, after which the next
+// chunk's tiles are requested; within the chunk the roles hand tiles over at named barriers (XP, VN, M1 aux -> grad;
+// DOFREE aux + grad -> chain; DY grad -> chain; under GDN_BWD_ONEPASS_ROLES=3, where aux runs the dL chain, DT grad
+// -> aux and M2 aux -> grad). A bf16 dV (HV = HO) is staged over X by grad and stored by the chain in 16-byte pieces.
+// Accumulators: a role's products at most 64 + 32 registers a thread at once; setmaxnreg gives aux and grad 152, the
+// chain 104 (GDN_BWD_ROLES_CHAIN_REGS). Written 2026-12-07 (eighteenth session) from
+// scripts/model_gdn_bwd_pass2_roles.py's plan; its first form measured 1.41x the column-quarter form's pass 2 on an
+// H100 (bench/results/2026-12-07-gdn-onepass-roles-h100.txt; docs/linear_attention.md, "Pass 2 by roles, written").
 #pragma once
 
 #if GDN_BWD_CLOCK  // OCLK with the clock read as volatile asm (clock_v below)
@@ -31,6 +35,8 @@
 #if !GDN_BWD_ONEPASS_RED
 #error "GDN_BWD_ONEPASS_ROLES: written for GDN_BWD_ONEPASS_RED=1"
 #endif
+
+#include "linear_attention/kernels/gdn_bwd_roles_frag.cuh"
 
 namespace opgraph_gdn {
 namespace bwd {
@@ -76,105 +82,11 @@ enum : int {
 // GDN_BWD_ONEPASS_ROLES=3: the dL chain (T^T dT, dL and K K^T: M2, F, E's beta F sums) on aux, after its dq, instead
 // of on grad (grad hands dT over at DT and waits for M2 at M2 before its last products).
 constexpr bool kDlAux = GDN_BWD_ONEPASS_ROLES == 3;
-__device__ __forceinline__ void nbar_sync(int id, int n) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ void nbar_arrive(int id, int n) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
 #ifndef GDN_BWD_ROLES_CHAIN_REGS
 // setmaxnreg a thread: the chain's two warpgroups down to this, aux and grad up to 256 - it (the 65536 registers of 512
 // threads: 2 x 128 + 2 x 128). 128: none.
 #define GDN_BWD_ROLES_CHAIN_REGS 104
 #endif
-template <int N>
-__device__ __forceinline__ void regs_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N>
-__device__ __forceinline__ void regs_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-// The phase clocks' reads as volatile asm, so no barrier's wait moves into the phase after it.
-__device__ __forceinline__ long long clock_v() {
-  long long t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-  return t;
-}
-__device__ __forceinline__ float blo(u32 w) { return bf16_to_f32(static_cast<u16>(w)); }
-__device__ __forceinline__ float bhi(u32 w) { return bf16_to_f32(static_cast<u16>(w >> 16)); }
-
-// A thread's full-width fragment (rows ra = 16 band + g, rb = ra + 8; columns 8 j + 2 t, + 1) in the swizzled tiles:
-// f is (ra, 2 t)'s offset with the piece index g, so n-tile j's piece is f XOR ((j % 8) << 3) in panel j / 8.
-struct FragW {
-  int f;
-  __device__ __forceinline__ explicit FragW(int band, int lane)
-      : f((16 * band + (lane >> 2)) * 64 + ((lane >> 2) << 3) + 2 * (lane & 3)) {}
-  __device__ __forceinline__ int cd(int hh, int j) const {
-    return (j >> 3) * (C * 64) + ((f + 512 * hh) ^ ((j & 7) << 3));
-  }
-  __device__ __forceinline__ int cc(int hh, int j) const { return (f + 512 * hh) ^ (j << 3); }
-  // a [D][D] tile's rows 64 b + ra (+ 8)
-  __device__ __forceinline__ int dd(int b, int hh, int j) const {
-    return (j >> 3) * (D * 64) + ((f + 4096 * b + 512 * hh) ^ ((j & 7) << 3));
-  }
-};
-// Rows ra, rb of a full-width [C][D] fragment dotted with the same rows of a bf16 [C][D] tile.
-__device__ __forceinline__ void row_dot_w(const float (&a)[16][4], const u16* x, const FragW& fr, float& r0,
-                                          float& r1) {
-  float s0 = 0.f, s1 = 0.f;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const u32 w0 = lds32(&x[fr.cd(0, j)]), w1 = lds32(&x[fr.cd(1, j)]);
-    s0 += a[j][0] * blo(w0) + a[j][1] * bhi(w0);
-    s1 += a[j][2] * blo(w1) + a[j][3] * bhi(w1);
-  }
-#pragma unroll
-  for (int o = 1; o <= 2; o <<= 1) {
-    s0 += __shfl_xor_sync(0xffffffffu, s0, o);
-    s1 += __shfl_xor_sync(0xffffffffu, s1, o);
-  }
-  r0 = s0;
-  r1 = s1;
-}
-// A [C][C] fragment's row sums (rows ra, rb over all 64 columns) and column sums over the warp's 16 rows (columns
-// 8 j + 2 t + e), the latter stored by the lanes of g = 0 into ec.
-__device__ __forceinline__ void sums_w(const float (&x)[8][4], float (&row)[2], float* ec, int lane) {
-  row[0] = row[1] = 0.f;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) row[0] += x[j][0] + x[j][1], row[1] += x[j][2] + x[j][3];
-#pragma unroll
-  for (int o = 1; o <= 2; o <<= 1) {
-    row[0] += __shfl_xor_sync(0xffffffffu, row[0], o);
-    row[1] += __shfl_xor_sync(0xffffffffu, row[1], o);
-  }
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    float c0 = x[j][0] + x[j][2], c1 = x[j][1] + x[j][3];
-#pragma unroll
-    for (int o = 4; o <= 16; o <<= 1) {
-      c0 += __shfl_xor_sync(0xffffffffu, c0, o);
-      c1 += __shfl_xor_sync(0xffffffffu, c1, o);
-    }
-    if ((lane >> 2) == 0) store_f2(&ec[8 * j + 2 * (lane & 3)], c0, c1);
-  }
-}
-// dq or dk's fragment added into its [T][H][D] fp32 sums (lanes t, t ^ 1 swap halves: 16-byte reductions of four
-// adjacent columns of one row), rows below n only.
-__device__ __forceinline__ void red_rows(float* base, const float (&a)[16][4], i64 tok0, i64 hs, i64 hidx, int ra,
-                                         int n, int lane) {
-  const int t4 = lane & 3;
-  const bool odd_t = (t4 & 1) != 0;
-  const int r = odd_t ? ra + 8 : ra, col = 2 * (t4 & 2);
-  float* const row = base + ((tok0 + r) * hs + hidx) * D + col;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const float s0 = __shfl_xor_sync(0xffffffffu, odd_t ? a[j][0] : a[j][2], 1);
-    const float s1 = __shfl_xor_sync(0xffffffffu, odd_t ? a[j][1] : a[j][3], 1);
-    const float v[4] = {odd_t ? s0 : a[j][0], odd_t ? s1 : a[j][1], odd_t ? a[j][2] : s0, odd_t ? a[j][3] : s1};
-    if (r < n) red_add_f4(row + 8 * j, v);
-  }
-}
 // Warp 0's per-token epilogue (rows 2 lane, 2 lane + 1): dgamma = the aux and grad row terms + E's row sums less its
 // column sums; dbeta; dgamma_C = sum_r k_r . Kd dKd_r + e^gamma_C <S_c, dS>; the chunk's reverse cumsum; the stores.
 __device__ __forceinline__ void gate_epilogue_w(const GdnBwdParams& p, i64 h, i64 tok0, int n, float gc,
