@@ -60,7 +60,7 @@ struct alignas(1024) RolesSmem {
   float gam[C], bet[C];
   float pga[C], rea[C];  // aux: scale e^gamma q . dQe; E's dP . P row sums
   float pgg[C], pb[C], pkd[C], reg[C];  // grad: <Y, dY> - k . Kd dKd; dbeta; k . Kd dKd; E's beta F row sums
-  float pbf[C];  // F's row sums (dbeta's) where aux forms them (GDN_BWD_ONEPASS_ROLES=3)
+  float pbf[C];  // F's row sums (dbeta's), from the dL chain (grad's, aux's under GDN_BWD_ONEPASS_ROLES=3)
   float eca[4][C], ecg[4][C];  // E's column sums a 16-row band (aux's dP . P, grad's beta F)
   float red[8];  // <S_c^T, dS^T>, a partial a chain warp
   unsigned long long full;
@@ -100,7 +100,7 @@ __device__ __forceinline__ void gate_epilogue_w(const GdnBwdParams& p, i64 h, i6
     for (int b = 0; b < 4; ++b) ec += sm.eca[b][r] + sm.ecg[b][r];
     const bool in = r < n;
     dgam[i] = in ? sm.pga[r] + sm.pgg[r] + sm.rea[r] + sm.reg[r] - ec : 0.f;
-    dbet[i] = in ? sm.pb[r] + (kDlAux ? sm.pbf[r] : 0.f) : 0.f;
+    dbet[i] = in ? sm.pb[r] + sm.pbf[r] : 0.f;
     kd[i] = in ? sm.pkd[r] : 0.f;
   }
   const float sum_kd = warp_sum(kd[0] + kd[1]);
@@ -162,6 +162,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     at[3] = static_cast<int>(hv), at[4] = static_cast<int>(h), at[5] = static_cast<int>(first * p.ho + h);
   }
   const bool gtma = (p.flags & kBwdFlagGatesTma) != 0;
+  // a bf16 dV (HV = HO) staged over X by grad (its last reader Vn done: VN) and stored by the chain in 16-byte pieces
+  const bool dv_stage = p.hv == p.ho && p.dv_type == kTypeBf16;
   const u32 kChunkBytes = (4 * C * D + D * D + C * C) * 2 + (gtma ? 2 * C * 4 * 4 : 0);
   const u32 full = smem_u32(&sm.full);
   // GDN_BWD_ONEPASS_ROLES=2: warp 0 forms the gates of every row (two a lane) and their cumsum in start_a, aux forms T
@@ -265,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     OCLK(1);
     if constexpr (kOneBar) return;
     tiles_fence();
-    nbar_sync(0, kGT);
+    nb_sync(0, kGT);
     if (warp == 0) chunk_gate_cumsum(sm.gam, lane);
     for (int i = tid; i < C * C / 2; i += kGT) {
       const int r = i / (C / 2), s = 2 * (i % (C / 2));
@@ -275,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   };
   auto start_c = [&]() {
     tiles_fence();
-    nbar_sync(0, kGT);
+    nb_sync(0, kGT);
     OCLK(2);
   };
   // The chunk's row factors of this thread's rows ra, rb.
@@ -292,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   };
   // Every role's chunk end: the tiles free, the next chunk's requested (thread 0); warp 0's per-token epilogue.
   auto end_chunk = [&](int c, int n, float gc) {
-    nbar_sync(0, kGT);
+    nb_sync(0, kGT);
     OCLK(14);
     if (c > 0) {
       if (tid == 0) request(c - 1);
@@ -308,10 +310,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
 
   // The dL chain (grad's, or aux's under GDN_BWD_ONEPASS_ROLES=3; dT in c1, b0 / b1 this thread's rows' betas):
   // T^T dT into c2; dL = -(T^T dT) T^T (strict): M2 = dL beta_r Gamma into c1, F = dL (K K^T) Gamma (its row sums to
-  // pbf, or into pbr_ where pbf is null), E = beta_r F (its sums to reg, ecg). Ends with M2 fenced and the role's
-  // warpgroup barrier passed.
-  float pbr_[2] = {0.f, 0.f};
-  auto dl_chain = [&](float b0, float b1, float* pbf) {
+  // pbf), E = beta_r F (its sums to reg, ecg). Ends with M2 fenced and the role's warpgroup barrier passed.
+  auto dl_chain = [&](float b0, float b1) {
     const int wbar = wg == 2 ? kBarAux : kBarGrad;
     {  // T^T dT into c2
       float a[8][4];
@@ -323,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         for (int hh = 0; hh < 2; ++hh) st_bf2(&sm.c2[fr.cc(hh, j)], a[j][2 * hh], a[j][2 * hh + 1]);
     }
     tiles_fence();
-    nbar_sync(wbar, 128);
+    nb_sync(wbar, 128);
     {  // dL = -(T^T dT) T^T (strict): M2 = dL beta_r Gamma into c1; F = dL (K K^T) Gamma; E = beta_r F
       float dl[8][4], kk[8][4];
       zero(dl);
@@ -356,24 +356,20 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         fr0 += __shfl_xor_sync(0xffffffffu, fr0, o);
         fr1 += __shfl_xor_sync(0xffffffffu, fr1, o);
       }
-      if (pbf != nullptr) {
-        if (t4 == 0) pbf[ra] = fr0, pbf[rb_] = fr1;
-      } else {
-        pbr_[0] += fr0, pbr_[1] += fr1;
-      }
+      if (t4 == 0) sm.pbf[ra] = fr0, sm.pbf[rb_] = fr1;
       float row[2];
       sums_w(dl, row, sm.ecg[band], lane);
       if (t4 == 0) sm.reg[ra] = row[0], sm.reg[rb_] = row[1];
     }
     tiles_fence();
-    nbar_sync(wbar, 128);
+    nb_sync(wbar, 128);
   };
 
   bool odd = false;
   constexpr int kChainRegs = GDN_BWD_ROLES_CHAIN_REGS, kWorkRegs = 256 - kChainRegs;
   if (wg == 2) {
     // ================= aux =================
-    if constexpr (kChainRegs != 128) regs_inc<kWorkRegs>();
+    if constexpr (kChainRegs != 128) setmaxnreg_inc<kWorkRegs>();
 #pragma unroll 1
     for (int c = nch - 1; c >= 0; --c) {
       const int n = rows_in(c);
@@ -382,7 +378,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       start_b();
       start_c();
       const RowF rf_ = row_f();
-      const float gc = rf_.gc, ega = rf_.ega, egb = rf_.egb, eda = rf_.eda, edb = rf_.edb, ba = rf_.ba, bb = rf_.bb;
+      const float gc = rf_.gc, ega = rf_.ega, egb = rf_.egb, ba = rf_.ba, bb = rf_.bb;
       if constexpr (kOneBar)  // T diag(beta) (read by Vn only, after the AUX barrier below)
         for (int i = tid & 127; i < C * C / 2; i += 128) {
           const int r = i / (C / 2), s = 2 * (i % (C / 2));
@@ -422,8 +418,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
           }
       }
       tiles_fence();
-      nbar_arrive(kBarXP, 256);
-      nbar_sync(kBarAux, 128);
+      nb_arrive(kBarXP, 256);
+      nb_sync(kBarAux, 128);
       OCLK(4);
       {  // Vn = (T diag beta) X
         float a[16][4];
@@ -436,8 +432,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         }
       }
       tiles_fence();
-      nbar_arrive(kBarVN, 256);
-      nbar_sync(kBarAux, 128);
+      nb_arrive(kBarVN, 256);
+      nb_sync(kBarAux, 128);
       OCLK(5);
       // dQe = dO S_c^T: dq = scale e^gamma dQe, q . dQe
       float dq[16][4];
@@ -458,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         float dp[8][4];
         zero(dp);
         prod<8, D, false, false, TCD, TCD>(dp, sm.dob, 0, sm.vn, 0, lane);
-        nbar_arrive(kBarDoFree, 512);  // aux's reads of dO done
+        nb_arrive(kBarDoFree, 512);  // aux's reads of dO done
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -480,18 +476,18 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         if (t4 == 0) sm.rea[ra] = row[0], sm.rea[rb_] = row[1];
       }
       tiles_fence();
-      nbar_arrive(kBarM1, 256);
-      nbar_sync(kBarAux, 128);
+      nb_arrive(kBarM1, 256);
+      nb_sync(kBarAux, 128);
       OCLK(7);
       prod<16, C, false, true, TCC, TCD>(dq, sm.tv, 0, sm.k, 0, lane);  // dq += M1 K
       OCLK(8);
       red_rows(ws32(p, p.ws_dq), dq, bos + c0, p.hq, hq, ra, n, lane);
       OCLK(9);
       if constexpr (kDlAux) {
-        nbar_sync(kBarDT, 256);
+        nb_sync(kBarDT, 256);
         OCLK(10);
-        dl_chain(ba, bb, sm.pbf);
-        nbar_arrive(kBarM2, 256);
+        dl_chain(ba, bb);
+        nb_arrive(kBarM2, 256);
         OCLK(11);
       }
       end_chunk(c, n, gc);
@@ -499,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     }
   } else if (wg == 3) {
     // ================= grad =================
-    if constexpr (kChainRegs != 128) regs_inc<kWorkRegs>();
+    if constexpr (kChainRegs != 128) setmaxnreg_inc<kWorkRegs>();
 #pragma unroll 1
     for (int c = nch - 1; c >= 0; --c) {
       const int n = rows_in(c);
@@ -518,10 +514,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         const float fa = eda / scale, fb = edb / scale;
 #pragma unroll
         for (int j = 0; j < 16; ++j) a[j][0] *= fa, a[j][1] *= fa, a[j][2] *= fb, a[j][3] *= fb;
-        nbar_sync(kBarXP, 256);
+        nb_sync(kBarXP, 256);
         OCLK(4);
         prod<16, C, true, true, TCC, TCD>(a, sm.p, 0, sm.dob, 0, lane);
-        nbar_arrive(kBarDoFree, 512);  // grad's reads of dO done
+        nb_arrive(kBarDoFree, 512);  // grad's reads of dO done
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
           st_bf2(&sm.dvn[fr.cd(0, j)], scale * a[j][0], scale * a[j][1]);
@@ -529,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         }
       }
       tiles_fence();
-      nbar_sync(kBarGrad, 128);
+      nb_sync(kBarGrad, 128);
       OCLK(5);
       {  // dVb = T^T dVn (dv, dbeta's <X, dVb>, dY over dVn, <Y, dY>); dT = dVn X^T (beta a column) into c1
         float a[16][4], dt[8][4];
@@ -549,12 +545,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         float r0, r1;
         row_dot_w(a, sm.x, fr, r0, r1);
         pbr[0] += r0, pbr[1] += r1;
-        nbar_sync(kBarGrad, 128);  // every grad warp's reads of dVn done: dY goes over it
+        nb_sync(kBarGrad, 128);  // every grad warp's reads of dVn done: dY goes over it
         const bool direct = p.hv == p.ho;
         float* sv_ = ws32(p, p.ws_dv);
-        // a bf16 dV (HV = HO) staged over X (its last reader Vn done: VN) for the chain's 16-byte stores
-        const bool stage = direct && p.dv_type == kTypeBf16;
-        if (stage) nbar_sync(kBarVN, 256);
+        if (dv_stage) nb_sync(kBarVN, 256);
         float y0 = 0.f, y1 = 0.f;
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
@@ -567,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
             const u32 yw = lds32(&sm.v[o]);
             (hh ? y1 : y0) += blo(yw) * d0 + bhi(yw) * d1;
             st_bf2(&sm.dvn[o], d0, d1);
-            if (stage) st_bf2(&sm.x[o], br * a[j][2 * hh], br * a[j][2 * hh + 1]);
+            if (dv_stage) st_bf2(&sm.x[o], br * a[j][2 * hh], br * a[j][2 * hh + 1]);
             else if (r < n) {
               const i64 ad = ((bos + c0 + r) * p.ho + h) * D + 8 * j + 2 * t4;
               if (direct) store_any2(p.dv, ad, p.dv_type, br * a[j][2 * hh], br * a[j][2 * hh + 1]);
@@ -583,16 +577,16 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         pgr[0] += y0, pgr[1] += y1;
       }
       tiles_fence();
-      nbar_arrive(kBarDY, 384);
-      if constexpr (kDlAux) nbar_arrive(kBarDT, 256);
-      nbar_sync(kBarGrad, 128);
+      nb_arrive(kBarDY, 384);
+      if constexpr (kDlAux) nb_arrive(kBarDT, 256);
+      nb_sync(kBarGrad, 128);
       OCLK(7);
-      if constexpr (!kDlAux) dl_chain(ba, bb, nullptr);
+      if constexpr (!kDlAux) dl_chain(ba, bb);
       OCLK(9);
       // dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd, k . dKd; then dk += dY S_c^T + M2 K + M2^T K + M1^T Q
       float dk[16][4];
       zero(dk);
-      if (!(p.hv == p.ho && p.dv_type == kTypeBf16)) nbar_sync(kBarVN, 256);  // else synced for dV's staging
+      if (!dv_stage) nb_sync(kBarVN, 256);  // else synced for dV's staging
       prod<16, D, false, true, TCD, TDD>(dk, sm.vn, 0, sm.ds, 0, lane);
       OCLK(10);
       {
@@ -604,15 +598,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         for (int j = 0; j < 16; ++j) dk[j][0] *= eda, dk[j][1] *= eda, dk[j][2] *= edb, dk[j][3] *= edb;
       }
       if (t4 == 0) {
-        sm.pb[ra] = pbr[0] + pbr_[0], sm.pb[rb_] = pbr[1] + pbr_[1];
-        pbr_[0] = pbr_[1] = 0.f;
+        sm.pb[ra] = pbr[0], sm.pb[rb_] = pbr[1];
         sm.pgg[ra] = pgr[0], sm.pgg[rb_] = pgr[1];
       }
       prod<16, D, false, true, TCD, TDD, false>(dk, sm.dvn, 0, sm.st, 0, lane);
-      if constexpr (kDlAux) nbar_sync(kBarM2, 256);
+      if constexpr (kDlAux) nb_sync(kBarM2, 256);
       prod<16, C, false, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
       prod<16, C, true, true, TCC, TCD, false>(dk, sm.c1, 0, sm.k, 0, lane);
-      nbar_sync(kBarM1, 256);
+      nb_sync(kBarM1, 256);
       prod<16, C, true, true, TCC, TCD, false>(dk, sm.tv, 0, sm.q, 0, lane);
       prod_join(dk, dk);
       OCLK(11);
@@ -623,7 +616,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     }
   } else {
     // ================= chain (warpgroups 0, 1) =================
-    if constexpr (kChainRegs != 128) regs_dec<kChainRegs>();
+    if constexpr (kChainRegs != 128) setmaxnreg_dec<kChainRegs>();
     // The chain's dS^T half: ds[j][e], value row 64 hb + ra (+ 8 for e >= 2), key column 8 j + 2 t4 (+ 1).
     float ds[16][4];
     {
@@ -664,14 +657,13 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         if (lane == 0) sm.red[warp] = acc;
       }
       start_c();
-      const RowF rf_ = row_f();
-      const float gc = rf_.gc, ega = rf_.ega, egb = rf_.egb, eda = rf_.eda, edb = rf_.edb, ba = rf_.ba, bb = rf_.bb;
+      const float gc = sm.gam[C - 1];
       const float egc = exp2f(gc);
 #pragma unroll
       for (int j = 0; j < 16; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) ds[j][e] *= egc;
-      nbar_sync(kBarDoFree, 512);
+      nb_sync(kBarDoFree, 512);
       OCLK(3);
       // dO's panel hb (value columns 64 hb ..) times scale e^gamma, in place
       u16* const dop = sm.dob + hb * kPanel;
@@ -683,13 +675,13 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         st_bf2(&dop[o], f * blo(w), f * bhi(w));
       }
       tiles_fence();
-      nbar_sync(kBarCh + hb, 128);
+      nb_sync(kBarCh + hb, 128);
       OCLK(4);
       prod<16, C, true, true, TCD, TCD, false>(ds, dop, 0, sm.q, 0, lane);
-      nbar_sync(kBarDY, 384);
+      nb_sync(kBarDY, 384);
       OCLK(5);
       prod<16, C, true, true, TCD, TCD, false>(ds, sm.dvn + hb * kPanel, 0, sm.k, 0, lane);
-      if (p.hv == p.ho && p.dv_type == kTypeBf16) {  // dV's rows (staged over X by grad), panel hb, 16-byte pieces
+      if (dv_stage) {  // dV's rows (staged over X by grad), panel hb, 16-byte pieces
         const int tl = tid & 127;
 #pragma unroll
         for (int it = 0; it < 4; ++it) {

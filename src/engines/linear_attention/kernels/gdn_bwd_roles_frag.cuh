@@ -1,5 +1,6 @@
 // linear_attention/kernels/gdn_bwd_roles_frag.cuh — gdn_bwd_onepass by roles' helpers (GDN_BWD_ONEPASS_ROLES,
-// kernels/gdn_bwd_onepass_roles.cuh includes it): named barriers, setmaxnreg, the phase clocks' volatile read, and a
+// kernels/gdn_bwd_onepass_roles.cuh includes it; named barriers and setmaxnreg are gdn_common.cuh's): the phase
+// clocks' volatile read, and a
 // warp's full-width fragments (m64n128 / m64n64 a warpgroup: rows 16 band + g, + 8, every column) in the swizzled
 // tiles: their offsets, row dots, row and column sums, and dq / dk's 16-byte L2 reductions.
 #pragma once
@@ -8,20 +9,6 @@ namespace opgraph_gdn {
 namespace bwd {
 namespace roles {
 
-__device__ __forceinline__ void nbar_sync(int id, int n) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ void nbar_arrive(int id, int n) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-template <int N>
-__device__ __forceinline__ void regs_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N>
-__device__ __forceinline__ void regs_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-}
 // The phase clocks' reads as volatile asm, so no barrier's wait moves into the phase after it.
 __device__ __forceinline__ long long clock_v() {
   long long t;

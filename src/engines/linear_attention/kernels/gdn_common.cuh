@@ -34,6 +34,23 @@ using opgraph_kernels::u32;
 using opgraph_kernels::u64;
 using u16 = unsigned short;
 
+// Named barriers (bar.sync / bar.arrive of n threads at barrier id) and setmaxnreg, for the warp-specialised kernels
+// (the forward's fused forms, the backward's reverse scan and its one-pass trial by roles).
+__device__ __forceinline__ void nb_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void nb_arrive(int id, int n) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 constexpr int D = GDN_D;
 static_assert(D == 64 || D == 128, "GDN_D must be 64 or 128");
 constexpr int C = 64;         // chunk (tokens)

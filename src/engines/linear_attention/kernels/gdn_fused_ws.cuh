@@ -138,19 +138,7 @@ static_assert(GDN_WS_R3 || kWsBytes + 1024 == gdn_fused_ws_smem_bytes(D),
 // Named barriers (0: __syncthreads; 1, 2: wg_sync of warpgroups 0, 1).
 constexpr int kBarAux = 3, kBarFull = 4, kBarEmpty = 6;  // FULL(s) = 4 + s, EMPTY(s) = 6 + s
 constexpr int kBarState = 6;  // GDN_WS_LOADS (no EMPTY then): the two state warpgroups, 256 threads
-__device__ __forceinline__ void nb_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-__device__ __forceinline__ void nb_arrive(int id, int n) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ void aux_sync() { nb_sync(kBarAux, 128); }
-template <int N>
-__device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N>
-__device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-}
+__device__ __forceinline__ void aux_sync() { nb_sync(kBarAux, 128); }  // nb_sync etc.: gdn_common.cuh
 
 // L = K K^T and P = Q K^T (m64n64k128 each; the summary forms have no P), issued as one group.
 template <bool kOut>
