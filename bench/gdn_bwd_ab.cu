@@ -167,6 +167,21 @@ __global__ void fill(void* out, unsigned long long n, unsigned long long seed, i
     }
   }
 }
+// OPGRAPH_AB_NO_L2=1: q and k rows (128 elements) scaled to unit norm in place, one warp a row (bf16 in, bf16 out).
+__global__ void unit_rows(unsigned short* x, unsigned long long rows) {
+  const unsigned long long r = blockIdx.x * 8ull + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (r >= rows) return;
+  unsigned short* row = x + r * 128 + 4 * lane;
+  float v[4], ss = 0.f;
+  for (int e = 0; e < 4; ++e) v[e] = __uint_as_float(static_cast<unsigned>(row[e]) << 16), ss += v[e] * v[e];
+  for (int o = 16; o; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  const float f = rsqrtf(ss + 1e-6f);
+  for (int e = 0; e < 4; ++e) {
+    const float y = v[e] * f;
+    row[e] = static_cast<unsigned short>((__float_as_uint(y) >> 16) + ((__float_as_uint(y) >> 15) & 1u));
+  }
+}
 void* dev_fill(unsigned long long n, int kind, unsigned long long seed) {
   void* p = nullptr;
   const size_t bytes = std::max<unsigned long long>(n, 1) * (kind <= kBf16Small ? 2 : 4);
@@ -243,6 +258,10 @@ int main(int argc, char** argv) {
   // OPGRAPH_AB_CELLS=n: the first n cells only (a profiler run).
   const int n_cells = std::getenv("OPGRAPH_AB_CELLS") ? std::atoi(std::getenv("OPGRAPH_AB_CELLS")) : 1000;
   int cell_no = 0;
+  // OPGRAPH_AB_NO_L2=1 (a measuring aid): q and k drawn as unit rows and use_qk_l2norm off on both sides, so each
+  // kernel's time without the in-kernel normalisation (what a separate normalisation kernel would leave) shows.
+  const bool no_l2 = std::getenv("OPGRAPH_AB_NO_L2") && std::atoi(std::getenv("OPGRAPH_AB_NO_L2")) != 0;
+  const unsigned l2_flag = no_l2 ? 0u : static_cast<unsigned>(gdn::kFlagL2Norm);
   for (const Cell& c : cells) {
     if (cell_no++ >= n_cells) break;
     const int N = static_cast<int>(c.lens.size()), HQ = c.hq, HV = c.hv, HO = std::max(HQ, HV);
@@ -253,6 +272,10 @@ int main(int argc, char** argv) {
                              ns = static_cast<unsigned long long>(N) * HO * D * D;
     void* q = dev_fill(nq, kBf16, ++seed);
     void* k = dev_fill(nq, kBf16, ++seed);
+    if (no_l2) {  // OPGRAPH_AB_NO_L2=1: unit rows, use_qk_l2norm off on both sides (a what-if: no normalisation)
+      unit_rows<<<static_cast<unsigned>((nq / 128 + 7) / 8), 256>>>(static_cast<unsigned short*>(q), nq / 128);
+      unit_rows<<<static_cast<unsigned>((nq / 128 + 7) / 8), 256>>>(static_cast<unsigned short*>(k), nq / 128);
+    }
     void* v = dev_fill(nv, kBf16, ++seed);
     void* d_o = dev_fill(no, kBf16Small, ++seed);
     void* g = dev_fill(ng, kLogGate, ++seed);
@@ -284,7 +307,7 @@ int main(int argc, char** argv) {
     base.dq_type = base.dk_type = base.dv_type = gdn::kTypeBf16;
     base.dg_type = base.dbeta_type = base.dinit_type = gdn::kTypeF32;
     base.a_log_type = base.dt_bias_type = base.dalog_type = base.ddt_type = gdn::kTypeF32;
-    base.flags = gdn::kFlagL2Norm | gdn::kFlagHasInit | gdn::kBwdFlagHasDFinal | gdn::kBwdFlagWriteDInit;
+    base.flags = l2_flag | gdn::kFlagHasInit | gdn::kBwdFlagHasDFinal | gdn::kBwdFlagWriteDInit;
     base.scale = 1.0 / std::sqrt(static_cast<double>(D));
     base.ws_blocks = w.blocks, base.ws_egc = w.egc, base.ws_st = w.st, base.ws_dst = w.dst, base.ws_vn = w.vn;
     base.ws_dvn = w.dvn, base.ws_dq = w.dq, base.ws_dk = w.dk, base.ws_dv = w.dv, base.ws_ga = w.ga, base.ws_gd = w.gd;
@@ -310,7 +333,7 @@ int main(int argc, char** argv) {
     fw.g_type = fw.beta_type = fw.state_type = gdn::kTypeF32;
     fw.o_type = gdn::kTypeBf16;
     fw.a_log_type = fw.dt_bias_type = gdn::kTypeF32;
-    fw.flags = gdn::kFlagL2Norm | gdn::kFlagHasInit;
+    fw.flags = l2_flag | gdn::kFlagHasInit;
     fw.scale = base.scale;
     fw.q_ts = base.q_ts, fw.q_hs = base.q_hs, fw.k_ts = base.k_ts, fw.k_hs = base.k_hs, fw.v_ts = base.v_ts;
     fw.v_hs = base.v_hs;
@@ -319,7 +342,7 @@ int main(int argc, char** argv) {
     // gdn_bwd_onepass's TMA maps (kernels/gdn_bwd_onepass.cuh, OnePassMaps): bf16,
     // 128-byte swizzle, 4-D innermost first, box 64 elements wide.
     struct OnePassMaps {  // CUtensorMap is 64-byte aligned itself
-      CUtensorMap q, k, v, d_o, st, t, g, beta;
+      CUtensorMap q, k, v, d_o, st, t, g, beta, dq, dk;  // dq, dk: GDN_BWD_ONEPASS_TMARED's (read only there)
     } maps{};
     if (sides[1].p2_tma) {
       auto enc = [](CUtensorMap* m, const void* base, unsigned long long d0, unsigned long long d1,
@@ -342,6 +365,16 @@ int main(int argc, char** argv) {
       // S^T: (D, sh D rows) as (D, sh D, 1); T: 64-element rows of the block region.
       enc(&maps.st, wb + w.st, D, sh * D, 1, D, sh * D * D, D, 1);
       enc(&maps.t, wb + w.blocks, 64, sh * blk / 64, 1, 64, sh * blk, 64, 1);
+      // fp32 dq / dk sums [T][HQ][D]: (D, HQ, T), box (32, 1, 64), 128-byte swizzle.
+      for (int which = 0; which < 2; ++which) {
+        cuuint64_t dims[4] = {D, static_cast<cuuint64_t>(HQ), static_cast<cuuint64_t>(T), 1};
+        cuuint64_t str[3] = {D * 4, static_cast<cuuint64_t>(HQ) * D * 4, static_cast<cuuint64_t>(HQ) * D * 4 * T};
+        cuuint32_t box[4] = {32, 1, 64, 1}, es[4] = {1, 1, 1, 1};
+        CD(cuTensorMapEncodeTiled(which ? &maps.dk : &maps.dq, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
+                                  wb + (which ? w.dk : w.dq), dims, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+      }
       // fp32 g and beta [T][HO]: (HO, T), box (4, 64), no swizzle.
       par[1].flags |= gdn::kBwdFlagGatesTma;  // fp32 gates, HO a multiple of 4 in every cell
       for (int which = 0; which < 2; ++which) {

@@ -106,9 +106,23 @@ extern "C" __device__ unsigned gdn_bwd_onepass_red = GDN_BWD_ONEPASS_RED;
 // zero fill; 4-D, innermost first): q, k, v, dO as (D, heads, T, 1) with box (64, 1, C, 1); S^T as the workspace's
 // (D, n_slots HO D, 1, 1) with box (64, D, 1, 1); T as the block region's 64-element rows (64, n_slots HO
 // kBlockElems / 64, 1, 1) with box (64, C, 1, 1); fp32 g and beta as (HO, T, 1, 1), no swizzle, box (4, C, 1, 1).
+// GDN_BWD_ONEPASS_TMARED: dq's and dk's fp32 sums as (D, HQ or HK, T, 1), 128-byte swizzle, box (32, 1, C, 1).
 struct OnePassMaps {
   opgraph_gemm::TmaMap q, k, v, d_o, st, t, g, beta;
+#if GDN_BWD_ONEPASS_TMARED
+  opgraph_gemm::TmaMap dq, dk;
+#endif
 };
+#if GDN_BWD_ONEPASS_TMARED
+// Adds the shared-memory tile at src to the map's box at (c0, c1, c2, c3) in global memory (TMA, this thread's bulk
+// group; the map's element type, fp32 here).
+__device__ __forceinline__ void tma_reduce_add(const opgraph_gemm::TmaMap* map, int c0, int c1, int c2, int c3,
+                                               u32 src) {
+  asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n"
+               ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
+               : "memory");
+}
+#endif
 #if GDN_BWD_ONEPASS_ROLES
 #include "linear_attention/kernels/gdn_bwd_onepass_roles.cuh"
 #else
@@ -238,6 +252,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
     u16* const dob = odd ? sm.vn : sm.dob;
     u16* const vn = odd ? sm.dob : sm.vn;
+#if GDN_BWD_ONEPASS_TMARED
+    if ((tid & 127) == 0) opgraph_gemm::tma_store_wait_read();  // the chunk after's dq / dk tiles read from dS^T's
+#endif
     __syncthreads();  // the chunk after's readers of q, k, the gates and dS^T done
     opgraph_gemm::bar_wait(full, odd ? 1u : 0u);  // the chunk's tiles landed
     OCLK(0);
@@ -522,10 +539,37 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     prod<NTD, C, true, true, TCC, TCD, kJ>(dk, sm.c1, m0, sm.k, nd0, lane);
     if constexpr (!kJ) prod_join(dq, dk);
     OCLK(13);
+#if GDN_BWD_ONEPASS_TMARED
+    // dq's, then dk's column quarter (rows n .. C - 1 zero) as fp32 over this warpgroup's quarter of the dead dS^T copy
+    // (8 KiB: row r's 16-byte piece i at r * 128 + 16 (i ^ (r & 7)), the maps' 128-byte swizzle), added into the sums
+    // by one TMA reduction from the warpgroup's first thread; dk's staging waits for dq's tile to be read.
+    const bool wlead = (tid & 127) == 0;
+    unsigned char* const slot = reinterpret_cast<unsigned char*>(sm.ds) + quarter * 8192;
+    auto stage_tile = [&](const float(&x)[NTD][4]) {
+#pragma unroll
+      for (int j = 0; j < NTD; ++j)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int r = hh ? rb_ : ra, piece = 2 * j + (t4 >> 1);
+          const bool in = r < n;
+          *reinterpret_cast<float2*>(slot + r * 128 + ((piece ^ (r & 7)) << 4) + 8 * (t4 & 1)) =
+              make_float2(in ? x[j][2 * hh] : 0.f, in ? x[j][2 * hh + 1] : 0.f);
+        }
+      opgraph_gemm::fence_async_shared();
+      nb_sync(1 + quarter, 128);
+    };
+    stage_tile(dq);
+    if (wlead) {
+      tma_reduce_add(&tm.dq, nd0, static_cast<int>(hq), static_cast<int>(bos + c0), 0, smem_u32(slot));
+      opgraph_gemm::tma_store_commit();
+    }
+#else
     {
       float* sq_ = ws32(p, p.ws_dq);
       float* sk_ = ws32(p, p.ws_dk);
-#if GDN_BWD_ONEPASS_RED
+#endif
+#if GDN_BWD_ONEPASS_TMARED
+#elif GDN_BWD_ONEPASS_RED
       // Lanes t4 and t4 ^ 1 swap halves: the even one then holds four adjacent columns of row ra, the odd one of row
       // rb_ (16-byte reductions, half as many).
       const bool odd_t = (t4 & 1) != 0;
@@ -542,7 +586,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
           v[w][0] = odd_t ? s0 : x[0], v[w][1] = odd_t ? s1 : x[1];
           v[w][2] = odd_t ? x[2] : s0, v[w][3] = odd_t ? x[3] : s1;
         }
+#if GDN_BWD_WHATIF_NORED  // a measuring aid (wrong dq / dk): the reductions' cost, their products kept
+        if (r < n && v[0][0] == 1234.5f && v[1][0] == 1234.5f) {
+#else
         if (r < n) {
+#endif
           red_add_f4(sq_ + rq + 8 * j, v[0]);
           red_add_f4(sk_ + rk + 8 * j, v[1]);
         }
@@ -560,7 +608,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         }
       }
 #endif
+#if !GDN_BWD_ONEPASS_TMARED
     }
+#endif
     if (t4 == 0) {
       sm.rg[quarter][ra] = pg[0], sm.rg[quarter][rb_] = pg[1];
       sm.rb[quarter][ra] = pb[0], sm.rb[quarter][rb_] = pb[1];
@@ -572,6 +622,15 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       const u32 w = lds32(&dob[TCD::at(r, cc)]);
       st_bf2(&dob[TCD::at(r, cc)], f * bf16_to_f32(static_cast<u16>(w)), f * bf16_to_f32(static_cast<u16>(w >> 16)));
     }
+#if GDN_BWD_ONEPASS_TMARED
+    if (wlead) opgraph_gemm::tma_store_wait_read();
+    nb_sync(1 + quarter, 128);
+    stage_tile(dk);
+    if (wlead) {
+      tma_reduce_add(&tm.dk, nd0, static_cast<int>(hk), static_cast<int>(bos + c0), 0, smem_u32(slot));
+      opgraph_gemm::tma_store_commit();
+    }
+#endif
     tiles_fence();
     __syncthreads();  // the partials, scale e^gamma dO
     OCLK(14);
@@ -600,6 +659,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   if (clk_on)
     for (int i = 0; i < 16; ++i)
       gdn_bwd_onepass_clock[16 * (tid >> 7) + i] = sm.clk[16 * (tid >> 7) + i] / (nch > 0 ? nch : 1);
+#endif
+#if GDN_BWD_ONEPASS_TMARED
+  if ((tid & 127) == 0) opgraph_gemm::tma_store_wait();  // the last chunk's reductions done before the CTA ends
 #endif
   // ---- d_initial_state: dS^T at the sequence's start (d_final_state's elements were read by these same threads) ----
   if (p.flags & kBwdFlagWriteDInit) {

@@ -37,6 +37,16 @@
 // (T^T dT, dL, K K^T: M2, F) on aux instead of grad. 0: the engine's build.
 #define GDN_BWD_ONEPASS_ROLES 0
 #endif
+#ifndef GDN_BWD_ONEPASS_TMARED
+// 1 (with GDN_BWD_ONEPASS_RED, the column-quarter form; a trial): dq and dk added into their [T][HQ] / [T][HK] sums by
+// TMA reductions (cp.reduce.async.bulk.tensor .add, one a warpgroup's column quarter) from a 128-byte-swizzled fp32
+// tile staged in shared memory over the chunk's dead dS^T copy, in place of every thread's red.global; OnePassMaps
+// then carries the sums' maps (dq, dk). 0: the engine's build.
+#define GDN_BWD_ONEPASS_TMARED 0
+#endif
+#if GDN_BWD_ONEPASS_TMARED && (!GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_ROLES)
+#error "GDN_BWD_ONEPASS_TMARED is a form of GDN_BWD_ONEPASS_RED's column-quarter pass 2"
+#endif
 #if (GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_BATCH || GDN_BWD_ONEPASS_ROLES) && !GDN_BWD_ONEPASS
 #error "GDN_BWD_ONEPASS_RED, _BATCH and _ROLES are forms of GDN_BWD_ONEPASS's pass 2"
 #endif
