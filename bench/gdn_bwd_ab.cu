@@ -342,7 +342,7 @@ int main(int argc, char** argv) {
     // gdn_bwd_onepass's TMA maps (kernels/gdn_bwd_onepass.cuh, OnePassMaps): bf16,
     // 128-byte swizzle, 4-D innermost first, box 64 elements wide.
     struct OnePassMaps {  // CUtensorMap is 64-byte aligned itself
-      CUtensorMap q, k, v, d_o, st, t, g, beta, dq, dk;  // dq, dk: GDN_BWD_ONEPASS_TMARED's (read only there)
+      CUtensorMap q, k, v, d_o, st, t, g, beta, dq, dk, dv;  // dq, dk, dv: read under GDN_BWD_ONEPASS_TMARED / TMADV
     } maps{};
     if (sides[1].p2_tma) {
       auto enc = [](CUtensorMap* m, const void* base, unsigned long long d0, unsigned long long d1,
@@ -362,6 +362,7 @@ int main(int argc, char** argv) {
       enc(&maps.k, k, D, HQ, T, D, HQ * D, 1, 64);
       enc(&maps.v, v, D, HV, T, D, HV * D, 1, 64);
       enc(&maps.d_o, d_o, D, HO, T, D, HO * D, 1, 64);
+      enc(&maps.dv, outs[1][2], D, HV, T, D, HV * D, 1, 64);  // B's dv output (bf16)
       // S^T: (D, sh D rows) as (D, sh D, 1); T: 64-element rows of the block region.
       enc(&maps.st, wb + w.st, D, sh * D, 1, D, sh * D * D, D, 1);
       enc(&maps.t, wb + w.blocks, 64, sh * blk / 64, 1, 64, sh * blk, 64, 1);

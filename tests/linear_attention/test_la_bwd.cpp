@@ -561,7 +561,8 @@ TEST(LaBwdNvrtc, EveryGdnBwdSpecialisationCompilesForSm90a) {
 // TMA, alone and with dq / dk by L2 reductions, a phase's products under one wait and its clocks, RED=1 BATCH=1
 // CLOCK=1; and by roles, every product full width on one warpgroup, RED=1 ROLES=1, and its one-barrier start with its
 // clocks, ROLES=2 CLOCK=1, and with the dL chain on aux, ROLES=3, kernels/gdn_bwd_onepass_roles.cuh; and dq / dk
-// added by TMA reductions from shared memory, RED=1 BATCH=1 TMARED=1);
+// added by TMA reductions from shared memory with dv by TMA stores, RED=1 BATCH=1 TMARED=1 TMADV=1, and the dv
+// stores alone, TMADV=1);
 // gdn_bwd_rev_fused with its
 // loader's second form (GDN_BWD_REV_LOADER=2); gdn_bwd_fwd_fused with its S^T and Wn stores staged
 // (GDN_BWD_FWD_STAGE=1).
@@ -593,7 +594,10 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
                              Defs{{"GDN_BWD_ONEPASS", "1"}, {"GDN_BWD_ONEPASS_RED", "1"},
                                   {"GDN_BWD_ONEPASS_ROLES", "3"}},
                              Defs{{"GDN_BWD_ONEPASS", "1"}, {"GDN_BWD_ONEPASS_RED", "1"},
-                                  {"GDN_BWD_ONEPASS_BATCH", "1"}, {"GDN_BWD_ONEPASS_TMARED", "1"}}}) {
+                                  {"GDN_BWD_ONEPASS_BATCH", "1"}, {"GDN_BWD_ONEPASS_TMARED", "1"},
+                                  {"GDN_BWD_ONEPASS_TMADV", "1"}},
+                             Defs{{"GDN_BWD_ONEPASS", "1"}, {"GDN_BWD_ONEPASS_RED", "1"},
+                                  {"GDN_BWD_ONEPASS_BATCH", "1"}, {"GDN_BWD_ONEPASS_TMADV", "1"}}}) {
       auto r = base;
       ++n;
       for (const auto& [def, val] : defs) {
@@ -624,7 +628,7 @@ TEST(LaBwdNvrtc, TrialVariantsCompileForSm90a) {
       ASSERT_TRUE(k.is_good()) << r.kernel << ": " << k.status().message();
       EXPECT_TRUE(runtime::validate_cubin(k->cubin, k->lowered_name).is_good()) << r.kernel;
     }
-  EXPECT_EQ(n, 25);
+  EXPECT_EQ(n, 26);
 }
 
 }  // namespace

@@ -106,11 +106,12 @@ extern "C" __device__ unsigned gdn_bwd_onepass_red = GDN_BWD_ONEPASS_RED;
 // zero fill; 4-D, innermost first): q, k, v, dO as (D, heads, T, 1) with box (64, 1, C, 1); S^T as the workspace's
 // (D, n_slots HO D, 1, 1) with box (64, D, 1, 1); T as the block region's 64-element rows (64, n_slots HO
 // kBlockElems / 64, 1, 1) with box (64, C, 1, 1); fp32 g and beta as (HO, T, 1, 1), no swizzle, box (4, C, 1, 1).
-// GDN_BWD_ONEPASS_TMARED: dq's and dk's fp32 sums as (D, HQ or HK, T, 1), 128-byte swizzle, box (32, 1, C, 1).
+// GDN_BWD_ONEPASS_TMARED: dq's and dk's fp32 sums as (D, HQ or HK, T, 1), 128-byte swizzle, box (32, 1, C, 1);
+// GDN_BWD_ONEPASS_TMADV: the bf16 dv output as (D, HO, T, 1), 128-byte swizzle, box (64, 1, C, 1).
 struct OnePassMaps {
   opgraph_gemm::TmaMap q, k, v, d_o, st, t, g, beta;
-#if GDN_BWD_ONEPASS_TMARED
-  opgraph_gemm::TmaMap dq, dk;
+#if GDN_BWD_ONEPASS_TMARED || GDN_BWD_ONEPASS_TMADV
+  opgraph_gemm::TmaMap dq, dk, dv;
 #endif
 };
 #if GDN_BWD_ONEPASS_TMARED
@@ -390,6 +391,11 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     }
 
     float dq[NTD][4], dk[NTD][4], tmp[NTD][4];
+#if GDN_BWD_ONEPASS_TMADV
+    const bool dv_tma = p.hv == p.ho && p.dv_type == kTypeBf16 && n == C;  // the CTA's: c1 / c2 as one [C][D] tile
+#else
+    constexpr bool dv_tma = false;
+#endif
     // ---- dVb = T^T dVn: dv = beta dVb, dbeta += <X, dVb>, dY = -e^gamma beta dVb, dgamma += <Y, dY> ----
     zero(tmp);
     prod<NTD, C, true, true, TCC, TCD>(tmp, sm.t, m0, sm.dvn, nd0, lane);
@@ -412,8 +418,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int r = hh ? rb_ : ra;
-          if (r >= n) continue;
           const float br = hh ? bb : ba;
+          if (dv_tma) {
+            st_bf2(&sm.c1[fr.cd(hh, j)], br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
+            continue;
+          }
+          if (r >= n) continue;
           const i64 at = ((bos + c0 + r) * p.ho + h) * D + nd0 + 8 * j + 2 * t4;
           if (direct) store_any2(p.dv, at, p.dv_type, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
           else store_f2(sv_ + at, br * tmp[j][2 * hh], br * tmp[j][2 * hh + 1]);
@@ -426,6 +436,17 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       }
       pg[0] += y0;
       pg[1] += y1;
+#if GDN_BWD_ONEPASS_TMADV
+      if (dv_tma) {  // warpgroups 0, 1 wrote panel 0 (columns 0 .. 63), 2 and 3 panel 1; one store a panel
+        opgraph_gemm::fence_async_shared();
+        nb_sync(5 + (quarter >> 1), 256);
+        if ((tid & 255) == 0) {
+          opgraph_gemm::tma_store(&tm.dv, 64 * (quarter >> 1), static_cast<int>(h), static_cast<int>(bos + c0), 0,
+                                  smem_u32(sm.c1 + (quarter >> 1) * C * 64));
+          opgraph_gemm::tma_store_commit();
+        }
+      }
+#endif
     }
     OCLK(6);
     // ---- dQe = scale dO S_c^T: dq = e^gamma dQe; dKd = Vn dS^T: dk = e^(gamma_C - gamma) dKd ----
@@ -469,6 +490,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       }
     }
     OCLK(8);
+#if GDN_BWD_ONEPASS_TMADV
+    if (dv_tma) {  // dv's panels read from c1 / c2 before dT goes into c1 (T^T dT into c2 after the next barrier)
+      if ((tid & 255) == 0) opgraph_gemm::tma_store_wait_read();
+      nb_sync(7, kGT);
+    }
+#endif
     // ---- dT = dVn (diag(beta) X)^T into c1 ----
     {
 #if !GDN_BWD_ONEPASS_BATCH
@@ -660,8 +687,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     for (int i = 0; i < 16; ++i)
       gdn_bwd_onepass_clock[16 * (tid >> 7) + i] = sm.clk[16 * (tid >> 7) + i] / (nch > 0 ? nch : 1);
 #endif
-#if GDN_BWD_ONEPASS_TMARED
-  if ((tid & 127) == 0) opgraph_gemm::tma_store_wait();  // the last chunk's reductions done before the CTA ends
+#if GDN_BWD_ONEPASS_TMARED || GDN_BWD_ONEPASS_TMADV
+  if ((tid & 127) == 0) opgraph_gemm::tma_store_wait();  // the last chunk's TMA reductions / stores done
 #endif
   // ---- d_initial_state: dS^T at the sequence's start (d_final_state's elements were read by these same threads) ----
   if (p.flags & kBwdFlagWriteDInit) {

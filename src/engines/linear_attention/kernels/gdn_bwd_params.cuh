@@ -44,6 +44,15 @@
 // then carries the sums' maps (dq, dk). 0: the engine's build.
 #define GDN_BWD_ONEPASS_TMARED 0
 #endif
+#ifndef GDN_BWD_ONEPASS_TMADV
+// 1 (with GDN_BWD_ONEPASS, the column-quarter form; a trial): a full chunk's bf16 dv (HV = HO) staged in the dead c1 /
+// c2 tiles and stored by two TMA tile stores (a 64-column panel each) in place of every thread's 4-byte stores; a
+// short last chunk stores as before. OnePassMaps then carries dv's map. 0: the engine's build.
+#define GDN_BWD_ONEPASS_TMADV 0
+#endif
+#if GDN_BWD_ONEPASS_TMADV && (!GDN_BWD_ONEPASS || GDN_BWD_ONEPASS_ROLES)
+#error "GDN_BWD_ONEPASS_TMADV is a form of GDN_BWD_ONEPASS's column-quarter pass 2"
+#endif
 #if GDN_BWD_ONEPASS_TMARED && (!GDN_BWD_ONEPASS_RED || GDN_BWD_ONEPASS_ROLES)
 #error "GDN_BWD_ONEPASS_TMARED is a form of GDN_BWD_ONEPASS_RED's column-quarter pass 2"
 #endif
