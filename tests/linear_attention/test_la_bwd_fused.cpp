@@ -5,17 +5,19 @@
 // refusals by name (head dim 64, a chain split under 2 or with state_checkpoints, gdn_summary_bwd), PIPELINE_ARCH 0
 // and 1 keeping the prep and the scans, and the heuristics' order (PIPELINE_ARCH 3 first where its chains fill the
 // device; its split proposed last where the fused split rule splits); and the one-pass form (PIPELINE_ARCH 5, rule
-// B11, at the end).
+// B11, at the end, with its TMA maps' encoding).
 // Their NVRTC compile is LaBwdNvrtc.EveryGdnBwdSpecialisationCompilesForSm90a; their numerics
 // GdnBwdGpu.FusedRecompute (tests/linear_attention_gpu/test_la_bwd_gpu.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engines/linear_attention/gdn_bwd.h"
+#include "engines/linear_attention/gdn_bwd_onepass.h"
 #include "engines/linear_attention/la_engine.h"
 #include "ir/linear_attention_fixture.h"
 #include "linear_attention/la_bwd_test_util.h"
@@ -320,11 +322,14 @@ TEST(LaBwdOnePass, ItsKernelsAndWorkspace) {
       EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS", "1"));
       continue;
     }
-    // The gradient source's one-pass build: its loads by TMA, dq / dk by L2 reductions, one wait a phase.
+    // The gradient source's one-pass build: its loads by TMA, dq / dk by L2 reductions (TMA reductions from shared
+    // memory), one wait a phase.
     EXPECT_EQ(r.source, "linear_attention/kernels/gdn_bwd_grads.cu") << r.entry;
     EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS", "1")) << r.entry;
     EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS_RED", "1")) << r.entry;
     EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS_BATCH", "1")) << r.entry;
+    EXPECT_TRUE(has_define(r, "GDN_BWD_ONEPASS_TMARED", "1")) << r.entry;
+    EXPECT_FALSE(has_define(r, "GDN_BWD_ONEPASS_TMADV", "1")) << r.entry;
   }
   EXPECT_EQ(kernels, (std::vector<std::string>{"gdn_bwd_fwd_st_fused_d128_bf16", "gdn_bwd_onepass_d128_bf16_onepass",
                                                "gdn_bwd_finish_d128_bf16_onepass",
@@ -411,3 +416,71 @@ TEST(LaBwdOnePass, TheHeuristicsRankItFirstWhereItsChainsFillTheDevice) {
 }
 
 }  // namespace
+
+// The one-pass form's TMA maps (encode_onepass_maps, at each execute): every map of OnePassMaps' order encoded with
+// its tensor's base, extents, strides and box; the dq / dk sums (GDN_BWD_ONEPASS_TMARED's reductions) as fp32
+// (D, HQ or HK, T) over the workspace's staging with boxes of 32 columns and 64 rows, 128-byte swizzled.
+namespace {
+namespace onepass_maps {
+struct Call {
+  CUtensorMapDataType type;
+  std::uint64_t base;
+  cuuint64_t dims[3], strides[2];
+  cuuint32_t box[3];
+  CUtensorMapSwizzle swizzle;
+};
+std::vector<Call> g_calls;
+CUresult CUDAAPI record(CUtensorMap* out, CUtensorMapDataType type, cuuint32_t rank, void* base, const cuuint64_t* dims,
+                        const cuuint64_t* strides, const cuuint32_t* box, const cuuint32_t*, CUtensorMapInterleave,
+                        CUtensorMapSwizzle swizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  EXPECT_EQ(rank, 4u);
+  Call c{type, reinterpret_cast<std::uint64_t>(base), {dims[0], dims[1], dims[2]}, {strides[0], strides[1]},
+         {box[0], box[1], box[2]}, swizzle};
+  g_calls.push_back(c);
+  reinterpret_cast<unsigned char*>(out)[0] = static_cast<unsigned char>(g_calls.size());  // which call filled it
+  return CUDA_SUCCESS;
+}
+}  // namespace onepass_maps
+}  // namespace
+
+TEST(LaBwdOnePass, ItsMapsCarryTheDqDkSumsForTheTmaReductions) {
+  runtime::CudaDriverApi api;
+  api.tensor_map_encode_tiled = &onepass_maps::record;
+  opgraph_gdn::GdnBwdParams a{};
+  a.t = 3000, a.n_seq = 2, a.hq = 8, a.hk = 4, a.hv = 16, a.ho = 16;
+  a.n_slots = 50;
+  a.q = 0x100000, a.k = 0x200000, a.v = 0x300000, a.d_o = 0x400000, a.ws = 0x1000000;
+  a.ws_st = 0x1000, a.ws_blocks = 0x2000, a.ws_dq = 0x40000, a.ws_dk = 0x80000;
+  a.g = 0x500000, a.beta = 0x600000;
+  a.flags = opgraph_gdn::kBwdFlagGatesTma;
+  linear_attention::OnePassMaps m{};
+  onepass_maps::g_calls.clear();
+  ASSERT_TRUE(linear_attention::encode_onepass_maps(api, a, m).is_good());
+  const auto& calls = onepass_maps::g_calls;
+  ASSERT_EQ(calls.size(), 10u);  // q, k, v, dO, S^T, T, dq, dk, g, beta
+  // Each map of the struct filled by its own call, in the struct's order: dq and dk by the 7th and 8th.
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&m.dq)[0], 7);
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&m.dk)[0], 8);
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&m.g)[0], 9);
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&m.beta)[0], 10);
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&m.dv)[0], 0);  // the TMADV trial's: not encoded
+  for (int which = 0; which < 2; ++which) {
+    const onepass_maps::Call& c = calls[6 + which];
+    const std::uint64_t heads = which ? a.hk : a.hq;
+    EXPECT_EQ(c.type, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    EXPECT_EQ(c.base, a.ws + static_cast<std::uint64_t>(which ? a.ws_dk : a.ws_dq));
+    EXPECT_EQ(c.dims[0], 128u);
+    EXPECT_EQ(c.dims[1], heads);
+    EXPECT_EQ(c.dims[2], 3000u);
+    EXPECT_EQ(c.strides[0], 128u * 4);
+    EXPECT_EQ(c.strides[1], heads * 128 * 4);
+    EXPECT_EQ(c.box[0], 32u);  // 128 bytes: the swizzle's row
+    EXPECT_EQ(c.box[1], 1u);
+    EXPECT_EQ(c.box[2], 64u);
+    EXPECT_EQ(c.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  }
+  // q's map beside them: bf16 (D, HQ, T) from q's base.
+  EXPECT_EQ(calls[0].type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(calls[0].base, a.q);
+  EXPECT_EQ(calls[0].dims[1], 8u);
+}

@@ -58,7 +58,8 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
           ? "linear_attention/kernels/gdn_bwd_grads.cu"
           : "linear_attention/kernels/gdn_bwd_states.cu");
   if (onepass) {  // gdn_bwd_onepass as measured (kernels/gdn_bwd_params.cuh), the finish reading its dq / dk sums
-    for (const char* def : {"GDN_BWD_ONEPASS", "GDN_BWD_ONEPASS_RED", "GDN_BWD_ONEPASS_BATCH"})
+    for (const char* def :
+         {"GDN_BWD_ONEPASS", "GDN_BWD_ONEPASS_RED", "GDN_BWD_ONEPASS_BATCH", "GDN_BWD_ONEPASS_TMARED"})
       r.defines.push_back({def, "1"});
     r.kernel += "_onepass";
   }

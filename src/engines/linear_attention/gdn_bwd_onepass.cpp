@@ -10,7 +10,7 @@ namespace opgraph::linear_attention {
 Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBwdParams& a, OnePassMaps& m) {
   auto enc = [&](CUtensorMap* out, CUtensorMapDataType type, unsigned long long base, std::int64_t d0,
                  std::int64_t d1, std::int64_t d2, std::int64_t s1, std::int64_t s2, unsigned box0, unsigned box1,
-                 unsigned box2, bool swizzle, const char* what) -> Status {
+                 unsigned box2, bool swizzle, const char* what, bool promote = true) -> Status {
     cuuint64_t dims[4] = {static_cast<cuuint64_t>(d0), static_cast<cuuint64_t>(d1), static_cast<cuuint64_t>(d2), 1};
     const std::int64_t span = s2 * std::max<std::int64_t>(d2, 1);
     cuuint64_t strides[3] = {static_cast<cuuint64_t>(s1), static_cast<cuuint64_t>(s2), static_cast<cuuint64_t>(span)};
@@ -18,7 +18,7 @@ Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBw
     const CUresult r = api.tensor_map_encode_tiled(
         out, type, 4, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, es,
         CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-        swizzle ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        swizzle && promote ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
       return runtime::cuda_check(api, r, std::string("engine linear_attention: gdn_bwd PIPELINE_ARCH 5: "
@@ -43,10 +43,15 @@ Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBw
                     64, static_cast<unsigned>(D), 1, true, "S^T"));
   OPGRAPH_CHECK(enc(&m.t, bf16, a.ws + static_cast<unsigned long long>(a.ws_blocks), 64, sh * blk / 64, 1, 128,
                     sh * blk * 2, 64, 64, 1, true, "T"));
+  // dq / dk's fp32 sums (D, heads, T), box (32, 1, C): one warpgroup's column quarter of a chunk, added by TMA.
+  const auto f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  OPGRAPH_CHECK(enc(&m.dq, f32, a.ws + static_cast<unsigned long long>(a.ws_dq), D, a.hq, T, D * 4, a.hq * D * 4, 32, 1,
+                    64, true, "dq sums", false));
+  OPGRAPH_CHECK(enc(&m.dk, f32, a.ws + static_cast<unsigned long long>(a.ws_dk), D, a.hk, T, D * 4, a.hk * D * 4, 32, 1,
+                    64, true, "dk sums", false));
   if ((a.flags & opgraph_gdn::kBwdFlagGatesTma) && (a.g % 16 != 0 || a.beta % 16 != 0))
     a.flags &= ~opgraph_gdn::kBwdFlagGatesTma;
   if (a.flags & opgraph_gdn::kBwdFlagGatesTma) {
-    const auto f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     OPGRAPH_CHECK(enc(&m.g, f32, a.g, a.ho, T, 1, a.ho * 4, a.ho * 4 * T, 4, 64, 1, false, "g"));
     OPGRAPH_CHECK(enc(&m.beta, f32, a.beta, a.ho, T, 1, a.ho * 4, a.ho * 4 * T, 4, 64, 1, false, "beta"));
   }

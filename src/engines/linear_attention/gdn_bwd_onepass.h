@@ -11,13 +11,16 @@
 
 namespace opgraph::linear_attention {
 
-// gdn_bwd_onepass's second argument (kernels/gdn_bwd_onepass.cuh, OnePassMaps): its TMA maps, in that order.
+// gdn_bwd_onepass's second argument (kernels/gdn_bwd_onepass.cuh, OnePassMaps): its TMA maps, in that order (dv: the
+// GDN_BWD_ONEPASS_TMADV trial's, not encoded here).
 struct OnePassMaps {
-  CUtensorMap q, k, v, d_o, st, t, g, beta;
+  CUtensorMap q, k, v, d_o, st, t, g, beta, dq, dk, dv;
 };
 
 // The maps for the call's pointers in `a` (bf16 128-byte swizzled boxes 64 wide; fp32 g and beta in boxes of 4
-// heads where kBwdFlagGatesTma is set, which this clears where g or beta is not 16-byte aligned).
+// heads where kBwdFlagGatesTma is set, which this clears where g or beta is not 16-byte aligned; the workspace's fp32
+// dq / dk sums [T][HQ][D] / [T][HK][D] in 128-byte swizzled boxes of 32 columns and C rows, GDN_BWD_ONEPASS_TMARED's
+// reductions).
 Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBwdParams& a, OnePassMaps& m);
 
 }  // namespace opgraph::linear_attention
