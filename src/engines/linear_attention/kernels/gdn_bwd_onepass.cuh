@@ -572,7 +572,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     // by one TMA reduction from the warpgroup's first thread; dk's staging waits for dq's tile to be read.
     const bool wlead = (tid & 127) == 0;
     unsigned char* const slot = reinterpret_cast<unsigned char*>(sm.ds) + quarter * 8192;
-    auto stage_tile = [&](const float(&x)[NTD][4]) {
+    auto reduce_tile = [&](const float(&x)[NTD][4], const opgraph_gemm::TmaMap* map, i64 head) {
 #pragma unroll
       for (int j = 0; j < NTD; ++j)
 #pragma unroll
@@ -584,12 +584,12 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         }
       opgraph_gemm::fence_async_shared();
       nb_sync(1 + quarter, 128);
+      if (wlead) {
+        tma_reduce_add(map, nd0, static_cast<int>(head), static_cast<int>(bos + c0), 0, smem_u32(slot));
+        opgraph_gemm::tma_store_commit();
+      }
     };
-    stage_tile(dq);
-    if (wlead) {
-      tma_reduce_add(&tm.dq, nd0, static_cast<int>(hq), static_cast<int>(bos + c0), 0, smem_u32(slot));
-      opgraph_gemm::tma_store_commit();
-    }
+    reduce_tile(dq, &tm.dq, hq);
 #else
     {
       float* sq_ = ws32(p, p.ws_dq);
@@ -652,11 +652,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
 #if GDN_BWD_ONEPASS_TMARED
     if (wlead) opgraph_gemm::tma_store_wait_read();
     nb_sync(1 + quarter, 128);
-    stage_tile(dk);
-    if (wlead) {
-      tma_reduce_add(&tm.dk, nd0, static_cast<int>(hk), static_cast<int>(bos + c0), 0, smem_u32(slot));
-      opgraph_gemm::tma_store_commit();
-    }
+    reduce_tile(dk, &tm.dk, hk);
 #endif
     tiles_fence();
     __syncthreads();  // the partials, scale e^gamma dO
