@@ -27,8 +27,8 @@
 // bench/results/2026-12-07-gdn-onepass-red-tma-h100.txt. The engine runs this kernel as gdn_bwd's PIPELINE_ARCH 5.
 // dq and dk go to the fp32 staging per output head (gdn_bwd_finish sums them over the q / k head groups and applies
 // the l2norm Jacobian; the launch leaves kBwdFlagQkDirect off; GDN_BWD_ONEPASS_RED: added into [T][HQ] / [T][HK]
-// sums), dv straight out where HV = HO (else staged), dG and dBeta through store_gate_grads, d_initial_state at the
-// end. bf16 q, k, v and dO only (the trial's inputs).
+// sums, by TMA reductions from shared memory under GDN_BWD_ONEPASS_TMARED), dv straight out where HV = HO (else
+// staged), dG and dBeta through store_gate_grads, d_initial_state at the end. bf16 q, k, v and dO only.
 #pragma once
 
 namespace opgraph_gdn {
@@ -594,9 +594,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     {
       float* sq_ = ws32(p, p.ws_dq);
       float* sk_ = ws32(p, p.ws_dk);
-#endif
-#if GDN_BWD_ONEPASS_TMARED
-#elif GDN_BWD_ONEPASS_RED
+#if GDN_BWD_ONEPASS_RED
       // Lanes t4 and t4 ^ 1 swap halves: the even one then holds four adjacent columns of row ra, the odd one of row
       // rb_ (16-byte reductions, half as many).
       const bool odd_t = (t4 & 1) != 0;
@@ -635,9 +633,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
         }
       }
 #endif
-#if !GDN_BWD_ONEPASS_TMARED
     }
-#endif
+#endif  // GDN_BWD_ONEPASS_TMARED
     if (t4 == 0) {
       sm.rg[quarter][ra] = pg[0], sm.rg[quarter][rb_] = pg[1];
       sm.rb[quarter][ra] = pb[0], sm.rb[quarter][rb_] = pb[1];

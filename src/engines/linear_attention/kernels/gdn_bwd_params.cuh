@@ -38,10 +38,10 @@
 #define GDN_BWD_ONEPASS_ROLES 0
 #endif
 #ifndef GDN_BWD_ONEPASS_TMARED
-// 1 (with GDN_BWD_ONEPASS_RED, the column-quarter form; a trial): dq and dk added into their [T][HQ] / [T][HK] sums by
-// TMA reductions (cp.reduce.async.bulk.tensor .add, one a warpgroup's column quarter) from a 128-byte-swizzled fp32
-// tile staged in shared memory over the chunk's dead dS^T copy, in place of every thread's red.global; OnePassMaps
-// then carries the sums' maps (dq, dk). 0: the engine's build.
+// 1 (with GDN_BWD_ONEPASS_RED, the column-quarter form; PIPELINE_ARCH 5's build since 2026-12-07): dq and dk added
+// into their [T][HQ] / [T][HK] sums by TMA reductions (cp.reduce.async.bulk.tensor .add, one a warpgroup's column
+// quarter) from a 128-byte-swizzled fp32 tile staged in shared memory over the chunk's dead dS^T copy, in place of
+// every thread's red.global; OnePassMaps then carries the sums' maps (dq, dk). 0: the red.global form.
 #define GDN_BWD_ONEPASS_TMARED 0
 #endif
 #ifndef GDN_BWD_ONEPASS_TMADV
