@@ -353,6 +353,43 @@ TEST(LaBwdOnePass, ItsKernelsAndWorkspace) {
         << r.kernel;
 }
 
+// Its chain split (PIPELINE_ARCH 5 with CHAIN_SPLIT): PIPELINE_ARCH 3's split kernels but its last (the forward
+// summaries, the forward walk, the forward recompute of every span, the reverse summaries and walk: the same builds
+// as 3's) in place of gdn_bwd_fwd_st_fused, then the one-pass build's gdn_bwd_onepass (over the spans, from their
+// seeds), finish and gate parameters; the workspace the split's span blocks on top of the one-pass form's.
+TEST(LaBwdOnePass, ItsSplitSeedsItsSpansByTheFusedSplitsWalks) {
+  Cfg c = la_test::engine_cfg(128);
+  c.init = true;
+  const Built b = bwd(c);
+  auto p = analyze_gdn_bwd(b.g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  BwdForm f = onepass_form();
+  f.split = 8;
+  std::vector<std::string> kernels;
+  for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, f)) {
+    kernels.push_back(r.kernel);
+    const bool grads_src = r.source == "linear_attention/kernels/gdn_bwd_grads.cu";
+    EXPECT_EQ(has_define(r, "GDN_BWD_ONEPASS", "1"), grads_src) << r.kernel;
+  }
+  EXPECT_EQ(kernels, (std::vector<std::string>{
+                         "gdn_bwd_fwd_summary_fused_d128_bf16", "gdn_bwd_span_fixup_d128_bf16",
+                         "gdn_bwd_fwd_span_fused_d128_bf16", "gdn_bwd_rev_summary_fused_d128_bf16",
+                         "gdn_bwd_span_fixup_rev_d128_bf16", "gdn_bwd_onepass_d128_bf16_onepass",
+                         "gdn_bwd_finish_d128_bf16_onepass", "gdn_bwd_gate_params_d128_bf16_onepass"}));
+  // The split's first five are PIPELINE_ARCH 3's split's own builds (one kernel cache entry for both forms).
+  std::vector<std::string> fsplit;
+  for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, BwdForm{8, true, true})) fsplit.push_back(r.kernel);
+  for (std::size_t i = 0; i < 5; ++i)
+    EXPECT_NE(std::find(fsplit.begin(), fsplit.end(), kernels[i]), fsplit.end()) << kernels[i];
+  Status s;
+  EXPECT_EQ(la_bwd_test::planned_kernels(b.g, config(5, 8), &s), kernels);
+  EXPECT_TRUE(s.is_good()) << s.message();
+  // The workspace: the one-pass form's dq / dk sums and the split's span blocks, each more than the form without it.
+  const std::int64_t split_ws = linear_attention::gdn_bwd_workspace_bytes(*p, 8, true);
+  EXPECT_GT(split_ws, linear_attention::gdn_bwd_workspace_bytes(*p, 0, true));
+  EXPECT_GT(split_ws, linear_attention::gdn_bwd_workspace_bytes(*p, 8, false));
+}
+
 TEST(LaBwdOnePass, RuleB11RefusesWhatItDoesNotRun) {
   auto refused = [](const OpGraph& g, const PlanConfig& cfg, const std::string& why) {
     Status s;
@@ -363,7 +400,6 @@ TEST(LaBwdOnePass, RuleB11RefusesWhatItDoesNotRun) {
     EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
   };
   refused(bwd(la_test::engine_cfg(64)).g, config(5), "head dim 64");
-  refused(bwd(la_test::engine_cfg(128)).g, config(5, 8), "CHAIN_SPLIT 8");
   Cfg ck = la_test::engine_cfg(128);
   ck.cu = {0, 200, 200, 530};
   ck.ckpt_rows = 4;
@@ -375,14 +411,14 @@ TEST(LaBwdOnePass, RuleB11RefusesWhatItDoesNotRun) {
   // The rule itself on a problem past the TMA maps' 32-bit coordinates.
   auto p = analyze_gdn_bwd(bwd(la_test::engine_cfg(128)).g);
   ASSERT_TRUE(p.is_good()) << p.status().message();
-  EXPECT_TRUE(linear_attention::gdn_bwd_b11_refusal(*p, 0).empty());
+  EXPECT_TRUE(linear_attention::gdn_bwd_b11_refusal(*p).empty());
   for (auto* type : {&p->io, &p->do_type}) {  // fp16 q / k / v or dO
     *type = DataType::HALF;
-    EXPECT_NE(linear_attention::gdn_bwd_b11_refusal(*p, 0).find("BFLOAT16"), std::string::npos);
+    EXPECT_NE(linear_attention::gdn_bwd_b11_refusal(*p).find("BFLOAT16"), std::string::npos);
     *type = DataType::BFLOAT16;
   }
   p->t = 1LL << 31;
-  EXPECT_NE(linear_attention::gdn_bwd_b11_refusal(*p, 0).find("32-bit coordinates"), std::string::npos);
+  EXPECT_NE(linear_attention::gdn_bwd_b11_refusal(*p).find("32-bit coordinates"), std::string::npos);
 }
 
 // The heuristics: 5 first at 16/64 and 16/32, 4 x 8192 (256 and 128 chains on 132 multiprocessors; on the H100

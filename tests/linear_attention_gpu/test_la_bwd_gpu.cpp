@@ -425,6 +425,44 @@ TEST_F(GdnBwdGpu, OnePass) {
   check_attribute_cases(5, "one pass, ", rng);
 }
 
+// PIPELINE_ARCH 5 under a chain split (PIPELINE_ARCH 3's split's forward summaries, walk and span recompute, its
+// reverse summaries and walk, then gdn_bwd_onepass over (head, sequence x span) from each span's dS^T seed): the
+// varlen batch (sequences of one span, of nine with a short last one, empty ones), d_final_state and d_initial_state
+// one buffer with the safe gate, grouped heads with bf16 gates, and one long sequence of many spans without
+// d_final_state.
+TEST_F(GdnBwdGpu, OnePassChainSplit) {
+  std::mt19937 rng(37);
+  Case c = varlen_case(128, "one pass split 8, ");
+  c.arch = 5;
+  c.split = 8;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.split = 8;
+  c.name = "one pass split 8, overwrite, safe gate, l2norm";
+  c.lens = {4097, 700, 0};
+  c.overwrite = c.safe = c.a_log = c.dt = c.l2 = true;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.split = 16;
+  c.name = "one pass split 16, 4 q heads over 2 k heads, 8 v heads, bf16 gates";
+  c.lens = {3000, 77, 0, 2000};
+  c.hq = 4;
+  c.hk = 2;
+  c.hv = 8;
+  c.gate_t = c.beta_t = DataType::BFLOAT16;
+  check(c, rng);
+  c = Case{};
+  c.arch = 5;
+  c.split = 32;
+  c.name = "one pass split 32, one long sequence, no d_final_state, strong decay";
+  c.lens = {8192};
+  c.d_final = false;
+  c.strong = true;
+  check(c, rng);
+}
+
 // PIPELINE_ARCH 3 under a chain split (its six span kernels: the forward summaries into the span blocks, the fix-up's
 // forward walk, each span's forward recompute from its seed, the reverse summaries, the reverse walk, each span's
 // reverse scan): the varlen batch (sequences of one span, of nine with a short last one, empty ones), d_final_state

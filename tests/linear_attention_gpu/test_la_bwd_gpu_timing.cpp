@@ -274,6 +274,32 @@ TEST_F(GdnBwdGpu, TimingFusedSplit) {
   }
 }
 
+// The one-pass form's chain split on the one-sequence cells (where one CTA a chain leaves most multiprocessors idle):
+// PIPELINE_ARCH 3 at the fused split rule's pick (the first plan there before it), 5 whole, and 5 at spans of 16 ..
+// 256 chunks, interleaved round by round on the same inputs (median of 20 rounds), each against the first of them.
+// Figures, not a check.
+TEST_F(GdnBwdGpu, TimingOnePassSplit) {
+  if (!gpu().api->event_create) GTEST_SKIP() << "driver without events";
+  std::printf("[ gdn_bwd 1split ] %s\n", timing_gates_name());
+  std::printf("[ gdn_bwd 1split ] bf16, d = 128, l2norm, initial state, d_final_state; interleaved, median of 20\n");
+  std::printf("[ gdn_bwd 1split ] %-8s %-10s %-12s %10s %8s\n", "heads", "B x T", "plan", "ms", "/ 3 split");
+  for (const Cell& cell : kCells) {
+    if (cell.b != 1) continue;
+    const Case c = cell_case(cell);
+    const Picks pk = picks_of(c);
+    std::vector<std::pair<std::int64_t, std::int64_t>> forms = {{3, pk.fused_rule}, {5, 0}};
+    for (std::int64_t j : {16, 32, 64, 128, 256}) forms.push_back({5, j});
+    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
+    const std::vector<double> ms = time_interleaved(c, forms, seed, 20);
+    ASSERT_EQ(ms.size(), forms.size());
+    for (std::size_t i = 0; i < forms.size(); ++i)
+      std::printf("[ gdn_bwd 1split ] %3lld/%-4lld %lld x %-6lld arch %lld J %-3lld%s %10.3f %7.3fx\n",
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), static_cast<long long>(forms[i].first),
+                  static_cast<long long>(forms[i].second), forms[i] == pk.first ? "*" : " ", ms[i], ms[i] / ms[0]);
+  }
+}
+
 // What state_checkpoints buy the backward (the memory / time trade): each cell's backward without them (the
 // heuristics' first plan, and the prep and scans' plan under their split rule, interleaved), then given the forward's
 // every c tokens (fp32 rows; the forward recompute then runs spans of c tokens at once) under PIPELINE_ARCH 3 unsplit

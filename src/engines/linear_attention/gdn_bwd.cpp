@@ -52,12 +52,11 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
     r.defines.push_back({"GDN_FUSED_WS", "1"});
     return r;
   }
+  const bool grads_src =
+      e == "gdn_bwd_grads" || e == "gdn_bwd_finish" || e == "gdn_bwd_gate_params" || e == "gdn_bwd_onepass";
   runtime::KernelRequest r = rules::kernel_request(
-      d, io, entry,
-      e == "gdn_bwd_grads" || e == "gdn_bwd_finish" || e == "gdn_bwd_gate_params" || e == "gdn_bwd_onepass"
-          ? "linear_attention/kernels/gdn_bwd_grads.cu"
-          : "linear_attention/kernels/gdn_bwd_states.cu");
-  if (onepass) {  // gdn_bwd_onepass as measured (kernels/gdn_bwd_params.cuh), the finish reading its dq / dk sums
+      d, io, entry, grads_src ? "linear_attention/kernels/gdn_bwd_grads.cu" : "linear_attention/kernels/gdn_bwd_states.cu");
+  if (onepass && grads_src) {  // (its split's walks, gdn_bwd_states.cu, are PIPELINE_ARCH 3's builds)  // gdn_bwd_onepass as measured (kernels/gdn_bwd_params.cuh), the finish reading its dq / dk sums
     for (const char* def :
          {"GDN_BWD_ONEPASS", "GDN_BWD_ONEPASS_RED", "GDN_BWD_ONEPASS_BATCH", "GDN_BWD_ONEPASS_TMARED"})
       r.defines.push_back({def, "1"});
@@ -94,8 +93,15 @@ bool whole_entry(int e) { return e == kFwdScan || e == kRevScan; }
 // 3's split the forward summaries, the fix-up's forward walk and gdn_bwd_fwd_span_fused over the split's spans —;
 // 3's fused reverse scan in place of the reverse scan (under its split: the reverse summaries, the reverse walk and
 // gdn_bwd_rev_span_fused); 2 keeps the whole-sequence reverse scan.
+// The one-pass form (5): gdn_bwd_fwd_st_fused, gdn_bwd_onepass, the finish and the gate parameters; under its split
+// PIPELINE_ARCH 3's split kernels but its last (the forward summaries and walk, the forward recompute of every span,
+// the reverse summaries and walk) in place of gdn_bwd_fwd_st_fused, gdn_bwd_onepass over the spans from their seeds.
 bool form_entry(int e, const BwdForm& f, bool ckpt) {
-  if (f.onepass) return e == kFwdSt || e == kOnePass || e == kFinish || e == kGateParams;
+  if (f.onepass) {
+    if (e == kOnePass || e == kFinish || e == kGateParams) return true;
+    if (f.split <= 0) return e == kFwdSt;
+    return e == kFwdSumF || e == kFixup || e == kFwdSpanF || e == kRevSumF || e == kFixupRev;
+  }
   if (onepass_entry(e)) return false;
   if (f.fused) {
     const bool fsplit = f.fused_rev && f.split > 0;
@@ -336,7 +342,7 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
   // forward recompute of every span, the reverse summaries, the fix-up's reverse walk, the reverse scan of every
   // span (one CTA of three warpgroups a (head, sequence x span) each but the walks). (B9 refuses it with
   // checkpoints: its summaries and the spans seeded by them would each need the one GdnParams's span fields.)
-  if (form.fused_rev && split_on) {
+  if ((form.fused_rev || form.onepass) && split_on) {
     l.fwd = fused_recompute_params(p, k);
     const long long fsmem = opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d);
     const long long rsmem = opgraph_gdn::gdn_bwd_rev_fused_smem_bytes(p.d);
@@ -348,14 +354,14 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
     l.dims[kFixupRev] = dims(slices, heads, seqs, opgraph_gdn::gdn_bwd_fixup_smem_bytes(p.d));
     l.dims[kRevSpanF] = dims(1, heads, spans, rsmem, ws_threads);
   }
-  // The one-pass form: its first pass (the fused recompute's CTA and argument) and gdn_bwd_onepass, one CTA of 16
-  // warps a (head, sequence).
+  // The one-pass form: its first pass (the fused recompute's CTA and argument; under its split the fused split's
+  // first five kernels above) and gdn_bwd_onepass, one CTA of 16 warps a (head, sequence), or a (head, sequence x span).
   if (form.onepass) {
     l.fwd = fused_recompute_params(p, k);
-    l.dims[kFwdSt] =
-        dims(1, heads, seqs, opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d), opgraph_gdn::kGdnFusedWsThreads);
+    l.dims[kFwdSt] = dims(split_on ? 0 : 1, heads, seqs, opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d),
+                          opgraph_gdn::kGdnFusedWsThreads);
     l.dims[kOnePass] =
-        dims(1, heads, seqs, opgraph_gdn::kGdnBwdOnePassSmemBytes, opgraph_gdn::kGdnBwdGradsThreads);
+        dims(1, heads, spans, opgraph_gdn::kGdnBwdOnePassSmemBytes, opgraph_gdn::kGdnBwdGradsThreads);
   }
   // Nothing launched that the form does not request (gdn_summary_bwd's launches are set below).
   for (int e = 0; e < kKernels; ++e)
@@ -513,7 +519,7 @@ class GdnBwdPlan final : public CompiledPlan {
   // A call's extents under the plan's split: N x spans within the grid's z.
   Status spans_fit(const GdnBwdProblem& q) const {
     if (form_.onepass)
-      if (const std::string why = gdn_bwd_b11_refusal(q, 0); !why.empty())
+      if (const std::string why = gdn_bwd_b11_refusal(q); !why.empty())
         return Status(ErrorCode::INVALID_VARIANT_PACK,
                       "engine linear_attention: gdn_bwd: shape override under PIPELINE_ARCH 5: rule B11 one pass: " +
                           why);

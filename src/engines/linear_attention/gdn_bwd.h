@@ -30,7 +30,9 @@
 //  B11 one pass (a plan's knob, at build): PIPELINE_ARCH 5 (BwdForm::onepass: gdn_bwd_fwd_st_fused storing each
 //     chunk's S^T and T, then gdn_bwd_onepass, one CTA a (head, sequence) walking the chunks in reverse with dS^T on
 //     chip, its loads by TMA, dq and dk added in L2 into [T][HQ] / [T][HK] sums that gdn_bwd_finish takes through
-//     the l2norm Jacobian) takes D = 128, bf16 q, k, v and dO, CHAIN_SPLIT 0, no state_checkpoints, not
+//     the l2norm Jacobian; under CHAIN_SPLIT the first pass is PIPELINE_ARCH 3's split's forward summaries, walk and
+//     span recompute, its reverse summaries and walk seed each span's dS^T, and gdn_bwd_onepass runs one CTA a
+//     (head, sequence x span)) takes D = 128, bf16 q, k, v and dO, every CHAIN_SPLIT, no state_checkpoints, not
 //     gdn_summary_bwd and not batch_invariant (its dq / dk sums' order varies run to run); T and the chunk slots'
 //     S^T rows within the TMA maps' 32-bit coordinates; a driver with cuTensorMapEncodeTiled and cuMemsetD32Async.
 // Served: scale, use_qk_l2norm, gate_domain log and linear, safe_gate (with or
@@ -150,12 +152,13 @@ struct BwdForm {
   long long split = 0;
   bool fused = false;
   bool fused_rev = false;
-  bool onepass = false;  // PIPELINE_ARCH 5 (rule B11): gdn_bwd_fwd_st_fused, gdn_bwd_onepass, gdn_bwd_finish
+  bool onepass = false;  // PIPELINE_ARCH 5 (rule B11): gdn_bwd_fwd_st_fused (or 3's split kernels), gdn_bwd_onepass,
+                         // gdn_bwd_finish
 };
 
-// Rule B11 (gdn_bwd_rules.cpp): why the one-pass form (PIPELINE_ARCH 5) does not serve `p` under a split of `split`
-// chunks (empty: it does).
-std::string gdn_bwd_b11_refusal(const GdnBwdProblem& p, long long split);
+// Rule B11 (gdn_bwd_rules.cpp): why the one-pass form (PIPELINE_ARCH 5) does not serve `p`, split or not (empty: it
+// does).
+std::string gdn_bwd_b11_refusal(const GdnBwdProblem& p);
 
 // Rule B9 (gdn_bwd_rules.cpp): why the fused form PIPELINE_ARCH `arch` (2 or 3) does not serve `p` under a split of
 // `split` chunks (empty: it does). Only 3 splits (its six span kernels); 2 runs each sequence whole.

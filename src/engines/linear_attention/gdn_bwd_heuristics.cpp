@@ -64,7 +64,7 @@ bool gdn_bwd_fused_first(const GdnBwdProblem& p, long long sm_count) {
 }
 
 bool gdn_bwd_onepass_first(const GdnBwdProblem& p, long long sm_count) {
-  return sm_count > 0 && p.n_seq > 0 && gdn_bwd_b11_refusal(p, 0).empty() && 10 * p.n_seq * p.ho >= 9 * sm_count &&
+  return sm_count > 0 && p.n_seq > 0 && gdn_bwd_b11_refusal(p).empty() && 10 * p.n_seq * p.ho >= 9 * sm_count &&
          p.t >= 4096 * p.n_seq;
 }
 

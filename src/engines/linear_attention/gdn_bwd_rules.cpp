@@ -184,12 +184,11 @@ std::string gdn_bwd_b9_refusal(const GdnBwdProblem& p, long long split, long lon
            " with state_checkpoints bound; the fused forward recompute is seeded by them over whole sequences";
   return {};
 }
-std::string gdn_bwd_b11_refusal(const GdnBwdProblem& p, long long split) {
+std::string gdn_bwd_b11_refusal(const GdnBwdProblem& p) {
   if (p.summary) return "gdn_summary_bwd runs the prep and its summaries";
   if (p.d != 128) return "head dim " + std::to_string(p.d) + "; the one-pass kernels are written for 128";
   if (p.io != DataType::BFLOAT16 || p.do_type != DataType::BFLOAT16)
     return "q, k, v and dO must be BFLOAT16 (its tiles load them as bf16)";
-  if (split > 0) return "CHAIN_SPLIT " + std::to_string(split) + "; the one-pass form runs each sequence whole (0)";
   if (p.checkpoints >= 0) return "state_checkpoints is bound; the one-pass form recomputes from initial_state";
   if (p.batch_invariant)
     return "batch_invariant is declared; its dq / dk sums are float reductions whose order varies run to run";
@@ -210,7 +209,7 @@ Result<BwdForm> gdn_bwd_form(const GdnBwdProblem& p, const PlanConfig& config) {
                   "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 4 (the forward's inverse on fp16 tiles): "
                   "rule B10 forward only: the backward has no fp16-inverse form (PIPELINE_ARCH 0..3 serve it)");
   if (it != config.knobs.end() && it->second == kBwdOnePass) {
-    if (const std::string why = gdn_bwd_b11_refusal(p, f.split); !why.empty())
+    if (const std::string why = gdn_bwd_b11_refusal(p); !why.empty())
       return Status(ErrorCode::GRAPH_NOT_SUPPORTED,
                     "engine linear_attention: gdn_bwd: knob PIPELINE_ARCH 5 (the one-pass backward): rule B11 one "
                     "pass: " + why);

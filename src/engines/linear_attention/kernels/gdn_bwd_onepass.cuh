@@ -55,8 +55,9 @@ struct alignas(1024) OnePassSmem {
   float rg[4][C], rb[4][C], rkd[4][C], re[4][C], rf[4][C], ec[4][C];
   float red[16];  // <S_c^T, dS^T>, a partial a warp
   unsigned long long full;  // the mbarrier of the next chunk's TMA loads
-  int tma_at[6];  // and its coordinates' bases (thread 0 reads them at each request: no registers held across chunks):
-                  // the sequence's first token, hq, hk, hv, h, the sequence's first (chunk slot, head) row of S^T / T
+  int tma_at[7];  // and its coordinates' bases (thread 0 reads them at each request: no registers held across chunks):
+                  // the sequence's first token, hq, hk, hv, h, the sequence's first (chunk slot, head) row of S^T / T;
+                  // the CTA's first chunk (cb: every thread reads it, after the prologue's barrier)
   alignas(128) float graw[2][C][4];  // the next chunk's raw g, beta of heads 4 (h / 4) .. + 3 (fp32 gates: TMA)
 #if GDN_BWD_CLOCK
   long long clk[64];  // the phase clocks (GDN_BWD_CLOCK), summed over the chunks
@@ -135,7 +136,10 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
       smem_raw + ((1024u - (static_cast<u32>(__cvta_generic_to_shared(smem_raw)) & 1023u)) & 1023u));
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g8 = lane >> 2, t4 = lane & 3;
-  const i64 h = blockIdx.y, seq = blockIdx.z;
+  // Under a chain split (span_chunks > 0; grid (1, HO, N x n_spans)) one CTA a (head, sequence, span).
+  const bool split = p.span_chunks > 0;
+  const i64 h = blockIdx.y, seq = split ? blockIdx.z / p.n_spans : blockIdx.z,
+            span = split ? blockIdx.z % p.n_spans : 0;
 #if GDN_BWD_CLOCK
   // GDN_BWD_CLOCK (a measuring aid): head 0 of the middle sequence, each warpgroup's first thread; phases [0 the
   // chunk's first barrier and its loads' wait, 1 the q / k normalisation, 2 (nothing since the loads came by TMA),
@@ -150,7 +154,15 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   if (seq >= p.n_seq) return;
   const i64 bos = cu_at(p, seq, 0), len = cu_at(p, seq + 1, bos) - bos;
   const i64 first = bos / C + seq;  // the sequence's first chunk slot
+  // This CTA's chunks [cb, ce) of the sequence's: all, or its span's (an empty sequence has one span).
   const int nch = static_cast<int>((len + C - 1) / C);
+  int cb = 0, ce = nch;
+  if (split) {
+    const int nsp = nch > 0 ? static_cast<int>((nch + p.span_chunks - 1) / p.span_chunks) : 1;
+    if (span >= nsp) return;
+    cb = static_cast<int>(span * p.span_chunks);
+    ce = nch - cb < p.span_chunks ? nch : cb + static_cast<int>(p.span_chunks);
+  }
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const float scale = static_cast<float>(p.scale);
@@ -164,9 +176,15 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   // K K^T; the last four; the update's four) issued back to back, one commit group and one wait for them all.
   constexpr bool kJ = !GDN_BWD_ONEPASS_BATCH;
 
-  // dS^T's fragments: ds[b][j][e], row 64 b + m0 + g8 (+ 8 for e >= 2), column nd0 + 8 j + 2 t4 (+ 1).
+  // dS^T's fragments: ds[b][j][e], row 64 b + m0 + g8 (+ 8 for e >= 2), column nd0 + 8 j + 2 t4 (+ 1); seeded by
+  // d_final_state (or zero), or under a split by the span's seed (kSpanRSeed: gdn_bwd_span_fixup_rev's walk, the
+  // last span's d_final_state), fp32 [D][D] as d_final_state's rows.
   float ds[2][NTD][4];
   const i64 sbase = (seq * p.ho + h) * D * D;
+  const float* const rseed =
+      split ? reinterpret_cast<const float*>(p.ws + static_cast<unsigned long long>(p.ws_span)) +
+                  gdn_bwd_span_block_at(seq, span, h, kSpanRSeed, p.n_spans, p.ho, D)
+            : nullptr;
 #pragma unroll
   for (int b = 0; b < 2; ++b)
 #pragma unroll
@@ -174,9 +192,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         float x = 0.f, y = 0.f;
-        if (p.flags & kBwdFlagHasDFinal)
-          load_any2(p.d_final_state, sbase + static_cast<i64>(64 * b + m0 + g8 + 8 * hh) * D + nd0 + 8 * j + 2 * t4,
-                    p.dfin_type, x, y);
+        const i64 e = static_cast<i64>(64 * b + m0 + g8 + 8 * hh) * D + nd0 + 8 * j + 2 * t4;
+        if (split) load_f2(rseed + e, x, y);
+        else if (p.flags & kBwdFlagHasDFinal) load_any2(p.d_final_state, sbase + e, p.dfin_type, x, y);
         ds[b][j][2 * hh] = x;
         ds[b][j][2 * hh + 1] = y;
       }
@@ -203,6 +221,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   if (tid == 0) {
     at[0] = static_cast<int>(bos), at[1] = static_cast<int>(hq), at[2] = static_cast<int>(hk);
     at[3] = static_cast<int>(hv), at[4] = static_cast<int>(h), at[5] = static_cast<int>(first * p.ho + h);
+    at[6] = cb;
   }
   // fp32 g and beta by TMA too where the launcher says so (kBwdFlagGatesTma: 4 heads' values a token, 16-byte
   // boxes); otherwise by each row's thread.
@@ -232,8 +251,8 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     opgraph_gemm::bar_init_fence();
   }
   __syncthreads();
-  if (nch > 0) {
-    const int cl = nch - 1, nl = static_cast<int>(len - static_cast<i64>(cl) * C);
+  if (ce > cb) {
+    const int cl = ce - 1, nl = static_cast<int>(len - static_cast<i64>(cl) * C);
     if (tid == 0) {
       opgraph_gemm::bar_expect_tx(full, kChunkBytes);
       tma_cd(sm.x, &tm.v, 3, cl * C);
@@ -248,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   bool odd = false;  // dO in sm.vn, Vn in sm.dob; the mbarrier's parity
 
 #pragma unroll 1
-  for (int c = nch - 1; c >= 0; --c) {
+  for (int c = ce - 1; c >= at[6]; --c) {
     const i64 c0 = static_cast<i64>(c) * C;
     const int n = static_cast<int>(len - c0 < C ? len - c0 : C);
     u16* const dob = odd ? sm.vn : sm.dob;
@@ -384,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     tiles_fence();
     __syncthreads();  // Vn, dVn written
     OCLK(5);
-    if (c > 0 && tid == 0) {  // chunk c - 1's q rows (its one arrival): T diag(beta) and P read for the last time
+    if (c > at[6] && tid == 0) {  // chunk c - 1's q rows (its one arrival): T diag(beta) and P read for the last time
       opgraph_gemm::bar_expect_tx(full, kChunkBytes);
       tma_cd(qraw, &tm.q, 1, (c - 1) * C);
       if (gtma) tma_gates((c - 1) * C);  // the gates read at this chunk's start
@@ -512,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     tiles_fence();
     __syncthreads();  // dY, dT written
     OCLK(9);
-    if (c > 0 && tid == 0) {  // chunk c - 1's v and k rows: X and dVn read for the last time
+    if (c > at[6] && tid == 0) {  // chunk c - 1's v and k rows: X and dVn read for the last time
       tma_cd(sm.x, &tm.v, 3, (c - 1) * C);
       tma_cd(kraw, &tm.k, 2, (c - 1) * C);
     }
@@ -543,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     }
     __syncthreads();  // c2 (T^T dT) read by every warp
     OCLK(11);
-    if (c > 0) {  // chunk c - 1's S^T and T (both read for the last time), its gates
+    if (c > at[6]) {  // chunk c - 1's S^T and T (both read for the last time), its gates
       if (tid == 0) tma_st_t(c - 1);
       if (!gtma) gates_raw(c - 1, C);
     }
@@ -557,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     tiles_fence();
     __syncthreads();  // M1 in c2, M2 in c1; dO read for the last time as itself
     OCLK(12);
-    if (c > 0 && tid == 0) tma_cd(vn, &tm.d_o, 4, (c - 1) * C);  // chunk c - 1's dO rows into this chunk's Vn tile
+    if (c > at[6] && tid == 0) tma_cd(vn, &tm.d_o, 4, (c - 1) * C);  // chunk c - 1's dO rows into this chunk's Vn tile
 
     // ---- dq += M1 K; dk += M1^T Q + M2 K + M2^T K; dq, dk to the staging; dO scaled for the update ----
     prod<NTD, C, false, true, TCC, TCD, kJ>(dq, sm.c2, m0, sm.k, nd0, lane);
@@ -678,13 +697,14 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
 #if GDN_BWD_CLOCK
   if (clk_on)
     for (int i = 0; i < 16; ++i)
-      gdn_bwd_onepass_clock[16 * (tid >> 7) + i] = sm.clk[16 * (tid >> 7) + i] / (nch > 0 ? nch : 1);
+      gdn_bwd_onepass_clock[16 * (tid >> 7) + i] = sm.clk[16 * (tid >> 7) + i] / (ce > cb ? ce - cb : 1);
 #endif
 #if GDN_BWD_ONEPASS_TMARED || GDN_BWD_ONEPASS_TMADV
   if ((tid & 127) == 0) opgraph_gemm::tma_store_wait();  // the last chunk's TMA reductions / stores done
 #endif
-  // ---- d_initial_state: dS^T at the sequence's start (d_final_state's elements were read by these same threads) ----
-  if (p.flags & kBwdFlagWriteDInit) {
+  // ---- d_initial_state: dS^T at the sequence's start (d_final_state's elements were read by these same threads, or
+  // by the fix-up's walk before this launch), from the first span only ----
+  if ((p.flags & kBwdFlagWriteDInit) && (p.span_chunks <= 0 || blockIdx.z % p.n_spans == 0)) {
 #pragma unroll
     for (int b = 0; b < 2; ++b)
 #pragma unroll
