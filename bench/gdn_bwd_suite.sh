@@ -6,8 +6,10 @@
 #   bash bench/gdn_bwd_suite.sh            (OPGRAPH_SUITE_NUMERICS_ONLY=1: no timing; OPGRAPH_BWD_TIMING=<gtest filter>:
 #                                           other timing tests, e.g. 'GdnBwdGpu.TimingCheckpoints' or
 #                                           'GdnBwdGpu.TimingFusedRecompute'; OPGRAPH_BWD_FIRST=<gtest filter>: those
-#                                           cases alone first, 150 s at most, the suite stopped if they fail or hang:
-#                                           a form's first run, e.g. 'GdnBwdGpu.FusedRecompute')
+#                                           cases alone first, 150 s at most (OPGRAPH_BWD_FIRST_LIMIT), the suite
+#                                           stopped if they fail or hang: a form's first run, e.g.
+#                                           'GdnBwdGpu.FusedRecompute'; OPGRAPH_BWD_SHARDS=0: not the numerics
+#                                           shards, only the first cases and the timing)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,19 +21,21 @@ source bench/la_suite_lib.sh
 t0=$(date +%s)
 la_build test_la_gpu || exit 1
 if [ -n "${OPGRAPH_BWD_FIRST:-}" ]; then
-  timeout -s KILL 150 "$B/tests/test_la_gpu" --gtest_filter="$OPGRAPH_BWD_FIRST" >"$out/bwd_first.log" 2>&1
+  lim=${OPGRAPH_BWD_FIRST_LIMIT:-150}
+  timeout -s KILL "$lim" "$B/tests/test_la_gpu" --gtest_filter="$OPGRAPH_BWD_FIRST" >"$out/bwd_first.log" 2>&1
   rc=$?
-  echo "==== first: $OPGRAPH_BWD_FIRST rc $rc ($([ $rc = 137 ] && echo 'killed at 150 s: a hang?' || echo done))"
+  echo "==== first: $OPGRAPH_BWD_FIRST rc $rc ($([ $rc = 137 ] && echo "killed at $lim s: a hang?" || echo done))"
   grep -E '^\[ gdn_bwd \]|Failure|^\[  (PASSED|FAILED)' "$out/bwd_first.log" | head -40
   [ $rc = 0 ] || exit 1
 fi
-la_shards 'GdnBwdGpu.VarlenBothHeadDims' 'GdnBwdGpu*:-GdnBwdGpu*.Timing*' bwd_shard
+shards=${OPGRAPH_BWD_SHARDS:-1}
+[ "$shards" = 0 ] || la_shards 'GdnBwdGpu.VarlenBothHeadDims' 'GdnBwdGpu*:-GdnBwdGpu*.Timing*' bwd_shard
 echo "numerics done at $(( $(date +%s) - t0 )) s"
 if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then
   timeout -s KILL 360 "$B/tests/test_la_gpu" --gtest_filter="${OPGRAPH_BWD_TIMING:-GdnBwdGpu.TimingFiveCells}" \
     >"$out/bwd_timing.log" 2>&1
   echo "timing rc $?"
 fi
-la_shard_summary bwd_shard '^\[  FAILED|Failure|^\[ gdn_bwd \]' 14
-[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt|fused|fsplit)' "$out/bwd_timing.log"; }
+[ "$shards" = 0 ] || la_shard_summary bwd_shard '^\[  FAILED|Failure|^\[ gdn_bwd \]' 14
+[ -f "$out/bwd_timing.log" ] && { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt|fused|fsplit|1split)' "$out/bwd_timing.log"; }
 true
