@@ -2,7 +2,9 @@
 // -DGDN_BWD_ONEPASS=1 at d = 128 on the wgmma tiles: kernels/gdn_bwd_grads.cu includes it there; its first pass is
 // gdn_bwd_fwd_st_fused, ws3_pass PH 7 in kernels/gdn_fused_ws3.cuh). docs/linear_attention.md, "The one-pass design".
 //
-// One CTA of 16 warps per (output head, sequence) — grid (1, HO, N) — walks the sequence's chunks from the last,
+// One CTA of 16 warps per (output head, sequence) — grid (1, HO, N) — walks the sequence's chunks from the last
+// (under a chain split, span_chunks > 0: one a (output head, sequence x span), grid (1, HO, N x n_spans), walking its
+// span's chunks from dS^T's seed, the fix-up's reverse walk's kSpanRSeed block; d_initial_state from span 0),
 // with the state gradient dS^T (rows v, columns k; the gradient of the state after the chunk) in fp32 registers:
 // warpgroup q holds columns 32 q .. 32 q + 31 of both 64-row halves (2 x m64n32). Per chunk, from its q, k, v, dO rows,
 // its gates, S_c^T (the state at its start) and T = (I + L)^-1 as pass 1 stored them (bf16), in the X form

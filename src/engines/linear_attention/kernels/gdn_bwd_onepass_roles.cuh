@@ -1,7 +1,8 @@
 // linear_attention/kernels/gdn_bwd_onepass_roles.cuh — GDN_BWD_ONEPASS_ROLES=1 (a trial, d = 128, with
 // GDN_BWD_ONEPASS_RED=1): gdn_bwd_onepass by roles. The same kernel name, arguments (GdnBwdParams, OnePassMaps),
 // grid (1, HO, N), 512 threads, shared-memory budget and outputs as kernels/gdn_bwd_onepass.cuh's column-quarter
-// form, and the same X-form algebra (that file's header), with every product full width on one warpgroup:
+// form (whole sequences only: not that form's chain split, span_chunks > 0, which it ignores), and the same X-form
+// algebra (that file's header), with every product full width on one warpgroup:
 //   warpgroups 0 and 1, the chain: dS^T's value rows 64 b .. 64 b + 63 (b = the warpgroup) in fp32 registers
 //     (m64n128, 64 a thread); the update dS^T <- e^gamma_C dS^T + (scale e^gamma dO)^T Q + dY^T K on its half, dO's
 //     scaling (its 64-column panel), <S_c^T, dS^T>; thread 0 requests each chunk's tiles by TMA, warp 0 runs the
