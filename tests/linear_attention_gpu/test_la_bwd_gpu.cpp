@@ -425,87 +425,62 @@ TEST_F(GdnBwdGpu, OnePass) {
   check_attribute_cases(5, "one pass, ", rng);
 }
 
-// PIPELINE_ARCH 5 under a chain split (PIPELINE_ARCH 3's split's forward summaries, walk and span recompute, its
-// reverse summaries and walk, then gdn_bwd_onepass over (head, sequence x span) from each span's dS^T seed): the
-// varlen batch (sequences of one span, of nine with a short last one, empty ones), d_final_state and d_initial_state
-// one buffer with the safe gate, grouped heads with bf16 gates, and one long sequence of many spans without
-// d_final_state.
-TEST_F(GdnBwdGpu, OnePassChainSplit) {
-  std::mt19937 rng(37);
-  Case c = varlen_case(128, "one pass split 8, ");
-  c.arch = 5;
+// The chain split cases of a fused form `arch` (3: its six span kernels — the forward summaries into the span blocks,
+// the fix-up's forward walk, each span's forward recompute from its seed, the reverse summaries, the reverse walk,
+// each span's reverse scan; 5: the first five of them, then gdn_bwd_onepass over (head, sequence x span) from each
+// span's dS^T seed): the varlen batch (sequences of one span, of nine with a short last one, empty ones),
+// d_final_state and d_initial_state one buffer with the safe gate, grouped q / k heads without an initial state (3:
+// fp16 inputs; 5, bf16 only: 8 v heads, bf16 gates), one long sequence of many spans without d_final_state, and span
+// transitions that vanish (heads 4-7, logsigmoid gates: written as zeros, their chunks not run) beside ones that do
+// not (heads 0-3, weak decay), l2norm in kernel.
+void check_split_cases(std::int64_t arch, const std::string& form, std::mt19937& rng) {
+  auto split_case = [&](std::int64_t split, const std::string& what) {
+    Case c;
+    c.arch = arch;
+    c.split = split;
+    c.name = form + " split " + std::to_string(split) + ", " + what;
+    return c;
+  };
+  Case c = varlen_case(128, form + " split 8, ");
+  c.arch = arch;
   c.split = 8;
   check(c, rng);
-  c = Case{};
-  c.arch = 5;
-  c.split = 8;
-  c.name = "one pass split 8, overwrite, safe gate, l2norm";
+  c = split_case(8, "overwrite, safe gate, l2norm");
   c.lens = {4097, 700, 0};
   c.overwrite = c.safe = c.a_log = c.dt = c.l2 = true;
   check(c, rng);
-  c = Case{};
-  c.arch = 5;
-  c.split = 16;
-  c.name = "one pass split 16, 4 q heads over 2 k heads, 8 v heads, bf16 gates";
+  c = split_case(16, arch == 5 ? "4 q heads over 2 k heads, 8 v heads, bf16 gates, no initial state"
+                               : "fp16 io, bf16 gates and states, GQA, no initial state");
   c.lens = {3000, 77, 0, 2000};
-  c.hq = 4;
-  c.hk = 2;
-  c.hv = 8;
-  c.gate_t = c.beta_t = DataType::BFLOAT16;
-  check(c, rng);
-  c = Case{};
-  c.arch = 5;
-  c.split = 32;
-  c.name = "one pass split 32, one long sequence, no d_final_state, strong decay";
-  c.lens = {8192};
-  c.d_final = false;
-  c.strong = true;
-  check(c, rng);
-}
-
-// PIPELINE_ARCH 3 under a chain split (its six span kernels: the forward summaries into the span blocks, the fix-up's
-// forward walk, each span's forward recompute from its seed, the reverse summaries, the reverse walk, each span's
-// reverse scan): the varlen batch (sequences of one span, of nine with a short last one, empty ones), d_final_state
-// and d_initial_state one buffer with the safe gate, fp16 inputs with grouped q / k heads, and one long sequence of
-// many spans without d_final_state.
-TEST_F(GdnBwdGpu, FusedChainSplit) {
-  std::mt19937 rng(23);
-  Case c = varlen_case(128, "fused split 8, ");
-  c.arch = 3;
-  c.split = 8;
-  check(c, rng);
-  c = Case{};
-  c.arch = 3;
-  c.split = 8;
-  c.name = "fused split 8, overwrite, safe gate, l2norm";
-  c.lens = {4097, 700, 0};
-  c.overwrite = c.safe = c.a_log = c.dt = c.l2 = true;
-  check(c, rng);
-  c = Case{};
-  c.arch = 3;
-  c.split = 16;
-  c.name = "fused split 16, fp16 io, bf16 gates and states, GQA, no initial state";
-  c.lens = {3000, 77, 0, 2000};
-  fp16_gqa(c);
+  if (arch == 5) {
+    c.hq = 4;
+    c.hk = 2;
+    c.hv = 8;
+    c.gate_t = c.beta_t = DataType::BFLOAT16;
+  } else {
+    fp16_gqa(c);
+  }
   c.init = false;
   check(c, rng);
-  c = Case{};
-  c.arch = 3;
-  c.split = 32;
-  c.name = "fused split 32, one long sequence, no d_final_state, strong decay";
+  c = split_case(32, "one long sequence, no d_final_state, strong decay");
   c.lens = {8192};
   c.d_final = false;
   c.strong = true;
   check(c, rng);
-  // Span transitions that vanish (heads 4-7, logsigmoid gates: written as zeros, their chunks not run) beside ones
-  // that do not (heads 0-3, weak decay), l2norm in kernel.
-  c = Case{};
-  c.arch = 3;
-  c.split = 8;
-  c.name = "fused split 8, l2norm, heads 0-3 weak decay, 4-7 logsigmoid";
+  c = split_case(8, "l2norm, heads 0-3 weak decay, 4-7 logsigmoid");
   c.lens = {4097, 0, 1300};
   c.l2 = c.weak_low_heads = true;
   check(c, rng);
+}
+
+TEST_F(GdnBwdGpu, FusedChainSplit) {
+  std::mt19937 rng(23);
+  check_split_cases(3, "fused", rng);
+}
+
+TEST_F(GdnBwdGpu, OnePassChainSplit) {
+  std::mt19937 rng(37);
+  check_split_cases(5, "one pass", rng);
 }
 
 // The fused forms with state_checkpoints bound: the forward recompute over spans of the cadence at once
