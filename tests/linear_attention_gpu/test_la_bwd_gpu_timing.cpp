@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <utility>
@@ -245,6 +246,27 @@ TEST_F(GdnBwdGpu, TimingFusedRecompute) {
   }
 }
 
+using Form = std::pair<std::int64_t, std::int64_t>;  // (PIPELINE_ARCH, CHAIN_SPLIT)
+// The one-sequence cells: each cell's forms (forms_of its picks) interleaved round by round on the same inputs
+// (median of 20 rounds), a row each ("[ gdn_bwd <tag> ]"), marked where `marked` says, against the first form's time.
+void time_split_forms(const char* tag, const std::function<std::vector<Form>(const Picks&)>& forms_of,
+                      const std::function<bool(const Picks&, const Form&)>& marked) {
+  for (const Cell& cell : kCells) {
+    if (cell.b != 1) continue;
+    const Case c = cell_case(cell);
+    const Picks pk = picks_of(c);
+    const std::vector<Form> forms = forms_of(pk);
+    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
+    const std::vector<double> ms = time_interleaved(c, forms, seed, 20);
+    ASSERT_EQ(ms.size(), forms.size());
+    for (std::size_t i = 0; i < forms.size(); ++i)
+      std::printf("[ gdn_bwd %s ] %3lld/%-4lld %lld x %-6lld arch %lld J %-3lld%s %10.3f %7.3fx\n", tag,
+                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
+                  static_cast<long long>(cell.t), static_cast<long long>(forms[i].first),
+                  static_cast<long long>(forms[i].second), marked(pk, forms[i]) ? "*" : " ", ms[i], ms[i] / ms[0]);
+  }
+}
+
 // PIPELINE_ARCH 3's chain split on the one-sequence cells (where its unsplit form, one CTA a chain, loses): the
 // prep and scans' plan under their split rule (the first plan before the fused split), PIPELINE_ARCH 3 whole, and 3
 // at spans of 32 .. 256 chunks, interleaved round by round on the same inputs (median of 20 rounds), each against
@@ -254,24 +276,14 @@ TEST_F(GdnBwdGpu, TimingFusedSplit) {
   std::printf("[ gdn_bwd fsplit ] %s\n", timing_gates_name());
   std::printf("[ gdn_bwd fsplit ] bf16, d = 128, l2norm, initial state, d_final_state; interleaved, median of 20\n");
   std::printf("[ gdn_bwd fsplit ] %-8s %-10s %-12s %10s %8s\n", "heads", "B x T", "plan", "ms", "/ scans");
-  const std::int64_t spans[] = {32, 64, 128, 256};
-  for (const Cell& cell : kCells) {
-    if (cell.b != 1) continue;
-    const Case c = cell_case(cell);
-    const Picks pk = picks_of(c);
-    const long long frule = pk.fused_rule;
-    std::vector<std::pair<std::int64_t, std::int64_t>> forms = {{0, pk.rule}, {3, 0}};
-    for (std::int64_t j : spans) forms.push_back({3, j});
-    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
-    const std::vector<double> ms = time_interleaved(c, forms, seed, 20);
-    ASSERT_EQ(ms.size(), forms.size());
-    for (std::size_t i = 0; i < forms.size(); ++i)
-      std::printf("[ gdn_bwd fsplit ] %3lld/%-4lld %lld x %-6lld arch %lld J %-3lld%s %10.3f %7.3fx\n",
-                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                  static_cast<long long>(cell.t), static_cast<long long>(forms[i].first),
-                  static_cast<long long>(forms[i].second),
-                  forms[i].first == 3 && forms[i].second == frule && frule > 0 ? "*" : " ", ms[i], ms[i] / ms[0]);
-  }
+  time_split_forms(
+      "fsplit",
+      [](const Picks& pk) {
+        std::vector<Form> forms = {{0, pk.rule}, {3, 0}};
+        for (std::int64_t j : {32, 64, 128, 256}) forms.push_back({3, j});
+        return forms;
+      },
+      [](const Picks& pk, const Form& f) { return f.first == 3 && f.second == pk.fused_rule && pk.fused_rule > 0; });
 }
 
 // The one-pass form's chain split on the one-sequence cells (where one CTA a chain leaves most multiprocessors idle):
@@ -283,21 +295,14 @@ TEST_F(GdnBwdGpu, TimingOnePassSplit) {
   std::printf("[ gdn_bwd 1split ] %s\n", timing_gates_name());
   std::printf("[ gdn_bwd 1split ] bf16, d = 128, l2norm, initial state, d_final_state; interleaved, median of 20\n");
   std::printf("[ gdn_bwd 1split ] %-8s %-10s %-12s %10s %8s\n", "heads", "B x T", "plan", "ms", "/ 3 split");
-  for (const Cell& cell : kCells) {
-    if (cell.b != 1) continue;
-    const Case c = cell_case(cell);
-    const Picks pk = picks_of(c);
-    std::vector<std::pair<std::int64_t, std::int64_t>> forms = {{3, pk.fused_rule}, {5, 0}};
-    for (std::int64_t j : {16, 32, 64, 128, 256}) forms.push_back({5, j});
-    const auto seed = static_cast<std::uint64_t>(cell.hv * 131 + cell.b);
-    const std::vector<double> ms = time_interleaved(c, forms, seed, 20);
-    ASSERT_EQ(ms.size(), forms.size());
-    for (std::size_t i = 0; i < forms.size(); ++i)
-      std::printf("[ gdn_bwd 1split ] %3lld/%-4lld %lld x %-6lld arch %lld J %-3lld%s %10.3f %7.3fx\n",
-                  static_cast<long long>(cell.hqk), static_cast<long long>(cell.hv), static_cast<long long>(cell.b),
-                  static_cast<long long>(cell.t), static_cast<long long>(forms[i].first),
-                  static_cast<long long>(forms[i].second), forms[i] == pk.first ? "*" : " ", ms[i], ms[i] / ms[0]);
-  }
+  time_split_forms(
+      "1split",
+      [](const Picks& pk) {
+        std::vector<Form> forms = {{3, pk.fused_rule}, {5, 0}};
+        for (std::int64_t j : {16, 32, 64, 128, 256}) forms.push_back({5, j});
+        return forms;
+      },
+      [](const Picks& pk, const Form& f) { return f == pk.first; });
 }
 
 // What state_checkpoints buy the backward (the memory / time trade): each cell's backward without them (the
