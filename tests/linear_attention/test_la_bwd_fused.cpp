@@ -378,7 +378,8 @@ TEST(LaBwdOnePass, ItsSplitSeedsItsSpansByTheFusedSplitsWalks) {
                          "gdn_bwd_finish_d128_bf16_onepass", "gdn_bwd_gate_params_d128_bf16_onepass"}));
   // The split's first five are PIPELINE_ARCH 3's split's own builds (one kernel cache entry for both forms).
   std::vector<std::string> fsplit;
-  for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, BwdForm{8, true, true})) fsplit.push_back(r.kernel);
+  for (const auto& r : linear_attention::gdn_bwd_kernel_requests(*p, BwdForm{8, true, true}))
+    fsplit.push_back(r.kernel);
   for (std::size_t i = 0; i < 5; ++i)
     EXPECT_NE(std::find(fsplit.begin(), fsplit.end(), kernels[i]), fsplit.end()) << kernels[i];
   Status s;

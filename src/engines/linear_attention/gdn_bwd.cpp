@@ -54,9 +54,12 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
   }
   const bool grads_src =
       e == "gdn_bwd_grads" || e == "gdn_bwd_finish" || e == "gdn_bwd_gate_params" || e == "gdn_bwd_onepass";
-  runtime::KernelRequest r = rules::kernel_request(
-      d, io, entry, grads_src ? "linear_attention/kernels/gdn_bwd_grads.cu" : "linear_attention/kernels/gdn_bwd_states.cu");
-  if (onepass && grads_src) {  // (its split's walks, gdn_bwd_states.cu, are PIPELINE_ARCH 3's builds)  // gdn_bwd_onepass as measured (kernels/gdn_bwd_params.cuh), the finish reading its dq / dk sums
+  runtime::KernelRequest r = rules::kernel_request(d, io, entry,
+                                                   grads_src ? "linear_attention/kernels/gdn_bwd_grads.cu"
+                                                             : "linear_attention/kernels/gdn_bwd_states.cu");
+  // gdn_bwd_onepass as measured (kernels/gdn_bwd_params.cuh), the finish reading its dq / dk sums (its split's walks,
+  // gdn_bwd_states.cu, are PIPELINE_ARCH 3's builds)
+  if (onepass && grads_src) {
     for (const char* def :
          {"GDN_BWD_ONEPASS", "GDN_BWD_ONEPASS_RED", "GDN_BWD_ONEPASS_BATCH", "GDN_BWD_ONEPASS_TMARED"})
       r.defines.push_back({def, "1"});
@@ -355,7 +358,8 @@ BwdLaunch launch_for(const GdnBwdProblem& p, const BwdForm& form) {
     l.dims[kRevSpanF] = dims(1, heads, spans, rsmem, ws_threads);
   }
   // The one-pass form: its first pass (the fused recompute's CTA and argument; under its split the fused split's
-  // first five kernels above) and gdn_bwd_onepass, one CTA of 16 warps a (head, sequence), or a (head, sequence x span).
+  // first five kernels above) and gdn_bwd_onepass, one CTA of 16 warps a (head, sequence), or split a (head,
+  // sequence x span).
   if (form.onepass) {
     l.fwd = fused_recompute_params(p, k);
     l.dims[kFwdSt] = dims(split_on ? 0 : 1, heads, seqs, opgraph_gdn::gdn_bwd_fwd_fused_smem_bytes(p.d),

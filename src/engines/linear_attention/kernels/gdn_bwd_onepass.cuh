@@ -254,7 +254,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   }
   __syncthreads();
   if (ce > cb) {
-    const int cl = ce - 1, nl = static_cast<int>(len - static_cast<i64>(cl) * C);
+    // (the span's last chunk: a full one unless it is the sequence's last)
+    const i64 rest = len - static_cast<i64>(ce - 1) * C;
+    const int cl = ce - 1, nl = static_cast<int>(rest < C ? rest : C);
     if (tid == 0) {
       opgraph_gemm::bar_expect_tx(full, kChunkBytes);
       tma_cd(sm.x, &tm.v, 3, cl * C);
