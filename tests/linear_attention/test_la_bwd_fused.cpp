@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -389,6 +390,40 @@ TEST(LaBwdOnePass, ItsSplitSeedsItsSpansByTheFusedSplitsWalks) {
   const std::int64_t split_ws = linear_attention::gdn_bwd_workspace_bytes(*p, 8, true);
   EXPECT_GT(split_ws, linear_attention::gdn_bwd_workspace_bytes(*p, 0, true));
   EXPECT_GT(split_ws, linear_attention::gdn_bwd_workspace_bytes(*p, 8, false));
+}
+
+// The launches (gdn_bwd_launch_grids) of three sequences of 1000, 0 and 1100 tokens (T = 2100: the grid's spans a
+// sequence ceil(ceil(2100 / 64) / 8) = 5 under spans of 8 chunks): whole, gdn_bwd_fwd_st_fused and gdn_bwd_onepass one CTA a (head, sequence);
+// split, the five span kernels over (head, sequence x span) but the walks, gdn_bwd_onepass over (head, sequence x
+// span), and neither 3's span reverse scan nor the grads kernel.
+TEST(LaBwdOnePass, ItsSplitLaunchesOneCtaASpan) {
+  Cfg c = la_test::engine_cfg(128);
+  c.init = true;
+  c.cu = {0, 1000, 1000, 2100};
+  auto p = analyze_gdn_bwd(bwd(c).g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  const unsigned ho = static_cast<unsigned>(p->ho);
+  auto grids = [&](long long split) {
+    BwdForm f = onepass_form();
+    f.split = split;
+    std::map<std::string, std::vector<unsigned>> m;
+    for (const auto& g : linear_attention::gdn_bwd_launch_grids(*p, f)) m[g.entry] = {g.x, g.y, g.z};
+    return m;
+  };
+  const auto whole = grids(0);
+  EXPECT_EQ(whole.size(), 3u);  // the first pass, gdn_bwd_onepass, the finish (no gate parameter gradient)
+  EXPECT_EQ(whole.at("gdn_bwd_fwd_st_fused"), (std::vector<unsigned>{1, ho, 3}));
+  EXPECT_EQ(whole.at("gdn_bwd_onepass"), (std::vector<unsigned>{1, ho, 3}));
+  const auto split = grids(8);
+  for (const char* e : {"gdn_bwd_fwd_st_fused", "gdn_bwd_rev_span_fused", "gdn_bwd_grads", "gdn_bwd_rev_fused"})
+    EXPECT_EQ(split.count(e), 0u) << e;
+  EXPECT_EQ(split.at("gdn_bwd_onepass"), (std::vector<unsigned>{1, ho, 15}));
+  EXPECT_EQ(split.at("gdn_bwd_fwd_span_fused"), (std::vector<unsigned>{1, ho, 15}));
+  EXPECT_EQ(split.at("gdn_bwd_fwd_summary_fused"), (std::vector<unsigned>{2, ho, 15}));
+  EXPECT_EQ(split.at("gdn_bwd_rev_summary_fused"), (std::vector<unsigned>{1, ho, 15}));
+  EXPECT_EQ(split.at("gdn_bwd_span_fixup").at(2), 3u);  // the walks: a (slice, head, sequence)
+  EXPECT_EQ(split.at("gdn_bwd_span_fixup_rev").at(2), 3u);
+  EXPECT_EQ(split.count("gdn_bwd_finish"), 1u);
 }
 
 TEST(LaBwdOnePass, RuleB11RefusesWhatItDoesNotRun) {

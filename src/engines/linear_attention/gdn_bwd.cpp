@@ -698,6 +698,16 @@ std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split, bo
   return workspace_of(p, split, onepass).total;
 }
 
+std::vector<BwdLaunchGrid> gdn_bwd_launch_grids(const GdnBwdProblem& p, const BwdForm& form) {
+  const BwdLaunch l = launch_for(p, form);
+  std::vector<BwdLaunchGrid> out;
+  for (int e = 0; e < kKernels; ++e) {
+    const runtime::LaunchDims& d = l.dims[static_cast<std::size_t>(e)];
+    if (d.grid[0] > 0) out.push_back({kEntries[e], d.grid[0], d.grid[1], d.grid[2]});
+  }
+  return out;
+}
+
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
   std::vector<runtime::KernelRequest> out;
   for (int e = 0; e < kKernels; ++e)

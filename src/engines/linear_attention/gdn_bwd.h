@@ -194,6 +194,14 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
 // `onepass`: the one-pass form's (PIPELINE_ARCH 5: dq and dk always staged).
 std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0, bool onepass = false);
 
+// Every entry a plan of `form` for `p` launches at its built extents, in launch order, with its grid (x, y, z);
+// entries the form does not launch are left out (the host side of the launches, for tests without a device).
+struct BwdLaunchGrid {
+  std::string entry;
+  unsigned x = 0, y = 0, z = 0;
+};
+std::vector<BwdLaunchGrid> gdn_bwd_launch_grids(const GdnBwdProblem& p, const BwdForm& form);
+
 // The chain split the heuristics propose for `p` on a device of `sm_count`
 // multiprocessors (chunks a span; 0: none): a count of waves a chunk step for the
 // scans unsplit against the split's passes and fix-up (gdn_bwd.cpp), taken where it
