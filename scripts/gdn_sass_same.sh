@@ -31,7 +31,7 @@ done
 # the backward's PIPELINE_ARCH 5 (bf16 only): pass 1 in the warp-specialised fused build, pass 2 in the grads build
 builds+=("gdn_fused.cu|-DGDN_D=128 -DGDN_IO=0 -DGDN_FUSED_WS=1 -DGDN_BWD_ONEPASS=1")
 builds+=("gdn_bwd_grads.cu|-DGDN_D=128 -DGDN_IO=0 -DGDN_BWD_ONEPASS=1 -DGDN_BWD_ONEPASS_RED=1 \
--DGDN_BWD_ONEPASS_BATCH=1")
+-DGDN_BWD_ONEPASS_BATCH=1 -DGDN_BWD_ONEPASS_TMARED=1")
 status=0
 i=0
 for b in "${builds[@]}"; do

@@ -100,6 +100,27 @@ __device__ __forceinline__ float* ws32(const GdnBwdParams& p, long long off) {
   return reinterpret_cast<float*>(p.ws + static_cast<u64>(off));
 }
 
+// Under a chain split (gdn_bwd_states.cu's span kernels, gdn_bwd_onepass):
+// The span block `which` (kSpanH .. kSpanRSeed, gdn_bwd_params.cuh) of (sequence, span, head).
+__device__ __forceinline__ float* span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
+  return ws32(p, p.ws_span) + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
+}
+// The chunks [cb, ce) of a sequence's span `span` of `chunks` chunks (p.span_chunks, or p.ckpt_chunks for
+// gdn_bwd_states.cu's checkpoint-seeded forward spans; PH 0: the whole sequence; nch its chunks) and whether the
+// span exists. An empty sequence has one (empty) span.
+template <int PH>
+__device__ __forceinline__ bool span_range(i64 chunks, i64 nch, i64 span, i64& cb, i64& ce, i64& nsp) {
+  cb = 0;
+  ce = nch;
+  nsp = 1;
+  if (PH == 0) return true;
+  nsp = nch > 0 ? (nch + chunks - 1) / chunks : 1;
+  if (span >= nsp) return false;
+  cb = span * chunks;
+  ce = cb + chunks < nch ? cb + chunks : nch;
+  return true;
+}
+
 // Token tok's gradients of head h's log-domain gate (dg) and of its beta (db), taken back through the gate and beta
 // transforms the flags name, then stored; under safe_gate (g' = -e^a_log softplus(x + dt): dx = dg' (-e^a_log)
 // sigmoid(x + dt)) the token's terms of d_a_log (dg' g') and d_dt_bias (dx) go to the [HO][T] staging.

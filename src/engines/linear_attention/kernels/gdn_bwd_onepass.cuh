@@ -158,13 +158,9 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   const i64 first = bos / C + seq;  // the sequence's first chunk slot
   // This CTA's chunks [cb, ce) of the sequence's: all, or its span's (an empty sequence has one span).
   const int nch = static_cast<int>((len + C - 1) / C);
-  int cb = 0, ce = nch;
-  if (split) {
-    const int nsp = nch > 0 ? static_cast<int>((nch + p.span_chunks - 1) / p.span_chunks) : 1;
-    if (span >= nsp) return;
-    cb = static_cast<int>(span * p.span_chunks);
-    ce = nch - cb < p.span_chunks ? nch : cb + static_cast<int>(p.span_chunks);
-  }
+  i64 cb64 = 0, ce64 = nch, nsp = 1;
+  if (split && !span_range<1>(p.span_chunks, nch, span, cb64, ce64, nsp)) return;
+  const int cb = static_cast<int>(cb64), ce = static_cast<int>(ce64);
   const i64 hq = h / (p.ho / p.hq), hk = h / (p.ho / p.hk), hv = h / (p.ho / p.hv);
   const bool l2 = (p.flags & kFlagL2Norm) != 0;
   const float scale = static_cast<float>(p.scale);
@@ -183,10 +179,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
   // last span's d_final_state), fp32 [D][D] as d_final_state's rows.
   float ds[2][NTD][4];
   const i64 sbase = (seq * p.ho + h) * D * D;
-  const float* const rseed =
-      split ? reinterpret_cast<const float*>(p.ws + static_cast<unsigned long long>(p.ws_span)) +
-                  gdn_bwd_span_block_at(seq, span, h, kSpanRSeed, p.n_spans, p.ho, D)
-            : nullptr;
+  const float* const rseed = split ? span_block(p, seq, span, h, kSpanRSeed) : nullptr;
 #pragma unroll
   for (int b = 0; b < 2; ++b)
 #pragma unroll

@@ -67,28 +67,9 @@ static_assert(sizeof(RevScanSmem) == gdn_bwd_rev_scan_smem_bytes(D), "gdn_bwd_re
 
 namespace opgraph_gdn {
 namespace bwd {
-// The span block `which` (kSpanH .. kSpanRSeed, gdn_bwd_params.cuh) of (sequence, span, head).
-__device__ __forceinline__ float* span_block(const GdnBwdParams& p, i64 seq, i64 span, i64 h, int which) {
-  return ws32(p, p.ws_span) + gdn_bwd_span_block_at(seq, span, h, which, p.n_spans, p.ho, D);
-}
 // The span's M as the walk takes it (fixup_walk, gdn_common.cuh): bf16 [k][n] in its block's first half.
 __device__ __forceinline__ u16* span_m16(const GdnBwdParams& p, i64 seq, i64 span, i64 h) {
   return reinterpret_cast<u16*>(span_block(p, seq, span, h, kSpanM));
-}
-// The chunks [cb, ce) of sequence `seq`'s span `span` of `chunks` chunks (p.span_chunks, or p.ckpt_chunks for
-// the checkpoint-seeded forward spans; PH 0: the whole sequence; nch its chunks) and whether the span exists. An
-// empty sequence has one (empty) span.
-template <int PH>
-__device__ __forceinline__ bool span_range(i64 chunks, i64 nch, i64 span, i64& cb, i64& ce, i64& nsp) {
-  cb = 0;
-  ce = nch;
-  nsp = 1;
-  if (PH == 0) return true;
-  nsp = nch > 0 ? (nch + chunks - 1) / chunks : 1;
-  if (span >= nsp) return false;
-  cb = span * chunks;
-  ce = cb + chunks < nch ? cb + chunks : nch;
-  return true;
 }
 }  // namespace bwd
 }  // namespace opgraph_gdn
