@@ -396,10 +396,10 @@ TEST(LaBwdKernels, ChainSplit) {
   EXPECT_EQ(opgraph_gdn::gdn_bwd_spans(32768, 64), 8);
   EXPECT_EQ(linear_attention::gdn_bwd_workspace_bytes(*p, j) - linear_attention::gdn_bwd_workspace_bytes(*p),
             1LL * 8 * 8 * 5 * 128 * 128 * 4);
-  // The heuristics: PIPELINE_ARCH 3's split first (its own rule: spans of 32 chunks), then the scans' split plan.
+  // The heuristics: the one-pass form's split, then PIPELINE_ARCH 3's (their rules: spans of 32 chunks both).
   EXPECT_EQ(la_bwd_test::first_two_plans(std::move(bwd(c).g)),
-            (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]",
-                                      "linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=0]"}));
+            (std::vector<std::string>{"linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=5]",
+                                      "linear_attention[CHAIN_SPLIT=32, PIPELINE_ARCH=3]"}));
   // plan_kernels follows the knob; a value off the domain, or a split whose N x spans overflows
   // the grid, is refused naming the knob.
   Built b = bwd(c);

@@ -235,15 +235,18 @@ TEST(LaBwdFused, TheHeuristicsRankTheForwardRecomputeByItsChains) {
                                 {kPlanOnePass, kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
   la_bwd_test::expect_our_plans(bwd(cell(16, 32, four), "gdn_bwd", {}, false).g, HeurMode::A,
                                 {kPlanOnePass, kPlanFusedBoth, kPlanFusedRecompute, kPlanUnsplit});
-  // 16/64, 1 x 32768: 64 chains (unsplit 2: 1.025x, 3: 1.062x): 3's split first (the fused split rule's spans of
-  // 256 chunks, 0.947x the whole-sequence plan), then the whole-sequence plan, the fused ones.
+  // 16/64, 1 x 32768: 64 chains (unsplit 2: 1.025x, 3: 1.062x): the one-pass split (spans of 128 chunks;
+  // LaBwdOnePass.TheHeuristicsRankItsSplitBeforeTheFusedSplit), 3's split (the fused split rule's spans of 256
+  // chunks, 0.947x the whole-sequence plan), then the whole-sequence plan, the fused ones.
   la_bwd_test::expect_our_plans(bwd(cell(16, 64, one), "gdn_bwd", {}, false).g, HeurMode::A,
-                                {"linear_attention[CHAIN_SPLIT=256, PIPELINE_ARCH=3]", kPlanUnsplit,
+                                {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=5]",
+                                 "linear_attention[CHAIN_SPLIT=256, PIPELINE_ARCH=3]", kPlanUnsplit,
                                  kPlanFusedRecompute, kPlanFusedBoth});
-  // 16/32, 1 x 32768: 3's split (spans of 128 chunks, 0.752x the scans' split), the scans' split (128), the whole
-  // one, the fused ones.
+  // 16/32, 1 x 32768: the one-pass split (64), 3's split (spans of 128 chunks, 0.752x the scans' split), the scans'
+  // split (128), the whole one, the fused ones.
   la_bwd_test::expect_our_plans(bwd(cell(16, 32, one), "gdn_bwd", {}, false).g, HeurMode::A,
-                                {"linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=3]",
+                                {"linear_attention[CHAIN_SPLIT=64, PIPELINE_ARCH=5]",
+                                 "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=3]",
                                  "linear_attention[CHAIN_SPLIT=128, PIPELINE_ARCH=0]", kPlanUnsplit,
                                  kPlanFusedRecompute, kPlanFusedBoth});
   // batch_invariant (no split): the fused form's chunks do not depend on the batch either.
@@ -485,6 +488,29 @@ TEST(LaBwdOnePass, TheHeuristicsRankItFirstWhereItsChainsFillTheDevice) {
   ASSERT_TRUE(p.is_good()) << p.status().message();
   EXPECT_FALSE(linear_attention::gdn_bwd_onepass_first(*p, 0));
   EXPECT_TRUE(linear_attention::gdn_bwd_onepass_first(*p, 132));
+}
+
+// Its split: where the fused split rule splits and B11 serves the graph, before PIPELINE_ARCH 3's split, its spans
+// halved while longer than 64 chunks and their CTAs within two waves. On the H100 (GdnBwdGpu.TimingOnePassSplit) the
+// fastest spans were 128 or 64 at 16/64 (0.948x 3's split), 64 at 16/32 (0.970x), 32 at 2/8 (0.946x).
+TEST(LaBwdOnePass, TheHeuristicsRankItsSplitBeforeTheFusedSplit) {
+  const std::vector<std::int64_t> one = {0, 32768}, four = {0, 8192, 16384, 24576, 32768};
+  const std::pair<std::int64_t, std::int64_t> heads[] = {{16, 64}, {16, 32}, {2, 8}};
+  const long long fused[] = {256, 128, 32}, want[] = {128, 64, 32};
+  for (int i = 0; i < 3; ++i) {
+    auto p = analyze_gdn_bwd(bwd(cell(heads[i].first, heads[i].second, one), "gdn_bwd", {}, false).g);
+    ASSERT_TRUE(p.is_good()) << p.status().message();
+    ASSERT_EQ(linear_attention::gdn_bwd_fused_split_rule(*p, 132), fused[i]) << i;
+    EXPECT_EQ(linear_attention::gdn_bwd_onepass_split_rule(*p, 132), want[i]) << i;
+    EXPECT_EQ(linear_attention::gdn_bwd_onepass_split_rule(*p, 0), 0) << i;  // no device
+    p->io = DataType::HALF;  // B11 refuses; 3's split stays
+    ASSERT_EQ(linear_attention::gdn_bwd_fused_split_rule(*p, 132), fused[i]) << i;
+    EXPECT_EQ(linear_attention::gdn_bwd_onepass_split_rule(*p, 132), 0) << i;
+  }
+  // Where the chains fill the device the fused rule does not split, nor does this one.
+  auto p = analyze_gdn_bwd(bwd(cell(16, 64, four), "gdn_bwd", {}, false).g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  EXPECT_EQ(linear_attention::gdn_bwd_onepass_split_rule(*p, 132), 0);
 }
 
 }  // namespace

@@ -214,6 +214,11 @@ long long gdn_bwd_chain_split_rule(const GdnBwdProblem& p, long long sm_count);
 // where it saves 5 %; never under batch_invariant or where rule B9 refuses PIPELINE_ARCH 3.
 long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count);
 
+// The chain split of the one-pass form (PIPELINE_ARCH 5 with CHAIN_SPLIT) the heuristics propose for `p`, before
+// PIPELINE_ARCH 3's split (chunks a span; 0: none): where rule B11 serves `p` and gdn_bwd_fused_split_rule splits,
+// its spans halved while longer than 64 chunks and their CTAs fill at most two waves of the multiprocessors.
+long long gdn_bwd_onepass_split_rule(const GdnBwdProblem& p, long long sm_count);
+
 // Whether the heuristics rank the fused forms (PIPELINE_ARCH 3, then 2) before the prep and the scans: rule B9
 // serves `p` (d = 128, not gdn_summary_bwd), the chain split rule does not split, and either state_checkpoints are
 // bound (the fused forward recompute then runs the cadence's spans at once: 0.71-0.90x the whole-sequence plan's
@@ -237,14 +242,15 @@ bool gdn_bwd_onepass_first(const GdnBwdProblem& p, long long sm_count);
 // gdn_bwd_finish and gdn_bwd_gate_params) for D = 128, bf16.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 
-// The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to
-// them when is_gdn_bwd): the plan (on the device the planning target names, as
-// the forward's; its kernels from the compiled cache; the CHAIN_SPLIT knob picks
-// the split, PIPELINE_ARCH 2 and 3 the fused forms), the kernels it compiles, and the family
-// heuristics' proposals (on a graph analyze_gdn_bwd accepts; none otherwise): the
-// split plan first where gdn_bwd_chain_split_rule splits, then the unsplit one; the
-// fused forms (PIPELINE_ARCH 3 and 2) first where gdn_bwd_fused_first holds, else after it
-// (2, then 3) where rule B9 serves the graph; PIPELINE_ARCH 3 split last where gdn_bwd_fused_split_rule splits.
+// The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to them when is_gdn_bwd): the plan (on
+// the device the planning target names, as the forward's; its kernels from the compiled cache; the CHAIN_SPLIT knob
+// picks the split, PIPELINE_ARCH 2 and 3 the fused forms, 5 the one-pass form), the kernels it compiles, and the
+// family heuristics' proposals (on a graph analyze_gdn_bwd accepts; none otherwise), in order: the one-pass form
+// where gdn_bwd_onepass_first holds; where the fused forms do not come first and gdn_bwd_fused_split_rule splits,
+// the one-pass split (gdn_bwd_onepass_split_rule) and PIPELINE_ARCH 3's split; the scans' split where
+// gdn_bwd_chain_split_rule splits; the fused forms (3, then 2) where gdn_bwd_fused_first holds; the whole-sequence
+// scans; else the fused forms (2, then 3) where rule B9 serves the graph; PIPELINE_ARCH 3's split last where the
+// fused forms came first and its rule splits.
 Result<std::unique_ptr<CompiledPlan>> build_gdn_bwd_plan(const OpGraph& graph, const PlanConfig& config,
                                                          const PlanContext& ctx);
 Status gdn_bwd_plan_kernels(const OpGraph& graph, const PlanConfig& config, const PlanContext& ctx,

@@ -47,6 +47,18 @@ long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count) {
   });
 }
 
+long long gdn_bwd_onepass_split_rule(const GdnBwdProblem& p, long long sm_count) {
+  long long j = gdn_bwd_fused_split_rule(p, sm_count);
+  if (j <= 0 || !gdn_bwd_b11_refusal(p).empty()) return 0;
+  // Its spans' first pass is PIPELINE_ARCH 3's split; its second, one CTA a span, gains from two waves of spans where
+  // those stay 64+ chunks long. On the H100 (GdnBwdGpu.TimingOnePassSplit,
+  // bench/results/2026-12-07-gdn-onepass-split-h100.txt) the fastest spans: 128 or 64 at 16/64 (0.948x, 0.949x 3's
+  // split at its rule's 256), 64 at 16/32 (0.970x; 3's 128), 32 at 2/8 (0.946x, as 3's; 16: 1.025x).
+  const long long a = p.n_seq * p.ho, chunks = (p.t / p.n_seq + 63) / 64;
+  while (j > 64 && a * ((chunks + j / 2 - 1) / (j / 2)) <= 2 * sm_count) j /= 2;
+  return j;
+}
+
 namespace {
 // gdn_bwd_fused_first given the chain split rule's pick `split`: where the (head, sequence) chains fill 3/4 of the
 // multiprocessors, or with state_checkpoints bound (the fused forward recompute then runs the cadence's spans at
@@ -83,8 +95,11 @@ void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_
   const long long j = gdn_bwd_chain_split_rule(*p, sm_count);
   const long long jf = gdn_bwd_fused_split_rule(*p, sm_count);
   const bool first = fused_first(*p, sm_count, j);
-  // The one-pass form (PIPELINE_ARCH 5) first where its chains fill the device and run long (gdn_bwd_onepass_first).
+  // The one-pass form (PIPELINE_ARCH 5) first where its chains fill the device and run long (gdn_bwd_onepass_first),
+  // its split before 3's where both split (gdn_bwd_onepass_split_rule).
   if (gdn_bwd_onepass_first(*p, sm_count)) push(kBwdOnePass, 0);
+  const long long j1 = gdn_bwd_onepass_split_rule(*p, sm_count);
+  if (j1 > 0 && jf > 0 && !first) push(kBwdOnePass, j1);
   if (jf > 0 && !first) push(kPrefillFusedWs, jf);
   if (j > 0) push(kPrefillOnePass, j);
   if (first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
