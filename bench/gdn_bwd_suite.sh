@@ -38,5 +38,5 @@ if [ "${OPGRAPH_SUITE_NUMERICS_ONLY:-0}" != 1 ]; then
 fi
 [ "$shards" = 0 ] || la_shard_summary bwd_shard '^\[  FAILED|Failure|^\[ gdn_bwd \]' 14
 [ -f "$out/bwd_timing.log" ] &&
-  { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt|fused|fsplit|1split)' "$out/bwd_timing.log"; }
+  { echo "==== timing"; grep -E 'gdn_bwd (timing|ckpt|fused|fsplit|1split|host)' "$out/bwd_timing.log"; }
 true

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -581,4 +582,90 @@ TEST(LaBwdOnePass, ItsMapsCarryTheDqDkSumsForTheTmaReductions) {
   EXPECT_EQ(calls[0].type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
   EXPECT_EQ(calls[0].base, a.q);
   EXPECT_EQ(calls[0].dims[1], 8u);
+}
+
+// The plan's map cache (OnePassMapCache, at each execute): a call with a recent call's pointers and extents takes its
+// maps without a driver call; a changed pointer encodes the ten again; the gates' TMA flag follows the entry (cleared
+// for misaligned gates on a hit as on the encode); a failed encode adds no entry; the least recent of nine goes.
+namespace {
+namespace onepass_cache {
+std::uint64_t g_refuse = 0;  // a base the fake driver refuses
+CUresult CUDAAPI record(CUtensorMap* out, CUtensorMapDataType type, cuuint32_t rank, void* base, const cuuint64_t* dims,
+                        const cuuint64_t* strides, const cuuint32_t* box, const cuuint32_t* es,
+                        CUtensorMapInterleave il, CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
+                        CUtensorMapFloatOOBfill oob) {
+  if (reinterpret_cast<std::uint64_t>(base) == g_refuse) return CUDA_ERROR_INVALID_VALUE;
+  return onepass_maps::record(out, type, rank, base, dims, strides, box, es, il, sw, l2, oob);
+}
+}  // namespace onepass_cache
+}  // namespace
+
+TEST(LaBwdOnePass, ItsMapsAreEncodedOnceForARecentCallsPointers) {
+  runtime::CudaDriverApi api;
+  api.tensor_map_encode_tiled = &onepass_cache::record;
+  opgraph_gdn::GdnBwdParams a{};
+  a.t = 3000, a.n_seq = 2, a.hq = 8, a.hk = 4, a.hv = 16, a.ho = 16;
+  a.n_slots = 50;
+  a.q = 0x100000, a.k = 0x200000, a.v = 0x300000, a.d_o = 0x400000, a.ws = 0x1000000;
+  a.ws_st = 0x1000, a.ws_blocks = 0x2000, a.ws_dq = 0x40000, a.ws_dk = 0x80000;
+  a.g = 0x500000, a.beta = 0x600000;
+  a.flags = opgraph_gdn::kBwdFlagGatesTma;
+  const opgraph_gdn::GdnBwdParams base = a;
+  auto& calls = onepass_maps::g_calls;
+  calls.clear();
+  onepass_cache::g_refuse = 0;
+  linear_attention::OnePassMapCache cache;
+  auto first_byte = [](const CUtensorMap& m) { return reinterpret_cast<const unsigned char*>(&m)[0]; };
+  linear_attention::OnePassMaps m{};
+  ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  ASSERT_EQ(calls.size(), 10u);
+  EXPECT_EQ(first_byte(m.q), 1);
+  EXPECT_EQ(first_byte(m.beta), 10);
+  // The same call again: no driver call, the same maps.
+  linear_attention::OnePassMaps again{};
+  ASSERT_TRUE(cache.maps(api, a, again).is_good());
+  EXPECT_EQ(calls.size(), 10u);
+  EXPECT_EQ(std::memcmp(&m, &again, sizeof m), 0);
+  EXPECT_EQ(a.flags & opgraph_gdn::kBwdFlagGatesTma, opgraph_gdn::kBwdFlagGatesTma);
+  // Another q: all ten again, q's map from its own call.
+  a.q = 0x110000;
+  ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  ASSERT_EQ(calls.size(), 20u);
+  EXPECT_EQ(first_byte(m.q), 11);
+  EXPECT_EQ(calls[10].base, 0x110000u);
+  // Gates 4 bytes off 16: no g / beta maps, the flag cleared; on the hit too.
+  a = base;
+  a.g = 0x500004;
+  ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  EXPECT_EQ(calls.size(), 28u);
+  EXPECT_EQ(a.flags & opgraph_gdn::kBwdFlagGatesTma, 0);
+  a.flags = opgraph_gdn::kBwdFlagGatesTma;
+  ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  EXPECT_EQ(calls.size(), 28u);
+  EXPECT_EQ(a.flags & opgraph_gdn::kBwdFlagGatesTma, 0);
+  // The first call's pointers: still cached.
+  a = base;
+  ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  EXPECT_EQ(calls.size(), 28u);
+  EXPECT_EQ(first_byte(m.q), 1);
+  // A refused map: an error naming the map, no entry (the next call tries again).
+  a.v = 0x330000;
+  onepass_cache::g_refuse = 0x330000;
+  const Status bad = cache.maps(api, a, m);
+  EXPECT_FALSE(bad.is_good());
+  EXPECT_NE(bad.message().find("(v)"), std::string::npos) << bad.message();
+  onepass_cache::g_refuse = 0;
+  const std::size_t before = calls.size();
+  ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  EXPECT_EQ(calls.size(), before + 10);
+  // Eight entries at most: after eight more k pointers the first call's entry is gone.
+  for (unsigned long long i = 1; i <= linear_attention::OnePassMapCache::kEntries; ++i) {
+    a = base;
+    a.k = 0x200000 + i * 0x100000000ULL;
+    ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  }
+  a = base;
+  const std::size_t n = calls.size();
+  ASSERT_TRUE(cache.maps(api, a, m).is_good());
+  EXPECT_EQ(calls.size(), n + 10);
 }

@@ -1,11 +1,12 @@
 // tests/linear_attention_gpu/test_la_bwd_gpu_timing.cpp — GdnBwdGpu.Timing* (run by the device scripts for
 // figures, not checks): the five backward cells at every chain split, the fused forms against the prep and
-// the scans (interleaved round by round), PIPELINE_ARCH 3 split on the one-sequence cells, and what state_checkpoints
-// buy; CUDA events around each execute (median).
+// the scans (interleaved round by round), PIPELINE_ARCH 3 split on the one-sequence cells, what state_checkpoints
+// buy (CUDA events around each execute, median), and the one-pass form's host cost a call (host wall time).
 // The cases and plans are test_la_bwd_gpu.cpp's (gdn_bwd_gpu_case.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "engines/linear_attention/gdn_bwd.h"
+#include "engines/linear_attention/gdn_bwd_onepass.h"
 #include "engines/linear_attention/la_engine.h"
 #include "gemm_gpu/gemm_gpu_util.h"
 #include "linear_attention_gpu/gdn_bwd_gpu_case.h"
@@ -51,6 +53,31 @@ std::map<std::int64_t, std::vector<unsigned char>> fast_inputs(const Case& c, co
   return h;
 }
 
+// Case c's fast_inputs and its outputs in device buffers (kept in `dev`) bound in `pack`; false where a buffer
+// failed (recorded).
+bool bind_buffers(const Case& c, const Problem& p, std::uint64_t seed, VariantPack& pack,
+                  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>>& dev) {
+  const auto& api = *gpu().api;
+  auto host = fast_inputs(c, p, seed);
+  auto add = [&](std::int64_t uid, std::size_t bytes, const void* from) {
+    auto b = std::make_unique<DeviceBuffer>(api, bytes);
+    EXPECT_TRUE(b->status().is_good()) << b->status().message();
+    if (b->status().is_bad()) return false;
+    if (from) {
+      EXPECT_EQ(api.memcpy_htod(b->ptr(), from, bytes), CUDA_SUCCESS);
+    }
+    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
+    dev[uid] = std::move(b);
+    return true;
+  };
+  for (auto& [uid, bytes] : host)
+    if (!add(uid, bytes.size(), bytes.data())) return false;
+  for (const Checked& o : checked(p))
+    if (!add(o.t->get_uid(), static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type()), nullptr))
+      return false;
+  return true;
+}
+
 // Case c's plans under each (PIPELINE_ARCH, CHAIN_SPLIT) of `forms` on one set of fast_inputs and one set of output
 // buffers, each with its own workspace, timed interleaved: three warm-up executes each, then `rounds` rounds of one
 // execute of each form in turn, CUDA events around each. The median a form (ms), the workspaces' bytes in
@@ -71,26 +98,9 @@ std::vector<double> time_interleaved(const Case& c, const std::vector<std::pair<
     if (plan.is_bad()) return {};
     plans.push_back(std::move(plan.value()));
   }
-  auto host = fast_inputs(c, *p, seed);
   std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
   VariantPack pack;
-  auto add = [&](std::int64_t uid, std::size_t bytes, const void* from) {
-    auto b = std::make_unique<DeviceBuffer>(api, bytes);
-    EXPECT_TRUE(b->status().is_good()) << b->status().message();
-    if (b->status().is_bad()) return false;
-    if (from) {
-      EXPECT_EQ(api.memcpy_htod(b->ptr(), from, bytes), CUDA_SUCCESS);
-    }
-    pack.set(uid, reinterpret_cast<void*>(b->ptr()));
-    dev[uid] = std::move(b);
-    return true;
-  };
-  for (auto& [uid, bytes] : host)
-    if (!add(uid, bytes.size(), bytes.data())) return {};
-  host.clear();
-  for (const Checked& o : checked(*p))
-    if (!add(o.t->get_uid(), static_cast<std::size_t>(o.t->element_count()) * width(o.t->get_data_type()), nullptr))
-      return {};
+  if (!bind_buffers(c, *p, seed, pack, dev)) return {};
   std::vector<std::unique_ptr<DeviceBuffer>> ws;
   std::vector<ExecutionContext> ecs(plans.size());
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -350,6 +360,65 @@ TEST_F(GdnBwdGpu, TimingCheckpoints) {
       for (std::size_t i = 0; i < forms.size(); ++i) row(every, forms[i], ms[i], base[0], wb[i]);
     }
   }
+}
+
+// The host cost of the one-pass form's execute (PIPELINE_ARCH 5: its launches, the two memsets and its ten TMA maps)
+// at 2/8, one sequence of 256 tokens: host wall time a call, the minimum over 20 bursts of 16 executes each from a
+// drained stream, with the same pointers every call (the plan's OnePassMapCache hits) and with the workspace rotated
+// over kEntries + 1 buffers (every call encodes the ten maps), the bursts of the two interleaved; the difference is
+// what the cache saves a call. Figures, not a check.
+TEST_F(GdnBwdGpu, TimingHostOnePass) {
+  const auto& api = *gpu().api;
+  Case c;
+  c.l2 = true;
+  c.hq = c.hk = 2;
+  c.hv = 8;
+  c.lens = {256};
+  auto p = build(c);
+  ASSERT_TRUE(p->g.validate().is_good());
+  FactsCache facts(p->g, PlanTarget{gpu().props});
+  auto plan = build_direct(la_engine(), p->g,
+                           PlanConfig{la_engine().id(), {{KnobType::PIPELINE_ARCH, 5}, {KnobType::CHAIN_SPLIT, 0}},
+                                      {}, -1},
+                           PlanContext{&facts});
+  ASSERT_TRUE(plan.is_good()) << plan.status().message();
+  std::map<std::int64_t, std::unique_ptr<DeviceBuffer>> dev;
+  VariantPack pack;
+  ASSERT_TRUE(bind_buffers(c, *p, 5, pack, dev));
+  const std::int64_t wb = (*plan)->workspace_size();
+  std::vector<std::unique_ptr<DeviceBuffer>> ws;
+  std::vector<ExecutionContext> ecs;
+  for (std::size_t i = 0; i <= linear_attention::OnePassMapCache::kEntries; ++i) {
+    ws.push_back(std::make_unique<DeviceBuffer>(api, static_cast<std::size_t>(wb)));
+    ASSERT_TRUE(ws.back()->status().is_good());
+    ExecutionContext e;
+    e.stream = gpu().stream;
+    e.device = &gpu().props;
+    e.workspace = Workspace{reinterpret_cast<void*>(ws.back()->ptr()), wb};
+    ecs.push_back(e);
+  }
+  for (const ExecutionContext& e : ecs) ASSERT_TRUE((*plan)->execute(pack, e).is_good());
+  ASSERT_EQ(api.stream_synchronize(static_cast<CUstream>(gpu().stream)), CUDA_SUCCESS);
+  double best[2] = {1e30, 1e30};
+  std::size_t next = 0;
+  for (int r = 0; r < 20; ++r)
+    for (int rotate = 0; rotate < 2; ++rotate) {
+      if (!rotate) {
+        ASSERT_TRUE((*plan)->execute(pack, ecs[0]).is_good());  // its maps back in the cache, untimed
+      }
+      ASSERT_EQ(api.stream_synchronize(static_cast<CUstream>(gpu().stream)), CUDA_SUCCESS);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 16; ++i) {
+        const ExecutionContext& e = rotate ? ecs[next++ % ecs.size()] : ecs[0];
+        ASSERT_TRUE((*plan)->execute(pack, e).is_good());
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      best[rotate] = std::min(best[rotate], std::chrono::duration<double, std::micro>(t1 - t0).count() / 16);
+    }
+  ASSERT_EQ(api.stream_synchronize(static_cast<CUstream>(gpu().stream)), CUDA_SUCCESS);
+  std::printf("[ gdn_bwd host ] PIPELINE_ARCH 5, 2/8, 1 x 256: execute %.2f us a call with its maps cached, %.2f us "
+              "encoding them (the ten maps: %.2f us)\n",
+              best[0], best[1], best[1] - best[0]);
 }
 
 }  // namespace

@@ -490,13 +490,14 @@ class GdnBwdPlan final : public CompiledPlan {
       f.ckpt = a.checkpoints;
       f.bwd_ws = a.ws;
     }
-    // The one-pass form: gdn_bwd_onepass's maps from the call's pointers, its dq / dk sums zeroed on the stream.
+    // The one-pass form: gdn_bwd_onepass's maps for the call's pointers (the plan's OnePassMapCache: encoded where no
+    // recent call had them), its dq / dk sums zeroed on the stream.
     OnePassMaps maps{};
     void* onepass_args[] = {&a, &maps};
     if (form_.onepass) {
       const runtime::CudaDriverApi& api = rt_->api();
       // (No token: every CTA's walk is empty and reads no map; d_initial_state is d_final_state.)
-      if (a.t > 0) OPGRAPH_CHECK(encode_onepass_maps(api, a, maps));
+      if (a.t > 0) OPGRAPH_CHECK(map_cache_.maps(api, a, maps));
       const auto zero = [&](long long off, std::int64_t heads) {
         return runtime::cuda_check(
             api, api.memset_d32_async(static_cast<CUdeviceptr>(a.ws + static_cast<unsigned long long>(off)), 0,
@@ -546,6 +547,7 @@ class GdnBwdPlan final : public CompiledPlan {
   OperandTable table_;
   std::array<std::int32_t, kSlots> rows_;  // slot -> table row (-1: not bound)
   BwdLaunch launch_;
+  mutable OnePassMapCache map_cache_;  // the one-pass form's TMA maps of the last calls
 };
 
 Result<OperandTable> operand_table_for(const GdnBwdProblem& p, const DeclaredLayout& layout,

@@ -58,4 +58,33 @@ Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBw
   return Status::ok();
 }
 
+OnePassMapCache::Key OnePassMapCache::key_of(const opgraph_gdn::GdnBwdParams& a) {
+  auto i = [](unsigned long long x) { return static_cast<std::int64_t>(x); };
+  return {i(a.q),    i(a.k),    i(a.v),         i(a.d_o),      i(a.g),        i(a.beta),  i(a.ws),     a.t,
+          a.hq,      a.hk,      a.hv,           a.ho,          a.q_hs,        a.q_ts,     a.k_hs,      a.k_ts,
+          a.v_hs,    a.v_ts,    a.n_slots,      a.ws_st,       a.ws_blocks,   a.ws_dq,    a.ws_dk,
+          a.flags & opgraph_gdn::kBwdFlagGatesTma};
+}
+
+Status OnePassMapCache::maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBwdParams& a, OnePassMaps& m) {
+  const Key key = key_of(a);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (std::size_t i = entries_.size(); i-- > 0;)
+    if (entries_[i].key == key) {
+      m = entries_[i].maps;
+      a.flags = (a.flags & ~opgraph_gdn::kBwdFlagGatesTma) | (entries_[i].flags & opgraph_gdn::kBwdFlagGatesTma);
+      if (i + 1 != entries_.size()) std::rotate(entries_.begin() + static_cast<std::ptrdiff_t>(i),
+                                                entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1, entries_.end());
+      return Status::ok();
+    }
+  opgraph_gdn::GdnBwdParams b = a;
+  OnePassMaps fresh{};
+  OPGRAPH_CHECK(encode_onepass_maps(api, b, fresh));
+  if (entries_.size() >= kEntries) entries_.erase(entries_.begin());
+  entries_.push_back(Entry{key, fresh, b.flags});
+  m = fresh;
+  a.flags = b.flags;
+  return Status::ok();
+}
+
 }  // namespace opgraph::linear_attention

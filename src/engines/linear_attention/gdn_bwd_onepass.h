@@ -5,6 +5,12 @@
 
 #include <cuda.h>
 
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
 #include "engines/linear_attention/kernels/gdn_bwd_params.cuh"
 #include "opgraph/status.h"
 #include "runtime/loader.h"
@@ -22,5 +28,27 @@ struct OnePassMaps {
 // dq / dk sums [T][HQ][D] / [T][HK][D] in 128-byte swizzled boxes of 32 columns and C rows, GDN_BWD_ONEPASS_TMARED's
 // reductions).
 Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBwdParams& a, OnePassMaps& m);
+
+// A plan's maps of its last calls (at most kEntries, the most recent kept): a call whose pointers, extents and
+// strides match one of them takes its maps (and its kBwdFlagGatesTma) without a driver call; any other encodes all
+// ten (encode_onepass_maps) and replaces the least recent. Thread-safe (executes of one plan may run on several
+// threads). A failed encode leaves the cache as it was.
+class OnePassMapCache {
+ public:
+  static constexpr std::size_t kEntries = 8;
+  Status maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBwdParams& a, OnePassMaps& m);
+
+ private:
+  // Every GdnBwdParams field encode_onepass_maps reads.
+  using Key = std::array<std::int64_t, 24>;
+  static Key key_of(const opgraph_gdn::GdnBwdParams& a);
+  struct Entry {
+    Key key;
+    OnePassMaps maps;
+    long long flags;  // a.flags after the encode (kBwdFlagGatesTma cleared where g or beta is misaligned)
+  };
+  std::mutex mu_;
+  std::vector<Entry> entries_;  // least recent first
+};
 
 }  // namespace opgraph::linear_attention
