@@ -356,16 +356,16 @@ int main(int argc, char** argv) {
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
       };
       const unsigned long long sh = static_cast<unsigned long long>(base.n_slots) * HO;
-      const unsigned long long blk = gdn::gdn_bwd_block_elems(D);
       unsigned char* wb = static_cast<unsigned char*>(ws);
       enc(&maps.q, q, D, HQ, T, D, HQ * D, 1, 64);
       enc(&maps.k, k, D, HQ, T, D, HQ * D, 1, 64);
       enc(&maps.v, v, D, HV, T, D, HV * D, 1, 64);
       enc(&maps.d_o, d_o, D, HO, T, D, HO * D, 1, 64);
       enc(&maps.dv, outs[1][2], D, HV, T, D, HV * D, 1, 64);  // B's dv output (bf16)
-      // S^T: (D, sh D rows) as (D, sh D, 1); T: 64-element rows of the block region.
+      // S^T: (D, sh D rows) as (D, sh D, 1); T: (64, C, sh) over the one-pass layout's T region (PH 7 stores it
+      // there: C x C a (chunk slot, head) from the block region's start).
       enc(&maps.st, wb + w.st, D, sh * D, 1, D, sh * D * D, D, 1);
-      enc(&maps.t, wb + w.blocks, 64, sh * blk / 64, 1, 64, sh * blk, 64, 1);
+      enc(&maps.t, wb + w.blocks, 64, 64, sh, 64, 64 * 64, 64, 1);
       // fp32 dq / dk sums [T][HQ][D]: (D, HQ, T), box (32, 1, 64), 128-byte swizzle.
       for (int which = 0; which < 2; ++which) {
         cuuint64_t dims[4] = {D, static_cast<cuuint64_t>(HQ), static_cast<cuuint64_t>(T), 1};
@@ -453,22 +453,25 @@ int main(int argc, char** argv) {
       const size_t t_elems = 64 * 64, blk = gdn::gdn_bwd_block_elems(D), t_off = blk - t_elems;  // T ends a block
       unsigned char* st_at = static_cast<unsigned char*>(ws) + w.st;
       unsigned short* blocks = reinterpret_cast<unsigned short*>(static_cast<unsigned char*>(ws) + w.blocks);
-      // S^T, then every chunk slot's T tile (the block's last C x C, gdn_bwd_params.cuh's layout).
+      // S^T, then every chunk slot's T tile: A's the block's last C x C (gdn_bwd_params.cuh's layout), B's (PH 7) the
+      // one-pass layout's T region, C x C a slot from the block region's start (gdn_bwd_ws_onepass).
       std::vector<unsigned short> want(st_bytes / 2 + n_sh * t_elems), have(want.size());
-      auto read_back = [&](std::vector<unsigned short>& to) {
+      auto t_at = [&](bool compact) { return compact ? blocks : blocks + t_off; };
+      auto t_pitch = [&](bool compact) { return (compact ? t_elems : blk) * 2; };
+      auto read_back = [&](std::vector<unsigned short>& to, bool compact) {
         CK(cudaMemcpy(to.data(), st_at, st_bytes, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy2D(to.data() + st_bytes / 2, t_elems * 2, blocks + t_off, blk * 2, t_elems * 2, n_sh,
+        CK(cudaMemcpy2D(to.data() + st_bytes / 2, t_elems * 2, t_at(compact), t_pitch(compact), t_elems * 2, n_sh,
                         cudaMemcpyDeviceToHost));
       };
       // want: A's gdn_bwd_fwd_fused (PH 4) from poisoned regions (the workspace holds B's run, which under
       // OPGRAPH_AB_ONEPASS was PH 7's own).
       CK(cudaMemsetAsync(st_at, 0xff, st_bytes, stream));
-      CK(cudaMemset2DAsync(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh, stream));
+      CK(cudaMemset2DAsync(t_at(false), t_pitch(false), 0xff, t_elems * 2, n_sh, stream));
       launch(0, 0);
       CK(cudaStreamSynchronize(stream));
-      read_back(want);
+      read_back(want, false);
       CK(cudaMemsetAsync(st_at, 0xff, st_bytes, stream));
-      CK(cudaMemset2DAsync(blocks + t_off, blk * 2, 0xff, t_elems * 2, n_sh, stream));
+      CK(cudaMemset2DAsync(t_at(true), t_pitch(true), 0xff, t_elems * 2, n_sh, stream));
       const Kernel& kn = sides[1].st1;
       auto launch_st1 = [&] {
         void* fargs[] = {&fw};
@@ -476,7 +479,7 @@ int main(int argc, char** argv) {
       };
       launch_st1();
       CK(cudaStreamSynchronize(stream));
-      read_back(have);
+      read_back(have, true);
       size_t differ = 0;
       for (size_t i = 0; i < want.size(); ++i) differ += want[i] != have[i];
       if (differ) {

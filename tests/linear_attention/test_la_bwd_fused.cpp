@@ -390,10 +390,45 @@ TEST(LaBwdOnePass, ItsSplitSeedsItsSpansByTheFusedSplitsWalks) {
   Status s;
   EXPECT_EQ(la_bwd_test::planned_kernels(b.g, config(5, 8), &s), kernels);
   EXPECT_TRUE(s.is_good()) << s.message();
-  // The workspace: the one-pass form's dq / dk sums and the split's span blocks, each more than the form without it.
+  // The workspace: the split's span blocks and every block tile on top of the unsplit one-pass layout; less than
+  // PIPELINE_ARCH 3's split (no dS^T, no dVn).
   const std::int64_t split_ws = linear_attention::gdn_bwd_workspace_bytes(*p, 8, true);
   EXPECT_GT(split_ws, linear_attention::gdn_bwd_workspace_bytes(*p, 0, true));
-  EXPECT_GT(split_ws, linear_attention::gdn_bwd_workspace_bytes(*p, 8, false));
+  EXPECT_LT(split_ws, linear_attention::gdn_bwd_workspace_bytes(*p, 8, false));
+}
+
+// Its workspace (gdn_bwd_ws_onepass) holds what its kernels write: unsplit T alone in the block region (C x C bf16 a
+// (chunk slot, head)), S^T, no dS^T / Vn / dVn, the dq / dk sums [T][HQ] / [T][HK]; split every block tile and Vn
+// (PIPELINE_ARCH 3's span recompute writes them), still no dS^T or dVn. At 16/64, 4 x 8192: under a third of
+// PIPELINE_ARCH 3's workspace.
+TEST(LaBwdOnePass, ItsWorkspaceHoldsWhatItsKernelsWrite) {
+  const std::int64_t D = 128, T = 3000, N = 3, HQ = 2, HK = 1, HO = 8;
+  const std::int64_t sh = opgraph_gdn::gdn_bwd_slots(T, N) * HO;
+  auto r256 = [](std::int64_t x) { return (x + 255) / 256 * 256; };
+  const opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws_onepass(D, T, N, HQ, HK, HO, false);
+  EXPECT_EQ(w.egc - w.blocks, r256(sh * 64 * 64 * 2));
+  EXPECT_EQ(w.dst - w.st, r256(sh * D * D * 2));
+  EXPECT_EQ(w.vn, w.dst);
+  EXPECT_EQ(w.dvn, w.vn);
+  EXPECT_EQ(w.dq, w.dvn);
+  EXPECT_EQ(w.dk - w.dq, r256(T * HQ * D * 4));
+  EXPECT_EQ(w.dv - w.dk, r256(T * HK * D * 4));
+  EXPECT_EQ(w.ga, w.dv);  // dV not staged
+  EXPECT_EQ(w.total, w.span);  // no span blocks
+  const opgraph_gdn::GdnBwdWs v = opgraph_gdn::gdn_bwd_ws_onepass(D, T, N, HQ, HK, HO, true, 8);
+  EXPECT_EQ(v.egc - v.blocks, r256(sh * opgraph_gdn::gdn_bwd_block_elems(D) * 2));
+  EXPECT_EQ(v.vn, v.dst);
+  EXPECT_EQ(v.dvn - v.vn, r256(sh * 64 * D * 2));
+  EXPECT_EQ(v.dq, v.dvn);
+  EXPECT_EQ(v.ga - v.dv, r256(T * HO * D * 4));  // dV staged
+  EXPECT_EQ(v.total - v.span, N * opgraph_gdn::gdn_bwd_spans(T, 8) * HO * opgraph_gdn::kSpanBlocks * D * D * 4);
+  // The plan's workspace is this layout.
+  auto p = analyze_gdn_bwd(bwd(cell(16, 64, {0, 8192, 16384, 24576, 32768}), "gdn_bwd", {}, false).g);
+  ASSERT_TRUE(p.is_good()) << p.status().message();
+  const std::int64_t one = linear_attention::gdn_bwd_workspace_bytes(*p, 0, true);
+  EXPECT_EQ(one, opgraph_gdn::gdn_bwd_ws_onepass(128, p->t, p->n_seq, p->hq, p->hk, p->ho, false).total);
+  const std::int64_t three = linear_attention::gdn_bwd_workspace_bytes(*p, 0, false);
+  EXPECT_LT(3 * one, three) << one << " against " << three;
 }
 
 // The launches (gdn_bwd_launch_grids) of three sequences of 1000, 0 and 1100 tokens (T = 2100: the grid's spans a
@@ -582,6 +617,25 @@ TEST(LaBwdOnePass, ItsMapsCarryTheDqDkSumsForTheTmaReductions) {
   EXPECT_EQ(calls[0].type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
   EXPECT_EQ(calls[0].base, a.q);
   EXPECT_EQ(calls[0].dims[1], 8u);
+  // T's (the 6th): (64, C, sh) over the one-pass layout's T region, C x C a (chunk slot, head); under a chain split
+  // each block's T tile (its offset and the block's stride).
+  const std::uint64_t sh = static_cast<std::uint64_t>(a.n_slots * a.ho);
+  for (int split = 0; split < 2; ++split) {
+    a.span_chunks = split ? 8 : 0;
+    onepass_maps::g_calls.clear();
+    ASSERT_TRUE(linear_attention::encode_onepass_maps(api, a, m).is_good());
+    const onepass_maps::Call& t = onepass_maps::g_calls.at(5);
+    const std::uint64_t blk = static_cast<std::uint64_t>(opgraph_gdn::gdn_bwd_block_elems(128));
+    EXPECT_EQ(t.base, a.ws + static_cast<std::uint64_t>(a.ws_blocks) + (split ? (4 * 64 * 128 + 64 * 64) * 2 : 0));
+    EXPECT_EQ(t.dims[0], 64u);
+    EXPECT_EQ(t.dims[1], 64u);
+    EXPECT_EQ(t.dims[2], sh);
+    EXPECT_EQ(t.strides[0], 128u);
+    EXPECT_EQ(t.strides[1], split ? blk * 2 : 64u * 64 * 2);
+    EXPECT_EQ(t.box[0], 64u);
+    EXPECT_EQ(t.box[1], 64u);
+    EXPECT_EQ(t.box[2], 1u);
+  }
 }
 
 // The plan's map cache (OnePassMapCache, at each execute): a call with a recent call's pointers and extents takes its

@@ -153,10 +153,11 @@ bool qk_direct(const GdnBwdProblem& p) { return p.hq == p.hk; }
 // where v heads are grouped (HV < HO); gdn_bwd_finish sums what is staged, and
 // gdn_bwd_grads writes the rest itself.
 // gdn_summary_bwd: the prep's tiles and e^gamma_C only (its summaries store nothing per chunk).
-// The one-pass form (`onepass`) always stages dq and dk: its [T][HQ] / [T][HK] sums fit the per-head staging.
+// The one-pass form (`onepass`): its own layout (gdn_bwd_ws_onepass: T alone in the block region unsplit, no dS^T,
+// Vn or dVn, the dq / dk sums [T][HQ] / [T][HK]).
 opgraph_gdn::GdnBwdWs workspace_of(const GdnBwdProblem& p, long long split, bool onepass = false) {
-  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, onepass || !qk_direct(p), p.hv != p.ho, split,
-                                 p.summary);
+  if (onepass) return opgraph_gdn::gdn_bwd_ws_onepass(p.d, p.t, p.n_seq, p.hq, p.hk, p.ho, p.hv != p.ho, split);
+  return opgraph_gdn::gdn_bwd_ws(p.d, p.t, p.n_seq, p.ho, !qk_direct(p), p.hv != p.ho, split, p.summary);
 }
 // gdn_summary_bwd's one span a sequence: longer than any sequence of the call.
 long long summary_span_chunks(const GdnBwdProblem& p) { return (p.t + 63) / 64 + 1; }

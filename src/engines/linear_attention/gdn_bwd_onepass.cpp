@@ -37,12 +37,17 @@ Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBw
   OPGRAPH_CHECK(rows(&m.k, a.k, a.hk, a.k_hs, a.k_ts, "k"));
   OPGRAPH_CHECK(rows(&m.v, a.v, a.hv, a.v_hs, a.v_ts, "v"));
   OPGRAPH_CHECK(rows(&m.d_o, a.d_o, a.ho, D, a.ho * D, "dO"));
-  // The workspace's S^T (bf16 [D][D] a (chunk slot, head)) and the block region's 64-element rows (T).
+  // The workspace's S^T (bf16 [D][D] a (chunk slot, head)) and T (64, C, sh): unsplit the one-pass layout's T region
+  // ([sh][C][C], gdn_bwd_fwd_st_fused's), under a chain split each block's T tile (gdn_bwd_fwd_span_fused's).
   const std::int64_t sh = a.n_slots * a.ho, blk = opgraph_gdn::gdn_bwd_block_elems(D);
   OPGRAPH_CHECK(enc(&m.st, bf16, a.ws + static_cast<unsigned long long>(a.ws_st), D, sh * D, 1, D * 2, sh * D * D * 2,
                     64, static_cast<unsigned>(D), 1, true, "S^T"));
-  OPGRAPH_CHECK(enc(&m.t, bf16, a.ws + static_cast<unsigned long long>(a.ws_blocks), 64, sh * blk / 64, 1, 128,
-                    sh * blk * 2, 64, 64, 1, true, "T"));
+  const bool split = a.span_chunks > 0;
+  // (a block's T: after Qe, Wn, Kd, U [C][D] and P [C][C], gdn_common.cuh's kOffT)
+  const std::int64_t t_at = a.ws_blocks + (split ? (4 * 64 * D + 64 * 64) * 2 : 0);
+  const std::int64_t t_stride = split ? blk * 2 : 64 * 64 * 2;
+  OPGRAPH_CHECK(enc(&m.t, bf16, a.ws + static_cast<unsigned long long>(t_at), 64, 64, sh, 128, t_stride, 64, 64, 1,
+                    true, "T"));
   // dq / dk's fp32 sums (D, heads, T), box (32, 1, C): one warpgroup's column quarter of a chunk, added by TMA.
   const auto f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   OPGRAPH_CHECK(enc(&m.dq, f32, a.ws + static_cast<unsigned long long>(a.ws_dq), D, a.hq, T, D * 4, a.hq * D * 4, 32, 1,

@@ -107,8 +107,10 @@ extern "C" __device__ unsigned gdn_bwd_onepass_red = GDN_BWD_ONEPASS_RED;
 
 // The TMA maps (encoded by the launcher: bf16, 128-byte swizzle, box 64 elements wide,
 // zero fill; 4-D, innermost first): q, k, v, dO as (D, heads, T, 1) with box (64, 1, C, 1); S^T as the workspace's
-// (D, n_slots HO D, 1, 1) with box (64, D, 1, 1); T as the block region's 64-element rows (64, n_slots HO
-// kBlockElems / 64, 1, 1) with box (64, C, 1, 1); fp32 g and beta as (HO, T, 1, 1), no swizzle, box (4, C, 1, 1).
+// (D, n_slots HO D, 1, 1) with box (64, D, 1, 1); T as (64, C, n_slots HO, 1) with box (64, C, 1, 1), its third
+// stride the layout's (the one-pass workspace's T region, C x C a (chunk slot, head), as gdn_bwd_fwd_st_fused stores
+// it; under a chain split the block region's T tiles, as gdn_bwd_fwd_span_fused stores them); fp32 g and beta as
+// (HO, T, 1, 1), no swizzle, box (4, C, 1, 1).
 // GDN_BWD_ONEPASS_TMARED: dq's and dk's fp32 sums as (D, HQ or HK, T, 1), 128-byte swizzle, box (32, 1, C, 1);
 // GDN_BWD_ONEPASS_TMADV: the bf16 dv output as (D, HO, T, 1), 128-byte swizzle, box (64, 1, C, 1).
 struct OnePassMaps {
@@ -238,8 +240,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     const int sh = at[5] + cc * static_cast<int>(p.ho);
     tma_load(smem_u32(sm.st), &tm.st, 0, sh * D, 0, 0, full);
     tma_load(smem_u32(sm.st + D * 64), &tm.st, 64, sh * D, 0, 0, full);
-    tma_load(smem_u32(sm.t), &tm.t, 0, sh * static_cast<int>(kBlockElems / 64) + static_cast<int>(kOffT / 64), 0, 0,
-             full);
+    tma_load(smem_u32(sm.t), &tm.t, 0, 0, sh, 0, full);  // T: (64, 64, sh), its layout the map's (encode_onepass_maps)
   };
   if (tid == 0) {
     opgraph_gemm::bar_init(full, 1);

@@ -200,8 +200,7 @@ extern "C" __global__ void __launch_bounds__(kGdnBwdGradsThreads, 1)
     const int sh = at[5] + cc * static_cast<int>(p.ho);
     tma_load(smem_u32(sm.st), &tm.st, 0, sh * D, 0, 0, full);
     tma_load(smem_u32(sm.st + D * 64), &tm.st, 64, sh * D, 0, 0, full);
-    tma_load(smem_u32(sm.t), &tm.t, 0, sh * static_cast<int>(kBlockElems / 64) + static_cast<int>(kOffT / 64), 0, 0,
-             full);
+    tma_load(smem_u32(sm.t), &tm.t, 0, 0, sh, 0, full);  // T: (64, 64, sh) (gdn_bwd_onepass.cuh's map)
     if (gtma) {
       const int h4 = at[4] & ~3;
       tma_load(smem_u32(&sm.graw[0][0][0]), &tm.g, h4, r, 0, 0, full);

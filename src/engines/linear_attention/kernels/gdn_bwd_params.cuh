@@ -196,6 +196,33 @@ constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long lo
   return w;
 }
 
+// The one-pass form's layout (PIPELINE_ARCH 5): the same regions, sized for what its kernels write. Unsplit,
+// gdn_bwd_fwd_st_fused stores only S^T and T, so the block region holds T alone (bf16 [sh][C][C]) and dS^T, Vn, dVn
+// are empty; under a chain split (span_chunks > 0) PIPELINE_ARCH 3's span recompute writes every block tile and Vn
+// (its reverse summaries read the tiles), dS^T and dVn stay empty. dq and dk are gdn_bwd_onepass's sums over the q /
+// k head groups, fp32 [T][HQ][d] and [T][HK][d]; dV staged per output head where dv_staged.
+constexpr GdnBwdWs gdn_bwd_ws_onepass(long long d, long long t, long long n_seq, long long hq, long long hk,
+                                      long long ho, bool dv_staged, long long span_chunks = 0) {
+  const long long sh = gdn_bwd_slots(t, n_seq) * ho;
+  const bool split = span_chunks > 0;
+  GdnBwdWs w{};
+  w.blocks = 0;
+  w.egc = gdn_bwd_round256(w.blocks + sh * (split ? gdn_bwd_block_elems(d) : 64 * 64) * 2);
+  w.sds = gdn_bwd_round256(w.egc + sh * 4);
+  w.st = gdn_bwd_round256(w.sds + sh * 16 * 4);
+  w.dst = gdn_bwd_round256(w.st + sh * d * d * 2);
+  w.vn = w.dst;
+  w.dvn = gdn_bwd_round256(w.vn + (split ? sh * 64 * d * 2 : 0));
+  w.dq = w.dvn;
+  w.dk = gdn_bwd_round256(w.dq + t * hq * d * 4);
+  w.dv = gdn_bwd_round256(w.dk + t * hk * d * 4);
+  w.ga = gdn_bwd_round256(w.dv + (dv_staged ? t * ho * d * 4 : 0));
+  w.gd = gdn_bwd_round256(w.ga + t * ho * 4);
+  w.span = gdn_bwd_round256(w.gd + t * ho * 4);
+  w.total = gdn_bwd_round256(w.span + n_seq * gdn_bwd_spans(t, span_chunks) * ho * kSpanBlocks * d * d * 4);
+  return w;
+}
+
 // Dynamic shared memory of each kernel at head dim d (bf16 tiles [rows][d + 8],
 // [rows][64 + 8]; fp32 [64][65]). The kernels assert them.
 constexpr long long gdn_bwd_prep_smem_bytes(long long d) {

@@ -597,7 +597,8 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
         for (int hh = 0; hh < 2; ++hh) t_copy<true>(a + 128 * hh, tf, sb + kXBe, sb + kXBet + gb, ps + kPP, ps + kPTv);
         bwd_store_t(tf, bwd_block(p, sh) + kOffT, a);
       } else {
-        if constexpr (kSt) bwd_store_t(tf, bwd_block(p, sh) + kOffT, a);  // T too: pass 2 forms no inverse
+        // T too (pass 2 forms no inverse), to the one-pass workspace's T region: [sh][C][C] from bwd_blocks
+        if constexpr (kSt) bwd_store_t(tf, reinterpret_cast<u16*>(p.bwd_ws + p.bwd_blocks) + sh * C * C, a);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           if constexpr (kH) t_copy_h(a + 128 * hh, reinterpret_cast<const u16*>(tf), sb + kXBet + gb, ps + kPTv);
