@@ -39,11 +39,13 @@ runtime::KernelRequest request(long long d, DataType io, const char* entry, bool
   // The prep and the two scans in one source, the gradient kernels in the other; the fused forward recompute and
   // the fused reverse scan are in the forward's warp-specialised fused build (gdn_fused.cu, GDN_FUSED_WS), the
   // one-pass form's first pass in that build with GDN_BWD_ONEPASS (its ws3_pass PH 7).
+  // Its split's span recompute is that build's gdn_bwd_fwd_span_fused (no Vn stored: pass 2 forms it on chip).
   const std::string e = entry;
-  if (e == "gdn_bwd_fwd_st_fused") {
+  if (e == "gdn_bwd_fwd_st_fused" || (onepass && e == "gdn_bwd_fwd_span_fused")) {
     runtime::KernelRequest r = rules::kernel_request(d, io, entry, "linear_attention/kernels/gdn_fused.cu");
     r.defines.push_back({"GDN_FUSED_WS", "1"});
     r.defines.push_back({"GDN_BWD_ONEPASS", "1"});
+    if (e != "gdn_bwd_fwd_st_fused") r.kernel += "_onepass";
     return r;
   }
   if (e == "gdn_bwd_fwd_fused" || e == "gdn_bwd_rev_fused" || e == "gdn_bwd_fwd_summary_fused" ||
@@ -717,7 +719,7 @@ std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations() {
     for (long long d : {64, 128})
       for (DataType io : {DataType::BFLOAT16, DataType::HALF})
         if (!onepass_entry(e) && (!fused_entry(e) || d == 128)) out.push_back(request(d, io, kEntries[e]));
-  for (int e : {kFwdSt, kOnePass, kFinish, kGateParams})
+  for (int e : {kFwdSt, kFwdSpanF, kOnePass, kFinish, kGateParams})
     out.push_back(request(128, DataType::BFLOAT16, kEntries[e], /*onepass=*/true));
   return out;
 }

@@ -191,7 +191,8 @@ std::vector<runtime::KernelRequest> gdn_bwd_kernel_requests(const GdnBwdProblem&
 // about 180 KiB a (chunk slot, head) plus up to 1.5 KiB a (token, head) of
 // staging; ceil(T / 64) + N chunk slots. Under a chain split (`split` > 0) five fp32
 // [D][D] blocks a (sequence, span, head) besides.
-// `onepass`: the one-pass form's (PIPELINE_ARCH 5: dq and dk always staged).
+// `onepass`: the one-pass form's (PIPELINE_ARCH 5; kernels/gdn_bwd_params.cuh's gdn_bwd_ws_onepass: S^T and T a
+// chunk slot, the dq / dk sums [T, HQ or HK, D], no dS^T, Vn or dVn; its split adds the block tiles and span blocks).
 std::int64_t gdn_bwd_workspace_bytes(const GdnBwdProblem& p, long long split = 0, bool onepass = false);
 
 // Every entry a plan of `form` for `p` launches at its built extents, in launch order, with its grid (x, y, z);
@@ -238,8 +239,8 @@ bool gdn_bwd_onepass_first(const GdnBwdProblem& p, long long sm_count);
 // Every specialisation gdn_bwd may compile: the twelve entries for D in {64, 128}
 // x q/k/v in {bf16, fp16}, and the six fused ones (gdn_bwd_fwd_fused, gdn_bwd_rev_fused and the split's
 // gdn_bwd_fwd_summary_fused, gdn_bwd_fwd_span_fused, gdn_bwd_rev_summary_fused, gdn_bwd_rev_span_fused) for
-// D = 128 x {bf16, fp16}; the one-pass form's four (gdn_bwd_fwd_st_fused, gdn_bwd_onepass and its builds of
-// gdn_bwd_finish and gdn_bwd_gate_params) for D = 128, bf16.
+// D = 128 x {bf16, fp16}; the one-pass form's five (gdn_bwd_fwd_st_fused and its split's gdn_bwd_fwd_span_fused from
+// one build, gdn_bwd_onepass and its builds of gdn_bwd_finish and gdn_bwd_gate_params) for D = 128, bf16.
 std::vector<runtime::KernelRequest> gdn_bwd_declared_specialisations();
 
 // The engine's entry points for a gdn_bwd graph (la_engine.cpp dispatches to them when is_gdn_bwd): the plan (on

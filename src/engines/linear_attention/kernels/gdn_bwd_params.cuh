@@ -197,9 +197,9 @@ constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long lo
 }
 
 // The one-pass form's layout (PIPELINE_ARCH 5): the same regions, sized for what its kernels write. Unsplit,
-// gdn_bwd_fwd_st_fused stores only S^T and T, so the block region holds T alone (bf16 [sh][C][C]) and dS^T, Vn, dVn
-// are empty; under a chain split (span_chunks > 0) PIPELINE_ARCH 3's span recompute writes every block tile and Vn
-// (its reverse summaries read the tiles), dS^T and dVn stay empty. dq and dk are gdn_bwd_onepass's sums over the q /
+// gdn_bwd_fwd_st_fused stores only S^T and T, so the block region holds T alone (bf16 [sh][C][C]); under a chain
+// split (span_chunks > 0) PIPELINE_ARCH 3's span recompute writes every block tile (its reverse summaries read them)
+// but no Vn (the launch sets bwd_vn to -1). dS^T, Vn and dVn are empty. dq and dk are gdn_bwd_onepass's sums over the q /
 // k head groups, fp32 [T][HQ][d] and [T][HK][d]; dV staged per output head where dv_staged.
 constexpr GdnBwdWs gdn_bwd_ws_onepass(long long d, long long t, long long n_seq, long long hq, long long hk,
                                       long long ho, bool dv_staged, long long span_chunks = 0) {
@@ -211,9 +211,7 @@ constexpr GdnBwdWs gdn_bwd_ws_onepass(long long d, long long t, long long n_seq,
   w.sds = gdn_bwd_round256(w.egc + sh * 4);
   w.st = gdn_bwd_round256(w.sds + sh * 16 * 4);
   w.dst = gdn_bwd_round256(w.st + sh * d * d * 2);
-  w.vn = w.dst;
-  w.dvn = gdn_bwd_round256(w.vn + (split ? sh * 64 * d * 2 : 0));
-  w.dq = w.dvn;
+  w.vn = w.dvn = w.dq = w.dst;
   w.dk = gdn_bwd_round256(w.dq + t * hq * d * 4);
   w.dv = gdn_bwd_round256(w.dk + t * hk * d * 4);
   w.ga = gdn_bwd_round256(w.dv + (dv_staged ? t * ho * d * 4 : 0));

@@ -696,7 +696,10 @@ __device__ __forceinline__ void ws3_pass(const GdnParams& p, unsigned char* smem
 #pragma unroll
                                    for (int j = 0; j < 32; ++j) o[j] = vt[j];
                                  });
-      bwd_store_vn(o, rs + kRV + static_cast<u32>(wg) * kPanel64, bwd_vn(p) + sh * C * D, wg, wi, lane, tid, v0);
+      // Vn; not in the span recompute of GDN_BWD_ONEPASS's build (the one-pass form's split: its pass 2 forms Vn on
+      // chip, its workspace has no Vn region)
+      if constexpr (!(GDN_BWD_ONEPASS && PH == 6))
+        bwd_store_vn(o, rs + kRV + static_cast<u32>(wg) * kPanel64, bwd_vn(p) + sh * C * D, wg, wi, lane, tid, v0);
       // Wn = -T_k K, this warpgroup's 64 columns (o is free again), while Qe and Kd are copied out.
       wgmma_fence();
 #pragma unroll
