@@ -581,12 +581,8 @@ CUresult CUDAAPI record(CUtensorMap* out, CUtensorMapDataType type, cuuint32_t r
   reinterpret_cast<unsigned char*>(out)[0] = static_cast<unsigned char>(g_calls.size());  // which call filled it
   return CUDA_SUCCESS;
 }
-}  // namespace onepass_maps
-}  // namespace
-
-TEST(LaBwdOnePass, ItsMapsCarryTheDqDkSumsForTheTmaReductions) {
-  runtime::CudaDriverApi api;
-  api.tensor_map_encode_tiled = &onepass_maps::record;
+// A call's fields the maps read (fake addresses: the recording driver dereferences none).
+opgraph_gdn::GdnBwdParams map_params() {
   opgraph_gdn::GdnBwdParams a{};
   a.t = 3000, a.n_seq = 2, a.hq = 8, a.hk = 4, a.hv = 16, a.ho = 16;
   a.n_slots = 50;
@@ -594,6 +590,15 @@ TEST(LaBwdOnePass, ItsMapsCarryTheDqDkSumsForTheTmaReductions) {
   a.ws_st = 0x1000, a.ws_blocks = 0x2000, a.ws_dq = 0x40000, a.ws_dk = 0x80000;
   a.g = 0x500000, a.beta = 0x600000;
   a.flags = opgraph_gdn::kBwdFlagGatesTma;
+  return a;
+}
+}  // namespace onepass_maps
+}  // namespace
+
+TEST(LaBwdOnePass, ItsMapsCarryTheDqDkSumsForTheTmaReductions) {
+  runtime::CudaDriverApi api;
+  api.tensor_map_encode_tiled = &onepass_maps::record;
+  opgraph_gdn::GdnBwdParams a = onepass_maps::map_params();
   linear_attention::OnePassMaps m{};
   onepass_maps::g_calls.clear();
   ASSERT_TRUE(linear_attention::encode_onepass_maps(api, a, m).is_good());
@@ -664,13 +669,7 @@ CUresult CUDAAPI record(CUtensorMap* out, CUtensorMapDataType type, cuuint32_t r
 TEST(LaBwdOnePass, ItsMapsAreEncodedOnceForARecentCallsPointers) {
   runtime::CudaDriverApi api;
   api.tensor_map_encode_tiled = &onepass_cache::record;
-  opgraph_gdn::GdnBwdParams a{};
-  a.t = 3000, a.n_seq = 2, a.hq = 8, a.hk = 4, a.hv = 16, a.ho = 16;
-  a.n_slots = 50;
-  a.q = 0x100000, a.k = 0x200000, a.v = 0x300000, a.d_o = 0x400000, a.ws = 0x1000000;
-  a.ws_st = 0x1000, a.ws_blocks = 0x2000, a.ws_dq = 0x40000, a.ws_dk = 0x80000;
-  a.g = 0x500000, a.beta = 0x600000;
-  a.flags = opgraph_gdn::kBwdFlagGatesTma;
+  opgraph_gdn::GdnBwdParams a = onepass_maps::map_params();
   const opgraph_gdn::GdnBwdParams base = a;
   auto& calls = onepass_maps::g_calls;
   calls.clear();
