@@ -67,7 +67,7 @@ OnePassMapCache::Key OnePassMapCache::key_of(const opgraph_gdn::GdnBwdParams& a)
   auto i = [](unsigned long long x) { return static_cast<std::int64_t>(x); };
   return {i(a.q),    i(a.k),    i(a.v),         i(a.d_o),      i(a.g),        i(a.beta),  i(a.ws),     a.t,
           a.hq,      a.hk,      a.hv,           a.ho,          a.q_hs,        a.q_ts,     a.k_hs,      a.k_ts,
-          a.v_hs,    a.v_ts,    a.n_slots,      a.ws_st,       a.ws_blocks,   a.ws_dq,    a.ws_dk,
+          a.v_hs,    a.v_ts,    a.n_slots,      a.ws_st,       a.ws_blocks,   a.ws_dq,    a.ws_dk,     a.span_chunks,
           a.flags & opgraph_gdn::kBwdFlagGatesTma};
 }
 

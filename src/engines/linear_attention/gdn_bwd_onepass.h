@@ -40,7 +40,7 @@ class OnePassMapCache {
 
  private:
   // Every GdnBwdParams field encode_onepass_maps reads.
-  using Key = std::array<std::int64_t, 24>;
+  using Key = std::array<std::int64_t, 25>;
   static Key key_of(const opgraph_gdn::GdnBwdParams& a);
   struct Entry {
     Key key;

@@ -198,9 +198,10 @@ constexpr GdnBwdWs gdn_bwd_ws(long long d, long long t, long long n_seq, long lo
 
 // The one-pass form's layout (PIPELINE_ARCH 5): the same regions, sized for what its kernels write. Unsplit,
 // gdn_bwd_fwd_st_fused stores only S^T and T, so the block region holds T alone (bf16 [sh][C][C]); under a chain
-// split (span_chunks > 0) PIPELINE_ARCH 3's span recompute writes every block tile (its reverse summaries read them)
-// but no Vn (the launch sets bwd_vn to -1). dS^T, Vn and dVn are empty. dq and dk are gdn_bwd_onepass's sums over the q /
-// k head groups, fp32 [T][HQ][d] and [T][HK][d]; dV staged per output head where dv_staged.
+// split (span_chunks > 0) its span recompute (gdn_bwd_fwd_span_fused of gdn_bwd_fwd_st_fused's build) writes every
+// block tile (the reverse summaries read them) but no Vn. dS^T, Vn and dVn are empty. dq and dk are
+// gdn_bwd_onepass's sums over the q / k head groups, fp32 [T][HQ][d] and [T][HK][d]; dV staged per output head where
+// dv_staged.
 constexpr GdnBwdWs gdn_bwd_ws_onepass(long long d, long long t, long long n_seq, long long hq, long long hk,
                                       long long ho, bool dv_staged, long long span_chunks = 0) {
   const long long sh = gdn_bwd_slots(t, n_seq) * ho;
