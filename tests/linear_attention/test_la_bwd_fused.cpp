@@ -381,7 +381,9 @@ TEST(LaBwdOnePass, ItsSplitSeedsItsSpansByTheFusedSplitsWalks) {
     const bool grads_src = r.source == "linear_attention/kernels/gdn_bwd_grads.cu";
     const bool span = r.entry == "gdn_bwd_fwd_span_fused";
     EXPECT_EQ(has_define(r, "GDN_BWD_ONEPASS", "1"), grads_src || span) << r.kernel;
-    if (span) EXPECT_EQ(r.build_key(), st_build);  // one compile for both
+    if (span) {
+      EXPECT_EQ(r.build_key(), st_build);  // one compile for both
+    }
   }
   EXPECT_EQ(kernels, (std::vector<std::string>{
                          "gdn_bwd_fwd_summary_fused_d128_bf16", "gdn_bwd_span_fixup_d128_bf16",
@@ -728,4 +730,46 @@ TEST(LaBwdOnePass, ItsMapsAreEncodedOnceForARecentCallsPointers) {
   const std::size_t n = calls.size();
   ASSERT_TRUE(cache.maps(api, a, m).is_good());
   EXPECT_EQ(calls.size(), n + 10);
+}
+
+// The dq / dk sums are zeroed by one memset over both regions of the one-pass layout (the gap between them
+// included): from dq's first word to dk's last; a refused memset is an error naming it.
+namespace {
+namespace onepass_zero {
+struct Call {
+  CUdeviceptr at;
+  unsigned value;
+  std::size_t words;
+};
+std::vector<Call> g_calls;
+CUresult g_result = CUDA_SUCCESS;
+CUresult CUDAAPI record(CUdeviceptr at, unsigned value, std::size_t words, CUstream) {
+  g_calls.push_back({at, value, words});
+  return g_result;
+}
+}  // namespace onepass_zero
+}  // namespace
+
+TEST(LaBwdOnePass, ItsSumsAreZeroedByOneMemset) {
+  runtime::CudaDriverApi api;
+  api.memset_d32_async = &onepass_zero::record;
+  opgraph_gdn::GdnBwdParams a = onepass_maps::map_params();
+  const opgraph_gdn::GdnBwdWs w = opgraph_gdn::gdn_bwd_ws_onepass(128, a.t, a.n_seq, a.hq, a.hk, a.ho, false);
+  a.ws_dq = w.dq, a.ws_dk = w.dk;
+  auto& calls = onepass_zero::g_calls;
+  calls.clear();
+  onepass_zero::g_result = CUDA_SUCCESS;
+  ASSERT_TRUE(linear_attention::zero_onepass_sums(api, a, nullptr).is_good());
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].at, a.ws + static_cast<CUdeviceptr>(w.dq));
+  EXPECT_EQ(calls[0].value, 0u);
+  const std::uint64_t dq_bytes = static_cast<std::uint64_t>(a.t * a.hq * 128 * 4);
+  const std::uint64_t dk_end = static_cast<std::uint64_t>(w.dk + a.t * a.hk * 128 * 4);
+  EXPECT_GE(static_cast<std::uint64_t>(w.dk - w.dq), dq_bytes);  // dq's sums inside
+  EXPECT_EQ(calls[0].at + calls[0].words * 4, a.ws + dk_end);    // up to dk's last word
+  EXPECT_LE(dk_end, static_cast<std::uint64_t>(w.dv));           // and no further than dk's region
+  onepass_zero::g_result = CUDA_ERROR_INVALID_VALUE;
+  const Status bad = linear_attention::zero_onepass_sums(api, a, nullptr);
+  EXPECT_FALSE(bad.is_good());
+  EXPECT_NE(bad.message().find("cuMemsetD32Async"), std::string::npos) << bad.message();
 }

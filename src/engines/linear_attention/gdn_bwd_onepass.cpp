@@ -63,6 +63,15 @@ Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBw
   return Status::ok();
 }
 
+Status zero_onepass_sums(const runtime::CudaDriverApi& api, const opgraph_gdn::GdnBwdParams& a, CUstream stream) {
+  if (a.ws_dk < a.ws_dq)
+    return {ErrorCode::INTERNAL_ERROR, "engine linear_attention: gdn_bwd PIPELINE_ARCH 5: dk's sums before dq's"};
+  const long long bytes = a.ws_dk + a.t * a.hk * 128 * 4 - a.ws_dq;  // (d = 128: rule B11)
+  const auto at = static_cast<CUdeviceptr>(a.ws + static_cast<unsigned long long>(a.ws_dq));
+  return runtime::cuda_check(api, api.memset_d32_async(at, 0, static_cast<std::size_t>(bytes / 4), stream),
+                             "engine linear_attention: gdn_bwd PIPELINE_ARCH 5: cuMemsetD32Async (the dq / dk sums)");
+}
+
 OnePassMapCache::Key OnePassMapCache::key_of(const opgraph_gdn::GdnBwdParams& a) {
   auto i = [](unsigned long long x) { return static_cast<std::int64_t>(x); };
   return {i(a.q),    i(a.k),    i(a.v),         i(a.d_o),      i(a.g),        i(a.beta),  i(a.ws),     a.t,

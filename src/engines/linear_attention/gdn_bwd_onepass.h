@@ -29,6 +29,11 @@ struct OnePassMaps {
 // reductions).
 Status encode_onepass_maps(const runtime::CudaDriverApi& api, opgraph_gdn::GdnBwdParams& a, OnePassMaps& m);
 
+// Zeroes the dq / dk sums gdn_bwd_onepass adds into (fp32 [T][HQ][D] at ws_dq, [T][HK][D] at ws_dk, adjacent in
+// gdn_bwd_ws_onepass's layout) on `stream`: one cuMemsetD32Async from the first to the end of the second, the
+// alignment gap between them included.
+Status zero_onepass_sums(const runtime::CudaDriverApi& api, const opgraph_gdn::GdnBwdParams& a, CUstream stream);
+
 // A plan's maps of its last calls (at most kEntries, the most recent kept): a call whose pointers, extents and
 // strides match one of them takes its maps (and its kBwdFlagGatesTma) without a driver call; any other encodes all
 // ten (encode_onepass_maps) and replaces the least recent. Thread-safe (executes of one plan may run on several
