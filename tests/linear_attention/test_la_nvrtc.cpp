@@ -31,11 +31,11 @@ TEST(LaNvrtc, EveryDeclaredSpecialisationCompilesForSm90a) {
   // span scan) x {bf16, fp16} and their fp16-inverse builds (PIPELINE_ARCH 4, kernels ending _h: the same x {bf16,
   // fp16}), 4's guarded prefill and its fp32 fallback (_h_g, _g) x {bf16, fp16}, the builds writing state_checkpoints (the prefill and the span scan, the three fused forms: 6 x {bf16,
   // fp16}, two of them _h; the two-pass scan and span scan: 2 x d {64, 128} x {bf16, fp16}), the pool copy, and
-  // gdn_bwd's 64 (12 entries, the chain split's among them, at both head dims, the six fused ones — the forward
-  // recompute, the reverse scan and their split's four — at d = 128, and the one-pass form's four at d = 128, bf16;
+  // gdn_bwd's 65 (12 entries, the chain split's among them, at both head dims, the six fused ones — the forward
+  // recompute, the reverse scan and their split's four — at d = 128, and the one-pass form's five at d = 128, bf16;
   // compiled by LaBwd's own test, test_la_bwd.cpp).
   const auto bwd = linear_attention::gdn_bwd_declared_specialisations();
-  ASSERT_EQ(bwd.size(), 64u);
+  ASSERT_EQ(bwd.size(), 65u);
   ASSERT_EQ(all.size(), 79u + bwd.size());
   const auto n_ws = std::count_if(all.begin(), all.end(), [](const runtime::KernelRequest& r) {
     return r.kernel.size() > 3 && r.kernel.compare(r.kernel.size() - 3, 3, "_ws") == 0;
