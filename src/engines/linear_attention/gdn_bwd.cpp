@@ -500,8 +500,10 @@ class GdnBwdPlan final : public CompiledPlan {
     if (form_.onepass) {
       const runtime::CudaDriverApi& api = rt_->api();
       // (No token: every CTA's walk is empty and reads no map; d_initial_state is d_final_state.)
-      if (a.t > 0) OPGRAPH_CHECK(map_cache_.maps(api, a, maps));
-      if (a.t > 0) OPGRAPH_CHECK(zero_onepass_sums(api, a, stream));
+      if (a.t > 0) {
+        OPGRAPH_CHECK(map_cache_.maps(api, a, maps));
+        OPGRAPH_CHECK(zero_onepass_sums(api, a, stream));
+      }
     }
     for (int i = 0; i < kKernels; ++i) {
       const runtime::LaunchDims& d = l->dims[static_cast<std::size_t>(i)];

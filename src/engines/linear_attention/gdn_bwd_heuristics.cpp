@@ -47,8 +47,9 @@ long long gdn_bwd_fused_split_rule(const GdnBwdProblem& p, long long sm_count) {
   });
 }
 
-long long gdn_bwd_onepass_split_rule(const GdnBwdProblem& p, long long sm_count) {
-  long long j = gdn_bwd_fused_split_rule(p, sm_count);
+namespace {
+// gdn_bwd_onepass_split_rule given the fused split rule's pick `j` (the proposals have it already).
+long long onepass_split_of(const GdnBwdProblem& p, long long sm_count, long long j) {
   if (j <= 0 || !gdn_bwd_b11_refusal(p).empty()) return 0;
   // Its spans' first pass is PIPELINE_ARCH 3's split; its second, one CTA a span, gains from two waves of spans where
   // those stay 64+ chunks long. On the H100 (GdnBwdGpu.TimingOnePassSplit,
@@ -57,6 +58,11 @@ long long gdn_bwd_onepass_split_rule(const GdnBwdProblem& p, long long sm_count)
   const long long a = p.n_seq * p.ho, chunks = (p.t / p.n_seq + 63) / 64;
   while (j > 64 && a * ((chunks + j / 2 - 1) / (j / 2)) <= 2 * sm_count) j /= 2;
   return j;
+}
+}  // namespace
+
+long long gdn_bwd_onepass_split_rule(const GdnBwdProblem& p, long long sm_count) {
+  return onepass_split_of(p, sm_count, gdn_bwd_fused_split_rule(p, sm_count));
 }
 
 namespace {
@@ -98,8 +104,8 @@ void gdn_bwd_proposals(const Engine& engine, const OpGraph& graph, long long sm_
   // The one-pass form (PIPELINE_ARCH 5) first where its chains fill the device and run long (gdn_bwd_onepass_first),
   // its split before 3's where both split (gdn_bwd_onepass_split_rule).
   if (gdn_bwd_onepass_first(*p, sm_count)) push(kBwdOnePass, 0);
-  const long long j1 = gdn_bwd_onepass_split_rule(*p, sm_count);
-  if (j1 > 0 && jf > 0 && !first) push(kBwdOnePass, j1);
+  const long long j1 = onepass_split_of(*p, sm_count, jf);
+  if (j1 > 0 && !first) push(kBwdOnePass, j1);
   if (jf > 0 && !first) push(kPrefillFusedWs, jf);
   if (j > 0) push(kPrefillOnePass, j);
   if (first) push(kPrefillFusedWs, 0), push(kPrefillFused, 0);
